@@ -1,0 +1,53 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "iqscore",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "Psychometrics", targets: ["Psychometrics"]),
+        .executable(name: "iqscore", targets: ["iqscore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-numerics", from: "1.1.1"),
+    ],
+    targets: [
+        // MARK: public libraries
+        .target(
+            name: "Psychometrics",
+            dependencies: ["CLapack"]
+        ),
+
+        // MARK: system libraries
+        // CBLAS + LAPACKE from OpenBLAS (Debian: apt-get install libopenblas-dev liblapacke-dev).
+        .systemLibrary(
+            name: "CLapack",
+            pkgConfig: "openblas",
+            providers: [.apt(["libopenblas-dev", "liblapacke-dev"])]
+        ),
+
+        // MARK: executables
+        .executableTarget(
+            name: "iqscore",
+            dependencies: [
+                "Psychometrics",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // MARK: tests
+        .testTarget(
+            name: "PsychometricsTests",
+            dependencies: [
+                "Psychometrics",
+                .product(name: "Numerics", package: "swift-numerics"),
+            ],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "iqscoreTests",
+            dependencies: ["iqscore"]
+        ),
+    ]
+)

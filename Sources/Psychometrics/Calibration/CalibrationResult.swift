@@ -1,0 +1,69 @@
+/// Standard errors of one item's parameters in the slope–difficulty parameterisation; `nil` where the model
+/// fixes the parameter (a in Rasch, c outside 3PL) or the information matrix could not be inverted.
+public struct ItemStandardErrors: Sendable, Hashable, Codable {
+    public var discrimination: Double?
+    public var difficulty: Double?
+    public var guessing: Double?
+
+    public init(discrimination: Double? = nil, difficulty: Double? = nil, guessing: Double? = nil) {
+        self.discrimination = discrimination
+        self.difficulty = difficulty
+        self.guessing = guessing
+    }
+}
+
+/// An item left out of calibration and why.
+public struct ExcludedItem: Sendable, Hashable, Codable {
+    public var itemID: String
+    public var responses: Int
+    public var correct: Int
+    public var reason: String
+}
+
+/// One calibrated item: parameters, standard errors, classical statistics and flags.
+public struct CalibratedItem: Sendable, Hashable, Codable {
+    public var itemID: String
+    public var parameters: ItemParameters
+    public var standardErrors: ItemStandardErrors
+    /// Number of responses used.
+    public var responses: Int
+    /// Proportion correct among those responses.
+    public var pValue: Double
+    /// Problems with the estimate (e.g. "slope at bound", "negative slope").
+    public var flags: [String]
+}
+
+/// The outcome of a calibration: an immutable value, safe to share across threads.
+public struct CalibrationResult: Sendable, Hashable, Codable {
+    public var model: IRTModel
+    public var items: [CalibratedItem]
+    public var excludedItems: [ExcludedItem]
+    /// Ids of persons left out because they had no responses to any calibrated item.
+    public var excludedPersons: [String]
+    public var personCount: Int
+    public var cellCount: Int
+    /// SD of θ: estimated for Rasch (the latent variance is σ²), 1 for the other models.
+    public var latentSD: Double
+    public var latentSDStandardError: Double?
+    /// Marginal log-likelihood Σᵢ log ∫ Πⱼ P(uᵢⱼ | θ) dG(θ) at the final estimates (priors not included).
+    public var logLikelihood: Double
+    public var parameterCount: Int
+    /// AIC = −2 logL + 2k; BIC = −2 logL + k log N (k free parameters, N persons).
+    public var aic: Double
+    public var bic: Double
+    public var cycles: Int
+    public var converged: Bool
+    /// Largest parameter change in the last cycle.
+    public var lastChange: Double
+    /// Marginal log-likelihood after each cycle's E-step.
+    public var logLikelihoodTrace: [Double]
+    public var eStep: EStepStrategy
+    /// How the standard errors were computed, or why there are none.
+    public var standardErrorMethod: String
+    public var options: CalibrationOptions
+    public var warnings: [String]
+    public var elapsedSeconds: Double
+
+    /// The calibrated item parameters in item order, convenient for scoring.
+    public var parameters: [ItemParameters] { items.map(\.parameters) }
+}

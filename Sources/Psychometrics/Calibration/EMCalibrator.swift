@@ -1,0 +1,190 @@
+import Foundation
+
+/// Why a calibration could not run at all (as opposed to a fit that did not converge, which is a result).
+public struct CalibrationError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// Marginal maximum-likelihood item calibration by the EM algorithm of Bock & Aitkin (1981).
+///
+/// θ ~ N(0, 1) on a fixed rectangular quadrature grid (Rasch: N(0, σ²) with σ estimated). Each cycle:
+/// - E-step: posterior weights of every person at every node give expected counts
+///   r̄ⱼ(θ_q) (correct) and n̄ⱼ(θ_q) (answered); dense data use BLAS products, sparse data visit answered
+///   cells only.
+/// - M-step: per item, Fisher scoring with analytic derivatives maximises
+///   Σ_q r̄ log P(θ_q) + (n̄ − r̄) log(1 − P(θ_q)) + log prior (Rasch/1PL: jointly with the shared slope).
+///
+/// Stops when the largest change in (a, d, c) falls below the tolerance or at the cycle limit (then
+/// `converged` is false and a warning says so). Standard errors come from the observed information by
+/// Louis' (1982) formula, transformed to (a, b, c) by the delta method.
+///
+/// Thread-safe and free of global state; prints nothing.
+public struct EMCalibrator: Sendable {
+    public var options: CalibrationOptions
+
+    public init(options: CalibrationOptions) { self.options = options }
+
+    public func calibrate(_ input: ResponseMatrix) throws -> CalibrationResult {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let problems = options.validationProblems()
+        guard problems.isEmpty else { throw CalibrationError("invalid options: " + problems.joined(separator: "; ")) }
+        guard input.personCount > 0, input.cellCount > 0 else {
+            throw CalibrationError("no responses to calibrate: the data hold \(input.personCount) persons and \(input.cellCount) answered cells")
+        }
+
+        // Screen items that carry no information about their parameters.
+        let totals = input.itemTotals()
+        var keep = [Bool](repeating: true, count: input.itemCount)
+        var excluded: [ExcludedItem] = []
+        for j in 0..<input.itemCount {
+            let n = totals.responses[j], r = totals.correct[j]
+            var reason: String?
+            if n < options.minimumItemResponses {
+                reason = "only \(n) response\(n == 1 ? "" : "s") (minimum \(options.minimumItemResponses))"
+            } else if r == n {
+                reason = "all \(n) responses correct: the difficulty has no finite estimate"
+            } else if r == 0 {
+                reason = "all \(n) responses incorrect: the difficulty has no finite estimate"
+            }
+            if let reason {
+                keep[j] = false
+                excluded.append(ExcludedItem(itemID: input.itemIDs[j], responses: n, correct: r, reason: reason))
+            }
+        }
+        var data = input
+        var excludedPersons: [String] = []
+        if !excluded.isEmpty {
+            let kept = input.keepingItems(keep)
+            data = kept.matrix
+            excludedPersons = kept.droppedPersons.map { input.personIDs[$0] }
+        }
+        let minimumItems = 2
+        guard data.itemCount >= minimumItems else {
+            let listed = excluded.prefix(5).map { "\($0.itemID): \($0.reason)" }.joined(separator: "; ")
+            throw CalibrationError("only \(data.itemCount) of \(input.itemCount) items can be calibrated (at least \(minimumItems) needed)" + (listed.isEmpty ? "" : "; excluded: \(listed)"))
+        }
+        guard data.personCount >= 2 else {
+            throw CalibrationError("only \(data.personCount) person has responses to calibrated items; at least 2 are needed")
+        }
+
+        let useDense: Bool
+        switch options.eStep {
+        case .dense: useDense = true
+        case .sparse: useDense = false
+        case .automatic: useDense = data.density >= 0.15 && Double(data.personCount) * Double(data.itemCount) <= 4e8
+        }
+        var engine = EMEngine(model: options.model, options: options, data: data, useDense: useDense)
+        var warnings: [String] = []
+        var trace: [Double] = []
+        var cycles = 0, converged = false, change = Double.infinity
+        var previous = engine.naturalParameters()
+        while cycles < options.maxCycles {
+            let e = engine.eStep()
+            trace.append(e.logLikelihood)
+            engine.mStep(e)
+            cycles += 1
+            let current = engine.naturalParameters()
+            change = zip(current, previous).map { abs($0 - $1) }.max() ?? 0
+            previous = current
+            if !change.isFinite {
+                throw CalibrationError("the EM iterations diverged in cycle \(cycles) (a parameter became infinite or NaN)")
+            }
+            if change < options.tolerance { converged = true; break }
+        }
+        if !converged {
+            warnings.append("EM did not converge in \(cycles) cycles: the largest parameter change in the last cycle was \(change.formatted6) (tolerance \(options.tolerance.formatted6)); estimates are provisional")
+        }
+
+        // Log-likelihood (and SEs) at the final estimates.
+        let final = engine.eStep()
+        var covariance: [Double]?
+        var seMethod = "not computed (disabled)"
+        if options.standardErrors {
+            var info = engine.observedInformation(final)
+            let P = engine.freeParameterCount
+            if info.allSatisfy(\.isFinite) && LAPACK.invertPositiveDefinite(&info, n: P) {
+                covariance = info
+                seMethod = "observed information (Louis 1982), delta method to a, b, c"
+            } else {
+                seMethod = "unavailable: the observed information matrix is not positive definite"
+                warnings.append("standard errors unavailable: the observed information matrix is not positive definite (the model may not be identified by these data)")
+            }
+        }
+
+        let calibrated = buildItems(engine: engine, data: data, covariance: covariance, warnings: &warnings)
+        var latentSD = 1.0, latentSE: Double?
+        if options.model == .rasch {
+            latentSD = engine.slope(0)
+            if let covariance { latentSE = covariance[0].squareRoot() }
+        }
+        let k = options.model.parameterCount(itemCount: data.itemCount)
+        let ll = final.logLikelihood
+        if !excludedPersons.isEmpty {
+            warnings.append("\(excludedPersons.count) person\(excludedPersons.count == 1 ? "" : "s") excluded: no responses to any calibrated item")
+        }
+        for item in excluded { warnings.append("item \(item.itemID) excluded: \(item.reason)") }
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        return CalibrationResult(
+            model: options.model, items: calibrated, excludedItems: excluded, excludedPersons: excludedPersons,
+            personCount: data.personCount, cellCount: data.cellCount, latentSD: latentSD, latentSDStandardError: latentSE,
+            logLikelihood: ll, parameterCount: k, aic: -2 * ll + 2 * Double(k), bic: -2 * ll + Double(k) * log(Double(data.personCount)),
+            cycles: cycles, converged: converged, lastChange: change, logLikelihoodTrace: trace,
+            eStep: useDense ? .dense : .sparse, standardErrorMethod: seMethod, options: options,
+            warnings: warnings, elapsedSeconds: elapsed)
+    }
+
+    /// Converts working parameters to (a, b, c) with delta-method standard errors and flags.
+    private func buildItems(engine: EMEngine, data: ResponseMatrix, covariance: [Double]?, warnings: inout [String]) -> [CalibratedItem] {
+        let totals = data.itemTotals()
+        let P = engine.freeParameterCount
+        let model = options.model
+        var items: [CalibratedItem] = []
+        /// √(gᵀ Σ g) for a gradient g given as (global index, value) pairs; nil when unusable.
+        func se(_ gradient: [(Int, Double)]) -> Double? {
+            guard let cov = covariance else { return nil }
+            var v = 0.0
+            for (x, gx) in gradient { for (y, gy) in gradient { v += gx * gy * cov[x * P + y] } }
+            return v > 0 && v.isFinite ? v.squareRoot() : nil
+        }
+        for j in 0..<data.itemCount {
+            let s = engine.s[j], d = engine.d[j]
+            let a = engine.slope(j), c = engine.asymptote(j)
+            let iS = engine.globalIndex(item: j, parameter: 0), iD = engine.globalIndex(item: j, parameter: 1)
+            let aS = engine.kernel.logSlope ? a : 1
+            var params: ItemParameters
+            var errors = ItemStandardErrors()
+            switch model {
+            case .rasch:
+                // θ = σZ: P = σ(σZ + d) = σ(θ + d), so b = −d and a = 1.
+                params = ItemParameters(discrimination: 1, difficulty: -d)
+                errors.difficulty = se([(iD, -1)])
+            case .onePL, .twoPL, .threePL:
+                params = ItemParameters(discrimination: a, difficulty: -d / a, guessing: c)
+                errors.discrimination = se([(iS, aS)])
+                errors.difficulty = se([(iS, d * aS / (a * a)), (iD, -1 / a)])
+                if model == .threePL {
+                    errors.guessing = se([(engine.globalIndex(item: j, parameter: 2), c * (1 - c))])
+                }
+            }
+            _ = s
+            var flags: [String] = []
+            if model.hasItemSlopes {
+                if abs(a) >= options.maximumSlope * 0.999 { flags.append("slope at bound \(options.maximumSlope.formatted6)") }
+                if a < 0 { flags.append("negative slope") }
+                if engine.kernel.logSlope && a <= 1.001e-3 { flags.append("slope at lower bound") }
+            }
+            if model == .threePL && c < 1e-6 { flags.append("guessing at 0") }
+            if abs(params.difficulty) > engine.grid.points.last! { flags.append("difficulty outside the quadrature range") }
+            if covariance != nil && (errors.difficulty == nil || (model.hasItemSlopes && errors.discrimination == nil)) {
+                flags.append("standard error unavailable")
+            }
+            if !flags.isEmpty { warnings.append("item \(data.itemIDs[j]): " + flags.joined(separator: ", ")) }
+            let n = totals.responses[j]
+            items.append(CalibratedItem(itemID: data.itemIDs[j], parameters: params, standardErrors: errors,
+                                        responses: n, pValue: Double(totals.correct[j]) / Double(n), flags: flags))
+        }
+        return items
+    }
+}

@@ -1,0 +1,266 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A streaming RFC 4180 CSV reader over raw bytes.
+///
+/// Reads the file in 1 MiB chunks with `read(2)`, so memory stays bounded whatever the file size; a record may
+/// span chunks. Handles quoted fields (with `""` escapes and embedded newlines), `\n`, `\r\n` and lone `\r`
+/// line ends, a UTF-8 byte-order mark, and a missing final newline. Blank lines are skipped but counted, so
+/// `line` is always the 1-based physical line on which the current record starts.
+///
+/// Not thread-safe: one reader per thread.
+public final class CSVReader {
+    public let path: String
+    private let fd: Int32
+    private var buffer: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private var filled = 0
+    private var position = 0
+    private var atEOF = false
+    private var nextLine = 1
+    private var scratch: [UInt8] = []
+
+    /// Field boundaries of the current record as byte offsets into the buffer; `quoted[i]` says whether the
+    /// field was quoted and may hold `""` escapes.
+    private var starts: [Int] = []
+    private var ends: [Int] = []
+    private var quoted: [Bool] = []
+
+    /// 1-based line number on which the current record starts.
+    public private(set) var line = 0
+    /// Bytes consumed so far (for progress reporting).
+    public private(set) var bytesConsumed = 0
+    /// Total size of the file in bytes, when known.
+    public let fileSize: Int?
+
+    public init(path: String, chunkSize: Int = 1 << 20) throws {
+        self.path = path
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else {
+            throw InputError(file: path, message: "cannot open file: \(String(cString: strerror(errno)))")
+        }
+        var st = stat()
+        if fstat(fd, &st) == 0 {
+            if (st.st_mode & S_IFMT) == S_IFDIR {
+                close(fd)
+                throw InputError(file: path, message: "is a directory, expected a CSV file")
+            }
+            fileSize = (st.st_mode & S_IFMT) == S_IFREG ? Int(st.st_size) : nil
+        } else {
+            fileSize = nil
+        }
+        self.fd = fd
+        capacity = max(chunkSize, 4096)
+        buffer = .allocate(capacity: capacity)
+        try fill()
+        // Skip a UTF-8 byte-order mark.
+        if filled >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { position = 3 }
+    }
+
+    deinit {
+        close(fd)
+        buffer.deallocate()
+    }
+
+    /// Reads more bytes after compacting the unread tail to the front; grows the buffer when a single record
+    /// fills it.
+    private func fill() throws {
+        if position > 0 {
+            let tail = filled - position
+            if tail > 0 { buffer.update(from: buffer + position, count: tail) }
+            filled = tail
+            position = 0
+        }
+        if filled == capacity {
+            let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity * 2)
+            bigger.update(from: buffer, count: filled)
+            buffer.deallocate()
+            buffer = bigger
+            capacity *= 2
+        }
+        while filled < capacity {
+            let n = read(fd, buffer + filled, capacity - filled)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw InputError(file: path, line: nextLine, message: "read failed: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { atEOF = true; break }
+            filled += n
+            if filled - position >= 1 << 16 { break }
+        }
+    }
+
+    /// Advances to the next non-blank record. Returns `false` at end of file.
+    /// Throws an `InputError` for a malformed record (stray quote, unterminated quoted field).
+    public func nextRow() throws -> Bool {
+        while true {
+            switch try parseRecord() {
+            case .record: return true
+            case .blank: continue
+            case .end: return false
+            }
+        }
+    }
+
+    private enum ParseOutcome { case record, blank, end }
+
+    private func parseRecord() throws -> ParseOutcome {
+        while true {
+            if position >= filled {
+                if atEOF { return .end }
+                try fill()
+                continue
+            }
+            if let outcome = try scanRecord() { return outcome }
+            // The record runs past the buffered bytes: read more and scan it again from its start.
+            if atEOF {
+                throw InputError(file: path, line: nextLine, message: "unterminated quoted field at end of file")
+            }
+            try fill()
+        }
+    }
+
+    /// Scans one record starting at `position`. Returns nil when more input is needed (nothing committed).
+    private func scanRecord() throws -> ParseOutcome? {
+        let buf = buffer
+        let end = filled
+        var p = position
+        var lines = 0
+        starts.removeAll(keepingCapacity: true)
+        ends.removeAll(keepingCapacity: true)
+        quoted.removeAll(keepingCapacity: true)
+
+        // A blank line.
+        if buf[p] == UInt8(ascii: "\n") || buf[p] == UInt8(ascii: "\r") {
+            if buf[p] == UInt8(ascii: "\r") {
+                if p + 1 >= end && !atEOF { return nil }
+                p += (p + 1 < end && buf[p + 1] == UInt8(ascii: "\n")) ? 2 : 1
+            } else {
+                p += 1
+            }
+            bytesConsumed += p - position
+            position = p
+            nextLine += 1
+            return .blank
+        }
+
+        while true {
+            // One field starting at p.
+            if p < end && buf[p] == UInt8(ascii: "\"") {
+                let fieldStart = p + 1
+                var q = fieldStart
+                while true {
+                    if q >= end { return nil }
+                    let ch = buf[q]
+                    if ch == UInt8(ascii: "\"") {
+                        if q + 1 >= end { if atEOF { break } else { return nil } }
+                        if buf[q + 1] == UInt8(ascii: "\"") { q += 2; continue }
+                        break
+                    }
+                    if ch == UInt8(ascii: "\n") { lines += 1 }
+                    q += 1
+                }
+                starts.append(fieldStart)
+                ends.append(q)
+                quoted.append(true)
+                p = q + 1
+                if p < end {
+                    let ch = buf[p]
+                    if ch != UInt8(ascii: ",") && ch != UInt8(ascii: "\n") && ch != UInt8(ascii: "\r") {
+                        let column = starts.count
+                        throw InputError(file: path, line: nextLine + lines, column: column,
+                                         message: "unexpected character '\(Character(Unicode.Scalar(ch)))' after a closing quote; a quoted field must end at a comma or line end")
+                    }
+                } else if !atEOF {
+                    return nil
+                }
+            } else {
+                let fieldStart = p
+                while p < end {
+                    let ch = buf[p]
+                    if ch == UInt8(ascii: ",") || ch == UInt8(ascii: "\n") || ch == UInt8(ascii: "\r") { break }
+                    p += 1
+                }
+                if p >= end && !atEOF { return nil }
+                starts.append(fieldStart)
+                ends.append(p)
+                quoted.append(false)
+            }
+            // Separator or record end.
+            if p >= end {
+                // End of file without a final newline.
+                bytesConsumed += p - position
+                position = p
+                line = nextLine
+                nextLine += lines + 1
+                return .record
+            }
+            let ch = buf[p]
+            if ch == UInt8(ascii: ",") {
+                p += 1
+                if p >= end {
+                    if !atEOF { return nil }
+                    starts.append(p); ends.append(p); quoted.append(false)
+                    bytesConsumed += p - position
+                    position = p
+                    line = nextLine
+                    nextLine += lines + 1
+                    return .record
+                }
+                continue
+            }
+            if ch == UInt8(ascii: "\r") {
+                if p + 1 >= end && !atEOF { return nil }
+                p += (p + 1 < end && buf[p + 1] == UInt8(ascii: "\n")) ? 2 : 1
+            } else {
+                p += 1
+            }
+            bytesConsumed += p - position
+            position = p
+            line = nextLine
+            nextLine += lines + 1
+            return .record
+        }
+    }
+
+    /// Number of fields in the current record.
+    public var fieldCount: Int { starts.count }
+
+    /// Calls `body` with the bytes of field `index` (quotes removed, `""` unescaped).
+    @inline(__always)
+    public func withField<R>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        let s = starts[index], e = ends[index]
+        if !quoted[index] {
+            return try body(UnsafeBufferPointer(start: buffer + s, count: e - s))
+        }
+        scratch.removeAll(keepingCapacity: true)
+        var i = s
+        while i < e {
+            let ch = buffer[i]
+            scratch.append(ch)
+            i += (ch == UInt8(ascii: "\"") && i + 1 < e && buffer[i + 1] == UInt8(ascii: "\"")) ? 2 : 1
+        }
+        return try scratch.withUnsafeBufferPointer { try body($0) }
+    }
+
+    /// Field `index` as a String (invalid UTF-8 is repaired with U+FFFD).
+    public func string(_ index: Int) -> String {
+        withField(index) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// All fields of the current record as Strings.
+    public func strings() -> [String] { (0..<fieldCount).map(string) }
+}
+
+extension UnsafeBufferPointer where Element == UInt8 {
+    /// The bytes with leading and trailing ASCII spaces and tabs removed.
+    @inline(__always) func trimmingSpaces() -> UnsafeBufferPointer<UInt8> {
+        var lo = 0, hi = count
+        while lo < hi, self[lo] == 0x20 || self[lo] == 0x09 { lo += 1 }
+        while hi > lo, self[hi - 1] == 0x20 || self[hi - 1] == 0x09 { hi -= 1 }
+        return UnsafeBufferPointer(rebasing: self[lo..<hi])
+    }
+}

@@ -1,0 +1,59 @@
+/// A problem with user-supplied data, located to file, line and column (both 1-based; the column is the CSV
+/// field number). `description` follows the compiler convention `file:line:column: error: message`.
+public struct InputError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var file: String
+    public var line: Int?
+    public var column: Int?
+    public var message: String
+
+    public init(file: String, line: Int? = nil, column: Int? = nil, message: String) {
+        self.file = file
+        self.line = line
+        self.column = column
+        self.message = message
+    }
+
+    public var description: String {
+        var location = file
+        if let line { location += ":\(line)" }
+        if let line = line, let column { _ = line; location += ":\(column)" }
+        return "\(location): error: \(message)"
+    }
+}
+
+/// One or more input errors found while reading a file. Readers keep going after the first problem so one run
+/// reports every kind of problem; `omitted` counts problems beyond the ones listed.
+public struct InputErrors: Error, Sendable, CustomStringConvertible {
+    public var errors: [InputError]
+    public var omitted: Int
+
+    public init(_ errors: [InputError], omitted: Int = 0) {
+        self.errors = errors
+        self.omitted = omitted
+    }
+
+    public var description: String {
+        var lines = errors.map(\.description)
+        if omitted > 0 { lines.append("… and \(omitted) more problem\(omitted == 1 ? "" : "s") not listed") }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// Collects located problems up to a limit, counting the rest.
+struct ErrorCollector {
+    var errors: [InputError] = []
+    var omitted = 0
+    let limit: Int
+
+    init(limit: Int = 20) { self.limit = limit }
+
+    mutating func add(_ error: InputError) {
+        if errors.count < limit { errors.append(error) } else { omitted += 1 }
+    }
+
+    var isEmpty: Bool { errors.isEmpty && omitted == 0 }
+
+    func throwIfAny() throws {
+        if !isEmpty { throw InputErrors(errors, omitted: omitted) }
+    }
+}

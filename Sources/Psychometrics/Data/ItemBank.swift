@@ -1,0 +1,110 @@
+import Foundation
+
+/// One row of a calibrated item bank.
+public struct BankItem: Sendable, Hashable, Codable {
+    public var itemID: String
+    public var model: IRTModel
+    public var parameters: ItemParameters
+    public var standardErrors: ItemStandardErrors
+    public var responses: Int?
+    public var pValue: Double?
+    public var flags: [String]
+    /// Extra columns (e.g. `domain`) in `ItemBank.metadataColumns` order.
+    public var metadata: [String: String]
+
+    public init(itemID: String, model: IRTModel, parameters: ItemParameters,
+                standardErrors: ItemStandardErrors = ItemStandardErrors(), responses: Int? = nil,
+                pValue: Double? = nil, flags: [String] = [], metadata: [String: String] = [:]) {
+        self.itemID = itemID
+        self.model = model
+        self.parameters = parameters
+        self.standardErrors = standardErrors
+        self.responses = responses
+        self.pValue = pValue
+        self.flags = flags
+        self.metadata = metadata
+    }
+}
+
+/// A calibrated item bank, as written to and read from `BANK.csv`:
+/// ```
+/// item_id,model,a,b,c,se_a,se_b,se_c,n_responses,p_value,flags[,metadata columns…]
+/// ```
+/// Parameters are slope–difficulty, P = c + (1 − c)/(1 + exp(−a(θ − b))). Empty SE cells mean "fixed by the
+/// model" or "unavailable"; flags are separated by `;`.
+public struct ItemBank: Sendable, Hashable, Codable {
+    public var items: [BankItem]
+    public var metadataColumns: [String]
+
+    public init(items: [BankItem], metadataColumns: [String] = []) {
+        self.items = items
+        self.metadataColumns = metadataColumns
+    }
+
+    public static let coreColumns = ["item_id", "model", "a", "b", "c", "se_a", "se_b", "se_c", "n_responses", "p_value", "flags"]
+
+    /// The bank of a calibration, with metadata joined by item id.
+    public init(calibration: CalibrationResult, metadata: ItemMetadata? = nil) {
+        self.metadataColumns = metadata?.columns ?? []
+        self.items = calibration.items.map { item in
+            BankItem(itemID: item.itemID, model: calibration.model, parameters: item.parameters,
+                     standardErrors: item.standardErrors, responses: item.responses, pValue: item.pValue,
+                     flags: item.flags, metadata: metadata?.values[item.itemID] ?? [:])
+        }
+    }
+
+    /// The bank as CSV text (header + one row per item). Numbers use up to 6 decimals; no NaN or infinity is
+    /// ever written (non-finite values become empty cells).
+    public func csv() -> String {
+        var out = (Self.coreColumns + metadataColumns).map(csvField).joined(separator: ",") + "\n"
+        func num(_ v: Double?) -> String {
+            guard let v, v.isFinite else { return "" }
+            return String(format: "%.6f", v)
+        }
+        for item in items {
+            let p = item.parameters, e = item.standardErrors
+            var row = [csvField(item.itemID), item.model.rawValue, num(p.discrimination), num(p.difficulty), num(p.guessing),
+                       num(e.discrimination), num(e.difficulty), num(e.guessing),
+                       item.responses.map(String.init) ?? "", num(item.pValue), csvField(item.flags.joined(separator: ";"))]
+            row += metadataColumns.map { csvField(item.metadata[$0] ?? "") }
+            out += row.joined(separator: ",") + "\n"
+        }
+        return out
+    }
+}
+
+/// Item metadata from an items CSV: an `item_id` column plus any other columns (e.g. `domain`).
+public struct ItemMetadata: Sendable, Hashable {
+    public var columns: [String]
+    public var values: [String: [String: String]]
+
+    /// Reads `item_id` plus every other column. Duplicate ids and rows of the wrong width are errors naming the
+    /// line.
+    public static func load(csv path: String, idColumn: String = "item_id") throws -> ItemMetadata {
+        let reader = try CSVReader(path: path)
+        guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a header with \(idColumn)") }
+        let header = reader.strings().map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let idIndex = header.firstIndex(of: idColumn) else {
+            throw InputError(file: path, line: reader.line, message: "no '\(idColumn)' column in the header (\(header.joined(separator: ",")))")
+        }
+        var errors = ErrorCollector()
+        var values: [String: [String: String]] = [:], firstLine: [String: Int] = [:]
+        while try reader.nextRow() {
+            guard reader.fieldCount == header.count else {
+                errors.add(InputError(file: path, line: reader.line, message: "expected \(header.count) fields as in the header, found \(reader.fieldCount)"))
+                continue
+            }
+            let id = reader.string(idIndex).trimmingCharacters(in: .whitespaces)
+            if let previous = firstLine[id] {
+                errors.add(InputError(file: path, line: reader.line, column: idIndex + 1, message: "item '\(id)' already listed on line \(previous)"))
+                continue
+            }
+            firstLine[id] = reader.line
+            var row: [String: String] = [:]
+            for (c, name) in header.enumerated() where c != idIndex { row[name] = reader.string(c) }
+            values[id] = row
+        }
+        try errors.throwIfAny()
+        return ItemMetadata(columns: header.enumerated().filter { $0.offset != idIndex }.map(\.element), values: values)
+    }
+}

@@ -1,0 +1,100 @@
+import CLapack
+import Dispatch
+
+/// Thin wrappers over the OpenBLAS/LAPACKE calls the calibrator uses. Matrices are row-major `Double`.
+enum BLAS {
+    /// C = α·op(A)·op(B) + β·C with op(A) m×k, op(B) k×n, C m×n (`cblas_dgemm`).
+    @inline(__always)
+    static func gemm(transposeA: Bool = false, transposeB: Bool = false, m: Int, n: Int, k: Int,
+                     alpha: Double = 1, a: UnsafePointer<Double>, lda: Int, b: UnsafePointer<Double>, ldb: Int,
+                     beta: Double, c: UnsafeMutablePointer<Double>, ldc: Int) {
+        cblas_dgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans, transposeB ? CblasTrans : CblasNoTrans,
+                    Int32(m), Int32(n), Int32(k), alpha, a, Int32(lda), b, Int32(ldb), beta, c, Int32(ldc))
+    }
+
+    /// Upper triangle of C = α·A·Aᵀ + β·C with A n×k (`cblas_dsyrk`).
+    @inline(__always)
+    static func syrkUpper(n: Int, k: Int, alpha: Double = 1, a: UnsafePointer<Double>, lda: Int,
+                          beta: Double, c: UnsafeMutablePointer<Double>, ldc: Int) {
+        cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, Int32(n), Int32(k), alpha, a, Int32(lda), beta, c, Int32(ldc))
+    }
+
+    /// OpenBLAS's own thread count (process-wide; set with `OPENBLAS_NUM_THREADS` or
+    /// `openblas_set_num_threads`). The calibrator runs its own person-block workers only when this is 1, so
+    /// that two layers of threads never compete.
+    static var threadCount: Int { Int(openblas_get_num_threads()) }
+}
+
+enum LAPACK {
+    /// Replaces the symmetric positive-definite matrix `a` (n×n, row-major, upper triangle used) by its
+    /// inverse, via Cholesky (`LAPACKE_dpotrf` + `LAPACKE_dpotri`). Returns false when `a` is not positive
+    /// definite; `a` is then unspecified.
+    static func invertPositiveDefinite(_ a: inout [Double], n: Int) -> Bool {
+        let info = a.withUnsafeMutableBufferPointer { p -> Int32 in
+            let f = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, Int8(UInt8(ascii: "U")), Int32(n), p.baseAddress, Int32(n))
+            if f != 0 { return f }
+            return LAPACKE_dpotri(LAPACK_ROW_MAJOR, Int8(UInt8(ascii: "U")), Int32(n), p.baseAddress, Int32(n))
+        }
+        guard info == 0 else { return false }
+        for i in 0..<n { for j in 0..<i { a[i * n + j] = a[j * n + i] } }
+        return true
+    }
+}
+
+/// Solves the small symmetric positive-definite system H x = g (n ≤ 3) by Cholesky; adds a ridge when H is
+/// not numerically positive definite. Used by the per-item M-step.
+@inline(__always)
+func solveSmallSPD(_ h: [Double], _ g: [Double], n: Int) -> [Double] {
+    var ridge = 0.0
+    for _ in 0..<30 {
+        var l = [Double](repeating: 0, count: n * n)
+        var ok = true
+        outer: for i in 0..<n {
+            for j in 0...i {
+                var sum = h[i * n + j] + (i == j ? ridge : 0)
+                for k in 0..<j { sum -= l[i * n + k] * l[j * n + k] }
+                if i == j {
+                    if !(sum > 1e-12) { ok = false; break outer }
+                    l[i * n + i] = sum.squareRoot()
+                } else {
+                    l[i * n + j] = sum / l[j * n + j]
+                }
+            }
+        }
+        if ok {
+            var y = [Double](repeating: 0, count: n)
+            for i in 0..<n {
+                var sum = g[i]
+                for k in 0..<i { sum -= l[i * n + k] * y[k] }
+                y[i] = sum / l[i * n + i]
+            }
+            var x = [Double](repeating: 0, count: n)
+            for i in stride(from: n - 1, through: 0, by: -1) {
+                var sum = y[i]
+                for k in (i + 1)..<n { sum -= l[k * n + i] * x[k] }
+                x[i] = sum / l[i * n + i]
+            }
+            return x
+        }
+        var scale = 0.0
+        for i in 0..<n { scale = max(scale, abs(h[i * n + i])) }
+        ridge = ridge == 0 ? max(1e-8, 1e-6 * scale) : ridge * 10
+    }
+    return [Double](repeating: 0, count: n)
+}
+
+/// Runs `body(worker)` for `workers` workers concurrently (inline when 1).
+@inline(__always)
+func parallelFor(_ workers: Int, _ body: (Int) -> Void) {
+    if workers <= 1 { body(0); return }
+    withoutActuallyEscaping(body) { escaping in
+        let box = UncheckedSendableBox(escaping)
+        DispatchQueue.concurrentPerform(iterations: workers) { box.value($0) }
+    }
+}
+
+/// Carries a closure into `concurrentPerform`; each worker touches only its own slice of shared buffers.
+private struct UncheckedSendableBox<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}

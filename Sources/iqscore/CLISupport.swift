@@ -1,0 +1,75 @@
+import ArgumentParser
+import Foundation
+import Psychometrics
+
+/// Exit codes shared by all subcommands (documented in `iqscore --help` and the README).
+enum ExitStatus {
+    static let success: Int32 = 0
+    static let failure: Int32 = 1
+    static let notConverged: Int32 = 3
+}
+
+/// Diagnostics go to stderr; stdout carries results only.
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}
+
+/// Runs a command body, turning data errors into `file:line:column: error:` lines on stderr and exit 1.
+func runReportingErrors(_ body: () throws -> Int32) throws {
+    let status: Int32
+    do {
+        status = try body()
+    } catch let error as InputErrors {
+        printError(error.description)
+        throw ExitCode(ExitStatus.failure)
+    } catch let error as InputError {
+        printError(error.description)
+        throw ExitCode(ExitStatus.failure)
+    } catch let error as CalibrationError {
+        printError("error: \(error.message)")
+        throw ExitCode(ExitStatus.failure)
+    }
+    if status != 0 { throw ExitCode(status) }
+}
+
+/// Column names for long-layout response files (shared by every command that reads responses).
+struct ResponseColumnOptions: ParsableArguments {
+    @Option(name: .customLong("session-column"), help: "Session/person id column (long layout; also recognised as the first column of a wide file).")
+    var sessionColumn = "session_id"
+
+    @Option(name: .customLong("item-column"), help: "Item id column (long layout).")
+    var itemColumn = "item_id"
+
+    @Option(name: .customLong("response-column"), help: "Response column (long layout): 1/0, true/false; empty or NA = not administered.")
+    var responseColumn = "response"
+
+    @Option(help: "Force the layout instead of detecting it from the header: wide or long.")
+    var layout: ResponseLayout?
+
+    var fileOptions: ResponseFileOptions {
+        ResponseFileOptions(sessionColumn: sessionColumn, itemColumn: itemColumn, responseColumn: responseColumn, layout: layout)
+    }
+}
+
+extension ResponseLayout: ExpressibleByArgument {}
+extension IRTModel: ExpressibleByArgument {}
+
+/// Parses "1.5" etc. with a message naming the option.
+func formatCount(_ n: Int) -> String {
+    let s = String(n)
+    var out = ""
+    for (k, ch) in s.reversed().enumerated() {
+        if k > 0 && k % 3 == 0 && ch != "-" { out.append(",") }
+        out.append(ch)
+    }
+    return String(out.reversed())
+}
+
+func fixed(_ v: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", v) }
+
+/// Writes text to `path` atomically.
+func writeAtomically(_ text: String, to path: String) throws {
+    let writer = try AtomicFileWriter(path: path)
+    try writer.write(text)
+    try writer.commit()
+}

@@ -1,0 +1,249 @@
+import ArgumentParser
+import Foundation
+import Psychometrics
+
+struct CalibrateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "calibrate",
+        abstract: "Calibrate an item bank by marginal maximum likelihood (Bock–Aitkin EM).",
+        discussion: """
+            Reads responses in wide layout (first column an id such as session_id/person_id/id when its header \
+            says so, one column per item, cells 1, 0 or empty = not administered) or long layout \
+            (session_id,item_id,response; other columns ignored; names set by --session-column etc.).
+
+            Writes BANK.csv with item_id,model,a,b,c,se_a,se_b,se_c,n_responses,p_value,flags (+ metadata \
+            columns from --items), slope–difficulty form P = c + (1 − c)/(1 + exp(−a(θ − b))), D = 1.
+            Standard errors: observed information by Louis' formula, delta method to (a, b, c).
+            3PL defaults: c ~ Beta(5, 17) (mode 0.2), a ~ LogNormal(0, 0.5); change or switch off with the \
+            prior options. Items everybody got right or wrong, or with fewer than --min-item-responses, are \
+            excluded and listed; persons with no responses are excluded and counted.
+
+            Exit status: 0 converged; 3 written but EM did not converge; 1 failed (nothing written).
+            """
+    )
+
+    @Argument(help: "Responses CSV (wide or long layout).")
+    var responses: String
+
+    @Option(help: "Model: rasch, 1pl, 2pl or 3pl.")
+    var model: IRTModel = .twoPL
+
+    @Option(help: "Output bank CSV (written atomically).")
+    var out: String
+
+    @Option(name: .customLong("summary-json"), help: "Also write a JSON summary of the fit.")
+    var summaryJSON: String?
+
+    @Option(help: "Item metadata CSV (item_id plus columns such as domain) to carry into the bank.")
+    var items: String?
+
+    @OptionGroup var columns: ResponseColumnOptions
+
+    @Option(name: .customLong("quadrature-points"), help: "Quadrature points.")
+    var quadraturePoints = 61
+
+    @Option(name: .customLong("theta-bound"), help: "Quadrature grid on [-B, B].")
+    var thetaBound = 6.0
+
+    @Option(help: "Convergence tolerance on the largest parameter change per cycle.")
+    var tolerance = 1e-4
+
+    @Option(name: .customLong("max-cycles"), help: "EM cycle limit.")
+    var maxCycles = 500
+
+    @Option(name: .customLong("guessing-prior"), help: "3PL prior on c: 'beta:ALPHA,BETA', 'options:K' (mode 1/K, weight 20) or 'none'. Default beta:5,17.")
+    var guessingPrior: String?
+
+    @Option(name: .customLong("slope-prior"), help: "Prior on slopes (2PL/3PL): 'lognormal:MEANLOG,SDLOG' or 'none'. Default lognormal:0,0.5 for 3PL, none for 2PL.")
+    var slopePrior: String?
+
+    @Option(name: .customLong("min-item-responses"), help: "Exclude items with fewer responses.")
+    var minItemResponses = 10
+
+    @Flag(name: .customLong("no-se"), help: "Skip standard errors.")
+    var noStandardErrors = false
+
+    @Option(name: .customLong("e-step"), help: "E-step: automatic, dense (BLAS) or sparse (answered cells only).")
+    var eStep: EStepStrategy = .automatic
+
+    @Option(help: "Worker threads (default: all cores).")
+    var threads: Int?
+
+    func validate() throws {
+        if quadraturePoints < 5 || quadraturePoints > 401 { throw ValidationError("--quadrature-points must be 5…401, got \(quadraturePoints)") }
+        if !(thetaBound > 0 && thetaBound <= 20) { throw ValidationError("--theta-bound must be in (0, 20], got \(thetaBound)") }
+        if !(tolerance > 0 && tolerance < 1) { throw ValidationError("--tolerance must be in (0, 1), got \(tolerance)") }
+        if maxCycles < 1 { throw ValidationError("--max-cycles must be at least 1, got \(maxCycles)") }
+        if minItemResponses < 1 { throw ValidationError("--min-item-responses must be at least 1, got \(minItemResponses)") }
+        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1, got \(threads)") }
+        _ = try parsedGuessingPrior()
+        _ = try parsedSlopePrior()
+    }
+
+    func parsedGuessingPrior() throws -> BetaPrior?? {
+        guard let text = guessingPrior else { return .none }
+        if model != .threePL { throw ValidationError("--guessing-prior applies to --model 3pl only") }
+        if text == "none" { return .some(nil) }
+        if text.hasPrefix("options:"), let k = Int(text.dropFirst(8)), k >= 2 { return .some(BetaPrior.centred(onOptions: k)) }
+        if text.hasPrefix("beta:") {
+            let parts = text.dropFirst(5).split(separator: ",").compactMap { Double($0) }
+            if parts.count == 2, parts[0] >= 1, parts[1] >= 1 { return .some(BetaPrior(alpha: parts[0], beta: parts[1])) }
+        }
+        throw ValidationError("--guessing-prior must be 'beta:ALPHA,BETA' with both ≥ 1, 'options:K' with K ≥ 2, or 'none'; got '\(text)'")
+    }
+
+    func parsedSlopePrior() throws -> LogNormalPrior?? {
+        guard let text = slopePrior else { return .none }
+        if !model.hasItemSlopes { throw ValidationError("--slope-prior applies to --model 2pl or 3pl only") }
+        if text == "none" { return .some(nil) }
+        if text.hasPrefix("lognormal:") {
+            let parts = text.dropFirst(10).split(separator: ",").compactMap { Double($0) }
+            if parts.count == 2, parts[1] > 0 { return .some(LogNormalPrior(meanLog: parts[0], sdLog: parts[1])) }
+        }
+        throw ValidationError("--slope-prior must be 'lognormal:MEANLOG,SDLOG' with SDLOG > 0, or 'none'; got '\(text)'")
+    }
+
+    func run() throws {
+        try runReportingErrors {
+            BLASConfiguration.setThreadCount(1)
+            var options = CalibrationOptions(model: model)
+            options.quadraturePoints = quadraturePoints
+            options.thetaBound = thetaBound
+            options.tolerance = tolerance
+            options.maxCycles = maxCycles
+            options.minimumItemResponses = minItemResponses
+            options.standardErrors = !noStandardErrors
+            options.eStep = eStep
+            if let threads { options.workers = threads }
+            if case .some(let prior) = try parsedGuessingPrior() { options.guessingPrior = prior }
+            if case .some(let prior) = try parsedSlopePrior() { options.slopePrior = prior }
+
+            let readStart = Date()
+            let metadata = try items.map { try ItemMetadata.load(csv: $0) }
+            let (data, report) = try ResponseMatrix.load(csv: responses, options: columns.fileOptions)
+            let readSeconds = Date().timeIntervalSince(readStart)
+            let result = try EMCalibrator(options: options).calibrate(data)
+            let bank = ItemBank(calibration: result, metadata: metadata)
+            try writeAtomically(bank.csv(), to: out)
+            if let summaryJSON {
+                let summary = CalibrationSummary(result: result, report: report, responsesPath: responses, bankPath: out, readSeconds: readSeconds)
+                try writeAtomically(try summary.json(), to: summaryJSON)
+            }
+            if let metadata {
+                let missing = result.items.filter { metadata.values[$0.itemID] == nil }.map(\.itemID)
+                if !missing.isEmpty {
+                    printError("warning: \(missing.count) calibrated item\(missing.count == 1 ? "" : "s") not in \(items!): \(missing.prefix(5).joined(separator: ", "))\(missing.count > 5 ? ", …" : "") (metadata left empty)")
+                }
+            }
+            printError(humanSummary(result: result, report: report, readSeconds: readSeconds))
+            return result.converged ? ExitStatus.success : ExitStatus.notConverged
+        }
+    }
+
+    func humanSummary(result: CalibrationResult, report: ResponseFileReport, readSeconds: Double) -> String {
+        var lines: [String] = []
+        lines.append("iqscore calibrate: \(result.model.rawValue.uppercased()) on \(responses) (\(report.layout.rawValue) layout, \(formatCount(report.dataRows)) data rows)")
+        lines.append("data: \(formatCount(result.personCount)) persons × \(result.items.count) items, \(formatCount(result.cellCount)) responses (\(fixed(100 * Double(result.cellCount) / Double(max(1, result.personCount * result.items.count)), 1))% of cells); \(result.eStep.rawValue) E-step")
+        var excluded: [String] = []
+        if !report.emptyPersons.isEmpty { excluded.append("\(formatCount(report.emptyPersons.count)) persons with no responses") }
+        if !result.excludedPersons.isEmpty { excluded.append("\(formatCount(result.excludedPersons.count)) persons with responses only to excluded items") }
+        if !result.excludedItems.isEmpty { excluded.append("\(result.excludedItems.count) items (\(result.excludedItems.map(\.itemID).prefix(5).joined(separator: ", "))\(result.excludedItems.count > 5 ? ", …" : ""))") }
+        if report.blankResponses > 0 { excluded.append("\(formatCount(report.blankResponses)) blank response rows") }
+        lines.append("excluded: " + (excluded.isEmpty ? "none" : excluded.joined(separator: "; ")))
+        let status = result.converged
+            ? "converged in \(result.cycles) cycles (largest change \(String(format: "%.1e", result.lastChange)) < \(result.options.tolerance))"
+            : "NOT CONVERGED after \(result.cycles) cycles (largest change \(String(format: "%.1e", result.lastChange)))"
+        lines.append("\(status); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s")
+        lines.append("log-likelihood \(fixed(result.logLikelihood, 3))  AIC \(fixed(result.aic, 2))  BIC \(fixed(result.bic, 2))  (\(result.parameterCount) parameters)")
+        var priors: [String] = []
+        if let p = result.options.guessingPrior, result.model == .threePL { priors.append("c ~ \(p)") }
+        if let p = result.options.slopePrior { priors.append("a ~ \(p)") }
+        lines.append("priors: " + (priors.isEmpty ? "none" : priors.joined(separator: ", ")))
+        if result.model == .rasch {
+            lines.append("latent SD \(fixed(result.latentSD, 4))" + (result.latentSDStandardError.map { " (SE \(fixed($0, 4)))" } ?? ""))
+        }
+        lines.append("standard errors: \(result.standardErrorMethod)")
+        let a = result.items.map(\.parameters.discrimination), b = result.items.map(\.parameters.difficulty)
+        lines.append("a: \(fixed(a.min()!, 3)) … \(fixed(a.max()!, 3)), b: \(fixed(b.min()!, 3)) … \(fixed(b.max()!, 3))" + (result.model == .threePL ? ", c: \(fixed(result.items.map(\.parameters.guessing).min()!, 3)) … \(fixed(result.items.map(\.parameters.guessing).max()!, 3))" : ""))
+        for warning in result.warnings.prefix(8) { lines.append("warning: \(warning)") }
+        if result.warnings.count > 8 { lines.append("warning: … and \(result.warnings.count - 8) more (see the summary JSON)") }
+        lines.append("wrote \(out) (\(result.items.count) items)" + (summaryJSON.map { " and \($0)" } ?? ""))
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension EStepStrategy: ExpressibleByArgument {}
+
+/// The `--summary-json` document.
+struct CalibrationSummary: Encodable {
+    var model: String
+    var responses: String
+    var bank: String
+    var layout: String
+    var n_persons: Int
+    var n_items: Int
+    var n_responses: Int
+    var persons_without_responses: Int
+    var excluded_persons: Int
+    var excluded_items: [[String: String]]
+    var log_likelihood: Double
+    var aic: Double
+    var bic: Double
+    var n_parameters: Int
+    var cycles: Int
+    var converged: Bool
+    var last_change: Double
+    var tolerance: Double
+    var max_cycles: Int
+    var quadrature_points: Int
+    var theta_bound: Double
+    var e_step: String
+    var latent_sd: Double
+    var latent_sd_se: Double?
+    var priors: [String: String]
+    var standard_errors: String
+    var warnings: [String]
+    var read_seconds: Double
+    var elapsed_seconds: Double
+
+    init(result: CalibrationResult, report: ResponseFileReport, responsesPath: String, bankPath: String, readSeconds: Double) {
+        model = result.model.rawValue
+        responses = responsesPath
+        bank = bankPath
+        layout = report.layout.rawValue
+        n_persons = result.personCount
+        n_items = result.items.count
+        n_responses = result.cellCount
+        persons_without_responses = report.emptyPersons.count
+        excluded_persons = result.excludedPersons.count
+        excluded_items = result.excludedItems.map { ["item_id": $0.itemID, "reason": $0.reason] }
+        log_likelihood = result.logLikelihood
+        aic = result.aic
+        bic = result.bic
+        n_parameters = result.parameterCount
+        cycles = result.cycles
+        converged = result.converged
+        last_change = result.lastChange.isFinite ? result.lastChange : 0
+        tolerance = result.options.tolerance
+        max_cycles = result.options.maxCycles
+        quadrature_points = result.options.quadraturePoints
+        theta_bound = result.options.thetaBound
+        e_step = result.eStep.rawValue
+        latent_sd = result.latentSD
+        latent_sd_se = result.latentSDStandardError
+        var p: [String: String] = [:]
+        if result.model == .threePL { p["guessing"] = result.options.guessingPrior?.description ?? "none" }
+        if result.model.hasItemSlopes { p["slope"] = result.options.slopePrior?.description ?? "none" }
+        priors = p
+        standard_errors = result.standardErrorMethod
+        warnings = result.warnings
+        read_seconds = readSeconds
+        elapsed_seconds = result.elapsedSeconds + readSeconds
+    }
+
+    func json() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return String(decoding: try encoder.encode(self), as: UTF8.self) + "\n"
+    }
+}

@@ -1,0 +1,16 @@
+import ArgumentParser
+import Psychometrics
+
+@main
+struct IQScore: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "iqscore",
+        abstract: "Psychometric calibration and scoring engine: IRT item banks, abilities and IQ scores.",
+        discussion: """
+            Exit status: 0 success; 1 failure (bad input or an error, named on stderr; no output file is
+            written); 3 calibrate finished but EM did not converge (the bank is written, with a warning);
+            64 usage error.
+            """,
+        subcommands: [CalibrateCommand.self, SimulateCommand.self]
+    )
+}
