@@ -42,8 +42,7 @@ let package = Package(
             dependencies: [
                 "Psychometrics",
                 .product(name: "Numerics", package: "swift-numerics"),
-            ],
-            resources: [.copy("Fixtures")]
+            ]
         ),
         .testTarget(
             name: "iqscoreTests",

@@ -7,9 +7,10 @@ import Darwin
 /// Writes a file atomically: bytes go to a temporary file beside the target (buffered, 1 MiB), and
 /// `commit()` flushes, fsyncs and renames it over the target. If the process dies or `commit()` is never
 /// called, the target is untouched and the temporary file is removed on `deinit`.
+/// A target that exists and is not a regular file (`/dev/null`, a FIFO, `/dev/stdout`) is written directly.
 public final class AtomicFileWriter {
     public let path: String
-    private let temporaryPath: String
+    private let temporaryPath: String?
     private var fd: Int32
     private var buffer: [UInt8] = []
     private let capacity = 1 << 20
@@ -20,8 +21,18 @@ public final class AtomicFileWriter {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        temporaryPath = (directory.isEmpty ? "" : directory + "/") + ".\(name).tmp-\(getpid())"
-        fd = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        var st = stat()
+        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
+            if (st.st_mode & S_IFMT) == S_IFDIR {
+                throw InputError(file: path, message: "is a directory, expected a file to write")
+            }
+            temporaryPath = nil
+            fd = open(path, O_WRONLY)
+        } else {
+            let temporary = (directory.isEmpty ? "" : directory + "/") + ".\(name).tmp-\(getpid())"
+            temporaryPath = temporary
+            fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        }
         guard fd >= 0 else {
             throw InputError(file: path, message: "cannot write: \(String(cString: strerror(errno)))")
         }
@@ -31,7 +42,7 @@ public final class AtomicFileWriter {
     deinit {
         if !committed {
             if fd >= 0 { close(fd) }
-            unlink(temporaryPath)
+            if let temporaryPath { unlink(temporaryPath) }
         }
     }
 
@@ -62,6 +73,12 @@ public final class AtomicFileWriter {
     /// Flushes, syncs and atomically renames the temporary file to `path`.
     public func commit() throws {
         try flush()
+        guard let temporaryPath else {
+            close(fd)
+            fd = -1
+            committed = true
+            return
+        }
         fsync(fd)
         close(fd)
         fd = -1
