@@ -94,7 +94,8 @@ public final class CSVReader {
     }
 
     /// Advances to the next non-blank record. Returns `false` at end of file.
-    /// Throws an `InputError` for a malformed record (stray quote, unterminated quoted field).
+    /// Throws an `InputError` for a malformed record (text after a closing quote, unterminated quoted field).
+    /// A quote inside an unquoted field is kept as data, as most CSV writers and readers do.
     public func nextRow() throws -> Bool {
         while true {
             switch try parseRecord() {
@@ -161,6 +162,11 @@ public final class CSVReader {
                         break
                     }
                     if ch == UInt8(ascii: "\n") { lines += 1 }
+                    if ch == UInt8(ascii: "\r") {
+                        // A lone CR is a line break too; CRLF counts once (at its LF).
+                        if q + 1 >= end && !atEOF { return nil }
+                        if q + 1 >= end || buf[q + 1] != UInt8(ascii: "\n") { lines += 1 }
+                    }
                     q += 1
                 }
                 starts.append(fieldStart)

@@ -16,7 +16,7 @@ public struct InputError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         var location = file
         if let line { location += ":\(line)" }
-        if let line = line, let column { _ = line; location += ":\(column)" }
+        if line != nil, let column { location += ":\(column)" }
         return "\(location): error: \(message)"
     }
 }
@@ -55,5 +55,27 @@ struct ErrorCollector {
 
     func throwIfAny() throws {
         if !isEmpty { throw InputErrors(errors, omitted: omitted) }
+    }
+}
+
+extension String {
+    /// The string with line breaks, tabs and other control characters written as escapes (`\n`, `\r`, `\t`,
+    /// `\u{1B}`), so a quoted bad value keeps an error message on one line.
+    public var escapingControlCharacters: String {
+        var out = ""
+        for scalar in unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out
     }
 }

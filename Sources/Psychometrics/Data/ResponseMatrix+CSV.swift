@@ -108,7 +108,9 @@ extension ResponseMatrix {
         }
         let header = reader.strings().map { $0.trimmingCharacters(in: .whitespaces) }
         let headerLine = reader.line
-        let hasLong = [options.sessionColumn, options.itemColumn, options.responseColumn].allSatisfy(header.contains)
+        // Long when the session and item columns are present (a missing response column is then reported by
+        // name rather than the file being misread as wide).
+        let hasLong = header.contains(options.sessionColumn) && header.contains(options.itemColumn)
         let layout = options.layout ?? (hasLong ? .long : .wide)
         switch layout {
         case .long:
@@ -159,7 +161,7 @@ extension ResponseMatrix {
                                       message: "expected \(fieldCount) fields as in the header, found \(reader.fieldCount)"))
                 continue
             }
-            let id = hasID ? reader.string(0).trimmingCharacters(in: .whitespaces) : String(rows)
+            let id = hasID ? reader.withField(0) { String(decoding: $0.trimmingSpaces(), as: UTF8.self) } : String(rows)
             if hasID {
                 if id.isEmpty {
                     errors.add(InputError(file: path, line: line, column: 1, message: "empty \(first) (every row needs an id)"))
@@ -194,7 +196,7 @@ extension ResponseMatrix {
             guard let bad = badCells[c] else { continue }
             let more = bad.count > 1 ? " (\(bad.count) invalid cells in this column)" : ""
             errors.add(InputError(file: path, line: bad.line, column: c + 1,
-                                  message: "column '\(header[c])': '\(bad.value)' is not a response; allowed: \(ResponseCell.allowedDescription)\(more)"))
+                                  message: "column '\(header[c])': '\(bad.value.escapingControlCharacters)' is not a response; allowed: \(ResponseCell.allowedDescription)\(more)"))
         }
         try errors.throwIfAny()
         if rows == 0 { throw InputError(file: path, line: headerLine, message: "no data rows after the header") }
@@ -259,10 +261,10 @@ extension ResponseMatrix {
             let cell = reader.withField(rc) { ResponseCell.parse($0) }
             if cell == .invalid {
                 errors.add(InputError(file: path, line: line, column: rc + 1,
-                                      message: "\(options.responseColumn) '\(reader.string(rc))' is not a response; allowed: \(ResponseCell.allowedDescription)"))
+                                      message: "\(options.responseColumn) '\(reader.string(rc).escapingControlCharacters)' is not a response; allowed: \(ResponseCell.allowedDescription)"))
                 continue
             }
-            let itemID = reader.string(ic).trimmingCharacters(in: .whitespaces)
+            let itemID = reader.withField(ic) { String(decoding: $0.trimmingSpaces(), as: UTF8.self) }
             if itemID.isEmpty {
                 errors.add(InputError(file: path, line: line, column: ic + 1, message: "empty \(options.itemColumn)"))
                 continue
@@ -304,16 +306,16 @@ extension ResponseMatrix {
             if range.isEmpty { empty.append((sessionIDs[s], sessionLine[s])); continue }
             var cells = range.map { order[$0] }
             cells.sort { cellItem[$0] != cellItem[$1] ? cellItem[$0] < cellItem[$1] : cellLine[$0] < cellLine[$1] }
-            var kept = 0
+            var firstLine = 0
             for (position, k) in cells.enumerated() {
                 if position > 0 && cellItem[cells[position - 1]] == cellItem[k] {
                     errors.add(InputError(file: path, line: cellLine[k], column: ic + 1,
-                                          message: "item '\(itemIDs[Int(cellItem[k])])' appears twice in session '\(sessionIDs[s])' (first on line \(cellLine[cells[position - 1]]))"))
+                                          message: "item '\(itemIDs[Int(cellItem[k])])' is repeated in session '\(sessionIDs[s])' (first on line \(firstLine))"))
                     continue
                 }
+                firstLine = cellLine[k]
                 items.append(cellItem[k])
                 values.append(cellValue[k])
-                kept += 1
             }
             personIDs.append(sessionIDs[s])
             offsets.append(items.count)

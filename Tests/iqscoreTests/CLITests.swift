@@ -1,0 +1,323 @@
+import Foundation
+import Testing
+
+// End-to-end tests of the `iqscore` executable: each test runs the built binary with `Process` in a fresh
+// temporary directory and checks exit status, stdout/stderr and the files written.
+
+/// Locating and running the built `iqscore`.
+enum IQScoreCLI {
+    /// The package root (…/Tests/iqscoreTests/CLITests.swift → …).
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The `iqscore` binary built beside the test bundle (SwiftPM puts products and the test runner in the same
+    /// `.build/<triple>/<configuration>` folder), else `.build/debug/iqscore`.
+    static let executable: URL? = {
+        var directories: [URL] = []
+        func addWithParents(_ url: URL) {
+            // The directory itself, then a few parents (macOS: the bundle's Contents/MacOS folder).
+            var dir = url.standardizedFileURL
+            for _ in 0..<4 {
+                directories.append(dir)
+                dir = dir.deletingLastPathComponent()
+            }
+        }
+        let main = Bundle.main.bundleURL
+        addWithParents(main.hasDirectoryPath && main.pathExtension != "xctest" ? main : main.deletingLastPathComponent())
+        if let argument0 = CommandLine.arguments.first, !argument0.isEmpty {
+            addWithParents(URL(fileURLWithPath: argument0).deletingLastPathComponent())
+        }
+        directories.append(packageRoot.appendingPathComponent(".build/debug"))
+        for directory in directories {
+            let candidate = directory.appendingPathComponent("iqscore")
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue,
+               FileManager.default.isExecutableFile(atPath: candidate.path) {
+                return candidate
+            }
+        }
+        return nil
+    }()
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var stderrLines: [String] { stderr.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
+    }
+
+    /// Runs `iqscore arguments…` with `directory` as the working directory; output is captured through files
+    /// outside that directory (no pipe can fill up).
+    static func run(_ arguments: [String], in directory: URL, sourceLocation: SourceLocation = #_sourceLocation) throws -> Result {
+        let binary = try #require(executable, "iqscore executable not found next to the test bundle (\(Bundle.main.bundleURL.path), \(CommandLine.arguments.first ?? "?")) nor at \(packageRoot.path)/.build/debug/iqscore; build it with `swift build --build-tests`", sourceLocation: sourceLocation)
+        let logs = FileManager.default.temporaryDirectory.appendingPathComponent("iqscore-cli-logs-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: logs) }
+        let outURL = logs.appendingPathComponent("stdout"), errURL = logs.appendingPathComponent("stderr")
+        try Data().write(to: outURL)
+        try Data().write(to: errURL)
+        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        process.waitUntilExit()
+        try out.close()
+        try err.close()
+        let result = Result(status: process.terminationStatus,
+                            stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
+                            stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
+        #expect(process.terminationReason == .exit, "iqscore \(arguments.joined(separator: " ")) was killed by signal \(process.terminationStatus)\n\(result.stderr)", sourceLocation: sourceLocation)
+        return result
+    }
+}
+
+/// A fresh working directory for one test, removed when released.
+final class CLIWorkspace {
+    let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("iqscore-cli-tests-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+
+    func url(_ name: String) -> URL { directory.appendingPathComponent(name) }
+
+    /// Runs iqscore here.
+    func run(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) throws -> IQScoreCLI.Result {
+        try IQScoreCLI.run(arguments, in: directory, sourceLocation: sourceLocation)
+    }
+
+    func write(_ name: String, _ text: String) throws {
+        try Data(text.utf8).write(to: url(name))
+    }
+
+    func read(_ name: String) throws -> String {
+        String(decoding: try Data(contentsOf: url(name)), as: UTF8.self)
+    }
+
+    func exists(_ name: String) -> Bool { FileManager.default.fileExists(atPath: url(name).path) }
+
+    /// Names of the files in the workspace (including dot files such as an atomic writer's temporary file).
+    func contents() throws -> Set<String> {
+        Set(try FileManager.default.contentsOfDirectory(atPath: directory.path))
+    }
+
+    /// A simple CSV (no quoted fields) as rows of fields, header first.
+    func csvRows(_ name: String) throws -> [[String]] {
+        try read(name).split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+    }
+
+    /// A JSON object file.
+    func json(_ name: String) throws -> [String: Any] {
+        let object = try JSONSerialization.jsonObject(with: try Data(contentsOf: url(name)))
+        return try #require(object as? [String: Any], "\(name) is not a JSON object")
+    }
+}
+
+@Suite("iqscore CLI end to end", .timeLimit(.minutes(2)))
+struct CLITests {
+    static let bankHeader = "item_id,model,a,b,c,se_a,se_b,se_c,n_responses,p_value,flags"
+
+    @Test("the executable is found next to the test bundle")
+    func executableFound() throws {
+        let binary = try #require(IQScoreCLI.executable, "iqscore executable not found; build it with `swift build --build-tests`")
+        #expect(binary.lastPathComponent == "iqscore")
+    }
+
+    @Test("simulate then calibrate: 2PL, 12 items × 1500 persons; bank and summary JSON")
+    func simulateCalibrateRoundTrip() throws {
+        let ws = try CLIWorkspace()
+        let sim = try ws.run("simulate", "--model", "2pl", "--items", "12", "--persons", "1500", "--seed", "42",
+                             "--out", "responses.csv", "--bank-out", "true_bank.csv")
+        #expect(sim.status == 0, "\(sim.stderr)")
+        #expect(sim.stdout.isEmpty)
+        let responses = try ws.csvRows("responses.csv")
+        #expect(responses.count == 1501)
+        #expect(responses.first == ["session_id"] + (1...12).map { String(format: "i%04d", $0) })
+        #expect(responses[1].first == "s0001")
+
+        let cal = try ws.run("calibrate", "responses.csv", "--model", "2pl", "--out", "BANK.csv", "--summary-json", "summary.json")
+        #expect(cal.status == 0, "\(cal.stderr)")
+        #expect(cal.stdout.isEmpty, "stdout carries results only; the summary goes to stderr")
+        #expect(cal.stderrLines.first == "iqscore calibrate: 2PL on responses.csv (wide layout, 1,500 data rows)")
+        #expect(cal.stderr.contains("wrote BANK.csv (12 items) and summary.json"))
+
+        let bankText = try ws.read("BANK.csv")
+        #expect(bankText.hasPrefix(Self.bankHeader))
+        let bank = try ws.csvRows("BANK.csv")
+        #expect(bank.count == 13)
+        #expect(bank.dropFirst().map { $0[0] } == (1...12).map { String(format: "i%04d", $0) })
+        #expect(bank.dropFirst().allSatisfy { $0.count == 11 && $0[1] == "2pl" && $0[8] == "1500" })
+
+        // The estimates are near the simulated truth (same item order in both files).
+        let truth = try ws.csvRows("true_bank.csv")
+        #expect(truth.count == 13)
+        for (estimated, actual) in zip(bank.dropFirst(), truth.dropFirst()) {
+            let b = try #require(Double(estimated[3])), trueB = try #require(Double(actual[3]))
+            let a = try #require(Double(estimated[2])), trueA = try #require(Double(actual[2]))
+            #expect(abs(b - trueB) < 0.5, "item \(estimated[0]): b \(b) vs true \(trueB)")
+            #expect(abs(a - trueA) < 0.5, "item \(estimated[0]): a \(a) vs true \(trueA)")
+        }
+
+        let summary = try ws.json("summary.json")
+        for key in ["model", "n_persons", "n_items", "log_likelihood", "aic", "bic", "cycles", "converged", "elapsed_seconds"] {
+            #expect(summary[key] != nil, "summary JSON lacks \(key)")
+        }
+        #expect(summary["model"] as? String == "2pl")
+        #expect(summary["n_persons"] as? Int == 1500)
+        #expect(summary["n_items"] as? Int == 12)
+        #expect(summary["converged"] as? Bool == true)
+        #expect((summary["log_likelihood"] as? Double).map { $0 < 0 && $0.isFinite } == true)
+        #expect((summary["cycles"] as? Int).map { $0 >= 1 } == true)
+    }
+
+    @Test("the same seed gives byte-identical simulate output; another seed does not")
+    func simulateDeterministic() throws {
+        let ws = try CLIWorkspace()
+        for (name, seed) in [("a", "7"), ("b", "7"), ("c", "8")] {
+            let r = try ws.run("simulate", "--model", "3pl", "--items", "10", "--persons", "300", "--items-per-session", "6",
+                               "--layout", "long", "--seed", seed, "--out", "\(name).csv", "--bank-out", "\(name)_bank.csv",
+                               "--thetas-out", "\(name)_thetas.csv")
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        let a = try Data(contentsOf: ws.url("a.csv")), b = try Data(contentsOf: ws.url("b.csv"))
+        #expect(a.count > 1000)
+        #expect(a == b)
+        #expect(try Data(contentsOf: ws.url("a_bank.csv")) == Data(contentsOf: ws.url("b_bank.csv")))
+        #expect(try Data(contentsOf: ws.url("a_thetas.csv")) == Data(contentsOf: ws.url("b_thetas.csv")))
+        #expect(try Data(contentsOf: ws.url("c.csv")) != a)
+        #expect(try ws.csvRows("a.csv").count == 1 + 300 * 6)
+    }
+
+    @Test("--items ITEMS.csv carries a domain column into the bank; items missing from it get a warning")
+    func itemMetadata() throws {
+        let ws = try CLIWorkspace()
+        let sim = try ws.run("simulate", "--items", "12", "--persons", "1500", "--seed", "5", "--out", "responses.csv")
+        #expect(sim.status == 0, "\(sim.stderr)")
+        let domains = ["pattern", "logic", "spatial"]
+        // i0012 is deliberately left out; rows in a different order than the bank.
+        let metadata = (1...11).reversed().map { "\(String(format: "i%04d", $0)),\(domains[$0 % 3])" }
+        try ws.write("ITEMS.csv", "item_id,domain\n" + metadata.joined(separator: "\n") + "\n")
+
+        let cal = try ws.run("calibrate", "responses.csv", "--items", "ITEMS.csv", "--out", "BANK.csv")
+        #expect(cal.status == 0, "\(cal.stderr)")
+        #expect(cal.stderrLines.contains("warning: 1 calibrated item not in ITEMS.csv: i0012 (metadata left empty)"))
+        let bank = try ws.csvRows("BANK.csv")
+        #expect(bank.first == (Self.bankHeader + ",domain").split(separator: ",").map(String.init))
+        #expect(bank.count == 13)
+        for (k, row) in bank.dropFirst().enumerated() {
+            let expected = k + 1 <= 11 ? domains[(k + 1) % 3] : ""
+            #expect(row.count == 12)
+            #expect(row.last == expected, "\(row[0])")
+        }
+    }
+
+    @Test("long layout with overridden column names (the app's export) gives the same bank as default names")
+    func longLayoutOverriddenNames() throws {
+        let ws = try CLIWorkspace()
+        let sim = try ws.run("simulate", "--items", "12", "--persons", "1500", "--items-per-session", "8", "--layout", "long",
+                             "--seed", "11", "--out", "long.csv")
+        #expect(sim.status == 0, "\(sim.stderr)")
+        let rows = try ws.csvRows("long.csv")
+        #expect(rows.first == ["session_id", "item_id", "response"])
+        #expect(rows.count == 1 + 1500 * 8)
+        let export = rows.dropFirst().map { r in "u-\(r[0]),\(r[1]),\(r[2] == "1" ? "true" : "false"),\(r[0]),note" }
+        try ws.write("export.csv", "user_id,question_id,is_correct,test_session_id,extra\n" + export.joined(separator: "\n") + "\n")
+
+        let plain = try ws.run("calibrate", "long.csv", "--out", "bank_default.csv", "--summary-json", "default.json")
+        #expect(plain.status == 0, "\(plain.stderr)")
+        let renamed = try ws.run("calibrate", "export.csv", "--session-column", "test_session_id", "--item-column", "question_id",
+                                 "--response-column", "is_correct", "--out", "bank_export.csv", "--summary-json", "export.json")
+        #expect(renamed.status == 0, "\(renamed.stderr)")
+        #expect(renamed.stderrLines.first == "iqscore calibrate: 2PL on export.csv (long layout, 12,000 data rows)")
+
+        let bank = try ws.read("bank_export.csv")
+        #expect(bank.hasPrefix(Self.bankHeader + "\n"))
+        #expect(bank == (try ws.read("bank_default.csv")))
+        #expect(try ws.csvRows("bank_export.csv").count == 13)
+        let summary = try ws.json("export.json")
+        #expect(summary["layout"] as? String == "long")
+        #expect(summary["n_persons"] as? Int == 1500)
+        #expect(summary["n_responses"] as? Int == 12_000)
+    }
+
+    @Test("ICAR16 calibrates under 3PL and converges")
+    func icar16ThreePL() throws {
+        let ws = try CLIWorkspace()
+        let data = IQScoreCLI.packageRoot.appendingPathComponent("Data/icar16.csv").path
+        let cal = try ws.run("calibrate", data, "--model", "3pl", "--out", "BANK.csv", "--summary-json", "summary.json")
+        #expect(cal.status == 0, "\(cal.stderr)")
+        let summary = try ws.json("summary.json")
+        #expect(summary["converged"] as? Bool == true)
+        #expect(summary["model"] as? String == "3pl")
+        #expect(summary["n_items"] as? Int == 16)
+        #expect(summary["n_persons"] as? Int == 1509)
+        #expect(summary["persons_without_responses"] as? Int == 16)
+        let bank = try ws.csvRows("BANK.csv")
+        #expect(bank.count == 17)
+        #expect(bank.dropFirst().first?.first == "reason.4")
+        #expect(bank.dropFirst().allSatisfy { $0[1] == "3pl" && !$0[4].isEmpty && !$0[7].isEmpty })
+    }
+
+    @Test("a garbage column: exit 1, the located error on stderr, nothing written")
+    func garbageColumn() throws {
+        let ws = try CLIWorkspace()
+        try ws.write("responses.csv", "session_id,q1,q2,q3\ns1,1,0,1\ns2,0,yes,1\ns3,1,0,0\ns4,1,no,1\n")
+        let cal = try ws.run("calibrate", "responses.csv", "--out", "BANK.csv", "--summary-json", "summary.json")
+        #expect(cal.status == 1)
+        #expect(cal.stdout.isEmpty)
+        #expect(cal.stderr == "responses.csv:3:3: error: column 'q2': 'yes' is not a response; allowed: 1, 0, true, false, or empty/NA for not administered (2 invalid cells in this column)\n")
+        #expect(try ws.contents() == ["responses.csv"], "no bank, summary or temporary file may be left behind")
+    }
+
+    @Test("a missing responses file: exit 1 with the path and the system's reason")
+    func missingFile() throws {
+        let ws = try CLIWorkspace()
+        let cal = try ws.run("calibrate", "missing.csv", "--out", "BANK.csv")
+        #expect(cal.status == 1)
+        #expect(cal.stdout.isEmpty)
+        #expect(cal.stderr == "missing.csv: error: cannot open file: No such file or directory\n")
+        #expect(try ws.contents().isEmpty)
+    }
+
+    @Test("a run that does not converge (--max-cycles 2) exits 3 and still writes the bank")
+    func notConverged() throws {
+        let ws = try CLIWorkspace()
+        let sim = try ws.run("simulate", "--items", "12", "--persons", "1500", "--seed", "3", "--out", "responses.csv")
+        #expect(sim.status == 0, "\(sim.stderr)")
+        let cal = try ws.run("calibrate", "responses.csv", "--max-cycles", "2", "--out", "BANK.csv", "--summary-json", "summary.json")
+        #expect(cal.status == 3, "\(cal.stderr)")
+        #expect(cal.stderr.contains("NOT CONVERGED after 2 cycles"))
+        #expect(cal.stderrLines.contains { $0.hasPrefix("warning: EM did not converge in 2 cycles") })
+        #expect(try ws.read("BANK.csv").hasPrefix(Self.bankHeader))
+        #expect(try ws.csvRows("BANK.csv").count == 13)
+        let summary = try ws.json("summary.json")
+        #expect(summary["converged"] as? Bool == false)
+        #expect(summary["cycles"] as? Int == 2)
+        #expect(try ws.contents() == ["responses.csv", "BANK.csv", "summary.json"])
+    }
+
+    @Test("an invalid option value is a usage error: exit 64 with the validation message")
+    func invalidOption() throws {
+        let ws = try CLIWorkspace()
+        try ws.write("responses.csv", "q1,q2\n1,0\n0,1\n")
+        let cal = try ws.run("calibrate", "responses.csv", "--quadrature-points", "1", "--out", "BANK.csv")
+        #expect(cal.status == 64)
+        #expect(cal.stderr.contains("--quadrature-points must be 5…401, got 1"))
+        #expect(!ws.exists("BANK.csv"))
+
+        let sim = try ws.run("simulate", "--items", "0", "--persons", "10", "--out", "x.csv")
+        #expect(sim.status == 64)
+        #expect(sim.stderr.contains("--items must be at least 1, got 0"))
+        #expect(!ws.exists("x.csv"))
+    }
+}
