@@ -39,6 +39,7 @@ echo "== dense 2PL ${dense_n} x 100: iqscore" >&2
 tail -n +1 "$out/dense_iqscore.log" | grep -E "converged|log-likelihood|fit " >&2 || true
 ours_s=$(json_field "$out/dense_iqscore.json" elapsed_seconds)
 ours_cycles=$(json_field "$out/dense_iqscore.json" cycles)
+ours_se=$(json_field "$out/dense_iqscore.json" standard_error_seconds)
 ours_rss=$(peak_rss "$out/dense_iqscore.log")
 
 echo "== dense 2PL ${dense_n} x 100: girth" >&2
@@ -57,30 +58,36 @@ grep -E "converged|log-likelihood|fit " "$out/sparse_iqscore.log" >&2 || true
 sparse_s=$(json_field "$out/sparse_iqscore.json" elapsed_seconds)
 sparse_read=$(json_field "$out/sparse_iqscore.json" read_seconds)
 sparse_cycles=$(json_field "$out/sparse_iqscore.json" cycles)
+sparse_se=$(json_field "$out/sparse_iqscore.json" standard_error_seconds)
 sparse_ll=$(json_field "$out/sparse_iqscore.json" log_likelihood)
 sparse_rss=$(peak_rss "$out/sparse_iqscore.log")
 sparse_mb=$(du -m "$sparse" | cut -f1)
 
 "$venv/bin/python" - "$ours_s" "$girth_s" "$ll_ours" "$ll_girth" "$ll_true" "$ours_cycles" "$ours_rss" "$girth_rss" \
-    "$sparse_s" "$sparse_read" "$sparse_cycles" "$sparse_ll" "$sparse_rss" "$sparse_mb" "$dense_n" "$sparse_n" "$out/calibration.json" <<'PY'
+    "$sparse_s" "$sparse_read" "$sparse_cycles" "$sparse_ll" "$sparse_rss" "$sparse_mb" "$dense_n" "$sparse_n" "$out/calibration.json" \
+    "$ours_se" "$sparse_se" <<'PY'
 import json, sys
-(ours, girth, ll_o, ll_g, ll_t, cyc, rss_o, rss_g, sp, sp_read, sp_cyc, sp_ll, sp_rss, sp_mb, dn, sn, path) = sys.argv[1:]
-ours, girth, sp, sp_read = float(ours), float(girth), float(sp), float(sp_read)
+(ours, girth, ll_o, ll_g, ll_t, cyc, rss_o, rss_g, sp, sp_read, sp_cyc, sp_ll, sp_rss, sp_mb, dn, sn, path, se_o, se_s) = sys.argv[1:]
+ours, girth, sp, sp_read, se_o, se_s = float(ours), float(girth), float(sp), float(sp_read), float(se_o), float(se_s)
 rows = [
-    ("dense 2PL %s x 100, iqscore (read + fit + SEs)" % dn, "%.2f s" % ours, "%s cycles" % cyc, "logL %s" % ll_o, "%s MB" % rss_o),
-    ("dense 2PL %s x 100, girth 0.8.0 (fit only)" % dn, "%.2f s" % girth, "<= 25 cycles", "logL %s" % ll_g, "%s MB" % rss_g),
-    ("  generating parameters", "", "", "logL %s" % ll_t, ""),
-    ("  ratio girth / iqscore", "%.1fx" % (girth / ours), "", "dlogL %+.2f" % (float(ll_o) - float(ll_g)), ""),
-    ("sparse 2PL 1500 items, %s x 25, iqscore" % sn, "%.2f s" % sp, "%s cycles" % sp_cyc, "logL %s" % sp_ll, "%s MB (file %s MB)" % (sp_rss, sp_mb)),
+    ("workload", "seconds", "EM cycles", "marginal logL", "peak RSS"),
+    ("dense 2PL %s x 100, iqscore: read + EM + SEs" % dn, "%.2f" % ours, cyc, "%.2f" % float(ll_o), "%s MB" % rss_o),
+    ("  of which standard errors (Louis)", "%.2f" % se_o, "", "", ""),
+    ("dense 2PL %s x 100, girth 0.8.0: fit only" % dn, "%.2f" % girth, "<= 25", "%.2f" % float(ll_g), "%s MB" % rss_g),
+    ("  generating parameters", "", "", "%.2f" % float(ll_t), ""),
+    ("  girth / iqscore, with SEs | without", "%.1fx | %.1fx" % (girth / ours, girth / (ours - se_o)), "", "iqscore %+.2f" % (float(ll_o) - float(ll_g)), ""),
+    ("sparse 2PL 1500 items, %s x 25: read + EM + SEs" % sn, "%.2f" % sp, sp_cyc, "%.2f" % float(sp_ll), "%s MB (file %s MB)" % (sp_rss, sp_mb)),
+    ("  of which reading the CSV | SEs", "%.2f | %.2f" % (sp_read, se_s), "", "", ""),
 ]
 w = [max(len(r[k]) for r in rows) for k in range(5)]
 for r in rows:
-    print("  ".join(r[k].ljust(w[k]) for k in range(5)))
-json.dump({"dense": {"persons": int(dn), "items": 100, "iqscore_seconds": ours, "girth_seconds": girth,
+    print("| " + " | ".join(r[k].ljust(w[k]) for k in range(5)) + " |")
+    if r[0] == "workload": print("|" + "|".join("-" * (w[k] + 2) for k in range(5)) + "|")
+json.dump({"dense": {"persons": int(dn), "items": 100, "iqscore_seconds": ours, "iqscore_se_seconds": se_o, "girth_seconds": girth,
                      "speedup_vs_girth": girth / ours, "loglik_iqscore": float(ll_o), "loglik_girth": float(ll_g),
                      "loglik_true_params": float(ll_t), "iqscore_cycles": int(cyc), "iqscore_peak_rss_mb": int(rss_o),
                      "girth_peak_rss_mb": int(rss_g)},
-           "sparse": {"sessions": int(sn), "bank_items": 1500, "items_per_session": 25, "seconds": sp,
+           "sparse": {"sessions": int(sn), "bank_items": 1500, "items_per_session": 25, "seconds": sp, "se_seconds": se_s,
                       "read_seconds": sp_read, "cycles": int(sp_cyc), "loglik": float(sp_ll), "peak_rss_mb": int(sp_rss),
                       "file_mb": int(sp_mb)}}, open(path, "w"), indent=2)
 print("wrote", path)

@@ -153,7 +153,7 @@ struct CalibrateCommand: ParsableCommand {
         let status = result.converged
             ? "converged in \(result.cycles) cycles (largest change \(String(format: "%.1e", result.lastChange)) < \(result.options.tolerance))"
             : "NOT CONVERGED after \(result.cycles) cycles (largest change \(String(format: "%.1e", result.lastChange)))"
-        lines.append("\(status); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s")
+        lines.append("\(status); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s (standard errors \(fixed(result.standardErrorSeconds, 2)) s)")
         lines.append("log-likelihood \(fixed(result.logLikelihood, 3))  AIC \(fixed(result.aic, 2))  BIC \(fixed(result.bic, 2))  (\(result.parameterCount) parameters)")
         var priors: [String] = []
         if let p = result.options.guessingPrior, result.model == .threePL { priors.append("c ~ \(p)") }
@@ -204,6 +204,8 @@ struct CalibrationSummary: Encodable {
     var standard_errors: String
     var warnings: [String]
     var read_seconds: Double
+    var fit_seconds: Double
+    var standard_error_seconds: Double
     var elapsed_seconds: Double
 
     init(result: CalibrationResult, report: ResponseFileReport, responsesPath: String, bankPath: String, readSeconds: Double) {
@@ -238,6 +240,8 @@ struct CalibrationSummary: Encodable {
         standard_errors = result.standardErrorMethod
         warnings = result.warnings
         read_seconds = readSeconds
+        fit_seconds = result.elapsedSeconds
+        standard_error_seconds = result.standardErrorSeconds
         elapsed_seconds = result.elapsedSeconds + readSeconds
     }
 

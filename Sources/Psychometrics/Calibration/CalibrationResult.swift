@@ -62,7 +62,9 @@ public struct CalibrationResult: Sendable, Hashable, Codable {
     public var standardErrorMethod: String
     public var options: CalibrationOptions
     public var warnings: [String]
+    /// Wall time of the whole calibration, and of the standard-error step within it.
     public var elapsedSeconds: Double
+    public var standardErrorSeconds: Double
 
     /// The calibrated item parameters in item order, convenient for scoring.
     public var parameters: [ItemParameters] { items.map(\.parameters) }

@@ -101,6 +101,7 @@ public struct EMCalibrator: Sendable {
         let final = engine.eStep()
         var covariance: [Double]?
         var seMethod = "not computed (disabled)"
+        let seStarted = DispatchTime.now().uptimeNanoseconds
         if options.standardErrors {
             var info = engine.observedInformation(final)
             let P = engine.freeParameterCount
@@ -113,6 +114,7 @@ public struct EMCalibrator: Sendable {
             }
         }
 
+        let seSeconds = Double(DispatchTime.now().uptimeNanoseconds - seStarted) / 1e9
         let calibrated = buildItems(engine: engine, data: data, covariance: covariance, warnings: &warnings)
         var latentSD = 1.0, latentSE: Double?
         if options.model == .rasch {
@@ -132,7 +134,7 @@ public struct EMCalibrator: Sendable {
             logLikelihood: ll, parameterCount: k, aic: -2 * ll + 2 * Double(k), bic: -2 * ll + Double(k) * log(Double(data.personCount)),
             cycles: cycles, converged: converged, lastChange: change, logLikelihoodTrace: trace,
             eStep: useDense ? .dense : .sparse, standardErrorMethod: seMethod, options: options,
-            warnings: warnings, elapsedSeconds: elapsed)
+            warnings: warnings, elapsedSeconds: elapsed, standardErrorSeconds: seSeconds)
     }
 
     /// Converts working parameters to (a, b, c) with delta-method standard errors and flags.
