@@ -85,6 +85,44 @@ struct EMRecoveryTests {
         }
     }
 
+    @Test("complete data: the moment-based Louis term equals the per-node one", arguments: [IRTModel.rasch, .twoPL])
+    func completeDataStandardErrors(_ model: IRTModel) throws {
+        // Dense + complete uses the O(N·J²) moment formulation; sparse stacks every node's score.
+        let sim = Simulated(model: model, items: 10, persons: 2000, seed: 21)
+        var options = CalibrationOptions(model: model)
+        options.eStep = .dense
+        let fast = try EMCalibrator(options: options).calibrate(sim.data)
+        options.eStep = .sparse
+        let generic = try EMCalibrator(options: options).calibrate(sim.data)
+        for (x, y) in zip(fast.items, generic.items) {
+            let bx = try #require(x.standardErrors.difficulty), by = try #require(y.standardErrors.difficulty)
+            #expect(bx.isApproximatelyEqual(to: by, relativeTolerance: 1e-7))
+            if model == .twoPL {
+                let ax = try #require(x.standardErrors.discrimination), ay = try #require(y.standardErrors.discrimination)
+                #expect(ax.isApproximatelyEqual(to: ay, relativeTolerance: 1e-7))
+            }
+        }
+        if model == .rasch {
+            let sx = try #require(fast.latentSDStandardError), sy = try #require(generic.latentSDStandardError)
+            #expect(sx.isApproximatelyEqual(to: sy, relativeTolerance: 1e-7))
+        }
+    }
+
+    @Test("2PL with a slope prior: the moment-based Louis term still matches")
+    func completeDataStandardErrorsLogSlope() throws {
+        let sim = Simulated(model: .twoPL, items: 8, persons: 1500, seed: 22)
+        var options = CalibrationOptions(model: .twoPL)
+        options.slopePrior = LogNormalPrior(meanLog: 0, sdLog: 0.5)
+        options.eStep = .dense
+        let fast = try EMCalibrator(options: options).calibrate(sim.data)
+        options.eStep = .sparse
+        let generic = try EMCalibrator(options: options).calibrate(sim.data)
+        for (x, y) in zip(fast.items, generic.items) {
+            #expect((x.standardErrors.discrimination ?? 0).isApproximatelyEqual(to: y.standardErrors.discrimination ?? 1, relativeTolerance: 1e-7))
+            #expect((x.standardErrors.difficulty ?? 0).isApproximatelyEqual(to: y.standardErrors.difficulty ?? 1, relativeTolerance: 1e-7))
+        }
+    }
+
     @Test("automatic E-step: dense at ≥ 15% answered cells, sparse below")
     func automaticStrategy() throws {
         let denser = Simulated(model: .twoPL, items: 40, persons: 800, perSession: 8, seed: 8)   // 20%

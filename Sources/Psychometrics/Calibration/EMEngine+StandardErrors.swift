@@ -75,6 +75,16 @@ extension EMEngine {
         }
 
         // − Σᵢ Cov_post(Sᵢ), Sᵢ(θ_q) = Σⱼ (uᵢⱼ − Pⱼ(θ_q)) hⱼ(θ_q) placed at item j's parameters.
+        if let dense, dense.mask == nil, !model.hasGuessing {
+            let covariance = completeDataScoreCovariance(dense, e, prob: prob)
+            for x in 0..<(2 * J) {
+                for y in 0..<(2 * J) {
+                    let gx = globalIndex(item: x / 2, parameter: x % 2), gy = globalIndex(item: y / 2, parameter: y % 2)
+                    info[gx * P + gy] -= covariance[x * 2 * J + y]
+                }
+            }
+            return info
+        }
         let tables = logTables()
         let persons = data.personCount
         let complete = data.isComplete
@@ -178,5 +188,121 @@ extension EMEngine {
             }
         }
         return info
+    }
+
+    /// Σᵢ Cov_post(Sᵢ) for complete data and c = 0 (Rasch/1PL/2PL), in per-item layout (2J × 2J, index 2j + t,
+    /// t = 0 slope, 1 intercept). There hⱼ(θ) = (αⱼθ, 1) with αⱼ = ∂a/∂s, so every node sum reduces to posterior
+    /// moments μ_m(i) = Σ_q w_iq θ_q^m and products with the item tables:
+    /// ```
+    /// Σᵢ E[SSᵀ]_(j,t)(k,t') = αⱼₜ αₖₜ' C_{eₜ+eₜ'}[j,k],   e₀ = 1, e₁ = 0, αⱼ₁ = 1
+    /// C_m = Uᵀ diag(μ_m) U − T_m − T_mᵀ + Σ_q θ_q^m N_q P_q P_qᵀ,   T_m[j,k] = Σ_q θ_q^m r̄ⱼ(θ_q) Pₖ(θ_q)
+    /// Σᵢ sᵢsᵢᵀ = SᵀS,   S[i, 2j] = αⱼ(uᵢⱼ μ₁(i) − Σ_q w_iq θ_q Pⱼq),   S[i, 2j+1] = uᵢⱼ − Σ_q w_iq Pⱼq
+    /// ```
+    /// Cost O(N·J²) in BLAS products instead of O(N·J²·Q) for stacking every node's score.
+    private func completeDataScoreCovariance(_ dense: DenseResponses, _ e: Expectation, prob: [Double]) -> [Double] {
+        let nq = q, J = itemCount, persons = dense.rows, twoJ = 2 * J
+        let theta = grid.points
+        let tables = logTables()
+        let logit = zip(tables.logP, tables.logQ).map { $0 - $1 }
+        var base = grid.logWeights
+        for j in 0..<J { for t in 0..<nq { base[t] += tables.logQ[j * nq + t] } }
+        let alpha = (0..<J).map { kernel.logSlope ? slope($0) : 1.0 }
+        // P as Q × J (for W·Pᵀ products), and θ-weighted copy.
+        var pT = [Double](repeating: 0, count: nq * J)
+        for j in 0..<J { for t in 0..<nq { pT[t * J + j] = prob[j * nq + t] } }
+        let w = workers
+        let block = DenseResponses.blockRows
+        let blocks = (persons + block - 1) / block
+        // Per worker: T1_0, T1_1, T1_2 (J×J each) and SᵀS (2J×2J, upper).
+        let perWorker = 3 * J * J + twoJ * twoJ
+        var acc = [Double](repeating: 0, count: w * perWorker)
+        acc.withUnsafeMutableBufferPointer { accAll in
+        logit.withUnsafeBufferPointer { logit in
+        base.withUnsafeBufferPointer { base in
+        pT.withUnsafeBufferPointer { pT in
+        dense.u.withUnsafeBufferPointer { u in
+            parallelFor(w) { worker in
+                let mine = accAll.baseAddress! + worker * perWorker
+                let post = UnsafeMutablePointer<Double>.allocate(capacity: block * nq)
+                let postTheta = UnsafeMutablePointer<Double>.allocate(capacity: block * nq)
+                let e0 = UnsafeMutablePointer<Double>.allocate(capacity: block * J)
+                let e1 = UnsafeMutablePointer<Double>.allocate(capacity: block * J)
+                let scaled = UnsafeMutablePointer<Double>.allocate(capacity: block * J)
+                let scores = UnsafeMutablePointer<Double>.allocate(capacity: block * twoJ)
+                let mu1 = UnsafeMutablePointer<Double>.allocate(capacity: block)
+                let mu2 = UnsafeMutablePointer<Double>.allocate(capacity: block)
+                defer { [post, postTheta, e0, e1, scaled, scores, mu1, mu2].forEach { $0.deallocate() } }
+                var b = worker
+                while b < blocks {
+                    let lo = b * block, rows = min(block, persons - lo)
+                    let ub = u.baseAddress! + lo * J
+                    BLAS.gemm(m: rows, n: nq, k: J, a: ub, lda: J, b: logit.baseAddress!, ldb: nq, beta: 0, c: post, ldc: nq)
+                    for i in 0..<rows {
+                        let row = post + i * nq
+                        for t in 0..<nq { row[t] += base[t] }
+                        _ = normalizeLogPosterior(row, nq)
+                        var m1 = 0.0, m2 = 0.0
+                        for t in 0..<nq {
+                            let wt = row[t] * theta[t]
+                            postTheta[i * nq + t] = wt
+                            m1 += wt
+                            m2 += wt * theta[t]
+                        }
+                        mu1[i] = m1
+                        mu2[i] = m2
+                    }
+                    // E_0 = W Pᵀ, E_1 = (W ⊙ θ) Pᵀ  (B × J)
+                    BLAS.gemm(m: rows, n: J, k: nq, a: post, lda: nq, b: pT.baseAddress!, ldb: J, beta: 0, c: e0, ldc: J)
+                    BLAS.gemm(m: rows, n: J, k: nq, a: postTheta, lda: nq, b: pT.baseAddress!, ldb: J, beta: 0, c: e1, ldc: J)
+                    // T1_m += Uᵀ diag(μ_m) U
+                    BLAS.gemm(transposeA: true, m: J, n: J, k: rows, a: ub, lda: J, b: ub, ldb: J, beta: 1, c: mine, ldc: J)
+                    for (m, mu) in [(1, mu1), (2, mu2)] {
+                        for i in 0..<rows { for j in 0..<J { scaled[i * J + j] = ub[i * J + j] * mu[i] } }
+                        BLAS.gemm(transposeA: true, m: J, n: J, k: rows, a: ub, lda: J, b: scaled, ldb: J, beta: 1, c: mine + m * J * J, ldc: J)
+                    }
+                    // Observed scores S (B × 2J), then SᵀS.
+                    for i in 0..<rows {
+                        for j in 0..<J {
+                            let uij = ub[i * J + j]
+                            scores[i * twoJ + 2 * j] = alpha[j] * (uij * mu1[i] - e1[i * J + j])
+                            scores[i * twoJ + 2 * j + 1] = uij - e0[i * J + j]
+                        }
+                    }
+                    BLAS.gemm(transposeA: true, m: twoJ, n: twoJ, k: rows, a: scores, lda: twoJ, b: scores, ldb: twoJ, beta: 1, c: mine + 3 * J * J, ldc: twoJ)
+                    b += w
+                }
+            }
+        }}}}}
+        var total = Array(acc[0..<perWorker])
+        for worker in 1..<max(1, w) { for k in 0..<perWorker { total[k] += acc[worker * perWorker + k] } }
+        // C_m = T1_m − T_m − T_mᵀ + Σ_q θ^m N_q P_q P_qᵀ
+        var c = [[Double]](repeating: [Double](repeating: 0, count: J * J), count: 3)
+        for m in 0..<3 {
+            let powers = theta.map { m == 0 ? 1 : (m == 1 ? $0 : $0 * $0) }
+            for j in 0..<J {
+                for k in 0..<J {
+                    var tm = 0.0, tmT = 0.0, pp = 0.0
+                    for t in 0..<nq {
+                        let pj = prob[j * nq + t], pk = prob[k * nq + t]
+                        tm += powers[t] * e.r[j * nq + t] * pk
+                        tmT += powers[t] * e.r[k * nq + t] * pj
+                        pp += powers[t] * e.n[j * nq + t] * pj * pk
+                    }
+                    c[m][j * J + k] = total[m * J * J + j * J + k] - tm - tmT + pp
+                }
+            }
+        }
+        var covariance = [Double](repeating: 0, count: twoJ * twoJ)
+        let sts = 3 * J * J
+        for x in 0..<twoJ {
+            let j = x / 2, t = x % 2
+            for y in 0..<twoJ {
+                let k = y / 2, t2 = y % 2
+                let power = (t == 0 ? 1 : 0) + (t2 == 0 ? 1 : 0)
+                let scale = (t == 0 ? alpha[j] : 1) * (t2 == 0 ? alpha[k] : 1)
+                covariance[x * twoJ + y] = scale * c[power][j * J + k] - total[sts + x * twoJ + y]
+            }
+        }
+        return covariance
     }
 }
