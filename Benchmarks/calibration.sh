@@ -75,9 +75,9 @@ rows = [
     ("  of which standard errors (Louis)", "%.2f" % se_o, "", "", ""),
     ("dense 2PL %s x 100, girth 0.8.0: fit only" % dn, "%.2f" % girth, "<= 25", "%.2f" % float(ll_g), "%s MB" % rss_g),
     ("  generating parameters", "", "", "%.2f" % float(ll_t), ""),
-    ("  girth / iqscore, with SEs | without", "%.1fx | %.1fx" % (girth / ours, girth / (ours - se_o)), "", "iqscore %+.2f" % (float(ll_o) - float(ll_g)), ""),
+    ("  girth / iqscore, with SEs; without", "%.1fx; %.1fx" % (girth / ours, girth / (ours - se_o)), "", "iqscore %+.2f" % (float(ll_o) - float(ll_g)), ""),
     ("sparse 2PL 1500 items, %s x 25: read + EM + SEs" % sn, "%.2f" % sp, sp_cyc, "%.2f" % float(sp_ll), "%s MB (file %s MB)" % (sp_rss, sp_mb)),
-    ("  of which reading the CSV | SEs", "%.2f | %.2f" % (sp_read, se_s), "", "", ""),
+    ("  of which reading the CSV; SEs", "%.2f; %.2f" % (sp_read, se_s), "", "", ""),
 ]
 w = [max(len(r[k]) for r in rows) for k in range(5)]
 for r in rows:

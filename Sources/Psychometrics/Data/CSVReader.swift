@@ -23,11 +23,13 @@ public final class CSVReader {
     private var nextLine = 1
     private var scratch: [UInt8] = []
 
-    /// Field boundaries of the current record as byte offsets into the buffer; `quoted[i]` says whether the
-    /// field was quoted and may hold `""` escapes.
-    private var starts: [Int] = []
-    private var ends: [Int] = []
-    private var quoted: [Bool] = []
+    /// Field boundaries of the current record as byte offsets into the buffer: field i spans
+    /// `bounds[2i] ..< bounds[2i + 1]`; `quoted[i]` says whether it was quoted (and may hold `""` escapes).
+    /// Raw buffers rather than arrays: this is the per-field hot path.
+    private var bounds: UnsafeMutablePointer<Int>
+    private var quoted: UnsafeMutablePointer<Bool>
+    private var fieldCapacity = 64
+    private var fields = 0
 
     /// 1-based line number on which the current record starts.
     public private(set) var line = 0
@@ -53,6 +55,8 @@ public final class CSVReader {
             fileSize = nil
         }
         self.fd = fd
+        bounds = .allocate(capacity: 2 * fieldCapacity)
+        quoted = .allocate(capacity: fieldCapacity)
         capacity = max(chunkSize, 4096)
         buffer = .allocate(capacity: capacity)
         try fill()
@@ -63,6 +67,27 @@ public final class CSVReader {
     deinit {
         close(fd)
         buffer.deallocate()
+        bounds.deallocate()
+        quoted.deallocate()
+    }
+
+    @inline(__always) private func appendField(_ start: Int, _ end: Int, quoted isQuoted: Bool) {
+        if fields == fieldCapacity {
+            let newCapacity = fieldCapacity * 2
+            let newBounds = UnsafeMutablePointer<Int>.allocate(capacity: 2 * newCapacity)
+            newBounds.update(from: bounds, count: 2 * fields)
+            bounds.deallocate()
+            bounds = newBounds
+            let newQuoted = UnsafeMutablePointer<Bool>.allocate(capacity: newCapacity)
+            newQuoted.update(from: quoted, count: fields)
+            quoted.deallocate()
+            quoted = newQuoted
+            fieldCapacity = newCapacity
+        }
+        bounds[2 * fields] = start
+        bounds[2 * fields + 1] = end
+        quoted[fields] = isQuoted
+        fields += 1
     }
 
     /// Reads more bytes after compacting the unread tail to the front; grows the buffer when a single record
@@ -130,9 +155,7 @@ public final class CSVReader {
         let end = filled
         var p = position
         var lines = 0
-        starts.removeAll(keepingCapacity: true)
-        ends.removeAll(keepingCapacity: true)
-        quoted.removeAll(keepingCapacity: true)
+        fields = 0
 
         // A blank line.
         if buf[p] == UInt8(ascii: "\n") || buf[p] == UInt8(ascii: "\r") {
@@ -169,14 +192,12 @@ public final class CSVReader {
                     }
                     q += 1
                 }
-                starts.append(fieldStart)
-                ends.append(q)
-                quoted.append(true)
+                appendField(fieldStart, q, quoted: true)
                 p = q + 1
                 if p < end {
                     let ch = buf[p]
                     if ch != UInt8(ascii: ",") && ch != UInt8(ascii: "\n") && ch != UInt8(ascii: "\r") {
-                        let column = starts.count
+                        let column = fields
                         throw InputError(file: path, line: nextLine + lines, column: column,
                                          message: "unexpected character '\(Character(Unicode.Scalar(ch)))' after a closing quote; a quoted field must end at a comma or line end")
                     }
@@ -191,9 +212,7 @@ public final class CSVReader {
                     p += 1
                 }
                 if p >= end && !atEOF { return nil }
-                starts.append(fieldStart)
-                ends.append(p)
-                quoted.append(false)
+                appendField(fieldStart, p, quoted: false)
             }
             // Separator or record end.
             if p >= end {
@@ -209,7 +228,7 @@ public final class CSVReader {
                 p += 1
                 if p >= end {
                     if !atEOF { return nil }
-                    starts.append(p); ends.append(p); quoted.append(false)
+                    appendField(p, p, quoted: false)
                     bytesConsumed += p - position
                     position = p
                     line = nextLine
@@ -233,12 +252,13 @@ public final class CSVReader {
     }
 
     /// Number of fields in the current record.
-    public var fieldCount: Int { starts.count }
+    public var fieldCount: Int { fields }
 
     /// Calls `body` with the bytes of field `index` (quotes removed, `""` unescaped).
     @inline(__always)
     public func withField<R>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        let s = starts[index], e = ends[index]
+        precondition(index >= 0 && index < fields, "field \(index) out of range (record has \(fields))")
+        let s = bounds[2 * index], e = bounds[2 * index + 1]
         if !quoted[index] {
             return try body(UnsafeBufferPointer(start: buffer + s, count: e - s))
         }
