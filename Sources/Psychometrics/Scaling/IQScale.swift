@@ -1,0 +1,148 @@
+import Foundation
+
+/// The reference population an IQ is expressed against: θ ~ N(mean, sd²) in that population maps to IQ 100 ± 15.
+/// Named and versioned so every report says which norms were used.
+public struct Norms: Sendable, Hashable, Codable {
+    public var name: String
+    public var version: String
+    /// Mean and SD of θ in the norm population.
+    public var mean: Double
+    public var sd: Double
+
+    public init(name: String, version: String, mean: Double, sd: Double) {
+        self.name = name
+        self.version = version
+        self.mean = mean
+        self.sd = sd
+    }
+
+    /// The calibration population itself: θ ~ N(0, 1).
+    public static let calibrationPopulation = Norms(name: "calibration-population", version: "1", mean: 0, sd: 1)
+
+    public func validationProblems() -> [String] {
+        var problems: [String] = []
+        if name.trimmingCharacters(in: .whitespaces).isEmpty { problems.append("norms need a name") }
+        if version.trimmingCharacters(in: .whitespaces).isEmpty { problems.append("norms need a version") }
+        if !mean.isFinite { problems.append("norms mean must be finite, got \(mean)") }
+        if !(sd > 0 && sd.isFinite) { problems.append("norms sd must be positive and finite, got \(sd)") }
+        return problems
+    }
+
+    /// Reads norms from JSON: `{"name": "...", "version": "...", "mean": 0.1, "sd": 0.95}`.
+    public static func load(json path: String) throws -> Norms {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw InputError(file: path, message: "cannot read the norms file")
+        }
+        let norms: Norms
+        do {
+            norms = try JSONDecoder().decode(Norms.self, from: data)
+        } catch let DecodingError.keyNotFound(key, _) {
+            throw InputError(file: path, message: "norms JSON lacks \"\(key.stringValue)\"; expected {\"name\", \"version\", \"mean\", \"sd\"}")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw InputError(file: path, message: "norms JSON: \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" has the wrong type (name and version are strings, mean and sd numbers)")
+        } catch {
+            throw InputError(file: path, message: "not valid norms JSON: expected {\"name\": string, \"version\": string, \"mean\": number, \"sd\": number}")
+        }
+        let problems = norms.validationProblems()
+        guard problems.isEmpty else { throw InputError(file: path, message: problems.joined(separator: "; ")) }
+        return norms
+    }
+}
+
+/// Conditions attached to a reported score.
+public enum ScoreFlag: String, Sendable, Hashable, Codable, CaseIterable, Comparable {
+    /// The IQ fell below the reported minimum and was raised to it.
+    case clampedLow = "clamped_low"
+    /// The IQ rose above the reported maximum and was lowered to it.
+    case clampedHigh = "clamped_high"
+    /// The SE of θ exceeds the low-precision threshold.
+    case lowPrecision = "low_precision"
+    /// Every answered item correct.
+    case perfectScore = "perfect_score"
+    /// Every answered item wrong.
+    case zeroScore = "zero_score"
+    /// Fewer answered items than the minimum.
+    case fewItems = "few_items"
+    /// θ sits at the estimation bound (e.g. ML for a perfect score).
+    case thetaAtBound = "theta_at_bound"
+
+    public static func < (l: Self, r: Self) -> Bool {
+        allCases.firstIndex(of: l)! < allCases.firstIndex(of: r)!
+    }
+}
+
+/// A score as shown to a person.
+public struct IQScore: Sendable, Hashable, Codable {
+    public var iq: Int
+    /// Confidence interval on the IQ scale (clamped like the IQ).
+    public var low: Int
+    public var high: Int
+    /// Percentile in the norm population, 0.0–100.0, one decimal.
+    public var percentile: Double
+    public var flags: [ScoreFlag]
+}
+
+/// Maps ability estimates to IQ scores.
+///
+/// ```
+/// IQ = 100 + 15 · (θ − μ) / σ
+/// ```
+/// with μ, σ from the norms. The reported IQ is rounded half away from zero (100.5 → 101, 99.5 → 100) and
+/// clamped to [minimumIQ, maximumIQ] (default 40–160) with a flag. The confidence interval is
+/// θ ± z·SE with z = Φ⁻¹((1 + level)/2), mapped and rounded the same way and clamped too. The percentile is
+/// 100·Φ((θ − μ)/σ), rounded to one decimal.
+public struct IQScale: Sendable, Hashable, Codable {
+    public var norms: Norms
+    public var confidenceLevel: Double
+    public var minimumIQ: Int
+    public var maximumIQ: Int
+    /// SE of θ above which a score is flagged `low_precision` (0.5 θ units = 7.5 IQ points).
+    public var lowPrecisionSE: Double
+    /// Fewer answered items than this are flagged `few_items`.
+    public var minimumItems: Int
+
+    public init(norms: Norms = .calibrationPopulation, confidenceLevel: Double = 0.95, minimumIQ: Int = 40,
+                maximumIQ: Int = 160, lowPrecisionSE: Double = 0.5, minimumItems: Int = 10) throws {
+        var problems = norms.validationProblems()
+        if !(confidenceLevel > 0 && confidenceLevel < 1) { problems.append("confidence level must be in (0, 1), got \(confidenceLevel)") }
+        if minimumIQ >= maximumIQ { problems.append("the IQ range must have minimum < maximum, got \(minimumIQ)–\(maximumIQ)") }
+        if !(lowPrecisionSE > 0 && lowPrecisionSE.isFinite) { problems.append("the low-precision SE threshold must be positive, got \(lowPrecisionSE)") }
+        if minimumItems < 1 { problems.append("the minimum number of items must be at least 1, got \(minimumItems)") }
+        guard problems.isEmpty else { throw CalibrationError("invalid IQ scale: " + problems.joined(separator: "; ")) }
+        self.norms = norms
+        self.confidenceLevel = confidenceLevel
+        self.minimumIQ = minimumIQ
+        self.maximumIQ = maximumIQ
+        self.lowPrecisionSE = lowPrecisionSE
+        self.minimumItems = minimumItems
+    }
+
+    /// The unrounded IQ of θ.
+    public func rawIQ(theta: Double) -> Double { 100 + 15 * (theta - norms.mean) / norms.sd }
+
+    /// Reports an ability estimate on the IQ scale.
+    /// - Throws: `CalibrationError` when θ or its SE is not finite, or SE ≤ 0 — never a plausible number.
+    public func score(_ estimate: AbilityEstimate) throws -> IQScore {
+        let theta = estimate.theta, se = estimate.standardError
+        guard theta.isFinite else { throw CalibrationError("θ is \(theta); cannot report an IQ") }
+        guard se.isFinite, se > 0 else { throw CalibrationError("the standard error of θ is \(se); it must be positive and finite") }
+        let z = StandardNormal.quantile(0.5 + confidenceLevel / 2)
+        var flags: [ScoreFlag] = []
+        func rounded(_ x: Double) -> Int {
+            let r = x.rounded(.toNearestOrAwayFromZero)
+            return Int(min(max(r, -1e6), 1e6))
+        }
+        var iq = rounded(rawIQ(theta: theta))
+        if iq < minimumIQ { iq = minimumIQ; flags.append(.clampedLow) }
+        if iq > maximumIQ { iq = maximumIQ; flags.append(.clampedHigh) }
+        let low = min(max(rounded(rawIQ(theta: theta - z * se)), minimumIQ), maximumIQ)
+        let high = min(max(rounded(rawIQ(theta: theta + z * se)), minimumIQ), maximumIQ)
+        if se > lowPrecisionSE { flags.append(.lowPrecision) }
+        if estimate.isPerfect { flags.append(.perfectScore) }
+        if estimate.isZero { flags.append(.zeroScore) }
+        if estimate.itemCount < minimumItems { flags.append(.fewItems) }
+        if estimate.atBound { flags.append(.thetaAtBound) }
+        let percentile = (1000 * StandardNormal.cdf((theta - norms.mean) / norms.sd)).rounded(.toNearestOrAwayFromZero) / 10
+        return IQScore(iq: iq, low: low, high: high, percentile: percentile, flags: flags.sorted())
+    }
+}

@@ -1,0 +1,261 @@
+import Foundation
+
+/// How an ability θ is estimated from one response pattern.
+public enum AbilityMethod: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Expected a posteriori: posterior mean over the quadrature grid; SE = posterior SD (Bock & Mislevy 1982).
+    case eap
+    /// Maximum a posteriori: mode of log L(θ) + log φ((θ − μ)/σ); SE = (I(θ̂) + 1/σ²)^(−1/2).
+    case map
+    /// Maximum likelihood: root of the score Σ (u − P) P′/(P(1 − P)); SE = I(θ̂)^(−1/2). All-correct and
+    /// all-wrong patterns have no finite ML estimate: θ̂ is set to the bound ±B and flagged `atBound`.
+    case ml
+    /// Weighted likelihood (Warm 1989): root of Σ (u − P) P′/(PQ) + J(θ)/(2 I(θ)), with
+    /// J = Σ P′P″/(PQ); finite for perfect and zero scores; SE = I(θ̂)^(−1/2).
+    case wle
+}
+
+/// Options for ability estimation. Defaults: EAP with a N(0, 1) prior, 61 points on [−6, 6].
+public struct AbilityOptions: Sendable, Hashable, Codable {
+    public var method: AbilityMethod = .eap
+    /// Prior mean and SD of θ (EAP, MAP).
+    public var priorMean = 0.0
+    public var priorSD = 1.0
+    /// EAP quadrature: points equally spaced on [−thetaBound, thetaBound].
+    public var quadraturePoints = 61
+    /// ML, MAP and WLE estimates are confined to [−thetaBound, thetaBound] (and flagged when they reach it).
+    public var thetaBound = 6.0
+    /// Root-finding stops when the step is below this.
+    public var tolerance = 1e-9
+
+    public init(method: AbilityMethod = .eap) { self.method = method }
+
+    public func validationProblems() -> [String] {
+        var problems: [String] = []
+        if !(priorSD > 0 && priorSD.isFinite) { problems.append("prior SD must be positive and finite, got \(priorSD)") }
+        if !priorMean.isFinite { problems.append("prior mean must be finite, got \(priorMean)") }
+        if quadraturePoints < 5 || quadraturePoints > 401 { problems.append("quadrature points must be 5…401, got \(quadraturePoints)") }
+        if !(thetaBound > 0 && thetaBound <= 20) { problems.append("theta bound must be in (0, 20], got \(thetaBound)") }
+        if !(tolerance > 0 && tolerance < 1e-2) { problems.append("tolerance must be in (0, 0.01), got \(tolerance)") }
+        return problems
+    }
+}
+
+/// An ability estimate with its standard error.
+public struct AbilityEstimate: Sendable, Hashable, Codable {
+    public var theta: Double
+    public var standardError: Double
+    public var method: AbilityMethod
+    public var itemCount: Int
+    public var correctCount: Int
+    /// The estimate sits at ±thetaBound (ML for an all-correct/all-wrong pattern, or an extreme pattern).
+    public var atBound: Bool
+
+    public init(theta: Double, standardError: Double, method: AbilityMethod, itemCount: Int, correctCount: Int, atBound: Bool) {
+        self.theta = theta
+        self.standardError = standardError
+        self.method = method
+        self.itemCount = itemCount
+        self.correctCount = correctCount
+        self.atBound = atBound
+    }
+
+    public var isPerfect: Bool { itemCount > 0 && correctCount == itemCount }
+    public var isZero: Bool { itemCount > 0 && correctCount == 0 }
+}
+
+/// Estimates abilities for response patterns on a fixed set of items.
+///
+/// Built once from a bank and reused: immutable, `Sendable`, safe to call from many threads at once. EAP reads
+/// precomputed log P / log(1 − P) tables (items × nodes); per call it allocates nothing on the heap for
+/// patterns up to 256 items.
+public struct AbilityEstimator: Sendable {
+    public let parameters: [ItemParameters]
+    public let options: AbilityOptions
+    public let grid: QuadratureGrid
+    private let logP: [Double]
+    private let logQ: [Double]
+    private let logPrior: [Double]
+
+    public init(parameters: [ItemParameters], options: AbilityOptions = AbilityOptions()) throws {
+        let problems = options.validationProblems()
+        guard problems.isEmpty else { throw CalibrationError("invalid scoring options: " + problems.joined(separator: "; ")) }
+        for (j, p) in parameters.enumerated() {
+            guard p.discrimination.isFinite, p.difficulty.isFinite, p.guessing.isFinite, p.guessing >= 0, p.guessing < 1 else {
+                throw CalibrationError("item \(j + 1) has unusable parameters a = \(p.discrimination), b = \(p.difficulty), c = \(p.guessing)")
+            }
+        }
+        self.parameters = parameters
+        self.options = options
+        let grid = QuadratureGrid(count: options.quadraturePoints, bound: options.thetaBound)
+        self.grid = grid
+        let nq = grid.count
+        var lp = [Double](repeating: 0, count: parameters.count * nq), lq = lp
+        for (j, p) in parameters.enumerated() {
+            for t in 0..<nq {
+                let z = p.discrimination * (grid.points[t] - p.difficulty)
+                if p.guessing == 0 {
+                    lp[j * nq + t] = Logistic.logSigmoid(z)
+                    lq[j * nq + t] = Logistic.logSigmoid(-z)
+                } else {
+                    lp[j * nq + t] = log(p.guessing + (1 - p.guessing) * Logistic.sigmoid(z))
+                    lq[j * nq + t] = log1p(-p.guessing) + Logistic.logSigmoid(-z)
+                }
+            }
+        }
+        logP = lp
+        logQ = lq
+        logPrior = grid.points.map { -0.5 * (($0 - options.priorMean) / options.priorSD) * (($0 - options.priorMean) / options.priorSD) }
+    }
+
+    /// Estimates θ from `responses` (0/1) to the items at `items` (indices into `parameters`).
+    /// - Precondition: same lengths, indices in range, responses 0 or 1.
+    public func estimate(items: some Collection<Int>, responses: some Collection<UInt8>) -> AbilityEstimate {
+        precondition(items.count == responses.count, "one response per item, got \(items.count) items and \(responses.count) responses")
+        let n = items.count
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: n) { idx in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: n) { resp in
+                var k = 0
+                for (j, u) in zip(items, responses) {
+                    precondition(j >= 0 && j < parameters.count, "item index \(j) out of range")
+                    precondition(u <= 1, "responses must be 0 or 1, got \(u)")
+                    idx[k] = j
+                    resp[k] = u
+                    k += 1
+                }
+                return estimate(UnsafeBufferPointer(idx), UnsafeBufferPointer(resp))
+            }
+        }
+    }
+
+    /// Pointer-based entry point for batch scoring (no copies).
+    public func estimate(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>) -> AbilityEstimate {
+        let correct = responses.reduce(0) { $0 + Int($1) }
+        switch options.method {
+        case .eap: return eap(items, responses, correct)
+        case .map, .ml, .wle: return root(items, responses, correct)
+        }
+    }
+
+    // MARK: EAP
+
+    private func eap(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ correct: Int) -> AbilityEstimate {
+        let nq = grid.count
+        return withUnsafeTemporaryAllocation(of: Double.self, capacity: nq) { acc in
+            let a = acc.baseAddress!
+            logPrior.withUnsafeBufferPointer { prior in
+                logP.withUnsafeBufferPointer { lp in
+                    logQ.withUnsafeBufferPointer { lq in
+                        a.update(from: prior.baseAddress!, count: nq)
+                        for k in 0..<items.count {
+                            let row = (responses[k] == 1 ? lp.baseAddress! : lq.baseAddress!) + items[k] * nq
+                            for t in 0..<nq { a[t] += row[t] }
+                        }
+                    }
+                }
+            }
+            _ = normalizeLogPosterior(a, nq)
+            var mean = 0.0
+            for t in 0..<nq { mean += a[t] * grid.points[t] }
+            var variance = 0.0
+            for t in 0..<nq {
+                let d = grid.points[t] - mean
+                variance += a[t] * d * d
+            }
+            return AbilityEstimate(theta: mean, standardError: variance.squareRoot(), method: .eap,
+                                   itemCount: items.count, correctCount: correct, atBound: false)
+        }
+    }
+
+    // MARK: ML, MAP, WLE
+
+    /// Score-type quantities at θ: the estimating function g(θ), the test information I(θ), and the objective
+    /// whose maximiser is the root (used to choose among several roots).
+    @inline(__always)
+    private func evaluate(_ theta: Double, _ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>)
+        -> (g: Double, info: Double, objective: Double)
+    {
+        var score = 0.0, info = 0.0, warm = 0.0, loglik = 0.0
+        for k in 0..<items.count {
+            let p = parameters[items[k]]
+            let a = p.discrimination, c = p.guessing
+            let z = a * (theta - p.difficulty)
+            let psi = Logistic.sigmoid(z), psiBar = Logistic.sigmoid(-z)
+            let prob = c + (1 - c) * psi, qrob = (1 - c) * psiBar
+            let dP = (1 - c) * a * psi * psiBar                 // P′
+            let d2P = dP * a * (psiBar - psi)                     // P″
+            let u = Double(responses[k])
+            // (u − P) P′ / (P Q), with P′/(PQ) = a ψ / P (stable for c = 0 and c > 0).
+            let h = a * psi / prob
+            score += (u - prob) * h
+            info += dP * h                                        // P′² / (P Q)
+            warm += d2P * h                                       // P′ P″ / (P Q)
+            loglik += responses[k] == 1 ? log(prob) : log(qrob)
+        }
+        switch options.method {
+        case .ml:
+            return (score, info, loglik)
+        case .map:
+            let z = (theta - options.priorMean) / options.priorSD
+            return (score - z / options.priorSD, info + 1 / (options.priorSD * options.priorSD), loglik - 0.5 * z * z)
+        case .wle:
+            return (score + (info > 0 ? warm / (2 * info) : 0), info, loglik + 0.5 * log(max(info, 1e-300)))
+        case .eap:
+            preconditionFailure("EAP has no estimating equation")
+        }
+    }
+
+    /// Finds the root of g on [−B, B]: a coarse scan picks the bracket around the largest objective (so a 3PL
+    /// pattern with several roots gets the global maximiser), then safeguarded Newton (bisection when a Newton
+    /// step leaves the bracket) refines it.
+    private func root(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ correct: Int) -> AbilityEstimate {
+        let bound = options.thetaBound
+        func result(_ theta: Double, atBound: Bool) -> AbilityEstimate {
+            let info = evaluate(theta, items, responses).info
+            let se = info > 0 ? 1 / info.squareRoot() : .infinity
+            return AbilityEstimate(theta: theta, standardError: se, method: options.method, itemCount: items.count,
+                                   correctCount: correct, atBound: atBound)
+        }
+        if items.isEmpty {
+            return result(options.method == .map ? options.priorMean : 0, atBound: false)
+        }
+        // Coarse scan.
+        let steps = 24
+        let h = 2 * bound / Double(steps)
+        var best = 0, bestValue = -Double.infinity
+        var values = [(g: Double, objective: Double)]()
+        values.reserveCapacity(steps + 1)
+        for s in 0...steps {
+            let v = evaluate(-bound + Double(s) * h, items, responses)
+            values.append((v.g, v.objective))
+            if v.objective > bestValue { bestValue = v.objective; best = s }
+        }
+        // Monotone-in-the-limit checks: the maximiser at an end with g still pointing outwards is a boundary
+        // estimate (ML for all-correct / all-wrong patterns).
+        if best == steps && values[steps].g >= 0 { return result(bound, atBound: true) }
+        if best == 0 && values[0].g <= 0 { return result(-bound, atBound: true) }
+        // Bracket [lo, hi] with g(lo) > 0 > g(hi) around the best scan point.
+        var lo = -bound + Double(max(best - 1, 0)) * h, hi = -bound + Double(min(best + 1, steps)) * h
+        var gLo = values[max(best - 1, 0)].g, gHi = values[min(best + 1, steps)].g
+        if !(gLo >= 0 && gHi <= 0) {
+            // Fall back to the first sign change from + to − anywhere.
+            guard let s = (0..<steps).first(where: { values[$0].g >= 0 && values[$0 + 1].g <= 0 }) else {
+                let theta = -bound + Double(best) * h
+                return result(theta, atBound: best == 0 || best == steps)
+            }
+            lo = -bound + Double(s) * h; hi = lo + h
+            gLo = values[s].g; gHi = values[s + 1].g
+        }
+        var theta = 0.5 * (lo + hi)
+        for _ in 0..<100 {
+            let v = evaluate(theta, items, responses)
+            if v.g > 0 { lo = theta } else { hi = theta }
+            // Newton with the (expected) information as the slope of g.
+            var next = v.info > 0 ? theta + v.g / v.info : .nan
+            if !(next > lo && next < hi) { next = 0.5 * (lo + hi) }
+            if abs(next - theta) < options.tolerance || hi - lo < options.tolerance { theta = next; break }
+            theta = next
+        }
+        let atBound = abs(theta) >= bound - 1e-6
+        return result(theta, atBound: atBound)
+    }
+}
