@@ -6,6 +6,7 @@ import Psychometrics
 enum ExitStatus {
     static let success: Int32 = 0
     static let failure: Int32 = 1
+    static let someRejected: Int32 = 2
     static let notConverged: Int32 = 3
 }
 

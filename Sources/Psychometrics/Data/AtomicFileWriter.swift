@@ -70,6 +70,15 @@ public final class AtomicFileWriter {
         buffer.removeAll(keepingCapacity: true)
     }
 
+    /// Discards everything written so far (the temporary file is truncated), so a run can start over.
+    public func reset() throws {
+        buffer.removeAll(keepingCapacity: true)
+        guard temporaryPath != nil else { return }
+        guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else {
+            throw InputError(file: path, message: "cannot rewind the temporary output: \(String(cString: strerror(errno)))")
+        }
+    }
+
     /// Flushes, syncs and atomically renames the temporary file to `path`.
     public func commit() throws {
         try flush()

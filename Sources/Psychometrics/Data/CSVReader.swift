@@ -71,9 +71,9 @@ public final class CSVReader {
         quoted.deallocate()
     }
 
-    @inline(__always) private func appendField(_ start: Int, _ end: Int, quoted isQuoted: Bool) {
-        if fields == fieldCapacity {
-            let newCapacity = fieldCapacity * 2
+    /// Grows the field-bound buffers (rare: records wider than any before).
+    private func growFields() {
+        let newCapacity = fieldCapacity * 2
             let newBounds = UnsafeMutablePointer<Int>.allocate(capacity: 2 * newCapacity)
             newBounds.update(from: bounds, count: 2 * fields)
             bounds.deallocate()
@@ -82,12 +82,7 @@ public final class CSVReader {
             newQuoted.update(from: quoted, count: fields)
             quoted.deallocate()
             quoted = newQuoted
-            fieldCapacity = newCapacity
-        }
-        bounds[2 * fields] = start
-        bounds[2 * fields + 1] = end
-        quoted[fields] = isQuoted
-        fields += 1
+        fieldCapacity = newCapacity
     }
 
     /// Reads more bytes after compacting the unread tail to the front; grows the buffer when a single record
@@ -155,7 +150,21 @@ public final class CSVReader {
         let end = filled
         var p = position
         var lines = 0
-        fields = 0
+        // Field bookkeeping in locals (class properties cost an exclusivity check per access).
+        var nf = 0
+        var bnd = bounds, qtd = quoted, cap = fieldCapacity
+        defer { fields = nf }
+        @inline(__always) func appendField(_ start: Int, _ stop: Int, quoted isQuoted: Bool) {
+            if nf == cap {
+                fields = nf
+                growFields()
+                bnd = bounds; qtd = quoted; cap = fieldCapacity
+            }
+            bnd[2 * nf] = start
+            bnd[2 * nf + 1] = stop
+            qtd[nf] = isQuoted
+            nf += 1
+        }
 
         // A blank line.
         if buf[p] == UInt8(ascii: "\n") || buf[p] == UInt8(ascii: "\r") {
@@ -197,7 +206,7 @@ public final class CSVReader {
                 if p < end {
                     let ch = buf[p]
                     if ch != UInt8(ascii: ",") && ch != UInt8(ascii: "\n") && ch != UInt8(ascii: "\r") {
-                        let column = fields
+                        let column = nf
                         throw InputError(file: path, line: nextLine + lines, column: column,
                                          message: "unexpected character '\(Character(Unicode.Scalar(ch)))' after a closing quote; a quoted field must end at a comma or line end")
                     }

@@ -45,7 +45,7 @@ public struct ItemBank: Sendable, Hashable, Codable {
 
     /// The bank of a calibration, with metadata joined by item id.
     public init(calibration: CalibrationResult, metadata: ItemMetadata? = nil) {
-        self.metadataColumns = metadata?.columns ?? []
+        self.metadataColumns = (metadata?.columns ?? []).filter { !Self.coreColumns.contains($0) }
         self.items = calibration.items.map { item in
             BankItem(itemID: item.itemID, model: calibration.model, parameters: item.parameters,
                      standardErrors: item.standardErrors, responses: item.responses, pValue: item.pValue,

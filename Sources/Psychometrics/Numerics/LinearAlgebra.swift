@@ -93,8 +93,9 @@ func parallelFor(_ workers: Int, _ body: (Int) -> Void) {
     }
 }
 
-/// Carries a closure into `concurrentPerform`; each worker touches only its own slice of shared buffers.
-private struct UncheckedSendableBox<T>: @unchecked Sendable {
+/// Carries a value into a concurrent closure when the code guarantees exclusive use (each worker touches only
+/// its own slice of shared buffers; a batch is handed over to one background task and read back after it ends).
+struct UncheckedSendableBox<T>: @unchecked Sendable {
     let value: T
     init(_ value: T) { self.value = value }
 }

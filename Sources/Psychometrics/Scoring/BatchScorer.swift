@@ -1,0 +1,565 @@
+import Foundation
+
+/// Output formats of `BatchScorer`.
+public enum ScoreOutputFormat: String, Sendable, Hashable, Codable, CaseIterable {
+    case csv, jsonl
+}
+
+/// A session that was read but not scored, with where and why.
+public struct RejectedSession: Sendable, Hashable {
+    public var sessionID: String
+    public var file: String
+    public var line: Int?
+    public var column: Int?
+    public var reason: String
+}
+
+/// Counts of one batch-scoring run. `sessionsRead == sessionsScored + sessionsRejected` always holds.
+public struct BatchScoringReport: Sendable, Hashable {
+    public var files = 0
+    public var rowsRead = 0
+    public var blankResponses = 0
+    public var bytesRead = 0
+    public var sessionsRead = 0
+    public var sessionsScored = 0
+    public var sessionsRejected = 0
+    /// Rows of some session were not contiguous: the files were read again and regrouped in memory.
+    public var regrouped = false
+    /// How many scored sessions carry each flag.
+    public var flagCounts: [ScoreFlag: Int] = [:]
+    public var seconds = 0.0
+}
+
+/// Progress of a running batch, for display.
+public struct BatchProgress: Sendable {
+    public var bytesRead: Int
+    public var totalBytes: Int?
+    public var rows: Int
+    public var sessions: Int
+    public var seconds: Double
+}
+
+/// Scores files of sessions (long or wide CSV, as `ResponseMatrix.load` reads them) into a score file and a
+/// reject file.
+///
+/// Streaming: while each session's rows are contiguous, memory stays bounded (one batch of sessions). A
+/// session whose rows reappear later is detected (64-bit hashes of finished session ids); the run then starts
+/// over, reading the files again and grouping rows by session in memory, so interleaved input is still scored
+/// correctly. Scores come out one row per session in order of first appearance; sessions are scored in
+/// parallel batches. Every session read ends up in the scores or in the rejects, with file, line, column and
+/// reason.
+public final class BatchScorer {
+    public let scorer: SessionScorer
+    public let fileOptions: ResponseFileOptions
+    public let format: ScoreOutputFormat
+    public var batchSize = 16384
+    public var workers = ProcessInfo.processInfo.activeProcessorCount
+
+    public init(scorer: SessionScorer, fileOptions: ResponseFileOptions = ResponseFileOptions(), format: ScoreOutputFormat = .csv) {
+        self.scorer = scorer
+        self.fileOptions = fileOptions
+        self.format = format
+    }
+
+    /// The score file's header line (CSV) or nothing (JSON Lines).
+    public var header: String {
+        guard format == .csv else { return "" }
+        var columns = ["session_id", "n_items", "n_correct", "theta", "se", "iq", "iq_low", "iq_high", "percentile", "method", "flags", "norms"]
+        for d in scorer.domains { columns += ["\(d)_correct", "\(d)_answered"] }
+        return columns.map(csvField).joined(separator: ",") + "\n"
+    }
+
+    public static let rejectHeader = "session_id,file,line,column,reason\n"
+
+    fileprivate struct Regroup: Error {}
+
+    /// Runs the batch. `scores` and `rejects` receive the header and rows (and are `reset()` if the run has to
+    /// regroup); the caller commits them.
+    public func run(inputs: [String], scores: AtomicFileWriter, rejects: AtomicFileWriter,
+                    progress: ((BatchProgress) -> Void)? = nil) throws -> BatchScoringReport {
+        let started = Date()
+        do {
+            var state = try RunState(owner: self, inputs: inputs, scores: scores, rejects: rejects, gather: false, progress: progress, started: started)
+            try state.readAll()
+            return state.finish()
+        } catch is Regroup {
+            try scores.reset()
+            try rejects.reset()
+            var state = try RunState(owner: self, inputs: inputs, scores: scores, rejects: rejects, gather: true, progress: progress, started: started)
+            try state.readAll()
+            try state.replayGathered()
+            var report = state.finish()
+            report.regrouped = true
+            return report
+        }
+    }
+
+    // MARK: - One pass over the inputs
+
+    fileprivate struct RunState {
+        let owner: BatchScorer
+        let inputs: [String]
+        let scores: AtomicFileWriter
+        let rejects: AtomicFileWriter
+        let gather: Bool
+        let progress: ((BatchProgress) -> Void)?
+        let started: Date
+        var report = BatchScoringReport()
+        let totalBytes: Int?
+        var bytesBefore = 0
+        var lastProgress = Date()
+
+        // The open session (streaming) or the one being replayed (gather).
+        var currentID: [UInt8] = []
+        var hasCurrent = false
+        var current = OpenSession()
+        var seenHashes = Set<Int>()
+        var ordinal = 0
+        var stamp: [Int]
+        var stampLine: [Int]
+
+        // Gather mode: every event by session.
+        var gatherIndex: [String: Int] = [:]
+        var gatherSessions: [(id: String, file: Int, line: Int)] = []
+        var events: [(session: Int32, item: Int32, value: UInt8, kind: UInt8, file: Int16, line: Int, column: Int32)] = []
+        var eventReasons: [Int: String] = [:]
+
+        var batch = Batch()
+
+        init(owner: BatchScorer, inputs: [String], scores: AtomicFileWriter, rejects: AtomicFileWriter, gather: Bool,
+             progress: ((BatchProgress) -> Void)?, started: Date) throws {
+            self.owner = owner
+            self.inputs = inputs
+            self.scores = scores
+            self.rejects = rejects
+            self.gather = gather
+            self.progress = progress
+            self.started = started
+            var total = 0
+            var known = true
+            for path in inputs {
+                if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int { total += size } else { known = false }
+            }
+            totalBytes = known ? total : nil
+            stamp = [Int](repeating: -1, count: owner.scorer.bank.items.count)
+            stampLine = stamp
+            report.files = inputs.count
+            try scores.write(owner.header)
+            try rejects.write(BatchScorer.rejectHeader)
+        }
+
+        struct OpenSession {
+            var id = ""
+            var file = 0
+            var line = 0
+            var error: (reason: String, line: Int, column: Int?)?
+            var items: [Int] = []
+            var responses: [UInt8] = []
+        }
+
+        // Event kinds.
+        static let touch: UInt8 = 0, response: UInt8 = 1, blank: UInt8 = 2, failure: UInt8 = 3
+
+        mutating func readAll() throws {
+            for (fileIndex, path) in inputs.enumerated() {
+                let reader = try CSVReader(path: path)
+                try readFile(reader, fileIndex: fileIndex)
+                bytesBefore += reader.bytesConsumed
+            }
+            report.bytesRead = bytesBefore
+            if !gather {
+                try closeCurrent()
+                try flush()
+                try drainPending()
+            }
+        }
+
+        mutating func readFile(_ reader: CSVReader, fileIndex: Int) throws {
+            let path = reader.path
+            guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a header row") }
+            let header = reader.strings().map { $0.trimmingCharacters(in: .whitespaces) }
+            let options = owner.fileOptions
+            let hasLong = header.contains(options.sessionColumn) && header.contains(options.itemColumn)
+            let layout = options.layout ?? (hasLong ? .long : .wide)
+            let table = owner.scorer.itemTable
+            if layout == .long {
+                func column(_ name: String, _ role: String) throws -> Int {
+                    guard let c = header.firstIndex(of: name) else {
+                        throw InputError(file: path, line: reader.line,
+                                         message: "no \(role) column '\(name)' in the header (\(header.joined(separator: ","))); name it with --\(role)-column")
+                    }
+                    return c
+                }
+                let sc = try column(options.sessionColumn, "session"), ic = try column(options.itemColumn, "item"), rc = try column(options.responseColumn, "response")
+                let needed = max(sc, ic, rc) + 1
+                while try reader.nextRow() {
+                    report.rowsRead += 1
+                    let line = reader.line
+                    if reader.fieldCount <= sc {
+                        try orphan(file: fileIndex, line: line, column: reader.fieldCount,
+                                   reason: "malformed row: expected at least \(needed) fields (header has \(header.count)), found \(reader.fieldCount); no session id")
+                        continue
+                    }
+                    try reader.withField(sc) { try enter(session: $0.trimmingSpaces(), file: fileIndex, line: line) }
+                    if reader.fieldCount < needed {
+                        try event(Self.failure, file: fileIndex, line: line, column: reader.fieldCount,
+                                  reason: "malformed row: expected at least \(needed) fields (header has \(header.count)), found \(reader.fieldCount)")
+                        continue
+                    }
+                    let cell = reader.withField(rc) { ResponseCell.parse($0) }
+                    if cell == .missing { report.blankResponses += 1; try event(Self.blank, file: fileIndex, line: line); continue }
+                    if cell == .invalid {
+                        try event(Self.failure, file: fileIndex, line: line, column: rc + 1,
+                                  reason: "\(options.responseColumn) '\(reader.string(rc).escapingControlCharacters)' is not a response; allowed: \(ResponseCell.allowedDescription)")
+                        continue
+                    }
+                    guard let j = reader.withField(ic, { table.index(of: $0.trimmingSpaces()) }) else {
+                        try event(Self.failure, file: fileIndex, line: line, column: ic + 1,
+                                  reason: "unknown item id '\(reader.string(ic).trimmingCharacters(in: .whitespaces).escapingControlCharacters)' (not in the bank)")
+                        continue
+                    }
+                    try event(Self.response, item: j, value: cell == .correct ? 1 : 0, file: fileIndex, line: line, column: ic + 1)
+                    maybeProgress(reader)
+                }
+            } else {
+                let first = header.first ?? ""
+                let hasID = first == options.sessionColumn || ResponseFileOptions.wideIDNames.contains(first.lowercased())
+                let itemStart = hasID ? 1 : 0
+                guard header.count > itemStart else { throw InputError(file: path, line: reader.line, message: "the header names no item columns") }
+                let columnItem: [Int?] = header.map { table.index(of: $0) }
+                var row = 0
+                let prefix = inputs.count > 1 ? (path as NSString).lastPathComponent + ":" : ""
+                while try reader.nextRow() {
+                    report.rowsRead += 1
+                    row += 1
+                    let line = reader.line
+                    if hasID {
+                        try reader.withField(0) { try enter(session: $0.trimmingSpaces(), file: fileIndex, line: line) }
+                    } else {
+                        var id = Array((prefix + String(row)).utf8)
+                        try id.withUnsafeBufferPointer { try enter(session: $0, file: fileIndex, line: line) }
+                    }
+                    try event(Self.touch, file: fileIndex, line: line)
+                    if reader.fieldCount != header.count {
+                        try event(Self.failure, file: fileIndex, line: line, column: min(reader.fieldCount, header.count) + 1,
+                                  reason: "malformed row: expected \(header.count) fields as in the header, found \(reader.fieldCount)")
+                        if !gather { try closeCurrent() }
+                        continue
+                    }
+                    for c in itemStart..<header.count {
+                        let cell = reader.withField(c) { ResponseCell.parse($0) }
+                        switch cell {
+                        case .missing: continue
+                        case .invalid:
+                            try event(Self.failure, file: fileIndex, line: line, column: c + 1,
+                                      reason: "column '\(header[c])': '\(reader.string(c).escapingControlCharacters)' is not a response; allowed: \(ResponseCell.allowedDescription)")
+                        case .correct, .incorrect:
+                            guard let j = columnItem[c] else {
+                                try event(Self.failure, file: fileIndex, line: line, column: c + 1, reason: "unknown item id '\(header[c].escapingControlCharacters)' (column \(c + 1) is not in the bank)")
+                                continue
+                            }
+                            try event(Self.response, item: j, value: cell == .correct ? 1 : 0, file: fileIndex, line: line, column: c + 1)
+                        }
+                    }
+                    if !gather { try closeCurrent() }
+                    maybeProgress(reader)
+                }
+            }
+        }
+
+        mutating func maybeProgress(_ reader: CSVReader) {
+            guard let progress, report.rowsRead & 0xFFFF == 0 else { return }
+            let now = Date()
+            guard now.timeIntervalSince(lastProgress) >= 0.25 else { return }
+            lastProgress = now
+            progress(BatchProgress(bytesRead: bytesBefore + reader.bytesConsumed, totalBytes: totalBytes, rows: report.rowsRead,
+                                   sessions: report.sessionsRead + (hasCurrent ? 1 : 0), seconds: now.timeIntervalSince(started)))
+        }
+
+        /// A row that belongs to the session with these id bytes.
+        mutating func enter(session bytes: UnsafeBufferPointer<UInt8>, file: Int, line: Int) throws {
+            if gather {
+                let id = String(decoding: bytes, as: UTF8.self)
+                if let s = gatherIndex[id] { ordinal = s } else {
+                    ordinal = gatherSessions.count
+                    gatherIndex[id] = ordinal
+                    gatherSessions.append((id, file, line))
+                }
+                return
+            }
+            if hasCurrent && bytes.count == currentID.count
+                && (bytes.count == 0 || currentID.withUnsafeBufferPointer { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
+                return
+            }
+            try closeCurrent()
+            let h = ByteKeyTable.hash(bytes)
+            if !seenHashes.insert(h).inserted { throw Regroup() }
+            currentID.removeAll(keepingCapacity: true)
+            currentID.append(contentsOf: bytes)
+            ordinal += 1
+            hasCurrent = true
+            current = OpenSession(id: String(decoding: bytes, as: UTF8.self), file: file, line: line)
+        }
+
+        /// A row with no session id at all: rejected on its own.
+        mutating func orphan(file: Int, line: Int, column: Int, reason: String) throws {
+            if !gather { try closeCurrent() }
+            if gather {
+                ordinal = gatherSessions.count
+                gatherSessions.append(("", file, line))
+                try event(Self.failure, file: file, line: line, column: column, reason: reason)
+                return
+            }
+            ordinal += 1
+            current = OpenSession(id: "", file: file, line: line, error: (reason, line, column))
+            hasCurrent = true
+            currentID = []
+            try closeCurrent()
+        }
+
+        mutating func event(_ kind: UInt8, item: Int = -1, value: UInt8 = 0, file: Int, line: Int, column: Int? = nil, reason: String? = nil) throws {
+            if gather {
+                if let reason { eventReasons[events.count] = reason }
+                events.append((Int32(ordinal), Int32(item), value, kind, Int16(file), line, Int32(column ?? 0)))
+                return
+            }
+            apply(kind, item: item, value: value, line: line, column: column, reason: reason)
+        }
+
+        mutating func apply(_ kind: UInt8, item: Int, value: UInt8, line: Int, column: Int?, reason: String?) {
+            switch kind {
+            case Self.response:
+                if stamp[item] == ordinal {
+                    if current.error == nil {
+                        current.error = ("item '\(owner.scorer.bank.items[item].itemID)' answered twice in the session (first on line \(stampLine[item]))", line, column)
+                    }
+                    return
+                }
+                stamp[item] = ordinal
+                stampLine[item] = line
+                current.items.append(item)
+                current.responses.append(value)
+            case Self.failure:
+                if current.error == nil { current.error = (reason ?? "invalid row", line, column) }
+            default:
+                break
+            }
+        }
+
+        mutating func closeCurrent() throws {
+            guard hasCurrent else { return }
+            hasCurrent = false
+            batch.append(current)
+            report.sessionsRead += 1
+            if batch.count >= owner.batchSize { try flush() }
+        }
+
+        /// Gather mode: replay each session's events in first-appearance order.
+        mutating func replayGathered() throws {
+            let sessions = gatherSessions.count
+            var counts = [Int](repeating: 0, count: sessions + 1)
+            for e in events { counts[Int(e.session) + 1] += 1 }
+            for s in 0..<sessions { counts[s + 1] += counts[s] }
+            var order = [Int](repeating: 0, count: events.count)
+            var next = counts
+            for (k, e) in events.enumerated() { order[next[Int(e.session)]] = k; next[Int(e.session)] += 1 }
+            for s in 0..<sessions {
+                let info = gatherSessions[s]
+                ordinal = s
+                current = OpenSession(id: info.id, file: info.file, line: info.line)
+                hasCurrent = true
+                for k in counts[s]..<counts[s + 1] {
+                    let e = events[order[k]]
+                    apply(e.kind, item: Int(e.item), value: e.value, line: e.line, column: e.column == 0 ? nil : Int(e.column), reason: eventReasons[order[k]])
+                }
+                try closeCurrent()
+            }
+            try flush()
+            try drainPending()
+        }
+
+        /// Hands the full batch to a background task (scoring runs while the next batch is parsed); the previous
+        /// batch's output is written first, so output order is input order.
+        mutating func flush() throws {
+            guard batch.count > 0 else { return }
+            try drainPending()
+            let box = UncheckedSendableBox((owner, batch, PendingBatch()))
+            let group = DispatchGroup()
+            group.enter()
+            DispatchQueue.global().async {
+                let (owner, work, slot) = box.value
+                slot.result = owner.process(work)
+                group.leave()
+            }
+            pending = (group, box.value.2)
+            batch = Batch()
+        }
+
+        var pending: (group: DispatchGroup, slot: PendingBatch)?
+
+        /// Waits for the batch in flight, then writes its scores and rejects.
+        mutating func drainPending() throws {
+            guard let (group, slot) = pending else { return }
+            group.wait()
+            pending = nil
+            guard let result = slot.result else { return }
+            for chunk in result.rows { try chunk.withUnsafeBufferPointer { try scores.write(bytes: $0) } }
+            for reject in result.rejects {
+                let r = RejectedSession(sessionID: reject.id, file: inputs[reject.file], line: reject.line, column: reject.column, reason: reject.reason)
+                try rejects.write(BatchScorer.rejectLine(r))
+            }
+            report.sessionsScored += result.scored
+            report.sessionsRejected += result.rejects.count
+            for (flag, n) in result.flags { report.flagCounts[flag, default: 0] += n }
+        }
+
+        mutating func finish() -> BatchScoringReport {
+            report.seconds = Date().timeIntervalSince(started)
+            return report
+        }
+    }
+
+    /// Where a background task leaves a processed batch.
+    fileprivate final class PendingBatch {
+        var result: BatchResult?
+    }
+
+    /// A batch of parsed sessions in compact form.
+    fileprivate struct Batch {
+        var ids: [String] = []
+        var files: [Int] = []
+        var lines: [Int] = []
+        var errors: [(reason: String, line: Int, column: Int?)?] = []
+        var offsets: [Int] = [0]
+        var items: [Int] = []
+        var responses: [UInt8] = []
+        var count: Int { ids.count }
+
+        mutating func append(_ s: RunState.OpenSession) {
+            ids.append(s.id)
+            files.append(s.file)
+            lines.append(s.line)
+            errors.append(s.error)
+            items.append(contentsOf: s.items)
+            responses.append(contentsOf: s.responses)
+            offsets.append(items.count)
+        }
+    }
+
+    fileprivate struct BatchResult {
+        var rows: [[UInt8]]
+        var rejects: [(id: String, file: Int, line: Int, column: Int?, reason: String)]
+        var scored: Int
+        var flags: [ScoreFlag: Int]
+    }
+
+    /// Scores a batch in parallel chunks; output rows keep the batch order.
+    fileprivate func process(_ batch: Batch) -> BatchResult {
+        let n = batch.count
+        let chunks = min(n, max(1, workers * 4))
+        var rows = [[UInt8]](repeating: [], count: chunks)
+        var rejects = [[(id: String, file: Int, line: Int, column: Int?, reason: String)]](repeating: [], count: chunks)
+        var flagCounts = [[Int]](repeating: [Int](repeating: 0, count: ScoreFlag.allCases.count), count: chunks)
+        let normsLabel = scorer.scale.norms.name + "@" + scorer.scale.norms.version
+        let method = scorer.estimator.options.method.rawValue
+        rows.withUnsafeMutableBufferPointer { rowsOut in
+        rejects.withUnsafeMutableBufferPointer { rejectsOut in
+        flagCounts.withUnsafeMutableBufferPointer { flagsOut in
+        batch.items.withUnsafeBufferPointer { items in
+        batch.responses.withUnsafeBufferPointer { responses in
+            parallelFor(chunks) { c in
+                let lo = n * c / chunks, hi = n * (c + 1) / chunks
+                var out: [UInt8] = []
+                out.reserveCapacity((hi - lo) * 96)
+                var localRejects: [(id: String, file: Int, line: Int, column: Int?, reason: String)] = []
+                var localFlags = [Int](repeating: 0, count: ScoreFlag.allCases.count)
+                for s in lo..<hi {
+                    if let error = batch.errors[s] {
+                        localRejects.append((batch.ids[s], batch.files[s], error.line, error.column, error.reason))
+                        continue
+                    }
+                    let range = batch.offsets[s]..<batch.offsets[s + 1]
+                    do {
+                        let result = try scorer.score(UnsafeBufferPointer(rebasing: items[range]), UnsafeBufferPointer(rebasing: responses[range]))
+                        for flag in result.score.flags { localFlags[ScoreFlag.allCases.firstIndex(of: flag)!] += 1 }
+                        appendRow(id: batch.ids[s], result, method: method, norms: normsLabel, to: &out)
+                    } catch {
+                        localRejects.append((batch.ids[s], batch.files[s], batch.lines[s], nil, "\(error)"))
+                    }
+                }
+                rowsOut[c] = out
+                rejectsOut[c] = localRejects
+                flagsOut[c] = localFlags
+            }
+        }}}}}
+        var flags: [ScoreFlag: Int] = [:]
+        for (k, flag) in ScoreFlag.allCases.enumerated() {
+            let total = flagCounts.reduce(0) { $0 + $1[k] }
+            if total > 0 { flags[flag] = total }
+        }
+        let allRejects = rejects.flatMap { $0 }
+        return BatchResult(rows: rows, rejects: allRejects, scored: n - allRejects.count, flags: flags)
+    }
+
+    private func appendRow(id: String, _ r: SessionScore, method: String, norms: String, to out: inout [UInt8]) {
+        let e = r.estimate, s = r.score
+        switch format {
+        case .csv:
+            ScoreText.appendCSVField(id, to: &out); out.append(44)
+            ScoreText.appendInt(e.itemCount, to: &out); out.append(44)
+            ScoreText.appendInt(e.correctCount, to: &out); out.append(44)
+            ScoreText.appendFixed(e.theta, decimals: 4, to: &out); out.append(44)
+            ScoreText.appendFixed(e.standardError, decimals: 4, to: &out); out.append(44)
+            ScoreText.appendInt(s.iq, to: &out); out.append(44)
+            ScoreText.appendInt(s.low, to: &out); out.append(44)
+            ScoreText.appendInt(s.high, to: &out); out.append(44)
+            ScoreText.appendFixed(s.percentile, decimals: 1, to: &out); out.append(44)
+            out.append(contentsOf: method.utf8); out.append(44)
+            for (k, flag) in s.flags.enumerated() {
+                if k > 0 { out.append(UInt8(ascii: ";")) }
+                out.append(contentsOf: flag.rawValue.utf8)
+            }
+            out.append(44)
+            ScoreText.appendCSVField(norms, to: &out)
+            for d in 0..<scorer.domains.count {
+                out.append(44); ScoreText.appendInt(r.domainCorrect[d], to: &out)
+                out.append(44); ScoreText.appendInt(r.domainAnswered[d], to: &out)
+            }
+            out.append(10)
+        case .jsonl:
+            out.append(contentsOf: Array("{\"session_id\":".utf8)); ScoreText.appendJSONString(id, to: &out)
+            out.append(contentsOf: Array(",\"n_items\":".utf8)); ScoreText.appendInt(e.itemCount, to: &out)
+            out.append(contentsOf: Array(",\"n_correct\":".utf8)); ScoreText.appendInt(e.correctCount, to: &out)
+            out.append(contentsOf: Array(",\"theta\":".utf8)); ScoreText.appendFixed(e.theta, decimals: 4, to: &out)
+            out.append(contentsOf: Array(",\"se\":".utf8)); ScoreText.appendFixed(e.standardError, decimals: 4, to: &out)
+            out.append(contentsOf: Array(",\"iq\":".utf8)); ScoreText.appendInt(s.iq, to: &out)
+            out.append(contentsOf: Array(",\"iq_low\":".utf8)); ScoreText.appendInt(s.low, to: &out)
+            out.append(contentsOf: Array(",\"iq_high\":".utf8)); ScoreText.appendInt(s.high, to: &out)
+            out.append(contentsOf: Array(",\"percentile\":".utf8)); ScoreText.appendFixed(s.percentile, decimals: 1, to: &out)
+            out.append(contentsOf: Array(",\"method\":".utf8)); ScoreText.appendJSONString(method, to: &out)
+            out.append(contentsOf: Array(",\"flags\":[".utf8))
+            for (k, flag) in s.flags.enumerated() {
+                if k > 0 { out.append(44) }
+                ScoreText.appendJSONString(flag.rawValue, to: &out)
+            }
+            out.append(contentsOf: Array("],\"norms\":".utf8)); ScoreText.appendJSONString(norms, to: &out)
+            if !scorer.domains.isEmpty {
+                out.append(contentsOf: Array(",\"domains\":{".utf8))
+                for (d, name) in scorer.domains.enumerated() {
+                    if d > 0 { out.append(44) }
+                    ScoreText.appendJSONString(name, to: &out)
+                    out.append(contentsOf: Array(":{\"correct\":".utf8)); ScoreText.appendInt(r.domainCorrect[d], to: &out)
+                    out.append(contentsOf: Array(",\"answered\":".utf8)); ScoreText.appendInt(r.domainAnswered[d], to: &out)
+                    out.append(UInt8(ascii: "}"))
+                }
+                out.append(UInt8(ascii: "}"))
+            }
+            out.append(contentsOf: Array("}\n".utf8))
+        }
+    }
+
+    static func rejectLine(_ r: RejectedSession) -> String {
+        [csvField(r.sessionID), csvField(r.file), r.line.map(String.init) ?? "", r.column.map(String.init) ?? "", csvField(r.reason)]
+            .joined(separator: ",") + "\n"
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+
+/// Why a session could not be scored. `description` is a sentence a person understands.
+public struct SessionRejection: Error, Sendable, Hashable, CustomStringConvertible {
+    public var reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}
+
+/// A scored session: ability estimate, IQ score and per-domain counts.
+public struct SessionScore: Sendable, Hashable {
+    public var estimate: AbilityEstimate
+    public var score: IQScore
+    /// Per domain of `SessionScorer.domains`: answered and correct counts.
+    public var domainAnswered: [Int]
+    public var domainCorrect: [Int]
+}
+
+/// Scores sessions against one bank: validation, ability estimation, IQ mapping and per-domain counts.
+///
+/// Built once and reused; an immutable `Sendable` value, safe to call concurrently from a server.
+public struct SessionScorer: Sendable {
+    public let bank: ItemBank
+    public let estimator: AbilityEstimator
+    public let scale: IQScale
+    /// Domains in order of first appearance in the bank (empty when the bank has no `domain` column).
+    public let domains: [String]
+    /// Per item: index into `domains`, or −1.
+    public let itemDomain: [Int]
+    public let itemTable: ByteKeyTable
+
+    public init(bank: ItemBank, ability: AbilityOptions = AbilityOptions(), scale: IQScale) throws {
+        self.bank = bank
+        self.estimator = try AbilityEstimator(parameters: bank.items.map(\.parameters), options: ability)
+        self.scale = scale
+        var domains: [String] = [], domainIndex: [String: Int] = [:], itemDomain: [Int] = []
+        let hasDomain = bank.metadataColumns.contains("domain")
+        for item in bank.items {
+            guard hasDomain, let d = item.metadata["domain"]?.trimmingCharacters(in: .whitespaces), !d.isEmpty else {
+                itemDomain.append(-1)
+                continue
+            }
+            if domainIndex[d] == nil { domainIndex[d] = domains.count; domains.append(d) }
+            itemDomain.append(domainIndex[d]!)
+        }
+        self.domains = domains
+        self.itemDomain = itemDomain
+        self.itemTable = ByteKeyTable(bank.items.map(\.itemID))
+    }
+
+    /// Scores one session given item ids and 0/1 responses (a server's entry point).
+    /// - Throws: `SessionRejection` for an unknown item, a response other than 0/1, an item answered twice, or
+    ///   no responses.
+    public func score(itemIDs: [String], responses: [Int]) throws -> SessionScore {
+        guard itemIDs.count == responses.count else {
+            throw SessionRejection("\(itemIDs.count) item ids but \(responses.count) responses")
+        }
+        guard !itemIDs.isEmpty else { throw SessionRejection("the session has no responses") }
+        var indices: [Int] = [], values: [UInt8] = [], seen = Set<Int>()
+        for (id, u) in zip(itemIDs, responses) {
+            guard let j = itemTable.index(of: id) else { throw SessionRejection("unknown item id '\(id.escapingControlCharacters)' (not in the bank)") }
+            guard u == 0 || u == 1 else { throw SessionRejection("item '\(id)': response \(u) is not 0 or 1") }
+            guard seen.insert(j).inserted else { throw SessionRejection("item '\(id)' answered twice") }
+            indices.append(j)
+            values.append(UInt8(u))
+        }
+        return try indices.withUnsafeBufferPointer { i in try values.withUnsafeBufferPointer { try score(i, $0) } }
+    }
+
+    /// Scores validated bank indices (distinct, in range) and 0/1 responses: the batch path.
+    /// - Throws: `SessionRejection` when no responses, or the estimate cannot be reported.
+    public func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>) throws -> SessionScore {
+        guard items.count > 0 else { throw SessionRejection("the session has no responses") }
+        let estimate = estimator.estimate(items, responses)
+        let iq: IQScore
+        do { iq = try scale.score(estimate) } catch let error as CalibrationError {
+            throw SessionRejection("cannot report a score: \(error.message)")
+        }
+        var answered = [Int](repeating: 0, count: domains.count), correct = answered
+        if !domains.isEmpty {
+            for k in 0..<items.count {
+                let d = itemDomain[items[k]]
+                if d >= 0 { answered[d] += 1; correct[d] += Int(responses[k]) }
+            }
+        }
+        return SessionScore(estimate: estimate, score: iq, domainAnswered: answered, domainCorrect: correct)
+    }
+}

@@ -1,0 +1,170 @@
+import ArgumentParser
+import Foundation
+import Psychometrics
+
+struct ScoreCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "score",
+        abstract: "Score sessions to θ and IQ with confidence intervals, percentiles and flags.",
+        discussion: """
+            Reads sessions in long layout (session_id,item_id,response; names set by --session-column etc.) or \
+            wide layout, exactly as `calibrate` does. Rows of a session need not be contiguous (contiguous input \
+            streams in bounded memory; otherwise the files are read again and grouped in memory).
+
+            SCORES has one row per scored session in input order: \
+            session_id,n_items,n_correct,theta,se,iq,iq_low,iq_high,percentile,method,flags,norms, plus \
+            <domain>_correct,<domain>_answered per domain when the bank has a domain column. \
+            IQ = 100 + 15·(θ − μ)/σ with μ, σ from --norms (default the calibration population, μ = 0, σ = 1), \
+            rounded half away from zero and clamped to 40–160; the interval is θ ± z·SE at --confidence; the \
+            percentile is 100·Φ((θ − μ)/σ) to one decimal. Flags: clamped_low, clamped_high, low_precision \
+            (SE > --low-precision-se), perfect_score, zero_score, few_items (< --min-items), theta_at_bound.
+
+            Every session read is scored or written to REJECTS (session_id,file,line,column,reason): unknown \
+            item id, a response that is not 0/1, the same item twice in a session, a malformed row, a session \
+            with no responses. Default REJECTS: the output path with .rejects.csv.
+
+            Exit status: 0 every session scored; 2 some sessions rejected (see REJECTS); 1 failed (bad bank, \
+            unreadable input, bad options: nothing is written).
+            """
+    )
+
+    @Argument(help: "Session CSV files (long or wide layout).")
+    var sessions: [String]
+
+    @Option(help: "Item bank CSV (as written by calibrate: item_id,a,b[,c][,domain…]).")
+    var bank: String
+
+    @Option(help: "Scores output (written atomically).")
+    var out: String
+
+    @Option(help: "Rejected sessions output (default: OUT with .rejects.csv).")
+    var rejects: String?
+
+    @Option(help: "Estimator: eap, map, ml or wle.")
+    var method: AbilityMethod = .eap
+
+    @Option(help: "Output format: csv or jsonl.")
+    var format: ScoreOutputFormat = .csv
+
+    @Option(help: "Norms JSON {\"name\", \"version\", \"mean\", \"sd\"} for the IQ scale (default: calibration population N(0, 1)).")
+    var norms: String?
+
+    @OptionGroup var columns: ResponseColumnOptions
+
+    @Option(name: .customLong("quadrature-points"), help: "EAP quadrature points.")
+    var quadraturePoints = 61
+
+    @Option(name: .customLong("theta-bound"), help: "θ grid and estimates on [-B, B].")
+    var thetaBound = 6.0
+
+    @Option(name: .customLong("prior-mean"), help: "Prior mean of θ (EAP, MAP).")
+    var priorMean = 0.0
+
+    @Option(name: .customLong("prior-sd"), help: "Prior SD of θ (EAP, MAP).")
+    var priorSD = 1.0
+
+    @Option(help: "Confidence level of the IQ interval.")
+    var confidence = 0.95
+
+    @Option(name: .customLong("min-items"), help: "Sessions with fewer answered items are flagged few_items.")
+    var minItems = 10
+
+    @Option(name: .customLong("low-precision-se"), help: "SE of θ above which a score is flagged low_precision.")
+    var lowPrecisionSE = 0.5
+
+    @Option(help: "Worker threads (default: all cores).")
+    var threads: Int?
+
+    func validate() throws {
+        if quadraturePoints < 5 || quadraturePoints > 401 { throw ValidationError("--quadrature-points must be 5…401, got \(quadraturePoints)") }
+        if !(thetaBound > 0 && thetaBound <= 20) { throw ValidationError("--theta-bound must be in (0, 20], got \(thetaBound)") }
+        if !(priorSD > 0 && priorSD.isFinite) { throw ValidationError("--prior-sd must be positive, got \(priorSD)") }
+        if !(confidence > 0 && confidence < 1) { throw ValidationError("--confidence must be in (0, 1), got \(confidence)") }
+        if minItems < 1 { throw ValidationError("--min-items must be at least 1, got \(minItems)") }
+        if !(lowPrecisionSE > 0) { throw ValidationError("--low-precision-se must be positive, got \(lowPrecisionSE)") }
+        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1, got \(threads)") }
+    }
+
+    var rejectsPath: String {
+        if let rejects { return rejects }
+        let base = out.hasSuffix(".csv") || out.hasSuffix(".jsonl") ? String(out[..<out.lastIndex(of: ".")!]) : out
+        return base + ".rejects.csv"
+    }
+
+    func run() throws {
+        try runReportingErrors {
+            let itemBank = try ItemBank.load(csv: bank)
+            let normsValue = try norms.map { try Norms.load(json: $0) } ?? .calibrationPopulation
+            var ability = AbilityOptions(method: method)
+            ability.quadraturePoints = quadraturePoints
+            ability.thetaBound = thetaBound
+            ability.priorMean = priorMean
+            ability.priorSD = priorSD
+            let scale = try IQScale(norms: normsValue, confidenceLevel: confidence, lowPrecisionSE: lowPrecisionSE, minimumItems: minItems)
+            let scorer = try SessionScorer(bank: itemBank, ability: ability, scale: scale)
+            let batch = BatchScorer(scorer: scorer, fileOptions: columns.fileOptions, format: format)
+            if let threads { batch.workers = threads }
+            let scoresWriter = try AtomicFileWriter(path: out)
+            let rejectsWriter = try AtomicFileWriter(path: rejectsPath)
+            let progress = ProgressLine()
+            var onProgress: ((BatchProgress) -> Void)?
+            if progress.isEnabled { onProgress = { progress.show($0) } }
+            let report = try batch.run(inputs: sessions, scores: scoresWriter, rejects: rejectsWriter, progress: onProgress)
+            progress.clear()
+            try scoresWriter.commit()
+            try rejectsWriter.commit()
+            printError(summary(report, scorer: scorer))
+            return report.sessionsRejected == 0 ? ExitStatus.success : ExitStatus.someRejected
+        }
+    }
+
+    func summary(_ r: BatchScoringReport, scorer: SessionScorer) -> String {
+        let mb = Double(r.bytesRead) / 1e6
+        var lines = ["iqscore score: read \(formatCount(r.sessionsRead)) sessions (\(formatCount(r.rowsRead)) rows, \(fixed(mb, 1)) MB) from \(r.files) file\(r.files == 1 ? "" : "s") in \(fixed(r.seconds, 2)) s (\(formatCount(Int(Double(r.sessionsRead) / max(r.seconds, 1e-9)))) sessions/s, \(fixed(mb / max(r.seconds, 1e-9), 1)) MB/s)"]
+        lines.append("scored \(formatCount(r.sessionsScored)), rejected \(formatCount(r.sessionsRejected))" + (r.sessionsRejected > 0 ? " (see \(rejectsPath))" : ""))
+        if r.blankResponses > 0 { lines.append("\(formatCount(r.blankResponses)) rows with an empty response were treated as not administered") }
+        if r.regrouped { lines.append("note: rows of some sessions were not contiguous; the input was regrouped in memory") }
+        let o = scorer.estimator.options
+        lines.append("method \(o.method.rawValue.uppercased())" + (o.method == .eap || o.method == .map ? " (prior N(\(o.priorMean.formatted6Public), \(o.priorSD.formatted6Public)²)" + (o.method == .eap ? ", \(o.quadraturePoints) points on [-\(o.thetaBound.formatted6Public), \(o.thetaBound.formatted6Public)])" : ")") : "")
+                     + "; norms \(scorer.scale.norms.name)@\(scorer.scale.norms.version) (θ mean \(scorer.scale.norms.mean.formatted6Public), SD \(scorer.scale.norms.sd.formatted6Public)); \(fixed(100 * scorer.scale.confidenceLevel, 0))% intervals")
+        let flags = ScoreFlag.allCases.compactMap { f in r.flagCounts[f].map { "\(f.rawValue) \(formatCount($0))" } }
+        if !flags.isEmpty { lines.append("flags: " + flags.joined(separator: ", ")) }
+        lines.append("wrote \(out) and \(rejectsPath)")
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension AbilityMethod: ExpressibleByArgument {}
+extension ScoreOutputFormat: ExpressibleByArgument {}
+
+extension Double {
+    var formatted6Public: String {
+        var s = String(format: "%.6g", self)
+        if s.contains(".") && !s.contains("e") {
+            while s.hasSuffix("0") { s.removeLast() }
+            if s.hasSuffix(".") { s.removeLast() }
+        }
+        return s
+    }
+}
+
+/// A one-line progress display on stderr, only when stderr is a terminal.
+final class ProgressLine: @unchecked Sendable {
+    let isEnabled = isatty(2) == 1 && ProcessInfo.processInfo.environment["CI"] == nil
+    private var shown = false
+
+    func show(_ p: BatchProgress) {
+        var text = "\r\(formatCount(p.rows)) rows, \(formatCount(p.sessions)) sessions, \(formatCount(Int(Double(p.rows) / max(p.seconds, 1e-9)))) rows/s"
+        if let total = p.totalBytes, total > 0 {
+            let fraction = Double(p.bytesRead) / Double(total)
+            text += ", \(fixed(100 * fraction, 1))% of \(fixed(Double(total) / 1e6, 0)) MB"
+            if fraction > 0.01 { text += ", ETA \(fixed(p.seconds * (1 - fraction) / fraction, 0)) s" }
+        }
+        FileHandle.standardError.write(Data((text + "   ").utf8))
+        shown = true
+    }
+
+    func clear() {
+        if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+}
