@@ -36,6 +36,13 @@ let package = Package(
             ]
         ),
 
+        // MARK: benchmarks
+        .executableTarget(
+            name: "scoring-latency",
+            dependencies: ["Psychometrics"],
+            path: "Benchmarks/ScoringLatency"
+        ),
+
         // MARK: tests
         .testTarget(
             name: "PsychometricsTests",

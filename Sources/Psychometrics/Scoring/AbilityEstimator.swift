@@ -218,7 +218,18 @@ public struct AbilityEstimator: Sendable {
         if items.isEmpty {
             return result(options.method == .map ? options.priorMean : 0, atBound: false)
         }
-        // Coarse scan.
+        // Without a lower asymptote the ML/MAP/WLE estimating function is decreasing in θ (the log-likelihood
+        // is concave), so it has one root: bracket [−B, B] directly.
+        var hasGuessing = false
+        for k in 0..<items.count where parameters[items[k]].guessing > 0 { hasGuessing = true; break }
+        if !hasGuessing {
+            let gHigh = evaluate(bound, items, responses).g, gLow = evaluate(-bound, items, responses).g
+            if gHigh >= 0 { return result(bound, atBound: true) }
+            if gLow <= 0 { return result(-bound, atBound: true) }
+            return refine(lo: -bound, hi: bound, start: options.method == .map ? min(max(options.priorMean, -bound), bound) : 0,
+                          items, responses, result)
+        }
+        // 3PL: a coarse scan finds the bracket of the global maximum.
         let steps = 24
         let h = 2 * bound / Double(steps)
         var best = 0, bestValue = -Double.infinity
@@ -245,7 +256,16 @@ public struct AbilityEstimator: Sendable {
             lo = -bound + Double(s) * h; hi = lo + h
             gLo = values[s].g; gHi = values[s + 1].g
         }
-        var theta = 0.5 * (lo + hi)
+        return refine(lo: lo, hi: hi, start: 0.5 * (lo + hi), items, responses, result)
+    }
+
+    /// Safeguarded Newton on g within [lo, hi] where g(lo) > 0 > g(hi): a Newton step that leaves the bracket is
+    /// replaced by bisection.
+    private func refine(lo: Double, hi: Double, start: Double, _ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
+                        _ result: (Double, Bool) -> AbilityEstimate) -> AbilityEstimate {
+        let bound = options.thetaBound
+        var lo = lo, hi = hi
+        var theta = start
         for _ in 0..<100 {
             let v = evaluate(theta, items, responses)
             if v.g > 0 { lo = theta } else { hi = theta }
@@ -256,6 +276,6 @@ public struct AbilityEstimator: Sendable {
             theta = next
         }
         let atBound = abs(theta) >= bound - 1e-6
-        return result(theta, atBound: atBound)
+        return result(theta, atBound)
     }
 }

@@ -200,6 +200,10 @@ public final class BatchScorer {
                                    reason: "malformed row: expected at least \(needed) fields (header has \(header.count)), found \(reader.fieldCount); no session id")
                         continue
                     }
+                    if reader.withField(sc, { $0.trimmingSpaces().isEmpty }) {
+                        try orphan(file: fileIndex, line: line, column: sc + 1, reason: "empty \(options.sessionColumn): the row belongs to no session")
+                        continue
+                    }
                     try reader.withField(sc) { try enter(session: $0.trimmingSpaces(), file: fileIndex, line: line) }
                     if reader.fieldCount < needed {
                         try event(Self.failure, file: fileIndex, line: line, column: reader.fieldCount,
@@ -233,6 +237,10 @@ public final class BatchScorer {
                     report.rowsRead += 1
                     row += 1
                     let line = reader.line
+                    if hasID && (reader.fieldCount == 0 || reader.withField(0, { $0.trimmingSpaces().isEmpty })) {
+                        try orphan(file: fileIndex, line: line, column: 1, reason: "empty \(first): the row belongs to no session")
+                        continue
+                    }
                     if hasID {
                         try reader.withField(0) { try enter(session: $0.trimmingSpaces(), file: fileIndex, line: line) }
                     } else {
