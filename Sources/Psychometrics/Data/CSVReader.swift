@@ -15,26 +15,42 @@ import Darwin
 public final class CSVReader {
     public let path: String
     private let fd: Int32
-    private var buffer: UnsafeMutablePointer<UInt8>
-    private var capacity: Int
-    private var filled = 0
-    private var position = 0
-    private var atEOF = false
-    private var nextLine = 1
+    /// Mutable reader state lives behind a pointer: stored properties of a class pay a dynamic exclusivity
+    /// check on every access, which on this per-byte, per-field path cost more than the parsing itself.
+    private struct State {
+        var buffer: UnsafeMutablePointer<UInt8>
+        var capacity: Int
+        var filled = 0
+        var position = 0
+        var atEOF = false
+        var nextLine = 1
+        /// Field boundaries of the current record as byte offsets into the buffer: field i spans
+        /// `bounds[2i] ..< bounds[2i + 1]`; `quoted[i]` says whether it was quoted (and may hold `""` escapes).
+        var bounds: UnsafeMutablePointer<Int>
+        var quoted: UnsafeMutablePointer<Bool>
+        var fieldCapacity: Int
+        var fields = 0
+        var line = 0
+        var bytesConsumed = 0
+    }
+    private let state: UnsafeMutablePointer<State>
     private var scratch: [UInt8] = []
 
-    /// Field boundaries of the current record as byte offsets into the buffer: field i spans
-    /// `bounds[2i] ..< bounds[2i + 1]`; `quoted[i]` says whether it was quoted (and may hold `""` escapes).
-    /// Raw buffers rather than arrays: this is the per-field hot path.
-    private var bounds: UnsafeMutablePointer<Int>
-    private var quoted: UnsafeMutablePointer<Bool>
-    private var fieldCapacity = 64
-    private var fields = 0
+    private var buffer: UnsafeMutablePointer<UInt8> { get { state.pointee.buffer } set { state.pointee.buffer = newValue } }
+    private var capacity: Int { get { state.pointee.capacity } set { state.pointee.capacity = newValue } }
+    private var filled: Int { get { state.pointee.filled } set { state.pointee.filled = newValue } }
+    private var position: Int { get { state.pointee.position } set { state.pointee.position = newValue } }
+    private var atEOF: Bool { get { state.pointee.atEOF } set { state.pointee.atEOF = newValue } }
+    private var nextLine: Int { get { state.pointee.nextLine } set { state.pointee.nextLine = newValue } }
+    private var bounds: UnsafeMutablePointer<Int> { get { state.pointee.bounds } set { state.pointee.bounds = newValue } }
+    private var quoted: UnsafeMutablePointer<Bool> { get { state.pointee.quoted } set { state.pointee.quoted = newValue } }
+    private var fieldCapacity: Int { get { state.pointee.fieldCapacity } set { state.pointee.fieldCapacity = newValue } }
+    private var fields: Int { get { state.pointee.fields } set { state.pointee.fields = newValue } }
 
     /// 1-based line number on which the current record starts.
-    public private(set) var line = 0
+    public private(set) var line: Int { get { state.pointee.line } set { state.pointee.line = newValue } }
     /// Bytes consumed so far (for progress reporting).
-    public private(set) var bytesConsumed = 0
+    public private(set) var bytesConsumed: Int { get { state.pointee.bytesConsumed } set { state.pointee.bytesConsumed = newValue } }
     /// Total size of the file in bytes, when known.
     public let fileSize: Int?
 
@@ -55,10 +71,10 @@ public final class CSVReader {
             fileSize = nil
         }
         self.fd = fd
-        bounds = .allocate(capacity: 2 * fieldCapacity)
-        quoted = .allocate(capacity: fieldCapacity)
-        capacity = max(chunkSize, 4096)
-        buffer = .allocate(capacity: capacity)
+        let capacity = max(chunkSize, 4096)
+        state = .allocate(capacity: 1)
+        state.initialize(to: State(buffer: .allocate(capacity: capacity), capacity: capacity,
+                                   bounds: .allocate(capacity: 128), quoted: .allocate(capacity: 64), fieldCapacity: 64))
         try fill()
         // Skip a UTF-8 byte-order mark.
         if filled >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { position = 3 }
@@ -69,6 +85,8 @@ public final class CSVReader {
         buffer.deallocate()
         bounds.deallocate()
         quoted.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
     }
 
     /// Grows the field-bound buffers (rare: records wider than any before).

@@ -66,9 +66,20 @@ public enum ScoreFlag: String, Sendable, Hashable, Codable, CaseIterable, Compar
     /// θ sits at the estimation bound (e.g. ML for a perfect score).
     case thetaAtBound = "theta_at_bound"
 
-    public static func < (l: Self, r: Self) -> Bool {
-        allCases.firstIndex(of: l)! < allCases.firstIndex(of: r)!
+    /// Position in `allCases` (report order).
+    public var order: Int {
+        switch self {
+        case .clampedLow: 0
+        case .clampedHigh: 1
+        case .lowPrecision: 2
+        case .perfectScore: 3
+        case .zeroScore: 4
+        case .fewItems: 5
+        case .thetaAtBound: 6
+        }
     }
+
+    public static func < (l: Self, r: Self) -> Bool { l.order < r.order }
 }
 
 /// A score as shown to a person.
@@ -100,6 +111,8 @@ public struct IQScale: Sendable, Hashable, Codable {
     public var lowPrecisionSE: Double
     /// Fewer answered items than this are flagged `few_items`.
     public var minimumItems: Int
+    /// z = Φ⁻¹((1 + confidenceLevel)/2), computed once.
+    public let criticalValue: Double
 
     public init(norms: Norms = .calibrationPopulation, confidenceLevel: Double = 0.95, minimumIQ: Int = 40,
                 maximumIQ: Int = 160, lowPrecisionSE: Double = 0.5, minimumItems: Int = 10) throws {
@@ -115,6 +128,7 @@ public struct IQScale: Sendable, Hashable, Codable {
         self.maximumIQ = maximumIQ
         self.lowPrecisionSE = lowPrecisionSE
         self.minimumItems = minimumItems
+        self.criticalValue = StandardNormal.quantile(0.5 + confidenceLevel / 2)
     }
 
     /// The unrounded IQ of θ.
@@ -126,7 +140,7 @@ public struct IQScale: Sendable, Hashable, Codable {
         let theta = estimate.theta, se = estimate.standardError
         guard theta.isFinite else { throw CalibrationError("θ is \(theta); cannot report an IQ") }
         guard se.isFinite, se > 0 else { throw CalibrationError("the standard error of θ is \(se); it must be positive and finite") }
-        let z = StandardNormal.quantile(0.5 + confidenceLevel / 2)
+        let z = criticalValue
         var flags: [ScoreFlag] = []
         func rounded(_ x: Double) -> Int {
             let r = x.rounded(.toNearestOrAwayFromZero)
@@ -143,6 +157,7 @@ public struct IQScale: Sendable, Hashable, Codable {
         if estimate.itemCount < minimumItems { flags.append(.fewItems) }
         if estimate.atBound { flags.append(.thetaAtBound) }
         let percentile = (1000 * StandardNormal.cdf((theta - norms.mean) / norms.sd)).rounded(.toNearestOrAwayFromZero) / 10
-        return IQScore(iq: iq, low: low, high: high, percentile: percentile, flags: flags.sorted())
+        // Flags were appended in report order.
+        return IQScore(iq: iq, low: low, high: high, percentile: percentile, flags: flags)
     }
 }

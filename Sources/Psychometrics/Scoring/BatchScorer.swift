@@ -115,8 +115,8 @@ public final class BatchScorer {
         var current = OpenSession()
         var seenHashes = Set<Int>()
         var ordinal = 0
-        var stamp: [Int]
-        var stampLine: [Int]
+        /// Per bank item: ordinal of the last session that answered it, and on which line (duplicate detection).
+        let stamps: Stamps
 
         // Gather mode: every event by session.
         var gatherIndex: [String: Int] = [:]
@@ -141,8 +141,7 @@ public final class BatchScorer {
                 if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int { total += size } else { known = false }
             }
             totalBytes = known ? total : nil
-            stamp = [Int](repeating: -1, count: owner.scorer.bank.items.count)
-            stampLine = stamp
+            stamps = Stamps(count: owner.scorer.bank.items.count)
             report.files = inputs.count
             try scores.write(owner.header)
             try rejects.write(BatchScorer.rejectHeader)
@@ -337,14 +336,14 @@ public final class BatchScorer {
         mutating func apply(_ kind: UInt8, item: Int, value: UInt8, line: Int, column: Int?, reason: String?) {
             switch kind {
             case Self.response:
-                if stamp[item] == ordinal {
+                if stamps.session[item] == ordinal {
                     if current.error == nil {
-                        current.error = ("item '\(owner.scorer.bank.items[item].itemID)' answered twice in the session (first on line \(stampLine[item]))", line, column)
+                        current.error = ("item '\(owner.scorer.bank.items[item].itemID)' answered twice in the session (first on line \(stamps.line[item]))", line, column)
                     }
                     return
                 }
-                stamp[item] = ordinal
-                stampLine[item] = line
+                stamps.session[item] = ordinal
+                stamps.line[item] = line
                 current.items.append(item)
                 current.responses.append(value)
             case Self.failure:
@@ -427,6 +426,22 @@ public final class BatchScorer {
         }
     }
 
+    /// Raw per-item buffers (array writes inside a mutating method pay a uniqueness check each).
+    fileprivate final class Stamps {
+        let session: UnsafeMutablePointer<Int>
+        let line: UnsafeMutablePointer<Int>
+        init(count: Int) {
+            session = .allocate(capacity: max(count, 1))
+            session.initialize(repeating: -1, count: max(count, 1))
+            line = .allocate(capacity: max(count, 1))
+            line.initialize(repeating: 0, count: max(count, 1))
+        }
+        deinit {
+            session.deallocate()
+            line.deallocate()
+        }
+    }
+
     /// Where a background task leaves a processed batch.
     fileprivate final class PendingBatch {
         var result: BatchResult?
@@ -489,7 +504,7 @@ public final class BatchScorer {
                     let range = batch.offsets[s]..<batch.offsets[s + 1]
                     do {
                         let result = try scorer.score(UnsafeBufferPointer(rebasing: items[range]), UnsafeBufferPointer(rebasing: responses[range]))
-                        for flag in result.score.flags { localFlags[ScoreFlag.allCases.firstIndex(of: flag)!] += 1 }
+                        for flag in result.score.flags { localFlags[flag.order] += 1 }
                         appendRow(id: batch.ids[s], result, method: method, norms: normsLabel, to: &out)
                     } catch {
                         localRejects.append((batch.ids[s], batch.files[s], batch.lines[s], nil, "\(error)"))

@@ -14,14 +14,14 @@ enum ScoreText {
         appendInteger(whole, to: &out)
         if decimals > 0 {
             out.append(UInt8(ascii: "."))
-            var digits = [UInt8](repeating: UInt8(ascii: "0"), count: decimals)
-            var k = decimals - 1
-            while k >= 0 {
-                digits[k] = UInt8(ascii: "0") + UInt8(fraction % 10)
-                fraction /= 10
-                k -= 1
+            // Most significant fraction digit first, without a temporary buffer.
+            var divisor: UInt64 = 1
+            for _ in 1..<decimals { divisor *= 10 }
+            while divisor > 0 {
+                out.append(UInt8(ascii: "0") + UInt8(fraction / divisor))
+                fraction %= divisor
+                divisor /= 10
             }
-            out.append(contentsOf: digits)
         }
     }
 
