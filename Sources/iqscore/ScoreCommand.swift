@@ -125,8 +125,8 @@ struct ScoreCommand: ParsableCommand {
         if r.blankResponses > 0 { lines.append("\(formatCount(r.blankResponses)) rows with an empty response were treated as not administered") }
         if r.regrouped { lines.append("note: rows of some sessions were not contiguous; the input was regrouped in memory") }
         let o = scorer.estimator.options
-        lines.append("method \(o.method.rawValue.uppercased())" + (o.method == .eap || o.method == .map ? " (prior N(\(o.priorMean.formatted6Public), \(o.priorSD.formatted6Public)²)" + (o.method == .eap ? ", \(o.quadraturePoints) points on [-\(o.thetaBound.formatted6Public), \(o.thetaBound.formatted6Public)])" : ")") : "")
-                     + "; norms \(scorer.scale.norms.name)@\(scorer.scale.norms.version) (θ mean \(scorer.scale.norms.mean.formatted6Public), SD \(scorer.scale.norms.sd.formatted6Public)); \(fixed(100 * scorer.scale.confidenceLevel, 0))% intervals")
+        lines.append("method \(o.method.rawValue.uppercased())" + (o.method == .eap || o.method == .map ? " (prior N(\(o.priorMean.formatted6), \(o.priorSD.formatted6)²)" + (o.method == .eap ? ", \(o.quadraturePoints) points on [-\(o.thetaBound.formatted6), \(o.thetaBound.formatted6)])" : ")") : "")
+                     + "; norms \(scorer.scale.norms.name)@\(scorer.scale.norms.version) (θ mean \(scorer.scale.norms.mean.formatted6), SD \(scorer.scale.norms.sd.formatted6)); \(fixed(100 * scorer.scale.confidenceLevel, 0))% intervals")
         let flags = ScoreFlag.allCases.compactMap { f in r.flagCounts[f].map { "\(f.rawValue) \(formatCount($0))" } }
         if !flags.isEmpty { lines.append("flags: " + flags.joined(separator: ", ")) }
         lines.append("wrote \(out) and \(rejectsPath)")
@@ -136,17 +136,6 @@ struct ScoreCommand: ParsableCommand {
 
 extension AbilityMethod: ExpressibleByArgument {}
 extension ScoreOutputFormat: ExpressibleByArgument {}
-
-extension Double {
-    var formatted6Public: String {
-        var s = String(format: "%.6g", self)
-        if s.contains(".") && !s.contains("e") {
-            while s.hasSuffix("0") { s.removeLast() }
-            if s.hasSuffix(".") { s.removeLast() }
-        }
-        return s
-    }
-}
 
 /// A one-line progress display on stderr, only when stderr is a terminal.
 final class ProgressLine: @unchecked Sendable {

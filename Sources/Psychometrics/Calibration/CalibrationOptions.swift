@@ -91,8 +91,8 @@ public struct CalibrationOptions: Sendable, Hashable, Codable {
 }
 
 extension Double {
-    /// Up to 6 significant digits, no trailing zeros.
-    var formatted6: String {
+    /// Up to 6 significant digits, no trailing zeros (for messages and summaries).
+    public var formatted6: String {
         var s = String(format: "%.6g", self)
         if s.contains(".") && !s.contains("e") {
             while s.hasSuffix("0") { s.removeLast() }
