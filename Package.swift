@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "Psychometrics", targets: ["Psychometrics"]),
+        .library(name: "Assembly", targets: ["Assembly"]),
         .executable(name: "iqscore", targets: ["iqscore"]),
     ],
     dependencies: [
@@ -17,6 +18,11 @@ let package = Package(
         .target(
             name: "Psychometrics",
             dependencies: ["CLapack"]
+        ),
+
+        .target(
+            name: "Assembly",
+            dependencies: ["Psychometrics"]
         ),
 
         // MARK: system libraries
@@ -32,6 +38,7 @@ let package = Package(
             name: "iqscore",
             dependencies: [
                 "Psychometrics",
+                "Assembly",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -48,6 +55,13 @@ let package = Package(
             name: "PsychometricsTests",
             dependencies: [
                 "Psychometrics",
+                .product(name: "Numerics", package: "swift-numerics"),
+            ]
+        ),
+        .testTarget(
+            name: "AssemblyTests",
+            dependencies: [
+                "Assembly",
                 .product(name: "Numerics", package: "swift-numerics"),
             ]
         ),

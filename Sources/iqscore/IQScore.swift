@@ -11,6 +11,6 @@ struct IQScore: ParsableCommand {
             written); 2 score finished but rejected some sessions (listed in the rejects file);
             3 calibrate finished but EM did not converge (the bank is written, with a warning); 64 usage error.
             """,
-        subcommands: [CalibrateCommand.self, ScoreCommand.self, SimulateCommand.self]
+        subcommands: [CalibrateCommand.self, ScoreCommand.self, AssembleCommand.self, SimulateCommand.self]
     )
 }

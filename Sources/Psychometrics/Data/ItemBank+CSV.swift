@@ -8,6 +8,12 @@ extension ItemBank {
     /// parse, a slope that is not positive and finite (scoring needs a > 0), a non-finite difficulty, c outside
     /// [0, 1), an unknown model, a duplicated item id, a row of the wrong width. An empty bank is an error.
     public static func load(csv path: String) throws -> ItemBank {
+        var bank = try loadRows(path)
+        bank.sourcePath = path
+        return bank
+    }
+
+    private static func loadRows(_ path: String) throws -> ItemBank {
         let reader = try CSVReader(path: path)
         guard try reader.nextRow() else { throw InputError(file: path, message: "the bank file is empty; expected a header with item_id,a,b") }
         let header = reader.strings().map { $0.trimmingCharacters(in: .whitespaces) }
@@ -91,10 +97,12 @@ extension ItemBank {
             se.discrimination = seValues[0]; se.difficulty = seValues[1]; se.guessing = seValues[2]
             var metadata: [String: String] = [:]
             for (name, c) in zip(metadataColumns, metadataIndex) { metadata[name] = reader.string(c) }
-            items.append(BankItem(
+            var item = BankItem(
                 itemID: id, model: model, parameters: ItemParameters(discrimination: slope, difficulty: difficulty, guessing: guessing),
                 standardErrors: se, responses: nColumn.flatMap { Int(reader.string($0)) }, pValue: pColumn.flatMap { Double(reader.string($0)) },
-                flags: flagsColumn.map { reader.string($0).split(separator: ";").map(String.init) } ?? [], metadata: metadata))
+                flags: flagsColumn.map { reader.string($0).split(separator: ";").map(String.init) } ?? [], metadata: metadata)
+            item.sourceLine = line
+            items.append(item)
         }
         try errors.throwIfAny()
         guard !items.isEmpty else { throw InputError(file: path, line: headerLine, message: "the bank has no items") }

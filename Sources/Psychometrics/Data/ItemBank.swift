@@ -11,6 +11,8 @@ public struct BankItem: Sendable, Hashable, Codable {
     public var flags: [String]
     /// Extra columns (e.g. `domain`) in `ItemBank.metadataColumns` order.
     public var metadata: [String: String]
+    /// The line of the bank file this item came from, when it was read from one (for error messages).
+    public var sourceLine: Int?
 
     public init(itemID: String, model: IRTModel, parameters: ItemParameters,
                 standardErrors: ItemStandardErrors = ItemStandardErrors(), responses: Int? = nil,
@@ -35,6 +37,8 @@ public struct BankItem: Sendable, Hashable, Codable {
 public struct ItemBank: Sendable, Hashable, Codable {
     public var items: [BankItem]
     public var metadataColumns: [String]
+    /// The file the bank was read from, if any (for error messages).
+    public var sourcePath: String?
 
     public init(items: [BankItem], metadataColumns: [String] = []) {
         self.items = items

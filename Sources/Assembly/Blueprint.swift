@@ -1,0 +1,141 @@
+import Foundation
+import Psychometrics
+
+/// What a test must look like. Decoded from JSON (snake_case keys), e.g.
+/// ```json
+/// {"length": 25, "domain_counts": {"pattern": 9, "logic": 8, "spatial": 8},
+///  "difficulty_counts": {"easy": 8, "medium": 9, "hard": 8},
+///  "difficulty_bands": {"easy": [-6, -0.5], "medium": [-0.5, 0.5], "hard": [0.5, 6]},
+///  "anchors_per_domain": 1, "enemies": [["i1", "i7"]], "forms": 3, "max_overlap": 0.2}
+/// ```
+public struct Blueprint: Sendable, Hashable, Codable {
+    /// Number of items in each form.
+    public var length: Int
+    /// Exact item counts per domain (must sum to `length`).
+    public var domainCounts: [String: Int]?
+    /// Relative domain weights, turned into counts by the largest-remainder rule (see `resolvedDomainCounts`).
+    public var domainWeights: [String: Double]?
+    /// Exact counts per difficulty class: labels from the bank's `difficulty_label` column, or band names of
+    /// `difficultyBands`.
+    public var difficultyCounts: [String: Int]?
+    /// Difficulty classes by b: name → [low, high) (the highest band includes its upper end).
+    public var difficultyBands: [String: [Double]]?
+    /// Anchor items required in every domain of the form.
+    public var anchorsPerDomain: Int?
+    /// Item ids never to select (e.g. items the person has seen).
+    public var exclude: [String]?
+    /// Sets of item ids of which at most one may appear in a form (in addition to the bank's enemy groups).
+    public var enemies: [[String]]?
+    /// Optional targets for the test information function.
+    public var targetInformation: [InformationTarget]?
+    /// Items whose past exposure rate exceeds this are not selected (needs exposure rates from the caller).
+    public var maxExposure: Double?
+    /// Number of parallel forms to assemble (default 1).
+    public var forms: Int?
+    /// Largest share of a form's items that may also appear in another form of the same run (default 1 = no limit).
+    public var maxOverlap: Double?
+    /// Item statuses eligible for selection (default: active only).
+    public var statuses: [ItemStatus]?
+
+    public struct InformationTarget: Sendable, Hashable, Codable {
+        public var theta: Double
+        public var information: Double
+        public init(theta: Double, information: Double) { self.theta = theta; self.information = information }
+    }
+
+    public init(length: Int, domainCounts: [String: Int]? = nil, domainWeights: [String: Double]? = nil) {
+        self.length = length
+        self.domainCounts = domainCounts
+        self.domainWeights = domainWeights
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case length, domainCounts = "domain_counts", domainWeights = "domain_weights", difficultyCounts = "difficulty_counts"
+        case difficultyBands = "difficulty_bands", anchorsPerDomain = "anchors_per_domain", exclude, enemies
+        case targetInformation = "target_information", maxExposure = "max_exposure", forms, maxOverlap = "max_overlap", statuses
+    }
+
+    /// Reads a blueprint JSON file; a malformed or inconsistent one is an error naming the file and the field.
+    public static func load(json path: String) throws -> Blueprint {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw InputError(file: path, message: "cannot read the blueprint file")
+        }
+        let blueprint: Blueprint
+        do {
+            blueprint = try JSONDecoder().decode(Blueprint.self, from: data)
+        } catch let DecodingError.keyNotFound(key, _) {
+            throw InputError(file: path, message: "blueprint lacks \"\(key.stringValue)\"")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw InputError(file: path, message: "blueprint field \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" has the wrong type")
+        } catch let DecodingError.dataCorrupted(context) {
+            throw InputError(file: path, message: "not valid blueprint JSON: \(context.debugDescription)")
+        } catch {
+            throw InputError(file: path, message: "not valid blueprint JSON: \(error)")
+        }
+        let problems = blueprint.validationProblems()
+        guard problems.isEmpty else { throw InputError(file: path, message: problems.joined(separator: "; ")) }
+        return blueprint
+    }
+
+    /// Internal consistency (independent of any bank).
+    public func validationProblems() -> [String] {
+        var problems: [String] = []
+        if length < 1 { problems.append("length must be at least 1, got \(length)") }
+        if domainCounts != nil && domainWeights != nil { problems.append("give domain_counts or domain_weights, not both") }
+        if let counts = domainCounts {
+            if counts.values.contains(where: { $0 < 0 }) { problems.append("domain_counts must not be negative") }
+            let total = counts.values.reduce(0, +)
+            if total != length { problems.append("domain_counts sum to \(total), but length is \(length)") }
+        }
+        if let weights = domainWeights {
+            if weights.isEmpty || weights.values.contains(where: { !($0 >= 0 && $0.isFinite) }) || weights.values.reduce(0, +) <= 0 {
+                problems.append("domain_weights must be non-negative numbers with a positive sum")
+            }
+        }
+        if let counts = difficultyCounts {
+            if counts.values.contains(where: { $0 < 0 }) { problems.append("difficulty_counts must not be negative") }
+            let total = counts.values.reduce(0, +)
+            if total != length { problems.append("difficulty_counts sum to \(total), but length is \(length)") }
+        }
+        if let bands = difficultyBands {
+            for (name, band) in bands.sorted(by: { $0.key < $1.key }) where band.count != 2 || !(band[0] < band[1]) {
+                problems.append("difficulty band \"\(name)\" must be [low, high] with low < high")
+            }
+            if let counts = difficultyCounts {
+                for name in counts.keys.sorted() where bands[name] == nil {
+                    problems.append("difficulty_counts names \"\(name)\", which difficulty_bands does not define")
+                }
+            }
+        }
+        if let a = anchorsPerDomain, a < 0 { problems.append("anchors_per_domain must not be negative") }
+        if let f = forms, f < 1 { problems.append("forms must be at least 1, got \(f)") }
+        if let o = maxOverlap, !(o >= 0 && o <= 1) { problems.append("max_overlap must be in [0, 1], got \(o)") }
+        if let e = maxExposure, !(e > 0 && e <= 1) { problems.append("max_exposure must be in (0, 1], got \(e)") }
+        if let enemies, enemies.contains(where: { $0.count < 2 }) { problems.append("each enemies set needs at least 2 item ids") }
+        return problems
+    }
+
+    /// Per-domain counts: `domainCounts` as given, or `domainWeights` turned into counts by the largest-remainder
+    /// (Hamilton) rule: each domain gets ⌊length·wᵢ/Σw⌋, and the items left over go one each to the domains with
+    /// the largest fractional parts (ties: larger weight first, then domain name). Nil when neither is given.
+    public func resolvedDomainCounts() -> [String: Int]? {
+        if let domainCounts { return domainCounts }
+        guard let weights = domainWeights else { return nil }
+        let total = weights.values.reduce(0, +)
+        var counts: [String: Int] = [:]
+        var remainders: [(name: String, fraction: Double, weight: Double)] = []
+        for (name, w) in weights {
+            let exact = Double(length) * w / total
+            let floor = exact.rounded(.down)
+            counts[name] = Int(floor)
+            remainders.append((name, exact - floor, w))
+        }
+        var left = length - counts.values.reduce(0, +)
+        remainders.sort { ($0.fraction, $0.weight, $1.name) > ($1.fraction, $1.weight, $0.name) }
+        for r in remainders where left > 0 {
+            counts[r.name, default: 0] += 1
+            left -= 1
+        }
+        return counts
+    }
+}

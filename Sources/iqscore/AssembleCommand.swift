@@ -1,0 +1,171 @@
+import ArgumentParser
+import Assembly
+import Foundation
+import Psychometrics
+
+struct AssembleCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "assemble",
+        abstract: "Assemble balanced fixed forms from a calibrated bank to a blueprint.",
+        discussion: """
+            The bank needs a domain column; optional columns status (active/pretest/retired), anchor (1/0), \
+            enemy_group and difficulty_label are used when present. The blueprint JSON: \
+            {"length": 25, "domain_counts": {"pattern": 9, …}} or "domain_weights" (largest-remainder rounding), \
+            optional "difficulty_counts" with "difficulty_bands" {"easy": [-6, -0.5], …} or bank labels, \
+            "anchors_per_domain", "exclude", "enemies": [["i1", "i7"]], "target_information": \
+            [{"theta": 0, "information": 10}], "max_exposure", "forms", "max_overlap", "statuses".
+
+            Counts-only blueprints are solved exactly (max-flow allocation, random items within cells: each seed \
+            gives a different, equally valid form); other rules use a swap search whose remaining violations are \
+            reported. FORM.csv: form,position,item_id,domain,a,b,c,difficulty_class,anchor (easiest first).
+
+            Exit status: 0 every rule met; 2 forms written but some rule relaxed (listed on stderr); 1 the \
+            blueprint cannot be met (each short constraint named with supply and demand) or bad input.
+            """
+    )
+
+    @Option(help: "Item bank CSV with a domain column.")
+    var bank: String
+
+    @Option(help: "Blueprint JSON.")
+    var blueprint: String
+
+    @Option(help: "Output form CSV (written atomically).")
+    var out: String
+
+    @Option(help: "Number of parallel forms (overrides the blueprint's \"forms\").")
+    var forms: Int?
+
+    @Option(help: "CSV with an item_id column: items to exclude (e.g. seen before).")
+    var exclude: String?
+
+    @Option(help: "CSV item_id,exposure_rate for the blueprint's max_exposure rule.")
+    var exposure: String?
+
+    @Option(help: "Random seed (different seeds give different, equally valid forms).")
+    var seed: UInt64 = 1
+
+    @Option(name: .customLong("report-json"), help: "Also write the diagnostics as JSON.")
+    var reportJSON: String?
+
+    func validate() throws {
+        if let forms, forms < 1 { throw ValidationError("--forms must be at least 1, got \(forms)") }
+    }
+
+    func run() throws {
+        try runReportingErrors {
+            let assemblyBank = try AssemblyBank.load(csv: bank)
+            var spec = try Blueprint.load(json: blueprint)
+            if let forms { spec.forms = forms }
+            var options = AssemblyOptions(seed: seed)
+            var unknownExcluded = 0
+            if let exclude {
+                let ids = try readColumn(exclude, "item_id")
+                options.excluded = Set(ids)
+                unknownExcluded = ids.filter { assemblyBank.index(of: $0) == nil }.count
+            }
+            if let exposure {
+                let rows = try readPairs(exposure, "item_id", "exposure_rate")
+                options.exposureRates = rows
+            }
+            let assembler: FormAssembler
+            let result: [AssembledForm]
+            do {
+                assembler = try FormAssembler(bank: assemblyBank, blueprint: spec)
+                let started = Date()
+                result = try assembler.assemble(options: options)
+                let ms = Date().timeIntervalSince(started) * 1000
+                try write(result, assembler)
+                printError(summary(result, assembler, ms: ms, unknownExcluded: unknownExcluded))
+            } catch let error as InfeasibleBlueprint {
+                throw InputError(file: blueprint, message: error.description)
+            }
+            return result.contains { !$0.relaxed.isEmpty } ? ExitStatus.someRejected : ExitStatus.success
+        }
+    }
+
+    func write(_ forms: [AssembledForm], _ assembler: FormAssembler) throws {
+        var text = "form,position,item_id,domain,a,b,c,difficulty_class,anchor\n"
+        for (f, form) in forms.enumerated() {
+            for (p, k) in form.items.enumerated() {
+                let item = assembler.bank.items[k]
+                let cls = assembler.classes.isEmpty ? "" : (assembler.difficultyClass(of: k) ?? "")
+                text += "\(f + 1),\(p + 1),\(csvField(item.id)),\(csvField(item.domain)),\(fixed(item.parameters.discrimination, 6)),\(fixed(item.parameters.difficulty, 6)),\(fixed(item.parameters.guessing, 6)),\(csvField(cls)),\(item.isAnchor ? 1 : 0)\n"
+            }
+        }
+        try writeAtomically(text, to: out)
+        if let reportJSON {
+            let report = forms.enumerated().map { f, form -> [String: Any] in
+                var r: [String: Any] = ["form": f + 1, "method": form.method, "items": form.items.map { assembler.bank.items[$0].id },
+                                        "domain_counts": form.domainCounts, "difficulty_counts": form.difficultyCounts,
+                                        "anchor_counts": form.anchorCounts, "relaxed": form.relaxed, "overlap_with_earlier": form.overlapWithEarlier,
+                                        "information": form.information.map { ["theta": $0.theta, "information": $0.information, "se": $0.standardError.isFinite ? $0.standardError : NSNull()] as [String: Any] }]
+                if let s = form.targetScore { r["target_score"] = s }
+                if let b = form.targetUpperBound { r["target_upper_bound"] = b }
+                return r
+            }
+            let data = try JSONSerialization.data(withJSONObject: ["forms": report], options: [.prettyPrinted, .sortedKeys])
+            try writeAtomically(String(decoding: data, as: UTF8.self) + "\n", to: reportJSON)
+        }
+    }
+
+    func summary(_ forms: [AssembledForm], _ assembler: FormAssembler, ms: Double, unknownExcluded: Int) -> String {
+        var lines = ["iqscore assemble: \(forms.count) form\(forms.count == 1 ? "" : "s") of \(assembler.blueprint.length) items from \(formatCount(assembler.bank.items.count)) (seed \(seed)) in \(fixed(ms, 2)) ms"]
+        if unknownExcluded > 0 { lines.append("note: \(unknownExcluded) excluded item id\(unknownExcluded == 1 ? " is" : "s are") not in the bank") }
+        for (f, form) in forms.enumerated() {
+            let domains = form.domainCounts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            var line = "form \(f + 1) (\(form.method)): \(domains)"
+            if !form.difficultyCounts.isEmpty { line += "; " + form.difficultyCounts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") }
+            if !form.anchorCounts.isEmpty { line += "; anchors " + form.anchorCounts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") }
+            lines.append(line)
+            lines.append("  information (SE): " + form.information.map { "θ \($0.theta.formatted6): \(fixed($0.information, 2)) (\(fixed($0.standardError, 3)))" }.joined(separator: ", "))
+            if let s = form.targetScore, let b = form.targetUpperBound {
+                lines.append("  information targets met to \(fixed(100 * s, 1))% (upper bound \(fixed(100 * b, 1))%)")
+            }
+            if !form.overlapWithEarlier.isEmpty { lines.append("  shared with earlier forms: " + form.overlapWithEarlier.map(String.init).joined(separator: ", ")) }
+            for r in form.relaxed { lines.append("  relaxed: \(r)") }
+        }
+        lines.append("wrote \(out)" + (reportJSON.map { " and \($0)" } ?? ""))
+        return lines.joined(separator: "\n")
+    }
+
+    /// The values of one named column of a CSV file.
+    func readColumn(_ path: String, _ name: String) throws -> [String] {
+        let reader = try CSVReader(path: path)
+        guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a header with \(name)") }
+        let header = reader.strings().map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let c = header.firstIndex(of: name) else {
+            throw InputError(file: path, line: reader.line, message: "no \(name) column in the header (\(header.joined(separator: ",")))")
+        }
+        var values: [String] = []
+        while try reader.nextRow() {
+            guard c < reader.fieldCount else {
+                throw InputError(file: path, line: reader.line, message: "expected \(header.count) fields as in the header, found \(reader.fieldCount)")
+            }
+            let v = reader.string(c).trimmingCharacters(in: .whitespaces)
+            if !v.isEmpty { values.append(v) }
+        }
+        return values
+    }
+
+    func readPairs(_ path: String, _ key: String, _ value: String) throws -> [String: Double] {
+        let reader = try CSVReader(path: path)
+        guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a header with \(key),\(value)") }
+        let header = reader.strings().map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let kc = header.firstIndex(of: key), let vc = header.firstIndex(of: value) else {
+            throw InputError(file: path, line: reader.line, message: "the header needs \(key) and \(value) (found \(header.joined(separator: ",")))")
+        }
+        var out: [String: Double] = [:]
+        while try reader.nextRow() {
+            guard max(kc, vc) < reader.fieldCount else {
+                throw InputError(file: path, line: reader.line, message: "expected \(header.count) fields as in the header, found \(reader.fieldCount)")
+            }
+            let text = reader.string(vc).trimmingCharacters(in: .whitespaces)
+            guard let v = Double(text), v >= 0, v <= 1 else {
+                throw InputError(file: path, line: reader.line, column: vc + 1, message: "\(value) '\(text)' must be a number in [0, 1]")
+            }
+            out[reader.string(kc).trimmingCharacters(in: .whitespaces)] = v
+        }
+        return out
+    }
+}
