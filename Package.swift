@@ -49,6 +49,16 @@ let package = Package(
             dependencies: ["Psychometrics"],
             path: "Benchmarks/ScoringLatency"
         ),
+        .executableTarget(
+            name: "assembly-latency",
+            dependencies: ["Psychometrics", "Assembly"],
+            path: "Benchmarks/AssemblyLatency"
+        ),
+        .executableTarget(
+            name: "cat-latency",
+            dependencies: ["Psychometrics", "Assembly"],
+            path: "Benchmarks/CATLatency"
+        ),
 
         // MARK: tests
         .testTarget(

@@ -243,7 +243,7 @@ public final class BatchScorer {
                     if hasID {
                         try reader.withField(0) { try enter(session: $0.trimmingSpaces(), file: fileIndex, line: line) }
                     } else {
-                        var id = Array((prefix + String(row)).utf8)
+                        let id = Array((prefix + String(row)).utf8)
                         try id.withUnsafeBufferPointer { try enter(session: $0, file: fileIndex, line: line) }
                     }
                     try event(Self.touch, file: fileIndex, line: line)

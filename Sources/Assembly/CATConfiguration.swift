@@ -1,0 +1,265 @@
+import Foundation
+import Psychometrics
+
+/// Rules of an adaptive test (CAT). Decoded from JSON with snake_case keys; every key is optional except
+/// `max_items`, e.g. the app's rules:
+/// ```json
+/// {"min_items": 8, "max_items": 25, "se_target": 0.30, "min_per_domain": 1, "randomesque": 5,
+///  "exposure_target": 0.25}
+/// ```
+/// Keys and defaults:
+///
+/// | key | meaning | default |
+/// |---|---|---|
+/// | `min_items` | shortest test | 1 |
+/// | `max_items` | longest test (required) | — |
+/// | `se_target` | stop when SE(θ̂) ≤ this (with the length and content rules); `null` = fixed length | `null` |
+/// | `min_per_domain` | items per domain: one integer for every domain, or `{"logic": 2, …}` | 0 |
+/// | `domain_weights` | target shares per domain (Kingsbury–Zara), e.g. `{"logic": 2, "math": 1}` | none |
+/// | `randomesque` | choose at random among the best k items (Kingsbury & Zara 1989) | 1 |
+/// | `a_stratification` | number of a-strata (Chang & Ying 1999); `null` = maximum information | `null` |
+/// | `exposure_target` | r_max of Sympson–Hetter exposure control; `null` = none | 0.25 |
+/// | `exposure_calibration_simulees` | simulees per Sympson–Hetter calibration round | 5000 |
+/// | `exposure_calibration_iterations` | largest number of calibration rounds | 40 |
+/// | `exposure_margin` | the calibration aims at r_max − margin (room for simulation noise) | 0.02 |
+/// | `estimator` | θ estimator: eap, map, ml, wle | eap |
+/// | `prior_mean`, `prior_sd` | N(μ, σ²) prior of θ (EAP, MAP) and of the calibration simulees | 0, 1 |
+/// | `quadrature_points` | EAP grid points on [−6, 6] | 61 |
+///
+/// Unknown keys are errors (a misspelt rule must not be ignored silently).
+public struct CATConfiguration: Sendable, Hashable {
+    public var minItems: Int = 1
+    public var maxItems: Int
+    public var seTarget: Double?
+    public var minPerDomain: DomainMinimum = .all(0)
+    public var domainWeights: [String: Double]?
+    public var randomesque: Int = 1
+    public var aStratification: Int?
+    public var exposureTarget: Double? = 0.25
+    public var exposureCalibrationSimulees: Int = 5000
+    public var exposureCalibrationIterations: Int = 40
+    public var exposureMargin: Double = 0.02
+    public var estimator: AbilityMethod = .eap
+    public var priorMean: Double = 0
+    public var priorSD: Double = 1
+    public var quadraturePoints: Int = 61
+
+    /// Per-domain minimum counts: the same number for every domain of the bank, or a map (unlisted domains: 0).
+    public enum DomainMinimum: Sendable, Hashable, Codable {
+        case all(Int)
+        case perDomain([String: Int])
+
+        public init(from decoder: Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let n = try? container.decode(Int.self) { self = .all(n); return }
+            self = .perDomain(try container.decode([String: Int].self))
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .all(let n): try container.encode(n)
+            case .perDomain(let map): try container.encode(map)
+            }
+        }
+
+        /// The minimum for `domain`.
+        public func minimum(for domain: String) -> Int {
+            switch self {
+            case .all(let n): return n
+            case .perDomain(let map): return map[domain] ?? 0
+            }
+        }
+    }
+
+    public init(minItems: Int = 1, maxItems: Int, seTarget: Double? = nil, minPerDomain: DomainMinimum = .all(0),
+                randomesque: Int = 1, aStratification: Int? = nil, exposureTarget: Double? = 0.25) {
+        self.minItems = minItems
+        self.maxItems = maxItems
+        self.seTarget = seTarget
+        self.minPerDomain = minPerDomain
+        self.randomesque = randomesque
+        self.aStratification = aStratification
+        self.exposureTarget = exposureTarget
+    }
+
+    /// The ability options the session's estimator uses.
+    public var abilityOptions: AbilityOptions {
+        var options = AbilityOptions(method: estimator)
+        options.priorMean = priorMean
+        options.priorSD = priorSD
+        options.quadraturePoints = quadraturePoints
+        return options
+    }
+
+    // MARK: validation
+
+    /// Internal consistency (independent of any bank). Empty when the configuration is usable.
+    public func validationProblems() -> [String] {
+        var problems: [String] = []
+        if maxItems < 1 { problems.append("max_items must be at least 1, got \(maxItems)") }
+        if minItems < 0 { problems.append("min_items must not be negative, got \(minItems)") }
+        if minItems > maxItems { problems.append("min_items (\(minItems)) exceeds max_items (\(maxItems))") }
+        if let se = seTarget, !(se > 0 && se.isFinite) { problems.append("se_target must be a positive number, got \(se)") }
+        switch minPerDomain {
+        case .all(let n):
+            if n < 0 { problems.append("min_per_domain must not be negative, got \(n)") }
+        case .perDomain(let map):
+            for (domain, n) in map.sorted(by: { $0.key < $1.key }) where n < 0 {
+                problems.append("min_per_domain for \"\(domain)\" must not be negative, got \(n)")
+            }
+            let total = map.values.reduce(0) { $0 + max($1, 0) }
+            if total > maxItems { problems.append("min_per_domain sums to \(total), more than max_items (\(maxItems))") }
+        }
+        if let weights = domainWeights {
+            if weights.isEmpty || weights.values.contains(where: { !($0 >= 0 && $0.isFinite) }) || weights.values.reduce(0, +) <= 0 {
+                problems.append("domain_weights must be non-negative numbers with a positive sum")
+            }
+        }
+        if randomesque < 1 || randomesque > 100 { problems.append("randomesque must be 1…100, got \(randomesque)") }
+        if let k = aStratification, k < 1 || k > maxItems { problems.append("a_stratification must be 1…max_items (\(maxItems)) strata, got \(k)") }
+        if let r = exposureTarget, !(r > 0 && r <= 1) { problems.append("exposure_target must be in (0, 1], got \(r)") }
+        if exposureCalibrationSimulees < 100 { problems.append("exposure_calibration_simulees must be at least 100, got \(exposureCalibrationSimulees)") }
+        if exposureCalibrationIterations < 1 { problems.append("exposure_calibration_iterations must be at least 1, got \(exposureCalibrationIterations)") }
+        if let r = exposureTarget, !(exposureMargin >= 0 && exposureMargin < r) {
+            problems.append("exposure_margin must be in [0, exposure_target), got \(exposureMargin)")
+        }
+        problems += abilityOptions.validationProblems().map { $0.replacingOccurrences(of: "prior SD", with: "prior_sd")
+            .replacingOccurrences(of: "prior mean", with: "prior_mean").replacingOccurrences(of: "quadrature points", with: "quadrature_points") }
+        return problems
+    }
+
+    /// Problems of this configuration on `bank`: domains named in `min_per_domain` or `domain_weights` that the
+    /// bank lacks, a domain with fewer active items than its minimum, minima that cannot fit in `max_items`.
+    public func validationProblems(for bank: AssemblyBank) -> [String] {
+        var problems: [String] = []
+        let known = Set(bank.domains)
+        let list = bank.domains.joined(separator: ", ")
+        if case .perDomain(let map) = minPerDomain {
+            for domain in map.keys.sorted() where !known.contains(domain) {
+                problems.append("min_per_domain names domain \"\(domain)\", which the bank does not have (domains: \(list))")
+            }
+        }
+        for domain in (domainWeights ?? [:]).keys.sorted() where !known.contains(domain) {
+            problems.append("domain_weights names domain \"\(domain)\", which the bank does not have (domains: \(list))")
+        }
+        var active = [Int](repeating: 0, count: bank.domains.count)
+        for (j, item) in bank.items.enumerated() where item.status == .active { active[bank.domainIndex[j]] += 1 }
+        var total = 0
+        for (d, domain) in bank.domains.enumerated() {
+            let need = minPerDomain.minimum(for: domain)
+            total += need
+            if need > active[d] { problems.append("min_per_domain asks for \(need) \(domain) items, but the bank has \(active[d]) active ones") }
+        }
+        if total > maxItems { problems.append("min_per_domain needs \(total) items over \(bank.domains.count) domains, more than max_items (\(maxItems))") }
+        if !active.contains(where: { $0 > 0 }) { problems.append("the bank has no active items") }
+        return problems
+    }
+
+    // MARK: JSON
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case minItems = "min_items", maxItems = "max_items", seTarget = "se_target", minPerDomain = "min_per_domain"
+        case domainWeights = "domain_weights", randomesque, aStratification = "a_stratification"
+        case exposureTarget = "exposure_target", exposureCalibrationSimulees = "exposure_calibration_simulees"
+        case exposureCalibrationIterations = "exposure_calibration_iterations", exposureMargin = "exposure_margin"
+        case estimator, priorMean = "prior_mean", priorSD = "prior_sd", quadraturePoints = "quadrature_points"
+    }
+
+    /// Reads a configuration JSON file; a malformed or inconsistent one is an error naming the file and the key
+    /// (`CAT.json: error: …`).
+    public static func load(json path: String) throws -> CATConfiguration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw InputError(file: path, message: "cannot read the CAT configuration file")
+        }
+        return try decode(data, file: path)
+    }
+
+    /// Decodes and validates configuration JSON; errors name `file`.
+    public static func decode(_ data: Data, file: String) throws -> CATConfiguration {
+        guard let object = try? JSONSerialization.jsonObject(with: data) else {
+            throw InputError(file: file, message: "not valid JSON")
+        }
+        guard let dictionary = object as? [String: Any] else {
+            throw InputError(file: file, message: "the CAT configuration must be a JSON object, e.g. {\"max_items\": 25}")
+        }
+        let known = Set(CodingKeys.allCases.map(\.rawValue))
+        let unknown = dictionary.keys.filter { !known.contains($0) }.sorted()
+        if !unknown.isEmpty {
+            throw InputError(file: file, message: "unknown key\(unknown.count == 1 ? "" : "s") \(unknown.map { "\"\($0)\"" }.joined(separator: ", ")) (known: \(CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        let configuration: CATConfiguration
+        do {
+            configuration = try JSONDecoder().decode(CATConfiguration.self, from: data)
+        } catch let DecodingError.keyNotFound(key, _) {
+            throw InputError(file: file, message: "the CAT configuration lacks \"\(key.stringValue)\"")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw InputError(file: file, message: "\"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" has the wrong type")
+        } catch let DecodingError.valueNotFound(_, context) {
+            throw InputError(file: file, message: "\"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" must not be null")
+        } catch let DecodingError.dataCorrupted(context) {
+            let key = context.codingPath.map(\.stringValue).joined(separator: ".")
+            throw InputError(file: file, message: key.isEmpty ? "not a valid CAT configuration: \(context.debugDescription)" : "\"\(key)\": \(context.debugDescription)")
+        } catch {
+            throw InputError(file: file, message: "not a valid CAT configuration: \(error)")
+        }
+        let problems = configuration.validationProblems()
+        guard problems.isEmpty else { throw InputError(file: file, message: problems.joined(separator: "; ")) }
+        return configuration
+    }
+}
+
+extension CATConfiguration: Codable {
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        maxItems = try c.decode(Int.self, forKey: .maxItems)
+        minItems = try c.decodeIfPresent(Int.self, forKey: .minItems) ?? 1
+        seTarget = try c.decodeIfPresent(Double.self, forKey: .seTarget)
+        if c.contains(.minPerDomain) {
+            do {
+                minPerDomain = try c.decode(DomainMinimum.self, forKey: .minPerDomain)
+            } catch {
+                throw DecodingError.typeMismatch(DomainMinimum.self, .init(codingPath: [CodingKeys.minPerDomain],
+                    debugDescription: "expected an integer or an object of integers"))
+            }
+        }
+        domainWeights = try c.decodeIfPresent([String: Double].self, forKey: .domainWeights)
+        randomesque = try c.decodeIfPresent(Int.self, forKey: .randomesque) ?? 1
+        aStratification = try c.decodeIfPresent(Int.self, forKey: .aStratification)
+        // Absent: the default 0.25; explicit null: no exposure control.
+        if c.contains(.exposureTarget) { exposureTarget = try c.decodeIfPresent(Double.self, forKey: .exposureTarget) }
+        exposureCalibrationSimulees = try c.decodeIfPresent(Int.self, forKey: .exposureCalibrationSimulees) ?? 5000
+        exposureCalibrationIterations = try c.decodeIfPresent(Int.self, forKey: .exposureCalibrationIterations) ?? 40
+        exposureMargin = try c.decodeIfPresent(Double.self, forKey: .exposureMargin) ?? 0.02
+        if let text = try c.decodeIfPresent(String.self, forKey: .estimator) {
+            guard let method = AbilityMethod(rawValue: text.lowercased()) else {
+                throw DecodingError.dataCorruptedError(forKey: .estimator, in: c, debugDescription: "estimator '\(text)' is not one of eap, map, ml, wle")
+            }
+            estimator = method
+        }
+        priorMean = try c.decodeIfPresent(Double.self, forKey: .priorMean) ?? 0
+        priorSD = try c.decodeIfPresent(Double.self, forKey: .priorSD) ?? 1
+        quadraturePoints = try c.decodeIfPresent(Int.self, forKey: .quadraturePoints) ?? 61
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(minItems, forKey: .minItems)
+        try c.encode(maxItems, forKey: .maxItems)
+        try c.encode(seTarget, forKey: .seTarget)
+        try c.encode(minPerDomain, forKey: .minPerDomain)
+        try c.encodeIfPresent(domainWeights, forKey: .domainWeights)
+        try c.encode(randomesque, forKey: .randomesque)
+        try c.encode(aStratification, forKey: .aStratification)
+        try c.encode(exposureTarget, forKey: .exposureTarget)
+        if exposureTarget != nil {
+            try c.encode(exposureCalibrationSimulees, forKey: .exposureCalibrationSimulees)
+            try c.encode(exposureCalibrationIterations, forKey: .exposureCalibrationIterations)
+            try c.encode(exposureMargin, forKey: .exposureMargin)
+        }
+        try c.encode(estimator.rawValue, forKey: .estimator)
+        try c.encode(priorMean, forKey: .priorMean)
+        try c.encode(priorSD, forKey: .priorSD)
+        try c.encode(quadraturePoints, forKey: .quadraturePoints)
+    }
+}

@@ -1,0 +1,386 @@
+import Dispatch
+import Foundation
+import Psychometrics
+
+/// A seeded simulation study of a CAT: simulees θ ~ N(μ, σ²) take adaptive tests from a pool, answering each
+/// item correctly with probability P(θ); the report gives recovery (bias, RMSE, overall and by θ bin), length,
+/// precision, exposure, overlap and content figures.
+///
+/// Reproducibility: simulee i draws its θ, its randomesque choices, its exposure lotteries and its responses
+/// from its own `SeededGenerator`, seeded from (seed, i) by a SplitMix64 mix, so a report depends on the seed
+/// only, never on the number of threads; totals are summed in simulee order.
+public enum CATSimulation {
+    /// Study settings.
+    public struct Options: Sendable, Hashable {
+        public var simulees: Int
+        public var seed: UInt64
+        public var thetaMean = 0.0
+        public var thetaSD = 1.0
+        /// θ bins for conditional bias and RMSE: width `binWidth` over [−`binBound`, `binBound`], plus an open
+        /// bin below and above.
+        public var binWidth = 0.5
+        public var binBound = 3.0
+        public var threads = ProcessInfo.processInfo.activeProcessorCount
+
+        public init(simulees: Int, seed: UInt64) {
+            self.simulees = simulees
+            self.seed = seed
+        }
+    }
+
+    /// Runs the study with the given exposure parameters (nil: none). Pass the `SympsonHetter` calibration to
+    /// have its record in the report.
+    public static func run(pool: CATItemPool, exposure: SympsonHetter?, options: Options) -> CATSimulationReport {
+        precondition(options.simulees >= 1, "need at least one simulee, got \(options.simulees)")
+        precondition(options.binWidth > 0 && options.binBound > 0, "bins need a positive width and bound")
+        let started = Date()
+        let run = runSimulees(pool: pool, exposure: exposure?.parameters, count: options.simulees, seed: options.seed, stream: 0,
+                              thetaMean: options.thetaMean, thetaSD: options.thetaSD, threads: options.threads)
+        let elapsed = Date().timeIntervalSince(started)
+        let config = pool.configuration
+        let n = Double(options.simulees)
+        let outcomes = run.outcomes
+
+        var sumError = 0.0, sumSquared = 0.0, sumSE = 0.0, reached = 0, violations = 0
+        var sumT = 0.0, sumE = 0.0, sumTT = 0.0, sumEE = 0.0, sumTE = 0.0
+        var minLength = Int.max, maxLength = 0
+        var lengthCounts = [Int](repeating: 0, count: config.maxItems + 1)
+        var reasons: [String: Int] = [:]
+        for reason in AdaptiveSession.StopReason.allCases { reasons[reason.rawValue] = 0 }
+        let interior = Int((2 * options.binBound / options.binWidth).rounded(.up))
+        var bins = [BinAccumulator](repeating: BinAccumulator(), count: interior + 2)
+        for o in outcomes {
+            let error = o.estimate - o.theta
+            sumError += error
+            sumSquared += error * error
+            sumSE += o.standardError
+            sumT += o.theta; sumE += o.estimate
+            sumTT += o.theta * o.theta; sumEE += o.estimate * o.estimate; sumTE += o.theta * o.estimate
+            if o.seReached { reached += 1 }
+            if !o.contentMet { violations += 1 }
+            minLength = min(minLength, o.length)
+            maxLength = max(maxLength, o.length)
+            lengthCounts[min(o.length, config.maxItems)] += 1
+            reasons[o.stop.rawValue, default: 0] += 1
+            let b: Int
+            if o.theta < -options.binBound { b = 0 } else if o.theta >= options.binBound { b = interior + 1 } else {
+                b = 1 + min(interior - 1, Int(((o.theta + options.binBound) / options.binWidth).rounded(.down)))
+            }
+            bins[b].add(o)
+        }
+        let covariance = sumTE / n - (sumT / n) * (sumE / n)
+        let varianceT = sumTT / n - (sumT / n) * (sumT / n), varianceE = sumEE / n - (sumE / n) * (sumE / n)
+        let meanLength = Double(run.totalLength) / n
+
+        // Exposure over the items the CAT may select (active items).
+        let eligible = pool.eligible.reduce(0) { $0 + ($1 ? 1 : 0) }
+        let maxExposure = Double(run.administered.max() ?? 0) / n
+        let meanExposure = Double(run.totalLength) / (n * Double(max(eligible, 1)))
+        // Overlap: the mean number of items two distinct simulees share, Σᵢ cᵢ(cᵢ − 1) / (N(N − 1)), over the
+        // mean length. With a fixed length L this equals Chen, Ankenmann & Spray's (2003) formula
+        // T = N Σ rᵢ² / ((N − 1) L) − 1/(N − 1) with exposure rates rᵢ = cᵢ/N.
+        var pairs = 0.0
+        for c in run.administered { pairs += Double(c) * Double(c - 1) }
+        let overlap = options.simulees > 1 && meanLength > 0 ? pairs / (n * (n - 1)) / meanLength : 0
+        var domainMeans: [String: Double] = [:]
+        for (d, domain) in pool.bank.domains.enumerated() { domainMeans[domain] = Double(run.domainTotals[d]) / n }
+        var lengths: [String: Int] = [:]
+        for (length, count) in lengthCounts.enumerated() where count > 0 { lengths[String(length)] = count }
+
+        var binReports: [CATSimulationReport.Bin] = []
+        for (k, bin) in bins.enumerated() {
+            let lower: Double? = k == 0 ? nil : -options.binBound + Double(k - 1) * options.binWidth
+            let upper: Double? = k == interior + 1 ? nil : min(options.binBound, -options.binBound + Double(k) * options.binWidth)
+            binReports.append(bin.report(lower: lower, upper: upper, seTarget: config.seTarget))
+        }
+
+        var report = CATSimulationReport(
+            simulees: options.simulees, seed: options.seed, thetaMean: options.thetaMean, thetaSD: options.thetaSD,
+            bankItems: pool.itemCount, eligibleItems: eligible, domains: pool.bank.domains,
+            meanLength: meanLength, minLength: minLength, maxLength: maxLength, lengthCounts: lengths,
+            rmse: (sumSquared / n).squareRoot(), bias: sumError / n, meanSE: sumSE / n,
+            correlation: varianceT > 0 && varianceE > 0 ? covariance / (varianceT * varianceE).squareRoot() : 0,
+            shareSEReached: config.seTarget == nil ? nil : Double(reached) / n,
+            maxExposure: maxExposure, meanExposure: meanExposure,
+            itemsNeverAdministered: zip(pool.eligible, run.administered).reduce(0) { $0 + ($1.0 && $1.1 == 0 ? 1 : 0) },
+            itemsAboveExposureTarget: config.exposureTarget.map { r in run.administered.reduce(0) { $0 + (Double($1) / n > r ? 1 : 0) } },
+            overlapRate: overlap, contentViolations: violations, stopReasons: reasons, domainMeanItems: domainMeans,
+            bins: binReports, exposureControl: nil, configuration: config,
+            elapsedSeconds: elapsed, steps: run.totalLength, threads: max(1, min(options.threads, options.simulees)))
+        if let exposure {
+            report.exposureControl = .init(method: "sympson_hetter", target: exposure.target, margin: exposure.margin,
+                                           simulees: exposure.simulees, converged: exposure.converged,
+                                           controlledItems: exposure.parameters.controlledCount,
+                                           minParameter: exposure.parameters.probabilities.min() ?? 1,
+                                           rounds: exposure.rounds, elapsedSeconds: exposure.elapsedSeconds)
+        }
+        return report
+    }
+
+    // MARK: engine
+
+    struct Outcome {
+        var theta: Double
+        var estimate: Double
+        var standardError: Double
+        var length: Int
+        var stop: AdaptiveSession.StopReason
+        var contentMet: Bool
+        var seReached: Bool
+    }
+
+    struct Run {
+        var outcomes: [Outcome]
+        /// Per item: times selected (entered the exposure lottery) and administered.
+        var selected: [Int]
+        var administered: [Int]
+        /// Per domain: items administered in total.
+        var domainTotals: [Int]
+        var totalLength: Int
+    }
+
+    /// Seed of simulee `index` in `stream` (0 = the study, 1, 2, … = calibration rounds): SplitMix64 finalisers
+    /// of the mixed inputs, so neighbouring indices get unrelated generators.
+    static func simuleeSeed(_ seed: UInt64, stream: UInt64, index: Int) -> UInt64 {
+        func mix(_ x: UInt64) -> UInt64 {
+            var z = x &+ 0x9E37_79B9_7F4A_7C15
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        return mix(mix(mix(seed) ^ stream) ^ UInt64(truncatingIfNeeded: index))
+    }
+
+    /// Runs `count` simulated tests, simulee i on worker i mod W.
+    static func runSimulees(pool: CATItemPool, exposure: ExposureParameters?, count: Int, seed: UInt64, stream: UInt64,
+                            thetaMean: Double, thetaSD: Double, threads: Int) -> Run {
+        let J = pool.itemCount, D = pool.bank.domains.count
+        let workers = max(1, min(threads, count))
+        let stride = 2 * J + D
+        let outcomes = UnsafeMutableBufferPointer<Outcome>.allocate(capacity: count)
+        let counts = UnsafeMutableBufferPointer<Int>.allocate(capacity: workers * stride)
+        counts.initialize(repeating: 0)
+        defer {
+            counts.deallocate()
+            outcomes.deallocate()
+        }
+        let shared = UncheckedSendableBox((outcomes, counts))
+        let parameters = pool.estimator.parameters
+        parallelFor(workers) { w in
+            let (outcomes, counts) = shared.value
+            let selected = counts.baseAddress! + w * stride, administered = selected + J, domains = administered + J
+            for i in Swift.stride(from: w, to: count, by: workers) {
+                var rng = SeededGenerator(seed: simuleeSeed(seed, stream: stream, index: i))
+                let theta = RandomVariate.normal(mean: thetaMean, sd: thetaSD, using: &rng)
+                var session = AdaptiveSession(pool: pool, exposure: exposure)
+                while true {
+                    switch session.nextItem(using: &rng, onSelected: { selected[$0] += 1 }) {
+                    case .administer(let j):
+                        let u: UInt8 = RandomVariate.uniform(using: &rng) < parameters[j].probability(at: theta) ? 1 : 0
+                        session.record(item: j, response: u)
+                        administered[j] += 1
+                        continue
+                    case .stop(let reason):
+                        for d in 0..<D { domains[d] += session.domainCounts[d] }
+                        (outcomes.baseAddress! + i).initialize(to: Outcome(
+                            theta: theta, estimate: session.estimate.theta, standardError: session.estimate.standardError,
+                            length: session.items.count, stop: reason, contentMet: session.meetsDomainMinimums,
+                            seReached: session.reachedSETarget))
+                    }
+                    break
+                }
+            }
+        }
+        var selected = [Int](repeating: 0, count: J), administered = selected, domainTotals = [Int](repeating: 0, count: D)
+        for w in 0..<workers {
+            let base = w * stride
+            for j in 0..<J {
+                selected[j] += counts[base + j]
+                administered[j] += counts[base + J + j]
+            }
+            for d in 0..<D { domainTotals[d] += counts[base + 2 * J + d] }
+        }
+        let list = Array(outcomes)
+        return Run(outcomes: list, selected: selected, administered: administered, domainTotals: domainTotals,
+                   totalLength: administered.reduce(0, +))
+    }
+
+    struct BinAccumulator {
+        var count = 0
+        var sumError = 0.0, sumSquared = 0.0, sumSE = 0.0, sumLength = 0.0, reached = 0
+
+        mutating func add(_ o: Outcome) {
+            count += 1
+            let e = o.estimate - o.theta
+            sumError += e
+            sumSquared += e * e
+            sumSE += o.standardError
+            sumLength += Double(o.length)
+            if o.seReached { reached += 1 }
+        }
+
+        func report(lower: Double?, upper: Double?, seTarget: Double?) -> CATSimulationReport.Bin {
+            let n = Double(count)
+            guard count > 0 else {
+                return .init(lower: lower, upper: upper, count: 0, bias: nil, rmse: nil, meanSE: nil, meanLength: nil, shareSEReached: nil)
+            }
+            return .init(lower: lower, upper: upper, count: count, bias: sumError / n, rmse: (sumSquared / n).squareRoot(),
+                         meanSE: sumSE / n, meanLength: sumLength / n, shareSEReached: seTarget == nil ? nil : Double(reached) / n)
+        }
+    }
+}
+
+/// The figures of a CAT simulation study (JSON keys in snake_case).
+public struct CATSimulationReport: Sendable, Codable {
+    public var simulees: Int
+    public var seed: UInt64
+    public var thetaMean: Double
+    public var thetaSD: Double
+    public var bankItems: Int
+    /// Items the CAT may select (status active).
+    public var eligibleItems: Int
+    public var domains: [String]
+    public var meanLength: Double
+    public var minLength: Int
+    public var maxLength: Int
+    /// Number of tests per length ("12": 803, …).
+    public var lengthCounts: [String: Int]
+    /// √mean (θ̂ − θ)², mean (θ̂ − θ), mean SE(θ̂), Pearson r(θ, θ̂).
+    public var rmse: Double
+    public var bias: Double
+    public var meanSE: Double
+    public var correlation: Double
+    /// Share of tests ending with SE ≤ se_target (null without a target).
+    public var shareSEReached: Double?
+    /// Exposure rate of an item: the share of tests it appears in. Max over items; mean over eligible items.
+    public var maxExposure: Double
+    public var meanExposure: Double
+    public var itemsNeverAdministered: Int
+    public var itemsAboveExposureTarget: Int?
+    /// Mean share of items two simulees' tests have in common (see `CATSimulation.run`).
+    public var overlapRate: Double
+    /// Tests that ended without every domain's `min_per_domain`.
+    public var contentViolations: Int
+    public var stopReasons: [String: Int]
+    public var domainMeanItems: [String: Double]
+    public var bins: [Bin]
+    public var exposureControl: ExposureControlSummary?
+    public var configuration: CATConfiguration
+    public var elapsedSeconds: Double
+    /// Items administered in all (one step = one record + one selection).
+    public var steps: Int
+    public var threads: Int
+
+    /// Conditional recovery in one θ bin [lower, upper) (nil bound = open).
+    public struct Bin: Sendable, Codable {
+        public var lower: Double?
+        public var upper: Double?
+        public var count: Int
+        public var bias: Double?
+        public var rmse: Double?
+        public var meanSE: Double?
+        public var meanLength: Double?
+        public var shareSEReached: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case lower, upper, count, bias, rmse, meanSE = "mean_se", meanLength = "mean_length", shareSEReached = "share_se_reached"
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(lower, forKey: .lower)
+            try c.encode(upper, forKey: .upper)
+            try c.encode(count, forKey: .count)
+            try c.encode(bias, forKey: .bias)
+            try c.encode(rmse, forKey: .rmse)
+            try c.encode(meanSE, forKey: .meanSE)
+            try c.encode(meanLength, forKey: .meanLength)
+            try c.encode(shareSEReached, forKey: .shareSEReached)
+        }
+    }
+
+    public struct ExposureControlSummary: Sendable, Codable {
+        public var method: String
+        public var target: Double
+        public var margin: Double
+        public var simulees: Int
+        public var converged: Bool
+        public var controlledItems: Int
+        public var minParameter: Double
+        public var rounds: [SympsonHetter.Round]
+        public var elapsedSeconds: Double
+
+        enum CodingKeys: String, CodingKey {
+            case method, target, margin, simulees, converged, controlledItems = "controlled_items", minParameter = "min_parameter"
+            case rounds, elapsedSeconds = "elapsed_seconds"
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case simulees, seed, thetaMean = "theta_mean", thetaSD = "theta_sd", bankItems = "bank_items", eligibleItems = "eligible_items"
+        case domains, meanLength = "mean_length", minLength = "min_length", maxLength = "max_length", lengthCounts = "length_counts"
+        case rmse, bias, meanSE = "mean_se", correlation, shareSEReached = "share_se_reached", maxExposure = "max_exposure"
+        case meanExposure = "mean_exposure", itemsNeverAdministered = "items_never_administered"
+        case itemsAboveExposureTarget = "items_above_exposure_target", overlapRate = "overlap_rate"
+        case contentViolations = "content_violations", stopReasons = "stop_reasons", domainMeanItems = "domain_mean_items", bins
+        case exposureControl = "exposure_control", configuration, elapsedSeconds = "elapsed_seconds", steps, threads
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(simulees, forKey: .simulees)
+        try c.encode(seed, forKey: .seed)
+        try c.encode(thetaMean, forKey: .thetaMean)
+        try c.encode(thetaSD, forKey: .thetaSD)
+        try c.encode(bankItems, forKey: .bankItems)
+        try c.encode(eligibleItems, forKey: .eligibleItems)
+        try c.encode(domains, forKey: .domains)
+        try c.encode(meanLength, forKey: .meanLength)
+        try c.encode(minLength, forKey: .minLength)
+        try c.encode(maxLength, forKey: .maxLength)
+        try c.encode(lengthCounts, forKey: .lengthCounts)
+        try c.encode(rmse, forKey: .rmse)
+        try c.encode(bias, forKey: .bias)
+        try c.encode(meanSE, forKey: .meanSE)
+        try c.encode(correlation, forKey: .correlation)
+        try c.encode(shareSEReached, forKey: .shareSEReached)
+        try c.encode(maxExposure, forKey: .maxExposure)
+        try c.encode(meanExposure, forKey: .meanExposure)
+        try c.encode(itemsNeverAdministered, forKey: .itemsNeverAdministered)
+        try c.encode(itemsAboveExposureTarget, forKey: .itemsAboveExposureTarget)
+        try c.encode(overlapRate, forKey: .overlapRate)
+        try c.encode(contentViolations, forKey: .contentViolations)
+        try c.encode(stopReasons, forKey: .stopReasons)
+        try c.encode(domainMeanItems, forKey: .domainMeanItems)
+        try c.encode(bins, forKey: .bins)
+        try c.encode(exposureControl, forKey: .exposureControl)
+        try c.encode(configuration, forKey: .configuration)
+        try c.encode(elapsedSeconds, forKey: .elapsedSeconds)
+        try c.encode(steps, forKey: .steps)
+        try c.encode(threads, forKey: .threads)
+    }
+
+    /// The report as pretty-printed JSON with sorted keys (stable across runs except `elapsed_seconds`).
+    public func json() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return String(decoding: try encoder.encode(self), as: UTF8.self) + "\n"
+    }
+}
+
+// MARK: threads
+
+/// Runs `body(worker)` for `workers` workers concurrently (inline when 1).
+func parallelFor(_ workers: Int, _ body: (Int) -> Void) {
+    if workers <= 1 { body(0); return }
+    withoutActuallyEscaping(body) { escaping in
+        let box = UncheckedSendableBox(escaping)
+        DispatchQueue.concurrentPerform(iterations: workers) { box.value($0) }
+    }
+}
+
+/// Carries a value into a concurrent closure when each worker touches only its own slice of shared buffers.
+struct UncheckedSendableBox<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+@Suite("iqscore cat simulate end to end", .timeLimit(.minutes(2)))
+struct CATCLITests {
+    /// A workspace with a simulated 120-item, three-domain 2PL bank in `bank.csv`.
+    func workspaceWithBank() throws -> CLIWorkspace {
+        let ws = try CLIWorkspace()
+        let sim = try ws.run("simulate", "--model", "2pl", "--items", "120", "--persons", "1", "--domains", "a,b,c", "--slope-mean-log", "0.3",
+                             "--out", "responses.csv", "--bank-out", "bank.csv", "--seed", "3")
+        #expect(sim.status == 0, "\(sim.stderr)")
+        return ws
+    }
+
+    static let config = #"{"min_items": 4, "max_items": 15, "se_target": 0.4, "min_per_domain": 1, "randomesque": 3, "exposure_target": 0.4, "exposure_calibration_simulees": 200, "exposure_calibration_iterations": 5}"#
+
+    @Test("a study: exit 0, the report's keys, a summary on stderr, nothing on stdout; the seed reproduces the report")
+    func study() throws {
+        let ws = try workspaceWithBank()
+        try ws.write("cat.json", Self.config)
+        let r = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "200", "--seed", "4",
+                           "--out", "report.json", "--exposure-out", "k.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.isEmpty)
+        let lines = r.stderrLines.filter { !$0.isEmpty }
+        #expect(lines.first == "iqscore cat simulate: 200 simulees on bank.csv (120 items, 3 domains), seed 4")
+        #expect(lines.dropFirst().first == "rules: 4–15 items, SE ≤ 0.4, at least 1 per domain, randomesque 3, Sympson–Hetter r_max 0.4, EAP")
+        #expect(lines.last == "wrote report.json, k.csv")
+        let report = try ws.json("report.json")
+        for key in ["mean_length", "rmse", "bias", "share_se_reached", "max_exposure", "mean_exposure", "overlap_rate", "content_violations"] {
+            #expect(report[key] is NSNumber, "\(key)")
+        }
+        #expect(try ws.csvRows("k.csv").count == 121)
+
+        let again = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "200", "--seed", "4",
+                               "--out", "again.json", "--threads", "1")
+        #expect(again.status == 0)
+        func stable(_ name: String) throws -> [String] {
+            try ws.read(name).split(separator: "\n").map(String.init).filter { !$0.contains("elapsed_seconds") && !$0.contains("\"threads\"") }
+        }
+        #expect(try stable("report.json") == stable("again.json"))
+    }
+
+    @Test("a misspelt key: exit 1, the file and key on stderr, no report")
+    func unknownKey() throws {
+        let ws = try workspaceWithBank()
+        try ws.write("cat.json", #"{"max_items": 25, "min_item": 8}"#)
+        let r = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--out", "report.json")
+        #expect(r.status == 1)
+        #expect(r.stderr == #"cat.json: error: unknown key "min_item" (known: min_items, max_items, se_target, min_per_domain, domain_weights, randomesque, a_stratification, exposure_target, exposure_calibration_simulees, exposure_calibration_iterations, exposure_margin, estimator, prior_mean, prior_sd, quadrature_points)"# + "\n")
+        #expect(!ws.exists("report.json"))
+    }
+
+    @Test("rules the bank cannot meet: exit 1 naming the configuration file")
+    func bankMismatch() throws {
+        let ws = try workspaceWithBank()
+        try ws.write("cat.json", #"{"max_items": 10, "min_per_domain": {"music": 1, "a": 50}}"#)
+        let r = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--out", "report.json")
+        #expect(r.status == 1)
+        #expect(r.stderr == #"cat.json: error: min_per_domain sums to 51, more than max_items (10)"# + "\n")
+        try ws.write("cat.json", #"{"max_items": 10, "min_per_domain": {"music": 1}}"#)
+        let s = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--out", "report.json")
+        #expect(s.status == 1)
+        #expect(s.stderr == #"cat.json: error: min_per_domain names domain "music", which the bank does not have (domains: a, b, c)"# + "\n")
+        #expect(!ws.exists("report.json"))
+    }
+
+    @Test("a bank without a domain column: exit 1 with the bank's located error")
+    func noDomains() throws {
+        let ws = try CLIWorkspace()
+        try ws.write("bank.csv", "item_id,a,b\ni1,1.2,0\ni2,1.0,0.5\n")
+        try ws.write("cat.json", #"{"max_items": 2}"#)
+        let r = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--out", "report.json")
+        #expect(r.status == 1)
+        #expect(r.stderr == "bank.csv:1: error: the bank has no domain column; assembly needs one (add it with calibrate --items ITEMS.csv)\n")
+    }
+
+    @Test("--simulees 0 is a usage error: exit 64")
+    func usage() throws {
+        let ws = try workspaceWithBank()
+        try ws.write("cat.json", Self.config)
+        let r = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "0", "--out", "report.json")
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("--simulees must be at least 1, got 0"))
+        #expect(!ws.exists("report.json"))
+    }
+}
