@@ -66,29 +66,48 @@ extension FormAssembler {
             throw InfeasibleBlueprint(problems: [cutExplanation(flow: flow, cells: cells, D: D, C: C, domainDemand: domainDemand!, classDemand: classDemand)])
         }
 
-        // Draw within cells: shuffled, items unused by earlier forms first; respect the overlap limit when possible.
+        // Draw within cells: shuffled; per domain, anchors first until the domain has its anchors; items unused
+        // by earlier forms before reused ones; enemies of an item already drawn are skipped; the overlap limit
+        // is kept when the cell allows. What cannot be kept is left to the swap search below.
         let earlierSets = earlier.map { Set($0) }
         var shared = [Int](repeating: 0, count: earlier.count)
+        var setUsed = [Bool](repeating: false, count: enemySets.count)
         var selection: [Int] = []
-        for cell in 0..<(D * C) where flow.allocation[cell] > 0 {
-            var pool = cells[cell]
-            pool.shuffle(using: &rng)
-            let fresh = pool.filter { k in !earlierSets.contains { $0.contains(k) } }
-            let reused = pool.filter { k in earlierSets.contains { $0.contains(k) } }
-            var taken = 0
-            var deferred: [Int] = []
-            for k in fresh + reused where taken < flow.allocation[cell] {
-                let hits = earlierSets.indices.filter { earlierSets[$0].contains(k) }
-                if hits.contains(where: { shared[$0] >= maxShared }) { deferred.append(k); continue }
-                for f in hits { shared[f] += 1 }
-                selection.append(k)
-                taken += 1
-            }
-            // Overlap cannot be kept in this cell: take what is needed; the search below tries to repair it.
-            for k in deferred where taken < flow.allocation[cell] {
-                for f in earlierSets.indices where earlierSets[f].contains(k) { shared[f] += 1 }
-                selection.append(k)
-                taken += 1
+        for d in 0..<D {
+            var anchorsLeft = anchorsNeeded
+            var domainCells = (0..<C).filter { flow.allocation[d * C + $0] > 0 }
+            domainCells.shuffle(using: &rng)
+            for c in domainCells {
+                let cell = d * C + c
+                var pool = cells[cell]
+                pool.shuffle(using: &rng)
+                func rank(_ k: Int) -> Int {
+                    let reused = earlierSets.contains { $0.contains(k) } ? 1 : 0
+                    let anchor = anchorsLeft > 0 && bank.items[k].isAnchor ? 0 : 2
+                    return anchor + reused
+                }
+                let ranks = pool.map(rank)
+                pool = pool.indices.sorted { (ranks[$0], $0) < (ranks[$1], $1) }.map { pool[$0] }
+                var taken = 0
+                var deferred: [Int] = []
+                for k in pool where taken < flow.allocation[cell] {
+                    let hits = earlierSets.indices.filter { earlierSets[$0].contains(k) }
+                    if hits.contains(where: { shared[$0] >= maxShared }) || enemySetsOfItem[k].contains(where: { setUsed[$0] }) {
+                        deferred.append(k)
+                        continue
+                    }
+                    for f in hits { shared[f] += 1 }
+                    for g in enemySetsOfItem[k] { setUsed[g] = true }
+                    if bank.items[k].isAnchor { anchorsLeft -= 1 }
+                    selection.append(k)
+                    taken += 1
+                }
+                for k in deferred where taken < flow.allocation[cell] {
+                    for f in earlierSets.indices where earlierSets[f].contains(k) { shared[f] += 1 }
+                    for g in enemySetsOfItem[k] { setUsed[g] = true }
+                    selection.append(k)
+                    taken += 1
+                }
             }
         }
 
@@ -214,18 +233,10 @@ struct SwapSearch {
         var selected = [Bool](repeating: false, count: bank.items.count)
         for k in selection { selected[k] = true }
         self.selected = selected
-        var groups: [String: [Int]] = [:]
-        for (k, item) in bank.items.enumerated() { if let g = item.enemyGroup { groups[g, default: []].append(k) } }
-        var sets = groups.keys.sorted().map { groups[$0]! }.filter { $0.count > 1 }
-        for set in assembler.blueprint.enemies ?? [] {
-            let members = set.compactMap { bank.index(of: $0) }
-            if members.count > 1 { sets.append(members) }
-        }
-        enemySets = sets
-        var itemSets = [[Int]](repeating: [], count: bank.items.count)
-        for (g, set) in sets.enumerated() { for k in set { itemSets[k].append(g) } }
-        self.itemSets = itemSets
-        targetInfo = bank.items.map { item in targets.map { item.parameters.information(at: $0.theta) } }
+        enemySets = assembler.enemySets
+        itemSets = assembler.enemySetsOfItem
+        targetInfo = assembler.targetInformation
+        let sets = enemySets
         domainCount = [Int](repeating: 0, count: bank.domains.count)
         classCount = [Int](repeating: 0, count: max(assembler.classes.count, 1))
         anchorCount = domainCount
@@ -266,6 +277,54 @@ struct SwapSearch {
         return (hard, soft)
     }
 
+    /// The penalty after replacing `out` by `j`, from the terms the two items touch (equals `penalty()` after
+    /// the swap, without changing any count).
+    func penaltyAfterSwap(out: Int, in j: Int, current: (hard: Int, soft: Double)) -> (hard: Int, soft: Double) {
+        var hard = current.hard
+        let bank = assembler.bank
+        let dOut = bank.domainIndex[out], dIn = bank.domainIndex[j]
+        if let demand = domainDemand, dOut != dIn {
+            hard += abs(domainCount[dOut] - 1 - demand[dOut]) - abs(domainCount[dOut] - demand[dOut])
+            hard += abs(domainCount[dIn] + 1 - demand[dIn]) - abs(domainCount[dIn] - demand[dIn])
+        }
+        if let demand = classDemand {
+            let cOut = assembler.itemClass[out], cIn = assembler.itemClass[j]
+            if cOut != cIn {
+                if cOut >= 0 { hard += abs(classCount[cOut] - 1 - demand[cOut]) - abs(classCount[cOut] - demand[cOut]) }
+                if cIn >= 0 { hard += abs(classCount[cIn] + 1 - demand[cIn]) - abs(classCount[cIn] - demand[cIn]) }
+            }
+        }
+        if anchors > 0 {
+            let aOut = bank.items[out].isAnchor, aIn = bank.items[j].isAnchor
+            if aOut != aIn || dOut != dIn {
+                func term(_ d: Int, _ n: Int) -> Int { (domainDemand?[d] ?? 1) > 0 ? max(0, anchors - n) : 0 }
+                var change = [(Int, Int)]()
+                if aOut { change.append((dOut, -1)) }
+                if aIn { change.append((dIn, 1)) }
+                var seen = Set<Int>()
+                for (d, _) in change where seen.insert(d).inserted {
+                    let delta = change.filter { $0.0 == d }.reduce(0) { $0 + $1.1 }
+                    hard += term(d, anchorCount[d] + delta) - term(d, anchorCount[d])
+                }
+            }
+        }
+        if !itemSets[out].isEmpty || !itemSets[j].isEmpty {
+            for g in Set(itemSets[out] + itemSets[j]) {
+                let delta = (itemSets[j].contains(g) ? 1 : 0) - (itemSets[out].contains(g) ? 1 : 0)
+                hard += max(0, setCount[g] + delta - 1) - max(0, setCount[g] - 1)
+            }
+        }
+        for f in earlier.indices {
+            let delta = (earlier[f].contains(j) ? 1 : 0) - (earlier[f].contains(out) ? 1 : 0)
+            if delta != 0 { hard += max(0, sharedCount[f] + delta - maxShared) - max(0, sharedCount[f] - maxShared) }
+        }
+        var soft = 0.0
+        for (t, target) in targets.enumerated() where target.information > 0 {
+            soft += max(0, 1 - (information[t] - targetInfo[out][t] + targetInfo[j][t]) / target.information)
+        }
+        return (hard, soft)
+    }
+
     static func better(_ a: (hard: Int, soft: Double), than b: (hard: Int, soft: Double)) -> Bool {
         a.hard < b.hard || (a.hard == b.hard && a.soft < b.soft - 1e-12)
     }
@@ -282,17 +341,18 @@ struct SwapSearch {
             for p in positions {
                 let out = selection[p]
                 for j in candidates where !selected[j] {
-                    add(out, -1); add(j, 1)
-                    let trial = penalty()
+                    let trial = penaltyAfterSwap(out: out, in: j, current: current)
                     if Self.better(trial, than: current) {
+                        add(out, -1); add(j, 1)
                         selection[p] = j
                         selected[out] = false
                         selected[j] = true
                         current = trial
+                        assert(penalty().hard == current.hard && abs(penalty().soft - current.soft) < 1e-9,
+                               "incremental penalty \(current) differs from the full one \(penalty())")
                         improved = true
                         break
                     }
-                    add(j, -1); add(out, 1)
                 }
             }
             if !improved || (current.hard == 0 && current.soft == 0) { break }

@@ -69,6 +69,11 @@ public struct FormAssembler: Sendable {
     /// Difficulty classes in a fixed order (sorted names), empty when the blueprint has no difficulty counts.
     public let classes: [String]
     let domainCounts: [String: Int]?
+    /// Enemy sets (the bank's groups, then the blueprint's sets) as bank positions, and per item the sets it is in.
+    let enemySets: [[Int]]
+    let enemySetsOfItem: [[Int]]
+    /// Item information at the blueprint's target θs (items × targets).
+    let targetInformation: [[Double]]
 
     public init(bank: AssemblyBank, blueprint: Blueprint) throws {
         let problems = blueprint.validationProblems()
@@ -76,6 +81,19 @@ public struct FormAssembler: Sendable {
         self.bank = bank
         self.blueprint = blueprint
         self.domainCounts = blueprint.resolvedDomainCounts()
+        var groups: [String: [Int]] = [:]
+        for (k, item) in bank.items.enumerated() { if let g = item.enemyGroup { groups[g, default: []].append(k) } }
+        var sets = groups.keys.sorted().map { groups[$0]! }.filter { $0.count > 1 }
+        for set in blueprint.enemies ?? [] {
+            let members = set.compactMap { bank.index(of: $0) }
+            if members.count > 1 { sets.append(members) }
+        }
+        enemySets = sets
+        var ofItem = [[Int]](repeating: [], count: bank.items.count)
+        for (g, set) in sets.enumerated() { for k in set { ofItem[k].append(g) } }
+        enemySetsOfItem = ofItem
+        let targets = blueprint.targetInformation ?? []
+        targetInformation = bank.items.map { item in targets.map { item.parameters.information(at: $0.theta) } }
         if let counts = domainCounts {
             let unknown = counts.keys.filter { !bank.domains.contains($0) && counts[$0]! > 0 }.sorted()
             if !unknown.isEmpty {
