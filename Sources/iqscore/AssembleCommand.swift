@@ -48,8 +48,26 @@ struct AssembleCommand: ParsableCommand {
     @Option(name: .customLong("report-json"), help: "Also write the diagnostics as JSON.")
     var reportJSON: String?
 
+    @Option(help: "Also run a seeded simulation study with this many simulees (θ ~ N(0, 1), EAP scoring).")
+    var simulate: Int?
+
+    @Option(name: .customLong("simulation-out"), help: "Simulation report JSON (with --simulate).")
+    var simulationOut: String?
+
+    @Option(name: .customLong("se-target"), help: "Report the share of simulees with SE ≤ this (with --simulate).")
+    var seTarget: Double?
+
+    @Flag(name: .customLong("simulate-fixed"), help: "Simulate with the assembled parallel forms in turn instead of a form per simulee.")
+    var simulateFixed = false
+
     func validate() throws {
         if let forms, forms < 1 { throw ValidationError("--forms must be at least 1, got \(forms)") }
+        if let simulate, simulate < 1 { throw ValidationError("--simulate must be at least 1, got \(simulate)") }
+        if simulate != nil && simulationOut == nil { throw ValidationError("--simulate needs --simulation-out FILE for the report") }
+        if simulate == nil && (simulationOut != nil || seTarget != nil || simulateFixed) {
+            throw ValidationError("--simulation-out, --se-target and --simulate-fixed go with --simulate N")
+        }
+        if let seTarget, !(seTarget > 0) { throw ValidationError("--se-target must be positive, got \(seTarget)") }
     }
 
     func run() throws {
@@ -77,6 +95,20 @@ struct AssembleCommand: ParsableCommand {
                 let ms = Date().timeIntervalSince(started) * 1000
                 try write(result, assembler)
                 printError(summary(result, assembler, ms: ms, unknownExcluded: unknownExcluded))
+                if let simulate, let simulationOut {
+                    var study = FormSimulation.Options(simulees: simulate, seed: seed)
+                    study.seTarget = seTarget
+                    if simulateFixed { study.fixedForms = result.count }
+                    let report = try FormSimulation.run(assembler: assembler, options: study)
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                    try writeAtomically(String(decoding: try encoder.encode(report), as: UTF8.self) + "\n", to: simulationOut)
+                    var line = "simulation (\(report.mode), \(formatCount(simulate)) simulees): RMSE \(fixed(report.rmse, 3)), bias \(fixed(report.bias, 3)), mean SE \(fixed(report.meanSE, 3))"
+                    if let share = report.shareSEReached { line += ", SE ≤ \(seTarget!.formatted6) for \(fixed(100 * share, 1))%" }
+                    line += "; exposure max \(fixed(report.maxExposure, 3)), mean \(fixed(report.meanExposure, 4)); overlap \(fixed(report.overlapRate, 3)); content violations \(report.contentViolations); \(fixed(report.elapsedSeconds, 2)) s"
+                    printError(line)
+                    printError("wrote \(simulationOut)")
+                }
             } catch let error as InfeasibleBlueprint {
                 throw InputError(file: blueprint, message: error.description)
             }

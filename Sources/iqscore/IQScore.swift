@@ -5,11 +5,12 @@ import Psychometrics
 struct IQScore: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "iqscore",
-        abstract: "Psychometric calibration and scoring engine: IRT item banks, abilities and IQ scores.",
+        abstract: "Psychometric engine: calibrate IRT item banks, score sessions to IQ, assemble forms, simulate CAT.",
         discussion: """
-            Exit status: 0 success; 1 failure (bad input or an error, named on stderr; no output file is
-            written); 2 score finished but rejected some sessions (listed in the rejects file), or assemble
-            wrote forms with a relaxed rule (listed on stderr); 3 calibrate finished but EM did not converge (the bank is written, with a warning); 64 usage error.
+            Exit status: 0 success; 1 failure (bad input or an error, named on stderr; no output file is \
+            written); 2 score finished but rejected some sessions (listed in the rejects file), or assemble \
+            wrote forms with a relaxed rule (listed on stderr); 3 calibrate finished but EM did not converge \
+            (the bank is written, with a warning); 64 usage error.
             """,
         subcommands: [CalibrateCommand.self, ScoreCommand.self, AssembleCommand.self, SimulateCommand.self, CATCommand.self]
     )

@@ -1,5 +1,6 @@
 import Assembly
 import Foundation
+import Numerics
 import Psychometrics
 import Testing
 
@@ -182,5 +183,30 @@ struct FormAssemblerTests {
         } throws: { error in
             (error as? InputErrors)?.description == "\(path):3: error: item 'i2': status 'archived' is not one of active, pretest, retired\n\(path):4: error: item 'i3': empty domain"
         }
+    }
+}
+
+@Suite("Fixed-form simulation")
+struct FormSimulationTests {
+    @Test("recovers θ, spreads exposure with per-simulee forms, reproduces from the seed")
+    func study() throws {
+        let assembler = try FormAssembler(bank: appBank(), blueprint: Blueprint(length: 25, domainCounts: sixDomains))
+        var options = FormSimulation.Options(simulees: 600, seed: 3)
+        options.seTarget = 0.5
+        let report = try FormSimulation.run(assembler: assembler, options: options)
+        #expect(report.meanLength == 25)
+        #expect(report.rmse < 0.5 && abs(report.bias) < 0.08 && report.correlation > 0.85)
+        // 600 random 25-item forms from 600 items: each item is taken with probability ≈ 25/600 ≈ 0.04.
+        #expect(report.maxExposure < 0.1)
+        #expect(report.meanExposure.isApproximatelyEqual(to: 25.0 / 600, relativeTolerance: 1e-9))
+        #expect(report.overlapRate < 0.1)
+        #expect(report.contentViolations == 0)
+        options.threads = 1
+        let again = try FormSimulation.run(assembler: assembler, options: options)
+        #expect(again.rmse == report.rmse && again.maxExposure == report.maxExposure)
+        // One fixed form for everybody: every administered item has exposure 1 and overlap is complete.
+        options.fixedForms = 1
+        let fixed = try FormSimulation.run(assembler: assembler, options: options)
+        #expect(fixed.maxExposure == 1 && fixed.overlapRate.isApproximatelyEqual(to: 1, absoluteTolerance: 1e-12))
     }
 }

@@ -1,0 +1,146 @@
+import Foundation
+import Psychometrics
+
+/// A seeded simulation study of fixed forms: simulees θ ~ N(μ, σ²) each take a form assembled to the blueprint
+/// (their own form, from a seed derived from the study seed and their index — the app's per-request assembly —
+/// or one of a fixed set of parallel forms, in turn), answer with probability P(θ), and are scored by EAP.
+/// The report gives recovery (bias, RMSE, by θ bin), precision, exposure, overlap and content figures, in the
+/// same terms as the CAT study. Results depend on the seed only, not on the number of threads.
+public enum FormSimulation {
+    public struct Options: Sendable, Hashable {
+        public var simulees: Int
+        public var seed: UInt64
+        public var thetaMean = 0.0
+        public var thetaSD = 1.0
+        /// Share of simulees with SE ≤ this is reported (nil: not reported).
+        public var seTarget: Double?
+        /// Use this many parallel forms, assigned in turn; nil assembles a form per simulee.
+        public var fixedForms: Int?
+        public var binWidth = 0.5
+        public var binBound = 3.0
+        public var threads = ProcessInfo.processInfo.activeProcessorCount
+        public init(simulees: Int, seed: UInt64) { self.simulees = simulees; self.seed = seed }
+    }
+
+    public static func run(assembler: FormAssembler, options: Options) throws -> FormSimulationReport {
+        precondition(options.simulees >= 1, "need at least one simulee")
+        let started = Date()
+        let bank = assembler.bank
+        let estimator = try AbilityEstimator(parameters: bank.items.map(\.parameters))
+        let fixed: [AssembledForm]? = try options.fixedForms.map { count in
+            var blueprint = assembler.blueprint
+            blueprint.forms = count
+            return try FormAssembler(bank: bank, blueprint: blueprint).assemble(options: AssemblyOptions(seed: options.seed))
+        }
+        // Per-simulee forms: check feasibility once, so a bad blueprint fails before the study.
+        if fixed == nil { _ = try assembler.assemble(options: AssemblyOptions(seed: options.seed)) }
+
+        struct Outcome { var theta = 0.0, estimate = 0.0, se = 0.0, length = 0, relaxed = false }
+        let n = options.simulees, J = bank.items.count
+        let workers = max(1, min(options.threads, n))
+        var outcomes = [Outcome](repeating: Outcome(), count: n)
+        var counts = [Int](repeating: 0, count: workers * J)
+        var failure: [String?] = [String?](repeating: nil, count: workers)
+        outcomes.withUnsafeMutableBufferPointer { out in
+        counts.withUnsafeMutableBufferPointer { cnt in
+        failure.withUnsafeMutableBufferPointer { fail in
+            let shared = UncheckedSendableBox((out, cnt, fail))
+            parallelFor(workers) { w in
+                let (out, cnt, fail) = shared.value
+                for i in stride(from: w, to: n, by: workers) {
+                    var rng = SeededGenerator(seed: CATSimulation.simuleeSeed(options.seed, stream: 7, index: i))
+                    let theta = RandomVariate.normal(mean: options.thetaMean, sd: options.thetaSD, using: &rng)
+                    let form: AssembledForm
+                    if let fixed { form = fixed[i % fixed.count] } else {
+                        do { form = try assembler.assemble(options: AssemblyOptions(seed: rng.next()))[0] } catch {
+                            fail[w] = "\(error)"
+                            return
+                        }
+                    }
+                    let responses = form.items.map { k -> UInt8 in
+                        RandomVariate.uniform(using: &rng) < bank.items[k].parameters.probability(at: theta) ? 1 : 0
+                    }
+                    let e = estimator.estimate(items: form.items, responses: responses)
+                    for k in form.items { cnt[w * J + k] += 1 }
+                    out[i] = Outcome(theta: theta, estimate: e.theta, se: e.standardError, length: form.items.count, relaxed: !form.relaxed.isEmpty)
+                }
+            }
+        }}}
+        if let message = failure.compactMap({ $0 }).first { throw InfeasibleBlueprint(problems: [message]) }
+        var administered = [Int](repeating: 0, count: J)
+        for w in 0..<workers { for j in 0..<J { administered[j] += counts[w * J + j] } }
+
+        let N = Double(n)
+        var sumE = 0.0, sumE2 = 0.0, sumSE = 0.0, reached = 0, violations = 0
+        var sT = 0.0, sE = 0.0, sTT = 0.0, sEE = 0.0, sTE = 0.0
+        let interior = Int((2 * options.binBound / options.binWidth).rounded(.up))
+        var bins = [(count: Int, error: Double, squared: Double, se: Double, reached: Int)](repeating: (0, 0, 0, 0, 0), count: interior + 2)
+        for o in outcomes {
+            let err = o.estimate - o.theta
+            sumE += err; sumE2 += err * err; sumSE += o.se
+            sT += o.theta; sE += o.estimate; sTT += o.theta * o.theta; sEE += o.estimate * o.estimate; sTE += o.theta * o.estimate
+            let hit = options.seTarget.map { o.se <= $0 } ?? false
+            if hit { reached += 1 }
+            if o.relaxed { violations += 1 }
+            let b = o.theta < -options.binBound ? 0 : (o.theta >= options.binBound ? interior + 1
+                : 1 + min(interior - 1, Int(((o.theta + options.binBound) / options.binWidth).rounded(.down))))
+            bins[b].count += 1; bins[b].error += err; bins[b].squared += err * err; bins[b].se += o.se
+            if hit { bins[b].reached += 1 }
+        }
+        let length = Double(administered.reduce(0, +)) / N
+        var pairs = 0.0
+        for c in administered { pairs += Double(c) * Double(c - 1) }
+        let eligible = Set(assembler.blueprint.statuses ?? [.active])
+        let eligibleCount = bank.items.filter { eligible.contains($0.status) }.count
+        let cov = sTE / N - (sT / N) * (sE / N), vT = sTT / N - (sT / N) * (sT / N), vE = sEE / N - (sE / N) * (sE / N)
+        let binReports = bins.enumerated().map { k, b -> CATSimulationReport.Bin in
+            let lower: Double? = k == 0 ? nil : -options.binBound + Double(k - 1) * options.binWidth
+            let upper: Double? = k == interior + 1 ? nil : min(options.binBound, -options.binBound + Double(k) * options.binWidth)
+            guard b.count > 0 else {
+                return .init(lower: lower, upper: upper, count: 0, bias: nil, rmse: nil, meanSE: nil, meanLength: nil, shareSEReached: nil)
+            }
+            let c = Double(b.count)
+            return .init(lower: lower, upper: upper, count: b.count, bias: b.error / c, rmse: (b.squared / c).squareRoot(),
+                         meanSE: b.se / c, meanLength: length, shareSEReached: options.seTarget == nil ? nil : Double(b.reached) / c)
+        }
+        return FormSimulationReport(
+            simulees: n, seed: options.seed, mode: options.fixedForms.map { "\($0) parallel forms, assigned in turn" } ?? "a form assembled per simulee",
+            length: assembler.blueprint.length, meanLength: length, rmse: (sumE2 / N).squareRoot(), bias: sumE / N, meanSE: sumSE / N,
+            correlation: vT > 0 && vE > 0 ? cov / (vT * vE).squareRoot() : 0,
+            shareSEReached: options.seTarget.map { _ in Double(reached) / N },
+            maxExposure: Double(administered.max() ?? 0) / N, meanExposure: length / Double(max(eligibleCount, 1)),
+            itemsNeverAdministered: zip(bank.items, administered).filter { eligible.contains($0.0.status) && $0.1 == 0 }.count,
+            overlapRate: n > 1 && length > 0 ? pairs / (N * (N - 1)) / length : 0,
+            contentViolations: violations, bins: binReports, elapsedSeconds: Date().timeIntervalSince(started))
+    }
+}
+
+/// Figures of a fixed-form simulation study (JSON keys in snake_case; the same meanings as the CAT report:
+/// overlap is the mean share of items two simulees' forms have in common, content violations count forms with a
+/// relaxed rule).
+public struct FormSimulationReport: Sendable, Codable {
+    public var simulees: Int
+    public var seed: UInt64
+    public var mode: String
+    public var length: Int
+    public var meanLength: Double
+    public var rmse: Double
+    public var bias: Double
+    public var meanSE: Double
+    public var correlation: Double
+    public var shareSEReached: Double?
+    public var maxExposure: Double
+    public var meanExposure: Double
+    public var itemsNeverAdministered: Int
+    public var overlapRate: Double
+    public var contentViolations: Int
+    public var bins: [CATSimulationReport.Bin]
+    public var elapsedSeconds: Double
+
+    enum CodingKeys: String, CodingKey {
+        case simulees, seed, mode, length, meanLength = "mean_length", rmse, bias, meanSE = "mean_se", correlation
+        case shareSEReached = "share_se_reached", maxExposure = "max_exposure", meanExposure = "mean_exposure"
+        case itemsNeverAdministered = "items_never_administered", overlapRate = "overlap_rate"
+        case contentViolations = "content_violations", bins, elapsedSeconds = "elapsed_seconds"
+    }
+}
