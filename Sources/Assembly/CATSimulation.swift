@@ -368,19 +368,3 @@ public struct CATSimulationReport: Sendable, Codable {
     }
 }
 
-// MARK: threads
-
-/// Runs `body(worker)` for `workers` workers concurrently (inline when 1).
-func parallelFor(_ workers: Int, _ body: (Int) -> Void) {
-    if workers <= 1 { body(0); return }
-    withoutActuallyEscaping(body) { escaping in
-        let box = UncheckedSendableBox(escaping)
-        DispatchQueue.concurrentPerform(iterations: workers) { box.value($0) }
-    }
-}
-
-/// Carries a value into a concurrent closure when each worker touches only its own slice of shared buffers.
-struct UncheckedSendableBox<T>: @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
-}

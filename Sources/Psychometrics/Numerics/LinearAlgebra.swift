@@ -85,7 +85,7 @@ func solveSmallSPD(_ h: [Double], _ g: [Double], n: Int) -> [Double] {
 
 /// Runs `body(worker)` for `workers` workers concurrently (inline when 1).
 @inline(__always)
-func parallelFor(_ workers: Int, _ body: (Int) -> Void) {
+package func parallelFor(_ workers: Int, _ body: (Int) -> Void) {
     if workers <= 1 { body(0); return }
     withoutActuallyEscaping(body) { escaping in
         let box = UncheckedSendableBox(escaping)
@@ -95,7 +95,7 @@ func parallelFor(_ workers: Int, _ body: (Int) -> Void) {
 
 /// Carries a value into a concurrent closure when the code guarantees exclusive use (each worker touches only
 /// its own slice of shared buffers; a batch is handed over to one background task and read back after it ends).
-struct UncheckedSendableBox<T>: @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
+package struct UncheckedSendableBox<T>: @unchecked Sendable {
+    package let value: T
+    package init(_ value: T) { self.value = value }
 }
