@@ -7,13 +7,15 @@ extension ItemBank {
     /// Every problem is an error naming the line and column: a missing required column, a number that does not
     /// parse, a slope that is not positive and finite (scoring needs a > 0), a non-finite difficulty, c outside
     /// [0, 1), an unknown model, a duplicated item id, a row of the wrong width. An empty bank is an error.
-    public static func load(csv path: String) throws -> ItemBank {
-        var bank = try loadRows(path)
+    /// - Parameter requirePositiveSlopes: scoring needs a > 0; item analysis reads any finite slope so that a
+    ///   negative one can be flagged.
+    public static func load(csv path: String, requirePositiveSlopes: Bool = true) throws -> ItemBank {
+        var bank = try loadRows(path, requirePositiveSlopes: requirePositiveSlopes)
         bank.sourcePath = path
         return bank
     }
 
-    private static func loadRows(_ path: String) throws -> ItemBank {
+    private static func loadRows(_ path: String, requirePositiveSlopes: Bool) throws -> ItemBank {
         let reader = try CSVReader(path: path)
         guard try reader.nextRow() else { throw InputError(file: path, message: "the bank file is empty; expected a header with item_id,a,b") }
         let header = reader.strings().map { $0.trimmingCharacters(in: .whitespaces) }
@@ -66,7 +68,7 @@ extension ItemBank {
             guard let a = number(aColumn, "a", allowEmpty: false), let b = number(bColumn, "b", allowEmpty: false),
                   let c = number(cColumn, "c", allowEmpty: true) else { continue }
             let slope = a!, difficulty = b!, guessing = c ?? 0
-            if !(slope > 0 && slope.isFinite) {
+            if !slope.isFinite || (requirePositiveSlopes && !(slope > 0)) {
                 errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': a = \(slope); scoring needs a positive, finite slope"))
                 continue
             }

@@ -1,0 +1,165 @@
+import ArgumentParser
+import Foundation
+import Psychometrics
+
+struct AnalyzeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "analyze",
+        abstract: "Item analysis: classical statistics, IRT item and person fit, local dependence, distractors.",
+        discussion: """
+            ITEMS.csv: item_id,n,p_value,point_biserial,alpha_if_deleted,a,b,c,infit,outfit,sx2,sx2_df,sx2_p,flags \
+            for the items in both the responses and the bank. Classical statistics use each person's answered \
+            items (α from pairwise-complete covariances; point-biserial against the rest score). S-X² \
+            (Orlando–Thissen) uses the persons who answered every item; infit/outfit, l_z and Q3 use WLE \
+            abilities; marginal reliability uses EAP. Flags: negative slope, low slope (a < --min-slope), \
+            extreme p-value (outside --p-range), low point-biserial (< --min-point-biserial), misfit (S-X² p < \
+            --misfit-p), infit/outfit outside --mnsq-range, and the calibration's own flags.
+
+            With --options OPTIONS.csv (wide: chosen option codes; empty, 0 or NA = omitted) and keys from the \
+            key column of --items ITEMS.csv (or of the bank), --distractors-out writes per option: choice rates \
+            overall and in the top and bottom 27% by rest score, discrimination, and flags.
+            """
+    )
+
+    @Argument(help: "Responses CSV (wide or long, as calibrate reads it).")
+    var responses: String
+
+    @Option(help: "Calibrated bank CSV.")
+    var bank: String
+
+    @Option(help: "Item table CSV (written atomically).")
+    var out: String
+
+    @Option(name: .customLong("summary-json"), help: "Test-level summary JSON (alpha, sem, marginal_reliability, n_persons, …).")
+    var summaryJSON: String?
+
+    @Option(name: .customLong("persons-out"), help: "Person fit CSV: person_id,theta_wle,se,lz.")
+    var personsOut: String?
+
+    @Option(name: .customLong("q3-out"), help: "Yen's Q3 for every item pair: item_a,item_b,q3.")
+    var q3Out: String?
+
+    @Option(help: "Raw option choices (wide CSV) for distractor analysis.")
+    var options: String?
+
+    @Option(help: "Item metadata CSV with a key column (for --options).")
+    var items: String?
+
+    @Option(name: .customLong("distractors-out"), help: "Distractor table CSV (with --options).")
+    var distractorsOut: String?
+
+    @OptionGroup var columns: ResponseColumnOptions
+
+    @Option(name: .customLong("min-slope")) var minSlope = 0.5
+    @Option(name: .customLong("min-point-biserial")) var minPointBiserial = 0.15
+    @Option(name: .customLong("misfit-p")) var misfitP = 0.01
+    @Option(name: .customLong("p-range"), help: "Acceptable p-values, LOW,HIGH.") var pRange = "0.05,0.95"
+    @Option(name: .customLong("mnsq-range"), help: "Acceptable infit/outfit, LOW,HIGH.") var mnsqRange = "0.7,1.3"
+
+    func range(_ text: String, _ name: String) throws -> (Double, Double) {
+        let parts = text.split(separator: ",").compactMap { Double($0) }
+        guard parts.count == 2, parts[0] < parts[1] else { throw ValidationError("--\(name) must be LOW,HIGH with LOW < HIGH, got '\(text)'") }
+        return (parts[0], parts[1])
+    }
+
+    func validate() throws {
+        _ = try range(pRange, "p-range")
+        _ = try range(mnsqRange, "mnsq-range")
+        if (options == nil) != (distractorsOut == nil) { throw ValidationError("--options and --distractors-out go together") }
+    }
+
+    func run() throws {
+        try runReportingErrors {
+            let itemBank = try ItemBank.load(csv: bank, requirePositiveSlopes: false)
+            let (loaded, report) = try ResponseMatrix.load(csv: responses, options: columns.fileOptions)
+            var byID: [String: BankItem] = [:]
+            for item in itemBank.items { byID[item.itemID] = item }
+            let unknown = loaded.itemIDs.filter { byID[$0] == nil }
+            let (data, dropped) = loaded.keepingItems(loaded.itemIDs.map { byID[$0] != nil })
+            guard data.itemCount >= 2 else {
+                throw InputError(file: responses, message: "only \(data.itemCount) of the \(loaded.itemCount) items are in the bank \(bank); analysis needs at least 2")
+            }
+            let bankItems = data.itemIDs.map { byID[$0]! }
+            let parameters = bankItems.map(\.parameters)
+            let model = bankItems.first!.model
+            let free: Int
+            switch model { case .rasch, .onePL: free = 1; case .twoPL: free = 2; case .threePL: free = 3 }
+            let classical = ClassicalItemAnalysis(data)
+            let fit = try ModelFit(data: data, parameters: parameters, freeParameters: free)
+            let (pLow, pHigh) = try range(pRange, "p-range"), (mLow, mHigh) = try range(mnsqRange, "mnsq-range")
+
+            func num(_ v: Double?, _ digits: Int = 4) -> String { v.map { $0.isFinite ? fixed($0, digits) : "" } ?? "" }
+            var text = "item_id,n,p_value,point_biserial,alpha_if_deleted,a,b,c,infit,outfit,sx2,sx2_df,sx2_p,flags\n"
+            var flaggedItems = 0
+            for j in 0..<data.itemCount {
+                let c = classical.items[j], f = fit.items[j], p = parameters[j]
+                var flags: [String] = []
+                if p.discrimination < 0 { flags.append("negative slope") } else if p.discrimination < minSlope { flags.append("low slope (a < \(minSlope.formatted6))") }
+                if c.pValue < pLow || c.pValue > pHigh { flags.append("extreme p-value") }
+                if let r = c.pointBiserial, r < minPointBiserial { flags.append("low point-biserial (< \(minPointBiserial.formatted6))") }
+                if let sp = f.sx2P, sp < misfitP { flags.append("misfit (S-X² p < \(misfitP.formatted6))") }
+                if let i = f.infit, let o = f.outfit, i < mLow || i > mHigh || o < mLow || o > mHigh { flags.append("infit/outfit outside \(mLow.formatted6)–\(mHigh.formatted6)") }
+                flags += bankItems[j].flags.map { "calibration: \($0)" }
+                if !flags.isEmpty { flaggedItems += 1 }
+                text += [csvField(c.itemID), String(c.responses), num(c.pValue), num(c.pointBiserial), num(c.alphaIfDeleted),
+                         num(p.discrimination), num(p.difficulty), num(p.guessing), num(f.infit), num(f.outfit), num(f.sx2),
+                         f.sx2DegreesOfFreedom.map(String.init) ?? "", num(f.sx2P, 6), csvField(flags.joined(separator: ";"))].joined(separator: ",") + "\n"
+            }
+            try writeAtomically(text, to: out)
+            if let personsOut {
+                var p = "person_id,theta_wle,se,lz\n"
+                for person in fit.persons { p += "\(csvField(person.personID)),\(num(person.theta)),\(num(person.standardError)),\(num(person.lz))\n" }
+                try writeAtomically(p, to: personsOut)
+            }
+            if let q3Out {
+                var q = "item_a,item_b,q3\n"
+                for j in 0..<data.itemCount { for k in (j + 1)..<data.itemCount { if let r = fit.q3[j][k] { q += "\(csvField(data.itemIDs[j])),\(csvField(data.itemIDs[k])),\(num(r))\n" } } }
+                try writeAtomically(q, to: q3Out)
+            }
+            var distractorFlags = 0
+            if let options, let distractorsOut {
+                let metadata = try items.map { try ItemMetadata.load(csv: $0) }
+                var keys: [String: String] = [:]
+                for item in itemBank.items { if let k = item.metadata["key"], !k.isEmpty { keys[item.itemID] = k } }
+                for (id, row) in metadata?.values ?? [:] { if let k = row["key"], !k.isEmpty { keys[id] = k.trimmingCharacters(in: .whitespaces) } }
+                let analysis = try DistractorAnalysis.load(csv: options, keys: keys).analysis
+                var d = "item_id,option,is_key,n,rate,rate_top,rate_bottom,discrimination,flags\n"
+                for o in analysis.options {
+                    if !o.flags.isEmpty { distractorFlags += 1 }
+                    d += "\(csvField(o.itemID)),\(csvField(o.option)),\(o.isKey ? 1 : 0),\(o.count),\(num(o.rate)),\(num(o.rateTop)),\(num(o.rateBottom)),\(num(o.discrimination)),\(csvField(o.flags.joined(separator: ";")))\n"
+                }
+                try writeAtomically(d, to: distractorsOut)
+            }
+            let lz = fit.persons.compactMap(\.lz)
+            let misfitting = lz.filter { $0 < -1.96 }.count
+            let info = ModelFit.testInformation(parameters, at: stride(from: -4.0, through: 4.0, by: 0.5).map { $0 })
+            if let summaryJSON {
+                var json: [String: Any] = [
+                    "n_persons": data.personCount, "n_items": data.itemCount, "complete_persons": classical.completePersons,
+                    "sx2_persons": fit.sx2Persons, "flagged_items": flaggedItems, "persons_lz_below_minus_1_96": misfitting,
+                    "items_not_in_bank": unknown, "persons_without_responses": report.emptyPersons.count + dropped.count,
+                    "test_information": info.map { ["theta": $0.theta, "information": $0.information, "se": $0.standardError] },
+                    "q3_flagged_pairs": fit.q3Flagged.map { ["item_a": $0.first, "item_b": $0.second, "q3": $0.q3] as [String: Any] },
+                ]
+                json["alpha"] = classical.alpha ?? NSNull()
+                json["sem"] = classical.sem ?? NSNull()
+                json["marginal_reliability"] = fit.marginalReliability ?? NSNull()
+                json["q3_mean"] = fit.q3Mean ?? NSNull()
+                json["q3_max_abs"] = fit.q3MaxAbs ?? NSNull()
+                json["mean_score"] = classical.meanScore ?? NSNull()
+                json["sd_score"] = classical.sdScore ?? NSNull()
+                let data = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys])
+                try writeAtomically(String(decoding: data, as: UTF8.self) + "\n", to: summaryJSON)
+            }
+            var lines = ["iqscore analyze: \(formatCount(data.personCount)) persons × \(data.itemCount) items (\(formatCount(classical.completePersons)) answered every item)"]
+            if !unknown.isEmpty { lines.append("warning: \(unknown.count) item\(unknown.count == 1 ? "" : "s") not in the bank left out: \(unknown.prefix(5).joined(separator: ", "))\(unknown.count > 5 ? ", …" : "")") }
+            lines.append("alpha \(num(classical.alpha, 3)), SEM \(num(classical.sem, 3)), marginal reliability \(num(fit.marginalReliability, 3))")
+            lines.append("flagged items: \(flaggedItems) of \(data.itemCount); Q3 mean \(num(fit.q3Mean, 3)), max |Q3| \(num(fit.q3MaxAbs, 3)), \(fit.q3Flagged.count) pair\(fit.q3Flagged.count == 1 ? "" : "s") more than 0.2 above the mean")
+            lines.append("person fit: \(misfitting) of \(lz.count) persons with l_z < -1.96")
+            if distractorsOut != nil { lines.append("distractors: \(distractorFlags) options flagged") }
+            lines.append("wrote \(out)" + ([summaryJSON, personsOut, q3Out, distractorsOut].compactMap { $0 }.map { ", \($0)" }.joined()))
+            printError(lines.joined(separator: "\n"))
+            return ExitStatus.success
+        }
+    }
+}
