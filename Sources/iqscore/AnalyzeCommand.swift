@@ -71,39 +71,20 @@ struct AnalyzeCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             let itemBank = try ItemBank.load(csv: bank, requirePositiveSlopes: false)
-            let (loaded, report) = try ResponseMatrix.load(csv: responses, options: columns.fileOptions)
-            var byID: [String: BankItem] = [:]
-            for item in itemBank.items { byID[item.itemID] = item }
-            let unknown = loaded.itemIDs.filter { byID[$0] == nil }
-            let (data, dropped) = loaded.keepingItems(loaded.itemIDs.map { byID[$0] != nil })
-            guard data.itemCount >= 2 else {
-                throw InputError(file: responses, message: "only \(data.itemCount) of the \(loaded.itemCount) items are in the bank \(bank); analysis needs at least 2")
-            }
-            let bankItems = data.itemIDs.map { byID[$0]! }
-            let parameters = bankItems.map(\.parameters)
-            let model = bankItems.first!.model
-            let free: Int
-            switch model { case .rasch, .onePL: free = 1; case .twoPL: free = 2; case .threePL: free = 3 }
-            let classical = ClassicalItemAnalysis(data)
-            let fit = try ModelFit(data: data, parameters: parameters, freeParameters: free)
             let (pLow, pHigh) = try range(pRange, "p-range"), (mLow, mHigh) = try range(mnsqRange, "mnsq-range")
+            let rules = FlagRules(minSlope: minSlope, minPointBiserial: minPointBiserial, misfitP: misfitP, pRange: (pLow, pHigh), mnsqRange: (mLow, mHigh))
+            let table = try ItemAnalysisTable(responses: responses, fileOptions: columns.fileOptions, bank: itemBank, rules: rules)
+            let data = table.data, classical = table.classical, fit = table.fit, unknown = table.itemsNotInBank
+            let parameters = table.parameters
 
             func num(_ v: Double?, _ digits: Int = 4) -> String { v.map { $0.isFinite ? fixed($0, digits) : "" } ?? "" }
             var text = "item_id,n,p_value,point_biserial,alpha_if_deleted,a,b,c,infit,outfit,sx2,sx2_df,sx2_p,flags\n"
-            var flaggedItems = 0
-            for j in 0..<data.itemCount {
-                let c = classical.items[j], f = fit.items[j], p = parameters[j]
-                var flags: [String] = []
-                if p.discrimination < 0 { flags.append("negative slope") } else if p.discrimination < minSlope { flags.append("low slope (a < \(minSlope.formatted6))") }
-                if c.pValue < pLow || c.pValue > pHigh { flags.append("extreme p-value") }
-                if let r = c.pointBiserial, r < minPointBiserial { flags.append("low point-biserial (< \(minPointBiserial.formatted6))") }
-                if let sp = f.sx2P, sp < misfitP { flags.append("misfit (S-X² p < \(misfitP.formatted6))") }
-                if let i = f.infit, let o = f.outfit, i < mLow || i > mHigh || o < mLow || o > mHigh { flags.append("infit/outfit outside \(mLow.formatted6)–\(mHigh.formatted6)") }
-                flags += bankItems[j].flags.map { "calibration: \($0)" }
-                if !flags.isEmpty { flaggedItems += 1 }
+            let flaggedItems = table.flaggedCount
+            for row in table.rows {
+                let c = row.classical, f = row.fit, p = row.parameters
                 text += [csvField(c.itemID), String(c.responses), num(c.pValue), num(c.pointBiserial), num(c.alphaIfDeleted),
                          num(p.discrimination), num(p.difficulty), num(p.guessing), num(f.infit), num(f.outfit), num(f.sx2),
-                         f.sx2DegreesOfFreedom.map(String.init) ?? "", num(f.sx2P, 6), csvField(flags.joined(separator: ";"))].joined(separator: ",") + "\n"
+                         f.sx2DegreesOfFreedom.map(String.init) ?? "", num(f.sx2P, 6), csvField(row.flags.joined(separator: ";"))].joined(separator: ",") + "\n"
             }
             try writeAtomically(text, to: out)
             if let personsOut {
@@ -137,7 +118,7 @@ struct AnalyzeCommand: ParsableCommand {
                 var json: [String: Any] = [
                     "n_persons": data.personCount, "n_items": data.itemCount, "complete_persons": classical.completePersons,
                     "sx2_persons": fit.sx2Persons, "flagged_items": flaggedItems, "persons_lz_below_minus_1_96": misfitting,
-                    "items_not_in_bank": unknown, "persons_without_responses": report.emptyPersons.count + dropped.count,
+                    "items_not_in_bank": unknown, "persons_without_responses": table.personsWithoutResponses,
                     "test_information": info.map { ["theta": $0.theta, "information": $0.information, "se": $0.standardError] },
                     "q3_flagged_pairs": fit.q3Flagged.map { ["item_a": $0.first, "item_b": $0.second, "q3": $0.q3] as [String: Any] },
                 ]

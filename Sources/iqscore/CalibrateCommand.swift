@@ -18,6 +18,12 @@ struct CalibrateCommand: ParsableCommand {
             prior options. Items everybody got right or wrong, or with fewer than --min-item-responses, are \
             excluded and listed; persons with no responses are excluded and counted.
 
+            Online (fixed-parameter) calibration: --fixed BANK.csv holds the bank's items at their values \
+            (their model, a, b, c) and estimates the other items on the bank's scale under --model, with the \
+            latent mean and SD estimated (reported as latent_mean/latent_sd). The output bank holds the fixed \
+            items (flag 'fixed', bank values unchanged) and the new items; bank items not in the data are \
+            carried over (flags 'fixed;not in data').
+
             Exit status: 0 converged; 3 written but EM did not converge; 1 failed (nothing written).
             """
     )
@@ -36,6 +42,9 @@ struct CalibrateCommand: ParsableCommand {
 
     @Option(help: "Item metadata CSV (item_id plus columns such as domain) to carry into the bank.")
     var items: String?
+
+    @Option(name: .customLong("fixed"), help: "Bank CSV whose items are held fixed at their values (online calibration of new items onto the bank's scale).")
+    var fixedBankPath: String?
 
     @OptionGroup var columns: ResponseColumnOptions
 
@@ -120,13 +129,23 @@ struct CalibrateCommand: ParsableCommand {
 
             let readStart = Date()
             let metadata = try items.map { try ItemMetadata.load(csv: $0) }
+            let fixedBank = try fixedBankPath.map { try ItemBank.load(csv: $0) }
+            if let fixedBank {
+                options.fixedItems = Dictionary(fixedBank.items.map { ($0.itemID, $0.parameters) }, uniquingKeysWith: { first, _ in first })
+            }
             let (data, report) = try ResponseMatrix.load(csv: responses, options: columns.fileOptions)
             let readSeconds = Date().timeIntervalSince(readStart)
             let result = try EMCalibrator(options: options).calibrate(data)
-            let bank = ItemBank(calibration: result, metadata: metadata)
+            let bank = ItemBank(calibration: result, metadata: metadata, fixed: fixedBank)
             try writeAtomically(bank.csv(), to: out)
             if let summaryJSON {
-                let summary = CalibrationSummary(result: result, report: report, responsesPath: responses, bankPath: out, readSeconds: readSeconds)
+                var summary = CalibrationSummary(result: result, report: report, responsesPath: responses, bankPath: out, readSeconds: readSeconds)
+                if let fixedBankPath {
+                    summary.fixed_bank = fixedBankPath
+                    summary.fixed_items = result.fixedItemIDs
+                    summary.free_items = result.freeItemIDs
+                    summary.fixed_items_not_in_data = result.fixedItemsNotInData
+                }
                 try writeAtomically(try summary.json(), to: summaryJSON)
             }
             if let metadata {
@@ -135,12 +154,12 @@ struct CalibrateCommand: ParsableCommand {
                     printError("warning: \(missing.count) calibrated item\(missing.count == 1 ? "" : "s") not in \(items!): \(missing.prefix(5).joined(separator: ", "))\(missing.count > 5 ? ", …" : "") (metadata left empty)")
                 }
             }
-            printError(humanSummary(result: result, report: report, readSeconds: readSeconds))
+            printError(humanSummary(result: result, report: report, readSeconds: readSeconds, bankItems: bank.items.count))
             return result.converged ? ExitStatus.success : ExitStatus.notConverged
         }
     }
 
-    func humanSummary(result: CalibrationResult, report: ResponseFileReport, readSeconds: Double) -> String {
+    func humanSummary(result: CalibrationResult, report: ResponseFileReport, readSeconds: Double, bankItems: Int) -> String {
         var lines: [String] = []
         lines.append("iqscore calibrate: \(result.model.rawValue.uppercased()) on \(responses) (\(report.layout.rawValue) layout, \(formatCount(report.dataRows)) data rows)")
         lines.append("data: \(formatCount(result.personCount)) persons × \(result.items.count) items, \(formatCount(result.cellCount)) responses (\(fixed(100 * Double(result.cellCount) / Double(max(1, result.personCount * result.items.count)), 1))% of cells); \(result.eStep.rawValue) E-step")
@@ -159,15 +178,23 @@ struct CalibrateCommand: ParsableCommand {
         if let p = result.options.guessingPrior, result.model == .threePL { priors.append("c ~ \(p)") }
         if let p = result.options.slopePrior { priors.append("a ~ \(p)") }
         lines.append("priors: " + (priors.isEmpty ? "none" : priors.joined(separator: ", ")))
-        if result.model == .rasch {
+        if let fixedPath = fixedBankPath {
+            let notInData = result.fixedItemsNotInData.count
+            lines.append("fixed: \(result.fixedItemIDs.count) items held at their values in \(fixedPath), \(result.freeItemIDs.count) free items estimated on its scale" + (notInData > 0 ? "; \(notInData) bank item\(notInData == 1 ? "" : "s") not in the data (carried over)" : ""))
+            lines.append("latent distribution: mean \(fixed(result.latentMean, 4))" + (result.latentMeanStandardError.map { " (SE \(fixed($0, 4)))" } ?? "")
+                         + ", SD \(fixed(result.latentSD, 4))" + (result.latentSDStandardError.map { " (SE \(fixed($0, 4)))" } ?? ""))
+        } else if result.model == .rasch {
             lines.append("latent SD \(fixed(result.latentSD, 4))" + (result.latentSDStandardError.map { " (SE \(fixed($0, 4)))" } ?? ""))
         }
         lines.append("standard errors: \(result.standardErrorMethod)")
-        let a = result.items.map(\.parameters.discrimination), b = result.items.map(\.parameters.difficulty)
-        lines.append("a: \(fixed(a.min()!, 3)) … \(fixed(a.max()!, 3)), b: \(fixed(b.min()!, 3)) … \(fixed(b.max()!, 3))" + (result.model == .threePL ? ", c: \(fixed(result.items.map(\.parameters.guessing).min()!, 3)) … \(fixed(result.items.map(\.parameters.guessing).max()!, 3))" : ""))
+        let free = result.items.filter { !$0.isFixed }
+        let a = free.map(\.parameters.discrimination), b = free.map(\.parameters.difficulty)
+        if !free.isEmpty {
+        lines.append((fixedBankPath == nil ? "" : "free items: ") + "a: \(fixed(a.min()!, 3)) … \(fixed(a.max()!, 3)), b: \(fixed(b.min()!, 3)) … \(fixed(b.max()!, 3))" + (result.model == .threePL ? ", c: \(fixed(free.map(\.parameters.guessing).min()!, 3)) … \(fixed(free.map(\.parameters.guessing).max()!, 3))" : ""))
+        }
         for warning in result.warnings.prefix(8) { lines.append("warning: \(warning)") }
         if result.warnings.count > 8 { lines.append("warning: … and \(result.warnings.count - 8) more (see the summary JSON)") }
-        lines.append("wrote \(out) (\(result.items.count) items)" + (summaryJSON.map { " and \($0)" } ?? ""))
+        lines.append("wrote \(out) (\(bankItems) items)" + (summaryJSON.map { " and \($0)" } ?? ""))
         return lines.joined(separator: "\n")
     }
 }
@@ -198,8 +225,14 @@ struct CalibrationSummary: Encodable {
     var quadrature_points: Int
     var theta_bound: Double
     var e_step: String
+    var latent_mean: Double
+    var latent_mean_se: Double?
     var latent_sd: Double
     var latent_sd_se: Double?
+    var fixed_bank: String?
+    var fixed_items: [String]?
+    var free_items: [String]?
+    var fixed_items_not_in_data: [String]?
     var priors: [String: String]
     var standard_errors: String
     var warnings: [String]
@@ -231,6 +264,8 @@ struct CalibrationSummary: Encodable {
         quadrature_points = result.options.quadraturePoints
         theta_bound = result.options.thetaBound
         e_step = result.eStep.rawValue
+        latent_mean = result.latentMean
+        latent_mean_se = result.latentMeanStandardError
         latent_sd = result.latentSD
         latent_sd_se = result.latentSDStandardError
         var p: [String: String] = [:]

@@ -66,6 +66,16 @@ public struct CalibrationOptions: Sendable, Hashable, Codable {
     public var workers = ProcessInfo.processInfo.activeProcessorCount
     /// Compute standard errors (observed information by Louis' formula).
     public var standardErrors = true
+    /// Items held at known bank values (fixed-parameter, "online" calibration of pretest items), by item id.
+    ///
+    /// Empty (the default): every item is estimated and θ ~ N(0, 1) identifies the scale (Rasch: N(0, σ²)).
+    /// Otherwise the fixed items define the scale: their a, b, c never change, the other items are estimated
+    /// under `model` on the fixed items' θ scale, and the latent distribution θ ~ N(μ, σ²) is estimated
+    /// (see `EMCalibrator`). Models may mix: a fixed item keeps its own parameters whatever its model (a 3PL
+    /// bank item keeps its c in a 2PL calibration); the free items follow `model`, where Rasch free items
+    /// have a = 1 and 1PL free items take the fixed items' common slope (they must share one).
+    /// Fixed ids missing from the data are reported, not an error; data items not listed here are free.
+    public var fixedItems: [String: ItemParameters] = [:]
 
     public init(model: IRTModel) {
         self.model = model
@@ -86,7 +96,28 @@ public struct CalibrationOptions: Sendable, Hashable, Codable {
         if workers < 1 { problems.append("workers must be at least 1, got \(workers)") }
         if guessingPrior != nil && model != .threePL { problems.append("a guessing prior applies to the 3PL model only") }
         if slopePrior != nil && !model.hasItemSlopes { problems.append("a slope prior applies to 2PL and 3PL only") }
+        for id in fixedItems.keys.sorted() {
+            let p = fixedItems[id]!
+            if !(p.discrimination > 0 && p.discrimination.isFinite) { problems.append("fixed item '\(id)': a = \(p.discrimination) must be positive and finite") }
+            if !p.difficulty.isFinite { problems.append("fixed item '\(id)': b = \(p.difficulty) must be finite") }
+            if !(p.guessing >= 0 && p.guessing < 1) { problems.append("fixed item '\(id)': c = \(p.guessing) must be in [0, 1)") }
+        }
+        if model == .onePL, let slopes = fixedItems.values.map(\.discrimination).minAndMax(),
+           slopes.max - slopes.min > 1e-6 * slopes.max {
+            problems.append("1PL items calibrated onto fixed items take the fixed items' common slope, but the fixed slopes range from \(slopes.min.formatted6) to \(slopes.max.formatted6); use the 2PL or Rasch model for the new items")
+        }
         return problems
+    }
+}
+
+extension Sequence where Element: Comparable {
+    /// Smallest and largest element in one pass; nil when empty.
+    func minAndMax() -> (min: Element, max: Element)? {
+        var it = makeIterator()
+        guard var lo = it.next() else { return nil }
+        var hi = lo
+        while let x = it.next() { if x < lo { lo = x }; if x > hi { hi = x } }
+        return (lo, hi)
     }
 }
 

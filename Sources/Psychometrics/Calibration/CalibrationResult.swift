@@ -29,8 +29,11 @@ public struct CalibratedItem: Sendable, Hashable, Codable {
     public var responses: Int
     /// Proportion correct among those responses.
     public var pValue: Double
-    /// Problems with the estimate (e.g. "slope at bound", "negative slope").
+    /// Problems with the estimate (e.g. "slope at bound", "negative slope"); `fixed` on fixed items.
     public var flags: [String]
+    /// True when the item was held at its bank values (`CalibrationOptions.fixedItems`); its parameters are then
+    /// exactly the given ones and it has no standard errors.
+    public var isFixed = false
 }
 
 /// The outcome of a calibration: an immutable value, safe to share across threads.
@@ -42,11 +45,20 @@ public struct CalibrationResult: Sendable, Hashable, Codable {
     public var excludedPersons: [String]
     public var personCount: Int
     public var cellCount: Int
-    /// SD of θ: estimated for Rasch (the latent variance is σ²), 1 for the other models.
+    /// SD of θ: estimated for Rasch (the latent variance is σ²) and with fixed items, 1 otherwise.
     public var latentSD: Double
     public var latentSDStandardError: Double?
+    /// Mean of θ: estimated with fixed items (on their scale), 0 otherwise.
+    public var latentMean = 0.0
+    public var latentMeanStandardError: Double?
+    /// Ids of the calibrated items held at their bank values, and of those estimated, in item order.
+    public var fixedItemIDs: [String] = []
+    public var freeItemIDs: [String] = []
+    /// Ids of `CalibrationOptions.fixedItems` that no person answered (not in the data), sorted.
+    public var fixedItemsNotInData: [String] = []
     /// Marginal log-likelihood Σᵢ log ∫ Πⱼ P(uᵢⱼ | θ) dG(θ) at the final estimates (priors not included).
     public var logLikelihood: Double
+    /// Estimated parameters: the free items' parameters (+ μ and σ with fixed items; fixed items count 0).
     public var parameterCount: Int
     /// AIC = −2 logL + 2k; BIC = −2 logL + k log N (k free parameters, N persons).
     public var aic: Double

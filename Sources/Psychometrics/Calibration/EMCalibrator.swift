@@ -20,6 +20,20 @@ public struct CalibrationError: Error, Sendable, Hashable, CustomStringConvertib
 /// `converged` is false and a warning says so). Standard errors come from the observed information by
 /// Louis' (1982) formula, transformed to (a, b, c) by the delta method.
 ///
+/// **Fixed-parameter ("online") calibration.** With `options.fixedItems`, those items keep their bank values
+/// and define the scale, the others are estimated on it, and the latent distribution is estimated: the grid
+/// is the standard one in z with θ_q = μ + σ z_q (the N(μ, σ²) weights are then the N(0, 1) weights of the
+/// z grid), and after each M-step for the free items
+/// ```
+/// μ ← (1/N) Σᵢ E[θ | uᵢ],      σ² ← (1/N) Σᵢ E[θ² | uᵢ] − μ²
+/// ```
+/// (Bock & Aitkin 1981, sec. 4; Mislevy 1984), so the nodes move with the distribution. Convergence also
+/// requires |Δμ| and |Δσ| below the tolerance. Fixed items are not screened (an item everybody got right
+/// still tells about θ); fixed ids no person answered are listed in `fixedItemsNotInData`; at least one fixed
+/// item must be answered. The parameter count for AIC/BIC is the free items' parameters + 2 (μ, σ); standard
+/// errors come from the Louis information over the free parameters and (μ, σ), treating the fixed
+/// parameters as known — which understates the free items' SEs slightly (the bank's own error is left out).
+///
 /// Thread-safe and free of global state; prints nothing.
 public struct EMCalibrator: Sendable {
     public var options: CalibrationOptions
@@ -34,13 +48,20 @@ public struct EMCalibrator: Sendable {
             throw CalibrationError("no responses to calibrate: the data hold \(input.personCount) persons and \(input.cellCount) answered cells")
         }
 
-        // Screen items that carry no information about their parameters.
+        // Screen items that carry no information about their parameters (fixed items need none: they are
+        // only dropped when nobody answered them).
         let totals = input.itemTotals()
         var keep = [Bool](repeating: true, count: input.itemCount)
         var excluded: [ExcludedItem] = []
+        var unansweredFixed: [String] = []
+        let fixedItems = options.fixedItems
         for j in 0..<input.itemCount {
             let n = totals.responses[j], r = totals.correct[j]
             var reason: String?
+            if fixedItems[input.itemIDs[j]] != nil {
+                if n == 0 { keep[j] = false; unansweredFixed.append(input.itemIDs[j]) }
+                continue
+            }
             if n < options.minimumItemResponses {
                 reason = "only \(n) response\(n == 1 ? "" : "s") (minimum \(options.minimumItemResponses))"
             } else if r == n {
@@ -53,9 +74,18 @@ public struct EMCalibrator: Sendable {
                 excluded.append(ExcludedItem(itemID: input.itemIDs[j], responses: n, correct: r, reason: reason))
             }
         }
+        var fixedNotInData: [String] = []
+        if !fixedItems.isEmpty {
+            let present = Set(input.itemIDs)
+            fixedNotInData = (fixedItems.keys.filter { !present.contains($0) } + unansweredFixed).sorted()
+            if fixedNotInData.count == fixedItems.count {
+                let listed = fixedNotInData.prefix(5).joined(separator: ", ") + (fixedNotInData.count > 5 ? ", …" : "")
+                throw CalibrationError("none of the \(fixedItems.count) fixed item\(fixedItems.count == 1 ? " is" : "s is") answered in the data (\(listed)); fixed-parameter calibration needs responses to at least one fixed item to put the other items on the bank's scale")
+            }
+        }
         var data = input
         var excludedPersons: [String] = []
-        if !excluded.isEmpty {
+        if !excluded.isEmpty || !unansweredFixed.isEmpty {
             let kept = input.keepingItems(keep)
             data = kept.matrix
             excludedPersons = kept.droppedPersons.map { input.personIDs[$0] }
@@ -75,7 +105,11 @@ public struct EMCalibrator: Sendable {
         case .sparse: useDense = false
         case .automatic: useDense = data.density >= 0.15 && Double(data.personCount) * Double(data.itemCount) <= 4e8
         }
-        var engine = EMEngine(model: options.model, options: options, data: data, useDense: useDense)
+        let fixed: [ItemParameters?] = fixedItems.isEmpty ? [] : data.itemIDs.map { fixedItems[$0] }
+        // Rasch free items have a = 1 on the bank's θ scale; 1PL free items take the fixed items' common slope.
+        let commonSlope = options.model == .onePL ? (fixed.compactMap { $0?.discrimination }.first ?? 1) : 1
+        var engine = EMEngine(model: options.model, options: options, data: data, useDense: useDense,
+                              fixed: fixed, commonSlope: commonSlope)
         var warnings: [String] = []
         var trace: [Double] = []
         var cycles = 0, converged = false, change = Double.infinity
@@ -117,24 +151,45 @@ public struct EMCalibrator: Sendable {
         let seSeconds = Double(DispatchTime.now().uptimeNanoseconds - seStarted) / 1e9
         let calibrated = buildItems(engine: engine, data: data, covariance: covariance, warnings: &warnings)
         var latentSD = 1.0, latentSE: Double?
-        if options.model == .rasch {
-            latentSD = engine.slope(0)
-            if let covariance { latentSE = covariance[0].squareRoot() }
+        var latentMean = 0.0, latentMeanSE: Double?
+        let k: Int
+        if engine.estimatesLatent {
+            latentMean = engine.latentMean
+            latentSD = engine.latentSD
+            if let covariance {
+                let P = engine.freeParameterCount
+                latentMeanSE = covariance[engine.latentMeanIndex * (P + 1)].squareRoot()
+                latentSE = covariance[engine.latentSDIndex * (P + 1)].squareRoot()
+            }
+            k = engine.freeParameterCount
+        } else {
+            if options.model == .rasch {
+                latentSD = engine.slope(0)
+                if let covariance { latentSE = covariance[0].squareRoot() }
+            }
+            k = options.model.parameterCount(itemCount: data.itemCount)
         }
-        let k = options.model.parameterCount(itemCount: data.itemCount)
         let ll = final.logLikelihood
         if !excludedPersons.isEmpty {
             warnings.append("\(excludedPersons.count) person\(excludedPersons.count == 1 ? "" : "s") excluded: no responses to any calibrated item")
         }
         for item in excluded { warnings.append("item \(item.itemID) excluded: \(item.reason)") }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-        return CalibrationResult(
+        var result = CalibrationResult(
             model: options.model, items: calibrated, excludedItems: excluded, excludedPersons: excludedPersons,
             personCount: data.personCount, cellCount: data.cellCount, latentSD: latentSD, latentSDStandardError: latentSE,
             logLikelihood: ll, parameterCount: k, aic: -2 * ll + 2 * Double(k), bic: -2 * ll + Double(k) * log(Double(data.personCount)),
             cycles: cycles, converged: converged, lastChange: change, logLikelihoodTrace: trace,
             eStep: useDense ? .dense : .sparse, standardErrorMethod: seMethod, options: options,
             warnings: warnings, elapsedSeconds: elapsed, standardErrorSeconds: seSeconds)
+        if engine.estimatesLatent {
+            result.latentMean = latentMean
+            result.latentMeanStandardError = latentMeanSE
+            result.fixedItemIDs = calibrated.filter(\.isFixed).map(\.itemID)
+            result.freeItemIDs = calibrated.filter { !$0.isFixed }.map(\.itemID)
+            result.fixedItemsNotInData = fixedNotInData
+        }
+        return result
     }
 
     /// Converts working parameters to (a, b, c) with delta-method standard errors and flags.
@@ -151,6 +206,15 @@ public struct EMCalibrator: Sendable {
             return v > 0 && v.isFinite ? v.squareRoot() : nil
         }
         for j in 0..<data.itemCount {
+            if let bank = engine.fixedParameters[j] {
+                // Reported exactly as given (no round trip through the working parameters).
+                let n = totals.responses[j]
+                var item = CalibratedItem(itemID: data.itemIDs[j], parameters: bank, standardErrors: ItemStandardErrors(),
+                                          responses: n, pValue: Double(totals.correct[j]) / Double(n), flags: ["fixed"])
+                item.isFixed = true
+                items.append(item)
+                continue
+            }
             let s = engine.s[j], d = engine.d[j]
             let a = engine.slope(j), c = engine.asymptote(j)
             let iS = engine.globalIndex(item: j, parameter: 0), iD = engine.globalIndex(item: j, parameter: 1)
@@ -159,9 +223,13 @@ public struct EMCalibrator: Sendable {
             var errors = ItemStandardErrors()
             switch model {
             case .rasch:
-                // θ = σZ: P = σ(σZ + d) = σ(θ + d), so b = −d and a = 1.
+                // θ = σZ: P = σ(σZ + d) = σ(θ + d), so b = −d and a = 1 (with fixed items the nodes are θ).
                 params = ItemParameters(discrimination: 1, difficulty: -d)
                 errors.difficulty = se([(iD, -1)])
+            case .onePL where engine.estimatesLatent:
+                // The common slope is the fixed items' (not estimated): b = −d/a.
+                params = ItemParameters(discrimination: a, difficulty: -d / a)
+                errors.difficulty = se([(iD, -1 / a)])
             case .onePL, .twoPL, .threePL:
                 params = ItemParameters(discrimination: a, difficulty: -d / a, guessing: c)
                 errors.discrimination = se([(iS, aS)])
@@ -178,7 +246,9 @@ public struct EMCalibrator: Sendable {
                 if engine.kernel.logSlope && a <= 1.001e-3 { flags.append("slope at lower bound") }
             }
             if model == .threePL && c < 1e-6 { flags.append("guessing at 0") }
-            if abs(params.difficulty) > engine.grid.points.last! { flags.append("difficulty outside the quadrature range") }
+            if engine.estimatesLatent {
+                if params.difficulty < engine.nodes.first! || params.difficulty > engine.nodes.last! { flags.append("difficulty outside the quadrature range") }
+            } else if abs(params.difficulty) > engine.grid.points.last! { flags.append("difficulty outside the quadrature range") }
             if covariance != nil && (errors.difficulty == nil || (model.hasItemSlopes && errors.discrimination == nil)) {
                 flags.append("standard error unavailable")
             }

@@ -2,7 +2,16 @@ import Foundation
 
 extension EMEngine {
     /// Number of free working parameters: Rasch/1PL: 1 + J (shared slope first); 2PL: 2J; 3PL: 3J.
+    /// With fixed items, over the F free items only, plus μ and σ last: Rasch/1PL F + 2 (the slope is
+    /// fixed); 2PL 2F + 2; 3PL 3F + 2.
     var freeParameterCount: Int {
+        if estimatesLatent {
+            switch model {
+            case .rasch, .onePL: return freeItemCount + 2
+            case .twoPL: return 2 * freeItemCount + 2
+            case .threePL: return 3 * freeItemCount + 2
+            }
+        }
         switch model {
         case .rasch, .onePL: return 1 + itemCount
         case .twoPL: return 2 * itemCount
@@ -10,11 +19,24 @@ extension EMEngine {
         }
     }
 
+    /// Global indices of μ and σ (with fixed items only).
+    var latentMeanIndex: Int { freeParameterCount - 2 }
+    var latentSDIndex: Int { freeParameterCount - 1 }
+
     /// Working parameters per item as seen by the derivative code (slope, intercept[, γ]).
     var perItem: Int { model == .threePL ? 3 : 2 }
 
-    /// Global index of item j's working parameter t (0 = slope, 1 = intercept, 2 = γ).
+    /// Global index of item j's working parameter t (0 = slope, 1 = intercept, 2 = γ); −1 when the parameter
+    /// is not estimated (a fixed item's, or the slope of Rasch/1PL items calibrated onto fixed items).
     @inline(__always) func globalIndex(item j: Int, parameter t: Int) -> Int {
+        if estimatesLatent {
+            let f = freeIndex[j]
+            if f < 0 { return -1 }
+            switch model {
+            case .rasch, .onePL: return t == 1 ? f : -1
+            case .twoPL, .threePL: return perItem * f + t
+            }
+        }
         switch model {
         case .rasch, .onePL: return t == 0 ? 0 : 1 + j
         case .twoPL, .threePL: return perItem * j + t
@@ -29,14 +51,18 @@ extension EMEngine {
     /// diagonal and comes from the expected counts (r, n); the covariance term couples the items a person
     /// answered. For complete data the per-person score matrices are stacked so that one `dsyrk` serves
     /// many persons. Returns the P×P matrix (row-major, symmetric).
+    ///
+    /// With fixed items the parameters are the free items' and (μ, σ), whose complete-data score per person is
+    /// that of log N(θ; μ, σ²): ((θ − μ)/σ², −1/σ + (θ − μ)²/σ³). The fixed items' parameters are treated as
+    /// known, so the free items' SEs leave out the bank's own estimation error (they are slightly too small).
     func observedInformation(_ e: Expectation) -> [Double] {
         let P = freeParameterCount, p = perItem, nq = q, J = itemCount
-        let theta = grid.points
+        let theta = nodes
         // Per item and node: P and h = ∇P / (P(1 − P)) (closed forms in ItemKernel's notation).
         var prob = [Double](repeating: 0, count: J * nq)
         var h = [Double](repeating: 0, count: J * nq * p)
         var info = [Double](repeating: 0, count: P * P)
-        for j in 0..<J {
+        for j in 0..<J where !isFixed(j) {
             let a = slope(j), aS = kernel.logSlope ? a : 1, aSS = kernel.logSlope ? a : 0, c = asymptote(j)
             var block = [Double](repeating: 0, count: p * p)
             for t in 0..<nq {
@@ -68,14 +94,34 @@ extension EMEngine {
             if model.hasItemSlopes { block[0] -= pd.dss }
             if p == 3 { block[8] -= pd.dgg }
             for x in 0..<p {
+                let gx = globalIndex(item: j, parameter: x)
+                if gx < 0 { continue }
                 for y in 0..<p {
-                    info[globalIndex(item: j, parameter: x) * P + globalIndex(item: j, parameter: y)] += block[x * p + y]
+                    let gy = globalIndex(item: j, parameter: y)
+                    if gy < 0 { continue }
+                    info[gx * P + gy] += block[x * p + y]
                 }
             }
         }
+        if estimatesLatent {
+            // −E[∇² log N(θ; μ, σ²)] summed over persons: (1/σ², 2(θ−μ)/σ³, −1/σ² + 3(θ−μ)²/σ⁴) at the mass.
+            let mass = e.mass!, mu = latentMean, sigma = latentSD, s2 = sigma * sigma
+            var imm = 0.0, ims = 0.0, iss = 0.0
+            for t in 0..<nq {
+                let dev = theta[t] - mu
+                imm += mass[t] / s2
+                ims += mass[t] * 2 * dev / (s2 * sigma)
+                iss += mass[t] * (-1 / s2 + 3 * dev * dev / (s2 * s2))
+            }
+            let m = latentMeanIndex, v = latentSDIndex
+            info[m * P + m] += imm
+            info[m * P + v] += ims
+            info[v * P + m] += ims
+            info[v * P + v] += iss
+        }
 
         // − Σᵢ Cov_post(Sᵢ), Sᵢ(θ_q) = Σⱼ (uᵢⱼ − Pⱼ(θ_q)) hⱼ(θ_q) placed at item j's parameters.
-        if let dense, dense.mask == nil, !model.hasGuessing {
+        if let dense, dense.mask == nil, !model.hasGuessing, !estimatesLatent {
             let covariance = completeDataScoreCovariance(dense, e, prob: prob)
             for x in 0..<(2 * J) {
                 for y in 0..<(2 * J) {
@@ -96,7 +142,7 @@ extension EMEngine {
                 let lo = persons * worker / workers, hi = persons * (worker + 1) / workers
                 let post = UnsafeMutablePointer<Double>.allocate(capacity: nq)
                 let stackPersons = complete ? max(1, 2048 / nq) : 1
-                let maxLocal = complete ? P : (model == .rasch || model == .onePL ? 1 + J : p * J)
+                let maxLocal = P   // a person's local parameters are a subset of the global ones
                 let width = stackPersons * nq
                 let gBig = UnsafeMutablePointer<Double>.allocate(capacity: maxLocal * width)
                 let sBig = UnsafeMutablePointer<Double>.allocate(capacity: maxLocal * stackPersons)
@@ -122,10 +168,16 @@ extension EMEngine {
                         for t in 0..<nq { post[t] += row[j * nq + t] }
                     }
                     _ = normalizeLogPosterior(post, nq)
-                    // Local parameter layout of this person.
-                    let shared = model == .rasch || model == .onePL
-                    let m = cells.count
-                    let nLocal = shared ? 1 + m : p * m
+                    // Local parameter layout of this person: the shared slope (Rasch/1PL without fixed items),
+                    // the free items' parameters in answer order, then μ and σ (with fixed items). For complete
+                    // data the local index equals the global one.
+                    let sharedModel = model == .rasch || model == .onePL
+                    let shared = sharedModel && !estimatesLatent
+                    let slopeFixed = sharedModel && estimatesLatent
+                    var m = cells.count
+                    if estimatesLatent { m = 0; for k in cells where !isFixed(Int(data.itemIndices[k])) { m += 1 } }
+                    let itemLocals = shared ? 1 + m : (slopeFixed ? m : p * m)
+                    let nLocal = itemLocals + (estimatesLatent ? 2 : 0)
                     let ld = complete ? width : nq
                     let gBase = complete ? gBig + stacked * nq : gBig
                     let sStride = complete ? stackPersons : 1
@@ -134,16 +186,36 @@ extension EMEngine {
                         for t in 0..<nq { gBase[x * ld + t] = 0 }
                         sBase[x * sStride] = 0
                     }
-                    for (position, k) in cells.enumerated() {
+                    var position = 0
+                    for k in cells {
                         let j = Int(data.itemIndices[k])
+                        if isFixed(j) { continue }
+                        defer { position += 1 }
                         let u = Double(data.responses[k])
                         for x in 0..<p {
-                            let lx = shared ? (x == 0 ? 0 : 1 + position) : p * position + x
+                            if slopeFixed && x == 0 { continue }
+                            let lx = shared ? (x == 0 ? 0 : 1 + position) : (slopeFixed ? position : p * position + x)
                             globalOf[lx] = globalIndex(item: j, parameter: x)
                             let grow = gBase + lx * ld
                             var sum = 0.0
                             for t in 0..<nq {
                                 let score = (u - prob[j * nq + t]) * h[(j * nq + t) * p + x]
+                                grow[t] += score * post[t].squareRoot()
+                                sum += score * post[t]
+                            }
+                            sBase[lx * sStride] += sum
+                        }
+                    }
+                    if estimatesLatent {
+                        let mu = latentMean, sigma = latentSD, s2 = sigma * sigma
+                        for r in 0..<2 {
+                            let lx = itemLocals + r
+                            globalOf[lx] = r == 0 ? latentMeanIndex : latentSDIndex
+                            let grow = gBase + lx * ld
+                            var sum = 0.0
+                            for t in 0..<nq {
+                                let dev = theta[t] - mu
+                                let score = r == 0 ? dev / s2 : -1 / sigma + dev * dev / (s2 * sigma)
                                 grow[t] += score * post[t].squareRoot()
                                 sum += score * post[t]
                             }

@@ -6,6 +6,11 @@ import Foundation
 /// Parameters are kept in working form: slope s (a = s, or a = e^s with a slope prior), intercept d
 /// (z = aθ + d), and γ = logit c (3PL). Rasch and 1PL share one slope across items; for Rasch that slope is
 /// the latent SD (θ = a·Z with Z ~ N(0, 1) on the grid).
+///
+/// With fixed items (`fixedParameters[j] != nil`) the engine estimates the latent distribution instead:
+/// θ ~ N(μ, σ²) on the moving nodes θ_q = μ + σ z_q (z_q and the weights of the standard grid), the fixed
+/// items keep their (a, d, c), the free items are estimated on the θ scale, and Rasch/1PL free items keep the
+/// slope they were given (`commonSlope`) instead of estimating a shared one.
 struct EMEngine {
     let model: IRTModel
     let kernel: ItemKernel
@@ -15,14 +20,30 @@ struct EMEngine {
     let dense: DenseResponses?
     let workers: Int
     let maximumSlope: Double
+    /// Per item: the bank parameters of a fixed item, nil for a free one.
+    let fixedParameters: [ItemParameters?]
+    /// Per item: index among the free items, −1 for a fixed one.
+    let freeIndex: [Int]
+    let freeItemCount: Int
+    /// True with fixed items: μ and σ are estimated and the nodes move with them.
+    let estimatesLatent: Bool
     var itemCount: Int { data.itemCount }
     var q: Int { grid.count }
 
     var s: [Double]
     var d: [Double]
     var g: [Double]
+    /// Latent mean and SD (0 and 1 unless `estimatesLatent`).
+    var latentMean = 0.0
+    var latentSD = 1.0
+    /// θ at each quadrature node: `grid.points` without fixed items, μ + σ z_q with them.
+    var nodes: [Double]
 
-    init(model: IRTModel, options: CalibrationOptions, data: ResponseMatrix, useDense: Bool) {
+    /// - Parameters:
+    ///   - fixed: per item, the bank parameters of a fixed item or nil; empty = no fixed items.
+    ///   - commonSlope: with fixed items, the slope of the Rasch/1PL free items (1 for Rasch).
+    init(model: IRTModel, options: CalibrationOptions, data: ResponseMatrix, useDense: Bool,
+         fixed: [ItemParameters?] = [], commonSlope: Double = 1) {
         self.model = model
         self.kernel = ItemKernel(model: model, logSlope: options.slopePrior != nil)
         self.priors = WorkingPriors(slope: options.slopePrior, guessing: model.hasGuessing ? options.guessingPrior : nil)
@@ -32,6 +53,15 @@ struct EMEngine {
         self.maximumSlope = options.maximumSlope
         // Person-block workers only when OpenBLAS runs single-threaded; otherwise BLAS parallelises itself.
         self.workers = max(1, min(options.workers, useDense && BLAS.threadCount > 1 ? 1 : options.workers, max(1, data.personCount / 256)))
+
+        self.nodes = grid.points
+        precondition(fixed.isEmpty || fixed.count == data.itemCount, "one fixed-parameter slot per item, got \(fixed.count) for \(data.itemCount)")
+        self.fixedParameters = fixed.isEmpty ? [ItemParameters?](repeating: nil, count: data.itemCount) : fixed
+        self.estimatesLatent = fixed.contains { $0 != nil }
+        var index = [Int](repeating: -1, count: data.itemCount), free = 0
+        for j in 0..<data.itemCount where fixedParameters[j] == nil { index[j] = free; free += 1 }
+        self.freeIndex = index
+        self.freeItemCount = free
 
         // Starting values: a = 1, d = logit of the (guessing-corrected) proportion correct, c at the prior mode.
         let totals = data.itemTotals()
@@ -43,14 +73,27 @@ struct EMEngine {
             let adjusted = min(max((p - c0) / (1 - c0), 0.02), 0.98)
             return Logistic.logit(adjusted) * 1.2
         }
+        if estimatesLatent {
+            for j in 0..<data.itemCount {
+                if let f = fixedParameters[j] {
+                    // Working form of the bank values (only d is read for fixed items; a and c come from f).
+                    d[j] = f.intercept
+                    s[j] = kernel.logSlope ? log(f.discrimination) : f.discrimination
+                } else if model == .rasch || model == .onePL {
+                    s[j] = commonSlope
+                    d[j] *= commonSlope
+                }
+            }
+        }
     }
 
-    @inline(__always) func slope(_ j: Int) -> Double { kernel.slope(s[j]) }
-    @inline(__always) func asymptote(_ j: Int) -> Double { kernel.asymptote(g[j]) }
+    @inline(__always) func slope(_ j: Int) -> Double { fixedParameters[j]?.discrimination ?? kernel.slope(s[j]) }
+    @inline(__always) func asymptote(_ j: Int) -> Double { fixedParameters[j]?.guessing ?? kernel.asymptote(g[j]) }
+    @inline(__always) func isFixed(_ j: Int) -> Bool { fixedParameters[j] != nil }
 
     /// log P(θ_q) and log(1 − P(θ_q)) for every item and node, item-major (J × Q).
     func logTables() -> (logP: [Double], logQ: [Double]) {
-        let nq = q, theta = grid.points
+        let nq = q, theta = nodes
         var logP = [Double](repeating: 0, count: itemCount * nq)
         var logQ = logP
         for j in 0..<itemCount {
@@ -68,10 +111,12 @@ struct EMEngine {
 
     /// Expected counts at the current parameters: `r[j·Q + q]` = expected correct responses to item j at node q,
     /// `n[j·Q + q]` = expected responses, and the marginal log-likelihood Σᵢ log Σ_q π_q Πⱼ P(uᵢⱼ | θ_q).
+    /// With `estimatesLatent`, `mass[q]` = Σᵢ wᵢ(q), the posterior mass of all persons at node q.
     struct Expectation {
         var r: [Double]
         var n: [Double]
         var logLikelihood: Double
+        var mass: [Double]? = nil
     }
 
     func eStep() -> Expectation {
@@ -88,7 +133,10 @@ struct EMEngine {
         var r = [Double](repeating: 0, count: w * J * nq)
         var n = r
         var ll = [Double](repeating: 0, count: w)
+        let withMass = estimatesLatent
+        var mass = [Double](repeating: 0, count: withMass ? w * nq : 0)
         let logPrior = grid.logWeights
+        mass.withUnsafeMutableBufferPointer { massAll in
         r.withUnsafeMutableBufferPointer { rAll in
         n.withUnsafeMutableBufferPointer { nAll in
         ll.withUnsafeMutableBufferPointer { llAll in
@@ -114,6 +162,10 @@ struct EMEngine {
                         for t in 0..<nq { acc[t] += row[t] }
                     }
                     total += normalizeLogPosterior(acc, nq)
+                    if withMass {
+                        let mw = massAll.baseAddress! + worker * nq
+                        for t in 0..<nq { mw[t] += acc[t] }
+                    }
                     for k in start..<end {
                         let j = Int(items[k])
                         let nrow = nw + j * nq
@@ -126,8 +178,9 @@ struct EMEngine {
                 }
                 llAll[worker] = total
             }
-        }}}}}}}}}
-        return Expectation(r: sumWorkers(r, w, J * nq), n: sumWorkers(n, w, J * nq), logLikelihood: ll.reduce(0, +))
+        }}}}}}}}}}
+        return Expectation(r: sumWorkers(r, w, J * nq), n: sumWorkers(n, w, J * nq), logLikelihood: ll.reduce(0, +),
+                           mass: withMass ? sumWorkers(mass, w, nq) : nil)
     }
 
     /// Dense E-step with BLAS: for a block of persons, log L = U·Dᵀ-form products
@@ -145,6 +198,7 @@ struct EMEngine {
             for j in 0..<J { for t in 0..<nq { base[t] += tables.logQ[j * nq + t] } }
         }
         let w = workers
+        let withMass = estimatesLatent
         let block = DenseResponses.blockRows
         let blocks = (persons + block - 1) / block
         var r = [Double](repeating: 0, count: w * J * nq)
@@ -186,7 +240,8 @@ struct EMEngine {
                         mask.withUnsafeBufferPointer { m in
                             BLAS.gemm(transposeA: true, m: J, n: nq, k: rows, a: m.baseAddress! + lo * J, lda: J, b: post, ldb: nq, beta: 1, c: nw, ldc: nq)
                         }
-                    } else {
+                    }
+                    if dense.mask == nil || withMass {
                         for i in 0..<rows { for t in 0..<nq { cw[t] += post[i * nq + t] } }
                     }
                     b += w
@@ -195,11 +250,11 @@ struct EMEngine {
             }
         }}}}}}}}
         var nSum = sumWorkers(n, w, J * nq)
+        let totals = dense.mask == nil || withMass ? sumWorkers(columnTotals, w, nq) : []
         if dense.mask == nil {
-            let totals = sumWorkers(columnTotals, w, nq)
             for j in 0..<J { for t in 0..<nq { nSum[j * nq + t] = totals[t] } }
         }
-        return Expectation(r: sumWorkers(r, w, J * nq), n: nSum, logLikelihood: ll.reduce(0, +))
+        return Expectation(r: sumWorkers(r, w, J * nq), n: nSum, logLikelihood: ll.reduce(0, +), mass: withMass ? totals : nil)
     }
 
     private func sumWorkers(_ values: [Double], _ workers: Int, _ size: Int) -> [Double] {
@@ -212,7 +267,13 @@ struct EMEngine {
     // MARK: - M-step
 
     /// Maximises Σ_q r_q log P(θ_q) + (n_q − r_q) log(1 − P(θ_q)) (+ log priors) for every item.
+    /// With `estimatesLatent`: fixed items are skipped, Rasch/1PL free items keep their slope, and μ, σ are
+    /// updated from the posterior moments (`updateLatentDistribution`).
     mutating func mStep(_ e: Expectation) {
+        if estimatesLatent {
+            mStepWithFixedItems(e)
+            return
+        }
         switch model {
         case .rasch, .onePL: mStepCommonSlope(e)
         case .twoPL, .threePL:
@@ -226,12 +287,90 @@ struct EMEngine {
         }
     }
 
+    /// M-step with fixed items: free items as usual (Rasch/1PL: intercept only, the slope stays), fixed items
+    /// untouched, then the latent distribution.
+    private mutating func mStepWithFixedItems(_ e: Expectation) {
+        let nq = q
+        for j in 0..<itemCount where !isFixed(j) {
+            let rj = Array(e.r[j * nq ..< (j + 1) * nq]), nj = Array(e.n[j * nq ..< (j + 1) * nq])
+            switch model {
+            case .rasch, .onePL:
+                d[j] = optimizeIntercept(r: rj, n: nj, a: s[j], d: d[j])
+            case .twoPL, .threePL:
+                var x = [s[j], d[j], g[j]]
+                optimizeItem(r: rj, n: nj, x: &x)
+                s[j] = x[0]; d[j] = x[1]; g[j] = x[2]
+            }
+        }
+        updateLatentDistribution(e.mass!)
+    }
+
+    /// The latent distribution's M-step (Bock & Aitkin 1981; Mislevy 1984): with m_q = Σᵢ wᵢ(q) the posterior
+    /// mass at node θ_q and N = Σ_q m_q,
+    /// ```
+    /// μ = Σ_q m_q θ_q / N              (mean of the posterior means)
+    /// σ² = Σ_q m_q θ_q² / N − μ²       (mean of the posterior second moments − μ²)
+    /// ```
+    /// then the nodes move: θ_q = μ + σ z_q.
+    mutating func updateLatentDistribution(_ mass: [Double]) {
+        var total = 0.0, m1 = 0.0, m2 = 0.0
+        for t in 0..<q {
+            total += mass[t]
+            m1 += mass[t] * nodes[t]
+            m2 += mass[t] * nodes[t] * nodes[t]
+        }
+        guard total > 0 else { return }
+        let mean = m1 / total
+        let variance = max(m2 / total - mean * mean, 1e-6)
+        latentMean = mean
+        latentSD = variance.squareRoot()
+        nodes = grid.points.map { mean + latentSD * $0 }
+    }
+
+    /// Fisher scoring with step halving on one intercept d at a fixed slope a (c = 0): maximises
+    /// Σ_q r_q log σ(aθ_q + d) + (n_q − r_q) log σ(−aθ_q − d).
+    func optimizeIntercept(r: [Double], n: [Double], a: Double, d start: Double) -> Double {
+        func objective(_ d: Double) -> Double {
+            var f = 0.0
+            for t in 0..<q {
+                let z = a * nodes[t] + d
+                f += r[t] * Logistic.logSigmoid(z) + (n[t] - r[t]) * Logistic.logSigmoid(-z)
+            }
+            return f
+        }
+        var d = start, f = objective(d)
+        for _ in 0..<50 {
+            var grad = 0.0, info = 0.0
+            for t in 0..<q {
+                let prob = Logistic.sigmoid(a * nodes[t] + d)
+                grad += r[t] - n[t] * prob
+                info += n[t] * prob * (1 - prob)
+            }
+            guard info > 1e-12 else { return d }
+            let step = grad / info
+            var scale = 1.0, accepted = false
+            for _ in 0..<40 {
+                let trial = min(max(d + scale * step, -100), 100)
+                let ft = objective(trial)
+                if ft >= f - 1e-12 * abs(f) {
+                    let change = abs(trial - d)
+                    d = trial; f = ft; accepted = true
+                    if change < 1e-10 { return d }
+                    break
+                }
+                scale *= 0.5
+            }
+            if !accepted { return d }
+        }
+        return d
+    }
+
     /// Expected complete-data log-likelihood of one item (+ log priors).
     func itemObjective(r: [Double], n: [Double], s: Double, d: Double, g: Double) -> Double {
         let a = kernel.slope(s), c = kernel.asymptote(g)
         var f = 0.0
         for t in 0..<q {
-            let v = kernel.logProbabilities(theta: grid.points[t], a: a, d: d, c: c)
+            let v = kernel.logProbabilities(theta: nodes[t], a: a, d: d, c: c)
             f += r[t] * v.logP + (n[t] - r[t]) * v.logQ
         }
         return f + priors.logDensity(s: s, g: g)
@@ -247,7 +386,7 @@ struct EMEngine {
             var info = [Double](repeating: 0, count: p * p)
             let a = kernel.slope(x[0]), aS = kernel.logSlope ? a : 1, c = kernel.asymptote(x[2])
             for t in 0..<q {
-                let theta = grid.points[t]
+                let theta = nodes[t]
                 let z = a * theta + x[1]
                 let psi = Logistic.sigmoid(z), psiBar = Logistic.sigmoid(-z)
                 let prob = c + (1 - c) * psi
@@ -365,11 +504,13 @@ struct EMEngine {
         d = ds
     }
 
-    /// Natural parameters (a, d, c) of every item, for the convergence test.
+    /// Natural parameters (a, d, c) of every item, then μ and σ when they are estimated, for the convergence
+    /// test.
     func naturalParameters() -> [Double] {
         var out = [Double]()
-        out.reserveCapacity(3 * itemCount)
+        out.reserveCapacity(3 * itemCount + 2)
         for j in 0..<itemCount { out.append(slope(j)); out.append(d[j]); out.append(asymptote(j)) }
+        if estimatesLatent { out.append(latentMean); out.append(latentSD) }
         return out
     }
 }

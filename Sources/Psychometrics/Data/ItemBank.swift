@@ -48,13 +48,43 @@ public struct ItemBank: Sendable, Hashable, Codable {
     public static let coreColumns = ["item_id", "model", "a", "b", "c", "se_a", "se_b", "se_c", "n_responses", "p_value", "flags"]
 
     /// The bank of a calibration, with metadata joined by item id.
-    public init(calibration: CalibrationResult, metadata: ItemMetadata? = nil) {
-        self.metadataColumns = (metadata?.columns ?? []).filter { !Self.coreColumns.contains($0) }
-        self.items = calibration.items.map { item in
-            BankItem(itemID: item.itemID, model: calibration.model, parameters: item.parameters,
-                     standardErrors: item.standardErrors, responses: item.responses, pValue: item.pValue,
-                     flags: item.flags, metadata: metadata?.values[item.itemID] ?? [:])
+    ///
+    /// With `fixed` (the bank whose items were held fixed, `CalibrationOptions.fixedItems`), the result is the
+    /// updated bank: fixed items keep that bank's model, parameters and standard errors, get this data's
+    /// `n_responses`/`p_value` and the flag `fixed`; bank items nobody answered are appended unchanged with the
+    /// flags `fixed` and `not in data`; the bank's metadata columns are kept (`metadata` wins where both
+    /// have a value).
+    public init(calibration: CalibrationResult, metadata: ItemMetadata? = nil, fixed: ItemBank? = nil) {
+        var columns = (metadata?.columns ?? []).filter { !Self.coreColumns.contains($0) }
+        for column in fixed?.metadataColumns ?? [] where !columns.contains(column) && !Self.coreColumns.contains(column) {
+            columns.append(column)
         }
+        self.metadataColumns = columns
+        let bankItems = Dictionary((fixed?.items ?? []).map { ($0.itemID, $0) }, uniquingKeysWith: { first, _ in first })
+        func fixedFlags(_ bank: BankItem, _ extra: [String]) -> [String] {
+            ["fixed"] + extra + bank.flags.filter { $0 != "fixed" && $0 != "not in data" }
+        }
+        var items = calibration.items.map { item in
+            var row = BankItem(itemID: item.itemID, model: calibration.model, parameters: item.parameters,
+                               standardErrors: item.standardErrors, responses: item.responses, pValue: item.pValue,
+                               flags: item.flags, metadata: metadata?.values[item.itemID] ?? [:])
+            if item.isFixed, let bank = bankItems[item.itemID] {
+                row.model = bank.model
+                row.standardErrors = bank.standardErrors
+                row.flags = fixedFlags(bank, [])
+                row.metadata = bank.metadata.merging(row.metadata) { _, mine in mine }
+            }
+            return row
+        }
+        let calibrated = Set(calibration.items.map(\.itemID))
+        for bank in fixed?.items ?? [] where !calibrated.contains(bank.itemID) && calibration.fixedItemsNotInData.contains(bank.itemID) {
+            var row = bank
+            row.flags = fixedFlags(bank, ["not in data"])
+            row.metadata = bank.metadata.merging(metadata?.values[bank.itemID] ?? [:]) { _, mine in mine }
+            row.sourceLine = nil
+            items.append(row)
+        }
+        self.items = items
     }
 
     /// The bank as CSV text (header + one row per item). Numbers use up to 6 decimals; no NaN or infinity is

@@ -1,0 +1,242 @@
+import Foundation
+
+/// A method for estimating the linking constants of a common-item (non-equivalent groups anchor test) design.
+public enum LinkingMethod: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    /// Loyd & Hoover (1980): slope = μ(a_new)/μ(a_old), intercept = μ(b_old) − slope·μ(b_new).
+    case meanMean = "mean-mean"
+    /// Marco (1977): slope = σ(b_old)/σ(b_new), intercept = μ(b_old) − slope·μ(b_new).
+    case meanSigma = "mean-sigma"
+    /// Haebara (1980): least squares between the item characteristic curves of each common item.
+    case haebara
+    /// Stocking & Lord (1983): least squares between the test characteristic curves of the common items.
+    case stockingLord = "stocking-lord"
+
+    public var description: String { rawValue }
+
+    /// Whether the method minimises a characteristic-curve criterion (rather than matching moments).
+    public var isCharacteristicCurve: Bool { self == .haebara || self == .stockingLord }
+}
+
+/// Where the characteristic-curve criteria compare curves.
+public enum LinkingDirection: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    /// On the old scale: old-form curves against the new-form curves carried to the old scale, weighted by the
+    /// old-scale quadrature (plink's default, `symmetric = FALSE`).
+    case newToOld = "new-to-old"
+    /// On the new scale: new-form curves against the old-form curves carried back to the new scale, weighted by
+    /// the new-scale quadrature.
+    case oldToNew = "old-to-new"
+    /// The sum of both (Haebara 1980; plink's `symmetric = TRUE`, STUIRT's `SY BI BI`).
+    case symmetric
+
+    public var description: String { rawValue }
+}
+
+/// θ points and weights on one scale for the characteristic-curve criteria. Weights are normalised to sum to 1,
+/// which standardises the criteria as plink and STUIRT do.
+public struct LinkingQuadrature: Sendable, Hashable, Codable {
+    public let points: [Double]
+    public let weights: [Double]
+
+    /// - Precondition: as many weights as points, at least one point, finite points, non-negative finite
+    ///   weights with a positive sum.
+    public init(points: [Double], weights: [Double]) {
+        precondition(!points.isEmpty && points.count == weights.count, "linking quadrature needs as many weights as points (at least 1), got \(points.count) points and \(weights.count) weights")
+        precondition(points.allSatisfy(\.isFinite), "linking quadrature points must be finite")
+        precondition(weights.allSatisfy { $0 >= 0 && $0.isFinite }, "linking quadrature weights must be non-negative and finite")
+        let total = weights.reduce(0, +)
+        precondition(total > 0, "linking quadrature weights must have a positive sum")
+        self.points = points
+        self.weights = weights.map { $0 / total }
+    }
+
+    /// The calibration grid: `count` equally spaced points on [−bound, bound] with N(0, 1) density weights — the
+    /// latent distribution each calibration assumes on its own scale.
+    public static func standardNormal(count: Int = 61, bound: Double = 6) -> LinkingQuadrature {
+        let grid = QuadratureGrid(count: count, bound: bound)
+        return LinkingQuadrature(points: grid.points, weights: grid.weights)
+    }
+
+    public var count: Int { points.count }
+}
+
+/// Settings of `ScaleLinking.link`.
+public struct ScaleLinkingOptions: Sendable, Hashable, Codable {
+    public var method: LinkingMethod
+    /// Which curves the characteristic-curve criteria compare (ignored by the moment methods).
+    public var direction: LinkingDirection = .newToOld
+    /// Points and weights on the old scale (used by `newToOld` and `symmetric`). Default: 61 points on [−6, 6],
+    /// N(0, 1) weights.
+    public var oldScaleQuadrature: LinkingQuadrature = .standardNormal()
+    /// Points and weights on the new scale (used by `oldToNew` and `symmetric`). Default as the old scale.
+    public var newScaleQuadrature: LinkingQuadrature = .standardNormal()
+    /// Newton stops when a step changes slope and intercept by less than `tolerance · (1 + |value|)`.
+    public var tolerance: Double = 1e-10
+    public var maxIterations: Int = 100
+
+    public init(method: LinkingMethod = .stockingLord) {
+        self.method = method
+    }
+}
+
+/// Why linking could not be done (too few common items, degenerate parameters, invalid options). The message
+/// carries the numbers that explain it.
+public struct LinkingError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// The outcome of linking a new calibration onto an old one.
+public struct ScaleLinkingResult: Sendable, Hashable, Codable {
+    public var method: LinkingMethod
+    /// θ_old = slope · θ_new + intercept.
+    public var transformation: ScaleTransformation
+    /// The items in both banks, in new-bank order.
+    public var commonItemIDs: [String]
+    /// The characteristic-curve methods' direction; nil for the moment methods.
+    public var direction: LinkingDirection?
+    /// The standardised criterion at the solution (Haebara: weighted mean squared ICC difference per item;
+    /// Stocking–Lord: weighted mean squared TCC difference); nil for the moment methods.
+    public var criterion: Double?
+    /// Always true for the moment methods; for Haebara and Stocking–Lord, whether Newton met the tolerance.
+    public var converged: Bool
+    /// Newton iterations (0 for the moment methods).
+    public var iterations: Int
+    /// The mean–sigma or mean–mean constants the characteristic-curve search started from.
+    public var start: ScaleTransformation?
+    public var warnings: [String]
+
+    public var slope: Double { transformation.slope }
+    public var intercept: Double { transformation.intercept }
+    public var commonItemCount: Int { commonItemIDs.count }
+
+    /// The new bank on the old scale (all its items, not only the common ones).
+    public func linkedBank(_ newBank: ItemBank) -> ItemBank { transformation.bank(newBank) }
+}
+
+/// Common-item linking of two dichotomous IRT calibrations (1PL/2PL/3PL, logistic metric D = 1, slope–difficulty
+/// form) by mean–mean, mean–sigma, Haebara or Stocking–Lord, as described by Kolen & Brennan (2014, §6.3–6.4)
+/// and implemented in plink (Weeks 2010):
+/// ```
+/// θ_old = A · θ_new + B,   a* = a/A,   b* = A·b + B,   c* = c
+/// ```
+/// Common items are matched by item id. The characteristic-curve methods minimise
+/// ```
+/// Haebara:        Q = Σ_m w_m Σ_j [P_j(θ_m; old) − P_j(θ_m; new→old)]² / n
+/// Stocking–Lord:  F = Σ_m w_m [Σ_j P_j(θ_m; old) − Σ_j P_j(θ_m; new→old)]²
+/// ```
+/// over (A, B) on the old-scale points θ_m with weights w_m (Σ w = 1) — or the mirror image on the new scale, or
+/// their sum (`LinkingDirection`) — by Newton's method with the analytic gradient and Hessian, a positive-definite
+/// modification and a backtracking line search, starting from mean–sigma (mean–mean when the common
+/// difficulties do not vary).
+public enum ScaleLinking {
+    /// Links `new` onto the scale of `old`.
+    public static func link(old: ItemBank, new: ItemBank, options: ScaleLinkingOptions = ScaleLinkingOptions()) throws(LinkingError) -> ScaleLinkingResult {
+        let oldByID = Dictionary(old.items.map { ($0.itemID, $0.parameters) }, uniquingKeysWith: { first, _ in first })
+        var ids: [String] = [], oldItems: [ItemParameters] = [], newItems: [ItemParameters] = []
+        var seen = Set<String>()
+        for item in new.items where seen.insert(item.itemID).inserted {
+            guard let match = oldByID[item.itemID] else { continue }
+            ids.append(item.itemID)
+            newItems.append(item.parameters)
+            oldItems.append(match)
+        }
+        if ids.isEmpty {
+            throw LinkingError("no common items: none of the \(new.items.count) item ids of the new bank is in the old bank (\(old.items.count) items); items are matched by item_id")
+        }
+        return try link(commonItemIDs: ids, old: oldItems, new: newItems, options: options)
+    }
+
+    /// Links from parallel arrays of common-item parameters (`old[k]` and `new[k]` are the same item).
+    public static func link(commonItemIDs ids: [String], old: [ItemParameters], new: [ItemParameters],
+                            options: ScaleLinkingOptions = ScaleLinkingOptions()) throws(LinkingError) -> ScaleLinkingResult {
+        precondition(ids.count == old.count && ids.count == new.count, "linking needs one old and one new parameter set per common item")
+        try validate(options)
+        if ids.count < 2 {
+            throw LinkingError("only \(ids.count) common item\(ids.count == 1 ? "" : "s")\(ids.isEmpty ? "" : " (\(ids.joined(separator: ", ")))"); linking needs at least 2")
+        }
+        for (side, items) in [("old", old), ("new", new)] {
+            for (id, p) in zip(ids, items) {
+                if !(p.discrimination > 0 && p.discrimination.isFinite) || !p.difficulty.isFinite || !(p.guessing >= 0 && p.guessing < 1) {
+                    throw LinkingError("common item '\(id)' has unusable parameters in the \(side) bank: a = \(p.discrimination), b = \(p.difficulty), c = \(p.guessing); linking needs a > 0, finite b and 0 ≤ c < 1")
+                }
+            }
+        }
+
+        switch options.method {
+        case .meanSigma:
+            let t = try meanSigma(old: old, new: new)
+            return ScaleLinkingResult(method: .meanSigma, transformation: t, commonItemIDs: ids, direction: nil, criterion: nil,
+                                      converged: true, iterations: 0, start: nil, warnings: [])
+        case .meanMean:
+            let t = try meanMean(old: old, new: new)
+            return ScaleLinkingResult(method: .meanMean, transformation: t, commonItemIDs: ids, direction: nil, criterion: nil,
+                                      converged: true, iterations: 0, start: nil, warnings: [])
+        case .haebara, .stockingLord:
+            let start: ScaleTransformation
+            var warnings: [String] = []
+            do {
+                start = try meanSigma(old: old, new: new)
+            } catch {
+                start = try meanMean(old: old, new: new)
+                warnings.append("mean-sigma start unavailable (\(error.message)); started from mean-mean")
+            }
+            let criterion = LinkingCriterion(method: options.method, direction: options.direction, old: old, new: new,
+                                             oldScale: options.oldScaleQuadrature, newScale: options.newScaleQuadrature)
+            let fit = criterion.minimise(from: start, tolerance: options.tolerance, maxIterations: options.maxIterations)
+            if !fit.converged {
+                warnings.append("\(options.method) did not converge in \(fit.iterations) Newton iterations (last step \(String(format: "%.1e", fit.lastStep)), criterion \(String(format: "%.6g", fit.value))); the constants may be inaccurate")
+            }
+            return ScaleLinkingResult(method: options.method, transformation: fit.transformation, commonItemIDs: ids,
+                                      direction: options.direction, criterion: fit.value, converged: fit.converged,
+                                      iterations: fit.iterations, start: start, warnings: warnings)
+        }
+    }
+
+    /// Marco's (1977) mean–sigma constants: slope = σ(b_old)/σ(b_new), intercept = μ(b_old) − slope·μ(b_new).
+    public static func meanSigma(old: [ItemParameters], new: [ItemParameters]) throws(LinkingError) -> ScaleTransformation {
+        guard old.count >= 2, old.count == new.count else {
+            throw LinkingError("mean-sigma needs at least 2 common items, got \(min(old.count, new.count))")
+        }
+        let bOld = old.map(\.difficulty), bNew = new.map(\.difficulty)
+        let sdOld = standardDeviation(bOld), sdNew = standardDeviation(bNew)
+        // "Does not vary" up to rounding: an SD below 1e-12 of the difficulties' magnitude.
+        func varies(_ sd: Double, _ b: [Double]) -> Bool { sd.isFinite && sd > 1e-12 * max(1, b.map(abs).max()!) }
+        guard varies(sdNew, bNew) else {
+            throw LinkingError("mean-sigma: the difficulties of the \(new.count) common items do not vary in the new bank (SD \(String(format: "%.3g", sdNew))); the slope σ(b_old)/σ(b_new) is undefined")
+        }
+        guard varies(sdOld, bOld) else {
+            throw LinkingError("mean-sigma: the difficulties of the \(old.count) common items do not vary in the old bank (SD \(String(format: "%.3g", sdOld))); the slope σ(b_old)/σ(b_new) would be 0")
+        }
+        let slope = sdOld / sdNew
+        return ScaleTransformation(slope: slope, intercept: mean(bOld) - slope * mean(bNew))
+    }
+
+    /// Loyd & Hoover's (1980) mean–mean constants: slope = μ(a_new)/μ(a_old), intercept = μ(b_old) − slope·μ(b_new).
+    public static func meanMean(old: [ItemParameters], new: [ItemParameters]) throws(LinkingError) -> ScaleTransformation {
+        guard !old.isEmpty, old.count == new.count else {
+            throw LinkingError("mean-mean needs at least 1 common item, got \(min(old.count, new.count))")
+        }
+        let aOld = mean(old.map(\.discrimination)), aNew = mean(new.map(\.discrimination))
+        guard aOld > 0 && aOld.isFinite && aNew > 0 && aNew.isFinite else {
+            throw LinkingError("mean-mean: the mean slope of the common items must be positive and finite in both banks (old \(aOld), new \(aNew))")
+        }
+        let slope = aNew / aOld
+        return ScaleTransformation(slope: slope, intercept: mean(old.map(\.difficulty)) - slope * mean(new.map(\.difficulty)))
+    }
+
+    private static func validate(_ options: ScaleLinkingOptions) throws(LinkingError) {
+        var problems: [String] = []
+        if !(options.tolerance > 0 && options.tolerance < 1) { problems.append("tolerance must be in (0, 1), got \(options.tolerance)") }
+        if options.maxIterations < 1 { problems.append("maxIterations must be at least 1, got \(options.maxIterations)") }
+        if !problems.isEmpty { throw LinkingError("invalid linking options: " + problems.joined(separator: "; ")) }
+    }
+
+    static func mean(_ x: [Double]) -> Double { x.reduce(0, +) / Double(x.count) }
+
+    /// Population SD (divisor n); the mean–sigma ratio is the same with n − 1.
+    static func standardDeviation(_ x: [Double]) -> Double {
+        let m = mean(x)
+        return (x.reduce(0) { $0 + ($1 - m) * ($1 - m) } / Double(x.count)).squareRoot()
+    }
+}

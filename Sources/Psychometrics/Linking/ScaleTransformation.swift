@@ -1,0 +1,69 @@
+import Foundation
+
+/// A linear change of the θ scale that carries a new calibration onto an old (reference) one:
+/// ```
+/// θ_old = slope · θ_new + intercept
+/// ```
+/// Item parameters in the slope–difficulty form P = c + (1 − c)/(1 + exp(−a(θ − b))) (logistic metric, D = 1)
+/// move with the scale so that every response probability is unchanged (Lord 1980, §3.5; Kolen & Brennan
+/// 2014, eq. 6.2–6.4):
+/// ```
+/// a* = a / slope      b* = slope · b + intercept      c* = c
+/// ```
+/// Standard errors follow the same linear map: se(a*) = se(a)/slope, se(b*) = slope · se(b), se(c*) = se(c).
+/// (The uncertainty of the linking constants themselves is not added.)
+///
+/// This is the contract of `iqscore link`: `slope` and `intercept` are the A and B of Kolen & Brennan and of
+/// plink, with the new form as the "from" scale and the old form as the "to" scale.
+public struct ScaleTransformation: Sendable, Hashable, Codable {
+    /// A: the multiplier of θ_new. Always positive and finite.
+    public var slope: Double
+    /// B: the shift, in old-scale units.
+    public var intercept: Double
+
+    /// - Precondition: `slope > 0`, both finite.
+    public init(slope: Double, intercept: Double) {
+        precondition(slope > 0 && slope.isFinite, "a scale transformation needs a positive, finite slope, got \(slope)")
+        precondition(intercept.isFinite, "a scale transformation needs a finite intercept, got \(intercept)")
+        self.slope = slope
+        self.intercept = intercept
+    }
+
+    /// θ_old = θ_new (slope 1, intercept 0).
+    public static let identity = ScaleTransformation(slope: 1, intercept: 0)
+
+    /// The map back, θ_new = (θ_old − intercept)/slope.
+    public var inverse: ScaleTransformation { ScaleTransformation(slope: 1 / slope, intercept: -intercept / slope) }
+
+    /// θ on the old scale for a θ on the new scale.
+    @inlinable public func theta(_ newTheta: Double) -> Double { slope * newTheta + intercept }
+
+    /// New-scale parameters expressed on the old scale: a/slope, slope·b + intercept, c.
+    @inlinable public func parameters(_ p: ItemParameters) -> ItemParameters {
+        ItemParameters(discrimination: p.discrimination / slope, difficulty: slope * p.difficulty + intercept, guessing: p.guessing)
+    }
+
+    /// Standard errors on the old scale: se_a/slope, slope·se_b, se_c.
+    public func standardErrors(_ e: ItemStandardErrors) -> ItemStandardErrors {
+        ItemStandardErrors(discrimination: e.discrimination.map { $0 / slope }, difficulty: e.difficulty.map { slope * $0 },
+                           guessing: e.guessing)
+    }
+
+    /// The item on the old scale. Everything but the parameters and their standard errors is kept (id, counts,
+    /// p-value, flags, metadata). A Rasch item becomes a 1PL item unless the slope is 1, because its common slope
+    /// is then 1/slope rather than 1.
+    public func item(_ item: BankItem) -> BankItem {
+        var out = item
+        out.parameters = parameters(item.parameters)
+        out.standardErrors = standardErrors(item.standardErrors)
+        if item.model == .rasch && slope != 1 { out.model = .onePL }
+        return out
+    }
+
+    /// Every item of `bank` on the old scale, in the same order, with the same metadata columns.
+    public func bank(_ bank: ItemBank) -> ItemBank {
+        var out = ItemBank(items: bank.items.map(item), metadataColumns: bank.metadataColumns)
+        out.sourcePath = bank.sourcePath
+        return out
+    }
+}
