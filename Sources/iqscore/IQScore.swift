@@ -9,8 +9,8 @@ struct IQScore: ParsableCommand {
         discussion: """
             Exit status: 0 success; 1 failure (bad input or an error, named on stderr; no output file is \
             written); 2 score finished but rejected some sessions (listed in the rejects file), or assemble \
-            wrote forms with a relaxed rule (listed on stderr); 3 calibrate finished but EM did not converge \
-            (the bank is written, with a warning); 64 usage error.
+            wrote forms with a relaxed rule (listed on stderr); 3 calibrate (EM) or link (Haebara/Stocking–Lord) \
+            did not converge (the output is written, with a warning); 64 usage error.
             """,
         subcommands: [CalibrateCommand.self, ScoreCommand.self, AnalyzeCommand.self, ReportCommand.self, AssembleCommand.self, SimulateCommand.self, CATCommand.self, LinkCommand.self]
     )
