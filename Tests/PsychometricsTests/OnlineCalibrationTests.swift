@@ -177,22 +177,7 @@ struct OnlineCalibrationTests {
             }
             return total
         }
-        let n = base.count, h = 1e-4
-        var hessian = [[Double]](repeating: [Double](repeating: 0, count: n), count: n)
-        for x in 0..<n {
-            for y in x..<n {
-                func at(_ dx: Double, _ dy: Double) -> Double {
-                    var v = base
-                    v[x] += dx
-                    v[y] += dy
-                    return loglik(v)
-                }
-                let value = (at(h, h) - at(h, -h) - at(-h, h) + at(-h, -h)) / (4 * h * h)
-                hessian[x][y] = -value
-                hessian[y][x] = -value
-            }
-        }
-        let covariance = invert(hessian)
+        let covariance = invert(negativeHessian(of: loglik, at: base))
         for (k, item) in result.items.suffix(2).enumerated() {
             let seA = covariance[2 * k][2 * k].squareRoot()
             let reported = try #require(item.standardErrors.discrimination)

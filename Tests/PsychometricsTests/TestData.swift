@@ -38,3 +38,23 @@ func rmse(_ x: [Double], _ y: [Double]) -> Double {
     precondition(x.count == y.count)
     return (zip(x, y).map { ($0 - $1) * ($0 - $1) }.reduce(0, +) / Double(x.count)).squareRoot()
 }
+
+/// −∇²f at `base` by central differences with step `h` (independent of the Louis code under test).
+func negativeHessian(of f: ([Double]) -> Double, at base: [Double], step h: Double = 1e-4) -> [[Double]] {
+    let n = base.count
+    var hessian = [[Double]](repeating: [Double](repeating: 0, count: n), count: n)
+    for x in 0..<n {
+        for y in x..<n {
+            func at(_ dx: Double, _ dy: Double) -> Double {
+                var v = base
+                v[x] += dx
+                v[y] += dy
+                return f(v)
+            }
+            let value = (at(h, h) - at(h, -h) - at(-h, h) + at(-h, -h)) / (4 * h * h)
+            hessian[x][y] = -value
+            hessian[y][x] = -value
+        }
+    }
+    return hessian
+}
