@@ -50,6 +50,11 @@ let package = Package(
             path: "Benchmarks/ScoringLatency"
         ),
         .executableTarget(
+            name: "blas-reference",
+            dependencies: ["Psychometrics"],
+            path: "Benchmarks/BLASReference"
+        ),
+        .executableTarget(
             name: "assembly-latency",
             dependencies: ["Psychometrics", "Assembly"],
             path: "Benchmarks/AssemblyLatency"

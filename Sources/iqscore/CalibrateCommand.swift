@@ -239,6 +239,11 @@ struct CalibrationSummary: Encodable {
     var read_seconds: Double
     var fit_seconds: Double
     var standard_error_seconds: Double
+    /// EM cycle time split: E-step, the E-step's BLAS products (dense data; 0 for the sparse E-step), M-step.
+    var e_step_seconds: Double
+    var e_step_blas_seconds: Double
+    var m_step_seconds: Double
+    var seconds_per_cycle: Double
     var elapsed_seconds: Double
 
     init(result: CalibrationResult, report: ResponseFileReport, responsesPath: String, bankPath: String, readSeconds: Double) {
@@ -277,6 +282,10 @@ struct CalibrationSummary: Encodable {
         read_seconds = readSeconds
         fit_seconds = result.elapsedSeconds
         standard_error_seconds = result.standardErrorSeconds
+        e_step_seconds = result.timing.eStepSeconds
+        e_step_blas_seconds = result.timing.blasSeconds
+        m_step_seconds = result.timing.mStepSeconds
+        seconds_per_cycle = result.cycles > 0 ? (result.timing.eStepSeconds + result.timing.mStepSeconds) / Double(result.cycles) : 0
         elapsed_seconds = result.elapsedSeconds + readSeconds
     }
 

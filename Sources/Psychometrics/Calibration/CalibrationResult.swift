@@ -77,7 +77,19 @@ public struct CalibrationResult: Sendable, Hashable, Codable {
     /// Wall time of the whole calibration, and of the standard-error step within it.
     public var elapsedSeconds: Double
     public var standardErrorSeconds: Double
+    /// Where the EM cycles spent their time.
+    public var timing: CalibrationTiming
 
     /// The calibrated item parameters in item order, convenient for scoring.
     public var parameters: [ItemParameters] { items.map(\.parameters) }
+}
+
+/// Time spent in the EM cycles (wall clock, summed over cycles; the final E-step and the standard errors are
+/// not included). `blasSeconds` is the part of the dense E-step spent inside its BLAS products (the slowest
+/// worker's sum): the machine's limit for the matrix work of each cycle. 0 for the sparse E-step.
+public struct CalibrationTiming: Sendable, Hashable, Codable {
+    public var eStepSeconds = 0.0
+    public var mStepSeconds = 0.0
+    public var blasSeconds = 0.0
+    public init() {}
 }

@@ -114,10 +114,17 @@ public struct EMCalibrator: Sendable {
         var trace: [Double] = []
         var cycles = 0, converged = false, change = Double.infinity
         var previous = engine.naturalParameters()
+        var timing = CalibrationTiming()
+        func seconds(since start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
         while cycles < options.maxCycles {
+            var t0 = DispatchTime.now().uptimeNanoseconds
             let e = engine.eStep()
+            timing.eStepSeconds += seconds(since: t0)
+            timing.blasSeconds += e.blasSeconds
             trace.append(e.logLikelihood)
+            t0 = DispatchTime.now().uptimeNanoseconds
             engine.mStep(e)
+            timing.mStepSeconds += seconds(since: t0)
             cycles += 1
             let current = engine.naturalParameters()
             change = zip(current, previous).map { abs($0 - $1) }.max() ?? 0
@@ -181,7 +188,7 @@ public struct EMCalibrator: Sendable {
             logLikelihood: ll, parameterCount: k, aic: -2 * ll + 2 * Double(k), bic: -2 * ll + Double(k) * log(Double(data.personCount)),
             cycles: cycles, converged: converged, lastChange: change, logLikelihoodTrace: trace,
             eStep: useDense ? .dense : .sparse, standardErrorMethod: seMethod, options: options,
-            warnings: warnings, elapsedSeconds: elapsed, standardErrorSeconds: seSeconds)
+            warnings: warnings, elapsedSeconds: elapsed, standardErrorSeconds: seSeconds, timing: timing)
         if engine.estimatesLatent {
             result.latentMean = latentMean
             result.latentMeanStandardError = latentMeanSE

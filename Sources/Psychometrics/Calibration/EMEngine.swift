@@ -117,6 +117,8 @@ struct EMEngine {
         var n: [Double]
         var logLikelihood: Double
         var mass: [Double]? = nil
+        /// Dense E-step: wall time inside the BLAS products (the slowest worker's sum), for benchmarks.
+        var blasSeconds = 0.0
     }
 
     func eStep() -> Expectation {
@@ -205,6 +207,8 @@ struct EMEngine {
         var n = [Double](repeating: 0, count: w * J * nq)
         var columnTotals = [Double](repeating: 0, count: w * nq)
         var ll = [Double](repeating: 0, count: w)
+        var blasNanoseconds = [UInt64](repeating: 0, count: w)
+        blasNanoseconds.withUnsafeMutableBufferPointer { blasAll in
         r.withUnsafeMutableBufferPointer { rAll in
         n.withUnsafeMutableBufferPointer { nAll in
         columnTotals.withUnsafeMutableBufferPointer { colAll in
@@ -220,41 +224,48 @@ struct EMEngine {
                 let nw = nAll.baseAddress! + worker * J * nq
                 let cw = colAll.baseAddress! + worker * nq
                 var total = 0.0
+                var blasTime: UInt64 = 0
                 var b = worker
                 while b < blocks {
                     let lo = b * block, rows = min(block, persons - lo)
                     let ub = u.baseAddress! + lo * J
+                    var t0 = DispatchTime.now().uptimeNanoseconds
                     BLAS.gemm(m: rows, n: nq, k: J, a: ub, lda: J, b: logit.baseAddress!, ldb: nq, beta: 0, c: post, ldc: nq)
                     if let mask = dense.mask {
                         mask.withUnsafeBufferPointer { m in
                             BLAS.gemm(m: rows, n: nq, k: J, a: m.baseAddress! + lo * J, lda: J, b: logQ.baseAddress!, ldb: nq, beta: 1, c: post, ldc: nq)
                         }
                     }
+                    blasTime += DispatchTime.now().uptimeNanoseconds - t0
                     for i in 0..<rows {
                         let row = post + i * nq
                         for t in 0..<nq { row[t] += base[t] }
                         total += normalizeLogPosterior(row, nq)
                     }
+                    t0 = DispatchTime.now().uptimeNanoseconds
                     BLAS.gemm(transposeA: true, m: J, n: nq, k: rows, a: ub, lda: J, b: post, ldb: nq, beta: 1, c: rw, ldc: nq)
                     if let mask = dense.mask {
                         mask.withUnsafeBufferPointer { m in
                             BLAS.gemm(transposeA: true, m: J, n: nq, k: rows, a: m.baseAddress! + lo * J, lda: J, b: post, ldb: nq, beta: 1, c: nw, ldc: nq)
                         }
                     }
+                    blasTime += DispatchTime.now().uptimeNanoseconds - t0
                     if dense.mask == nil || withMass {
                         for i in 0..<rows { for t in 0..<nq { cw[t] += post[i * nq + t] } }
                     }
                     b += w
                 }
                 llAll[worker] = total
+                blasAll[worker] = blasTime
             }
-        }}}}}}}}
+        }}}}}}}}}
         var nSum = sumWorkers(n, w, J * nq)
         let totals = dense.mask == nil || withMass ? sumWorkers(columnTotals, w, nq) : []
         if dense.mask == nil {
             for j in 0..<J { for t in 0..<nq { nSum[j * nq + t] = totals[t] } }
         }
-        return Expectation(r: sumWorkers(r, w, J * nq), n: nSum, logLikelihood: ll.reduce(0, +), mass: withMass ? totals : nil)
+        return Expectation(r: sumWorkers(r, w, J * nq), n: nSum, logLikelihood: ll.reduce(0, +), mass: withMass ? totals : nil,
+                           blasSeconds: Double(blasNanoseconds.max() ?? 0) / 1e9)
     }
 
     private func sumWorkers(_ values: [Double], _ workers: Int, _ size: Int) -> [Double] {
