@@ -41,71 +41,43 @@ public enum CATSimulation {
         let n = Double(options.simulees)
         let outcomes = run.outcomes
 
-        var sumError = 0.0, sumSquared = 0.0, sumSE = 0.0, reached = 0, violations = 0
-        var sumT = 0.0, sumE = 0.0, sumTT = 0.0, sumEE = 0.0, sumTE = 0.0
+        var recovery = RecoveryStatistics(binWidth: options.binWidth, binBound: options.binBound)
+        var violations = 0
         var minLength = Int.max, maxLength = 0
         var lengthCounts = [Int](repeating: 0, count: config.maxItems + 1)
         var reasons: [String: Int] = [:]
         for reason in AdaptiveSession.StopReason.allCases { reasons[reason.rawValue] = 0 }
-        let interior = Int((2 * options.binBound / options.binWidth).rounded(.up))
-        var bins = [BinAccumulator](repeating: BinAccumulator(), count: interior + 2)
         for o in outcomes {
-            let error = o.estimate - o.theta
-            sumError += error
-            sumSquared += error * error
-            sumSE += o.standardError
-            sumT += o.theta; sumE += o.estimate
-            sumTT += o.theta * o.theta; sumEE += o.estimate * o.estimate; sumTE += o.theta * o.estimate
-            if o.seReached { reached += 1 }
+            recovery.add(theta: o.theta, estimate: o.estimate, standardError: o.standardError, length: o.length, seReached: o.seReached)
             if !o.contentMet { violations += 1 }
             minLength = min(minLength, o.length)
             maxLength = max(maxLength, o.length)
             lengthCounts[min(o.length, config.maxItems)] += 1
             reasons[o.stop.rawValue, default: 0] += 1
-            let b: Int
-            if o.theta < -options.binBound { b = 0 } else if o.theta >= options.binBound { b = interior + 1 } else {
-                b = 1 + min(interior - 1, Int(((o.theta + options.binBound) / options.binWidth).rounded(.down)))
-            }
-            bins[b].add(o)
         }
-        let covariance = sumTE / n - (sumT / n) * (sumE / n)
-        let varianceT = sumTT / n - (sumT / n) * (sumT / n), varianceE = sumEE / n - (sumE / n) * (sumE / n)
         let meanLength = Double(run.totalLength) / n
 
         // Exposure over the items the CAT may select (active items).
         let eligible = pool.eligible.reduce(0) { $0 + ($1 ? 1 : 0) }
         let maxExposure = Double(run.administered.max() ?? 0) / n
         let meanExposure = Double(run.totalLength) / (n * Double(max(eligible, 1)))
-        // Overlap: the mean number of items two distinct simulees share, Σᵢ cᵢ(cᵢ − 1) / (N(N − 1)), over the
-        // mean length. With a fixed length L this equals Chen, Ankenmann & Spray's (2003) formula
-        // T = N Σ rᵢ² / ((N − 1) L) − 1/(N − 1) with exposure rates rᵢ = cᵢ/N.
-        var pairs = 0.0
-        for c in run.administered { pairs += Double(c) * Double(c - 1) }
-        let overlap = options.simulees > 1 && meanLength > 0 ? pairs / (n * (n - 1)) / meanLength : 0
+        let overlap = RecoveryStatistics.overlapRate(administered: run.administered, simulees: options.simulees, meanLength: meanLength)
         var domainMeans: [String: Double] = [:]
         for (d, domain) in pool.bank.domains.enumerated() { domainMeans[domain] = Double(run.domainTotals[d]) / n }
         var lengths: [String: Int] = [:]
         for (length, count) in lengthCounts.enumerated() where count > 0 { lengths[String(length)] = count }
 
-        var binReports: [CATSimulationReport.Bin] = []
-        for (k, bin) in bins.enumerated() {
-            let lower: Double? = k == 0 ? nil : -options.binBound + Double(k - 1) * options.binWidth
-            let upper: Double? = k == interior + 1 ? nil : min(options.binBound, -options.binBound + Double(k) * options.binWidth)
-            binReports.append(bin.report(lower: lower, upper: upper, seTarget: config.seTarget))
-        }
-
         var report = CATSimulationReport(
             simulees: options.simulees, seed: options.seed, thetaMean: options.thetaMean, thetaSD: options.thetaSD,
             bankItems: pool.itemCount, eligibleItems: eligible, domains: pool.bank.domains,
             meanLength: meanLength, minLength: minLength, maxLength: maxLength, lengthCounts: lengths,
-            rmse: (sumSquared / n).squareRoot(), bias: sumError / n, meanSE: sumSE / n,
-            correlation: varianceT > 0 && varianceE > 0 ? covariance / (varianceT * varianceE).squareRoot() : 0,
-            shareSEReached: config.seTarget == nil ? nil : Double(reached) / n,
+            rmse: recovery.rmse, bias: recovery.bias, meanSE: recovery.meanSE, correlation: recovery.correlation,
+            shareSEReached: config.seTarget == nil ? nil : recovery.shareSEReached,
             maxExposure: maxExposure, meanExposure: meanExposure,
             itemsNeverAdministered: zip(pool.eligible, run.administered).reduce(0) { $0 + ($1.0 && $1.1 == 0 ? 1 : 0) },
             itemsAboveExposureTarget: config.exposureTarget.map { r in run.administered.reduce(0) { $0 + (Double($1) / n > r ? 1 : 0) } },
             overlapRate: overlap, contentViolations: violations, stopReasons: reasons, domainMeanItems: domainMeans,
-            bins: binReports, exposureControl: nil, configuration: config,
+            bins: recovery.binReports(seTarget: config.seTarget), exposureControl: nil, configuration: config,
             elapsedSeconds: elapsed, steps: run.totalLength, threads: max(1, min(options.threads, options.simulees)))
         if let exposure {
             report.exposureControl = .init(method: "sympson_hetter", target: exposure.target, margin: exposure.margin,
@@ -205,29 +177,6 @@ public enum CATSimulation {
                    totalLength: administered.reduce(0, +))
     }
 
-    struct BinAccumulator {
-        var count = 0
-        var sumError = 0.0, sumSquared = 0.0, sumSE = 0.0, sumLength = 0.0, reached = 0
-
-        mutating func add(_ o: Outcome) {
-            count += 1
-            let e = o.estimate - o.theta
-            sumError += e
-            sumSquared += e * e
-            sumSE += o.standardError
-            sumLength += Double(o.length)
-            if o.seReached { reached += 1 }
-        }
-
-        func report(lower: Double?, upper: Double?, seTarget: Double?) -> CATSimulationReport.Bin {
-            let n = Double(count)
-            guard count > 0 else {
-                return .init(lower: lower, upper: upper, count: 0, bias: nil, rmse: nil, meanSE: nil, meanLength: nil, shareSEReached: nil)
-            }
-            return .init(lower: lower, upper: upper, count: count, bias: sumError / n, rmse: (sumSquared / n).squareRoot(),
-                         meanSE: sumSE / n, meanLength: sumLength / n, shareSEReached: seTarget == nil ? nil : Double(reached) / n)
-        }
-    }
 }
 
 /// The figures of a CAT simulation study (JSON keys in snake_case).

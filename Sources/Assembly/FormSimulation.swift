@@ -70,48 +70,24 @@ public enum FormSimulation {
         var administered = [Int](repeating: 0, count: J)
         for w in 0..<workers { for j in 0..<J { administered[j] += counts[w * J + j] } }
 
-        let N = Double(n)
-        var sumE = 0.0, sumE2 = 0.0, sumSE = 0.0, reached = 0, violations = 0
-        var sT = 0.0, sE = 0.0, sTT = 0.0, sEE = 0.0, sTE = 0.0
-        let interior = Int((2 * options.binBound / options.binWidth).rounded(.up))
-        var bins = [(count: Int, error: Double, squared: Double, se: Double, reached: Int)](repeating: (0, 0, 0, 0, 0), count: interior + 2)
+        var recovery = RecoveryStatistics(binWidth: options.binWidth, binBound: options.binBound)
+        var violations = 0
         for o in outcomes {
-            let err = o.estimate - o.theta
-            sumE += err; sumE2 += err * err; sumSE += o.se
-            sT += o.theta; sE += o.estimate; sTT += o.theta * o.theta; sEE += o.estimate * o.estimate; sTE += o.theta * o.estimate
-            let hit = options.seTarget.map { o.se <= $0 } ?? false
-            if hit { reached += 1 }
+            recovery.add(theta: o.theta, estimate: o.estimate, standardError: o.se, length: o.length,
+                         seReached: options.seTarget.map { o.se <= $0 } ?? false)
             if o.relaxed { violations += 1 }
-            let b = o.theta < -options.binBound ? 0 : (o.theta >= options.binBound ? interior + 1
-                : 1 + min(interior - 1, Int(((o.theta + options.binBound) / options.binWidth).rounded(.down))))
-            bins[b].count += 1; bins[b].error += err; bins[b].squared += err * err; bins[b].se += o.se
-            if hit { bins[b].reached += 1 }
         }
-        let length = Double(administered.reduce(0, +)) / N
-        var pairs = 0.0
-        for c in administered { pairs += Double(c) * Double(c - 1) }
+        let length = Double(administered.reduce(0, +)) / Double(n)
         let eligible = Set(assembler.blueprint.statuses ?? [.active])
         let eligibleCount = bank.items.filter { eligible.contains($0.status) }.count
-        let cov = sTE / N - (sT / N) * (sE / N), vT = sTT / N - (sT / N) * (sT / N), vE = sEE / N - (sE / N) * (sE / N)
-        let binReports = bins.enumerated().map { k, b -> CATSimulationReport.Bin in
-            let lower: Double? = k == 0 ? nil : -options.binBound + Double(k - 1) * options.binWidth
-            let upper: Double? = k == interior + 1 ? nil : min(options.binBound, -options.binBound + Double(k) * options.binWidth)
-            guard b.count > 0 else {
-                return .init(lower: lower, upper: upper, count: 0, bias: nil, rmse: nil, meanSE: nil, meanLength: nil, shareSEReached: nil)
-            }
-            let c = Double(b.count)
-            return .init(lower: lower, upper: upper, count: b.count, bias: b.error / c, rmse: (b.squared / c).squareRoot(),
-                         meanSE: b.se / c, meanLength: length, shareSEReached: options.seTarget == nil ? nil : Double(b.reached) / c)
-        }
         return FormSimulationReport(
             simulees: n, seed: options.seed, mode: options.fixedForms.map { "\($0) parallel forms, assigned in turn" } ?? "a form assembled per simulee",
-            length: assembler.blueprint.length, meanLength: length, rmse: (sumE2 / N).squareRoot(), bias: sumE / N, meanSE: sumSE / N,
-            correlation: vT > 0 && vE > 0 ? cov / (vT * vE).squareRoot() : 0,
-            shareSEReached: options.seTarget.map { _ in Double(reached) / N },
-            maxExposure: Double(administered.max() ?? 0) / N, meanExposure: length / Double(max(eligibleCount, 1)),
+            length: assembler.blueprint.length, meanLength: length, rmse: recovery.rmse, bias: recovery.bias, meanSE: recovery.meanSE,
+            correlation: recovery.correlation, shareSEReached: options.seTarget.map { _ in recovery.shareSEReached },
+            maxExposure: Double(administered.max() ?? 0) / Double(n), meanExposure: length / Double(max(eligibleCount, 1)),
             itemsNeverAdministered: zip(bank.items, administered).filter { eligible.contains($0.0.status) && $0.1 == 0 }.count,
-            overlapRate: n > 1 && length > 0 ? pairs / (N * (N - 1)) / length : 0,
-            contentViolations: violations, bins: binReports, elapsedSeconds: Date().timeIntervalSince(started))
+            overlapRate: RecoveryStatistics.overlapRate(administered: administered, simulees: n, meanLength: length),
+            contentViolations: violations, bins: recovery.binReports(seTarget: options.seTarget), elapsedSeconds: Date().timeIntervalSince(started))
     }
 }
 
