@@ -8,7 +8,7 @@ import Dispatch
 import Foundation
 import Psychometrics
 
-let bankSize = 1500, perSession = 25, sessions = 100_000, repetitions = 5
+let bankSize = Int(ProcessInfo.processInfo.environment["BANK_SIZE"] ?? "") ?? 1500, perSession = 25, sessions = 100_000, repetitions = 5
 var rng = SeededGenerator(seed: 2026)
 var spec = BankSpecification(model: .twoPL, itemCount: bankSize, domains: ["pattern", "logic", "spatial", "math", "verbal", "memory"])
 spec.slopeSDLog = 0.3
@@ -28,7 +28,8 @@ func seconds(_ body: () -> Void) -> Double {
 
 print("| estimator | by item id (µs/session) | by bank index (µs/session) | all \(ProcessInfo.processInfo.activeProcessorCount) threads (sessions/s) |")
 print("|---|---|---|---|")
-for method in AbilityMethod.allCases {
+let methodFilter = ProcessInfo.processInfo.environment["METHOD"]
+for method in AbilityMethod.allCases where methodFilter == nil || methodFilter == method.rawValue {
     let scorer = try SessionScorer(bank: bank, ability: AbilityOptions(method: method), scale: try IQScale())
     var sink = 0
     var byID: [Double] = [], byIndex: [Double] = [], parallel: [Double] = []

@@ -205,3 +205,25 @@ struct IQScaleTests {
         #expect(StandardNormal.cdf(-1.959963984540054).isApproximatelyEqual(to: 0.025, absoluteTolerance: 1e-15))
     }
 }
+
+@Suite("exp4: the vectorised exp of the EAP weights")
+struct VectorExpTests {
+    @Test("within 4 ulp-scale (4.5e-16 relative) of libm exp on [-708, 709]; 0 below -708; exact at 0")
+    func matchesLibm() {
+        var rng = SeededGenerator(seed: 99)
+        var worst = 0.0
+        for _ in 0..<50_000 {
+            let x = SIMD4<Double>((0..<4).map { _ in -708 + Double(rng.next() % 1_000_000_000) / 1e9 * 1417 })
+            let y = exp4(x)
+            for l in 0..<4 { worst = max(worst, abs(y[l] - exp(x[l])) / exp(x[l])) }
+        }
+        // Where posterior weights live: differences of log-posteriors, mostly in [-40, 0].
+        for k in 0...40_000 {
+            let x = -Double(k) / 1000
+            let y = exp4(SIMD4(repeating: x))
+            worst = max(worst, abs(y[0] - exp(x)) / exp(x))
+        }
+        #expect(worst < 4.5e-16, "worst relative error \(worst)")
+        #expect(exp4(SIMD4(0, -709, -1e300, -745)) == SIMD4(1, 0, 0, 0))
+    }
+}

@@ -91,10 +91,12 @@ enum BatchFixtures {
     /// back.
     static func run(_ scorer: SessionScorer, _ inputs: [String], in files: CSVFixtures, name: String = "scores",
                     format: ScoreOutputFormat = .csv, batchSize: Int? = nil, workers: Int? = nil,
-                    options: ResponseFileOptions = ResponseFileOptions()) throws -> Output {
+                    options: ResponseFileOptions = ResponseFileOptions(), parallel: Bool = true, chunkBytes: Int? = nil) throws -> Output {
         let batch = BatchScorer(scorer: scorer, fileOptions: options, format: format)
         if let batchSize { batch.batchSize = batchSize }
         if let workers { batch.workers = workers }
+        batch.parallelParsing = parallel
+        if let chunkBytes { batch.parallelChunkBytes = chunkBytes }
         let scoresPath = files.directory.appendingPathComponent("\(name).\(format.rawValue)").path
         let rejectsPath = files.directory.appendingPathComponent("\(name).rejects.csv").path
         let scores = try AtomicFileWriter(path: scoresPath), rejects = try AtomicFileWriter(path: rejectsPath)

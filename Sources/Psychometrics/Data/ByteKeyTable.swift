@@ -1,10 +1,19 @@
 /// An immutable open-addressing hash table from byte strings (e.g. item ids straight out of a CSV buffer) to
 /// integer values, so the hot path of batch scoring looks ids up without building `String`s.
-/// FNV-1a 64-bit hashing, linear probing, load factor ≤ 0.5.
+///
+/// Keys of up to 8 bytes (most item ids) are packed into one 64-bit word kept in the slot, so a lookup is one
+/// finaliser to hash and one word compare, with no pointer chasing; longer keys are hashed with FNV-1a 64 and
+/// compared with `memcmp`. Linear probing, load factor ≤ 0.5.
 public struct ByteKeyTable: Sendable {
-    private let keys: [UInt8]           // all keys, concatenated
+    private struct Slot {
+        var word: UInt64 = 0
+        var length: Int32 = 0
+        /// Entry index + 1; 0 marks an empty slot.
+        var entry: Int32 = 0
+    }
+    private let keys: [UInt8]           // all keys, concatenated (for keys longer than 8 bytes)
     private let keyStart: [Int]         // per entry: start in `keys`, and end at keyStart[i + 1]
-    private let slots: [Int32]          // entry index + 1, 0 = empty
+    private let slots: [Slot]
     private let mask: Int
 
     /// - Precondition: keys are distinct.
@@ -16,11 +25,14 @@ public struct ByteKeyTable: Sendable {
         }
         var size = 16
         while size < 2 * max(entries.count, 1) { size *= 2 }
-        var slots = [Int32](repeating: 0, count: size)
-        for e in 0..<entries.count {
-            var h = keys.withUnsafeBufferPointer { Self.hash(UnsafeBufferPointer(rebasing: $0[starts[e]..<starts[e + 1]])) } & (size - 1)
-            while slots[h] != 0 { h = (h + 1) & (size - 1) }
-            slots[h] = Int32(e + 1)
+        var slots = [Slot](repeating: Slot(), count: size)
+        keys.withUnsafeBufferPointer { k in
+            for e in 0..<entries.count {
+                let key = UnsafeBufferPointer(rebasing: k[starts[e]..<starts[e + 1]])
+                var h = Self.hash(key) & (size - 1)
+                while slots[h].entry != 0 { h = (h + 1) & (size - 1) }
+                slots[h] = Slot(word: key.count <= 8 ? Self.word(key) : 0, length: Int32(key.count), entry: Int32(e + 1))
+            }
         }
         self.keys = keys
         self.keyStart = starts
@@ -28,24 +40,63 @@ public struct ByteKeyTable: Sendable {
         self.mask = size - 1
     }
 
+    /// A key of at most 8 bytes as one word: for 4–8 bytes the first and last four bytes (overlapping), for 1–3
+    /// bytes the first, middle and last byte. Together with the length this identifies the key; it reads no
+    /// byte outside it.
+    @inline(__always) static func word(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        let n = b.count
+        guard n > 0, let base = b.baseAddress else { return 0 }
+        if n >= 4 {
+            let raw = UnsafeRawPointer(base)
+            let lo = raw.loadUnaligned(as: UInt32.self), hi = raw.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)
+            return UInt64(lo) | UInt64(hi) << 32
+        }
+        return UInt64(base[0]) | UInt64(base[n >> 1]) << 8 | UInt64(base[n - 1]) << 16
+    }
+
+    /// A 64-bit hash of a byte string: `word` and the length for up to 8 bytes, FNV-1a 64 for longer strings,
+    /// then mixed by MurmurHash3's finaliser.
     @inline(__always) public static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in bytes { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
-        return Int(truncatingIfNeeded: h ^ (h >> 29))
+        var h: UInt64
+        if bytes.count <= 8 {
+            h = word(bytes) ^ UInt64(bytes.count) << 59
+        } else {
+            h = 0xcbf2_9ce4_8422_2325
+            for b in bytes { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        }
+        // MurmurHash3's 64-bit finaliser: every input bit reaches the low bits the table masks.
+        h ^= h >> 33
+        h = h &* 0xff51_afd7_ed55_8ccd
+        h ^= h >> 33
+        h = h &* 0xc4ce_b9fe_1a85_ec53
+        h ^= h >> 33
+        return Int(truncatingIfNeeded: h)
     }
 
     /// The value (insertion index) of `bytes`, or nil.
     @inline(__always) public func index(of bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        let n = bytes.count
         var h = Self.hash(bytes) & mask
-        return keys.withUnsafeBufferPointer { k in
-            while true {
-                let e = Int(slots[h])
-                if e == 0 { return nil }
-                let s = keyStart[e - 1], end = keyStart[e]
-                if end - s == bytes.count && (bytes.count == 0 || memcmp(k.baseAddress! + s, bytes.baseAddress!, bytes.count) == 0) {
-                    return e - 1
+        return slots.withUnsafeBufferPointer { slots in
+            if n <= 8 {
+                let w = Self.word(bytes)
+                while true {
+                    let slot = slots[h]
+                    if slot.entry == 0 { return nil }
+                    if slot.word == w && Int(slot.length) == n { return Int(slot.entry) - 1 }
+                    h = (h + 1) & mask
                 }
-                h = (h + 1) & mask
+            }
+            return keys.withUnsafeBufferPointer { k in
+                while true {
+                    let slot = slots[h]
+                    if slot.entry == 0 { return nil }
+                    if Int(slot.length) == n {
+                        let s = keyStart[Int(slot.entry) - 1]
+                        if memcmp(k.baseAddress! + s, bytes.baseAddress!, n) == 0 { return Int(slot.entry) - 1 }
+                    }
+                    h = (h + 1) & mask
+                }
             }
         }
     }
@@ -61,3 +112,69 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+
+/// Whether `n` bytes at `a` and `b` are equal: eight at a time, then the rest (for short ids, cheaper than a
+/// `memcmp` call).
+@inline(__always)
+func bytesEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+    var i = 0
+    let ra = UnsafeRawPointer(a), rb = UnsafeRawPointer(b)
+    while i + 8 <= n {
+        if ra.loadUnaligned(fromByteOffset: i, as: UInt64.self) != rb.loadUnaligned(fromByteOffset: i, as: UInt64.self) { return false }
+        i += 8
+    }
+    if i + 4 <= n {
+        if ra.loadUnaligned(fromByteOffset: i, as: UInt32.self) != rb.loadUnaligned(fromByteOffset: i, as: UInt32.self) { return false }
+        i += 4
+    }
+    while i < n {
+        if a[i] != b[i] { return false }
+        i += 1
+    }
+    return true
+}
+
+/// A set of well-mixed 64-bit hashes (the ids of sessions already closed in a batch run): open addressing with
+/// linear probing in one flat array, grown at half full. Inserting costs one multiply-free probe sequence,
+/// where `Set<Int>` re-hashes every key with SipHash.
+struct HashSet64 {
+    private var slots: [UInt64]
+    private var mask: Int
+    private(set) var count = 0
+
+    init(capacity: Int = 1024) {
+        var size = 16
+        while size < 2 * capacity { size *= 2 }
+        slots = [UInt64](repeating: 0, count: size)
+        mask = size - 1
+    }
+
+    /// Inserts `hash`; false when it was already present. (0 is stored as 1: hashes are not keys, a rare
+    /// collision only makes a caller regroup.)
+    mutating func insert(_ hash: Int) -> Bool {
+        if 2 * (count + 1) > slots.count { grow() }
+        let h = UInt64(bitPattern: Int64(hash)) | (hash == 0 ? 1 : 0)
+        return slots.withUnsafeMutableBufferPointer { s in
+            var i = Int(truncatingIfNeeded: h) & mask
+            while true {
+                let v = s[i]
+                if v == 0 { s[i] = h; count += 1; return true }
+                if v == h { return false }
+                i = (i + 1) & mask
+            }
+        }
+    }
+
+    private mutating func grow() {
+        let old = slots
+        slots = [UInt64](repeating: 0, count: old.count * 2)
+        mask = slots.count - 1
+        slots.withUnsafeMutableBufferPointer { s in
+            for h in old where h != 0 {
+                var i = Int(truncatingIfNeeded: h) & mask
+                while s[i] != 0 { i = (i + 1) & mask }
+                s[i] = h
+            }
+        }
+    }
+}

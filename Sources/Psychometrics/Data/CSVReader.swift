@@ -24,12 +24,7 @@ public final class CSVReader {
         var position = 0
         var atEOF = false
         var nextLine = 1
-        /// Field boundaries of the current record as byte offsets into the buffer: field i spans
-        /// `bounds[2i] ..< bounds[2i + 1]`; `quoted[i]` says whether it was quoted (and may hold `""` escapes).
-        var bounds: UnsafeMutablePointer<Int>
-        var quoted: UnsafeMutablePointer<Bool>
-        var fieldCapacity: Int
-        var fields = 0
+        var scanner = CSVRecordScanner()
         var line = 0
         var bytesConsumed = 0
     }
@@ -41,12 +36,9 @@ public final class CSVReader {
     private var filled: Int { get { state.pointee.filled } set { state.pointee.filled = newValue } }
     private var position: Int { get { state.pointee.position } set { state.pointee.position = newValue } }
     private var atEOF: Bool { get { state.pointee.atEOF } set { state.pointee.atEOF = newValue } }
-    private var nextLine: Int { get { state.pointee.nextLine } set { state.pointee.nextLine = newValue } }
-    private var bounds: UnsafeMutablePointer<Int> { get { state.pointee.bounds } set { state.pointee.bounds = newValue } }
-    private var quoted: UnsafeMutablePointer<Bool> { get { state.pointee.quoted } set { state.pointee.quoted = newValue } }
-    private var fieldCapacity: Int { get { state.pointee.fieldCapacity } set { state.pointee.fieldCapacity = newValue } }
-    private var fields: Int { get { state.pointee.fields } set { state.pointee.fields = newValue } }
 
+    /// 1-based line number on which the next record (after the current one) can start.
+    public private(set) var nextLine: Int { get { state.pointee.nextLine } set { state.pointee.nextLine = newValue } }
     /// 1-based line number on which the current record starts.
     public private(set) var line: Int { get { state.pointee.line } set { state.pointee.line = newValue } }
     /// Bytes consumed so far (for progress reporting).
@@ -73,8 +65,7 @@ public final class CSVReader {
         self.fd = fd
         let capacity = max(chunkSize, 4096)
         state = .allocate(capacity: 1)
-        state.initialize(to: State(buffer: .allocate(capacity: capacity), capacity: capacity,
-                                   bounds: .allocate(capacity: 128), quoted: .allocate(capacity: 64), fieldCapacity: 64))
+        state.initialize(to: State(buffer: .allocate(capacity: capacity), capacity: capacity))
         try fill()
         // Skip a UTF-8 byte-order mark.
         if filled >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { position = 3 }
@@ -83,24 +74,9 @@ public final class CSVReader {
     deinit {
         close(fd)
         buffer.deallocate()
-        bounds.deallocate()
-        quoted.deallocate()
+        state.pointee.scanner.deallocate()
         state.deinitialize(count: 1)
         state.deallocate()
-    }
-
-    /// Grows the field-bound buffers (rare: records wider than any before).
-    private func growFields() {
-        let newCapacity = fieldCapacity * 2
-            let newBounds = UnsafeMutablePointer<Int>.allocate(capacity: 2 * newCapacity)
-            newBounds.update(from: bounds, count: 2 * fields)
-            bounds.deallocate()
-            bounds = newBounds
-            let newQuoted = UnsafeMutablePointer<Bool>.allocate(capacity: newCapacity)
-            newQuoted.update(from: quoted, count: fields)
-            quoted.deallocate()
-            quoted = newQuoted
-        fieldCapacity = newCapacity
     }
 
     /// Reads more bytes after compacting the unread tail to the front; grows the buffer when a single record
@@ -164,114 +140,23 @@ public final class CSVReader {
 
     /// Scans one record starting at `position`. Returns nil when more input is needed (nothing committed).
     private func scanRecord() throws -> ParseOutcome? {
-        let buf = buffer
-        let end = filled
-        var p = position
-        var lines = 0
-        // Field bookkeeping in locals (class properties cost an exclusivity check per access).
-        var nf = 0
-        var bnd = bounds, qtd = quoted, cap = fieldCapacity
-        defer { fields = nf }
-        @inline(__always) func appendField(_ start: Int, _ stop: Int, quoted isQuoted: Bool) {
-            if nf == cap {
-                fields = nf
-                growFields()
-                bnd = bounds; qtd = quoted; cap = fieldCapacity
-            }
-            bnd[2 * nf] = start
-            bnd[2 * nf + 1] = stop
-            qtd[nf] = isQuoted
-            nf += 1
+        let outcome: CSVRecordScanner.Outcome
+        do {
+            outcome = try state.pointee.scanner.scan(buffer, from: position, to: filled, atEOF: atEOF)
+        } catch {
+            throw InputError(file: path, line: nextLine + error.lineOffset, column: error.column, message: error.message)
         }
-
-        // A blank line.
-        if buf[p] == UInt8(ascii: "\n") || buf[p] == UInt8(ascii: "\r") {
-            if buf[p] == UInt8(ascii: "\r") {
-                if p + 1 >= end && !atEOF { return nil }
-                p += (p + 1 < end && buf[p + 1] == UInt8(ascii: "\n")) ? 2 : 1
-            } else {
-                p += 1
-            }
-            bytesConsumed += p - position
-            position = p
+        switch outcome {
+        case .needMore:
+            return nil
+        case .blank(let next):
+            bytesConsumed += next - position
+            position = next
             nextLine += 1
             return .blank
-        }
-
-        while true {
-            // One field starting at p.
-            if p < end && buf[p] == UInt8(ascii: "\"") {
-                let fieldStart = p + 1
-                var q = fieldStart
-                while true {
-                    if q >= end { return nil }
-                    let ch = buf[q]
-                    if ch == UInt8(ascii: "\"") {
-                        if q + 1 >= end { if atEOF { break } else { return nil } }
-                        if buf[q + 1] == UInt8(ascii: "\"") { q += 2; continue }
-                        break
-                    }
-                    if ch == UInt8(ascii: "\n") { lines += 1 }
-                    if ch == UInt8(ascii: "\r") {
-                        // A lone CR is a line break too; CRLF counts once (at its LF).
-                        if q + 1 >= end && !atEOF { return nil }
-                        if q + 1 >= end || buf[q + 1] != UInt8(ascii: "\n") { lines += 1 }
-                    }
-                    q += 1
-                }
-                appendField(fieldStart, q, quoted: true)
-                p = q + 1
-                if p < end {
-                    let ch = buf[p]
-                    if ch != UInt8(ascii: ",") && ch != UInt8(ascii: "\n") && ch != UInt8(ascii: "\r") {
-                        let column = nf
-                        throw InputError(file: path, line: nextLine + lines, column: column,
-                                         message: "unexpected character '\(Character(Unicode.Scalar(ch)))' after a closing quote; a quoted field must end at a comma or line end")
-                    }
-                } else if !atEOF {
-                    return nil
-                }
-            } else {
-                let fieldStart = p
-                while p < end {
-                    let ch = buf[p]
-                    if ch == UInt8(ascii: ",") || ch == UInt8(ascii: "\n") || ch == UInt8(ascii: "\r") { break }
-                    p += 1
-                }
-                if p >= end && !atEOF { return nil }
-                appendField(fieldStart, p, quoted: false)
-            }
-            // Separator or record end.
-            if p >= end {
-                // End of file without a final newline.
-                bytesConsumed += p - position
-                position = p
-                line = nextLine
-                nextLine += lines + 1
-                return .record
-            }
-            let ch = buf[p]
-            if ch == UInt8(ascii: ",") {
-                p += 1
-                if p >= end {
-                    if !atEOF { return nil }
-                    appendField(p, p, quoted: false)
-                    bytesConsumed += p - position
-                    position = p
-                    line = nextLine
-                    nextLine += lines + 1
-                    return .record
-                }
-                continue
-            }
-            if ch == UInt8(ascii: "\r") {
-                if p + 1 >= end && !atEOF { return nil }
-                p += (p + 1 < end && buf[p + 1] == UInt8(ascii: "\n")) ? 2 : 1
-            } else {
-                p += 1
-            }
-            bytesConsumed += p - position
-            position = p
+        case .record(let next, let lines):
+            bytesConsumed += next - position
+            position = next
             line = nextLine
             nextLine += lines + 1
             return .record
@@ -279,29 +164,41 @@ public final class CSVReader {
     }
 
     /// Number of fields in the current record.
-    public var fieldCount: Int { fields }
+    public var fieldCount: Int { state.pointee.scanner.fieldCount }
 
     /// Calls `body` with the bytes of field `index` (quotes removed, `""` unescaped).
     @inline(__always)
     public func withField<R>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        precondition(index >= 0 && index < fields, "field \(index) out of range (record has \(fields))")
-        let s = bounds[2 * index], e = bounds[2 * index + 1]
-        if !quoted[index] {
-            return try body(UnsafeBufferPointer(start: buffer + s, count: e - s))
-        }
-        scratch.removeAll(keepingCapacity: true)
-        var i = s
-        while i < e {
-            let ch = buffer[i]
-            scratch.append(ch)
-            i += (ch == UInt8(ascii: "\"") && i + 1 < e && buffer[i + 1] == UInt8(ascii: "\"")) ? 2 : 1
-        }
-        return try scratch.withUnsafeBufferPointer { try body($0) }
+        try state.pointee.scanner.withField(index, in: buffer, scratch: &scratch, body)
     }
 
     /// Field `index` as a String (invalid UTF-8 is repaired with U+FFFD).
     public func string(_ index: Int) -> String {
         withField(index) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Hands over the rest of the input as raw bytes: first what is buffered but not yet parsed, then further
+    /// `read(2)`s. Returns the number of bytes written to `destination` (0 at end of file). After the first
+    /// call the reader no longer parses records; the caller continues from line `nextLine`.
+    public func readRemaining(into destination: UnsafeMutablePointer<UInt8>, capacity wanted: Int) throws -> Int {
+        if position < filled {
+            let n = min(wanted, filled - position)
+            destination.update(from: buffer + position, count: n)
+            position += n
+            bytesConsumed += n
+            return n
+        }
+        if atEOF { return 0 }
+        while true {
+            let n = read(fd, destination, wanted)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw InputError(file: path, message: "read failed: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { atEOF = true }
+            bytesConsumed += n
+            return n
+        }
     }
 
     /// All fields of the current record as Strings.

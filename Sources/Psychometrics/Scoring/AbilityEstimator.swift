@@ -72,9 +72,12 @@ public struct AbilityEstimator: Sendable {
     public let parameters: [ItemParameters]
     public let options: AbilityOptions
     public let grid: QuadratureGrid
-    private let logP: [Double]
-    private let logQ: [Double]
-    private let logPrior: [Double]
+    /// EAP tables in blocks of four nodes (the grid padded to a multiple of 4): for item j, row 2j holds
+    /// log(1 − P_j(θ_t)) and row 2j + 1 log P_j(θ_t); padding is 0. The log prior's padding is −1e300 (weight 0).
+    private let logPQ: [SIMD4<Double>]
+    private let logPrior: [SIMD4<Double>]
+    private let paddedPoints: [SIMD4<Double>]
+    private let blocks: Int
 
     public init(parameters: [ItemParameters], options: AbilityOptions = AbilityOptions()) throws {
         let problems = options.validationProblems()
@@ -102,9 +105,22 @@ public struct AbilityEstimator: Sendable {
                 }
             }
         }
-        logP = lp
-        logQ = lq
-        logPrior = grid.points.map { -0.5 * (($0 - options.priorMean) / options.priorSD) * (($0 - options.priorMean) / options.priorSD) }
+        let blocks = (nq + 3) / 4
+        self.blocks = blocks
+        func padded(_ values: some Collection<Double>, fill: Double) -> [SIMD4<Double>] {
+            let v = Array(values) + [Double](repeating: fill, count: 4 * blocks - values.count)
+            return (0..<blocks).map { SIMD4(v[4 * $0], v[4 * $0 + 1], v[4 * $0 + 2], v[4 * $0 + 3]) }
+        }
+        var table: [SIMD4<Double>] = []
+        table.reserveCapacity(2 * parameters.count * blocks)
+        for j in 0..<parameters.count {
+            table += padded(lq[(j * nq)..<((j + 1) * nq)], fill: 0)
+            table += padded(lp[(j * nq)..<((j + 1) * nq)], fill: 0)
+        }
+        logPQ = table
+        logPrior = padded(grid.points.map { -0.5 * (($0 - options.priorMean) / options.priorSD) * (($0 - options.priorMean) / options.priorSD) },
+                          fill: -1e300)
+        paddedPoints = padded(grid.points, fill: 0)
     }
 
     /// Estimates θ from `responses` (0/1) to the items at `items` (indices into `parameters`).
@@ -138,29 +154,57 @@ public struct AbilityEstimator: Sendable {
 
     // MARK: EAP
 
+    /// Posterior over the grid: log prior + Σ_k log P or log(1 − P) of item k's row, four nodes per step;
+    /// weights w_t = exp(ℓ_t − max ℓ) (`exp4`); θ̂ = Σ w θ / Σ w and SE² = Σ w (θ − θ̂)² / Σ w.
     private func eap(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ correct: Int) -> AbilityEstimate {
-        let nq = grid.count
-        return withUnsafeTemporaryAllocation(of: Double.self, capacity: nq) { acc in
+        let v = blocks
+        return withUnsafeTemporaryAllocation(of: SIMD4<Double>.self, capacity: v) { acc in
             let a = acc.baseAddress!
+            var mean = 0.0, variance = 0.0
             logPrior.withUnsafeBufferPointer { prior in
-                logP.withUnsafeBufferPointer { lp in
-                    logQ.withUnsafeBufferPointer { lq in
-                        a.update(from: prior.baseAddress!, count: nq)
+            logPQ.withUnsafeBufferPointer { table in
+            paddedPoints.withUnsafeBufferPointer { points in
+                // Four blocks (16 nodes) at a time held in registers over all items: the table loads are
+                // independent (no read-modify-write of the accumulator through memory), so the cache misses of
+                // a session's rows overlap.
+                let t = table.baseAddress!
+                var base = 0
+                while base < v {
+                    if base + 4 <= v {
+                        var r0 = prior[base], r1 = prior[base + 1], r2 = prior[base + 2], r3 = prior[base + 3]
                         for k in 0..<items.count {
-                            let row = (responses[k] == 1 ? lp.baseAddress! : lq.baseAddress!) + items[k] * nq
-                            for t in 0..<nq { a[t] += row[t] }
+                            let row = t + (2 * items[k] + Int(responses[k])) * v + base
+                            r0 += row[0]; r1 += row[1]; r2 += row[2]; r3 += row[3]
                         }
+                        a[base] = r0; a[base + 1] = r1; a[base + 2] = r2; a[base + 3] = r3
+                        base += 4
+                    } else {
+                        var r0 = prior[base]
+                        for k in 0..<items.count { r0 += t[(2 * items[k] + Int(responses[k])) * v + base] }
+                        a[base] = r0
+                        base += 1
                     }
                 }
-            }
-            _ = normalizeLogPosterior(a, nq)
-            var mean = 0.0
-            for t in 0..<nq { mean += a[t] * grid.points[t] }
-            var variance = 0.0
-            for t in 0..<nq {
-                let d = grid.points[t] - mean
-                variance += a[t] * d * d
-            }
+                var m = a[0]
+                for i in 1..<v { m = pointwiseMax(m, a[i]) }
+                let top = SIMD4<Double>(repeating: m.max())
+                var total = SIMD4<Double>(), first = SIMD4<Double>()
+                for i in 0..<v {
+                    let w = exp4(a[i] - top)
+                    a[i] = w
+                    total += w
+                    first += w * points[i]
+                }
+                let sum = total.sum()
+                mean = first.sum() / sum
+                var second = SIMD4<Double>()
+                let center = SIMD4<Double>(repeating: mean)
+                for i in 0..<v {
+                    let d = points[i] - center
+                    second += a[i] * d * d
+                }
+                variance = second.sum() / sum
+            }}}
             return AbilityEstimate(theta: mean, standardError: variance.squareRoot(), method: .eap,
                                    itemCount: items.count, correctCount: correct, atBound: false)
         }

@@ -54,6 +54,10 @@ public final class BatchScorer {
     public let format: ScoreOutputFormat
     public var batchSize = 16384
     public var workers = ProcessInfo.processInfo.activeProcessorCount
+    /// Long files are parsed and scored in parallel chunks of about this many bytes (two per worker per round);
+    /// `parallelParsing = false` reads them on one thread as wide files are (same output either way).
+    public var parallelChunkBytes = 4 << 20
+    public var parallelParsing = true
 
     public init(scorer: SessionScorer, fileOptions: ResponseFileOptions = ResponseFileOptions(), format: ScoreOutputFormat = .csv) {
         self.scorer = scorer
@@ -71,7 +75,7 @@ public final class BatchScorer {
 
     public static let rejectHeader = "session_id,file,line,column,reason\n"
 
-    fileprivate struct Regroup: Error {}
+    struct Regroup: Error {}
 
     /// Runs the batch. `scores` and `rejects` receive the header and rows (and are `reset()` if the run has to
     /// regroup); the caller commits them.
@@ -96,7 +100,7 @@ public final class BatchScorer {
 
     // MARK: - One pass over the inputs
 
-    fileprivate struct RunState {
+    struct RunState {
         let owner: BatchScorer
         let inputs: [String]
         let scores: AtomicFileWriter
@@ -113,7 +117,7 @@ public final class BatchScorer {
         var currentID: [UInt8] = []
         var hasCurrent = false
         var current = OpenSession()
-        var seenHashes = Set<Int>()
+        var seenHashes = HashSet64()
         var ordinal = 0
         /// Per bank item: ordinal of the last session that answered it, and on which line (duplicate detection).
         let stamps: Stamps
@@ -125,6 +129,9 @@ public final class BatchScorer {
         var eventReasons: [Int: String] = [:]
 
         var batch = Batch()
+        /// The parallel path's per-chunk duplicate stamps, reused across rounds, and its bytes joined so far.
+        var chunkStamps: [Stamps] = []
+        var parallelBytes = 0
 
         init(owner: BatchScorer, inputs: [String], scores: AtomicFileWriter, rejects: AtomicFileWriter, gather: Bool,
              progress: ((BatchProgress) -> Void)?, started: Date) throws {
@@ -151,7 +158,7 @@ public final class BatchScorer {
             var id = ""
             var file = 0
             var line = 0
-            var error: (reason: String, line: Int, column: Int?)?
+            var error: RowError?
             var items: [Int] = []
             var responses: [UInt8] = []
         }
@@ -191,6 +198,12 @@ public final class BatchScorer {
                 }
                 let sc = try column(options.sessionColumn, "session"), ic = try column(options.itemColumn, "item"), rc = try column(options.responseColumn, "response")
                 let needed = max(sc, ic, rc) + 1
+                if !gather && owner.parallelParsing {
+                    try readLongParallel(reader, fileIndex: fileIndex, columns: LongColumns(
+                        session: sc, item: ic, response: rc, needed: needed, headerCount: header.count,
+                        sessionName: options.sessionColumn, responseName: options.responseColumn))
+                    return
+                }
                 while try reader.nextRow() {
                     report.rowsRead += 1
                     let line = reader.line
@@ -300,7 +313,7 @@ public final class BatchScorer {
             }
             try closeCurrent()
             let h = ByteKeyTable.hash(bytes)
-            if !seenHashes.insert(h).inserted { throw Regroup() }
+            if !seenHashes.insert(h) { throw Regroup() }
             currentID.removeAll(keepingCapacity: true)
             currentID.append(contentsOf: bytes)
             ordinal += 1
@@ -318,7 +331,7 @@ public final class BatchScorer {
                 return
             }
             ordinal += 1
-            current = OpenSession(id: "", file: file, line: line, error: (reason, line, column))
+            current = OpenSession(id: "", file: file, line: line, error: (reason, file, line, column))
             hasCurrent = true
             currentID = []
             try closeCurrent()
@@ -330,24 +343,27 @@ public final class BatchScorer {
                 events.append((Int32(ordinal), Int32(item), value, kind, Int16(file), line, Int32(column ?? 0)))
                 return
             }
-            apply(kind, item: item, value: value, line: line, column: column, reason: reason)
+            apply(kind, item: item, value: value, file: file, line: line, column: column, reason: reason)
         }
 
-        mutating func apply(_ kind: UInt8, item: Int, value: UInt8, line: Int, column: Int?, reason: String?) {
+        mutating func apply(_ kind: UInt8, item: Int, value: UInt8, file: Int, line: Int, column: Int?, reason: String?) {
             switch kind {
             case Self.response:
                 if stamps.session[item] == ordinal {
                     if current.error == nil {
-                        current.error = ("item '\(owner.scorer.bank.items[item].itemID)' answered twice in the session (first on line \(stamps.line[item]))", line, column)
+                        let other = stamps.file[item] == file ? "" : " of \((inputs[stamps.file[item]] as NSString).lastPathComponent)"
+                        current.error = ("item '\(owner.scorer.bank.items[item].itemID)' answered twice in the session (first on line \(stamps.line[item])\(other))",
+                                         file, line, column)
                     }
                     return
                 }
                 stamps.session[item] = ordinal
                 stamps.line[item] = line
+                stamps.file[item] = file
                 current.items.append(item)
                 current.responses.append(value)
             case Self.failure:
-                if current.error == nil { current.error = (reason ?? "invalid row", line, column) }
+                if current.error == nil { current.error = (reason ?? "invalid row", file, line, column) }
             default:
                 break
             }
@@ -377,7 +393,7 @@ public final class BatchScorer {
                 hasCurrent = true
                 for k in counts[s]..<counts[s + 1] {
                     let e = events[order[k]]
-                    apply(e.kind, item: Int(e.item), value: e.value, line: e.line, column: e.column == 0 ? nil : Int(e.column), reason: eventReasons[order[k]])
+                    apply(e.kind, item: Int(e.item), value: e.value, file: Int(e.file), line: e.line, column: e.column == 0 ? nil : Int(e.column), reason: eventReasons[order[k]])
                 }
                 try closeCurrent()
             }
@@ -411,13 +427,17 @@ public final class BatchScorer {
             pending = nil
             guard let result = slot.result else { return }
             for chunk in result.rows { try chunk.withUnsafeBufferPointer { try scores.write(bytes: $0) } }
-            for reject in result.rejects {
-                let r = RejectedSession(sessionID: reject.id, file: inputs[reject.file], line: reject.line, column: reject.column, reason: reject.reason)
-                try rejects.write(BatchScorer.rejectLine(r))
-            }
+            try writeRejects(result.rejects)
             report.sessionsScored += result.scored
             report.sessionsRejected += result.rejects.count
             for (flag, n) in result.flags { report.flagCounts[flag, default: 0] += n }
+        }
+
+        func writeRejects(_ list: [RejectRecord]) throws {
+            for reject in list {
+                let r = RejectedSession(sessionID: reject.id, file: inputs[reject.file], line: reject.line, column: reject.column, reason: reject.reason)
+                try rejects.write(BatchScorer.rejectLine(r))
+            }
         }
 
         mutating func finish() -> BatchScoringReport {
@@ -427,32 +447,38 @@ public final class BatchScorer {
     }
 
     /// Raw per-item buffers (array writes inside a mutating method pay a uniqueness check each).
-    fileprivate final class Stamps {
+    final class Stamps {
+        /// The last session ordinal a chunk parser used with these stamps (the parallel path).
+        var lastOrdinal = 0
         let session: UnsafeMutablePointer<Int>
         let line: UnsafeMutablePointer<Int>
+        let file: UnsafeMutablePointer<Int>
         init(count: Int) {
             session = .allocate(capacity: max(count, 1))
             session.initialize(repeating: -1, count: max(count, 1))
             line = .allocate(capacity: max(count, 1))
             line.initialize(repeating: 0, count: max(count, 1))
+            file = .allocate(capacity: max(count, 1))
+            file.initialize(repeating: 0, count: max(count, 1))
         }
         deinit {
             session.deallocate()
             line.deallocate()
+            file.deallocate()
         }
     }
 
     /// Where a background task leaves a processed batch.
-    fileprivate final class PendingBatch {
+    final class PendingBatch {
         var result: BatchResult?
     }
 
     /// A batch of parsed sessions in compact form.
-    fileprivate struct Batch {
+    struct Batch {
         var ids: [String] = []
         var files: [Int] = []
         var lines: [Int] = []
-        var errors: [(reason: String, line: Int, column: Int?)?] = []
+        var errors: [RowError?] = []
         var offsets: [Int] = [0]
         var items: [Int] = []
         var responses: [UInt8] = []
@@ -469,22 +495,27 @@ public final class BatchScorer {
         }
     }
 
-    fileprivate struct BatchResult {
+    /// Why a session is rejected, and where: input file index, line, column.
+    typealias RowError = (reason: String, file: Int, line: Int, column: Int?)
+
+    /// A session for the reject file: id, input file index, line, column and reason.
+    typealias RejectRecord = (id: String, file: Int, line: Int, column: Int?, reason: String)
+
+    struct BatchResult {
         var rows: [[UInt8]]
-        var rejects: [(id: String, file: Int, line: Int, column: Int?, reason: String)]
+        var rejects: [RejectRecord]
         var scored: Int
         var flags: [ScoreFlag: Int]
     }
 
     /// Scores a batch in parallel chunks; output rows keep the batch order.
-    fileprivate func process(_ batch: Batch) -> BatchResult {
+    func process(_ batch: Batch) -> BatchResult {
         let n = batch.count
         let chunks = min(n, max(1, workers * 4))
         var rows = [[UInt8]](repeating: [], count: chunks)
-        var rejects = [[(id: String, file: Int, line: Int, column: Int?, reason: String)]](repeating: [], count: chunks)
+        var rejects = [[RejectRecord]](repeating: [], count: chunks)
         var flagCounts = [[Int]](repeating: [Int](repeating: 0, count: ScoreFlag.allCases.count), count: chunks)
-        let normsLabel = scorer.scale.norms.name + "@" + scorer.scale.norms.version
-        let method = scorer.estimator.options.method.rawValue
+        let labels = OutputLabels(self)
         rows.withUnsafeMutableBufferPointer { rowsOut in
         rejects.withUnsafeMutableBufferPointer { rejectsOut in
         flagCounts.withUnsafeMutableBufferPointer { flagsOut in
@@ -492,25 +523,17 @@ public final class BatchScorer {
         batch.responses.withUnsafeBufferPointer { responses in
             parallelFor(chunks) { c in
                 let lo = n * c / chunks, hi = n * (c + 1) / chunks
-                var out: [UInt8] = []
-                out.reserveCapacity((hi - lo) * 96)
-                var localRejects: [(id: String, file: Int, line: Int, column: Int?, reason: String)] = []
+                var out = ByteBuffer(capacity: (hi - lo) * 100)
+                var localRejects: [RejectRecord] = []
                 var localFlags = [Int](repeating: 0, count: ScoreFlag.allCases.count)
                 for s in lo..<hi {
-                    if let error = batch.errors[s] {
-                        localRejects.append((batch.ids[s], batch.files[s], error.line, error.column, error.reason))
-                        continue
-                    }
                     let range = batch.offsets[s]..<batch.offsets[s + 1]
-                    do {
-                        let result = try scorer.score(UnsafeBufferPointer(rebasing: items[range]), UnsafeBufferPointer(rebasing: responses[range]))
-                        for flag in result.score.flags { localFlags[flag.order] += 1 }
-                        appendRow(id: batch.ids[s], result, method: method, norms: normsLabel, to: &out)
-                    } catch {
-                        localRejects.append((batch.ids[s], batch.files[s], batch.lines[s], nil, "\(error)"))
-                    }
+                    emit(id: batch.ids[s], file: batch.files[s], line: batch.lines[s], error: batch.errors[s],
+                         UnsafeBufferPointer(rebasing: items[range]), UnsafeBufferPointer(rebasing: responses[range]),
+                         labels, out: &out, rejects: &localRejects, flags: &localFlags)
                 }
-                rowsOut[c] = out
+                rowsOut[c] = out.array
+                out.deallocate()
                 rejectsOut[c] = localRejects
                 flagsOut[c] = localFlags
             }
@@ -524,7 +547,36 @@ public final class BatchScorer {
         return BatchResult(rows: rows, rejects: allRejects, scored: n - allRejects.count, flags: flags)
     }
 
-    private func appendRow(id: String, _ r: SessionScore, method: String, norms: String, to out: inout [UInt8]) {
+    /// The method and norms columns, the same for every row.
+    struct OutputLabels {
+        let method: String
+        let norms: String
+        init(_ owner: BatchScorer) {
+            method = owner.scorer.estimator.options.method.rawValue
+            norms = owner.scorer.scale.norms.name + "@" + owner.scorer.scale.norms.version
+        }
+    }
+
+    /// One read session to its score row (appended to `out`, its flags counted) or to `rejects`: a session with
+    /// a parse error is rejected with that error's line and column; one the scorer refuses, with its first line.
+    @inline(__always)
+    func emit(id: String, file: Int, line: Int, error: RowError?,
+              _ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ labels: OutputLabels,
+              out: inout ByteBuffer, rejects: inout [RejectRecord], flags: inout [Int]) {
+        if let error {
+            rejects.append((id, error.file, error.line, error.column, error.reason))
+            return
+        }
+        do {
+            let result = try scorer.score(items, responses)
+            for flag in result.score.flags { flags[flag.order] += 1 }
+            appendRow(id: id, result, method: labels.method, norms: labels.norms, to: &out)
+        } catch {
+            rejects.append((id, file, line, nil, "\(error)"))
+        }
+    }
+
+    private func appendRow(id: String, _ r: SessionScore, method: String, norms: String, to out: inout ByteBuffer) {
         let e = r.estimate, s = r.score
         switch format {
         case .csv:
@@ -537,10 +589,10 @@ public final class BatchScorer {
             ScoreText.appendInt(s.low, to: &out); out.append(44)
             ScoreText.appendInt(s.high, to: &out); out.append(44)
             ScoreText.appendFixed(s.percentile, decimals: 1, to: &out); out.append(44)
-            out.append(contentsOf: method.utf8); out.append(44)
+            out.append(method); out.append(44)
             for (k, flag) in s.flags.enumerated() {
                 if k > 0 { out.append(UInt8(ascii: ";")) }
-                out.append(contentsOf: flag.rawValue.utf8)
+                out.append(flag.rawValue)
             }
             out.append(44)
             ScoreText.appendCSVField(norms, to: &out)
@@ -550,34 +602,34 @@ public final class BatchScorer {
             }
             out.append(10)
         case .jsonl:
-            out.append(contentsOf: Array("{\"session_id\":".utf8)); ScoreText.appendJSONString(id, to: &out)
-            out.append(contentsOf: Array(",\"n_items\":".utf8)); ScoreText.appendInt(e.itemCount, to: &out)
-            out.append(contentsOf: Array(",\"n_correct\":".utf8)); ScoreText.appendInt(e.correctCount, to: &out)
-            out.append(contentsOf: Array(",\"theta\":".utf8)); ScoreText.appendFixed(e.theta, decimals: 4, to: &out)
-            out.append(contentsOf: Array(",\"se\":".utf8)); ScoreText.appendFixed(e.standardError, decimals: 4, to: &out)
-            out.append(contentsOf: Array(",\"iq\":".utf8)); ScoreText.appendInt(s.iq, to: &out)
-            out.append(contentsOf: Array(",\"iq_low\":".utf8)); ScoreText.appendInt(s.low, to: &out)
-            out.append(contentsOf: Array(",\"iq_high\":".utf8)); ScoreText.appendInt(s.high, to: &out)
-            out.append(contentsOf: Array(",\"percentile\":".utf8)); ScoreText.appendFixed(s.percentile, decimals: 1, to: &out)
-            out.append(contentsOf: Array(",\"method\":".utf8)); ScoreText.appendJSONString(method, to: &out)
-            out.append(contentsOf: Array(",\"flags\":[".utf8))
+            out.append("{\"session_id\":"); ScoreText.appendJSONString(id, to: &out)
+            out.append(",\"n_items\":"); ScoreText.appendInt(e.itemCount, to: &out)
+            out.append(",\"n_correct\":"); ScoreText.appendInt(e.correctCount, to: &out)
+            out.append(",\"theta\":"); ScoreText.appendFixed(e.theta, decimals: 4, to: &out)
+            out.append(",\"se\":"); ScoreText.appendFixed(e.standardError, decimals: 4, to: &out)
+            out.append(",\"iq\":"); ScoreText.appendInt(s.iq, to: &out)
+            out.append(",\"iq_low\":"); ScoreText.appendInt(s.low, to: &out)
+            out.append(",\"iq_high\":"); ScoreText.appendInt(s.high, to: &out)
+            out.append(",\"percentile\":"); ScoreText.appendFixed(s.percentile, decimals: 1, to: &out)
+            out.append(",\"method\":"); ScoreText.appendJSONString(method, to: &out)
+            out.append(",\"flags\":[")
             for (k, flag) in s.flags.enumerated() {
                 if k > 0 { out.append(44) }
                 ScoreText.appendJSONString(flag.rawValue, to: &out)
             }
-            out.append(contentsOf: Array("],\"norms\":".utf8)); ScoreText.appendJSONString(norms, to: &out)
+            out.append("],\"norms\":"); ScoreText.appendJSONString(norms, to: &out)
             if !scorer.domains.isEmpty {
-                out.append(contentsOf: Array(",\"domains\":{".utf8))
+                out.append(",\"domains\":{")
                 for (d, name) in scorer.domains.enumerated() {
                     if d > 0 { out.append(44) }
                     ScoreText.appendJSONString(name, to: &out)
-                    out.append(contentsOf: Array(":{\"correct\":".utf8)); ScoreText.appendInt(r.domainCorrect[d], to: &out)
-                    out.append(contentsOf: Array(",\"answered\":".utf8)); ScoreText.appendInt(r.domainAnswered[d], to: &out)
+                    out.append(":{\"correct\":"); ScoreText.appendInt(r.domainCorrect[d], to: &out)
+                    out.append(",\"answered\":"); ScoreText.appendInt(r.domainAnswered[d], to: &out)
                     out.append(UInt8(ascii: "}"))
                 }
                 out.append(UInt8(ascii: "}"))
             }
-            out.append(contentsOf: Array("}\n".utf8))
+            out.append("}\n")
         }
     }
 

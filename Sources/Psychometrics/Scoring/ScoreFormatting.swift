@@ -3,7 +3,7 @@
 enum ScoreText {
     /// Appends x with `decimals` digits after the point, rounded half away from zero. x must be finite.
     @inline(__always)
-    static func appendFixed(_ x: Double, decimals: Int, to out: inout [UInt8]) {
+    static func appendFixed(_ x: Double, decimals: Int, to out: inout ByteBuffer) {
         precondition(x.isFinite, "cannot format \(x)")
         var scale = 1.0
         for _ in 0..<decimals { scale *= 10 }
@@ -26,7 +26,7 @@ enum ScoreText {
     }
 
     @inline(__always)
-    static func appendInteger(_ value: UInt64, to out: inout [UInt8]) {
+    static func appendInteger(_ value: UInt64, to out: inout ByteBuffer) {
         if value == 0 { out.append(UInt8(ascii: "0")); return }
         var v = value
         var tmp: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
@@ -40,17 +40,24 @@ enum ScoreText {
     }
 
     @inline(__always)
-    static func appendInt(_ value: Int, to out: inout [UInt8]) {
+    static func appendInt(_ value: Int, to out: inout ByteBuffer) {
         if value < 0 { out.append(UInt8(ascii: "-")) }
         appendInteger(value.magnitude.toUInt64, to: &out)
     }
 
     /// A CSV field, quoted when it holds a comma, quote or line break.
-    static func appendCSVField(_ s: String, to out: inout [UInt8]) {
-        let needsQuotes = s.utf8.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 10 || $0 == 13 }
-        if !needsQuotes { out.append(contentsOf: s.utf8); return }
+    static func appendCSVField(_ s: String, to out: inout ByteBuffer) {
+        var s = s
+        s.withUTF8 { appendCSVField(bytes: $0, to: &out) }
+    }
+
+    /// A CSV field from UTF-8 bytes, quoted when it holds a comma, quote or line break.
+    static func appendCSVField(bytes: UnsafeBufferPointer<UInt8>, to out: inout ByteBuffer) {
+        var needsQuotes = false
+        for b in bytes where b == UInt8(ascii: ",") || b == UInt8(ascii: "\"") || b == 10 || b == 13 { needsQuotes = true; break }
+        if !needsQuotes { out.append(contentsOf: bytes); return }
         out.append(UInt8(ascii: "\""))
-        for b in s.utf8 {
+        for b in bytes {
             if b == UInt8(ascii: "\"") { out.append(b) }
             out.append(b)
         }
@@ -58,18 +65,18 @@ enum ScoreText {
     }
 
     /// A JSON string literal.
-    static func appendJSONString(_ s: String, to out: inout [UInt8]) {
+    static func appendJSONString(_ s: String, to out: inout ByteBuffer) {
         out.append(UInt8(ascii: "\""))
         for b in s.utf8 {
             switch b {
-            case UInt8(ascii: "\""): out.append(contentsOf: [92, 34])
-            case 92: out.append(contentsOf: [92, 92])
-            case 10: out.append(contentsOf: [92, UInt8(ascii: "n")])
-            case 13: out.append(contentsOf: [92, UInt8(ascii: "r")])
-            case 9: out.append(contentsOf: [92, UInt8(ascii: "t")])
+            case UInt8(ascii: "\""): out.append(92); out.append(34)
+            case 92: out.append(92); out.append(92)
+            case 10: out.append(92); out.append(UInt8(ascii: "n"))
+            case 13: out.append(92); out.append(UInt8(ascii: "r"))
+            case 9: out.append(92); out.append(UInt8(ascii: "t"))
             case 0..<0x20:
                 let hex = Array("0123456789abcdef".utf8)
-                out.append(contentsOf: [92, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(b >> 4)], hex[Int(b & 15)]])
+                for c in [92, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(b >> 4)], hex[Int(b & 15)]] { out.append(c) }
             default: out.append(b)
             }
         }
@@ -79,4 +86,50 @@ enum ScoreText {
 
 private extension UInt {
     var toUInt64: UInt64 { UInt64(self) }
+}
+
+/// A growable byte buffer written through a raw pointer: score rows are built a byte at a time, and `Array`'s
+/// per-append uniqueness check cost more than the formatting. Owned by one thread; `deallocate()` once.
+struct ByteBuffer {
+    private(set) var base: UnsafeMutablePointer<UInt8>
+    private(set) var count = 0
+    private var capacity: Int
+
+    init(capacity: Int = 4096) {
+        self.capacity = max(capacity, 64)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    func deallocate() { base.deallocate() }
+
+    private mutating func grow(to needed: Int) {
+        var c = capacity * 2
+        while c < needed { c *= 2 }
+        let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: c)
+        bigger.update(from: base, count: count)
+        base.deallocate()
+        base = bigger
+        capacity = c
+    }
+
+    @inline(__always) mutating func append(_ byte: UInt8) {
+        if count == capacity { grow(to: count + 1) }
+        base[count] = byte
+        count += 1
+    }
+
+    @inline(__always) mutating func append(contentsOf bytes: UnsafeBufferPointer<UInt8>) {
+        if count + bytes.count > capacity { grow(to: count + bytes.count) }
+        if let src = bytes.baseAddress { (base + count).update(from: src, count: bytes.count) }
+        count += bytes.count
+    }
+
+    mutating func append(_ s: String) {
+        var s = s
+        s.withUTF8 { append(contentsOf: $0) }
+    }
+
+    var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+    /// A copy of the contents.
+    var array: [UInt8] { Array(bytes) }
 }
