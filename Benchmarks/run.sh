@@ -106,6 +106,9 @@ echo "== W3 scoring $n3 sessions x 25" >&2
 bytes=$(stat -c %s "$out/w3_$n3.csv")
 cats=(); for k in 1 2 3; do t0=$(date +%s.%N); cat "$out/w3_$n3.csv" > /dev/null; t1=$(date +%s.%N); cats+=("$("$py" -c "print($t1-$t0)")"); done
 cat_best=$("$py" -c "import sys; print(min(map(float, sys.argv[1:])))" "${cats[@]}")
+# The storage device's own read speed (O_DIRECT bypasses the page cache), best of 3; 0 where unsupported.
+dds=(); for k in 1 2 3; do t0=$(date +%s.%N); if dd if="$out/w3_$n3.csv" of=/dev/null bs=4M iflag=direct 2>/dev/null; then t1=$(date +%s.%N); dds+=("$("$py" -c "print($t1-$t0)")"); fi; done
+dd_best=$("$py" -c "import sys; v = [float(a) for a in sys.argv[1:] if a]; print(min(v) if v else 0)" ${dds[@]+"${dds[@]}"})
 times=(); peak=0
 for k in 1 2 3; do
     t0=$(date +%s.%N)
@@ -117,7 +120,8 @@ med=$(median "${times[@]}")
 row workload W3 description "\"scoring $n3 sessions x 25, EAP ($((bytes / 1000000)) MB long CSV)\"" seconds_median "$med" \
     throughput "$("$py" -c "print($n3/$med)")" throughput_unit '"sessions/s"' peak_rss_mb "$peak" \
     reference '"cat FILE > /dev/null (best of 3, page cache)"' reference_seconds "$cat_best" \
-    ratio "$("$py" -c "print($med/$cat_best)")" ratio_meaning '"scoring time / read time"' mb_per_second "$("$py" -c "print($bytes/1e6/$med)")"
+    ratio "$("$py" -c "print($med/$cat_best)")" ratio_meaning '"scoring time / read time"' mb_per_second "$("$py" -c "print($bytes/1e6/$med)")" \
+    device_read_seconds "$dd_best" device_ratio "$("$py" -c "print($med/$dd_best if $dd_best > 0 else 0)")"
 sub=20000
 head -n $((sub * 25 + 1)) "$out/w3_$n3.csv" > "$out/w3_sub.csv"
 ours=(); for k in 1 2 3; do t0=$(date +%s.%N); "$bin/iqscore" score "$out/w3_sub.csv" --bank "$out/w3_bank.csv" --out "$out/w3_sub_scores.csv" 2>/dev/null || true; t1=$(date +%s.%N); ours+=("$("$py" -c "print($t1-$t0)")"); done

@@ -208,6 +208,8 @@ public final class CSVReader {
 extension UnsafeBufferPointer where Element == UInt8 {
     /// The bytes with leading and trailing ASCII spaces and tabs removed.
     @inline(__always) func trimmingSpaces() -> UnsafeBufferPointer<UInt8> {
+        // Most fields have nothing to trim: two byte tests, no slice.
+        if count == 0 || (self[0] != 0x20 && self[0] != 0x09 && self[count - 1] != 0x20 && self[count - 1] != 0x09) { return self }
         var lo = 0, hi = count
         while lo < hi, self[lo] == 0x20 || self[lo] == 0x09 { lo += 1 }
         while hi > lo, self[hi - 1] == 0x20 || self[hi - 1] == 0x09 { hi -= 1 }
