@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One command for every workload: bash Benchmarks/run.sh [--quick] [--json FILE]
+# One command for every workload: bash Benchmarks/run.sh [--quick] [--json FILE] [--only LIST]
 #
 # W1  dense 2PL calibration, 100,000 persons x 100 items          reference: girth 0.8.0 (same data), and the
 #     (+ W1-3PL)                                                              E-step's own BLAS products
@@ -11,17 +11,18 @@
 # W5  one CAT step on 1,500 items; a 10,000-simulee CAT study    reference: the 100 µs aim (no peer)
 #
 # Data come from `iqscore simulate` (fixed seeds) into bench-out/ and are reused. Our times are medians of 3
-# runs (girth: 1 run); peak RSS from /usr/bin/time -v. --quick divides persons/sessions by 10. Prints a table and
+# runs (girth: 1 run); peak RSS from /usr/bin/time -v. --quick divides persons/sessions by 10; --only W3,W5 (say) runs just those. Prints a table and
 # writes one JSON object per workload (workload, seconds_median, throughput, peak_rss_mb, reference,
 # reference_seconds, ratio, …) to --json FILE (default bench-out/bench.json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scale=1; json=bench-out/bench.json
+scale=1; json=bench-out/bench.json; only=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) scale=10 ;;
         --json) json=$2; shift ;;
-        *) echo "usage: bash Benchmarks/run.sh [--quick] [--json FILE]" >&2; exit 64 ;;
+        --only) only=$2; shift ;;
+        *) echo "usage: bash Benchmarks/run.sh [--quick] [--json FILE] [--only W1,W1-3PL,W2,W2-3PL,W3,W4,W5]" >&2; exit 64 ;;
     esac
     shift
 done
@@ -37,15 +38,16 @@ bin=$scratch/release
 py=$venv/bin/python
 rows=$out/bench_rows.jsonl; : > "$rows"
 
+want() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
 n1=$((100000 / scale)); n2=$((200000 / scale)); n3=$((1000000 / scale))
 gen() { [ -s "$1" ] || "$bin/iqscore" simulate "${@:2}" --out "$1" 2>/dev/null; }
-gen "$out/w1_2pl_$n1.csv" --model 2pl --items 100 --persons "$n1" --no-id --bank-out "$out/w1_2pl_true.csv" --seed 42
-gen "$out/w1_3pl_$n1.csv" --model 3pl --items 100 --persons "$n1" --no-id --bank-out "$out/w1_3pl_true.csv" --seed 44
-gen "$out/w2_2pl_$n2.csv" --model 2pl --items 1500 --items-per-session 25 --persons "$n2" --layout long \
+want W1 && gen "$out/w1_2pl_$n1.csv" --model 2pl --items 100 --persons "$n1" --no-id --bank-out "$out/w1_2pl_true.csv" --seed 42
+want W1-3PL && gen "$out/w1_3pl_$n1.csv" --model 3pl --items 100 --persons "$n1" --no-id --bank-out "$out/w1_3pl_true.csv" --seed 44
+want W2 && gen "$out/w2_2pl_$n2.csv" --model 2pl --items 1500 --items-per-session 25 --persons "$n2" --layout long \
     --domains pattern,logic,spatial,math,verbal,memory --bank-out "$out/w2_2pl_true.csv" --seed 43
-gen "$out/w2_3pl_$n2.csv" --model 3pl --items 1500 --items-per-session 25 --persons "$n2" --layout long \
+want W2-3PL && gen "$out/w2_3pl_$n2.csv" --model 3pl --items 1500 --items-per-session 25 --persons "$n2" --layout long \
     --domains pattern,logic,spatial,math,verbal,memory --bank-out "$out/w2_3pl_true.csv" --seed 45
-gen "$out/w3_$n3.csv" --model 2pl --items 1500 --items-per-session 25 --persons "$n3" --layout long \
+want W3 && gen "$out/w3_$n3.csv" --model 2pl --items 1500 --items-per-session 25 --persons "$n3" --layout long \
     --domains pattern,logic,spatial,math,verbal,memory --bank-out "$out/w3_bank.csv" --seed 11
 
 rss() { awk -F': ' '/Maximum resident set size/ {printf "%d", $2/1024}' "$1"; }
@@ -69,6 +71,7 @@ calibrate_runs() {
     cells=$(field "$out/${name}_2.json" n_responses); ll=$(field "$out/${name}_2.json" log_likelihood)
 }
 
+if want W1; then
 echo "== W1 dense 2PL $n1 x 100" >&2
 calibrate_runs w1 "$out/w1_2pl_$n1.csv" 2pl
 /usr/bin/time -v ../shared/peers/girth_fit.py "$out/w1_2pl_$n1.csv" 2PL "$out/w1_girth" > "$out/w1_girth.out" 2> "$out/w1_girth.log"
@@ -83,6 +86,9 @@ row workload W1-blas description '"dense 2PL EM cycles vs their own BLAS product
     throughput_unit '"cycles/s"' peak_rss_mb "$peak" reference '"the E-step BLAS products (dgemm) of the same cycles"' reference_seconds "$blas" \
     ratio "$("$py" -c "print($em/$blas)")" ratio_meaning '"EM time / BLAS time (target <= 3)"'
 
+fi
+
+if want W1-3PL; then
 echo "== W1-3PL dense 3PL $n1 x 100" >&2
 calibrate_runs w13 "$out/w1_3pl_$n1.csv" 3pl
 row workload W1-3PL description "\"dense 3PL calibration $n1 x 100 (read + EM + SEs)\"" seconds_median "$med" \
@@ -90,18 +96,22 @@ row workload W1-3PL description "\"dense 3PL calibration $n1 x 100 (read + EM + 
     reference '"the E-step BLAS products (dgemm) of the same cycles"' reference_seconds "$blas" \
     ratio "$("$py" -c "print($em/$blas)")" ratio_meaning '"EM time / BLAS time"' cycles "$cycles" loglik "$ll"
 
+fi
+
 for m in 2pl 3pl; do
+    name=W2; [ "$m" = 3pl ] && name=W2-3PL
+    want "$name" || continue
     echo "== W2 sparse $m bank 1500 items, $n2 sessions x 25" >&2
     calibrate_runs "w2$m" "$out/w2_${m}_$n2.csv" "$m"
     work=$("$py" -c "print($cells * 61 * 2 * $cycles)")
     ref=$("$bin/blas-reference" "$work" 100 61)
-    name=W2; [ "$m" = 3pl ] && name=W2-3PL
     row workload "$name" description "\"sparse $m bank calibration: 1,500 items, $n2 sessions x 25 (read + EM + SEs)\"" \
         seconds_median "$med" throughput "$("$py" -c "print($n2/$med)")" throughput_unit '"sessions/s"' peak_rss_mb "$peak" \
         reference '"OpenBLAS dgemm doing the E-steps multiply-adds (cells x 61 nodes x 2 per cycle)"' reference_seconds "$ref" \
         ratio "$("$py" -c "print($em/$ref)")" ratio_meaning '"EM time / BLAS time for the same arithmetic"' cycles "$cycles" em_seconds "$em" loglik "$ll"
 done
 
+if want W3; then
 echo "== W3 scoring $n3 sessions x 25" >&2
 bytes=$(stat -c %s "$out/w3_$n3.csv")
 cats=(); for k in 1 2 3; do t0=$(date +%s.%N); cat "$out/w3_$n3.csv" > /dev/null; t1=$(date +%s.%N); cats+=("$("$py" -c "print($t1-$t0)")"); done
@@ -131,6 +141,9 @@ row workload W3-girth description "\"scoring the first $sub sessions (whole comm
     throughput "$("$py" -c "print($sub/$ours_med)")" throughput_unit '"sessions/s"' peak_rss_mb 0 reference '"girth 0.8.0 ability_eap, same sessions and bank"' \
     reference_seconds "$girth_eap" ratio "$("$py" -c "print($girth_eap/$ours_med)")" ratio_meaning '"girth time / iqscore time"'
 
+fi
+
+if want W4 || want W5; then
 echo "== W4 assembly, W5 CAT" >&2
 "$bin/assembly-latency" > "$out/w4.txt"
 "$bin/cat-latency" > "$out/w5.txt"
@@ -158,6 +171,9 @@ rows.append(dict(workload="W5", description="one CAT step (select + EAP update),
 with open(sys.argv[3], "a") as fh:
     for row in rows: fh.write(json.dumps(row) + "\n")
 PY
+fi
+
+if want W5; then
 echo '{"min_items": 8, "max_items": 25, "se_target": 0.30, "min_per_domain": 1, "randomesque": 5, "exposure_target": 0.25}' > "$out/w5_cat.json"
 "$bin/iqscore" simulate --model 2pl --items 1500 --persons 1 --domains pattern,logic,spatial,math,verbal,memory --slope-mean-log 0.3 \
     --bank-out "$out/w5_bank.csv" --out /dev/null --seed 7 2>/dev/null
@@ -172,6 +188,7 @@ med=$(median "${times[@]}")
 row workload W5-study description '"CAT study: 10,000 simulees incl. Sympson-Hetter calibration (whole command)"' seconds_median "$med" \
     throughput "$("$py" -c "print(10000/$med)")" throughput_unit '"simulees/s"' peak_rss_mb "$peak" reference '"none (no peer runs CAT studies here)"' \
     reference_seconds null ratio null share_se_reached "$(field "$out/w5_report.json" share_se_reached)" max_exposure "$(field "$out/w5_report.json" max_exposure)"
+fi
 
 "$py" - "$rows" "$json" <<'PY'
 import json, sys

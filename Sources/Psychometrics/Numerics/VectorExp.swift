@@ -10,7 +10,7 @@
 @inline(__always)
 package func exp4(_ x: SIMD4<Double>) -> SIMD4<Double> {
     let lo = SIMD4<Double>(repeating: -708), hi = SIMD4<Double>(repeating: 709)
-    let xc = pointwiseMin(pointwiseMax(x, lo), hi)
+    let xc = x.replacing(with: lo, where: x .< lo).replacing(with: hi, where: x .> hi)
     let magic = SIMD4<Double>(repeating: 6_755_399_441_055_744)        // 1.5 · 2^52
     let t = xc * 1.442_695_040_888_963_4 + magic                       // k + magic, k = round(x / ln2)
     let k = t - magic

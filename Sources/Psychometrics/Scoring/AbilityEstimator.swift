@@ -168,25 +168,29 @@ public struct AbilityEstimator: Sendable {
                 // independent (no read-modify-write of the accumulator through memory), so the cache misses of
                 // a session's rows overlap.
                 let t = table.baseAddress!
-                var base = 0
-                while base < v {
-                    if base + 4 <= v {
-                        var r0 = prior[base], r1 = prior[base + 1], r2 = prior[base + 2], r3 = prior[base + 3]
-                        for k in 0..<items.count {
-                            let row = t + (2 * items[k] + Int(responses[k])) * v + base
-                            r0 += row[0]; r1 += row[1]; r2 += row[2]; r3 += row[3]
+                let n = items.count
+                withUnsafeTemporaryAllocation(of: UnsafePointer<SIMD4<Double>>.self, capacity: n) { rows in
+                    for k in 0..<n { rows[k] = t + (2 * items[k] + Int(responses[k])) * v }
+                    var base = 0
+                    while base < v {
+                        if base + 4 <= v {
+                            var r0 = prior[base], r1 = prior[base + 1], r2 = prior[base + 2], r3 = prior[base + 3]
+                            for k in 0..<n {
+                                let row = rows[k] + base
+                                r0 += row[0]; r1 += row[1]; r2 += row[2]; r3 += row[3]
+                            }
+                            a[base] = r0; a[base + 1] = r1; a[base + 2] = r2; a[base + 3] = r3
+                            base += 4
+                        } else {
+                            var r0 = prior[base]
+                            for k in 0..<n { r0 += rows[k][base] }
+                            a[base] = r0
+                            base += 1
                         }
-                        a[base] = r0; a[base + 1] = r1; a[base + 2] = r2; a[base + 3] = r3
-                        base += 4
-                    } else {
-                        var r0 = prior[base]
-                        for k in 0..<items.count { r0 += t[(2 * items[k] + Int(responses[k])) * v + base] }
-                        a[base] = r0
-                        base += 1
                     }
                 }
                 var m = a[0]
-                for i in 1..<v { m = pointwiseMax(m, a[i]) }
+                for i in 1..<v { m = m.replacing(with: a[i], where: a[i] .> m) }
                 let top = SIMD4<Double>(repeating: m.max())
                 var total = SIMD4<Double>(), first = SIMD4<Double>()
                 for i in 0..<v {

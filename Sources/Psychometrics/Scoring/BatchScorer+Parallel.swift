@@ -127,6 +127,10 @@ extension BatchScorer {
         // The open session: id, first line, first error, and its responses at items[curStart ..< total].
         var hasCur = false
         var curID: [UInt8] = []
+        /// `ByteKeyTable.word` of the open session's id when it has at most 8 bytes (the usual case): the
+        /// same-session test of each row is then one length and one word compare.
+        var curWord: UInt64 = 0
+        var curCount = -1
         var curOrphan = false
         var curLine = 0
         var curError: RowError?
@@ -225,6 +229,8 @@ extension BatchScorer {
             ordinal += 1
             curID.removeAll(keepingCapacity: true)
             curID.append(contentsOf: id)
+            curCount = id.count
+            curWord = id.count <= 8 ? ByteKeyTable.word(id) : 0
             curOrphan = orphan
             curLine = line
             curError = nil
@@ -272,9 +278,12 @@ extension BatchScorer {
         mutating func enter(_ raw: UnsafeBufferPointer<UInt8>, line: Int) -> Bool? {
             let id = raw.trimmingSpaces()
             if id.isEmpty { return nil }
-            if hasCur && !curOrphan && id.count == curID.count
-                && curID.withUnsafeBufferPointer({ bytesEqual($0.baseAddress!, id.baseAddress!, id.count) }) {
-                return true
+            if hasCur && !curOrphan && id.count == curCount {
+                if id.count <= 8 {
+                    if ByteKeyTable.word(id) == curWord { return true }
+                } else if curID.withUnsafeBufferPointer({ bytesEqual($0.baseAddress!, id.baseAddress!, id.count) }) {
+                    return true
+                }
             }
             close()
             start(id, line: line)
@@ -290,32 +299,33 @@ extension BatchScorer {
             let needed = columns.needed
             guard needed <= 4, buf[start] != 10, buf[start] != 13 else { return nil }
             let raw = UnsafeRawPointer(buf)
-            var ends = SIMD4<Int>(repeating: 0)
+            // Ends of the first four fields.
+            var e0 = 0, e1 = 0, e2 = 0, e3 = 0
             var nf = 0, q = start, next = -1
             scan: while q + 8 <= end {
                 let w = raw.loadUnaligned(fromByteOffset: q, as: UInt64.self)
                 var m = ~(((w & 0x7F7F_7F7F_7F7F_7F7F) &+ 0x5353_5353_5353_5353) | w) & 0x8080_8080_8080_8080
                 while m != 0 {
                     let pos = q + m.trailingZeroBitCount >> 3
-                    switch buf[pos] {
-                    case UInt8(ascii: ","):
-                        if nf < 4 { ends[nf] = pos }
+                    let ch = buf[pos]
+                    if ch == UInt8(ascii: ",") || ch == 10 || ch == 13 {
+                        if ch == 13 {
+                            guard pos + 1 < end, buf[pos + 1] == 10 else { return nil }
+                        }
+                        switch nf {
+                        case 0: e0 = pos
+                        case 1: e1 = pos
+                        case 2: e2 = pos
+                        case 3: e3 = pos
+                        default: break
+                        }
                         nf += 1
-                    case 10:
-                        if nf < 4 { ends[nf] = pos }
-                        nf += 1
-                        next = pos + 1
-                        break scan
-                    case 13:
-                        guard pos + 1 < end, buf[pos + 1] == 10 else { return nil }
-                        if nf < 4 { ends[nf] = pos }
-                        nf += 1
-                        next = pos + 2
-                        break scan
-                    case UInt8(ascii: "\""):
+                        if ch != UInt8(ascii: ",") {
+                            next = ch == 13 ? pos + 2 : pos + 1
+                            break scan
+                        }
+                    } else if ch == UInt8(ascii: "\"") {
                         return nil
-                    default:
-                        break
                     }
                     m &= m &- 1
                 }
@@ -323,8 +333,14 @@ extension BatchScorer {
             }
             guard next >= 0, nf >= needed else { return nil }
             @inline(__always) func field(_ i: Int) -> UnsafeBufferPointer<UInt8> {
-                let s = i == 0 ? start : ends[i - 1] + 1
-                return UnsafeBufferPointer(start: buf + s, count: ends[i] - s).trimmingSpaces()
+                let s: Int, e: Int
+                switch i {
+                case 0: s = start; e = e0
+                case 1: s = e0 + 1; e = e1
+                case 2: s = e1 + 1; e = e2
+                default: s = e2 + 1; e = e3
+                }
+                return UnsafeBufferPointer(start: buf + s, count: e - s).trimmingSpaces()
             }
             let id = field(columns.session)
             let response = field(columns.response)

@@ -567,17 +567,21 @@ public final class BatchScorer {
             rejects.append((id, error.file, error.line, error.column, error.reason))
             return
         }
-        do {
-            let result = try scorer.score(items, responses)
-            for flag in result.score.flags { flags[flag.order] += 1 }
-            appendRow(id: id, result, method: labels.method, norms: labels.norms, to: &out)
-        } catch {
-            rejects.append((id, file, line, nil, "\(error)"))
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: max(2 * scorer.domains.count, 1)) { counts in
+            do {
+                let (estimate, score) = try scorer.score(items, responses, domainCounts: counts.baseAddress!)
+                for flag in score.flags { flags[flag.order] += 1 }
+                appendRow(id: id, estimate, score, counts.baseAddress!, labels, to: &out)
+            } catch {
+                rejects.append((id, file, line, nil, "\(error)"))
+            }
         }
     }
 
-    private func appendRow(id: String, _ r: SessionScore, method: String, norms: String, to out: inout ByteBuffer) {
-        let e = r.estimate, s = r.score
+    /// One score row; `domainCounts` holds answered and correct per domain, interleaved.
+    private func appendRow(id: String, _ e: AbilityEstimate, _ s: IQScore, _ domainCounts: UnsafeMutablePointer<Int>,
+                           _ labels: OutputLabels, to out: inout ByteBuffer) {
+        let method = labels.method, norms = labels.norms
         switch format {
         case .csv:
             ScoreText.appendCSVField(id, to: &out); out.append(44)
@@ -597,8 +601,8 @@ public final class BatchScorer {
             out.append(44)
             ScoreText.appendCSVField(norms, to: &out)
             for d in 0..<scorer.domains.count {
-                out.append(44); ScoreText.appendInt(r.domainCorrect[d], to: &out)
-                out.append(44); ScoreText.appendInt(r.domainAnswered[d], to: &out)
+                out.append(44); ScoreText.appendInt(domainCounts[2 * d + 1], to: &out)
+                out.append(44); ScoreText.appendInt(domainCounts[2 * d], to: &out)
             }
             out.append(10)
         case .jsonl:
@@ -623,8 +627,8 @@ public final class BatchScorer {
                 for (d, name) in scorer.domains.enumerated() {
                     if d > 0 { out.append(44) }
                     ScoreText.appendJSONString(name, to: &out)
-                    out.append(":{\"correct\":"); ScoreText.appendInt(r.domainCorrect[d], to: &out)
-                    out.append(",\"answered\":"); ScoreText.appendInt(r.domainAnswered[d], to: &out)
+                    out.append(":{\"correct\":"); ScoreText.appendInt(domainCounts[2 * d + 1], to: &out)
+                    out.append(",\"answered\":"); ScoreText.appendInt(domainCounts[2 * d], to: &out)
                     out.append(UInt8(ascii: "}"))
                 }
                 out.append(UInt8(ascii: "}"))

@@ -70,19 +70,33 @@ public struct SessionScorer: Sendable {
     /// Scores validated bank indices (distinct, in range) and 0/1 responses: the batch path.
     /// - Throws: `SessionRejection` when no responses, or the estimate cannot be reported.
     public func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>) throws -> SessionScore {
+        try withUnsafeTemporaryAllocation(of: Int.self, capacity: max(2 * domains.count, 1)) { counts in
+            let (estimate, iq) = try score(items, responses, domainCounts: counts.baseAddress!)
+            let n = domains.count
+            return SessionScore(estimate: estimate, score: iq, domainAnswered: (0..<n).map { counts[2 * $0] },
+                                domainCorrect: (0..<n).map { counts[2 * $0 + 1] })
+        }
+    }
+
+    /// `score` without allocating: per domain d, answered and correct counts go to `domainCounts[2d]` and
+    /// `domainCounts[2d + 1]` (room for 2 × `domains.count`).
+    func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
+               domainCounts: UnsafeMutablePointer<Int>) throws -> (AbilityEstimate, IQScore) {
         guard items.count > 0 else { throw SessionRejection("the session has no responses") }
         let estimate = estimator.estimate(items, responses)
         let iq: IQScore
         do { iq = try scale.score(estimate) } catch let error as CalibrationError {
             throw SessionRejection("cannot report a score: \(error.message)")
         }
-        var answered = [Int](repeating: 0, count: domains.count), correct = answered
         if !domains.isEmpty {
-            for k in 0..<items.count {
-                let d = itemDomain[items[k]]
-                if d >= 0 { answered[d] += 1; correct[d] += Int(responses[k]) }
+            domainCounts.initialize(repeating: 0, count: 2 * domains.count)
+            itemDomain.withUnsafeBufferPointer { itemDomain in
+                for k in 0..<items.count {
+                    let d = itemDomain[items[k]]
+                    if d >= 0 { domainCounts[2 * d] += 1; domainCounts[2 * d + 1] += Int(responses[k]) }
+                }
             }
         }
-        return SessionScore(estimate: estimate, score: iq, domainAnswered: answered, domainCorrect: correct)
+        return (estimate, iq)
     }
 }
