@@ -165,14 +165,25 @@ extension BatchScorer {
             self.stamps = stamps
             self.labels = labels
             ordinal = stamps.lastOrdinal
-            capacity = max(expectedRows, 64)
-            items = .allocate(capacity: capacity)
-            responses = .allocate(capacity: capacity)
+            // The previous round's buffers when big enough (fresh pages cost page faults).
+            if let i = stamps.items, let r = stamps.responses, stamps.bufferCapacity >= expectedRows {
+                items = i; responses = r; capacity = stamps.bufferCapacity
+            } else {
+                stamps.items?.deallocate()
+                stamps.responses?.deallocate()
+                capacity = max(expectedRows, 64)
+                items = .allocate(capacity: capacity)
+                responses = .allocate(capacity: capacity)
+            }
+            stamps.items = nil
+            stamps.responses = nil
         }
 
+        /// Hands the (possibly grown) response buffers back to `stamps` for the next round.
         func deallocate() {
-            items.deallocate()
-            responses.deallocate()
+            stamps.items = items
+            stamps.responses = responses
+            stamps.bufferCapacity = capacity
             lines.deallocate()
         }
 
@@ -205,7 +216,8 @@ extension BatchScorer {
 
         /// Scores the pending sessions into the chunk's output.
         func score(into chunk: LongChunk) {
-            var out = ByteBuffer(capacity: pending.count * 100)
+            var out = stamps.out ?? ByteBuffer(capacity: pending.count * 100)
+            out.removeAll()
             var rejects: [RejectRecord] = []
             var flags = [Int](repeating: 0, count: ScoreFlag.allCases.count)
             idBytes.withUnsafeBufferPointer { ids in
@@ -218,7 +230,7 @@ extension BatchScorer {
                 }
             }
             chunk.out = out.array
-            out.deallocate()
+            stamps.out = out
             chunk.rejects = rejects
             chunk.flags = flags
             chunk.inner = pending.count

@@ -450,6 +450,11 @@ public final class BatchScorer {
     final class Stamps {
         /// The last session ordinal a chunk parser used with these stamps (the parallel path).
         var lastOrdinal = 0
+        /// The parallel path's per-chunk buffers, kept here between rounds.
+        var items: UnsafeMutablePointer<Int>?
+        var responses: UnsafeMutablePointer<UInt8>?
+        var bufferCapacity = 0
+        var out: ByteBuffer?
         let session: UnsafeMutablePointer<Int>
         let line: UnsafeMutablePointer<Int>
         let file: UnsafeMutablePointer<Int>
@@ -465,6 +470,9 @@ public final class BatchScorer {
             session.deallocate()
             line.deallocate()
             file.deallocate()
+            items?.deallocate()
+            responses?.deallocate()
+            out?.deallocate()
         }
     }
 

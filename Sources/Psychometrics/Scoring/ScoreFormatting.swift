@@ -102,6 +102,9 @@ struct ByteBuffer {
 
     func deallocate() { base.deallocate() }
 
+    /// Empties the buffer, keeping its memory.
+    mutating func removeAll() { count = 0 }
+
     private mutating func grow(to needed: Int) {
         var c = capacity * 2
         while c < needed { c *= 2 }
