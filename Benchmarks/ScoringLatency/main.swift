@@ -2,6 +2,7 @@
 // 1,500 2PL items (six domains), for each estimator. Single thread, then all threads sharing one scorer.
 //
 //   swift run -c release scoring-latency
+//   BANK_SIZE=100 METHOD=eap swift run -c release scoring-latency   # another bank size, one estimator
 //
 // Each figure is the median over 5 repetitions of 100,000 sessions (simulated with a fixed seed).
 import Dispatch

@@ -56,15 +56,23 @@ public struct SessionScorer: Sendable {
             throw SessionRejection("\(itemIDs.count) item ids but \(responses.count) responses")
         }
         guard !itemIDs.isEmpty else { throw SessionRejection("the session has no responses") }
-        var indices: [Int] = [], values: [UInt8] = [], seen = Set<Int>()
-        for (id, u) in zip(itemIDs, responses) {
-            guard let j = itemTable.index(of: id) else { throw SessionRejection("unknown item id '\(id.escapingControlCharacters)' (not in the bank)") }
-            guard u == 0 || u == 1 else { throw SessionRejection("item '\(id)': response \(u) is not 0 or 1") }
-            guard seen.insert(j).inserted else { throw SessionRejection("item '\(id)' answered twice") }
-            indices.append(j)
-            values.append(UInt8(u))
+        let n = itemIDs.count
+        return try withUnsafeTemporaryAllocation(of: Int.self, capacity: n) { indices in
+            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: n) { values in
+                // Repeats: a scan of the earlier indices for test-sized sessions, a set beyond.
+                var seen = n > 64 ? Set<Int>(minimumCapacity: n) : []
+                for k in 0..<n {
+                    let id = itemIDs[k], u = responses[k]
+                    guard let j = itemTable.index(of: id) else { throw SessionRejection("unknown item id '\(id.escapingControlCharacters)' (not in the bank)") }
+                    guard u == 0 || u == 1 else { throw SessionRejection("item '\(id)': response \(u) is not 0 or 1") }
+                    let repeated = n > 64 ? !seen.insert(j).inserted : (0..<k).contains { indices[$0] == j }
+                    guard !repeated else { throw SessionRejection("item '\(id)' answered twice") }
+                    indices[k] = j
+                    values[k] = UInt8(u)
+                }
+                return try score(UnsafeBufferPointer(indices), UnsafeBufferPointer(values))
+            }
         }
-        return try indices.withUnsafeBufferPointer { i in try values.withUnsafeBufferPointer { try score(i, $0) } }
     }
 
     /// Scores validated bank indices (distinct, in range) and 0/1 responses: the batch path.
