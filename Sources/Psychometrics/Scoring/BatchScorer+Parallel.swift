@@ -501,15 +501,21 @@ extension BatchScorer.RunState {
                 }
                 let base = UnsafePointer(buffer)
                 let box = UncheckedSendableBox((work, base, owner, stamps, path, labels))
-                parallelFor(work.count) { k in
+                // At most `workers` threads; each takes every lanes-th chunk.
+                let lanes = max(1, min(owner.workers, work.count))
+                parallelFor(lanes) { lane in
                     let (work, base, _, _, _, _) = box.value
-                    if k + 1 < work.count { work[k].lineBreaks = BatchScorer.countLineBreaks(base + work[k].start, work[k].end - work[k].start) }
+                    for k in stride(from: lane, to: work.count - 1, by: lanes) {
+                        work[k].lineBreaks = BatchScorer.countLineBreaks(base + work[k].start, work[k].end - work[k].start)
+                    }
                 }
                 var next = line
                 for chunk in work { chunk.firstLine = next; next += chunk.lineBreaks }
-                parallelFor(work.count) { k in
+                parallelFor(lanes) { lane in
                     let (work, base, owner, stamps, path, labels) = box.value
-                    owner.parseLongChunk(work[k], base, columns: columns, fileIndex: fileIndex, path: path, stamps: stamps[k], labels: labels)
+                    for k in stride(from: lane, to: work.count, by: lanes) {
+                        owner.parseLongChunk(work[k], base, columns: columns, fileIndex: fileIndex, path: path, stamps: stamps[k], labels: labels)
+                    }
                 }
 
                 // The chunks up to the first one whose start is not a record start (or that hit a syntax error).
