@@ -85,9 +85,11 @@ struct EMRecoveryTests {
         }
     }
 
-    @Test("complete data: the moment-based Louis term equals the per-node one", arguments: [IRTModel.rasch, .twoPL])
+    @Test("complete data: the moment-based (Rasch, 2PL) and per-node-matrix (3PL) Louis terms equal the stacked one",
+          arguments: [IRTModel.rasch, .twoPL, .threePL])
     func completeDataStandardErrors(_ model: IRTModel) throws {
-        // Dense + complete uses the O(N·J²) moment formulation; sparse stacks every node's score.
+        // Dense + complete uses the O(N·J²) moment formulation (O(N·Q·J²) per-node matrices for 3PL); sparse
+        // stacks every node's score.
         let sim = Simulated(model: model, items: 10, persons: 2000, seed: 21)
         var options = CalibrationOptions(model: model)
         options.eStep = .dense
@@ -97,9 +99,13 @@ struct EMRecoveryTests {
         for (x, y) in zip(fast.items, generic.items) {
             let bx = try #require(x.standardErrors.difficulty), by = try #require(y.standardErrors.difficulty)
             #expect(bx.isApproximatelyEqual(to: by, relativeTolerance: 1e-7))
-            if model == .twoPL {
+            if model != .rasch {
                 let ax = try #require(x.standardErrors.discrimination), ay = try #require(y.standardErrors.discrimination)
                 #expect(ax.isApproximatelyEqual(to: ay, relativeTolerance: 1e-7))
+            }
+            if model == .threePL {
+                let cx = try #require(x.standardErrors.guessing), cy = try #require(y.standardErrors.guessing)
+                #expect(cx.isApproximatelyEqual(to: cy, relativeTolerance: 1e-7))
             }
         }
         if model == .rasch {

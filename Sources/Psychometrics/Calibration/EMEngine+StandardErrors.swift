@@ -121,12 +121,14 @@ extension EMEngine {
         }
 
         // − Σᵢ Cov_post(Sᵢ), Sᵢ(θ_q) = Σⱼ (uᵢⱼ − Pⱼ(θ_q)) hⱼ(θ_q) placed at item j's parameters.
-        if let dense, dense.mask == nil, !model.hasGuessing, !estimatesLatent {
-            let covariance = completeDataScoreCovariance(dense, e, prob: prob)
-            for x in 0..<(2 * J) {
-                for y in 0..<(2 * J) {
-                    let gx = globalIndex(item: x / 2, parameter: x % 2), gy = globalIndex(item: y / 2, parameter: y % 2)
-                    info[gx * P + gy] -= covariance[x * 2 * J + y]
+        if let dense, dense.mask == nil, !estimatesLatent, !model.hasGuessing || nodeCovarianceFits {
+            let width = model.hasGuessing ? p : 2
+            let covariance = model.hasGuessing ? completeDataScoreCovarianceByNode(dense, e, prob: prob, h: h)
+                                               : completeDataScoreCovariance(dense, e, prob: prob)
+            for x in 0..<(width * J) {
+                for y in 0..<(width * J) {
+                    let gx = globalIndex(item: x / width, parameter: x % width), gy = globalIndex(item: y / width, parameter: y % width)
+                    info[gx * P + gy] -= covariance[x * width * J + y]
                 }
             }
             return info
@@ -260,6 +262,114 @@ extension EMEngine {
             }
         }
         return info
+    }
+
+    /// Whether `completeDataScoreCovarianceByNode` fits in memory: one J × J matrix per node and worker
+    /// (at most 256 MB in all).
+    var nodeCovarianceFits: Bool { q * itemCount * itemCount * max(1, workers) * 8 <= 256 << 20 }
+
+    /// Σᵢ Cov_post(Sᵢ) for complete data and any model (used for 3PL, whose h(θ) is not a polynomial in θ, so the
+    /// moment form below does not apply), in per-item layout (pJ × pJ, index p·j + x):
+    /// ```
+    /// Σᵢ E[SSᵀ]_(j,x)(k,y) = Σ_q D_q[j,k] h_jqx h_kqy
+    /// D_q = Uᵀ diag(w_q) U − r̄_q P_qᵀ − P_q r̄_qᵀ + N_q P_q P_qᵀ     (r̄, N: expected counts at node q)
+    /// Σᵢ sᵢsᵢᵀ = SᵀS,   S[i, p·j + x] = uᵢⱼ (W H_x)[i, j] − (W (P ⊙ H_x))[i, j]
+    /// ```
+    /// with w_q the persons' posterior weights at node q. Cost O(N·Q·J²) in `dsyrk`s (one per node and block of
+    /// persons) instead of O(N·Q·p²J²) for stacking every node's score: for 3PL, 100,000 × 100, 13 s → about 1 s.
+    private func completeDataScoreCovarianceByNode(_ dense: DenseResponses, _ e: Expectation, prob: [Double], h: [Double]) -> [Double] {
+        let nq = q, J = itemCount, persons = dense.rows, p = perItem, pJ = p * J
+        let tables = logTables()
+        let logit = zip(tables.logP, tables.logQ).map { $0 - $1 }
+        var base = grid.logWeights
+        for j in 0..<J { for t in 0..<nq { base[t] += tables.logQ[j * nq + t] } }
+        // H_x and P ⊙ H_x as Q × J matrices (for W·H products).
+        var hT = [Double](repeating: 0, count: p * nq * J), phT = hT
+        for x in 0..<p {
+            for t in 0..<nq {
+                for j in 0..<J {
+                    let hv = h[(j * nq + t) * p + x]
+                    hT[(x * nq + t) * J + j] = hv
+                    phT[(x * nq + t) * J + j] = prob[j * nq + t] * hv
+                }
+            }
+        }
+        let w = max(1, workers)
+        let block = DenseResponses.blockRows
+        let blocks = (persons + block - 1) / block
+        // Per worker: M_q = Uᵀ diag(w_q) U for every node (upper triangles), then SᵀS (upper).
+        let perWorker = nq * J * J + pJ * pJ
+        var acc = [Double](repeating: 0, count: w * perWorker)
+        acc.withUnsafeMutableBufferPointer { accAll in
+        logit.withUnsafeBufferPointer { logit in
+        base.withUnsafeBufferPointer { base in
+        hT.withUnsafeBufferPointer { hT in
+        phT.withUnsafeBufferPointer { phT in
+        dense.u.withUnsafeBufferPointer { u in
+            parallelFor(w) { worker in
+                let mine = accAll.baseAddress! + worker * perWorker
+                let post = UnsafeMutablePointer<Double>.allocate(capacity: block * nq)
+                let scaled = UnsafeMutablePointer<Double>.allocate(capacity: block * J)
+                let a = UnsafeMutablePointer<Double>.allocate(capacity: block * J)
+                let b = UnsafeMutablePointer<Double>.allocate(capacity: block * J)
+                let scores = UnsafeMutablePointer<Double>.allocate(capacity: block * pJ)
+                defer { [post, scaled, a, b, scores].forEach { $0.deallocate() } }
+                var blk = worker
+                while blk < blocks {
+                    let lo = blk * block, rows = min(block, persons - lo)
+                    let ub = u.baseAddress! + lo * J
+                    BLAS.gemm(m: rows, n: nq, k: J, a: ub, lda: J, b: logit.baseAddress!, ldb: nq, beta: 0, c: post, ldc: nq)
+                    for i in 0..<rows {
+                        let row = post + i * nq
+                        for t in 0..<nq { row[t] += base[t] }
+                        _ = normalizeLogPosterior(row, nq)
+                    }
+                    // M_q += (diag(√w_q) U)ᵀ (diag(√w_q) U)
+                    for t in 0..<nq {
+                        for i in 0..<rows {
+                            let s = post[i * nq + t].squareRoot()
+                            for j in 0..<J { scaled[i * J + j] = ub[i * J + j] * s }
+                        }
+                        BLAS.syrkUpperTransposed(n: J, k: rows, a: scaled, lda: J, beta: 1, c: mine + t * J * J, ldc: J)
+                    }
+                    // Observed scores S (B × pJ), then SᵀS.
+                    for x in 0..<p {
+                        BLAS.gemm(m: rows, n: J, k: nq, a: post, lda: nq, b: hT.baseAddress! + x * nq * J, ldb: J, beta: 0, c: a, ldc: J)
+                        BLAS.gemm(m: rows, n: J, k: nq, a: post, lda: nq, b: phT.baseAddress! + x * nq * J, ldb: J, beta: 0, c: b, ldc: J)
+                        for i in 0..<rows {
+                            for j in 0..<J { scores[i * pJ + p * j + x] = ub[i * J + j] * a[i * J + j] - b[i * J + j] }
+                        }
+                    }
+                    BLAS.syrkUpperTransposed(n: pJ, k: rows, a: scores, lda: pJ, beta: 1, c: mine + nq * J * J, ldc: pJ)
+                    blk += w
+                }
+            }
+        }}}}}}
+        var total = Array(acc[0..<perWorker])
+        for worker in 1..<w { for k in 0..<perWorker { total[k] += acc[worker * perWorker + k] } }
+        let sts = nq * J * J
+        var covariance = [Double](repeating: 0, count: pJ * pJ)
+        for j in 0..<J {
+            for k in j..<J {
+                // Σ_q D_q[j,k] h_jqx h_kqy for all x, y.
+                var sum = [Double](repeating: 0, count: p * p)
+                for t in 0..<nq {
+                    let pj = prob[j * nq + t], pk = prob[k * nq + t]
+                    let d = total[t * J * J + j * J + k] - e.r[j * nq + t] * pk - pj * e.r[k * nq + t] + e.n[j * nq + t] * pj * pk
+                    let hj = (j * nq + t) * p, hk = (k * nq + t) * p
+                    for x in 0..<p { for y in 0..<p { sum[x * p + y] += d * h[hj + x] * h[hk + y] } }
+                }
+                for x in 0..<p {
+                    for y in 0..<p {
+                        let r = p * j + x, c = p * k + y
+                        let sts_rc = r <= c ? total[sts + r * pJ + c] : total[sts + c * pJ + r]
+                        covariance[r * pJ + c] = sum[x * p + y] - sts_rc
+                        covariance[c * pJ + r] = covariance[r * pJ + c]
+                    }
+                }
+            }
+        }
+        return covariance
     }
 
     /// Σᵢ Cov_post(Sᵢ) for complete data and c = 0 (Rasch/1PL/2PL), in per-item layout (2J × 2J, index 2j + t,

@@ -19,6 +19,13 @@ enum BLAS {
         cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, Int32(n), Int32(k), alpha, a, Int32(lda), beta, c, Int32(ldc))
     }
 
+    /// Upper triangle of C = α·Aᵀ·A + β·C with A k×n (`cblas_dsyrk`, transposed).
+    @inline(__always)
+    static func syrkUpperTransposed(n: Int, k: Int, alpha: Double = 1, a: UnsafePointer<Double>, lda: Int,
+                                    beta: Double, c: UnsafeMutablePointer<Double>, ldc: Int) {
+        cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, Int32(n), Int32(k), alpha, a, Int32(lda), beta, c, Int32(ldc))
+    }
+
     /// OpenBLAS's own thread count (process-wide; set with `OPENBLAS_NUM_THREADS` or
     /// `openblas_set_num_threads`). The calibrator runs its own person-block workers only when this is 1, so
     /// that two layers of threads never compete.
