@@ -45,6 +45,19 @@ struct CSVRecordScanner {
         quoted.deallocate()
     }
 
+    /// Records field `count` (growing the buffers when full) and counts it.
+    @inline(__always)
+    private mutating func setField(_ count: inout Int, _ start: Int, _ end: Int, quoted isQuoted: Bool) {
+        if count == capacity {
+            fieldCount = count
+            grow()
+        }
+        bounds[2 * count] = start
+        bounds[2 * count + 1] = end
+        quoted[count] = isQuoted
+        count += 1
+    }
+
     private mutating func grow() {
         let newCapacity = capacity * 2
         let newBounds = UnsafeMutablePointer<Int>.allocate(capacity: 2 * newCapacity)
@@ -67,19 +80,7 @@ struct CSVRecordScanner {
         var p = start
         var lines = 0
         var nf = 0
-        var bnd = bounds, qtd = quoted, cap = capacity
         defer { fieldCount = nf }
-        @inline(__always) func appendField(_ s: Int, _ e: Int, _ isQuoted: Bool) {
-            if nf == cap {
-                fieldCount = nf
-                grow()
-                bnd = bounds; qtd = quoted; cap = capacity
-            }
-            bnd[2 * nf] = s
-            bnd[2 * nf + 1] = e
-            qtd[nf] = isQuoted
-            nf += 1
-        }
 
         // A blank line.
         let first = buf[p]
@@ -114,7 +115,7 @@ struct CSVRecordScanner {
                     }
                     q += 1
                 }
-                appendField(fieldStart, q, true)
+                setField(&nf, fieldStart, q, quoted: true)
                 p = q + 1
                 if p < end {
                     let ch = buf[p]
@@ -133,7 +134,7 @@ struct CSVRecordScanner {
                     p += 1
                 }
                 if p >= end && !atEOF { return .needMore }
-                appendField(fieldStart, p, false)
+                setField(&nf, fieldStart, p, quoted: false)
             }
             // Separator or record end.
             if p >= end { return .record(next: p, lines: lines) }       // end of input without a final newline
@@ -142,7 +143,7 @@ struct CSVRecordScanner {
                 p += 1
                 if p >= end {
                     if !atEOF { return .needMore }
-                    appendField(p, p, false)
+                    setField(&nf, p, p, quoted: false)
                     return .record(next: p, lines: lines)
                 }
                 continue
@@ -171,7 +172,6 @@ struct CSVRecordScanner {
         if buf[start] == newline || buf[start] == cr { return nil }
         let raw = UnsafeRawPointer(buf)
         var q = start, fieldStart = start, nf = 0
-        var bnd = bounds, qtd = quoted, cap = capacity
         while q + 8 <= end {
             let w = raw.loadUnaligned(fromByteOffset: q, as: UInt64.self)
             var m = ~(((w & 0x7F7F_7F7F_7F7F_7F7F) &+ 0x5353_5353_5353_5353) | w) & 0x8080_8080_8080_8080
@@ -184,15 +184,7 @@ struct CSVRecordScanner {
                         guard pos + 1 < end, buf[pos + 1] == newline else { return nil }
                         next = pos + 2
                     }
-                    if nf == cap {
-                        fieldCount = nf
-                        grow()
-                        bnd = bounds; qtd = quoted; cap = capacity
-                    }
-                    bnd[2 * nf] = fieldStart
-                    bnd[2 * nf + 1] = pos
-                    qtd[nf] = false
-                    nf += 1
+                    setField(&nf, fieldStart, pos, quoted: false)
                     if ch != comma {
                         fieldCount = nf
                         return next
