@@ -9,7 +9,8 @@ struct ScoreCommand: ParsableCommand {
         discussion: """
             Reads sessions in long layout (session_id,item_id,response; names set by --session-column etc.) or \
             wide layout, exactly as `calibrate` does. Rows of a session need not be contiguous (contiguous input \
-            streams in bounded memory; otherwise the files are read again and grouped in memory).
+            streams in bounded memory, long files parsed and scored on every core; otherwise the files are read \
+            again and grouped in memory).
 
             SCORES has one row per scored session in input order: \
             session_id,n_items,n_correct,theta,se,iq,iq_low,iq_high,percentile,method,flags,norms, plus \
@@ -72,7 +73,7 @@ struct ScoreCommand: ParsableCommand {
     @Option(name: .customLong("low-precision-se"), help: "SE of θ above which a score is flagged low_precision.")
     var lowPrecisionSE = 0.5
 
-    @Option(help: "Worker threads (default: all cores).")
+    @Option(help: "Threads that parse and score (default: all cores); the output does not depend on it.")
     var threads: Int?
 
     func validate() throws {

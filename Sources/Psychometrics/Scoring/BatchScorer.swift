@@ -45,9 +45,10 @@ public struct BatchProgress: Sendable {
 /// Streaming: while each session's rows are contiguous, memory stays bounded (one batch of sessions). A
 /// session whose rows reappear later is detected (64-bit hashes of finished session ids); the run then starts
 /// over, reading the files again and grouping rows by session in memory, so interleaved input is still scored
-/// correctly. Scores come out one row per session in order of first appearance; sessions are scored in
-/// parallel batches. Every session read ends up in the scores or in the rejects, with file, line, column and
-/// reason.
+/// correctly. Scores come out one row per session in order of first appearance. Long files are parsed and
+/// scored in parallel chunks (`BatchScorer+Parallel.swift`, same output as one thread); wide files are parsed on
+/// one thread and scored in parallel batches. Every session read ends up in the scores or in the rejects, with
+/// file, line, column and reason.
 public final class BatchScorer {
     public let scorer: SessionScorer
     public let fileOptions: ResponseFileOptions
@@ -78,7 +79,8 @@ public final class BatchScorer {
     struct Regroup: Error {}
 
     /// Runs the batch. `scores` and `rejects` receive the header and rows (and are `reset()` if the run has to
-    /// regroup); the caller commits them.
+    /// regroup); the caller commits them. `progress` is called at most every 0.25 s, one call at a time, but not
+    /// necessarily on the calling thread (long files are joined and written on a background thread).
     public func run(inputs: [String], scores: AtomicFileWriter, rejects: AtomicFileWriter,
                     progress: ((BatchProgress) -> Void)? = nil) throws -> BatchScoringReport {
         let started = Date()
