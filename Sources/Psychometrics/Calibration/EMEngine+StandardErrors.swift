@@ -152,6 +152,37 @@ extension EMEngine {
                 var globalOf = [Int](repeating: 0, count: maxLocal)
                 defer { post.deallocate(); gBig.deallocate(); sBig.deallocate(); local.deallocate() }
                 var stacked = 0
+                // Incomplete data: each person's block lands at scattered places of the P × P matrix (72 MB for
+                // 3,000 parameters), where nearly every update missed the caches. Updates are buffered, put in
+                // order of 2 MB bands of the matrix by a stable counting sort, and applied band by band, so each
+                // matrix entry still receives its terms in person order (the same sums to the bit).
+                let bandShift = 18
+                let bands = (P * P) >> bandShift + 1
+                let pendingCapacity = complete ? 0 : 1 << 20
+                let pendingIndex = UnsafeMutablePointer<Int>.allocate(capacity: max(pendingCapacity, 1))
+                let pendingValue = UnsafeMutablePointer<Double>.allocate(capacity: max(pendingCapacity, 1))
+                let sortedIndex = UnsafeMutablePointer<Int>.allocate(capacity: max(pendingCapacity, 1))
+                let sortedValue = UnsafeMutablePointer<Double>.allocate(capacity: max(pendingCapacity, 1))
+                var bandStart = [Int](repeating: 0, count: bands + 1)
+                defer { pendingIndex.deallocate(); pendingValue.deallocate(); sortedIndex.deallocate(); sortedValue.deallocate() }
+                var pending = 0
+                func flushPending() {
+                    guard pending > 0 else { return }
+                    bandStart.withUnsafeMutableBufferPointer { start in
+                        for b in 0...bands { start[b] = 0 }
+                        for e in 0..<pending { start[(pendingIndex[e] >> bandShift) + 1] += 1 }
+                        for b in 0..<bands { start[b + 1] += start[b] }
+                        for e in 0..<pending {
+                            let b = pendingIndex[e] >> bandShift
+                            let d = start[b]
+                            sortedIndex[d] = pendingIndex[e]
+                            sortedValue[d] = pendingValue[e]
+                            start[b] = d + 1
+                        }
+                    }
+                    for e in 0..<pending { target[sortedIndex[e]] -= sortedValue[e] }
+                    pending = 0
+                }
 
                 func flushStack() {
                     guard stacked > 0 else { return }
@@ -231,16 +262,37 @@ extension EMEngine {
                     }
                     // C = G Gᵀ − s sᵀ on the local parameters, scattered into the global matrix.
                     BLAS.syrkUpper(n: nLocal, k: nq, a: gBig, lda: nq, beta: 0, c: local, ldc: nLocal)
+                    if pending + nLocal * (nLocal + 1) > pendingCapacity { flushPending() }
+                    if nLocal * (nLocal + 1) > pendingCapacity {
+                        // A person with more parameters than the buffer holds (not for test-sized sessions).
+                        for x in 0..<nLocal {
+                            for y in x..<nLocal {
+                                let value = local[x * nLocal + y] - sBig[x] * sBig[y]
+                                let gx = globalOf[x], gy = globalOf[y]
+                                let (lo2, hi2) = gx <= gy ? (gx, gy) : (gy, gx)
+                                target[lo2 * P + hi2] -= value
+                                if gx == gy && x != y { target[lo2 * P + hi2] -= value }
+                            }
+                        }
+                        continue
+                    }
                     for x in 0..<nLocal {
                         for y in x..<nLocal {
                             let value = local[x * nLocal + y] - sBig[x] * sBig[y]
                             let gx = globalOf[x], gy = globalOf[y]
-                            let (lo2, hi2) = gx <= gy ? (gx, gy) : (gy, gx)
-                            target[lo2 * P + hi2] -= value
-                            if gx == gy && x != y { target[lo2 * P + hi2] -= value }
+                            let index = gx <= gy ? gx * P + gy : gy * P + gx
+                            pendingIndex[pending] = index
+                            pendingValue[pending] = value
+                            pending += 1
+                            if gx == gy && x != y {
+                                pendingIndex[pending] = index
+                                pendingValue[pending] = value
+                                pending += 1
+                            }
                         }
                     }
                 }
+                flushPending()
                 if complete {
                     // Zero the unused stacked columns before the last flush.
                     for x in 0..<P {
