@@ -143,6 +143,8 @@ extension EMEngine {
                 let target = partialAll.baseAddress! + worker * P * P
                 let lo = persons * worker / workers, hi = persons * (worker + 1) / workers
                 let post = UnsafeMutablePointer<Double>.allocate(capacity: nq)
+                let root = UnsafeMutablePointer<Double>.allocate(capacity: nq)
+                defer { root.deallocate() }
                 let stackPersons = complete ? max(1, 2048 / nq) : 1
                 let maxLocal = P   // a person's local parameters are a subset of the global ones
                 let width = stackPersons * nq
@@ -201,6 +203,7 @@ extension EMEngine {
                         for t in 0..<nq { post[t] += row[j * nq + t] }
                     }
                     _ = normalizeLogPosterior(post, nq)
+                    for t in 0..<nq { root[t] = post[t].squareRoot() }   // once per person, not per parameter
                     // Local parameter layout of this person: the shared slope (Rasch/1PL without fixed items),
                     // the free items' parameters in answer order, then μ and σ (with fixed items). For complete
                     // data the local index equals the global one.
@@ -233,7 +236,7 @@ extension EMEngine {
                             var sum = 0.0
                             for t in 0..<nq {
                                 let score = (u - prob[j * nq + t]) * h[(j * nq + t) * p + x]
-                                grow[t] += score * post[t].squareRoot()
+                                grow[t] += score * root[t]
                                 sum += score * post[t]
                             }
                             sBase[lx * sStride] += sum
@@ -249,7 +252,7 @@ extension EMEngine {
                             for t in 0..<nq {
                                 let dev = theta[t] - mu
                                 let score = r == 0 ? dev / s2 : -1 / sigma + dev * dev / (s2 * sigma)
-                                grow[t] += score * post[t].squareRoot()
+                                grow[t] += score * root[t]
                                 sum += score * post[t]
                             }
                             sBase[lx * sStride] += sum
