@@ -6,7 +6,7 @@ import Foundation
 // breaks; the chunks' first line numbers come from counting line breaks (a parallel pass); then every worker
 // parses its chunk with the same `CSVRecordScanner` as `CSVReader` and scores the sessions that lie wholly
 // inside it. A chunk's first session may continue the previous chunk's last one, and its last may continue
-// into the next chunk: those two are handed back unscored and joined in order on the calling thread.
+// into the next chunk: those two are handed back unscored and joined in order on a background thread.
 //
 // A cut that falls inside a quoted field (a line break that is data) is detected, not assumed away: the chunk
 // before it then does not end exactly at the cut, so that chunk's work is kept up to its last whole record and
@@ -36,8 +36,6 @@ extension BatchScorer {
         /// Line of each response (to name the first line of an item answered twice across a chunk border).
         var itemLines: [Int] = []
         var error: RowError?
-
-        var idString: String { String(decoding: id, as: UTF8.self) }
     }
 
     /// One chunk's input range and everything its worker produced.
@@ -302,72 +300,36 @@ extension BatchScorer {
             return false
         }
 
-        /// The common row, handled without the general field machinery: one line of at most four plain fields
-        /// (ends found 8 bytes at a time, as in `CSVRecordScanner.scanPlain`), a non-empty session id, a 0/1
-        /// response and an item of the bank. Returns where the next record starts; nil — with nothing changed —
-        /// for any other row, which the general path then reads (and reports, if it is bad).
+        /// The common row, handled without the general field access: a plain record (as `scanPlain` found it,
+        /// no quotes) with a non-empty session id, a 0/1 response and an item of the bank. Returns false — with
+        /// nothing changed — for any other row, which the general path then reads (and reports, if it is bad).
         @inline(__always)
-        mutating func fastRow(_ buf: UnsafePointer<UInt8>, _ start: Int, _ end: Int, line rowLine: Int, table: ByteKeyTable) -> Int? {
-            let needed = columns.needed
-            guard needed <= 4, buf[start] != 10, buf[start] != 13 else { return nil }
-            let raw = UnsafeRawPointer(buf)
-            // Ends of the first four fields.
-            var e0 = 0, e1 = 0, e2 = 0, e3 = 0
-            var nf = 0, q = start, next = -1
-            scan: while q + 8 <= end {
-                let w = raw.loadUnaligned(fromByteOffset: q, as: UInt64.self)
-                var m = ~(((w & 0x7F7F_7F7F_7F7F_7F7F) &+ 0x5353_5353_5353_5353) | w) & 0x8080_8080_8080_8080
-                while m != 0 {
-                    let pos = q + m.trailingZeroBitCount >> 3
-                    let ch = buf[pos]
-                    if ch == UInt8(ascii: ",") || ch == 10 || ch == 13 {
-                        if ch == 13 {
-                            guard pos + 1 < end, buf[pos + 1] == 10 else { return nil }
-                        }
-                        switch nf {
-                        case 0: e0 = pos
-                        case 1: e1 = pos
-                        case 2: e2 = pos
-                        case 3: e3 = pos
-                        default: break
-                        }
-                        nf += 1
-                        if ch != UInt8(ascii: ",") {
-                            next = ch == 13 ? pos + 2 : pos + 1
-                            break scan
-                        }
-                    } else if ch == UInt8(ascii: "\"") {
-                        return nil
-                    }
-                    m &= m &- 1
-                }
-                q += 8
-            }
-            guard next >= 0, nf >= needed else { return nil }
-            @inline(__always) func field(_ i: Int) -> UnsafeBufferPointer<UInt8> {
-                let s: Int, e: Int
-                switch i {
-                case 0: s = start; e = e0
-                case 1: s = e0 + 1; e = e1
-                case 2: s = e1 + 1; e = e2
-                default: s = e2 + 1; e = e3
-                }
-                return UnsafeBufferPointer(start: buf + s, count: e - s).trimmingSpaces()
-            }
-            let id = field(columns.session)
-            let response = field(columns.response)
+        mutating func plainRow(_ buf: UnsafePointer<UInt8>, _ fields: borrowing CSVRecordScanner, line rowLine: Int, table: ByteKeyTable) -> Bool {
+            guard fields.fieldCount >= columns.needed else { return false }
+            let bounds = fields.bounds
+            let sc = 2 * columns.session, rc = 2 * columns.response, ic = 2 * columns.item
+            let id = UnsafeBufferPointer(start: buf + bounds[sc], count: bounds[sc + 1] - bounds[sc]).trimmingSpaces()
+            let response = UnsafeBufferPointer(start: buf + bounds[rc], count: bounds[rc + 1] - bounds[rc]).trimmingSpaces()
             guard !id.isEmpty, response.count == 1, response[0] == 48 || response[0] == 49,
-                  let j = table.index(of: field(columns.item)) else { return nil }
+                  let j = table.index(of: UnsafeBufferPointer(start: buf + bounds[ic], count: bounds[ic + 1] - bounds[ic]).trimmingSpaces())
+            else { return false }
             _ = enter(id, line: rowLine)
+            answer(j, response[0] &- 48, line: rowLine)
+            return true
+        }
+
+        /// A response of the open session to bank item `j`: kept, or the session's error when the item was
+        /// answered before in it.
+        @inline(__always)
+        mutating func answer(_ j: Int, _ value: UInt8, line rowLine: Int) {
             if stamps.session[j] == ordinal {
                 fail("item '\(owner.scorer.bank.items[j].itemID)' answered twice in the session (first on line \(stamps.line[j]))",
                      line: rowLine, column: columns.item + 1)
-            } else {
-                stamps.session[j] = ordinal
-                stamps.line[j] = rowLine
-                append(j, response[0] &- 48, line: rowLine)
+                return
             }
-            return next
+            stamps.session[j] = ordinal
+            stamps.line[j] = rowLine
+            append(j, value, line: rowLine)
         }
 
         mutating func parse(_ chunk: LongChunk, _ buf: UnsafePointer<UInt8>, path: String) {
@@ -380,15 +342,13 @@ extension BatchScorer {
             var rows = 0, blanks = 0
             parsing: while p < chunk.end {
                 let rowLine = line
-                if let next = fastRow(buf, p, chunk.end, line: rowLine, table: table) {
-                    p = next
-                    line += 1
-                    rows += 1
-                    continue parsing
-                }
                 if let next = scanner.scanPlain(buf, from: p, to: chunk.end) {
                     p = next
                     line += 1
+                    if plainRow(buf, scanner, line: rowLine, table: table) {
+                        rows += 1
+                        continue parsing
+                    }
                 } else {
                     let outcome: CSVRecordScanner.Outcome
                     do {
@@ -440,15 +400,7 @@ extension BatchScorer {
                          line: rowLine, column: ic + 1)
                     continue
                 }
-                if stamps.session[j] == ordinal {
-                    let first = stamps.line[j]
-                    fail("item '\(owner.scorer.bank.items[j].itemID)' answered twice in the session (first on line \(first))",
-                         line: rowLine, column: ic + 1)
-                    continue
-                }
-                stamps.session[j] = ordinal
-                stamps.line[j] = rowLine
-                append(j, cell == .correct ? 1 : 0, line: rowLine)
+                answer(j, cell == .correct ? 1 : 0, line: rowLine)
             }
             stamps.lastOrdinal = ordinal
             chunk.stop = p
