@@ -518,3 +518,19 @@ struct ItemBankLoadErrorTests {
         #expect(bank.items[0].model == .twoPL && bank.items[0].parameters.discrimination == 1.2)
     }
 }
+
+@Suite("BatchScorer: no spurious regrouping")
+struct NoSpuriousRegroupTests {
+    @Test("100,000 one-row sessions with plain integer ids stream without regrouping")
+    func integerIDs() throws {
+        let files = try CSVFixtures()
+        let scorer = try BatchFixtures.scorer(files)
+        var text = "session_id,item_id,response\n"
+        for k in 0..<100_000 { text += "\(k),q\(k % 6 + 1),\(k % 2)\n" }
+        for parallel in [true, false] {
+            let out = try BatchFixtures.run(scorer, [try files.write("ints.csv", text)], in: files, name: "ints\(parallel)", parallel: parallel)
+            #expect(out.report.regrouped == false)
+            #expect(out.report.sessionsScored == 100_000)
+        }
+    }
+}

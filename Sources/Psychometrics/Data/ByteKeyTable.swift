@@ -40,26 +40,36 @@ public struct ByteKeyTable: Sendable {
         self.mask = size - 1
     }
 
-    /// A key of at most 8 bytes as one word: for 4–8 bytes the first and last four bytes (overlapping), for 1–3
-    /// bytes the first, middle and last byte. Together with the length this identifies the key; it reads no
-    /// byte outside it.
+    /// A key of at most 8 bytes as one word: its bytes in order from the low byte, zero-padded (for 4–8 bytes
+    /// built from two overlapping 4-byte loads, for 1–3 bytes from single bytes). Together with the length this
+    /// identifies the key; it reads no byte outside it.
     @inline(__always) static func word(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {
         let n = b.count
         guard n > 0, let base = b.baseAddress else { return 0 }
         if n >= 4 {
             let raw = UnsafeRawPointer(base)
             let lo = raw.loadUnaligned(as: UInt32.self), hi = raw.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)
-            return UInt64(lo) | UInt64(hi) << 32
+            // hi holds bytes n−4 … n−1; dropping its first 8 − n bytes leaves bytes 4 … n−1.
+            return UInt64(lo) | UInt64(hi >> (8 * (8 - n))) << 32
         }
-        return UInt64(base[0]) | UInt64(base[n >> 1]) << 8 | UInt64(base[n - 1]) << 16
+        return UInt64(base[0]) | (n >= 2 ? UInt64(base[1]) << 8 : 0) | (n == 3 ? UInt64(base[2]) << 16 : 0)
     }
 
-    /// A 64-bit hash of a byte string: `word` and the length for up to 8 bytes, FNV-1a 64 for longer strings,
-    /// then mixed by MurmurHash3's finaliser.
+    /// A 64-bit hash of a byte string, one-to-one on short keys.
+    ///
+    /// Keys of up to 7 bytes map to `word | length << 56` (the top byte is free, so the length cannot alias data),
+    /// 8-byte keys whose last byte is at least 8 to `word` itself (its top byte then differs from every shorter
+    /// key's length byte); both are then mixed by MurmurHash3's finaliser, a bijection of 64-bit words. So two
+    /// distinct such keys never share a hash — plain integer ids up to 10⁸ and ids like `s100000` included.
+    /// Other keys (longer, or 8 bytes ending in a byte below 8) are hashed with FNV-1a 64 and the same
+    /// finaliser: distinct keys then collide with probability about 2⁻⁶⁴ per pair.
     @inline(__always) public static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
         var h: UInt64
-        if bytes.count <= 8 {
-            h = word(bytes) ^ UInt64(bytes.count) << 59
+        let n = bytes.count
+        if n < 8 {
+            h = word(bytes) | UInt64(n) << 56
+        } else if n == 8 && bytes[7] >= 8 {
+            h = word(bytes)
         } else {
             h = 0xcbf2_9ce4_8422_2325
             for b in bytes { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
@@ -134,12 +144,14 @@ func bytesEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n: Int) 
     return true
 }
 
-/// A set of well-mixed 64-bit hashes (the ids of sessions already closed in a batch run): open addressing with
-/// linear probing in one flat array, grown at half full. Inserting costs one multiply-free probe sequence,
-/// where `Set<Int>` re-hashes every key with SipHash.
+/// A set of 64-bit hashes (the ids of sessions already closed in a batch run): open addressing with linear
+/// probing in one flat array, grown at half full. Inserting costs one probe sequence, where `Set<Int>` re-hashes
+/// every key with SipHash. The hash 0 (which marks an empty slot) is kept in a flag of its own, so every 64-bit
+/// value is a distinct member.
 struct HashSet64 {
     private var slots: [UInt64]
     private var mask: Int
+    private var hasZero = false
     private(set) var count = 0
 
     init(capacity: Int = 1024) {
@@ -149,11 +161,19 @@ struct HashSet64 {
         mask = size - 1
     }
 
-    /// Inserts `hash`; false when it was already present. (0 is stored as 1: hashes are not keys, a rare
-    /// collision only makes a caller regroup.)
+    /// Bytes held by the table.
+    var memoryBytes: Int { slots.count * 8 }
+
+    /// Inserts `hash`; false when it was already present.
     mutating func insert(_ hash: Int) -> Bool {
+        let h = UInt64(bitPattern: Int64(hash))
+        if h == 0 {
+            if hasZero { return false }
+            hasZero = true
+            count += 1
+            return true
+        }
         if 2 * (count + 1) > slots.count { grow() }
-        let h = UInt64(bitPattern: Int64(hash)) | (hash == 0 ? 1 : 0)
         return slots.withUnsafeMutableBufferPointer { s in
             var i = Int(truncatingIfNeeded: h) & mask
             while true {
@@ -163,6 +183,35 @@ struct HashSet64 {
                 i = (i + 1) & mask
             }
         }
+    }
+
+    /// Whether `hash` is present.
+    func contains(_ hash: Int) -> Bool {
+        let h = UInt64(bitPattern: Int64(hash))
+        if h == 0 { return hasZero }
+        return slots.withUnsafeBufferPointer { s in
+            var i = Int(truncatingIfNeeded: h) & mask
+            while true {
+                let v = s[i]
+                if v == 0 { return false }
+                if v == h { return true }
+                i = (i + 1) & mask
+            }
+        }
+    }
+
+    /// The members, in no particular order.
+    var members: [UInt64] {
+        var out = slots.filter { $0 != 0 }
+        if hasZero { out.append(0) }
+        return out
+    }
+
+    /// Empties the set, keeping its size.
+    mutating func removeAll() {
+        for i in slots.indices { slots[i] = 0 }
+        hasZero = false
+        count = 0
     }
 
     private mutating func grow() {
