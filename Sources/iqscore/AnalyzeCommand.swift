@@ -70,6 +70,8 @@ struct AnalyzeCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
+            try prepareOutputs(inputs: [("input", responses), ("--bank", bank)] + (options.map { [("--options", $0)] } ?? []) + (items.map { [("--items", $0)] } ?? []),
+                               outputs: [("--out", out)] + (summaryJSON.map { [("--summary-json", $0)] } ?? []) + (personsOut.map { [("--persons-out", $0)] } ?? []) + (q3Out.map { [("--q3-out", $0)] } ?? []) + (distractorsOut.map { [("--distractors-out", $0)] } ?? []))
             let itemBank = try ItemBank.load(csv: bank, requirePositiveSlopes: false)
             let (pLow, pHigh) = try range(pRange, "p-range"), (mLow, mHigh) = try range(mnsqRange, "mnsq-range")
             let rules = FlagRules(minSlope: minSlope, minPointBiserial: minPointBiserial, misfitP: misfitP, pRange: (pLow, pHigh), mnsqRange: (mLow, mHigh))

@@ -68,6 +68,39 @@ func formatCount(_ n: Int) -> String {
 
 func fixed(_ v: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", v) }
 
+/// Before a command reads anything: SIGINT/SIGTERM/SIGHUP remove this run's temporary files; an output that is
+/// the same file as an input or another output is refused; temporary files that killed runs left beside the
+/// outputs are removed, and said so on stderr.
+func prepareOutputs(inputs: [(String, String)], outputs: [(String, String)]) throws {
+    TemporaryFiles.installInterruptCleanup()
+    try OutputSet.checkPaths(inputs: inputs.map { (role: $0.0, path: $0.1) }, outputs: outputs.map { (role: $0.0, path: $0.1) })
+    for path in OutputSet.removeStaleTemporaries(besides: outputs.map(\.1)) {
+        printError("note: removed \(path), a temporary file left by an interrupted run")
+    }
+}
+
+/// `path` with its .csv/.jsonl/.json extension (if any) replaced by `suffix`.
+func siblingPath(of path: String, suffix: String) -> String {
+    let name = TemporaryFiles.split(path).name
+    for ext in [".csv", ".jsonl", ".json"] where name.hasSuffix(ext) && name.count > ext.count {
+        return String(path.dropLast(ext.count)) + suffix
+    }
+    return path + suffix
+}
+
+/// Whether `path` exists and is not a regular file (a device such as /dev/null, a FIFO).
+func isSpecialFile(_ path: String) -> Bool {
+    var st = stat()
+    return stat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG
+}
+
+/// Pretty JSON with sorted keys and unescaped slashes, ending in a newline.
+func encodeJSON<T: Encodable>(_ value: T) throws -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    return String(decoding: try encoder.encode(value), as: UTF8.self) + "\n"
+}
+
 /// Writes text to `path` atomically.
 func writeAtomically(_ text: String, to path: String) throws {
     let writer = try AtomicFileWriter(path: path)

@@ -24,6 +24,10 @@ struct CalibrateCommand: ParsableCommand {
             items (flag 'fixed', bank values unchanged) and the new items; bank items not in the data are \
             carried over (flags 'fixed;not in data').
 
+            BANK and the summary are one set: the bank is written to a temporary file, synced and renamed, and \
+            the summary (the manifest: `iqscore verify SUMMARY` checks it) is written last. An output that is the \
+            same file as an input is refused before anything is read.
+
             Exit status: 0 converged; 3 written but EM did not converge; 1 failed (nothing written).
             """
     )
@@ -37,7 +41,7 @@ struct CalibrateCommand: ParsableCommand {
     @Option(help: "Output bank CSV (written atomically).")
     var out: String
 
-    @Option(name: .customLong("summary-json"), help: "Also write a JSON summary of the fit.")
+    @Option(name: .customLong("summary-json"), help: "JSON summary of the fit and run manifest, written last (the bank's rows, bytes and CRC-32; default: OUT with .summary.json; none when OUT is not a regular file).")
     var summaryJSON: String?
 
     @Option(help: "Item metadata CSV (item_id plus columns such as domain) to carry into the bank.")
@@ -114,6 +118,11 @@ struct CalibrateCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
+            let manifestPath = summaryJSON ?? (isSpecialFile(out) ? nil : siblingPath(of: out, suffix: ".summary.json"))
+            try prepareOutputs(inputs: [("input", responses)] + (items.map { [("--items", $0)] } ?? []) + (fixedBankPath.map { [("--fixed", $0)] } ?? []),
+                               outputs: [("--out", out)] + (manifestPath.map { [("--summary-json", $0)] } ?? []))
+            let bankWriter = try AtomicFileWriter(path: out)
+            let manifestWriter = try manifestPath.map { try AtomicFileWriter(path: $0) }
             BLASConfiguration.setThreadCount(1)
             var options = CalibrationOptions(model: model)
             options.quadraturePoints = quadraturePoints
@@ -137,8 +146,8 @@ struct CalibrateCommand: ParsableCommand {
             let readSeconds = Date().timeIntervalSince(readStart)
             let result = try EMCalibrator(options: options).calibrate(data)
             let bank = ItemBank(calibration: result, metadata: metadata, fixed: fixedBank)
-            try writeAtomically(bank.csv(), to: out)
-            if let summaryJSON {
+            try bankWriter.write(bank.csv())
+            try OutputSet.commit([("bank", bankWriter, bank.items.count)], manifest: manifestWriter) { entries in
                 var summary = CalibrationSummary(result: result, report: report, responsesPath: responses, bankPath: out, readSeconds: readSeconds)
                 if let fixedBankPath {
                     summary.fixed_bank = fixedBankPath
@@ -146,7 +155,8 @@ struct CalibrateCommand: ParsableCommand {
                     summary.free_items = result.freeItemIDs
                     summary.fixed_items_not_in_data = result.fixedItemsNotInData
                 }
-                try writeAtomically(try summary.json(), to: summaryJSON)
+                summary.outputs = entries
+                return try summary.json()
             }
             if let metadata {
                 let missing = result.items.filter { metadata.values[$0.itemID] == nil }.map(\.itemID)
@@ -194,7 +204,8 @@ struct CalibrateCommand: ParsableCommand {
         }
         for warning in result.warnings.prefix(8) { lines.append("warning: \(warning)") }
         if result.warnings.count > 8 { lines.append("warning: … and \(result.warnings.count - 8) more (see the summary JSON)") }
-        lines.append("wrote \(out) (\(bankItems) items)" + (summaryJSON.map { " and \($0)" } ?? ""))
+        let manifestPath = summaryJSON ?? (isSpecialFile(out) ? nil : siblingPath(of: out, suffix: ".summary.json"))
+        lines.append("wrote \(out) (\(bankItems) items)" + (manifestPath.map { " and \($0)" } ?? ""))
         return lines.joined(separator: "\n")
     }
 }
@@ -203,6 +214,10 @@ extension EStepStrategy: ExpressibleByArgument {}
 
 /// The `--summary-json` document.
 struct CalibrationSummary: Encodable {
+    var manifest_version = 1
+    var command = "calibrate"
+    /// The outputs of the run (the bank) with rows, bytes and CRC-32: this summary is the run's manifest.
+    var outputs: [ManifestEntry] = []
     var model: String
     var responses: String
     var bank: String
@@ -289,9 +304,5 @@ struct CalibrationSummary: Encodable {
         elapsed_seconds = result.elapsedSeconds + readSeconds
     }
 
-    func json() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        return String(decoding: try encoder.encode(self), as: UTF8.self) + "\n"
-    }
+    func json() throws -> String { try encodeJSON(self) }
 }

@@ -24,6 +24,12 @@ struct ScoreCommand: ParsableCommand {
             item id, a response that is not 0/1, the same item twice in a session, a malformed row, a session \
             with no responses. Default REJECTS: the output path with .rejects.csv.
 
+            Outputs are one set: SCORES and REJECTS are written to temporary files beside them, synced, renamed \
+            (REJECTS first) and then the manifest SUMMARY (--summary-json, default: the output path with \
+            .summary.json) is written last, naming each output with its row count, size and CRC-32; \
+            `iqscore verify SUMMARY` checks a set. An output that is the same file as an input, the bank or \
+            another output is refused before anything is read.
+
             Exit status: 0 every session scored; 2 some sessions rejected (see REJECTS); 1 failed (bad bank, \
             unreadable input, bad options: nothing is written).
             """
@@ -38,8 +44,11 @@ struct ScoreCommand: ParsableCommand {
     @Option(help: "Scores output (written atomically).")
     var out: String
 
-    @Option(help: "Rejected sessions output (default: OUT with .rejects.csv).")
+    @Option(help: "Rejected sessions output (default: OUT with .rejects.csv; required when OUT is not a regular file, e.g. /dev/null).")
     var rejects: String?
+
+    @Option(name: .customLong("summary-json"), help: "Run manifest JSON, written last: counts, options, and each output's rows, bytes and CRC-32 (default: OUT with .summary.json; none when OUT is not a regular file).")
+    var summaryJSON: String?
 
     @Option(help: "Estimator: eap, map, ml or wle.")
     var method: AbilityMethod = .eap
@@ -86,14 +95,19 @@ struct ScoreCommand: ParsableCommand {
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1, got \(threads)") }
     }
 
-    var rejectsPath: String {
-        if let rejects { return rejects }
-        let base = out.hasSuffix(".csv") || out.hasSuffix(".jsonl") ? String(out[..<out.lastIndex(of: ".")!]) : out
-        return base + ".rejects.csv"
-    }
+    var rejectsPath: String { rejects ?? siblingPath(of: out, suffix: ".rejects.csv") }
+
+    /// The manifest's path: --summary-json, or beside a regular-file OUT.
+    var manifestPath: String? { summaryJSON ?? (isSpecialFile(out) ? nil : siblingPath(of: out, suffix: ".summary.json")) }
 
     func run() throws {
         try runReportingErrors {
+            if rejects == nil && isSpecialFile(out) {
+                throw InputError(file: out, message: "--out is not a regular file, so there is no place beside it for the rejects; name one with --rejects")
+            }
+            let outputs = [("--out", out), ("--rejects", rejectsPath)] + (manifestPath.map { [("--summary-json", $0)] } ?? [])
+            try prepareOutputs(inputs: sessions.map { ("input", $0) } + [("--bank", bank)] + (norms.map { [("--norms", $0)] } ?? []),
+                               outputs: outputs)
             let itemBank = try ItemBank.load(csv: bank)
             let normsValue = try norms.map { try Norms.load(json: $0) } ?? .calibrationPopulation
             var ability = AbilityOptions(method: method)
@@ -107,13 +121,16 @@ struct ScoreCommand: ParsableCommand {
             if let threads { batch.workers = threads }
             let scoresWriter = try AtomicFileWriter(path: out)
             let rejectsWriter = try AtomicFileWriter(path: rejectsPath)
+            let manifestWriter = try manifestPath.map { try AtomicFileWriter(path: $0) }
             let progress = ProgressLine()
             var onProgress: ((BatchProgress) -> Void)?
             if progress.isEnabled { onProgress = { progress.show($0) } }
             let report = try batch.run(inputs: sessions, scores: scoresWriter, rejects: rejectsWriter, progress: onProgress)
             progress.clear()
-            try scoresWriter.commit()
-            try rejectsWriter.commit()
+            try OutputSet.commit([("rejects", rejectsWriter, report.sessionsRejected), ("scores", scoresWriter, report.sessionsScored)],
+                                 manifest: manifestWriter) { entries in
+                try ScoreRunSummary(command: self, report: report, scorer: scorer, outputs: entries).json()
+            }
             printError(summary(report, scorer: scorer))
             return report.sessionsRejected == 0 ? ExitStatus.success : ExitStatus.someRejected
         }
@@ -130,9 +147,53 @@ struct ScoreCommand: ParsableCommand {
                      + "; norms \(scorer.scale.norms.name)@\(scorer.scale.norms.version) (θ mean \(scorer.scale.norms.mean.formatted6), SD \(scorer.scale.norms.sd.formatted6)); \(fixed(100 * scorer.scale.confidenceLevel, 0))% intervals")
         let flags = ScoreFlag.allCases.compactMap { f in r.flagCounts[f].map { "\(f.rawValue) \(formatCount($0))" } }
         if !flags.isEmpty { lines.append("flags: " + flags.joined(separator: ", ")) }
-        lines.append("wrote \(out) and \(rejectsPath)")
+        lines.append("wrote \(out) and \(rejectsPath)" + (manifestPath.map { ", manifest \($0)" } ?? ""))
         return lines.joined(separator: "\n")
     }
+}
+
+/// The `score` run manifest (`--summary-json`): what was read, the options, the counts, and the outputs with
+/// their rows, bytes and CRC-32 (see `OutputSet`).
+struct ScoreRunSummary: Encodable {
+    var manifest_version = 1
+    var command = "score"
+    var inputs: [String]
+    var bank: String
+    var method: String
+    var norms: String
+    var confidence: Double
+    var files: Int
+    var rows_read: Int
+    var bytes_read: Int
+    var blank_responses: Int
+    var sessions_read: Int
+    var sessions_scored: Int
+    var sessions_rejected: Int
+    var regrouped: Bool
+    var flags: [String: Int]
+    var seconds: Double
+    var outputs: [ManifestEntry]
+
+    init(command c: ScoreCommand, report r: BatchScoringReport, scorer: SessionScorer, outputs: [ManifestEntry]) {
+        inputs = c.sessions
+        bank = c.bank
+        method = scorer.estimator.options.method.rawValue
+        norms = scorer.scale.norms.name + "@" + scorer.scale.norms.version
+        confidence = scorer.scale.confidenceLevel
+        files = r.files
+        rows_read = r.rowsRead
+        bytes_read = r.bytesRead
+        blank_responses = r.blankResponses
+        sessions_read = r.sessionsRead
+        sessions_scored = r.sessionsScored
+        sessions_rejected = r.sessionsRejected
+        regrouped = r.regrouped
+        flags = Dictionary(uniqueKeysWithValues: r.flagCounts.map { ($0.key.rawValue, $0.value) })
+        seconds = r.seconds
+        self.outputs = outputs
+    }
+
+    func json() throws -> String { try encodeJSON(self) }
 }
 
 extension AbilityMethod: ExpressibleByArgument {}

@@ -73,6 +73,7 @@ struct SimulateCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
+            try prepareOutputs(inputs: [], outputs: [("--out", out)] + (bankOut.map { [("--bank-out", $0)] } ?? []) + (thetasOut.map { [("--thetas-out", $0)] } ?? []))
             var rng = SeededGenerator(seed: seed)
             var spec = BankSpecification(model: model, itemCount: items,
                                          domains: domains.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } } ?? [])

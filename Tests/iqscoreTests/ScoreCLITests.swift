@@ -70,14 +70,15 @@ enum ScoreSummary {
     }
 
     /// Every line after the first (and the empty string after the final newline).
-    static func tail(scored: Int, rejected: Int, out: String, rejects: String, blank: Int = 0, regrouped: Bool = false,
-                     method: String = "eap", flagCells: [String]) -> [String] {
+    static func tail(scored: Int, rejected: Int, out: String, rejects: String, manifest: String? = nil, blank: Int = 0,
+                     regrouped: Bool = false, method: String = "eap", flagCells: [String]) -> [String] {
         var lines = ["scored \(count(scored)), rejected \(count(rejected))" + (rejected > 0 ? " (see \(rejects))" : "")]
         if blank > 0 { lines.append("\(count(blank)) rows with an empty response were treated as not administered") }
         if regrouped { lines.append("note: rows of some sessions were not contiguous; the input was regrouped in memory") }
         lines.append(methodLine(method))
         if let flags = flagsLine(flagCells) { lines.append(flags) }
-        lines.append("wrote \(out) and \(rejects)")
+        let manifest = manifest ?? (out.hasSuffix(".csv") || out.hasSuffix(".jsonl") ? String(out[..<out.lastIndex(of: ".")!]) : out) + ".summary.json"
+        lines.append("wrote \(out) and \(rejects), manifest \(manifest)")
         return lines + [""]
     }
 }
@@ -131,7 +132,7 @@ struct ScoreCLITests {
         #expect(rows.dropFirst().map { $0[0] } == ids)
         #expect(rows.dropFirst().allSatisfy { $0.count == 18 && $0[9] == "eap" && $0[11] == "calibration-population@1" })
         #expect(try ws.read("scores.rejects.csv") == Self.rejectHeader + "\n")
-        #expect(try ws.contents() == ["BANK.csv", "sessions.csv", "scores.csv", "scores.rejects.csv"])
+        #expect(try ws.contents() == ["BANK.csv", "sessions.csv", "scores.csv", "scores.rejects.csv", "scores.summary.json"])
 
         let lines = r.stderrLines
         #expect(lines.first?.wholeMatch(of: ScoreSummary.firstLine(sessions: 8, rows: rowCount, files: 1)) != nil, "\(lines.first ?? "")")
@@ -149,7 +150,7 @@ struct ScoreCLITests {
         // The same items and parameters: the same scores, less the domain columns.
         #expect(plainRows.dropFirst().map { $0 } == rows.dropFirst().map { Array($0.prefix(12)) })
         #expect(try ws.read("r.csv") == Self.rejectHeader + "\n")
-        #expect(plain.stderrLines.last(where: { !$0.isEmpty }) == "wrote plain and r.csv")
+        #expect(plain.stderrLines.last(where: { !$0.isEmpty }) == "wrote plain and r.csv, manifest plain.summary.json")
     }
 
     /// Rows with every kind of rejection (the session column second, so a one-field row has no session id).
@@ -199,7 +200,7 @@ struct ScoreCLITests {
             ["", "sessions.csv", "13", "1", "malformed row: expected at least 3 fields (header has 3), found 1; no session id"],
             ["blank", "sessions.csv", "14", "", "the session has no responses"],
         ])
-        #expect(try ws.contents() == ["BANK.csv", "sessions.csv", "scores.csv", "scores.rejects.csv"])
+        #expect(try ws.contents() == ["BANK.csv", "sessions.csv", "scores.csv", "scores.rejects.csv", "scores.summary.json"])
 
         // Interleaved (ok1 comes back at the end): regrouped, the note on stderr, the same rejects.
         try ws.write("mixed.csv", Self.rejectionInput + "q4,ok1,1\n")
@@ -287,7 +288,7 @@ struct ScoreCLITests {
         #expect(csv.status == 0, "\(csv.stderr)")
         let json = try ws.run("score", "sessions.csv", "--bank", "BANK.csv", "--out", "scores.jsonl", "--format", "jsonl")
         #expect(json.status == 0, "\(json.stderr)")
-        #expect(json.stderrLines.last(where: { !$0.isEmpty }) == "wrote scores.jsonl and scores.rejects.csv")
+        #expect(json.stderrLines.last(where: { !$0.isEmpty }) == "wrote scores.jsonl and scores.rejects.csv, manifest scores.summary.json")
         #expect(try ws.read("scores.rejects.csv") == Self.rejectHeader + "\n")
         let rows = try ws.csvRows("scores.csv")
         let header = try #require(rows.first)

@@ -4,23 +4,34 @@ import Glibc
 import Darwin
 #endif
 
-/// Writes a file atomically: bytes go to a temporary file beside the target (buffered, 1 MiB), and
-/// `commit()` flushes, fsyncs and renames it over the target. If the process dies or `commit()` is never
-/// called, the target is untouched and the temporary file is removed on `deinit`.
+/// Writes a file atomically: bytes go to a temporary file `.NAME.tmp-PID` beside the target (buffered, 1 MiB),
+/// and `commit()` flushes, fsyncs and renames it over the target. If the process dies or `commit()` is never
+/// called, the target is untouched; the temporary file is removed on `deinit` and on SIGINT/SIGTERM/SIGHUP
+/// (`TemporaryFiles`), and one left by a killed process is removed by the next run writing the same target.
 /// A target that exists and is not a regular file (`/dev/null`, a FIFO, `/dev/stdout`) is written directly.
+///
+/// The writer counts the bytes it writes and their CRC-32 (`CRC32`), for the run manifest (`OutputSet`).
+/// Several writers that form one result commit as a set with `OutputSet.commit`: `prepare()` (flush, fsync)
+/// for every one before the first `publish()` (rename).
 public final class AtomicFileWriter {
     public let path: String
     private let temporaryPath: String?
+    private var token: Int?
     private var fd: Int32
     private var buffer: [UInt8] = []
     private let capacity = 1 << 20
     private var committed = false
+    private var prepared = false
+    /// Bytes written so far, and their checksum.
+    package private(set) var bytesWritten = 0
+    package private(set) var checksum = CRC32()
+
+    /// Whether the target is a regular file (written through a temporary file and a rename).
+    package var isRegularFile: Bool { temporaryPath != nil }
 
     public init(path: String) throws {
         self.path = path
-        let slash = path.lastIndex(of: "/")
-        let directory = slash.map { String(path[..<$0]) } ?? "."
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let (directory, name) = TemporaryFiles.split(path)
         var st = stat()
         if stat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
             if (st.st_mode & S_IFMT) == S_IFDIR {
@@ -29,12 +40,15 @@ public final class AtomicFileWriter {
             temporaryPath = nil
             fd = open(path, O_WRONLY)
         } else {
-            let temporary = (directory.isEmpty ? "" : directory + "/") + ".\(name).tmp-\(getpid())"
+            let temporary = (directory == "/" ? "" : directory) + "/.\(name).tmp-\(getpid())"
             temporaryPath = temporary
+            token = TemporaryFiles.register(temporary)
             fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         }
         guard fd >= 0 else {
-            throw InputError(file: path, message: "cannot write: \(String(cString: strerror(errno)))")
+            let reason = String(cString: strerror(errno))
+            if let token { TemporaryFiles.unregister(token) }
+            throw InputError(file: path, message: "cannot write: \(reason)")
         }
         buffer.reserveCapacity(capacity)
     }
@@ -44,15 +58,17 @@ public final class AtomicFileWriter {
             if fd >= 0 { close(fd) }
             if let temporaryPath { unlink(temporaryPath) }
         }
+        if let token { TemporaryFiles.unregister(token) }
     }
 
     public func write(_ string: String) throws {
         var s = string
-        s.withUTF8 { buffer.append(contentsOf: $0) }
-        if buffer.count >= capacity { try flush() }
+        try s.withUTF8 { try write(bytes: $0) }
     }
 
     public func write(bytes: UnsafeBufferPointer<UInt8>) throws {
+        checksum.update(UnsafeRawBufferPointer(bytes))
+        bytesWritten += bytes.count
         buffer.append(contentsOf: bytes)
         if buffer.count >= capacity { try flush() }
     }
@@ -73,28 +89,45 @@ public final class AtomicFileWriter {
     /// Discards everything written so far (the temporary file is truncated), so a run can start over.
     public func reset() throws {
         buffer.removeAll(keepingCapacity: true)
+        checksum = CRC32()
+        bytesWritten = 0
         guard temporaryPath != nil else { return }
         guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else {
             throw InputError(file: path, message: "cannot rewind the temporary output: \(String(cString: strerror(errno)))")
         }
     }
 
-    /// Flushes, syncs and atomically renames the temporary file to `path`.
-    public func commit() throws {
+    /// First half of a commit: writes out the buffer and fsyncs the temporary file (the data is on disk, the
+    /// target not yet replaced).
+    package func prepare() throws {
+        guard !prepared else { return }
         try flush()
-        guard let temporaryPath else {
-            close(fd)
-            fd = -1
-            committed = true
-            return
+        if temporaryPath != nil && fsync(fd) != 0 {
+            throw InputError(file: path, message: "cannot sync the output to disk: \(String(cString: strerror(errno)))")
         }
-        fsync(fd)
+        prepared = true
+    }
+
+    /// Second half of a commit: renames the temporary file over the target (after `prepare()`).
+    package func publish() throws {
+        try prepare()
         close(fd)
         fd = -1
-        guard rename(temporaryPath, path) == 0 else {
-            throw InputError(file: path, message: "cannot replace file: \(String(cString: strerror(errno)))")
+        if let temporaryPath {
+            guard rename(temporaryPath, path) == 0 else {
+                throw InputError(file: path, message: "cannot replace file: \(String(cString: strerror(errno)))")
+            }
         }
         committed = true
+        if let token { TemporaryFiles.unregister(token) }
+        token = nil
+    }
+
+    /// Flushes, syncs and atomically renames the temporary file to `path` (one file on its own; a set of files
+    /// that belong together commits with `OutputSet.commit`).
+    public func commit() throws {
+        try prepare()
+        try publish()
     }
 }
 

@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Outputs that would destroy inputs or each other are refused before anything is read; outputs commit as a set
+// with a manifest written last (`iqscore verify` checks it); SIGTERM removes temporary files, and the next run
+// removes those a SIGKILL left.
+
+@Suite("iqscore outputs: identity checks, manifest, temporary files", .timeLimit(.minutes(2)))
+struct OutputSafetyCLITests {
+    static let bank = ScoreCLITests.bank
+
+    /// A workspace with BANK.csv and in.csv (a few sessions).
+    static func workspace() throws -> CLIWorkspace {
+        let ws = try CLIWorkspace()
+        try ws.write("BANK.csv", bank)
+        try ws.write("in.csv", ScoreCLITests.sessions(4).text)
+        return ws
+    }
+
+    @Test("an output that is an input, the bank, another output or a link to an input: exit 1, nothing read or written",
+          arguments: [
+              (["--out", "in.csv"], "in.csv: error: --out is the same file as the input file in.csv; refusing to overwrite it (name another path)"),
+              (["--out", "BANK.csv"], "BANK.csv: error: --out is the same file as the --bank file BANK.csv; refusing to overwrite it (name another path)"),
+              (["--out", "x.csv", "--rejects", "x.csv"], "x.csv: error: --rejects is the same file as the --out file x.csv; refusing to overwrite it (name another path)"),
+              (["--out", "link.csv"], "link.csv: error: --out is the same file as the input file in.csv; refusing to overwrite it (name another path)"),
+              (["--out", "x.csv", "--rejects", "./hard.csv"], "./hard.csv: error: --rejects is the same file as the input file in.csv; refusing to overwrite it (name another path)"),
+              (["--out", "x.csv", "--summary-json", "BANK.csv"], "BANK.csv: error: --summary-json is the same file as the --bank file BANK.csv; refusing to overwrite it (name another path)"),
+              (["--out", "/dev/null"], "/dev/null: error: --out is not a regular file, so there is no place beside it for the rejects; name one with --rejects"),
+              (["--out", "no-such-dir/x.csv"], "no-such-dir/x.csv: error: cannot write --out: the directory 'no-such-dir' does not exist"),
+          ])
+    func refused(arguments: [String], message: String) throws {
+        let ws = try Self.workspace()
+        try FileManager.default.createSymbolicLink(atPath: ws.url("link.csv").path, withDestinationPath: "in.csv")
+        try FileManager.default.linkItem(atPath: ws.url("in.csv").path, toPath: ws.url("hard.csv").path)
+        let before = try ws.read("in.csv"), bankBefore = try ws.read("BANK.csv")
+        let r = try IQScoreCLI.run(["score", "in.csv", "--bank", "BANK.csv"] + arguments, in: ws.directory)
+        #expect(r.status == 1)
+        #expect(r.stderr == message + "\n")
+        #expect(try ws.read("in.csv") == before)
+        #expect(try ws.read("BANK.csv") == bankBefore)
+        #expect(try ws.contents() == ["BANK.csv", "in.csv", "link.csv", "hard.csv"])
+    }
+
+    @Test("--out /dev/null with --rejects: scores nowhere, rejects and no default manifest")
+    func devNull() throws {
+        let ws = try Self.workspace()
+        let r = try ws.run("score", "in.csv", "--bank", "BANK.csv", "--out", "/dev/null", "--rejects", "r.csv", "--rejects", "/dev/null")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try ws.contents() == ["BANK.csv", "in.csv"])
+    }
+
+    @Test("the manifest names every output with rows, bytes and CRC-32; verify passes, then fails on a changed or missing output")
+    func manifest() throws {
+        let ws = try Self.workspace()
+        try ws.write("bad.csv", "session_id,item_id,response\ns1,q1,7\n")
+        let r = try ws.run("score", "in.csv", "bad.csv", "--bank", "BANK.csv", "--out", "scores.csv")
+        #expect(r.status == 2, "\(r.stderr)")
+        let manifest = try ws.json("scores.summary.json")
+        let outputs = try #require(manifest["outputs"] as? [[String: Any]])
+        #expect(outputs.map { $0["role"] as? String } == ["rejects", "scores"])
+        #expect(outputs.map { $0["path"] as? String } == ["scores.rejects.csv", "scores.csv"])
+        #expect(outputs.map { $0["rows"] as? Int } == [1, 4])
+        for output in outputs {
+            let data = try Data(contentsOf: ws.url(output["path"] as! String))
+            #expect(output["bytes"] as? Int == data.count)
+            #expect((output["crc32"] as? String)?.count == 8)
+        }
+        #expect(manifest["sessions_read"] as? Int == 5 && manifest["sessions_scored"] as? Int == 4 && manifest["sessions_rejected"] as? Int == 1)
+        let ok = try ws.run("verify", "scores.summary.json")
+        #expect(ok.status == 0)
+        #expect(ok.stderr == "scores.summary.json: complete; every output matches its size and CRC-32\n")
+
+        // One byte changed (same size): the checksum differs.
+        var scores = Array(try Data(contentsOf: ws.url("scores.csv")))
+        scores[scores.count - 2] ^= 1
+        try Data(scores).write(to: ws.url("scores.csv"))
+        try FileManager.default.removeItem(at: ws.url("scores.rejects.csv"))
+        let bad = try ws.run("verify", "scores.summary.json")
+        #expect(bad.status == 1)
+        #expect(bad.stderrLines.count == 3)
+        #expect(bad.stderrLines[0] == "error: scores.rejects.csv: missing or unreadable (rejects)")
+        #expect(bad.stderrLines[1].hasPrefix("error: scores.csv: CRC-32 "))
+    }
+
+    @Test("calibrate writes its summary beside the bank as the manifest (bank rows, bytes, CRC-32)")
+    func calibrateManifest() throws {
+        let ws = try CLIWorkspace()
+        #expect(try ws.run("simulate", "--items", "4", "--persons", "500", "--out", "r.csv", "--seed", "1").status == 0)
+        let r = try ws.run("calibrate", "r.csv", "--out", "bank.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        let outputs = try #require(try ws.json("bank.summary.json")["outputs"] as? [[String: Any]])
+        #expect(outputs.map { $0["role"] as? String } == ["bank"])
+        #expect(outputs.first?["rows"] as? Int == 4)
+        #expect(try ws.run("verify", "bank.summary.json").status == 0)
+        #expect(try ws.contents() == ["r.csv", "bank.csv", "bank.summary.json"])
+    }
+
+    /// A pid that no process has now (one that just ran and exited).
+    static func deadPID() throws -> Int32 {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/true")
+        try p.run()
+        p.waitUntilExit()
+        return p.processIdentifier
+    }
+
+    @Test("temporary files of processes that no longer run are removed by the next run, and said so; a live one is kept")
+    func staleTemporaries() throws {
+        let ws = try Self.workspace()
+        let dead = try Self.deadPID()
+        try ws.write(".scores.csv.tmp-\(dead)", "half a file")
+        try ws.write(".scores.rejects.csv.tmp-\(dead)", "half a file")
+        try ws.write(".scores.csv.spill-\(dead)-3", "spill")
+        try ws.write(".scores.csv.tmp-1", "init's: a running process")
+        let r = try ws.run("score", "in.csv", "--bank", "BANK.csv", "--out", "scores.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        let notes = r.stderrLines.filter { $0.hasPrefix("note: removed") }.sorted()
+        #expect(notes == [".scores.csv.spill-\(dead)-3", ".scores.csv.tmp-\(dead)", ".scores.rejects.csv.tmp-\(dead)"].map {
+            "note: removed ./\($0), a temporary file left by an interrupted run"
+        })
+        #expect(try ws.contents() == ["BANK.csv", "in.csv", "scores.csv", "scores.rejects.csv", "scores.summary.json", ".scores.csv.tmp-1"])
+    }
+
+    @Test("SIGTERM or SIGKILL at a random moment: the previous set stays whole (by its manifest) and no temporary file outlives the next run",
+          arguments: [SIGTERM, SIGKILL])
+    func interrupted(signal: Int32) throws {
+        let ws = try CLIWorkspace()
+        let binary = try #require(IQScoreCLI.executable)
+        func iqscore(_ arguments: [String]) throws -> Process {
+            let p = Process()
+            p.executableURL = binary
+            p.arguments = arguments
+            p.currentDirectoryURL = ws.directory
+            p.standardInput = FileHandle.nullDevice
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            return p
+        }
+        let simulate = try iqscore(["simulate", "--items", "100", "--persons", "40000", "--items-per-session", "25", "--layout", "long",
+                                    "--out", "big.csv", "--bank-out", "bank.csv", "--seed", "5"])
+        simulate.waitUntilExit()
+        #expect(simulate.terminationStatus == 0)
+        // The previous set: a complete run on the first lines.
+        let lines = try ws.read("big.csv").split(separator: "\n", omittingEmptySubsequences: false)
+        try ws.write("small.csv", lines.prefix(2001).joined(separator: "\n") + "\n")
+        let first = try ws.run("score", "small.csv", "--bank", "bank.csv", "--out", "scores.csv")
+        #expect(first.status == 0)
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<3 {
+            let p = try iqscore(["score", "big.csv", "--bank", "bank.csv", "--out", "scores.csv", "--threads", "1"])
+            usleep(UInt32.random(in: 50_000...900_000, using: &generator))
+            kill(p.processIdentifier, signal)
+            p.waitUntilExit()
+            let verified = try ws.run("verify", "scores.summary.json")
+            let status = p.terminationStatus
+            if p.terminationReason == .exit && (status == 0 || status == 2) {
+                #expect(verified.status == 0, "round \(round): a finished run must leave a complete set")
+            } else {
+                // Killed: the previous set (from `first` or an earlier finished round) is complete.
+                #expect(verified.status == 0, "round \(round): \(verified.stderr)")
+                if signal == SIGTERM {
+                    #expect(p.terminationReason == .exit && status == 128 + SIGTERM, "round \(round): \(p.terminationReason) \(status)")
+                    #expect(try ws.contents().filter { $0.hasPrefix(".") }.isEmpty, "SIGTERM removes temporary files")
+                }
+            }
+        }
+        // The next run cleans up whatever SIGKILL left.
+        let last = try ws.run("score", "small.csv", "--bank", "bank.csv", "--out", "scores.csv")
+        #expect(last.status == 0)
+        #expect(try ws.contents().filter { $0.hasPrefix(".") }.isEmpty)
+        #expect(try ws.run("verify", "scores.summary.json").status == 0)
+    }
+}
