@@ -191,8 +191,8 @@ struct BatchScorerTests {
         ("two", "7", "3", "response '2' is not a response; allowed: \(allowed)"),
         ("yes", "8", "3", "response 'yes' is not a response; allowed: \(allowed)"),
         ("dup", "11", "1", "item 'q2' answered twice in the session (first on line 9)"),
-        ("short", "12", "2", "malformed row: expected at least 3 fields (header has 3), found 2"),
-        ("", "13", "1", "malformed row: expected at least 3 fields (header has 3), found 1; no session id"),
+        ("short", "12", "2", "malformed row: expected 3 fields as in the header, found 2"),
+        ("", "13", "1", "malformed row: expected 3 fields as in the header, found 1; no session id"),
         ("blank", "14", "", "the session has no responses"),
     ]
 

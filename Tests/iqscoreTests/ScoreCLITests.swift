@@ -196,8 +196,8 @@ struct ScoreCLITests {
             ["two", "sessions.csv", "7", "3", "response '2' is not a response; allowed: \(Self.allowed)"],
             ["yes", "sessions.csv", "8", "3", "response 'yes' is not a response; allowed: \(Self.allowed)"],
             ["dup", "sessions.csv", "11", "1", "item 'q2' answered twice in the session (first on line 9)"],
-            ["short", "sessions.csv", "12", "2", "malformed row: expected at least 3 fields (header has 3), found 2"],
-            ["", "sessions.csv", "13", "1", "malformed row: expected at least 3 fields (header has 3), found 1; no session id"],
+            ["short", "sessions.csv", "12", "2", "malformed row: expected 3 fields as in the header, found 2"],
+            ["", "sessions.csv", "13", "1", "malformed row: expected 3 fields as in the header, found 1; no session id"],
             ["blank", "sessions.csv", "14", "", "the session has no responses"],
         ])
         #expect(try ws.contents() == ["BANK.csv", "sessions.csv", "scores.csv", "scores.rejects.csv", "scores.summary.json"])

@@ -203,6 +203,20 @@ public final class CSVReader {
 
     /// All fields of the current record as Strings.
     public func strings() -> [String] { (0..<fieldCount).map(string) }
+
+    /// All fields of the current record (a header) as Strings, surrounding spaces trimmed; a field that is not
+    /// valid UTF-8 is an error naming its line and column (names are ids: see `TextFidelity`).
+    package func headerFields() throws -> [String] {
+        try (0..<fieldCount).map { c in
+            try withField(c) { raw in
+                let bytes = raw.trimmingSpaces()
+                guard let text = TextFidelity.validString(bytes) else {
+                    throw InputError(file: path, line: line, column: c + 1, message: "header \(TextFidelity.invalidUTF8("column name", bytes))")
+                }
+                return text
+            }
+        }
+    }
 }
 
 extension UnsafeBufferPointer where Element == UInt8 {

@@ -106,7 +106,7 @@ extension ResponseMatrix {
         guard try reader.nextRow() else {
             throw InputError(file: path, message: "the file is empty; expected a header row")
         }
-        let header = reader.strings().map { $0.trimmingCharacters(in: .whitespaces) }
+        let header = try reader.headerFields()
         let headerLine = reader.line
         // Long when the session and item columns are present (a missing response column is then reported by
         // name rather than the file being misread as wide).
@@ -161,7 +161,15 @@ extension ResponseMatrix {
                                       message: "expected \(fieldCount) fields as in the header, found \(reader.fieldCount)"))
                 continue
             }
-            let id = hasID ? reader.withField(0) { String(decoding: $0.trimmingSpaces(), as: UTF8.self) } : String(rows)
+            var invalidID = false
+            let id = hasID ? reader.withField(0) { raw -> String in
+                let b = raw.trimmingSpaces()
+                if let text = TextFidelity.validString(b) { return text }
+                invalidID = true
+                errors.add(InputError(file: path, line: line, column: 1, message: TextFidelity.invalidUTF8("\(first)", b)))
+                return ""
+            } : String(rows)
+            if invalidID { continue }
             if hasID {
                 if id.isEmpty {
                     errors.add(InputError(file: path, line: line, column: 1, message: "empty \(first) (every row needs an id)"))
@@ -182,7 +190,7 @@ extension ResponseMatrix {
                 case .missing: break
                 case .invalid:
                     if let bad = badCells[c] { badCells[c] = (bad.count + 1, bad.line, bad.value) }
-                    else { badCells[c] = (1, line, reader.string(c)) }
+                    else { badCells[c] = (1, line, reader.withField(c) { TextFidelity.quoted($0) }) }
                 }
             }
             if items.count == before {
@@ -196,7 +204,7 @@ extension ResponseMatrix {
             guard let bad = badCells[c] else { continue }
             let more = bad.count > 1 ? " (\(bad.count) invalid cells in this column)" : ""
             errors.add(InputError(file: path, line: bad.line, column: c + 1,
-                                  message: "column '\(header[c])': '\(bad.value.escapingControlCharacters)' is not a response; allowed: \(ResponseCell.allowedDescription)\(more)"))
+                                  message: "column \(TextFidelity.quoted(header[c])): \(bad.value) is not a response; allowed: \(ResponseCell.allowedDescription)\(more)"))
         }
         try errors.throwIfAny()
         if rows == 0 { throw InputError(file: path, line: headerLine, message: "no data rows after the header") }
@@ -232,16 +240,19 @@ extension ResponseMatrix {
         while try reader.nextRow() {
             rows += 1
             let line = reader.line
-            if reader.fieldCount < needed {
-                errors.add(InputError(file: path, line: line, column: reader.fieldCount,
-                                      message: "expected at least \(needed) fields (header has \(header.count)), found \(reader.fieldCount)"))
+            if reader.fieldCount != header.count {
+                errors.add(InputError(file: path, line: line, column: min(reader.fieldCount, header.count) + (reader.fieldCount > header.count ? 1 : 0),
+                                      message: "expected \(header.count) fields as in the header, found \(reader.fieldCount)"))
                 continue
             }
             // Session id: consecutive rows of the same session skip the dictionary.
             let s: Int32 = reader.withField(sc) { raw in
                 let b = raw.trimmingSpaces()
                 if lastSession >= 0 && b.elementsEqual(lastSessionBytes) { return lastSession }
-                let id = String(decoding: b, as: UTF8.self)
+                guard let id = TextFidelity.validString(b) else {
+                    errors.add(InputError(file: path, line: line, column: sc + 1, message: TextFidelity.invalidUTF8(options.sessionColumn, b)))
+                    return -1
+                }
                 let index: Int32
                 if let known = sessionIndex[id] { index = known } else {
                     index = Int32(sessionIDs.count)
@@ -254,6 +265,7 @@ extension ResponseMatrix {
                 lastSession = index
                 return index
             }
+            if s < 0 { continue }
             if sessionIDs[Int(s)].isEmpty {
                 errors.add(InputError(file: path, line: line, column: sc + 1, message: "empty \(options.sessionColumn)"))
                 continue
@@ -261,10 +273,14 @@ extension ResponseMatrix {
             let cell = reader.withField(rc) { ResponseCell.parse($0) }
             if cell == .invalid {
                 errors.add(InputError(file: path, line: line, column: rc + 1,
-                                      message: "\(options.responseColumn) '\(reader.string(rc).escapingControlCharacters)' is not a response; allowed: \(ResponseCell.allowedDescription)"))
+                                      message: "\(options.responseColumn) \(reader.withField(rc) { TextFidelity.quoted($0) }) is not a response; allowed: \(ResponseCell.allowedDescription)"))
                 continue
             }
-            let itemID = reader.withField(ic) { String(decoding: $0.trimmingSpaces(), as: UTF8.self) }
+            guard let itemID = reader.withField(ic, { TextFidelity.validString($0.trimmingSpaces()) }) else {
+                errors.add(InputError(file: path, line: line, column: ic + 1,
+                                      message: reader.withField(ic) { TextFidelity.invalidUTF8(options.itemColumn, $0.trimmingSpaces()) }))
+                continue
+            }
             if itemID.isEmpty {
                 errors.add(InputError(file: path, line: line, column: ic + 1, message: "empty \(options.itemColumn)"))
                 continue

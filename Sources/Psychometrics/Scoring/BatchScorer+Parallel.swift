@@ -220,7 +220,8 @@ extension BatchScorer {
             var flags = [Int](repeating: 0, count: ScoreFlag.allCases.count)
             idBytes.withUnsafeBufferPointer { ids in
                 for s in pending {
-                    owner.emit(id: String(decoding: UnsafeBufferPointer(rebasing: ids[s.idStart..<s.idEnd]), as: UTF8.self),
+                    let id = UnsafeBufferPointer(rebasing: ids[s.idStart..<s.idEnd])
+                    owner.emit(id: TextFidelity.validString(id) ?? TextFidelity.display(id),
                                file: fileIndex, line: s.line, error: s.error >= 0 ? errors[s.error] : nil,
                                UnsafeBufferPointer(start: items + s.itemStart, count: s.itemEnd - s.itemStart),
                                UnsafeBufferPointer(start: responses + s.itemStart, count: s.itemEnd - s.itemStart), labels,
@@ -243,7 +244,8 @@ extension BatchScorer {
             curWord = id.count <= 8 ? ByteKeyTable.word(id) : 0
             curOrphan = orphan
             curLine = line
-            curError = nil
+            curError = orphan || TextFidelity.validString(id) != nil ? nil
+                : (TextFidelity.invalidUTF8("session id", id), fileIndex, line, columns.session + 1)
             curStart = total
             hasCur = true
         }
@@ -305,7 +307,7 @@ extension BatchScorer {
         /// nothing changed — for any other row, which the general path then reads (and reports, if it is bad).
         @inline(__always)
         mutating func plainRow(_ buf: UnsafePointer<UInt8>, _ fields: borrowing CSVRecordScanner, line rowLine: Int, table: ByteKeyTable) -> Bool {
-            guard fields.fieldCount >= columns.needed else { return false }
+            guard fields.fieldCount == columns.headerCount else { return false }
             let bounds = fields.bounds
             let sc = 2 * columns.session, rc = 2 * columns.response, ic = 2 * columns.item
             let id = UnsafeBufferPointer(start: buf + bounds[sc], count: bounds[sc + 1] - bounds[sc]).trimmingSpaces()
@@ -373,7 +375,7 @@ extension BatchScorer {
                 let fields = scanner.fieldCount
                 if fields <= sc {
                     orphan(line: rowLine, column: fields,
-                           reason: "malformed row: expected at least \(needed) fields (header has \(columns.headerCount)), found \(fields); no session id")
+                           reason: "malformed row: expected \(columns.headerCount) fields as in the header, found \(fields); no session id")
                     continue
                 }
                 let entered = scanner.withField(sc, in: buf, scratch: &scratch) { enter($0, line: rowLine) }
@@ -381,22 +383,22 @@ extension BatchScorer {
                     orphan(line: rowLine, column: sc + 1, reason: "empty \(columns.sessionName): the row belongs to no session")
                     continue
                 }
-                if fields < needed {
-                    fail("malformed row: expected at least \(needed) fields (header has \(columns.headerCount)), found \(fields)",
-                         line: rowLine, column: fields)
+                if fields != columns.headerCount {
+                    fail("malformed row: expected \(columns.headerCount) fields as in the header, found \(fields)",
+                         line: rowLine, column: min(fields, columns.headerCount) + (fields > columns.headerCount ? 1 : 0))
                     continue
                 }
                 let cell = scanner.withField(rc, in: buf, scratch: &scratch) { ResponseCell.parse($0) }
                 if cell == .missing { blanks += 1; continue }
                 if cell == .invalid {
-                    let text = scanner.withField(rc, in: buf, scratch: &scratch) { String(decoding: $0, as: UTF8.self) }
-                    fail("\(columns.responseName) '\(text.escapingControlCharacters)' is not a response; allowed: \(ResponseCell.allowedDescription)",
+                    let text = scanner.withField(rc, in: buf, scratch: &scratch) { TextFidelity.quoted($0) }
+                    fail("\(columns.responseName) \(text) is not a response; allowed: \(ResponseCell.allowedDescription)",
                          line: rowLine, column: rc + 1)
                     continue
                 }
                 guard let j = scanner.withField(ic, in: buf, scratch: &scratch, { table.index(of: $0.trimmingSpaces()) }) else {
-                    let text = scanner.withField(ic, in: buf, scratch: &scratch) { String(decoding: $0, as: UTF8.self) }
-                    fail("unknown item id '\(text.trimmingCharacters(in: .whitespaces).escapingControlCharacters)' (not in the bank)",
+                    let text = scanner.withField(ic, in: buf, scratch: &scratch) { TextFidelity.quoted($0.trimmingSpaces()) }
+                    fail("unknown item id \(text) (not in the bank)",
                          line: rowLine, column: ic + 1)
                     continue
                 }
@@ -482,14 +484,14 @@ extension BatchScorer.RunState {
                 }
                 try joiner.wait()
                 if !valid.isEmpty && (consumed > 0 || failed) {
-                    let job = UncheckedSendableBox((state, valid, columns.item, consumed))
+                    let job = UncheckedSendableBox((state, valid, columns, consumed))
                     joiner.start {
-                        let (state, valid, itemColumn, consumed) = job.value
+                        let (state, valid, columns, consumed) = job.value
                         for chunk in valid {
                             state.pointee.report.rowsRead += chunk.rows
                             state.pointee.report.blankResponses += chunk.blanks
                             if let error = chunk.syntaxError { throw error }
-                            try state.pointee.join(chunk, itemColumn: itemColumn)
+                            try state.pointee.join(chunk, columns: columns)
                         }
                         state.pointee.parallelProgress(consumed)
                     }
@@ -528,12 +530,13 @@ extension BatchScorer.RunState {
     /// Replays one session run through the serial path's `enter`/`apply` (so joining across chunk borders,
     /// duplicate detection and regrouping behave exactly as there): responses and the run's first error in line
     /// order.
-    mutating func replay(_ run: BatchScorer.LongRun, itemColumn: Int) throws {
+    mutating func replay(_ run: BatchScorer.LongRun, columns: BatchScorer.LongColumns) throws {
+        let itemColumn = columns.item
         if run.orphan, let error = run.error {
             try orphan(file: run.file, line: run.line, column: error.column ?? 0, reason: error.reason)
             return
         }
-        try run.id.withUnsafeBufferPointer { try enter(session: $0, file: run.file, line: run.line) }
+        try run.id.withUnsafeBufferPointer { try enter(session: $0, file: run.file, line: run.line, column: columns.session + 1) }
         var pending = run.error
         for k in 0..<run.items.count {
             if let e = pending, e.line < run.itemLines[k] {
@@ -547,8 +550,8 @@ extension BatchScorer.RunState {
 
     /// Adds one parsed chunk: its head continues or closes the open session; the sessions inside it are already
     /// scored, so the open session is scored and written first, then theirs; its tail becomes the open session.
-    mutating func join(_ chunk: BatchScorer.LongChunk, itemColumn: Int) throws {
-        if let head = chunk.head { try replay(head, itemColumn: itemColumn) }
+    mutating func join(_ chunk: BatchScorer.LongChunk, columns: BatchScorer.LongColumns) throws {
+        if let head = chunk.head { try replay(head, columns: columns) }
         if chunk.headOpen || (chunk.inner == 0 && chunk.tail == nil) { return }
         try closeCurrent()
         try flush()
@@ -560,7 +563,7 @@ extension BatchScorer.RunState {
         report.sessionsScored += chunk.inner - chunk.rejects.count
         report.sessionsRejected += chunk.rejects.count
         for (k, flag) in ScoreFlag.allCases.enumerated() where chunk.flags[k] > 0 { report.flagCounts[flag, default: 0] += chunk.flags[k] }
-        if let tail = chunk.tail { try replay(tail, itemColumn: itemColumn) }
+        if let tail = chunk.tail { try replay(tail, columns: columns) }
     }
 }
 

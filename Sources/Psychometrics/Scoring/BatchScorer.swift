@@ -125,7 +125,7 @@ public final class BatchScorer {
         let stamps: Stamps
 
         // Gather mode: every event by session.
-        var gatherIndex: [String: Int] = [:]
+        var gatherIndex: [[UInt8]: Int] = [:]
         var gatherSessions: [(id: String, file: Int, line: Int)] = []
         var events: [(session: Int32, item: Int32, value: UInt8, kind: UInt8, file: Int16, line: Int, column: Int32)] = []
         var eventReasons: [Int: String] = [:]
@@ -185,7 +185,7 @@ public final class BatchScorer {
         mutating func readFile(_ reader: CSVReader, fileIndex: Int) throws {
             let path = reader.path
             guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a header row") }
-            let header = reader.strings().map { $0.trimmingCharacters(in: .whitespaces) }
+            let header = try reader.headerFields()
             let options = owner.fileOptions
             let hasLong = header.contains(options.sessionColumn) && header.contains(options.itemColumn)
             let layout = options.layout ?? (hasLong ? .long : .wide)
@@ -211,29 +211,29 @@ public final class BatchScorer {
                     let line = reader.line
                     if reader.fieldCount <= sc {
                         try orphan(file: fileIndex, line: line, column: reader.fieldCount,
-                                   reason: "malformed row: expected at least \(needed) fields (header has \(header.count)), found \(reader.fieldCount); no session id")
+                                   reason: "malformed row: expected \(header.count) fields as in the header, found \(reader.fieldCount); no session id")
                         continue
                     }
                     if reader.withField(sc, { $0.trimmingSpaces().isEmpty }) {
                         try orphan(file: fileIndex, line: line, column: sc + 1, reason: "empty \(options.sessionColumn): the row belongs to no session")
                         continue
                     }
-                    try reader.withField(sc) { try enter(session: $0.trimmingSpaces(), file: fileIndex, line: line) }
-                    if reader.fieldCount < needed {
-                        try event(Self.failure, file: fileIndex, line: line, column: reader.fieldCount,
-                                  reason: "malformed row: expected at least \(needed) fields (header has \(header.count)), found \(reader.fieldCount)")
+                    try reader.withField(sc) { try enter(session: $0.trimmingSpaces(), file: fileIndex, line: line, column: sc + 1) }
+                    if reader.fieldCount != header.count {
+                        try event(Self.failure, file: fileIndex, line: line, column: min(reader.fieldCount, header.count) + (reader.fieldCount > header.count ? 1 : 0),
+                                  reason: "malformed row: expected \(header.count) fields as in the header, found \(reader.fieldCount)")
                         continue
                     }
                     let cell = reader.withField(rc) { ResponseCell.parse($0) }
                     if cell == .missing { report.blankResponses += 1; try event(Self.blank, file: fileIndex, line: line); continue }
                     if cell == .invalid {
                         try event(Self.failure, file: fileIndex, line: line, column: rc + 1,
-                                  reason: "\(options.responseColumn) '\(reader.string(rc).escapingControlCharacters)' is not a response; allowed: \(ResponseCell.allowedDescription)")
+                                  reason: "\(options.responseColumn) \(reader.withField(rc) { TextFidelity.quoted($0) }) is not a response; allowed: \(ResponseCell.allowedDescription)")
                         continue
                     }
                     guard let j = reader.withField(ic, { table.index(of: $0.trimmingSpaces()) }) else {
                         try event(Self.failure, file: fileIndex, line: line, column: ic + 1,
-                                  reason: "unknown item id '\(reader.string(ic).trimmingCharacters(in: .whitespaces).escapingControlCharacters)' (not in the bank)")
+                                  reason: "unknown item id \(reader.withField(ic) { TextFidelity.quoted($0.trimmingSpaces()) }) (not in the bank)")
                         continue
                     }
                     try event(Self.response, item: j, value: cell == .correct ? 1 : 0, file: fileIndex, line: line, column: ic + 1)
@@ -256,10 +256,10 @@ public final class BatchScorer {
                         continue
                     }
                     if hasID {
-                        try reader.withField(0) { try enter(session: $0.trimmingSpaces(), file: fileIndex, line: line) }
+                        try reader.withField(0) { try enter(session: $0.trimmingSpaces(), file: fileIndex, line: line, column: 1) }
                     } else {
                         let id = Array((prefix + String(row)).utf8)
-                        try id.withUnsafeBufferPointer { try enter(session: $0, file: fileIndex, line: line) }
+                        try id.withUnsafeBufferPointer { try enter(session: $0, file: fileIndex, line: line, column: 1) }
                     }
                     try event(Self.touch, file: fileIndex, line: line)
                     if reader.fieldCount != header.count {
@@ -274,10 +274,10 @@ public final class BatchScorer {
                         case .missing: continue
                         case .invalid:
                             try event(Self.failure, file: fileIndex, line: line, column: c + 1,
-                                      reason: "column '\(header[c])': '\(reader.string(c).escapingControlCharacters)' is not a response; allowed: \(ResponseCell.allowedDescription)")
+                                      reason: "column \(TextFidelity.quoted(header[c])): \(reader.withField(c) { TextFidelity.quoted($0) }) is not a response; allowed: \(ResponseCell.allowedDescription)")
                         case .correct, .incorrect:
                             guard let j = columnItem[c] else {
-                                try event(Self.failure, file: fileIndex, line: line, column: c + 1, reason: "unknown item id '\(header[c].escapingControlCharacters)' (column \(c + 1) is not in the bank)")
+                                try event(Self.failure, file: fileIndex, line: line, column: c + 1, reason: "unknown item id \(TextFidelity.quoted(header[c])) (column \(c + 1) is not in the bank)")
                                 continue
                             }
                             try event(Self.response, item: j, value: cell == .correct ? 1 : 0, file: fileIndex, line: line, column: c + 1)
@@ -298,14 +298,19 @@ public final class BatchScorer {
                                    sessions: report.sessionsRead + (hasCurrent ? 1 : 0), seconds: now.timeIntervalSince(started)))
         }
 
-        /// A row that belongs to the session with these id bytes.
-        mutating func enter(session bytes: UnsafeBufferPointer<UInt8>, file: Int, line: Int) throws {
+        /// A row that belongs to the session with these id bytes (in column `column`). An id that is not valid
+        /// UTF-8 rejects its session (`TextFidelity`); the rejects file shows it with `\xFF` escapes.
+        mutating func enter(session bytes: UnsafeBufferPointer<UInt8>, file: Int, line: Int, column: Int) throws {
             if gather {
-                let id = String(decoding: bytes, as: UTF8.self)
-                if let s = gatherIndex[id] { ordinal = s } else {
+                let key = Array(bytes)
+                if let s = gatherIndex[key] { ordinal = s } else {
                     ordinal = gatherSessions.count
-                    gatherIndex[id] = ordinal
-                    gatherSessions.append((id, file, line))
+                    gatherIndex[key] = ordinal
+                    let valid = TextFidelity.validString(bytes)
+                    gatherSessions.append((valid ?? TextFidelity.display(bytes), file, line))
+                    if valid == nil {
+                        try event(Self.failure, file: file, line: line, column: column, reason: TextFidelity.invalidUTF8("session id", bytes))
+                    }
                 }
                 return
             }
@@ -320,7 +325,12 @@ public final class BatchScorer {
             currentID.append(contentsOf: bytes)
             ordinal += 1
             hasCurrent = true
-            current = OpenSession(id: String(decoding: bytes, as: UTF8.self), file: file, line: line)
+            if let valid = TextFidelity.validString(bytes) {
+                current = OpenSession(id: valid, file: file, line: line)
+            } else {
+                current = OpenSession(id: TextFidelity.display(bytes), file: file, line: line,
+                                      error: (TextFidelity.invalidUTF8("session id", bytes), file, line, column))
+            }
         }
 
         /// A row with no session id at all: rejected on its own.
