@@ -79,6 +79,12 @@ func prepareOutputs(inputs: [(String, String)], outputs: [(String, String)]) thr
     }
 }
 
+/// Parses a `--max-memory` value (a usage error, exit 64, when it is not a size in range).
+func memoryLimit(_ text: String) throws -> MemoryLimit {
+    guard let limit = MemoryLimit(text) else { throw ValidationError(MemoryLimit.problem(text, option: "--max-memory")) }
+    return limit
+}
+
 /// `path` with its .csv/.jsonl/.json extension (if any) replaced by `suffix`.
 func siblingPath(of path: String, suffix: String) -> String {
     let name = TemporaryFiles.split(path).name

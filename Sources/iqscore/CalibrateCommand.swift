@@ -82,6 +82,10 @@ struct CalibrateCommand: ParsableCommand {
     @Option(help: "Worker threads (default: all cores).")
     var threads: Int?
 
+    @Option(name: .customLong("max-memory"), help: ArgumentHelp("Memory budget such as 512M or 2G (K/M/G/T = ×1024ⁿ; 32M … 1T). Calibration keeps every response in memory: reading stops with an error past the budget, and a fit whose estimated peak exceeds it is refused before it starts. (default: 1G)", valueName: "size"),
+            transform: memoryLimit)
+    var maxMemory = MemoryLimit.standard
+
     func validate() throws {
         if quadraturePoints < 5 || quadraturePoints > 401 { throw ValidationError("--quadrature-points must be 5…401, got \(quadraturePoints)") }
         if !(thetaBound > 0 && thetaBound <= 20) { throw ValidationError("--theta-bound must be in (0, 20], got \(thetaBound)") }
@@ -132,6 +136,7 @@ struct CalibrateCommand: ParsableCommand {
             options.minimumItemResponses = minItemResponses
             options.standardErrors = !noStandardErrors
             options.eStep = eStep
+            options.maxMemoryBytes = maxMemory.bytes
             if let threads { options.workers = threads }
             if case .some(let prior) = try parsedGuessingPrior() { options.guessingPrior = prior }
             if case .some(let prior) = try parsedSlopePrior() { options.slopePrior = prior }
@@ -142,7 +147,7 @@ struct CalibrateCommand: ParsableCommand {
             if let fixedBank {
                 options.fixedItems = Dictionary(fixedBank.items.map { ($0.itemID, $0.parameters) }, uniquingKeysWith: { first, _ in first })
             }
-            let (data, report) = try ResponseMatrix.load(csv: responses, options: columns.fileOptions)
+            let (data, report) = try ResponseMatrix.load(csv: responses, options: columns.fileOptions, maxMemoryBytes: maxMemory.bytes)
             let readSeconds = Date().timeIntervalSince(readStart)
             let result = try EMCalibrator(options: options).calibrate(data)
             let bank = ItemBank(calibration: result, metadata: metadata, fixed: fixedBank)

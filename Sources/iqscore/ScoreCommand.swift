@@ -8,9 +8,12 @@ struct ScoreCommand: ParsableCommand {
         abstract: "Score sessions to θ and IQ with confidence intervals, percentiles and flags.",
         discussion: """
             Reads sessions in long layout (session_id,item_id,response; names set by --session-column etc.) or \
-            wide layout, exactly as `calibrate` does. Rows of a session need not be contiguous (contiguous input \
-            streams in bounded memory, long files parsed and scored on every core; otherwise the files are read \
-            again and grouped in memory).
+            wide layout, exactly as `calibrate` does. Rows of a session need not be contiguous: contiguous input \
+            streams (long files parsed and scored on every core); otherwise the files are read again and grouped \
+            by session — in memory when they are small for --max-memory, else through partition files beside \
+            the output. Memory stays within --max-memory (default 1G) plus a fixed overhead of about 50 MB, for \
+            any input size and row order; a record (line) may be at most 16 MiB (or --max-memory/8). A pipe or \
+            FIFO input is copied beside the output first, so it is read once.
 
             SCORES has one row per scored session in input order: \
             session_id,n_items,n_correct,theta,se,iq,iq_low,iq_high,percentile,method,flags,norms, plus \
@@ -85,6 +88,10 @@ struct ScoreCommand: ParsableCommand {
     @Option(help: "Threads that parse and score (default: all cores); the output does not depend on it.")
     var threads: Int?
 
+    @Option(name: .customLong("max-memory"), help: ArgumentHelp("Memory budget such as 512M or 2G (K/M/G/T = ×1024ⁿ; 32M … 1T); beyond it, regrouping and the set of finished sessions spill to files beside the output. (default: 1G)", valueName: "size"),
+            transform: memoryLimit)
+    var maxMemory = MemoryLimit.standard
+
     func validate() throws {
         if quadraturePoints < 5 || quadraturePoints > 401 { throw ValidationError("--quadrature-points must be 5…401, got \(quadraturePoints)") }
         if !(thetaBound > 0 && thetaBound <= 20) { throw ValidationError("--theta-bound must be in (0, 20], got \(thetaBound)") }
@@ -119,6 +126,7 @@ struct ScoreCommand: ParsableCommand {
             let scorer = try SessionScorer(bank: itemBank, ability: ability, scale: scale)
             let batch = BatchScorer(scorer: scorer, fileOptions: columns.fileOptions, format: format)
             if let threads { batch.workers = threads }
+            batch.maxMemoryBytes = maxMemory.bytes
             let scoresWriter = try AtomicFileWriter(path: out)
             let rejectsWriter = try AtomicFileWriter(path: rejectsPath)
             let manifestWriter = try manifestPath.map { try AtomicFileWriter(path: $0) }
@@ -141,7 +149,10 @@ struct ScoreCommand: ParsableCommand {
         var lines = ["iqscore score: read \(formatCount(r.sessionsRead)) session\(r.sessionsRead == 1 ? "" : "s") (\(formatCount(r.rowsRead)) row\(r.rowsRead == 1 ? "" : "s"), \(fixed(mb, 1)) MB) from \(r.files) file\(r.files == 1 ? "" : "s") in \(fixed(r.seconds, 2)) s (\(formatCount(Int(Double(r.sessionsRead) / max(r.seconds, 1e-9)))) sessions/s, \(fixed(mb / max(r.seconds, 1e-9), 1)) MB/s)"]
         lines.append("scored \(formatCount(r.sessionsScored)), rejected \(formatCount(r.sessionsRejected))" + (r.sessionsRejected > 0 ? " (see \(rejectsPath))" : ""))
         if r.blankResponses > 0 { lines.append("\(formatCount(r.blankResponses)) rows with an empty response were treated as not administered") }
-        if r.regrouped { lines.append("note: rows of some sessions were not contiguous; the input was regrouped in memory") }
+        if r.regrouped {
+            lines.append("note: rows of some sessions were not contiguous; the input was regrouped "
+                         + (r.regroupPartitions > 1 ? "through \(r.regroupPartitions) partition files (--max-memory \(maxMemory))" : "in memory"))
+        }
         let o = scorer.estimator.options
         lines.append("method \(o.method.rawValue.uppercased())" + (o.method == .eap || o.method == .map ? " (prior N(\(o.priorMean.formatted6), \(o.priorSD.formatted6)²)" + (o.method == .eap ? ", \(o.quadraturePoints) points on [-\(o.thetaBound.formatted6), \(o.thetaBound.formatted6)])" : ")") : "")
                      + "; norms \(scorer.scale.norms.name)@\(scorer.scale.norms.version) (θ mean \(scorer.scale.norms.mean.formatted6), SD \(scorer.scale.norms.sd.formatted6)); \(fixed(100 * scorer.scale.confidenceLevel, 0))% intervals")
@@ -170,6 +181,9 @@ struct ScoreRunSummary: Encodable {
     var sessions_scored: Int
     var sessions_rejected: Int
     var regrouped: Bool
+    var regroup_partitions: Int
+    var session_hash_runs: Int
+    var max_memory_bytes: Int
     var flags: [String: Int]
     var seconds: Double
     var outputs: [ManifestEntry]
@@ -188,6 +202,9 @@ struct ScoreRunSummary: Encodable {
         sessions_scored = r.sessionsScored
         sessions_rejected = r.sessionsRejected
         regrouped = r.regrouped
+        regroup_partitions = r.regroupPartitions
+        session_hash_runs = r.sessionHashRuns
+        max_memory_bytes = c.maxMemory.bytes
         flags = Dictionary(uniqueKeysWithValues: r.flagCounts.map { ($0.key.rawValue, $0.value) })
         seconds = r.seconds
         self.outputs = outputs

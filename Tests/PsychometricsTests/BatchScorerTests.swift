@@ -91,8 +91,10 @@ enum BatchFixtures {
     /// back.
     static func run(_ scorer: SessionScorer, _ inputs: [String], in files: CSVFixtures, name: String = "scores",
                     format: ScoreOutputFormat = .csv, batchSize: Int? = nil, workers: Int? = nil,
-                    options: ResponseFileOptions = ResponseFileOptions(), parallel: Bool = true, chunkBytes: Int? = nil) throws -> Output {
+                    options: ResponseFileOptions = ResponseFileOptions(), parallel: Bool = true, chunkBytes: Int? = nil,
+                    maxMemoryBytes: Int? = nil) throws -> Output {
         let batch = BatchScorer(scorer: scorer, fileOptions: options, format: format)
+        if let maxMemoryBytes { batch.maxMemoryBytes = maxMemoryBytes }
         if let batchSize { batch.batchSize = batchSize }
         if let workers { batch.workers = workers }
         batch.parallelParsing = parallel

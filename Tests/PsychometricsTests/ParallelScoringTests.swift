@@ -37,7 +37,8 @@ struct MessyLongFile {
 
     /// Rows of `sessions` sessions, mostly well-formed, with every kind of rejection mixed in.
     mutating func text(sessions: Int) -> String {
-        var out = "session_id,item_id,response" + (chance(0.5) ? ",extra" : "") + "\n"
+        let extra = chance(0.5)
+        var out = "session_id,item_id,response" + (extra ? ",extra" : "") + "\n"
         let items = BatchFixtures.itemIDs
         for k in 1...sessions {
             let sid = id(k)
@@ -61,7 +62,7 @@ struct MessyLongFile {
                 if chance(0.02) {
                     out += "\(sid),\(item)" + lineEnd()                     // too few fields
                 } else {
-                    out += "\(sid),\(item),\(response)" + (chance(0.1) ? ",x" : "") + lineEnd()
+                    out += "\(sid),\(item),\(response)" + (extra ? ",e" : "") + (chance(0.03) ? ",x" : "") + lineEnd()   // ragged
                 }
             }
         }

@@ -66,6 +66,9 @@ public struct CalibrationOptions: Sendable, Hashable, Codable {
     public var workers = ProcessInfo.processInfo.activeProcessorCount
     /// Compute standard errors (observed information by Louis' formula).
     public var standardErrors = true
+    /// Memory budget of the fit in bytes: a fit whose estimated peak (`EMCalibrator.estimatedMemoryBytes`)
+    /// exceeds it is refused before it starts. Nil: no limit.
+    public var maxMemoryBytes: Int?
     /// Items held at known bank values (fixed-parameter, "online" calibration of pretest items), by item id.
     ///
     /// Empty (the default): every item is estimated and θ ~ N(0, 1) identifies the scale (Rasch: N(0, σ²)).

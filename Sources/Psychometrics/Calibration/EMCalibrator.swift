@@ -105,6 +105,15 @@ public struct EMCalibrator: Sendable {
         case .sparse: useDense = false
         case .automatic: useDense = data.density >= 0.15 && Double(data.personCount) * Double(data.itemCount) <= 4e8
         }
+        if let limit = options.maxMemoryBytes {
+            let need = Self.estimatedMemoryBytes(persons: data.personCount, items: data.itemCount, cells: data.cellCount,
+                                                 options: options, dense: useDense, complete: data.isComplete)
+            if need > limit {
+                throw CalibrationError("the fit needs about \(need >> 20) MiB of memory (\(data.personCount) persons, \(data.itemCount) items, "
+                                       + "\(data.cellCount) responses\(useDense ? ", dense E-step" : "")), more than the limit of \(limit >> 20) MiB; "
+                                       + "raise --max-memory\(useDense ? ", use --e-step sparse" : "")\(options.standardErrors ? " or skip standard errors (--no-se)" : "")")
+            }
+        }
         let fixed: [ItemParameters?] = fixedItems.isEmpty ? [] : data.itemIDs.map { fixedItems[$0] }
         // Rasch free items have a = 1 on the bank's θ scale; 1PL free items take the fixed items' common slope.
         let commonSlope = options.model == .onePL ? (fixed.compactMap { $0?.discrimination }.first ?? 1) : 1

@@ -164,6 +164,9 @@ struct HashSet64 {
     /// Bytes held by the table.
     var memoryBytes: Int { slots.count * 8 }
 
+    /// Whether the next insertion of a new value doubles the table.
+    var isFull: Bool { 2 * (count + 1) > slots.count }
+
     /// Inserts `hash`; false when it was already present.
     mutating func insert(_ hash: Int) -> Bool {
         let h = UInt64(bitPattern: Int64(hash))

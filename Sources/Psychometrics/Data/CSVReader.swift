@@ -11,9 +11,18 @@ import Darwin
 /// line ends, a UTF-8 byte-order mark, and a missing final newline. Blank lines are skipped but counted, so
 /// `line` is always the 1-based physical line on which the current record starts.
 ///
+/// A record may be at most `maxRecordBytes` long (default `defaultMaxRecordBytes`, 16 MiB): a longer one — a
+/// file without line breaks, an unterminated quote — is an error naming its first line, not an ever-growing
+/// buffer.
+///
 /// Not thread-safe: one reader per thread.
 public final class CSVReader {
+    /// The name used in messages (the path, or the name given for a copy such as a spooled pipe).
     public let path: String
+    /// The longest record accepted, in bytes.
+    public let maxRecordBytes: Int
+    /// 16 MiB: a wide row of 8 million items; a long-layout row is tens of bytes.
+    public static let defaultMaxRecordBytes = 16 << 20
     private let fd: Int32
     /// Mutable reader state lives behind a pointer: stored properties of a class pay a dynamic exclusivity
     /// check on every access, which on this per-byte, per-field path cost more than the parsing itself.
@@ -46,24 +55,26 @@ public final class CSVReader {
     /// Total size of the file in bytes, when known.
     public let fileSize: Int?
 
-    public init(path: String, chunkSize: Int = 1 << 20) throws {
-        self.path = path
+    /// Opens `path`; messages name `displayName` (default: the path).
+    public init(path: String, displayName: String? = nil, chunkSize: Int = 1 << 20, maxRecordBytes: Int = CSVReader.defaultMaxRecordBytes) throws {
+        self.path = displayName ?? path
+        self.maxRecordBytes = max(maxRecordBytes, 64)
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else {
-            throw InputError(file: path, message: "cannot open file: \(String(cString: strerror(errno)))")
+            throw InputError(file: displayName ?? path, message: "cannot open file: \(String(cString: strerror(errno)))")
         }
         var st = stat()
         if fstat(fd, &st) == 0 {
             if (st.st_mode & S_IFMT) == S_IFDIR {
                 close(fd)
-                throw InputError(file: path, message: "is a directory, expected a CSV file")
+                throw InputError(file: displayName ?? path, message: "is a directory, expected a CSV file")
             }
             fileSize = (st.st_mode & S_IFMT) == S_IFREG ? Int(st.st_size) : nil
         } else {
             fileSize = nil
         }
         self.fd = fd
-        let capacity = max(chunkSize, 4096)
+        let capacity = max(min(chunkSize, self.maxRecordBytes), 64)
         state = .allocate(capacity: 1)
         state.initialize(to: State(buffer: .allocate(capacity: capacity), capacity: capacity))
         try fill()
@@ -89,11 +100,13 @@ public final class CSVReader {
             position = 0
         }
         if filled == capacity {
-            let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity * 2)
+            guard capacity < maxRecordBytes else { throw recordTooLong(line: nextLine) }
+            let size = min(capacity * 2, maxRecordBytes)
+            let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
             bigger.update(from: buffer, count: filled)
             buffer.deallocate()
             buffer = bigger
-            capacity *= 2
+            capacity = size
         }
         while filled < capacity {
             let n = read(fd, buffer + filled, capacity - filled)
@@ -161,6 +174,12 @@ public final class CSVReader {
             nextLine += lines + 1
             return .record
         }
+    }
+
+    /// The error for a record that starts on `line` and runs past `maxRecordBytes`.
+    package func recordTooLong(line: Int) -> InputError {
+        InputError(file: path, line: line, message: "a record longer than \(maxRecordBytes) bytes starts here (the limit); "
+                   + "is a line break missing, or a quote left open?")
     }
 
     /// Number of fields in the current record.

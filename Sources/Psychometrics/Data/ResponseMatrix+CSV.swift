@@ -99,10 +99,15 @@ extension ResponseMatrix {
     /// that is not a response (grouped per column, with the count), a duplicated item column or person id,
     /// and (long layout) the same item twice in a session, naming both lines. Persons with no responses are
     /// excluded and listed in the report.
-    public static func load(csv path: String, options: ResponseFileOptions = ResponseFileOptions()) throws
+    ///
+    /// Calibration keeps every response in memory. With `maxMemoryBytes`, reading stops with an error once the
+    /// responses read so far need more than that (long layout: about 33 bytes per response while reading and
+    /// grouping, 160 per session; wide: 5 per response, 160 per person), naming the line reached.
+    public static func load(csv path: String, options: ResponseFileOptions = ResponseFileOptions(), maxMemoryBytes: Int? = nil) throws
         -> (matrix: ResponseMatrix, report: ResponseFileReport)
     {
         let reader = try CSVReader(path: path)
+        let budget = MemoryCheck(limit: maxMemoryBytes, path: path)
         guard try reader.nextRow() else {
             throw InputError(file: path, message: "the file is empty; expected a header row")
         }
@@ -114,13 +119,29 @@ extension ResponseMatrix {
         let layout = options.layout ?? (hasLong ? .long : .wide)
         switch layout {
         case .long:
-            return try loadLong(reader: reader, header: header, headerLine: headerLine, options: options)
+            return try loadLong(reader: reader, header: header, headerLine: headerLine, options: options, budget: budget)
         case .wide:
-            return try loadWide(reader: reader, header: header, headerLine: headerLine, options: options)
+            return try loadWide(reader: reader, header: header, headerLine: headerLine, options: options, budget: budget)
         }
     }
 
-    private static func loadWide(reader: CSVReader, header: [String], headerLine: Int, options: ResponseFileOptions) throws
+    /// The reading budget: throws once the estimated bytes pass the limit.
+    struct MemoryCheck {
+        let limit: Int?
+        let path: String
+
+        func check(line: Int, responses: Int, persons: Int, bytesPerResponse: Int) throws {
+            guard let limit else { return }
+            let need = responses * bytesPerResponse + persons * 160
+            if need > limit {
+                throw InputError(file: path, line: line, message: "by this line the responses need about \(need >> 20) MiB in memory "
+                                 + "(\(responses) responses, \(persons) persons), more than the limit of \(limit >> 20) MiB; calibration keeps "
+                                 + "every response in memory: raise --max-memory")
+            }
+        }
+    }
+
+    private static func loadWide(reader: CSVReader, header: [String], headerLine: Int, options: ResponseFileOptions, budget: MemoryCheck) throws
         -> (matrix: ResponseMatrix, report: ResponseFileReport)
     {
         let path = reader.path
@@ -156,6 +177,7 @@ extension ResponseMatrix {
         while try reader.nextRow() {
             rows += 1
             let line = reader.line
+            if rows & 0xFFF == 0 { try budget.check(line: line, responses: items.count, persons: personIDs.count, bytesPerResponse: 5) }
             if reader.fieldCount != fieldCount {
                 errors.add(InputError(file: path, line: line, column: min(reader.fieldCount, fieldCount) + (reader.fieldCount > fieldCount ? 1 : 0),
                                       message: "expected \(fieldCount) fields as in the header, found \(reader.fieldCount)"))
@@ -214,7 +236,7 @@ extension ResponseMatrix {
         return (matrix, report)
     }
 
-    private static func loadLong(reader: CSVReader, header: [String], headerLine: Int, options: ResponseFileOptions) throws
+    private static func loadLong(reader: CSVReader, header: [String], headerLine: Int, options: ResponseFileOptions, budget: MemoryCheck) throws
         -> (matrix: ResponseMatrix, report: ResponseFileReport)
     {
         let path = reader.path
@@ -228,7 +250,6 @@ extension ResponseMatrix {
         let sc = try column(options.sessionColumn, "session")
         let ic = try column(options.itemColumn, "item")
         let rc = try column(options.responseColumn, "response")
-        let needed = max(sc, ic, rc) + 1
 
         var errors = ErrorCollector()
         var sessionIndex: [String: Int32] = [:], sessionIDs: [String] = [], sessionLine: [Int] = []
@@ -240,6 +261,7 @@ extension ResponseMatrix {
         while try reader.nextRow() {
             rows += 1
             let line = reader.line
+            if rows & 0xFFFF == 0 { try budget.check(line: line, responses: cellSession.count, persons: sessionIDs.count, bytesPerResponse: 33) }
             if reader.fieldCount != header.count {
                 errors.add(InputError(file: path, line: line, column: min(reader.fieldCount, header.count) + (reader.fieldCount > header.count ? 1 : 0),
                                       message: "expected \(header.count) fields as in the header, found \(reader.fieldCount)"))

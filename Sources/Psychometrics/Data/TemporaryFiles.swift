@@ -20,6 +20,21 @@ package enum TemporaryFiles {
     nonisolated(unsafe) private static var nextToken = 0
     nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
 
+    nonisolated(unsafe) private static var spillCounter = 0
+
+    /// A number for the next spill file's name, unique in this process.
+    package static func nextSpillNumber() -> Int {
+        lock.lock(); defer { lock.unlock() }
+        spillCounter += 1
+        return spillCounter
+    }
+
+    /// The name prefix for spill files beside `output`: `.NAME.spill-PID-` (a number follows).
+    package static func spillPrefix(besideOutput output: String) -> String {
+        let (directory, name) = split(output)
+        return (directory == "/" ? "" : directory) + "/.\(name).spill-\(getpid())-"
+    }
+
     /// Registers `path` for removal on interruption; returns a token for `unregister`.
     package static func register(_ path: String) -> Int {
         lock.lock(); defer { lock.unlock() }

@@ -17,8 +17,7 @@ extension BatchScorer {
     /// Column positions of a long file.
     struct LongColumns {
         let session: Int, item: Int, response: Int
-        /// Fields a row needs: max(session, item, response) + 1.
-        let needed: Int
+        /// Fields every row has (as the header).
         let headerCount: Int
         let sessionName: String, responseName: String
     }
@@ -336,7 +335,7 @@ extension BatchScorer {
 
         mutating func parse(_ chunk: LongChunk, _ buf: UnsafePointer<UInt8>, path: String) {
             let table = owner.scorer.itemTable
-            let sc = columns.session, ic = columns.item, rc = columns.response, needed = columns.needed
+            let sc = columns.session, ic = columns.item, rc = columns.response
             var scanner = CSVRecordScanner()
             defer { scanner.deallocate() }
             var scratch: [UInt8] = []
@@ -425,7 +424,8 @@ extension BatchScorer.RunState {
     /// keeps to its locals), so the output is that of joining on the calling thread.
     mutating func readLongParallel(_ reader: CSVReader, fileIndex: Int, columns: BatchScorer.LongColumns) throws {
         let chunks = max(1, owner.workers * 2)
-        var capacity = max(owner.parallelChunkBytes, 64) * chunks
+        var capacity = max(owner.budgetedChunkBytes, 64) * chunks
+        let maxCapacity = max(capacity, reader.maxRecordBytes)
         var buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
         defer { buffer.deallocate() }
         var filled = 0, line = reader.nextLine, eof = false, oneChunk = false
@@ -500,12 +500,14 @@ extension BatchScorer.RunState {
                 if consumed == 0 {
                     if eof && work.count == 1 { throw InputError(file: reader.path, line: line, message: "unterminated quoted field at end of file") }
                     if work.count > 1 { oneChunk = true; continue }
-                    // One record is longer than the buffer: grow it.
-                    let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity * 2)
+                    // One record is longer than the buffer: grow it, up to the record limit.
+                    guard capacity < maxCapacity else { throw reader.recordTooLong(line: line) }
+                    let size = min(capacity * 2, maxCapacity)
+                    let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
                     bigger.update(from: buffer, count: filled)
                     buffer.deallocate()
                     buffer = bigger
-                    capacity *= 2
+                    capacity = size
                     continue
                 }
                 oneChunk = false
@@ -556,7 +558,7 @@ extension BatchScorer.RunState {
         try closeCurrent()
         try flush()
         try drainPending()
-        for h in chunk.hashes where !seenHashes.insert(h) { throw BatchScorer.Regroup() }
+        for h in chunk.hashes where try !seen.insert(h) { throw BatchScorer.Regroup() }
         try chunk.out.withUnsafeBufferPointer { try scores.write(bytes: $0) }
         try writeRejects(chunk.rejects)
         report.sessionsRead += chunk.inner

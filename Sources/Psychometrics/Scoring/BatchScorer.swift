@@ -23,8 +23,12 @@ public struct BatchScoringReport: Sendable, Hashable {
     public var sessionsRead = 0
     public var sessionsScored = 0
     public var sessionsRejected = 0
-    /// Rows of some session were not contiguous: the files were read again and regrouped in memory.
+    /// Rows of some session were not contiguous: the files were read again and regrouped.
     public var regrouped = false
+    /// Partitions of the regrouping pass (1: grouped in memory; 0: no regrouping).
+    public var regroupPartitions = 0
+    /// Sorted runs of finished-session hashes written to disk to keep within the memory budget.
+    public var sessionHashRuns = 0
     /// How many scored sessions carry each flag.
     public var flagCounts: [ScoreFlag: Int] = [:]
     public var seconds = 0.0
@@ -42,13 +46,22 @@ public struct BatchProgress: Sendable {
 /// Scores files of sessions (long or wide CSV, as `ResponseMatrix.load` reads them) into a score file and a
 /// reject file.
 ///
-/// Streaming: while each session's rows are contiguous, memory stays bounded (one batch of sessions). A
-/// session whose rows reappear later is detected (64-bit hashes of finished session ids); the run then starts
-/// over, reading the files again and grouping rows by session in memory, so interleaved input is still scored
-/// correctly. Scores come out one row per session in order of first appearance. Long files are parsed and
-/// scored in parallel chunks (`BatchScorer+Parallel.swift`, same output as one thread); wide files are parsed on
-/// one thread and scored in parallel batches. Every session read ends up in the scores or in the rejects, with
-/// file, line, column and reason.
+/// Streaming: while each session's rows are contiguous, sessions are scored as they close. A session whose rows
+/// reappear later is detected (hashes of finished session ids, `SeenSessions`); the run then starts over, reading
+/// the files again and grouping rows by session (`BatchScorer+Regroup.swift`: in memory when the input is small
+/// for the budget, else partitioned by session through spill files and merged back in order), so interleaved
+/// input is scored exactly as contiguous input. Scores come out one row per session in order of first
+/// appearance. Long files are parsed and scored in parallel chunks (`BatchScorer+Parallel.swift`, same output
+/// as one thread); wide files are parsed on one thread and scored in parallel batches. Every session read ends up
+/// in the scores or in the rejects, with file, line, column and reason.
+///
+/// Memory: `maxMemoryBytes` bounds what the run holds beyond a fixed overhead (the bank's tables, thread stacks,
+/// the binary), whatever the input's size or row order: the parallel read buffers take at most an eighth, the
+/// set of finished sessions an eighth (then sorted runs on disk), a batch of parsed sessions a thirty-second,
+/// one record at most `CSVReader.defaultMaxRecordBytes` (or an eighth), and regrouping half (in partitions).
+/// Inputs that cannot be read twice (pipes, FIFOs) are first copied to a spill file beside the output, so a
+/// regrouping pass never reopens them. Spill files are removed at the end, on SIGINT/SIGTERM, and by the next
+/// run after a SIGKILL (`TemporaryFiles`).
 public final class BatchScorer {
     public let scorer: SessionScorer
     public let fileOptions: ResponseFileOptions
@@ -59,6 +72,21 @@ public final class BatchScorer {
     /// `parallelParsing = false` reads them on one thread as wide files are (same output either way).
     public var parallelChunkBytes = 4 << 20
     public var parallelParsing = true
+    /// The memory budget of a run, in bytes (see the type's documentation). Default 1 GiB.
+    public var maxMemoryBytes = 1 << 30
+    /// Where spill files go: a path prefix such as `dir/.scores.csv.spill-PID-` (a number is appended). Default:
+    /// beside the scores output, or the rejects output when scores go to a device.
+    public var spillPrefix: String?
+
+    /// Bytes of one parallel chunk under the budget. A chunk's parse and score output takes up to ~16 times its
+    /// bytes (one-row sessions: a ~100-byte score row and ~50 bytes of bookkeeping per ~12-byte row), and two
+    /// rounds of two chunks per worker are alive at once: so that all of it stays within an eighth of the
+    /// budget, a chunk gets budget / 256 / chunks.
+    var budgetedChunkBytes: Int { max(1 << 12, min(parallelChunkBytes, maxMemoryBytes / 256 / max(1, workers * 2))) }
+    /// The longest input record accepted.
+    var budgetedRecordBytes: Int { max(1 << 16, min(CSVReader.defaultMaxRecordBytes, maxMemoryBytes / 8)) }
+    /// Responses in one batch of parsed sessions (two batches are alive at a time).
+    var budgetedBatchCells: Int { max(1 << 12, maxMemoryBytes / 32 / 16) }
 
     public init(scorer: SessionScorer, fileOptions: ResponseFileOptions = ResponseFileOptions(), format: ScoreOutputFormat = .csv) {
         self.scorer = scorer
@@ -84,18 +112,25 @@ public final class BatchScorer {
     public func run(inputs: [String], scores: AtomicFileWriter, rejects: AtomicFileWriter,
                     progress: ((BatchProgress) -> Void)? = nil) throws -> BatchScoringReport {
         let started = Date()
+        let prefix = spillPrefix ?? TemporaryFiles.spillPrefix(besideOutput: scores.isRegularFile || !rejects.isRegularFile ? scores.path : rejects.path)
+        let sources = try InputSources(inputs, spillPrefix: prefix)
         do {
-            var state = try RunState(owner: self, inputs: inputs, scores: scores, rejects: rejects, gather: false, progress: progress, started: started)
+            var state = try RunState(owner: self, sources: sources, scores: scores, rejects: rejects, gather: false, progress: progress, started: started,
+                                     spillPrefix: prefix)
             try state.readAll()
-            return state.finish()
+            guard try state.seen.allDistinct() else { throw Regroup() }
+            var report = state.finish()
+            report.sessionHashRuns = state.seen.runCount
+            return report
         } catch is Regroup {
             try scores.reset()
             try rejects.reset()
-            var state = try RunState(owner: self, inputs: inputs, scores: scores, rejects: rejects, gather: true, progress: progress, started: started)
-            try state.readAll()
-            try state.replayGathered()
+            var state = try RunState(owner: self, sources: sources, scores: scores, rejects: rejects, gather: true, progress: progress, started: started,
+                                     spillPrefix: prefix)
+            try state.regroup()
             var report = state.finish()
             report.regrouped = true
+            report.regroupPartitions = partitionCount(totalBytes: sources.totalBytes ?? 0)
             return report
         }
     }
@@ -104,7 +139,10 @@ public final class BatchScorer {
 
     struct RunState {
         let owner: BatchScorer
+        /// Input names (for messages and the rejects' file column) and the paths read (a spooled copy for a pipe).
         let inputs: [String]
+        let readPaths: [String]
+        let spillPrefix: String
         let scores: AtomicFileWriter
         let rejects: AtomicFileWriter
         let gather: Bool
@@ -119,39 +157,42 @@ public final class BatchScorer {
         var currentID: [UInt8] = []
         var hasCurrent = false
         var current = OpenSession()
-        var seenHashes = HashSet64()
+        var seen: SeenSessions
         var ordinal = 0
         /// Per bank item: ordinal of the last session that answered it, and on which line (duplicate detection).
         let stamps: Stamps
 
-        // Gather mode: every event by session.
+        // Gather mode: the sessions (of the input, or of one partition) and their events.
         var gatherIndex: [[UInt8]: Int] = [:]
-        var gatherSessions: [(id: String, file: Int, line: Int)] = []
+        var gatherSessions: [GatherSession] = []
         var events: [(session: Int32, item: Int32, value: UInt8, kind: UInt8, file: Int16, line: Int, column: Int32)] = []
         var eventReasons: [Int: String] = [:]
+        /// Gather mode with partitions: the calls being recorded into partition files (phase 1), the session
+        /// ordinals used by earlier partitions, and where the current partition's outputs go (phase 2).
+        var recorder: PartitionRecorder?
+        var ordinalBase = 0
+        var partitionOutput: SpillFile?
 
         var batch = Batch()
         /// The parallel path's per-chunk duplicate stamps, reused across rounds, and its bytes joined so far.
         var chunkStamps: [Stamps] = []
         var parallelBytes = 0
 
-        init(owner: BatchScorer, inputs: [String], scores: AtomicFileWriter, rejects: AtomicFileWriter, gather: Bool,
-             progress: ((BatchProgress) -> Void)?, started: Date) throws {
+        init(owner: BatchScorer, sources: InputSources, scores: AtomicFileWriter, rejects: AtomicFileWriter, gather: Bool,
+             progress: ((BatchProgress) -> Void)?, started: Date, spillPrefix: String) throws {
             self.owner = owner
-            self.inputs = inputs
+            self.inputs = sources.names
+            self.readPaths = sources.paths
+            self.spillPrefix = spillPrefix
+            seen = SeenSessions(limitBytes: owner.maxMemoryBytes / 8, spillPrefix: { spillPrefix })
             self.scores = scores
             self.rejects = rejects
             self.gather = gather
             self.progress = progress
             self.started = started
-            var total = 0
-            var known = true
-            for path in inputs {
-                if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int { total += size } else { known = false }
-            }
-            totalBytes = known ? total : nil
+            totalBytes = sources.totalBytes
             stamps = Stamps(count: owner.scorer.bank.items.count)
-            report.files = inputs.count
+            report.files = sources.names.count
             try scores.write(owner.header)
             try rejects.write(BatchScorer.rejectHeader)
         }
@@ -169,8 +210,8 @@ public final class BatchScorer {
         static let touch: UInt8 = 0, response: UInt8 = 1, blank: UInt8 = 2, failure: UInt8 = 3
 
         mutating func readAll() throws {
-            for (fileIndex, path) in inputs.enumerated() {
-                let reader = try CSVReader(path: path)
+            for (fileIndex, path) in readPaths.enumerated() {
+                let reader = try CSVReader(path: path, displayName: inputs[fileIndex], maxRecordBytes: owner.budgetedRecordBytes)
                 try readFile(reader, fileIndex: fileIndex)
                 bytesBefore += reader.bytesConsumed
             }
@@ -199,10 +240,9 @@ public final class BatchScorer {
                     return c
                 }
                 let sc = try column(options.sessionColumn, "session"), ic = try column(options.itemColumn, "item"), rc = try column(options.responseColumn, "response")
-                let needed = max(sc, ic, rc) + 1
                 if !gather && owner.parallelParsing {
                     try readLongParallel(reader, fileIndex: fileIndex, columns: LongColumns(
-                        session: sc, item: ic, response: rc, needed: needed, headerCount: header.count,
+                        session: sc, item: ic, response: rc, headerCount: header.count,
                         sessionName: options.sessionColumn, responseName: options.responseColumn))
                     return
                 }
@@ -302,12 +342,13 @@ public final class BatchScorer {
         /// UTF-8 rejects its session (`TextFidelity`); the rejects file shows it with `\xFF` escapes.
         mutating func enter(session bytes: UnsafeBufferPointer<UInt8>, file: Int, line: Int, column: Int) throws {
             if gather {
+                if let recorder { try recorder.enter(bytes, file: file, line: line, column: column); return }
                 let key = Array(bytes)
                 if let s = gatherIndex[key] { ordinal = s } else {
                     ordinal = gatherSessions.count
                     gatherIndex[key] = ordinal
                     let valid = TextFidelity.validString(bytes)
-                    gatherSessions.append((valid ?? TextFidelity.display(bytes), file, line))
+                    gatherSessions.append(GatherSession(id: valid ?? TextFidelity.display(bytes), file: file, line: line))
                     if valid == nil {
                         try event(Self.failure, file: file, line: line, column: column, reason: TextFidelity.invalidUTF8("session id", bytes))
                     }
@@ -319,8 +360,7 @@ public final class BatchScorer {
                 return
             }
             try closeCurrent()
-            let h = ByteKeyTable.hash(bytes)
-            if !seenHashes.insert(h) { throw Regroup() }
+            if try !seen.insert(ByteKeyTable.hash(bytes)) { throw Regroup() }
             currentID.removeAll(keepingCapacity: true)
             currentID.append(contentsOf: bytes)
             ordinal += 1
@@ -337,8 +377,9 @@ public final class BatchScorer {
         mutating func orphan(file: Int, line: Int, column: Int, reason: String) throws {
             if !gather { try closeCurrent() }
             if gather {
+                if let recorder { try recorder.orphan(file: file, line: line, column: column, reason: reason); return }
                 ordinal = gatherSessions.count
-                gatherSessions.append(("", file, line))
+                gatherSessions.append(GatherSession(id: "", file: file, line: line))
                 try event(Self.failure, file: file, line: line, column: column, reason: reason)
                 return
             }
@@ -351,6 +392,18 @@ public final class BatchScorer {
 
         mutating func event(_ kind: UInt8, item: Int = -1, value: UInt8 = 0, file: Int, line: Int, column: Int? = nil, reason: String? = nil) throws {
             if gather {
+                // Only responses and failures change a session's outcome; once it has a failure, or more
+                // responses than the bank has items (so some item repeats), its first error is fixed and later
+                // events cannot change it: they are not kept, so a session holds at most bank size + 1 events.
+                guard kind == Self.response || kind == Self.failure else { return }
+                if let recorder { try recorder.event(kind, item: item, value: value, file: file, line: line, column: column ?? 0, reason: reason); return }
+                if gatherSessions[ordinal].settled { return }
+                if kind == Self.failure {
+                    gatherSessions[ordinal].settled = true
+                } else {
+                    gatherSessions[ordinal].responses += 1
+                    if gatherSessions[ordinal].responses > owner.scorer.bank.items.count { gatherSessions[ordinal].settled = true }
+                }
                 if let reason { eventReasons[events.count] = reason }
                 events.append((Int32(ordinal), Int32(item), value, kind, Int16(file), line, Int32(column ?? 0)))
                 return
@@ -386,7 +439,7 @@ public final class BatchScorer {
             hasCurrent = false
             batch.append(current)
             report.sessionsRead += 1
-            if batch.count >= owner.batchSize { try flush() }
+            if batch.count >= owner.batchSize || batch.items.count >= owner.budgetedBatchCells { try flush() }
         }
 
         /// Gather mode: replay each session's events in first-appearance order.
@@ -400,7 +453,7 @@ public final class BatchScorer {
             for (k, e) in events.enumerated() { order[next[Int(e.session)]] = k; next[Int(e.session)] += 1 }
             for s in 0..<sessions {
                 let info = gatherSessions[s]
-                ordinal = s
+                ordinal = ordinalBase + s
                 current = OpenSession(id: info.id, file: info.file, line: info.line)
                 hasCurrent = true
                 for k in counts[s]..<counts[s + 1] {
@@ -411,6 +464,7 @@ public final class BatchScorer {
             }
             try flush()
             try drainPending()
+            ordinalBase += sessions
         }
 
         /// Hands the full batch to a background task (scoring runs while the next batch is parsed); the previous
@@ -438,18 +492,23 @@ public final class BatchScorer {
             group.wait()
             pending = nil
             guard let result = slot.result else { return }
-            for chunk in result.rows { try chunk.withUnsafeBufferPointer { try scores.write(bytes: $0) } }
-            try writeRejects(result.rejects)
+            if let partitionOutput {
+                try BatchScorer.writeKeyed(result, rejectLine: { self.rejectLine($0) }, to: partitionOutput)
+            } else {
+                for chunk in result.rows { try chunk.withUnsafeBufferPointer { try scores.write(bytes: $0) } }
+                try writeRejects(result.rejects)
+            }
             report.sessionsScored += result.scored
             report.sessionsRejected += result.rejects.count
             for (flag, n) in result.flags { report.flagCounts[flag, default: 0] += n }
         }
 
         func writeRejects(_ list: [RejectRecord]) throws {
-            for reject in list {
-                let r = RejectedSession(sessionID: reject.id, file: inputs[reject.file], line: reject.line, column: reject.column, reason: reject.reason)
-                try rejects.write(BatchScorer.rejectLine(r))
-            }
+            for reject in list { try rejects.write(rejectLine(reject)) }
+        }
+
+        func rejectLine(_ reject: RejectRecord) -> String {
+            BatchScorer.rejectLine(RejectedSession(sessionID: reject.id, file: inputs[reject.file], line: reject.line, column: reject.column, reason: reject.reason))
         }
 
         mutating func finish() -> BatchScoringReport {
@@ -526,6 +585,10 @@ public final class BatchScorer {
         var rejects: [RejectRecord]
         var scored: Int
         var flags: [ScoreFlag: Int]
+        /// Per chunk, the end of each session's row in `rows[chunk]` (unchanged for a rejected session), and
+        /// each session's first-appearance key (`sessionKey`), for regrouping in partitions.
+        var ends: [[Int]]
+        var keys: [UInt64]
     }
 
     /// Scores a batch in parallel chunks; output rows keep the batch order.
@@ -534,9 +597,11 @@ public final class BatchScorer {
         let chunks = min(n, max(1, workers * 4))
         var rows = [[UInt8]](repeating: [], count: chunks)
         var rejects = [[RejectRecord]](repeating: [], count: chunks)
+        var ends = [[Int]](repeating: [], count: chunks)
         var flagCounts = [[Int]](repeating: [Int](repeating: 0, count: ScoreFlag.allCases.count), count: chunks)
         let labels = OutputLabels(self)
         rows.withUnsafeMutableBufferPointer { rowsOut in
+        ends.withUnsafeMutableBufferPointer { endsOut in
         rejects.withUnsafeMutableBufferPointer { rejectsOut in
         flagCounts.withUnsafeMutableBufferPointer { flagsOut in
         batch.items.withUnsafeBufferPointer { items in
@@ -546,25 +611,30 @@ public final class BatchScorer {
                 var out = ByteBuffer(capacity: (hi - lo) * 100)
                 var localRejects: [RejectRecord] = []
                 var localFlags = [Int](repeating: 0, count: ScoreFlag.allCases.count)
+                var localEnds: [Int] = []
+                localEnds.reserveCapacity(hi - lo)
                 for s in lo..<hi {
                     let range = batch.offsets[s]..<batch.offsets[s + 1]
                     emit(id: batch.ids[s], file: batch.files[s], line: batch.lines[s], error: batch.errors[s],
                          UnsafeBufferPointer(rebasing: items[range]), UnsafeBufferPointer(rebasing: responses[range]),
                          labels, out: &out, rejects: &localRejects, flags: &localFlags)
+                    localEnds.append(out.count)
                 }
+                endsOut[c] = localEnds
                 rowsOut[c] = out.array
                 out.deallocate()
                 rejectsOut[c] = localRejects
                 flagsOut[c] = localFlags
             }
-        }}}}}
+        }}}}}}
         var flags: [ScoreFlag: Int] = [:]
         for (k, flag) in ScoreFlag.allCases.enumerated() {
             let total = flagCounts.reduce(0) { $0 + $1[k] }
             if total > 0 { flags[flag] = total }
         }
         let allRejects = rejects.flatMap { $0 }
-        return BatchResult(rows: rows, rejects: allRejects, scored: n - allRejects.count, flags: flags)
+        let keys = (0..<n).map { BatchScorer.sessionKey(file: batch.files[$0], line: batch.lines[$0]) }
+        return BatchResult(rows: rows, rejects: allRejects, scored: n - allRejects.count, flags: flags, ends: ends, keys: keys)
     }
 
     /// The method and norms columns, the same for every row.

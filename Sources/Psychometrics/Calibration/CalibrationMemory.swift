@@ -1,0 +1,36 @@
+extension EMCalibrator {
+    /// An upper estimate of the bytes a fit allocates at its peak, beyond a fixed overhead: what `maxMemoryBytes`
+    /// is compared with before the fit starts.
+    ///
+    /// ```
+    /// data      2 × (5·cells + 64·persons)            the response matrix, and its copy without excluded items
+    /// dense     8·N·J (+ 8·N·J mask when incomplete)  the dense E-step's response matrix
+    /// E-step    workers × (16·J·Q + 32·1024·Q)        expected counts per worker, posterior blocks
+    /// tables    16·J·Q                                 log P and log Q per item and node
+    /// SEs       8·P²·(workers + 2) + 8·J·Q·k          the information matrix (one partial sum per worker)
+    ///           + workers × 24 MiB                     and the sparse path's band buffers
+    /// ```
+    /// with Q quadrature points, k parameters per item (Rasch/1PL 1, 2PL 2, 3PL 3) and P = k·J + 2. The terms
+    /// follow the allocations in `EMEngine` and `EMEngine+StandardErrors`; measured peaks are below the
+    /// estimate (README, "Guarantees").
+    public static func estimatedMemoryBytes(persons: Int, items: Int, cells: Int, options: CalibrationOptions,
+                                            dense: Bool, complete: Bool) -> Int {
+        let q = options.quadraturePoints, w = max(1, options.workers)
+        let k: Int
+        switch options.model {
+        case .rasch, .onePL: k = 1
+        case .twoPL: k = 2
+        case .threePL: k = 3
+        }
+        func product(_ factors: Int...) -> Double { factors.reduce(1.0) { $0 * Double($1) } }
+        var total = 2 * (5 * Double(cells) + 64 * Double(persons))
+        if dense { total += product(8, persons, items) * (complete ? 1 : 2) }
+        total += Double(w) * (product(16, items, q) + product(32, 1024, q))
+        total += product(16, items, q)
+        if options.standardErrors {
+            let p = k * items + 2
+            total += product(8, p, p, w + 2) + product(8, items, q, k) + Double(w) * Double(24 << 20)
+        }
+        return total >= Double(Int.max) ? Int.max : Int(total)
+    }
+}
