@@ -461,3 +461,23 @@ struct ResponseMatrixLoadErrorTests {
         #expect(error3?.description == "\(headerOnly):2: error: no data rows after the header")
     }
 }
+
+@Suite("ResponseMatrix.load: memory budget")
+struct ResponseMatrixMemoryTests {
+    @Test("reading stops past the budget with an error naming the line reached; within it, the same matrix")
+    func budget() throws {
+        let files = try CSVFixtures()
+        var text = "session_id,item_id,response\n"
+        for k in 0..<70_000 { text += "s\(k / 10),i\(k % 10),\(k % 3 == 0 ? 1 : 0)\n" }
+        let path = try files.write("long.csv", text)
+        do {
+            _ = try ResponseMatrix.load(csv: path, maxMemoryBytes: 1_000_000)
+            Issue.record("no error")
+        } catch {
+            #expect("\(error)" == "\(path):65537: error: by this line the responses need about 3 MiB in memory (65535 responses, 6554 persons), more than the limit of 0 MiB; calibration keeps every response in memory: raise --max-memory")
+        }
+        let bounded = try ResponseMatrix.load(csv: path, maxMemoryBytes: 1 << 30)
+        let free = try ResponseMatrix.load(csv: path)
+        #expect(bounded.matrix.cellCount == 70_000 && bounded.matrix.cellCount == free.matrix.cellCount)
+    }
+}

@@ -175,3 +175,29 @@ struct OutputSafetyCLITests {
         #expect(try ws.run("verify", "scores.summary.json").status == 0)
     }
 }
+
+@Suite("iqscore --max-memory", .timeLimit(.minutes(1)))
+struct MaxMemoryCLITests {
+    @Test("a size that is not one, or out of range, is a usage error naming the allowed form", arguments: ["3X", "16M", "2T", "0", "nan", "1e3G"])
+    func badSizes(text: String) throws {
+        let ws = try CLIWorkspace()
+        for command in [["score", "s.csv", "--bank", "b.csv", "--out", "o.csv"], ["calibrate", "r.csv", "--out", "b.csv"]] {
+            let r = try IQScoreCLI.run(command + ["--max-memory", text], in: ws.directory)
+            #expect(r.status == 64)
+            #expect(r.stderr.contains("--max-memory must be a size from 32M to 1T such as 512M or 2G (K, M, G, T = ×1024ⁿ), got '\(text)'"))
+        }
+    }
+
+    @Test("calibrate refuses a fit whose estimated peak exceeds the budget, before it starts; without standard errors it fits")
+    func calibrateBudget() throws {
+        let ws = try CLIWorkspace()
+        #expect(try ws.run("simulate", "--items", "600", "--persons", "300", "--out", "r.csv", "--seed", "2").status == 0)
+        let r = try ws.run("calibrate", "r.csv", "--out", "b.csv", "--max-memory", "32M", "--threads", "2")
+        #expect(r.status == 1)
+        #expect(r.stderr.hasPrefix("error: the fit needs about "))
+        #expect(r.stderr.hasSuffix("MiB of memory (300 persons, 600 items, 180000 responses, dense E-step), more than the limit of 32 MiB; raise --max-memory, use --e-step sparse or skip standard errors (--no-se)\n"))
+        #expect(try ws.contents() == ["r.csv"], "nothing written")
+        let ok = try ws.run("calibrate", "r.csv", "--out", "b.csv", "--max-memory", "32M", "--no-se", "--max-cycles", "5")
+        #expect(ok.status == 0 || ok.status == 3, "\(ok.stderr)")
+    }
+}

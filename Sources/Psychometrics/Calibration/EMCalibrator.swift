@@ -105,9 +105,23 @@ public struct EMCalibrator: Sendable {
         case .sparse: useDense = false
         case .automatic: useDense = data.density >= 0.15 && Double(data.personCount) * Double(data.itemCount) <= 4e8
         }
+        // Within the memory budget: fewer workers when their per-worker buffers are what does not fit, else refuse.
+        var options = self.options
+        var budgetNote: String?
         if let limit = options.maxMemoryBytes {
-            let need = Self.estimatedMemoryBytes(persons: data.personCount, items: data.itemCount, cells: data.cellCount,
-                                                 options: options, dense: useDense, complete: data.isComplete)
+            func need(_ workers: Int) -> Int {
+                var o = options
+                o.workers = workers
+                return Self.estimatedMemoryBytes(persons: data.personCount, items: data.itemCount, cells: data.cellCount,
+                                                 options: o, dense: useDense, complete: data.isComplete)
+            }
+            var workers = options.workers
+            while workers > 1 && need(workers) > limit { workers -= 1 }
+            if workers < options.workers {
+                budgetNote = "\(workers) of \(options.workers) worker threads used: each needs its own \(options.standardErrors ? "information-matrix partial sum" : "expected counts"), and more do not fit the memory limit of \(limit >> 20) MiB"
+                options.workers = workers
+            }
+            let need = need(workers)
             if need > limit {
                 throw CalibrationError("the fit needs about \(need >> 20) MiB of memory (\(data.personCount) persons, \(data.itemCount) items, "
                                        + "\(data.cellCount) responses\(useDense ? ", dense E-step" : "")), more than the limit of \(limit >> 20) MiB; "
@@ -119,7 +133,7 @@ public struct EMCalibrator: Sendable {
         let commonSlope = options.model == .onePL ? (fixed.compactMap { $0?.discrimination }.first ?? 1) : 1
         var engine = EMEngine(model: options.model, options: options, data: data, useDense: useDense,
                               fixed: fixed, commonSlope: commonSlope)
-        var warnings: [String] = []
+        var warnings: [String] = budgetNote.map { [$0] } ?? []
         var trace: [Double] = []
         var cycles = 0, converged = false, change = Double.infinity
         var previous = engine.naturalParameters()
