@@ -230,3 +230,60 @@ struct HashSet64 {
         }
     }
 }
+
+/// A growable map from byte strings to their insertion index (0, 1, 2, …): the sessions of a regrouping pass
+/// by id. Keys are copied once into one byte arena; lookups hash with `ByteKeyTable.hash` and compare bytes, with
+/// no per-lookup allocation (a `[[UInt8]: Int]` dictionary built an array and ran SipHash for every row).
+struct ByteStringIndex {
+    private var slotHash: [UInt64]
+    /// Entry index + 1; 0 marks an empty slot.
+    private var slotEntry: [Int32]
+    private var mask: Int
+    private var arena: [UInt8] = []
+    private var starts: [Int] = [0]
+
+    init() {
+        slotHash = [UInt64](repeating: 0, count: 64)
+        slotEntry = [Int32](repeating: 0, count: 64)
+        mask = 63
+    }
+
+    var count: Int { starts.count - 1 }
+
+    /// The index of `key`, inserting it as the next index when absent.
+    mutating func index(of key: UnsafeBufferPointer<UInt8>) -> (index: Int, inserted: Bool) {
+        let h = UInt64(bitPattern: Int64(ByteKeyTable.hash(key)))
+        var i = Int(truncatingIfNeeded: h) & mask
+        while true {
+            let e = Int(slotEntry[i])
+            if e == 0 { break }
+            if slotHash[i] == h {
+                let s = starts[e - 1], n = starts[e] - s
+                if n == key.count && (n == 0 || arena.withUnsafeBufferPointer { bytesEqual($0.baseAddress! + s, key.baseAddress!, n) }) {
+                    return (e - 1, false)
+                }
+            }
+            i = (i + 1) & mask
+        }
+        let index = count
+        arena.append(contentsOf: key)
+        starts.append(arena.count)
+        slotHash[i] = h
+        slotEntry[i] = Int32(index + 1)
+        if 2 * count > slotEntry.count { grow() }
+        return (index, true)
+    }
+
+    private mutating func grow() {
+        let oldHash = slotHash, oldEntry = slotEntry
+        slotHash = [UInt64](repeating: 0, count: oldHash.count * 2)
+        slotEntry = [Int32](repeating: 0, count: oldHash.count * 2)
+        mask = slotHash.count - 1
+        for k in oldEntry.indices where oldEntry[k] != 0 {
+            var i = Int(truncatingIfNeeded: oldHash[k]) & mask
+            while slotEntry[i] != 0 { i = (i + 1) & mask }
+            slotHash[i] = oldHash[k]
+            slotEntry[i] = oldEntry[k]
+        }
+    }
+}

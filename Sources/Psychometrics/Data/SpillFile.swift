@@ -10,27 +10,41 @@ import Darwin
 /// next run after a SIGKILL: it is named `.NAME.spill-PID-K` beside an output, see `TemporaryFiles`).
 package final class SpillFile {
     package let path: String
-    private var fd: Int32
-    private var token: Int
-    private var buffer: UnsafeMutablePointer<UInt8>
+    private let fd: Int32
+    private let token: Int
+    private let buffer: UnsafeMutablePointer<UInt8>
     private let capacity: Int
-    private var filled = 0
-    private var readPosition = 0
-    private var readEnd = 0
-    package private(set) var bytesWritten = 0
+    /// Mutable state behind a pointer: stored `var`s of a class pay a dynamic exclusivity check per access,
+    /// which on this per-byte path cost more than the work (as in `CSVReader`).
+    private struct State {
+        var filled = 0
+        var readPosition = 0
+        var readEnd = 0
+        var bytesWritten = 0
+    }
+    private let state: UnsafeMutablePointer<State>
+    private var filled: Int { get { state.pointee.filled } set { state.pointee.filled = newValue } }
+    private var readPosition: Int { get { state.pointee.readPosition } set { state.pointee.readPosition = newValue } }
+    private var readEnd: Int { get { state.pointee.readEnd } set { state.pointee.readEnd = newValue } }
+    package private(set) var bytesWritten: Int { get { state.pointee.bytesWritten } set { state.pointee.bytesWritten = newValue } }
 
     /// Creates an empty spill file `prefix` + a number unique in this process; `bufferBytes` of memory each.
     package init(prefix: String, bufferBytes: Int = 1 << 16) throws {
-        path = prefix + String(TemporaryFiles.nextSpillNumber())
-        token = TemporaryFiles.register(path)
-        fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
+        let path = prefix + String(TemporaryFiles.nextSpillNumber())
+        let token = TemporaryFiles.register(path)
+        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
         guard fd >= 0 else {
             let reason = String(cString: strerror(errno))
             TemporaryFiles.unregister(token)
             throw InputError(file: path, message: "cannot create a spill file: \(reason)")
         }
+        self.path = path
+        self.token = token
+        self.fd = fd
         capacity = max(bufferBytes, 64)
         buffer = .allocate(capacity: capacity)
+        state = .allocate(capacity: 1)
+        state.initialize(to: State())
     }
 
     deinit {
@@ -38,6 +52,7 @@ package final class SpillFile {
         unlink(path)
         TemporaryFiles.unregister(token)
         buffer.deallocate()
+        state.deallocate()
     }
 
     // MARK: Writing

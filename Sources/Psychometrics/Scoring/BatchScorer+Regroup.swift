@@ -186,7 +186,8 @@ extension BatchScorer.RunState {
         var id: [UInt8] = [], text: [UInt8] = []
         for partition in recorder.partitions {
             try partition.rewind()
-            gatherIndex = [:]
+            gatherIndex = ByteStringIndex()
+            gatherOrdinals = []
             gatherSessions = []
             events = []
             eventReasons = [:]
@@ -222,7 +223,8 @@ extension BatchScorer.RunState {
             try run.rewind()
             runs.append(run)
         }
-        gatherIndex = [:]
+        gatherIndex = ByteStringIndex()
+        gatherOrdinals = []
         gatherSessions = []
         events = []
         eventReasons = [:]

@@ -163,7 +163,9 @@ public final class BatchScorer {
         let stamps: Stamps
 
         // Gather mode: the sessions (of the input, or of one partition) and their events.
-        var gatherIndex: [[UInt8]: Int] = [:]
+        var gatherIndex = ByteStringIndex()
+        /// Per id in `gatherIndex`, its session's index in `gatherSessions` (rows without an id have sessions too).
+        var gatherOrdinals: [Int] = []
         var gatherSessions: [GatherSession] = []
         var events: [(session: Int32, item: Int32, value: UInt8, kind: UInt8, file: Int16, line: Int, column: Int32)] = []
         var eventReasons: [Int: String] = [:]
@@ -343,10 +345,10 @@ public final class BatchScorer {
         mutating func enter(session bytes: UnsafeBufferPointer<UInt8>, file: Int, line: Int, column: Int) throws {
             if gather {
                 if let recorder { try recorder.enter(bytes, file: file, line: line, column: column); return }
-                let key = Array(bytes)
-                if let s = gatherIndex[key] { ordinal = s } else {
+                let (s, inserted) = gatherIndex.index(of: bytes)
+                if !inserted { ordinal = gatherOrdinals[s] } else {
                     ordinal = gatherSessions.count
-                    gatherIndex[key] = ordinal
+                    gatherOrdinals.append(ordinal)
                     let valid = TextFidelity.validString(bytes)
                     gatherSessions.append(GatherSession(id: valid ?? TextFidelity.display(bytes), file: file, line: line))
                     if valid == nil {
