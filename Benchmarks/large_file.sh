@@ -3,8 +3,8 @@
 #
 # Generates (once, into bench-out/large/) a long-layout file of N sessions x 25 responses from a 1,500-item
 # bank (default N = 10,000,000: about 4.2 GB) with `iqscore simulate` (seed 11, as W3), and the same rows
-# shuffled (an external shuffle: 64 buckets by a seeded awk rand(), each shuffled by shuf with a fixed random
-# source). Then scores each file with the default --max-memory (1G) and with --max-memory 256M, one run each,
+# shuffled (an external shuffle: each row gets a seeded awk rand() key and one of 64
+# buckets, each bucket is sorted by its keys). Then scores each file with the default --max-memory (1G) and with --max-memory 256M, one run each,
 # and prints: seconds, MB/s, peak RSS (GNU time), regroup partitions, and the same-run references `cat FILE`
 # (page cache) and `dd iflag=direct` (the device). Checks that both budgets give byte-identical scores and
 # rejects, and that each run's manifest verifies. Writes one JSON object per run to --json (default
@@ -37,9 +37,8 @@ if [ ! -s "$shuffled" ]; then
     echo "shuffling into $shuffled" >&2
     buckets=$out/buckets; rm -rf "$buckets"; mkdir -p "$buckets"
     head -n 1 "$data" > "$shuffled.tmp"
-    tail -n +2 "$data" | awk -v dir="$buckets" 'BEGIN { srand(11) } { print > (dir "/" int(rand() * 64)) }'
-    seed=$out/random-source; head -c 1000000 /dev/zero | tr '\0' 'x' > "$seed"
-    for b in "$buckets"/*; do shuf --random-source="$seed" "$b" >> "$shuffled.tmp"; rm "$b"; done
+    tail -n +2 "$data" | awk -v dir="$buckets" 'BEGIN { srand(11) } { printf "%.9f\t%s\n", rand(), $0 > (dir "/" int(rand() * 64)) }'
+    for b in "$buckets"/*; do LC_ALL=C sort -t "$(printf '\t')" -k1,1 -S 512M "$b" | cut -f2- >> "$shuffled.tmp"; rm "$b"; done
     mv "$shuffled.tmp" "$shuffled"; rm -rf "$buckets"
 fi
 bytes=$(stat -c %s "$data")

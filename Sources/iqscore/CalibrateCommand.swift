@@ -120,9 +120,11 @@ struct CalibrateCommand: ParsableCommand {
         throw ValidationError("--slope-prior must be 'lognormal:MEANLOG,SDLOG' with SDLOG > 0, or 'none'; got '\(text)'")
     }
 
+    /// The summary (manifest) path: --summary-json, or beside a regular-file OUT.
+    var manifestPath: String? { summaryJSON ?? (isSpecialFile(out) ? nil : siblingPath(of: out, suffix: ".summary.json")) }
+
     func run() throws {
         try runReportingErrors {
-            let manifestPath = summaryJSON ?? (isSpecialFile(out) ? nil : siblingPath(of: out, suffix: ".summary.json"))
             try prepareOutputs(inputs: [("input", responses)] + (items.map { [("--items", $0)] } ?? []) + (fixedBankPath.map { [("--fixed", $0)] } ?? []),
                                outputs: [("--out", out)] + (manifestPath.map { [("--summary-json", $0)] } ?? []))
             let bankWriter = try AtomicFileWriter(path: out)
@@ -209,7 +211,6 @@ struct CalibrateCommand: ParsableCommand {
         }
         for warning in result.warnings.prefix(8) { lines.append("warning: \(warning)") }
         if result.warnings.count > 8 { lines.append("warning: … and \(result.warnings.count - 8) more (see the summary JSON)") }
-        let manifestPath = summaryJSON ?? (isSpecialFile(out) ? nil : siblingPath(of: out, suffix: ".summary.json"))
         lines.append("wrote \(out) (\(bankItems) items)" + (manifestPath.map { " and \($0)" } ?? ""))
         return lines.joined(separator: "\n")
     }

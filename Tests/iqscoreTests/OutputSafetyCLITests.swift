@@ -174,6 +174,37 @@ struct OutputSafetyCLITests {
         #expect(try ws.contents().filter { $0.hasPrefix(".") }.isEmpty)
         #expect(try ws.run("verify", "scores.summary.json").status == 0)
     }
+
+    @Test("calibrate interrupted by SIGTERM or SIGKILL: the previous bank and summary stay a complete set", arguments: [SIGTERM, SIGKILL])
+    func calibrateInterrupted(signal: Int32) throws {
+        let ws = try CLIWorkspace()
+        #expect(try ws.run("simulate", "--items", "60", "--persons", "20000", "--out", "r.csv", "--seed", "9").status == 0)
+        let first = try ws.run("calibrate", "r.csv", "--out", "bank.csv", "--max-cycles", "3", "--no-se")
+        #expect(first.status == 0 || first.status == 3)
+        let binary = try #require(IQScoreCLI.executable)
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<3 {
+            let p = Process()
+            p.executableURL = binary
+            p.arguments = ["calibrate", "r.csv", "--out", "bank.csv", "--threads", "1"]
+            p.currentDirectoryURL = ws.directory
+            p.standardInput = FileHandle.nullDevice
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            usleep(UInt32.random(in: 20_000...1_500_000, using: &generator))
+            kill(p.processIdentifier, signal)
+            p.waitUntilExit()
+            let verified = try ws.run("verify", "bank.summary.json")
+            #expect(verified.status == 0, "round \(round) (\(p.terminationReason), \(p.terminationStatus)): \(verified.stderr)")
+            if signal == SIGTERM && p.terminationReason == .exit && p.terminationStatus == 128 + SIGTERM {
+                #expect(try ws.contents().filter { $0.hasPrefix(".") }.isEmpty, "SIGTERM removes temporary files")
+            }
+        }
+        let last = try ws.run("calibrate", "r.csv", "--out", "bank.csv", "--max-cycles", "3", "--no-se")
+        #expect(last.status == 0 || last.status == 3)
+        #expect(try ws.contents().filter { $0.hasPrefix(".") }.isEmpty)
+    }
 }
 
 @Suite("iqscore --max-memory", .timeLimit(.minutes(1)))
