@@ -75,7 +75,8 @@ public final class BatchScorer {
     /// The memory budget of a run, in bytes (see the type's documentation). Default 1 GiB.
     public var maxMemoryBytes = 1 << 30
     /// Where spill files go: a path prefix such as `dir/.scores.csv.spill-PID-` (a number is appended). Default:
-    /// beside the scores output, or the rejects output when scores go to a device.
+    /// beside the scores output, or the rejects output when scores go to a device, or the temporary directory
+    /// ($TMPDIR) when both do.
     public var spillPrefix: String?
 
     /// Bytes of one parallel chunk under the budget. A chunk's parse and score output takes up to ~16 times its
@@ -112,7 +113,8 @@ public final class BatchScorer {
     public func run(inputs: [String], scores: AtomicFileWriter, rejects: AtomicFileWriter,
                     progress: ((BatchProgress) -> Void)? = nil) throws -> BatchScoringReport {
         let started = Date()
-        let prefix = spillPrefix ?? TemporaryFiles.spillPrefix(besideOutput: scores.isRegularFile || !rejects.isRegularFile ? scores.path : rejects.path)
+        let prefix = spillPrefix ?? TemporaryFiles.spillPrefix(besideOutput: scores.isRegularFile ? scores.path
+            : rejects.isRegularFile ? rejects.path : FileManager.default.temporaryDirectory.appendingPathComponent("iqscore").path)
         let sources = try InputSources(inputs, spillPrefix: prefix)
         do {
             var state = try RunState(owner: self, sources: sources, scores: scores, rejects: rejects, gather: false, progress: progress, started: started,
