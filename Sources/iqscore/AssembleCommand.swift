@@ -33,7 +33,7 @@ struct AssembleCommand: ParsableCommand {
     @Option(help: "Output form CSV (written atomically).")
     var out: String
 
-    @Option(help: "Number of parallel forms (overrides the blueprint's \"forms\").")
+    @Option(help: "Number of parallel forms, \(Blueprint.allowedFormCounts.text) (overrides the blueprint's \"forms\").")
     var forms: Int?
 
     @Option(help: "CSV with an item_id column: items to exclude (e.g. seen before).")
@@ -48,26 +48,27 @@ struct AssembleCommand: ParsableCommand {
     @Option(name: .customLong("report-json"), help: "Also write the diagnostics as JSON.")
     var reportJSON: String?
 
-    @Option(help: "Also run a seeded simulation study with this many simulees (θ ~ N(0, 1), EAP scoring).")
+    @Option(help: "Also run a seeded simulation study with this many simulees, \(SimulationStudy.allowedSimulees.text) (θ ~ N(0, 1), EAP scoring).")
     var simulate: Int?
 
     @Option(name: .customLong("simulation-out"), help: "Simulation report JSON (with --simulate).")
     var simulationOut: String?
 
-    @Option(name: .customLong("se-target"), help: "Report the share of simulees with SE ≤ this (with --simulate).")
+    @Option(name: .customLong("se-target"), help: "Report the share of simulees with SE ≤ this, in \(FormSimulation.Options.allowedSETargets) (with --simulate).")
     var seTarget: Double?
 
     @Flag(name: .customLong("simulate-fixed"), help: "Simulate with the assembled parallel forms in turn instead of a form per simulee.")
     var simulateFixed = false
 
+    /// Ranges are the library's (`Blueprint`, `SimulationStudy`, `FormSimulation.Options`).
     func validate() throws {
-        if let forms, forms < 1 { throw ValidationError("--forms must be at least 1, got \(forms)") }
-        if let simulate, simulate < 1 { throw ValidationError("--simulate must be at least 1, got \(simulate)") }
+        try throwIfAny([forms.flatMap { Blueprint.allowedFormCounts.problem($0, "--forms") },
+                        simulate.flatMap { SimulationStudy.allowedSimulees.problem($0, "--simulate") },
+                        seTarget.flatMap { FormSimulation.Options.allowedSETargets.problem($0, "--se-target") }].compactMap { $0 })
         if simulate != nil && simulationOut == nil { throw ValidationError("--simulate needs --simulation-out FILE for the report") }
         if simulate == nil && (simulationOut != nil || seTarget != nil || simulateFixed) {
             throw ValidationError("--simulation-out, --se-target and --simulate-fixed go with --simulate N")
         }
-        if let seTarget, !(seTarget > 0) { throw ValidationError("--se-target must be positive, got \(seTarget)") }
     }
 
     func run() throws {

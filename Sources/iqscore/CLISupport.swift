@@ -33,6 +33,12 @@ func runReportingErrors(_ body: () throws -> Int32) throws {
     if status != 0 { throw ExitCode(status) }
 }
 
+/// Throws the library's validation problems (each naming the option and its allowed range) as one usage
+/// error: exit 64, before anything is read or written.
+func throwIfAny(_ problems: [String]) throws {
+    if !problems.isEmpty { throw ValidationError(problems.joined(separator: "; ")) }
+}
+
 /// Column names for long-layout response files (shared by every command that reads responses).
 struct ResponseColumnOptions: ParsableArguments {
     @Option(name: .customLong("session-column"), help: "Session/person id column (long layout; also recognised as the first column of a wide file).")

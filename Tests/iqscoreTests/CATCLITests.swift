@@ -81,7 +81,7 @@ struct CATCLITests {
         try ws.write("cat.json", Self.config)
         let r = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "0", "--out", "report.json")
         #expect(r.status == 64)
-        #expect(r.stderr.contains("--simulees must be at least 1, got 0"))
+        #expect(r.stderr.contains("--simulees must be 1…1000000, got 0"))
         #expect(!ws.exists("report.json"))
     }
 }
