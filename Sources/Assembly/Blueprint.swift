@@ -41,6 +41,7 @@ public struct Blueprint: Sendable, Hashable, Codable {
         public var theta: Double
         public var information: Double
         public init(theta: Double, information: Double) { self.theta = theta; self.information = information }
+        enum CodingKeys: String, CodingKey, CaseIterable { case theta, information }
     }
 
     public init(length: Int, domainCounts: [String: Int]? = nil, domainWeights: [String: Double]? = nil) {
@@ -49,31 +50,27 @@ public struct Blueprint: Sendable, Hashable, Codable {
         self.domainWeights = domainWeights
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case length, domainCounts = "domain_counts", domainWeights = "domain_weights", difficultyCounts = "difficulty_counts"
         case difficultyBands = "difficulty_bands", anchorsPerDomain = "anchors_per_domain", exclude, enemies
         case targetInformation = "target_information", maxExposure = "max_exposure", forms, maxOverlap = "max_overlap", statuses
     }
 
     /// Reads a blueprint JSON file; a malformed or inconsistent one is an error naming the file and the field.
+    /// Unknown or repeated keys, at the top level or in a `target_information` entry, are errors (see
+    /// `JSONInput`).
     public static func load(json path: String) throws -> Blueprint {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw InputError(file: path, message: "cannot read the blueprint file")
-        }
-        let blueprint: Blueprint
-        do {
-            blueprint = try JSONDecoder().decode(Blueprint.self, from: data)
-        } catch let DecodingError.keyNotFound(key, _) {
-            throw InputError(file: path, message: "blueprint lacks \"\(key.stringValue)\"")
-        } catch let DecodingError.typeMismatch(_, context) {
-            throw InputError(file: path, message: "blueprint field \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" has the wrong type")
-        } catch let DecodingError.dataCorrupted(context) {
-            throw InputError(file: path, message: "not valid blueprint JSON: \(context.debugDescription)")
-        } catch {
-            throw InputError(file: path, message: "not valid blueprint JSON: \(error)")
-        }
+        try validated(JSONInput.load(Blueprint.self, path: path), file: path)
+    }
+
+    /// Decodes and validates blueprint JSON; errors name `file`.
+    public static func decode(_ data: Data, file: String) throws -> Blueprint {
+        try validated(JSONInput.decode(Blueprint.self, from: data, file: file), file: file)
+    }
+
+    private static func validated(_ blueprint: Blueprint, file: String) throws -> Blueprint {
         let problems = blueprint.validationProblems()
-        guard problems.isEmpty else { throw InputError(file: path, message: problems.joined(separator: "; ")) }
+        guard problems.isEmpty else { throw InputError(file: file, message: problems.joined(separator: "; ")) }
         return blueprint
     }
 
@@ -163,6 +160,20 @@ public struct Blueprint: Sendable, Hashable, Codable {
         }
         return counts
     }
+}
+
+extension Blueprint: JSONObjectInput {
+    package static var jsonKeys: [String] { CodingKeys.allCases.map(\.rawValue) }
+    package static var nestedJSONObjects: [String: any JSONObjectInput.Type] { ["target_information": InformationTarget.self] }
+    package static var jsonDescription: String { "the blueprint" }
+    package static var integerKeys: Set<String> { ["length", "domain_counts", "difficulty_counts", "anchors_per_domain", "forms"] }
+    package static var jsonExample: String { #"{"length": 25, "domain_counts": {"logic": 13, "spatial": 12}}"# }
+}
+
+extension Blueprint.InformationTarget: JSONObjectInput {
+    package static var jsonKeys: [String] { CodingKeys.allCases.map(\.rawValue) }
+    package static var jsonDescription: String { "an information target" }
+    package static var jsonExample: String { #"{"theta": 0, "information": 10}"# }
 }
 
 /// Problems with relative domain weights (a blueprint's or a CAT's `domain_weights`): each finite and ≥ 0, the

@@ -185,45 +185,31 @@ public struct CATConfiguration: Sendable, Hashable {
     }
 
     /// Reads a configuration JSON file; a malformed or inconsistent one is an error naming the file and the key
-    /// (`CAT.json: error: …`).
+    /// (`CAT.json:1:17: error: unknown key …`, `CAT.json: error: max_items must be 1…10000, got 0`).
     public static func load(json path: String) throws -> CATConfiguration {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw InputError(file: path, message: "cannot read the CAT configuration file")
-        }
-        return try decode(data, file: path)
+        try validated(JSONInput.load(CATConfiguration.self, path: path), file: path)
     }
 
-    /// Decodes and validates configuration JSON; errors name `file`.
+    /// Decodes and validates configuration JSON; errors name `file`. Unknown or repeated keys are errors (see
+    /// `JSONInput`): a misspelt rule must not be ignored silently.
     public static func decode(_ data: Data, file: String) throws -> CATConfiguration {
-        guard let object = try? JSONSerialization.jsonObject(with: data) else {
-            throw InputError(file: file, message: "not valid JSON")
-        }
-        guard let dictionary = object as? [String: Any] else {
-            throw InputError(file: file, message: "the CAT configuration must be a JSON object, e.g. {\"max_items\": 25}")
-        }
-        let known = Set(CodingKeys.allCases.map(\.rawValue))
-        let unknown = dictionary.keys.filter { !known.contains($0) }.sorted()
-        if !unknown.isEmpty {
-            throw InputError(file: file, message: "unknown key\(unknown.count == 1 ? "" : "s") \(unknown.map { "\"\($0)\"" }.joined(separator: ", ")) (known: \(CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")))")
-        }
-        let configuration: CATConfiguration
-        do {
-            configuration = try JSONDecoder().decode(CATConfiguration.self, from: data)
-        } catch let DecodingError.keyNotFound(key, _) {
-            throw InputError(file: file, message: "the CAT configuration lacks \"\(key.stringValue)\"")
-        } catch let DecodingError.typeMismatch(_, context) {
-            throw InputError(file: file, message: "\"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" has the wrong type")
-        } catch let DecodingError.valueNotFound(_, context) {
-            throw InputError(file: file, message: "\"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" must not be null")
-        } catch let DecodingError.dataCorrupted(context) {
-            let key = context.codingPath.map(\.stringValue).joined(separator: ".")
-            throw InputError(file: file, message: key.isEmpty ? "not a valid CAT configuration: \(context.debugDescription)" : "\"\(key)\": \(context.debugDescription)")
-        } catch {
-            throw InputError(file: file, message: "not a valid CAT configuration: \(error)")
-        }
+        try validated(JSONInput.decode(CATConfiguration.self, from: data, file: file), file: file)
+    }
+
+    private static func validated(_ configuration: CATConfiguration, file: String) throws -> CATConfiguration {
         let problems = configuration.validationProblems()
         guard problems.isEmpty else { throw InputError(file: file, message: problems.joined(separator: "; ")) }
         return configuration
+    }
+}
+
+extension CATConfiguration: JSONObjectInput {
+    package static var jsonKeys: [String] { CodingKeys.allCases.map(\.rawValue) }
+    package static var jsonDescription: String { "the CAT configuration" }
+    package static var jsonExample: String { #"{"max_items": 25}"# }
+    package static var integerKeys: Set<String> {
+        ["min_items", "max_items", "min_per_domain", "randomesque", "a_stratification", "exposure_calibration_simulees",
+         "exposure_calibration_iterations", "quadrature_points"]
     }
 }
 
@@ -238,7 +224,7 @@ extension CATConfiguration: Codable {
                 minPerDomain = try c.decode(DomainMinimum.self, forKey: .minPerDomain)
             } catch {
                 throw DecodingError.typeMismatch(DomainMinimum.self, .init(codingPath: [CodingKeys.minPerDomain],
-                    debugDescription: "expected an integer or an object of integers"))
+                    debugDescription: "an integer or an object of integers"))
             }
         }
         domainWeights = try c.decodeIfPresent([String: Double].self, forKey: .domainWeights)

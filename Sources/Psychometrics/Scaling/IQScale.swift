@@ -16,6 +16,8 @@ public struct Norms: Sendable, Hashable, Codable {
         self.sd = sd
     }
 
+    enum CodingKeys: String, CodingKey, CaseIterable { case name, version, mean, sd }
+
     /// The calibration population itself: θ ~ N(0, 1).
     public static let calibrationPopulation = Norms(name: "calibration-population", version: "1", mean: 0, sd: 1)
 
@@ -39,25 +41,22 @@ public struct Norms: Sendable, Hashable, Codable {
         return problems
     }
 
-    /// Reads norms from JSON: `{"name": "...", "version": "...", "mean": 0.1, "sd": 0.95}`.
+    /// Reads norms from JSON: `{"name": "...", "version": "...", "mean": 0.1, "sd": 0.95}`. Unknown or repeated
+    /// keys, a syntax error, a missing key, a wrong type or a value outside `allowedMeans`/`allowedSDs` is an
+    /// `InputError` naming the file (see `JSONInput`).
     public static func load(json path: String) throws -> Norms {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw InputError(file: path, message: "cannot read the norms file")
-        }
-        let norms: Norms
-        do {
-            norms = try JSONDecoder().decode(Norms.self, from: data)
-        } catch let DecodingError.keyNotFound(key, _) {
-            throw InputError(file: path, message: "norms JSON lacks \"\(key.stringValue)\"; expected {\"name\", \"version\", \"mean\", \"sd\"}")
-        } catch let DecodingError.typeMismatch(_, context) {
-            throw InputError(file: path, message: "norms JSON: \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" has the wrong type (name and version are strings, mean and sd numbers)")
-        } catch {
-            throw InputError(file: path, message: "not valid norms JSON: expected {\"name\": string, \"version\": string, \"mean\": number, \"sd\": number}")
-        }
+        let norms = try JSONInput.load(Norms.self, path: path)
         let problems = norms.validationProblems()
         guard problems.isEmpty else { throw InputError(file: path, message: problems.joined(separator: "; ")) }
         return norms
     }
+}
+
+extension Norms: JSONObjectInput {
+    package static var jsonKeys: [String] { CodingKeys.allCases.map(\.rawValue) }
+    package static let jsonDescription = "norms JSON"
+    package static let jsonExample = #"{"name": "adults", "version": "2024", "mean": 0, "sd": 1}"#
+    package static let missingKeyHint = #"; expected {"name", "version", "mean", "sd"}"#
 }
 
 /// Conditions attached to a reported score.
