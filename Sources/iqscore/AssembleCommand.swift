@@ -167,6 +167,7 @@ struct AssembleCommand: ParsableCommand {
         let reader = try CSVReader(path: path)
         guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a header with \(name)") }
         let header = reader.strings().map { $0.trimmingCharacters(in: .whitespaces) }
+        try CSVHeader.checkUnique(header, file: path, line: reader.line)
         guard let c = header.firstIndex(of: name) else {
             throw InputError(file: path, line: reader.line, message: "no \(name) column in the header (\(header.joined(separator: ",")))")
         }
@@ -185,19 +186,25 @@ struct AssembleCommand: ParsableCommand {
         let reader = try CSVReader(path: path)
         guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a header with \(key),\(value)") }
         let header = reader.strings().map { $0.trimmingCharacters(in: .whitespaces) }
+        try CSVHeader.checkUnique(header, file: path, line: reader.line)
         guard let kc = header.firstIndex(of: key), let vc = header.firstIndex(of: value) else {
             throw InputError(file: path, line: reader.line, message: "the header needs \(key) and \(value) (found \(header.joined(separator: ",")))")
         }
-        var out: [String: Double] = [:]
+        var out: [String: Double] = [:], firstLine: [String: Int] = [:]
         while try reader.nextRow() {
             guard max(kc, vc) < reader.fieldCount else {
                 throw InputError(file: path, line: reader.line, message: "expected \(header.count) fields as in the header, found \(reader.fieldCount)")
             }
             let text = reader.string(vc).trimmingCharacters(in: .whitespaces)
-            guard let v = Double(text), v >= 0, v <= 1 else {
-                throw InputError(file: path, line: reader.line, column: vc + 1, message: "\(value) '\(text)' must be a number in [0, 1]")
+            guard let v = DecimalNumber.parse(text), v >= 0, v <= 1 else {
+                throw InputError(file: path, line: reader.line, column: vc + 1, message: "\(value) '\(text.escapingControlCharacters)' must be a number in [0, 1]")
             }
-            out[reader.string(kc).trimmingCharacters(in: .whitespaces)] = v
+            let id = reader.string(kc).trimmingCharacters(in: .whitespaces)
+            if let previous = firstLine[id] {
+                throw InputError(file: path, line: reader.line, column: kc + 1, message: "\(key) '\(id.escapingControlCharacters)' already listed on line \(previous)")
+            }
+            firstLine[id] = reader.line
+            out[id] = v
         }
         return out
     }

@@ -80,6 +80,13 @@ struct LinkCommand: ParsableCommand {
             let meanSigma = try? ScaleLinking.meanSigma(old: commonOld, new: commonNew)
 
             let linked = result.linkedBank(new)
+            let outOfRange = linked.parameterProblems()
+            if !outOfRange.isEmpty {
+                // The constants carry some item beyond what a bank may hold: writing it would give a file no command
+                // reads back, so it is an error (with the constants, which are what is wrong).
+                printError("error: linking \(newBank) onto \(oldBank) gives θ_old = \(result.slope.formatted6) · θ_new + \(result.intercept.formatted6), which puts \(outOfRange.count) item\(outOfRange.count == 1 ? "" : "s") outside the ranges a bank may hold: \(outOfRange.prefix(5).joined(separator: "; "))\(outOfRange.count > 5 ? "; …" : ""); check the common items")
+                return ExitStatus.failure
+            }
             try writeAtomically(linked.csv(), to: out)
             if let summaryJSON {
                 let summary = LinkSummary(result: result, command: self, old: old, new: new, meanMean: meanMean, meanSigma: meanSigma)
