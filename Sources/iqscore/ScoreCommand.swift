@@ -29,7 +29,7 @@ struct ScoreCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "Session CSV files (long or wide layout).")
+    @Argument(help: "Session CSV files (long or wide layout), at most \(BatchScorer.maximumInputFiles).")
     var sessions: [String]
 
     @Option(help: "Item bank CSV (as written by calibrate: item_id,a,b[,c][,domain…]).")
@@ -85,7 +85,8 @@ struct ScoreCommand: ParsableCommand {
         ability.priorSD = priorSD
         try throwIfAny(ability.validationProblems(naming: .option)
             + IQScale.validationProblems(confidenceLevel: confidence, lowPrecisionSE: lowPrecisionSE, minimumItems: minItems, naming: .option)
-            + WorkerThreads.validationProblems(threads, naming: .option))
+            + WorkerThreads.validationProblems(threads, naming: .option)
+            + BatchScorer.validationProblems(fileCount: sessions.count))
     }
 
     var rejectsPath: String {

@@ -38,6 +38,14 @@ struct SettingRangeTests {
         #expect(calibration.validationProblems() == ["worker threads must be 1…256, got 257"])
     }
 
+    @Test("the scorer's file index is 16 bits: more session files are a problem before any is read")
+    func inputFiles() {
+        // (Through the binary this needs 33,000 arguments, which ArgumentParser takes minutes to parse.)
+        #expect(BatchScorer.maximumInputFiles == 32_767)
+        #expect(BatchScorer.validationProblems(fileCount: 33_000) == ["the number of session files must be 1…32767, got 33000"])
+        #expect(BatchScorer.validationProblems(fileCount: 32_767).isEmpty)
+    }
+
     @Test("every confidence level the validation accepts has a finite critical value; the next double up is refused")
     func confidenceCap() throws {
         let cap = IQScale.allowedConfidenceLevels.upper
