@@ -53,6 +53,20 @@ struct ResponseColumnOptions: ParsableArguments {
     @Option(help: "Force the layout instead of detecting it from the header: wide or long.")
     var layout: ResponseLayout?
 
+    /// The three long-layout columns must be three different, non-empty names: one column cannot be both the
+    /// session and the item (the reader would take the same field for both without a word).
+    func validate() throws {
+        let names = [("--session-column", sessionColumn), ("--item-column", itemColumn), ("--response-column", responseColumn)]
+        for (option, name) in names where name.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw ValidationError("\(option) must name a column, got '\(name)'")
+        }
+        for (k, (option, name)) in names.enumerated() {
+            if let (other, _) = names[..<k].first(where: { $0.1 == name }) {
+                throw ValidationError("\(other) and \(option) name the same column '\(name)'; the session, item and response columns must differ")
+            }
+        }
+    }
+
     var fileOptions: ResponseFileOptions {
         ResponseFileOptions(sessionColumn: sessionColumn, itemColumn: itemColumn, responseColumn: responseColumn, layout: layout)
     }

@@ -175,6 +175,14 @@ struct HostileInputCLITests {
                              "--theta-bound must be in (0, 20], got nan")
     }
 
+    @Test("one column cannot be two of the session, item and response columns")
+    func responseColumns() throws {
+        let ws = try workspace()
+        try expectUsageError(ws, ["score", "s.csv", "--bank", "bank.csv", "--out", "o.csv", "--item-column", "session_id"],
+                             "--session-column and --item-column name the same column 'session_id'; the session, item and response columns must differ")
+        try expectUsageError(ws, ["calibrate", "s.csv", "--out", "b.csv", "--response-column", " "], "--response-column must name a column, got ' '")
+    }
+
     @Test("link: constants that carry an item beyond the bank ranges are an error, not an unreadable bank")
     func implausibleLink() throws {
         let ws = try CLIWorkspace()
