@@ -41,6 +41,7 @@ public struct Blueprint: Sendable, Hashable, Codable {
         public var theta: Double
         public var information: Double
         public init(theta: Double, information: Double) { self.theta = theta; self.information = information }
+        enum CodingKeys: String, CodingKey, CaseIterable { case theta, information }
     }
 
     public init(length: Int, domainCounts: [String: Int]? = nil, domainWeights: [String: Double]? = nil) {
@@ -49,54 +50,66 @@ public struct Blueprint: Sendable, Hashable, Codable {
         self.domainWeights = domainWeights
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case length, domainCounts = "domain_counts", domainWeights = "domain_weights", difficultyCounts = "difficulty_counts"
         case difficultyBands = "difficulty_bands", anchorsPerDomain = "anchors_per_domain", exclude, enemies
         case targetInformation = "target_information", maxExposure = "max_exposure", forms, maxOverlap = "max_overlap", statuses
     }
 
     /// Reads a blueprint JSON file; a malformed or inconsistent one is an error naming the file and the field.
+    /// Unknown or repeated keys, at the top level or in a `target_information` entry, are errors (see
+    /// `JSONInput`).
     public static func load(json path: String) throws -> Blueprint {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw InputError(file: path, message: "cannot read the blueprint file")
-        }
-        let blueprint: Blueprint
-        do {
-            blueprint = try JSONDecoder().decode(Blueprint.self, from: data)
-        } catch let DecodingError.keyNotFound(key, _) {
-            throw InputError(file: path, message: "blueprint lacks \"\(key.stringValue)\"")
-        } catch let DecodingError.typeMismatch(_, context) {
-            throw InputError(file: path, message: "blueprint field \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" has the wrong type")
-        } catch let DecodingError.dataCorrupted(context) {
-            throw InputError(file: path, message: "not valid blueprint JSON: \(context.debugDescription)")
-        } catch {
-            throw InputError(file: path, message: "not valid blueprint JSON: \(error)")
-        }
+        try validated(JSONInput.load(Blueprint.self, path: path), file: path)
+    }
+
+    /// Decodes and validates blueprint JSON; errors name `file`.
+    public static func decode(_ data: Data, file: String) throws -> Blueprint {
+        try validated(JSONInput.decode(Blueprint.self, from: data, file: file), file: file)
+    }
+
+    private static func validated(_ blueprint: Blueprint, file: String) throws -> Blueprint {
         let problems = blueprint.validationProblems()
-        guard problems.isEmpty else { throw InputError(file: path, message: problems.joined(separator: "; ")) }
+        guard problems.isEmpty else { throw InputError(file: file, message: problems.joined(separator: "; ")) }
         return blueprint
     }
 
-    /// Internal consistency (independent of any bank).
+    /// `length` allowed: 1…`TestLength.maximum` (10,000). Forms, flows and swap searches are sized by the
+    /// length, and a count above it could not be met by any bank this reads in reasonable time.
+    public static let allowedLengths = 1...TestLength.maximum
+
+    /// `forms` allowed: 1…10,000. Each form is assembled in turn and kept for the overlap rule.
+    public static let allowedFormCounts = 1...10_000
+
+    /// `target_information` θs allowed: [−10, 10] (SDs of the population; IQ 100 ± 150).
+    public static let allowedTargetThetas = NumberRange.closed(-10, 10)
+
+    /// `target_information` values allowed: (0, 1,000,000]. An item's information is at most a²/4, so with
+    /// slopes ≤ 50 and 10,000 items no form exceeds 6.25·10⁶; targets are typically 5–20.
+    public static let allowedTargetInformation = NumberRange.aboveUpTo(0, 1_000_000)
+
+    /// Information targets allowed: at most 100. Each is evaluated for every item of the bank at every swap.
+    public static let maximumTargets = 100
+
+    /// Internal consistency (independent of any bank). Every count is checked against its range before any
+    /// sum, so no sum can overflow.
     public func validationProblems() -> [String] {
         var problems: [String] = []
-        if length < 1 { problems.append("length must be at least 1, got \(length)") }
+        if let p = Self.allowedLengths.problem(length, "length") { problems.append(p) }
+        let perCell = 0...max(length, 0)
         if domainCounts != nil && domainWeights != nil { problems.append("give domain_counts or domain_weights, not both") }
-        if let counts = domainCounts {
-            if counts.values.contains(where: { $0 < 0 }) { problems.append("domain_counts must not be negative") }
-            let total = counts.values.reduce(0, +)
-            if total != length { problems.append("domain_counts sum to \(total), but length is \(length)") }
-        }
-        if let weights = domainWeights {
-            if weights.isEmpty || weights.values.contains(where: { !($0 >= 0 && $0.isFinite) }) || weights.values.reduce(0, +) <= 0 {
-                problems.append("domain_weights must be non-negative numbers with a positive sum")
+        for (key, counts) in [("domain_counts", domainCounts), ("difficulty_counts", difficultyCounts)] {
+            guard let counts else { continue }
+            var fits = true
+            for (name, n) in counts.sorted(by: { $0.key < $1.key }) {
+                if let p = perCell.problem(n, "\(key) for \"\(name)\"") { problems.append(p); fits = false }
+            }
+            if fits {
+                let total = counts.values.reduce(0, +)
+                if total != length { problems.append("\(key) sum to \(total), but length is \(length)") }
             }
         }
-        if let counts = difficultyCounts {
-            if counts.values.contains(where: { $0 < 0 }) { problems.append("difficulty_counts must not be negative") }
-            let total = counts.values.reduce(0, +)
-            if total != length { problems.append("difficulty_counts sum to \(total), but length is \(length)") }
-        }
+        if let weights = domainWeights { problems += domainWeightProblems(weights) }
         if let bands = difficultyBands {
             for (name, band) in bands.sorted(by: { $0.key < $1.key }) where band.count != 2 || !(band[0] < band[1]) {
                 problems.append("difficulty band \"\(name)\" must be [low, high] with low < high")
@@ -107,11 +120,18 @@ public struct Blueprint: Sendable, Hashable, Codable {
                 }
             }
         }
-        if let a = anchorsPerDomain, a < 0 { problems.append("anchors_per_domain must not be negative") }
-        if let f = forms, f < 1 { problems.append("forms must be at least 1, got \(f)") }
+        if let a = anchorsPerDomain, let p = perCell.problem(a, "anchors_per_domain") { problems.append(p) }
+        if let f = forms, let p = Self.allowedFormCounts.problem(f, "forms") { problems.append(p) }
         if let o = maxOverlap, !(o >= 0 && o <= 1) { problems.append("max_overlap must be in [0, 1], got \(o)") }
         if let e = maxExposure, !(e > 0 && e <= 1) { problems.append("max_exposure must be in (0, 1], got \(e)") }
         if let enemies, enemies.contains(where: { $0.count < 2 }) { problems.append("each enemies set needs at least 2 item ids") }
+        if let targets = targetInformation {
+            if targets.count > Self.maximumTargets { problems.append("target_information has \(targets.count) entries; at most \(Self.maximumTargets) are allowed") }
+            for (k, t) in targets.enumerated().prefix(Self.maximumTargets) {
+                if let p = Self.allowedTargetThetas.problem(t.theta, "target_information[\(k)].theta") { problems.append(p) }
+                if let p = Self.allowedTargetInformation.problem(t.information, "target_information[\(k)].information") { problems.append(p) }
+            }
+        }
         return problems
     }
 
@@ -125,7 +145,9 @@ public struct Blueprint: Sendable, Hashable, Codable {
         var counts: [String: Int] = [:]
         var remainders: [(name: String, fraction: Double, weight: Double)] = []
         for (name, w) in weights {
-            let exact = Double(length) * w / total
+            // w / total is in [0, 1] once `domainWeightProblems` holds (finite weights, finite positive sum), so
+            // exact is in [0, length] and converts to Int; length · w could overflow to ∞ first.
+            let exact = Double(length) * (w / total)
             let floor = exact.rounded(.down)
             counts[name] = Int(floor)
             remainders.append((name, exact - floor, w))
@@ -138,4 +160,29 @@ public struct Blueprint: Sendable, Hashable, Codable {
         }
         return counts
     }
+}
+
+extension Blueprint: JSONObjectInput {
+    package static var jsonKeys: [String] { CodingKeys.allCases.map(\.rawValue) }
+    package static var nestedJSONObjects: [String: any JSONObjectInput.Type] { ["target_information": InformationTarget.self] }
+    package static var jsonDescription: String { "the blueprint" }
+    package static var integerKeys: Set<String> { ["length", "domain_counts", "difficulty_counts", "anchors_per_domain", "forms"] }
+    package static var jsonExample: String { #"{"length": 25, "domain_counts": {"logic": 13, "spatial": 12}}"# }
+}
+
+extension Blueprint.InformationTarget: JSONObjectInput {
+    package static var jsonKeys: [String] { CodingKeys.allCases.map(\.rawValue) }
+    package static var jsonDescription: String { "an information target" }
+    package static var jsonExample: String { #"{"theta": 0, "information": 10}"# }
+}
+
+/// Problems with relative domain weights (a blueprint's or a CAT's `domain_weights`): each finite and ≥ 0, the
+/// sum finite and positive. Weights are turned into shares wᵢ/Σw, so a sum that overflows to ∞ (two weights of
+/// 1e308) would make every share 0 or NaN.
+func domainWeightProblems(_ weights: [String: Double]) -> [String] {
+    let total = weights.values.reduce(0, +)
+    if weights.isEmpty || weights.values.contains(where: { !($0 >= 0 && $0.isFinite) }) || !(total > 0 && total.isFinite) {
+        return ["domain_weights must be non-negative numbers with a positive, finite sum"]
+    }
+    return []
 }

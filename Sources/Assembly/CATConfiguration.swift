@@ -94,38 +94,55 @@ public struct CATConfiguration: Sendable, Hashable {
 
     // MARK: validation
 
-    /// Internal consistency (independent of any bank). Empty when the configuration is usable.
+    /// `max_items` allowed: 1…`TestLength.maximum` (10,000). A session reserves room for `max_items` items
+    /// and the study counts lengths 0…`max_items`, so the bound is also a bound on memory.
+    public static let allowedMaxItems = 1...TestLength.maximum
+
+    /// `se_target` allowed: (0, 10]. SE(θ̂) is in SDs of the population; 10 is 150 IQ points, met before the
+    /// first item by any prior.
+    public static let allowedSETargets = NumberRange.aboveUpTo(0, 10)
+
+    /// `exposure_calibration_simulees` allowed: 100…1,000,000. Fewer than 100 simulees estimate an exposure
+    /// rate of 0.25 with an SE above 0.04, larger than any useful margin; the upper end is the study limit
+    /// (`SimulationStudy.allowedSimulees`): every round keeps each simulee's outcome.
+    public static let allowedCalibrationSimulees = 100...SimulationStudy.allowedSimulees.upperBound
+
+    /// `exposure_calibration_iterations` allowed: 1…1,000. Sympson–Hetter calibration converges in tens of
+    /// rounds; each round is a full simulation.
+    public static let allowedCalibrationIterations = 1...1_000
+
+    /// Internal consistency (independent of any bank). Empty when the configuration is usable. Each problem
+    /// names the JSON key and the allowed range.
     public func validationProblems() -> [String] {
         var problems: [String] = []
-        if maxItems < 1 { problems.append("max_items must be at least 1, got \(maxItems)") }
+        if let p = Self.allowedMaxItems.problem(maxItems, "max_items") { problems.append(p) }
         if minItems < 0 { problems.append("min_items must not be negative, got \(minItems)") }
         if minItems > maxItems { problems.append("min_items (\(minItems)) exceeds max_items (\(maxItems))") }
-        if let se = seTarget, !(se > 0 && se.isFinite) { problems.append("se_target must be a positive number, got \(se)") }
+        if let se = seTarget, let p = Self.allowedSETargets.problem(se, "se_target") { problems.append(p) }
+        let perDomain = 0...max(maxItems, 0)
         switch minPerDomain {
         case .all(let n):
-            if n < 0 { problems.append("min_per_domain must not be negative, got \(n)") }
+            if let p = perDomain.problem(n, "min_per_domain") { problems.append(p) }
         case .perDomain(let map):
             for (domain, n) in map.sorted(by: { $0.key < $1.key }) where n < 0 {
                 problems.append("min_per_domain for \"\(domain)\" must not be negative, got \(n)")
             }
-            let total = map.values.reduce(0) { $0 + max($1, 0) }
-            if total > maxItems { problems.append("min_per_domain sums to \(total), more than max_items (\(maxItems))") }
-        }
-        if let weights = domainWeights {
-            if weights.isEmpty || weights.values.contains(where: { !($0 >= 0 && $0.isFinite) }) || weights.values.reduce(0, +) <= 0 {
-                problems.append("domain_weights must be non-negative numbers with a positive sum")
+            // A value above max_items makes the sum exceed it too; the sum saturates instead of overflowing.
+            let total = map.values.reduce(0) { $0.saturatingAdd(max($1, 0)) }
+            if total > maxItems {
+                problems.append("min_per_domain sums to \(total == Int.max ? "more than \(Int.max)" : String(total)), more than max_items (\(maxItems))")
             }
         }
-        if randomesque < 1 || randomesque > 100 { problems.append("randomesque must be 1…100, got \(randomesque)") }
+        if let weights = domainWeights { problems += domainWeightProblems(weights) }
+        if let p = (1...100).problem(randomesque, "randomesque") { problems.append(p) }
         if let k = aStratification, k < 1 || k > maxItems { problems.append("a_stratification must be 1…max_items (\(maxItems)) strata, got \(k)") }
         if let r = exposureTarget, !(r > 0 && r <= 1) { problems.append("exposure_target must be in (0, 1], got \(r)") }
-        if exposureCalibrationSimulees < 100 { problems.append("exposure_calibration_simulees must be at least 100, got \(exposureCalibrationSimulees)") }
-        if exposureCalibrationIterations < 1 { problems.append("exposure_calibration_iterations must be at least 1, got \(exposureCalibrationIterations)") }
+        if let p = Self.allowedCalibrationSimulees.problem(exposureCalibrationSimulees, "exposure_calibration_simulees") { problems.append(p) }
+        if let p = Self.allowedCalibrationIterations.problem(exposureCalibrationIterations, "exposure_calibration_iterations") { problems.append(p) }
         if let r = exposureTarget, !(exposureMargin >= 0 && exposureMargin < r) {
             problems.append("exposure_margin must be in [0, exposure_target), got \(exposureMargin)")
         }
-        problems += abilityOptions.validationProblems().map { $0.replacingOccurrences(of: "prior SD", with: "prior_sd")
-            .replacingOccurrences(of: "prior mean", with: "prior_mean").replacingOccurrences(of: "quadrature points", with: "quadrature_points") }
+        problems += abilityOptions.validationProblems(naming: .jsonKey)
         return problems
     }
 
@@ -148,7 +165,8 @@ public struct CATConfiguration: Sendable, Hashable {
         var total = 0
         for (d, domain) in bank.domains.enumerated() {
             let need = minPerDomain.minimum(for: domain)
-            total += need
+            // Saturating: this runs beside `validationProblems()`, so a value may still be out of range.
+            total = total.saturatingAdd(max(need, 0))
             if need > active[d] { problems.append("min_per_domain asks for \(need) \(domain) items, but the bank has \(active[d]) active ones") }
         }
         if total > maxItems { problems.append("min_per_domain needs \(total) items over \(bank.domains.count) domains, more than max_items (\(maxItems))") }
@@ -167,45 +185,31 @@ public struct CATConfiguration: Sendable, Hashable {
     }
 
     /// Reads a configuration JSON file; a malformed or inconsistent one is an error naming the file and the key
-    /// (`CAT.json: error: …`).
+    /// (`CAT.json:1:17: error: unknown key …`, `CAT.json: error: max_items must be 1…10000, got 0`).
     public static func load(json path: String) throws -> CATConfiguration {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw InputError(file: path, message: "cannot read the CAT configuration file")
-        }
-        return try decode(data, file: path)
+        try validated(JSONInput.load(CATConfiguration.self, path: path), file: path)
     }
 
-    /// Decodes and validates configuration JSON; errors name `file`.
+    /// Decodes and validates configuration JSON; errors name `file`. Unknown or repeated keys are errors (see
+    /// `JSONInput`): a misspelt rule must not be ignored silently.
     public static func decode(_ data: Data, file: String) throws -> CATConfiguration {
-        guard let object = try? JSONSerialization.jsonObject(with: data) else {
-            throw InputError(file: file, message: "not valid JSON")
-        }
-        guard let dictionary = object as? [String: Any] else {
-            throw InputError(file: file, message: "the CAT configuration must be a JSON object, e.g. {\"max_items\": 25}")
-        }
-        let known = Set(CodingKeys.allCases.map(\.rawValue))
-        let unknown = dictionary.keys.filter { !known.contains($0) }.sorted()
-        if !unknown.isEmpty {
-            throw InputError(file: file, message: "unknown key\(unknown.count == 1 ? "" : "s") \(unknown.map { "\"\($0)\"" }.joined(separator: ", ")) (known: \(CodingKeys.allCases.map(\.rawValue).joined(separator: ", ")))")
-        }
-        let configuration: CATConfiguration
-        do {
-            configuration = try JSONDecoder().decode(CATConfiguration.self, from: data)
-        } catch let DecodingError.keyNotFound(key, _) {
-            throw InputError(file: file, message: "the CAT configuration lacks \"\(key.stringValue)\"")
-        } catch let DecodingError.typeMismatch(_, context) {
-            throw InputError(file: file, message: "\"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" has the wrong type")
-        } catch let DecodingError.valueNotFound(_, context) {
-            throw InputError(file: file, message: "\"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" must not be null")
-        } catch let DecodingError.dataCorrupted(context) {
-            let key = context.codingPath.map(\.stringValue).joined(separator: ".")
-            throw InputError(file: file, message: key.isEmpty ? "not a valid CAT configuration: \(context.debugDescription)" : "\"\(key)\": \(context.debugDescription)")
-        } catch {
-            throw InputError(file: file, message: "not a valid CAT configuration: \(error)")
-        }
+        try validated(JSONInput.decode(CATConfiguration.self, from: data, file: file), file: file)
+    }
+
+    private static func validated(_ configuration: CATConfiguration, file: String) throws -> CATConfiguration {
         let problems = configuration.validationProblems()
         guard problems.isEmpty else { throw InputError(file: file, message: problems.joined(separator: "; ")) }
         return configuration
+    }
+}
+
+extension CATConfiguration: JSONObjectInput {
+    package static var jsonKeys: [String] { CodingKeys.allCases.map(\.rawValue) }
+    package static var jsonDescription: String { "the CAT configuration" }
+    package static var jsonExample: String { #"{"max_items": 25}"# }
+    package static var integerKeys: Set<String> {
+        ["min_items", "max_items", "min_per_domain", "randomesque", "a_stratification", "exposure_calibration_simulees",
+         "exposure_calibration_iterations", "quadrature_points"]
     }
 }
 
@@ -220,7 +224,7 @@ extension CATConfiguration: Codable {
                 minPerDomain = try c.decode(DomainMinimum.self, forKey: .minPerDomain)
             } catch {
                 throw DecodingError.typeMismatch(DomainMinimum.self, .init(codingPath: [CodingKeys.minPerDomain],
-                    debugDescription: "expected an integer or an object of integers"))
+                    debugDescription: "an integer or an object of integers"))
             }
         }
         domainWeights = try c.decodeIfPresent([String: Double].self, forKey: .domainWeights)
@@ -261,5 +265,13 @@ extension CATConfiguration: Codable {
         try c.encode(priorMean, forKey: .priorMean)
         try c.encode(priorSD, forKey: .priorSD)
         try c.encode(quadraturePoints, forKey: .quadraturePoints)
+    }
+}
+
+extension Int {
+    /// self + other for non-negative `other`, stopping at `Int.max` instead of trapping.
+    func saturatingAdd(_ other: Int) -> Int {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? Int.max : sum
     }
 }

@@ -20,7 +20,7 @@ public enum CATSimulation {
         /// bin below and above.
         public var binWidth = 0.5
         public var binBound = 3.0
-        public var threads = ProcessInfo.processInfo.activeProcessorCount
+        public var threads = WorkerThreads.all
 
         public init(simulees: Int, seed: UInt64) {
             self.simulees = simulees

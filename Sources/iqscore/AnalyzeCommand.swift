@@ -50,21 +50,27 @@ struct AnalyzeCommand: ParsableCommand {
 
     @OptionGroup var columns: ResponseColumnOptions
 
-    @Option(name: .customLong("min-slope")) var minSlope = 0.5
-    @Option(name: .customLong("min-point-biserial")) var minPointBiserial = 0.15
-    @Option(name: .customLong("misfit-p")) var misfitP = 0.01
-    @Option(name: .customLong("p-range"), help: "Acceptable p-values, LOW,HIGH.") var pRange = "0.05,0.95"
-    @Option(name: .customLong("mnsq-range"), help: "Acceptable infit/outfit, LOW,HIGH.") var mnsqRange = "0.7,1.3"
+    @Option(name: .customLong("min-slope"), help: "Flag slopes below this, in \(FlagRules.allowedMinSlopes).") var minSlope = 0.5
+    @Option(name: .customLong("min-point-biserial"), help: "Flag point-biserials below this, in \(FlagRules.allowedPointBiserials).") var minPointBiserial = 0.15
+    @Option(name: .customLong("misfit-p"), help: "Flag S-X² p-values below this, in \(FlagRules.allowedProbabilities).") var misfitP = 0.01
+    @Option(name: .customLong("p-range"), help: "Acceptable p-values, LOW,HIGH within \(FlagRules.allowedProbabilities).") var pRange = "0.05,0.95"
+    @Option(name: .customLong("mnsq-range"), help: "Acceptable infit/outfit, LOW,HIGH within \(FlagRules.allowedMeanSquares).") var mnsqRange = "0.7,1.3"
 
+    /// LOW,HIGH as two plain decimal numbers (`DecimalNumber`).
     func range(_ text: String, _ name: String) throws -> (Double, Double) {
-        let parts = text.split(separator: ",").compactMap { Double($0) }
-        guard parts.count == 2, parts[0] < parts[1] else { throw ValidationError("--\(name) must be LOW,HIGH with LOW < HIGH, got '\(text)'") }
-        return (parts[0], parts[1])
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { DecimalNumber.parse($0.trimmingCharacters(in: .whitespaces)) }
+        guard parts.count == 2, let low = parts[0], let high = parts[1] else { throw ValidationError("--\(name) must be LOW,HIGH (two numbers), got '\(text)'") }
+        return (low, high)
+    }
+
+    /// The flag thresholds; their ranges are checked by `FlagRules.validationProblems()`.
+    func rules() throws -> FlagRules {
+        FlagRules(minSlope: minSlope, minPointBiserial: minPointBiserial, misfitP: misfitP,
+                  pRange: try range(pRange, "p-range"), mnsqRange: try range(mnsqRange, "mnsq-range"))
     }
 
     func validate() throws {
-        _ = try range(pRange, "p-range")
-        _ = try range(mnsqRange, "mnsq-range")
+        try throwIfAny(try rules().validationProblems())
         if (options == nil) != (distractorsOut == nil) { throw ValidationError("--options and --distractors-out go together") }
     }
 
@@ -73,9 +79,7 @@ struct AnalyzeCommand: ParsableCommand {
             try prepareOutputs(inputs: [("input", responses), ("--bank", bank)] + (options.map { [("--options", $0)] } ?? []) + (items.map { [("--items", $0)] } ?? []),
                                outputs: [("--out", out)] + (summaryJSON.map { [("--summary-json", $0)] } ?? []) + (personsOut.map { [("--persons-out", $0)] } ?? []) + (q3Out.map { [("--q3-out", $0)] } ?? []) + (distractorsOut.map { [("--distractors-out", $0)] } ?? []))
             let itemBank = try ItemBank.load(csv: bank, requirePositiveSlopes: false)
-            let (pLow, pHigh) = try range(pRange, "p-range"), (mLow, mHigh) = try range(mnsqRange, "mnsq-range")
-            let rules = FlagRules(minSlope: minSlope, minPointBiserial: minPointBiserial, misfitP: misfitP, pRange: (pLow, pHigh), mnsqRange: (mLow, mHigh))
-            let table = try ItemAnalysisTable(responses: responses, fileOptions: columns.fileOptions, bank: itemBank, rules: rules)
+            let table = try ItemAnalysisTable(responses: responses, fileOptions: columns.fileOptions, bank: itemBank, rules: try rules())
             let data = table.data, classical = table.classical, fit = table.fit, unknown = table.itemsNotInBank
             let parameters = table.parameters
 

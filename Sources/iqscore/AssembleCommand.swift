@@ -33,7 +33,7 @@ struct AssembleCommand: ParsableCommand {
     @Option(help: "Output form CSV (written atomically).")
     var out: String
 
-    @Option(help: "Number of parallel forms (overrides the blueprint's \"forms\").")
+    @Option(help: "Number of parallel forms, \(Blueprint.allowedFormCounts.text) (overrides the blueprint's \"forms\").")
     var forms: Int?
 
     @Option(help: "CSV with an item_id column: items to exclude (e.g. seen before).")
@@ -48,26 +48,27 @@ struct AssembleCommand: ParsableCommand {
     @Option(name: .customLong("report-json"), help: "Also write the diagnostics as JSON.")
     var reportJSON: String?
 
-    @Option(help: "Also run a seeded simulation study with this many simulees (θ ~ N(0, 1), EAP scoring).")
+    @Option(help: "Also run a seeded simulation study with this many simulees, \(SimulationStudy.allowedSimulees.text) (θ ~ N(0, 1), EAP scoring).")
     var simulate: Int?
 
     @Option(name: .customLong("simulation-out"), help: "Simulation report JSON (with --simulate).")
     var simulationOut: String?
 
-    @Option(name: .customLong("se-target"), help: "Report the share of simulees with SE ≤ this (with --simulate).")
+    @Option(name: .customLong("se-target"), help: "Report the share of simulees with SE ≤ this, in \(FormSimulation.Options.allowedSETargets) (with --simulate).")
     var seTarget: Double?
 
     @Flag(name: .customLong("simulate-fixed"), help: "Simulate with the assembled parallel forms in turn instead of a form per simulee.")
     var simulateFixed = false
 
+    /// Ranges are the library's (`Blueprint`, `SimulationStudy`, `FormSimulation.Options`).
     func validate() throws {
-        if let forms, forms < 1 { throw ValidationError("--forms must be at least 1, got \(forms)") }
-        if let simulate, simulate < 1 { throw ValidationError("--simulate must be at least 1, got \(simulate)") }
+        try throwIfAny([forms.flatMap { Blueprint.allowedFormCounts.problem($0, "--forms") },
+                        simulate.flatMap { SimulationStudy.allowedSimulees.problem($0, "--simulate") },
+                        seTarget.flatMap { FormSimulation.Options.allowedSETargets.problem($0, "--se-target") }].compactMap { $0 })
         if simulate != nil && simulationOut == nil { throw ValidationError("--simulate needs --simulation-out FILE for the report") }
         if simulate == nil && (simulationOut != nil || seTarget != nil || simulateFixed) {
             throw ValidationError("--simulation-out, --se-target and --simulate-fixed go with --simulate N")
         }
-        if let seTarget, !(seTarget > 0) { throw ValidationError("--se-target must be positive, got \(seTarget)") }
     }
 
     func run() throws {
@@ -168,6 +169,7 @@ struct AssembleCommand: ParsableCommand {
         let reader = try CSVReader(path: path)
         guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a header with \(name)") }
         let header = reader.strings().map { $0.trimmingCharacters(in: .whitespaces) }
+        try CSVHeader.checkUnique(header, file: path, line: reader.line)
         guard let c = header.firstIndex(of: name) else {
             throw InputError(file: path, line: reader.line, message: "no \(name) column in the header (\(header.joined(separator: ",")))")
         }
@@ -186,19 +188,25 @@ struct AssembleCommand: ParsableCommand {
         let reader = try CSVReader(path: path)
         guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a header with \(key),\(value)") }
         let header = reader.strings().map { $0.trimmingCharacters(in: .whitespaces) }
+        try CSVHeader.checkUnique(header, file: path, line: reader.line)
         guard let kc = header.firstIndex(of: key), let vc = header.firstIndex(of: value) else {
             throw InputError(file: path, line: reader.line, message: "the header needs \(key) and \(value) (found \(header.joined(separator: ",")))")
         }
-        var out: [String: Double] = [:]
+        var out: [String: Double] = [:], firstLine: [String: Int] = [:]
         while try reader.nextRow() {
             guard max(kc, vc) < reader.fieldCount else {
                 throw InputError(file: path, line: reader.line, message: "expected \(header.count) fields as in the header, found \(reader.fieldCount)")
             }
             let text = reader.string(vc).trimmingCharacters(in: .whitespaces)
-            guard let v = Double(text), v >= 0, v <= 1 else {
-                throw InputError(file: path, line: reader.line, column: vc + 1, message: "\(value) '\(text)' must be a number in [0, 1]")
+            guard let v = DecimalNumber.parse(text), v >= 0, v <= 1 else {
+                throw InputError(file: path, line: reader.line, column: vc + 1, message: "\(value) '\(text.escapingControlCharacters)' must be a number in [0, 1]")
             }
-            out[reader.string(kc).trimmingCharacters(in: .whitespaces)] = v
+            let id = reader.string(kc).trimmingCharacters(in: .whitespaces)
+            if let previous = firstLine[id] {
+                throw InputError(file: path, line: reader.line, column: kc + 1, message: "\(key) '\(id.escapingControlCharacters)' already listed on line \(previous)")
+            }
+            firstLine[id] = reader.line
+            out[id] = v
         }
         return out
     }

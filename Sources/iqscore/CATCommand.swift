@@ -44,7 +44,7 @@ struct CATSimulateCommand: ParsableCommand {
     @Option(help: "CAT rules JSON.")
     var config: String
 
-    @Option(help: "Number of simulated test takers.")
+    @Option(help: "Number of simulated test takers, \(SimulationStudy.allowedSimulees.text).")
     var simulees = 1000
 
     @Option(help: "Random seed.")
@@ -56,20 +56,26 @@ struct CATSimulateCommand: ParsableCommand {
     @Option(name: .customLong("exposure-out"), help: "Also write the Sympson–Hetter parameters (item_id,k,exposure_target).")
     var exposureOut: String?
 
-    @Option(name: .customLong("theta-mean"), help: "Mean of the simulees' θ.")
+    @Option(name: .customLong("theta-mean"), help: "Mean of the simulees' θ, in \(ResponseSimulator.allowedThetaMeans).")
     var thetaMean = 0.0
 
-    @Option(name: .customLong("theta-sd"), help: "SD of the simulees' θ.")
+    @Option(name: .customLong("theta-sd"), help: "SD of the simulees' θ, in \(ResponseSimulator.allowedThetaSDs).")
     var thetaSD = 1.0
 
-    @Option(help: "Worker threads (default: all cores); results do not depend on it.")
+    @Option(help: "Worker threads, 1…\(WorkerThreads.maximum) (default: all cores, at most \(WorkerThreads.maximum)); results do not depend on it.")
     var threads: Int?
 
+    /// The study's settings as the library will run them; every range is the library's (`SimulationStudy`).
+    var studyOptions: CATSimulation.Options {
+        var options = CATSimulation.Options(simulees: simulees, seed: seed)
+        options.thetaMean = thetaMean
+        options.thetaSD = thetaSD
+        options.threads = threads ?? WorkerThreads.all
+        return options
+    }
+
     func validate() throws {
-        if simulees < 1 { throw ValidationError("--simulees must be at least 1, got \(simulees)") }
-        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1, got \(threads)") }
-        if !(thetaSD > 0 && thetaSD.isFinite) { throw ValidationError("--theta-sd must be positive, got \(thetaSD)") }
-        if !thetaMean.isFinite { throw ValidationError("--theta-mean must be a finite number, got \(thetaMean)") }
+        try throwIfAny(studyOptions.validationProblems(naming: .option))
     }
 
     func run() throws {
@@ -83,12 +89,8 @@ struct CATSimulateCommand: ParsableCommand {
             } catch let error as CATConfigurationError {
                 throw InputError(file: config, message: error.description)
             }
-            let workers = threads ?? ProcessInfo.processInfo.activeProcessorCount
-            let calibration = configuration.exposureTarget == nil ? nil : SympsonHetter.calibrate(pool: pool, seed: seed, threads: workers)
-            var options = CATSimulation.Options(simulees: simulees, seed: seed)
-            options.thetaMean = thetaMean
-            options.thetaSD = thetaSD
-            options.threads = workers
+            let options = studyOptions
+            let calibration = configuration.exposureTarget == nil ? nil : SympsonHetter.calibrate(pool: pool, seed: seed, threads: options.threads)
             let report = CATSimulation.run(pool: pool, exposure: calibration, options: options)
             try writeAtomically(try report.json(), to: out)
             if let exposureOut, let calibration {

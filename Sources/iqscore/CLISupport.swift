@@ -33,6 +33,12 @@ func runReportingErrors(_ body: () throws -> Int32) throws {
     if status != 0 { throw ExitCode(status) }
 }
 
+/// Throws the library's validation problems (each naming the option and its allowed range) as one usage
+/// error: exit 64, before anything is read or written.
+func throwIfAny(_ problems: [String]) throws {
+    if !problems.isEmpty { throw ValidationError(problems.joined(separator: "; ")) }
+}
+
 /// Column names for long-layout response files (shared by every command that reads responses).
 struct ResponseColumnOptions: ParsableArguments {
     @Option(name: .customLong("session-column"), help: "Session/person id column (long layout; also recognised as the first column of a wide file).")
@@ -46,6 +52,20 @@ struct ResponseColumnOptions: ParsableArguments {
 
     @Option(help: "Force the layout instead of detecting it from the header: wide or long.")
     var layout: ResponseLayout?
+
+    /// The three long-layout columns must be three different, non-empty names: one column cannot be both the
+    /// session and the item (the reader would take the same field for both without a word).
+    func validate() throws {
+        let names = [("--session-column", sessionColumn), ("--item-column", itemColumn), ("--response-column", responseColumn)]
+        for (option, name) in names where name.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw ValidationError("\(option) must name a column, got '\(name)'")
+        }
+        for (k, (option, name)) in names.enumerated() {
+            if let (other, _) = names[..<k].first(where: { $0.1 == name }) {
+                throw ValidationError("\(other) and \(option) name the same column '\(name)'; the session, item and response columns must differ")
+            }
+        }
+    }
 
     var fileOptions: ResponseFileOptions {
         ResponseFileOptions(sessionColumn: sessionColumn, itemColumn: itemColumn, responseColumn: responseColumn, layout: layout)

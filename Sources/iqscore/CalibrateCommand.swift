@@ -52,22 +52,22 @@ struct CalibrateCommand: ParsableCommand {
 
     @OptionGroup var columns: ResponseColumnOptions
 
-    @Option(name: .customLong("quadrature-points"), help: "Quadrature points.")
+    @Option(name: .customLong("quadrature-points"), help: "Quadrature points, \(QuadratureGrid.allowedPointCounts.text).")
     var quadraturePoints = 61
 
-    @Option(name: .customLong("theta-bound"), help: "Quadrature grid on [-B, B].")
+    @Option(name: .customLong("theta-bound"), help: "Quadrature grid on [-B, B]; B in \(QuadratureGrid.allowedBounds).")
     var thetaBound = 6.0
 
-    @Option(help: "Convergence tolerance on the largest parameter change per cycle.")
+    @Option(help: "Convergence tolerance on the largest parameter change per cycle, in \(CalibrationOptions.allowedTolerances).")
     var tolerance = 1e-4
 
-    @Option(name: .customLong("max-cycles"), help: "EM cycle limit.")
+    @Option(name: .customLong("max-cycles"), help: "EM cycle limit, \(CalibrationOptions.allowedMaxCycles.text).")
     var maxCycles = 500
 
-    @Option(name: .customLong("guessing-prior"), help: "3PL prior on c: 'beta:ALPHA,BETA', 'options:K' (mode 1/K, weight 20) or 'none'. Default beta:5,17.")
+    @Option(name: .customLong("guessing-prior"), help: "3PL prior on c: 'beta:ALPHA,BETA' (each in \(BetaPrior.allowedShapes)), 'options:K' (K \(BetaPrior.allowedOptionCounts.text); mode 1/K, weight 20) or 'none'. Default beta:5,17.")
     var guessingPrior: String?
 
-    @Option(name: .customLong("slope-prior"), help: "Prior on slopes (2PL/3PL): 'lognormal:MEANLOG,SDLOG' or 'none'. Default lognormal:0,0.5 for 3PL, none for 2PL.")
+    @Option(name: .customLong("slope-prior"), help: "Prior on slopes (2PL/3PL): 'lognormal:MEANLOG,SDLOG' (MEANLOG in \(LogNormalPrior.allowedMeanLogs), SDLOG in \(LogNormalPrior.allowedSDLogs)) or 'none'. Default lognormal:0,0.5 for 3PL, none for 2PL.")
     var slopePrior: String?
 
     @Option(name: .customLong("min-item-responses"), help: "Exclude items with fewer responses.")
@@ -79,22 +79,49 @@ struct CalibrateCommand: ParsableCommand {
     @Option(name: .customLong("e-step"), help: "E-step: automatic, dense (BLAS) or sparse (answered cells only).")
     var eStep: EStepStrategy = .automatic
 
-    @Option(help: "Worker threads (default: all cores).")
+    @Option(help: "Worker threads, 1…\(WorkerThreads.maximum) (default: all cores, at most \(WorkerThreads.maximum)).")
     var threads: Int?
 
     @Option(name: .customLong("max-memory"), help: ArgumentHelp("Memory budget such as 512M or 2G (K/M/G/T = ×1024ⁿ; 32M … 1T). Calibration keeps every response in memory: reading stops with an error past the budget, and a fit whose estimated peak exceeds it is refused before it starts. (default: 1G)", valueName: "size"),
             transform: memoryLimit)
     var maxMemory = MemoryLimit.standard
 
+    /// Every range is the library's (`CalibrationOptions`, `BetaPrior`, `LogNormalPrior`, `WorkerThreads`),
+    /// named as options here. The prior texts are checked strictly first (two plain decimal numbers, see
+    /// `DecimalNumber`), so that `parsedGuessingPrior()`/`parsedSlopePrior()` only ever see valid text.
     func validate() throws {
-        if quadraturePoints < 5 || quadraturePoints > 401 { throw ValidationError("--quadrature-points must be 5…401, got \(quadraturePoints)") }
-        if !(thetaBound > 0 && thetaBound <= 20) { throw ValidationError("--theta-bound must be in (0, 20], got \(thetaBound)") }
-        if !(tolerance > 0 && tolerance < 1) { throw ValidationError("--tolerance must be in (0, 1), got \(tolerance)") }
-        if maxCycles < 1 { throw ValidationError("--max-cycles must be at least 1, got \(maxCycles)") }
-        if minItemResponses < 1 { throw ValidationError("--min-item-responses must be at least 1, got \(minItemResponses)") }
-        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1, got \(threads)") }
-        _ = try parsedGuessingPrior()
-        _ = try parsedSlopePrior()
+        if let text = guessingPrior, model == .threePL {
+            let syntax = "--guessing-prior must be 'beta:ALPHA,BETA', 'options:K' or 'none'; got '\(text)'"
+            if text.hasPrefix("beta:") {
+                let fields = text.dropFirst(5).split(separator: ",", omittingEmptySubsequences: false)
+                guard fields.count == 2, let alpha = DecimalNumber.parse(fields[0]), let beta = DecimalNumber.parse(fields[1]) else {
+                    throw ValidationError(syntax)
+                }
+                try throwIfAny(BetaPrior.validationProblems(alpha: alpha, beta: beta).map { "--guessing-prior: \($0)" })
+            } else if text.hasPrefix("options:") {
+                guard let k = DecimalNumber.parseInteger(text.dropFirst(8)) else { throw ValidationError(syntax) }
+                if let p = BetaPrior.allowedOptionCounts.problem(k, "--guessing-prior options:K") { throw ValidationError(p) }
+            } else if text != "none" {
+                throw ValidationError(syntax)
+            }
+        }
+        if let text = slopePrior, model.hasItemSlopes, text.hasPrefix("lognormal:") {
+            let fields = text.dropFirst(10).split(separator: ",", omittingEmptySubsequences: false)
+            guard fields.count == 2, let meanLog = DecimalNumber.parse(fields[0]), let sdLog = DecimalNumber.parse(fields[1]) else {
+                throw ValidationError("--slope-prior must be 'lognormal:MEANLOG,SDLOG' or 'none'; got '\(text)'")
+            }
+            try throwIfAny(LogNormalPrior.validationProblems(meanLog: meanLog, sdLog: sdLog).map { "--slope-prior: \($0)" })
+        }
+        var options = CalibrationOptions(model: model)
+        options.quadraturePoints = quadraturePoints
+        options.thetaBound = thetaBound
+        options.tolerance = tolerance
+        options.maxCycles = maxCycles
+        options.minimumItemResponses = minItemResponses
+        if let threads { options.workers = threads }
+        if case .some(let prior) = try parsedGuessingPrior() { options.guessingPrior = prior }
+        if case .some(let prior) = try parsedSlopePrior() { options.slopePrior = prior }
+        try throwIfAny(options.validationProblems(naming: .option))
     }
 
     func parsedGuessingPrior() throws -> BetaPrior?? {

@@ -8,6 +8,28 @@ struct FlagRules {
     var misfitP = 0.01
     var pRange = (0.05, 0.95)
     var mnsqRange = (0.7, 1.3)
+
+    /// Slope thresholds: [0, 50], the largest slope a bank may hold (`ItemBank.allowedSlopes`).
+    static let allowedMinSlopes = NumberRange.closed(0, 50)
+    /// Point-biserial thresholds: [−1, 1], a correlation's range.
+    static let allowedPointBiserials = NumberRange.closed(-1, 1)
+    /// S-X² p-value thresholds and p-value ranges: [0, 1], a probability's range.
+    static let allowedProbabilities = NumberRange.closed(0, 1)
+    /// Infit/outfit mean squares: [0, 100]. Their expectation is 1; beyond 100 nothing is ever flagged.
+    static let allowedMeanSquares = NumberRange.closed(0, 100)
+
+    /// Problems with the thresholds, naming the command-line options.
+    func validationProblems() -> [String] {
+        var problems = [Self.allowedMinSlopes.problem(minSlope, "--min-slope"),
+                        Self.allowedPointBiserials.problem(minPointBiserial, "--min-point-biserial"),
+                        Self.allowedProbabilities.problem(misfitP, "--misfit-p")].compactMap { $0 }
+        for (name, range, allowed) in [("--p-range", pRange, Self.allowedProbabilities), ("--mnsq-range", mnsqRange, Self.allowedMeanSquares)] {
+            if !(allowed.contains(range.0) && allowed.contains(range.1) && range.0 < range.1) {
+                problems.append("\(name) must be LOW,HIGH with LOW < HIGH, both in \(allowed); got \(range.0),\(range.1)")
+            }
+        }
+        return problems
+    }
 }
 
 /// Everything `analyze` computes for a response file and a bank, in one value.

@@ -43,15 +43,14 @@ struct LinkCommand: ParsableCommand {
     @Option(help: "Curves compared by haebara/stocking-lord: new-to-old (on the old scale), old-to-new or symmetric.")
     var criterion: LinkingDirection = .newToOld
 
-    @Option(name: .customLong("quadrature-points"), help: "θ points for the curve criteria.")
+    @Option(name: .customLong("quadrature-points"), help: "θ points for the curve criteria, \(QuadratureGrid.allowedPointCounts.text).")
     var quadraturePoints = 61
 
-    @Option(name: .customLong("theta-bound"), help: "Curve criteria on [-B, B] of each scale.")
+    @Option(name: .customLong("theta-bound"), help: "Curve criteria on [-B, B] of each scale; B in \(QuadratureGrid.allowedBounds).")
     var thetaBound = 6.0
 
     func validate() throws {
-        if quadraturePoints < 5 || quadraturePoints > 401 { throw ValidationError("--quadrature-points must be 5…401, got \(quadraturePoints)") }
-        if !(thetaBound > 0 && thetaBound <= 20) { throw ValidationError("--theta-bound must be in (0, 20], got \(thetaBound)") }
+        try throwIfAny(QuadratureGrid.validationProblems(points: quadraturePoints, bound: thetaBound, naming: .option))
         let target = URL(fileURLWithPath: out).standardizedFileURL.path
         for (option, path) in [("--from", oldBank), ("--to", newBank)] where URL(fileURLWithPath: path).standardizedFileURL.path == target {
             throw ValidationError("--out must not overwrite the \(option) bank (\(path)); choose another output file")
@@ -82,6 +81,13 @@ struct LinkCommand: ParsableCommand {
             let meanSigma = try? ScaleLinking.meanSigma(old: commonOld, new: commonNew)
 
             let linked = result.linkedBank(new)
+            let outOfRange = linked.parameterProblems()
+            if !outOfRange.isEmpty {
+                // The constants carry some item beyond what a bank may hold: writing it would give a file no command
+                // reads back, so it is an error (with the constants, which are what is wrong).
+                printError("error: linking \(newBank) onto \(oldBank) gives θ_old = \(result.slope.formatted6) · θ_new + \(result.intercept.formatted6), which puts \(outOfRange.count) item\(outOfRange.count == 1 ? "" : "s") outside the ranges a bank may hold: \(outOfRange.prefix(5).joined(separator: "; "))\(outOfRange.count > 5 ? "; …" : ""); check the common items")
+                return ExitStatus.failure
+            }
             try writeAtomically(linked.csv(), to: out)
             if let summaryJSON {
                 let summary = LinkSummary(result: result, command: self, old: old, new: new, meanMean: meanMean, meanSigma: meanSigma)

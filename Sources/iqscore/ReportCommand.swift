@@ -63,7 +63,8 @@ struct ReportCommand: ParsableCommand {
         }
         let width = 0.25
         var counts = [Int](repeating: 0, count: 32)
-        for e in estimates { counts[min(31, max(0, Int(((e + 4) / width).rounded(.down))))] += 1 }
+        // Clamped before the conversion to Int, which would trap on a non-finite θ.
+        for e in estimates { counts[Int(min(31, max(0, ((e + 4) / width).rounded(.down))))] += 1 }
         let maxCount = Double(counts.max() ?? 1)
         var histogram = SVGChart(x: -4...4, y: 0...(maxCount * 1.1), title: "Distribution of EAP θ (IQ = 100 + 15θ below the axis)", xLabel: "θ  (IQ: 40 at −4, 70 at −2, 100 at 0, 130 at 2, 160 at 4)", yLabel: "persons")
         histogram.bars(counts.enumerated().map { (-4 + Double($0.offset) * width, -4 + Double($0.offset + 1) * width, Double($0.element)) }, color: "#6baed6")

@@ -30,8 +30,10 @@ struct SVGChart {
         return out
     }
 
+    /// A tick label: whole numbers without a point ("2", not "2.0"); only those below 10¹⁵ go through `Int`,
+    /// whose conversion traps on larger values.
     static func label(_ v: Double) -> String {
-        v == v.rounded() ? String(Int(v)) : String(format: "%g", (v * 1000).rounded() / 1000)
+        v == v.rounded() && abs(v) < 1e15 ? String(Int(v)) : String(format: "%g", (v * 1000).rounded() / 1000)
     }
 
     mutating func line(_ points: [(Double, Double)], color: String, width stroke: Double = 1.5, dash: String? = nil, opacity: Double = 1) {

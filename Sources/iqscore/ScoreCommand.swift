@@ -38,7 +38,7 @@ struct ScoreCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "Session CSV files (long or wide layout).")
+    @Argument(help: "Session CSV files (long or wide layout), at most \(BatchScorer.maximumInputFiles).")
     var sessions: [String]
 
     @Option(help: "Item bank CSV (as written by calibrate: item_id,a,b[,c][,domain…]).")
@@ -64,42 +64,45 @@ struct ScoreCommand: ParsableCommand {
 
     @OptionGroup var columns: ResponseColumnOptions
 
-    @Option(name: .customLong("quadrature-points"), help: "EAP quadrature points.")
+    @Option(name: .customLong("quadrature-points"), help: "EAP quadrature points, \(QuadratureGrid.allowedPointCounts.text).")
     var quadraturePoints = 61
 
-    @Option(name: .customLong("theta-bound"), help: "θ grid and estimates on [-B, B].")
+    @Option(name: .customLong("theta-bound"), help: "θ grid and estimates on [-B, B]; B in \(QuadratureGrid.allowedBounds).")
     var thetaBound = 6.0
 
-    @Option(name: .customLong("prior-mean"), help: "Prior mean of θ (EAP, MAP).")
+    @Option(name: .customLong("prior-mean"), help: "Prior mean of θ (EAP, MAP), in \(AbilityOptions.allowedPriorMeans).")
     var priorMean = 0.0
 
-    @Option(name: .customLong("prior-sd"), help: "Prior SD of θ (EAP, MAP).")
+    @Option(name: .customLong("prior-sd"), help: "Prior SD of θ (EAP, MAP), in \(AbilityOptions.allowedPriorSDs).")
     var priorSD = 1.0
 
-    @Option(help: "Confidence level of the IQ interval.")
+    @Option(help: "Confidence level of the IQ interval, in \(IQScale.allowedConfidenceLevels).")
     var confidence = 0.95
 
-    @Option(name: .customLong("min-items"), help: "Sessions with fewer answered items are flagged few_items.")
+    @Option(name: .customLong("min-items"), help: "Sessions with fewer answered items are flagged few_items (\(IQScale.allowedMinimumItems.text)).")
     var minItems = 10
 
-    @Option(name: .customLong("low-precision-se"), help: "SE of θ above which a score is flagged low_precision.")
+    @Option(name: .customLong("low-precision-se"), help: "SE of θ above which a score is flagged low_precision, in \(IQScale.allowedLowPrecisionSEs).")
     var lowPrecisionSE = 0.5
 
-    @Option(help: "Threads that parse and score (default: all cores); the output does not depend on it.")
+    @Option(help: "Threads that parse and score, 1…\(WorkerThreads.maximum) (default: all cores, at most \(WorkerThreads.maximum)); the output does not depend on it.")
     var threads: Int?
 
     @Option(name: .customLong("max-memory"), help: ArgumentHelp("Memory budget such as 512M or 2G (K/M/G/T = ×1024ⁿ; 32M … 1T); beyond it, regrouping and the set of finished sessions spill to files beside the output. (default: 1G)", valueName: "size"),
             transform: memoryLimit)
     var maxMemory = MemoryLimit.standard
 
+    /// Every range is the library's (`AbilityOptions`, `IQScale`, `WorkerThreads`), named as options here.
     func validate() throws {
-        if quadraturePoints < 5 || quadraturePoints > 401 { throw ValidationError("--quadrature-points must be 5…401, got \(quadraturePoints)") }
-        if !(thetaBound > 0 && thetaBound <= 20) { throw ValidationError("--theta-bound must be in (0, 20], got \(thetaBound)") }
-        if !(priorSD > 0 && priorSD.isFinite) { throw ValidationError("--prior-sd must be positive, got \(priorSD)") }
-        if !(confidence > 0 && confidence < 1) { throw ValidationError("--confidence must be in (0, 1), got \(confidence)") }
-        if minItems < 1 { throw ValidationError("--min-items must be at least 1, got \(minItems)") }
-        if !(lowPrecisionSE > 0) { throw ValidationError("--low-precision-se must be positive, got \(lowPrecisionSE)") }
-        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1, got \(threads)") }
+        var ability = AbilityOptions(method: method)
+        ability.quadraturePoints = quadraturePoints
+        ability.thetaBound = thetaBound
+        ability.priorMean = priorMean
+        ability.priorSD = priorSD
+        try throwIfAny(ability.validationProblems(naming: .option)
+            + IQScale.validationProblems(confidenceLevel: confidence, lowPrecisionSE: lowPrecisionSE, minimumItems: minItems, naming: .option)
+            + WorkerThreads.validationProblems(threads, naming: .option)
+            + BatchScorer.validationProblems(fileCount: sessions.count))
     }
 
     var rejectsPath: String { rejects ?? siblingPath(of: out, suffix: ".rejects.csv") }

@@ -22,10 +22,10 @@ struct SimulateCommand: ParsableCommand {
     @Option(help: "Model: rasch, 1pl, 2pl or 3pl.")
     var model: IRTModel = .twoPL
 
-    @Option(help: "Bank size (number of items).")
+    @Option(help: "Bank size (number of items), \(BankSpecification.allowedItemCounts.text).")
     var items: Int
 
-    @Option(help: "Number of persons/sessions.")
+    @Option(help: "Number of persons/sessions, \(ResponseSimulator.allowedSessionCounts.text).")
     var persons: Int
 
     @Option(name: .customLong("items-per-session"), help: "Items each session answers (default: all, i.e. dense data).")
@@ -52,22 +52,35 @@ struct SimulateCommand: ParsableCommand {
     @Option(help: "Random seed.")
     var seed: UInt64 = 1
 
-    @Option(name: .customLong("slope-mean-log")) var slopeMeanLog = 0.0
-    @Option(name: .customLong("slope-sd-log")) var slopeSDLog = 0.3
-    @Option(name: .customLong("common-slope")) var commonSlope = 1.0
-    @Option(name: .customLong("difficulty-mean")) var difficultyMean = 0.0
-    @Option(name: .customLong("difficulty-sd")) var difficultySD = 1.0
-    @Option(name: .customLong("guessing-alpha")) var guessingAlpha = 5.0
-    @Option(name: .customLong("guessing-beta")) var guessingBeta = 17.0
-    @Option(name: .customLong("theta-mean")) var thetaMean = 0.0
-    @Option(name: .customLong("theta-sd")) var thetaSD = 1.0
+    @Option(name: .customLong("slope-mean-log"), help: "Mean of log a, in \(BankSpecification.allowedSlopeMeanLogs).") var slopeMeanLog = 0.0
+    @Option(name: .customLong("slope-sd-log"), help: "SD of log a, in \(BankSpecification.allowedSlopeSDLogs).") var slopeSDLog = 0.3
+    @Option(name: .customLong("common-slope"), help: "The 1PL slope, in \(BankSpecification.allowedCommonSlopes).") var commonSlope = 1.0
+    @Option(name: .customLong("difficulty-mean"), help: "Mean of b, in \(BankSpecification.allowedDifficultyMeans).") var difficultyMean = 0.0
+    @Option(name: .customLong("difficulty-sd"), help: "SD of b, in \(BankSpecification.allowedDifficultySDs).") var difficultySD = 1.0
+    @Option(name: .customLong("guessing-alpha"), help: "Beta shape α of c, in \(BankSpecification.allowedGuessingShapes).") var guessingAlpha = 5.0
+    @Option(name: .customLong("guessing-beta"), help: "Beta shape β of c, in \(BankSpecification.allowedGuessingShapes).") var guessingBeta = 17.0
+    @Option(name: .customLong("theta-mean"), help: "Mean of θ, in \(ResponseSimulator.allowedThetaMeans).") var thetaMean = 0.0
+    @Option(name: .customLong("theta-sd"), help: "SD of θ, in \(ResponseSimulator.allowedThetaSDs).") var thetaSD = 1.0
 
+    /// The bank to draw, as the library checks it.
+    var specification: BankSpecification {
+        var spec = BankSpecification(model: model, itemCount: items,
+                                     domains: domains.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } } ?? [])
+        spec.slopeMeanLog = slopeMeanLog
+        spec.slopeSDLog = slopeSDLog
+        spec.commonSlope = commonSlope
+        spec.difficultyMean = difficultyMean
+        spec.difficultySD = difficultySD
+        spec.guessingAlpha = guessingAlpha
+        spec.guessingBeta = guessingBeta
+        return spec
+    }
+
+    /// Every range is the library's (`BankSpecification`, `ResponseSimulator`), named as options here.
     func validate() throws {
-        if items < 1 { throw ValidationError("--items must be at least 1, got \(items)") }
-        if persons < 1 { throw ValidationError("--persons must be at least 1, got \(persons)") }
-        if let k = itemsPerSession, k < 1 || k > items { throw ValidationError("--items-per-session must be 1…\(items), got \(k)") }
-        if slopeSDLog < 0 || difficultySD < 0 || thetaSD <= 0 { throw ValidationError("standard deviations must be non-negative (--theta-sd positive)") }
-        if guessingAlpha <= 0 || guessingBeta <= 0 { throw ValidationError("--guessing-alpha and --guessing-beta must be positive") }
+        try throwIfAny(specification.validationProblems(naming: .option)
+            + ResponseSimulator.validationProblems(itemCount: items, itemsPerSession: itemsPerSession, sessions: persons,
+                                                   thetaMean: thetaMean, thetaSD: thetaSD, naming: .option))
         if noID && layout == .long { throw ValidationError("--no-id applies to --layout wide only") }
     }
 
@@ -75,16 +88,7 @@ struct SimulateCommand: ParsableCommand {
         try runReportingErrors {
             try prepareOutputs(inputs: [], outputs: [("--out", out)] + (bankOut.map { [("--bank-out", $0)] } ?? []) + (thetasOut.map { [("--thetas-out", $0)] } ?? []))
             var rng = SeededGenerator(seed: seed)
-            var spec = BankSpecification(model: model, itemCount: items,
-                                         domains: domains.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } } ?? [])
-            spec.slopeMeanLog = slopeMeanLog
-            spec.slopeSDLog = slopeSDLog
-            spec.commonSlope = commonSlope
-            spec.difficultyMean = difficultyMean
-            spec.difficultySD = difficultySD
-            spec.guessingAlpha = guessingAlpha
-            spec.guessingBeta = guessingBeta
-            let bank = spec.draw(using: &rng)
+            let bank = specification.draw(using: &rng)
             var simulator = ResponseSimulator(parameters: bank.items.map(\.parameters), itemsPerSession: itemsPerSession)
             simulator.thetaMean = thetaMean
             simulator.thetaSD = thetaSD

@@ -167,12 +167,13 @@ struct IQScaleTests {
 
     @Test("rounding is half away from zero")
     func rounding() throws {
-        // With σ = 15 the IQ is 100 + θ exactly.
-        let scale = try IQScale(norms: Norms(name: "unit", version: "1", mean: 0, sd: 15))
-        #expect(try scale.score(estimate(0.5)).iq == 101)
-        #expect(try scale.score(estimate(-0.5)).iq == 100)
-        #expect(try scale.score(estimate(-0.49)).iq == 100)
-        #expect(try scale.score(estimate(-1.5)).iq == 99)
+        // With σ = 7.5 the IQ is 100 + 2θ exactly (σ = 15, which made it 100 + θ, is outside the norms' SD range
+        // now: it is the IQ-scale SD entered as a θ-scale one).
+        let scale = try IQScale(norms: Norms(name: "unit", version: "1", mean: 0, sd: 7.5))
+        #expect(try scale.score(estimate(0.25)).iq == 101)   // 100.5
+        #expect(try scale.score(estimate(-0.25)).iq == 100)  // 99.5
+        #expect(try scale.score(estimate(-0.245)).iq == 100) // 99.51
+        #expect(try scale.score(estimate(-0.75)).iq == 99)   // 98.5
     }
 
     @Test("clamping to 40–160 is flagged, the interval is clamped too")

@@ -480,8 +480,8 @@ struct ItemBankLoadErrorTests {
     @Test("a slope that is zero or negative")
     func slopeNotPositive() throws {
         let (path, message) = try Self.loadError("item_id,model,a,b,c\nq1,2pl,0,0,0\nq2,2pl,-1.5,0,0\n")
-        #expect(message == "\(path):2:3: error: item 'q1': a = 0.0; scoring needs a positive, finite slope\n"
-                + "\(path):3:3: error: item 'q2': a = -1.5; scoring needs a positive, finite slope")
+        #expect(message == "\(path):2:3: error: item 'q1': a = 0.0; allowed 0 < a ≤ 50 (scoring needs a positive slope)\n"
+                + "\(path):3:3: error: item 'q2': a = -1.5; allowed 0 < a ≤ 50 (scoring needs a positive slope)")
     }
 
     @Test("c ≥ 1")

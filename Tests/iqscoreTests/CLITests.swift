@@ -317,7 +317,7 @@ struct CLITests {
 
         let sim = try ws.run("simulate", "--items", "0", "--persons", "10", "--out", "x.csv")
         #expect(sim.status == 64)
-        #expect(sim.stderr.contains("--items must be at least 1, got 0"))
+        #expect(sim.stderr.contains("--items must be 1…100000, got 0"))
         #expect(!ws.exists("x.csv"))
     }
 }

@@ -85,6 +85,7 @@ public struct DistractorAnalysis: Sendable, Hashable {
         let first = header.first ?? ""
         let hasID = first == idColumn || ResponseFileOptions.wideIDNames.contains(first.lowercased())
         let itemIDs = Array(header.dropFirst(hasID ? 1 : 0))
+        try CSVHeader.checkUnique(header, file: path, line: reader.line, what: "item")
         let missingKeys = itemIDs.filter { keys[$0] == nil }
         guard missingKeys.isEmpty else {
             throw InputError(file: path, line: reader.line, message: "no key for item\(missingKeys.count == 1 ? "" : "s") \(missingKeys.prefix(5).joined(separator: ", "))\(missingKeys.count > 5 ? ", …" : ""); give keys in a key column of --items")

@@ -6,11 +6,26 @@ import Foundation
 public struct BetaPrior: Sendable, Hashable, Codable, CustomStringConvertible {
     public var alpha: Double
     public var beta: Double
+    /// Shape parameters a prior may have: [1, 1000]. Below 1 the log density is not concave (the M-step's
+    /// Newton steps need it); α + β − 2 is the prior's weight in pseudo-responses, and 1000 of them would
+    /// overrule any realistic sample.
+    public static let allowedShapes = NumberRange.closed(1, 1000)
+
+    /// Problems with prior parameters, before constructing one (`init` traps on them).
+    public static func validationProblems(alpha: Double, beta: Double) -> [String] {
+        [allowedShapes.problem(alpha, "the Beta prior's alpha"), allowedShapes.problem(beta, "the Beta prior's beta")].compactMap { $0 }
+    }
+
+    /// - Precondition: both parameters in `allowedShapes` lower end (≥ 1); see `validationProblems`.
     public init(alpha: Double, beta: Double) {
         precondition(alpha >= 1 && beta >= 1, "Beta prior parameters must be ≥ 1 to be log-concave, got (\(alpha), \(beta))")
         self.alpha = alpha
         self.beta = beta
     }
+    /// Option counts K of `centred(onOptions:)` a setting may ask for: 2…100. Beyond 100 options the mode 1/K
+    /// is indistinguishable from no guessing: use no prior.
+    public static let allowedOptionCounts = 2...100
+
     /// A prior centred (mode) on 1/`options` with weight `weight` pseudo-responses.
     public static func centred(onOptions options: Int, weight: Double = 20) -> BetaPrior {
         BetaPrior(alpha: weight / Double(options) + 1, beta: weight * (1 - 1 / Double(options)) + 1)
@@ -24,6 +39,20 @@ public struct BetaPrior: Sendable, Hashable, Codable, CustomStringConvertible {
 public struct LogNormalPrior: Sendable, Hashable, Codable, CustomStringConvertible {
     public var meanLog: Double
     public var sdLog: Double
+    /// Means of log a a prior may have: [−3, 3], i.e. a median slope between e⁻³ ≈ 0.05 and e³ ≈ 20, the
+    /// calibrator's slope bound.
+    public static let allowedMeanLogs = NumberRange.closed(-3, 3)
+
+    /// SDs of log a a prior may have: (0, 10]. Beyond 10 the prior is flat over every slope the calibrator
+    /// allows (log a between log 0.001 and log 20).
+    public static let allowedSDLogs = NumberRange.aboveUpTo(0, 10)
+
+    /// Problems with prior parameters, before constructing one (`init` traps on a non-positive SD).
+    public static func validationProblems(meanLog: Double, sdLog: Double) -> [String] {
+        [allowedMeanLogs.problem(meanLog, "the log-normal prior's MEANLOG"), allowedSDLogs.problem(sdLog, "the log-normal prior's SDLOG")].compactMap { $0 }
+    }
+
+    /// - Precondition: `sdLog > 0`; see `validationProblems`.
     public init(meanLog: Double, sdLog: Double) {
         precondition(sdLog > 0, "log-normal prior SD must be positive, got \(sdLog)")
         self.meanLog = meanLog
@@ -62,8 +91,9 @@ public struct CalibrationOptions: Sendable, Hashable, Codable {
     /// Largest |a| the M-step allows; estimates at the bound are flagged.
     public var maximumSlope = 20.0
     public var eStep = EStepStrategy.automatic
-    /// Worker threads for the E-step (used when OpenBLAS itself runs single-threaded).
-    public var workers = ProcessInfo.processInfo.activeProcessorCount
+    /// Worker threads for the E-step (used when OpenBLAS itself runs single-threaded): 1…`WorkerThreads.maximum`,
+    /// default every core within that cap.
+    public var workers = WorkerThreads.all
     /// Compute standard errors (observed information by Louis' formula).
     public var standardErrors = true
     /// Memory budget of the fit in bytes: a fit whose estimated peak (`EMCalibrator.estimatedMemoryBytes`)
@@ -88,15 +118,26 @@ public struct CalibrationOptions: Sendable, Hashable, Codable {
         }
     }
 
-    /// Problems with the options themselves (not the data), as sentences.
-    public func validationProblems() -> [String] {
+    /// Convergence tolerances: (0, 1).
+    public static let allowedTolerances = NumberRange.open(0, 1)
+
+    /// EM cycle limits: 1…100,000. A calibration that has not converged in 100,000 cycles will not, and each
+    /// cycle is a full pass over the data.
+    public static let allowedMaxCycles = 1...100_000
+
+    /// Minimum responses per item: at least 1.
+    public static let allowedMinimumItemResponses = 1...Int.max
+
+    /// Problems with the options themselves (not the data), as sentences naming each setting as `naming` says.
+    public func validationProblems(naming: SettingNaming = .words) -> [String] {
         var problems: [String] = []
-        if quadraturePoints < 5 || quadraturePoints > 401 { problems.append("quadrature points must be 5…401, got \(quadraturePoints)") }
-        if !(thetaBound > 0 && thetaBound <= 20) { problems.append("theta bound must be in (0, 20], got \(thetaBound)") }
-        if !(tolerance > 0 && tolerance < 1) { problems.append("tolerance must be in (0, 1), got \(tolerance)") }
-        if maxCycles < 1 { problems.append("max cycles must be at least 1, got \(maxCycles)") }
-        if minimumItemResponses < 1 { problems.append("minimum item responses must be at least 1, got \(minimumItemResponses)") }
-        if workers < 1 { problems.append("workers must be at least 1, got \(workers)") }
+        problems += QuadratureGrid.validationProblems(points: quadraturePoints, bound: thetaBound, naming: naming)
+        if let p = Self.allowedTolerances.problem(tolerance, naming.name("tolerance")) { problems.append(p) }
+        if let p = Self.allowedMaxCycles.problem(maxCycles, naming.name("max_cycles")) { problems.append(p) }
+        if let p = Self.allowedMinimumItemResponses.problem(minimumItemResponses, naming.name("min_item_responses", words: "minimum item responses")) { problems.append(p) }
+        problems += WorkerThreads.validationProblems(workers, naming: naming)
+        if let prior = guessingPrior { problems += BetaPrior.validationProblems(alpha: prior.alpha, beta: prior.beta) }
+        if let prior = slopePrior { problems += LogNormalPrior.validationProblems(meanLog: prior.meanLog, sdLog: prior.sdLog) }
         if guessingPrior != nil && model != .threePL { problems.append("a guessing prior applies to the 3PL model only") }
         if slopePrior != nil && !model.hasItemSlopes { problems.append("a slope prior applies to 2PL and 3PL only") }
         for id in fixedItems.keys.sorted() {

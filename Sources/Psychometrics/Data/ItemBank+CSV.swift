@@ -1,12 +1,45 @@
 import Foundation
 
 extension ItemBank {
+    /// Slopes a bank may hold: −50 ≤ a ≤ 50 (item analysis reads negative slopes to flag them). The calibrator
+    /// stops slopes at ±20 (`CalibrationOptions.maximumSlope`) because larger ones are not estimable from any
+    /// realistic sample; 50 leaves room for a linking transformation (a/A with A ≥ 0.4). Beyond that,
+    /// a(θ − b) overflows exp long before θ leaves the scale, and the value is a unit error.
+    public static let allowedSlopes = NumberRange.closed(-50, 50)
+    /// Slopes a bank for scoring, assembly or linking may hold: 0 < a ≤ 50.
+    public static let allowedPositiveSlopes = NumberRange.aboveUpTo(0, 50)
+    /// Difficulties a bank may hold: −100 ≤ b ≤ 100. Every θ estimate lies within ±20 (`--theta-bound`); an item
+    /// 100 SDs away answers the same for everybody, and such a b is a unit error (a percentage, an IQ).
+    public static let allowedDifficulties = NumberRange.closed(-100, 100)
+    /// Lower asymptotes: 0 ≤ c < 1 (c = 1 is an item everybody answers correctly).
+    public static let allowedGuessing = NumberRange(lower: 0, upper: 1, includesUpper: false)
+    /// p-values: 0 ≤ p_value ≤ 1.
+    public static let allowedPValues = NumberRange.closed(0, 1)
+
+    /// Items whose parameters lie outside what `load(csv:)` accepts (positive slopes), one sentence each, e.g.
+    /// "item 'q1': a = 9183.5; allowed 0 < a ≤ 50". A command that computes a bank (linking divides slopes by
+    /// its constant) checks it before writing a file that could not be read back.
+    public func parameterProblems() -> [String] {
+        var problems: [String] = []
+        for item in items {
+            let p = item.parameters
+            for (value, symbol, range) in [(p.discrimination, "a", Self.allowedPositiveSlopes), (p.difficulty, "b", Self.allowedDifficulties),
+                                           (p.guessing, "c", Self.allowedGuessing)] where !range.contains(value) {
+                problems.append("item '\(item.itemID)': \(symbol) = \(value.formatted6); allowed \(range.inequality(symbol))")
+            }
+        }
+        return problems
+    }
+
     /// Reads a bank CSV (as written by `iqscore calibrate`, or any file with `item_id,a,b` and optionally `c`,
     /// `model`, SE columns and metadata such as `domain`).
     ///
-    /// Every problem is an error naming the line and column: a missing required column, a number that does not
-    /// parse, a slope that is not positive and finite (scoring needs a > 0), a non-finite difficulty, c outside
-    /// [0, 1), an unknown model, a duplicated item id, a row of the wrong width. An empty bank is an error.
+    /// Every problem is an error naming the line and column: a missing or repeated column, a number that is not
+    /// plain decimal notation (`DecimalNumber`: no `inf`, `nan`, hexadecimal or out-of-range values), a slope
+    /// outside `allowedSlopes` (scoring: `allowedPositiveSlopes`), a difficulty outside `allowedDifficulties`, c
+    /// outside [0, 1), an unknown model or one the parameters contradict (`rasch` needs a = 1 and c = 0, `1pl` and
+    /// `2pl` need c = 0), a bad standard error, response count or p-value, a duplicated item id, a row of the
+    /// wrong width. An empty bank is an error.
     /// - Parameter requirePositiveSlopes: scoring needs a > 0; item analysis reads any finite slope so that a
     ///   negative one can be flagged.
     public static func load(csv path: String, requirePositiveSlopes: Bool = true) throws -> ItemBank {
@@ -20,6 +53,7 @@ extension ItemBank {
         guard try reader.nextRow() else { throw InputError(file: path, message: "the bank file is empty; expected a header with item_id,a,b") }
         let header = reader.strings().map { $0.trimmingCharacters(in: .whitespaces) }
         let headerLine = reader.line
+        try CSVHeader.checkUnique(header, file: path, line: headerLine)
         func column(_ name: String) -> Int? { header.firstIndex(of: name) }
         guard let idColumn = column("item_id"), let aColumn = column("a"), let bColumn = column("b") else {
             let missing = ["item_id", "a", "b"].filter { column($0) == nil }
@@ -59,7 +93,7 @@ extension ItemBank {
                     errors.add(InputError(file: path, line: line, column: c + 1, message: "item '\(id)': \(name) is empty"))
                     return nil
                 }
-                guard let v = Double(text) else {
+                guard let v = DecimalNumber.parse(text) else {
                     errors.add(InputError(file: path, line: line, column: c + 1, message: "item '\(id)': \(name) '\(text.escapingControlCharacters)' is not a number"))
                     return nil
                 }
@@ -68,16 +102,20 @@ extension ItemBank {
             guard let a = number(aColumn, "a", allowEmpty: false), let b = number(bColumn, "b", allowEmpty: false),
                   let c = number(cColumn, "c", allowEmpty: true) else { continue }
             let slope = a!, difficulty = b!, guessing = c ?? 0
-            if !slope.isFinite || (requirePositiveSlopes && !(slope > 0)) {
-                errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': a = \(slope); scoring needs a positive, finite slope"))
+            if requirePositiveSlopes, !Self.allowedPositiveSlopes.contains(slope) {
+                errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': a = \(slope); allowed \(Self.allowedPositiveSlopes.inequality("a")) (scoring needs a positive slope)"))
                 continue
             }
-            if !difficulty.isFinite {
-                errors.add(InputError(file: path, line: line, column: bColumn + 1, message: "item '\(id)': b = \(difficulty) is not finite"))
+            if !Self.allowedSlopes.contains(slope) {
+                errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': a = \(slope); allowed \(Self.allowedSlopes.inequality("a"))"))
                 continue
             }
-            if !(guessing >= 0 && guessing < 1) {
-                errors.add(InputError(file: path, line: line, column: cColumn! + 1, message: "item '\(id)': c = \(guessing); allowed 0 ≤ c < 1"))
+            if !Self.allowedDifficulties.contains(difficulty) {
+                errors.add(InputError(file: path, line: line, column: bColumn + 1, message: "item '\(id)': b = \(difficulty); allowed \(Self.allowedDifficulties.inequality("b"))"))
+                continue
+            }
+            if !Self.allowedGuessing.contains(guessing) {
+                errors.add(InputError(file: path, line: line, column: cColumn! + 1, message: "item '\(id)': c = \(guessing); allowed \(Self.allowedGuessing.inequality("c"))"))
                 continue
             }
             var model: IRTModel = guessing > 0 ? .threePL : .twoPL
@@ -85,23 +123,49 @@ extension ItemBank {
                 let text = reader.string(modelColumn).trimmingCharacters(in: .whitespaces).lowercased()
                 if !text.isEmpty {
                     guard let m = IRTModel(rawValue: text) else {
-                        errors.add(InputError(file: path, line: line, column: modelColumn + 1, message: "item '\(id)': model '\(text)' is not one of rasch, 1pl, 2pl, 3pl"))
+                        errors.add(InputError(file: path, line: line, column: modelColumn + 1, message: "item '\(id)': model '\(text.escapingControlCharacters)' is not one of rasch, 1pl, 2pl, 3pl"))
+                        continue
+                    }
+                    if m == .rasch && slope != 1 {
+                        errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': a = \(slope), but a rasch item has a = 1 (use model 1pl or 2pl for other slopes)"))
+                        continue
+                    }
+                    if !m.hasGuessing && guessing != 0 {
+                        errors.add(InputError(file: path, line: line, column: cColumn! + 1, message: "item '\(id)': c = \(guessing), but a \(m.rawValue) item has c = 0 (use model 3pl for a lower asymptote)"))
                         continue
                     }
                     model = m
                 }
             }
             var se = ItemStandardErrors()
-            let seValues = seColumns.map { c -> Double? in
-                guard let c, let v = Double(reader.string(c).trimmingCharacters(in: .whitespaces)), v.isFinite else { return nil }
-                return v
+            var statistics: [Double?] = []
+            // Standard errors: any finite value ≥ 0 (they are reported and carried, never computed with); p-values
+            // in [0, 1].
+            for (c, name) in [(seColumns[0], "se_a"), (seColumns[1], "se_b"), (seColumns[2], "se_c"), (pColumn, "p_value")] {
+                guard let v = number(c, name, allowEmpty: true) else { statistics.append(nil); continue }
+                if let v, name == "p_value" ? !Self.allowedPValues.contains(v) : !(v >= 0) {
+                    let allowed = name == "p_value" ? Self.allowedPValues.inequality(name) : "\(name) ≥ 0"
+                    errors.add(InputError(file: path, line: line, column: c! + 1, message: "item '\(id)': \(name) = \(v); allowed \(allowed)"))
+                }
+                statistics.append(v)
             }
-            se.discrimination = seValues[0]; se.difficulty = seValues[1]; se.guessing = seValues[2]
+            se.discrimination = statistics[0]; se.difficulty = statistics[1]; se.guessing = statistics[2]
+            var responses: Int?
+            if let nColumn {
+                let text = reader.string(nColumn).trimmingCharacters(in: .whitespaces)
+                if !text.isEmpty {
+                    guard let n = DecimalNumber.parseInteger(text), n >= 0 else {
+                        errors.add(InputError(file: path, line: line, column: nColumn + 1, message: "item '\(id)': n_responses '\(text.escapingControlCharacters)' is not a whole number ≥ 0"))
+                        continue
+                    }
+                    responses = n
+                }
+            }
             var metadata: [String: String] = [:]
             for (name, c) in zip(metadataColumns, metadataIndex) { metadata[name] = reader.string(c) }
             var item = BankItem(
                 itemID: id, model: model, parameters: ItemParameters(discrimination: slope, difficulty: difficulty, guessing: guessing),
-                standardErrors: se, responses: nColumn.flatMap { Int(reader.string($0)) }, pValue: pColumn.flatMap { Double(reader.string($0)) },
+                standardErrors: se, responses: responses, pValue: statistics[3],
                 flags: flagsColumn.map { reader.string($0).split(separator: ";").map(String.init) } ?? [], metadata: metadata)
             item.sourceLine = line
             items.append(item)

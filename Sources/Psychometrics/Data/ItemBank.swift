@@ -112,12 +112,13 @@ public struct ItemMetadata: Sendable, Hashable {
     public var columns: [String]
     public var values: [String: [String: String]]
 
-    /// Reads `item_id` plus every other column. Duplicate ids and rows of the wrong width are errors naming the
-    /// line.
+    /// Reads `item_id` plus every other column. Duplicate ids, repeated column names and rows of the wrong width
+    /// are errors naming the line.
     public static func load(csv path: String, idColumn: String = "item_id") throws -> ItemMetadata {
         let reader = try CSVReader(path: path)
         guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a header with \(idColumn)") }
         let header = reader.strings().map { $0.trimmingCharacters(in: .whitespaces) }
+        try CSVHeader.checkUnique(header, file: path, line: reader.line)
         guard let idIndex = header.firstIndex(of: idColumn) else {
             throw InputError(file: path, line: reader.line, message: "no '\(idColumn)' column in the header (\(header.joined(separator: ",")))")
         }

@@ -26,3 +26,22 @@ public struct QuadratureGrid: Sendable, Hashable {
 
     public var count: Int { points.count }
 }
+
+extension QuadratureGrid {
+    /// Quadrature points a setting may ask for: 5…401. Fewer than 5 points cannot integrate a normal prior or
+    /// posterior; 401 points on [−20, 20] are 0.1 apart, finer than any estimate's precision, and the tables
+    /// built per item grow with the count.
+    public static let allowedPointCounts = 5...401
+
+    /// θ grid bounds B of [−B, B] a setting may ask for: (0, 20]. θ is in standard deviations of the
+    /// calibration population, so ±20 is far beyond any examinee (IQ 100 ± 300).
+    public static let allowedBounds = NumberRange.aboveUpTo(0, 20)
+
+    /// Problems with a grid's point count and bound (nil: not set by the caller).
+    public static func validationProblems(points: Int?, bound: Double?, naming: SettingNaming = .words) -> [String] {
+        var problems: [String] = []
+        if let points, let p = allowedPointCounts.problem(points, naming.name("quadrature_points")) { problems.append(p) }
+        if let bound, let p = allowedBounds.problem(bound, naming.name("theta_bound")) { problems.append(p) }
+        return problems
+    }
+}

@@ -16,37 +16,47 @@ public struct Norms: Sendable, Hashable, Codable {
         self.sd = sd
     }
 
+    enum CodingKeys: String, CodingKey, CaseIterable { case name, version, mean, sd }
+
     /// The calibration population itself: θ ~ N(0, 1).
     public static let calibrationPopulation = Norms(name: "calibration-population", version: "1", mean: 0, sd: 1)
 
-    public func validationProblems() -> [String] {
+    /// Norm means (θ of the norm population's mean) allowed: [−10, 10]. θ is in SDs of the calibration
+    /// population; a norm group 10 SDs away from it (IQ 250) cannot be the population the bank was calibrated
+    /// for, and a mean of 100 is an IQ-scale number entered as θ.
+    public static let allowedMeans = NumberRange.closed(-10, 10)
+
+    /// Norm SDs (θ units) allowed: [0.01, 10]. A norm group 100 times narrower or 10 times wider than the
+    /// calibration population is a unit error — 15 is the IQ-scale SD entered as θ — and an SD near 0 turns
+    /// every IQ into ±∞ (clamped to 40 or 160).
+    public static let allowedSDs = NumberRange.closed(0.01, 10)
+
+    /// Problems with the norms, naming each field as `naming` says ("norms sd" in words, `sd` as the JSON key).
+    public func validationProblems(naming: SettingNaming = .words) -> [String] {
         var problems: [String] = []
         if name.trimmingCharacters(in: .whitespaces).isEmpty { problems.append("norms need a name") }
         if version.trimmingCharacters(in: .whitespaces).isEmpty { problems.append("norms need a version") }
-        if !mean.isFinite { problems.append("norms mean must be finite, got \(mean)") }
-        if !(sd > 0 && sd.isFinite) { problems.append("norms sd must be positive and finite, got \(sd)") }
+        if let p = Self.allowedMeans.problem(mean, naming.name("mean", words: "norms mean")) { problems.append(p) }
+        if let p = Self.allowedSDs.problem(sd, naming.name("sd", words: "norms sd")) { problems.append(p) }
         return problems
     }
 
-    /// Reads norms from JSON: `{"name": "...", "version": "...", "mean": 0.1, "sd": 0.95}`.
+    /// Reads norms from JSON: `{"name": "...", "version": "...", "mean": 0.1, "sd": 0.95}`. Unknown or repeated
+    /// keys, a syntax error, a missing key, a wrong type or a value outside `allowedMeans`/`allowedSDs` is an
+    /// `InputError` naming the file (see `JSONInput`).
     public static func load(json path: String) throws -> Norms {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw InputError(file: path, message: "cannot read the norms file")
-        }
-        let norms: Norms
-        do {
-            norms = try JSONDecoder().decode(Norms.self, from: data)
-        } catch let DecodingError.keyNotFound(key, _) {
-            throw InputError(file: path, message: "norms JSON lacks \"\(key.stringValue)\"; expected {\"name\", \"version\", \"mean\", \"sd\"}")
-        } catch let DecodingError.typeMismatch(_, context) {
-            throw InputError(file: path, message: "norms JSON: \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" has the wrong type (name and version are strings, mean and sd numbers)")
-        } catch {
-            throw InputError(file: path, message: "not valid norms JSON: expected {\"name\": string, \"version\": string, \"mean\": number, \"sd\": number}")
-        }
+        let norms = try JSONInput.load(Norms.self, path: path)
         let problems = norms.validationProblems()
         guard problems.isEmpty else { throw InputError(file: path, message: problems.joined(separator: "; ")) }
         return norms
     }
+}
+
+extension Norms: JSONObjectInput {
+    package static var jsonKeys: [String] { CodingKeys.allCases.map(\.rawValue) }
+    package static let jsonDescription = "norms JSON"
+    package static let jsonExample = #"{"name": "adults", "version": "2024", "mean": 0, "sd": 1}"#
+    package static let missingKeyHint = #"; expected {"name", "version", "mean", "sd"}"#
 }
 
 /// Conditions attached to a reported score.
@@ -117,10 +127,8 @@ public struct IQScale: Sendable, Hashable, Codable {
     public init(norms: Norms = .calibrationPopulation, confidenceLevel: Double = 0.95, minimumIQ: Int = 40,
                 maximumIQ: Int = 160, lowPrecisionSE: Double = 0.5, minimumItems: Int = 10) throws {
         var problems = norms.validationProblems()
-        if !(confidenceLevel > 0 && confidenceLevel < 1) { problems.append("confidence level must be in (0, 1), got \(confidenceLevel)") }
+        problems += Self.validationProblems(confidenceLevel: confidenceLevel, lowPrecisionSE: lowPrecisionSE, minimumItems: minimumItems)
         if minimumIQ >= maximumIQ { problems.append("the IQ range must have minimum < maximum, got \(minimumIQ)–\(maximumIQ)") }
-        if !(lowPrecisionSE > 0 && lowPrecisionSE.isFinite) { problems.append("the low-precision SE threshold must be positive, got \(lowPrecisionSE)") }
-        if minimumItems < 1 { problems.append("the minimum number of items must be at least 1, got \(minimumItems)") }
         guard problems.isEmpty else { throw CalibrationError("invalid IQ scale: " + problems.joined(separator: "; ")) }
         self.norms = norms
         self.confidenceLevel = confidenceLevel
@@ -129,6 +137,29 @@ public struct IQScale: Sendable, Hashable, Codable {
         self.lowPrecisionSE = lowPrecisionSE
         self.minimumItems = minimumItems
         self.criticalValue = StandardNormal.quantile(0.5 + confidenceLevel / 2)
+    }
+
+    /// Confidence levels allowed: (0, 0.9999999999].
+    ///
+    /// z = Φ⁻¹((1 + level)/2) needs (1 + level)/2 < 1 in floating point; for levels within about 1.1e-16 of 1
+    /// (e.g. 0.9999999999999999) it rounds to exactly 1 and z would be +∞. Capping at 1 − 10⁻¹⁰ keeps z finite
+    /// (z ≈ 6.5 at the cap) with room to spare, and no report needs more nines: the interval is clamped to
+    /// 40–160 anyway.
+    public static let allowedConfidenceLevels = NumberRange.aboveUpTo(0, 0.9999999999)
+
+    /// Low-precision SE thresholds allowed: (0, 100]. The SE of θ is in SDs of the population; 100 is 1,500
+    /// IQ points, so larger thresholds are no threshold.
+    public static let allowedLowPrecisionSEs = NumberRange.aboveUpTo(0, 100)
+
+    /// Minimum item counts allowed: 1…`TestLength.maximum` (10,000), the longest test any setting may ask for.
+    public static let allowedMinimumItems = 1...TestLength.maximum
+
+    /// Problems with the scale's settings, naming each as `naming` says (`--confidence` on the command line).
+    public static func validationProblems(confidenceLevel: Double, lowPrecisionSE: Double, minimumItems: Int,
+                                          naming: SettingNaming = .words) -> [String] {
+        [allowedConfidenceLevels.problem(confidenceLevel, naming.name("confidence", words: "confidence level")),
+         allowedLowPrecisionSEs.problem(lowPrecisionSE, naming.name("low_precision_se", words: "the low-precision SE threshold")),
+         allowedMinimumItems.problem(minimumItems, naming.name("min_items", words: "the minimum number of items"))].compactMap { $0 }
     }
 
     /// The unrounded IQ of θ.

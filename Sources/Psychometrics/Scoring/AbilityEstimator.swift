@@ -29,13 +29,25 @@ public struct AbilityOptions: Sendable, Hashable, Codable {
 
     public init(method: AbilityMethod = .eap) { self.method = method }
 
-    public func validationProblems() -> [String] {
+    /// Prior means a setting may ask for: [−10, 10]. θ is in SDs of the calibration population; a prior
+    /// centred 10 SDs away (IQ 250) is a unit error, e.g. an IQ-scale mean entered as θ.
+    public static let allowedPriorMeans = NumberRange.closed(-10, 10)
+
+    /// Prior SDs a setting may ask for: [0.01, 100]. Below 0.01 the prior alone fixes θ whatever the answers;
+    /// above 100 it is flat to double precision on any allowed grid (|θ| ≤ 20), so nothing is gained.
+    public static let allowedPriorSDs = NumberRange.closed(0.01, 100)
+
+    /// Root-finding tolerances: (0, 0.01).
+    public static let allowedTolerances = NumberRange.open(0, 0.01)
+
+    /// Problems with the options, each naming the setting as `naming` says (`--prior-sd`, `prior_sd`, "prior
+    /// SD") with its allowed range.
+    public func validationProblems(naming: SettingNaming = .words) -> [String] {
         var problems: [String] = []
-        if !(priorSD > 0 && priorSD.isFinite) { problems.append("prior SD must be positive and finite, got \(priorSD)") }
-        if !priorMean.isFinite { problems.append("prior mean must be finite, got \(priorMean)") }
-        if quadraturePoints < 5 || quadraturePoints > 401 { problems.append("quadrature points must be 5…401, got \(quadraturePoints)") }
-        if !(thetaBound > 0 && thetaBound <= 20) { problems.append("theta bound must be in (0, 20], got \(thetaBound)") }
-        if !(tolerance > 0 && tolerance < 1e-2) { problems.append("tolerance must be in (0, 0.01), got \(tolerance)") }
+        if let p = Self.allowedPriorSDs.problem(priorSD, naming.name("prior_sd", words: "prior SD")) { problems.append(p) }
+        if let p = Self.allowedPriorMeans.problem(priorMean, naming.name("prior_mean")) { problems.append(p) }
+        problems += QuadratureGrid.validationProblems(points: quadraturePoints, bound: thetaBound, naming: naming)
+        if let p = Self.allowedTolerances.problem(tolerance, naming.name("tolerance")) { problems.append(p) }
         return problems
     }
 }

@@ -1,13 +1,23 @@
+import Foundation
+
 /// Fast text output for score files: fixed-point numbers, CSV and JSON escaping, straight into a byte buffer
 /// (no `String(format:)` on the hot path).
 enum ScoreText {
     /// Appends x with `decimals` digits after the point, rounded half away from zero. x must be finite.
+    ///
+    /// Any finite x is written: values whose scaled magnitude reaches 2⁶⁴ (an ML standard error of 10⁸⁰ when the
+    /// only item is far from θ̂) go through the C library's `%f`, exact at that size because such doubles have
+    /// no fraction bits left; the fast path would trap converting them to `UInt64`.
     @inline(__always)
     static func appendFixed(_ x: Double, decimals: Int, to out: inout ByteBuffer) {
         precondition(x.isFinite, "cannot format \(x)")
         var scale = 1.0
         for _ in 0..<decimals { scale *= 10 }
         let scaled = (abs(x) * scale).rounded(.toNearestOrAwayFromZero)
+        guard scaled < 0x1p64 else {
+            out.append(String(format: "%.\(decimals)f", x))
+            return
+        }
         if x < 0 && scaled > 0 { out.append(UInt8(ascii: "-")) }
         let whole = UInt64(scaled / scale)
         var fraction = UInt64(scaled - Double(whole) * scale)

@@ -21,6 +21,35 @@ public struct BankSpecification: Sendable, Hashable, Codable {
         self.domains = domains
     }
 
+    /// Bank sizes a specification may ask for: 1…100,000 items. The bank is drawn and written whole, and a
+    /// wide response file has a column per item; operational banks have hundreds to a few thousand items.
+    public static let allowedItemCounts = 1...100_000
+
+    /// Means of log a: [−3, 3] (median slopes e⁻³ ≈ 0.05 to e³ ≈ 20, the calibrator's slope bound).
+    public static let allowedSlopeMeanLogs = NumberRange.closed(-3, 3)
+    /// SDs of log a: [0, 2]. With SD 2 one slope in a thousand is e^6.6 ≈ 700 times the median already.
+    public static let allowedSlopeSDLogs = NumberRange.closed(0, 2)
+    /// Common slopes (1PL): (0, 20], the calibrator's slope bound.
+    public static let allowedCommonSlopes = NumberRange.aboveUpTo(0, 20)
+    /// Mean difficulties: [−10, 10], and their SD [0, 10] (θ-scale units, like the examinees they target).
+    public static let allowedDifficultyMeans = NumberRange.closed(-10, 10)
+    public static let allowedDifficultySDs = NumberRange.closed(0, 10)
+    /// Beta shapes of c: [0.5, 1000]. Below 0.5 the Gamma draws underflow to 0 often enough to give 0/0; 1000
+    /// pins c to its mean α/(α + β) already.
+    public static let allowedGuessingShapes = NumberRange.closed(0.5, 1000)
+
+    /// Problems with the specification, naming each setting as `naming` says (`--slope-sd-log`).
+    public func validationProblems(naming: SettingNaming = .words) -> [String] {
+        [Self.allowedItemCounts.problem(itemCount, naming.name("items", words: "the number of items")),
+         Self.allowedSlopeMeanLogs.problem(slopeMeanLog, naming.name("slope_mean_log")),
+         Self.allowedSlopeSDLogs.problem(slopeSDLog, naming.name("slope_sd_log")),
+         Self.allowedCommonSlopes.problem(commonSlope, naming.name("common_slope")),
+         Self.allowedDifficultyMeans.problem(difficultyMean, naming.name("difficulty_mean")),
+         Self.allowedDifficultySDs.problem(difficultySD, naming.name("difficulty_sd", words: "difficulty SD")),
+         Self.allowedGuessingShapes.problem(guessingAlpha, naming.name("guessing_alpha")),
+         Self.allowedGuessingShapes.problem(guessingBeta, naming.name("guessing_beta"))].compactMap { $0 }
+    }
+
     /// Item ids `i0001`, `i0002`, … (width grows with the count).
     public func itemID(_ k: Int) -> String {
         let width = max(4, String(itemCount).count)
@@ -64,6 +93,26 @@ public struct ResponseSimulator: Sendable {
         precondition(k >= 1 && k <= parameters.count, "items per session must be 1…\(parameters.count), got \(k)")
         self.parameters = parameters
         self.itemsPerSession = k
+    }
+
+    /// Means of simulated θ: [−10, 10]. θ is in SDs of the calibration population; 10 SDs is IQ 250.
+    public static let allowedThetaMeans = NumberRange.closed(-10, 10)
+    /// SDs of simulated θ: (0, 10].
+    public static let allowedThetaSDs = NumberRange.aboveUpTo(0, 10)
+    /// Sessions one run may generate: 1…100,000,000. They are streamed, but each is written out; 10⁸ sessions of
+    /// 25 items are about 40 GB of long-layout CSV.
+    public static let allowedSessionCounts = 1...100_000_000
+
+    /// Problems with a simulation of `sessions` sessions of `itemsPerSession` items (nil: all) from a bank of
+    /// `itemCount` items with θ ~ N(thetaMean, thetaSD²) — checked before `init`, which traps on a bad count.
+    public static func validationProblems(itemCount: Int, itemsPerSession: Int?, sessions: Int, thetaMean: Double, thetaSD: Double,
+                                          naming: SettingNaming = .words) -> [String] {
+        var problems: [String] = []
+        if let k = itemsPerSession, let p = (1...max(itemCount, 1)).problem(k, naming.name("items_per_session")) { problems.append(p) }
+        if let p = allowedSessionCounts.problem(sessions, naming.name("persons", words: "the number of sessions")) { problems.append(p) }
+        if let p = allowedThetaMeans.problem(thetaMean, naming.name("theta_mean", words: "θ mean")) { problems.append(p) }
+        if let p = allowedThetaSDs.problem(thetaSD, naming.name("theta_sd", words: "θ SD")) { problems.append(p) }
+        return problems
     }
 
     /// One simulated session.

@@ -1,0 +1,65 @@
+import Assembly
+import Foundation
+import Psychometrics
+import Testing
+
+@Suite("CAT configuration: plausible bounds on every rule")
+struct CATConfigurationBoundsTests {
+    static func message(_ text: String) -> String? {
+        do { _ = try CATConfiguration.decode(Data(text.utf8), file: "cat.json"); return nil } catch { return "\(error)" }
+    }
+
+    @Test("priors, SE target and quadrature far outside their ranges")
+    func abilityRules() {
+        #expect(Self.message(#"{"max_items": 25, "prior_mean": 1e300, "prior_sd": 1e300, "se_target": 1e-300, "quadrature_points": 100000000}"#)
+                == "cat.json: error: prior_sd must be in [0.01, 100], got 1e+300; prior_mean must be in [-10, 10], got 1e+300; quadrature_points must be 5…401, got 100000000")
+        #expect(Self.message(#"{"max_items": 25, "se_target": 11}"#) == "cat.json: error: se_target must be in (0, 10], got 11.0")
+    }
+
+    @Test("sizes that allocate: max_items, calibration simulees and rounds")
+    func allocations() {
+        #expect(Self.message(#"{"max_items": 1000000000000000}"#) == "cat.json: error: max_items must be 1…10000, got 1000000000000000")
+        #expect(Self.message(#"{"max_items": 25, "exposure_calibration_simulees": 1000000000000, "exposure_calibration_iterations": 1000000}"#)
+                == "cat.json: error: exposure_calibration_simulees must be 100…1000000, got 1000000000000; exposure_calibration_iterations must be 1…1000, got 1000000")
+        #expect(Self.message(#"{"max_items": 25, "randomesque": 1000}"#) == "cat.json: error: randomesque must be 1…100, got 1000")
+    }
+
+    @Test("per-domain minima that would overflow a sum are errors, alone and on a bank")
+    func minimaOverflow() throws {
+        #expect(Self.message(#"{"max_items": 10, "min_per_domain": {"a": 9223372036854775807, "b": 9223372036854775807}}"#)
+                == "cat.json: error: min_per_domain sums to more than 9223372036854775807, more than max_items (10)")
+        #expect(Self.message(#"{"max_items": 10, "min_per_domain": 9223372036854775807}"#)
+                == "cat.json: error: min_per_domain must be 0…10, got 9223372036854775807")
+        // Bank checks saturate too (they run beside the configuration's own checks).
+        let config = CATConfiguration(maxItems: 5, minPerDomain: .all(Int.max))
+        let bank = AssemblyBank(items: ["a", "b", "c"].map { AssemblyItem(id: "i\($0)", domain: $0, parameters: ItemParameters(difficulty: 0)) })
+        #expect(config.validationProblems(for: bank).last == "min_per_domain needs 9223372036854775807 items over 3 domains, more than max_items (5)")
+        #expect(throws: CATConfigurationError.self) { try CATItemPool(bank: bank, configuration: config) }
+    }
+
+    @Test("a fraction or a huge number where a whole number belongs names the key (JSONDecoder says only \"not valid JSON\")")
+    func wholeNumbers() {
+        #expect(Self.message(#"{"max_items": 2.5}"#) == #"cat.json:1:15: error: "max_items" must be a whole number, got 2.5"#)
+        #expect(Self.message(#"{"max_items": 10, "min_per_domain": {"a": 1e20}}"#)
+                == #"cat.json:1:43: error: "min_per_domain.a" is too large for a whole number (at most 9223372036854775807), got 1e20"#)
+        #expect(Self.message(#"{"max_items": 25.0}"#) == nil)
+    }
+
+    @Test("domain weights whose sum overflows")
+    func weights() {
+        #expect(Self.message(#"{"max_items": 10, "domain_weights": {"a": 1e308, "b": 1e308}}"#)
+                == "cat.json: error: domain_weights must be non-negative numbers with a positive, finite sum")
+    }
+
+    @Test("the simulation study's settings")
+    func study() {
+        var options = CATSimulation.Options(simulees: 0, seed: 1)
+        options.thetaMean = .nan
+        options.thetaSD = 1e300
+        options.threads = 100_000
+        #expect(options.validationProblems(naming: .option) == [
+            "--simulees must be 1…1000000, got 0", "--theta-mean must be in [-10, 10], got nan",
+            "--theta-sd must be in (0, 10], got 1e+300", "--threads must be 1…256, got 100000",
+        ])
+    }
+}
