@@ -198,6 +198,14 @@ struct CalibrateCommand: ParsableCommand {
                     printError("warning: \(missing.count) calibrated item\(missing.count == 1 ? "" : "s") not in \(items!): \(missing.prefix(5).joined(separator: ", "))\(missing.count > 5 ? ", …" : "") (metadata left empty)")
                 }
             }
+            // Estimates a bank may not hold (a slope near 0 sends b far out): said now, not first by `score`.
+            for item in bank.items where !item.flags.contains("fixed") {
+                let p = item.parameters
+                if !ItemBank.allowedDifficulties.contains(p.difficulty) || !ItemBank.allowedPositiveSlopes.contains(p.discrimination) {
+                    printError("warning: item '\(item.itemID)': a = \(p.discrimination.formatted6), b = \(p.difficulty.formatted6) lie outside what a bank for scoring may hold "
+                               + "(a in \(ItemBank.allowedPositiveSlopes), b in \(ItemBank.allowedDifficulties)): the item does not measure θ; remove it from \(out) before scoring")
+                }
+            }
             printError(humanSummary(result: result, report: report, readSeconds: readSeconds, bankItems: bank.items.count))
             return result.converged ? ExitStatus.success : ExitStatus.notConverged
         }

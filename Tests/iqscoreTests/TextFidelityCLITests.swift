@@ -90,3 +90,18 @@ struct TextFidelityCLITests {
         #expect(c.stderrLines.first == "s.csv:3:4: error: expected 3 fields as in the header, found 4")
     }
 }
+
+@Suite("iqscore long-layout headers", .timeLimit(.minutes(1)))
+struct LongHeaderCLITests {
+    @Test("a header naming the session, item or response column twice is an error naming both columns, in score and calibrate")
+    func repeatedColumns() throws {
+        let ws = try CLIWorkspace()
+        try ws.write("BANK.csv", ScoreCLITests.bank)
+        try ws.write("s.csv", "session_id,item_id,response,item_id\ns1,q1,1,q2\n")
+        for command in [["score", "s.csv", "--bank", "BANK.csv", "--out", "o.csv"], ["calibrate", "s.csv", "--out", "b.csv"]] {
+            let r = try IQScoreCLI.run(command, in: ws.directory)
+            #expect(r.status == 1)
+            #expect(r.stderr == "s.csv:1:4: error: item column 'item_id' appears twice in the header (columns 2 and 4)\n")
+        }
+    }
+}

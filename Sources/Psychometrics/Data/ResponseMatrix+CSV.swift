@@ -34,6 +34,26 @@ public struct ResponseFileOptions: Sendable, Hashable {
                                                    "respondent", "respondent_id", "subject", "subject_id", "test_session_id"]
 }
 
+extension ResponseFileOptions {
+    /// The long layout's session, item and response columns in `header`: each must be there exactly once (a
+    /// second column of the same name would make the row's value ambiguous).
+    package func longColumns(in header: [String], file: String, line: Int) throws -> (session: Int, item: Int, response: Int) {
+        func column(_ name: String, _ role: String) throws -> Int {
+            let matches = header.indices.filter { header[$0] == name }
+            guard let c = matches.first else {
+                throw InputError(file: file, line: line,
+                                 message: "no \(role) column '\(name)' in the header (\(header.joined(separator: ","))); name it with --\(role)-column")
+            }
+            if matches.count > 1 {
+                throw InputError(file: file, line: line, column: matches[1] + 1,
+                                 message: "\(role) column '\(name)' appears twice in the header (columns \(c + 1) and \(matches[1] + 1))")
+            }
+            return c
+        }
+        return (try column(sessionColumn, "session"), try column(itemColumn, "item"), try column(responseColumn, "response"))
+    }
+}
+
 /// What a response file held besides the matrix.
 public struct ResponseFileReport: Sendable, Hashable {
     public var path: String
@@ -240,16 +260,7 @@ extension ResponseMatrix {
         -> (matrix: ResponseMatrix, report: ResponseFileReport)
     {
         let path = reader.path
-        func column(_ name: String, _ role: String) throws -> Int {
-            guard let c = header.firstIndex(of: name) else {
-                throw InputError(file: path, line: headerLine,
-                                 message: "no \(role) column '\(name)' in the header (\(header.joined(separator: ","))); name it with --\(role)-column")
-            }
-            return c
-        }
-        let sc = try column(options.sessionColumn, "session")
-        let ic = try column(options.itemColumn, "item")
-        let rc = try column(options.responseColumn, "response")
+        let (sc, ic, rc) = try options.longColumns(in: header, file: path, line: headerLine)
 
         var errors = ErrorCollector()
         var sessionIndex: [String: Int32] = [:], sessionIDs: [String] = [], sessionLine: [Int] = []

@@ -1,11 +1,10 @@
 extension BatchScorer {
-    /// The most session files one run may read: 32,767.
+    /// The most session files one run may read: 1,000,000.
     ///
-    /// When rows of a session are not contiguous, the scorer regroups them in memory and stores each row's file
-    /// index in 16 bits (`BatchScorer.swift`, the gather path), so file 32,768 trapped converting to `Int16`
-    /// (reproduced with 33,000 one-row files). Callers check the count against this before `run`; widening that
-    /// field would lift the limit.
-    public static let maximumInputFiles = Int(Int16.max)
+    /// Each file's index is kept per regrouped row (32 bits) and in the first-appearance key of a partitioned
+    /// regroup (20 bits, `sessionKey`); a million paths is also far beyond what an argument list can carry
+    /// (the kernel's ARG_MAX, 2 MiB here, holds about 100,000 short paths).
+    public static let maximumInputFiles = 1_000_000
 
     /// Problems with the number of input files (`sessions` positional arguments).
     public static func validationProblems(fileCount: Int) -> [String] {

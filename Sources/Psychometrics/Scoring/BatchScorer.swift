@@ -67,12 +67,14 @@ public final class BatchScorer {
     public let fileOptions: ResponseFileOptions
     public let format: ScoreOutputFormat
     public var batchSize = 16384
-    public var workers = ProcessInfo.processInfo.activeProcessorCount
+    /// Threads that parse and score: 1…`WorkerThreads.maximum` (checked by `run`). Default: every core.
+    public var workers = WorkerThreads.all
     /// Long files are parsed and scored in parallel chunks of about this many bytes (two per worker per round);
     /// `parallelParsing = false` reads them on one thread as wide files are (same output either way).
     public var parallelChunkBytes = 4 << 20
     public var parallelParsing = true
-    /// The memory budget of a run, in bytes (see the type's documentation). Default 1 GiB.
+    /// The memory budget of a run, in bytes (see the type's documentation), at least 4 KiB (tests use tiny
+    /// budgets to force every spill path; below ~32 MiB the fixed overhead dominates). Default 1 GiB.
     public var maxMemoryBytes = 1 << 30
     /// Where spill files go: a path prefix such as `dir/.scores.csv.spill-PID-` (a number is appended). Default:
     /// beside the scores output, or the rejects output when scores go to a device, or the temporary directory
@@ -113,6 +115,9 @@ public final class BatchScorer {
     public func run(inputs: [String], scores: AtomicFileWriter, rejects: AtomicFileWriter,
                     progress: ((BatchProgress) -> Void)? = nil) throws -> BatchScoringReport {
         let started = Date()
+        var problems = WorkerThreads.validationProblems(workers) + Self.validationProblems(fileCount: inputs.count)
+        if maxMemoryBytes < 1 << 12 { problems.append("the memory budget must be at least 4 KiB, got \(maxMemoryBytes) bytes") }
+        guard problems.isEmpty else { throw CalibrationError("invalid batch settings: " + problems.joined(separator: "; ")) }
         let prefix = spillPrefix ?? TemporaryFiles.spillPrefix(besideOutput: scores.isRegularFile ? scores.path
             : rejects.isRegularFile ? rejects.path : FileManager.default.temporaryDirectory.appendingPathComponent("iqscore").path)
         let sources = try InputSources(inputs, spillPrefix: prefix)
@@ -169,7 +174,7 @@ public final class BatchScorer {
         /// Per id in `gatherIndex`, its session's index in `gatherSessions` (rows without an id have sessions too).
         var gatherOrdinals: [Int] = []
         var gatherSessions: [GatherSession] = []
-        var events: [(session: Int32, item: Int32, value: UInt8, kind: UInt8, file: Int16, line: Int, column: Int32)] = []
+        var events: [(session: Int32, item: Int32, value: UInt8, kind: UInt8, file: Int32, line: Int, column: Int32)] = []
         var eventReasons: [Int: String] = [:]
         /// Gather mode with partitions: the calls being recorded into partition files (phase 1), the session
         /// ordinals used by earlier partitions, and where the current partition's outputs go (phase 2).
@@ -236,14 +241,7 @@ public final class BatchScorer {
             let layout = options.layout ?? (hasLong ? .long : .wide)
             let table = owner.scorer.itemTable
             if layout == .long {
-                func column(_ name: String, _ role: String) throws -> Int {
-                    guard let c = header.firstIndex(of: name) else {
-                        throw InputError(file: path, line: reader.line,
-                                         message: "no \(role) column '\(name)' in the header (\(header.joined(separator: ","))); name it with --\(role)-column")
-                    }
-                    return c
-                }
-                let sc = try column(options.sessionColumn, "session"), ic = try column(options.itemColumn, "item"), rc = try column(options.responseColumn, "response")
+                let (sc, ic, rc) = try options.longColumns(in: header, file: path, line: reader.line)
                 if !gather && owner.parallelParsing {
                     try readLongParallel(reader, fileIndex: fileIndex, columns: LongColumns(
                         session: sc, item: ic, response: rc, headerCount: header.count,
@@ -409,7 +407,7 @@ public final class BatchScorer {
                     if gatherSessions[ordinal].responses > owner.scorer.bank.items.count { gatherSessions[ordinal].settled = true }
                 }
                 if let reason { eventReasons[events.count] = reason }
-                events.append((Int32(ordinal), Int32(item), value, kind, Int16(file), line, Int32(column ?? 0)))
+                events.append((Int32(ordinal), Int32(item), value, kind, Int32(file), line, Int32(column ?? 0)))
                 return
             }
             apply(kind, item: item, value: value, file: file, line: line, column: column, reason: reason)
