@@ -25,8 +25,10 @@ import Glibc
 //   - assemble (0, 2) and cat simulate (0): the outputs parse and hold finite numbers.
 //
 // Every case is reproducible from (seed, case number). A failure names both, the directory where the case was kept
-// (its inputs and whatever the run wrote, under $TMPDIR/iqscore-fuzz-failures/) and the command line; at most two
-// issues per kind of failure are recorded, then one summary per target with every kind and its case numbers.
+// (its inputs, and what the run wrote in written-by-the-run/, under $TMPDIR/iqscore-fuzz-failures/, with every
+// failure of the case in <case>.txt beside it) and the command line; at most two issues per kind of failure are
+// recorded, then one summary per target with every kind and its case numbers. A crash is run once more with the
+// Swift backtracer to name the function and line where it happened (the kind of failure).
 //
 // Default: 1,970 cases over ten targets, about 2,250 runs of the debug binary (~27 ms of CPU each): about 70 s of
 // CPU, a minute on two cores (measured with other work on the machine). Environment:
@@ -216,7 +218,11 @@ final class FuzzRunner {
 
     deinit { try? FileManager.default.removeItem(at: logs) }
 
-    func run(_ arguments: [String], in directory: URL, timeout: Double = FuzzSettings.timeout) throws -> FuzzRun {
+    /// Crashes rerun with the backtracer so far (see `FuzzCheck.crashSite`).
+    var backtraces = 0
+
+    func run(_ arguments: [String], in directory: URL, timeout: Double = FuzzSettings.timeout,
+             environment: [String: String] = FuzzRunner.environment) throws -> FuzzRun {
         let outURL = logs.appendingPathComponent("stdout"), errURL = logs.appendingPathComponent("stderr")
         try Data().write(to: outURL)
         try Data().write(to: errURL)
@@ -225,7 +231,7 @@ final class FuzzRunner {
         process.executableURL = binary
         process.arguments = arguments
         process.currentDirectoryURL = directory
-        process.environment = Self.environment
+        process.environment = environment
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = out
         process.standardError = err
@@ -1186,11 +1192,11 @@ enum FuzzSeeds {
 
     /// Long layout, contiguous (as ScoreCLITests.sessions): session k answers item j unless (k + j) % 5 == 0;
     /// response 1 when (7k + 3j) % 4 < 2. Column order: session_id,item_id,response, or item_id,session_id,response.
-    static func longSessions(_ count: Int, sessionSecond: Bool = false) -> CSVDocument {
+    static func longSessions(_ count: Int, sessionSecond: Bool = false, prefix: String = "p") -> CSVDocument {
         var rows = [sessionSecond ? ["item_id", "session_id", "response"] : ["session_id", "item_id", "response"]]
         for k in 1...count {
             for j in 1...6 where (k + j) % 5 != 0 {
-                let id = String(format: "p%02d", k), item = "q\(j)", value = (7 * k + 3 * j) % 4 < 2 ? "1" : "0"
+                let id = prefix + String(format: "%02d", k), item = "q\(j)", value = (7 * k + 3 * j) % 4 < 2 ? "1" : "0"
                 rows.append(sessionSecond ? [item, id, value] : [id, item, value])
             }
         }
@@ -1198,10 +1204,10 @@ enum FuzzSeeds {
     }
 
     /// Wide layout: session_id,q1…q6; not administered cells empty or NA.
-    static func wideSessions(_ count: Int) -> CSVDocument {
+    static func wideSessions(_ count: Int, prefix: String = "w") -> CSVDocument {
         var rows = [["session_id"] + (1...6).map { "q\($0)" }]
         for k in 1...count {
-            rows.append([String(format: "w%02d", k)] + (1...6).map { j in
+            rows.append([prefix + String(format: "%02d", k)] + (1...6).map { j in
                 (k + j) % 5 == 0 ? (k % 2 == 0 ? "" : "NA") : ((7 * k + 3 * j) % 4 < 2 ? "1" : "0")
             })
         }
@@ -1305,10 +1311,24 @@ extension FuzzTarget {
             let seed = wide ? FuzzSeeds.wideSessions(rng.inRange(20, 40)) : FuzzSeeds.longSessions(rng.inRange(20, 40), sessionSecond: rng.chance(0.2))
             let columns: (Int) -> [Int] = { width in (0..<width).filter { $0 != seed.idColumn } }
             let m = CSVMutator.mutate(seed, &rng, cellValues: CSVMutator.cells + (wide ? [] : itemValues), columns: columns, long: !wide)
-            let ids = m.document?.sessionIDs()
-            return FuzzCase(command: .score, files: [("BANK.csv", bank), ("sessions.csv", m.bytes)],
-                            arguments: ["score", "sessions.csv"] + scoreArguments, mutatedFile: "sessions.csv", mutations: m.mutations,
-                            expectedIDs: ids?.ids, idlessRecords: ids?.idless ?? 0, oracle: m.document?.oracle(bankItems: FuzzSeeds.bankItems))
+            var c = FuzzCase(command: .score, files: [("BANK.csv", bank), ("sessions.csv", m.bytes)],
+                             arguments: ["score", "sessions.csv"] + scoreArguments, mutatedFile: "sessions.csv", mutations: m.mutations)
+            if let document = m.document {
+                let ids = document.sessionIDs()
+                c.expectedIDs = ids.ids
+                c.idlessRecords = ids.idless
+                c.oracle = document.oracle(bankItems: FuzzSeeds.bankItems)
+            }
+            // Sometimes a second, valid file in the other layout (ids r01…), before or after the mutated one.
+            if rng.chance(0.15) {
+                let more = wide ? FuzzSeeds.longSessions(5, prefix: "r") : FuzzSeeds.wideSessions(5, prefix: "r")
+                c.files.append(("more.csv", more.render()))
+                c.arguments.insert("more.csv", at: rng.chance(0.5) ? 1 : 2)
+                c.mutations.append("a second file, more.csv (\(wide ? "long" : "wide"), 5 valid sessions)")
+                c.expectedIDs? += more.sessionIDs().ids
+                c.oracle?.mustScore.formUnion(more.oracle(bankItems: FuzzSeeds.bankItems)?.mustScore ?? [])
+            }
+            return c
         case .scoreBank:
             let seed = CSVDocument(rng.chance(0.7) ? FuzzSeeds.bankRows : FuzzSeeds.calibratedBankRows)
             let m = CSVMutator.mutate(seed, &rng, cellValues: bankValues, columns: { Array(0..<$0) }, long: false)
@@ -1530,6 +1550,29 @@ enum FuzzCheck {
     }
 
     /// The first line of stderr that says what went wrong, with numbers as `#` (a stable name for a crash class).
+    /// Where a crash happened: the case run again with the Swift backtracer, and its first frame in iqscore's
+    /// sources with a line number ("Blueprint.validationProblems() at Assembly/Blueprint.swift:87"). At most
+    /// `maximumBacktraces` per target (a symbolicated backtrace of the debug binary takes a good part of a second).
+    static func crashSite(_ c: FuzzCase, in directory: URL, runner: FuzzRunner) throws -> String? {
+        guard runner.backtraces < maximumBacktraces else { return nil }
+        runner.backtraces += 1
+        var environment = FuzzRunner.environment
+        environment["SWIFT_BACKTRACE"] = "enable=yes,interactive=no,color=no"
+        let again = try runner.run(c.arguments, in: directory, environment: environment)
+        for line in again.stderrText.split(separator: "\n") {
+            guard let at = line.range(of: " in iqscore at "), let sources = line.range(of: "/Sources/", range: at.upperBound..<line.endIndex) else { continue }
+            let location = line[sources.upperBound...].split(separator: ":")
+            guard location.count >= 2, Int(location[1]) != nil else { continue }
+            var function = line[..<at.lowerBound]
+            if let plus = function.range(of: " + ", options: .backwards) { function = function[..<plus.lowerBound] }
+            if let address = function.range(of: "0x") { function = function[address.lowerBound...].drop { $0 != " " }.dropFirst() }
+            return "\(function) at \(location[0]):\(location[1])"
+        }
+        return nil
+    }
+
+    static let maximumBacktraces = 25
+
     static func crashLine(_ stderr: String) -> String {
         let lines = stderr.split(separator: "\n").map(String.init)
         let line = lines.first { $0.contains("Fatal error") || $0.contains("failed") || $0.contains("error") || $0.contains("Crash") }
@@ -1562,7 +1605,9 @@ enum FuzzCheck {
             return [FuzzFailure(kind: "hang: no exit within the time limit", detail: "killed after \(FuzzSettings.timeout) s")]
         }
         guard run.exited else {
-            return [FuzzFailure(kind: "crash (signal \(run.status)): \(crashLine(run.stderrText))", detail: "")]
+            // SIGABRT (a failed allocation) unwinds no further than abort(): its message says enough.
+            let site = run.status == SIGABRT ? nil : try crashSite(c, in: directory, runner: runner)
+            return [FuzzFailure(kind: "crash (signal \(run.status))\(site.map { " in " + $0 } ?? ""): \(crashLine(run.stderrText))", detail: "")]
         }
         guard allowed(c.command).contains(run.status) else {
             return [FuzzFailure(kind: "undocumented exit status \(run.status)", detail: "")]
