@@ -30,15 +30,17 @@ import Glibc
 // recorded, then one summary per target with every kind and its case numbers. A crash is run once more with the
 // Swift backtracer to name the function and line where it happened (the kind of failure).
 //
-// Default: 1,970 cases over ten targets, about 2,250 runs of the debug binary (~27 ms of CPU each): about 70 s of
-// CPU, a minute on two cores (measured with other work on the machine). Environment:
+// Default: 1,970 cases over ten targets, about 2,250 runs of the debug binary (~27 ms of CPU each, ~65 s of CPU in
+// all; each hang adds IQSCORE_FUZZ_TIMEOUT): 46 s on two cores shared with other work (load ~2), 2 hangs included.
+// Environment:
 //   IQSCORE_FUZZ_CASES=100000 swift test --skip-build --filter FuzzCLITests    more cases, shared by the targets as
 //                                                                              the defaults are
 //   IQSCORE_FUZZ_SECONDS=600 swift test --skip-build --filter FuzzCLITests     each target runs for 600 s (alone or
 //                                                                              with IQSCORE_FUZZ_CASES as a cap)
 //   IQSCORE_FUZZ_SEED=42            another base seed (decimal or 0x hex; default 20261123)
 //   IQSCORE_FUZZ_CASE=17            only that case (with the seed and the test of a failure message: reproduce it)
-//   IQSCORE_FUZZ_TIMEOUT=20         seconds a run may take before it counts as a hang (default 20)
+//   IQSCORE_FUZZ_TIMEOUT=10         seconds a run may take before it is killed and counted as a hang (default 10;
+//                                   a case takes well under a second, and a hang burns a core until killed)
 
 // MARK: - Generator
 
@@ -99,7 +101,7 @@ enum FuzzSettings {
     static let onlyCase: Int? = environment["IQSCORE_FUZZ_CASE"].flatMap { Int($0) }
     static let totalCases: Int? = environment["IQSCORE_FUZZ_CASES"].flatMap { Int($0) }
     static let seconds: Double? = environment["IQSCORE_FUZZ_SECONDS"].flatMap { Double($0) }
-    static let timeout: Double = environment["IQSCORE_FUZZ_TIMEOUT"].flatMap { Double($0) } ?? 20
+    static let timeout: Double = environment["IQSCORE_FUZZ_TIMEOUT"].flatMap { Double($0) } ?? 10
     /// Cases run in /dev/shm when there is one (the outputs are fsynced: on a disk that is most of a run's wall
     /// time), else in the temporary directory.
     static let workRoot: URL = {
@@ -200,6 +202,8 @@ final class FuzzRunner {
     /// Runs so far and their wall time (for the summary).
     private(set) var runs = 0
     private(set) var runSeconds = 0.0
+    /// Crashes rerun with the backtracer so far (see `FuzzCheck.crashSite`).
+    var backtraces = 0
     /// The test's environment without the Swift runtime's backtracer (a crash would spend a second on a
     /// backtrace; the crash message is still printed) and with one OpenBLAS thread (starting the BLAS thread pool
     /// is a third of a small debug run's CPU time; BLAS threading is not what is tested here).
@@ -217,9 +221,6 @@ final class FuzzRunner {
     }
 
     deinit { try? FileManager.default.removeItem(at: logs) }
-
-    /// Crashes rerun with the backtracer so far (see `FuzzCheck.crashSite`).
-    var backtraces = 0
 
     func run(_ arguments: [String], in directory: URL, timeout: Double = FuzzSettings.timeout,
              environment: [String: String] = FuzzRunner.environment) throws -> FuzzRun {
@@ -270,7 +271,7 @@ struct FuzzCase {
     /// What was done, in order, for the failure message.
     var mutations: [String]
     /// Score: the session ids of the input (trimmed of spaces and tabs, as the reader does), when the mutations
-    /// kept them known; `idlessRecords` rows have no session id column at all.
+    /// kept them known; `idlessRecords` rows have no session id (no id column, or an empty one).
     var expectedIDs: [[UInt8]]? = nil
     var idlessRecords = 0
     /// Score: sessions that must be rejected (with why) or scored, when the input's meaning is known.
@@ -444,106 +445,6 @@ enum RFC4180 {
     }
 }
 
-// MARK: - What a session file means
-
-/// Sessions of a session file whose fate is certain: rejected (with the reason) or scored.
-struct SessionOracle {
-    var mustReject: [String: String] = [:]
-    var mustScore: Set<String> = []
-}
-
-extension CSVDocument {
-    /// Cells that are answers (after trimming spaces and tabs), and those that mean "not administered"
-    /// (documented: 1/0, true/false; empty or NA).
-    static let answers: Set<[UInt8]> = Set(["0", "1", "true", "false"].map { Array($0.utf8) })
-    static let notAdministered: Set<[UInt8]> = Set(["", "NA"].map { Array($0.utf8) })
-    /// Cells the documentation does not settle (other spellings, padding, other digits): a session with one is
-    /// left out of the oracle. Every other cell is not a response, and rejects its session.
-    static let unsettledCells: Set<[UInt8]> = Set([" ", " 1", "1 ", "1.0", "0.0", "+1", "01", "-0", "TRUE", "True", "False", "N/A",
-                                                   "na", "null", "\u{FEFF}1", "१", "１", "Q1"].map { Array($0.utf8) })
-
-    /// The sessions whose fate the documented rules settle: a row whose field count differs from the header's
-    /// (long layout), a cell that is not a response, an answer to an item the bank lacks, an item answered twice
-    /// or no answer at all reject a session; a session with none of these and no unsettled cell is scored.
-    /// Sessions with ids that are not UTF-8 are left out. Nil when the header is not the seeds' (wide: a column
-    /// that is not a bank item).
-    func oracle(bankItems: Set<String>) -> SessionOracle? {
-        guard let idColumn, let header = records.first else { return nil }
-        let names = header.map { String(decoding: $0.bytes, as: UTF8.self) }
-        let width = header.count
-        struct Session {
-            var reject: String?
-            var unsettled = false
-            var answers: [String: Int] = [:]
-            var blanks: Set<String> = []
-            var rows = 0
-        }
-        var sessions: [String: Session] = [:]
-        let long = names.contains("item_id") && names.contains("response")
-        let itemColumn = names.firstIndex(of: "item_id"), responseColumn = names.firstIndex(of: "response")
-        if !long && names.enumerated().contains(where: { $0.offset != idColumn && !bankItems.contains($0.element) }) { return nil }
-
-        /// A cell: an answer, not administered, unsettled, or not a response.
-        enum Cell { case answer, blank, unsettled, invalid }
-        func classify(_ field: Field) -> Cell {
-            if Self.unsettledCells.contains(field.bytes) { return .unsettled }
-            let value = FuzzBytes.trimmed(field.bytes)
-            if Self.answers.contains(value) { return .answer }
-            if Self.notAdministered.contains(value) { return .blank }
-            return .invalid
-        }
-
-        for k in dataIndices where !Self.isBlank(records[k]) {
-            let record = records[k]
-            guard idColumn < record.count, let id = String(validating: FuzzBytes.trimmed(record[idColumn].bytes), as: UTF8.self) else { continue }
-            var session = sessions[id] ?? Session()
-            session.rows += 1
-            defer { sessions[id] = session }
-            if long, let itemColumn, let responseColumn {
-                guard record.count == width else {
-                    session.reject = session.reject ?? "a row with \(record.count > width ? "more" : "fewer") fields than the header"
-                    continue
-                }
-                let item = String(validating: FuzzBytes.trimmed(record[itemColumn].bytes), as: UTF8.self)
-                let known = item.map { bankItems.contains($0) } ?? false
-                let unsettledItem = item.map { $0.isEmpty || Self.unsettledCells.contains(Array($0.utf8)) } ?? false
-                switch classify(record[responseColumn]) {
-                case .invalid: session.reject = session.reject ?? "a cell that is not a response"
-                case .unsettled: session.unsettled = true
-                case .answer:
-                    if known { session.answers[item!, default: 0] += 1 }
-                    else if unsettledItem { session.unsettled = true }
-                    else { session.reject = session.reject ?? "an answer to an item the bank lacks" }
-                case .blank:
-                    if known { session.blanks.insert(item!) } else { session.unsettled = true }
-                }
-            } else {
-                guard record.count == width else { session.unsettled = true; continue }
-                for (c, name) in names.enumerated() where c != idColumn {
-                    switch classify(record[c]) {
-                    case .invalid: session.reject = session.reject ?? "a cell that is not a response"
-                    case .unsettled: session.unsettled = true
-                    case .answer: session.answers[name, default: 0] += 1
-                    case .blank: session.blanks.insert(name)
-                    }
-                }
-            }
-        }
-        var oracle = SessionOracle()
-        for (id, session) in sessions {
-            if let reason = session.reject { oracle.mustReject[id] = reason; continue }
-            if session.unsettled { continue }
-            if session.answers.values.contains(where: { $0 > 1 }) { oracle.mustReject[id] = "an item answered twice"; continue }
-            // Wide rows of one id merged, or an item both answered and left blank: not settled.
-            if !long && session.rows > 1 { continue }
-            if session.answers.keys.contains(where: { session.blanks.contains($0) }) { continue }
-            if session.answers.isEmpty { oracle.mustReject[id] = "no answers"; continue }
-            oracle.mustScore.insert(id)
-        }
-        return oracle
-    }
-}
-
 // MARK: - CSV documents and their mutations
 
 /// A CSV file as records of byte fields, rendered with per-record line endings and optional quoting: the
@@ -597,12 +498,13 @@ struct CSVDocument {
         record.isEmpty || (record.count == 1 && record[0].bytes.isEmpty && !record[0].quoted)
     }
 
-    /// The session ids of the data records (trimmed), and how many records have no id column.
+    /// The session ids of the data records (trimmed), and how many records have no id (no id column, or empty).
     func sessionIDs() -> (ids: [[UInt8]], idless: Int) {
         guard let idColumn else { return ([], 0) }
         var ids: [[UInt8]] = [], idless = 0
         for k in dataIndices where !Self.isBlank(records[k]) {
-            if idColumn < records[k].count { ids.append(FuzzBytes.trimmed(records[k][idColumn].bytes)) } else { idless += 1 }
+            let id = idColumn < records[k].count ? FuzzBytes.trimmed(records[k][idColumn].bytes) : []
+            if id.isEmpty { idless += 1 } else { ids.append(id) }
         }
         return (ids, idless)
     }
@@ -635,7 +537,7 @@ enum CSVMutator {
     ].map(bytes) + [[0xFF], Array(repeating: 0x68, count: FuzzBytes.hundredKB)]
 
     /// A record-level mutation; the session ids of the result are known (`CSVDocument.sessionIDs`).
-    /// `columns` lists the data columns whose cells `setCell` picks from (not the id); `cellValues` their values.
+    /// `columns(width)` lists the columns whose cells may change (never the id column); `cellValues` their values.
     static func structured(_ doc: inout CSVDocument, _ rng: inout SplitMix64, cellValues: [[UInt8]], columns: (Int) -> [Int],
                            long: Bool) -> String {
         let data = Array(doc.dataIndices).filter { !CSVDocument.isBlank(doc.records[$0]) }
@@ -643,7 +545,7 @@ enum CSVMutator {
         switch rng.below(16) {
         case 0, 1, 2:
             guard let r = someRecord() else { return "no data row to change" }
-            let candidates = columns(doc.records[r].count)
+            let candidates = columns(doc.records[r].count).filter { $0 != doc.idColumn }
             guard !candidates.isEmpty else { return "no cell to change" }
             let c = rng.pick(candidates)
             let value = rng.pick(cellValues)
@@ -725,7 +627,7 @@ enum CSVMutator {
             }
             // Sometimes the renamed session is also made a reject (odd ids in the rejects file).
             let reject = rng.chance(0.35)
-            if reject, let c = columns(doc.records[r].count).last { doc.records[r][c] = .init(bytes: bytes("7")) }
+            if reject, let c = columns(doc.records[r].count).last(where: { $0 != idColumn }) { doc.records[r][c] = .init(bytes: bytes("7")) }
             return "session \(FuzzBytes.escaped(old)) \(all ? "" : "(row \(r + 1)) ")renamed \(FuzzBytes.escaped(new))" + (reject ? ", row \(r + 1)'s last field := \"7\"" : "")
         default:
             // A column more (long: ignored by the readers; wide: an item no bank knows).
@@ -812,7 +714,7 @@ enum CSVMutator {
             text.insert(contentsOf: junk, at: at)
             return "insert \(FuzzBytes.escaped(junk)) at byte \(at)"
         case 11:
-            // Line breaks: every LF becomes CRLF or CR, or every CRLF LF.
+            // Line breaks: every LF becomes CRLF, or CR.
             let style = rng.below(2)
             var out: [UInt8] = []
             for byte in text {
@@ -852,6 +754,106 @@ enum CSVMutator {
             idsKnown = false
         }
         return (text, mutations, idsKnown ? doc : nil)
+    }
+}
+
+// MARK: - What a session file means
+
+/// Sessions of a session file whose fate is certain: rejected (with the reason) or scored.
+struct SessionOracle {
+    var mustReject: [String: String] = [:]
+    var mustScore: Set<String> = []
+}
+
+extension CSVDocument {
+    /// Cells that are answers (after trimming spaces and tabs), and those that mean "not administered"
+    /// (documented: 1/0, true/false; empty or NA).
+    static let answers: Set<[UInt8]> = Set(["0", "1", "true", "false"].map { Array($0.utf8) })
+    static let notAdministered: Set<[UInt8]> = Set(["", "NA"].map { Array($0.utf8) })
+    /// Cells the documentation does not settle (other spellings, padding, other digits): a session with one is
+    /// left out of the oracle. Every other cell is not a response, and rejects its session.
+    static let unsettledCells: Set<[UInt8]> = Set([" ", " 1", "1 ", "1.0", "0.0", "+1", "01", "-0", "TRUE", "True", "False", "N/A",
+                                                   "na", "null", "\u{FEFF}1", "१", "１", "Q1"].map { Array($0.utf8) })
+
+    /// The sessions whose fate the documented rules settle: a row whose field count differs from the header's
+    /// (long layout), a cell that is not a response, an answer to an item the bank lacks, an item answered twice
+    /// or no answer at all reject a session; a session with none of these and no unsettled cell is scored.
+    /// Sessions with ids that are not UTF-8 are left out. Nil when the header is not the seeds' (wide: a column
+    /// that is not a bank item).
+    func oracle(bankItems: Set<String>) -> SessionOracle? {
+        guard let idColumn, let header = records.first else { return nil }
+        let names = header.map { String(decoding: $0.bytes, as: UTF8.self) }
+        let width = header.count
+        struct Session {
+            var reject: String?
+            var unsettled = false
+            var answers: [String: Int] = [:]
+            var blanks: Set<String> = []
+            var rows = 0
+        }
+        var sessions: [String: Session] = [:]
+        let long = names.contains("item_id") && names.contains("response")
+        let itemColumn = names.firstIndex(of: "item_id"), responseColumn = names.firstIndex(of: "response")
+        if !long && names.enumerated().contains(where: { $0.offset != idColumn && !bankItems.contains($0.element) }) { return nil }
+
+        /// A cell: an answer, not administered, unsettled, or not a response.
+        enum Cell { case answer, blank, unsettled, invalid }
+        func classify(_ field: Field) -> Cell {
+            if Self.unsettledCells.contains(field.bytes) { return .unsettled }
+            let value = FuzzBytes.trimmed(field.bytes)
+            if Self.answers.contains(value) { return .answer }
+            if Self.notAdministered.contains(value) { return .blank }
+            return .invalid
+        }
+
+        for k in dataIndices where !Self.isBlank(records[k]) {
+            let record = records[k]
+            guard idColumn < record.count, let id = String(validating: FuzzBytes.trimmed(record[idColumn].bytes), as: UTF8.self), !id.isEmpty else { continue }
+            var session = sessions[id] ?? Session()
+            session.rows += 1
+            defer { sessions[id] = session }
+            if long, let itemColumn, let responseColumn {
+                guard record.count == width else {
+                    session.reject = session.reject ?? "a row with \(record.count > width ? "more" : "fewer") fields than the header"
+                    continue
+                }
+                let item = String(validating: FuzzBytes.trimmed(record[itemColumn].bytes), as: UTF8.self)
+                let known = item.map { bankItems.contains($0) } ?? false
+                let unsettledItem = item.map { $0.isEmpty || Self.unsettledCells.contains(Array($0.utf8)) } ?? false
+                switch classify(record[responseColumn]) {
+                case .invalid: session.reject = session.reject ?? "a cell that is not a response"
+                case .unsettled: session.unsettled = true
+                case .answer:
+                    if known { session.answers[item!, default: 0] += 1 }
+                    else if unsettledItem { session.unsettled = true }
+                    else { session.reject = session.reject ?? "an answer to an item the bank lacks" }
+                case .blank:
+                    if known { session.blanks.insert(item!) } else { session.unsettled = true }
+                }
+            } else {
+                guard record.count == width else { session.unsettled = true; continue }
+                for (c, name) in names.enumerated() where c != idColumn {
+                    switch classify(record[c]) {
+                    case .invalid: session.reject = session.reject ?? "a cell that is not a response"
+                    case .unsettled: session.unsettled = true
+                    case .answer: session.answers[name, default: 0] += 1
+                    case .blank: session.blanks.insert(name)
+                    }
+                }
+            }
+        }
+        var oracle = SessionOracle()
+        for (id, session) in sessions {
+            if let reason = session.reject { oracle.mustReject[id] = reason; continue }
+            if session.unsettled { continue }
+            if session.answers.values.contains(where: { $0 > 1 }) { oracle.mustReject[id] = "an item answered twice"; continue }
+            // Wide rows of one id merged, or an item both answered and left blank: not settled.
+            if !long && session.rows > 1 { continue }
+            if session.answers.keys.contains(where: { session.blanks.contains($0) }) { continue }
+            if session.answers.isEmpty { oracle.mustReject[id] = "no answers"; continue }
+            oracle.mustScore.insert(id)
+        }
+        return oracle
     }
 }
 
@@ -1549,7 +1551,6 @@ enum FuzzCheck {
         return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
     }
 
-    /// The first line of stderr that says what went wrong, with numbers as `#` (a stable name for a crash class).
     /// Where a crash happened: the case run again with the Swift backtracer, and its first frame in iqscore's
     /// sources with a line number ("Blueprint.validationProblems() at Assembly/Blueprint.swift:87"). At most
     /// `maximumBacktraces` per target (a symbolicated backtrace of the debug binary takes a good part of a second).
@@ -1573,6 +1574,7 @@ enum FuzzCheck {
 
     static let maximumBacktraces = 25
 
+    /// The first line of stderr that says what went wrong, with numbers as `#` (a stable name for a crash class).
     static func crashLine(_ stderr: String) -> String {
         let lines = stderr.split(separator: "\n").map(String.init)
         let line = lines.first { $0.contains("Fatal error") || $0.contains("failed") || $0.contains("error") || $0.contains("Crash") }
@@ -1758,8 +1760,12 @@ enum FuzzCheck {
         if scoreRows != scored {
             failures.append(FuzzFailure(kind: "scores rows ≠ sessions_scored", detail: "\(scoreRows) rows, \(scored) scored"))
         }
-        if let entry = outputs["scores"], entry.rows != scoreRows || entry.path != scoresName {
-            failures.append(FuzzFailure(kind: "manifest scores entry differs from the file", detail: "\(entry.path): \(entry.rows) rows; file \(scoreRows)"))
+        if let entry = outputs["scores"] {
+            if entry.rows != scoreRows || entry.path != scoresName {
+                failures.append(FuzzFailure(kind: "manifest scores entry differs from the file", detail: "\(entry.path): \(entry.rows) rows; file \(scoreRows)"))
+            }
+        } else {
+            failures.append(FuzzFailure(kind: "score manifest lacks the scores or rejects output", detail: "scores"))
         }
 
         // Rejects.
@@ -1791,8 +1797,12 @@ enum FuzzCheck {
         if rejectRows != rejected {
             failures.append(FuzzFailure(kind: "rejects rows ≠ sessions_rejected", detail: "\(rejectRows) rows, \(rejected) rejected"))
         }
-        if let entry = outputs["rejects"], entry.rows != rejectRows || entry.path != "scores.rejects.csv" {
-            failures.append(FuzzFailure(kind: "manifest rejects entry differs from the file", detail: "\(entry.path): \(entry.rows) rows; file \(rejectRows)"))
+        if let entry = outputs["rejects"] {
+            if entry.rows != rejectRows || entry.path != "scores.rejects.csv" {
+                failures.append(FuzzFailure(kind: "manifest rejects entry differs from the file", detail: "\(entry.path): \(entry.rows) rows; file \(rejectRows)"))
+            }
+        } else {
+            failures.append(FuzzFailure(kind: "score manifest lacks the scores or rejects output", detail: "rejects"))
         }
 
         checkSessionIDs(c, scores: scoreIDs, rejects: rejectIDs, rejectReasons: rejectReasons, &failures)
@@ -2084,7 +2094,7 @@ struct FuzzFailureLog {
     }
 
     func summary(cases total: Int, seconds: Double, runner: FuzzRunner) -> String {
-        var text = "fuzz \(target.rawValue): \(total) cases (seed \(FuzzSettings.seed)) in \(String(format: "%.1f", seconds)) s"
+        var text = "fuzz \(target.rawValue): \(total) case\(total == 1 ? "" : "s") (seed \(FuzzSettings.seed)) in \(String(format: "%.1f", seconds)) s"
             + " (\(runner.runs) runs of iqscore, \(String(format: "%.1f", runner.runSeconds)) s); "
             + outcomes.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ") + "; \(failedCases) failed"
         for kind in kinds {
