@@ -78,8 +78,9 @@ public struct Blueprint: Sendable, Hashable, Codable {
     /// length, and a count above it could not be met by any bank this reads in reasonable time.
     public static let allowedLengths = 1...TestLength.maximum
 
-    /// `forms` allowed: 1…10,000. Each form is assembled in turn and kept for the overlap rule.
-    public static let allowedFormCounts = 1...10_000
+    /// `forms` allowed: 1…1,000. Each form is assembled in turn and compared with every earlier one for the
+    /// overlap rule, so time grows with forms²: 1,000 six-item forms take ~2 s, 10,000 took 41 s (release).
+    public static let allowedFormCounts = 1...1_000
 
     /// `target_information` θs allowed: [−10, 10] (SDs of the population; IQ 100 ± 150).
     public static let allowedTargetThetas = NumberRange.closed(-10, 10)
@@ -124,7 +125,15 @@ public struct Blueprint: Sendable, Hashable, Codable {
         if let f = forms, let p = Self.allowedFormCounts.problem(f, "forms") { problems.append(p) }
         if let o = maxOverlap, !(o >= 0 && o <= 1) { problems.append("max_overlap must be in [0, 1], got \(o)") }
         if let e = maxExposure, !(e > 0 && e <= 1) { problems.append("max_exposure must be in (0, 1], got \(e)") }
-        if let enemies, enemies.contains(where: { $0.count < 2 }) { problems.append("each enemies set needs at least 2 item ids") }
+        if let enemies {
+            if enemies.contains(where: { $0.count < 2 }) { problems.append("each enemies set needs at least 2 item ids") }
+            for (k, set) in enemies.enumerated() {
+                var seen = Set<String>()
+                if let repeated = set.first(where: { !seen.insert($0).inserted }) {
+                    problems.append("enemies set \(k + 1) names '\(repeated)' twice (a set lists distinct items, at most one of which may appear)")
+                }
+            }
+        }
         if let targets = targetInformation {
             if targets.count > Self.maximumTargets { problems.append("target_information has \(targets.count) entries; at most \(Self.maximumTargets) are allowed") }
             for (k, t) in targets.enumerated().prefix(Self.maximumTargets) {

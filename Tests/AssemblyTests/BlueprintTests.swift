@@ -24,12 +24,14 @@ struct BlueprintTests {
     @Test("length, forms and counts have plausible bounds; counts are checked before they are summed")
     func bounds() {
         #expect(Self.message(#"{"length": 1000000000000000, "forms": 1000000000000}"#)
-                == "bp.json: error: length must be 1…10000, got 1000000000000000; forms must be 1…10000, got 1000000000000")
+                == "bp.json: error: length must be 1…10000, got 1000000000000000; forms must be 1…1000, got 1000000000000")
         #expect(Self.message(#"{"length": 10, "domain_counts": {"a": 9223372036854775807, "b": 9223372036854775807}}"#)
                 == #"bp.json: error: domain_counts for "a" must be 0…10, got 9223372036854775807; domain_counts for "b" must be 0…10, got 9223372036854775807"#)
         #expect(Self.message(#"{"length": 10, "difficulty_counts": {"easy": -1, "hard": 11}, "difficulty_bands": {"easy": [-6, 0], "hard": [0, 6]}}"#)
                 == #"bp.json: error: difficulty_counts for "easy" must be 0…10, got -1; difficulty_counts for "hard" must be 0…10, got 11"#)
         #expect(Self.message(#"{"length": 10, "anchors_per_domain": 1000000}"#) == "bp.json: error: anchors_per_domain must be 0…10, got 1000000")
+        #expect(Self.message(#"{"length": 6, "enemies": [["i1", "i2"], ["i3", "i3"]]}"#)
+                == "bp.json: error: enemies set 2 names 'i3' twice (a set lists distinct items, at most one of which may appear)")
         #expect(Self.message(#"{"length": 10, "target_information": [{"theta": 1e300, "information": -1}]}"#)
                 == "bp.json: error: target_information[0].theta must be in [-10, 10], got 1e+300; target_information[0].information must be in (0, 1000000], got -1.0")
     }

@@ -1263,7 +1263,7 @@ enum FuzzSeeds {
 
     static let norms: [JSONNode] = [
         .obj([("name", .string("adults")), ("version", .string("2024")), ("mean", .number("0.1")), ("sd", .number("1.1"))]),
-        .obj([("name", .string("children, 8–10")), ("version", .string("1")), ("mean", .number("-2.5")), ("sd", .number("0.001"))]),
+        .obj([("name", .string("children, 8–10")), ("version", .string("1")), ("mean", .number("-2.5")), ("sd", .number("0.05"))]),
     ]
 
     static let blueprints: [JSONNode] = [

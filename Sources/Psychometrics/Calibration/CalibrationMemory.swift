@@ -29,7 +29,7 @@ extension EMCalibrator {
         total += product(16, items, q)
         if options.standardErrors {
             let p = k * items + 2
-            total += product(8, p, p, w + 2) + product(8, items, q, k) + Double(w) * Double(24 << 20)
+            total += product(8, p, p) * (Double(w) + 2) + product(8, items, q, k) + Double(w) * Double(24 << 20)
         }
         return total >= Double(Int.max) ? Int.max : Int(total)
     }
