@@ -76,3 +76,29 @@ struct SettingRangeTests {
                                                                              "the log-normal prior's SDLOG must be in (0, 10], got 0.0"])
     }
 }
+
+@Suite("AbilityOptions: the EAP grid must resolve the prior")
+struct EAPGridTests {
+    @Test("a prior SD narrower than the grid spacing is refused for EAP (its SE would be 0), allowed for MAP")
+    func gridResolvesPrior() throws {
+        var options = AbilityOptions(method: .eap)
+        options.priorSD = 0.05
+        #expect(options.validationProblems(naming: .option) == [
+            "the θ grid's spacing 2·--theta-bound/(--quadrature-points − 1) = 0.2 is wider than the --prior-sd 0.05, so EAP cannot resolve the prior: narrow the bound or add points"])
+        options.thetaBound = 1
+        options.quadraturePoints = 41
+        #expect(options.validationProblems().isEmpty)
+        options.method = .map
+        options.thetaBound = 6
+        options.quadraturePoints = 61
+        #expect(options.validationProblems().isEmpty)
+        // And a score is reported, with a positive SE, at the narrowest setting EAP accepts.
+        var eap = AbilityOptions(method: .eap)
+        eap.priorSD = 0.05
+        eap.thetaBound = 1
+        eap.quadraturePoints = 41
+        let estimator = try AbilityEstimator(parameters: [ItemParameters(discrimination: 1.2, difficulty: 0, guessing: 0)], options: eap)
+        let e = estimator.estimate(items: [0], responses: [1])
+        #expect(e.standardError > 0 && e.standardError.isFinite)
+    }
+}

@@ -148,7 +148,7 @@ struct HostileInputCLITests {
         let score = ["score", "s.csv", "--bank", "bank.csv", "--out", "o.csv"]
         try expectUsageError(ws, score + ["--prior-sd", "nan", "--prior-mean", "inf"],
                              "--prior-sd must be in [0.01, 100], got nan; --prior-mean must be in [-10, 10], got inf")
-        try expectUsageError(ws, score + ["--theta-bound", "0x1p8"], "--theta-bound must be in (0, 20], got 256.0")
+        try expectUsageError(ws, score + ["--theta-bound", "0x1p8"], "--theta-bound must be in [1, 20], got 256.0")
         try expectUsageError(ws, score + ["--low-precision-se", "inf", "--min-items", "0"],
                              "--low-precision-se must be in (0, 100], got inf; --min-items must be 1…10000, got 0")
         try expectUsageError(ws, ["calibrate", "s.csv", "--out", "b.csv", "--tolerance", "nan"], "--tolerance must be in (0, 1), got nan")
@@ -172,7 +172,7 @@ struct HostileInputCLITests {
         try expectUsageError(ws, ["analyze", "s.csv", "--bank", "bank.csv", "--out", "a.csv", "--min-slope", "nan", "--mnsq-range", "0.5,1e300"],
                              "--min-slope must be in [0, 50], got nan; --mnsq-range must be LOW,HIGH with LOW < HIGH, both in [0, 100]; got 0.5,1e+300")
         try expectUsageError(ws, ["link", "--from", "bank.csv", "--to", "bank.csv", "--out", "l.csv", "--theta-bound", "nan"],
-                             "--theta-bound must be in (0, 20], got nan")
+                             "--theta-bound must be in [1, 20], got nan")
     }
 
     @Test("one column cannot be two of the session, item and response columns")

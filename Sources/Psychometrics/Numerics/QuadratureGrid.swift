@@ -33,9 +33,10 @@ extension QuadratureGrid {
     /// built per item grow with the count.
     public static let allowedPointCounts = 5...401
 
-    /// θ grid bounds B of [−B, B] a setting may ask for: (0, 20]. θ is in standard deviations of the
-    /// calibration population, so ±20 is far beyond any examinee (IQ 100 ± 300).
-    public static let allowedBounds = NumberRange.aboveUpTo(0, 20)
+    /// θ grid bounds B of [−B, B] a setting may ask for: [1, 20]. θ is in standard deviations of the
+    /// calibration population, so ±20 is far beyond any examinee (IQ 100 ± 300), and a grid narrower than ±1
+    /// cuts off a third of it (a bound of 1e-320 once made every EAP standard error 0).
+    public static let allowedBounds = NumberRange.closed(1, 20)
 
     /// Problems with a grid's point count and bound (nil: not set by the caller).
     public static func validationProblems(points: Int?, bound: Double?, naming: SettingNaming = .words) -> [String] {

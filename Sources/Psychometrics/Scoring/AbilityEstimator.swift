@@ -47,6 +47,12 @@ public struct AbilityOptions: Sendable, Hashable, Codable {
         if let p = Self.allowedPriorSDs.problem(priorSD, naming.name("prior_sd", words: "prior SD")) { problems.append(p) }
         if let p = Self.allowedPriorMeans.problem(priorMean, naming.name("prior_mean")) { problems.append(p) }
         problems += QuadratureGrid.validationProblems(points: quadraturePoints, bound: thetaBound, naming: naming)
+        // EAP integrates over the grid: a prior narrower than the grid's spacing falls between two points, the
+        // posterior sits on one node, and its SD (the SE) is 0 — no score could be reported.
+        let spacing = 2 * thetaBound / Double(max(quadraturePoints - 1, 1))
+        if problems.isEmpty && method == .eap && spacing > priorSD {
+            problems.append("the θ grid's spacing 2·\(naming.name("theta_bound"))/(\(naming.name("quadrature_points")) − 1) = \(spacing.formatted6) is wider than the \(naming.name("prior_sd", words: "prior SD")) \(priorSD.formatted6), so EAP cannot resolve the prior: narrow the bound or add points")
+        }
         if let p = Self.allowedTolerances.problem(tolerance, naming.name("tolerance")) { problems.append(p) }
         return problems
     }
