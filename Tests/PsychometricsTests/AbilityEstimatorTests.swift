@@ -228,3 +228,18 @@ struct VectorExpTests {
         #expect(exp4(SIMD4(0, -709, -1e300, -745)) == SIMD4(1, 0, 0, 0))
     }
 }
+
+@Suite("EAP: posteriors narrower than the grid")
+struct EAPRefinementTests {
+    @Test("25 items with a = 50: θ and SE match a 200,001-point integration to 1e-4 (the 61-point grid alone gave θ −0.6001, SE 0.0043)")
+    func steepItems() throws {
+        let parameters = (0..<25).map { ItemParameters(discrimination: 50, difficulty: -1 + 0.08 * Double($0), guessing: 0) }
+        let estimator = try AbilityEstimator(parameters: parameters, options: AbilityOptions(method: .eap))
+        // Reference: posterior mean and SD by the rectangle rule on 200,001 points over [−6, 6] (numpy-free
+        // Python, prior N(0, 1)); the likelihood is flat between b = −0.68 and −0.60, so θ sits at their middle.
+        let first5 = estimator.estimate(items: Array(0..<25), responses: (0..<25).map { $0 < 5 ? 1 : 0 })
+        #expect(abs(first5.theta - -0.6389766) < 1e-4 && abs(first5.standardError - 0.0399885) < 1e-4, "\(first5)")
+        let middle = estimator.estimate(items: Array(0..<25), responses: (0..<25).map { $0 < 13 ? 1 : 0 })
+        #expect(abs(middle.theta) < 1e-4 && abs(middle.standardError - 0.0399886) < 1e-4, "\(middle)")
+    }
+}

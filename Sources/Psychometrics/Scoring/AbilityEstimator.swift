@@ -49,8 +49,8 @@ public struct AbilityOptions: Sendable, Hashable, Codable {
         problems += QuadratureGrid.validationProblems(points: quadraturePoints, bound: thetaBound, naming: naming)
         // EAP integrates over the grid: a prior narrower than the grid's spacing falls between two points, the
         // posterior sits on one node, and its SD (the SE) is 0 — no score could be reported.
-        let spacing = 2 * thetaBound / Double(max(quadraturePoints - 1, 1))
-        if problems.isEmpty && method == .eap && spacing > priorSD {
+        // (Only once the ranges hold: the point count may be anything before that, Int.min included.)
+        if problems.isEmpty && method == .eap, case let spacing = 2 * thetaBound / Double(quadraturePoints - 1), spacing > priorSD {
             problems.append("the θ grid's spacing 2·\(naming.name("theta_bound"))/(\(naming.name("quadrature_points")) − 1) = \(spacing.formatted6) is wider than the \(naming.name("prior_sd", words: "prior SD")) \(priorSD.formatted6), so EAP cannot resolve the prior: narrow the bound or add points")
         }
         if let p = Self.allowedTolerances.problem(tolerance, naming.name("tolerance")) { problems.append(p) }
@@ -113,14 +113,7 @@ public struct AbilityEstimator: Sendable {
         var lp = [Double](repeating: 0, count: parameters.count * nq), lq = lp
         for (j, p) in parameters.enumerated() {
             for t in 0..<nq {
-                let z = p.discrimination * (grid.points[t] - p.difficulty)
-                if p.guessing == 0 {
-                    lp[j * nq + t] = Logistic.logSigmoid(z)
-                    lq[j * nq + t] = Logistic.logSigmoid(-z)
-                } else {
-                    lp[j * nq + t] = log(p.guessing + (1 - p.guessing) * Logistic.sigmoid(z))
-                    lq[j * nq + t] = log1p(-p.guessing) + Logistic.logSigmoid(-z)
-                }
+                (lp[j * nq + t], lq[j * nq + t]) = Self.logProbabilities(p, theta: grid.points[t])
             }
         }
         let blocks = (nq + 3) / 4
@@ -139,6 +132,15 @@ public struct AbilityEstimator: Sendable {
         logPrior = padded(grid.points.map { -0.5 * (($0 - options.priorMean) / options.priorSD) * (($0 - options.priorMean) / options.priorSD) },
                           fill: -1e300)
         paddedPoints = padded(grid.points, fill: 0)
+    }
+
+    /// log P(θ) and log(1 − P(θ)) of one item, P = c + (1 − c)/(1 + exp(−a(θ − b))), stable in both tails (for
+    /// c = 0 both through log σ).
+    @inline(__always)
+    static func logProbabilities(_ p: ItemParameters, theta: Double) -> (logP: Double, logQ: Double) {
+        let z = p.discrimination * (theta - p.difficulty)
+        if p.guessing == 0 { return (Logistic.logSigmoid(z), Logistic.logSigmoid(-z)) }
+        return (log(p.guessing + (1 - p.guessing) * Logistic.sigmoid(z)), log1p(-p.guessing) + Logistic.logSigmoid(-z))
     }
 
     /// Estimates θ from `responses` (0/1) to the items at `items` (indices into `parameters`).
@@ -227,9 +229,50 @@ public struct AbilityEstimator: Sendable {
                 }
                 variance = second.sum() / sum
             }}}
+            let spacing = 2 * options.thetaBound / Double(grid.count - 1)
+            if variance < spacing * spacing {
+                return refinedEAP(items, responses, correct, mean: mean, step: spacing)
+            }
             return AbilityEstimate(theta: mean, standardError: variance.squareRoot(), method: .eap,
                                    itemCount: items.count, correctCount: correct, atBound: false)
         }
+    }
+
+    /// EAP for a posterior narrower than the grid's spacing (steep items, long tests): on the fixed grid such a
+    /// posterior sits on one or two nodes, so θ snaps to a node and the SD (the SE) collapses towards 0. The
+    /// posterior is integrated again on a local grid of 81 nodes, a tenth of the previous spacing apart, around
+    /// the mean found so far (clipped to [−B, B]), and again while it is still narrower than that spacing
+    /// (at most four times: spacing 0.2 → 0.00002).
+    private func refinedEAP(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ correct: Int,
+                            mean start: Double, step coarse: Double) -> AbilityEstimate {
+        let bound = options.thetaBound, half = 40
+        var mean = start, variance = 0.0, step = coarse
+        for _ in 0..<4 {
+            step /= 10
+            var nodes: [Double] = [], logPost: [Double] = []
+            for k in -half...half {
+                let theta = mean + Double(k) * step
+                if theta < -bound || theta > bound { continue }
+                let z = (theta - options.priorMean) / options.priorSD
+                var l = -0.5 * z * z
+                for i in 0..<items.count {
+                    let v = Self.logProbabilities(parameters[items[i]], theta: theta)
+                    l += responses[i] == 1 ? v.logP : v.logQ
+                }
+                nodes.append(theta)
+                logPost.append(l)
+            }
+            let top = logPost.max() ?? 0
+            var total = 0.0, first = 0.0
+            for k in nodes.indices { let w = exp(logPost[k] - top); logPost[k] = w; total += w; first += w * nodes[k] }
+            mean = first / total
+            var second = 0.0
+            for k in nodes.indices { second += logPost[k] * (nodes[k] - mean) * (nodes[k] - mean) }
+            variance = second / total
+            if variance >= step * step { break }
+        }
+        return AbilityEstimate(theta: mean, standardError: variance.squareRoot(), method: .eap,
+                               itemCount: items.count, correctCount: correct, atBound: false)
     }
 
     // MARK: ML, MAP, WLE
