@@ -112,16 +112,24 @@ struct CalibrateCommand: ParsableCommand {
             }
             try throwIfAny(LogNormalPrior.validationProblems(meanLog: meanLog, sdLog: sdLog).map { "--slope-prior: \($0)" })
         }
+        try throwIfAny(try calibrationOptions().validationProblems(naming: .option))
+    }
+
+    /// The library's options from the command line (validated by `validate()`, used by `run()`).
+    func calibrationOptions() throws -> CalibrationOptions {
         var options = CalibrationOptions(model: model)
         options.quadraturePoints = quadraturePoints
         options.thetaBound = thetaBound
         options.tolerance = tolerance
         options.maxCycles = maxCycles
         options.minimumItemResponses = minItemResponses
+        options.standardErrors = !noStandardErrors
+        options.eStep = eStep
+        options.maxMemoryBytes = maxMemory.bytes
         if let threads { options.workers = threads }
         if case .some(let prior) = try parsedGuessingPrior() { options.guessingPrior = prior }
         if case .some(let prior) = try parsedSlopePrior() { options.slopePrior = prior }
-        try throwIfAny(options.validationProblems(naming: .option))
+        return options
     }
 
     func parsedGuessingPrior() throws -> BetaPrior?? {
@@ -157,18 +165,7 @@ struct CalibrateCommand: ParsableCommand {
             let bankWriter = try AtomicFileWriter(path: out)
             let manifestWriter = try manifestPath.map { try AtomicFileWriter(path: $0) }
             BLASConfiguration.setThreadCount(1)
-            var options = CalibrationOptions(model: model)
-            options.quadraturePoints = quadraturePoints
-            options.thetaBound = thetaBound
-            options.tolerance = tolerance
-            options.maxCycles = maxCycles
-            options.minimumItemResponses = minItemResponses
-            options.standardErrors = !noStandardErrors
-            options.eStep = eStep
-            options.maxMemoryBytes = maxMemory.bytes
-            if let threads { options.workers = threads }
-            if case .some(let prior) = try parsedGuessingPrior() { options.guessingPrior = prior }
-            if case .some(let prior) = try parsedSlopePrior() { options.slopePrior = prior }
+            var options = try calibrationOptions()
 
             let readStart = Date()
             let metadata = try items.map { try ItemMetadata.load(csv: $0) }
