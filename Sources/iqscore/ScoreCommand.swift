@@ -17,7 +17,9 @@ struct ScoreCommand: ParsableCommand {
 
             SCORES has one row per scored session in input order: \
             session_id,n_items,n_correct,theta,se,iq,iq_low,iq_high,percentile,method,flags,norms, plus \
-            <domain>_correct,<domain>_answered per domain when the bank has a domain column. \
+            n_unscored when the bank's status column marks items pretest or retired (answered, left out of θ, \
+            the IQ, n_items and the domain counts; their responses stay in the input for calibrate --fixed), \
+            plus <domain>_correct,<domain>_answered per domain when the bank has a domain column. \
             IQ = 100 + 15·(θ − μ)/σ with μ, σ from --norms (default the calibration population, μ = 0, σ = 1), \
             rounded half away from zero and clamped to 40–160; the interval is θ ± z·SE at --confidence; the \
             percentile is 100·Φ((θ − μ)/σ) to one decimal. Flags: clamped_low, clamped_high, low_precision \

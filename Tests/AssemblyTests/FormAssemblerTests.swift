@@ -176,12 +176,20 @@ struct FormAssemblerTests {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("bank.csv").path
+        // The status is the bank reader's to check (scoring needs it too), with its column.
         try "item_id,a,b,c,domain,status,anchor\ni1,1,0,0,logic,active,1\ni2,1,0,0,logic,archived,0\ni3,1,0,0,,active,maybe\n"
             .write(toFile: path, atomically: true, encoding: .utf8)
         #expect {
             try AssemblyBank.load(csv: path)
         } throws: { error in
-            (error as? InputErrors)?.description == "\(path):3: error: item 'i2': status 'archived' is not one of active, pretest, retired\n\(path):4: error: item 'i3': empty domain"
+            "\(error)" == "\(path):3:6: error: item 'i2': status 'archived' is not one of active, pretest, retired"
+        }
+        try "item_id,a,b,c,domain,status,anchor\ni1,1,0,0,logic,active,1\ni2,1,0,0,logic,retired,0\ni3,1,0,0,,active,maybe\n"
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        #expect {
+            try AssemblyBank.load(csv: path)
+        } throws: { error in
+            "\(error)" == "\(path):4: error: item 'i3': empty domain"
         }
     }
 }

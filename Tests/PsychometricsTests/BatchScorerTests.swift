@@ -536,3 +536,61 @@ struct NoSpuriousRegroupTests {
         }
     }
 }
+
+@Suite("Scoring leaves pretest and retired items out")
+struct UnscoredItemTests {
+    static let statusBank = """
+        item_id,model,a,b,c,domain,status
+        q1,2pl,1.2,-1.0,0,logic,active
+        q2,2pl,0.8,-0.5,0,logic,
+        q3,2pl,1.5,0.0,0,pattern,pretest
+        q4,2pl,1.0,0.5,0,pattern,Active
+        q5,3pl,1.3,1.0,0.2,spatial,retired
+        q6,2pl,0.9,1.5,0,spatial,active
+
+        """
+
+    @Test("θ, SE, IQ, flags and domain counts equal those of the same sessions without the pretest and retired items; n_unscored counts them")
+    func exactValues() throws {
+        let files = try CSVFixtures()
+        let withStatus = try SessionScorer(bank: try ItemBank.load(csv: try files.write("S.csv", Self.statusBank)), scale: IQScale())
+        #expect(withStatus.hasUnscoredItems && withStatus.itemScored == [true, true, false, true, false, true])
+        // The reference: a bank without q3 and q5, and sessions without their rows.
+        let reduced = Self.statusBank.split(separator: "\n").filter { !$0.hasPrefix("q3") && !$0.hasPrefix("q5") }.joined(separator: "\n") + "\n"
+        let reference = try SessionScorer(bank: try ItemBank.load(csv: try files.write("R.csv", reduced)), scale: IQScale())
+        let sessions = BatchFixtures.sessions(20)
+        let full = try BatchFixtures.run(withStatus, [try files.write("all.csv", BatchFixtures.longContiguous(sessions))], in: files, name: "status")
+        let without = sessions.map { s in (id: s.id, cells: s.cells.filter { $0.item != "q3" && $0.item != "q5" }) }
+        let expected = try BatchFixtures.run(reference, [try files.write("less.csv", BatchFixtures.longContiguous(without))], in: files, name: "reference")
+        #expect(full.scoreLines.first == (BatchFixtures.scoreColumns + ["n_unscored", "logic_correct", "logic_answered", "pattern_correct", "pattern_answered", "spatial_correct", "spatial_answered"]).joined(separator: ","))
+        #expect(full.report.sessionsScored == 20 && expected.report.sessionsScored == 20)
+        for (row, ref) in zip(full.scoreRows, expected.scoreRows) {
+            #expect(Array(row[0..<12]) == Array(ref[0..<12]), "θ, SE, IQ and flags as without the items")
+            #expect(Array(row[13...]) == Array(ref[12...]), "domain counts as without the items")
+        }
+        let unscored = sessions.map { s in s.cells.filter { $0.item == "q3" || $0.item == "q5" }.count }
+        #expect(full.scoreRows.map { Int($0[12])! } == unscored)
+        // The server entry point agrees, and a session of only unscored items is rejected with that reason.
+        let one = try withStatus.score(itemIDs: ["q1", "q3", "q5", "q6"], responses: [1, 0, 1, 1])
+        let oneRef = try reference.score(itemIDs: ["q1", "q6"], responses: [1, 1])
+        #expect(one.estimate == oneRef.estimate && one.score == oneRef.score && one.unscoredCount == 2)
+        #expect(throws: SessionRejection("the session answered only items the bank does not score (2 pretest or retired)")) {
+            try withStatus.score(itemIDs: ["q3", "q5"], responses: [1, 0])
+        }
+    }
+
+    @Test("a status other than active, pretest or retired is a located bank error; a bank without unscored items keeps its columns")
+    func statusValues() throws {
+        let files = try CSVFixtures()
+        let path = try files.write("B.csv", "item_id,a,b,status\nq1,1,0,active\nq2,1,0,pilot\n")
+        do {
+            _ = try ItemBank.load(csv: path)
+            Issue.record("no error")
+        } catch {
+            #expect("\(error)" == "\(path):3:4: error: item 'q2': status 'pilot' is not one of active, pretest, retired")
+        }
+        let plain = try SessionScorer(bank: try ItemBank.load(csv: try files.write("P.csv", "item_id,a,b,status\nq1,1,0,active\nq2,1,0,\n")), scale: IQScale())
+        #expect(!plain.hasUnscoredItems)
+        #expect(BatchScorer(scorer: plain).header == BatchFixtures.scoreColumns.joined(separator: ",") + "\n")
+    }
+}

@@ -105,3 +105,35 @@ struct LongHeaderCLITests {
         }
     }
 }
+
+@Suite("iqscore score: pretest items on ICAR16", .timeLimit(.minutes(1)))
+struct PretestCLITests {
+    @Test("ICAR16 with 4 items marked pretest: θ, SE and IQ of every session equal scoring without those items; n_unscored counts them")
+    func icar16Pretest() throws {
+        let ws = try CLIWorkspace()
+        let data = IQScoreCLI.packageRoot.appendingPathComponent("Data/icar16.csv").path
+        #expect(try ws.run("calibrate", data, "--model", "2pl", "--out", "bank.csv").status == 0)
+        let pretest: Set<String> = ["rotate.3", "rotate.4", "matrix.45", "matrix.46"]
+        let bankLines = try ws.read("bank.csv").split(separator: "\n").map(String.init)
+        try ws.write("status.csv", ([bankLines[0] + ",status"] + bankLines.dropFirst().map {
+            $0 + (pretest.contains(String($0.prefix { $0 != "," })) ? ",pretest" : ",active")
+        }).joined(separator: "\n") + "\n")
+        try ws.write("reduced.csv", ([bankLines[0]] + bankLines.dropFirst().filter { !pretest.contains(String($0.prefix { $0 != "," })) })
+            .joined(separator: "\n") + "\n")
+        let table = try String(contentsOfFile: data, encoding: .utf8).split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        let keep = table[0].indices.filter { !pretest.contains(table[0][$0].trimmingCharacters(in: ["\""])) }   // quoted header
+        try ws.write("icar12.csv", table.map { row in keep.map { row[$0] }.joined(separator: ",") }.joined(separator: "\n") + "\n")
+        #expect(try ws.run("score", data, "--bank", "status.csv", "--out", "a.csv").status == 2)
+        #expect(try ws.run("score", "icar12.csv", "--bank", "reduced.csv", "--out", "b.csv").status == 2)
+        let a = try ws.csvRows("a.csv"), b = try ws.csvRows("b.csv")
+        #expect(a[0][12] == "n_unscored")
+        let reference = Dictionary(uniqueKeysWithValues: b.dropFirst().map { ($0[0], $0) })
+        #expect(a.count == b.count && a.count > 1500)
+        for row in a.dropFirst() {
+            let ref = try #require(reference[row[0]])
+            #expect(Array(row[1...11]) == Array(ref[1...11]), "session \(row[0])")
+        }
+        let counts = a.dropFirst().map { Int($0[12])! }
+        #expect(counts.max() == 4 && counts.min() == 0)
+    }
+}

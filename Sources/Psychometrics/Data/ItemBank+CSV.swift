@@ -163,6 +163,12 @@ extension ItemBank {
             }
             var metadata: [String: String] = [:]
             for (name, c) in zip(metadataColumns, metadataIndex) { metadata[name] = reader.string(c) }
+            if let status = metadata["status"]?.trimmingCharacters(in: .whitespaces), !status.isEmpty,
+               !BankItem.statuses.contains(status.lowercased()) {
+                errors.add(InputError(file: path, line: line, column: metadataIndex[metadataColumns.firstIndex(of: "status")!] + 1,
+                                      message: "item '\(id)': status \(TextFidelity.quoted(status)) is not one of \(BankItem.statuses.joined(separator: ", "))"))
+                continue
+            }
             var item = BankItem(
                 itemID: id, model: model, parameters: ItemParameters(discrimination: slope, difficulty: difficulty, guessing: guessing),
                 standardErrors: se, responses: responses, pValue: statistics[3],

@@ -14,6 +14,18 @@ public struct BankItem: Sendable, Hashable, Codable {
     /// The line of the bank file this item came from, when it was read from one (for error messages).
     public var sourceLine: Int?
 
+    /// The values a bank's `status` column may hold: `active` (scored; also an empty cell), `pretest` (being
+    /// calibrated: administered, not scored) and `retired` (no longer used, not scored).
+    public static let statuses = ["active", "pretest", "retired"]
+
+    /// Whether responses to this item count towards θ and the IQ: its `status` is empty or `active`. Pretest
+    /// and retired items are answered in real sessions (the app embeds new items in tests to calibrate them
+    /// with `calibrate --fixed`) but must not move anybody's score.
+    public var isScored: Bool {
+        guard let status = metadata["status"]?.trimmingCharacters(in: .whitespaces).lowercased() else { return true }
+        return status.isEmpty || status == "active"
+    }
+
     public init(itemID: String, model: IRTModel, parameters: ItemParameters,
                 standardErrors: ItemStandardErrors = ItemStandardErrors(), responses: Int? = nil,
                 pValue: Double? = nil, flags: [String] = [], metadata: [String: String] = [:]) {

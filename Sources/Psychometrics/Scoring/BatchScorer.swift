@@ -101,6 +101,7 @@ public final class BatchScorer {
     public var header: String {
         guard format == .csv else { return "" }
         var columns = ["session_id", "n_items", "n_correct", "theta", "se", "iq", "iq_low", "iq_high", "percentile", "method", "flags", "norms"]
+        if scorer.hasUnscoredItems { columns.append("n_unscored") }
         for d in scorer.domains { columns += ["\(d)_correct", "\(d)_answered"] }
         return columns.map(csvField).joined(separator: ",") + "\n"
     }
@@ -661,9 +662,9 @@ public final class BatchScorer {
         }
         withUnsafeTemporaryAllocation(of: Int.self, capacity: max(2 * scorer.domains.count, 1)) { counts in
             do {
-                let (estimate, score) = try scorer.score(items, responses, domainCounts: counts.baseAddress!)
+                let (estimate, score, unscored) = try scorer.score(items, responses, domainCounts: counts.baseAddress!)
                 for flag in score.flags { flags[flag.order] += 1 }
-                appendRow(id: id, estimate, score, counts.baseAddress!, labels, to: &out)
+                appendRow(id: id, estimate, score, unscored: unscored, counts.baseAddress!, labels, to: &out)
             } catch {
                 rejects.append((id, file, line, nil, "\(error)"))
             }
@@ -671,7 +672,7 @@ public final class BatchScorer {
     }
 
     /// One score row; `domainCounts` holds answered and correct per domain, interleaved.
-    private func appendRow(id: String, _ e: AbilityEstimate, _ s: IQScore, _ domainCounts: UnsafeMutablePointer<Int>,
+    private func appendRow(id: String, _ e: AbilityEstimate, _ s: IQScore, unscored: Int, _ domainCounts: UnsafeMutablePointer<Int>,
                            _ labels: OutputLabels, to out: inout ByteBuffer) {
         let method = labels.method, norms = labels.norms
         switch format {
@@ -692,6 +693,7 @@ public final class BatchScorer {
             }
             out.append(44)
             ScoreText.appendCSVField(norms, to: &out)
+            if scorer.hasUnscoredItems { out.append(44); ScoreText.appendInt(unscored, to: &out) }
             for d in 0..<scorer.domains.count {
                 out.append(44); ScoreText.appendInt(domainCounts[2 * d + 1], to: &out)
                 out.append(44); ScoreText.appendInt(domainCounts[2 * d], to: &out)
@@ -714,6 +716,7 @@ public final class BatchScorer {
                 ScoreText.appendJSONString(flag.rawValue, to: &out)
             }
             out.append("],\"norms\":"); ScoreText.appendJSONString(norms, to: &out)
+            if scorer.hasUnscoredItems { out.append(",\"n_unscored\":"); ScoreText.appendInt(unscored, to: &out) }
             if !scorer.domains.isEmpty {
                 out.append(",\"domains\":{")
                 for (d, name) in scorer.domains.enumerated() {

@@ -14,6 +14,9 @@ public struct SessionScore: Sendable, Hashable {
     /// Per domain of `SessionScorer.domains`: answered and correct counts.
     public var domainAnswered: [Int]
     public var domainCorrect: [Int]
+    /// Answered items the bank does not score (status pretest or retired): left out of θ, the IQ and the
+    /// domain counts.
+    public var unscoredCount: Int
 }
 
 /// Scores sessions against one bank: validation, ability estimation, IQ mapping and per-domain counts.
@@ -28,6 +31,10 @@ public struct SessionScorer: Sendable {
     /// Per item: index into `domains`, or −1.
     public let itemDomain: [Int]
     public let itemTable: ByteKeyTable
+    /// Per item: whether it counts towards θ (`BankItem.isScored`).
+    public let itemScored: [Bool]
+    /// Whether the bank marks any item not scored (then scores carry an `n_unscored` count).
+    public let hasUnscoredItems: Bool
 
     public init(bank: ItemBank, ability: AbilityOptions = AbilityOptions(), scale: IQScale) throws {
         self.bank = bank
@@ -46,6 +53,8 @@ public struct SessionScorer: Sendable {
         self.domains = domains
         self.itemDomain = itemDomain
         self.itemTable = ByteKeyTable(bank.items.map(\.itemID))
+        self.itemScored = bank.items.map(\.isScored)
+        self.hasUnscoredItems = itemScored.contains(false)
     }
 
     /// Scores one session given item ids and 0/1 responses (a server's entry point).
@@ -79,18 +88,45 @@ public struct SessionScorer: Sendable {
     /// - Throws: `SessionRejection` when no responses, or the estimate cannot be reported.
     public func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>) throws -> SessionScore {
         try withUnsafeTemporaryAllocation(of: Int.self, capacity: max(2 * domains.count, 1)) { counts in
-            let (estimate, iq) = try score(items, responses, domainCounts: counts.baseAddress!)
+            let (estimate, iq, unscored) = try score(items, responses, domainCounts: counts.baseAddress!)
             let n = domains.count
             return SessionScore(estimate: estimate, score: iq, domainAnswered: (0..<n).map { counts[2 * $0] },
-                                domainCorrect: (0..<n).map { counts[2 * $0 + 1] })
+                                domainCorrect: (0..<n).map { counts[2 * $0 + 1] }, unscoredCount: unscored)
         }
     }
 
     /// `score` without allocating: per domain d, answered and correct counts go to `domainCounts[2d]` and
-    /// `domainCounts[2d + 1]` (room for 2 × `domains.count`).
+    /// `domainCounts[2d + 1]` (room for 2 × `domains.count`). Items the bank does not score are left out of
+    /// everything but the returned count.
     func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
-               domainCounts: UnsafeMutablePointer<Int>) throws -> (AbilityEstimate, IQScore) {
+               domainCounts: UnsafeMutablePointer<Int>) throws -> (AbilityEstimate, IQScore, unscored: Int) {
         guard items.count > 0 else { throw SessionRejection("the session has no responses") }
+        guard hasUnscoredItems else {
+            let (estimate, iq) = try scoreAll(items, responses, domainCounts: domainCounts)
+            return (estimate, iq, 0)
+        }
+        return try withUnsafeTemporaryAllocation(of: Int.self, capacity: items.count) { kept in
+            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: items.count) { keptResponses in
+                var n = 0
+                for k in 0..<items.count where itemScored[items[k]] {
+                    kept[n] = items[k]
+                    keptResponses[n] = responses[k]
+                    n += 1
+                }
+                let unscored = items.count - n
+                guard n > 0 else {
+                    throw SessionRejection("the session answered only items the bank does not score (\(unscored) pretest or retired)")
+                }
+                let (estimate, iq) = try scoreAll(UnsafeBufferPointer(rebasing: kept[0..<n]), UnsafeBufferPointer(rebasing: keptResponses[0..<n]),
+                                                  domainCounts: domainCounts)
+                return (estimate, iq, unscored)
+            }
+        }
+    }
+
+    /// θ, IQ and domain counts from items that are all scored.
+    private func scoreAll(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
+                          domainCounts: UnsafeMutablePointer<Int>) throws -> (AbilityEstimate, IQScore) {
         let estimate = estimator.estimate(items, responses)
         let iq: IQScore
         do { iq = try scale.score(estimate) } catch let error as CalibrationError {
