@@ -53,27 +53,55 @@ enum IQScoreCLI {
         let logs = FileManager.default.temporaryDirectory.appendingPathComponent("iqscore-cli-logs-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: logs) }
+        let launched = try launch(binary, arguments, in: directory, logs: logs)
+        let result = Result(status: launched.status, stdout: String(decoding: launched.stdout, as: UTF8.self),
+                            stderr: String(decoding: launched.stderr, as: UTF8.self))
+        #expect(launched.exited, "iqscore \(arguments.joined(separator: " ")) was killed by signal \(launched.status)\n\(result.stderr)", sourceLocation: sourceLocation)
+        return result
+    }
+
+    /// What one launch of the binary did.
+    struct Launch {
+        /// Ended by exit (not by a signal, nor killed at the time limit).
+        var exited: Bool
+        var status: Int32
+        var timedOut: Bool
+        var stdout: Data
+        var stderr: Data
+        var seconds: Double
+    }
+
+    /// Runs `binary arguments…` in `directory`, stdout and stderr through files in `logs` (no pipe can fill up);
+    /// killed with SIGKILL after `timeout` seconds.
+    static func launch(_ binary: URL, _ arguments: [String], in directory: URL, logs: URL,
+                       environment: [String: String]? = nil, timeout: Double = .infinity) throws -> Launch {
         let outURL = logs.appendingPathComponent("stdout"), errURL = logs.appendingPathComponent("stderr")
         try Data().write(to: outURL)
         try Data().write(to: errURL)
         let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
-
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
         process.currentDirectoryURL = directory
+        if let environment { process.environment = environment }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = out
         process.standardError = err
+        let done = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in done.signal() }
+        let started = Date()
         try process.run()
+        var timedOut = false
+        if timeout.isFinite, done.wait(timeout: .now() + timeout) == .timedOut {
+            timedOut = true
+            kill(process.processIdentifier, SIGKILL)
+        }
         process.waitUntilExit()
+        let seconds = Date().timeIntervalSince(started)
         try out.close()
         try err.close()
-        let result = Result(status: process.terminationStatus,
-                            stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
-                            stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
-        #expect(process.terminationReason == .exit, "iqscore \(arguments.joined(separator: " ")) was killed by signal \(process.terminationStatus)\n\(result.stderr)", sourceLocation: sourceLocation)
-        return result
+        return Launch(exited: process.terminationReason == .exit && !timedOut, status: process.terminationStatus, timedOut: timedOut,
+                      stdout: try Data(contentsOf: outURL), stderr: try Data(contentsOf: errURL), seconds: seconds)
     }
 }
 

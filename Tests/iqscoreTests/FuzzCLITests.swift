@@ -224,36 +224,11 @@ final class FuzzRunner {
 
     func run(_ arguments: [String], in directory: URL, timeout: Double = FuzzSettings.timeout,
              environment: [String: String] = FuzzRunner.environment) throws -> FuzzRun {
-        let outURL = logs.appendingPathComponent("stdout"), errURL = logs.appendingPathComponent("stderr")
-        try Data().write(to: outURL)
-        try Data().write(to: errURL)
-        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = out
-        process.standardError = err
-        let done = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in done.signal() }
-        let started = Date()
-        try process.run()
-        var timedOut = false
-        if done.wait(timeout: .now() + timeout) == .timedOut {
-            timedOut = true
-            kill(process.processIdentifier, SIGKILL)
-            done.wait()
-        }
-        process.waitUntilExit()
-        let seconds = Date().timeIntervalSince(started)
+        let launched = try IQScoreCLI.launch(binary, arguments, in: directory, logs: logs, environment: environment, timeout: timeout)
         runs += 1
-        runSeconds += seconds
-        try out.close()
-        try err.close()
-        return FuzzRun(exited: process.terminationReason == .exit && !timedOut, status: process.terminationStatus, timedOut: timedOut,
-                       stdout: Array(try Data(contentsOf: outURL)), stderr: Array(try Data(contentsOf: errURL)), seconds: seconds)
+        runSeconds += launched.seconds
+        return FuzzRun(exited: launched.exited, status: launched.status, timedOut: launched.timedOut,
+                       stdout: Array(launched.stdout), stderr: Array(launched.stderr), seconds: launched.seconds)
     }
 }
 
