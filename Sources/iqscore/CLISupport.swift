@@ -73,7 +73,10 @@ struct ResponseColumnOptions: ParsableArguments {
 }
 
 extension ResponseLayout: ExpressibleByArgument {}
-extension IRTModel: ExpressibleByArgument {}
+extension IRTModel: ExpressibleByArgument {
+    /// Any case: `2PL` as mirt and the literature write it, `2pl` as the bank files do.
+    public init?(argument: String) { self.init(rawValue: argument.lowercased()) }
+}
 
 /// Parses "1.5" etc. with a message naming the option.
 func formatCount(_ n: Int) -> String {

@@ -232,3 +232,16 @@ struct MaxMemoryCLITests {
         #expect(ok.status == 0 || ok.status == 3, "\(ok.stderr)")
     }
 }
+
+@Suite("iqscore model names", .timeLimit(.minutes(1)))
+struct ModelNameCLITests {
+    @Test("--model takes any case (2PL as the literature writes it); an unknown model is a usage error")
+    func modelCase() throws {
+        let ws = try CLIWorkspace()
+        #expect(try ws.run("simulate", "--model", "2PL", "--items", "4", "--persons", "300", "--out", "r.csv", "--seed", "3").status == 0)
+        let r = try ws.run("calibrate", "r.csv", "--model", "Rasch", "--out", "b.csv", "--no-se")
+        #expect(r.status == 0 || r.status == 3, "\(r.stderr)")
+        #expect(try ws.read("b.csv").split(separator: "\n").dropFirst().allSatisfy { $0.split(separator: ",")[1] == "rasch" })
+        #expect(try ws.run("calibrate", "r.csv", "--model", "4pl", "--out", "b.csv").status == 64)
+    }
+}
