@@ -90,28 +90,9 @@ struct CalibrateCommand: ParsableCommand {
     /// named as options here. The prior texts are checked strictly first (two plain decimal numbers, see
     /// `DecimalNumber`), so that `parsedGuessingPrior()`/`parsedSlopePrior()` only ever see valid text.
     func validate() throws {
-        if let text = guessingPrior, model == .threePL {
-            let syntax = "--guessing-prior must be 'beta:ALPHA,BETA', 'options:K' or 'none'; got '\(text)'"
-            if text.hasPrefix("beta:") {
-                let fields = text.dropFirst(5).split(separator: ",", omittingEmptySubsequences: false)
-                guard fields.count == 2, let alpha = DecimalNumber.parse(fields[0]), let beta = DecimalNumber.parse(fields[1]) else {
-                    throw ValidationError(syntax)
-                }
-                try throwIfAny(BetaPrior.validationProblems(alpha: alpha, beta: beta).map { "--guessing-prior: \($0)" })
-            } else if text.hasPrefix("options:") {
-                guard let k = DecimalNumber.parseInteger(text.dropFirst(8)) else { throw ValidationError(syntax) }
-                if let p = BetaPrior.allowedOptionCounts.problem(k, "--guessing-prior options:K") { throw ValidationError(p) }
-            } else if text != "none" {
-                throw ValidationError(syntax)
-            }
-        }
-        if let text = slopePrior, model.hasItemSlopes, text.hasPrefix("lognormal:") {
-            let fields = text.dropFirst(10).split(separator: ",", omittingEmptySubsequences: false)
-            guard fields.count == 2, let meanLog = DecimalNumber.parse(fields[0]), let sdLog = DecimalNumber.parse(fields[1]) else {
-                throw ValidationError("--slope-prior must be 'lognormal:MEANLOG,SDLOG' or 'none'; got '\(text)'")
-            }
-            try throwIfAny(LogNormalPrior.validationProblems(meanLog: meanLog, sdLog: sdLog).map { "--slope-prior: \($0)" })
-        }
+        // The priors' texts first (as before the other ranges), then every range of the library's options.
+        if model == .threePL { _ = try parsedGuessingPrior() }
+        if model.hasItemSlopes { _ = try parsedSlopePrior() }
         try throwIfAny(try calibrationOptions().validationProblems(naming: .option))
     }
 
@@ -132,36 +113,50 @@ struct CalibrateCommand: ParsableCommand {
         return options
     }
 
+    /// `--guessing-prior` as a prior (`.some(nil)`: 'none'; `.none`: not given). The numbers are plain decimals
+    /// (`DecimalNumber`) within `BetaPrior`'s ranges.
     func parsedGuessingPrior() throws -> BetaPrior?? {
         guard let text = guessingPrior else { return .none }
         if model != .threePL { throw ValidationError("--guessing-prior applies to --model 3pl only") }
         if text == "none" { return .some(nil) }
-        if text.hasPrefix("options:"), let k = Int(text.dropFirst(8)), k >= 2 { return .some(BetaPrior.centred(onOptions: k)) }
+        let syntax = ValidationError("--guessing-prior must be 'beta:ALPHA,BETA', 'options:K' or 'none'; got '\(text)'")
         if text.hasPrefix("beta:") {
-            let parts = text.dropFirst(5).split(separator: ",").compactMap { Double($0) }
-            if parts.count == 2, parts[0] >= 1, parts[1] >= 1 { return .some(BetaPrior(alpha: parts[0], beta: parts[1])) }
+            let fields = text.dropFirst(5).split(separator: ",", omittingEmptySubsequences: false)
+            guard fields.count == 2, let alpha = DecimalNumber.parse(fields[0]), let beta = DecimalNumber.parse(fields[1]) else { throw syntax }
+            try throwIfAny(BetaPrior.validationProblems(alpha: alpha, beta: beta).map { "--guessing-prior: \($0)" })
+            return .some(BetaPrior(alpha: alpha, beta: beta))
         }
-        throw ValidationError("--guessing-prior must be 'beta:ALPHA,BETA' with both ≥ 1, 'options:K' with K ≥ 2, or 'none'; got '\(text)'")
+        if text.hasPrefix("options:") {
+            guard let k = DecimalNumber.parseInteger(text.dropFirst(8)) else { throw syntax }
+            if let p = BetaPrior.allowedOptionCounts.problem(k, "--guessing-prior options:K") { throw ValidationError(p) }
+            return .some(BetaPrior.centred(onOptions: k))
+        }
+        throw syntax
     }
 
+    /// `--slope-prior` as a prior (`.some(nil)`: 'none'; `.none`: not given), within `LogNormalPrior`'s ranges.
     func parsedSlopePrior() throws -> LogNormalPrior?? {
         guard let text = slopePrior else { return .none }
         if !model.hasItemSlopes { throw ValidationError("--slope-prior applies to --model 2pl or 3pl only") }
         if text == "none" { return .some(nil) }
         if text.hasPrefix("lognormal:") {
-            let parts = text.dropFirst(10).split(separator: ",").compactMap { Double($0) }
-            if parts.count == 2, parts[1] > 0 { return .some(LogNormalPrior(meanLog: parts[0], sdLog: parts[1])) }
+            let fields = text.dropFirst(10).split(separator: ",", omittingEmptySubsequences: false)
+            guard fields.count == 2, let meanLog = DecimalNumber.parse(fields[0]), let sdLog = DecimalNumber.parse(fields[1]) else {
+                throw ValidationError("--slope-prior must be 'lognormal:MEANLOG,SDLOG' or 'none'; got '\(text)'")
+            }
+            try throwIfAny(LogNormalPrior.validationProblems(meanLog: meanLog, sdLog: sdLog).map { "--slope-prior: \($0)" })
+            return .some(LogNormalPrior(meanLog: meanLog, sdLog: sdLog))
         }
         throw ValidationError("--slope-prior must be 'lognormal:MEANLOG,SDLOG' with SDLOG > 0, or 'none'; got '\(text)'")
     }
 
     /// The summary (manifest) path: --summary-json, or beside a regular-file OUT.
-    var manifestPath: String? { summaryJSON ?? (isSpecialFile(out) ? nil : siblingPath(of: out, suffix: ".summary.json")) }
+    var manifestPath: String? { iqscore.manifestPath(summaryJSON: summaryJSON, out: out) }
 
     func run() throws {
         try runReportingErrors {
-            try prepareOutputs(inputs: [("input", responses)] + (items.map { [("--items", $0)] } ?? []) + (fixedBankPath.map { [("--fixed", $0)] } ?? []),
-                               outputs: [("--out", out)] + (manifestPath.map { [("--summary-json", $0)] } ?? []))
+            try prepareOutputs(inputs: [("input", responses)] + given("--items", items) + given("--fixed", fixedBankPath),
+                               outputs: [("--out", out)] + given("--summary-json", manifestPath))
             let bankWriter = try AtomicFileWriter(path: out)
             let manifestWriter = try manifestPath.map { try AtomicFileWriter(path: $0) }
             BLASConfiguration.setThreadCount(1)
