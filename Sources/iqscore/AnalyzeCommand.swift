@@ -76,8 +76,8 @@ struct AnalyzeCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            try prepareOutputs(inputs: [("input", responses), ("--bank", bank)] + (options.map { [("--options", $0)] } ?? []) + (items.map { [("--items", $0)] } ?? []),
-                               outputs: [("--out", out)] + (summaryJSON.map { [("--summary-json", $0)] } ?? []) + (personsOut.map { [("--persons-out", $0)] } ?? []) + (q3Out.map { [("--q3-out", $0)] } ?? []) + (distractorsOut.map { [("--distractors-out", $0)] } ?? []))
+            try prepareOutputs(inputs: [("input", responses), ("--bank", bank)] + given("--options", options) + given("--items", items),
+                               outputs: [("--out", out)] + given("--summary-json", summaryJSON) + given("--persons-out", personsOut) + given("--q3-out", q3Out) + given("--distractors-out", distractorsOut))
             let itemBank = try ItemBank.load(csv: bank, requirePositiveSlopes: false)
             let table = try ItemAnalysisTable(responses: responses, fileOptions: columns.fileOptions, bank: itemBank, rules: try rules())
             let data = table.data, classical = table.classical, fit = table.fit, unknown = table.itemsNotInBank

@@ -73,8 +73,8 @@ struct AssembleCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            try prepareOutputs(inputs: [("--bank", bank), ("--blueprint", blueprint)] + (exclude.map { [("--exclude", $0)] } ?? []) + (exposure.map { [("--exposure", $0)] } ?? []),
-                               outputs: [("--out", out)] + (reportJSON.map { [("--report-json", $0)] } ?? []) + (simulationOut.map { [("--simulation-out", $0)] } ?? []))
+            try prepareOutputs(inputs: [("--bank", bank), ("--blueprint", blueprint)] + given("--exclude", exclude) + given("--exposure", exposure),
+                               outputs: [("--out", out)] + given("--report-json", reportJSON) + given("--simulation-out", simulationOut))
             let assemblyBank = try AssemblyBank.load(csv: bank)
             var spec = try Blueprint.load(json: blueprint)
             if let forms { spec.forms = forms }

@@ -80,7 +80,7 @@ struct CATSimulateCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            try prepareOutputs(inputs: [("--bank", bank), ("--config", config)], outputs: [("--out", out)] + (exposureOut.map { [("--exposure-out", $0)] } ?? []))
+            try prepareOutputs(inputs: [("--bank", bank), ("--config", config)], outputs: [("--out", out)] + given("--exposure-out", exposureOut))
             let configuration = try CATConfiguration.load(json: config)
             let assemblyBank = try AssemblyBank.load(csv: bank)
             let pool: CATItemPool

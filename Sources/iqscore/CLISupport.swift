@@ -108,6 +108,17 @@ func memoryLimit(_ text: String) throws -> MemoryLimit {
     return limit
 }
 
+/// `[(option, path)]` when the option was given, else nothing (for `prepareOutputs`).
+func given(_ option: String, _ path: String?) -> [(String, String)] {
+    path.map { [(option, $0)] } ?? []
+}
+
+/// Where a run's manifest goes: `--summary-json`, or beside OUT with .summary.json when OUT is a regular file
+/// (a device such as /dev/null has no "beside").
+func manifestPath(summaryJSON: String?, out: String) -> String? {
+    summaryJSON ?? (isSpecialFile(out) ? nil : siblingPath(of: out, suffix: ".summary.json"))
+}
+
 /// `path` with its .csv/.jsonl/.json extension (if any) replaced by `suffix`.
 func siblingPath(of path: String, suffix: String) -> String {
     let name = TemporaryFiles.split(path).name

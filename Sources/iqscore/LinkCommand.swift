@@ -59,7 +59,7 @@ struct LinkCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            try prepareOutputs(inputs: [("--from", oldBank), ("--to", newBank)], outputs: [("--out", out)] + (summaryJSON.map { [("--summary-json", $0)] } ?? []))
+            try prepareOutputs(inputs: [("--from", oldBank), ("--to", newBank)], outputs: [("--out", out)] + given("--summary-json", summaryJSON))
             let old = try ItemBank.load(csv: oldBank)
             let new = try ItemBank.load(csv: newBank)
             var options = ScaleLinkingOptions(method: method)

@@ -110,15 +110,15 @@ struct ScoreCommand: ParsableCommand {
     var rejectsPath: String { rejects ?? siblingPath(of: out, suffix: ".rejects.csv") }
 
     /// The manifest's path: --summary-json, or beside a regular-file OUT.
-    var manifestPath: String? { summaryJSON ?? (isSpecialFile(out) ? nil : siblingPath(of: out, suffix: ".summary.json")) }
+    var manifestPath: String? { iqscore.manifestPath(summaryJSON: summaryJSON, out: out) }
 
     func run() throws {
         try runReportingErrors {
             if rejects == nil && isSpecialFile(out) {
                 throw InputError(file: out, message: "--out is not a regular file, so there is no place beside it for the rejects; name one with --rejects")
             }
-            let outputs = [("--out", out), ("--rejects", rejectsPath)] + (manifestPath.map { [("--summary-json", $0)] } ?? [])
-            try prepareOutputs(inputs: sessions.map { ("input", $0) } + [("--bank", bank)] + (norms.map { [("--norms", $0)] } ?? []),
+            let outputs = [("--out", out), ("--rejects", rejectsPath)] + given("--summary-json", manifestPath)
+            try prepareOutputs(inputs: sessions.map { ("input", $0) } + [("--bank", bank)] + given("--norms", norms),
                                outputs: outputs)
             let itemBank = try ItemBank.load(csv: bank)
             let normsValue = try norms.map { try Norms.load(json: $0) } ?? .calibrationPopulation

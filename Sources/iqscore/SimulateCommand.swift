@@ -86,7 +86,7 @@ struct SimulateCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            try prepareOutputs(inputs: [], outputs: [("--out", out)] + (bankOut.map { [("--bank-out", $0)] } ?? []) + (thetasOut.map { [("--thetas-out", $0)] } ?? []))
+            try prepareOutputs(inputs: [], outputs: [("--out", out)] + given("--bank-out", bankOut) + given("--thetas-out", thetasOut))
             var rng = SeededGenerator(seed: seed)
             let bank = specification.draw(using: &rng)
             var simulator = ResponseSimulator(parameters: bank.items.map(\.parameters), itemsPerSession: itemsPerSession)

@@ -40,7 +40,7 @@ public final class AtomicFileWriter {
             temporaryPath = nil
             fd = open(path, O_WRONLY)
         } else {
-            let temporary = (directory == "/" ? "" : directory) + "/.\(name).tmp-\(getpid())"
+            let temporary = TemporaryFiles.path(".\(name).tmp-\(getpid())", in: directory)
             temporaryPath = temporary
             token = TemporaryFiles.register(temporary)
             fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)

@@ -48,10 +48,10 @@ package enum OutputSet {
     /// devices (`/dev/null`) may be named as several outputs.
     /// - Parameters: inputs and outputs as (option or role, path).
     package static func checkPaths(inputs: [(role: String, path: String)], outputs: [(role: String, path: String)]) throws {
-        var seen: [Identity: (role: String, path: String, isInput: Bool)] = [:]
+        var seen: [Identity: (role: String, path: String)] = [:]
         for input in inputs {
             guard let (id, _) = identity(input.path), case .inode = id else { continue }
-            if seen[id] == nil { seen[id] = (input.role, input.path, true) }
+            if seen[id] == nil { seen[id] = (input.role, input.path) }
         }
         for output in outputs {
             guard let (id, isDevice) = identity(output.path) else {
@@ -62,9 +62,8 @@ package enum OutputSet {
                 let what = other.role == "input" ? "the input file \(other.path)" : "the \(other.role) file \(other.path)"
                 throw InputError(file: output.path, message: "\(output.role) is the same file as \(what); refusing to overwrite it (name another path)")
             }
-            seen[id] = (output.role, output.path, false)
-            var st = stat()
-            if stat(output.path, &st) != 0 {
+            seen[id] = (output.role, output.path)
+            if case .pending = id {
                 let (directory, _) = TemporaryFiles.split(output.path)
                 if access(directory, W_OK) != 0 {
                     throw InputError(file: output.path, message: "cannot write \(output.role): the directory '\(directory)' is not writable")

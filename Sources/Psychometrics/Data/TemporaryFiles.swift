@@ -32,7 +32,7 @@ package enum TemporaryFiles {
     /// The name prefix for spill files beside `output`: `.NAME.spill-PID-` (a number follows).
     package static func spillPrefix(besideOutput output: String) -> String {
         let (directory, name) = split(output)
-        return (directory == "/" ? "" : directory) + "/.\(name).spill-\(getpid())-"
+        return path(".\(name).spill-\(getpid())-", in: directory)
     }
 
     /// Registers `path` for removal on interruption; returns a token for `unregister`.
@@ -79,6 +79,11 @@ package enum TemporaryFiles {
         return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
     }
 
+    /// The path of `name` in `directory` (as `split` returns them).
+    package static func path(_ name: String, in directory: String) -> String {
+        (directory == "/" ? "" : directory) + "/" + name
+    }
+
     /// Whether process `pid` is running (or exists but is not ours to signal).
     private static func isRunning(_ pid: Int32) -> Bool {
         if pid <= 0 { return false }
@@ -102,8 +107,8 @@ package enum TemporaryFiles {
                 continue
             }
             guard let pid = Int32(pidText), pid != getpid(), !isRunning(pid) else { continue }
-            let path = (directory == "/" ? "" : directory) + "/" + entry
-            if unlink(path) == 0 { removed.append(path) }
+            let stale = path(entry, in: directory)
+            if unlink(stale) == 0 { removed.append(stale) }
         }
         return removed
     }

@@ -173,6 +173,7 @@ extension BatchScorer.RunState {
     /// The regrouping pass (see the file comment).
     mutating func regroup() throws {
         let count = owner.partitionCount(totalBytes: totalBytes ?? 0)
+        report.regroupPartitions = count
         guard count > 1 else {
             try readAll()
             try replayGathered()

@@ -138,7 +138,6 @@ public final class BatchScorer {
             try state.regroup()
             var report = state.finish()
             report.regrouped = true
-            report.regroupPartitions = partitionCount(totalBytes: sources.totalBytes ?? 0)
             return report
         }
     }
@@ -475,12 +474,12 @@ public final class BatchScorer {
         mutating func flush() throws {
             guard batch.count > 0 else { return }
             try drainPending()
-            let box = UncheckedSendableBox((owner, batch, PendingBatch()))
+            let box = UncheckedSendableBox((owner, batch, PendingBatch(), partitionOutput != nil))
             let group = DispatchGroup()
             group.enter()
             DispatchQueue.global().async {
-                let (owner, work, slot) = box.value
-                slot.result = owner.process(work)
+                let (owner, work, slot, keyed) = box.value
+                slot.result = owner.process(work, keyed: keyed)
                 group.leave()
             }
             pending = (group, box.value.2)
@@ -589,13 +588,14 @@ public final class BatchScorer {
         var scored: Int
         var flags: [ScoreFlag: Int]
         /// Per chunk, the end of each session's row in `rows[chunk]` (unchanged for a rejected session), and
-        /// each session's first-appearance key (`sessionKey`), for regrouping in partitions.
+        /// — when asked for — each session's first-appearance key (`sessionKey`), for regrouping in partitions.
         var ends: [[Int]]
         var keys: [UInt64]
     }
 
     /// Scores a batch in parallel chunks; output rows keep the batch order.
-    func process(_ batch: Batch) -> BatchResult {
+    /// With `keyed`, the result also carries each session's first-appearance key (for a partition's run file).
+    func process(_ batch: Batch, keyed: Bool = false) -> BatchResult {
         let n = batch.count
         let chunks = min(n, max(1, workers * 4))
         var rows = [[UInt8]](repeating: [], count: chunks)
@@ -636,7 +636,7 @@ public final class BatchScorer {
             if total > 0 { flags[flag] = total }
         }
         let allRejects = rejects.flatMap { $0 }
-        let keys = (0..<n).map { BatchScorer.sessionKey(file: batch.files[$0], line: batch.lines[$0]) }
+        let keys = keyed ? (0..<n).map { BatchScorer.sessionKey(file: batch.files[$0], line: batch.lines[$0]) } : []
         return BatchResult(rows: rows, rejects: allRejects, scored: n - allRejects.count, flags: flags, ends: ends, keys: keys)
     }
 
