@@ -78,7 +78,7 @@ struct AnalyzeCommand: ParsableCommand {
         try runReportingErrors {
             try prepareOutputs(inputs: [("input", responses), ("--bank", bank)] + given("--options", options) + given("--items", items),
                                outputs: [("--out", out)] + given("--summary-json", summaryJSON) + given("--persons-out", personsOut) + given("--q3-out", q3Out) + given("--distractors-out", distractorsOut))
-            let itemBank = try ItemBank.load(csv: bank, requirePositiveSlopes: false)
+            let itemBank = try loadBank(bank, requirePositiveSlopes: false)
             let table = try ItemAnalysisTable(responses: responses, fileOptions: columns.fileOptions, bank: itemBank, rules: try rules())
             let data = table.data, classical = table.classical, fit = table.fit, unknown = table.itemsNotInBank
             let parameters = table.parameters

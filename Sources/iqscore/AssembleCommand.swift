@@ -75,7 +75,7 @@ struct AssembleCommand: ParsableCommand {
         try runReportingErrors {
             try prepareOutputs(inputs: [("--bank", bank), ("--blueprint", blueprint)] + given("--exclude", exclude) + given("--exposure", exposure),
                                outputs: [("--out", out)] + given("--report-json", reportJSON) + given("--simulation-out", simulationOut))
-            let assemblyBank = try AssemblyBank.load(csv: bank)
+            let assemblyBank = try AssemblyBank(bank: loadBank(bank))
             var spec = try Blueprint.load(json: blueprint)
             if let forms { spec.forms = forms }
             var options = AssemblyOptions(seed: seed)

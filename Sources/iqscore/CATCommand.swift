@@ -82,7 +82,7 @@ struct CATSimulateCommand: ParsableCommand {
         try runReportingErrors {
             try prepareOutputs(inputs: [("--bank", bank), ("--config", config)], outputs: [("--out", out)] + given("--exposure-out", exposureOut))
             let configuration = try CATConfiguration.load(json: config)
-            let assemblyBank = try AssemblyBank.load(csv: bank)
+            let assemblyBank = try AssemblyBank(bank: loadBank(bank))
             let pool: CATItemPool
             do {
                 pool = try CATItemPool(bank: assemblyBank, configuration: configuration)

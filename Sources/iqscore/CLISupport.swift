@@ -147,3 +147,13 @@ func writeAtomically(_ text: String, to path: String) throws {
     try writer.write(text)
     try writer.commit()
 }
+
+/// Reads a bank (`ItemBank.load(csv:)`) and, when its header is a foreign layout (mirt, catR, girth), says on
+/// stderr how it was read, e.g. `note: bank.csv: read as mirt slope–intercept (a1, d, g): b = −d/a1; c = g`.
+func loadBank(_ path: String, requirePositiveSlopes: Bool = true) throws -> ItemBank {
+    let bank = try ItemBank.load(csv: path, requirePositiveSlopes: requirePositiveSlopes)
+    if let layout = bank.layout, !layout.isNative {
+        printError("note: \(path): read as \(layout.name)" + (layout.conversion.isEmpty ? "" : ": \(layout.conversion)"))
+    }
+    return bank
+}

@@ -164,7 +164,7 @@ struct CalibrateCommand: ParsableCommand {
 
             let readStart = Date()
             let metadata = try items.map { try ItemMetadata.load(csv: $0) }
-            let fixedBank = try fixedBankPath.map { try ItemBank.load(csv: $0) }
+            let fixedBank = try fixedBankPath.map { try loadBank($0) }
             if let fixedBank {
                 options.fixedItems = Dictionary(fixedBank.items.map { ($0.itemID, $0.parameters) }, uniquingKeysWith: { first, _ in first })
             }

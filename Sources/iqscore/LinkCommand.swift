@@ -60,8 +60,8 @@ struct LinkCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             try prepareOutputs(inputs: [("--from", oldBank), ("--to", newBank)], outputs: [("--out", out)] + given("--summary-json", summaryJSON))
-            let old = try ItemBank.load(csv: oldBank)
-            let new = try ItemBank.load(csv: newBank)
+            let old = try loadBank(oldBank)
+            let new = try loadBank(newBank)
             var options = ScaleLinkingOptions(method: method)
             options.direction = criterion
             options.oldScaleQuadrature = .standardNormal(count: quadraturePoints, bound: thetaBound)

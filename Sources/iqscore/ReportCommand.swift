@@ -31,7 +31,7 @@ struct ReportCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             try prepareOutputs(inputs: [("input", responses), ("--bank", bank)], outputs: [("--out", out)])
-            let itemBank = try ItemBank.load(csv: bank, requirePositiveSlopes: false)
+            let itemBank = try loadBank(bank, requirePositiveSlopes: false)
             let table = try ItemAnalysisTable(responses: responses, fileOptions: columns.fileOptions, bank: itemBank, rules: FlagRules())
             let html = try render(table)
             try writeAtomically(html, to: out)

@@ -120,7 +120,7 @@ struct ScoreCommand: ParsableCommand {
             let outputs = [("--out", out), ("--rejects", rejectsPath)] + given("--summary-json", manifestPath)
             try prepareOutputs(inputs: sessions.map { ("input", $0) } + [("--bank", bank)] + given("--norms", norms),
                                outputs: outputs)
-            let itemBank = try ItemBank.load(csv: bank)
+            let itemBank = try loadBank(bank)
             let normsValue = try norms.map { try Norms.load(json: $0) } ?? .calibrationPopulation
             var ability = AbilityOptions(method: method)
             ability.quadraturePoints = quadraturePoints

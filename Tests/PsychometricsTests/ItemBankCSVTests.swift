@@ -37,10 +37,10 @@ struct ItemBankCSVTests {
     @Test("a model column the parameters contradict")
     func models() throws {
         #expect(try Self.message("item_id,model,a,b,c\nq1,rasch,1.2,0,0\nq2,rasch,1,0,0.2\nq3,2pl,1.2,0,0.2\nq4,1pl,1,0,0.1\nq5,rasch,1.000000,0,0.000000\n") == """
-            BANK.csv:2:3: error: item 'q1': a = 1.2, but a rasch item has a = 1 (use model 1pl or 2pl for other slopes)
-            BANK.csv:3:5: error: item 'q2': c = 0.2, but a rasch item has c = 0 (use model 3pl for a lower asymptote)
-            BANK.csv:4:5: error: item 'q3': c = 0.2, but a 2pl item has c = 0 (use model 3pl for a lower asymptote)
-            BANK.csv:5:5: error: item 'q4': c = 0.1, but a 1pl item has c = 0 (use model 3pl for a lower asymptote)
+            BANK.csv:2:3: error: item 'q1': a = 1.2, but a rasch item has a = 1: the model column contradicts the parameters (use model 1pl or 2pl for other slopes)
+            BANK.csv:3:5: error: item 'q2': c = 0.2, but a rasch item has no lower asymptote (c = 0): the model column contradicts the parameters (use model 3pl, or drop the c value)
+            BANK.csv:4:5: error: item 'q3': c = 0.2, but a 2pl item has no lower asymptote (c = 0): the model column contradicts the parameters (use model 3pl, or drop the c value)
+            BANK.csv:5:5: error: item 'q4': c = 0.1, but a 1pl item has no lower asymptote (c = 0): the model column contradicts the parameters (use model 3pl, or drop the c value)
             """)
     }
 

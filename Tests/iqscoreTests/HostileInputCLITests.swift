@@ -122,7 +122,7 @@ struct HostileInputCLITests {
             try expectFailure(ws, run, "b.csv:2:2: error: item 'i0001': \(message)\n")
         }
         try ws.write("b.csv", "item_id,model,a,b,c\ni0001,rasch,1.3,0,0\n")
-        try expectFailure(ws, run, "b.csv:2:3: error: item 'i0001': a = 1.3, but a rasch item has a = 1 (use model 1pl or 2pl for other slopes)\n")
+        try expectFailure(ws, run, "b.csv:2:3: error: item 'i0001': a = 1.3, but a rasch item has a = 1: the model column contradicts the parameters (use model 1pl or 2pl for other slopes)\n")
         try ws.write("b.csv", "item_id,a,b,a\ni0001,1,0,2\n")
         try expectFailure(ws, run, "b.csv:1:4: error: column 'a' appears twice in the header (columns 2 and 4)\n")
         #expect(!ws.exists("o.csv"))

@@ -153,6 +153,21 @@ struct ScoreCLITests {
         #expect(plain.stderrLines.last(where: { !$0.isEmpty }) == "wrote plain and r.csv, manifest plain.summary.json")
     }
 
+    @Test("a bank from mirt (row names, slope–intercept a1,d,g,u) scores as the native bank, with a note saying how it was read")
+    func mirtBank() throws {
+        let ws = try CLIWorkspace()
+        try ws.write("PLAIN.csv", Self.bankWithoutDomain)
+        // write.csv(coef(mod, simplify = TRUE)$items) of the same items: d = −ab.
+        try ws.write("MIRT.csv", "\"\",\"a1\",\"d\",\"g\",\"u\"\n\"q1\",1.2,1.2,0,1\n\"q2\",0.8,0.4,0,1\n\"q3\",1.5,0,0,1\n\"q4\",1,-0.5,0,1\n\"q5\",1.3,-1.3,0.2,1\n\"q6\",0.9,-1.35,0,1\n")
+        try ws.write("sessions.csv", Self.sessions(8).text)
+        let plain = try ws.run("score", "sessions.csv", "--bank", "PLAIN.csv", "--out", "plain.csv")
+        let mirt = try ws.run("score", "sessions.csv", "--bank", "MIRT.csv", "--out", "mirt.csv")
+        #expect(plain.status == 0 && mirt.status == 0, "\(mirt.stderr)")
+        #expect(try ws.read("mirt.csv") == ws.read("plain.csv"))
+        #expect(mirt.stderrLines.first == "note: MIRT.csv: read as mirt slope–intercept (a1, d, g, u): b = −d/a1; c = g; u (upper asymptote) must be 1; item ids from the unnamed first column")
+        #expect(!plain.stderr.contains("note:"))
+    }
+
     /// Rows with every kind of rejection (the session column second, so a one-field row has no session id).
     static let rejectionInput = """
         item_id,session_id,response
@@ -234,7 +249,7 @@ struct ScoreCLITests {
         FatalCase(name: "a bank without a b column",
                   files: ["BANK.csv": "item_id,a\nq1,1.0\n", "s.csv": goodSessions],
                   arguments: ["s.csv", "--bank", "BANK.csv", "--out", "scores.csv"],
-                  stderr: "BANK.csv:1: error: the bank header lacks b (found: item_id,a)\n"),
+                  stderr: "BANK.csv:1: error: the bank header has no difficulty column (found: item_id,a); name it b (or give mirt's intercept as a1,d)\n"),
         FatalCase(name: "a missing session file",
                   files: ["BANK.csv": bankWithoutDomain],
                   arguments: ["missing.csv", "--bank", "BANK.csv", "--out", "scores.csv"],

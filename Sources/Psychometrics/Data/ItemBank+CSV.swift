@@ -32,7 +32,8 @@ extension ItemBank {
     }
 
     /// Reads a bank CSV (as written by `iqscore calibrate`, or any file with `item_id,a,b` and optionally `c`,
-    /// `model`, SE columns and metadata such as `domain`).
+    /// `model`, SE columns and metadata such as `domain`), or one of the foreign layouts of `BankLayout` (mirt's
+    /// `a,b,g,u` and `a1,d,g,u`, catR's `a,b,c,d`, girth's names), converted as `layout` states.
     ///
     /// Every problem is an error naming the line and column: a missing or repeated column, a number that is not
     /// plain decimal notation (`DecimalNumber`: no `inf`, `nan`, hexadecimal or out-of-range values), a slope
@@ -55,16 +56,18 @@ extension ItemBank {
         let headerLine = reader.line
         try CSVHeader.checkUnique(header, file: path, line: headerLine)
         func column(_ name: String) -> Int? { header.firstIndex(of: name) }
-        guard let idColumn = column("item_id"), let aColumn = column("a"), let bColumn = column("b") else {
-            let missing = ["item_id", "a", "b"].filter { column($0) == nil }
-            throw InputError(file: path, line: headerLine, message: "the bank header lacks \(missing.joined(separator: ", ")) (found: \(header.joined(separator: ",")))")
+        let layout: BankLayout
+        switch BankLayout.detect(header) {
+        case .success(let detected): layout = detected
+        case .failure(let error): throw InputError(file: path, line: headerLine, message: error.message)
         }
-        let cColumn = column("c"), modelColumn = column("model")
+        let idColumn = layout.idColumn, aColumn = layout.slopeColumn, bColumn = layout.locationColumn
+        let cColumn = layout.guessingColumn, modelColumn = column("model")
         let seColumns = [column("se_a"), column("se_b"), column("se_c")]
         let nColumn = column("n_responses"), pColumn = column("p_value"), flagsColumn = column("flags")
         let known = Set(coreColumns)
-        let metadataColumns = header.filter { !known.contains($0) && !$0.isEmpty }
-        let metadataIndex = metadataColumns.map { column($0)! }
+        let metadataIndex = header.indices.filter { !known.contains(header[$0]) && !header[$0].isEmpty && !layout.consumedColumns.contains($0) }
+        let metadataColumns = metadataIndex.map { header[$0] }
 
         var errors = ErrorCollector()
         var items: [BankItem] = []
@@ -99,23 +102,38 @@ extension ItemBank {
                 }
                 return .some(v)
             }
-            guard let a = number(aColumn, "a", allowEmpty: false), let b = number(bColumn, "b", allowEmpty: false),
-                  let c = number(cColumn, "c", allowEmpty: true) else { continue }
-            let slope = a!, difficulty = b!, guessing = c ?? 0
+            guard let a = number(aColumn, layout.slopeName, allowEmpty: false), let b = number(bColumn, layout.locationName, allowEmpty: false),
+                  let c = number(cColumn, layout.guessingName, allowEmpty: true), let u = number(layout.upperColumn, layout.upperName, allowEmpty: true) else { continue }
+            let slope = a!, guessing = c ?? 0
+            if let u, u != 1 {
+                errors.add(InputError(file: path, line: line, column: layout.upperColumn! + 1, message: "item '\(id)': \(layout.upperName) = \(u) is an upper asymptote below 1 (4PL); iqscore scores the Rasch, 1PL, 2PL and 3PL models (upper asymptote 1): refit without one"))
+                continue
+            }
+            // Slope–intercept aθ + d = a(θ − b) with b = −d/a.
+            let difficulty: Double
+            if layout.locationIsIntercept {
+                guard slope != 0 else {
+                    errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': \(layout.slopeName) = 0, so the difficulty b = −d/\(layout.slopeName) is undefined; allowed \(Self.allowedSlopes.inequality("a")) without 0"))
+                    continue
+                }
+                difficulty = -b! / slope
+            } else {
+                difficulty = b!
+            }
             if requirePositiveSlopes, !Self.allowedPositiveSlopes.contains(slope) {
-                errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': a = \(slope); allowed \(Self.allowedPositiveSlopes.inequality("a")) (scoring needs a positive slope)"))
+                errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': \(layout.slopeName) = \(slope); allowed \(Self.allowedPositiveSlopes.inequality("a")) (scoring needs a positive slope)"))
                 continue
             }
             if !Self.allowedSlopes.contains(slope) {
-                errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': a = \(slope); allowed \(Self.allowedSlopes.inequality("a"))"))
+                errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': \(layout.slopeName) = \(slope); allowed \(Self.allowedSlopes.inequality("a"))"))
                 continue
             }
             if !Self.allowedDifficulties.contains(difficulty) {
-                errors.add(InputError(file: path, line: line, column: bColumn + 1, message: "item '\(id)': b = \(difficulty); allowed \(Self.allowedDifficulties.inequality("b"))"))
+                errors.add(InputError(file: path, line: line, column: bColumn + 1, message: "item '\(id)': b = \(difficulty)\(layout.locationIsIntercept ? " (−d/\(layout.slopeName) with d = \(b!))" : ""); allowed \(Self.allowedDifficulties.inequality("b"))"))
                 continue
             }
             if !Self.allowedGuessing.contains(guessing) {
-                errors.add(InputError(file: path, line: line, column: cColumn! + 1, message: "item '\(id)': c = \(guessing); allowed \(Self.allowedGuessing.inequality("c"))"))
+                errors.add(InputError(file: path, line: line, column: cColumn! + 1, message: "item '\(id)': \(layout.guessingName) = \(guessing); allowed \(Self.allowedGuessing.inequality("c"))"))
                 continue
             }
             var model: IRTModel = guessing > 0 ? .threePL : .twoPL
@@ -123,15 +141,19 @@ extension ItemBank {
                 let text = reader.string(modelColumn).trimmingCharacters(in: .whitespaces).lowercased()
                 if !text.isEmpty {
                     guard let m = IRTModel(rawValue: text) else {
+                        if text == "4pl" {
+                            errors.add(InputError(file: path, line: line, column: modelColumn + 1, message: "item '\(id)': model '4pl' has an upper asymptote below 1, which iqscore does not model; allowed rasch, 1pl, 2pl, 3pl (refit as 3pl)"))
+                            continue
+                        }
                         errors.add(InputError(file: path, line: line, column: modelColumn + 1, message: "item '\(id)': model '\(text.escapingControlCharacters)' is not one of rasch, 1pl, 2pl, 3pl"))
                         continue
                     }
                     if m == .rasch && slope != 1 {
-                        errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': a = \(slope), but a rasch item has a = 1 (use model 1pl or 2pl for other slopes)"))
+                        errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': \(layout.slopeName) = \(slope), but a rasch item has a = 1: the model column contradicts the parameters (use model 1pl or 2pl for other slopes)"))
                         continue
                     }
                     if !m.hasGuessing && guessing != 0 {
-                        errors.add(InputError(file: path, line: line, column: cColumn! + 1, message: "item '\(id)': c = \(guessing), but a \(m.rawValue) item has c = 0 (use model 3pl for a lower asymptote)"))
+                        errors.add(InputError(file: path, line: line, column: cColumn! + 1, message: "item '\(id)': \(layout.guessingName) = \(guessing), but a \(m.rawValue) item has no lower asymptote (c = 0): the model column contradicts the parameters (use model 3pl, or drop the \(layout.guessingName) value)"))
                         continue
                     }
                     model = m
@@ -178,6 +200,8 @@ extension ItemBank {
         }
         try errors.throwIfAny()
         guard !items.isEmpty else { throw InputError(file: path, line: headerLine, message: "the bank has no items") }
-        return ItemBank(items: items, metadataColumns: metadataColumns)
+        var bank = ItemBank(items: items, metadataColumns: metadataColumns)
+        bank.layout = layout
+        return bank
     }
 }

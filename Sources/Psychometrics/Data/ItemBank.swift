@@ -51,6 +51,9 @@ public struct ItemBank: Sendable, Hashable, Codable {
     public var metadataColumns: [String]
     /// The file the bank was read from, if any (for error messages).
     public var sourcePath: String?
+    /// How the file's header was read (`BankLayout`: native, or a foreign layout with its conversion), when the
+    /// bank was read from a file.
+    public var layout: BankLayout?
 
     public init(items: [BankItem], metadataColumns: [String] = []) {
         self.items = items
