@@ -53,9 +53,22 @@ struct ResponseColumnOptions: ParsableArguments {
     @Option(help: "Force the layout instead of detecting it from the header: wide or long.")
     var layout: ResponseLayout?
 
+    @Option(help: ArgumentHelp("Field separator: ',' (default), ';', tab (also written '\\t') or '|'.", valueName: "char"))
+    var delimiter = ","
+
+    /// The separator's byte, or nil when `delimiter` is not one `ResponseFileOptions.allowedDelimiters` holds.
+    var delimiterByte: UInt8? {
+        let text = delimiter == "tab" || delimiter == "\\t" ? "\t" : delimiter
+        guard text.utf8.count == 1, let byte = text.utf8.first, ResponseFileOptions.allowedDelimiters.contains(byte) else { return nil }
+        return byte
+    }
+
     /// The three long-layout columns must be three different, non-empty names: one column cannot be both the
     /// session and the item (the reader would take the same field for both without a word).
     func validate() throws {
+        if delimiterByte == nil {
+            throw ValidationError("--delimiter must be ',', ';', tab or '|', got \(TextFidelity.quoted(delimiter))")
+        }
         let names = [("--session-column", sessionColumn), ("--item-column", itemColumn), ("--response-column", responseColumn)]
         for (option, name) in names where name.trimmingCharacters(in: .whitespaces).isEmpty {
             throw ValidationError("\(option) must name a column, got '\(name)'")
@@ -68,7 +81,8 @@ struct ResponseColumnOptions: ParsableArguments {
     }
 
     var fileOptions: ResponseFileOptions {
-        ResponseFileOptions(sessionColumn: sessionColumn, itemColumn: itemColumn, responseColumn: responseColumn, layout: layout)
+        ResponseFileOptions(sessionColumn: sessionColumn, itemColumn: itemColumn, responseColumn: responseColumn, layout: layout,
+                            delimiter: delimiterByte ?? UInt8(ascii: ","))
     }
 }
 

@@ -7,8 +7,9 @@ struct IQScore: ParsableCommand {
         commandName: "iqscore",
         abstract: "Psychometric engine: calibrate IRT item banks, score sessions to IQ, assemble forms, simulate CAT.",
         discussion: """
-            Exit status: 0 success; 1 failure (bad input or an error, named on stderr; no output file is \
-            written); 2 score finished but rejected some sessions (listed in the rejects file), or assemble \
+            Exit status: 0 success; 1 failure (bad input or an error, named on stderr, or score rejected every \
+            session; no output file is written); 2 score scored some sessions and rejected others (listed in \
+            the rejects file), or assemble \
             wrote forms with a relaxed rule (listed on stderr); 3 calibrate (EM) or link (Haebara/Stocking–Lord) \
             did not converge (the output is written, with a warning); 64 usage error.
             """,

@@ -35,8 +35,9 @@ struct ScoreCommand: ParsableCommand {
             `iqscore verify SUMMARY` checks a set. An output that is the same file as an input, the bank or \
             another output is refused before anything is read.
 
-            Exit status: 0 every session scored; 2 some sessions rejected (see REJECTS); 1 failed (bad bank, \
-            unreadable input, bad options: nothing is written).
+            Exit status: 0 every session scored; 2 some scored, some rejected (see REJECTS); 1 failed: no \
+            session could be scored (the first reasons, and which options would read a misread file, on stderr), \
+            a bad bank, an unreadable input or bad options; nothing is written.
             """
     )
 
@@ -140,13 +141,49 @@ struct ScoreCommand: ParsableCommand {
             if progress.isEnabled { onProgress = { progress.show($0) } }
             let report = try batch.run(inputs: sessions, scores: scoresWriter, rejects: rejectsWriter, progress: onProgress)
             progress.clear()
+            let hint = report.sessionsRejected > 0 ? layoutHint(bank: itemBank) : nil
+            if report.sessionsScored == 0 {
+                // Nothing to deliver: a failure (exit 1) that writes nothing, with the first reasons on stderr.
+                printError(noneScored(report, first: BatchScorer.firstRejections(in: rejectsWriter, limit: 5), hint: hint))
+                return ExitStatus.failure
+            }
             try OutputSet.commit([("rejects", rejectsWriter, report.sessionsRejected), ("scores", scoresWriter, report.sessionsScored)],
                                  manifest: manifestWriter) { entries in
                 try ScoreRunSummary(command: self, report: report, scorer: scorer, outputs: entries).json()
             }
-            printError(summary(report, scorer: scorer))
+            printError(summary(report, scorer: scorer) + (hint.map { "\nhint: " + $0 } ?? ""))
             return report.sessionsRejected == 0 ? ExitStatus.success : ExitStatus.someRejected
         }
+    }
+
+    /// Which options would read the first input that a misread layout explains (`ResponseLayoutHint`), named
+    /// when there are several inputs.
+    func layoutHint(bank: ItemBank) -> String? {
+        let ids = Set(bank.items.map(\.itemID))
+        for path in sessions {
+            if let hint = ResponseLayoutHint.hint(forFile: path, options: columns.fileOptions, itemIDs: ids) {
+                return sessions.count > 1 ? "\(path): \(hint)" : hint
+            }
+        }
+        return nil
+    }
+
+    /// The error of a run that scored no session: the count, the first rejections, the hint.
+    func noneScored(_ r: BatchScoringReport, first: [RejectedSession], hint: String?) -> String {
+        var lines: [String]
+        if r.sessionsRead == 0 {
+            lines = ["error: no session was scored: the input holds no sessions (\(formatCount(r.rowsRead)) data rows); nothing was written"]
+        } else {
+            lines = ["error: no session was scored: \(r.sessionsRead == 1 ? "the only session read was" : "all \(formatCount(r.sessionsRead)) sessions read were") rejected; nothing was written" + (first.isEmpty ? "" : ". The first:")]
+            for reject in first {
+                var location = reject.file
+                if let line = reject.line { location += ":\(line)" + (reject.column.map { ":\($0)" } ?? "") }
+                lines.append("\(location): rejected session \(TextFidelity.quoted(reject.sessionID)): \(reject.reason)")
+            }
+            if r.sessionsRejected > first.count && !first.isEmpty { lines.append("… and \(formatCount(r.sessionsRejected - first.count)) more") }
+        }
+        if let hint { lines.append("hint: " + hint) }
+        return lines.joined(separator: "\n")
     }
 
     func summary(_ r: BatchScoringReport, scorer: SessionScorer) -> String {

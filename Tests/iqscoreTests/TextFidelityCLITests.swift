@@ -62,7 +62,8 @@ struct TextFidelityCLITests {
     @Test("a 1 MB bad value is quoted to its first 100 bytes, with its length")
     func longValues() throws {
         let long = String(repeating: "x", count: 1_000_000)
-        let ws = try Self.workspace(Self.bytes("session_id,item_id,response\ns1,q1,\(long)\ns2,\(long),1\n"))
+        // s3 is scored, so the run delivers scores (exit 2) and the rejects file is there to read.
+        let ws = try Self.workspace(Self.bytes("session_id,item_id,response\ns1,q1,\(long)\ns2,\(long),1\ns3,q1,1\n"))
         for threads in ["1", "2"] {
             let r = try ws.run("score", "s.csv", "--bank", "BANK.csv", "--out", "o\(threads).csv", "--threads", threads)
             #expect(r.status == 2)

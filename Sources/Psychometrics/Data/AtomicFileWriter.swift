@@ -86,6 +86,13 @@ public final class AtomicFileWriter {
         buffer.removeAll(keepingCapacity: true)
     }
 
+    /// Writes out the buffer and returns the temporary file's path (nil when the target is not a regular file), so
+    /// that a caller can read back what it wrote before deciding not to commit.
+    package func flushedTemporaryPath() throws -> String? {
+        try flush()
+        return temporaryPath
+    }
+
     /// Discards everything written so far (the temporary file is truncated), so a run can start over.
     public func reset() throws {
         buffer.removeAll(keepingCapacity: true)

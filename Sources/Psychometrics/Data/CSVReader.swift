@@ -33,7 +33,7 @@ public final class CSVReader {
         var position = 0
         var atEOF = false
         var nextLine = 1
-        var scanner = CSVRecordScanner()
+        var scanner: CSVRecordScanner
         var line = 0
         var bytesConsumed = 0
     }
@@ -55,8 +55,9 @@ public final class CSVReader {
     /// Total size of the file in bytes, when known.
     public let fileSize: Int?
 
-    /// Opens `path`; messages name `displayName` (default: the path).
-    public init(path: String, displayName: String? = nil, chunkSize: Int = 1 << 20, maxRecordBytes: Int = CSVReader.defaultMaxRecordBytes) throws {
+    /// Opens `path`; messages name `displayName` (default: the path). Fields are separated by `delimiter`.
+    public init(path: String, displayName: String? = nil, chunkSize: Int = 1 << 20, maxRecordBytes: Int = CSVReader.defaultMaxRecordBytes,
+                delimiter: UInt8 = UInt8(ascii: ",")) throws {
         self.path = displayName ?? path
         self.maxRecordBytes = max(maxRecordBytes, 64)
         let fd = open(path, O_RDONLY)
@@ -76,7 +77,7 @@ public final class CSVReader {
         self.fd = fd
         let capacity = max(min(chunkSize, self.maxRecordBytes), 64)
         state = .allocate(capacity: 1)
-        state.initialize(to: State(buffer: .allocate(capacity: capacity), capacity: capacity))
+        state.initialize(to: State(buffer: .allocate(capacity: capacity), capacity: capacity, scanner: CSVRecordScanner(delimiter: delimiter)))
         try fill()
         // Skip a UTF-8 byte-order mark.
         if filled >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { position = 3 }

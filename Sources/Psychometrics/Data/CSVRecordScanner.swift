@@ -1,7 +1,7 @@
 /// The RFC 4180 record grammar shared by `CSVReader` (one stream, one thread) and the parallel chunk parser of
 /// `BatchScorer` (many byte ranges of one file at once): both call `scan`, so both read every file the same way.
 ///
-/// Rules: fields are separated by `,`; a record ends at `\n`, `\r\n` or a lone `\r`; a field that starts with
+/// Rules: fields are separated by `,` (or the `delimiter` given: `;`, tab, `|`); a record ends at `\n`, `\r\n` or a lone `\r`; a field that starts with
 /// `"` is quoted (it may hold `,`, line breaks and `""` escapes, and must end at a `,` or the record end); a
 /// quote inside an unquoted field is data. A line with nothing on it is blank. Line breaks inside quoted fields
 /// count as lines, so callers can give 1-based physical line numbers.
@@ -34,7 +34,11 @@ struct CSVRecordScanner {
         var message: String
     }
 
-    init() {
+    /// The field separator: `,` unless a file says otherwise (`ResponseFileOptions.delimiter`).
+    let delimiter: UInt8
+
+    init(delimiter: UInt8 = UInt8(ascii: ",")) {
+        self.delimiter = delimiter
         capacity = 64
         bounds = .allocate(capacity: 2 * capacity)
         quoted = .allocate(capacity: capacity)
@@ -76,7 +80,7 @@ struct CSVRecordScanner {
     /// just before it, which may be the first half of `\r\n` — gives `.needMore`.
     @inline(__always)
     mutating func scan(_ buf: UnsafePointer<UInt8>, from start: Int, to end: Int, atEOF: Bool) throws(SyntaxError) -> Outcome {
-        let newline = UInt8(ascii: "\n"), cr = UInt8(ascii: "\r"), comma = UInt8(ascii: ","), quote = UInt8(ascii: "\"")
+        let newline = UInt8(ascii: "\n"), cr = UInt8(ascii: "\r"), comma = delimiter, quote = UInt8(ascii: "\"")
         var p = start
         var lines = 0
         var nf = 0
@@ -121,7 +125,7 @@ struct CSVRecordScanner {
                     let ch = buf[p]
                     if ch != comma && ch != newline && ch != cr {
                         throw SyntaxError(lineOffset: lines, column: nf,
-                                          message: "unexpected character '\(Character(Unicode.Scalar(ch)))' after a closing quote; a quoted field must end at a comma or line end")
+                                          message: "unexpected character '\(Character(Unicode.Scalar(ch)))' after a closing quote; a quoted field must end at \(delimiter == UInt8(ascii: ",") ? "a comma" : "the delimiter") or line end")
                     }
                 } else if !atEOF {
                     return .needMore
@@ -167,8 +171,11 @@ struct CSVRecordScanner {
     /// word: for w & 0x7F… + 0x53… the high bit of a byte is set exactly when the byte's low 7 bits are ≥ 0x2D,
     /// so ~(that | w) & 0x80… flags the bytes < 0x2D (no carries cross bytes); each flagged byte is checked.
     @inline(__always)
+    /// A delimiter at or above 0x2D (`;`, `|`) is not among the bytes the word test flags: such files always take
+    /// the full rules.
     mutating func scanPlain(_ buf: UnsafePointer<UInt8>, from start: Int, to end: Int) -> Int? {
-        let newline = UInt8(ascii: "\n"), cr = UInt8(ascii: "\r"), comma = UInt8(ascii: ","), quote = UInt8(ascii: "\"")
+        guard delimiter < 0x2D else { return nil }
+        let newline = UInt8(ascii: "\n"), cr = UInt8(ascii: "\r"), comma = delimiter, quote = UInt8(ascii: "\"")
         if buf[start] == newline || buf[start] == cr { return nil }
         let raw = UnsafeRawPointer(buf)
         var q = start, fieldStart = start, nf = 0

@@ -26,15 +26,19 @@ public struct InputError: Error, Sendable, Hashable, CustomStringConvertible {
 public struct InputErrors: Error, Sendable, CustomStringConvertible {
     public var errors: [InputError]
     public var omitted: Int
+    /// Which options would read the file, when the problems look like a misread layout (`ResponseLayoutHint`).
+    public var hint: String?
 
-    public init(_ errors: [InputError], omitted: Int = 0) {
+    public init(_ errors: [InputError], omitted: Int = 0, hint: String? = nil) {
         self.errors = errors
         self.omitted = omitted
+        self.hint = hint
     }
 
     public var description: String {
         var lines = errors.map(\.description)
         if omitted > 0 { lines.append("… and \(omitted) more problem\(omitted == 1 ? "" : "s") not listed") }
+        if let hint { lines.append("hint: " + hint) }
         return lines.joined(separator: "\n")
     }
 }

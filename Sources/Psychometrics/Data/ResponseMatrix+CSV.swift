@@ -20,13 +20,21 @@ public struct ResponseFileOptions: Sendable, Hashable {
     public var responseColumn = "response"
     /// Force a layout; `nil` detects it from the header (long when the three long columns are present).
     public var layout: ResponseLayout?
+    /// The field separator, one of `allowedDelimiters`: `,` (default), `;` (spreadsheets in locales whose decimal
+    /// mark is a comma), tab or `|`.
+    public var delimiter: UInt8
+
+    /// The separators a response file may use.
+    public static let allowedDelimiters: [UInt8] = [UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "\t"), UInt8(ascii: "|")]
 
     public init(sessionColumn: String = "session_id", itemColumn: String = "item_id",
-                responseColumn: String = "response", layout: ResponseLayout? = nil) {
+                responseColumn: String = "response", layout: ResponseLayout? = nil, delimiter: UInt8 = UInt8(ascii: ",")) {
+        precondition(Self.allowedDelimiters.contains(delimiter), "delimiter must be one of , ; tab |, got \(delimiter)")
         self.sessionColumn = sessionColumn
         self.itemColumn = itemColumn
         self.responseColumn = responseColumn
         self.layout = layout
+        self.delimiter = delimiter
     }
 
     /// First-column headers that mark a wide file's id column (compared case-insensitively).
@@ -123,10 +131,27 @@ extension ResponseMatrix {
     /// Calibration keeps every response in memory. With `maxMemoryBytes`, reading stops with an error once the
     /// responses read so far need more than that (long layout: about 33 bytes per response while reading and
     /// grouping, 160 per session; wide: 5 per response, 160 per person), naming the line reached.
+    ///
+    /// When the file's problems look like a misread layout (long read as wide, an unrecognised id column, another
+    /// delimiter, polytomous cells), the thrown `InputErrors` carry a `hint` naming the options that would read it.
     public static func load(csv path: String, options: ResponseFileOptions = ResponseFileOptions(), maxMemoryBytes: Int? = nil) throws
         -> (matrix: ResponseMatrix, report: ResponseFileReport)
     {
-        let reader = try CSVReader(path: path)
+        do {
+            return try loadWithoutHint(csv: path, options: options, maxMemoryBytes: maxMemoryBytes)
+        } catch let error as InputErrors {
+            guard let hint = ResponseLayoutHint.hint(forFile: path, options: options) else { throw error }
+            throw InputErrors(error.errors, omitted: error.omitted, hint: hint)
+        } catch let error as InputError {
+            guard let hint = ResponseLayoutHint.hint(forFile: path, options: options) else { throw error }
+            throw InputErrors([error], hint: hint)
+        }
+    }
+
+    private static func loadWithoutHint(csv path: String, options: ResponseFileOptions, maxMemoryBytes: Int?) throws
+        -> (matrix: ResponseMatrix, report: ResponseFileReport)
+    {
+        let reader = try CSVReader(path: path, delimiter: options.delimiter)
         let budget = MemoryCheck(limit: maxMemoryBytes, path: path)
         guard try reader.nextRow() else {
             throw InputError(file: path, message: "the file is empty; expected a header row")

@@ -336,7 +336,7 @@ extension BatchScorer {
         mutating func parse(_ chunk: LongChunk, _ buf: UnsafePointer<UInt8>, path: String) {
             let table = owner.scorer.itemTable
             let sc = columns.session, ic = columns.item, rc = columns.response
-            var scanner = CSVRecordScanner()
+            var scanner = CSVRecordScanner(delimiter: owner.fileOptions.delimiter)
             defer { scanner.deallocate() }
             var scratch: [UInt8] = []
             var p = chunk.start, line = chunk.firstLine

@@ -220,7 +220,8 @@ public final class BatchScorer {
 
         mutating func readAll() throws {
             for (fileIndex, path) in readPaths.enumerated() {
-                let reader = try CSVReader(path: path, displayName: inputs[fileIndex], maxRecordBytes: owner.budgetedRecordBytes)
+                let reader = try CSVReader(path: path, displayName: inputs[fileIndex], maxRecordBytes: owner.budgetedRecordBytes,
+                                           delimiter: owner.fileOptions.delimiter)
                 try readFile(reader, fileIndex: fileIndex)
                 bytesBefore += reader.bytesConsumed
             }
@@ -730,6 +731,19 @@ public final class BatchScorer {
             }
             out.append("}\n")
         }
+    }
+
+    /// The first `limit` rejections written to `rejects` (read back from its temporary file; none when it is not
+    /// a regular file), for a run that scored nothing and so commits no output.
+    package static func firstRejections(in rejects: AtomicFileWriter, limit: Int) -> [RejectedSession] {
+        guard let path = try? rejects.flushedTemporaryPath(), let reader = try? CSVReader(path: path),
+              (try? reader.nextRow()) == true else { return [] }
+        var list: [RejectedSession] = []
+        while list.count < limit, (try? reader.nextRow()) == true, reader.fieldCount == 5 {
+            let f = reader.strings()
+            list.append(RejectedSession(sessionID: f[0], file: f[1], line: Int(f[2]), column: Int(f[3]), reason: f[4]))
+        }
+        return list
     }
 
     static func rejectLine(_ r: RejectedSession) -> String {
