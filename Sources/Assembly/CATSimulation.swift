@@ -312,7 +312,7 @@ public struct CATSimulationReport: Sendable, Codable {
     /// The report as pretty-printed JSON with sorted keys (stable across runs except `elapsed_seconds`).
     public func json() throws -> String {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(self), as: UTF8.self) + "\n"
     }
 }

@@ -103,9 +103,7 @@ struct AssembleCommand: ParsableCommand {
                     study.seTarget = seTarget
                     if simulateFixed { study.fixedForms = result.count }
                     let report = try FormSimulation.run(assembler: assembler, options: study)
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                    try writeAtomically(String(decoding: try encoder.encode(report), as: UTF8.self) + "\n", to: simulationOut)
+                    try writeAtomically(try encodeJSON(report), to: simulationOut)
                     var line = "simulation (\(report.mode), \(formatCount(simulate)) simulees): RMSE \(fixed(report.rmse, 3)), bias \(fixed(report.bias, 3)), mean SE \(fixed(report.meanSE, 3))"
                     if let share = report.shareSEReached { line += ", SE ≤ \(seTarget!.formatted6) for \(fixed(100 * share, 1))%" }
                     line += "; exposure max \(fixed(report.maxExposure, 3)), mean \(fixed(report.meanExposure, 4)); overlap \(fixed(report.overlapRate, 3)); content violations \(report.contentViolations); \(fixed(report.elapsedSeconds, 2)) s"
@@ -139,7 +137,7 @@ struct AssembleCommand: ParsableCommand {
                 if let b = form.targetUpperBound { r["target_upper_bound"] = b }
                 return r
             }
-            let data = try JSONSerialization.data(withJSONObject: ["forms": report], options: [.prettyPrinted, .sortedKeys])
+            let data = try JSONSerialization.data(withJSONObject: ["forms": report], options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
             try writeAtomically(String(decoding: data, as: UTF8.self) + "\n", to: reportJSON)
         }
     }

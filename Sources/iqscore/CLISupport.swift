@@ -53,7 +53,7 @@ struct ResponseColumnOptions: ParsableArguments {
     @Option(help: "Force the layout instead of detecting it from the header: wide or long.")
     var layout: ResponseLayout?
 
-    @Option(help: ArgumentHelp("Field separator: ',' (default), ';', tab (also written '\\t') or '|'.", valueName: "char"))
+    @Option(help: ArgumentHelp("Field separator: ',', ';', tab (also written '\\t') or '|'.", valueName: "char"))
     var delimiter = ","
 
     /// The separator's byte, or nil when `delimiter` is not one `ResponseFileOptions.allowedDelimiters` holds.

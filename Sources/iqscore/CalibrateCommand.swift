@@ -208,16 +208,22 @@ struct CalibrateCommand: ParsableCommand {
         lines.append("iqscore calibrate: \(result.model.rawValue.uppercased()) on \(responses) (\(report.layout.rawValue) layout, \(formatCount(report.dataRows)) data rows)")
         lines.append("data: \(formatCount(result.personCount)) persons × \(result.items.count) items, \(formatCount(result.cellCount)) responses (\(fixed(100 * Double(result.cellCount) / Double(max(1, result.personCount * result.items.count)), 1))% of cells); \(result.eStep.rawValue) E-step")
         var excluded: [String] = []
-        if !report.emptyPersons.isEmpty { excluded.append("\(formatCount(report.emptyPersons.count)) persons with no responses") }
-        if !result.excludedPersons.isEmpty { excluded.append("\(formatCount(result.excludedPersons.count)) persons with responses only to excluded items") }
+        // The same counts as the summary JSON's excluded_persons = persons_without_responses + persons_only_excluded_items.
+        let empty = report.emptyPersons.count, onlyExcluded = result.excludedPersons.count
+        switch (empty, onlyExcluded) {
+        case (0, 0): break
+        case (_, 0): excluded.append("\(formatCount(empty)) person\(empty == 1 ? "" : "s") with no responses")
+        case (0, _): excluded.append("\(formatCount(onlyExcluded)) person\(onlyExcluded == 1 ? "" : "s") with responses only to excluded items")
+        default: excluded.append("\(formatCount(empty + onlyExcluded)) persons (\(formatCount(empty)) with no responses, \(formatCount(onlyExcluded)) with responses only to excluded items)")
+        }
         if !result.excludedItems.isEmpty { excluded.append("\(result.excludedItems.count) items (\(result.excludedItems.map(\.itemID).prefix(5).joined(separator: ", "))\(result.excludedItems.count > 5 ? ", …" : ""))") }
         if report.blankResponses > 0 { excluded.append("\(formatCount(report.blankResponses)) blank response rows") }
         lines.append("excluded: " + (excluded.isEmpty ? "none" : excluded.joined(separator: "; ")))
         let status = result.converged
-            ? "converged in \(result.cycles) cycles (largest change \(String(format: "%.1e", result.lastChange)) < \(result.options.tolerance))"
-            : "NOT CONVERGED after \(result.cycles) cycles (largest change \(String(format: "%.1e", result.lastChange)))"
+            ? "converged in \(result.cycles) cycles (largest change \(String(format: "%.1e", result.lastChange)) < \(String(format: "%.1e", result.options.tolerance)))"
+            : "NOT CONVERGED after \(result.cycles) cycles (largest change \(String(format: "%.1e", result.lastChange)) ≥ \(String(format: "%.1e", result.options.tolerance)))"
         lines.append("\(status); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s (standard errors \(fixed(result.standardErrorSeconds, 2)) s)")
-        lines.append("log-likelihood \(fixed(result.logLikelihood, 3))  AIC \(fixed(result.aic, 2))  BIC \(fixed(result.bic, 2))  (\(result.parameterCount) parameters)")
+        lines.append("log-likelihood \(fixed(result.logLikelihood, 2)), AIC \(fixed(result.aic, 2)), BIC \(fixed(result.bic, 2)) (\(result.parameterCount) parameters)")
         var priors: [String] = []
         if let p = result.options.guessingPrior, result.model == .threePL { priors.append("c ~ \(p)") }
         if let p = result.options.slopePrior { priors.append("a ~ \(p)") }
@@ -249,6 +255,7 @@ extension EStepStrategy: ExpressibleByArgument {}
 struct CalibrationSummary: Encodable {
     var manifest_version = 1
     var command = "calibrate"
+    var iqscore_version = iqscoreVersion
     /// The outputs of the run (the bank) with rows, bytes and CRC-32: this summary is the run's manifest.
     var outputs: [ManifestEntry] = []
     var model: String
@@ -258,8 +265,11 @@ struct CalibrationSummary: Encodable {
     var n_persons: Int
     var n_items: Int
     var n_responses: Int
-    var persons_without_responses: Int
+    /// Persons left out of the fit: `persons_without_responses + persons_only_excluded_items` (stderr's
+    /// "excluded:" line gives the same counts).
     var excluded_persons: Int
+    var persons_without_responses: Int
+    var persons_only_excluded_items: Int
     var excluded_items: [[String: String]]
     var log_likelihood: Double
     var aic: Double
@@ -303,7 +313,8 @@ struct CalibrationSummary: Encodable {
         n_items = result.items.count
         n_responses = result.cellCount
         persons_without_responses = report.emptyPersons.count
-        excluded_persons = result.excludedPersons.count
+        persons_only_excluded_items = result.excludedPersons.count
+        excluded_persons = persons_without_responses + persons_only_excluded_items
         excluded_items = result.excludedItems.map { ["item_id": $0.itemID, "reason": $0.reason] }
         log_likelihood = result.logLikelihood
         aic = result.aic

@@ -13,6 +13,7 @@ struct IQScore: ParsableCommand {
             wrote forms with a relaxed rule (listed on stderr); 3 calibrate (EM) or link (Haebara/Stocking–Lord) \
             did not converge (the output is written, with a warning); 64 usage error.
             """,
+        version: iqscoreVersion,
         subcommands: [CalibrateCommand.self, ScoreCommand.self, AnalyzeCommand.self, ReportCommand.self, AssembleCommand.self, SimulateCommand.self, CATCommand.self, LinkCommand.self, VerifyCommand.self]
     )
 }

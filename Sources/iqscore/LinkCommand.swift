@@ -105,12 +105,12 @@ struct LinkCommand: ParsableCommand {
         var lines: [String] = []
         lines.append("iqscore link: \(method)\(method.isCharacteristicCurve ? " (\(criterion))" : ""), \(newBank) onto the scale of \(oldBank)")
         lines.append("banks: old \(old.items.count) items, new \(new.items.count) items; \(ids.count) common items (\(ids.prefix(8).joined(separator: ", "))\(ids.count > 8 ? ", …" : ""))")
-        lines.append("θ_old = \(fixed(result.slope, 6)) · θ_new \(signed(result.intercept))  (a* = a/slope, b* = slope·b + intercept, c* = c)")
+        lines.append("θ_old = \(fixed(result.slope, 6)) · θ_new \(signed(result.intercept)) (a* = a/slope, b* = slope·b + intercept, c* = c)")
         if let value = result.criterion {
             let status = result.converged
                 ? "converged in \(result.iterations) Newton iteration\(result.iterations == 1 ? "" : "s")"
                 : "NOT CONVERGED after \(result.iterations) Newton iterations"
-            lines.append("criterion \(String(format: "%.4e", value)) on \(quadraturePoints) points of [-\(thetaBound.formatted()), \(thetaBound.formatted())] with N(0, 1) weights; \(status) from \(constants(result.start))")
+            lines.append("criterion \(String(format: "%.4e", value)) on \(quadraturePoints) points of [-\(thetaBound.formatted6), \(thetaBound.formatted6)] with N(0, 1) weights; \(status) from \(constants(result.start))")
         }
         lines.append("moments: mean-mean \(constants(meanMean)); mean-sigma \(constants(meanSigma))")
         for warning in result.warnings { lines.append("warning: \(warning)") }
@@ -210,9 +210,5 @@ struct LinkSummary: Encodable {
         try c.encode(warnings, forKey: .warnings)
     }
 
-    func json() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        return String(decoding: try encoder.encode(self), as: UTF8.self) + "\n"
-    }
+    func json() throws -> String { try encodeJSON(self) }
 }

@@ -210,6 +210,7 @@ struct ScoreCommand: ParsableCommand {
 struct ScoreRunSummary: Encodable {
     var manifest_version = 1
     var command = "score"
+    var iqscore_version = iqscoreVersion
     var inputs: [String]
     var bank: String
     var method: String

@@ -480,14 +480,14 @@ struct ItemBankLoadErrorTests {
     @Test("a slope that is zero or negative")
     func slopeNotPositive() throws {
         let (path, message) = try Self.loadError("item_id,model,a,b,c\nq1,2pl,0,0,0\nq2,2pl,-1.5,0,0\n")
-        #expect(message == "\(path):2:3: error: item 'q1': a = 0.0; allowed 0 < a ≤ 50 (scoring needs a positive slope)\n"
+        #expect(message == "\(path):2:3: error: item 'q1': a = 0; allowed 0 < a ≤ 50 (scoring needs a positive slope)\n"
                 + "\(path):3:3: error: item 'q2': a = -1.5; allowed 0 < a ≤ 50 (scoring needs a positive slope)")
     }
 
     @Test("c ≥ 1")
     func guessingTooLarge() throws {
         let (path, message) = try Self.loadError("item_id,model,a,b,c\nq1,3pl,1,0,1\n")
-        #expect(message == "\(path):2:5: error: item 'q1': c = 1.0; allowed 0 ≤ c < 1")
+        #expect(message == "\(path):2:5: error: item 'q1': c = 1; allowed 0 ≤ c < 1")
     }
 
     @Test("a duplicated item_id names the first line")

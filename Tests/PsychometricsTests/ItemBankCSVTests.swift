@@ -28,10 +28,10 @@ struct ItemBankCSVTests {
             BANK.csv:2:2: error: item 'q1': a = 1e+300; allowed 0 < a ≤ 50 (scoring needs a positive slope)
             BANK.csv:3:3: error: item 'q2': b = -1e+300; allowed -100 ≤ b ≤ 100
             BANK.csv:4:3: error: item 'q3': b = 100.5; allowed -100 ≤ b ≤ 100
-            BANK.csv:5:2: error: item 'q4': a = 51.0; allowed 0 < a ≤ 50 (scoring needs a positive slope)
+            BANK.csv:5:2: error: item 'q4': a = 51; allowed 0 < a ≤ 50 (scoring needs a positive slope)
             """)
         // Item analysis reads negative slopes (to flag them), within the same magnitude.
-        #expect(try Self.message("item_id,a,b\nq1,-60,0\n", requirePositiveSlopes: false) == "BANK.csv:2:2: error: item 'q1': a = -60.0; allowed -50 ≤ a ≤ 50")
+        #expect(try Self.message("item_id,a,b\nq1,-60,0\n", requirePositiveSlopes: false) == "BANK.csv:2:2: error: item 'q1': a = -60; allowed -50 ≤ a ≤ 50")
     }
 
     @Test("a model column the parameters contradict")
@@ -48,7 +48,7 @@ struct ItemBankCSVTests {
     func statistics() throws {
         #expect(try Self.message("item_id,a,b,se_a,n_responses,p_value\nq1,1,0,nan,10,0.5\nq2,1,0,-1,10,0.5\nq3,1,0,0.1,ten,0.5\nq4,1,0,0.1,-3,0.5\nq5,1,0,0.1,10,1.5\nq6,1,0,,,\n") == """
             BANK.csv:2:4: error: item 'q1': se_a 'nan' is not a number
-            BANK.csv:3:4: error: item 'q2': se_a = -1.0; allowed se_a ≥ 0
+            BANK.csv:3:4: error: item 'q2': se_a = -1; allowed se_a ≥ 0
             BANK.csv:4:5: error: item 'q3': n_responses 'ten' is not a whole number ≥ 0
             BANK.csv:5:5: error: item 'q4': n_responses '-3' is not a whole number ≥ 0
             BANK.csv:6:6: error: item 'q5': p_value = 1.5; allowed 0 ≤ p_value ≤ 1

@@ -229,7 +229,7 @@ struct OnlineCalibrationTests {
         #expect {
             try EMCalibrator(options: bad).calibrate(LSAT7.matrix)
         } throws: { error in
-            (error as? CalibrationError)?.message == "invalid options: fixed item 'Item.1': a = -1.0 must be positive and finite"
+            (error as? CalibrationError)?.message == "invalid options: fixed item 'Item.1': a = -1 must be positive and finite"
         }
     }
 

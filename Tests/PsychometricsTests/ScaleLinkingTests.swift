@@ -266,7 +266,7 @@ struct ScaleLinkingTests {
         #expect(throws: LinkingError("mean-mean: the mean slope of the common items must be positive and finite in both banks (old 1.0, new -0.25)")) {
             try ScaleLinking.meanMean(old: good, new: bad)
         }
-        #expect(throws: LinkingError("common item 'u' has unusable parameters in the new bank: a = -1.0, b = 0.0, c = 0.0; linking needs a > 0, finite b and 0 ≤ c < 1")) {
+        #expect(throws: LinkingError("common item 'u' has unusable parameters in the new bank: a = -1, b = 0, c = 0; linking needs a > 0, finite b and 0 ≤ c < 1")) {
             try ScaleLinking.link(commonItemIDs: ["u", "v"], old: good, new: bad)
         }
     }

@@ -290,6 +290,10 @@ struct CLITests {
         #expect(summary["n_items"] as? Int == 16)
         #expect(summary["n_persons"] as? Int == 1509)
         #expect(summary["persons_without_responses"] as? Int == 16)
+        // The JSON counts what stderr's "excluded:" line says.
+        #expect(summary["excluded_persons"] as? Int == 16 && summary["persons_only_excluded_items"] as? Int == 0)
+        #expect(cal.stderrLines.contains("excluded: 16 persons with no responses"))
+        #expect(summary["iqscore_version"] as? String == IQScoreCLI.version)
         let bank = try ws.csvRows("BANK.csv")
         #expect(bank.count == 17)
         #expect(bank.dropFirst().first?.first == "reason.4")

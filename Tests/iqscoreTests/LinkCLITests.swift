@@ -41,7 +41,7 @@ struct LinkCLITests {
         #expect(r.stdout.isEmpty)
         #expect(r.stderrLines.first == "iqscore link: stocking-lord (new-to-old), new.csv onto the scale of old.csv")
         #expect(r.stderrLines.contains("banks: old 5 items, new 6 items; 4 common items (q4, q2, q1, q3)"))
-        #expect(r.stderrLines.contains("θ_old = 1.250000 · θ_new + 0.500000  (a* = a/slope, b* = slope·b + intercept, c* = c)"))
+        #expect(r.stderrLines.contains("θ_old = 1.250000 · θ_new + 0.500000 (a* = a/slope, b* = slope·b + intercept, c* = c)"))
         #expect(r.stderrLines.contains("wrote linked.csv (6 items: 4 common, 2 new-only) and summary.json"))
 
         let summary = try ws.json("summary.json")

@@ -142,9 +142,9 @@ public struct CalibrationOptions: Sendable, Hashable, Codable {
         if slopePrior != nil && !model.hasItemSlopes { problems.append("a slope prior applies to 2PL and 3PL only") }
         for id in fixedItems.keys.sorted() {
             let p = fixedItems[id]!
-            if !(p.discrimination > 0 && p.discrimination.isFinite) { problems.append("fixed item '\(id)': a = \(p.discrimination) must be positive and finite") }
-            if !p.difficulty.isFinite { problems.append("fixed item '\(id)': b = \(p.difficulty) must be finite") }
-            if !(p.guessing >= 0 && p.guessing < 1) { problems.append("fixed item '\(id)': c = \(p.guessing) must be in [0, 1)") }
+            if !(p.discrimination > 0 && p.discrimination.isFinite) { problems.append("fixed item '\(id)': a = \(p.discrimination.formatted6) must be positive and finite") }
+            if !p.difficulty.isFinite { problems.append("fixed item '\(id)': b = \(p.difficulty.formatted6) must be finite") }
+            if !(p.guessing >= 0 && p.guessing < 1) { problems.append("fixed item '\(id)': c = \(p.guessing.formatted6) must be in [0, 1)") }
         }
         if model == .onePL, let slopes = fixedItems.values.map(\.discrimination).minAndMax(),
            slopes.max - slopes.min > 1e-6 * slopes.max {

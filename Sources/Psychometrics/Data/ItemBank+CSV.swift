@@ -106,7 +106,7 @@ extension ItemBank {
                   let c = number(cColumn, layout.guessingName, allowEmpty: true), let u = number(layout.upperColumn, layout.upperName, allowEmpty: true) else { continue }
             let slope = a!, guessing = c ?? 0
             if let u, u != 1 {
-                errors.add(InputError(file: path, line: line, column: layout.upperColumn! + 1, message: "item '\(id)': \(layout.upperName) = \(u) is an upper asymptote below 1 (4PL); iqscore scores the Rasch, 1PL, 2PL and 3PL models (upper asymptote 1): refit without one"))
+                errors.add(InputError(file: path, line: line, column: layout.upperColumn! + 1, message: "item '\(id)': \(layout.upperName) = \(u.formatted6) is an upper asymptote below 1 (4PL); iqscore scores the Rasch, 1PL, 2PL and 3PL models (upper asymptote 1): refit without one"))
                 continue
             }
             // Slope–intercept aθ + d = a(θ − b) with b = −d/a.
@@ -121,19 +121,19 @@ extension ItemBank {
                 difficulty = b!
             }
             if requirePositiveSlopes, !Self.allowedPositiveSlopes.contains(slope) {
-                errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': \(layout.slopeName) = \(slope); allowed \(Self.allowedPositiveSlopes.inequality("a")) (scoring needs a positive slope)"))
+                errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': \(layout.slopeName) = \(slope.formatted6); allowed \(Self.allowedPositiveSlopes.inequality("a")) (scoring needs a positive slope)"))
                 continue
             }
             if !Self.allowedSlopes.contains(slope) {
-                errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': \(layout.slopeName) = \(slope); allowed \(Self.allowedSlopes.inequality("a"))"))
+                errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': \(layout.slopeName) = \(slope.formatted6); allowed \(Self.allowedSlopes.inequality("a"))"))
                 continue
             }
             if !Self.allowedDifficulties.contains(difficulty) {
-                errors.add(InputError(file: path, line: line, column: bColumn + 1, message: "item '\(id)': b = \(difficulty)\(layout.locationIsIntercept ? " (−d/\(layout.slopeName) with d = \(b!))" : ""); allowed \(Self.allowedDifficulties.inequality("b"))"))
+                errors.add(InputError(file: path, line: line, column: bColumn + 1, message: "item '\(id)': b = \(difficulty.formatted6)\(layout.locationIsIntercept ? " (−d/\(layout.slopeName) with d = \(b!.formatted6))" : ""); allowed \(Self.allowedDifficulties.inequality("b"))"))
                 continue
             }
             if !Self.allowedGuessing.contains(guessing) {
-                errors.add(InputError(file: path, line: line, column: cColumn! + 1, message: "item '\(id)': \(layout.guessingName) = \(guessing); allowed \(Self.allowedGuessing.inequality("c"))"))
+                errors.add(InputError(file: path, line: line, column: cColumn! + 1, message: "item '\(id)': \(layout.guessingName) = \(guessing.formatted6); allowed \(Self.allowedGuessing.inequality("c"))"))
                 continue
             }
             var model: IRTModel = guessing > 0 ? .threePL : .twoPL
@@ -149,11 +149,11 @@ extension ItemBank {
                         continue
                     }
                     if m == .rasch && slope != 1 {
-                        errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': \(layout.slopeName) = \(slope), but a rasch item has a = 1: the model column contradicts the parameters (use model 1pl or 2pl for other slopes)"))
+                        errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': \(layout.slopeName) = \(slope.formatted6), but a rasch item has a = 1: the model column contradicts the parameters (use model 1pl or 2pl for other slopes)"))
                         continue
                     }
                     if !m.hasGuessing && guessing != 0 {
-                        errors.add(InputError(file: path, line: line, column: cColumn! + 1, message: "item '\(id)': \(layout.guessingName) = \(guessing), but a \(m.rawValue) item has no lower asymptote (c = 0): the model column contradicts the parameters (use model 3pl, or drop the \(layout.guessingName) value)"))
+                        errors.add(InputError(file: path, line: line, column: cColumn! + 1, message: "item '\(id)': \(layout.guessingName) = \(guessing.formatted6), but a \(m.rawValue) item has no lower asymptote (c = 0): the model column contradicts the parameters (use model 3pl, or drop the \(layout.guessingName) value)"))
                         continue
                     }
                     model = m
@@ -167,7 +167,7 @@ extension ItemBank {
                 guard let v = number(c, name, allowEmpty: true) else { statistics.append(nil); continue }
                 if let v, name == "p_value" ? !Self.allowedPValues.contains(v) : !(v >= 0) {
                     let allowed = name == "p_value" ? Self.allowedPValues.inequality(name) : "\(name) ≥ 0"
-                    errors.add(InputError(file: path, line: line, column: c! + 1, message: "item '\(id)': \(name) = \(v); allowed \(allowed)"))
+                    errors.add(InputError(file: path, line: line, column: c! + 1, message: "item '\(id)': \(name) = \(v.formatted6); allowed \(allowed)"))
                 }
                 statistics.append(v)
             }

@@ -158,7 +158,7 @@ public enum ScaleLinking {
         for (side, items) in [("old", old), ("new", new)] {
             for (id, p) in zip(ids, items) {
                 if !(p.discrimination > 0 && p.discrimination.isFinite) || !p.difficulty.isFinite || !(p.guessing >= 0 && p.guessing < 1) {
-                    throw LinkingError("common item '\(id)' has unusable parameters in the \(side) bank: a = \(p.discrimination), b = \(p.difficulty), c = \(p.guessing); linking needs a > 0, finite b and 0 ≤ c < 1")
+                    throw LinkingError("common item '\(id)' has unusable parameters in the \(side) bank: a = \(p.discrimination.formatted6), b = \(p.difficulty.formatted6), c = \(p.guessing.formatted6); linking needs a > 0, finite b and 0 ≤ c < 1")
                 }
             }
         }

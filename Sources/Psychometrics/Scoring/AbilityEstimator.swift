@@ -102,7 +102,7 @@ public struct AbilityEstimator: Sendable {
         guard problems.isEmpty else { throw CalibrationError("invalid scoring options: " + problems.joined(separator: "; ")) }
         for (j, p) in parameters.enumerated() {
             guard p.discrimination.isFinite, p.difficulty.isFinite, p.guessing.isFinite, p.guessing >= 0, p.guessing < 1 else {
-                throw CalibrationError("item \(j + 1) has unusable parameters a = \(p.discrimination), b = \(p.difficulty), c = \(p.guessing)")
+                throw CalibrationError("item \(j + 1) has unusable parameters a = \(p.discrimination.formatted6), b = \(p.difficulty.formatted6), c = \(p.guessing.formatted6)")
             }
         }
         self.parameters = parameters
