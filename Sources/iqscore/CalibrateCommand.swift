@@ -170,7 +170,17 @@ struct CalibrateCommand: ParsableCommand {
             }
             let (data, report) = try ResponseMatrix.load(csv: responses, options: columns.fileOptions, maxMemoryBytes: maxMemory.bytes)
             let readSeconds = Date().timeIntervalSince(readStart)
-            let result = try EMCalibrator(options: options).calibrate(data)
+            // A terminal shows each EM cycle as mirt does (silent when stderr is piped).
+            let status = TerminalStatusLine()
+            let result = try EMCalibrator(options: options).calibrate(data, progress: status.isEnabled ? { p in
+                switch p.phase {
+                case .cycle:
+                    status.show("EM cycle \(p.cycle): log-likelihood \(fixed(p.logLikelihood, 2)), largest change \(String(format: "%.1e", p.largestChange)), \(fixed(p.elapsedSeconds, 1)) s")
+                case .standardErrors:
+                    status.show("EM stopped after \(p.cycle) cycles (\(fixed(p.elapsedSeconds, 1)) s); computing standard errors…", force: true)
+                }
+            } : nil)
+            status.clear()
             let bank = ItemBank(calibration: result, metadata: metadata, fixed: fixedBank)
             try bankWriter.write(bank.csv())
             try OutputSet.commit([("bank", bankWriter, bank.items.count)], manifest: manifestWriter) { entries in

@@ -259,23 +259,20 @@ struct ScoreRunSummary: Encodable {
 extension AbilityMethod: ExpressibleByArgument {}
 extension ScoreOutputFormat: ExpressibleByArgument {}
 
-/// A one-line progress display on stderr, only when stderr is a terminal.
+/// Rows, sessions, rate and ETA of a scoring run on `TerminalStatusLine`.
 final class ProgressLine: @unchecked Sendable {
-    let isEnabled = isatty(2) == 1 && ProcessInfo.processInfo.environment["CI"] == nil
-    private var shown = false
+    private let line = TerminalStatusLine()
+    var isEnabled: Bool { line.isEnabled }
 
     func show(_ p: BatchProgress) {
-        var text = "\r\(formatCount(p.rows)) rows, \(formatCount(p.sessions)) sessions, \(formatCount(Int(Double(p.rows) / max(p.seconds, 1e-9)))) rows/s"
+        var text = "\(formatCount(p.rows)) rows, \(formatCount(p.sessions)) sessions, \(formatCount(Int(Double(p.rows) / max(p.seconds, 1e-9)))) rows/s"
         if let total = p.totalBytes, total > 0 {
             let fraction = Double(p.bytesRead) / Double(total)
             text += ", \(fixed(100 * fraction, 1))% of \(fixed(Double(total) / 1e6, 0)) MB"
             if fraction > 0.01 { text += ", ETA \(fixed(p.seconds * (1 - fraction) / fraction, 0)) s" }
         }
-        FileHandle.standardError.write(Data((text + "   ").utf8))
-        shown = true
+        line.show(text)
     }
 
-    func clear() {
-        if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-    }
+    func clear() { line.clear() }
 }

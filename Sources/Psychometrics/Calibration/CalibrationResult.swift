@@ -93,3 +93,24 @@ public struct CalibrationTiming: Sendable, Hashable, Codable {
     public var blasSeconds = 0.0
     public init() {}
 }
+
+/// Where a running calibration is, reported after every EM cycle and before the standard errors (for a
+/// progress display such as `iqscore calibrate`'s, which mirt's "Iteration: 12, Log-Lik: …, Max-Change: …"
+/// line inspired).
+public struct CalibrationProgress: Sendable, Hashable {
+    public enum Phase: Sendable, Hashable {
+        /// An EM cycle finished.
+        case cycle
+        /// EM has stopped; the observed information and standard errors are being computed.
+        case standardErrors
+    }
+    public var phase: Phase
+    /// EM cycles done.
+    public var cycle: Int
+    /// The marginal log-likelihood at the start of the cycle (the E-step's), priors excluded.
+    public var logLikelihood: Double
+    /// The largest absolute change of any parameter (a, d, c; μ, σ where estimated) in the cycle.
+    public var largestChange: Double
+    /// Seconds since the calibration started.
+    public var elapsedSeconds: Double
+}

@@ -40,7 +40,9 @@ public struct EMCalibrator: Sendable {
 
     public init(options: CalibrationOptions) { self.options = options }
 
-    public func calibrate(_ input: ResponseMatrix) throws -> CalibrationResult {
+    /// Calibrates `input`. `progress`, when given, is called on the calling thread after every EM cycle and
+    /// once before the standard errors (`CalibrationProgress`); it must return quickly.
+    public func calibrate(_ input: ResponseMatrix, progress: ((CalibrationProgress) -> Void)? = nil) throws -> CalibrationResult {
         let started = DispatchTime.now().uptimeNanoseconds
         let problems = options.validationProblems()
         guard problems.isEmpty else { throw CalibrationError("invalid options: " + problems.joined(separator: "; ")) }
@@ -155,6 +157,8 @@ public struct EMCalibrator: Sendable {
             if !change.isFinite {
                 throw CalibrationError("the EM iterations diverged in cycle \(cycles) (a parameter became infinite or NaN)")
             }
+            progress?(CalibrationProgress(phase: .cycle, cycle: cycles, logLikelihood: e.logLikelihood, largestChange: change,
+                                          elapsedSeconds: seconds(since: started)))
             if change < options.tolerance { converged = true; break }
         }
         if !converged {
@@ -167,6 +171,8 @@ public struct EMCalibrator: Sendable {
         var seMethod = "not computed (disabled)"
         let seStarted = DispatchTime.now().uptimeNanoseconds
         if options.standardErrors {
+            progress?(CalibrationProgress(phase: .standardErrors, cycle: cycles, logLikelihood: final.logLikelihood, largestChange: change,
+                                          elapsedSeconds: seconds(since: started)))
             var info = engine.observedInformation(final)
             let P = engine.freeParameterCount
             if info.allSatisfy(\.isFinite) && LAPACK.invertPositiveDefinite(&info, n: P) {
