@@ -171,6 +171,40 @@ public struct CATConfiguration: Sendable, Hashable {
         }
         if total > maxItems { problems.append("min_per_domain needs \(total) items over \(bank.domains.count) domains, more than max_items (\(maxItems))") }
         if !active.contains(where: { $0 > 0 }) { problems.append("the bank has no active items") }
+        // Exposure bounds only once the lengths and minima themselves fit the bank (one cause, one message).
+        if problems.isEmpty {
+            problems += exposureProblems(activeItems: active.reduce(0, +), activeByDomain: Dictionary(uniqueKeysWithValues: zip(bank.domains, active)))
+        }
+        return problems
+    }
+
+    /// An `exposure_target` that no selection rule could meet on this bank, found before any simulation.
+    ///
+    /// Every test administers at least L items — `max_items` without an `se_target` (fewer only when the bank
+    /// runs out), else `min_items` — so the exposure rates of the N active items sum to at least L
+    /// (Σⱼ rⱼ = mean test length) and some item is exposed to at least L/N: a target r_max < L/N is infeasible.
+    /// The same holds for each domain's minimum kₔ against its nₔ active items (r_max ≥ kₔ/nₔ). Necessary
+    /// conditions only: a feasible target can still be missed by the Sympson–Hetter calibration, which then
+    /// reports it. The mean exposure rate is L/N (Chen, Ankenmann & Spray 2003, J. Educ. Meas. 40, 129–145).
+    public func exposureProblems(activeItems n: Int, activeByDomain: [String: Int]) -> [String] {
+        guard let r = exposureTarget, r > 0, r <= 1, n > 0 else { return [] }
+        var problems: [String] = []
+        /// ⌈count / r⌉ items, written without converting an astronomically large count to Int.
+        func itemsNeeded(_ count: Int) -> String {
+            let needed = (Double(count) / r - 1e-9).rounded(.up)
+            return needed < 1e15 ? String(Int(needed)) : needed.formatted6
+        }
+        let length = min(seTarget == nil ? maxItems : minItems, n)
+        if Double(length) > r * Double(n) + 1e-9 {
+            let needed = itemsNeeded(length)
+            let what = seTarget == nil ? "every test gives max_items = \(length) items" : "every test gives at least min_items = \(length) items"
+            problems.append("exposure_target \(r.formatted6) cannot be met: \(what), so the exposure rates of the \(n) active items sum to \(length) per test and average \((Double(length) / Double(n)).formatted6); meeting \(r.formatted6) needs at least \(needed) active items (or exposure_target ≥ \((Double(length) / Double(n)).formatted6), or fewer items per test)")
+        }
+        for domain in activeByDomain.keys.sorted() {
+            let k = minPerDomain.minimum(for: domain), nd = activeByDomain[domain] ?? 0
+            guard k > 0, nd >= k, Double(k) > r * Double(nd) + 1e-9 else { continue }
+            problems.append("exposure_target \(r.formatted6) cannot be met in domain \(domain): min_per_domain gives every test \(k) of its \(nd) active items, an average exposure of \((Double(k) / Double(nd)).formatted6); it needs at least \(itemsNeeded(k)) active \(domain) items")
+        }
         return problems
     }
 

@@ -63,3 +63,37 @@ struct CATConfigurationBoundsTests {
         ])
     }
 }
+
+@Suite("CATConfiguration: an exposure target the bank cannot meet is found before any simulation")
+struct CATExposureFeasibilityTests {
+    @Test("fixed length: L/N is the mean exposure, so r_max < L/N is refused with the numbers")
+    func fixedLength() {
+        var c = CATConfiguration(maxItems: 10)
+        c.minItems = 10
+        #expect(c.exposureProblems(activeItems: 16, activeByDomain: [:]) == [
+            "exposure_target 0.25 cannot be met: every test gives max_items = 10 items, so the exposure rates of the 16 active items sum to 10 per test and average 0.625; meeting 0.25 needs at least 40 active items (or exposure_target ≥ 0.625, or fewer items per test)"])
+        // Exactly L/N is feasible (40 items × 0.25 = 10), one item fewer is not.
+        #expect(c.exposureProblems(activeItems: 40, activeByDomain: [:]).isEmpty)
+        #expect(c.exposureProblems(activeItems: 39, activeByDomain: [:]).count == 1)
+        // No exposure control: nothing to meet.
+        c.exposureTarget = nil
+        #expect(c.exposureProblems(activeItems: 16, activeByDomain: [:]).isEmpty)
+    }
+
+    @Test("variable length uses min_items; a bank smaller than the test caps the length; domain minima by domain")
+    func variableAndDomains() {
+        var c = CATConfiguration(maxItems: 30)
+        c.minItems = 5
+        c.seTarget = 0.3
+        c.exposureTarget = 0.2
+        #expect(c.exposureProblems(activeItems: 25, activeByDomain: [:]).isEmpty)
+        #expect(c.exposureProblems(activeItems: 24, activeByDomain: [:]).first?.hasPrefix("exposure_target 0.2 cannot be met: every test gives at least min_items = 5 items") == true)
+        // A 12-item bank and 30-item tests: every test takes all 12 items, exposure 1 for each.
+        c.seTarget = nil
+        #expect(c.exposureProblems(activeItems: 12, activeByDomain: [:]).first?.contains("average 1; meeting 0.2 needs at least 60 active items") == true)
+        c.maxItems = 5
+        c.minPerDomain = .perDomain(["logic": 3, "math": 1])
+        #expect(c.exposureProblems(activeItems: 100, activeByDomain: ["logic": 10, "math": 5]) == [
+            "exposure_target 0.2 cannot be met in domain logic: min_per_domain gives every test 3 of its 10 active items, an average exposure of 0.3; it needs at least 15 active logic items"])
+    }
+}

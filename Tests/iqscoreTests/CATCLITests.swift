@@ -65,6 +65,19 @@ struct CATCLITests {
         #expect(!ws.exists("report.json"))
     }
 
+    @Test("an exposure target the bank cannot meet: exit 1 at once, before any calibration round")
+    func infeasibleExposure() throws {
+        let ws = try workspaceWithBank()
+        // 120 items, 40-item tests: the mean exposure is 1/3, so 0.25 is out of reach for any selection rule.
+        try ws.write("cat.json", #"{"min_items": 40, "max_items": 40, "exposure_target": 0.25}"#)
+        let started = Date()
+        let r = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--out", "report.json")
+        #expect(r.status == 1)
+        #expect(r.stderr == "cat.json: error: exposure_target 0.25 cannot be met: every test gives max_items = 40 items, so the exposure rates of the 120 active items sum to 40 per test and average 0.333333; meeting 0.25 needs at least 160 active items (or exposure_target ≥ 0.333333, or fewer items per test)\n")
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(!ws.exists("report.json"))
+    }
+
     @Test("a bank without a domain column: exit 1 with the bank's located error")
     func noDomains() throws {
         let ws = try CLIWorkspace()
