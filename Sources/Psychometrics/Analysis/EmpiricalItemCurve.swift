@@ -152,33 +152,40 @@ public struct EmpiricalItemCurve: Sendable, Hashable {
         var expected = thetas
         var responses = totals.map { [UInt8](reserveCapacity: $0) }
         var full = [Double](repeating: 0, count: nq), weights = full
-        for i in 0..<data.personCount {
-            let cells = data.cells(ofPerson: i)
-            guard !cells.isEmpty else { continue }
-            for q in 0..<nq { full[q] = grid.logWeights[q] }
-            for c in cells {
-                let base = Int(data.itemIndices[c]) * nq
-                if data.responses[c] == 1 { for q in 0..<nq { full[q] += logP[base + q] } } else { for q in 0..<nq { full[q] += logQ[base + q] } }
-            }
-            for c in cells {
-                let j = Int(data.itemIndices[c]), base = j * nq, u = data.responses[c]
-                var top = -Double.infinity
-                for q in 0..<nq {
-                    weights[q] = full[q] - (u == 1 ? logP[base + q] : logQ[base + q])
-                    top = max(top, weights[q])
+        logP.withUnsafeBufferPointer { logP in
+        logQ.withUnsafeBufferPointer { logQ in
+        p.withUnsafeBufferPointer { p in
+        full.withUnsafeMutableBufferPointer { full in
+        weights.withUnsafeMutableBufferPointer { weights in
+            for i in 0..<data.personCount {
+                let cells = data.cells(ofPerson: i)
+                guard !cells.isEmpty else { continue }
+                for q in 0..<nq { full[q] = grid.logWeights[q] }
+                for c in cells {
+                    let row = (data.responses[c] == 1 ? logP : logQ).baseAddress! + Int(data.itemIndices[c]) * nq
+                    for q in 0..<nq { full[q] += row[q] }
                 }
-                var total = 0.0, first = 0.0, predicted = 0.0
-                for q in 0..<nq {
-                    let w = exp(weights[q] - top)
-                    total += w
-                    first += w * grid.points[q]
-                    predicted += w * p[base + q]
+                for c in cells {
+                    let j = Int(data.itemIndices[c]), u = data.responses[c]
+                    let row = (u == 1 ? logP : logQ).baseAddress! + j * nq, pj = p.baseAddress! + j * nq
+                    var top = -Double.infinity
+                    for q in 0..<nq {
+                        weights[q] = full[q] - row[q]
+                        top = max(top, weights[q])
+                    }
+                    var total = 0.0, first = 0.0, predicted = 0.0
+                    for q in 0..<nq {
+                        let w = exp(weights[q] - top)
+                        total += w
+                        first += w * grid.points[q]
+                        predicted += w * pj[q]
+                    }
+                    thetas[j].append(first / total)
+                    expected[j].append(predicted / total)
+                    responses[j].append(u)
                 }
-                thetas[j].append(first / total)
-                expected[j].append(predicted / total)
-                responses[j].append(u)
             }
-        }
+        }}}}}
         return (0..<J).map { EmpiricalItemCurve(thetas: thetas[$0], responses: responses[$0], expected: expected[$0], options: options) }
     }
 }
