@@ -74,10 +74,11 @@ struct SVGChart {
         return (v / step - 1e-9).rounded(.up) * step
     }
 
-    /// A tick label: whole numbers without a point ("2", not "2.0"); only those below 10¹⁵ go through `Int`,
-    /// whose conversion traps on larger values.
+    /// A tick label: whole numbers without a point ("2", not "2.0"), negative ones with a minus sign ("−2"); only
+    /// those below 10¹⁵ go through `Int`, whose conversion traps on larger values.
     static func label(_ v: Double) -> String {
-        v == v.rounded() && abs(v) < 1e15 ? String(Int(v)) : String(format: "%g", (v * 1000).rounded() / 1000)
+        let s = v == v.rounded() && abs(v) < 1e15 ? String(Int(v)) : String(format: "%g", (v * 1000).rounded() / 1000)
+        return s.replacingOccurrences(of: "-", with: "−")
     }
 
     /// One decimal, for SVG coordinates (a non-finite value, which no mark passes, would be written as 0).
