@@ -8,11 +8,23 @@ struct ReportCommand: ParsableCommand {
         abstract: "Write a self-contained HTML report with SVG plots: curves, information, score distribution, fit, flags.",
         discussion: """
             One HTML file with inline CSS and SVG (no scripts, no network): test summary (α, SEM, marginal \
-            reliability), test information and conditional SE, the EAP θ / IQ distribution, item characteristic \
-            and information curves (every item when there are at most 60, otherwise the flagged ones and an \
-            overlay of all), the item table of `iqscore analyze`, flagged items with reasons and flagged Q3 pairs.
+            reliability); test information (per domain when the bank has a domain column) and conditional SE \
+            (also for a session of the mean length when persons answered a subset of the bank; where a curve \
+            leaves the axis the chart says so); the EAP θ / IQ distribution; an overview of the item curves (up to \
+            60 items: every curve labelled with its id; more: the median curve and 10–90% band per domain) and a \
+            slope–difficulty scatter; item panels with the model curve, observed proportions correct in up to 10 θ \
+            groups with 95% Wilson intervals, the model's expected proportion per group, and item information on a \
+            right-hand axis (every item up to 60 items, otherwise the flagged items and those whose groups miss the \
+            model beyond a Bonferroni |z|, at most 60, the largest |z| first); the item table of `iqscore analyze` \
+            with each item's largest |z|; flagged items with reasons and flagged Q3 pairs.
+            Groups: persons who answered the item, by the EAP θ of their other responses (so the item's own \
+            response takes no part in the grouping), quantile groups of at least 20 persons.
             """
     )
+
+    /// Banks up to this size get a panel for every item and a labelled overlay of all curves; larger ones a panel
+    /// for each flagged or missing item, at most this many.
+    static let maximumPanels = 60
 
     @Argument(help: "Responses CSV (wide or long).")
     var responses: String
@@ -33,26 +45,21 @@ struct ReportCommand: ParsableCommand {
             try prepareOutputs(inputs: [("input", responses), ("--bank", bank)], outputs: [("--out", out)])
             let itemBank = try loadBank(bank, requirePositiveSlopes: false)
             let table = try ItemAnalysisTable(responses: responses, fileOptions: columns.fileOptions, bank: itemBank, rules: FlagRules())
-            let html = try render(table)
+            let html = try render(table, bank: itemBank)
             try writeAtomically(html, to: out)
             printError("iqscore report: \(formatCount(table.data.personCount)) persons × \(table.rows.count) items, \(table.flaggedCount) flagged\nwrote \(out)")
             return ExitStatus.success
         }
     }
 
-    func render(_ t: ItemAnalysisTable) throws -> String {
-        let thetas = stride(from: -4.0, through: 4.0, by: 0.1).map { $0 }
-        let palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
-        func num(_ v: Double?, _ d: Int = 3) -> String { v.map { $0.isFinite ? fixed($0, d) : "–" } ?? "–" }
+    func render(_ t: ItemAnalysisTable, bank itemBank: ItemBank) throws -> String {
+        func num(_ v: Double?, _ d: Int = 3) -> String { v.map { $0.isFinite ? ReportCharts.minus(fixed($0, d)) : "–" } ?? "–" }
+        let curves = EmpiricalItemCurve.curves(data: t.data, parameters: t.parameters)
+        let charts = ReportCharts(table: t, bank: itemBank, curves: curves)
 
         // Test information and SE.
-        let info = ModelFit.testInformation(t.parameters, at: thetas)
-        let maxInfo = max(1, info.map(\.information).max() ?? 1)
-        var infoChart = SVGChart(x: -4...4, y: 0...(maxInfo * 1.1), title: "Test information I(θ)", xLabel: "θ", yLabel: "information", width: 540)
-        infoChart.line(info.map { ($0.theta, $0.information) }, color: palette[0], width: 2)
-        let seTop = min(2, max(0.5, (info.map(\.standardError).filter(\.isFinite).min() ?? 0.5) * 3))
-        var seChart = SVGChart(x: -4...4, y: 0...seTop, title: "Conditional standard error SE(θ) = 1/√I(θ)", xLabel: "θ", yLabel: "SE(θ)", width: 540)
-        seChart.line(info.map { ($0.theta, min($0.standardError, seTop)) }, color: palette[3], width: 2)
+        let infoChart = charts.informationChart()
+        let (seChart, seNote, sessionLength) = charts.standardErrorChart()
 
         // θ and IQ distribution from EAP.
         let eap = try AbilityEstimator(parameters: t.parameters)
@@ -66,31 +73,47 @@ struct ReportCommand: ParsableCommand {
         // Clamped before the conversion to Int, which would trap on a non-finite θ.
         for e in estimates { counts[Int(min(31, max(0, ((e + 4) / width).rounded(.down))))] += 1 }
         let maxCount = Double(counts.max() ?? 1)
-        var histogram = SVGChart(x: -4...4, y: 0...(maxCount * 1.1), title: "Distribution of EAP θ (IQ = 100 + 15θ below the axis)", xLabel: "θ  (IQ: 40 at −4, 70 at −2, 100 at 0, 130 at 2, 160 at 4)", yLabel: "persons")
-        histogram.bars(counts.enumerated().map { (-4 + Double($0.offset) * width, -4 + Double($0.offset + 1) * width, Double($0.element)) }, color: "#6baed6")
+        var histogram = SVGChart(x: -4...4, y: 0...SVGChart.niceCeiling(maxCount * 1.05), title: "Distribution of EAP θ (IQ = 100 + 15θ below the axis)", xLabel: "θ  (IQ: 40 at −4, 70 at −2, 100 at 0, 130 at 2, 160 at 4)", yLabel: "persons")
+        histogram.bars(counts.enumerated().map { (-4 + Double($0.offset) * width, -4 + Double($0.offset + 1) * width, Double($0.element)) }, color: "#56B4E9")
 
-        // Item curves.
+        // Observed against expected: a group misses when |z| exceeds the Bonferroni bound over every group shown.
+        let totalGroups = curves.map(\.groups.count).reduce(0, +)
+        let zBound = StandardNormal.quantile(1 - 0.025 / Double(max(1, totalGroups)))
+        func largestZ(_ j: Int) -> Double? { curves[j].largestResidual?.standardizedResidual.map(abs) }
+        let missing = t.rows.indices.filter { (largestZ($0) ?? 0) > zBound }
+
+        // Item curves: overview, then panels.
+        let small = t.rows.count <= Self.maximumPanels
         let flagged = t.rows.indices.filter { !t.rows[$0].flags.isEmpty }
-        let shown = t.rows.count <= 60 ? Array(t.rows.indices) : flagged
-        var overlay = SVGChart(x: -4...4, y: 0...1, title: "Item characteristic curves (all \(t.rows.count) items)", xLabel: "θ", yLabel: "P(correct)")
-        for (k, row) in t.rows.enumerated() {
-            overlay.line(thetas.map { ($0, row.parameters.probability(at: $0)) }, color: palette[k % palette.count], width: 1.2, opacity: t.rows.count > 60 ? 0.3 : 0.9)
-        }
-        var small = ""
+        // Large banks: flagged and missing items, the largest |z| first, at most `Self.maximumPanels`.
+        let candidates = small ? Array(t.rows.indices)
+            : Array(Set(flagged).union(missing)).sorted { (largestZ($0) ?? -1, $1) > (largestZ($1) ?? -1, $0) }
+        let shown = Array(candidates.prefix(Self.maximumPanels))
+        let overview = small ? charts.labelledOverlay().svg() : charts.summaryCurves().map { $0.svg() }.joined(separator: "\n")
+        let scatter = charts.slopeDifficultyScatter(flagged: Set(flagged), labelled: small)
+        var panels = ""
         for j in shown {
-            let row = t.rows[j]
-            let itemInfo = thetas.map { ($0, row.parameters.information(at: $0)) }
-            let top = max(0.5, itemInfo.map(\.1).max() ?? 0.5)
-            var c = SVGChart(x: -4...4, y: 0...1, title: row.itemID, xLabel: "θ", yLabel: "P / info ÷ \(SVGChart.label((top * 100).rounded() / 100))", width: 300, height: 200)
-            c.margin = (44, 8, 24, 36)
-            c.line(thetas.map { ($0, row.parameters.probability(at: $0)) }, color: palette[0], width: 2)
-            c.line(itemInfo.map { ($0.0, $0.1 / top) }, color: palette[1], width: 1.5, dash: "4,3")
-            small += "<figure class=\"\(row.flags.isEmpty ? "" : "flag")\">\(c.svg())<figcaption>a \(num(row.parameters.discrimination, 2)), b \(num(row.parameters.difficulty, 2))\(row.parameters.guessing > 0 ? ", c \(num(row.parameters.guessing, 2))" : "")\(row.flags.isEmpty ? "" : " — " + escapeHTML(row.flags.joined(separator: "; ")))</figcaption></figure>\n"
+            let row = t.rows[j], curve = curves[j]
+            var evidence: String
+            if curve.groups.isEmpty {
+                evidence = "\(curve.responseCount) responses: too few for θ groups"
+            } else {
+                let smallest = curve.groups.map(\.count).min()!
+                evidence = "\(curve.groups.count) groups of ≥ \(smallest) (n = \(curve.responseCount)); \(curve.groupsMissingExpectation) interval\(curve.groupsMissingExpectation == 1 ? "" : "s") miss the model"
+                if let g = curve.largestResidual, let z = g.standardizedResidual {
+                    evidence += "; largest |z| \(num(abs(z), 1)) at θ̄ \(num(g.meanTheta, 2)) (observed \(num(g.observed, 2)), expected \(num(g.expected, 2)))"
+                }
+            }
+            let misses = (largestZ(j) ?? 0) > zBound
+            let classes = [row.flags.isEmpty ? nil : "flag", misses ? "miss" : nil].compactMap { $0 }.joined(separator: " ")
+            let params = "a \(num(row.parameters.discrimination, 2)), b \(num(row.parameters.difficulty, 2))\(row.parameters.guessing > 0 ? ", c \(num(row.parameters.guessing, 2))" : "")"
+            panels += "<figure id=\"item-\(escapeHTML(row.itemID))\" class=\"\(classes)\">\(charts.itemPanel(j).svg())<figcaption>\(params)<br>\(escapeHTML(evidence))\(misses ? " <b>(beyond |z| \(num(zBound, 2)))</b>" : "")\(row.flags.isEmpty ? "" : "<br><b>" + escapeHTML(row.flags.joined(separator: "; ")) + "</b>")</figcaption></figure>\n"
         }
+        let panelLegend = SVGChart.legendSVG(ReportCharts.panelLegend, width: 1000, title: "Key to the item panels")
 
         var rows = ""
-        for r in t.rows {
-            rows += "<tr class=\"\(r.flags.isEmpty ? "" : "flag")\"><td>\(escapeHTML(r.itemID))</td><td>\(r.classical.responses)</td><td>\(num(r.classical.pValue))</td><td>\(num(r.classical.pointBiserial))</td><td>\(num(r.parameters.discrimination))</td><td>\(num(r.parameters.difficulty))</td><td>\(num(r.parameters.guessing))</td><td>\(num(r.fit.infit, 2))</td><td>\(num(r.fit.outfit, 2))</td><td>\(num(r.fit.sx2, 1))</td><td>\(r.fit.sx2DegreesOfFreedom.map(String.init) ?? "–")</td><td>\(num(r.fit.sx2P, 4))</td><td>\(escapeHTML(r.flags.joined(separator: "; ")))</td></tr>\n"
+        for (k, r) in t.rows.enumerated() {
+            rows += "<tr class=\"\(r.flags.isEmpty ? "" : "flag")\"><td>\(escapeHTML(r.itemID))</td><td>\(r.classical.responses)</td><td>\(num(r.classical.pValue))</td><td>\(num(r.classical.pointBiserial))</td><td>\(num(r.parameters.discrimination))</td><td>\(num(r.parameters.difficulty))</td><td>\(num(r.parameters.guessing))</td><td>\(num(r.fit.infit, 2))</td><td>\(num(r.fit.outfit, 2))</td><td>\(num(r.fit.sx2, 1))</td><td>\(r.fit.sx2DegreesOfFreedom.map(String.init) ?? "–")</td><td>\(num(r.fit.sx2P, 4))</td><td>\(num(largestZ(k), 1))</td><td>\(escapeHTML(r.flags.joined(separator: "; ")))</td></tr>\n"
         }
         let flaggedList = flagged.isEmpty ? "<p>No item is flagged.</p>" : "<ul>" + flagged.map { "<li><b>\(escapeHTML(t.rows[$0].itemID))</b>: \(escapeHTML(t.rows[$0].flags.joined(separator: "; ")))</li>" }.joined() + "</ul>"
         let q3 = t.fit.q3Flagged.isEmpty ? "<p>No item pair has Q3 more than 0.2 above the mean Q3 (\(num(t.fit.q3Mean))).</p>"
@@ -105,8 +128,8 @@ struct ReportCommand: ParsableCommand {
         table { border-collapse: collapse; font-size: 12px; } td, th { border: 1px solid #ddd; padding: 3px 6px; text-align: right; }
         td:first-child, td:last-child, th { text-align: left; } tr.flag td { background: #fff3e0; }
         .stats td { font-size: 14px; } .charts { display: flex; flex-wrap: wrap; gap: 8px; }
-        figure { margin: 0; border: 1px solid #eee; padding: 4px; } figure.flag { border-color: #f0a040; }
-        figcaption { font-size: 11px; max-width: 300px; }
+        figure { margin: 0; border: 1px solid #eee; padding: 4px; } figure.flag { border-color: #E69F00; }
+        figure.miss { border: 2px solid #D55E00; } figcaption { font-size: 11px; max-width: 340px; }
         </style></head><body>
         <h1>\(escapeHTML(title))</h1>
         <p>Responses <code>\(escapeHTML(responses))</code>, bank <code>\(escapeHTML(bank))</code> (\(t.model.rawValue.uppercased())).</p>
@@ -118,21 +141,32 @@ struct ReportCommand: ParsableCommand {
         </table>
         <h2 id="information">Test information and conditional SE</h2>
         <div class="charts">\(infoChart.svg())\(seChart.svg())</div>
+        <p>Information of the whole bank\(charts.domainNames.isEmpty ? "" : " and of each domain"); SE(θ) = 1/√I(θ)\(sessionLength.map { ", also for a session of \(SVGChart.label($0)) items (the mean number answered here) with the bank's average information per item (the bank's SE alone would be far smaller than any person's)" } ?? "")\(seNote.map { ". " + escapeHTML($0) } ?? "").</p>
         <h2 id="distribution">Ability distribution</h2>
         \(histogram.svg())
-        <h2 id="curves">Item characteristic and information curves</h2>
-        \(overlay.svg())
-        <p>Per item: P(correct) (solid) and item information scaled to the panel (dashed)\(t.rows.count > 60 ? "; flagged items only" : ""). Flagged items have an orange frame.</p>
+        <h2 id="curves">Item characteristic curves: overview</h2>
+        <div class="charts">\(overview)</div>
+        <p>\(small ? "Every item's curve, labelled with its id on the curve\(charts.domainNames.isEmpty ? "" : " and coloured by domain"). " : "Per \(charts.domainNames.isEmpty ? "bank" : "domain"): at each θ the median of the items' P(θ) and the range between the 10th and 90th percentiles of the items (not an interval for one item). ")</p>
+        \(scatter.svg())
+        <h2 id="items">Item panels: the model against the data</h2>
+        <p>\(small ? "Every item" : "The items that are flagged or whose observed proportions miss the model, the largest |z| first: \(candidates.count > shown.count ? "the first \(shown.count) of \(candidates.count) (the others are in the table below)" : "\(shown.count)") of \(t.rows.count)"). \
+        Persons who answered the item are grouped by θ estimated from their <em>other</em> responses (EAP, N(0, 1) prior), into up to 10 \
+        quantile groups of at least 20 persons; each point is a group's observed proportion correct at its mean θ, with a 95% Wilson \
+        score interval. The diamond is the model's expected proportion for the same persons, averaged over each person's posterior \
+        (so flatter than the curve at the extremes); the item fits where the intervals cover the diamonds. z = (correct − expected) / SD \
+        per group; a panel with a red frame has a group beyond |z| = \(num(zBound, 2)) (Bonferroni, 5% over all \(totalGroups) groups); \
+        flagged items have an orange frame. Information is on the right-hand axis, with its own scale.</p>
+        \(panelLegend)
         <div class="charts">
-        \(small)</div>
+        \(panels)</div>
         <h2 id="fit">Item statistics and fit</h2>
-        <table><tr><th>item</th><th>n</th><th>p</th><th>r<sub>pbis</sub></th><th>a</th><th>b</th><th>c</th><th>infit</th><th>outfit</th><th>S-X²</th><th>df</th><th>p(S-X²)</th><th>flags</th></tr>
+        <table><tr><th>item</th><th>n</th><th>p</th><th>r<sub>pbis</sub></th><th>a</th><th>b</th><th>c</th><th>infit</th><th>outfit</th><th>S-X²</th><th>df</th><th>p(S-X²)</th><th>max |z|</th><th>flags</th></tr>
         \(rows)</table>
         <h2 id="flagged">Flagged items</h2>
         \(flaggedList)
         <h2 id="q3">Local dependence (Yen's Q3)</h2>
         \(q3)
-        <p style="font-size:11px;color:#666">S-X² (Orlando–Thissen) on persons who answered every item; infit/outfit at WLE θ; marginal reliability from EAP; α from pairwise-complete covariances.</p>
+        <p style="font-size:11px;color:#666">S-X² (Orlando–Thissen) on persons who answered every item; infit/outfit at WLE θ; max |z|: the largest standardised difference between observed and expected proportions correct over the item's θ groups (item panels); marginal reliability from EAP; α from pairwise-complete covariances.</p>
         </body></html>
 
         """

@@ -1,81 +1,119 @@
 import Foundation
 
-/// A minimal SVG line/bar chart for the HTML report: linear axes with ticks and labels, polylines, bars.
+/// A minimal SVG chart for the HTML report: linear axes with ticks and labels, an optional second y axis on the
+/// right with its own scale, and marks (lines, bands, bars, points with error bars, text) in `SVGChart+Marks.swift`.
+///
+/// Every coordinate written is finite: marks skip points with a non-finite value, and values outside an axis'
+/// range are clamped to its edge.
 struct SVGChart {
     var width = 640.0, height = 320.0
     var margin = (left: 56.0, right: 16.0, top: 28.0, bottom: 44.0)
     var x: ClosedRange<Double>
     var y: ClosedRange<Double>
+    /// The right-hand axis (its own scale), when there is one.
+    var y2: ClosedRange<Double>?
     var title: String
     var xLabel: String
     var yLabel: String
-    private var body = ""
+    var y2Label = ""
+    /// Colours of the axis labels, so that a two-axis chart says which curve reads on which axis.
+    var yLabelColor = "#222", y2LabelColor = "#222"
+    var tickFontSize = 10.0, labelFontSize = 11.0, titleFontSize = 13.0
+    var body = ""
+    /// Legend entries, drawn in a row under the title (see `legend(_:)`).
+    var legendEntries: [LegendEntry] = []
 
     init(x: ClosedRange<Double>, y: ClosedRange<Double>, title: String, xLabel: String, yLabel: String, width: Double = 640, height: Double = 320) {
         self.x = x; self.y = y; self.title = title; self.xLabel = xLabel; self.yLabel = yLabel
         self.width = width; self.height = height
     }
 
-    func px(_ v: Double) -> Double { margin.left + (v - x.lowerBound) / (x.upperBound - x.lowerBound) * (width - margin.left - margin.right) }
-    func py(_ v: Double) -> Double { height - margin.bottom - (min(max(v, y.lowerBound), y.upperBound) - y.lowerBound) / (y.upperBound - y.lowerBound) * (height - margin.top - margin.bottom) }
+    /// Adds the right-hand axis and makes room for its tick labels.
+    mutating func secondAxis(_ range: ClosedRange<Double>, label: String, color: String) {
+        y2 = range
+        y2Label = label
+        y2LabelColor = color
+        margin.right = max(margin.right, 46)
+    }
+
+    var plotLeft: Double { margin.left }
+    var plotRight: Double { width - margin.right }
+    var plotTop: Double { margin.top }
+    var plotBottom: Double { height - margin.bottom }
+
+    func px(_ v: Double) -> Double {
+        margin.left + (min(max(v, x.lowerBound), x.upperBound) - x.lowerBound) / (x.upperBound - x.lowerBound) * (width - margin.left - margin.right)
+    }
+    func py(_ v: Double) -> Double { Self.scale(v, y, top: plotTop, bottom: plotBottom) }
+    func py2(_ v: Double) -> Double { Self.scale(v, y2 ?? y, top: plotTop, bottom: plotBottom) }
+
+    static func scale(_ v: Double, _ r: ClosedRange<Double>, top: Double, bottom: Double) -> Double {
+        bottom - (min(max(v, r.lowerBound), r.upperBound) - r.lowerBound) / (r.upperBound - r.lowerBound) * (bottom - top)
+    }
 
     static func ticks(_ r: ClosedRange<Double>, count: Int = 6) -> [Double] {
-        let span = r.upperBound - r.lowerBound
-        let raw = span / Double(count)
-        let magnitude = pow(10, floor(log10(raw)))
-        let step = [1.0, 2, 2.5, 5, 10].map { $0 * magnitude }.first { $0 >= raw } ?? raw
-        var t = ceil(r.lowerBound / step) * step
+        let step = tickStep(r, count: count)
+        var t = ceil(r.lowerBound / step - 1e-9) * step
         var out: [Double] = []
-        while t <= r.upperBound + 1e-9 { out.append(abs(t) < 1e-12 ? 0 : t); t += step }
+        while t <= r.upperBound + step * 1e-9 { out.append(abs(t) < step * 1e-9 ? 0 : t); t += step }
         return out
     }
 
-    /// A tick label: whole numbers without a point ("2", not "2.0"); only those below 10¹⁵ go through `Int`,
-    /// whose conversion traps on larger values.
+    /// The 1-2-2.5-5 step that gives about `count` ticks over `r`.
+    static func tickStep(_ r: ClosedRange<Double>, count: Int = 6) -> Double {
+        let raw = (r.upperBound - r.lowerBound) / Double(count)
+        let magnitude = pow(10, floor(log10(raw)))
+        return [1.0, 2, 2.5, 5, 10].map { $0 * magnitude }.first { $0 >= raw * (1 - 1e-12) } ?? raw
+    }
+
+    /// The smallest tick value at or above `v` for a 0-based axis with about `count` ticks: an axis top that ends on
+    /// a labelled tick.
+    static func niceCeiling(_ v: Double, count: Int = 5) -> Double {
+        guard v.isFinite, v > 0 else { return 1 }
+        let step = tickStep(0...v, count: count)
+        return (v / step - 1e-9).rounded(.up) * step
+    }
+
+    /// A tick label: whole numbers without a point ("2", not "2.0"), negative ones with a minus sign ("−2"); only
+    /// those below 10¹⁵ go through `Int`, whose conversion traps on larger values.
     static func label(_ v: Double) -> String {
-        v == v.rounded() && abs(v) < 1e15 ? String(Int(v)) : String(format: "%g", (v * 1000).rounded() / 1000)
+        let s = v == v.rounded() && abs(v) < 1e15 ? String(Int(v)) : String(format: "%g", (v * 1000).rounded() / 1000)
+        return s.replacingOccurrences(of: "-", with: "−")
     }
 
-    mutating func line(_ points: [(Double, Double)], color: String, width stroke: Double = 1.5, dash: String? = nil, opacity: Double = 1) {
-        guard points.count > 1 else { return }
-        let coords = points.map { String(format: "%.1f,%.1f", px($0.0), py($0.1)) }.joined(separator: " ")
-        body += "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"\(stroke)\" stroke-opacity=\"\(opacity)\"\(dash.map { " stroke-dasharray=\"\($0)\"" } ?? "") points=\"\(coords)\"/>\n"
-    }
-
-    mutating func bars(_ bins: [(lower: Double, upper: Double, value: Double)], color: String) {
-        for b in bins where b.value > 0 {
-            let x0 = px(b.lower), x1 = px(b.upper), y0 = py(b.value), base = py(y.lowerBound)
-            body += String(format: "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%@\" stroke=\"white\" stroke-width=\"0.5\"/>\n",
-                           x0, y0, max(0, x1 - x0), max(0, base - y0), color)
-        }
-    }
-
-    mutating func legend(_ entries: [(String, String, String?)]) {
-        var lx = margin.left + 8
-        for (name, color, dash) in entries {
-            body += "<line x1=\"\(lx)\" y1=\"\(margin.top + 10)\" x2=\"\(lx + 18)\" y2=\"\(margin.top + 10)\" stroke=\"\(color)\" stroke-width=\"2\"\(dash.map { " stroke-dasharray=\"\($0)\"" } ?? "")/>"
-            body += "<text x=\"\(lx + 22)\" y=\"\(margin.top + 14)\" font-size=\"11\">\(escapeHTML(name))</text>\n"
-            lx += 30 + Double(name.count) * 6.5
-        }
-    }
+    /// One decimal, for SVG coordinates (a non-finite value, which no mark passes, would be written as 0).
+    static func f(_ v: Double) -> String { String(format: "%.1f", v.isFinite ? v : 0) }
 
     func svg() -> String {
-        var s = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" width=\"\(Int(width))\" height=\"\(Int(height))\" font-family=\"sans-serif\">\n"
-        s += "<text x=\"\(width / 2)\" y=\"16\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"bold\">\(escapeHTML(title))</text>\n"
-        let bottom = height - margin.bottom, left = margin.left
-        s += "<line x1=\"\(left)\" y1=\"\(bottom)\" x2=\"\(width - margin.right)\" y2=\"\(bottom)\" stroke=\"#333\"/>"
-        s += "<line x1=\"\(left)\" y1=\"\(margin.top)\" x2=\"\(left)\" y2=\"\(bottom)\" stroke=\"#333\"/>\n"
-        for t in Self.ticks(x) {
-            s += String(format: "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>", px(t), bottom, px(t), bottom + 4)
-            s += String(format: "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"10\">%@</text>\n", px(t), bottom + 15, Self.label(t))
-        }
+        var s = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" width=\"\(Int(width))\" height=\"\(Int(height))\" font-family=\"sans-serif\" role=\"img\" aria-label=\"\(escapeHTML(title))\">\n"
+        s += "<title>\(escapeHTML(title))</title>\n"
+        s += "<text x=\"\(Self.f(width / 2))\" y=\"16\" text-anchor=\"middle\" font-size=\"\(Self.label(titleFontSize))\" font-weight=\"bold\">\(escapeHTML(title))</text>\n"
+        let bottom = plotBottom, left = plotLeft, right = plotRight
         for t in Self.ticks(y, count: 5) {
-            s += String(format: "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>", left, py(t), width - margin.right, py(t))
-            s += String(format: "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"10\">%@</text>\n", left - 5, py(t) + 3, Self.label(t))
+            s += "<line x1=\"\(Self.f(left))\" y1=\"\(Self.f(py(t)))\" x2=\"\(Self.f(right))\" y2=\"\(Self.f(py(t)))\" stroke=\"#e4e4e4\"/>"
+            s += "<text x=\"\(Self.f(left - 5))\" y=\"\(Self.f(py(t) + 3))\" text-anchor=\"end\" font-size=\"\(Self.label(tickFontSize))\">\(Self.label(t))</text>\n"
         }
-        s += "<text x=\"\((left + width - margin.right) / 2)\" y=\"\(height - 8)\" text-anchor=\"middle\" font-size=\"11\">\(escapeHTML(xLabel))</text>\n"
-        s += "<text x=\"14\" y=\"\((margin.top + bottom) / 2)\" text-anchor=\"middle\" font-size=\"11\" transform=\"rotate(-90 14 \((margin.top + bottom) / 2))\">\(escapeHTML(yLabel))</text>\n"
-        return s + body + "</svg>"
+        s += "<line x1=\"\(Self.f(left))\" y1=\"\(Self.f(bottom))\" x2=\"\(Self.f(right))\" y2=\"\(Self.f(bottom))\" stroke=\"#333\"/>"
+        s += "<line x1=\"\(Self.f(left))\" y1=\"\(Self.f(plotTop))\" x2=\"\(Self.f(left))\" y2=\"\(Self.f(bottom))\" stroke=\"#333\"/>\n"
+        for t in Self.ticks(x) {
+            s += "<line x1=\"\(Self.f(px(t)))\" y1=\"\(Self.f(bottom))\" x2=\"\(Self.f(px(t)))\" y2=\"\(Self.f(bottom + 4))\" stroke=\"#333\"/>"
+            s += "<text x=\"\(Self.f(px(t)))\" y=\"\(Self.f(bottom + 15))\" text-anchor=\"middle\" font-size=\"\(Self.label(tickFontSize))\">\(Self.label(t))</text>\n"
+        }
+        if let y2 {
+            s += "<line x1=\"\(Self.f(right))\" y1=\"\(Self.f(plotTop))\" x2=\"\(Self.f(right))\" y2=\"\(Self.f(bottom))\" stroke=\"\(y2LabelColor)\"/>\n"
+            for t in Self.ticks(y2, count: 5) {
+                s += "<line x1=\"\(Self.f(right))\" y1=\"\(Self.f(py2(t)))\" x2=\"\(Self.f(right + 4))\" y2=\"\(Self.f(py2(t)))\" stroke=\"\(y2LabelColor)\"/>"
+                s += "<text x=\"\(Self.f(right + 6))\" y=\"\(Self.f(py2(t) + 3))\" text-anchor=\"start\" font-size=\"\(Self.label(tickFontSize))\" fill=\"\(y2LabelColor)\">\(Self.label(t))</text>\n"
+            }
+            let mid = (plotTop + bottom) / 2, lx = width - 8
+            s += "<text x=\"\(Self.f(lx))\" y=\"\(Self.f(mid))\" text-anchor=\"middle\" font-size=\"\(Self.label(labelFontSize))\" fill=\"\(y2LabelColor)\" transform=\"rotate(90 \(Self.f(lx)) \(Self.f(mid)))\">\(escapeHTML(y2Label))</text>\n"
+        }
+        s += "<text x=\"\(Self.f((left + right) / 2))\" y=\"\(Self.f(height - 8))\" text-anchor=\"middle\" font-size=\"\(Self.label(labelFontSize))\">\(escapeHTML(xLabel))</text>\n"
+        let mid = (plotTop + bottom) / 2
+        s += "<text x=\"14\" y=\"\(Self.f(mid))\" text-anchor=\"middle\" font-size=\"\(Self.label(labelFontSize))\" fill=\"\(yLabelColor)\" transform=\"rotate(-90 14 \(Self.f(mid)))\">\(escapeHTML(yLabel))</text>\n"
+        s += body
+        if !legendEntries.isEmpty { s += Self.legendRow(legendEntries, x: left + 4, y: 30, maxWidth: right - left - 4) }
+        return s + "</svg>"
     }
 }
 

@@ -1,0 +1,198 @@
+import Foundation
+
+/// Observed proportions correct by ability group for one item, beside what the model expects for the same
+/// persons: the empirical item plot (mirt's `itemfit(empirical.plot = j)`), built so that observed and expected
+/// can be compared exactly.
+///
+/// For each person i who answered item j the posterior of θ is taken given the person's *other* responses, as
+/// S-X² leaves the studied item out of the summed score (Orlando & Thissen 2000), on a quadrature grid θ_q with
+/// N(priorMean, priorSD²) weights w_q:
+/// ```
+/// π₋ⱼ(θ_q) ∝ w_q Π_{k ≠ j} P_k(θ_q)^u_ik (1 − P_k(θ_q))^(1 − u_ik)
+/// θ̂ᵢ = Σ_q θ_q π₋ⱼ(θ_q)              the rest-of-pattern EAP, the grouping variable
+/// Eᵢ = Σ_q P_j(θ_q) π₋ⱼ(θ_q)          P(u_ij = 1 | the other responses) under the model
+/// ```
+/// The persons are sorted by θ̂ and cut into G groups of nearly equal size, G = min(groups, ⌊n / minimumGroupSize⌋),
+/// a run of equal θ̂ never split (a group left smaller than `minimumGroupSize` joins its neighbour). Per group g:
+/// ```
+/// θ̄_g = mean θ̂,   O_g = Σ u / n_g  with a Wilson interval (BinomialInterval.wilson),
+/// E_g = mean Eᵢ,   z_g = (Σ u − Σ Eᵢ) / √(Σ Eᵢ (1 − Eᵢ))
+/// ```
+/// Because u_ij takes no part in the grouping, under the model (with the item parameters taken as known) the
+/// responses in a group are independent Bernoulli(Eᵢ) draws: O_g − E_g is pure sampling noise and z_g is
+/// approximately N(0, 1). E_g is flatter than the curve P_j(θ̄_g) at the extremes, because it averages P_j over
+/// each person's posterior; mirt instead plots O_g against the curve at the full-pattern EAP.
+public struct EmpiricalItemCurve: Sendable, Hashable {
+    public struct Options: Sendable, Hashable {
+        /// Most groups per item (mirt's default for empirical plots: 10).
+        public var groups = 10
+        /// Fewest persons per group; fewer groups are formed when an item has fewer than groups × this.
+        public var minimumGroupSize = 20
+        /// Coverage of the Wilson intervals.
+        public var confidenceLevel = 0.95
+        /// The posterior grid: points on [−thetaBound, thetaBound] (81 points on ±6 are 0.15 apart).
+        public var quadraturePoints = 81
+        public var thetaBound = 6.0
+        /// The prior of θ (the calibration population: N(0, 1)).
+        public var priorMean = 0.0
+        public var priorSD = 1.0
+
+        public init() {}
+    }
+
+    public struct Group: Sendable, Hashable {
+        public var count: Int
+        public var correct: Int
+        /// θ̄_g, the mean rest-of-pattern EAP, where the group is drawn.
+        public var meanTheta: Double
+        public var lowestTheta: Double
+        public var highestTheta: Double
+        /// O_g = correct / count.
+        public var observed: Double
+        public var interval: BinomialInterval
+        /// E_g, the model's expected proportion correct for these persons.
+        public var expected: Double
+        /// z_g = (correct − Σ Eᵢ) / √(Σ Eᵢ(1 − Eᵢ)); nil when that variance is below 1e-12.
+        public var standardizedResidual: Double?
+    }
+
+    /// Groups in increasing θ; empty when fewer than `minimumGroupSize` persons answered the item.
+    public var groups: [Group]
+    /// Persons who answered the item.
+    public var responseCount: Int
+
+    /// The groups for one item from each respondent's grouping θ, response (0/1) and model expectation Eᵢ.
+    /// - Precondition: equal lengths, responses 0 or 1, finite θ, expectations in [0, 1], valid options.
+    public init(thetas: [Double], responses: [UInt8], expected: [Double], options: Options = Options()) {
+        precondition(thetas.count == responses.count && thetas.count == expected.count,
+                     "one θ, response and expectation per person, got \(thetas.count), \(responses.count), \(expected.count)")
+        precondition(options.groups >= 1 && options.minimumGroupSize >= 1, "groups and minimumGroupSize must be positive, got \(options.groups), \(options.minimumGroupSize)")
+        let n = thetas.count
+        responseCount = n
+        groups = []
+        guard n >= options.minimumGroupSize else { return }
+        let order = thetas.indices.sorted { thetas[$0] < thetas[$1] }
+        let sorted = order.map { thetas[$0] }
+        let count = min(options.groups, n / options.minimumGroupSize)
+        // Cuts at g·n/G, each moved past a run of equal θ.
+        var cuts = [0]
+        for g in 1..<max(count, 1) {
+            var c = g * n / count
+            while c < n && sorted[c] == sorted[c - 1] { c += 1 }
+            if c > cuts.last! && c < n { cuts.append(c) }
+        }
+        cuts.append(n)
+        var segments = zip(cuts, cuts.dropFirst()).map { $0..<$1 }
+        // A segment shortened by a run of ties joins its neighbour (the previous one, or the next for the first).
+        var k = 0
+        while k < segments.count && segments.count > 1 {
+            if segments[k].count < options.minimumGroupSize {
+                if k > 0 {
+                    segments[k - 1] = segments[k - 1].lowerBound..<segments[k].upperBound
+                    segments.remove(at: k)
+                } else {
+                    segments[1] = segments[0].lowerBound..<segments[1].upperBound
+                    segments.remove(at: 0)
+                }
+            } else {
+                k += 1
+            }
+        }
+        for segment in segments {
+            var correct = 0, thetaSum = 0.0, expectedSum = 0.0, variance = 0.0
+            for r in segment {
+                let i = order[r]
+                precondition(responses[i] <= 1, "responses must be 0 or 1, got \(responses[i])")
+                correct += Int(responses[i])
+                thetaSum += thetas[i]
+                expectedSum += expected[i]
+                variance += expected[i] * (1 - expected[i])
+            }
+            let m = segment.count
+            groups.append(Group(count: m, correct: correct, meanTheta: thetaSum / Double(m),
+                                lowestTheta: sorted[segment.lowerBound], highestTheta: sorted[segment.upperBound - 1],
+                                observed: Double(correct) / Double(m),
+                                interval: .wilson(successes: correct, trials: m, confidenceLevel: options.confidenceLevel),
+                                expected: expectedSum / Double(m),
+                                standardizedResidual: variance < 1e-12 ? nil : (Double(correct) - expectedSum) / variance.squareRoot()))
+        }
+    }
+
+    /// The group with the largest |z_g|, if any has one.
+    public var largestResidual: Group? {
+        groups.filter { $0.standardizedResidual != nil }.max { abs($0.standardizedResidual!) < abs($1.standardizedResidual!) }
+    }
+
+    /// Groups whose interval does not contain the model's expectation E_g.
+    public var groupsMissingExpectation: Int { groups.filter { !$0.interval.contains($0.expected) }.count }
+
+    /// One curve per item of `data` (in its item order), with θ̂ and Eᵢ from each person's posterior given the
+    /// other responses (see the type's description), computed on `options`' grid.
+    /// - Precondition: one parameter set per item, each with finite a, b and 0 ≤ c < 1.
+    public static func curves(data: ResponseMatrix, parameters: [ItemParameters], options: Options = Options()) -> [EmpiricalItemCurve] {
+        precondition(parameters.count == data.itemCount, "one parameter set per item, got \(parameters.count) for \(data.itemCount) items")
+        let grid = QuadratureGrid(count: options.quadraturePoints, bound: options.thetaBound, mean: options.priorMean, sd: options.priorSD)
+        let nq = grid.count, J = data.itemCount
+        // Tables, item-major: P, log P and log(1 − P) at each node.
+        var p = [Double](repeating: 0, count: J * nq), logP = p, logQ = p
+        for (j, item) in parameters.enumerated() {
+            precondition(item.discrimination.isFinite && item.difficulty.isFinite && item.guessing >= 0 && item.guessing < 1,
+                         "item \(j + 1) has unusable parameters a = \(item.discrimination), b = \(item.difficulty), c = \(item.guessing)")
+            for q in 0..<nq {
+                let pr = item.probability(at: grid.points[q])
+                let z = item.discrimination * (grid.points[q] - item.difficulty)
+                p[j * nq + q] = pr
+                // Stable in both tails; for c > 0 log P ≥ log c.
+                logP[j * nq + q] = item.guessing == 0 ? Logistic.logSigmoid(z) : log(pr)
+                logQ[j * nq + q] = log1p(-item.guessing) + Logistic.logSigmoid(-z)
+            }
+        }
+        let totals = data.itemTotals().responses
+        var thetas = totals.map { [Double](reserveCapacity: $0) }
+        var expected = thetas
+        var responses = totals.map { [UInt8](reserveCapacity: $0) }
+        var full = [Double](repeating: 0, count: nq), weights = full
+        logP.withUnsafeBufferPointer { logP in
+        logQ.withUnsafeBufferPointer { logQ in
+        p.withUnsafeBufferPointer { p in
+        full.withUnsafeMutableBufferPointer { full in
+        weights.withUnsafeMutableBufferPointer { weights in
+            for i in 0..<data.personCount {
+                let cells = data.cells(ofPerson: i)
+                guard !cells.isEmpty else { continue }
+                for q in 0..<nq { full[q] = grid.logWeights[q] }
+                for c in cells {
+                    let row = (data.responses[c] == 1 ? logP : logQ).baseAddress! + Int(data.itemIndices[c]) * nq
+                    for q in 0..<nq { full[q] += row[q] }
+                }
+                for c in cells {
+                    let j = Int(data.itemIndices[c]), u = data.responses[c]
+                    let row = (u == 1 ? logP : logQ).baseAddress! + j * nq, pj = p.baseAddress! + j * nq
+                    var top = -Double.infinity
+                    for q in 0..<nq {
+                        weights[q] = full[q] - row[q]
+                        top = max(top, weights[q])
+                    }
+                    var total = 0.0, first = 0.0, predicted = 0.0
+                    for q in 0..<nq {
+                        let w = exp(weights[q] - top)
+                        total += w
+                        first += w * grid.points[q]
+                        predicted += w * pj[q]
+                    }
+                    thetas[j].append(first / total)
+                    expected[j].append(predicted / total)
+                    responses[j].append(u)
+                }
+            }
+        }}}}}
+        return (0..<J).map { EmpiricalItemCurve(thetas: thetas[$0], responses: responses[$0], expected: expected[$0], options: options) }
+    }
+}
+
+private extension Array {
+    init(reserveCapacity n: Int) {
+        self.init()
+        reserveCapacity(n)
+    }
+}
