@@ -203,9 +203,9 @@ struct CalibrateCommand: ParsableCommand {
             // Estimates a bank may not hold (a slope near 0 sends b far out): said now, not first by `score`.
             for item in bank.items where !item.flags.contains("fixed") {
                 let p = item.parameters
-                if !ItemBank.allowedDifficulties.contains(p.difficulty) || !ItemBank.allowedPositiveSlopes.contains(p.discrimination) {
+                if !ItemBank.allowsDifficulty(p.difficulty, slope: p.discrimination) || !ItemBank.allowedPositiveSlopes.contains(p.discrimination) {
                     printError("warning: item '\(item.itemID)': a = \(p.discrimination.formatted6), b = \(p.difficulty.formatted6) lie outside what a bank for scoring may hold "
-                               + "(a in \(ItemBank.allowedPositiveSlopes), b in \(ItemBank.allowedDifficulties)): the item does not measure θ; remove it from \(out) before scoring")
+                               + "(a in \(ItemBank.allowedPositiveSlopes), b in \(ItemBank.allowedDifficulties) or |a·b| ≤ \(ItemBank.flatItemIntercept.formatted6) when |a| < \(ItemBank.flatSlope.formatted6)): the item does not measure θ; remove it from \(out) before scoring")
                 }
             }
             printError(humanSummary(result: result, report: report, readSeconds: readSeconds, bankItems: bank.items.count))

@@ -85,8 +85,8 @@ struct BankLayoutTests {
             "BANK.csv:2:5: error: item 'q1': u = 0.95 is an upper asymptote below 1 (4PL); iqscore scores the Rasch, 1PL, 2PL and 3PL models (upper asymptote 1): refit without one")
         #expect(try ItemBankCSVTests.message("item_id,a1,d\nq1,0,0.5\n", requirePositiveSlopes: false) ==
             "BANK.csv:2:2: error: item 'q1': a1 = 0, so the difficulty b = −d/a1 is undefined; allowed -50 ≤ a ≤ 50 without 0")
-        #expect(try ItemBankCSVTests.message("item_id,a1,d\nq1,0.01,5\n") ==
-            "BANK.csv:2:3: error: item 'q1': b = -500 (−d/a1 with d = 5); allowed -100 ≤ b ≤ 100")
+        #expect(try ItemBankCSVTests.message("item_id,a1,d\nq1,1.2,150\n") ==
+            "BANK.csv:2:3: error: item 'q1': b = -125 (−d/a1 with d = 150); allowed -100 ≤ b ≤ 100")
         #expect(try ItemBankCSVTests.message("item_id,model,a,b,c\nq1,4PL,1,0,0.2\n") ==
             "BANK.csv:2:2: error: item 'q1': model '4pl' has an upper asymptote below 1, which iqscore does not model; allowed rasch, 1pl, 2pl, 3pl (refit as 3pl)")
     }

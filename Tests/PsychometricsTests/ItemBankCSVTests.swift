@@ -34,6 +34,18 @@ struct ItemBankCSVTests {
         #expect(try Self.message("item_id,a,b\nq1,-60,0\n", requirePositiveSlopes: false) == "BANK.csv:2:2: error: item 'q1': a = -60; allowed -50 ≤ a ≤ 50")
     }
 
+    @Test("a nearly flat item calibration writes (a = 0.003, b = 164) reads back; a unit error does not")
+    func flatItems() throws {
+        let files = try CSVFixtures()
+        let bank = try ItemBank.load(csv: try files.write("FLAT.csv", "item_id,a,b\nq1,0.003,164\nq2,1,0\n"))
+        #expect(bank.items[0].parameters.difficulty == 164)
+        #expect(bank.parameterProblems().isEmpty)
+        #expect(try Self.message("item_id,a,b\nq1,1.2,115\nq2,0.1,300\n") == """
+            BANK.csv:2:3: error: item 'q1': b = 115; allowed -100 ≤ b ≤ 100
+            BANK.csv:3:3: error: item 'q2': b = 300; allowed -100 ≤ b ≤ 100 (or |a·b| ≤ 20 for a nearly flat item, |a| < 0.2)
+            """)
+    }
+
     @Test("a model column the parameters contradict")
     func models() throws {
         #expect(try Self.message("item_id,model,a,b,c\nq1,rasch,1.2,0,0\nq2,rasch,1,0,0.2\nq3,2pl,1.2,0,0.2\nq4,1pl,1,0,0.1\nq5,rasch,1.000000,0,0.000000\n") == """

@@ -11,6 +11,23 @@ extension ItemBank {
     /// Difficulties a bank may hold: −100 ≤ b ≤ 100. Every θ estimate lies within ±20 (`--theta-bound`); an item
     /// 100 SDs away answers the same for everybody, and such a b is a unit error (a percentage, an IQ).
     public static let allowedDifficulties = NumberRange.closed(-100, 100)
+    /// A nearly flat item (|a| < `flatSlope`) may hold a difficulty beyond `allowedDifficulties` as long as its
+    /// intercept a·b stays within ±`flatItemIntercept` (and |b| ≤ 10⁶): with a = 0.003 the fit puts b at 164, yet
+    /// P(θ) = 1/(1 + exp(−a(θ − b))) is an ordinary curve (intercept −0.49). Calibration writes such items; a
+    /// reader must read them back. A unit error (an IQ of 115 as b with a = 1.2) stays an error.
+    public static let flatSlope = 0.2
+    public static let flatItemIntercept = 20.0
+
+    /// Whether b is a difficulty a bank may hold for an item of slope a (see `flatSlope`).
+    public static func allowsDifficulty(_ b: Double, slope a: Double) -> Bool {
+        allowedDifficulties.contains(b) || (b.isFinite && abs(b) <= 1e6 && abs(a) < flatSlope && abs(a * b) <= flatItemIntercept)
+    }
+
+    /// "allowed -100 ≤ b ≤ 100", with the flat-item allowance when it applies to a.
+    static func allowedDifficultyText(slope a: Double) -> String {
+        "allowed \(allowedDifficulties.inequality("b"))" + (abs(a) < flatSlope ? " (or |a·b| ≤ \(flatItemIntercept.formatted6) for a nearly flat item, |a| < \(flatSlope.formatted6))" : "")
+    }
+
     /// Lower asymptotes: 0 ≤ c < 1 (c = 1 is an item everybody answers correctly).
     public static let allowedGuessing = NumberRange(lower: 0, upper: 1, includesUpper: false)
     /// p-values: 0 ≤ p_value ≤ 1.
@@ -23,9 +40,11 @@ extension ItemBank {
         var problems: [String] = []
         for item in items {
             let p = item.parameters
-            for (value, symbol, range) in [(p.discrimination, "a", Self.allowedPositiveSlopes), (p.difficulty, "b", Self.allowedDifficulties),
-                                           (p.guessing, "c", Self.allowedGuessing)] where !range.contains(value) {
+            for (value, symbol, range) in [(p.discrimination, "a", Self.allowedPositiveSlopes), (p.guessing, "c", Self.allowedGuessing)] where !range.contains(value) {
                 problems.append("item '\(item.itemID)': \(symbol) = \(value.formatted6); allowed \(range.inequality(symbol))")
+            }
+            if !Self.allowsDifficulty(p.difficulty, slope: p.discrimination) {
+                problems.append("item '\(item.itemID)': b = \(p.difficulty.formatted6); \(Self.allowedDifficultyText(slope: p.discrimination))")
             }
         }
         return problems
@@ -128,8 +147,8 @@ extension ItemBank {
                 errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': \(layout.slopeName) = \(slope.formatted6); allowed \(Self.allowedSlopes.inequality("a"))"))
                 continue
             }
-            if !Self.allowedDifficulties.contains(difficulty) {
-                errors.add(InputError(file: path, line: line, column: bColumn + 1, message: "item '\(id)': b = \(difficulty.formatted6)\(layout.locationIsIntercept ? " (−d/\(layout.slopeName) with d = \(b!.formatted6))" : ""); allowed \(Self.allowedDifficulties.inequality("b"))"))
+            if !Self.allowsDifficulty(difficulty, slope: slope) {
+                errors.add(InputError(file: path, line: line, column: bColumn + 1, message: "item '\(id)': b = \(difficulty.formatted6)\(layout.locationIsIntercept ? " (−d/\(layout.slopeName) with d = \(b!.formatted6))" : ""); \(Self.allowedDifficultyText(slope: slope))"))
                 continue
             }
             if !Self.allowedGuessing.contains(guessing) {
