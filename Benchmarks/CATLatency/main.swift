@@ -56,7 +56,7 @@ for variant in variants {
     var rng = SeededGenerator(seed: 99)
     for _ in 0..<tests {
         let theta = RandomVariate.normal(using: &rng)
-        var session = AdaptiveSession(pool: pool, exposure: exposure)
+        var session = AdaptiveSession(validatedPool: pool, exposure: exposure)
         while true {
             let t0 = DispatchTime.now().uptimeNanoseconds
             let step = session.nextItem(using: &rng)
@@ -65,7 +65,7 @@ for variant in variants {
             guard case .administer(let j) = step else { break }
             let u: UInt8 = RandomVariate.uniform(using: &rng) < parameters[j].probability(at: theta) ? 1 : 0
             let t2 = DispatchTime.now().uptimeNanoseconds
-            session.record(item: j, response: u)
+            session.recordUnchecked(item: j, response: u)
             record.append(DispatchTime.now().uptimeNanoseconds - t2)
         }
     }

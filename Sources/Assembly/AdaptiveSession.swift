@@ -3,9 +3,11 @@ import Psychometrics
 
 /// One adaptive test in progress: the responses so far, the current θ estimate, and the choice of the next item.
 ///
-/// A `Sendable` value: a server keeps one per test taker (or rebuilds it from the stored responses with
-/// `record`), all sharing one `CATItemPool`. A step is `record(item:response:)` (re-estimates θ, by EAP by
-/// default, with `AbilityEstimator`) followed by `nextItem(using:)`.
+/// A `Sendable` value for a process that keeps one per test taker, all sharing one `CATItemPool`. A step is
+/// `record(itemID:response:)` (re-estimates θ, by EAP by default, with `AbilityEstimator`) followed by
+/// `nextItem(using:)`. A stateless server uses `CATItemPool.nextStep(administered:excluding:exposure:seed:)`
+/// instead, which rebuilds the session from the request's history. Caller mistakes (an unknown or repeated
+/// item, a response other than 0/1) throw `AssemblyError`; nothing a caller passes traps.
 ///
 /// **Stopping** (checked at the start of `nextItem`, in this order):
 /// 1. `se_reached`: length ≥ `min_items`, SE(θ̂) ≤ `se_target`, and every domain has its `min_per_domain`
@@ -67,12 +69,19 @@ public struct AdaptiveSession: Sendable {
     private var open: [Bool]
 
     /// A new session on a prepared pool. `exposure` holds Sympson–Hetter parameters (e.g. from
-    /// `SympsonHetter.calibrate`); nil = no exposure control. Ids in `excluded` (items the person has seen) are
-    /// never selected; ids the bank lacks are ignored.
-    public init(pool: CATItemPool, exposure: ExposureParameters? = nil, excluding excluded: some Sequence<String> = [String]()) {
-        if let exposure {
-            precondition(exposure.probabilities.count == pool.itemCount, "one exposure parameter per bank item: \(exposure.probabilities.count) for \(pool.itemCount) items")
+    /// `SympsonHetter.calibrate` or `ExposureParameters.load(csv:bank:)`); nil = no exposure control. Ids in
+    /// `excluded` (items the person has seen) are never selected; ids the bank lacks are ignored (a person may
+    /// have seen items since retired from the bank).
+    /// - Throws: `AssemblyError.invalidExposure` when `exposure` does not hold one parameter per bank item.
+    public init(pool: CATItemPool, exposure: ExposureParameters? = nil, excluding excluded: some Sequence<String> = [String]()) throws(AssemblyError) {
+        if let exposure, exposure.probabilities.count != pool.itemCount {
+            throw AssemblyError(.invalidExposure, "one exposure parameter per bank item is needed: \(exposure.probabilities.count) given for \(pool.itemCount) items")
         }
+        self.init(validatedPool: pool, exposure: exposure, excluding: excluded)
+    }
+
+    /// The session of `init(pool:exposure:excluding:)` for an exposure already checked against the pool.
+    package init(validatedPool pool: CATItemPool, exposure: ExposureParameters?, excluding excluded: some Sequence<String> = [String]()) {
         self.pool = pool
         self.exposure = exposure
         var state = pool.eligible.map { $0 ? UInt8(0) : 3 }
@@ -95,15 +104,40 @@ public struct AdaptiveSession: Sendable {
     /// Builds the pool and a session in one call (costly: prefer one `CATItemPool` shared by all sessions).
     public init(bank: AssemblyBank, configuration: CATConfiguration, exposure: ExposureParameters? = nil,
                 excluding excluded: some Sequence<String> = [String]()) throws {
-        self.init(pool: try CATItemPool(bank: bank, configuration: configuration), exposure: exposure, excluding: excluded)
+        try self.init(pool: try CATItemPool(bank: bank, configuration: configuration), exposure: exposure, excluding: excluded)
     }
 
-    /// Records the response (0/1) to the item at bank position `item` and re-estimates θ.
-    /// - Precondition: `item` is a bank position not yet administered in this session; `response` is 0 or 1.
-    public mutating func record(item: Int, response: UInt8) {
-        precondition(item >= 0 && item < pool.itemCount, "item position \(item) out of range 0..<\(pool.itemCount)")
-        precondition(state[item] != 2, "item \(pool.bank.items[item].id) was already administered in this session")
-        precondition(response <= 1, "responses must be 0 or 1, got \(response)")
+    /// Records the response (0 or 1) to the item `itemID` and re-estimates θ.
+    /// - Throws: `AssemblyError` `.unknownItem` for an id the bank lacks, `.repeatedItem` for an item already
+    ///   administered in this session, `.invalidResponse` for a response other than 0 or 1; the session is
+    ///   unchanged.
+    public mutating func record(itemID: String, response: Int) throws(AssemblyError) {
+        guard let item = pool.bank.index(of: itemID) else {
+            throw AssemblyError(.unknownItem, "unknown item id \(Self.quoted(itemID)): the bank has no such item")
+        }
+        try record(item: item, response: response)
+    }
+
+    /// Records the response (0 or 1) to the item at bank position `item` and re-estimates θ.
+    /// - Throws: `AssemblyError` `.unknownItem` for a position outside 0..<itemCount, `.repeatedItem`,
+    ///   `.invalidResponse`; the session is unchanged.
+    public mutating func record(item: Int, response: Int) throws(AssemblyError) {
+        guard item >= 0 && item < pool.itemCount else {
+            throw AssemblyError(.unknownItem, "item position \(item) is out of range 0..<\(pool.itemCount)")
+        }
+        guard state[item] != 2 else {
+            throw AssemblyError(.repeatedItem, "item \(Self.quoted(pool.bank.items[item].id)) was already administered in this session (position \(items.firstIndex(of: item)! + 1) of \(items.count))")
+        }
+        guard response == 0 || response == 1 else {
+            throw AssemblyError(.invalidResponse, "the response to item \(Self.quoted(pool.bank.items[item].id)) is \(response); allowed 0 (incorrect) or 1 (correct)")
+        }
+        recordUnchecked(item: item, response: UInt8(response))
+    }
+
+    /// `record` without the checks, for callers that produced `item` themselves (simulation hot loops).
+    /// - Precondition: `item` is a bank position not yet administered; `response` is 0 or 1.
+    package mutating func recordUnchecked(item: Int, response: UInt8) {
+        assert(item >= 0 && item < pool.itemCount && state[item] != 2 && response <= 1)
         let d = Int(pool.domainOfItem[item])
         if state[item] <= 1 { selectable[d] -= 1 }
         state[item] = 2
@@ -112,6 +146,12 @@ public struct AdaptiveSession: Sendable {
         responses.append(response)
         estimate = pool.estimator.estimate(items: items, responses: responses)
         stopReason = nil
+    }
+
+    /// An id as messages quote it: at most 100 characters, control characters escaped.
+    static func quoted(_ id: String) -> String {
+        let shown = id.count > 100 ? String(id.prefix(100)) + "…" : id
+        return "'" + shown.escapingControlCharacters + "'"
     }
 
     /// Every domain has at least its `min_per_domain` items.

@@ -144,12 +144,12 @@ public enum CATSimulation {
             for i in Swift.stride(from: w, to: count, by: workers) {
                 var rng = SeededGenerator(seed: simuleeSeed(seed, stream: stream, index: i))
                 let theta = RandomVariate.normal(mean: thetaMean, sd: thetaSD, using: &rng)
-                var session = AdaptiveSession(pool: pool, exposure: exposure)
+                var session = AdaptiveSession(validatedPool: pool, exposure: exposure)
                 while true {
                     switch session.nextItem(using: &rng, onSelected: { selected[$0] += 1 }) {
                     case .administer(let j):
                         let u: UInt8 = RandomVariate.uniform(using: &rng) < parameters[j].probability(at: theta) ? 1 : 0
-                        session.record(item: j, response: u)
+                        session.recordUnchecked(item: j, response: u)
                         administered[j] += 1
                         continue
                     case .stop(let reason):

@@ -5,8 +5,11 @@ import Psychometrics
 public struct ExposureParameters: Sendable, Hashable, Codable {
     public var probabilities: [Double]
 
-    public init(probabilities: [Double]) {
-        precondition(probabilities.allSatisfy { $0 >= 0 && $0 <= 1 }, "exposure parameters must be in [0, 1]")
+    /// - Throws: `AssemblyError.invalidExposure` when some Kᵢ is outside [0, 1] (or not a number).
+    public init(probabilities: [Double]) throws(AssemblyError) {
+        if let i = probabilities.firstIndex(where: { !($0 >= 0 && $0 <= 1) }) {
+            throw AssemblyError(.invalidExposure, field: "probabilities[\(i)]", "exposure parameter \(i + 1) is \(probabilities[i]); allowed 0 ≤ K ≤ 1")
+        }
         self.probabilities = probabilities
     }
 

@@ -53,7 +53,7 @@ struct CATSimulateCommand: ParsableCommand {
     @Option(help: "Report JSON to write (atomically).")
     var out: String
 
-    @Option(name: .customLong("exposure-out"), help: "Also write the Sympson–Hetter parameters (item_id,k,exposure_target).")
+    @Option(name: .customLong("exposure-out"), help: "Also write the calibrated Sympson–Hetter parameters, item_id,k per bank item (read back by ExposureParameters.load(csv:bank:)).")
     var exposureOut: String?
 
     @Option(name: .customLong("theta-mean"), help: "Mean of the simulees' θ, in \(ResponseSimulator.allowedThetaMeans).")

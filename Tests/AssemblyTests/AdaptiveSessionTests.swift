@@ -19,7 +19,7 @@ func catRunTest(_ session: AdaptiveSession, theta: Double, rng: inout SeededGene
         switch session.nextItem(using: &rng) {
         case .administer(let j):
             let p = session.pool.bank.items[j].parameters.probability(at: theta)
-            session.record(item: j, response: RandomVariate.uniform(using: &rng) < p ? 1 : 0)
+            try! session.record(item: j, response: RandomVariate.uniform(using: &rng) < p ? 1 : 0)
         case .stop(let reason):
             return (session, reason)
         }
@@ -47,7 +47,7 @@ struct AdaptiveSessionTests {
                 // Linear interpolation on a 0.05 grid: error ≤ h²/8·max|I″| ≈ 1e-3 for these slopes.
                 #expect(bank.items[j].parameters.information(at: theta) >= best.1 - 2e-3, "step \(step): chose \(j), best \(best.0)")
             }
-            session.record(item: j, response: step % 3 == 0 ? 0 : 1)
+            try session.record(item: j, response: step % 3 == 0 ? 0 : 1)
         }
         #expect(session.nextItem(using: &rng) == .stop(.maxItems))
     }
@@ -64,7 +64,7 @@ struct AdaptiveSessionTests {
             var rng = SeededGenerator(seed: 9)
             for _ in 0..<60 {
                 let theta = RandomVariate.normal(using: &rng)
-                let (session, _) = catRunTest(AdaptiveSession(pool: pool), theta: theta, rng: &rng)
+                let (session, _) = catRunTest(try AdaptiveSession(pool: pool), theta: theta, rng: &rng)
                 #expect(session.meetsDomainMinimums)
                 for (d, domain) in bank.domains.enumerated() {
                     #expect(session.domainCounts[d] >= minimum.minimum(for: domain), "\(domain): \(session.domainCounts[d])")
@@ -93,7 +93,7 @@ struct AdaptiveSessionTests {
         var counts: [Int: Int] = [:]
         for seed in 1...400 as ClosedRange<UInt64> {
             var rng = SeededGenerator(seed: seed)
-            var session = AdaptiveSession(pool: pool)
+            var session = try AdaptiveSession(pool: pool)
             guard case .administer(let j) = session.nextItem(using: &rng) else { Issue.record("no item"); return }
             counts[j, default: 0] += 1
         }
@@ -112,7 +112,7 @@ struct AdaptiveSessionTests {
             .prefix(10).map { bank.items[$0].id }
         var rng = SeededGenerator(seed: 5)
         for _ in 0..<20 {
-            let (session, reason) = catRunTest(AdaptiveSession(pool: pool, excluding: excluded + ["not-in-bank"]), theta: RandomVariate.normal(using: &rng), rng: &rng)
+            let (session, reason) = catRunTest(try AdaptiveSession(pool: pool, excluding: excluded + ["not-in-bank"]), theta: RandomVariate.normal(using: &rng), rng: &rng)
             #expect(reason == .maxItems)
             #expect(Set(session.items).count == session.items.count)
             #expect(session.items.allSatisfy { !excluded.contains(bank.items[$0].id) })
@@ -182,7 +182,7 @@ struct AdaptiveSessionTests {
         k[best] = 0
         var rng = SeededGenerator(seed: 3)
         for _ in 0..<20 {
-            let (session, _) = catRunTest(AdaptiveSession(pool: pool, exposure: ExposureParameters(probabilities: k)), theta: RandomVariate.normal(using: &rng), rng: &rng)
+            let (session, _) = catRunTest(try AdaptiveSession(pool: pool, exposure: try ExposureParameters(probabilities: k)), theta: RandomVariate.normal(using: &rng), rng: &rng)
             #expect(!session.items.contains(best))
         }
     }
@@ -193,11 +193,11 @@ struct AdaptiveSessionTests {
         let config = CATConfiguration(minItems: 5, maxItems: 20, seTarget: 0.35, minPerDomain: .all(2), randomesque: 4, exposureTarget: nil)
         let pool = try CATItemPool(bank: bank, configuration: config)
         var r1 = SeededGenerator(seed: 77), r2 = SeededGenerator(seed: 77)
-        let (a, _) = catRunTest(AdaptiveSession(pool: pool), theta: 0.7, rng: &r1)
-        let (b, _) = catRunTest(AdaptiveSession(pool: pool), theta: 0.7, rng: &r2)
+        let (a, _) = catRunTest(try AdaptiveSession(pool: pool), theta: 0.7, rng: &r1)
+        let (b, _) = catRunTest(try AdaptiveSession(pool: pool), theta: 0.7, rng: &r2)
         #expect(a.items == b.items && a.responses == b.responses)
-        var c = AdaptiveSession(pool: pool)
-        for (j, u) in zip(a.items, a.responses).reversed() { c.record(item: j, response: u) }
+        var c = try AdaptiveSession(pool: pool)
+        for (j, u) in zip(a.items, a.responses).reversed() { try c.record(item: j, response: Int(u)) }
         #expect(c.estimate.theta.isApproximatelyEqual(to: a.estimate.theta, absoluteTolerance: 1e-12))
     }
 }
