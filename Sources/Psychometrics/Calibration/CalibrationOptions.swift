@@ -72,6 +72,12 @@ public enum EStepStrategy: String, Sendable, Hashable, Codable {
 }
 
 /// Options for marginal maximum-likelihood calibration (Bock & Aitkin 1981 EM).
+/// See `CalibrationOptions.denseProductThreading`.
+public enum DenseProductThreading: String, Sendable, Hashable, Codable {
+    case personBlocks = "person_blocks"
+    case blas
+}
+
 public struct CalibrationOptions: Sendable, Hashable, Codable {
     public var model: IRTModel
     /// Number of quadrature points (default 61, as mirt).
@@ -91,9 +97,18 @@ public struct CalibrationOptions: Sendable, Hashable, Codable {
     /// Largest |a| the M-step allows; estimates at the bound are flagged.
     public var maximumSlope = 20.0
     public var eStep = EStepStrategy.automatic
-    /// Worker threads for the E-step (used when OpenBLAS itself runs single-threaded): 1…`WorkerThreads.maximum`,
-    /// default every core within that cap.
+    /// Worker threads for the E-step, M-step and standard errors: 1…`WorkerThreads.maximum`, default every core
+    /// within that cap.
     public var workers = WorkerThreads.all
+    /// How the dense E-step's matrix products are threaded — an explicit choice, because OpenBLAS's thread count
+    /// is a process-wide setting the library never changes:
+    /// - `.personBlocks` (default): `workers` threads each multiply their own block of persons, so each BLAS
+    ///   call should run on one thread. Set `OPENBLAS_NUM_THREADS=1` in the environment or call
+    ///   `BLASConfiguration.setThreadCount(1)` once at start-up (the `iqscore` executable does); otherwise the two
+    ///   layers of threads compete (same results, slower).
+    /// - `.blas`: one worker, and OpenBLAS threads each product itself (for a process that keeps OpenBLAS
+    ///   multi-threaded for other work). Measured slower on the E-step's tall-thin products (`../NOTES.md`).
+    public var denseProductThreading = DenseProductThreading.personBlocks
     /// Compute standard errors (observed information by Louis' formula).
     public var standardErrors = true
     /// Memory budget of the fit in bytes: a fit whose estimated peak (`EMCalibrator.estimatedMemoryBytes`)

@@ -52,7 +52,7 @@ struct EMEngine {
         self.dense = useDense ? DenseResponses(data) : nil
         self.maximumSlope = options.maximumSlope
         // Person-block workers only when OpenBLAS runs single-threaded; otherwise BLAS parallelises itself.
-        self.workers = max(1, min(options.workers, useDense && BLAS.threadCount > 1 ? 1 : options.workers, max(1, data.personCount / 256)))
+        self.workers = max(1, min(options.workers, useDense && options.denseProductThreading == .blas ? 1 : options.workers, max(1, data.personCount / 256)))
 
         self.nodes = grid.points
         precondition(fixed.isEmpty || fixed.count == data.itemCount, "one fixed-parameter slot per item, got \(fixed.count) for \(data.itemCount)")

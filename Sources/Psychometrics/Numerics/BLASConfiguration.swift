@@ -1,8 +1,10 @@
 import CLapack
 
-/// Process-wide OpenBLAS settings, for executables. Libraries and servers linking Psychometrics should call
-/// this once at start-up (or set `OPENBLAS_NUM_THREADS=1`): with OpenBLAS single-threaded the calibrator runs
-/// its own person-block workers, which is faster on the E-step's tall-thin products and keeps concurrent
+/// Process-wide OpenBLAS settings, for the program that owns the process (an executable or a server's
+/// start-up code); nothing in the libraries calls it. With the default
+/// `CalibrationOptions.denseProductThreading` (`.personBlocks`) the calibrator runs its own person-block
+/// workers and expects single-threaded BLAS calls: call `setThreadCount(1)` once at start-up or set
+/// `OPENBLAS_NUM_THREADS=1`. That is also faster on the E-step's tall-thin products and keeps concurrent
 /// calibrations from competing for BLAS threads.
 public enum BLASConfiguration {
     public static func setThreadCount(_ count: Int) {

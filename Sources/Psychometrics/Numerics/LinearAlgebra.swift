@@ -27,8 +27,8 @@ enum BLAS {
     }
 
     /// OpenBLAS's own thread count (process-wide; set with `OPENBLAS_NUM_THREADS` or
-    /// `openblas_set_num_threads`). The calibrator runs its own person-block workers only when this is 1, so
-    /// that two layers of threads never compete.
+    /// `openblas_set_num_threads`). Read for reports only: how the calibrator threads its products is
+    /// `CalibrationOptions.denseProductThreading`.
     static var threadCount: Int { Int(openblas_get_num_threads()) }
 }
 
