@@ -34,7 +34,7 @@ package struct RootMeanSquareDeviation: Sendable {
     /// Σ_i π_iq u_ij and Σ_i π_iq, item-major (`[j * nodes + q]`), and n_j.
     private var correct: [Double], weight: [Double], count: [Int]
     /// Per replicate r, the change of `correct` and `weight` from the responses the replicate redrew
-    /// (`[(r * itemCount + j) * nodes + q]`).
+    /// (`[(j * replicates + r) * nodes + q]`: an item's replicates side by side, for locality).
     private var correctChange: [Double], weightChange: [Double]
 
     package init(itemCount: Int, nodes: Int, replicates: Int = 20) {
@@ -53,18 +53,24 @@ package struct RootMeanSquareDeviation: Sendable {
     package mutating func add(item j: Int, response u: UInt8, posterior: UnsafeBufferPointer<Double>,
                               flipped: UnsafeBufferPointer<Double>, predictive e: Double, using rng: inout SeededGenerator) {
         count[j] += 1
-        let base = j * nodes
-        for q in 0..<nodes {
-            weight[base + q] += posterior[q]
-            if u == 1 { correct[base + q] += posterior[q] }
+        let base = j * nodes, Q = nodes
+        correct.withUnsafeMutableBufferPointer { correct in
+            weight.withUnsafeMutableBufferPointer { weight in
+                for q in 0..<Q { weight[base + q] += posterior[q] }
+                if u == 1 { for q in 0..<Q { correct[base + q] += posterior[q] } }
+            }
         }
-        for r in 0..<replicates {
-            let drawn: UInt8 = RandomVariate.uniform(using: &rng) < e ? 1 : 0
-            guard drawn != u else { continue }
-            let row = (r * itemCount + j) * nodes
-            for q in 0..<nodes {
-                weightChange[row + q] += flipped[q] - posterior[q]
-                correctChange[row + q] += drawn == 1 ? flipped[q] : -posterior[q]
+        guard replicates > 0 else { return }
+        correctChange.withUnsafeMutableBufferPointer { correctChange in
+            weightChange.withUnsafeMutableBufferPointer { weightChange in
+                for r in 0..<replicates {
+                    let drawn: UInt8 = RandomVariate.uniform(using: &rng) < e ? 1 : 0
+                    guard drawn != u else { continue }
+                    let row = (j * replicates + r) * Q
+                    for q in 0..<Q { weightChange[row + q] += flipped[q] - posterior[q] }
+                    if drawn == 1 { for q in 0..<Q { correctChange[row + q] += flipped[q] } }
+                    else { for q in 0..<Q { correctChange[row + q] -= posterior[q] } }
+                }
             }
         }
     }
@@ -95,7 +101,7 @@ package struct RootMeanSquareDeviation: Sendable {
         guard let observed = squared(correct: { correct[base + $0] }, weight: { weight[base + $0] }, probabilities: probabilities) else { return nil }
         var null: [Double] = []
         for r in 0..<replicates {
-            let row = (r * itemCount + j) * nodes
+            let row = (j * replicates + r) * nodes
             if let x = squared(correct: { correct[base + $0] + correctChange[row + $0] }, weight: { weight[base + $0] + weightChange[row + $0] },
                                probabilities: probabilities) { null.append(x) }
         }

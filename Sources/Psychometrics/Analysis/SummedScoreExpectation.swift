@@ -58,7 +58,9 @@ package struct SummedScoreExpectation: Sendable {
     }
 
     /// E_j(s) for every item of the form at one summed score s, written to `out` in the items' order.
-    /// `scratch` is reused between calls. O(|F|² · nodes).
+    /// `scratch` is reused between calls. O(|F|² · nodes), vectorised across the nodes: since P_j is monotone
+    /// in θ, the nodes with P_j ≤ ½ (solved upward) are a prefix or a suffix of the grid and the others
+    /// (solved downward) the rest.
     package func expectations(items: UnsafeBufferPointer<Int>, score s: Int, into out: UnsafeMutableBufferPointer<Double>,
                               scratch f: inout [Double]) {
         let n = items.count, Q = nodes
@@ -68,30 +70,33 @@ package struct SummedScoreExpectation: Sendable {
             return
         }
         summedScoreLikelihood(items, into: &f)
-        probabilities.withUnsafeBufferPointer { prob in
-            weights.withUnsafeBufferPointer { w in
-                f.withUnsafeBufferPointer { f in
-                    var denominator = 0.0
-                    for q in 0..<Q { denominator += w[q] * f[s * Q + q] }
-                    for (k, j) in items.enumerated() {
-                        var numerator = 0.0
-                        for q in 0..<Q {
-                            let p = prob[j * Q + q]
-                            var g: Double
-                            if p <= 0.5 {
-                                // Upward: g(0) = f(0)/(1 − p), g(t) = (f(t) − p g(t − 1))/(1 − p), to t = s − 1.
-                                g = f[q] / (1 - p)
-                                var t = 1
-                                while t < s { g = max(0, (f[t * Q + q] - p * g) / (1 - p)); t += 1 }
-                            } else {
-                                // Downward: g(n − 1) = f(n)/p, g(t − 1) = (f(t) − (1 − p) g(t))/p, to t − 1 = s − 1.
-                                g = f[n * Q + q] / p
-                                var t = n - 1
-                                while t > s - 1 { g = max(0, (f[t * Q + q] - (1 - p) * g) / p); t -= 1 }
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: Q) { g in
+            probabilities.withUnsafeBufferPointer { prob in
+                weights.withUnsafeBufferPointer { w in
+                    f.withUnsafeBufferPointer { f in
+                        var denominator = 0.0
+                        for q in 0..<Q { denominator += w[q] * f[s * Q + q] }
+                        for (k, j) in items.enumerated() {
+                            let p = UnsafeBufferPointer(rebasing: prob[(j * Q)..<(j * Q + Q)])
+                            // The nodes with p ≤ ½: a prefix when P increases in θ, else a suffix.
+                            let increasing = p[Q - 1] >= p[0]
+                            var split = 0
+                            while split < Q && (p[split] <= 0.5) == increasing { split += 1 }
+                            let up = increasing ? 0..<split : split..<Q, down = increasing ? split..<Q : 0..<split
+                            // Upward: g(0) = f(0)/(1 − p), g(t) = (f(t) − p g(t − 1))/(1 − p), to t = s − 1.
+                            for q in up { g[q] = f[q] / (1 - p[q]) }
+                            if s > 1 {
+                                for t in 1..<s { for q in up { g[q] = max(0, (f[t * Q + q] - p[q] * g[q]) / (1 - p[q])) } }
                             }
-                            numerator += w[q] * p * g
+                            // Downward: g(n − 1) = f(n)/p, g(t − 1) = (f(t) − (1 − p) g(t))/p, to t − 1 = s − 1.
+                            for q in down { g[q] = f[n * Q + q] / p[q] }
+                            for t in stride(from: n - 1, through: s, by: -1) {
+                                for q in down { g[q] = max(0, (f[t * Q + q] - (1 - p[q]) * g[q]) / p[q]) }
+                            }
+                            var numerator = 0.0
+                            for q in 0..<Q { numerator += w[q] * p[q] * g[q] }
+                            out[k] = denominator > 0 ? min(1, max(0, numerator / denominator)) : .nan
                         }
-                        out[k] = denominator > 0 ? min(1, max(0, numerator / denominator)) : .nan
                     }
                 }
             }
