@@ -100,147 +100,28 @@ public struct ModelFit: Sendable {
         precondition(options.q3.minimumPairCount >= 10, "Q3 needs at least 10 persons per pair, got \(options.q3.minimumPairCount)")
         let J = data.itemCount, N = data.personCount
         itemIDs = data.itemIDs
-        var abilityOptions = AbilityOptions(method: .wle)
-        abilityOptions.quadraturePoints = options.quadraturePoints
-        abilityOptions.thetaBound = options.thetaBound
-        let wle = try AbilityEstimator(parameters: parameters, options: abilityOptions)
-        abilityOptions.method = .eap
-        let eap = try AbilityEstimator(parameters: parameters, options: abilityOptions)
-        let grid = QuadratureGrid(count: options.quadraturePoints, bound: options.thetaBound)
-        let Q = grid.count
-        let expectation = SummedScoreExpectation(parameters: parameters, grid: grid)
-        // log P, log(1 − P), and for the RMSD replicates P/(1 − P) and 1/P, 1/(1 − P), with P clamped to
-        // [1e-15, 1 − 1e-15] so that every ratio is finite.
-        var logP = [Double](repeating: 0, count: J * Q), logQ = logP, odds = logP, inverseP = logP, inverseQ = logP
-        for t in 0..<(J * Q) {
-            let p = min(max(expectation.probabilities[t], 1e-15), 1 - 1e-15)
-            logP[t] = log(p); logQ[t] = log1p(-p)
-            odds[t] = p / (1 - p); inverseP[t] = 1 / p; inverseQ[t] = 1 / (1 - p)
-        }
-        // The expectation table of the complete form, shared by every person who answered every item.
-        let completeTable: [Double]? = (0..<N).contains { data.cells(ofPerson: $0).count == J }
-            ? Array(0..<J).withUnsafeBufferPointer { expectation.table(items: $0) } : nil
+        let context = try PersonPass.Context(data: data, parameters: parameters, options: options)
+        let Q = context.grid.count, expectation = context.expectation
 
-        // Per person and per cell results, written by the workers at disjoint indices.
-        var personFit = [PersonFit](repeating: PersonFit(personID: "", theta: 0, standardError: 0), count: N)
-        var eapTheta = [Double](repeating: 0, count: N), eapVariance = eapTheta
-        var residuals = [Double](repeating: 0, count: data.cellCount)
-        let workers = max(1, min(options.workers, (N + 255) / 256))
-        var sx2Parts = [OrlandoThissenSX2](repeating: OrlandoThissenSX2(itemCount: J), count: workers)
-        var msParts = [ConditionalMeanSquares](repeating: ConditionalMeanSquares(itemCount: J), count: workers)
-        var rmsdParts = [RootMeanSquareDeviation](repeating: RootMeanSquareDeviation(itemCount: J, nodes: Q, replicates: 0), count: workers)
-        var informative = [Int](repeating: 0, count: workers)
-        let chunk = 256
-        personFit.withUnsafeMutableBufferPointer { personFit in
-            eapTheta.withUnsafeMutableBufferPointer { eapTheta in
-                eapVariance.withUnsafeMutableBufferPointer { eapVariance in
-                    residuals.withUnsafeMutableBufferPointer { residuals in
-                        sx2Parts.withUnsafeMutableBufferPointer { sx2Parts in
-                            msParts.withUnsafeMutableBufferPointer { msParts in
-                                rmsdParts.withUnsafeMutableBufferPointer { rmsdParts in
-                                    informative.withUnsafeMutableBufferPointer { informative in
-        let box = UncheckedSendableBox((personFit, eapTheta, eapVariance, residuals, sx2Parts, msParts, rmsdParts, informative))
+        // One pass over the persons, in chunks of 256 taken in turn by the workers.
+        let outputs = PersonPass.Outputs(personCount: N, cellCount: data.cellCount)
+        let workers = max(1, min(options.workers, (N + 255) / 256)), chunk = 256
+        let parts = DisjointWrites<PersonPass?>(repeating: nil, count: workers)
         parallelFor(workers) { w in
-            let (personFit, eapTheta, eapVariance, residuals, sx2Parts, msParts, rmsdParts, informative) = box.value
-            var sx2 = OrlandoThissenSX2(itemCount: J), ms = ConditionalMeanSquares(itemCount: J)
-            var rmsd = RootMeanSquareDeviation(itemCount: J, nodes: Q, replicates: options.rmsdReplicates)
-            var scratch: [Double] = [], posterior = [Double](repeating: 0, count: Q), flipped = posterior
-            var items: [Int] = [], responses: [UInt8] = []
-            var expected = [Double](repeating: 0, count: J)
-            var used = 0
+            var pass = PersonPass(itemCount: J, nodes: Q, replicates: options.rmsdReplicates)
             var start = w * chunk
             while start < N {
-                for i in start..<min(N, start + chunk) {
-                    let cells = data.cells(ofPerson: i)
-                    items.removeAll(keepingCapacity: true); responses.removeAll(keepingCapacity: true)
-                    for c in cells { items.append(Int(data.itemIndices[c])); responses.append(data.responses[c]) }
-                    let n = items.count, s = responses.reduce(0) { $0 + Int($1) }
-                    items.withUnsafeBufferPointer { itemsBuffer in
-                        responses.withUnsafeBufferPointer { responsesBuffer in
-                            // WLE: l_z, l_z*, Q3 residuals.
-                            let e = wle.estimate(itemsBuffer, responsesBuffer)
-                            let fit = PersonFitLz.statistics(parameters: parameters, items: itemsBuffer, responses: responsesBuffer, theta: e.theta)
-                            personFit[i] = PersonFit(personID: data.personIDs[i], theta: e.theta, standardError: e.standardError, lz: fit.lz, lzStar: fit.lzStar)
-                            for (k, c) in cells.enumerated() {
-                                residuals[c] = Double(responsesBuffer[k]) - parameters[itemsBuffer[k]].probability(at: e.theta)
-                            }
-                            // EAP: marginal reliability.
-                            let post = eap.estimate(itemsBuffer, responsesBuffer)
-                            eapTheta[i] = post.theta
-                            eapVariance[i] = post.standardError * post.standardError
-                            // Posterior on the grid: RMSD.
-                            var top = -Double.infinity
-                            for q in 0..<Q {
-                                var l = grid.logWeights[q]
-                                for k in 0..<n { l += responsesBuffer[k] == 1 ? logP[itemsBuffer[k] * Q + q] : logQ[itemsBuffer[k] * Q + q] }
-                                posterior[q] = l
-                                top = max(top, l)
-                            }
-                            var total = 0.0
-                            for q in 0..<Q { posterior[q] = exp(posterior[q] - top); total += posterior[q] }
-                            for q in 0..<Q { posterior[q] /= total }
-                            // Per item: the posterior had the response been the other one, and the response's
-                            // posterior predictive given the other responses (RMSD's replicates).
-                            var rng = SeededGenerator(seed: 0x9E37_79B9_7F4A_7C15 &* UInt64(i + 1))
-                            for k in 0..<n {
-                                let row = itemsBuffer[k] * Q, u = responsesBuffer[k]
-                                var flippedTotal = 0.0, e: Double
-                                if u == 1 {
-                                    var inverse = 0.0
-                                    for q in 0..<Q {
-                                        flipped[q] = posterior[q] / odds[row + q]; flippedTotal += flipped[q]
-                                        inverse += posterior[q] * inverseP[row + q]
-                                    }
-                                    e = 1 / inverse
-                                } else {
-                                    var num = 0.0, den = 0.0
-                                    for q in 0..<Q {
-                                        flipped[q] = posterior[q] * odds[row + q]; flippedTotal += flipped[q]
-                                        num += flipped[q]; den += posterior[q] * inverseQ[row + q]
-                                    }
-                                    e = num / den
-                                }
-                                for q in 0..<Q { flipped[q] /= flippedTotal }
-                                posterior.withUnsafeBufferPointer { post in
-                                    flipped.withUnsafeBufferPointer { alt in
-                                        rmsd.add(item: itemsBuffer[k], response: u, posterior: post, flipped: alt,
-                                                 predictive: min(1, max(0, e)), using: &rng)
-                                    }
-                                }
-                            }
-                            // Summed-score expectations: S-X², infit, outfit.
-                            guard s > 0, s < n else { return }
-                            used += 1
-                            if n == J, let completeTable {
-                                for k in 0..<n { expected[k] = completeTable[k * (n + 1) + s] }
-                            } else {
-                                expected.withUnsafeMutableBufferPointer { out in
-                                    expectation.expectations(items: itemsBuffer, score: s, into: out, scratch: &scratch)
-                                }
-                            }
-                            for k in 0..<n {
-                                sx2.add(item: itemsBuffer[k], answered: n, score: s, response: responsesBuffer[k], expected: expected[k])
-                                ms.add(item: itemsBuffer[k], response: responsesBuffer[k], expected: expected[k])
-                            }
-                        }
-                    }
-                }
+                for i in start..<min(N, start + chunk) { pass.process(person: i, context, outputs) }
                 start += workers * chunk
             }
-            sx2Parts[w] = sx2; msParts[w] = ms; rmsdParts[w] = rmsd; informative[w] = used
+            parts[w] = pass
         }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        var pass = parts[0]!
+        for w in 1..<workers { pass.merge(parts[w]!) }
+        let (sx2, ms, rmsd) = (pass.sx2, pass.meanSquares, pass.rmsd)
+        let personFit = outputs.persons.array, eapTheta = outputs.eapTheta.array, eapVariance = outputs.eapVariance.array
         persons = personFit
-        sx2Persons = informative.reduce(0, +)
-        var sx2 = sx2Parts[0], ms = msParts[0], rmsd = rmsdParts[0]
-        for w in 1..<workers { sx2.merge(sx2Parts[w]); ms.merge(msParts[w]); rmsd.merge(rmsdParts[w]) }
+        sx2Persons = pass.informative
 
         // Items.
         var noSX2 = 0, noP = 0, noMS = 0
@@ -281,8 +162,9 @@ public struct ModelFit: Sendable {
             localDependence = nil
             undefined["q3"] = "\(J) items: the pairwise table would take \(LocalDependenceQ3.tableBytes(itemCount: J) >> 20) MiB (64 bytes per pair), more than the \(Self.q3TableLimit >> 20) MiB allowed"
         } else {
-            let q3 = LocalDependenceQ3(itemCount: J, rowOffsets: data.rowOffsets, items: data.itemIndices, responses: data.responses, residuals: residuals,
-                                       probabilities: expectation.probabilities, logWeights: grid.logWeights,
+            let q3 = LocalDependenceQ3(itemCount: J, rowOffsets: data.rowOffsets, items: data.itemIndices, responses: data.responses,
+                                       residuals: outputs.residuals.array, probabilities: expectation.probabilities,
+                                       logWeights: context.grid.logWeights,
                                        options: options.q3, workers: options.workers)
             localDependence = q3
             let total = J * (J - 1) / 2
