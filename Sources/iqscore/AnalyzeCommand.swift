@@ -7,13 +7,29 @@ struct AnalyzeCommand: ParsableCommand {
         commandName: "analyze",
         abstract: "Item analysis: classical statistics, IRT item and person fit, local dependence, distractors.",
         discussion: """
-            ITEMS.csv: item_id,n,p_value,point_biserial,alpha_if_deleted,a,b,c,infit,outfit,sx2,sx2_df,sx2_p,flags \
-            for the items in both the responses and the bank. Classical statistics use each person's answered \
-            items (α from pairwise-complete covariances; point-biserial against the rest score). S-X² \
-            (Orlando–Thissen) uses the persons who answered every item; infit/outfit, l_z and Q3 use WLE \
-            abilities; marginal reliability uses EAP. Flags: negative slope, low slope (a < --min-slope), \
-            extreme p-value (outside --p-range), low point-biserial (< --min-point-biserial), misfit (S-X² p < \
-            --misfit-p), infit/outfit outside --mnsq-range, and the calibration's own flags.
+            ITEMS.csv: item_id,n,p_value,point_biserial,alpha_if_deleted,a,b,c,infit,outfit,sx2,sx2_df,sx2_p,flags, \
+            rmsd,rmsd_critical,infit_z,outfit_z for the items in both the responses and the bank. Every \
+            statistic uses only the items each person answered, so all are defined for missing-by-design banks \
+            (each person answers 25 of 1,500 items) as well as for complete data. A blank cell is undefined; the \
+            summary JSON's "undefined" object, and a note on stderr, say which statistic is undefined and why.
+
+            Classical: p-value, point-biserial against the rest score, and Cronbach's α (pairwise-complete \
+            covariances) with SEM and α-if-deleted, these three only when at least 50% of the person × item \
+            cells are answered (otherwise they describe a test nobody took). Model-based: S-X² (Orlando–Thissen, \
+            persons grouped by their summed score on the items they answered); infit/outfit of the residuals \
+            given that score, with Wilson–Hilferty ZSTD; RMSD between the posterior-weighted observed and the \
+            model ICC (as in PISA), with the value the item's n reaches by chance (rmsd_critical, from 20 \
+            posterior predictive replicates); Yen's Q3 at WLE θ and Q3* = Q3 − mean Q3 for pairs answered \
+            together by at least --q3-min-persons; l_z and Snijders' l_z* at WLE θ; marginal reliability from \
+            EAP θ (any design).
+
+            Flags: negative slope, low slope (a < --min-slope), extreme p-value (outside --p-range), low \
+            point-biserial (< --min-point-biserial), misfit (S-X² p < --misfit-p), infit or outfit outside \
+            --mnsq-range with |ZSTD| beyond the two-sided --misfit-p critical value (2.58 at 0.01), RMSD above \
+            both --max-rmsd and rmsd_critical, and the calibration's own flags. Q3 pairs: Q3* above \
+            --q3-threshold and a model-based z above the Bonferroni critical value for --misfit-p over the pairs \
+            compared. On data simulated from the model each item statistic flags about --misfit-p of the items \
+            or fewer (README, "False flags on data from the model").
 
             With --options OPTIONS.csv (wide: chosen option codes; empty, 0 or NA = omitted) and keys from the \
             key column of --items ITEMS.csv (or of the bank), --distractors-out writes per option: choice rates \
@@ -30,13 +46,13 @@ struct AnalyzeCommand: ParsableCommand {
     @Option(help: "Item table CSV (written atomically).")
     var out: String
 
-    @Option(name: .customLong("summary-json"), help: "Test-level summary JSON (alpha, sem, marginal_reliability, n_persons, …).")
+    @Option(name: .customLong("summary-json"), help: "Test-level summary JSON (alpha, sem, marginal_reliability, n_persons, fit_flags, undefined, …).")
     var summaryJSON: String?
 
-    @Option(name: .customLong("persons-out"), help: "Person fit CSV: person_id,theta_wle,se,lz.")
+    @Option(name: .customLong("persons-out"), help: "Person fit CSV: person_id,theta_wle,se,lz,lz_star.")
     var personsOut: String?
 
-    @Option(name: .customLong("q3-out"), help: "Yen's Q3 for every item pair: item_a,item_b,q3.")
+    @Option(name: .customLong("q3-out"), help: "Yen's Q3 for every item pair compared: item_a,item_b,q3,n,q3_star,z.")
     var q3Out: String?
 
     @Option(help: "Raw option choices (wide CSV) for distractor analysis.")
@@ -50,11 +66,14 @@ struct AnalyzeCommand: ParsableCommand {
 
     @OptionGroup var columns: ResponseColumnOptions
 
-    @Option(name: .customLong("min-slope"), help: "Flag slopes below this, in \(FlagRules.allowedMinSlopes).") var minSlope = 0.5
+    @Option(name: .customLong("min-slope"), help: "Flag slopes a below this, in \(FlagRules.allowedMinSlopes).") var minSlope = 0.5
     @Option(name: .customLong("min-point-biserial"), help: "Flag point-biserials below this, in \(FlagRules.allowedPointBiserials).") var minPointBiserial = 0.15
-    @Option(name: .customLong("misfit-p"), help: "Flag S-X² p-values below this, in \(FlagRules.allowedProbabilities).") var misfitP = 0.01
+    @Option(name: .customLong("misfit-p"), help: "Significance level of the fit tests, in \(FlagRules.allowedProbabilities): S-X² p below it, infit/outfit |ZSTD| beyond its two-sided critical value, RMSD above its 1 − p null quantile, Q3 family-wise over the pairs.") var misfitP = 0.01
     @Option(name: .customLong("p-range"), help: "Acceptable p-values, LOW,HIGH within \(FlagRules.allowedProbabilities).") var pRange = "0.05,0.95"
-    @Option(name: .customLong("mnsq-range"), help: "Acceptable infit/outfit, LOW,HIGH within \(FlagRules.allowedMeanSquares).") var mnsqRange = "0.7,1.3"
+    @Option(name: .customLong("mnsq-range"), help: "Acceptable infit/outfit mean squares, LOW,HIGH within \(FlagRules.allowedMeanSquares) (flagged outside it only when |ZSTD| is significant).") var mnsqRange = "0.7,1.3"
+    @Option(name: .customLong("max-rmsd"), help: "Flag RMSD above this (and above the critical value of the item's n), in \(FlagRules.allowedRMSDs).") var maxRMSD = 0.1
+    @Option(name: .customLong("q3-threshold"), help: "Flag item pairs whose Q3 exceeds the mean Q3 by more than this (and significantly), in \(FlagRules.allowedQ3Thresholds).") var q3Threshold = 0.2
+    @Option(name: .customLong("q3-min-persons"), help: "Compare Q3 only for item pairs answered together by at least this many persons, \(FlagRules.allowedQ3MinimumPersons.text).") var q3MinPersons = 30
 
     /// LOW,HIGH as two plain decimal numbers (`DecimalNumber`).
     func range(_ text: String, _ name: String) throws -> (Double, Double) {
@@ -66,7 +85,8 @@ struct AnalyzeCommand: ParsableCommand {
     /// The flag thresholds; their ranges are checked by `FlagRules.validationProblems()`.
     func rules() throws -> FlagRules {
         FlagRules(minSlope: minSlope, minPointBiserial: minPointBiserial, misfitP: misfitP,
-                  pRange: try range(pRange, "p-range"), mnsqRange: try range(mnsqRange, "mnsq-range"))
+                  pRange: try range(pRange, "p-range"), mnsqRange: try range(mnsqRange, "mnsq-range"),
+                  maxRMSD: maxRMSD, q3Threshold: q3Threshold, q3MinimumPersons: q3MinPersons)
     }
 
     func validate() throws {
@@ -84,23 +104,26 @@ struct AnalyzeCommand: ParsableCommand {
             let parameters = table.parameters
 
             func num(_ v: Double?, _ digits: Int = 4) -> String { v.map { $0.isFinite ? fixed($0, digits) : "" } ?? "" }
-            var text = "item_id,n,p_value,point_biserial,alpha_if_deleted,a,b,c,infit,outfit,sx2,sx2_df,sx2_p,flags\n"
+            var text = "item_id,n,p_value,point_biserial,alpha_if_deleted,a,b,c,infit,outfit,sx2,sx2_df,sx2_p,flags,rmsd,rmsd_critical,infit_z,outfit_z\n"
             let flaggedItems = table.flaggedCount
             for row in table.rows {
                 let c = row.classical, f = row.fit, p = row.parameters
                 text += [csvField(c.itemID), String(c.responses), num(c.pValue), num(c.pointBiserial), num(c.alphaIfDeleted),
                          num(p.discrimination), num(p.difficulty), num(p.guessing), num(f.infit), num(f.outfit), num(f.sx2),
-                         f.sx2DegreesOfFreedom.map(String.init) ?? "", num(f.sx2P, 6), csvField(row.flags.joined(separator: ";"))].joined(separator: ",") + "\n"
+                         f.sx2DegreesOfFreedom.map(String.init) ?? "", num(f.sx2P, 6), csvField(row.flags.joined(separator: ";")),
+                         num(f.rmsd), num(f.rmsdCritical), num(f.infitZ, 3), num(f.outfitZ, 3)].joined(separator: ",") + "\n"
             }
             try writeAtomically(text, to: out)
             if let personsOut {
-                var p = "person_id,theta_wle,se,lz\n"
-                for person in fit.persons { p += "\(csvField(person.personID)),\(num(person.theta)),\(num(person.standardError)),\(num(person.lz))\n" }
+                var p = "person_id,theta_wle,se,lz,lz_star\n"
+                for person in fit.persons { p += "\(csvField(person.personID)),\(num(person.theta)),\(num(person.standardError)),\(num(person.lz)),\(num(person.lzStar))\n" }
                 try writeAtomically(p, to: personsOut)
             }
             if let q3Out {
-                var q = "item_a,item_b,q3\n"
-                for j in 0..<data.itemCount { for k in (j + 1)..<data.itemCount { if let r = fit.q3[j][k] { q += "\(csvField(data.itemIDs[j])),\(csvField(data.itemIDs[k])),\(num(r))\n" } } }
+                var q = "item_a,item_b,q3,n,q3_star,z\n"
+                for pair in fit.localDependence?.pairs ?? [] {
+                    q += "\(csvField(data.itemIDs[pair.first])),\(csvField(data.itemIDs[pair.second])),\(num(pair.q3)),\(pair.persons),\(num(pair.q3Star)),\(num(pair.z, 3))\n"
+                }
                 try writeAtomically(q, to: q3Out)
             }
             var distractorFlags = 0
@@ -117,33 +140,73 @@ struct AnalyzeCommand: ParsableCommand {
                 }
                 try writeAtomically(d, to: distractorsOut)
             }
-            let lz = fit.persons.compactMap(\.lz)
-            let misfitting = lz.filter { $0 < -1.96 }.count
+            let lz = fit.persons.compactMap(\.lz), lzStar = fit.persons.compactMap(\.lzStar)
+            let misfitting = lz.filter { $0 < -1.96 }.count, misfittingStar = lzStar.filter { $0 < -1.96 }.count
             let info = ModelFit.testInformation(parameters, at: stride(from: -4.0, through: 4.0, by: 0.5).map { $0 })
+            let undefined = table.undefined
+            let q3 = fit.localDependence
+            // Per fit statistic: units tested (items with the statistic, pairs compared, persons) and flagged.
+            var fitFlags: [String: [String: Int]] = [:]
+            for flag in ItemAnalysisTable.FitFlag.allCases {
+                let tested = table.rows.filter { row in
+                    switch flag {
+                    case .sx2: return row.fit.sx2P != nil
+                    case .infit: return row.fit.infitZ != nil
+                    case .outfit: return row.fit.outfitZ != nil
+                    case .rmsd: return row.fit.rmsd != nil
+                    }
+                }.count
+                fitFlags[flag.rawValue] = ["tested": tested, "flagged": table.rows.filter { $0.fitFlags.contains(flag) }.count]
+            }
+            fitFlags["infit_or_outfit"] = ["tested": table.rows.filter { $0.fit.infitZ != nil || $0.fit.outfitZ != nil }.count,
+                                          "flagged": table.rows.filter { $0.fitFlags.contains(.infit) || $0.fitFlags.contains(.outfit) }.count]
+            fitFlags["q3_pairs"] = ["tested": q3?.pairs.count ?? 0, "flagged": fit.q3Flagged.count]
+            fitFlags["lz"] = ["tested": lz.count, "flagged": misfitting]
+            fitFlags["lz_star"] = ["tested": lzStar.count, "flagged": misfittingStar]
             if let summaryJSON {
                 var json: [String: Any] = [
                     "n_persons": data.personCount, "n_items": data.itemCount, "complete_persons": classical.completePersons,
                     "sx2_persons": fit.sx2Persons, "flagged_items": flaggedItems, "persons_lz_below_minus_1_96": misfitting,
+                    "persons_lz_star_below_minus_1_96": misfittingStar,
                     "items_not_in_bank": unknown, "persons_without_responses": table.personsWithoutResponses,
                     "test_information": info.map { ["theta": $0.theta, "information": $0.information, "se": $0.standardError] },
-                    "q3_flagged_pairs": fit.q3Flagged.map { ["item_a": $0.first, "item_b": $0.second, "q3": $0.q3] as [String: Any] },
+                    "q3_flagged_pairs": fit.q3Flagged.map { ["item_a": $0.first, "item_b": $0.second, "q3": $0.q3, "n": $0.persons, "q3_star": $0.q3Star, "z": $0.z] as [String: Any] },
+                    "q3_pairs_compared": q3?.pairs.count ?? 0, "q3_min_persons": table.rules.q3MinimumPersons,
+                    "fit_flags": fitFlags, "undefined": undefined,
+                    "mean_items_per_person": data.personCount > 0 ? Double(data.cellCount) / Double(data.personCount) : 0,
                 ]
-                json["alpha"] = classical.alpha ?? NSNull()
-                json["sem"] = classical.sem ?? NSNull()
-                json["marginal_reliability"] = fit.marginalReliability ?? NSNull()
-                json["q3_mean"] = fit.q3Mean ?? NSNull()
-                json["q3_max_abs"] = fit.q3MaxAbs ?? NSNull()
-                json["mean_score"] = classical.meanScore ?? NSNull()
-                json["sd_score"] = classical.sdScore ?? NSNull()
+                func value(_ v: Double?) -> Any { v.flatMap { $0.isFinite ? $0 : nil } ?? NSNull() }
+                json["alpha"] = value(classical.alpha)
+                json["sem"] = value(classical.sem)
+                json["marginal_reliability"] = value(fit.marginalReliability)
+                json["q3_mean"] = value(fit.q3Mean)
+                json["q3_max_abs"] = value(fit.q3MaxAbs)
+                json["q3_critical_z"] = value(q3?.criticalZ)
+                json["mean_score"] = value(classical.meanScore)
+                json["sd_score"] = value(classical.sdScore)
                 let data = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys])
                 try writeAtomically(String(decoding: data, as: UTF8.self) + "\n", to: summaryJSON)
             }
-            var lines = ["iqscore analyze: \(formatCount(data.personCount)) persons × \(data.itemCount) items (\(formatCount(classical.completePersons)) answered every item)"]
+            func count(_ k: Int, _ noun: String) -> String { "\(formatCount(k)) \(noun)\(k == 1 ? "" : "s")" }
+            func shown(_ v: Double?) -> String { v.map { $0.isFinite ? fixed($0, 3) : "undefined" } ?? "undefined" }
+            let perPerson = data.personCount > 0 ? Double(data.cellCount) / Double(data.personCount) : 0
+            var lines = ["iqscore analyze: \(formatCount(data.personCount)) persons × \(data.itemCount) items (\(formatCount(classical.completePersons)) answered every item; \(fixed(perPerson, 1)) items per person)"]
             if !unknown.isEmpty { lines.append("warning: \(unknown.count) item\(unknown.count == 1 ? "" : "s") not in the bank left out: \(unknown.prefix(5).joined(separator: ", "))\(unknown.count > 5 ? ", …" : "")") }
-            lines.append("alpha \(num(classical.alpha, 3)), SEM \(num(classical.sem, 3)), marginal reliability \(num(fit.marginalReliability, 3))")
-            lines.append("flagged items: \(flaggedItems) of \(data.itemCount); Q3 mean \(num(fit.q3Mean, 3)), max |Q3| \(num(fit.q3MaxAbs, 3)), \(fit.q3Flagged.count) pair\(fit.q3Flagged.count == 1 ? "" : "s") more than 0.2 above the mean")
-            lines.append("person fit: \(misfitting) of \(lz.count) persons with l_z < -1.96")
+            lines.append("alpha \(shown(classical.alpha)), SEM \(shown(classical.sem)), marginal reliability \(shown(fit.marginalReliability))")
+            let flagged = fitFlags.mapValues { $0["flagged"] ?? 0 }
+            lines.append("flagged items: \(flaggedItems) of \(data.itemCount); fit: S-X² \(flagged["sx2"]!), infit/outfit \(flagged["infit_or_outfit"]!), RMSD \(flagged["rmsd"]!)")
+            if let q3, let mean = q3.mean {
+                lines.append("Q3: \(count(q3.pairs.count, "pair")) answered together by ≥ \(table.rules.q3MinimumPersons) persons, mean \(fixed(mean, 3)), max |Q3| \(shown(q3.maxAbs)); \(count(fit.q3Flagged.count, "pair")) flagged (Q3* > \(table.rules.q3Threshold.formatted6), z > \(shown(q3.criticalZ)))")
+            } else {
+                lines.append("Q3: no pair compared")
+            }
+            lines.append("person fit: l_z < -1.96 for \(misfitting) of \(lz.count) persons, l_z* < -1.96 for \(misfittingStar) of \(lzStar.count)")
             if distractorsOut != nil { lines.append("distractors: \(distractorFlags) options flagged") }
+            // Undefined statistics: α, SEM and α-if-deleted share one reason.
+            if let reason = undefined["alpha"] { lines.append("note: alpha, SEM and alpha-if-deleted undefined: \(reason)") }
+            for key in undefined.keys.sorted() where !["alpha", "sem", "alpha_if_deleted"].contains(key) {
+                lines.append("note: \(key) undefined: \(undefined[key]!)")
+            }
             lines.append("wrote \(out)" + ([summaryJSON, personsOut, q3Out, distractorsOut].compactMap { $0 }.map { ", \($0)" }.joined()))
             printError(lines.joined(separator: "\n"))
             return ExitStatus.success

@@ -58,7 +58,8 @@ struct ItemAnalysisTests {
         options.tolerance = 1e-6
         let fit = try EMCalibrator(options: options).calibrate(LSAT7.matrix)
         let model = try ModelFit(data: LSAT7.matrix, parameters: fit.parameters, freeParameters: 2)
-        #expect(model.sx2Persons == 1000)
+        // Everyone but the 12 persons with score 0 and the 308 with score 5 (mirt's S-X² leaves them out too).
+        #expect(model.sx2Persons == 680)
         for (j, item) in model.items.enumerated() {
             #expect(item.sx2DegreesOfFreedom == 2)
             // Tolerance 0.02: our estimates agree with mirt's to ~1e-3, which moves S-X² in the second decimal.
@@ -67,7 +68,7 @@ struct ItemAnalysisTests {
         }
     }
 
-    @Test("infit, outfit, l_z and Q3 equal direct computations at the WLE estimates")
+    @Test("l_z and Q3 equal direct computations at the WLE estimates")
     func residualStatistics() throws {
         let sim = Simulated(model: .twoPL, items: 20, persons: 400, seed: 31)
         let model = try ModelFit(data: sim.data, parameters: sim.truth, freeParameters: 2)
@@ -80,16 +81,6 @@ struct ItemAnalysisTests {
         }
         func u(_ i: Int, _ j: Int) -> Double? {
             data.cells(ofPerson: i).first { Int(data.itemIndices[$0]) == j }.map { Double(data.responses[$0]) }
-        }
-        for j in [0, 5] {
-            var z2 = 0.0, num = 0.0, den = 0.0, n = 0.0
-            for i in 0..<data.personCount {
-                guard let x = u(i, j) else { continue }
-                let p = sim.truth[j].probability(at: thetas[i])
-                z2 += (x - p) * (x - p) / (p * (1 - p)); num += (x - p) * (x - p); den += p * (1 - p); n += 1
-            }
-            #expect(try #require(model.items[j].outfit).isApproximatelyEqual(to: z2 / n, relativeTolerance: 1e-9))
-            #expect(try #require(model.items[j].infit).isApproximatelyEqual(to: num / den, relativeTolerance: 1e-9))
         }
         // l_z of person 3.
         var l0 = 0.0, e = 0.0, v = 0.0
@@ -109,12 +100,26 @@ struct ItemAnalysisTests {
             a.append(x - sim.truth[1].probability(at: thetas[i])); b.append(y - sim.truth[2].probability(at: thetas[i]))
         }
         let r = pearson(a, b)
-        #expect(try #require(model.q3[1][2]).isApproximatelyEqual(to: r, absoluteTolerance: 1e-12))
-        #expect(model.q3[1][2] == model.q3[2][1])
-        // Data simulated from the model fit it: mean squares near 1 (20 items; with very short tests the
-        // residuals at estimated θ bias them), reliability sensible.
+        #expect(try #require(model.q3(1, 2)).isApproximatelyEqual(to: r, absoluteTolerance: 1e-12))
+        #expect(model.q3(1, 2) == model.q3(2, 1))
+        // Data simulated from the model fit it: mean squares near 1, reliability sensible.
         for item in model.items { #expect(abs(item.infit! - 1) < 0.2) }
         #expect(try #require(model.marginalReliability) > 0.5)
+    }
+
+    @Test("α, SEM and α-if-deleted are undefined, with the reason, when the data are missing by design")
+    func missingByDesign() throws {
+        let sim = Simulated(model: .twoPL, items: 60, persons: 2000, perSession: 10, seed: 4)
+        let classical = ClassicalItemAnalysis(sim.data)
+        #expect(classical.alpha == nil && classical.sem == nil && classical.items.allSatisfy { $0.alphaIfDeleted == nil })
+        #expect(classical.undefined["alpha"]?.hasPrefix("missing by design: persons answered 10.0 of the 60 items on average (16.7% of the cells") == true)
+        #expect(classical.undefined["sem"] != nil && classical.undefined["alpha_if_deleted"] != nil)
+        #expect(classical.undefined["mean_score"] == "no person answered every item")
+        // Point-biserials stay defined (rest score on the other answered items).
+        #expect(classical.items.allSatisfy { $0.pointBiserial != nil })
+        let fit = try ModelFit(data: sim.data, parameters: sim.truth, freeParameters: 2)
+        #expect(fit.items.allSatisfy { $0.sx2P != nil && $0.infitZ != nil && $0.rmsd != nil })
+        #expect(try #require(fit.marginalReliability) > 0.5)
     }
 }
 

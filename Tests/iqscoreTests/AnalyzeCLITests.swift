@@ -13,14 +13,82 @@ struct AnalyzeCLITests {
                        "--options", "\(data)/icar16_options.csv", "--items", "\(data)/icar16_items.csv", "--distractors-out", "d.csv")
         #expect(r.status == 0, "\(r.stderr)")
         let lines = try ws.read("items.csv").split(separator: "\n").map(String.init)
-        #expect(lines[0] == "item_id,n,p_value,point_biserial,alpha_if_deleted,a,b,c,infit,outfit,sx2,sx2_df,sx2_p,flags")
+        // The original 14 columns first, in their order; the new ones appended.
+        #expect(lines[0] == "item_id,n,p_value,point_biserial,alpha_if_deleted,a,b,c,infit,outfit,sx2,sx2_df,sx2_p,flags,rmsd,rmsd_critical,infit_z,outfit_z")
         #expect(lines.count == 17)
         let json = try JSONSerialization.jsonObject(with: Data(try ws.read("summary.json").utf8)) as! [String: Any]
-        for key in ["alpha", "sem", "marginal_reliability", "n_persons"] { #expect(json[key] != nil, "missing \(key)") }
+        for key in ["alpha", "sem", "marginal_reliability", "n_persons", "fit_flags", "undefined", "q3_pairs_compared"] { #expect(json[key] != nil, "missing \(key)") }
+        // Complete-enough data: α is defined, so "undefined" does not list it.
+        #expect((json["undefined"] as? [String: String])?["alpha"] == nil)
         #expect(json["n_persons"] as? Int == 1509)
         let alpha = try #require(json["alpha"] as? Double)
         #expect(alpha > 0.8 && alpha < 0.86)
         #expect(try ws.read("d.csv").hasPrefix("item_id,option,is_key,n,rate,rate_top,rate_bottom,discrimination,flags\n"))
+    }
+
+    @Test("a missing-by-design bank (300 items, sessions of 15): every fit statistic defined, α undefined with the reason, no NaN")
+    func sparse() throws {
+        let ws = try CLIWorkspace()
+        var r = try ws.run("simulate", "--model", "2pl", "--items", "300", "--items-per-session", "15", "--persons", "3000", "--layout", "long",
+                           "--out", "s.csv", "--bank-out", "bank.csv", "--seed", "12")
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try ws.run("analyze", "s.csv", "--bank", "bank.csv", "--out", "items.csv", "--summary-json", "summary.json",
+                       "--persons-out", "persons.csv", "--q3-out", "q3.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderrLines.first == "iqscore analyze: 3,000 persons × 300 items (0 answered every item; 15.0 items per person)")
+        #expect(r.stderrLines[1].hasPrefix("alpha undefined, SEM undefined, marginal reliability 0."))
+        #expect(r.stderrLines.contains("note: alpha, SEM and alpha-if-deleted undefined: missing by design: persons answered 15.0 of the 300 items on average (5.0% of the cells, below the 50% at which α is computed); α describes the total score on all 300 items, which nobody took. The model's marginal reliability applies to any design"))
+        let json = try JSONSerialization.jsonObject(with: Data(try ws.read("summary.json").utf8)) as! [String: Any]
+        #expect(json["alpha"] is NSNull && json["sem"] is NSNull)
+        let undefined = try #require(json["undefined"] as? [String: String])
+        #expect(Set(undefined.keys).isSuperset(of: ["alpha", "sem", "alpha_if_deleted", "mean_score", "sd_score"]))
+        let reliability = try #require(json["marginal_reliability"] as? Double)
+        #expect(reliability > 0.6 && reliability < 0.95)
+        // S-X², infit/outfit with ZSTD and RMSD for every item; flags near the nominal level on model data.
+        let rows = try ws.read("items.csv").split(separator: "\n").dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        #expect(rows.count == 300)
+        for row in rows { for column in [8, 9, 10, 11, 12, 14, 15, 16, 17] { #expect(!row[column].isEmpty, "\(row[0]) column \(column)") } }
+        let flags = try #require(json["fit_flags"] as? [String: [String: Int]])
+        #expect(flags["sx2"]?["tested"] == 300 && (flags["sx2"]?["flagged"] ?? 99) <= 9)
+        // At --misfit-p 0.01: about 3 of 300 items per statistic, at most (150 persons per item, true parameters).
+        #expect((flags["infit_or_outfit"]?["flagged"] ?? 99) <= 6)
+        #expect((flags["rmsd"]?["flagged"] ?? 99) <= 6)
+        #expect(flags["q3_pairs"]?["flagged"] == 0)
+        for file in ["items.csv", "persons.csv", "q3.csv"] {
+            for field in try ws.read(file).split(whereSeparator: { $0 == "," || $0 == "\n" }) {
+                #expect(Double(field).map(\.isFinite) ?? true, "\(file): \(field)")
+            }
+        }
+        #expect(try ws.read("q3.csv").hasPrefix("item_a,item_b,q3,n,q3_star,z\n"))
+        #expect(try ws.read("persons.csv").hasPrefix("person_id,theta_wle,se,lz,lz_star\n"))
+    }
+
+    @Test("every analyze option has help text; new thresholds are range-checked")
+    func options() throws {
+        let ws = try CLIWorkspace()
+        let help = try ws.run("analyze", "--help")
+        #expect(help.status == 0)
+        // ArgumentParser prints an option's help after its name or on the next, indented line.
+        let lines = help.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let start = try #require(lines.firstIndex(of: "OPTIONS:"))
+        var checked = 0
+        for (k, line) in lines.enumerated() where k > start && line.hasPrefix("  -") {
+            // The option's names and value placeholders, then its help (if on the same line).
+            let words = line.split(separator: " ")
+            let sameLine = words.contains { !$0.hasPrefix("-") && !$0.hasPrefix("<") }
+            let nextLine = k + 1 < lines.count && lines[k + 1].hasPrefix(String(repeating: " ", count: 26)) && lines[k + 1].contains { $0 != " " }
+            #expect(sameLine || nextLine, "no help: \(line)")
+            checked += 1
+        }
+        #expect(checked >= 20)
+        for text in ["--min-slope <min-slope> Flag slopes a below this", "--max-rmsd <max-rmsd>   Flag RMSD above this (and above the critical value", "Compare Q3 only for item pairs"] {
+            #expect(help.stdout.contains(text), "\(text)")
+        }
+        try ws.write("bank.csv", "item_id,a,b,c\nx1,1,0,0\nx2,1,0,0\n")
+        try ws.write("r.csv", "session_id,x1,x2\ns1,1,0\ns2,0,1\n")
+        let r = try ws.run("analyze", "r.csv", "--bank", "bank.csv", "--out", "items.csv", "--q3-min-persons", "5", "--max-rmsd", "2")
+        #expect(r.status == 64)
+        #expect(r.stderrLines.first == "Error: --max-rmsd must be in [0, 1], got 2.0; --q3-min-persons must be at least 10, got 5")
     }
 
     @Test("responses whose items are not in the bank: exit 1 with the reason")

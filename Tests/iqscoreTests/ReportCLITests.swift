@@ -11,7 +11,7 @@ struct ReportCLITests {
         #expect(r.status == 0)
         r = try ws.run("report", "\(data)/icar16.csv", "--bank", "bank.csv", "--out", "report.html", "--title", "ICAR16 <2PL>")
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stderrLines.first == "iqscore report: 1,509 persons × 16 items, 3 flagged")
+        #expect(r.stderrLines.first == "iqscore report: 1,509 persons × 16 items, 4 flagged")
         let html = try ws.read("report.html")
         #expect(html.hasPrefix("<!DOCTYPE html>"))
         #expect(html.contains("<title>ICAR16 &lt;2PL&gt;</title>"))

@@ -1,31 +1,54 @@
 import Foundation
 
-/// Item and person fit of calibrated items to a response matrix.
+/// Item and person fit of calibrated items to a response matrix, defined for complete and for incomplete
+/// (missing-by-design) data alike: every statistic uses only the items each person answered.
 ///
-/// - S-X² (Orlando & Thissen 2000): persons who answered every item are grouped by summed score s = 1 … n − 1;
-///   the expected proportion correct on item j at score s is
-///   ```
-///   E_js = ∫ P_j(θ) f₋ⱼ(s − 1 | θ) φ(θ) dθ / ∫ f(s | θ) φ(θ) dθ
-///   ```
-///   with the summed-score likelihoods f from the Lord–Wingersky (1984) recursion on the quadrature grid.
-///   Adjacent score groups are pooled from the low end until both expected counts N·E and N·(1 − E) reach
-///   `minimumExpected` (1, as mirt); a short last group joins the one before. S-X² = Σ_g N_g (O_g − E_g)² /
-///   (E_g (1 − E_g)), df = groups − free parameters of the item (Rasch/1PL 1, 2PL 2, 3PL 3).
-/// - Infit / outfit mean squares (Wright & Masters 1982) with standardised residuals z = (u − P)/√(P(1 − P)) at
-///   each person's WLE θ̂: outfit = mean z², infit = Σ(u − P)² / Σ P(1 − P), over the persons who answered the
-///   item.
-/// - l_z person fit (Drasgow, Levine & Williams 1985) at the WLE θ̂: (l₀ − E[l₀]) / √Var(l₀) with
-///   l₀ = Σ u log P + (1 − u) log(1 − P), E = Σ P log P + (1 − P) log(1 − P), Var = Σ P(1 − P) log²(P/(1 − P)).
-/// - Yen's Q3 (1984): correlation of residuals u − P(θ̂_WLE) over persons who answered both items.
-/// - Marginal (empirical) reliability: var(θ̂_EAP) / (var(θ̂_EAP) + mean SE²_EAP).
+/// One pass over the persons (on `workers` threads) computes, per person: the WLE θ̂ (l_z, l_z*, Q3 residuals),
+/// the EAP θ̂ and its posterior SD (marginal reliability), the posterior on the quadrature grid (RMSD), and the
+/// expected score of every answered item given the person's summed score on the items they answered (S-X²,
+/// infit, outfit). The statistics, each in its own file:
+/// - `OrlandoThissenSX2`: S-X² over each person's answered items (Orlando & Thissen 2000 on complete data).
+/// - `ConditionalMeanSquares`: infit/outfit of the summed-score-conditional residuals, with Wilson–Hilferty
+///   ZSTD from their model variance.
+/// - `RootMeanSquareDeviation`: RMSD between the posterior-weighted observed ICC and the model's (PISA), with
+///   a critical value for the item's n from posterior predictive replicates.
+/// - `LocalDependenceQ3`: Yen's Q3, Q3* = Q3 − mean Q3, flags with n- and multiplicity-aware critical values.
+/// - `PersonFitLz`: l_z and Snijders' l_z* at the WLE.
+/// - Marginal (empirical) reliability: var(θ̂_EAP) / (var(θ̂_EAP) + mean SE²_EAP) (mirt's `empirical_rxx`),
+///   defined for any design because each person's SE is their own.
+///
+/// A statistic that cannot be computed is nil, and `undefined` says which and why.
 public struct ModelFit: Sendable {
+    public struct Options: Sendable, Hashable {
+        public var quadraturePoints = 61
+        public var thetaBound = 6.0
+        /// S-X² pools score groups until both expected counts reach this (1, as mirt).
+        public var minimumExpected = 1.0
+        /// Level of RMSD's critical value (its replicates' 1 − α quantile).
+        public var significance = 0.01
+        /// Posterior predictive replicates behind RMSD's critical value.
+        public var rmsdReplicates = 20
+        public var q3 = LocalDependenceQ3.Options()
+        public var workers = WorkerThreads.all
+        public init() {}
+    }
+
     public struct ItemFit: Sendable, Hashable {
         public var itemID: String
+        /// Persons who answered the item.
+        public var persons: Int
+        /// Conditional infit/outfit mean squares (see `ConditionalMeanSquares`).
         public var infit: Double?
         public var outfit: Double?
+        /// Their Wilson–Hilferty standardisations.
+        public var infitZ: Double?
+        public var outfitZ: Double?
         public var sx2: Double?
         public var sx2DegreesOfFreedom: Int?
         public var sx2P: Double?
+        public var rmsd: Double?
+        /// The RMSD this item's n reaches by chance with probability `Options.significance` under the model.
+        public var rmsdCritical: Double?
     }
 
     public struct PersonFit: Sendable, Hashable {
@@ -33,186 +56,123 @@ public struct ModelFit: Sendable {
         public var theta: Double
         public var standardError: Double
         public var lz: Double?
+        public var lzStar: Double?
     }
 
+    /// A flagged pair of items, by id.
     public struct Q3Pair: Sendable, Hashable {
         public var first: String
         public var second: String
         public var q3: Double
+        public var persons: Int
+        public var q3Star: Double
+        public var z: Double
     }
 
     public var items: [ItemFit]
     public var persons: [PersonFit]
-    /// Persons used by S-X² (answered every item).
+    /// Persons whose summed score lies strictly between 0 and the number of items they answered: the persons
+    /// S-X² and the mean squares use (the others carry no information about fit given their score).
     public var sx2Persons: Int
     public var marginalReliability: Double?
-    /// Q3 over all pairs with at least `minimumPairCount` common persons: matrix (items × items, nil on the
-    /// diagonal or when too few), its mean, largest absolute value, and pairs more than 0.2 above the mean
-    /// (Christensen, Makransky & Horton 2017).
-    public var q3: [[Double?]]
-    public var q3Mean: Double?
-    public var q3MaxAbs: Double?
-    public var q3Flagged: [Q3Pair]
+    public var localDependence: LocalDependenceQ3?
+    /// Statistic → why it is undefined (for all or some items, pairs or persons).
+    public var undefined: [String: String] = [:]
+
+    public var q3Mean: Double? { localDependence?.mean }
+    public var q3MaxAbs: Double? { localDependence?.maxAbs }
+    public var q3Flagged: [Q3Pair] {
+        guard let q3 = localDependence else { return [] }
+        return q3.flagged.map { let p = q3.pairs[$0]; return Q3Pair(first: itemIDs[p.first], second: itemIDs[p.second], q3: p.q3, persons: p.persons, q3Star: p.q3Star, z: p.z ?? .nan) }
+    }
+    /// Q3 of items j and k when the pair was compared.
+    public func q3(_ j: Int, _ k: Int) -> Double? { localDependence?.q3(j, k) }
+    private var itemIDs: [String]
+
+    /// Largest pairwise Q3 table built (bytes); a larger bank leaves Q3 undefined.
+    public static let q3TableLimit = 2 << 30
 
     /// - Parameters:
     ///   - parameters: the item parameters in `data`'s item order.
     ///   - freeParameters: free parameters per item for the S-X² df (Rasch/1PL 1, 2PL 2, 3PL 3).
-    public init(data: ResponseMatrix, parameters: [ItemParameters], freeParameters: Int, quadraturePoints: Int = 61,
-                thetaBound: Double = 6, minimumExpected: Double = 1, minimumPairCount: Int = 30) throws {
+    public init(data: ResponseMatrix, parameters: [ItemParameters], freeParameters: Int, options: Options = Options()) throws {
         precondition(parameters.count == data.itemCount, "one parameter set per item")
+        precondition(options.q3.minimumPairCount >= 10, "Q3 needs at least 10 persons per pair, got \(options.q3.minimumPairCount)")
         let J = data.itemCount, N = data.personCount
-        let wle = try AbilityEstimator(parameters: parameters, options: AbilityOptions(method: .wle))
-        let eap = try AbilityEstimator(parameters: parameters, options: AbilityOptions(method: .eap))
+        itemIDs = data.itemIDs
+        let context = try PersonPass.Context(data: data, parameters: parameters, options: options)
+        let Q = context.grid.count, expectation = context.expectation
 
-        // Person estimates, residual sums for infit/outfit and Q3, l_z.
-        var outfitSum = [Double](repeating: 0, count: J), infitNum = outfitSum, infitDen = outfitSum, counts = [Int](repeating: 0, count: J)
-        var persons: [PersonFit] = []
-        persons.reserveCapacity(N)
-        var eapThetas: [Double] = [], eapVariances: [Double] = []
-        var resid = [Double](repeating: .nan, count: J)
-        var q3n = [Double](repeating: 0, count: J * J), q3x = q3n, q3y = q3n, q3xx = q3n, q3yy = q3n, q3xy = q3n
-        for i in 0..<N {
-            let cells = data.cells(ofPerson: i)
-            let items = cells.map { Int(data.itemIndices[$0]) }, responses = cells.map { data.responses[$0] }
-            let e = wle.estimate(items: items, responses: responses)
-            let post = eap.estimate(items: items, responses: responses)
-            eapThetas.append(post.theta)
-            eapVariances.append(post.standardError * post.standardError)
-            var l0 = 0.0, el = 0.0, vl = 0.0
-            for (j, u) in zip(items, responses) {
-                let p = min(max(parameters[j].probability(at: e.theta), 1e-12), 1 - 1e-12)
-                let x = Double(u), r = x - p, v = p * (1 - p)
-                outfitSum[j] += r * r / v
-                infitNum[j] += r * r
-                infitDen[j] += v
-                counts[j] += 1
-                resid[j] = r
-                l0 += x * log(p) + (1 - x) * log(1 - p)
-                el += p * log(p) + (1 - p) * log(1 - p)
-                vl += v * pow(log(p / (1 - p)), 2)
+        // One pass over the persons, in chunks of 256 taken in turn by the workers.
+        let outputs = PersonPass.Outputs(personCount: N, cellCount: data.cellCount)
+        let workers = max(1, min(options.workers, (N + 255) / 256)), chunk = 256
+        let parts = DisjointWrites<PersonPass?>(repeating: nil, count: workers)
+        parallelFor(workers) { w in
+            var pass = PersonPass(itemCount: J, nodes: Q, replicates: options.rmsdReplicates)
+            var start = w * chunk
+            while start < N {
+                for i in start..<min(N, start + chunk) { pass.process(person: i, context, outputs) }
+                start += workers * chunk
             }
-            for j in items {
-                for k in items where k != j {
-                    let a = resid[j], b = resid[k]
-                    q3n[j * J + k] += 1; q3x[j * J + k] += a; q3y[j * J + k] += b
-                    q3xx[j * J + k] += a * a; q3yy[j * J + k] += b * b; q3xy[j * J + k] += a * b
-                }
-            }
-            for j in items { resid[j] = .nan }
-            persons.append(PersonFit(personID: data.personIDs[i], theta: e.theta, standardError: e.standardError,
-                                     lz: vl > 0 ? (l0 - el) / vl.squareRoot() : nil))
+            parts[w] = pass
         }
-        self.persons = persons
+        var pass = parts[0]!
+        for w in 1..<workers { pass.merge(parts[w]!) }
+        let (sx2, ms, rmsd) = (pass.sx2, pass.meanSquares, pass.rmsd)
+        let personFit = outputs.persons.array, eapTheta = outputs.eapTheta.array, eapVariance = outputs.eapVariance.array
+        persons = personFit
+        sx2Persons = pass.informative
 
-        // Q3.
-        var q3 = [[Double?]](repeating: [Double?](repeating: nil, count: J), count: J)
-        var q3Values: [Double] = []
-        for j in 0..<J {
-            for k in 0..<J where k != j {
-                let m = q3n[j * J + k]
-                guard m >= Double(minimumPairCount) else { continue }
-                let sxy = q3xy[j * J + k] - q3x[j * J + k] * q3y[j * J + k] / m
-                let sxx = q3xx[j * J + k] - q3x[j * J + k] * q3x[j * J + k] / m
-                let syy = q3yy[j * J + k] - q3y[j * J + k] * q3y[j * J + k] / m
-                guard sxx > 0, syy > 0 else { continue }
-                let r = sxy / (sxx * syy).squareRoot()
-                q3[j][k] = r
-                if k > j { q3Values.append(r) }
-            }
+        // Items.
+        var noSX2 = 0, noP = 0, noMS = 0
+        items = (0..<J).map { j in
+            let chi = sx2.result(item: j, freeParameters: freeParameters, minimumExpected: options.minimumExpected)
+            let mean = ms.result(item: j)
+            if chi == nil { noSX2 += 1 } else if chi?.p == nil { noP += 1 }
+            if mean == nil { noMS += 1 }
+            let r = rmsd.result(item: j, probabilities: expectation.probabilities[(j * Q)..<((j + 1) * Q)], significance: options.significance)
+            return ItemFit(itemID: data.itemIDs[j], persons: rmsd.persons(item: j), infit: mean?.infit, outfit: mean?.outfit,
+                           infitZ: mean?.infitZ, outfitZ: mean?.outfitZ, sx2: chi?.statistic, sx2DegreesOfFreedom: chi?.degreesOfFreedom,
+                           sx2P: chi?.p, rmsd: r?.rmsd, rmsdCritical: r?.critical)
         }
-        self.q3 = q3
-        let q3Mean = q3Values.isEmpty ? nil : q3Values.reduce(0, +) / Double(q3Values.count)
-        self.q3Mean = q3Mean
-        q3MaxAbs = q3Values.map(abs).max()
-        var flagged: [Q3Pair] = []
-        if let q3Mean {
-            for j in 0..<J { for k in (j + 1)..<max(j + 1, J) { if let r = q3[j][k], r - q3Mean > 0.2 {
-                flagged.append(Q3Pair(first: data.itemIDs[j], second: data.itemIDs[k], q3: r))
-            } } }
+        func itemsText(_ k: Int) -> String { k == 1 ? "1 item" : "\(k) items" }
+        if noSX2 > 0 || noMS > 0 {
+            let reason = "no person who answered it has a summed score strictly between 0 and the number of items they answered (given such a score the response is certain)"
+            if noSX2 > 0 { undefined["sx2"] = "\(itemsText(noSX2)): \(reason)" }
+            if noMS > 0 { undefined["infit_outfit"] = "\(itemsText(noMS)): \(reason)" }
         }
-        q3Flagged = flagged.sorted { $0.q3 > $1.q3 }
+        if noP > 0 {
+            undefined["sx2_p"] = "\(itemsText(noP)): after pooling score groups to expected counts of at least \(options.minimumExpected.formatted6) there are no more groups than free parameters (\(freeParameters)), so df ≤ 0"
+        }
 
         // Marginal reliability from the EAP estimates.
-        if eapThetas.count > 1 {
-            let mean = eapThetas.reduce(0, +) / Double(eapThetas.count)
-            let variance = eapThetas.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(eapThetas.count - 1)
-            let errorVariance = eapVariances.reduce(0, +) / Double(eapVariances.count)
-            marginalReliability = variance / (variance + errorVariance)
+        if N > 1 {
+            let mean = eapTheta.reduce(0, +) / Double(N)
+            let variance = eapTheta.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(N - 1)
+            let errorVariance = eapVariance.reduce(0, +) / Double(N)
+            marginalReliability = variance + errorVariance > 0 ? variance / (variance + errorVariance) : nil
         }
+        if marginalReliability == nil { undefined["marginal_reliability"] = "needs at least 2 persons with responses, got \(N)" }
+        let lzMissing = personFit.filter { $0.lz == nil }.count, lzStarMissing = personFit.filter { $0.lzStar == nil }.count
+        if lzMissing > 0 { undefined["lz"] = "\(lzMissing) persons: the variance of their log-likelihood is 0 (fewer than 2 items with 0 < P < 1)" }
+        if lzStarMissing > 0 { undefined["lz_star"] = "\(lzStarMissing) persons: the corrected variance is 0 (fewer than 2 items, or items whose weights are all proportional to the WLE's)" }
 
-        // S-X² on complete persons.
-        let complete = (0..<N).filter { data.cells(ofPerson: $0).count == J }
-        sx2Persons = complete.count
-        var sx2 = [(Double, Int, Double)?](repeating: nil, count: J)
-        if complete.count >= 2 && J >= 3 {
-            let grid = QuadratureGrid(count: quadraturePoints, bound: thetaBound)
-            let Q = grid.count
-            let prob = parameters.map { p in grid.points.map { p.probability(at: $0) } }
-            func summedScore(excluding skip: Int?) -> [[Double]] {
-                // f[s][q] = P(summed score s | θ_q) over the items except `skip`.
-                var f = [[Double]](repeating: [Double](repeating: 0, count: Q), count: 1)
-                f[0] = [Double](repeating: 1, count: Q)
-                for j in 0..<J where j != skip {
-                    var next = [[Double]](repeating: [Double](repeating: 0, count: Q), count: f.count + 1)
-                    for s in 0..<f.count {
-                        for q in 0..<Q {
-                            next[s][q] += f[s][q] * (1 - prob[j][q])
-                            next[s + 1][q] += f[s][q] * prob[j][q]
-                        }
-                    }
-                    f = next
-                }
-                return f
+        // Q3 on the residuals at the WLE.
+        if LocalDependenceQ3.tableBytes(itemCount: J) > Self.q3TableLimit {
+            localDependence = nil
+            undefined["q3"] = "\(J) items: the pairwise table would take \(LocalDependenceQ3.tableBytes(itemCount: J) >> 20) MiB (64 bytes per pair), more than the \(Self.q3TableLimit >> 20) MiB allowed"
+        } else {
+            let q3 = LocalDependenceQ3(itemCount: J, rowOffsets: data.rowOffsets, items: data.itemIndices, responses: data.responses,
+                                       residuals: outputs.residuals.array, probabilities: expectation.probabilities,
+                                       logWeights: context.grid.logWeights,
+                                       options: options.q3, workers: options.workers)
+            localDependence = q3
+            let total = J * (J - 1) / 2
+            if q3.pairs.isEmpty {
+                undefined["q3"] = "no item pair was answered together by \(options.q3.minimumPairCount) or more persons (\(q3.pairsBelowMinimum) pairs by fewer, \(q3.pairsNeverTogether) by nobody)"
+            } else if q3.pairsBelowMinimum + q3.pairsNeverTogether > 0 {
+                undefined["q3"] = "\(q3.pairsBelowMinimum + q3.pairsNeverTogether) of \(total) item pairs not compared: \(q3.pairsBelowMinimum) answered together by fewer than \(options.q3.minimumPairCount) persons (the SD of Q3 is about 1/√n), \(q3.pairsNeverTogether) by nobody"
             }
-            let full = summedScore(excluding: nil)
-            let denominator = (0...J).map { s in (0..<Q).reduce(0.0) { $0 + grid.weights[$1] * full[s][$1] } }
-            // Observed: persons per score and correct on j per score.
-            var scoreCount = [Int](repeating: 0, count: J + 1)
-            var correctAt = [[Int]](repeating: [Int](repeating: 0, count: J + 1), count: J)
-            for i in complete {
-                let cells = data.cells(ofPerson: i)
-                let s = cells.reduce(0) { $0 + Int(data.responses[$1]) }
-                scoreCount[s] += 1
-                for c in cells where data.responses[c] == 1 { correctAt[Int(data.itemIndices[c])][s] += 1 }
-            }
-            for j in 0..<J {
-                let without = summedScore(excluding: j)
-                var groups: [(n: Double, observed: Double, expected: Double)] = []
-                var pending = (n: 0.0, observed: 0.0, expected: 0.0)
-                for s in 1..<J {
-                    let n = Double(scoreCount[s])
-                    guard n > 0, denominator[s] > 0 else { continue }
-                    let numerator = (0..<Q).reduce(0.0) { $0 + grid.weights[$1] * prob[j][$1] * without[s - 1][$1] }
-                    let e = numerator / denominator[s]
-                    pending.n += n
-                    pending.observed += Double(correctAt[j][s])
-                    pending.expected += n * e
-                    if pending.expected >= minimumExpected && pending.n - pending.expected >= minimumExpected {
-                        groups.append(pending)
-                        pending = (0, 0, 0)
-                    }
-                }
-                if pending.n > 0 {
-                    if groups.isEmpty { groups.append(pending) } else {
-                        groups[groups.count - 1].n += pending.n
-                        groups[groups.count - 1].observed += pending.observed
-                        groups[groups.count - 1].expected += pending.expected
-                    }
-                }
-                var statistic = 0.0
-                for g in groups {
-                    let o = g.observed / g.n, e = g.expected / g.n
-                    if e > 0 && e < 1 { statistic += g.n * (o - e) * (o - e) / (e * (1 - e)) }
-                }
-                let df = groups.count - freeParameters
-                sx2[j] = (statistic, df, df > 0 ? ChiSquare.upperTail(statistic, degreesOfFreedom: Double(df)) : .nan)
-            }
-        }
-        items = (0..<J).map { j in
-            let n = Double(counts[j])
-            return ItemFit(itemID: data.itemIDs[j], infit: infitDen[j] > 0 ? infitNum[j] / infitDen[j] : nil,
-                           outfit: n > 0 ? outfitSum[j] / n : nil, sx2: sx2[j]?.0, sx2DegreesOfFreedom: sx2[j]?.1,
-                           sx2P: sx2[j].flatMap { $0.2.isFinite ? $0.2 : nil })
         }
     }
 
