@@ -184,7 +184,7 @@ struct AnalyzeCommand: ParsableCommand {
                 json["q3_critical_z"] = value(q3?.criticalZ)
                 json["mean_score"] = value(classical.meanScore)
                 json["sd_score"] = value(classical.sdScore)
-                let data = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys])
+                let data = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
                 try writeAtomically(String(decoding: data, as: UTF8.self) + "\n", to: summaryJSON)
             }
             func count(_ k: Int, _ noun: String) -> String { "\(formatCount(k)) \(noun)\(k == 1 ? "" : "s")" }
