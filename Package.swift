@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "Psychometrics", targets: ["Psychometrics"]),
         .library(name: "Assembly", targets: ["Assembly"]),
+        .library(name: "PsychometricsIO", targets: ["PsychometricsIO"]),
         .executable(name: "iqscore", targets: ["iqscore"]),
     ],
     dependencies: [
@@ -25,6 +26,13 @@ let package = Package(
             dependencies: ["Psychometrics"]
         ),
 
+        // Files in and out: the CSV grammar and readers, banks/responses/configurations from files, batch
+        // scoring of session files, atomic output sets and their manifests.
+        .target(
+            name: "PsychometricsIO",
+            dependencies: ["Psychometrics", "Assembly"]
+        ),
+
         // MARK: system libraries
         // CBLAS + LAPACKE from OpenBLAS (Debian: apt-get install libopenblas-dev liblapacke-dev).
         .systemLibrary(
@@ -39,6 +47,7 @@ let package = Package(
             dependencies: [
                 "Psychometrics",
                 "Assembly",
+                "PsychometricsIO",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -46,7 +55,7 @@ let package = Package(
         // MARK: benchmarks
         .executableTarget(
             name: "scoring-latency",
-            dependencies: ["Psychometrics"],
+            dependencies: ["Psychometrics", "PsychometricsIO"],
             path: "Benchmarks/ScoringLatency"
         ),
         .executableTarget(
@@ -70,6 +79,7 @@ let package = Package(
             name: "PsychometricsTests",
             dependencies: [
                 "Psychometrics",
+                "PsychometricsIO",
                 .product(name: "Numerics", package: "swift-numerics"),
             ]
         ),
@@ -77,6 +87,7 @@ let package = Package(
             name: "AssemblyTests",
             dependencies: [
                 "Assembly",
+                "PsychometricsIO",
                 .product(name: "Numerics", package: "swift-numerics"),
             ]
         ),

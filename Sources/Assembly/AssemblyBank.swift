@@ -99,11 +99,6 @@ public struct AssemblyBank: Sendable {
         self.init(items: items)
     }
 
-    /// Loads `BANK.csv` and builds the assembly bank.
-    public static func load(csv path: String) throws -> AssemblyBank {
-        try AssemblyBank(bank: ItemBank.load(csv: path))
-    }
-
     public func index(of id: String) -> Int? { index[id] }
 
     /// Test information Σ Iⱼ(θ) of the items at `positions`.

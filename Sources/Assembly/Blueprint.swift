@@ -56,19 +56,12 @@ public struct Blueprint: Sendable, Hashable, Codable {
         case targetInformation = "target_information", maxExposure = "max_exposure", forms, maxOverlap = "max_overlap", statuses
     }
 
-    /// Reads a blueprint JSON file; a malformed or inconsistent one is an error naming the file and the field.
-    /// Unknown or repeated keys, at the top level or in a `target_information` entry, are errors (see
-    /// `JSONInput`).
-    public static func load(json path: String) throws -> Blueprint {
-        try validated(JSONInput.load(Blueprint.self, path: path), file: path)
-    }
-
     /// Decodes and validates blueprint JSON; errors name `file`.
     public static func decode(_ data: Data, file: String) throws -> Blueprint {
         try validated(JSONInput.decode(Blueprint.self, from: data, file: file), file: file)
     }
 
-    private static func validated(_ blueprint: Blueprint, file: String) throws -> Blueprint {
+    package static func validated(_ blueprint: Blueprint, file: String) throws -> Blueprint {
         let problems = blueprint.validationProblems()
         guard problems.isEmpty else { throw InputError(file: file, message: problems.joined(separator: "; ")) }
         return blueprint

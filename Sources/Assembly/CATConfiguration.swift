@@ -218,19 +218,13 @@ public struct CATConfiguration: Sendable, Hashable {
         case estimator, priorMean = "prior_mean", priorSD = "prior_sd", quadraturePoints = "quadrature_points"
     }
 
-    /// Reads a configuration JSON file; a malformed or inconsistent one is an error naming the file and the key
-    /// (`CAT.json:1:17: error: unknown key …`, `CAT.json: error: max_items must be 1…10000, got 0`).
-    public static func load(json path: String) throws -> CATConfiguration {
-        try validated(JSONInput.load(CATConfiguration.self, path: path), file: path)
-    }
-
     /// Decodes and validates configuration JSON; errors name `file`. Unknown or repeated keys are errors (see
     /// `JSONInput`): a misspelt rule must not be ignored silently.
     public static func decode(_ data: Data, file: String) throws -> CATConfiguration {
         try validated(JSONInput.decode(CATConfiguration.self, from: data, file: file), file: file)
     }
 
-    private static func validated(_ configuration: CATConfiguration, file: String) throws -> CATConfiguration {
+    package static func validated(_ configuration: CATConfiguration, file: String) throws -> CATConfiguration {
         let problems = configuration.validationProblems()
         guard problems.isEmpty else { throw InputError(file: file, message: problems.joined(separator: "; ")) }
         return configuration

@@ -2,6 +2,7 @@ import ArgumentParser
 import Assembly
 import Foundation
 import Psychometrics
+import PsychometricsIO
 
 struct AssembleCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

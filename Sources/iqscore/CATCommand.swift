@@ -2,6 +2,7 @@ import ArgumentParser
 import Assembly
 import Foundation
 import Psychometrics
+import PsychometricsIO
 
 /// `iqscore cat …`: adaptive testing.
 struct CATCommand: ParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Psychometrics
+import PsychometricsIO
 
 /// Exit codes shared by all subcommands (documented in `iqscore --help` and the README).
 enum ExitStatus {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Psychometrics
+import PsychometricsIO
 
 @main
 struct IQScore: ParsableCommand {

@@ -1,5 +1,6 @@
 import Foundation
 import Psychometrics
+import PsychometricsIO
 
 /// Thresholds for item flags (shared by `analyze` and `report`).
 struct FlagRules {

@@ -1,5 +1,6 @@
 import Foundation
 import Psychometrics
+import PsychometricsIO
 
 /// The report's charts, each built from the analysis table and the empirical item curves; no statistics are
 /// computed here beyond summing, sorting and taking quantiles of model curves for display.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Psychometrics
+import PsychometricsIO
 
 struct ScoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

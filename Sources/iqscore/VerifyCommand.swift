@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Psychometrics
+import PsychometricsIO
 
 struct VerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,4 +1,5 @@
 import Assembly
+import PsychometricsIO
 import Foundation
 import Psychometrics
 import Testing

@@ -1,4 +1,5 @@
 @testable import Assembly
+import PsychometricsIO
 import Foundation
 import Numerics
 import Psychometrics

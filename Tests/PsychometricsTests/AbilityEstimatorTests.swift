@@ -1,6 +1,7 @@
 import Foundation
 import Numerics
 import Psychometrics
+import PsychometricsIO
 import Testing
 
 @Suite("Ability estimation: known values")

@@ -1,5 +1,6 @@
 import Foundation
 import Psychometrics
+import PsychometricsIO
 import Testing
 
 @Suite("BankLayout: banks written by mirt, catR and girth are read with a stated conversion, or refused")

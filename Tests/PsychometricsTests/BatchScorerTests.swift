@@ -1,5 +1,6 @@
 import Foundation
 import Psychometrics
+import PsychometricsIO
 import Testing
 
 // Tests of batch scoring through the public API: `BatchScorer.run(inputs:scores:rejects:)` writing through

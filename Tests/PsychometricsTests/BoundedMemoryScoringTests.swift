@@ -1,5 +1,6 @@
 import Foundation
 import Psychometrics
+import PsychometricsIO
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Psychometrics
+@testable import PsychometricsIO
 import Testing
 
 // `ByteKeyTable.hash` keys the set of finished session ids that tells the batch scorer whether a session came

@@ -1,4 +1,5 @@
 import Psychometrics
+import PsychometricsIO
 import Testing
 
 @Suite("DecimalNumber: the one strict parser for numbers in input files")

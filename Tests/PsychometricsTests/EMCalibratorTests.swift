@@ -1,5 +1,6 @@
 import Numerics
 import Psychometrics
+import PsychometricsIO
 import Testing
 
 @Suite("EM calibration: known values")

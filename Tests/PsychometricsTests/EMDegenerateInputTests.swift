@@ -1,4 +1,5 @@
 import Psychometrics
+import PsychometricsIO
 import Testing
 
 @Suite("EM calibration: degenerate input and non-convergence")

@@ -1,5 +1,6 @@
 import Numerics
 import Psychometrics
+import PsychometricsIO
 import Testing
 
 /// Seeded recovery: simulate from known parameters, calibrate, compare. Tolerances are RMSEs chosen about 1.5×

@@ -1,6 +1,7 @@
 import Foundation
 import Numerics
 import Psychometrics
+import PsychometricsIO
 import Testing
 
 @Suite("Empirical item curves: grouping, rest-of-pattern posterior, misfit")

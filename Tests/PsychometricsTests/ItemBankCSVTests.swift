@@ -1,5 +1,6 @@
 import Foundation
 import Psychometrics
+import PsychometricsIO
 import Testing
 
 @Suite("ItemBank.load: hostile numbers, contradicting models, repeated columns")

@@ -1,5 +1,6 @@
 import Foundation
 import Psychometrics
+import PsychometricsIO
 import Testing
 
 @Suite("JSONInput: strict reading of every JSON input file")

@@ -1,6 +1,7 @@
 import Foundation
 import Numerics
 import Psychometrics
+import PsychometricsIO
 import Testing
 
 @Suite("Local dependence: Q3, Q3* and the model-based z")

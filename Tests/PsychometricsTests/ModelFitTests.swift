@@ -1,6 +1,7 @@
 import Foundation
 import Numerics
 @testable import Psychometrics
+import PsychometricsIO
 import Testing
 
 @Suite("Model fit for incomplete designs: RMSD, conditional mean squares, false flags")

@@ -1,5 +1,6 @@
 import Numerics
 import Psychometrics
+import PsychometricsIO
 import Testing
 
 /// A simulated pretest study: operational items with known (bank) parameters, every person answers all of

@@ -1,5 +1,6 @@
 import Foundation
 import Psychometrics
+import PsychometricsIO
 import Testing
 
 // The parallel long-file path of `BatchScorer` (chunks parsed and scored on several threads, joined in order)

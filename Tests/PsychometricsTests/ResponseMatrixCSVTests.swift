@@ -1,5 +1,6 @@
 import Foundation
 import Psychometrics
+import PsychometricsIO
 import Testing
 
 // Tests of the CSV layer through its public API: `CSVReader` (RFC 4180 details, line numbers, chunk

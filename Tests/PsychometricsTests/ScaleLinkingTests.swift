@@ -1,6 +1,7 @@
 import Foundation
 import Numerics
 import Psychometrics
+import PsychometricsIO
 import Testing
 
 @Suite("Scale linking: mean-mean, mean-sigma, Haebara, Stocking-Lord")

@@ -1,6 +1,7 @@
 import Foundation
 import Numerics
 @testable import Psychometrics
+import PsychometricsIO
 import Testing
 
 @Suite("Summed-score expectations E_j(s) on a person's form")

@@ -1,4 +1,5 @@
 import Psychometrics
+import PsychometricsIO
 
 /// LSAT7 (Bock & Lieberman 1970): 1000 examinees × 5 items, as 32 response patterns with frequencies, in
 /// binary order with Item.1 as the leading digit (mirt's `LSAT7`).

@@ -132,5 +132,5 @@ public struct BankLayout: Sendable, Hashable, Codable {
 
 /// Why a bank header fits no layout `BankLayout` reads.
 package struct BankLayoutError: Error {
-    var message: String
+    package var message: String
 }

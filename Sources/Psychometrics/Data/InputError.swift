@@ -44,20 +44,20 @@ public struct InputErrors: Error, Sendable, CustomStringConvertible {
 }
 
 /// Collects located problems up to a limit, counting the rest.
-struct ErrorCollector {
-    var errors: [InputError] = []
-    var omitted = 0
-    let limit: Int
+package struct ErrorCollector {
+    package var errors: [InputError] = []
+    package var omitted = 0
+    package let limit: Int
 
-    init(limit: Int = 20) { self.limit = limit }
+    package init(limit: Int = 20) { self.limit = limit }
 
-    mutating func add(_ error: InputError) {
+    package mutating func add(_ error: InputError) {
         if errors.count < limit { errors.append(error) } else { omitted += 1 }
     }
 
-    var isEmpty: Bool { errors.isEmpty && omitted == 0 }
+    package var isEmpty: Bool { errors.isEmpty && omitted == 0 }
 
-    func throwIfAny() throws {
+    package func throwIfAny() throws {
         if !isEmpty { throw InputErrors(errors, omitted: omitted) }
     }
 }

@@ -30,7 +30,7 @@ public struct SessionScorer: Sendable {
     public let domains: [String]
     /// Per item: index into `domains`, or −1.
     public let itemDomain: [Int]
-    public let itemTable: ByteKeyTable
+    package let itemTable: ByteKeyTable
     /// Per item: whether it counts towards θ (`BankItem.isScored`).
     public let itemScored: [Bool]
     /// Whether the bank marks any item not scored (then scores carry an `n_unscored` count).
@@ -84,9 +84,10 @@ public struct SessionScorer: Sendable {
         }
     }
 
-    /// Scores validated bank indices (distinct, in range) and 0/1 responses: the batch path.
+    /// Scores validated bank indices (distinct, in range) and 0/1 responses: the batch path, unchecked, for the
+    /// package's own callers (public callers use `score(itemIDs:responses:)`).
     /// - Throws: `SessionRejection` when no responses, or the estimate cannot be reported.
-    public func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>) throws -> SessionScore {
+    package func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>) throws -> SessionScore {
         try withUnsafeTemporaryAllocation(of: Int.self, capacity: max(2 * domains.count, 1)) { counts in
             let (estimate, iq, unscored) = try score(items, responses, domainCounts: counts.baseAddress!)
             let n = domains.count
@@ -98,7 +99,7 @@ public struct SessionScorer: Sendable {
     /// `score` without allocating: per domain d, answered and correct counts go to `domainCounts[2d]` and
     /// `domainCounts[2d + 1]` (room for 2 × `domains.count`). Items the bank does not score are left out of
     /// everything but the returned count.
-    func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
+    package func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
                domainCounts: UnsafeMutablePointer<Int>) throws -> (AbilityEstimate, IQScore, unscored: Int) {
         guard items.count > 0 else { throw SessionRejection("the session has no responses") }
         guard hasUnscoredItems else {

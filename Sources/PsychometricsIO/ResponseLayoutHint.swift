@@ -1,4 +1,5 @@
 import Foundation
+import Psychometrics
 
 /// Which options would read a response file whose first rows failed: a different layout (long instead of
 /// wide), an id column the reader did not recognise, another delimiter, or cells that are not right/wrong

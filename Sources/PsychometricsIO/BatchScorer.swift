@@ -1,4 +1,5 @@
 import Foundation
+import Psychometrics
 
 /// Output formats of `BatchScorer`.
 public enum ScoreOutputFormat: String, Sendable, Hashable, Codable, CaseIterable {

@@ -1,3 +1,4 @@
+import Psychometrics
 /// The hashes (`ByteKeyTable.hash`) of the sessions a streaming batch run has closed, in bounded memory.
 ///
 /// A session id that comes back means the input is not grouped by session and must be regrouped. The hashes

@@ -1,3 +1,4 @@
+import Psychometrics
 extension BatchScorer {
     /// The most session files one run may read: 1,000,000.
     ///

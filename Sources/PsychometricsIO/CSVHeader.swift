@@ -1,3 +1,4 @@
+import Psychometrics
 /// Checks of a CSV header whose columns are found by name (bank, item metadata, options, exclusion and
 /// exposure files).
 ///

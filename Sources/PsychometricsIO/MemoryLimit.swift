@@ -1,3 +1,4 @@
+import Psychometrics
 /// A memory budget given on the command line: a whole number of bytes with an optional binary suffix —
 /// `K`, `M`, `G`, `T` (×1024ⁿ; `KB`/`KiB` etc. accepted, any case) — e.g. `512M`, `2G`, `1.5G`.
 public struct MemoryLimit: Sendable, Hashable, CustomStringConvertible {

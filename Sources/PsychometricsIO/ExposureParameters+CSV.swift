@@ -1,3 +1,4 @@
+import Assembly
 import Foundation
 import Psychometrics
 

@@ -1,3 +1,4 @@
+import Psychometrics
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,4 +1,5 @@
 import Foundation
+import Psychometrics
 
 // The parallel path of `BatchScorer` for long files (one row per response) whose sessions are contiguous.
 //

@@ -1,4 +1,5 @@
 import Foundation
+import Psychometrics
 
 /// Fast text output for score files: fixed-point numbers, CSV and JSON escaping, straight into a byte buffer
 /// (no `String(format:)` on the hot path).

@@ -1,3 +1,4 @@
+import Psychometrics
 /// The RFC 4180 record grammar shared by `CSVReader` (one stream, one thread) and the parallel chunk parser of
 /// `BatchScorer` (many byte ranges of one file at once): both call `scan`, so both read every file the same way.
 ///

@@ -1,3 +1,4 @@
+import Psychometrics
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -138,19 +139,6 @@ public final class AtomicFileWriter {
     }
 }
 
-/// CSV field quoting (RFC 4180): quotes a field that holds a comma, quote, CR or LF byte, doubling its quotes.
-/// Works on the UTF-8 bytes (a CR LF pair or a quote followed by a combining mark is one `Character` in
-/// Swift, and must still count).
-public func csvField(_ value: String) -> String {
-    guard value.utf8.contains(where: { $0 == 44 || $0 == 34 || $0 == 10 || $0 == 13 }) else { return value }
-    var bytes: [UInt8] = [34]
-    for b in value.utf8 {
-        if b == 34 { bytes.append(34) }
-        bytes.append(b)
-    }
-    bytes.append(34)
-    return String(decoding: bytes, as: UTF8.self)
-}
 
 @inline(__always) private func systemWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int {
     write(fd, p, n)

@@ -1,3 +1,4 @@
+import Psychometrics
 /// CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320, initial value and final XOR 0xFFFFFFFF) — the checksum
 /// of zlib's `crc32`, Python's `zlib.crc32`, gzip and PNG, so a reader can verify an output with any of them.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import Psychometrics
 
 extension ItemBank {
     /// Slopes a bank may hold: −50 ≤ a ≤ 50 (item analysis reads negative slopes to flag them). The calibrator

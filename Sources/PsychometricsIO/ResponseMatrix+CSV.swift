@@ -1,4 +1,5 @@
 import Foundation
+import Psychometrics
 
 /// The two CSV layouts iqscore reads responses from.
 /// - `wide`: one row per person/session; the first column is the id (when its header is an id name, see
