@@ -14,8 +14,8 @@ import Darwin
 /// The writer counts the bytes it writes and their CRC-32 (`CRC32`), for the run manifest (`OutputSet`).
 /// Several writers that form one result commit as a set with `OutputSet.commit`: `prepare()` (flush, fsync)
 /// for every one before the first `publish()` (rename).
-public final class AtomicFileWriter {
-    public let path: String
+package final class AtomicFileWriter {
+    package let path: String
     private let temporaryPath: String?
     private var token: Int?
     private var fd: Int32
@@ -30,7 +30,7 @@ public final class AtomicFileWriter {
     /// Whether the target is a regular file (written through a temporary file and a rename).
     package var isRegularFile: Bool { temporaryPath != nil }
 
-    public init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         let (directory, name) = TemporaryFiles.split(path)
         var st = stat()
@@ -62,12 +62,12 @@ public final class AtomicFileWriter {
         if let token { TemporaryFiles.unregister(token) }
     }
 
-    public func write(_ string: String) throws {
+    package func write(_ string: String) throws {
         var s = string
         try s.withUTF8 { try write(bytes: $0) }
     }
 
-    public func write(bytes: UnsafeBufferPointer<UInt8>) throws {
+    package func write(bytes: UnsafeBufferPointer<UInt8>) throws {
         checksum.update(UnsafeRawBufferPointer(bytes))
         bytesWritten += bytes.count
         buffer.append(contentsOf: bytes)
@@ -95,7 +95,7 @@ public final class AtomicFileWriter {
     }
 
     /// Discards everything written so far (the temporary file is truncated), so a run can start over.
-    public func reset() throws {
+    package func reset() throws {
         buffer.removeAll(keepingCapacity: true)
         checksum = CRC32()
         bytesWritten = 0
@@ -133,7 +133,7 @@ public final class AtomicFileWriter {
 
     /// Flushes, syncs and atomically renames the temporary file to `path` (one file on its own; a set of files
     /// that belong together commits with `OutputSet.commit`).
-    public func commit() throws {
+    package func commit() throws {
         try prepare()
         try publish()
     }

@@ -5,10 +5,10 @@ extension BatchScorer {
     /// Each file's index is kept per regrouped row (32 bits) and in the first-appearance key of a partitioned
     /// regroup (20 bits, `sessionKey`); a million paths is also far beyond what an argument list can carry
     /// (the kernel's ARG_MAX, 2 MiB here, holds about 100,000 short paths).
-    public static let maximumInputFiles = 1_000_000
+    package static let maximumInputFiles = 1_000_000
 
     /// Problems with the number of input files (`sessions` positional arguments).
-    public static func validationProblems(fileCount: Int) -> [String] {
+    package static func validationProblems(fileCount: Int) -> [String] {
         [(1...maximumInputFiles).problem(fileCount, "the number of session files")].compactMap { $0 }
     }
 }

@@ -2,46 +2,46 @@ import Foundation
 import Psychometrics
 
 /// Output formats of `BatchScorer`.
-public enum ScoreOutputFormat: String, Sendable, Hashable, Codable, CaseIterable {
+package enum ScoreOutputFormat: String, Sendable, Hashable, Codable, CaseIterable {
     case csv, jsonl
 }
 
 /// A session that was read but not scored, with where and why.
-public struct RejectedSession: Sendable, Hashable {
-    public var sessionID: String
-    public var file: String
-    public var line: Int?
-    public var column: Int?
-    public var reason: String
+package struct RejectedSession: Sendable, Hashable {
+    package var sessionID: String
+    package var file: String
+    package var line: Int?
+    package var column: Int?
+    package var reason: String
 }
 
 /// Counts of one batch-scoring run. `sessionsRead == sessionsScored + sessionsRejected` always holds.
-public struct BatchScoringReport: Sendable, Hashable {
-    public var files = 0
-    public var rowsRead = 0
-    public var blankResponses = 0
-    public var bytesRead = 0
-    public var sessionsRead = 0
-    public var sessionsScored = 0
-    public var sessionsRejected = 0
+package struct BatchScoringReport: Sendable, Hashable {
+    package var files = 0
+    package var rowsRead = 0
+    package var blankResponses = 0
+    package var bytesRead = 0
+    package var sessionsRead = 0
+    package var sessionsScored = 0
+    package var sessionsRejected = 0
     /// Rows of some session were not contiguous: the files were read again and regrouped.
-    public var regrouped = false
+    package var regrouped = false
     /// Partitions of the regrouping pass (1: grouped in memory; 0: no regrouping).
-    public var regroupPartitions = 0
+    package var regroupPartitions = 0
     /// Sorted runs of finished-session hashes written to disk to keep within the memory budget.
-    public var sessionHashRuns = 0
+    package var sessionHashRuns = 0
     /// How many scored sessions carry each flag.
-    public var flagCounts: [ScoreFlag: Int] = [:]
-    public var seconds = 0.0
+    package var flagCounts: [ScoreFlag: Int] = [:]
+    package var seconds = 0.0
 }
 
 /// Progress of a running batch, for display.
-public struct BatchProgress: Sendable {
-    public var bytesRead: Int
-    public var totalBytes: Int?
-    public var rows: Int
-    public var sessions: Int
-    public var seconds: Double
+package struct BatchProgress: Sendable {
+    package var bytesRead: Int
+    package var totalBytes: Int?
+    package var rows: Int
+    package var sessions: Int
+    package var seconds: Double
 }
 
 /// Scores files of sessions (long or wide CSV, as `ResponseMatrix.load` reads them) into a score file and a
@@ -63,24 +63,24 @@ public struct BatchProgress: Sendable {
 /// Inputs that cannot be read twice (pipes, FIFOs) are first copied to a spill file beside the output, so a
 /// regrouping pass never reopens them. Spill files are removed at the end, on SIGINT/SIGTERM, and by the next
 /// run after a SIGKILL (`TemporaryFiles`).
-public final class BatchScorer {
-    public let scorer: SessionScorer
-    public let fileOptions: ResponseFileOptions
-    public let format: ScoreOutputFormat
-    public var batchSize = 16384
+package final class BatchScorer {
+    package let scorer: SessionScorer
+    package let fileOptions: ResponseFileOptions
+    package let format: ScoreOutputFormat
+    package var batchSize = 16384
     /// Threads that parse and score: 1…`WorkerThreads.maximum` (checked by `run`). Default: every core.
-    public var workers = WorkerThreads.all
+    package var workers = WorkerThreads.all
     /// Long files are parsed and scored in parallel chunks of about this many bytes (two per worker per round);
     /// `parallelParsing = false` reads them on one thread as wide files are (same output either way).
-    public var parallelChunkBytes = 4 << 20
-    public var parallelParsing = true
+    package var parallelChunkBytes = 4 << 20
+    package var parallelParsing = true
     /// The memory budget of a run, in bytes (see the type's documentation), at least 4 KiB (tests use tiny
     /// budgets to force every spill path; below ~32 MiB the fixed overhead dominates). Default 1 GiB.
-    public var maxMemoryBytes = 1 << 30
+    package var maxMemoryBytes = 1 << 30
     /// Where spill files go: a path prefix such as `dir/.scores.csv.spill-PID-` (a number is appended). Default:
     /// beside the scores output, or the rejects output when scores go to a device, or the temporary directory
     /// ($TMPDIR) when both do.
-    public var spillPrefix: String?
+    package var spillPrefix: String?
 
     /// Bytes of one parallel chunk under the budget. A chunk's parse and score output takes up to ~16 times its
     /// bytes (one-row sessions: a ~100-byte score row and ~50 bytes of bookkeeping per ~12-byte row), and two
@@ -92,14 +92,14 @@ public final class BatchScorer {
     /// Responses in one batch of parsed sessions (two batches are alive at a time).
     var budgetedBatchCells: Int { max(1 << 12, maxMemoryBytes / 32 / 16) }
 
-    public init(scorer: SessionScorer, fileOptions: ResponseFileOptions = ResponseFileOptions(), format: ScoreOutputFormat = .csv) {
+    package init(scorer: SessionScorer, fileOptions: ResponseFileOptions = ResponseFileOptions(), format: ScoreOutputFormat = .csv) {
         self.scorer = scorer
         self.fileOptions = fileOptions
         self.format = format
     }
 
     /// The score file's header line (CSV) or nothing (JSON Lines).
-    public var header: String {
+    package var header: String {
         guard format == .csv else { return "" }
         var columns = ["session_id", "n_items", "n_correct", "theta", "se", "iq", "iq_low", "iq_high", "percentile", "method", "flags", "norms"]
         if scorer.hasUnscoredItems { columns.append("n_unscored") }
@@ -107,14 +107,14 @@ public final class BatchScorer {
         return columns.map(csvField).joined(separator: ",") + "\n"
     }
 
-    public static let rejectHeader = "session_id,file,line,column,reason\n"
+    package static let rejectHeader = "session_id,file,line,column,reason\n"
 
     struct Regroup: Error {}
 
     /// Runs the batch. `scores` and `rejects` receive the header and rows (and are `reset()` if the run has to
     /// regroup); the caller commits them. `progress` is called at most every 0.25 s, one call at a time, but not
     /// necessarily on the calling thread (long files are joined and written on a background thread).
-    public func run(inputs: [String], scores: AtomicFileWriter, rejects: AtomicFileWriter,
+    package func run(inputs: [String], scores: AtomicFileWriter, rejects: AtomicFileWriter,
                     progress: ((BatchProgress) -> Void)? = nil) throws -> BatchScoringReport {
         let started = Date()
         var problems = WorkerThreads.validationProblems(workers) + Self.validationProblems(fileCount: inputs.count)

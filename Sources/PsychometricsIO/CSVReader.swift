@@ -17,13 +17,13 @@ import Darwin
 /// buffer.
 ///
 /// Not thread-safe: one reader per thread.
-public final class CSVReader {
+package final class CSVReader {
     /// The name used in messages (the path, or the name given for a copy such as a spooled pipe).
-    public let path: String
+    package let path: String
     /// The longest record accepted, in bytes.
-    public let maxRecordBytes: Int
+    package let maxRecordBytes: Int
     /// 16 MiB: a wide row of 8 million items; a long-layout row is tens of bytes.
-    public static let defaultMaxRecordBytes = 16 << 20
+    package static let defaultMaxRecordBytes = 16 << 20
     private let fd: Int32
     /// Mutable reader state lives behind a pointer: stored properties of a class pay a dynamic exclusivity
     /// check on every access, which on this per-byte, per-field path cost more than the parsing itself.
@@ -48,16 +48,16 @@ public final class CSVReader {
     private var atEOF: Bool { get { state.pointee.atEOF } set { state.pointee.atEOF = newValue } }
 
     /// 1-based line number on which the next record (after the current one) can start.
-    public private(set) var nextLine: Int { get { state.pointee.nextLine } set { state.pointee.nextLine = newValue } }
+    package private(set) var nextLine: Int { get { state.pointee.nextLine } set { state.pointee.nextLine = newValue } }
     /// 1-based line number on which the current record starts.
-    public private(set) var line: Int { get { state.pointee.line } set { state.pointee.line = newValue } }
+    package private(set) var line: Int { get { state.pointee.line } set { state.pointee.line = newValue } }
     /// Bytes consumed so far (for progress reporting).
-    public private(set) var bytesConsumed: Int { get { state.pointee.bytesConsumed } set { state.pointee.bytesConsumed = newValue } }
+    package private(set) var bytesConsumed: Int { get { state.pointee.bytesConsumed } set { state.pointee.bytesConsumed = newValue } }
     /// Total size of the file in bytes, when known.
-    public let fileSize: Int?
+    package let fileSize: Int?
 
     /// Opens `path`; messages name `displayName` (default: the path). Fields are separated by `delimiter`.
-    public init(path: String, displayName: String? = nil, chunkSize: Int = 1 << 20, maxRecordBytes: Int = CSVReader.defaultMaxRecordBytes,
+    package init(path: String, displayName: String? = nil, chunkSize: Int = 1 << 20, maxRecordBytes: Int = CSVReader.defaultMaxRecordBytes,
                 delimiter: UInt8 = UInt8(ascii: ",")) throws {
         self.path = displayName ?? path
         self.maxRecordBytes = max(maxRecordBytes, 64)
@@ -125,7 +125,7 @@ public final class CSVReader {
     /// Advances to the next non-blank record. Returns `false` at end of file.
     /// Throws an `InputError` for a malformed record (text after a closing quote, unterminated quoted field).
     /// A quote inside an unquoted field is kept as data, as most CSV writers and readers do.
-    public func nextRow() throws -> Bool {
+    package func nextRow() throws -> Bool {
         while true {
             switch try parseRecord() {
             case .record: return true
@@ -185,23 +185,23 @@ public final class CSVReader {
     }
 
     /// Number of fields in the current record.
-    public var fieldCount: Int { state.pointee.scanner.fieldCount }
+    package var fieldCount: Int { state.pointee.scanner.fieldCount }
 
     /// Calls `body` with the bytes of field `index` (quotes removed, `""` unescaped).
     @inline(__always)
-    public func withField<R>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+    package func withField<R>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         try state.pointee.scanner.withField(index, in: buffer, scratch: &scratch, body)
     }
 
     /// Field `index` as a String (invalid UTF-8 is repaired with U+FFFD).
-    public func string(_ index: Int) -> String {
+    package func string(_ index: Int) -> String {
         withField(index) { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Hands over the rest of the input as raw bytes: first what is buffered but not yet parsed, then further
     /// `read(2)`s. Returns the number of bytes written to `destination` (0 at end of file). After the first
     /// call the reader no longer parses records; the caller continues from line `nextLine`.
-    public func readRemaining(into destination: UnsafeMutablePointer<UInt8>, capacity wanted: Int) throws -> Int {
+    package func readRemaining(into destination: UnsafeMutablePointer<UInt8>, capacity wanted: Int) throws -> Int {
         if position < filled {
             let n = min(wanted, filled - position)
             destination.update(from: buffer + position, count: n)
@@ -223,7 +223,7 @@ public final class CSVReader {
     }
 
     /// All fields of the current record as Strings.
-    public func strings() -> [String] { (0..<fieldCount).map(string) }
+    package func strings() -> [String] { (0..<fieldCount).map(string) }
 
     /// All fields of the current record (a header) as Strings, surrounding spaces trimmed; a field that is not
     /// valid UTF-8 is an error naming its line and column (names are ids: see `TextFidelity`).

@@ -1,20 +1,20 @@
 import Psychometrics
 /// A memory budget given on the command line: a whole number of bytes with an optional binary suffix —
 /// `K`, `M`, `G`, `T` (×1024ⁿ; `KB`/`KiB` etc. accepted, any case) — e.g. `512M`, `2G`, `1.5G`.
-public struct MemoryLimit: Sendable, Hashable, CustomStringConvertible {
-    public let bytes: Int
+package struct MemoryLimit: Sendable, Hashable, CustomStringConvertible {
+    package let bytes: Int
 
     /// 1 GiB: what `score` and `calibrate` use unless told otherwise.
-    public static let standard = MemoryLimit(uncheckedBytes: 1 << 30)
+    package static let standard = MemoryLimit(uncheckedBytes: 1 << 30)
     /// 32 MiB: below this the fixed overhead (tables, buffers, thread stacks) dominates and no run fits.
-    public static let minimum = MemoryLimit(uncheckedBytes: 32 << 20)
+    package static let minimum = MemoryLimit(uncheckedBytes: 32 << 20)
     /// 1 TiB.
-    public static let maximum = MemoryLimit(uncheckedBytes: 1 << 40)
+    package static let maximum = MemoryLimit(uncheckedBytes: 1 << 40)
 
     private init(uncheckedBytes: Int) { bytes = uncheckedBytes }
 
     /// Parses `text`; nil when it is not a size or lies outside `minimum` … `maximum`.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         var t = Substring(text.trimmingCharacters(in: [" "])).lowercased()[...]
         for suffix in ["ib", "b"] where t.hasSuffix(suffix) { t = t.dropLast(suffix.count); break }
         var scale = 1.0
@@ -30,7 +30,7 @@ public struct MemoryLimit: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The size in the largest whole binary unit, e.g. `1G`, `512M`, `1536K`.
-    public var description: String {
+    package var description: String {
         for (unit, shift) in [("T", 40), ("G", 30), ("M", 20), ("K", 10)] where bytes >= 1 << shift && bytes % (1 << shift) == 0 {
             return "\(bytes >> shift)\(unit)"
         }
@@ -38,7 +38,7 @@ public struct MemoryLimit: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The message for text that `init?` refuses.
-    public static func problem(_ text: String, option: String) -> String {
+    package static func problem(_ text: String, option: String) -> String {
         "\(option) must be a size from \(minimum) to \(maximum) such as 512M or 2G (K, M, G, T = ×1024ⁿ), got '\(text)'"
     }
 }

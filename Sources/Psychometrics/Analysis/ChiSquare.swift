@@ -1,10 +1,10 @@
 import Foundation
 
 /// The χ² distribution's upper tail, for fit-test p-values.
-public enum ChiSquare {
+package enum ChiSquare {
     /// P(X ≥ x) for X ~ χ²(df): the regularised upper incomplete gamma function Q(df/2, x/2), by its series for
     /// x < a + 1 and Lentz's continued fraction otherwise (Numerical Recipes, §6.2), to ~1e-14 relative.
-    public static func upperTail(_ x: Double, degreesOfFreedom df: Double) -> Double {
+    package static func upperTail(_ x: Double, degreesOfFreedom df: Double) -> Double {
         precondition(df > 0, "degrees of freedom must be positive, got \(df)")
         guard x > 0 else { return 1 }
         let a = df / 2, z = x / 2

@@ -13,7 +13,7 @@ extension EMCalibrator {
     /// with Q quadrature points, k parameters per item (Rasch/1PL 1, 2PL 2, 3PL 3) and P = k·J + 2. The terms
     /// follow the allocations in `EMEngine` and `EMEngine+StandardErrors`; measured peaks are below the
     /// estimate (README, "Guarantees").
-    public static func estimatedMemoryBytes(persons: Int, items: Int, cells: Int, options: CalibrationOptions,
+    package static func estimatedMemoryBytes(persons: Int, items: Int, cells: Int, options: CalibrationOptions,
                                             dense: Bool, complete: Bool) -> Int {
         let q = options.quadraturePoints, w = max(1, options.workers)
         let k: Int

@@ -182,7 +182,7 @@ extension Sequence where Element: Comparable {
 
 extension Double {
     /// Up to 6 significant digits, no trailing zeros (for messages and summaries).
-    public var formatted6: String {
+    package var formatted6: String {
         var s = String(format: "%.6g", self)
         if s.contains(".") && !s.contains("e") {
             while s.hasSuffix("0") { s.removeLast() }

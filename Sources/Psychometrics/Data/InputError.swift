@@ -65,7 +65,7 @@ package struct ErrorCollector {
 extension String {
     /// The string with line breaks, tabs and other control characters written as escapes (`\n`, `\r`, `\t`,
     /// `\u{1B}`), so a quoted bad value keeps an error message on one line.
-    public var escapingControlCharacters: String {
+    package var escapingControlCharacters: String {
         var out = ""
         for scalar in unicodeScalars {
             switch scalar {

@@ -3,8 +3,8 @@ import Dispatch
 /// A physical reference for benchmarks: how long this machine's OpenBLAS takes for a given number of
 /// multiply-adds on the dense E-step's shape (1,024-row blocks × items × quadrature nodes), with one block per
 /// worker at a time as the calibrator runs. Best of `repeats`.
-public enum BLASReference {
-    public static func seconds(multiplyAdds: Double, items: Int, nodes: Int, workers: Int = 2, repeats: Int = 3) throws -> Double {
+package enum BLASReference {
+    package static func seconds(multiplyAdds: Double, items: Int, nodes: Int, workers: Int = 2, repeats: Int = 3) throws -> Double {
         precondition(items > 0 && nodes > 0 && workers > 0, "positive sizes needed")
         let rows = DenseResponses.blockRows
         let perCall = Double(rows * items * nodes)

@@ -31,20 +31,20 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable, Hashable {
 
 /// Random variates used by the simulator. Every function takes the generator explicitly so results are
 /// reproducible from a seed.
-public enum RandomVariate {
+package enum RandomVariate {
     /// Uniform on the open interval (0, 1), 53 random bits.
-    @inlinable public static func uniform(using rng: inout some RandomNumberGenerator) -> Double {
+    @inlinable package static func uniform(using rng: inout some RandomNumberGenerator) -> Double {
         (Double(rng.next() >> 11) + 0.5) * 0x1.0p-53
     }
 
     /// Standard normal by the Box–Muller transform (one variate per call; simple and exact).
-    public static func normal(mean: Double = 0, sd: Double = 1, using rng: inout some RandomNumberGenerator) -> Double {
+    package static func normal(mean: Double = 0, sd: Double = 1, using rng: inout some RandomNumberGenerator) -> Double {
         let u1 = uniform(using: &rng), u2 = uniform(using: &rng)
         return mean + sd * (-2 * log(u1)).squareRoot() * cos(2 * Double.pi * u2)
     }
 
     /// Gamma(shape, 1) by Marsaglia & Tsang (2000); shape < 1 uses the boost Gamma(shape + 1)·U^(1/shape).
-    public static func gamma(shape: Double, using rng: inout some RandomNumberGenerator) -> Double {
+    package static func gamma(shape: Double, using rng: inout some RandomNumberGenerator) -> Double {
         precondition(shape > 0, "gamma shape must be positive, got \(shape)")
         if shape < 1 {
             let g = gamma(shape: shape + 1, using: &rng)
@@ -65,7 +65,7 @@ public enum RandomVariate {
     }
 
     /// Beta(α, β) as G₁ / (G₁ + G₂) with G ~ Gamma.
-    public static func beta(_ alpha: Double, _ beta: Double, using rng: inout some RandomNumberGenerator) -> Double {
+    package static func beta(_ alpha: Double, _ beta: Double, using rng: inout some RandomNumberGenerator) -> Double {
         let x = gamma(shape: alpha, using: &rng), y = gamma(shape: beta, using: &rng)
         return x / (x + y)
     }
