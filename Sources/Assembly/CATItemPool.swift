@@ -39,11 +39,11 @@ public final class CATItemPool: Sendable {
 
     public var itemCount: Int { bank.items.count }
 
-    /// Prepares `bank` for `configuration`; throws `CATConfigurationError` listing every problem of the
+    /// Prepares `bank` for `configuration`; throws `AssemblyError` `.invalidConfiguration` listing every problem of the
     /// configuration (alone or on this bank).
     public init(bank: AssemblyBank, configuration: CATConfiguration) throws {
         let problems = configuration.validationProblems() + configuration.validationProblems(for: bank)
-        guard problems.isEmpty else { throw CATConfigurationError(problems: problems) }
+        guard problems.isEmpty else { throw AssemblyError(.invalidConfiguration, problems: problems) }
         self.bank = bank
         self.configuration = configuration
         let parameters = bank.items.map(\.parameters)
@@ -87,11 +87,4 @@ public final class CATItemPool: Sendable {
         }
         information = table
     }
-}
-
-/// A CAT configuration that cannot be used (alone or on the given bank). `problems` are complete sentences.
-public struct CATConfigurationError: Error, Sendable, CustomStringConvertible {
-    public var problems: [String]
-    public init(problems: [String]) { self.problems = problems }
-    public var description: String { problems.joined(separator: "; ") }
 }

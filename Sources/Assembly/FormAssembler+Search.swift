@@ -58,12 +58,12 @@ extension FormAssembler {
                 }
             }
         }
-        guard problems.isEmpty else { throw InfeasibleBlueprint(problems: problems) }
+        guard problems.isEmpty else { throw AssemblyError.infeasibleBlueprint(problems) }
 
         // Exact allocation by maximum flow; a shortfall is explained by the minimum cut.
         let flow = allocate(cells: cells, D: D, C: C, domainDemand: domainDemand, classDemand: classDemand, rng: &rng)
         if flow.total < L {
-            throw InfeasibleBlueprint(problems: [cutExplanation(flow: flow, cells: cells, D: D, C: C, domainDemand: domainDemand!, classDemand: classDemand)])
+            throw AssemblyError.infeasibleBlueprint([cutExplanation(flow: flow, cells: cells, D: D, C: C, domainDemand: domainDemand!, classDemand: classDemand)])
         }
 
         // Draw within cells: shuffled; per domain, anchors first until the domain has its anchors; items unused

@@ -3,9 +3,11 @@ import Psychometrics
 
 /// Why a blueprint cannot be met by a bank: each problem names the constraint and supply versus demand, e.g.
 /// "spatial needs 5 eligible items with b in [1, 2]; the bank has 3".
-public struct InfeasibleBlueprint: Error, Sendable, Hashable, CustomStringConvertible {
-    public var problems: [String]
-    public var description: String { "the blueprint cannot be met: " + problems.joined(separator: "; ") }
+extension AssemblyError {
+    /// `.infeasibleBlueprint` with the constraints the eligible items cannot meet.
+    static func infeasibleBlueprint(_ problems: [String]) -> AssemblyError {
+        AssemblyError(.infeasibleBlueprint, problems: problems, prefix: "the blueprint cannot be met: ")
+    }
 }
 
 /// One assembled form with its diagnostics.
@@ -77,7 +79,7 @@ public struct FormAssembler: Sendable {
 
     public init(bank: AssemblyBank, blueprint: Blueprint) throws {
         let problems = blueprint.validationProblems()
-        guard problems.isEmpty else { throw InfeasibleBlueprint(problems: problems) }
+        guard problems.isEmpty else { throw AssemblyError.infeasibleBlueprint(problems) }
         self.bank = bank
         self.blueprint = blueprint
         self.domainCounts = blueprint.resolvedDomainCounts()
@@ -97,7 +99,7 @@ public struct FormAssembler: Sendable {
         if let counts = domainCounts {
             let unknown = counts.keys.filter { !bank.domains.contains($0) && counts[$0]! > 0 }.sorted()
             if !unknown.isEmpty {
-                throw InfeasibleBlueprint(problems: unknown.map { "domain \"\($0)\" needs \(counts[$0]!) items; the bank has no items in that domain (domains: \(bank.domains.joined(separator: ", ")))" })
+                throw AssemblyError.infeasibleBlueprint(unknown.map { "domain \"\($0)\" needs \(counts[$0]!) items; the bank has no items in that domain (domains: \(bank.domains.joined(separator: ", ")))" })
             }
         }
         if let counts = blueprint.difficultyCounts {
@@ -133,7 +135,7 @@ public struct FormAssembler: Sendable {
     }
 
     /// Assembles `blueprint.forms` forms (default 1).
-    /// - Throws: `InfeasibleBlueprint` naming each constraint the eligible items cannot meet.
+    /// - Throws: `AssemblyError` `.infeasibleBlueprint` naming each constraint the eligible items cannot meet.
     public func assemble(options: AssemblyOptions = AssemblyOptions()) throws -> [AssembledForm] {
         var rng = SeededGenerator(seed: options.seed)
         let excluded = options.excluded.union(blueprint.exclude ?? [])

@@ -66,7 +66,7 @@ public enum FormSimulation {
                 }
             }
         }}}
-        if let message = failure.compactMap({ $0 }).first { throw InfeasibleBlueprint(problems: [message]) }
+        if let message = failure.compactMap({ $0 }).first { throw AssemblyError.infeasibleBlueprint([message]) }
         var administered = [Int](repeating: 0, count: J)
         for w in 0..<workers { for j in 0..<J { administered[j] += counts[w * J + j] } }
 

@@ -87,13 +87,13 @@ public struct ResponseFileReport: Sendable, Hashable {
 }
 
 /// A parsed response cell.
-public enum ResponseCell: Sendable, Hashable {
+package enum ResponseCell: Sendable, Hashable {
     case correct, incorrect, missing, invalid
 
     /// Parses `1`/`0`, `true`/`false` (any case), and empty or `NA` as not administered; surrounding spaces are
     /// ignored.
     @inline(__always)
-    public static func parse(_ raw: UnsafeBufferPointer<UInt8>) -> ResponseCell {
+    package static func parse(_ raw: UnsafeBufferPointer<UInt8>) -> ResponseCell {
         let b = raw.trimmingSpaces()
         switch b.count {
         case 0: return .missing
@@ -118,7 +118,7 @@ public enum ResponseCell: Sendable, Hashable {
         return true
     }
 
-    public static let allowedDescription = "1, 0, true, false, or empty/NA for not administered"
+    package static let allowedDescription = "1, 0, true, false, or empty/NA for not administered"
 }
 
 extension ResponseMatrix {

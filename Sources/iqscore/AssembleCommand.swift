@@ -111,7 +111,7 @@ struct AssembleCommand: ParsableCommand {
                     printError(line)
                     printError("wrote \(simulationOut)")
                 }
-            } catch let error as InfeasibleBlueprint {
+            } catch let error as AssemblyError where error.code == .infeasibleBlueprint {
                 throw InputError(file: blueprint, message: error.description)
             }
             return result.contains { !$0.relaxed.isEmpty } ? ExitStatus.someRejected : ExitStatus.success

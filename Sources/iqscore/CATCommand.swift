@@ -87,7 +87,7 @@ struct CATSimulateCommand: ParsableCommand {
             let pool: CATItemPool
             do {
                 pool = try CATItemPool(bank: assemblyBank, configuration: configuration)
-            } catch let error as CATConfigurationError {
+            } catch let error as AssemblyError where error.code == .invalidConfiguration {
                 throw InputError(file: config, message: error.description)
             }
             let options = studyOptions

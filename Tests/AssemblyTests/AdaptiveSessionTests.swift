@@ -249,6 +249,6 @@ struct CATConfigurationTests {
         ])
         config = CATConfiguration(maxItems: 5, minPerDomain: .all(2))
         #expect(config.validationProblems(for: bank) == ["min_per_domain needs 6 items over 3 domains, more than max_items (5)"])
-        #expect(throws: CATConfigurationError.self) { try CATItemPool(bank: bank, configuration: config) }
+        #expect(throws: AssemblyError.self) { try CATItemPool(bank: bank, configuration: config) }
     }
 }

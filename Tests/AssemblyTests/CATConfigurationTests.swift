@@ -35,7 +35,7 @@ struct CATConfigurationBoundsTests {
         let config = CATConfiguration(maxItems: 5, minPerDomain: .all(Int.max))
         let bank = AssemblyBank(items: ["a", "b", "c"].map { AssemblyItem(id: "i\($0)", domain: $0, parameters: ItemParameters(difficulty: 0)) })
         #expect(config.validationProblems(for: bank).last == "min_per_domain needs 9223372036854775807 items over 3 domains, more than max_items (5)")
-        #expect(throws: CATConfigurationError.self) { try CATItemPool(bank: bank, configuration: config) }
+        #expect(throws: AssemblyError.self) { try CATItemPool(bank: bank, configuration: config) }
     }
 
     @Test("a fraction or a huge number where a whole number belongs names the key (JSONDecoder says only \"not valid JSON\")")

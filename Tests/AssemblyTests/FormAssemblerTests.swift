@@ -139,7 +139,7 @@ struct FormAssemblerTests {
         #expect {
             try assembler.assemble(options: options)
         } throws: { error in
-            (error as? InfeasibleBlueprint)?.problems == ["spatial needs 4 eligible items; the bank has 3 (100 in the domain, 97 of them excluded, retired, pretest or over-exposed)"]
+            (error as? AssemblyError)?.problems == ["spatial needs 4 eligible items; the bank has 3 (100 in the domain, 97 of them excluded, retired, pretest or over-exposed)"]
         }
         // Joint domain × difficulty shortfall, explained by the minimum cut.
         let hardPattern = bank.items.filter { $0.domain == "pattern" && $0.parameters.difficulty >= 1.5 }.count
@@ -150,12 +150,12 @@ struct FormAssemblerTests {
         #expect {
             try FormAssembler(bank: bank, blueprint: blueprint).assemble()
         } throws: { error in
-            (error as? InfeasibleBlueprint)?.problems == ["pattern needs 8 items, of which at least 6 must be hard (b in [1.5, 6]) because the counts of easy total 2; the bank has \(hardPattern) eligible such items"]
+            (error as? AssemblyError)?.problems == ["pattern needs 8 items, of which at least 6 must be hard (b in [1.5, 6]) because the counts of easy total 2; the bank has \(hardPattern) eligible such items"]
         }
         #expect {
             try FormAssembler(bank: bank, blueprint: Blueprint(length: 5, domainCounts: ["music": 5]))
         } throws: { error in
-            (error as? InfeasibleBlueprint)?.problems == ["domain \"music\" needs 5 items; the bank has no items in that domain (domains: pattern, logic, spatial, math, verbal, memory)"]
+            (error as? AssemblyError)?.problems == ["domain \"music\" needs 5 items; the bank has no items in that domain (domains: pattern, logic, spatial, math, verbal, memory)"]
         }
     }
 

@@ -2,8 +2,9 @@ import ArgumentParser
 import Psychometrics
 import PsychometricsIO
 
+/// The `iqscore` executable: its subcommands, version and exit status. (`IQScore` is the library's IQ value.)
 @main
-struct IQScore: ParsableCommand {
+struct IQScoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "iqscore",
         abstract: "Psychometric engine: calibrate IRT item banks, score sessions to IQ, assemble forms, simulate CAT.",
