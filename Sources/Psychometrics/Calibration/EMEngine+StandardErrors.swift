@@ -58,27 +58,25 @@ extension EMEngine {
     func observedInformation(_ e: Expectation) -> [Double] {
         let P = freeParameterCount, p = perItem, nq = q, J = itemCount
         let theta = nodes
-        // Per item and node: P and h = ∇P / (P(1 − P)) (closed forms in ItemKernel's notation).
+        // Per item and node: P and h = ∇P / (P(1 − P)) (`ItemResponseFunction.workingGradientRatio`).
         var prob = [Double](repeating: 0, count: J * nq)
         var h = [Double](repeating: 0, count: J * nq * p)
         var info = [Double](repeating: 0, count: P * P)
         for j in 0..<J where !isFixed(j) {
-            let a = slope(j), aS = kernel.logSlope ? a : 1, aSS = kernel.logSlope ? a : 0, c = asymptote(j)
+            let a = slope(j), aS = logSlope ? a : 1, aSS = logSlope ? a : 0, c = asymptote(j)
             var block = [Double](repeating: 0, count: p * p)
             for t in 0..<nq {
-                let z = a * theta[t] + d[j]
-                let psi = Logistic.sigmoid(z), psiBar = Logistic.sigmoid(-z)
-                let pr = c + (1 - c) * psi, qr = (1 - c) * psiBar
-                let rho = psi / pr
-                var hv = [rho * theta[t] * aS, rho, c / pr]
+                let trace = ItemResponseFunction.trace(logit: ItemResponseFunction.logit(slope: a, intercept: d[j], at: theta[t]), guessing: c)
+                let pr = trace.p, qr = trace.q
+                let gradient = ItemResponseFunction.workingGradientRatio(theta: theta[t], slopeDerivative: aS, trace: trace, guessing: c)
+                // h_s as θ aₛ h_d (the same value; the order the standard errors were validated with).
+                var hv = [gradient.intercept * theta[t] * aS, gradient.intercept, gradient.guessing]
                 prob[j * nq + t] = pr
                 for k in 0..<p { h[(j * nq + t) * p + k] = hv[k] }
                 // K = ∇²P / (P(1 − P)).
-                let k00 = rho * ((psiBar - psi) * theta[t] * theta[t] * aS * aS + theta[t] * aSS)
-                let k01 = rho * (psiBar - psi) * theta[t] * aS
-                let k11 = rho * (psiBar - psi)
-                let k02 = -c * rho * theta[t] * aS, k12 = -c * rho, k22 = c * (1 - 2 * c) / pr
-                let kk = [k00, k01, k02, k01, k11, k12, k02, k12, k22]
+                let k = ItemResponseFunction.workingCurvatureRatio(theta: theta[t], slopeDerivative: aS, slopeSecondDerivative: aSS,
+                                                                   trace: trace, guessing: c)
+                let kk = [k.ss, k.sd, k.sg, k.sd, k.dd, k.dg, k.sg, k.dg, k.gg]
                 let r = e.r[j * nq + t], n = e.n[j * nq + t]
                 let curvature = r * qr * qr + (n - r) * pr * pr
                 let resid = r - n * pr
@@ -453,7 +451,7 @@ extension EMEngine {
     private func completeDataScoreCovariance(_ dense: DenseResponses, _ e: Expectation, prob: [Double]) -> [Double] {
         let nq = q, J = itemCount, twoJ = 2 * J
         let theta = grid.points
-        let alpha = (0..<J).map { kernel.logSlope ? slope($0) : 1.0 }
+        let alpha = (0..<J).map { logSlope ? slope($0) : 1.0 }
         // P as Q × J (for W·Pᵀ products), and θ-weighted copy.
         var pT = [Double](repeating: 0, count: nq * J)
         for j in 0..<J { for t in 0..<nq { pT[t * J + j] = prob[j * nq + t] } }

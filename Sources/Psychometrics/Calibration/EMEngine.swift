@@ -13,7 +13,8 @@ import Foundation
 /// slope they were given (`commonSlope`) instead of estimating a shared one.
 struct EMEngine {
     let model: IRTModel
-    let kernel: ItemKernel
+    /// True when a slope prior puts the slope on the log scale (a = e^s); otherwise a = s.
+    let logSlope: Bool
     let priors: WorkingPriors
     let grid: QuadratureGrid
     let data: ResponseMatrix
@@ -45,7 +46,7 @@ struct EMEngine {
     init(model: IRTModel, options: CalibrationOptions, data: ResponseMatrix, useDense: Bool,
          fixed: [ItemParameters?] = [], commonSlope: Double = 1) {
         self.model = model
-        self.kernel = ItemKernel(model: model, logSlope: options.slopePrior != nil)
+        self.logSlope = options.slopePrior != nil
         self.priors = WorkingPriors(slope: options.slopePrior, guessing: model.hasGuessing ? options.guessingPrior : nil)
         self.grid = QuadratureGrid(count: options.quadraturePoints, bound: options.thetaBound)
         self.data = data
@@ -66,7 +67,7 @@ struct EMEngine {
         // Starting values: a = 1, d = logit of the (guessing-corrected) proportion correct, c at the prior mode.
         let totals = data.itemTotals()
         let c0 = model.hasGuessing ? (options.guessingPrior?.mode ?? 0.1) : 0
-        s = [Double](repeating: kernel.logSlope ? 0 : 1, count: data.itemCount)
+        s = [Double](repeating: logSlope ? 0 : 1, count: data.itemCount)
         g = [Double](repeating: model.hasGuessing ? Logistic.logit(c0) : 0, count: data.itemCount)
         d = (0..<data.itemCount).map { j in
             let p = (Double(totals.correct[j]) + 0.5) / (Double(totals.responses[j]) + 1)
@@ -78,7 +79,7 @@ struct EMEngine {
                 if let f = fixedParameters[j] {
                     // Working form of the bank values (only d is read for fixed items; a and c come from f).
                     d[j] = f.intercept
-                    s[j] = kernel.logSlope ? log(f.discrimination) : f.discrimination
+                    s[j] = logSlope ? log(f.discrimination) : f.discrimination
                 } else if model == .rasch || model == .onePL {
                     s[j] = commonSlope
                     d[j] *= commonSlope
@@ -87,8 +88,12 @@ struct EMEngine {
         }
     }
 
-    @inline(__always) func slope(_ j: Int) -> Double { fixedParameters[j]?.discrimination ?? kernel.slope(s[j]) }
-    @inline(__always) func asymptote(_ j: Int) -> Double { fixedParameters[j]?.guessing ?? kernel.asymptote(g[j]) }
+    /// Working slope s → a: a = e^s with a slope prior, a = s otherwise.
+    @inline(__always) func slope(working s: Double) -> Double { logSlope ? exp(s) : s }
+    /// Working γ → c: c = σ(γ) for the 3PL, 0 otherwise.
+    @inline(__always) func asymptote(working g: Double) -> Double { model.hasGuessing ? Logistic.sigmoid(g) : 0 }
+    @inline(__always) func slope(_ j: Int) -> Double { fixedParameters[j]?.discrimination ?? slope(working: s[j]) }
+    @inline(__always) func asymptote(_ j: Int) -> Double { fixedParameters[j]?.guessing ?? asymptote(working: g[j]) }
     @inline(__always) func isFixed(_ j: Int) -> Bool { fixedParameters[j] != nil }
 
     /// log P(θ_q) and log(1 − P(θ_q)) for every item and node, item-major (J × Q).
@@ -99,7 +104,7 @@ struct EMEngine {
         for j in 0..<itemCount {
             let a = slope(j), dj = d[j], c = asymptote(j)
             for k in 0..<nq {
-                let v = kernel.logProbabilities(theta: theta[k], a: a, d: dj, c: c)
+                let v = ItemResponseFunction.logProbabilities(logit: ItemResponseFunction.logit(slope: a, intercept: dj, at: theta[k]), guessing: c)
                 logP[j * nq + k] = v.logP
                 logQ[j * nq + k] = v.logQ
             }
@@ -344,8 +349,8 @@ struct EMEngine {
         func objective(_ d: Double) -> Double {
             var f = 0.0
             for t in 0..<q {
-                let z = a * nodes[t] + d
-                f += r[t] * Logistic.logSigmoid(z) + (n[t] - r[t]) * Logistic.logSigmoid(-z)
+                let v = ItemResponseFunction.logProbabilities(logit: ItemResponseFunction.logit(slope: a, intercept: d, at: nodes[t]), guessing: 0)
+                f += r[t] * v.logP + (n[t] - r[t]) * v.logQ
             }
             return f
         }
@@ -353,7 +358,7 @@ struct EMEngine {
         for _ in 0..<50 {
             var grad = 0.0, info = 0.0
             for t in 0..<q {
-                let prob = Logistic.sigmoid(a * nodes[t] + d)
+                let prob = ItemResponseFunction.probability(logit: ItemResponseFunction.logit(slope: a, intercept: d, at: nodes[t]))
                 grad += r[t] - n[t] * prob
                 info += n[t] * prob * (1 - prob)
             }
@@ -378,10 +383,10 @@ struct EMEngine {
 
     /// Expected complete-data log-likelihood of one item (+ log priors).
     func itemObjective(r: [Double], n: [Double], s: Double, d: Double, g: Double) -> Double {
-        let a = kernel.slope(s), c = kernel.asymptote(g)
+        let a = slope(working: s), c = asymptote(working: g)
         var f = 0.0
         for t in 0..<q {
-            let v = kernel.logProbabilities(theta: nodes[t], a: a, d: d, c: c)
+            let v = ItemResponseFunction.logProbabilities(logit: ItemResponseFunction.logit(slope: a, intercept: d, at: nodes[t]), guessing: c)
             f += r[t] * v.logP + (n[t] - r[t]) * v.logQ
         }
         return f + priors.logDensity(s: s, g: g)
@@ -390,22 +395,21 @@ struct EMEngine {
     /// Fisher scoring with step halving for one 2PL/3PL item. The expected information
     /// Σ_q n_q ∇P ∇Pᵀ / (P(1 − P)) (minus the prior Hessian) is positive definite, so every step ascends.
     func optimizeItem(r: [Double], n: [Double], x: inout [Double]) {
-        let p = kernel.parameterCount
+        let p = perItem
         var f = itemObjective(r: r, n: n, s: x[0], d: x[1], g: x[2])
         for _ in 0..<50 {
             var grad = [Double](repeating: 0, count: p)
             var info = [Double](repeating: 0, count: p * p)
-            let a = kernel.slope(x[0]), aS = kernel.logSlope ? a : 1, c = kernel.asymptote(x[2])
+            let a = slope(working: x[0]), aS = logSlope ? a : 1, c = asymptote(working: x[2])
             for t in 0..<q {
                 let theta = nodes[t]
-                let z = a * theta + x[1]
-                let psi = Logistic.sigmoid(z), psiBar = Logistic.sigmoid(-z)
-                let prob = c + (1 - c) * psi
-                // h = ∇P / (P(1 − P)) in closed form (see ItemKernel): (ψθaₛ, ψ, c) / P.
-                let h0 = psi * theta * aS / prob, h1 = psi / prob, h2 = c / prob
+                let trace = ItemResponseFunction.trace(logit: ItemResponseFunction.logit(slope: a, intercept: x[1], at: theta), guessing: c)
+                let prob = trace.p
+                // h = ∇P / (P(1 − P)) = (ψθaₛ, ψ, c) / P (`ItemResponseFunction.workingGradientRatio`).
+                let (h0, h1, h2) = ItemResponseFunction.workingGradientRatio(theta: theta, slopeDerivative: aS, trace: trace, guessing: c)
                 let resid = r[t] - n[t] * prob
                 // n ∇P∇Pᵀ/(P(1−P)) = n P (1 − P) h hᵀ, with 1 − P = (1 − c)(1 − ψ).
-                let weight = n[t] * prob * (1 - c) * psiBar
+                let weight = n[t] * prob * (1 - c) * trace.psiBar
                 grad[0] += resid * h0
                 grad[1] += resid * h1
                 info[0] += weight * h0 * h0
@@ -447,13 +451,13 @@ struct EMEngine {
     }
 
     private func clamp(_ x: inout [Double]) {
-        if kernel.logSlope {
+        if logSlope {
             x[0] = min(max(x[0], log(1e-3)), log(maximumSlope))
         } else {
             x[0] = min(max(x[0], -maximumSlope), maximumSlope)
         }
         x[1] = min(max(x[1], -100), 100)
-        if kernel.guessing { x[2] = min(max(x[2], -20), 10) }
+        if model.hasGuessing { x[2] = min(max(x[2], -20), 10) }
     }
 
     /// Rasch/1PL M-step: one slope shared by all items plus an intercept per item, by Fisher scoring on the
@@ -464,8 +468,8 @@ struct EMEngine {
             var f = 0.0
             for j in 0..<J {
                 for t in 0..<nq {
-                    let z = a * grid.points[t] + ds[j]
-                    f += e.r[j * nq + t] * Logistic.logSigmoid(z) + (e.n[j * nq + t] - e.r[j * nq + t]) * Logistic.logSigmoid(-z)
+                    let v = ItemResponseFunction.logProbabilities(logit: ItemResponseFunction.logit(slope: a, intercept: ds[j], at: grid.points[t]), guessing: 0)
+                    f += e.r[j * nq + t] * v.logP + (e.n[j * nq + t] - e.r[j * nq + t]) * v.logQ
                 }
             }
             return f
@@ -478,7 +482,7 @@ struct EMEngine {
             for j in 0..<J {
                 for t in 0..<nq {
                     let theta = grid.points[t]
-                    let prob = Logistic.sigmoid(a * theta + ds[j])
+                    let prob = ItemResponseFunction.probability(logit: ItemResponseFunction.logit(slope: a, intercept: ds[j], at: theta))
                     let n = e.n[j * nq + t]
                     let resid = e.r[j * nq + t] - n * prob, weight = n * prob * (1 - prob)
                     gA += resid * theta

@@ -113,7 +113,7 @@ public struct AbilityEstimator: Sendable {
         var lp = [Double](repeating: 0, count: parameters.count * nq), lq = lp
         for (j, p) in parameters.enumerated() {
             for t in 0..<nq {
-                (lp[j * nq + t], lq[j * nq + t]) = Self.logProbabilities(p, theta: grid.points[t])
+                (lp[j * nq + t], lq[j * nq + t]) = p.logProbabilities(at: grid.points[t])
             }
         }
         let blocks = (nq + 3) / 4
@@ -132,15 +132,6 @@ public struct AbilityEstimator: Sendable {
         logPrior = padded(grid.points.map { -0.5 * (($0 - options.priorMean) / options.priorSD) * (($0 - options.priorMean) / options.priorSD) },
                           fill: -1e300)
         paddedPoints = padded(grid.points, fill: 0)
-    }
-
-    /// log P(θ) and log(1 − P(θ)) of one item, P = c + (1 − c)/(1 + exp(−a(θ − b))), stable in both tails (for
-    /// c = 0 both through log σ).
-    @inline(__always)
-    static func logProbabilities(_ p: ItemParameters, theta: Double) -> (logP: Double, logQ: Double) {
-        let z = p.discrimination * (theta - p.difficulty)
-        if p.guessing == 0 { return (Logistic.logSigmoid(z), Logistic.logSigmoid(-z)) }
-        return (log(p.guessing + (1 - p.guessing) * Logistic.sigmoid(z)), log1p(-p.guessing) + Logistic.logSigmoid(-z))
     }
 
     /// Estimates θ from `responses` (0/1) to the items at `items` (indices into `parameters`).
@@ -256,7 +247,7 @@ public struct AbilityEstimator: Sendable {
                 let z = (theta - options.priorMean) / options.priorSD
                 var l = -0.5 * z * z
                 for i in 0..<items.count {
-                    let v = Self.logProbabilities(parameters[items[i]], theta: theta)
+                    let v = parameters[items[i]].logProbabilities(at: theta)
                     l += responses[i] == 1 ? v.logP : v.logQ
                 }
                 nodes.append(theta)
@@ -286,15 +277,11 @@ public struct AbilityEstimator: Sendable {
         var score = 0.0, info = 0.0, warm = 0.0, loglik = 0.0
         for k in 0..<items.count {
             let p = parameters[items[k]]
-            let a = p.discrimination, c = p.guessing
-            let z = a * (theta - p.difficulty)
-            let psi = Logistic.sigmoid(z), psiBar = Logistic.sigmoid(-z)
-            let prob = c + (1 - c) * psi, qrob = (1 - c) * psiBar
-            let dP = (1 - c) * a * psi * psiBar                 // P′
-            let d2P = dP * a * (psiBar - psi)                     // P″
+            // P, Q, P′, P″ and h = P′/(PQ) = a ψ / P (stable for c = 0 and c > 0).
+            let (prob, qrob, dP, d2P, h) = ItemResponseFunction.thetaDerivatives(slope: p.discrimination, logit: p.logit(at: theta),
+                                                                                 guessing: p.guessing)
             let u = Double(responses[k])
-            // (u − P) P′ / (P Q), with P′/(PQ) = a ψ / P (stable for c = 0 and c > 0).
-            let h = a * psi / prob
+            // (u − P) P′ / (P Q)
             score += (u - prob) * h
             info += dP * h                                        // P′² / (P Q)
             warm += d2P * h                                       // P′ P″ / (P Q)
