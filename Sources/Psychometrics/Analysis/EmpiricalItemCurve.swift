@@ -139,12 +139,9 @@ public struct EmpiricalItemCurve: Sendable, Hashable {
             precondition(item.discrimination.isFinite && item.difficulty.isFinite && item.guessing >= 0 && item.guessing < 1,
                          "item \(j + 1) has unusable parameters a = \(item.discrimination), b = \(item.difficulty), c = \(item.guessing)")
             for q in 0..<nq {
-                let pr = item.probability(at: grid.points[q])
-                let z = item.discrimination * (grid.points[q] - item.difficulty)
-                p[j * nq + q] = pr
+                p[j * nq + q] = item.probability(at: grid.points[q])
                 // Stable in both tails; for c > 0 log P ≥ log c.
-                logP[j * nq + q] = item.guessing == 0 ? Logistic.logSigmoid(z) : log(pr)
-                logQ[j * nq + q] = log1p(-item.guessing) + Logistic.logSigmoid(-z)
+                (logP[j * nq + q], logQ[j * nq + q]) = item.logProbabilities(at: grid.points[q])
             }
         }
         let totals = data.itemTotals().responses

@@ -254,7 +254,7 @@ public struct EMCalibrator: Sendable {
             let s = engine.s[j], d = engine.d[j]
             let a = engine.slope(j), c = engine.asymptote(j)
             let iS = engine.globalIndex(item: j, parameter: 0), iD = engine.globalIndex(item: j, parameter: 1)
-            let aS = engine.kernel.logSlope ? a : 1
+            let aS = engine.logSlope ? a : 1
             var params: ItemParameters
             var errors = ItemStandardErrors()
             switch model {
@@ -279,7 +279,7 @@ public struct EMCalibrator: Sendable {
             if model.hasItemSlopes {
                 if abs(a) >= options.maximumSlope * 0.999 { flags.append("slope at bound \(options.maximumSlope.formatted6)") }
                 if a < 0 { flags.append("negative slope") }
-                if engine.kernel.logSlope && a <= 1.001e-3 { flags.append("slope at lower bound") }
+                if engine.logSlope && a <= 1.001e-3 { flags.append("slope at lower bound") }
             }
             if model == .threePL && c < 1e-6 { flags.append("guessing at 0") }
             if engine.estimatesLatent {

@@ -68,22 +68,20 @@ struct LinkingCriterion {
                 let z: Double, zA: Double, zB: Double, zAA: Double, zAB: Double
                 if towardOld {
                     let u = (theta - B) / A
-                    z = a * (u - b)
+                    z = ItemResponseFunction.logit(slope: a, difficulty: b, at: u)
                     zA = -a * u / A
                     zB = -a / A
                     zAA = 2 * a * u / (A * A)
                     zAB = a / (A * A)
                 } else {
-                    z = a * (A * theta + B - b)
+                    z = ItemResponseFunction.logit(slope: a, difficulty: b, at: A * theta + B)
                     zA = a * theta
                     zB = a
                     zAA = 0
                     zAB = 0
                 }
-                let sigma = Logistic.sigmoid(z)
-                let p = c + (1 - c) * sigma
-                let p1 = (1 - c) * sigma * (1 - sigma)
-                let p2 = p1 * (1 - 2 * sigma)
+                // P and its derivatives in z (θ-derivatives at slope 1), chained through z(A, B).
+                let (p, p1, p2) = ItemResponseFunction.thetaDerivativesComplement(slope: 1, logit: z, guessing: c)
                 let pA = p1 * zA, pB = p1 * zB
                 let pAA = p2 * zA * zA + p1 * zAA, pAB = p2 * zA * zB + p1 * zAB, pBB = p2 * zB * zB
                 if method == .haebara {

@@ -22,21 +22,27 @@ public struct ItemParameters: Sendable, Hashable, Codable {
     /// Intercept d = −ab of the slope–intercept form aθ + d.
     @inlinable public var intercept: Double { -discrimination * difficulty }
 
-    /// Probability of a correct response at ability θ.
+    /// The logit z = a(θ − b) at ability θ.
+    @inlinable public func logit(at theta: Double) -> Double {
+        ItemResponseFunction.logit(slope: discrimination, difficulty: difficulty, at: theta)
+    }
+
+    /// Probability of a correct response at ability θ (`ItemResponseFunction.probability(logit:guessing:)`).
     @inlinable public func probability(at theta: Double) -> Double {
-        guessing + (1 - guessing) * Logistic.sigmoid(discrimination * (theta - difficulty))
+        ItemResponseFunction.probability(logit: logit(at: theta), guessing: guessing)
+    }
+
+    /// log P(θ) and log(1 − P(θ)), stable in both tails (`ItemResponseFunction.logProbabilities(logit:guessing:)`).
+    @inlinable public func logProbabilities(at theta: Double) -> (logP: Double, logQ: Double) {
+        ItemResponseFunction.logProbabilities(logit: logit(at: theta), guessing: guessing)
     }
 
     /// Fisher information at θ (Birnbaum 1968; Lord 1980, eq. 4-43):
     /// ```
     /// I(θ) = a² (P − c)² (1 − P) / ((1 − c)² P)
     /// ```
-    /// which reduces to a² P (1 − P) when c = 0.
+    /// which reduces to a² P (1 − P) when c = 0 (`ItemResponseFunction.information(probability:slope:guessing:)`).
     @inlinable public func information(at theta: Double) -> Double {
-        let p = probability(at: theta)
-        let a = discrimination, c = guessing
-        guard p > 0, c < 1 else { return 0 }
-        let num = (p - c) * (p - c) * (1 - p)
-        return a * a * num / ((1 - c) * (1 - c) * p)
+        ItemResponseFunction.information(probability: probability(at: theta), slope: discrimination, guessing: guessing)
     }
 }

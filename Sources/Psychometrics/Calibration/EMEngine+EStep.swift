@@ -1,0 +1,186 @@
+import Foundation
+
+extension EMEngine {
+    /// Expected counts at the current parameters: `r[j·Q + q]` = expected correct responses to item j at node q,
+    /// `n[j·Q + q]` = expected responses, and the marginal log-likelihood Σᵢ log Σ_q π_q Πⱼ P(uᵢⱼ | θ_q).
+    /// With `estimatesLatent`, `mass[q]` = Σᵢ wᵢ(q), the posterior mass of all persons at node q.
+    struct Expectation {
+        var r: [Double]
+        var n: [Double]
+        var logLikelihood: Double
+        var mass: [Double]? = nil
+        /// Dense E-step: wall time inside the BLAS products (the slowest worker's sum), for benchmarks.
+        var blasSeconds = 0.0
+    }
+
+    func eStep() -> Expectation {
+        let tables = logTables()
+        if let dense { return denseEStep(dense, tables) }
+        return sparseEStep(tables)
+    }
+
+    /// Visits answered cells only: for person i, log Lᵢ(θ_q) = log π_q + Σ_{j answered} log P(uᵢⱼ | θ_q), then
+    /// the normalised posterior wᵢ(q) is added to n[j] (and to r[j] when uᵢⱼ = 1). Cost ∝ cells × Q.
+    private func sparseEStep(_ tables: (logP: [Double], logQ: [Double])) -> Expectation {
+        let nq = q, J = itemCount, persons = data.personCount
+        let w = workers
+        var r = [Double](repeating: 0, count: w * J * nq)
+        var n = r
+        var ll = [Double](repeating: 0, count: w)
+        let withMass = estimatesLatent
+        var mass = [Double](repeating: 0, count: withMass ? w * nq : 0)
+        let logPrior = grid.logWeights
+        mass.withUnsafeMutableBufferPointer { massAll in
+        r.withUnsafeMutableBufferPointer { rAll in
+        n.withUnsafeMutableBufferPointer { nAll in
+        ll.withUnsafeMutableBufferPointer { llAll in
+        tables.logP.withUnsafeBufferPointer { logP in
+        tables.logQ.withUnsafeBufferPointer { logQ in
+        logPrior.withUnsafeBufferPointer { prior in
+        data.rowOffsets.withUnsafeBufferPointer { offsets in
+        data.itemIndices.withUnsafeBufferPointer { items in
+        data.responses.withUnsafeBufferPointer { responses in
+            parallelFor(w) { worker in
+                let lo = persons * worker / w, hi = persons * (worker + 1) / w
+                let rw = rAll.baseAddress! + worker * J * nq
+                let nw = nAll.baseAddress! + worker * J * nq
+                let acc = UnsafeMutablePointer<Double>.allocate(capacity: nq)
+                defer { acc.deallocate() }
+                var total = 0.0
+                for i in lo..<hi {
+                    let start = offsets[i], end = offsets[i + 1]
+                    acc.update(from: prior.baseAddress!, count: nq)
+                    for k in start..<end {
+                        let j = Int(items[k])
+                        let row = (responses[k] == 1 ? logP.baseAddress! : logQ.baseAddress!) + j * nq
+                        for t in 0..<nq { acc[t] += row[t] }
+                    }
+                    total += normalizeLogPosterior(acc, nq)
+                    if withMass {
+                        let mw = massAll.baseAddress! + worker * nq
+                        for t in 0..<nq { mw[t] += acc[t] }
+                    }
+                    for k in start..<end {
+                        let j = Int(items[k])
+                        let nrow = nw + j * nq
+                        for t in 0..<nq { nrow[t] += acc[t] }
+                        if responses[k] == 1 {
+                            let rrow = rw + j * nq
+                            for t in 0..<nq { rrow[t] += acc[t] }
+                        }
+                    }
+                }
+                llAll[worker] = total
+            }
+        }}}}}}}}}}
+        return Expectation(r: sumWorkers(r, w, J * nq), n: sumWorkers(n, w, J * nq), logLikelihood: ll.reduce(0, +),
+                           mass: withMass ? sumWorkers(mass, w, nq) : nil)
+    }
+
+    /// Dense E-step with BLAS: for a block of persons, log L = U·Dᵀ-form products
+    /// ```
+    /// log L (B×Q) = U (B×J) · logit P (J×Q) + M (B×J) · log(1 − P) (J×Q) + 1·log πᵀ
+    /// r (J×Q) += Uᵀ W,   n (J×Q) += Mᵀ W
+    /// ```
+    /// with U the 0/1 responses, M the answered mask (all ones for complete data: then M·log(1 − P) is one row
+    /// of column sums and n is the column sums of W for every item), W the row-normalised posteriors.
+    private func denseEStep(_ dense: DenseResponses, _ tables: (logP: [Double], logQ: [Double])) -> Expectation {
+        let nq = q, J = itemCount, persons = dense.rows
+        let logitTable = zip(tables.logP, tables.logQ).map { $0 - $1 }
+        var base = grid.logWeights
+        if dense.mask == nil {
+            for j in 0..<J { for t in 0..<nq { base[t] += tables.logQ[j * nq + t] } }
+        }
+        let w = workers
+        let withMass = estimatesLatent
+        let block = DenseResponses.blockRows
+        let blocks = (persons + block - 1) / block
+        var r = [Double](repeating: 0, count: w * J * nq)
+        var n = [Double](repeating: 0, count: w * J * nq)
+        var columnTotals = [Double](repeating: 0, count: w * nq)
+        var ll = [Double](repeating: 0, count: w)
+        var blasNanoseconds = [UInt64](repeating: 0, count: w)
+        blasNanoseconds.withUnsafeMutableBufferPointer { blasAll in
+        r.withUnsafeMutableBufferPointer { rAll in
+        n.withUnsafeMutableBufferPointer { nAll in
+        columnTotals.withUnsafeMutableBufferPointer { colAll in
+        ll.withUnsafeMutableBufferPointer { llAll in
+        logitTable.withUnsafeBufferPointer { logit in
+        tables.logQ.withUnsafeBufferPointer { logQ in
+        base.withUnsafeBufferPointer { base in
+        dense.u.withUnsafeBufferPointer { u in
+            parallelFor(w) { worker in
+                let post = UnsafeMutablePointer<Double>.allocate(capacity: block * nq)
+                defer { post.deallocate() }
+                let rw = rAll.baseAddress! + worker * J * nq
+                let nw = nAll.baseAddress! + worker * J * nq
+                let cw = colAll.baseAddress! + worker * nq
+                var total = 0.0
+                var blasTime: UInt64 = 0
+                var b = worker
+                while b < blocks {
+                    let lo = b * block, rows = min(block, persons - lo)
+                    let ub = u.baseAddress! + lo * J
+                    var t0 = DispatchTime.now().uptimeNanoseconds
+                    BLAS.gemm(m: rows, n: nq, k: J, a: ub, lda: J, b: logit.baseAddress!, ldb: nq, beta: 0, c: post, ldc: nq)
+                    if let mask = dense.mask {
+                        mask.withUnsafeBufferPointer { m in
+                            BLAS.gemm(m: rows, n: nq, k: J, a: m.baseAddress! + lo * J, lda: J, b: logQ.baseAddress!, ldb: nq, beta: 1, c: post, ldc: nq)
+                        }
+                    }
+                    blasTime += DispatchTime.now().uptimeNanoseconds - t0
+                    for i in 0..<rows {
+                        let row = post + i * nq
+                        for t in 0..<nq { row[t] += base[t] }
+                        total += normalizeLogPosterior(row, nq)
+                    }
+                    t0 = DispatchTime.now().uptimeNanoseconds
+                    BLAS.gemm(transposeA: true, m: J, n: nq, k: rows, a: ub, lda: J, b: post, ldb: nq, beta: 1, c: rw, ldc: nq)
+                    if let mask = dense.mask {
+                        mask.withUnsafeBufferPointer { m in
+                            BLAS.gemm(transposeA: true, m: J, n: nq, k: rows, a: m.baseAddress! + lo * J, lda: J, b: post, ldb: nq, beta: 1, c: nw, ldc: nq)
+                        }
+                    }
+                    blasTime += DispatchTime.now().uptimeNanoseconds - t0
+                    if dense.mask == nil || withMass {
+                        for i in 0..<rows { for t in 0..<nq { cw[t] += post[i * nq + t] } }
+                    }
+                    b += w
+                }
+                llAll[worker] = total
+                blasAll[worker] = blasTime
+            }
+        }}}}}}}}}
+        var nSum = sumWorkers(n, w, J * nq)
+        let totals = dense.mask == nil || withMass ? sumWorkers(columnTotals, w, nq) : []
+        if dense.mask == nil {
+            for j in 0..<J { for t in 0..<nq { nSum[j * nq + t] = totals[t] } }
+        }
+        return Expectation(r: sumWorkers(r, w, J * nq), n: nSum, logLikelihood: ll.reduce(0, +), mass: withMass ? totals : nil,
+                           blasSeconds: Double(blasNanoseconds.max() ?? 0) / 1e9)
+    }
+
+    private func sumWorkers(_ values: [Double], _ workers: Int, _ size: Int) -> [Double] {
+        if workers == 1 { return values }
+        var out = Array(values[0..<size])
+        for worker in 1..<workers { for k in 0..<size { out[k] += values[worker * size + k] } }
+        return out
+    }
+}
+
+/// Turns log L(θ_q) + log π_q in place into the normalised posterior and returns log Σ_q exp(·)
+/// (the person's marginal log-likelihood), shifting by the maximum to avoid underflow.
+@inline(__always)
+func normalizeLogPosterior(_ v: UnsafeMutablePointer<Double>, _ count: Int) -> Double {
+    var m = -Double.infinity
+    for t in 0..<count where v[t] > m { m = v[t] }
+    var sum = 0.0
+    for t in 0..<count {
+        let e = exp(v[t] - m)
+        v[t] = e
+        sum += e
+    }
+    let inv = 1 / sum
+    for t in 0..<count { v[t] *= inv }
+    return m + log(sum)
+}

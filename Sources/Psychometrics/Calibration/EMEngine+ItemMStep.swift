@@ -1,0 +1,120 @@
+import Foundation
+
+extension EMEngine {
+    /// Fisher scoring with step halving on one intercept d at a fixed slope a (c = 0): maximises
+    /// Σ_q r_q log σ(aθ_q + d) + (n_q − r_q) log σ(−aθ_q − d).
+    func optimizeIntercept(r: [Double], n: [Double], a: Double, d start: Double) -> Double {
+        func objective(_ d: Double) -> Double {
+            var f = 0.0
+            for t in 0..<q {
+                let v = ItemResponseFunction.logProbabilities(logit: ItemResponseFunction.logit(slope: a, intercept: d, at: nodes[t]), guessing: 0)
+                f += r[t] * v.logP + (n[t] - r[t]) * v.logQ
+            }
+            return f
+        }
+        var d = start, f = objective(d)
+        for _ in 0..<50 {
+            var grad = 0.0, info = 0.0
+            for t in 0..<q {
+                let prob = ItemResponseFunction.probability(logit: ItemResponseFunction.logit(slope: a, intercept: d, at: nodes[t]))
+                grad += r[t] - n[t] * prob
+                info += n[t] * prob * (1 - prob)
+            }
+            guard info > 1e-12 else { return d }
+            let step = grad / info
+            var scale = 1.0, accepted = false
+            for _ in 0..<40 {
+                let trial = min(max(d + scale * step, -100), 100)
+                let ft = objective(trial)
+                if ft >= f - 1e-12 * abs(f) {
+                    let change = abs(trial - d)
+                    d = trial; f = ft; accepted = true
+                    if change < 1e-10 { return d }
+                    break
+                }
+                scale *= 0.5
+            }
+            if !accepted { return d }
+        }
+        return d
+    }
+
+    /// Expected complete-data log-likelihood of one item (+ log priors).
+    func itemObjective(r: [Double], n: [Double], s: Double, d: Double, g: Double) -> Double {
+        let a = slope(working: s), c = asymptote(working: g)
+        var f = 0.0
+        for t in 0..<q {
+            let v = ItemResponseFunction.logProbabilities(logit: ItemResponseFunction.logit(slope: a, intercept: d, at: nodes[t]), guessing: c)
+            f += r[t] * v.logP + (n[t] - r[t]) * v.logQ
+        }
+        return f + priors.logDensity(s: s, g: g)
+    }
+
+    /// Fisher scoring with step halving for one 2PL/3PL item. The expected information
+    /// Σ_q n_q ∇P ∇Pᵀ / (P(1 − P)) (minus the prior Hessian) is positive definite, so every step ascends.
+    func optimizeItem(r: [Double], n: [Double], x: inout [Double]) {
+        let p = perItem
+        var f = itemObjective(r: r, n: n, s: x[0], d: x[1], g: x[2])
+        for _ in 0..<50 {
+            var grad = [Double](repeating: 0, count: p)
+            var info = [Double](repeating: 0, count: p * p)
+            let a = slope(working: x[0]), aS = logSlope ? a : 1, c = asymptote(working: x[2])
+            for t in 0..<q {
+                let theta = nodes[t]
+                let trace = ItemResponseFunction.trace(logit: ItemResponseFunction.logit(slope: a, intercept: x[1], at: theta), guessing: c)
+                let prob = trace.p
+                // h = ∇P / (P(1 − P)) = (ψθaₛ, ψ, c) / P (`ItemResponseFunction.workingGradientRatio`).
+                let (h0, h1, h2) = ItemResponseFunction.workingGradientRatio(theta: theta, slopeDerivative: aS, trace: trace, guessing: c)
+                let resid = r[t] - n[t] * prob
+                // n ∇P∇Pᵀ/(P(1−P)) = n P (1 − P) h hᵀ, with 1 − P = (1 − c)(1 − ψ).
+                let weight = n[t] * prob * (1 - c) * trace.psiBar
+                grad[0] += resid * h0
+                grad[1] += resid * h1
+                info[0] += weight * h0 * h0
+                info[1] += weight * h0 * h1
+                info[p + 1] += weight * h1 * h1
+                if p == 3 {
+                    grad[2] += resid * h2
+                    info[2] += weight * h0 * h2
+                    info[p + 2] += weight * h1 * h2
+                    info[2 * p + 2] += weight * h2 * h2
+                }
+            }
+            let pd = priors.derivatives(s: x[0], g: x[2])
+            grad[0] += pd.ds
+            info[0] -= pd.dss
+            if p == 3 { grad[2] += pd.dg; info[2 * p + 2] -= pd.dgg }
+            info[p] = info[1]
+            if p == 3 { info[2 * p] = info[2]; info[2 * p + 1] = info[p + 2] }
+            let step = solveSmallSPD(info, grad, n: p)
+            var scale = 1.0
+            var accepted = false
+            for _ in 0..<40 {
+                var trial = x
+                for k in 0..<p { trial[k] += scale * step[k] }
+                clamp(&trial)
+                let ft = itemObjective(r: r, n: n, s: trial[0], d: trial[1], g: trial[2])
+                if ft >= f - 1e-12 * abs(f) {
+                    let change = (0..<p).map { abs(trial[$0] - x[$0]) }.max() ?? 0
+                    x = trial
+                    f = ft
+                    accepted = true
+                    if change < 1e-10 { return }
+                    break
+                }
+                scale *= 0.5
+            }
+            if !accepted { return }
+        }
+    }
+
+    private func clamp(_ x: inout [Double]) {
+        if logSlope {
+            x[0] = min(max(x[0], log(1e-3)), log(maximumSlope))
+        } else {
+            x[0] = min(max(x[0], -maximumSlope), maximumSlope)
+        }
+        x[1] = min(max(x[1], -100), 100)
+        if model.hasGuessing { x[2] = min(max(x[2], -20), 10) }
+    }
+}
