@@ -1,13 +1,13 @@
 import Foundation
 
 /// The standard normal distribution.
-public enum StandardNormal {
+package enum StandardNormal {
     /// Φ(x) = ½ erfc(−x/√2), accurate to full double precision in both tails.
-    public static func cdf(_ x: Double) -> Double { 0.5 * erfc(-x / 2.0.squareRoot()) }
+    package static func cdf(_ x: Double) -> Double { 0.5 * erfc(-x / 2.0.squareRoot()) }
 
     /// Φ⁻¹(p) for 0 < p < 1: Acklam's rational approximation (relative error 1.15e-9) refined by one Halley
     /// step on Φ, giving full double precision.
-    public static func quantile(_ p: Double) -> Double {
+    package static func quantile(_ p: Double) -> Double {
         precondition(p > 0 && p < 1, "quantile needs 0 < p < 1, got \(p)")
         let a = [-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00]
         let b = [-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01, -1.328068155288572e+01]

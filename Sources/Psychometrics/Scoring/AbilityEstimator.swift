@@ -74,8 +74,9 @@ public struct AbilityEstimator: Sendable {
         }
     }
 
-    /// Pointer-based entry point for batch scoring (no copies).
-    public func estimate(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>) -> AbilityEstimate {
+    /// Pointer-based entry point for batch scoring (no copies), unchecked: the package's own callers pass validated
+    /// positions and 0/1 responses.
+    package func estimate(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>) -> AbilityEstimate {
         let correct = responses.reduce(0) { $0 + Int($1) }
         switch options.method {
         case .eap: return eap(items, responses, correct)
