@@ -22,7 +22,9 @@ struct AnalyzeCommand: ParsableCommand {
             model ICC (as in PISA), with the value the item's n reaches by chance (rmsd_critical, from 20 \
             posterior predictive replicates); Yen's Q3 at WLE θ and Q3* = Q3 − mean Q3 for pairs answered \
             together by at least --q3-min-persons; l_z and Snijders' l_z* at WLE θ; marginal reliability from \
-            EAP θ (any design).
+            the model, averaging 1/I(θ) over N(0, 1) and the persons' forms (mirt's marginal_rxx with complete \
+            data), and empirical reliability from EAP θ and its posterior SD (mirt's empirical_rxx); both are \
+            defined for any design.
 
             Flags: negative slope, low slope (a < --min-slope), extreme p-value (outside --p-range), low \
             point-biserial (< --min-point-biserial), misfit (S-X² p < --misfit-p), infit or outfit outside \
@@ -47,7 +49,7 @@ struct AnalyzeCommand: ParsableCommand {
     @Option(help: "Item table CSV (written atomically).")
     var out: String
 
-    @Option(name: .customLong("summary-json"), help: "Test-level summary JSON (alpha, sem, marginal_reliability, n_persons, fit_flags, undefined, …).")
+    @Option(name: .customLong("summary-json"), help: "Test-level summary JSON (alpha, sem, marginal_reliability, empirical_reliability, n_persons, fit_flags, undefined, …).")
     var summaryJSON: String?
 
     @Option(name: .customLong("persons-out"), help: "Person fit CSV: person_id,theta_wle,se,lz,lz_star.")
@@ -180,6 +182,7 @@ struct AnalyzeCommand: ParsableCommand {
                 json["alpha"] = value(classical.alpha)
                 json["sem"] = value(classical.sem)
                 json["marginal_reliability"] = value(fit.marginalReliability)
+                json["empirical_reliability"] = value(fit.empiricalReliability)
                 json["q3_mean"] = value(fit.q3Mean)
                 json["q3_max_abs"] = value(fit.q3MaxAbs)
                 json["q3_critical_z"] = value(q3?.criticalZ)
@@ -193,7 +196,7 @@ struct AnalyzeCommand: ParsableCommand {
             let perPerson = data.personCount > 0 ? Double(data.cellCount) / Double(data.personCount) : 0
             var lines = ["iqscore analyze: \(formatCount(data.personCount)) persons × \(data.itemCount) items (\(formatCount(classical.completePersons)) answered every item; \(fixed(perPerson, 1)) items per person)"]
             if !unknown.isEmpty { lines.append("warning: \(unknown.count) item\(unknown.count == 1 ? "" : "s") not in the bank left out: \(unknown.prefix(5).joined(separator: ", "))\(unknown.count > 5 ? ", …" : "")") }
-            lines.append("alpha \(shown(classical.alpha)), SEM \(shown(classical.sem)), marginal reliability \(shown(fit.marginalReliability))")
+            lines.append("alpha \(shown(classical.alpha)), SEM \(shown(classical.sem)), marginal reliability \(shown(fit.marginalReliability)), empirical reliability \(shown(fit.empiricalReliability))")
             let flagged = fitFlags.mapValues { $0["flagged"] ?? 0 }
             lines.append("flagged items: \(flaggedItems) of \(data.itemCount); fit: S-X² \(flagged["sx2"]!), infit/outfit \(flagged["infit_or_outfit"]!), RMSD \(flagged["rmsd"]!)")
             if let q3, let mean = q3.mean {

@@ -74,6 +74,10 @@ public struct ModelFit: Sendable {
     /// Persons whose summed score lies strictly between 0 and the number of items they answered: the persons
     /// S-X² and the mean squares use (the others carry no information about fit given their score).
     public var sx2Persons: Int
+    /// Empirical reliability of the EAP estimates (mirt's `empirical_rxx`): var(θ̂) / (var(θ̂) + mean PSD²).
+    public var empiricalReliability: Double?
+    /// Model-based marginal reliability over the persons' forms (`MarginalReliability`; mirt's `marginal_rxx`
+    /// with complete data).
     public var marginalReliability: Double?
     public var localDependence: LocalDependenceQ3?
     /// Statistic → why it is undefined (for all or some items, pairs or persons).
@@ -145,14 +149,17 @@ public struct ModelFit: Sendable {
             undefined["sx2_p"] = "\(itemsText(noP)): after pooling score groups to expected counts of at least \(options.minimumExpected.formatted6) there are no more groups than free parameters (\(freeParameters)), so df ≤ 0"
         }
 
-        // Marginal reliability from the EAP estimates.
+        // Empirical reliability from the EAP estimates (mirt's empirical_rxx); model-based marginal reliability
+        // over the persons' forms (mirt's marginal_rxx).
         if N > 1 {
             let mean = eapTheta.reduce(0, +) / Double(N)
             let variance = eapTheta.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(N - 1)
             let errorVariance = eapVariance.reduce(0, +) / Double(N)
-            marginalReliability = variance + errorVariance > 0 ? variance / (variance + errorVariance) : nil
+            empiricalReliability = variance + errorVariance > 0 ? variance / (variance + errorVariance) : nil
         }
-        if marginalReliability == nil { undefined["marginal_reliability"] = "needs at least 2 persons with responses, got \(N)" }
+        if empiricalReliability == nil { undefined["empirical_reliability"] = "needs at least 2 persons with responses, got \(N)" }
+        marginalReliability = MarginalReliability.compute(parameters: parameters, data: data)
+        if marginalReliability == nil { undefined["marginal_reliability"] = "no person answered any item" }
         let lzMissing = personFit.filter { $0.lz == nil }.count, lzStarMissing = personFit.filter { $0.lzStar == nil }.count
         if lzMissing > 0 { undefined["lz"] = "\(lzMissing) persons: the variance of their log-likelihood is 0 (fewer than 2 items with 0 < P < 1)" }
         if lzStarMissing > 0 { undefined["lz_star"] = "\(lzStarMissing) persons: the corrected variance is 0 (fewer than 2 items, or items whose weights are all proportional to the WLE's)" }
