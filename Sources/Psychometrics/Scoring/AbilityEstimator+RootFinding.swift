@@ -4,7 +4,7 @@ import Foundation
 /// (score + J/(2I) = 0, J = Σ P′P″/(PQ)).
 ///
 /// Standard errors: ML SE = I(θ̂)^−½, MAP SE = (I(θ̂) + 1/σ²)^−½, and WLE SE = I(θ̂)^−½ — the asymptotic SE of
-/// the ML estimator evaluated at the WLE, as Warm (1989) gives it and as PISA and catR report it. mirt's
+/// the ML estimator evaluated at the WLE, as Warm (1989) gives it. mirt's
 /// `fscores(method = "WLE")` instead uses the curvature of the weighted (penalised) log-likelihood at θ̂, which
 /// differs by O(1/n); on short tests mirt's WLE SEs are somewhat different from these by definition, not by error.
 extension AbilityEstimator {
