@@ -119,7 +119,7 @@ package final class BatchScorer {
         let started = Date()
         var problems = WorkerThreads.validationProblems(workers) + Self.validationProblems(fileCount: inputs.count)
         if maxMemoryBytes < 1 << 12 { problems.append("the memory budget must be at least 4 KiB, got \(maxMemoryBytes) bytes") }
-        guard problems.isEmpty else { throw CalibrationError("invalid batch settings: " + problems.joined(separator: "; ")) }
+        guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid batch settings: " + problems.joined(separator: "; ")) }
         let prefix = spillPrefix ?? TemporaryFiles.spillPrefix(besideOutput: scores.isRegularFile ? scores.path
             : rejects.isRegularFile ? rejects.path : FileManager.default.temporaryDirectory.appendingPathComponent("iqscore").path)
         let sources = try InputSources(inputs, spillPrefix: prefix)

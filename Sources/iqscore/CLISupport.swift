@@ -27,7 +27,7 @@ func runReportingErrors(_ body: () throws -> Int32) throws {
     } catch let error as InputError {
         printError(error.description)
         throw ExitCode(ExitStatus.failure)
-    } catch let error as CalibrationError {
+    } catch let error as PsychometricsError {
         printError("error: \(error.message)")
         throw ExitCode(ExitStatus.failure)
     }

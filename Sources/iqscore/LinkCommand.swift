@@ -70,7 +70,7 @@ struct LinkCommand: ParsableCommand {
             let result: ScaleLinkingResult
             do {
                 result = try ScaleLinking.link(old: old, new: new, options: options)
-            } catch let error as LinkingError {
+            } catch let error as PsychometricsError {
                 printError("error: cannot link \(newBank) onto \(oldBank): \(error.message)")
                 return ExitStatus.failure
             }

@@ -115,8 +115,8 @@ struct AbilityEstimatorKnownValueTests {
     func invalid() {
         var options = AbilityOptions()
         options.priorSD = 0
-        #expect(throws: CalibrationError.self) { try AbilityEstimator(parameters: Self.mixed, options: options) }
-        #expect(throws: CalibrationError.self) { try AbilityEstimator(parameters: [ItemParameters(difficulty: .nan)]) }
+        #expect(throws: PsychometricsError.self) { try AbilityEstimator(parameters: Self.mixed, options: options) }
+        #expect(throws: PsychometricsError.self) { try AbilityEstimator(parameters: [ItemParameters(difficulty: .nan)]) }
     }
 }
 
@@ -192,11 +192,11 @@ struct IQScaleTests {
     @Test("invalid input is an error, never a number")
     func invalidInput() throws {
         let scale = try IQScale()
-        #expect(throws: CalibrationError.self) { try scale.score(estimate(.nan)) }
-        #expect(throws: CalibrationError.self) { try scale.score(estimate(0, se: 0)) }
-        #expect(throws: CalibrationError.self) { try scale.score(estimate(0, se: .infinity)) }
-        #expect(throws: CalibrationError.self) { try IQScale(norms: Norms(name: "x", version: "1", mean: 0, sd: 0)) }
-        #expect(throws: CalibrationError.self) { try IQScale(confidenceLevel: 1) }
+        #expect(throws: PsychometricsError.self) { try scale.score(estimate(.nan)) }
+        #expect(throws: PsychometricsError.self) { try scale.score(estimate(0, se: 0)) }
+        #expect(throws: PsychometricsError.self) { try scale.score(estimate(0, se: .infinity)) }
+        #expect(throws: PsychometricsError.self) { try IQScale(norms: Norms(name: "x", version: "1", mean: 0, sd: 0)) }
+        #expect(throws: PsychometricsError.self) { try IQScale(confidenceLevel: 1) }
     }
 
     @Test("normal quantile matches reference values")

@@ -423,9 +423,9 @@ struct SessionScorerTests {
         let files = try CSVFixtures()
         let scorer = try BatchFixtures.scorer(files)
         func message(_ ids: [String], _ responses: [Int]) -> String? {
-            do { _ = try scorer.score(itemIDs: ids, responses: responses); return nil } catch let error as SessionRejection {
-                #expect(error.description == error.reason)
-                return error.reason
+            do { _ = try scorer.score(itemIDs: ids, responses: responses); return nil } catch let error as PsychometricsError {
+                #expect(error.description == error.message && error.isClientError)
+                return error.message
             } catch { return "unexpected \(type(of: error)): \(error)" }
         }
         #expect(message(["q1", "zz"], [1, 0]) == "unknown item id 'zz' (not in the bank)")
@@ -575,7 +575,7 @@ struct UnscoredItemTests {
         let one = try withStatus.score(itemIDs: ["q1", "q3", "q5", "q6"], responses: [1, 0, 1, 1])
         let oneRef = try reference.score(itemIDs: ["q1", "q6"], responses: [1, 1])
         #expect(one.estimate == oneRef.estimate && one.score == oneRef.score && one.unscoredCount == 2)
-        #expect(throws: SessionRejection("the session answered only items the bank does not score (2 pretest or retired)")) {
+        #expect(throws: PsychometricsError(.unscorable, "the session answered only items the bank does not score (2 pretest or retired)")) {
             try withStatus.score(itemIDs: ["q3", "q5"], responses: [1, 0])
         }
     }

@@ -49,14 +49,14 @@ struct EMDegenerateInputTests {
         #expect {
             try EMCalibrator(options: CalibrationOptions(model: .twoPL)).calibrate(data(rows))
         } throws: { error in
-            (error as? CalibrationError)?.message == "only 0 of 2 items can be calibrated (at least 2 needed); excluded: q1: all 50 responses correct: the difficulty has no finite estimate; q2: all 50 responses incorrect: the difficulty has no finite estimate"
+            (error as? PsychometricsError)?.message == "only 0 of 2 items can be calibrated (at least 2 needed); excluded: q1: all 50 responses correct: the difficulty has no finite estimate; q2: all 50 responses incorrect: the difficulty has no finite estimate"
         }
     }
 
     @Test("empty data is an error, not a NaN")
     func emptyData() {
         let empty = ResponseMatrix(personIDs: [], itemIDs: ["q1"], rowOffsets: [0], itemIndices: [], responses: [])
-        #expect(throws: CalibrationError.self) { try EMCalibrator(options: CalibrationOptions(model: .twoPL)).calibrate(empty) }
+        #expect(throws: PsychometricsError.self) { try EMCalibrator(options: CalibrationOptions(model: .twoPL)).calibrate(empty) }
     }
 
     @Test("hitting the cycle limit is a result with converged = false and a warning")
@@ -79,7 +79,7 @@ struct EMDegenerateInputTests {
         #expect {
             try EMCalibrator(options: options).calibrate(LSAT7.matrix)
         } throws: { error in
-            (error as? CalibrationError)?.message == "invalid options: quadrature points must be 5…401, got 2; a guessing prior applies to the 3PL model only"
+            (error as? PsychometricsError)?.message == "invalid options: quadrature points must be 5…401, got 2; a guessing prior applies to the 3PL model only"
         }
     }
 }

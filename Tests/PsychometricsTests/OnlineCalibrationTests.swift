@@ -212,7 +212,7 @@ struct OnlineCalibrationTests {
         #expect {
             try EMCalibrator(options: options).calibrate(LSAT7.matrix)
         } throws: { error in
-            (error as? CalibrationError)?.message == "none of the 2 fixed items is answered in the data (x1, x2); fixed-parameter calibration needs responses to at least one fixed item to put the other items on the bank's scale"
+            (error as? PsychometricsError)?.message == "none of the 2 fixed items is answered in the data (x1, x2); fixed-parameter calibration needs responses to at least one fixed item to put the other items on the bank's scale"
         }
     }
 
@@ -223,14 +223,14 @@ struct OnlineCalibrationTests {
         #expect {
             try EMCalibrator(options: options).calibrate(LSAT7.matrix)
         } throws: { error in
-            (error as? CalibrationError)?.message == "invalid options: 1PL items calibrated onto fixed items take the fixed items' common slope, but the fixed slopes range from 0.8 to 1.4; use the 2PL or Rasch model for the new items"
+            (error as? PsychometricsError)?.message == "invalid options: 1PL items calibrated onto fixed items take the fixed items' common slope, but the fixed slopes range from 0.8 to 1.4; use the 2PL or Rasch model for the new items"
         }
         var bad = CalibrationOptions(model: .twoPL)
         bad.fixedItems = ["Item.1": ItemParameters(discrimination: -1, difficulty: 0)]
         #expect {
             try EMCalibrator(options: bad).calibrate(LSAT7.matrix)
         } throws: { error in
-            (error as? CalibrationError)?.message == "invalid options: fixed item 'Item.1': a = -1 must be positive and finite"
+            (error as? PsychometricsError)?.message == "invalid options: fixed item 'Item.1': a = -1 must be positive and finite"
         }
     }
 

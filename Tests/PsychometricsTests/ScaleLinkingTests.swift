@@ -233,12 +233,12 @@ struct ScaleLinkingTests {
     func tooFewCommonItems() throws {
         let old = Self.bank(Array(Self.oldItems.prefix(3)), ids: ["a", "b", "c"])
         let none = Self.bank(Array(Self.oldItems.prefix(2)), ids: ["x", "y"])
-        #expect(throws: LinkingError("no common items: none of the 2 item ids of the new bank is in the old bank (3 items); items are matched by item_id")) {
+        #expect(throws: PsychometricsError(.insufficientData, "no common items: none of the 2 item ids of the new bank is in the old bank (3 items); items are matched by item_id")) {
             try ScaleLinking.link(old: old, new: none)
         }
         let one = Self.bank(Array(Self.oldItems.prefix(2)), ids: ["x", "b"])
         for method in LinkingMethod.allCases {
-            #expect(throws: LinkingError("only 1 common item (b); linking needs at least 2")) {
+            #expect(throws: PsychometricsError(.insufficientData, "only 1 common item (b); linking needs at least 2")) {
                 try ScaleLinking.link(old: old, new: one, options: ScaleLinkingOptions(method: method))
             }
         }
@@ -251,7 +251,7 @@ struct ScaleLinkingTests {
                    ItemParameters(discrimination: 0.8, difficulty: 0.5)]
         let new = Self.newScale(old, slope: 1.2, intercept: 0.3)
         // The new difficulties are equal only up to rounding ((0.5 − 0.3)/1.2 three times): still "do not vary".
-        #expect(throws: LinkingError("mean-sigma: the difficulties of the 3 common items do not vary in the new bank (SD 2.78e-17); the slope σ(b_old)/σ(b_new) is undefined")) {
+        #expect(throws: PsychometricsError(.insufficientData, "mean-sigma: the difficulties of the 3 common items do not vary in the new bank (SD 2.78e-17); the slope σ(b_old)/σ(b_new) is undefined")) {
             try ScaleLinking.link(commonItemIDs: ids, old: old, new: new, options: ScaleLinkingOptions(method: .meanSigma))
         }
         let hb = try ScaleLinking.link(commonItemIDs: ids, old: old, new: new, options: ScaleLinkingOptions(method: .haebara))
@@ -264,10 +264,10 @@ struct ScaleLinkingTests {
     func badSlopes() throws {
         let good = [ItemParameters(discrimination: 1, difficulty: 0), ItemParameters(discrimination: 1, difficulty: 1)]
         let bad = [ItemParameters(discrimination: -1, difficulty: 0), ItemParameters(discrimination: 0.5, difficulty: 1)]
-        #expect(throws: LinkingError("mean-mean: the mean slope of the common items must be positive and finite in both banks (old 1.0, new -0.25)")) {
+        #expect(throws: PsychometricsError(.insufficientData, "mean-mean: the mean slope of the common items must be positive and finite in both banks (old 1.0, new -0.25)")) {
             try ScaleLinking.meanMean(old: good, new: bad)
         }
-        #expect(throws: LinkingError("common item 'u' has unusable parameters in the new bank: a = -1, b = 0, c = 0; linking needs a > 0, finite b and 0 ≤ c < 1")) {
+        #expect(throws: PsychometricsError(.invalidParameters, "common item 'u' has unusable parameters in the new bank: a = -1, b = 0, c = 0; linking needs a > 0, finite b and 0 ≤ c < 1")) {
             try ScaleLinking.link(commonItemIDs: ["u", "v"], old: good, new: bad)
         }
     }

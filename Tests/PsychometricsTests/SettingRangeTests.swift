@@ -56,7 +56,7 @@ struct SettingRangeTests {
         }
         #expect(try IQScale(confidenceLevel: cap).criticalValue.isApproximatelyEqual(to: 6.466951087, absoluteTolerance: 1e-6))
         for level in [cap.nextUp, 0.9999999999999999, 1, .nan] {
-            #expect(throws: CalibrationError.self) { try IQScale(confidenceLevel: level) }
+            #expect(throws: PsychometricsError.self) { try IQScale(confidenceLevel: level) }
         }
     }
 

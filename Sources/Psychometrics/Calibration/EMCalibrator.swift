@@ -1,11 +1,6 @@
 import Foundation
 
 /// Why a calibration could not run at all (as opposed to a fit that did not converge, which is a result).
-public struct CalibrationError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
-}
 
 /// Marginal maximum-likelihood item calibration by the EM algorithm of Bock & Aitkin (1981).
 ///
@@ -45,9 +40,9 @@ public struct EMCalibrator: Sendable {
     public func calibrate(_ input: ResponseMatrix, progress: ((CalibrationProgress) -> Void)? = nil) throws -> CalibrationResult {
         let started = DispatchTime.now().uptimeNanoseconds
         let problems = options.validationProblems()
-        guard problems.isEmpty else { throw CalibrationError("invalid options: " + problems.joined(separator: "; ")) }
+        guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid options: " + problems.joined(separator: "; ")) }
         guard input.personCount > 0, input.cellCount > 0 else {
-            throw CalibrationError("no responses to calibrate: the data hold \(input.personCount) persons and \(input.cellCount) answered cells")
+            throw PsychometricsError(.insufficientData, "no responses to calibrate: the data hold \(input.personCount) persons and \(input.cellCount) answered cells")
         }
 
         // Screen items that carry no information about their parameters (fixed items need none: they are
@@ -82,7 +77,7 @@ public struct EMCalibrator: Sendable {
             fixedNotInData = (fixedItems.keys.filter { !present.contains($0) } + unansweredFixed).sorted()
             if fixedNotInData.count == fixedItems.count {
                 let listed = fixedNotInData.prefix(5).joined(separator: ", ") + (fixedNotInData.count > 5 ? ", …" : "")
-                throw CalibrationError("none of the \(fixedItems.count) fixed item\(fixedItems.count == 1 ? " is" : "s is") answered in the data (\(listed)); fixed-parameter calibration needs responses to at least one fixed item to put the other items on the bank's scale")
+                throw PsychometricsError(.insufficientData, "none of the \(fixedItems.count) fixed item\(fixedItems.count == 1 ? " is" : "s is") answered in the data (\(listed)); fixed-parameter calibration needs responses to at least one fixed item to put the other items on the bank's scale")
             }
         }
         var data = input
@@ -95,10 +90,10 @@ public struct EMCalibrator: Sendable {
         let minimumItems = 2
         guard data.itemCount >= minimumItems else {
             let listed = excluded.prefix(5).map { "\($0.itemID): \($0.reason)" }.joined(separator: "; ")
-            throw CalibrationError("only \(data.itemCount) of \(input.itemCount) items can be calibrated (at least \(minimumItems) needed)" + (listed.isEmpty ? "" : "; excluded: \(listed)"))
+            throw PsychometricsError(.insufficientData, "only \(data.itemCount) of \(input.itemCount) items can be calibrated (at least \(minimumItems) needed)" + (listed.isEmpty ? "" : "; excluded: \(listed)"))
         }
         guard data.personCount >= 2 else {
-            throw CalibrationError("only \(data.personCount) person has responses to calibrated items; at least 2 are needed")
+            throw PsychometricsError(.insufficientData, "only \(data.personCount) person has responses to calibrated items; at least 2 are needed")
         }
 
         let useDense: Bool
@@ -125,7 +120,7 @@ public struct EMCalibrator: Sendable {
             }
             let need = need(workers)
             if need > limit {
-                throw CalibrationError("the fit needs about \(need >> 20) MiB of memory (\(data.personCount) persons, \(data.itemCount) items, "
+                throw PsychometricsError(.resourceLimit, "the fit needs about \(need >> 20) MiB of memory (\(data.personCount) persons, \(data.itemCount) items, "
                                        + "\(data.cellCount) responses\(useDense ? ", dense E-step" : "")), more than the limit of \(limit >> 20) MiB; "
                                        + "raise --max-memory\(useDense ? ", use --e-step sparse" : "")\(options.standardErrors ? " or skip standard errors (--no-se)" : "")")
             }
@@ -155,7 +150,7 @@ public struct EMCalibrator: Sendable {
             change = zip(current, previous).map { abs($0 - $1) }.max() ?? 0
             previous = current
             if !change.isFinite {
-                throw CalibrationError("the EM iterations diverged in cycle \(cycles) (a parameter became infinite or NaN)")
+                throw PsychometricsError(.numericalFailure, "the EM iterations diverged in cycle \(cycles) (a parameter became infinite or NaN)")
             }
             progress?(CalibrationProgress(phase: .cycle, cycle: cycles, logLikelihood: e.logLikelihood, largestChange: change,
                                           elapsedSeconds: seconds(since: started)))

@@ -80,11 +80,6 @@ public struct ScaleLinkingOptions: Sendable, Hashable, Codable {
 
 /// Why linking could not be done (too few common items, degenerate parameters, invalid options). The message
 /// carries the numbers that explain it.
-public struct LinkingError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
-}
 
 /// The outcome of linking a new calibration onto an old one.
 public struct ScaleLinkingResult: Sendable, Hashable, Codable {
@@ -131,7 +126,7 @@ public struct ScaleLinkingResult: Sendable, Hashable, Codable {
 /// difficulties do not vary).
 public enum ScaleLinking {
     /// Links `new` onto the scale of `old`.
-    public static func link(old: ItemBank, new: ItemBank, options: ScaleLinkingOptions = ScaleLinkingOptions()) throws(LinkingError) -> ScaleLinkingResult {
+    public static func link(old: ItemBank, new: ItemBank, options: ScaleLinkingOptions = ScaleLinkingOptions()) throws(PsychometricsError) -> ScaleLinkingResult {
         let oldByID = Dictionary(old.items.map { ($0.itemID, $0.parameters) }, uniquingKeysWith: { first, _ in first })
         var ids: [String] = [], oldItems: [ItemParameters] = [], newItems: [ItemParameters] = []
         var seen = Set<String>()
@@ -142,23 +137,23 @@ public enum ScaleLinking {
             oldItems.append(match)
         }
         if ids.isEmpty {
-            throw LinkingError("no common items: none of the \(new.items.count) item ids of the new bank is in the old bank (\(old.items.count) items); items are matched by item_id")
+            throw PsychometricsError(.insufficientData, "no common items: none of the \(new.items.count) item ids of the new bank is in the old bank (\(old.items.count) items); items are matched by item_id")
         }
         return try link(commonItemIDs: ids, old: oldItems, new: newItems, options: options)
     }
 
     /// Links from parallel arrays of common-item parameters (`old[k]` and `new[k]` are the same item).
     public static func link(commonItemIDs ids: [String], old: [ItemParameters], new: [ItemParameters],
-                            options: ScaleLinkingOptions = ScaleLinkingOptions()) throws(LinkingError) -> ScaleLinkingResult {
+                            options: ScaleLinkingOptions = ScaleLinkingOptions()) throws(PsychometricsError) -> ScaleLinkingResult {
         precondition(ids.count == old.count && ids.count == new.count, "linking needs one old and one new parameter set per common item")
         try validate(options)
         if ids.count < 2 {
-            throw LinkingError("only \(ids.count) common item\(ids.count == 1 ? "" : "s")\(ids.isEmpty ? "" : " (\(ids.joined(separator: ", ")))"); linking needs at least 2")
+            throw PsychometricsError(.insufficientData, "only \(ids.count) common item\(ids.count == 1 ? "" : "s")\(ids.isEmpty ? "" : " (\(ids.joined(separator: ", ")))"); linking needs at least 2")
         }
         for (side, items) in [("old", old), ("new", new)] {
             for (id, p) in zip(ids, items) {
                 if !(p.discrimination > 0 && p.discrimination.isFinite) || !p.difficulty.isFinite || !(p.guessing >= 0 && p.guessing < 1) {
-                    throw LinkingError("common item '\(id)' has unusable parameters in the \(side) bank: a = \(p.discrimination.formatted6), b = \(p.difficulty.formatted6), c = \(p.guessing.formatted6); linking needs a > 0, finite b and 0 ≤ c < 1")
+                    throw PsychometricsError(.invalidParameters, "common item '\(id)' has unusable parameters in the \(side) bank: a = \(p.discrimination.formatted6), b = \(p.difficulty.formatted6), c = \(p.guessing.formatted6); linking needs a > 0, finite b and 0 ≤ c < 1")
                 }
             }
         }
@@ -194,42 +189,42 @@ public enum ScaleLinking {
     }
 
     /// Marco's (1977) mean–sigma constants: slope = σ(b_old)/σ(b_new), intercept = μ(b_old) − slope·μ(b_new).
-    public static func meanSigma(old: [ItemParameters], new: [ItemParameters]) throws(LinkingError) -> ScaleTransformation {
+    public static func meanSigma(old: [ItemParameters], new: [ItemParameters]) throws(PsychometricsError) -> ScaleTransformation {
         guard old.count >= 2, old.count == new.count else {
-            throw LinkingError("mean-sigma needs at least 2 common items, got \(min(old.count, new.count))")
+            throw PsychometricsError(.insufficientData, "mean-sigma needs at least 2 common items, got \(min(old.count, new.count))")
         }
         let bOld = old.map(\.difficulty), bNew = new.map(\.difficulty)
         let sdOld = standardDeviation(bOld), sdNew = standardDeviation(bNew)
         // "Does not vary" up to rounding: an SD below 1e-12 of the difficulties' magnitude.
         func varies(_ sd: Double, _ b: [Double]) -> Bool { sd.isFinite && sd > 1e-12 * max(1, b.map(abs).max()!) }
         guard varies(sdNew, bNew) else {
-            throw LinkingError("mean-sigma: the difficulties of the \(new.count) common items do not vary in the new bank (SD \(String(format: "%.3g", sdNew))); the slope σ(b_old)/σ(b_new) is undefined")
+            throw PsychometricsError(.insufficientData, "mean-sigma: the difficulties of the \(new.count) common items do not vary in the new bank (SD \(String(format: "%.3g", sdNew))); the slope σ(b_old)/σ(b_new) is undefined")
         }
         guard varies(sdOld, bOld) else {
-            throw LinkingError("mean-sigma: the difficulties of the \(old.count) common items do not vary in the old bank (SD \(String(format: "%.3g", sdOld))); the slope σ(b_old)/σ(b_new) would be 0")
+            throw PsychometricsError(.insufficientData, "mean-sigma: the difficulties of the \(old.count) common items do not vary in the old bank (SD \(String(format: "%.3g", sdOld))); the slope σ(b_old)/σ(b_new) would be 0")
         }
         let slope = sdOld / sdNew
         return ScaleTransformation(slope: slope, intercept: mean(bOld) - slope * mean(bNew))
     }
 
     /// Loyd & Hoover's (1980) mean–mean constants: slope = μ(a_new)/μ(a_old), intercept = μ(b_old) − slope·μ(b_new).
-    public static func meanMean(old: [ItemParameters], new: [ItemParameters]) throws(LinkingError) -> ScaleTransformation {
+    public static func meanMean(old: [ItemParameters], new: [ItemParameters]) throws(PsychometricsError) -> ScaleTransformation {
         guard !old.isEmpty, old.count == new.count else {
-            throw LinkingError("mean-mean needs at least 1 common item, got \(min(old.count, new.count))")
+            throw PsychometricsError(.insufficientData, "mean-mean needs at least 1 common item, got \(min(old.count, new.count))")
         }
         let aOld = mean(old.map(\.discrimination)), aNew = mean(new.map(\.discrimination))
         guard aOld > 0 && aOld.isFinite && aNew > 0 && aNew.isFinite else {
-            throw LinkingError("mean-mean: the mean slope of the common items must be positive and finite in both banks (old \(aOld), new \(aNew))")
+            throw PsychometricsError(.insufficientData, "mean-mean: the mean slope of the common items must be positive and finite in both banks (old \(aOld), new \(aNew))")
         }
         let slope = aNew / aOld
         return ScaleTransformation(slope: slope, intercept: mean(old.map(\.difficulty)) - slope * mean(new.map(\.difficulty)))
     }
 
-    private static func validate(_ options: ScaleLinkingOptions) throws(LinkingError) {
+    private static func validate(_ options: ScaleLinkingOptions) throws(PsychometricsError) {
         var problems: [String] = []
         if !(options.tolerance > 0 && options.tolerance < 1) { problems.append("tolerance must be in (0, 1), got \(options.tolerance)") }
         if options.maxIterations < 1 { problems.append("maxIterations must be at least 1, got \(options.maxIterations)") }
-        if !problems.isEmpty { throw LinkingError("invalid linking options: " + problems.joined(separator: "; ")) }
+        if !problems.isEmpty { throw PsychometricsError(.invalidOptions, "invalid linking options: " + problems.joined(separator: "; ")) }
     }
 
     static func mean(_ x: [Double]) -> Double { x.reduce(0, +) / Double(x.count) }

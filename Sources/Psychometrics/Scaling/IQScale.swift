@@ -119,7 +119,7 @@ public struct IQScale: Sendable, Hashable, Codable {
         var problems = norms.validationProblems()
         problems += Self.validationProblems(confidenceLevel: confidenceLevel, lowPrecisionSE: lowPrecisionSE, minimumItems: minimumItems)
         if minimumIQ >= maximumIQ { problems.append("the IQ range must have minimum < maximum, got \(minimumIQ)–\(maximumIQ)") }
-        guard problems.isEmpty else { throw CalibrationError("invalid IQ scale: " + problems.joined(separator: "; ")) }
+        guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid IQ scale: " + problems.joined(separator: "; ")) }
         self.norms = norms
         self.confidenceLevel = confidenceLevel
         self.minimumIQ = minimumIQ
@@ -156,11 +156,11 @@ public struct IQScale: Sendable, Hashable, Codable {
     public func rawIQ(theta: Double) -> Double { 100 + 15 * (theta - norms.mean) / norms.sd }
 
     /// Reports an ability estimate on the IQ scale.
-    /// - Throws: `CalibrationError` when θ or its SE is not finite, or SE ≤ 0 — never a plausible number.
+    /// - Throws: `PsychometricsError` when θ or its SE is not finite, or SE ≤ 0 — never a plausible number.
     public func score(_ estimate: AbilityEstimate) throws -> IQScore {
         let theta = estimate.theta, se = estimate.standardError
-        guard theta.isFinite else { throw CalibrationError("θ is \(theta); cannot report an IQ") }
-        guard se.isFinite, se > 0 else { throw CalibrationError("the standard error of θ is \(se); it must be positive and finite") }
+        guard theta.isFinite else { throw PsychometricsError(.unscorable, "θ is \(theta); cannot report an IQ") }
+        guard se.isFinite, se > 0 else { throw PsychometricsError(.unscorable, "the standard error of θ is \(se); it must be positive and finite") }
         let z = criticalValue
         var flags: [ScoreFlag] = []
         func rounded(_ x: Double) -> Int {

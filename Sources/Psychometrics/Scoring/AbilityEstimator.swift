@@ -19,10 +19,10 @@ public struct AbilityEstimator: Sendable {
 
     public init(parameters: [ItemParameters], options: AbilityOptions = AbilityOptions()) throws {
         let problems = options.validationProblems()
-        guard problems.isEmpty else { throw CalibrationError("invalid scoring options: " + problems.joined(separator: "; ")) }
+        guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid scoring options: " + problems.joined(separator: "; ")) }
         for (j, p) in parameters.enumerated() {
             guard p.discrimination.isFinite, p.difficulty.isFinite, p.guessing.isFinite, p.guessing >= 0, p.guessing < 1 else {
-                throw CalibrationError("item \(j + 1) has unusable parameters a = \(p.discrimination.formatted6), b = \(p.difficulty.formatted6), c = \(p.guessing.formatted6)")
+                throw PsychometricsError(.invalidParameters, "item \(j + 1) has unusable parameters a = \(p.discrimination.formatted6), b = \(p.difficulty.formatted6), c = \(p.guessing.formatted6)")
             }
         }
         self.parameters = parameters

@@ -1,11 +1,6 @@
 import Foundation
 
 /// Why a session could not be scored. `description` is a sentence a person understands.
-public struct SessionRejection: Error, Sendable, Hashable, CustomStringConvertible {
-    public var reason: String
-    public init(_ reason: String) { self.reason = reason }
-    public var description: String { reason }
-}
 
 /// A scored session: ability estimate, IQ score and per-domain counts.
 public struct SessionScore: Sendable, Hashable {
@@ -58,13 +53,13 @@ public struct SessionScorer: Sendable {
     }
 
     /// Scores one session given item ids and 0/1 responses (a server's entry point).
-    /// - Throws: `SessionRejection` for an unknown item, a response other than 0/1, an item answered twice, or
+    /// - Throws: `PsychometricsError` for an unknown item, a response other than 0/1, an item answered twice, or
     ///   no responses.
     public func score(itemIDs: [String], responses: [Int]) throws -> SessionScore {
         guard itemIDs.count == responses.count else {
-            throw SessionRejection("\(itemIDs.count) item ids but \(responses.count) responses")
+            throw PsychometricsError(.lengthMismatch, "\(itemIDs.count) item ids but \(responses.count) responses")
         }
-        guard !itemIDs.isEmpty else { throw SessionRejection("the session has no responses") }
+        guard !itemIDs.isEmpty else { throw PsychometricsError(.noResponses, "the session has no responses") }
         let n = itemIDs.count
         return try withUnsafeTemporaryAllocation(of: Int.self, capacity: n) { indices in
             try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: n) { values in
@@ -72,10 +67,10 @@ public struct SessionScorer: Sendable {
                 var seen = n > 64 ? Set<Int>(minimumCapacity: n) : []
                 for k in 0..<n {
                     let id = itemIDs[k], u = responses[k]
-                    guard let j = itemTable.index(of: id) else { throw SessionRejection("unknown item id '\(id.escapingControlCharacters)' (not in the bank)") }
-                    guard u == 0 || u == 1 else { throw SessionRejection("item '\(id)': response \(u) is not 0 or 1") }
+                    guard let j = itemTable.index(of: id) else { throw PsychometricsError(.unknownItem, "unknown item id '\(id.escapingControlCharacters)' (not in the bank)") }
+                    guard u == 0 || u == 1 else { throw PsychometricsError(.invalidResponse, "item '\(id)': response \(u) is not 0 or 1") }
                     let repeated = n > 64 ? !seen.insert(j).inserted : (0..<k).contains { indices[$0] == j }
-                    guard !repeated else { throw SessionRejection("item '\(id)' answered twice") }
+                    guard !repeated else { throw PsychometricsError(.repeatedItem, "item '\(id)' answered twice") }
                     indices[k] = j
                     values[k] = UInt8(u)
                 }
@@ -86,7 +81,7 @@ public struct SessionScorer: Sendable {
 
     /// Scores validated bank indices (distinct, in range) and 0/1 responses: the batch path, unchecked, for the
     /// package's own callers (public callers use `score(itemIDs:responses:)`).
-    /// - Throws: `SessionRejection` when no responses, or the estimate cannot be reported.
+    /// - Throws: `PsychometricsError` when no responses, or the estimate cannot be reported.
     package func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>) throws -> SessionScore {
         try withUnsafeTemporaryAllocation(of: Int.self, capacity: max(2 * domains.count, 1)) { counts in
             let (estimate, iq, unscored) = try score(items, responses, domainCounts: counts.baseAddress!)
@@ -101,7 +96,7 @@ public struct SessionScorer: Sendable {
     /// everything but the returned count.
     package func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
                domainCounts: UnsafeMutablePointer<Int>) throws -> (AbilityEstimate, IQScore, unscored: Int) {
-        guard items.count > 0 else { throw SessionRejection("the session has no responses") }
+        guard items.count > 0 else { throw PsychometricsError(.noResponses, "the session has no responses") }
         guard hasUnscoredItems else {
             let (estimate, iq) = try scoreAll(items, responses, domainCounts: domainCounts)
             return (estimate, iq, 0)
@@ -116,7 +111,7 @@ public struct SessionScorer: Sendable {
                 }
                 let unscored = items.count - n
                 guard n > 0 else {
-                    throw SessionRejection("the session answered only items the bank does not score (\(unscored) pretest or retired)")
+                    throw PsychometricsError(.unscorable, "the session answered only items the bank does not score (\(unscored) pretest or retired)")
                 }
                 let (estimate, iq) = try scoreAll(UnsafeBufferPointer(rebasing: kept[0..<n]), UnsafeBufferPointer(rebasing: keptResponses[0..<n]),
                                                   domainCounts: domainCounts)
@@ -130,8 +125,8 @@ public struct SessionScorer: Sendable {
                           domainCounts: UnsafeMutablePointer<Int>) throws -> (AbilityEstimate, IQScore) {
         let estimate = estimator.estimate(items, responses)
         let iq: IQScore
-        do { iq = try scale.score(estimate) } catch let error as CalibrationError {
-            throw SessionRejection("cannot report a score: \(error.message)")
+        do { iq = try scale.score(estimate) } catch let error as PsychometricsError {
+            throw PsychometricsError(.unscorable, "cannot report a score: \(error.message)")
         }
         if !domains.isEmpty {
             domainCounts.initialize(repeating: 0, count: 2 * domains.count)

@@ -1,0 +1,32 @@
+import Foundation
+import Psychometrics
+import Testing
+
+@Suite("PsychometricsError: one error type, a code per kind of mistake")
+struct PsychometricsErrorTests {
+    static func code(_ body: () throws -> Void) -> PsychometricsError.Code? {
+        do { try body(); return nil } catch let error as PsychometricsError { return error.code } catch { return nil }
+    }
+
+    @Test("scoring a session: each client mistake has its code, and all are client errors")
+    func scoring() throws {
+        let bank = ItemBank(items: [BankItem(itemID: "q1", model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0)),
+                                    BankItem(itemID: "q2", model: .twoPL, parameters: ItemParameters(discrimination: 1.5, difficulty: 1))])
+        let scorer = try SessionScorer(bank: bank, scale: try IQScale())
+        #expect(Self.code { _ = try scorer.score(itemIDs: ["q1", "zz"], responses: [1, 0]) } == .unknownItem)
+        #expect(Self.code { _ = try scorer.score(itemIDs: ["q1"], responses: [2]) } == .invalidResponse)
+        #expect(Self.code { _ = try scorer.score(itemIDs: ["q1", "q1"], responses: [1, 0]) } == .repeatedItem)
+        #expect(Self.code { _ = try scorer.score(itemIDs: ["q1", "q2"], responses: [1]) } == .lengthMismatch)
+        #expect(Self.code { _ = try scorer.score(itemIDs: [], responses: []) } == .noResponses)
+        #expect(try scorer.score(itemIDs: ["q1", "q2"], responses: [1, 0]).score.iq > 0)
+    }
+
+    @Test("options, parameters and data: invalidOptions, invalidParameters, insufficientData")
+    func library() {
+        #expect(Self.code { _ = try IQScale(confidenceLevel: 1) } == .invalidOptions)
+        #expect(Self.code { _ = try AbilityEstimator(parameters: [ItemParameters(difficulty: .nan)]) } == .invalidParameters)
+        let one = ResponseMatrix(itemIDs: ["a", "b"], rows: [[1, 0]])
+        #expect(Self.code { _ = try EMCalibrator(options: CalibrationOptions(model: .twoPL)).calibrate(one) } == .insufficientData)
+        #expect(!PsychometricsError(.invalidParameters, "x").isClientError && PsychometricsError(.unknownItem, "x").isClientError)
+    }
+}
