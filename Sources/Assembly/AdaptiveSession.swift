@@ -96,7 +96,7 @@ public struct AdaptiveSession: Sendable {
         self.selectable = selectable
         domainCounts = [Int](repeating: 0, count: pool.bank.domains.count)
         open = [Bool](repeating: true, count: pool.bank.domains.count)
-        estimate = pool.estimator.estimate(items: [Int](), responses: [UInt8]())
+        estimate = pool.estimator.estimate(UnsafeBufferPointer(start: nil, count: 0), UnsafeBufferPointer(start: nil, count: 0))
         items.reserveCapacity(pool.configuration.maxItems)
         responses.reserveCapacity(pool.configuration.maxItems)
     }
@@ -144,7 +144,8 @@ public struct AdaptiveSession: Sendable {
         domainCounts[d] += 1
         items.append(item)
         responses.append(response)
-        estimate = pool.estimator.estimate(items: items, responses: responses)
+        // Positions and responses were checked by `record` (or produced by the simulation).
+        estimate = items.withUnsafeBufferPointer { i in responses.withUnsafeBufferPointer { r in pool.estimator.estimate(i, r) } }
         stopReason = nil
     }
 

@@ -60,7 +60,7 @@ public enum FormSimulation {
                     let responses = form.items.map { k -> UInt8 in
                         RandomVariate.uniform(using: &rng) < bank.items[k].parameters.probability(at: theta) ? 1 : 0
                     }
-                    let e = estimator.estimate(items: form.items, responses: responses)
+                    let e = form.items.withUnsafeBufferPointer { i in responses.withUnsafeBufferPointer { r in estimator.estimate(i, r) } }
                     for k in form.items { cnt[w * J + k] += 1 }
                     out[i] = Outcome(theta: theta, estimate: e.theta, se: e.standardError, length: form.items.count, relaxed: !form.relaxed.isEmpty)
                 }

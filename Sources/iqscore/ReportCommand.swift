@@ -67,7 +67,7 @@ struct ReportCommand: ParsableCommand {
         var estimates: [Double] = []
         for i in 0..<t.data.personCount {
             let cells = t.data.cells(ofPerson: i)
-            estimates.append(eap.estimate(items: cells.map { Int(t.data.itemIndices[$0]) }, responses: cells.map { t.data.responses[$0] }).theta)
+            estimates.append(try eap.estimate(items: cells.map { Int(t.data.itemIndices[$0]) }, responses: cells.map { t.data.responses[$0] }).theta)
         }
         let width = 0.25
         var counts = [Int](repeating: 0, count: 32)

@@ -14,7 +14,7 @@ struct AbilityEstimatorKnownValueTests {
     func mlClosedForm(correct r: Int) throws {
         let estimator = try AbilityEstimator(parameters: Self.flat, options: AbilityOptions(method: .ml))
         let responses = (0..<10).map { UInt8($0 < r ? 1 : 0) }
-        let e = estimator.estimate(items: Array(0..<10), responses: responses)
+        let e = try estimator.estimate(items: Array(0..<10), responses: responses)
         let p = Double(r) / 10
         #expect(e.theta.isApproximatelyEqual(to: log(p / (1 - p)), absoluteTolerance: 1e-8))
         #expect(e.standardError.isApproximatelyEqual(to: 1 / (10 * p * (1 - p)).squareRoot(), absoluteTolerance: 1e-8))
@@ -24,9 +24,9 @@ struct AbilityEstimatorKnownValueTests {
     @Test("ML for all-correct / all-wrong patterns sits at the bound, flagged")
     func mlPerfectScore() throws {
         let estimator = try AbilityEstimator(parameters: Self.flat, options: AbilityOptions(method: .ml))
-        let top = estimator.estimate(items: Array(0..<10), responses: [UInt8](repeating: 1, count: 10))
+        let top = try estimator.estimate(items: Array(0..<10), responses: [UInt8](repeating: 1, count: 10))
         #expect(top.theta == 6 && top.atBound && top.isPerfect)
-        let bottom = estimator.estimate(items: Array(0..<10), responses: [UInt8](repeating: 0, count: 10))
+        let bottom = try estimator.estimate(items: Array(0..<10), responses: [UInt8](repeating: 0, count: 10))
         #expect(bottom.theta == -6 && bottom.atBound && bottom.isZero)
         // SE from the information at the bound: 1/√(10 σ(6)(1 − σ(6))) ≈ 6.36.
         let p = 1 / (1 + exp(-6.0))
@@ -37,7 +37,7 @@ struct AbilityEstimatorKnownValueTests {
     func wleClosedForm(correct r: Int) throws {
         let estimator = try AbilityEstimator(parameters: Self.flat, options: AbilityOptions(method: .wle))
         let responses = (0..<10).map { UInt8($0 < r ? 1 : 0) }
-        let e = estimator.estimate(items: Array(0..<10), responses: responses)
+        let e = try estimator.estimate(items: Array(0..<10), responses: responses)
         let expected = log((Double(r) + 0.5) / (10 - Double(r) + 0.5))
         #expect(e.theta.isApproximatelyEqual(to: expected, absoluteTolerance: 1e-8))
         let p = 1 / (1 + exp(-expected))
@@ -66,7 +66,7 @@ struct AbilityEstimatorKnownValueTests {
     @Test("EAP equals the posterior mean and SD by independent quadrature")
     func eapAgainstQuadrature() throws {
         let estimator = try AbilityEstimator(parameters: Self.mixed)
-        let e = estimator.estimate(items: Array(0..<6), responses: Self.pattern)
+        let e = try estimator.estimate(items: Array(0..<6), responses: Self.pattern)
         // Composite Simpson on [−10, 10] with 20,000 intervals: the continuous integral to ~1e-12.
         let n = 20000, lo = -10.0, h = 20.0 / Double(n)
         var m0 = 0.0, m1 = 0.0, m2 = 0.0
@@ -86,7 +86,7 @@ struct AbilityEstimatorKnownValueTests {
     func modesAgainstGridSearch() throws {
         for method in [AbilityMethod.map, .ml] {
             let estimator = try AbilityEstimator(parameters: Self.mixed, options: AbilityOptions(method: method))
-            let e = estimator.estimate(items: Array(0..<6), responses: Self.pattern)
+            let e = try estimator.estimate(items: Array(0..<6), responses: Self.pattern)
             // Golden-section search on the log objective over [−6, 6], independent of the estimator.
             func f(_ t: Double) -> Double { log(likelihood(t)) - (method == .map ? 0.5 * t * t : 0) }
             var a = -6.0, b = 6.0
@@ -105,8 +105,8 @@ struct AbilityEstimatorKnownValueTests {
     @Test("the estimator is order-free and subset-aware")
     func subsetAndOrder() throws {
         let estimator = try AbilityEstimator(parameters: Self.mixed)
-        let a = estimator.estimate(items: [4, 0, 2], responses: [1, 1, 0])
-        let b = estimator.estimate(items: [0, 2, 4], responses: [1, 0, 1])
+        let a = try estimator.estimate(items: [4, 0, 2], responses: [1, 1, 0])
+        let b = try estimator.estimate(items: [0, 2, 4], responses: [1, 0, 1])
         #expect(a.theta.isApproximatelyEqual(to: b.theta, absoluteTolerance: 1e-12))
         #expect(a.itemCount == 3 && a.correctCount == 2)
     }
@@ -133,7 +133,7 @@ struct AbilityEstimatorRecoveryTests {
         ResponseSimulator(parameters: bank).generate(count: 2000, using: &rng) { session in
             // Central abilities only, so ML's boundary cases do not dominate.
             guard abs(session.theta) < 2 else { return }
-            let e = estimator.estimate(items: session.responses.map(\.item), responses: session.responses.map(\.response))
+            let e = try! estimator.estimate(items: session.responses.map(\.item), responses: session.responses.map(\.response))
             errors.append(e.theta - session.theta)
             ses.append(e.standardError)
         }
@@ -238,9 +238,9 @@ struct EAPRefinementTests {
         let estimator = try AbilityEstimator(parameters: parameters, options: AbilityOptions(method: .eap))
         // Reference: posterior mean and SD by the rectangle rule on 200,001 points over [−6, 6] (numpy-free
         // Python, prior N(0, 1)); the likelihood is flat between b = −0.68 and −0.60, so θ sits at their middle.
-        let first5 = estimator.estimate(items: Array(0..<25), responses: (0..<25).map { $0 < 5 ? 1 : 0 })
+        let first5 = try estimator.estimate(items: Array(0..<25), responses: (0..<25).map { $0 < 5 ? 1 : 0 })
         #expect(abs(first5.theta - -0.6389766) < 1e-4 && abs(first5.standardError - 0.0399885) < 1e-4, "\(first5)")
-        let middle = estimator.estimate(items: Array(0..<25), responses: (0..<25).map { $0 < 13 ? 1 : 0 })
+        let middle = try estimator.estimate(items: Array(0..<25), responses: (0..<25).map { $0 < 13 ? 1 : 0 })
         #expect(abs(middle.theta) < 1e-4 && abs(middle.standardError - 0.0399886) < 1e-4, "\(middle)")
     }
 }

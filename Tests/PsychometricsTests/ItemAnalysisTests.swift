@@ -78,7 +78,7 @@ struct ItemAnalysisTests {
         var thetas: [Double] = []
         for i in 0..<data.personCount {
             let cells = data.cells(ofPerson: i)
-            thetas.append(wle.estimate(items: cells.map { Int(data.itemIndices[$0]) }, responses: cells.map { data.responses[$0] }).theta)
+            thetas.append(try wle.estimate(items: cells.map { Int(data.itemIndices[$0]) }, responses: cells.map { data.responses[$0] }).theta)
         }
         func u(_ i: Int, _ j: Int) -> Double? {
             data.cells(ofPerson: i).first { Int(data.itemIndices[$0]) == j }.map { Double(data.responses[$0]) }

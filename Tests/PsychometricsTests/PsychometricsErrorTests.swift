@@ -30,3 +30,15 @@ struct PsychometricsErrorTests {
         #expect(!PsychometricsError(.invalidParameters, "x").isClientError && PsychometricsError(.unknownItem, "x").isClientError)
     }
 }
+
+@Suite("AbilityEstimator.estimate(items:responses:) throws instead of trapping")
+struct AbilityEstimatorCheckedInputTests {
+    @Test("an index out of range, a response of 2, unequal lengths")
+    func checked() throws {
+        let estimator = try AbilityEstimator(parameters: [ItemParameters(discrimination: 1, difficulty: 0)])
+        #expect(throws: PsychometricsError(.unknownItem, "item index 3 is out of range 0..<1")) { _ = try estimator.estimate(items: [3], responses: [1]) }
+        #expect(throws: PsychometricsError(.invalidResponse, "the response to item index 0 is 2; allowed 0 or 1")) { _ = try estimator.estimate(items: [0], responses: [2]) }
+        #expect(throws: PsychometricsError.self) { _ = try estimator.estimate(items: [0, 0], responses: [1]) }
+        #expect(try estimator.estimate(items: [0], responses: [1]).theta > 0)
+    }
+}

@@ -99,7 +99,7 @@ struct EAPGridTests {
         eap.thetaBound = 1
         eap.quadraturePoints = 41
         let estimator = try AbilityEstimator(parameters: [ItemParameters(discrimination: 1.2, difficulty: 0, guessing: 0)], options: eap)
-        let e = estimator.estimate(items: [0], responses: [1])
+        let e = try estimator.estimate(items: [0], responses: [1])
         #expect(e.standardError > 0 && e.standardError.isFinite)
     }
 }

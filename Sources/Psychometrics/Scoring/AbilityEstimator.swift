@@ -55,16 +55,26 @@ public struct AbilityEstimator: Sendable {
     }
 
     /// Estimates θ from `responses` (0/1) to the items at `items` (indices into `parameters`).
-    /// - Precondition: same lengths, indices in range, responses 0 or 1.
-    public func estimate(items: some Collection<Int>, responses: some Collection<UInt8>) -> AbilityEstimate {
-        precondition(items.count == responses.count, "one response per item, got \(items.count) items and \(responses.count) responses")
+    /// - Throws: `PsychometricsError` `.lengthMismatch`, `.unknownItem` (an index outside the parameters) or
+    ///   `.invalidResponse` (a response other than 0 or 1); nothing a caller passes traps.
+    public func estimate(items: some Collection<Int>, responses: some Collection<UInt8>) throws(PsychometricsError) -> AbilityEstimate {
+        guard items.count == responses.count else {
+            throw PsychometricsError(.lengthMismatch, "one response per item is needed: \(items.count) items and \(responses.count) responses")
+        }
         let n = items.count
-        return withUnsafeTemporaryAllocation(of: Int.self, capacity: n) { idx in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: n) { resp in
+        var problem: PsychometricsError?
+        let result = withUnsafeTemporaryAllocation(of: Int.self, capacity: n) { idx in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: n) { resp -> AbilityEstimate? in
                 var k = 0
                 for (j, u) in zip(items, responses) {
-                    precondition(j >= 0 && j < parameters.count, "item index \(j) out of range")
-                    precondition(u <= 1, "responses must be 0 or 1, got \(u)")
+                    guard j >= 0 && j < parameters.count else {
+                        problem = PsychometricsError(.unknownItem, "item index \(j) is out of range 0..<\(parameters.count)")
+                        return nil
+                    }
+                    guard u <= 1 else {
+                        problem = PsychometricsError(.invalidResponse, "the response to item index \(j) is \(u); allowed 0 or 1")
+                        return nil
+                    }
                     idx[k] = j
                     resp[k] = u
                     k += 1
@@ -72,6 +82,8 @@ public struct AbilityEstimator: Sendable {
                 return estimate(UnsafeBufferPointer(idx), UnsafeBufferPointer(resp))
             }
         }
+        if let problem { throw problem }
+        return result!
     }
 
     /// Pointer-based entry point for batch scoring (no copies), unchecked: the package's own callers pass validated
