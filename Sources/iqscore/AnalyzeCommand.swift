@@ -17,7 +17,7 @@ struct AnalyzeCommand: ParsableCommand {
             Classical: p-value, point-biserial against the rest score, and Cronbach's α (pairwise-complete \
             covariances) with SEM and α-if-deleted, these three only when at least 50% of the person × item \
             cells are answered (otherwise they describe a test nobody took). Model-based: S-X² (Orlando–Thissen, \
-            persons grouped by their summed score on the items they answered); infit/outfit of the residuals \
+            persons grouped by their summed score on the items they answered, sparse groups pooled by --sx2-pooling); infit/outfit of the residuals \
             given that score, with Wilson–Hilferty ZSTD; RMSD between the posterior-weighted observed and the \
             model ICC (as in PISA), with the value the item's n reaches by chance (rmsd_critical, from 20 \
             posterior predictive replicates); Yen's Q3 at WLE θ and Q3* = Q3 − mean Q3 for pairs answered \
@@ -76,6 +76,7 @@ struct AnalyzeCommand: ParsableCommand {
     @Option(name: .customLong("mnsq-range"), help: "Acceptable infit/outfit mean squares, LOW,HIGH within \(FlagRules.allowedMeanSquares) (flagged outside it only when |ZSTD| is significant).") var mnsqRange = "0.7,1.3"
     @Option(name: .customLong("max-rmsd"), help: "Flag RMSD above this (and above the critical value of the item's n), in \(FlagRules.allowedRMSDs).") var maxRMSD = 0.1
     @Option(name: .customLong("q3-threshold"), help: "Flag item pairs whose Q3 exceeds the mean Q3 by more than this (and significantly), in \(FlagRules.allowedQ3Thresholds).") var q3Threshold = 0.2
+    @Option(name: .customLong("sx2-pooling"), help: "How S-X² pools sparse score groups: forward (from the low score up until both expected counts reach 1; the default) or mirt (mirt's itemfit collapseCells rule: one-person groups first, then the first sparse group into its smaller neighbour).") var sx2Pooling = SX2Pooling.forward
     @Option(name: .customLong("q3-min-persons"), help: "Compare Q3 only for item pairs answered together by at least this many persons, \(FlagRules.allowedQ3MinimumPersons.text).") var q3MinPersons = 30
 
     /// LOW,HIGH as two plain decimal numbers (`DecimalNumber`).
@@ -89,7 +90,7 @@ struct AnalyzeCommand: ParsableCommand {
     func rules() throws -> FlagRules {
         FlagRules(minSlope: minSlope, minPointBiserial: minPointBiserial, misfitP: misfitP,
                   pRange: try range(pRange, "p-range"), mnsqRange: try range(mnsqRange, "mnsq-range"),
-                  maxRMSD: maxRMSD, q3Threshold: q3Threshold, q3MinimumPersons: q3MinPersons)
+                  maxRMSD: maxRMSD, q3Threshold: q3Threshold, q3MinimumPersons: q3MinPersons, sx2Pooling: sx2Pooling)
     }
 
     func validate() throws {
@@ -217,3 +218,5 @@ struct AnalyzeCommand: ParsableCommand {
         }
     }
 }
+
+extension SX2Pooling: ExpressibleByArgument {}

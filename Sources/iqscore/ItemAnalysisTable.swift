@@ -14,6 +14,8 @@ struct FlagRules {
     var maxRMSD = 0.1
     var q3Threshold = 0.2
     var q3MinimumPersons = 30
+    /// How S-X² pools sparse score groups (`SX2Pooling`).
+    var sx2Pooling = SX2Pooling.forward
 
     /// Slope thresholds: [0, 50], the largest slope a bank may hold (`ItemBank.allowedSlopes`).
     static let allowedMinSlopes = NumberRange.closed(0, 50)
@@ -102,6 +104,7 @@ struct ItemAnalysisTable {
         options.q3.threshold = rules.q3Threshold
         options.q3.significance = rules.misfitP
         options.significance = rules.misfitP
+        options.sx2Pooling = rules.sx2Pooling
         let fit = try ModelFit(data: data, parameters: parameters, freeParameters: free, options: options)
         self.classical = classical
         self.fit = fit

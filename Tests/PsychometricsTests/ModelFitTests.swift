@@ -127,3 +127,30 @@ struct ModelFitTests {
         for (j, other) in fit.items.enumerated() where j != 6 { #expect((other.rmsd ?? 1) < 0.1) }
     }
 }
+
+@Suite("S-X² pooling rules: forward (default) and mirt's collapseCells")
+struct SX2PoolingTests {
+    typealias G = OrlandoThissenSX2.Group
+    /// Groups given as (persons, expected correct).
+    static func groups(_ list: [(Double, Double)]) -> [G] { list.map { G(persons: $0.0, observed: 0, expected: $0.1, variance: 0) } }
+    static func shape(_ pooled: [G]) -> [[Double]] { pooled.map { [$0.persons, ($0.expected * 100).rounded() / 100] } }
+
+    @Test("by hand: the two rules pool the same groups differently")
+    func byHand() {
+        // persons/expected: a one-person group, a sparse low group, a sparse middle group, a sparse top group.
+        let g = Self.groups([(1, 0.2), (3, 0.5), (10, 4), (2, 1.5), (12, 9), (4, 3.6)])
+        // Forward: (1,.2)+(3,.5)+(10,4) → 14 persons, E 4.7; (2,1.5) pending → +(12,9): 14, 10.5; (4,3.6): N−E 0.4 < 1 → joins the last.
+        #expect(Self.shape(OrlandoThissenSX2.pool(g, minimumExpected: 1, rule: .forward)) == [[14, 4.7], [18, 14.1]])
+        // mirt: the one-person group joins the next → (4, 0.7); first sparse group (E 0.7) is the first row → joins row 2 → (14, 4.7);
+        // then (2, 1.5): N−E 0.5 < 1, a middle row: neighbours have 14 and 12 persons → joins the smaller, (12, 9) → (14, 10.5);
+        // then (4, 3.6): N−E 0.4, the last row → joins the one before → (18, 14.1).
+        #expect(Self.shape(OrlandoThissenSX2.pool(g, minimumExpected: 1, rule: .mirt)) == [[14, 4.7], [18, 14.1]])
+        // A table where they differ: forward pools the sparse middle group upward only; mirt pools toward the smaller side.
+        let h = Self.groups([(20, 8), (2, 1.8), (6, 5), (30, 20)])
+        #expect(Self.shape(OrlandoThissenSX2.pool(h, minimumExpected: 1, rule: .forward)) == [[20, 8], [8, 6.8], [30, 20]])
+        #expect(Self.shape(OrlandoThissenSX2.pool(h, minimumExpected: 1, rule: .mirt)) == [[20, 8], [8, 6.8], [30, 20]])
+        let k = Self.groups([(20, 8), (2, 1.8), (30, 20)])
+        #expect(Self.shape(OrlandoThissenSX2.pool(k, minimumExpected: 1, rule: .forward)) == [[20, 8], [32, 21.8]])
+        #expect(Self.shape(OrlandoThissenSX2.pool(k, minimumExpected: 1, rule: .mirt)) == [[22, 9.8], [30, 20]])
+    }
+}

@@ -22,8 +22,10 @@ public struct ModelFit: Sendable {
     public struct Options: Sendable, Hashable {
         public var quadraturePoints = 61
         public var thetaBound = 6.0
-        /// S-X² pools score groups until both expected counts reach this (1, as mirt).
+        /// S-X² pools score groups until their expected counts reach this (1, mirt's `mincell`).
         public var minimumExpected = 1.0
+        /// How S-X² pools sparse score groups: `.forward` (default) or mirt's rule (`SX2Pooling`).
+        public var sx2Pooling = SX2Pooling.forward
         /// Level of RMSD's critical value (its replicates' 1 − α quantile).
         public var significance = 0.01
         /// Posterior predictive replicates behind RMSD's critical value.
@@ -130,7 +132,7 @@ public struct ModelFit: Sendable {
         // Items.
         var noSX2 = 0, noP = 0, noMS = 0
         items = (0..<J).map { j in
-            let chi = sx2.result(item: j, freeParameters: freeParameters, minimumExpected: options.minimumExpected)
+            let chi = sx2.result(item: j, freeParameters: freeParameters, minimumExpected: options.minimumExpected, pooling: options.sx2Pooling)
             let mean = ms.result(item: j)
             if chi == nil { noSX2 += 1 } else if chi?.p == nil { noP += 1 }
             if mean == nil { noMS += 1 }
