@@ -113,7 +113,7 @@ public struct AdaptiveSession: Sendable {
     ///   unchanged.
     public mutating func record(itemID: String, response: Int) throws(AssemblyError) {
         guard let item = pool.bank.index(of: itemID) else {
-            throw AssemblyError(.unknownItem, "unknown item id \(Self.quoted(itemID)): the bank has no such item")
+            throw AssemblyError(.unknownItem, "unknown item id \(TextFidelity.quoted(itemID)): the bank has no such item")
         }
         try record(item: item, response: response)
     }
@@ -126,10 +126,10 @@ public struct AdaptiveSession: Sendable {
             throw AssemblyError(.unknownItem, "item position \(item) is out of range 0..<\(pool.itemCount)")
         }
         guard state[item] != 2 else {
-            throw AssemblyError(.repeatedItem, "item \(Self.quoted(pool.bank.items[item].id)) was already administered in this session (position \(items.firstIndex(of: item)! + 1) of \(items.count))")
+            throw AssemblyError(.repeatedItem, "item \(TextFidelity.quoted(pool.bank.items[item].id)) was already administered in this session (position \(items.firstIndex(of: item)! + 1) of \(items.count))")
         }
         guard response == 0 || response == 1 else {
-            throw AssemblyError(.invalidResponse, "the response to item \(Self.quoted(pool.bank.items[item].id)) is \(response); allowed 0 (incorrect) or 1 (correct)")
+            throw AssemblyError(.invalidResponse, "the response to item \(TextFidelity.quoted(pool.bank.items[item].id)) is \(response); allowed 0 (incorrect) or 1 (correct)")
         }
         recordUnchecked(item: item, response: UInt8(response))
     }
@@ -147,12 +147,6 @@ public struct AdaptiveSession: Sendable {
         // Positions and responses were checked by `record` (or produced by the simulation).
         estimate = items.withUnsafeBufferPointer { i in responses.withUnsafeBufferPointer { r in pool.estimator.estimate(i, r) } }
         stopReason = nil
-    }
-
-    /// An id as messages quote it: at most 100 characters, control characters escaped.
-    static func quoted(_ id: String) -> String {
-        let shown = id.count > 100 ? String(id.prefix(100)) + "…" : id
-        return "'" + shown.escapingControlCharacters + "'"
     }
 
     /// Every domain has at least its `min_per_domain` items.

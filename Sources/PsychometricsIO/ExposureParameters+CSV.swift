@@ -16,32 +16,31 @@ extension ExposureParameters {
         }
         var probabilities = [Double](repeating: 1, count: bank.items.count)
         var seen: [Int: Int] = [:]
-        var errors: [InputError] = []
+        var errors = ErrorCollector()
         while try reader.nextRow() {
-            guard errors.count < 20 else { break }
             let line = reader.line
             guard reader.fieldCount == header.count else {
-                errors.append(InputError(file: path, line: line, message: "expected \(header.count) fields as in the header, found \(reader.fieldCount)"))
+                errors.add(InputError(file: path, line: line, message: "expected \(header.count) fields as in the header, found \(reader.fieldCount)"))
                 continue
             }
             let id = reader.string(idColumn).trimmingCharacters(in: .whitespaces)
             guard let j = bank.index(of: id) else {
-                errors.append(InputError(file: path, line: line, column: idColumn + 1, message: "item \(TextFidelity.quoted(id)) is not in the bank"))
+                errors.add(InputError(file: path, line: line, column: idColumn + 1, message: "item \(TextFidelity.quoted(id)) is not in the bank"))
                 continue
             }
             if let first = seen[j] {
-                errors.append(InputError(file: path, line: line, column: idColumn + 1, message: "item \(TextFidelity.quoted(id)) already given on line \(first)"))
+                errors.add(InputError(file: path, line: line, column: idColumn + 1, message: "item \(TextFidelity.quoted(id)) already given on line \(first)"))
                 continue
             }
             seen[j] = line
             let text = reader.string(kColumn).trimmingCharacters(in: .whitespaces)
             guard let k = DecimalNumber.parse(text), k >= 0, k <= 1 else {
-                errors.append(InputError(file: path, line: line, column: kColumn + 1, message: "k \(TextFidelity.quoted(text)) is not a number in [0, 1]"))
+                errors.add(InputError(file: path, line: line, column: kColumn + 1, message: "k \(TextFidelity.quoted(text)) is not a number in [0, 1]"))
                 continue
             }
             probabilities[j] = k
         }
-        if !errors.isEmpty { throw InputErrors(errors) }
+        try errors.throwIfAny()
         return try ExposureParameters(probabilities: probabilities)
     }
 }

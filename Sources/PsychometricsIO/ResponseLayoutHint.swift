@@ -54,8 +54,10 @@ package enum ResponseLayoutHint {
         }
     }
 
+    /// A cell the reader takes as a response (or as not administered): `ResponseCell.parse`, the reader's own rule.
     static func isResponse(_ cell: String) -> Bool {
-        ["0", "1", "true", "false", "na"].contains(cell.lowercased())
+        var cell = cell
+        return cell.withUTF8 { ResponseCell.parse($0) } != .invalid
     }
 
     /// A column of right/wrong responses: every non-empty cell is one, and there is at least one.

@@ -1,4 +1,3 @@
-import Psychometrics
 /// How input bytes become text in messages and outputs. Ids are bytes in the input; iqscore keeps those that are
 /// valid UTF-8 exactly (as Swift `String`s, which hold only valid UTF-8) and rejects the others with one error,
 /// the same in every command, rather than repairing them to U+FFFD (which would merge ids that differ only in
