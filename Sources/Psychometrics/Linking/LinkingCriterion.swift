@@ -81,7 +81,7 @@ struct LinkingCriterion {
                     zAB = 0
                 }
                 // P and its derivatives in z (θ-derivatives at slope 1), chained through z(A, B).
-                let (p, p1, p2) = ItemResponseFunction.thetaDerivativesComplement(slope: 1, logit: z, guessing: c)
+                let (p, _, p1, p2, _) = ItemResponseFunction.thetaDerivatives(slope: 1, logit: z, guessing: c)
                 let pA = p1 * zA, pB = p1 * zB
                 let pAA = p2 * zA * zA + p1 * zAA, pAB = p2 * zA * zB + p1 * zAB, pBB = p2 * zB * zB
                 if method == .haebara {

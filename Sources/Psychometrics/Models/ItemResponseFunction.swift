@@ -97,22 +97,6 @@ public enum ItemResponseFunction {
         return (t.p, t.q, first, first * a * (t.psiBar - t.psi), a * t.psi / t.p)
     }
 
-    /// P and its θ-derivatives with ψ′ written ψ(1 − ψ) (the form person fit and the linking criteria were
-    /// validated with; kept so that l_z and the linking constants are unchanged to the bit):
-    /// ```
-    /// P′ = (1 − c) a ψ (1 − ψ)        P″ = P′ a (1 − 2ψ)
-    /// ```
-    /// Equal to `thetaDerivatives(slope:logit:guessing:)` up to rounding; that one keeps more precision where
-    /// ψ → 1. With a = 1 these are the derivatives in z.
-    @inlinable @inline(__always)
-    public static func thetaDerivativesComplement(slope a: Double, logit z: Double, guessing c: Double)
-        -> (p: Double, first: Double, second: Double)
-    {
-        let s = Logistic.sigmoid(z)
-        let v = (1 - c) * a * s * (1 - s)
-        return (c + (1 - c) * s, v, v * a * (1 - 2 * s))
-    }
-
     /// Fisher information of one item at θ (Birnbaum 1968; Lord 1980, eq. 4-43), from P there, any 0 ≤ c < 1:
     /// ```
     /// I(θ) = a² (P − c)² (1 − P) / ((1 − c)² P)
