@@ -48,7 +48,7 @@ for variant in variants {
     let built = DispatchTime.now().uptimeNanoseconds
     let pool = try CATItemPool(bank: bank, configuration: variant.configuration)
     poolBuild.append(Double(DispatchTime.now().uptimeNanoseconds - built) / 1e6)
-    let exposure = variant.configuration.exposureTarget == nil ? nil : SympsonHetter.calibrate(pool: pool, seed: 11).parameters
+    let exposure = variant.configuration.exposureTarget == nil ? nil : try SympsonHetter.calibrate(pool: pool, seed: 11).parameters
     let parameters = pool.estimator.parameters
     var select: [UInt64] = [], record: [UInt64] = []
     select.reserveCapacity(tests * 26)

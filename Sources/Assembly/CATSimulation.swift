@@ -28,13 +28,42 @@ public enum CATSimulation {
         }
     }
 
-    /// Runs the study with the given exposure parameters (nil: none). Pass the `SympsonHetter` calibration to
-    /// have its record in the report.
-    public static func run(pool: CATItemPool, exposure: SympsonHetter?, options: Options) -> CATSimulationReport {
-        precondition(options.simulees >= 1, "need at least one simulee, got \(options.simulees)")
-        precondition(options.binWidth > 0 && options.binBound > 0, "bins need a positive width and bound")
+    /// Runs the study with Sympson–Hetter control calibrated by `SympsonHetter.calibrate` (its record goes into
+    /// the report's `exposureControl`), or with none when `exposure` is nil.
+    /// - Throws: `AssemblyError.invalidConfiguration` for settings outside `SimulationStudy`'s ranges.
+    public static func run(pool: CATItemPool, exposure: SympsonHetter?, options: Options) throws(AssemblyError) -> CATSimulationReport {
+        var report = try run(pool: pool, parameters: exposure?.parameters, options: options)
+        if let exposure {
+            report.exposureControl = .init(method: "sympson_hetter", target: exposure.target, margin: exposure.margin,
+                                           simulees: exposure.simulees, converged: exposure.converged,
+                                           controlledItems: exposure.parameters.controlledCount,
+                                           minParameter: exposure.parameters.probabilities.min() ?? 1,
+                                           rounds: exposure.rounds, elapsedSeconds: exposure.elapsedSeconds)
+        }
+        return report
+    }
+
+    /// Runs the study with Sympson–Hetter parameters calibrated earlier (`ExposureParameters.load(csv:bank:)`
+    /// reads those `cat simulate --exposure-out` wrote): the report's `exposureControl` names them but has no
+    /// calibration record. Checks how a stored set of parameters holds up, e.g. on a changed bank or rules.
+    /// - Throws: `AssemblyError.invalidConfiguration` for settings outside `SimulationStudy`'s ranges;
+    ///   `AssemblyError.invalidExposure` when the parameters are not one per bank item.
+    public static func run(pool: CATItemPool, given parameters: ExposureParameters, options: Options) throws(AssemblyError) -> CATSimulationReport {
+        var report = try run(pool: pool, parameters: parameters, options: options)
+        report.exposureControl = .init(method: "sympson_hetter", target: nil, margin: nil, simulees: nil, converged: nil,
+                                       controlledItems: parameters.controlledCount,
+                                       minParameter: parameters.probabilities.min() ?? 1, rounds: nil, elapsedSeconds: nil)
+        return report
+    }
+
+    private static func run(pool: CATItemPool, parameters: ExposureParameters?, options: Options) throws(AssemblyError) -> CATSimulationReport {
+        let problems = options.validationProblems()
+        guard problems.isEmpty else { throw AssemblyError(.invalidConfiguration, problems: problems) }
+        if let parameters, parameters.probabilities.count != pool.itemCount {
+            throw AssemblyError(.invalidExposure, "exposure parameters for \(parameters.probabilities.count) items given for a bank of \(pool.itemCount)")
+        }
         let started = Date()
-        let run = runSimulees(pool: pool, exposure: exposure?.parameters, count: options.simulees, seed: options.seed, stream: 0,
+        let run = runSimulees(pool: pool, exposure: parameters, count: options.simulees, seed: options.seed, stream: 0,
                               thetaMean: options.thetaMean, thetaSD: options.thetaSD, threads: options.threads)
         let elapsed = Date().timeIntervalSince(started)
         let config = pool.configuration
@@ -67,7 +96,7 @@ public enum CATSimulation {
         var lengths: [String: Int] = [:]
         for (length, count) in lengthCounts.enumerated() where count > 0 { lengths[String(length)] = count }
 
-        var report = CATSimulationReport(
+        let report = CATSimulationReport(
             simulees: options.simulees, seed: options.seed, thetaMean: options.thetaMean, thetaSD: options.thetaSD,
             bankItems: pool.itemCount, eligibleItems: eligible, domains: pool.bank.domains,
             meanLength: meanLength, minLength: minLength, maxLength: maxLength, lengthCounts: lengths,
@@ -79,13 +108,6 @@ public enum CATSimulation {
             overlapRate: overlap, contentViolations: violations, stopReasons: reasons, domainMeanItems: domainMeans,
             bins: recovery.binReports(seTarget: config.seTarget), exposureControl: nil, configuration: config,
             elapsedSeconds: elapsed, steps: run.totalLength, threads: max(1, min(options.threads, options.simulees)))
-        if let exposure {
-            report.exposureControl = .init(method: "sympson_hetter", target: exposure.target, margin: exposure.margin,
-                                           simulees: exposure.simulees, converged: exposure.converged,
-                                           controlledItems: exposure.parameters.controlledCount,
-                                           minParameter: exposure.parameters.probabilities.min() ?? 1,
-                                           rounds: exposure.rounds, elapsedSeconds: exposure.elapsedSeconds)
-        }
         return report
     }
 
@@ -250,18 +272,22 @@ public struct CATSimulationReport: Sendable, Codable {
 
     public struct ExposureControlSummary: Sendable, Codable {
         public var method: String
-        public var target: Double
-        public var margin: Double
-        public var simulees: Int
-        public var converged: Bool
+        /// The calibration's target r_max, margin, simulees, convergence, rounds and time; nil when the
+        /// parameters were given (`run(pool:given:options:)`).
+        public var target: Double?
+        public var margin: Double?
+        public var simulees: Int?
+        public var converged: Bool?
         public var controlledItems: Int
         public var minParameter: Double
-        public var rounds: [SympsonHetter.Round]
-        public var elapsedSeconds: Double
+        public var rounds: [SympsonHetter.Round]?
+        public var elapsedSeconds: Double?
+        /// Where given parameters came from (set by the caller, e.g. the file `cat simulate --exposure` read).
+        public var source: String?
 
         enum CodingKeys: String, CodingKey {
             case method, target, margin, simulees, converged, controlledItems = "controlled_items", minParameter = "min_parameter"
-            case rounds, elapsedSeconds = "elapsed_seconds"
+            case rounds, elapsedSeconds = "elapsed_seconds", source
         }
     }
 

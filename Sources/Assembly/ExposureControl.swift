@@ -62,18 +62,25 @@ public struct SympsonHetter: Sendable {
     /// Calibrates with the pool's configuration (`exposure_target`, `exposure_margin`,
     /// `exposure_calibration_simulees`, `exposure_calibration_iterations`). Reproducible from `seed` for any
     /// thread count.
-    /// - Precondition: the configuration has an `exposure_target`.
-    public static func calibrate(pool: CATItemPool, seed: UInt64, threads: Int = ProcessInfo.processInfo.activeProcessorCount) -> SympsonHetter {
+    /// - Throws: `AssemblyError.invalidConfiguration` when the configuration has no `exposure_target`.
+    public static func calibrate(pool: CATItemPool, seed: UInt64, threads: Int = WorkerThreads.all) throws(AssemblyError) -> SympsonHetter {
         let config = pool.configuration
-        guard let target = config.exposureTarget else { preconditionFailure("the configuration has no exposure_target") }
-        return calibrate(pool: pool, target: target, margin: config.exposureMargin, simulees: config.exposureCalibrationSimulees,
+        guard let target = config.exposureTarget else {
+            throw AssemblyError(.invalidConfiguration, "Sympson–Hetter calibration needs an exposure_target in the CAT configuration")
+        }
+        return try calibrate(pool: pool, target: target, margin: config.exposureMargin, simulees: config.exposureCalibrationSimulees,
                          maxRounds: config.exposureCalibrationIterations, seed: seed, threads: threads)
     }
 
     public static func calibrate(pool: CATItemPool, target: Double, margin: Double, simulees: Int, maxRounds: Int, seed: UInt64,
-                                 threads: Int = ProcessInfo.processInfo.activeProcessorCount) -> SympsonHetter {
-        precondition(target > 0 && target <= 1 && margin >= 0 && margin < target, "need 0 ≤ margin < target ≤ 1, got target \(target), margin \(margin)")
-        precondition(simulees >= 1 && maxRounds >= 1, "need at least one simulee and one round")
+                                 threads: Int = WorkerThreads.all) throws(AssemblyError) -> SympsonHetter {
+        var problems: [String] = []
+        if !(target > 0 && target <= 1) { problems.append("the exposure target must be in (0, 1], got \(target.formatted6)") }
+        if !(margin >= 0 && margin < target) { problems.append("the exposure margin must be in [0, target), got \(margin.formatted6)") }
+        if let p = SimulationStudy.allowedSimulees.problem(simulees, "exposure_calibration_simulees") { problems.append(p) }
+        if let p = CATConfiguration.allowedCalibrationIterations.problem(maxRounds, "exposure_calibration_iterations") { problems.append(p) }
+        problems += WorkerThreads.validationProblems(threads)
+        guard problems.isEmpty else { throw AssemblyError(.invalidConfiguration, problems: problems) }
         let started = Date()
         let aim = target - margin
         var parameters = ExposureParameters(uncontrolled: pool.itemCount)

@@ -23,7 +23,8 @@ public enum FormSimulation {
     }
 
     public static func run(assembler: FormAssembler, options: Options) throws -> FormSimulationReport {
-        precondition(options.simulees >= 1, "need at least one simulee")
+        let problems = options.validationProblems()
+        guard problems.isEmpty else { throw AssemblyError(.invalidConfiguration, problems: problems) }
         let started = Date()
         let bank = assembler.bank
         let estimator = try AbilityEstimator(parameters: bank.items.map(\.parameters))

@@ -26,7 +26,10 @@ struct CATSimulateCommand: ParsableCommand {
 
             With an exposure_target the Sympson–Hetter parameters are calibrated first by simulation (simulees \
             θ ~ N(prior_mean, prior_sd²)), then the study runs --simulees tests with θ ~ N(--theta-mean, \
-            --theta-sd²). The same --seed gives the same report (except elapsed_seconds) for any --threads.
+            --theta-sd²). The same --seed gives the same report (except elapsed_seconds) for any --threads. \
+            --exposure FILE runs with parameters calibrated earlier (--exposure-out's file; also what \
+            iqscore serve --exposure reads) instead of calibrating: how do stored parameters hold up on this \
+            bank and these rules?
 
             REPORT.json has mean_length, rmse, bias, share_se_reached, max_exposure, mean_exposure, \
             overlap_rate, content_violations, stop_reasons, bins (conditional bias and RMSE by θ), \
@@ -54,6 +57,9 @@ struct CATSimulateCommand: ParsableCommand {
     @Option(help: "Report JSON to write (atomically).")
     var out: String
 
+    @Option(name: .customLong("exposure"), help: ArgumentHelp("Run with these Sympson–Hetter parameters (item_id,k per bank item, as --exposure-out writes) instead of calibrating them; the configuration's exposure_target then only counts the items above it.", valueName: "file"))
+    var exposure: String?
+
     @Option(name: .customLong("exposure-out"), help: "Also write the calibrated Sympson–Hetter parameters, item_id,k per bank item (read back by ExposureParameters.load(csv:bank:)).")
     var exposureOut: String?
 
@@ -77,11 +83,14 @@ struct CATSimulateCommand: ParsableCommand {
 
     func validate() throws {
         try throwIfAny(studyOptions.validationProblems(naming: .option))
+        if exposure != nil, exposureOut != nil {
+            throw ValidationError("--exposure and --exposure-out exclude each other: given parameters are not calibrated, so there is nothing new to write")
+        }
     }
 
     func run() throws {
         try runReportingErrors {
-            try prepareOutputs(inputs: [("--bank", bank), ("--config", config)], outputs: [("--out", out)] + given("--exposure-out", exposureOut))
+            try prepareOutputs(inputs: [("--bank", bank), ("--config", config)] + given("--exposure", exposure), outputs: [("--out", out)] + given("--exposure-out", exposureOut))
             let configuration = try CATConfiguration.load(json: config)
             let assemblyBank = try AssemblyBank(bank: loadBank(bank))
             let pool: CATItemPool
@@ -91,8 +100,16 @@ struct CATSimulateCommand: ParsableCommand {
                 throw InputError(file: config, message: error.description)
             }
             let options = studyOptions
-            let calibration = configuration.exposureTarget == nil ? nil : SympsonHetter.calibrate(pool: pool, seed: seed, threads: options.threads)
-            let report = CATSimulation.run(pool: pool, exposure: calibration, options: options)
+            let calibration: SympsonHetter?
+            var report: CATSimulationReport
+            if let exposure {
+                calibration = nil
+                report = try CATSimulation.run(pool: pool, given: ExposureParameters.load(csv: exposure, bank: assemblyBank), options: options)
+                report.exposureControl?.source = exposure
+            } else {
+                calibration = try configuration.exposureTarget.map { _ in try SympsonHetter.calibrate(pool: pool, seed: seed, threads: options.threads) }
+                report = try CATSimulation.run(pool: pool, exposure: calibration, options: options)
+            }
             try writeAtomically(try report.json(), to: out)
             if let exposureOut, let calibration {
                 var text = "item_id,k\n"
@@ -123,7 +140,7 @@ struct CATSimulateCommand: ParsableCommand {
         if c.domainWeights != nil { rules.append("domain weights") }
         rules.append(c.randomesque > 1 ? "randomesque \(c.randomesque)" : "maximum information")
         if let k = c.aStratification, k > 1 { rules.append("\(k) a-strata") }
-        rules.append(c.exposureTarget.map { "Sympson–Hetter r_max \($0.formatted6)" } ?? "no exposure control")
+        rules.append(exposure != nil ? "given Sympson–Hetter parameters" : c.exposureTarget.map { "Sympson–Hetter r_max \($0.formatted6)" } ?? "no exposure control")
         rules.append(c.estimator.rawValue.uppercased())
         lines.append("rules: " + rules.joined(separator: ", "))
         if let calibration {
@@ -132,6 +149,8 @@ struct CATSimulateCommand: ParsableCommand {
                 : "did not converge in \(calibration.rounds.count) rounds (last max exposure \(fixed(last.maxExposure, 3)))"
             lines.append("exposure control: \(status) of \(formatCount(calibration.simulees)) simulees (\(fixed(calibration.elapsedSeconds, 1)) s); \(calibration.parameters.controlledCount) items controlled, smallest K \(fixed(calibration.parameters.probabilities.min() ?? 1, 3))")
             if !calibration.converged { lines.append("warning: Sympson–Hetter calibration did not converge; raise exposure_calibration_iterations or exposure_margin") }
+        } else if let given = r.exposureControl {
+            lines.append("exposure control: Sympson–Hetter parameters from \(given.source ?? "the caller") (not calibrated); \(given.controlledItems) items controlled, smallest K \(fixed(given.minParameter, 3))")
         }
         let reasons = AdaptiveSession.StopReason.allCases.compactMap { reason -> String? in
             let n = r.stopReasons[reason.rawValue] ?? 0

@@ -23,7 +23,7 @@ struct CATSimulationTests {
         config.exposureCalibrationIterations = 5
         let pool = try CATItemPool(bank: bank, configuration: config)
         func study(seed: UInt64, threads: Int) throws -> String {
-            let calibration = SympsonHetter.calibrate(pool: pool, seed: seed, threads: threads)
+            let calibration = try SympsonHetter.calibrate(pool: pool, seed: seed, threads: threads)
             var options = CATSimulation.Options(simulees: 300, seed: seed)
             options.threads = threads
             return try stableJSON(CATSimulation.run(pool: pool, exposure: calibration, options: options))
@@ -39,7 +39,7 @@ struct CATSimulationTests {
         let bank = catTestBank(items: 300)
         let config = CATConfiguration(minItems: 30, maxItems: 30, minPerDomain: .all(5), randomesque: 2, exposureTarget: nil)
         let pool = try CATItemPool(bank: bank, configuration: config)
-        let report = CATSimulation.run(pool: pool, exposure: nil, options: CATSimulation.Options(simulees: 400, seed: 5))
+        let report = try CATSimulation.run(pool: pool, exposure: nil, options: CATSimulation.Options(simulees: 400, seed: 5))
         // Expected SE ≈ 1/√(30 · 0.5) ≈ 0.26 for a ≈ 1.4 items near θ.
         #expect(report.rmse < 0.35, "RMSE \(report.rmse)")
         #expect(abs(report.bias) < 0.06, "bias \(report.bias)")
@@ -55,7 +55,7 @@ struct CATSimulationTests {
         let bank = catTestBank(items: 300, domains: ["a", "b", "c", "d", "e", "f"], slopeMeanLog: 0.5)
         let config = CATConfiguration(minItems: 6, maxItems: 25, seTarget: 0.35, minPerDomain: .all(1), randomesque: 3, exposureTarget: nil)
         let pool = try CATItemPool(bank: bank, configuration: config)
-        let r = CATSimulation.run(pool: pool, exposure: nil, options: CATSimulation.Options(simulees: 300, seed: 8))
+        let r = try CATSimulation.run(pool: pool, exposure: nil, options: CATSimulation.Options(simulees: 300, seed: 8))
         #expect(r.shareSEReached! > 0.9)
         #expect(r.contentViolations == 0)
         #expect(r.minLength >= 6 && r.maxLength <= 25)
@@ -72,17 +72,62 @@ struct CATSimulationTests {
         config.exposureCalibrationIterations = 30
         config.exposureMargin = 0.03
         let pool = try CATItemPool(bank: bank, configuration: config)
-        let uncontrolled = CATSimulation.run(pool: pool, exposure: nil, options: CATSimulation.Options(simulees: 500, seed: 2))
+        let uncontrolled = try CATSimulation.run(pool: pool, exposure: nil, options: CATSimulation.Options(simulees: 500, seed: 2))
         #expect(uncontrolled.maxExposure == 1)   // the first item is the same for everybody
-        let calibration = SympsonHetter.calibrate(pool: pool, seed: 3)
+        let calibration = try SympsonHetter.calibrate(pool: pool, seed: 3)
         #expect(calibration.converged, "rounds: \(calibration.rounds.map(\.maxExposure))")
         #expect(calibration.rounds.last!.maxExposure <= 0.3)
         #expect(calibration.rounds.first!.maxExposure == 1)
         // A fresh study (other simulees) stays at the target up to sampling error (SE ≈ 0.02 at n = 500).
-        let controlled = CATSimulation.run(pool: pool, exposure: calibration, options: CATSimulation.Options(simulees: 500, seed: 4))
+        let controlled = try CATSimulation.run(pool: pool, exposure: calibration, options: CATSimulation.Options(simulees: 500, seed: 4))
         #expect(controlled.maxExposure <= 0.3 + 0.05, "max exposure \(controlled.maxExposure)")
         #expect(controlled.overlapRate < uncontrolled.overlapRate)
         #expect(controlled.exposureControl?.converged == true)
+    }
+
+    @Test("given parameters reproduce the calibrated study exactly; the report names them without a calibration record")
+    func givenParameters() throws {
+        let bank = catTestBank(items: 60)
+        var config = CATConfiguration(minItems: 8, maxItems: 8, randomesque: 2, exposureTarget: 0.35)
+        config.exposureCalibrationSimulees = 300
+        config.exposureCalibrationIterations = 6
+        let pool = try CATItemPool(bank: bank, configuration: config)
+        let calibration = try SympsonHetter.calibrate(pool: pool, seed: 9, threads: 2)
+        let options = CATSimulation.Options(simulees: 250, seed: 10)
+        let calibrated = try CATSimulation.run(pool: pool, exposure: calibration, options: options)
+        let given = try CATSimulation.run(pool: pool, given: calibration.parameters, options: options)
+        #expect(given.maxExposure == calibrated.maxExposure)
+        #expect(given.rmse == calibrated.rmse)
+        #expect(given.overlapRate == calibrated.overlapRate)
+        #expect(given.exposureControl?.controlledItems == calibration.parameters.controlledCount)
+        #expect(given.exposureControl?.rounds == nil && given.exposureControl?.converged == nil)
+        #expect(calibrated.exposureControl?.rounds?.count == calibration.rounds.count)
+        let json = try given.json()
+        #expect(!json.contains("\"rounds\"") && json.contains("\"controlled_items\""))
+
+        // Parameters for another bank size are refused, not read past.
+        let short = ExposureParameters(uncontrolled: 5)
+        #expect(throws: AssemblyError.self) { try CATSimulation.run(pool: pool, given: short, options: options) }
+    }
+
+    @Test("settings outside the documented ranges throw invalid_configuration listing each (no trap)")
+    func invalidSettingsThrow() throws {
+        let pool = try CATItemPool(bank: catTestBank(items: 30), configuration: CATConfiguration(minItems: 3, maxItems: 3, randomesque: 1, exposureTarget: nil))
+        var options = CATSimulation.Options(simulees: 0, seed: 1)
+        options.binWidth = 0
+        options.thetaSD = -1
+        do {
+            _ = try CATSimulation.run(pool: pool, exposure: nil, options: options)
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.code == .invalidConfiguration)
+            #expect(error.problems.count == 3, "\(error.problems)")
+        }
+        // Calibration without a target, or with an impossible margin, throws too.
+        #expect(throws: AssemblyError.self) { try SympsonHetter.calibrate(pool: pool, seed: 1) }
+        #expect(throws: AssemblyError.self) {
+            try SympsonHetter.calibrate(pool: pool, target: 0.3, margin: 0.5, simulees: 100, maxRounds: 2, seed: 1)
+        }
     }
 
     @Test("overlap rate equals the mean pairwise share of common items (fixed length: Chen, Ankenmann & Spray 2003)")
@@ -92,7 +137,7 @@ struct CATSimulationTests {
         let config = CATConfiguration(minItems: 3, maxItems: 3, randomesque: 6, exposureTarget: nil)
         let pool = try CATItemPool(bank: bank, configuration: config)
         let run = CATSimulation.runSimulees(pool: pool, exposure: nil, count: 200, seed: 1, stream: 0, thetaMean: 0, thetaSD: 1, threads: 2)
-        let report = CATSimulation.run(pool: pool, exposure: nil, options: CATSimulation.Options(simulees: 200, seed: 1))
+        let report = try CATSimulation.run(pool: pool, exposure: nil, options: CATSimulation.Options(simulees: 200, seed: 1))
         let n = 200.0, length = 3.0
         let chen = n * run.administered.reduce(0.0) { $0 + (Double($1) / n) * (Double($1) / n) } / ((n - 1) * length) - 1 / (n - 1)
         #expect(report.overlapRate.isApproximatelyEqual(to: chen, absoluteTolerance: 1e-12))

@@ -41,6 +41,37 @@ struct CATCLITests {
         #expect(try stable("report.json") == stable("again.json"))
     }
 
+    @Test("--exposure reads back what --exposure-out wrote: no calibration, the file named in the report and summary")
+    func exposureRoundTrip() throws {
+        let ws = try workspaceWithBank()
+        try ws.write("cat.json", Self.config)
+        let first = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "200", "--seed", "4",
+                               "--out", "calibrated.json", "--exposure-out", "k.csv")
+        #expect(first.status == 0, "\(first.stderr)")
+        let r = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "200", "--seed", "4",
+                           "--out", "given.json", "--exposure", "k.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("rules: 4–15 items, SE ≤ 0.4, at least 1 per domain, randomesque 3, given Sympson–Hetter parameters, EAP"))
+        #expect(r.stderr.contains("exposure control: Sympson–Hetter parameters from k.csv (not calibrated)"))
+        let calibrated = try ws.json("calibrated.json"), given = try ws.json("given.json")
+        let control = try #require(given["exposure_control"] as? [String: Any])
+        #expect(control["source"] as? String == "k.csv")
+        #expect(control["rounds"] == nil)
+        #expect(control["controlled_items"] as? Int == (calibrated["exposure_control"] as? [String: Any])?["controlled_items"] as? Int)
+        // K is stored to 6 decimals, so the same seed gives (nearly always exactly) the calibrated study's exposure.
+        let a = try #require(calibrated["max_exposure"] as? Double), b = try #require(given["max_exposure"] as? Double)
+        #expect(abs(a - b) <= 0.02, "\(a) vs \(b)")
+
+        // A file for another bank is named with the problem; both options together are a usage error.
+        try ws.write("bad.csv", "item_id,k\nnot_an_item,0.5\n")
+        let bad = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--out", "x.json", "--exposure", "bad.csv")
+        #expect(bad.status == 1)
+        #expect(bad.stderr.hasPrefix("bad.csv:"), "\(bad.stderr)")
+        #expect(!ws.exists("x.json"))
+        let both = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--out", "x.json", "--exposure", "k.csv", "--exposure-out", "k2.csv")
+        #expect(both.status == 64)
+    }
+
     @Test("a misspelt key: exit 1, the file and key on stderr, no report")
     func unknownKey() throws {
         let ws = try workspaceWithBank()
