@@ -37,6 +37,6 @@ extension DistractorAnalysis {
         let keyList = itemIDs.map { keys[$0]! }
         let analysis = DistractorAnalysis(personCount: choices.count, itemIDs: itemIDs, choices: choices, keys: keyList)
         let rows: [[UInt8?]] = choices.map { row in zip(row, keyList).map { c, k in c.map { $0 == k ? 1 : 0 } } }
-        return (analysis, ResponseMatrix(personIDs: ids, itemIDs: itemIDs, rows: rows))
+        return (analysis, try ResponseMatrix(personIDs: ids, itemIDs: itemIDs, rows: rows))
     }
 }

@@ -276,7 +276,7 @@ extension ResponseMatrix {
         }
         try errors.throwIfAny()
         if rows == 0 { throw InputError(file: path, line: headerLine, message: "no data rows after the header") }
-        let matrix = ResponseMatrix(personIDs: personIDs, itemIDs: itemIDs, rowOffsets: offsets, itemIndices: items, responses: values)
+        let matrix = ResponseMatrix(validatedPersonIDs: personIDs, itemIDs: itemIDs, rowOffsets: offsets, itemIndices: items, responses: values)
         let report = ResponseFileReport(path: path, layout: .wide, dataRows: rows, personsRead: personIDs.count + empty.count,
                                         emptyPersons: empty, blankResponses: 0, idColumn: hasID ? first : nil)
         return (matrix, report)
@@ -396,7 +396,7 @@ extension ResponseMatrix {
             offsets.append(items.count)
         }
         try errors.throwIfAny()
-        let matrix = ResponseMatrix(personIDs: personIDs, itemIDs: itemIDs, rowOffsets: offsets, itemIndices: items, responses: values)
+        let matrix = ResponseMatrix(validatedPersonIDs: personIDs, itemIDs: itemIDs, rowOffsets: offsets, itemIndices: items, responses: values)
         let report = ResponseFileReport(path: path, layout: .long, dataRows: rows, personsRead: sessions,
                                         emptyPersons: empty, blankResponses: blanks, idColumn: nil)
         return (matrix, report)

@@ -5,7 +5,7 @@ import Testing
 @Suite("EM calibration: degenerate input and non-convergence")
 struct EMDegenerateInputTests {
     func data(_ rows: [[UInt8?]]) -> ResponseMatrix {
-        ResponseMatrix(itemIDs: (1...rows[0].count).map { "q\($0)" }, rows: rows)
+        try! ResponseMatrix(itemIDs: (1...rows[0].count).map { "q\($0)" }, rows: rows)
     }
 
     @Test("items everybody got right or wrong, or with too few responses, are excluded with a reason")
@@ -54,8 +54,8 @@ struct EMDegenerateInputTests {
     }
 
     @Test("empty data is an error, not a NaN")
-    func emptyData() {
-        let empty = ResponseMatrix(personIDs: [], itemIDs: ["q1"], rowOffsets: [0], itemIndices: [], responses: [])
+    func emptyData() throws {
+        let empty = try ResponseMatrix(personIDs: [], itemIDs: ["q1"], rowOffsets: [0], itemIndices: [], responses: [])
         #expect(throws: PsychometricsError.self) { try EMCalibrator(options: CalibrationOptions(model: .twoPL)).calibrate(empty) }
     }
 

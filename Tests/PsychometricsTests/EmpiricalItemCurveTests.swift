@@ -49,7 +49,7 @@ struct EmpiricalItemCurveTests {
     func restPosterior() throws {
         let items = [ItemParameters(discrimination: 1.4, difficulty: -0.3), ItemParameters(discrimination: 0.8, difficulty: 0.9, guessing: 0.2),
                      ItemParameters(discrimination: 2.0, difficulty: 0.5)]
-        let data = ResponseMatrix(itemIDs: ["i1", "i2", "i3"], rows: [[1, 0, 1]])
+        let data = try ResponseMatrix(itemIDs: ["i1", "i2", "i3"], rows: [[1, 0, 1]])
         var options = EmpiricalItemCurve.Options()
         options.groups = 1
         options.minimumGroupSize = 1
@@ -77,7 +77,7 @@ struct EmpiricalItemCurveTests {
         var rng = SeededGenerator(seed: 20)
         var values = sim.data.responses
         for k in values.indices where sim.data.itemIndices[k] == 0 { values[k] = UInt8.random(in: 0...1, using: &rng) }
-        let data = ResponseMatrix(personIDs: sim.data.personIDs, itemIDs: sim.data.itemIDs, rowOffsets: sim.data.rowOffsets,
+        let data = try ResponseMatrix(personIDs: sim.data.personIDs, itemIDs: sim.data.itemIDs, rowOffsets: sim.data.rowOffsets,
                                   itemIndices: sim.data.itemIndices, responses: values)
         var parameters = sim.truth
         parameters[0] = ItemParameters(discrimination: 1.5, difficulty: 0)

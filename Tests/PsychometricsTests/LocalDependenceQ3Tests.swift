@@ -77,7 +77,7 @@ struct LocalDependenceQ3Tests {
             return row
         }
         for i in rows.indices where RandomVariate.uniform(using: &rng) < 0.4 { rows[i][4] = rows[i][3] }
-        sim.data = ResponseMatrix(itemIDs: sim.data.itemIDs, rows: rows)
+        sim.data = try ResponseMatrix(itemIDs: sim.data.itemIDs, rows: rows)
         let dependent = try ModelFit(data: sim.data, parameters: sim.truth, freeParameters: 2)
         #expect(dependent.q3Flagged.map { [$0.first, $0.second] } == [[sim.data.itemIDs[3], sim.data.itemIDs[4]]])
     }

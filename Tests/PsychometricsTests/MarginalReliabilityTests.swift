@@ -23,7 +23,7 @@ struct MarginalReliabilityTests {
 
     @Test("complete data: 1 / (1 + ∫ φ/I) to 1e-6 against a 200,001-point trapezoid")
     func complete() throws {
-        let data = ResponseMatrix(personIDs: ["p1", "p2"], itemIDs: ["a", "b", "c"], rows: [[1, 0, 1], [0, 0, 1]])
+        let data = try ResponseMatrix(personIDs: ["p1", "p2"], itemIDs: ["a", "b", "c"], rows: [[1, 0, 1], [0, 0, 1]])
         let rho = try #require(MarginalReliability.compute(parameters: Self.items, data: data))
         #expect(abs(rho - 1 / (1 + Self.errorIntegral(Self.items))) < 1e-6)
     }
@@ -31,12 +31,12 @@ struct MarginalReliabilityTests {
     @Test("missing by design: the error variance is averaged over the persons' forms")
     func forms() throws {
         // p1 and p2 took items a, b; p3 took b, c; p4 answered nothing (left out).
-        let data = ResponseMatrix(personIDs: ["p1", "p2", "p3", "p4"], itemIDs: ["a", "b", "c"],
+        let data = try ResponseMatrix(personIDs: ["p1", "p2", "p3", "p4"], itemIDs: ["a", "b", "c"],
                                   rows: [[1, 0, nil], [0, 1, nil], [nil, 1, 0], [nil, nil, nil]])
         let rho = try #require(MarginalReliability.compute(parameters: Self.items, data: data))
         let ab = Self.errorIntegral(Array(Self.items[0...1])), bc = Self.errorIntegral(Array(Self.items[1...2]))
         #expect(abs(rho - 1 / (1 + (2 * ab + bc) / 3)) < 1e-6)
-        let empty = ResponseMatrix(personIDs: ["p"], itemIDs: ["a"], rows: [[nil]])
+        let empty = try ResponseMatrix(personIDs: ["p"], itemIDs: ["a"], rows: [[nil]])
         #expect(MarginalReliability.compute(parameters: [Self.items[0]], data: empty) == nil)
     }
 }

@@ -115,7 +115,7 @@ struct ModelFitTests {
             return row
         }
         for i in rows.indices { rows[i][6] = RandomVariate.uniform(using: &rng) < 0.5 ? 1 : 0 }
-        sim.data = ResponseMatrix(itemIDs: sim.data.itemIDs, rows: rows)
+        sim.data = try ResponseMatrix(itemIDs: sim.data.itemIDs, rows: rows)
         // The bank keeps the item's own curve, as if it had been calibrated on data where it worked.
         var truth = sim.truth
         truth[6] = ItemParameters(discrimination: 1.5, difficulty: 0)

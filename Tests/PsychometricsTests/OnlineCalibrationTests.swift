@@ -45,7 +45,7 @@ struct PretestStudy {
             offsets.append(items.count)
         }
         self.thetas = thetas
-        data = ResponseMatrix(personIDs: (1...persons).map { "p\($0)" }, itemIDs: ids, rowOffsets: offsets,
+        data = try! ResponseMatrix(personIDs: (1...persons).map { "p\($0)" }, itemIDs: ids, rowOffsets: offsets,
                               itemIndices: items, responses: values)
     }
 

@@ -22,11 +22,20 @@ struct PsychometricsErrorTests {
     }
 
     @Test("options, parameters and data: invalidOptions, invalidParameters, insufficientData")
-    func library() {
+    func library() throws {
         #expect(Self.code { _ = try IQScale(confidenceLevel: 1) } == .invalidOptions)
         #expect(Self.code { _ = try AbilityEstimator(parameters: [ItemParameters(difficulty: .nan)]) } == .invalidParameters)
-        let one = ResponseMatrix(itemIDs: ["a", "b"], rows: [[1, 0]])
+        let one = try ResponseMatrix(itemIDs: ["a", "b"], rows: [[1, 0]])
         #expect(Self.code { _ = try EMCalibrator(options: CalibrationOptions(model: .twoPL)).calibrate(one) } == .insufficientData)
+        // A response matrix built from a caller's arrays is checked, not trapped on.
+        #expect(Self.code { _ = try ResponseMatrix(itemIDs: ["a", "b"], rows: [[1, 2]]) } == .invalidResponse)
+        #expect(Self.code { _ = try ResponseMatrix(itemIDs: ["a", "b"], rows: [[1]]) } == .lengthMismatch)
+        #expect(Self.code { _ = try ResponseMatrix(personIDs: ["p"], itemIDs: ["a"], rows: [[1], [0]]) } == .lengthMismatch)
+        #expect(Self.code { _ = try ResponseMatrix(personIDs: ["p"], itemIDs: ["a"], rowOffsets: [0, 1], itemIndices: [3], responses: [1]) } == .unknownItem)
+        #expect(Self.code { _ = try ResponseMatrix(personIDs: ["p"], itemIDs: ["a", "b"], rowOffsets: [0, 2], itemIndices: [1, 1], responses: [1, 0]) } == .repeatedItem)
+        #expect(Self.code { _ = try ResponseMatrix(personIDs: ["p"], itemIDs: ["a", "b"], rowOffsets: [0, 2], itemIndices: [1, 0], responses: [1, 0]) } == .invalidOptions)
+        #expect(Self.code { _ = try ResponseMatrix(personIDs: ["p", "q"], itemIDs: ["a"], rowOffsets: [0, 1, 0], itemIndices: [0], responses: [1]) } == .lengthMismatch)
+        #expect(Self.code { _ = try ResponseMatrix(personIDs: ["p"], itemIDs: ["a"], rowOffsets: [0, 1], itemIndices: [0], responses: []) } == .lengthMismatch)
         #expect(!PsychometricsError(.invalidParameters, "x").isClientError && PsychometricsError(.unknownItem, "x").isClientError)
     }
 }

@@ -13,7 +13,7 @@ enum LSAT7 {
             let row: [UInt8?] = (0..<5).map { UInt8((pattern >> (4 - $0)) & 1) }
             rows += Array(repeating: row, count: count)
         }
-        return ResponseMatrix(itemIDs: (1...5).map { "Item.\($0)" }, rows: rows)
+        return try! ResponseMatrix(itemIDs: (1...5).map { "Item.\($0)" }, rows: rows)
     }
 }
 

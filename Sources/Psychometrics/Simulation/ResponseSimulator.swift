@@ -162,6 +162,6 @@ public struct ResponseSimulator: Sendable {
             offsets.append(items.count)
         }
         let ids = (1...max(count, 1)).prefix(count).map { "s\($0)" }
-        return (ResponseMatrix(personIDs: ids, itemIDs: itemIDs, rowOffsets: offsets, itemIndices: items, responses: values), thetas)
+        return (ResponseMatrix(validatedPersonIDs: ids, itemIDs: itemIDs, rowOffsets: offsets, itemIndices: items, responses: values), thetas)
     }
 }
