@@ -9,20 +9,20 @@ import Psychometrics
 /// Reproducibility: simulee i draws its θ, its randomesque choices, its exposure lotteries and its responses
 /// from its own `SeededGenerator`, seeded from (seed, i) by a SplitMix64 mix, so a report depends on the seed
 /// only, never on the number of threads; totals are summed in simulee order.
-public enum CATSimulation {
+package enum CATSimulation {
     /// Study settings.
-    public struct Options: Sendable, Hashable {
-        public var simulees: Int
-        public var seed: UInt64
-        public var thetaMean = 0.0
-        public var thetaSD = 1.0
+    package struct Options: Sendable, Hashable {
+        package var simulees: Int
+        package var seed: UInt64
+        package var thetaMean = 0.0
+        package var thetaSD = 1.0
         /// θ bins for conditional bias and RMSE: width `binWidth` over [−`binBound`, `binBound`], plus an open
         /// bin below and above.
-        public var binWidth = 0.5
-        public var binBound = 3.0
-        public var threads = WorkerThreads.all
+        package var binWidth = 0.5
+        package var binBound = 3.0
+        package var threads = WorkerThreads.all
 
-        public init(simulees: Int, seed: UInt64) {
+        package init(simulees: Int, seed: UInt64) {
             self.simulees = simulees
             self.seed = seed
         }
@@ -31,7 +31,7 @@ public enum CATSimulation {
     /// Runs the study with Sympson–Hetter control calibrated by `SympsonHetter.calibrate` (its record goes into
     /// the report's `exposureControl`), or with none when `exposure` is nil.
     /// - Throws: `AssemblyError.invalidConfiguration` for settings outside `SimulationStudy`'s ranges.
-    public static func run(pool: CATItemPool, exposure: SympsonHetter?, options: Options) throws(AssemblyError) -> CATSimulationReport {
+    package static func run(pool: CATItemPool, exposure: SympsonHetter?, options: Options) throws(AssemblyError) -> CATSimulationReport {
         var report = try run(pool: pool, parameters: exposure?.parameters, options: options)
         if let exposure {
             report.exposureControl = .init(method: "sympson_hetter", target: exposure.target, margin: exposure.margin,
@@ -48,7 +48,7 @@ public enum CATSimulation {
     /// calibration record. Checks how a stored set of parameters holds up, e.g. on a changed bank or rules.
     /// - Throws: `AssemblyError.invalidConfiguration` for settings outside `SimulationStudy`'s ranges;
     ///   `AssemblyError.invalidExposure` when the parameters are not one per bank item.
-    public static func run(pool: CATItemPool, given parameters: ExposureParameters, options: Options) throws(AssemblyError) -> CATSimulationReport {
+    package static func run(pool: CATItemPool, given parameters: ExposureParameters, options: Options) throws(AssemblyError) -> CATSimulationReport {
         var report = try run(pool: pool, parameters: parameters, options: options)
         report.exposureControl = .init(method: "sympson_hetter", target: nil, margin: nil, simulees: nil, converged: nil,
                                        controlledItems: parameters.controlledCount,
@@ -202,62 +202,62 @@ public enum CATSimulation {
 }
 
 /// The figures of a CAT simulation study (JSON keys in snake_case).
-public struct CATSimulationReport: Sendable, Codable {
-    public var simulees: Int
-    public var seed: UInt64
-    public var thetaMean: Double
-    public var thetaSD: Double
-    public var bankItems: Int
+package struct CATSimulationReport: Sendable, Codable {
+    package var simulees: Int
+    package var seed: UInt64
+    package var thetaMean: Double
+    package var thetaSD: Double
+    package var bankItems: Int
     /// Items the CAT may select (status active).
-    public var eligibleItems: Int
-    public var domains: [String]
-    public var meanLength: Double
-    public var minLength: Int
-    public var maxLength: Int
+    package var eligibleItems: Int
+    package var domains: [String]
+    package var meanLength: Double
+    package var minLength: Int
+    package var maxLength: Int
     /// Number of tests per length ("12": 803, …).
-    public var lengthCounts: [String: Int]
+    package var lengthCounts: [String: Int]
     /// √mean (θ̂ − θ)², mean (θ̂ − θ), mean SE(θ̂), Pearson r(θ, θ̂).
-    public var rmse: Double
-    public var bias: Double
-    public var meanSE: Double
-    public var correlation: Double
+    package var rmse: Double
+    package var bias: Double
+    package var meanSE: Double
+    package var correlation: Double
     /// Share of tests ending with SE ≤ se_target (null without a target).
-    public var shareSEReached: Double?
+    package var shareSEReached: Double?
     /// Exposure rate of an item: the share of tests it appears in. Max over items; mean over eligible items.
-    public var maxExposure: Double
-    public var meanExposure: Double
-    public var itemsNeverAdministered: Int
-    public var itemsAboveExposureTarget: Int?
+    package var maxExposure: Double
+    package var meanExposure: Double
+    package var itemsNeverAdministered: Int
+    package var itemsAboveExposureTarget: Int?
     /// Mean share of items two simulees' tests have in common (see `CATSimulation.run`).
-    public var overlapRate: Double
+    package var overlapRate: Double
     /// Tests that ended without every domain's `min_per_domain`.
-    public var contentViolations: Int
-    public var stopReasons: [String: Int]
-    public var domainMeanItems: [String: Double]
-    public var bins: [Bin]
-    public var exposureControl: ExposureControlSummary?
-    public var configuration: CATConfiguration
-    public var elapsedSeconds: Double
+    package var contentViolations: Int
+    package var stopReasons: [String: Int]
+    package var domainMeanItems: [String: Double]
+    package var bins: [Bin]
+    package var exposureControl: ExposureControlSummary?
+    package var configuration: CATConfiguration
+    package var elapsedSeconds: Double
     /// Items administered in all (one step = one record + one selection).
-    public var steps: Int
-    public var threads: Int
+    package var steps: Int
+    package var threads: Int
 
     /// Conditional recovery in one θ bin [lower, upper) (nil bound = open).
-    public struct Bin: Sendable, Codable {
-        public var lower: Double?
-        public var upper: Double?
-        public var count: Int
-        public var bias: Double?
-        public var rmse: Double?
-        public var meanSE: Double?
-        public var meanLength: Double?
-        public var shareSEReached: Double?
+    package struct Bin: Sendable, Codable {
+        package var lower: Double?
+        package var upper: Double?
+        package var count: Int
+        package var bias: Double?
+        package var rmse: Double?
+        package var meanSE: Double?
+        package var meanLength: Double?
+        package var shareSEReached: Double?
 
         enum CodingKeys: String, CodingKey {
             case lower, upper, count, bias, rmse, meanSE = "mean_se", meanLength = "mean_length", shareSEReached = "share_se_reached"
         }
 
-        public func encode(to encoder: Encoder) throws {
+        package func encode(to encoder: Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(lower, forKey: .lower)
             try c.encode(upper, forKey: .upper)
@@ -270,20 +270,20 @@ public struct CATSimulationReport: Sendable, Codable {
         }
     }
 
-    public struct ExposureControlSummary: Sendable, Codable {
-        public var method: String
+    package struct ExposureControlSummary: Sendable, Codable {
+        package var method: String
         /// The calibration's target r_max, margin, simulees, convergence, rounds and time; nil when the
         /// parameters were given (`run(pool:given:options:)`).
-        public var target: Double?
-        public var margin: Double?
-        public var simulees: Int?
-        public var converged: Bool?
-        public var controlledItems: Int
-        public var minParameter: Double
-        public var rounds: [SympsonHetter.Round]?
-        public var elapsedSeconds: Double?
+        package var target: Double?
+        package var margin: Double?
+        package var simulees: Int?
+        package var converged: Bool?
+        package var controlledItems: Int
+        package var minParameter: Double
+        package var rounds: [SympsonHetter.Round]?
+        package var elapsedSeconds: Double?
         /// Where given parameters came from (set by the caller, e.g. the file `cat simulate --exposure` read).
-        public var source: String?
+        package var source: String?
 
         enum CodingKeys: String, CodingKey {
             case method, target, margin, simulees, converged, controlledItems = "controlled_items", minParameter = "min_parameter"
@@ -301,7 +301,7 @@ public struct CATSimulationReport: Sendable, Codable {
         case exposureControl = "exposure_control", configuration, elapsedSeconds = "elapsed_seconds", steps, threads
     }
 
-    public func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(simulees, forKey: .simulees)
         try c.encode(seed, forKey: .seed)
@@ -336,7 +336,7 @@ public struct CATSimulationReport: Sendable, Codable {
     }
 
     /// The report as pretty-printed JSON with sorted keys (stable across runs except `elapsed_seconds`).
-    public func json() throws -> String {
+    package func json() throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(self), as: UTF8.self) + "\n"

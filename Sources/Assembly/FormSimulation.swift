@@ -6,23 +6,23 @@ import Psychometrics
 /// or one of a fixed set of parallel forms, in turn), answer with probability P(θ), and are scored by EAP.
 /// The report gives recovery (bias, RMSE, by θ bin), precision, exposure, overlap and content figures, in the
 /// same terms as the CAT study. Results depend on the seed only, not on the number of threads.
-public enum FormSimulation {
-    public struct Options: Sendable, Hashable {
-        public var simulees: Int
-        public var seed: UInt64
-        public var thetaMean = 0.0
-        public var thetaSD = 1.0
+package enum FormSimulation {
+    package struct Options: Sendable, Hashable {
+        package var simulees: Int
+        package var seed: UInt64
+        package var thetaMean = 0.0
+        package var thetaSD = 1.0
         /// Share of simulees with SE ≤ this is reported (nil: not reported).
-        public var seTarget: Double?
+        package var seTarget: Double?
         /// Use this many parallel forms, assigned in turn; nil assembles a form per simulee.
-        public var fixedForms: Int?
-        public var binWidth = 0.5
-        public var binBound = 3.0
-        public var threads = WorkerThreads.all
-        public init(simulees: Int, seed: UInt64) { self.simulees = simulees; self.seed = seed }
+        package var fixedForms: Int?
+        package var binWidth = 0.5
+        package var binBound = 3.0
+        package var threads = WorkerThreads.all
+        package init(simulees: Int, seed: UInt64) { self.simulees = simulees; self.seed = seed }
     }
 
-    public static func run(assembler: FormAssembler, options: Options) throws -> FormSimulationReport {
+    package static func run(assembler: FormAssembler, options: Options) throws -> FormSimulationReport {
         let problems = options.validationProblems()
         guard problems.isEmpty else { throw AssemblyError(.invalidConfiguration, problems: problems) }
         let started = Date()
@@ -95,24 +95,24 @@ public enum FormSimulation {
 /// Figures of a fixed-form simulation study (JSON keys in snake_case; the same meanings as the CAT report:
 /// overlap is the mean share of items two simulees' forms have in common, content violations count forms with a
 /// relaxed rule).
-public struct FormSimulationReport: Sendable, Codable {
-    public var simulees: Int
-    public var seed: UInt64
-    public var mode: String
-    public var length: Int
-    public var meanLength: Double
-    public var rmse: Double
-    public var bias: Double
-    public var meanSE: Double
-    public var correlation: Double
-    public var shareSEReached: Double?
-    public var maxExposure: Double
-    public var meanExposure: Double
-    public var itemsNeverAdministered: Int
-    public var overlapRate: Double
-    public var contentViolations: Int
-    public var bins: [CATSimulationReport.Bin]
-    public var elapsedSeconds: Double
+package struct FormSimulationReport: Sendable, Codable {
+    package var simulees: Int
+    package var seed: UInt64
+    package var mode: String
+    package var length: Int
+    package var meanLength: Double
+    package var rmse: Double
+    package var bias: Double
+    package var meanSE: Double
+    package var correlation: Double
+    package var shareSEReached: Double?
+    package var maxExposure: Double
+    package var meanExposure: Double
+    package var itemsNeverAdministered: Int
+    package var overlapRate: Double
+    package var contentViolations: Int
+    package var bins: [CATSimulationReport.Bin]
+    package var elapsedSeconds: Double
 
     enum CodingKeys: String, CodingKey {
         case simulees, seed, mode, length, meanLength = "mean_length", rmse, bias, meanSE = "mean_se", correlation

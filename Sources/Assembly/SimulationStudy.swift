@@ -2,19 +2,19 @@ import Psychometrics
 
 /// Settings shared by the CAT and the fixed-form simulation studies (`CATSimulation.Options`,
 /// `FormSimulation.Options`), checked in one place.
-public enum SimulationStudy {
+package enum SimulationStudy {
     /// Simulees one study may ask for: 1…1,000,000. Every simulee's outcome is kept until the report is
     /// summed (about 50 bytes each) and each takes a whole adaptive test; 10⁶ simulees put the Monte Carlo
     /// error of every reported rate below 0.001.
-    public static let allowedSimulees = 1...1_000_000
+    package static let allowedSimulees = 1...1_000_000
 
     /// θ-bin widths [0.01, 10] and bounds (0, 20] of the conditional recovery figures; the bins are allocated
     /// up front, 2·bound/width + 2 of them.
-    public static let allowedBinWidths = NumberRange.closed(0.01, 10)
-    public static let allowedBinBounds = NumberRange.aboveUpTo(0, 20)
+    package static let allowedBinWidths = NumberRange.closed(0.01, 10)
+    package static let allowedBinBounds = NumberRange.aboveUpTo(0, 20)
 
     /// Problems with a study's settings, naming each as `naming` says (`--simulees`, `--theta-sd`, …).
-    public static func validationProblems(simulees: Int, thetaMean: Double, thetaSD: Double, threads: Int,
+    package static func validationProblems(simulees: Int, thetaMean: Double, thetaSD: Double, threads: Int,
                                           binWidth: Double, binBound: Double, naming: SettingNaming = .words) -> [String] {
         var problems: [String] = []
         if let p = allowedSimulees.problem(simulees, naming.name("simulees", words: "the number of simulees")) { problems.append(p) }
@@ -29,7 +29,7 @@ public enum SimulationStudy {
 
 extension CATSimulation.Options {
     /// Problems with the study's settings (see `SimulationStudy`).
-    public func validationProblems(naming: SettingNaming = .words) -> [String] {
+    package func validationProblems(naming: SettingNaming = .words) -> [String] {
         SimulationStudy.validationProblems(simulees: simulees, thetaMean: thetaMean, thetaSD: thetaSD, threads: threads,
                                            binWidth: binWidth, binBound: binBound, naming: naming)
     }
@@ -37,10 +37,10 @@ extension CATSimulation.Options {
 
 extension FormSimulation.Options {
     /// Standard-error targets whose share is reported: (0, 10] (θ units; 10 is 150 IQ points).
-    public static let allowedSETargets = NumberRange.aboveUpTo(0, 10)
+    package static let allowedSETargets = NumberRange.aboveUpTo(0, 10)
 
     /// Problems with the study's settings (see `SimulationStudy`; `fixedForms` as a blueprint's `forms`).
-    public func validationProblems(naming: SettingNaming = .words) -> [String] {
+    package func validationProblems(naming: SettingNaming = .words) -> [String] {
         var problems = SimulationStudy.validationProblems(simulees: simulees, thetaMean: thetaMean, thetaSD: thetaSD, threads: threads,
                                                           binWidth: binWidth, binBound: binBound, naming: naming)
         if let seTarget, let p = Self.allowedSETargets.problem(seTarget, naming.name("se_target", words: "the SE target")) { problems.append(p) }

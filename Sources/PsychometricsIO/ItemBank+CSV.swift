@@ -16,11 +16,11 @@ extension ItemBank {
     /// intercept a·b stays within ±`flatItemIntercept` (and |b| ≤ 10⁶): with a = 0.003 the fit puts b at 164, yet
     /// P(θ) = 1/(1 + exp(−a(θ − b))) is an ordinary curve (intercept −0.49). Calibration writes such items; a
     /// reader must read them back. A unit error (an IQ of 115 as b with a = 1.2) stays an error.
-    public static let flatSlope = 0.2
-    public static let flatItemIntercept = 20.0
+    package static let flatSlope = 0.2
+    package static let flatItemIntercept = 20.0
 
     /// Whether b is a difficulty a bank may hold for an item of slope a (see `flatSlope`).
-    public static func allowsDifficulty(_ b: Double, slope a: Double) -> Bool {
+    package static func allowsDifficulty(_ b: Double, slope a: Double) -> Bool {
         allowedDifficulties.contains(b) || (b.isFinite && abs(b) <= 1e6 && abs(a) < flatSlope && abs(a * b) <= flatItemIntercept)
     }
 
@@ -37,7 +37,7 @@ extension ItemBank {
     /// Items whose parameters lie outside what `load(csv:)` accepts (positive slopes), one sentence each, e.g.
     /// "item 'q1': a = 9183.5; allowed 0 < a ≤ 50". A command that computes a bank (linking divides slopes by
     /// its constant) checks it before writing a file that could not be read back.
-    public func parameterProblems() -> [String] {
+    package func parameterProblems() -> [String] {
         var problems: [String] = []
         for item in items {
             let p = item.parameters
@@ -223,5 +223,26 @@ extension ItemBank {
         var bank = ItemBank(items: items, metadataColumns: metadataColumns)
         bank.layout = layout
         return bank
+    }
+}
+
+extension ItemBank {
+    /// The bank as CSV text (header + one row per item). Numbers use up to 6 decimals; no NaN or infinity is
+    /// ever written (non-finite values become empty cells).
+    public func csv() -> String {
+        var out = (Self.coreColumns + metadataColumns).map(csvField).joined(separator: ",") + "\n"
+        func num(_ v: Double?) -> String {
+            guard let v, v.isFinite else { return "" }
+            return String(format: "%.6f", v)
+        }
+        for item in items {
+            let p = item.parameters, e = item.standardErrors
+            var row = [csvField(item.itemID), item.model.rawValue, num(p.discrimination), num(p.difficulty), num(p.guessing),
+                       num(e.discrimination), num(e.difficulty), num(e.guessing),
+                       item.responses.map(String.init) ?? "", num(item.pValue), csvField(item.flags.joined(separator: ";"))]
+            row += metadataColumns.map { csvField(item.metadata[$0] ?? "") }
+            out += row.joined(separator: ",") + "\n"
+        }
+        return out
     }
 }

@@ -39,7 +39,7 @@ public struct ResponseFileOptions: Sendable, Hashable {
     }
 
     /// First-column headers that mark a wide file's id column (compared case-insensitively).
-    public static let wideIDNames: Set<String> = ["id", "session_id", "session", "person_id", "person", "user_id",
+    package static let wideIDNames: Set<String> = ["id", "session_id", "session", "person_id", "person", "user_id",
                                                    "respondent", "respondent_id", "subject", "subject_id", "test_session_id"]
 }
 

@@ -12,7 +12,7 @@ public struct BetaPrior: Sendable, Hashable, Codable, CustomStringConvertible {
     public static let allowedShapes = NumberRange.closed(1, 1000)
 
     /// Problems with prior parameters, before constructing one (`init` traps on them).
-    public static func validationProblems(alpha: Double, beta: Double) -> [String] {
+    package static func validationProblems(alpha: Double, beta: Double) -> [String] {
         [allowedShapes.problem(alpha, "the Beta prior's alpha"), allowedShapes.problem(beta, "the Beta prior's beta")].compactMap { $0 }
     }
 
@@ -48,7 +48,7 @@ public struct LogNormalPrior: Sendable, Hashable, Codable, CustomStringConvertib
     public static let allowedSDLogs = NumberRange.aboveUpTo(0, 10)
 
     /// Problems with prior parameters, before constructing one (`init` traps on a non-positive SD).
-    public static func validationProblems(meanLog: Double, sdLog: Double) -> [String] {
+    package static func validationProblems(meanLog: Double, sdLog: Double) -> [String] {
         [allowedMeanLogs.problem(meanLog, "the log-normal prior's MEANLOG"), allowedSDLogs.problem(sdLog, "the log-normal prior's SDLOG")].compactMap { $0 }
     }
 
@@ -144,7 +144,7 @@ public struct CalibrationOptions: Sendable, Hashable, Codable {
     public static let allowedMinimumItemResponses = 1...Int.max
 
     /// Problems with the options themselves (not the data), as sentences naming each setting as `naming` says.
-    public func validationProblems(naming: SettingNaming = .words) -> [String] {
+    package func validationProblems(naming: SettingNaming = .words) -> [String] {
         var problems: [String] = []
         problems += QuadratureGrid.validationProblems(points: quadraturePoints, bound: thetaBound, naming: naming)
         if let p = Self.allowedTolerances.problem(tolerance, naming.name("tolerance")) { problems.append(p) }

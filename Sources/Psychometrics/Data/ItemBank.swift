@@ -12,7 +12,7 @@ public struct BankItem: Sendable, Hashable, Codable {
     /// Extra columns (e.g. `domain`) in `ItemBank.metadataColumns` order.
     public var metadata: [String: String]
     /// The line of the bank file this item came from, when it was read from one (for error messages).
-    public var sourceLine: Int?
+    package var sourceLine: Int?
 
     /// The values a bank's `status` column may hold: `active` (scored; also an empty cell), `pretest` (being
     /// calibrated: administered, not scored) and `retired` (no longer used, not scored).
@@ -50,7 +50,7 @@ public struct ItemBank: Sendable, Hashable, Codable {
     public var items: [BankItem]
     public var metadataColumns: [String]
     /// The file the bank was read from, if any (for error messages).
-    public var sourcePath: String?
+    package var sourcePath: String?
     /// How the file's header was read (`BankLayout`: native, or a foreign layout with its conversion), when the
     /// bank was read from a file.
     public var layout: BankLayout?
@@ -60,7 +60,8 @@ public struct ItemBank: Sendable, Hashable, Codable {
         self.metadataColumns = metadataColumns
     }
 
-    public static let coreColumns = ["item_id", "model", "a", "b", "c", "se_a", "se_b", "se_c", "n_responses", "p_value", "flags"]
+    /// The native bank file's columns before any metadata (`ItemBank.csv()` in PsychometricsIO writes them).
+    package static let coreColumns = ["item_id", "model", "a", "b", "c", "se_a", "se_b", "se_c", "n_responses", "p_value", "flags"]
 
     /// The bank of a calibration, with metadata joined by item id.
     ///
@@ -100,25 +101,6 @@ public struct ItemBank: Sendable, Hashable, Codable {
             items.append(row)
         }
         self.items = items
-    }
-
-    /// The bank as CSV text (header + one row per item). Numbers use up to 6 decimals; no NaN or infinity is
-    /// ever written (non-finite values become empty cells).
-    public func csv() -> String {
-        var out = (Self.coreColumns + metadataColumns).map(csvField).joined(separator: ",") + "\n"
-        func num(_ v: Double?) -> String {
-            guard let v, v.isFinite else { return "" }
-            return String(format: "%.6f", v)
-        }
-        for item in items {
-            let p = item.parameters, e = item.standardErrors
-            var row = [csvField(item.itemID), item.model.rawValue, num(p.discrimination), num(p.difficulty), num(p.guessing),
-                       num(e.discrimination), num(e.difficulty), num(e.guessing),
-                       item.responses.map(String.init) ?? "", num(item.pValue), csvField(item.flags.joined(separator: ";"))]
-            row += metadataColumns.map { csvField(item.metadata[$0] ?? "") }
-            out += row.joined(separator: ",") + "\n"
-        }
-        return out
     }
 }
 

@@ -5,7 +5,7 @@ import Foundation
 /// Every range is checked once, in a library type's `validationProblems(naming:)`; the command line asks for
 /// option names (`--quadrature-points`), JSON readers for keys (`quadrature_points`), library callers for words
 /// (`quadrature points`), so the same check reads right whichever way the value arrived.
-public enum SettingNaming: Sendable, Hashable {
+package enum SettingNaming: Sendable, Hashable {
     /// Words: "quadrature points".
     case words
     /// The JSON key: "quadrature_points".
@@ -99,7 +99,7 @@ public enum WorkerThreads {
     public static let allowed = 1...maximum
 
     /// Problems with a requested thread count (nil: the default, all cores, which is always allowed).
-    public static func validationProblems(_ count: Int?, naming: SettingNaming = .words) -> [String] {
+    package static func validationProblems(_ count: Int?, naming: SettingNaming = .words) -> [String] {
         guard let count else { return [] }
         return [allowed.problem(count, naming.name("threads", words: "worker threads"))].compactMap { $0 }
     }

@@ -39,7 +39,7 @@ extension QuadratureGrid {
     public static let allowedBounds = NumberRange.closed(1, 20)
 
     /// Problems with a grid's point count and bound (nil: not set by the caller).
-    public static func validationProblems(points: Int?, bound: Double?, naming: SettingNaming = .words) -> [String] {
+    package static func validationProblems(points: Int?, bound: Double?, naming: SettingNaming = .words) -> [String] {
         var problems: [String] = []
         if let points, let p = allowedPointCounts.problem(points, naming.name("quadrature_points")) { problems.append(p) }
         if let bound, let p = allowedBounds.problem(bound, naming.name("theta_bound")) { problems.append(p) }

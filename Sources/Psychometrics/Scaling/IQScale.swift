@@ -32,7 +32,7 @@ public struct Norms: Sendable, Hashable, Codable {
     public static let allowedSDs = NumberRange.closed(0.01, 10)
 
     /// Problems with the norms, naming each field as `naming` says ("norms sd" in words, `sd` as the JSON key).
-    public func validationProblems(naming: SettingNaming = .words) -> [String] {
+    package func validationProblems(naming: SettingNaming = .words) -> [String] {
         var problems: [String] = []
         if name.trimmingCharacters(in: .whitespaces).isEmpty { problems.append("norms need a name") }
         if version.trimmingCharacters(in: .whitespaces).isEmpty { problems.append("norms need a version") }
@@ -145,7 +145,7 @@ public struct IQScale: Sendable, Hashable, Codable {
     public static let allowedMinimumItems = 1...TestLength.maximum
 
     /// Problems with the scale's settings, naming each as `naming` says (`--confidence` on the command line).
-    public static func validationProblems(confidenceLevel: Double, lowPrecisionSE: Double, minimumItems: Int,
+    package static func validationProblems(confidenceLevel: Double, lowPrecisionSE: Double, minimumItems: Int,
                                           naming: SettingNaming = .words) -> [String] {
         [allowedConfidenceLevels.problem(confidenceLevel, naming.name("confidence", words: "confidence level")),
          allowedLowPrecisionSEs.problem(lowPrecisionSE, naming.name("low_precision_se", words: "the low-precision SE threshold")),

@@ -28,7 +28,7 @@ public struct AbilityOptions: Sendable, Hashable, Codable {
 
     /// Problems with the options, each naming the setting as `naming` says (`--prior-sd`, `prior_sd`, "prior
     /// SD") with its allowed range.
-    public func validationProblems(naming: SettingNaming = .words) -> [String] {
+    package func validationProblems(naming: SettingNaming = .words) -> [String] {
         var problems: [String] = []
         if let p = Self.allowedPriorSDs.problem(priorSD, naming.name("prior_sd", words: "prior SD")) { problems.append(p) }
         if let p = Self.allowedPriorMeans.problem(priorMean, naming.name("prior_mean")) { problems.append(p) }

@@ -24,12 +24,12 @@ public struct SessionScorer: Sendable {
     /// Domains in order of first appearance in the bank (empty when the bank has no `domain` column).
     public let domains: [String]
     /// Per item: index into `domains`, or −1.
-    public let itemDomain: [Int]
+    package let itemDomain: [Int]
     package let itemTable: ByteKeyTable
     /// Per item: whether it counts towards θ (`BankItem.isScored`).
-    public let itemScored: [Bool]
+    package let itemScored: [Bool]
     /// Whether the bank marks any item not scored (then scores carry an `n_unscored` count).
-    public let hasUnscoredItems: Bool
+    package let hasUnscoredItems: Bool
 
     public init(bank: ItemBank, ability: AbilityOptions = AbilityOptions(), scale: IQScale) throws {
         self.bank = bank

@@ -39,7 +39,7 @@ public struct BankSpecification: Sendable, Hashable, Codable {
     public static let allowedGuessingShapes = NumberRange.closed(0.5, 1000)
 
     /// Problems with the specification, naming each setting as `naming` says (`--slope-sd-log`).
-    public func validationProblems(naming: SettingNaming = .words) -> [String] {
+    package func validationProblems(naming: SettingNaming = .words) -> [String] {
         [Self.allowedItemCounts.problem(itemCount, naming.name("items", words: "the number of items")),
          Self.allowedSlopeMeanLogs.problem(slopeMeanLog, naming.name("slope_mean_log")),
          Self.allowedSlopeSDLogs.problem(slopeSDLog, naming.name("slope_sd_log")),
@@ -105,7 +105,7 @@ public struct ResponseSimulator: Sendable {
 
     /// Problems with a simulation of `sessions` sessions of `itemsPerSession` items (nil: all) from a bank of
     /// `itemCount` items with θ ~ N(thetaMean, thetaSD²) — checked before `init`, which traps on a bad count.
-    public static func validationProblems(itemCount: Int, itemsPerSession: Int?, sessions: Int, thetaMean: Double, thetaSD: Double,
+    package static func validationProblems(itemCount: Int, itemsPerSession: Int?, sessions: Int, thetaMean: Double, thetaSD: Double,
                                           naming: SettingNaming = .words) -> [String] {
         var problems: [String] = []
         if let k = itemsPerSession, let p = (1...max(itemCount, 1)).problem(k, naming.name("items_per_session")) { problems.append(p) }

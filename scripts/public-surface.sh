@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Counts the libraries' public API from the compiler's symbol graph (issue 11: count before and after).
+#   bash scripts/public-surface.sh [--list]      (--list: every public symbol, one per line)
+# Declared = written in our sources; synthesized = conformance members the compiler adds (==, hash(into:),
+# init(from:), rawValue, …), which the symbol graph lists without a source location.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+swift package dump-symbol-graph --minimum-access-level public >/dev/null 2>&1 || true   # test modules may fail to load; the libraries' graphs are written first
+dir=$(find .build -type d -path '*symbolgraph' | head -1)
+python3 - "$dir" "${1:-}" <<'PY'
+import collections, glob, json, os, sys
+directory, mode = sys.argv[1], sys.argv[2]
+modules = ["Psychometrics", "Assembly", "PsychometricsIO", "IQScoreServer"]
+rows = collections.defaultdict(lambda: collections.Counter())
+names = []
+for path in sorted(glob.glob(os.path.join(directory, "*.symbols.json"))):
+    module = os.path.basename(path).split(".")[0].split("@")[0]
+    if module not in modules:
+        continue
+    for symbol in json.load(open(path))["symbols"]:
+        if symbol.get("accessLevel") not in ("public", "open"):
+            continue
+        declared = "location" in symbol
+        row = rows[module]
+        row["all"] += 1
+        row["declared" if declared else "synthesized"] += 1
+        if len(symbol["pathComponents"]) == 1:
+            row["top-level"] += 1
+        names.append(f'{module}\t{".".join(symbol["pathComponents"])}\t{symbol["kind"]["identifier"].removeprefix("swift.")}'
+                     + ("" if declared else "\tsynthesized"))
+if mode == "--list":
+    print("\n".join(sorted(names)))
+    sys.exit()
+print(f'{"module":<18}{"public":>8}{"declared":>10}{"synthesized":>13}{"top-level":>11}')
+total = collections.Counter()
+for module in modules:
+    if module in rows:
+        r = rows[module]
+        total.update(r)
+        print(f'{module:<18}{r["all"]:>8}{r["declared"]:>10}{r["synthesized"]:>13}{r["top-level"]:>11}')
+print(f'{"total":<18}{total["all"]:>8}{total["declared"]:>10}{total["synthesized"]:>13}{total["top-level"]:>11}')
+PY
