@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""Load benchmark of `iqscore serve` beside the app's Python scoring endpoint (issue 12).
+
+Both servers run on loopback on the same 1,500-item six-domain bank and receive the same request bodies from
+`wrk` (Debian package) in the same run, one after the other, so the machine's noise is shared:
+
+  * POST /v1/score (ours) and POST /score (the peer, ../shared/peers/aiq_scoring_server.py, FastAPI + numpy,
+    2 uvicorn workers): 25-item sessions drawn from the bank, responses from the 2PL at θ ~ N(0, 1);
+  * POST /v1/cat/next at 10 administered items (histories made by our own adaptive steps), and POST /v1/forms
+    (the default 25-item blueprint, a seed per request): the peer has no such endpoints, so their reference is
+    our GET /healthz in the same run, the cost of HTTP alone on this machine;
+  * a soak (default 300 s) on /v1/score with the server's RSS sampled every 10 s.
+
+Each run: 3 s warm-up, then `--seconds` of wrk -t2 -c16 (the peer README's setting) with a Lua script that
+cycles through the bodies and prints requests/s, p50/p99/p99.9 and every error wrk counts. Writes
+OUT/serve_load.json and prints a Markdown table. Not a timed test: the figures go into the README.
+
+    python3 Benchmarks/serve_load.py --bin .build/release/iqscore --out bench-out [--seconds 20] [--soak 300]
+"""
+import argparse, json, math, os, random, signal, socket, subprocess, sys, tempfile, time, urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DOMAINS = ["pattern", "logic", "spatial", "math", "verbal", "memory"]
+
+LUA = r"""
+local bodies = dofile("%(bodies)s")
+local counter = 0
+local path = "%(path)s"
+setup = function(thread) thread:set("offset", counter); counter = counter + 1 end
+init = function(args) i = offset * 7919 end
+request = function()
+  i = i %% #bodies + 1
+  return wrk.format("POST", path, {["Content-Type"] = "application/json"}, bodies[i])
+end
+%(done)s
+"""
+LUA_GET = r"""
+local path = "%(path)s"
+request = function() return wrk.format("GET", path) end
+%(done)s
+"""
+DONE = r"""
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('RESULT {"requests": %%d, "seconds": %%.3f, "rps": %%.1f, "p50_ms": %%.3f, "p99_ms": %%.3f, "p999_ms": %%.3f, "max_ms": %%.3f, "errors": {"connect": %%d, "read": %%d, "write": %%d, "status": %%d, "timeout": %%d}}\n',
+    summary.requests, summary.duration / 1e6, summary.requests / (summary.duration / 1e6),
+    latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency:percentile(99.9) / 1000, latency.max / 1000,
+    e.connect, e.read, e.write, e.status, e.timeout))
+end
+"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, proc, seconds=60):
+    end = time.time() + seconds
+    while time.time() < end:
+        if proc.poll() is not None:
+            raise SystemExit(f"server on port {port} exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit(f"nothing listens on port {port} after {seconds} s")
+
+
+def post(port, path, body):
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return r.status, json.loads(r.read())
+
+
+def lua_bodies(path, bodies):
+    with open(path, "w") as fh:
+        fh.write("return {\n")
+        for b in bodies:
+            fh.write("  " + json.dumps(json.dumps(b, separators=(",", ":"))) + ",\n")  # a JSON string is a Lua string
+        fh.write("}\n")
+
+
+def wrk(url, script, seconds, threads=2, connections=16):
+    subprocess.run(["wrk", "-t", str(threads), "-c", str(connections), "-d", "3s", "-s", script, url],
+                   capture_output=True, check=True)  # warm-up
+    out = subprocess.run(["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{seconds}s", "--timeout", "5s",
+                          "-s", script, url], capture_output=True, text=True, check=True).stdout
+    line = next(l for l in out.splitlines() if l.startswith("RESULT "))
+    return json.loads(line[len("RESULT "):])
+
+
+def rss_mb(pid):
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default=".build/release/iqscore")
+    ap.add_argument("--out", default="bench-out")
+    ap.add_argument("--seconds", type=int, default=20)
+    ap.add_argument("--soak", type=int, default=300, help="soak seconds on /v1/score (0: none)")
+    ap.add_argument("--peers", default=os.path.join(HERE, "..", "..", "shared", "peers"))
+    ap.add_argument("--sessions", type=int, default=2000)
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="serve-load-")
+    rng = random.Random(12)
+    procs = []
+
+    def stop_all():
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+    try:
+        bank = os.path.join(work, "bank.csv")
+        subprocess.run([args.bin, "simulate", "--model", "2pl", "--items", "1500", "--persons", "1", "--domains", ",".join(DOMAINS),
+                        "--slope-mean-log", "0.3", "--bank-out", bank, "--out", "/dev/null", "--seed", "7"],
+                       check=True, capture_output=True)
+        cat = os.path.join(work, "cat.json")
+        open(cat, "w").write('{"min_items": 8, "max_items": 25, "se_target": 0.30, "min_per_domain": 1, "randomesque": 5, "exposure_target": 0.25}')
+        exposure = os.path.join(work, "k.csv")
+        subprocess.run([args.bin, "cat", "simulate", "--bank", bank, "--config", cat, "--simulees", "200", "--seed", "7",
+                        "--out", os.path.join(work, "cat_report.json"), "--exposure-out", exposure], check=True, capture_output=True)
+        blueprint = os.path.join(work, "blueprint.json")
+        json.dump({"length": 25, "domain_counts": {"pattern": 5, "logic": 4, "spatial": 4, "math": 4, "verbal": 4, "memory": 4},
+                   "difficulty_counts": {"easy": 8, "medium": 9, "hard": 8},
+                   "difficulty_bands": {"easy": [-6, -0.5], "medium": [-0.5, 0.5], "hard": [0.5, 6]}}, open(blueprint, "w"))
+
+        import csv
+        items = list(csv.DictReader(open(bank)))
+        params = {r["item_id"]: (float(r["a"]), float(r["b"]), float(r["c"] or 0)) for r in items}
+        ids = [r["item_id"] for r in items]
+
+        def answer(item, theta):
+            a, b, c = params[item]
+            return 1 if rng.random() < c + (1 - c) / (1 + math.exp(-a * (theta - b))) else 0
+
+        sessions = []
+        for k in range(args.sessions):
+            theta = rng.gauss(0, 1)
+            chosen = rng.sample(ids, 25)
+            sessions.append({"session_id": f"s{k}", "item_ids": chosen, "responses": [answer(i, theta) for i in chosen]})
+
+        ours_port, peer_port = free_port(), free_port()
+        ours = subprocess.Popen([args.bin, "serve", "--bank", bank, "--cat-config", cat, "--blueprint", blueprint,
+                                 "--exposure", exposure, "--port", str(ours_port)],
+                                stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "ours.log"), "w"))
+        procs.append(ours)
+        wait_port(ours_port, ours)
+
+        # Histories of 10 administered items, made by our own adaptive steps (a stop before 10 is continued with
+        # random unseen items, so every body carries exactly 10).
+        cat_bodies = []
+        for k in range(min(500, args.sessions)):
+            theta = rng.gauss(0, 1)
+            administered = []
+            while len(administered) < 10:
+                _, step = post(ours_port, "/v1/cat/next", {"session_id": f"c{k}", "administered": administered})
+                item = step["item_id"] if step["action"] == "administer" else rng.choice([i for i in ids if i not in {x["item_id"] for x in administered}])
+                administered.append({"item_id": item, "response": answer(item, theta)})
+            cat_bodies.append({"session_id": f"c{k}", "administered": administered})
+        form_bodies = [{"seed": k} for k in range(1, 501)]
+
+        # The same bodies, checked once: every one answers 200 on ours, and the peer scores the same sessions.
+        status, first = post(ours_port, "/v1/score", sessions[0])
+        assert status == 200 and "iq" in first, first
+
+        peer = subprocess.Popen([os.path.join(args.peers, "aiq_scoring_server.py"), bank, "--port", str(peer_port), "--workers", "2"],
+                                stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "peer.log"), "w"))
+        procs.append(peer)
+        wait_port(peer_port, peer)
+        status, peer_first = post(peer_port, "/score", {"item_ids": sessions[0]["item_ids"], "responses": sessions[0]["responses"]})
+        assert status == 200, peer_first
+
+        def script(name, path, bodies=None):
+            lua = os.path.join(work, name + ".lua")
+            if bodies is None:
+                open(lua, "w").write(LUA_GET % {"path": path, "done": DONE})
+            else:
+                data = os.path.join(work, name + "_bodies.lua")
+                lua_bodies(data, bodies)
+                open(lua, "w").write(LUA % {"bodies": data, "path": path, "done": DONE})
+            return lua
+
+        peer_bodies = [{"item_ids": s["item_ids"], "responses": s["responses"]} for s in sessions]
+        runs = [
+            ("/v1/score (25 items)", "ours", ours_port, script("score", "/v1/score", sessions)),
+            ("/v1/score (25 items)", "peer", peer_port, script("peer_score", "/score", peer_bodies)),
+            ("/v1/cat/next (10 administered)", "ours", ours_port, script("cat", "/v1/cat/next", cat_bodies)),
+            ("/v1/forms (25-item blueprint)", "ours", ours_port, script("forms", "/v1/forms", form_bodies)),
+            ("GET /healthz (HTTP alone)", "ours", ours_port, script("healthz", "/healthz")),
+        ]
+        results = []
+        for endpoint, who, port, lua in runs:
+            r = wrk(f"http://127.0.0.1:{port}", lua, args.seconds)
+            r.update(endpoint=endpoint, server=who)
+            results.append(r)
+            print(f"{who:5} {endpoint:32} {r['rps']:>10,.0f} req/s  p50 {r['p50_ms']:.3f} ms  p99 {r['p99_ms']:.3f} ms  "
+                  f"p99.9 {r['p999_ms']:.3f} ms  errors {sum(r['errors'].values())}", file=sys.stderr)
+        peer.send_signal(signal.SIGTERM)
+        peer.wait(10)
+
+        soak = None
+        if args.soak > 0:
+            lua = script("soak", "/v1/score", sessions)
+            samples = []
+            w = subprocess.Popen(["wrk", "-t", "2", "-c", "16", "-d", f"{args.soak}s", "--timeout", "5s", "-s", lua,
+                                  f"http://127.0.0.1:{ours_port}"], stdout=subprocess.PIPE, text=True)
+            start = time.time()
+            while w.poll() is None:
+                samples.append({"t": round(time.time() - start, 1), "rss_mb": round(rss_mb(ours.pid), 1)})
+                for _ in range(100):
+                    if w.poll() is not None:
+                        break
+                    time.sleep(0.1)
+            samples.append({"t": round(time.time() - start, 1), "rss_mb": round(rss_mb(ours.pid), 1)})
+            line = next(l for l in w.stdout.read().splitlines() if l.startswith("RESULT "))
+            soak = json.loads(line[len("RESULT "):])
+            soak["rss_samples"] = samples
+            rss = [s["rss_mb"] for s in samples[1:]]  # after the first 10 s
+            soak["rss_first_mb"], soak["rss_last_mb"], soak["rss_max_mb"] = samples[0]["rss_mb"], samples[-1]["rss_mb"], max(rss or [0])
+            print(f"soak {args.soak} s: {soak['rps']:,.0f} req/s, errors {sum(soak['errors'].values())}, RSS "
+                  f"{soak['rss_first_mb']} → {soak['rss_last_mb']} MB (max {soak['rss_max_mb']})", file=sys.stderr)
+
+        report = {"machine": {"cores": os.cpu_count()}, "wrk": "-t2 -c16, 3 s warm-up", "seconds": args.seconds,
+                  "runs": results, "soak": soak}
+        json.dump(report, open(os.path.join(args.out, "serve_load.json"), "w"), indent=2)
+
+        ours_score = next(r for r in results if r["server"] == "ours" and r["endpoint"].startswith("/v1/score"))
+        peer_score = next(r for r in results if r["server"] == "peer")
+        health = next(r for r in results if r["endpoint"].startswith("GET /healthz"))
+        print("| endpoint | server | requests/s | p50 (ms) | p99 (ms) | p99.9 (ms) | errors | reference | ratio |")
+        print("|---|---|---:|---:|---:|---:|---:|---|---:|")
+        for r in results:
+            if r["server"] == "peer":
+                ref, ratio = "–", ""
+            elif r["endpoint"].startswith("/v1/score"):
+                ref, ratio = "the peer's /score", f"{r['rps'] / peer_score['rps']:.1f}× the peer's requests/s"
+            elif r is health:
+                ref, ratio = "–", ""
+            else:
+                ref, ratio = "our /healthz", f"{r['rps'] / health['rps']:.2f} of HTTP alone"
+            print(f"| {r['endpoint']} | {r['server']} | {r['rps']:,.0f} | {r['p50_ms']:.3f} | {r['p99_ms']:.3f} | "
+                  f"{r['p999_ms']:.3f} | {sum(r['errors'].values())} | {ref} | {ratio} |")
+        print(f"\np99 of /v1/score: ours {ours_score['p99_ms']:.3f} ms vs peer {peer_score['p99_ms']:.3f} ms "
+              f"({peer_score['p99_ms'] / ours_score['p99_ms']:.1f}× lower)")
+    finally:
+        stop_all()
+
+
+if __name__ == "__main__":
+    main()
