@@ -182,6 +182,9 @@ enum RequestDecoding {
             }
             return Problem(.invalidRequest, "expected \(expectation(type)); \(found(context))", field: field)
         case .valueNotFound(let type, let context):
+            if isResponse(context.codingPath) {
+                return Problem(.invalidResponse, "a response must be 0 or 1, written as a JSON integer; found null", field: JSONPointer.from(codingPath: context.codingPath))
+            }
             return Problem(.invalidRequest, "must not be null (expected \(expectation(type)))", field: JSONPointer.from(codingPath: context.codingPath))
         case .dataCorrupted(let context):
             return Problem(.invalidRequest, context.debugDescription, field: JSONPointer.from(codingPath: context.codingPath))

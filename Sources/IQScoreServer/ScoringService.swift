@@ -90,7 +90,8 @@ public final class ScoringService: Sendable {
             if problem.kind == .internal { logger.error("\(request.method) \(request.uri.path): \(error)") }
             response = problem.response(bankVersion: state.bankVersion)
         }
-        response.headers[.bankVersion] = state.bankVersion
+        // The version that answered (a reload's response names the version it installed).
+        if response.headers[.bankVersion] == nil { response.headers[.bankVersion] = state.bankVersion }
         finish(route, request, response, problemKind, started: started)
         return response
     }
