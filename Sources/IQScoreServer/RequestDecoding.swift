@@ -1,203 +1,258 @@
+import Assembly
 import Foundation
 import NIOCore
 import Psychometrics
 
-/// What a request body must look like beyond what `JSONDecoder` checks: the keys each object may have, and the
-/// numbers whose text matters (a response is `0` or `1`, not `1.0`; a seed is a whole number within UInt64).
-indirect enum JSONShape: Sendable {
-    /// An object with exactly these keys allowed (each optional here; `JSONDecoder` reports missing ones).
-    case object([String: JSONShape])
-    case array(JSONShape)
-    /// A number written `0` or `1`. Strings, booleans and null are left to the decoder (a type error there).
-    case binaryResponse
-    /// A whole number 0 … 2⁶⁴ − 1 written in digits.
-    case unsignedInteger
-    /// An object of a library input type (the blueprint), checked against its own schema: its keys, nested
-    /// objects and whole-number keys, as the same type is checked when read from a file (`JSONInput`).
-    case checked(InputType)
-    /// Anything; the decoder checks the type.
-    case leaf
-}
-
-/// A library input type, for `JSONShape.checked`. A metatype holds no state, so sharing it is safe; Swift does
-/// not infer `Sendable` for an existential metatype.
-struct InputType: @unchecked Sendable {
-    let type: any JSONObjectInput.Type
-    init(_ type: any JSONObjectInput.Type) { self.type = type }
-}
-
-/// Decodes request bodies strictly, with problems that name the field.
+/// Reads request bodies into the request types, with every problem located by a JSON Pointer.
 ///
-/// Two passes: first the repository's RFC 8259 scanner (`JSONScanner`, as for every JSON file iqscore reads),
-/// which refuses what Foundation would tolerate — trailing commas, a key twice in one object, nesting deeper than
-/// 64 — and keeps each number's text; then the shape check (`JSONShape`: unknown keys, `0`/`1` responses); then
-/// `JSONDecoder` into the `Decodable` request, whose errors become JSON Pointers. A syntax error is 400
-/// `malformed-json`; everything else is 422 with the `field`.
+/// The body is parsed strictly (`RequestJSON`: RFC 8259, no repeated keys, bounded depth and array length); a
+/// body that is not JSON is 400 `malformed-json`. Then each field is read by hand against the API: an unknown or
+/// missing key, or a value of the wrong type, is 422 `invalid-request` naming the field; a response that is not
+/// written `0` or `1` is 422 `invalid-response`. The blueprint of `POST /v1/forms` is checked against the
+/// blueprint's own schema (its keys and whole-number fields, as `Blueprint.load(json:)` checks a file) and then
+/// decoded with Foundation's `JSONDecoder`, as the file is.
 enum RequestDecoding {
-    /// Decodes one request object.
-    static func decode<T: Decodable>(_ type: T.Type, from body: ByteBuffer, shape: JSONShape) throws(Problem) -> T {
-        let bytes = Array(body.readableBytesView)
-        let root = try scan(bytes)
-        var path: [String] = []
-        if let problem = check(root, against: shape, path: &path) { throw problem }
-        do {
-            return try JSONDecoder().decode(T.self, from: Data(bytes))
-        } catch let error as DecodingError {
-            throw problem(for: error)
-        } catch {
-            throw Problem(.invalidRequest, "\(error)")
-        }
+    /// A parsed body: its bytes and root value.
+    struct Document {
+        let bytes: [UInt8]
+        let root: RequestJSON.Value
+
+        func text(_ value: RequestJSON.Value) -> String { String(decoding: bytes[value.start..<value.end], as: UTF8.self) }
     }
 
-    /// Decodes a batch: the envelope must be right, but a session with a problem only marks that session (the
-    /// problem by index); the others decode.
-    static func decodeBatch(from body: ByteBuffer, sessionShape: JSONShape) throws(Problem) -> (BatchRequest, [Int: Problem]) {
+    /// Parses `body`. An array longer than every limit of `limits` is refused while parsing (422 naming it), so
+    /// the values held for one request stay within a small multiple of the body's size.
+    static func document(_ body: ByteBuffer, limits: ServerLimits) throws(Problem) -> Document {
         let bytes = Array(body.readableBytesView)
-        let root = try scan(bytes)
-        var path: [String] = []
-        if let problem = check(root, against: .object(["sessions": .leaf]), path: &path) { throw problem }
-        var sessionProblems: [Int: Problem] = [:]
-        if case .object(let members) = root.kind, let sessions = members.first(where: { $0.key == "sessions" }),
-           case .array(let elements) = sessions.value.kind {
-            for (k, element) in elements.enumerated() {
-                var path = ["sessions", String(k)]
-                if let problem = check(element, against: sessionShape, path: &path) { sessionProblems[k] = problem }
-            }
-        }
+        let longest = max(limits.maxItemsPerSession, limits.maxSessionsPerBatch, limits.maxExcludedItems)
         do {
-            return (try JSONDecoder().decode(BatchRequest.self, from: Data(bytes)), sessionProblems)
-        } catch let error as DecodingError {
-            throw problem(for: error)
-        } catch {
-            throw Problem(.invalidRequest, "\(error)")
-        }
-    }
-
-    /// The scanner's document, or 400 naming line and column. The root must be an object.
-    static func scan(_ bytes: [UInt8]) throws(Problem) -> JSONScanner.Value {
-        var scanner = JSONScanner(bytes: bytes, file: "request body")
-        let root: JSONScanner.Value
-        do {
-            root = try scanner.document()
-        } catch let error as InputError {
-            let place = [error.line.map { "line \($0)" }, error.column.map { "column \($0)" }].compactMap { $0 }.joined(separator: ", ")
-            throw Problem(.malformedJSON, (place.isEmpty ? "" : place + ": ") + error.message)
+            return Document(bytes: bytes, root: try RequestJSON.parse(bytes, maximumArrayLength: longest))
+        } catch let error as RequestJSON.SyntaxError {
+            throw Problem(.malformedJSON, "line \(error.line), column \(error.column): not valid JSON: \(error.message)")
+        } catch let error as RequestJSON.ArrayTooLong {
+            throw Problem(error.pointer == "/sessions" ? .tooManySessions : .tooManyItems,
+                          "the array has more than \(longest) elements, more than any limit of this server allows", field: error.pointer)
         } catch {
             throw Problem(.malformedJSON, "\(error)")
         }
-        guard case .object = root.kind else { throw Problem(.invalidRequest, "the request body must be a JSON object", field: "") }
-        return root
     }
 
-    /// The first way `value` departs from `shape`, located by `path` (keys and array positions).
-    static func check(_ value: JSONScanner.Value, against shape: JSONShape, path: inout [String]) -> Problem? {
-        switch (shape, value.kind) {
-        case (.object(let keys), .object(let members)):
-            for member in members {
-                guard let inner = keys[member.key] else {
-                    path.append(member.key)
-                    return Problem(.invalidRequest, "unknown key \(quoted(member.key)) (known: \(keys.keys.sorted().joined(separator: ", ")))",
-                                   field: JSONPointer.from(components: path))
-                }
-                path.append(member.key)
-                if let problem = check(member.value, against: inner, path: &path) { return problem }
-                path.removeLast()
+    // MARK: Requests
+
+    static func scoreRequest(_ document: Document) throws(Problem) -> ScoreRequest {
+        try scoreRequest(document.root, document, at: "")
+    }
+
+    /// One score request at `path` (`""` for the body, `/sessions/3` in a batch).
+    static func scoreRequest(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) -> ScoreRequest {
+        let members = try object(value, at: path, keys: ScoreRequest.keys)
+        return ScoreRequest(sessionID: try optionalString(members["session_id"], at: path + "/session_id"),
+                            itemIDs: try strings(required(members, "item_ids", at: path), at: path + "/item_ids"),
+                            responses: try responses(required(members, "responses", at: path), document, at: path + "/responses"),
+                            method: try optionalString(members["method"], at: path + "/method"))
+    }
+
+    /// The sessions of a batch, each read on its own so that one with a problem is rejected alone (with its
+    /// `session_id` when it has a string one).
+    static func batchRequest(_ document: Document) throws(Problem) -> [(sessionID: String?, request: Result<ScoreRequest, Problem>)] {
+        let members = try object(document.root, at: "", keys: ["sessions"])
+        let sessions = try array(required(members, "sessions", at: ""), at: "/sessions")
+        return sessions.enumerated().map { k, session in
+            do throws(Problem) {
+                let request = try scoreRequest(session, document, at: "/sessions/\(k)")
+                return (request.sessionID, .success(request))
+            } catch {
+                var sessionID: String?
+                if case .object(let fields) = session.kind, case .string(let id)? = fields.first(where: { $0.key == "session_id" })?.value.kind { sessionID = id }
+                return (sessionID, .failure(error))
             }
-        case (.array(let inner), .array(let elements)):
-            for (k, element) in elements.enumerated() {
-                path.append(String(k))
-                if let problem = check(element, against: inner, path: &path) { return problem }
-                path.removeLast()
-            }
-        case (.binaryResponse, .number(let text, _, _, _)):
-            if text != "0" && text != "1" {
-                return Problem(.invalidResponse, "a response must be 0 or 1, written as a JSON integer; got \(TextFidelity.quoted(text))",
-                               field: JSONPointer.from(components: path))
-            }
-        case (.unsignedInteger, .number(let text, _, _, _)):
-            if !text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) || UInt64(text) == nil {
-                return Problem(.invalidRequest, "must be a whole number 0…\(UInt64.max), written in digits; got \(TextFidelity.quoted(text))",
-                               field: JSONPointer.from(components: path))
-            }
-        case (.checked(let input), .object(let members)):
-            let type = input.type
-            let known = Set(type.jsonKeys)
-            for member in members {
-                path.append(member.key)
-                defer { path.removeLast() }
-                guard known.contains(member.key) else {
-                    return Problem(.invalidRequest, "unknown key \(quoted(member.key)) (known: \(type.jsonKeys.joined(separator: ", ")))",
-                                   field: JSONPointer.from(components: path))
-                }
-                if type.integerKeys.contains(member.key), let problem = checkWholeNumbers(member.value, path: &path) { return problem }
-                if let nested = type.nestedJSONObjects[member.key] {
-                    // A nested object, or an array of them (a blueprint's target_information entries).
-                    let inner: JSONShape = if case .array = member.value.kind { .array(.checked(InputType(nested))) } else { .checked(InputType(nested)) }
-                    if let problem = check(member.value, against: inner, path: &path) { return problem }
-                }
-            }
-        default:
-            break // a type the shape does not expect: the decoder names it
         }
-        return nil
     }
 
-    /// Numbers in `value` (itself, or inside its objects and arrays) that are not whole numbers within `Int`:
-    /// `JSONDecoder` reports 2.5 for an `Int` as invalid JSON without naming the key.
-    static func checkWholeNumbers(_ value: JSONScanner.Value, path: inout [String]) -> Problem? {
+    static func catNextRequest(_ document: Document) throws(Problem) -> CATNextRequest {
+        let members = try object(document.root, at: "", keys: CATNextRequest.keys)
+        let sessionID = try string(required(members, "session_id", at: ""), at: "/session_id")
+        let list = try array(required(members, "administered", at: ""), at: "/administered")
+        var administered: [AdministeredItem] = []
+        administered.reserveCapacity(list.count)
+        for (k, entry) in list.enumerated() {
+            let path = "/administered/\(k)"
+            let fields = try object(entry, at: path, keys: CATNextRequest.administeredKeys)
+            let itemID = try string(required(fields, "item_id", at: path), at: path + "/item_id")
+            let response = try response(required(fields, "response", at: path), document, at: path + "/response")
+            administered.append(AdministeredItem(itemID: itemID, response: response))
+        }
+        return CATNextRequest(sessionID: sessionID, administered: administered,
+                              exclude: try members["exclude"].map { value throws(Problem) in try optionalStrings(value, at: "/exclude") } ?? [])
+    }
+
+    static func formsRequest(_ document: Document) throws(Problem) -> FormsRequest {
+        let members = try object(document.root, at: "", keys: FormsRequest.keys)
+        var blueprint: Blueprint?
+        if let value = members["blueprint"], !isNull(value) { blueprint = try self.blueprint(value, document, at: "/blueprint") }
+        var seed: UInt64?
+        if let value = members["seed"], !isNull(value) {
+            let text = document.text(value)
+            guard case .number = value.kind, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let s = UInt64(text) else {
+                throw Problem(.invalidRequest, "must be a whole number 0…\(UInt64.max), written in digits; got \(TextFidelity.quoted(text))", field: "/seed")
+            }
+            seed = s
+        }
+        return FormsRequest(blueprint: blueprint, exclude: try members["exclude"].map { value throws(Problem) in try optionalStrings(value, at: "/exclude") } ?? [],
+                            seed: seed)
+    }
+
+    /// A blueprint: its keys and whole-number fields checked as a blueprint file's are (`JSONObjectInput`), then
+    /// decoded by `JSONDecoder` from its own bytes.
+    static func blueprint(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) -> Blueprint {
+        guard case .object = value.kind else { throw Problem(.invalidRequest, "expected an object; found \(value.kindName)", field: path) }
+        try checkInput(value, of: Blueprint.self, document, at: path)
+        do {
+            return try JSONDecoder().decode(Blueprint.self, from: Data(document.bytes[value.start..<value.end]))
+        } catch let error as DecodingError {
+            throw problem(for: error, at: path)
+        } catch {
+            throw Problem(.invalidRequest, "\(error)", field: path)
+        }
+    }
+
+    // MARK: Fields
+
+    static func isNull(_ value: RequestJSON.Value) -> Bool {
+        if case .null = value.kind { return true }
+        return false
+    }
+
+    /// An object's members by key; a key not in `keys` is an error naming it.
+    static func object(_ value: RequestJSON.Value, at path: String, keys: [String]) throws(Problem) -> [String: RequestJSON.Value] {
+        guard case .object(let members) = value.kind else {
+            throw Problem(.invalidRequest, path.isEmpty ? "the request body must be a JSON object" : "expected an object; found \(value.kindName)", field: path)
+        }
+        var byKey: [String: RequestJSON.Value] = [:]
+        for member in members {
+            guard keys.contains(member.key) else {
+                throw Problem(.invalidRequest, "unknown key \(quoted(member.key)) (known: \(keys.sorted().joined(separator: ", ")))",
+                              field: path + JSONPointer.from(components: [member.key]))
+            }
+            byKey[member.key] = member.value
+        }
+        return byKey
+    }
+
+    static func required(_ members: [String: RequestJSON.Value], _ key: String, at path: String) throws(Problem) -> RequestJSON.Value {
+        guard let value = members[key] else { throw Problem(.invalidRequest, "\(quoted(key)) is required", field: path + "/" + key) }
+        return value
+    }
+
+    static func string(_ value: RequestJSON.Value, at path: String) throws(Problem) -> String {
+        guard case .string(let s) = value.kind else { throw Problem(.invalidRequest, "expected a string; found \(value.kindName)", field: path) }
+        return s
+    }
+
+    static func optionalString(_ value: RequestJSON.Value?, at path: String) throws(Problem) -> String? {
+        guard let value, !isNull(value) else { return nil }
+        return try string(value, at: path)
+    }
+
+    static func array(_ value: RequestJSON.Value, at path: String) throws(Problem) -> [RequestJSON.Value] {
+        guard case .array(let elements) = value.kind else { throw Problem(.invalidRequest, "expected an array; found \(value.kindName)", field: path) }
+        return elements
+    }
+
+    static func strings(_ value: RequestJSON.Value, at path: String) throws(Problem) -> [String] {
+        let elements = try array(value, at: path)
+        var out: [String] = []
+        out.reserveCapacity(elements.count)
+        for (k, element) in elements.enumerated() {
+            guard case .string(let s) = element.kind else {
+                throw Problem(.invalidRequest, "expected a string; found \(element.kindName)", field: "\(path)/\(k)")
+            }
+            out.append(s)
+        }
+        return out
+    }
+
+    /// An array of strings, or null for none.
+    static func optionalStrings(_ value: RequestJSON.Value, at path: String) throws(Problem) -> [String] {
+        isNull(value) ? [] : try strings(value, at: path)
+    }
+
+    /// One response: the number written `0` or `1`.
+    static func response(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) -> Int {
+        if case .number = value.kind, value.end == value.start + 1 {
+            switch document.bytes[value.start] {
+            case UInt8(ascii: "0"): return 0
+            case UInt8(ascii: "1"): return 1
+            default: break
+            }
+        }
+        let got: String = if case .number = value.kind { "got \(TextFidelity.quoted(document.text(value)))" } else { "found \(value.kindName)" }
+        throw Problem(.invalidResponse, "a response must be 0 or 1, written as a JSON integer; \(got)", field: path)
+    }
+
+    static func responses(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) -> [Int] {
+        let elements = try array(value, at: path)
+        var out: [Int] = []
+        out.reserveCapacity(elements.count)
+        for (k, element) in elements.enumerated() { out.append(try response(element, document, at: "\(path)/\(k)")) }
+        return out
+    }
+
+    // MARK: Library input types
+
+    /// Checks an object against a library input type's schema: unknown keys at any level of its nested objects,
+    /// and numbers that must be whole (`JSONDecoder` reports 2.5 for an `Int` as invalid JSON, naming no key).
+    static func checkInput(_ value: RequestJSON.Value, of type: any JSONObjectInput.Type, _ document: Document, at path: String) throws(Problem) {
+        guard case .object(let members) = value.kind else { return } // a wrong type is the decoder's to report
+        for member in members {
+            let here = path + JSONPointer.from(components: [member.key])
+            guard type.jsonKeys.contains(member.key) else {
+                throw Problem(.invalidRequest, "unknown key \(quoted(member.key)) (known: \(type.jsonKeys.joined(separator: ", ")))", field: here)
+            }
+            if type.integerKeys.contains(member.key) { try checkWholeNumbers(member.value, document, at: here) }
+            if let nested = type.nestedJSONObjects[member.key] {
+                if case .array(let elements) = member.value.kind {
+                    for (k, element) in elements.enumerated() { try checkInput(element, of: nested, document, at: "\(here)/\(k)") }
+                } else {
+                    try checkInput(member.value, of: nested, document, at: here)
+                }
+            }
+        }
+    }
+
+    /// Numbers in `value` (itself, or inside its objects and arrays) that are not whole numbers within `Int`.
+    static func checkWholeNumbers(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) {
         switch value.kind {
-        case .number(let text, _, _, _):
-            if Int(text) != nil { return nil }
+        case .number:
+            let text = document.text(value)
+            if Int(text) != nil { return }
             let v = Double(text) ?? .nan
-            if v == v.rounded() && abs(v) < 0x1p63 { return nil }
-            return Problem(.invalidRequest, "must be a whole number\(v == v.rounded() ? " within ±\(Int.max)" : ""); got \(TextFidelity.quoted(text))",
-                           field: JSONPointer.from(components: path))
+            if v == v.rounded() && abs(v) < 0x1p63 { return }
+            throw Problem(.invalidRequest, "must be a whole number\(v == v.rounded() ? " within ±\(Int.max)" : ""); got \(TextFidelity.quoted(text))", field: path)
         case .object(let members):
-            for member in members {
-                path.append(member.key)
-                if let problem = checkWholeNumbers(member.value, path: &path) { return problem }
-                path.removeLast()
-            }
+            for member in members { try checkWholeNumbers(member.value, document, at: path + JSONPointer.from(components: [member.key])) }
         case .array(let elements):
-            for (k, element) in elements.enumerated() {
-                path.append(String(k))
-                if let problem = checkWholeNumbers(element, path: &path) { return problem }
-                path.removeLast()
-            }
-        case .scalar:
+            for (k, element) in elements.enumerated() { try checkWholeNumbers(element, document, at: "\(path)/\(k)") }
+        default:
             break
         }
-        return nil
     }
 
-    /// A decoding error as a problem naming the field.
-    static func problem(for error: DecodingError) -> Problem {
+    /// A decoding error of a library type read at `path`, naming the field.
+    static func problem(for error: DecodingError, at path: String) -> Problem {
+        func pointer(_ codingPath: [any CodingKey]) -> String { path + JSONPointer.from(codingPath: codingPath) }
         switch error {
         case .keyNotFound(let key, let context):
-            return Problem(.invalidRequest, "\(quoted(key.stringValue)) is required", field: JSONPointer.from(codingPath: context.codingPath + [key]))
+            return Problem(.invalidRequest, "\(quoted(key.stringValue)) is required", field: pointer(context.codingPath + [key]))
         case .typeMismatch(let type, let context):
-            let field = JSONPointer.from(codingPath: context.codingPath)
-            if isResponse(context.codingPath) {
-                return Problem(.invalidResponse, "a response must be 0 or 1, written as a JSON integer; \(found(context))", field: field)
-            }
-            return Problem(.invalidRequest, "expected \(expectation(type)); \(found(context))", field: field)
+            return Problem(.invalidRequest, "expected \(expectation(type)); \(found(context))", field: pointer(context.codingPath))
         case .valueNotFound(let type, let context):
-            if isResponse(context.codingPath) {
-                return Problem(.invalidResponse, "a response must be 0 or 1, written as a JSON integer; found null", field: JSONPointer.from(codingPath: context.codingPath))
-            }
-            return Problem(.invalidRequest, "must not be null (expected \(expectation(type)))", field: JSONPointer.from(codingPath: context.codingPath))
+            return Problem(.invalidRequest, "must not be null (expected \(expectation(type)))", field: pointer(context.codingPath))
         case .dataCorrupted(let context):
-            return Problem(.invalidRequest, context.debugDescription, field: JSONPointer.from(codingPath: context.codingPath))
+            return Problem(.invalidRequest, context.debugDescription, field: pointer(context.codingPath))
         @unknown default:
-            return Problem(.invalidRequest, "\(error)")
+            return Problem(.invalidRequest, "\(error)", field: path)
         }
-    }
-
-    /// Whether a coding path ends at a response (`responses[k]`, `administered[k].response`).
-    static func isResponse(_ path: [any CodingKey]) -> Bool {
-        guard let last = path.last else { return false }
-        if last.stringValue == "response" { return true }
-        return last.intValue != nil && path.dropLast().last?.stringValue == "responses"
     }
 
     /// "found a string" from Foundation's "Expected to decode Int but found a string instead."
@@ -220,5 +275,6 @@ enum RequestDecoding {
         }
     }
 
-    static func quoted(_ key: String) -> String { TextFidelity.quoted(key) }
+    /// A key or value quoted for a message, at most 100 bytes (`TextFidelity.quoted`).
+    static func quoted(_ text: String) -> String { TextFidelity.quoted(text) }
 }

@@ -137,7 +137,7 @@ public final class ScoringService: Sendable {
     // MARK: POST /v1/score, /v1/score/batch
 
     func score(_ state: ServingState, _ body: ByteBuffer) throws -> Response {
-        let request = try RequestDecoding.decode(ScoreRequest.self, from: body, shape: ScoreRequest.shape)
+        let request = try RequestDecoding.scoreRequest(RequestDecoding.document(body, limits: limits))
         let members = try scoreMembers(request, state, at: "")
         var json = JSONWriter(capacity: members.count + 64)
         json.beginObject()
@@ -148,33 +148,25 @@ public final class ScoringService: Sendable {
     }
 
     func scoreBatch(_ state: ServingState, _ body: ByteBuffer) throws -> Response {
-        let (request, shapeProblems) = try RequestDecoding.decodeBatch(from: body, sessionShape: ScoreRequest.shape)
-        guard request.sessions.count <= limits.maxSessionsPerBatch else {
-            throw Problem(.tooManySessions, "\(request.sessions.count) sessions; at most \(limits.maxSessionsPerBatch) per batch (iqscore serve --max-sessions-per-batch)",
+        let sessions = try RequestDecoding.batchRequest(RequestDecoding.document(body, limits: limits))
+        guard sessions.count <= limits.maxSessionsPerBatch else {
+            throw Problem(.tooManySessions, "\(sessions.count) sessions; at most \(limits.maxSessionsPerBatch) per batch (iqscore serve --max-sessions-per-batch)",
                           field: "/sessions")
         }
-        var json = JSONWriter(capacity: 400 * request.sessions.count + 64)
+        var json = JSONWriter(capacity: 400 * sessions.count + 64)
         var rejects: [(index: Int, sessionID: String?, problem: Problem)] = []
         json.beginObject()
         json.key("scores"); json.beginArray()
-        for (k, entry) in request.sessions.enumerated() {
-            let prefix = "/sessions/\(k)"
+        for (k, session) in sessions.enumerated() {
             do {
-                if let problem = shapeProblems[k] { throw problem }
-                switch entry {
-                case .failure(let problem): throw problem
-                case .value(let session):
-                    let members = try scoreMembers(session, state, at: prefix)
-                    json.beginObject()
-                    json.key("index"); json.integer(k)
-                    json.members(members)
-                    json.key("bank_version"); json.string(state.bankVersion)
-                    json.endObject()
-                }
+                let members = try scoreMembers(session.request.get(), state, at: "/sessions/\(k)")
+                json.beginObject()
+                json.key("index"); json.integer(k)
+                json.members(members)
+                json.key("bank_version"); json.string(state.bankVersion)
+                json.endObject()
             } catch {
-                var sessionID: String?
-                if case .value(let session) = entry { sessionID = session.sessionID }
-                rejects.append((k, sessionID, Self.problem(for: error)))
+                rejects.append((k, session.sessionID, Self.problem(for: error)))
             }
         }
         json.endArray()
@@ -247,17 +239,17 @@ public final class ScoringService: Sendable {
     // MARK: POST /v1/cat/next
 
     func catNext(_ state: ServingState, _ body: ByteBuffer) throws -> Response {
-        let request = try RequestDecoding.decode(CATNextRequest.self, from: body, shape: CATNextRequest.shape)
+        let request = try RequestDecoding.catNextRequest(RequestDecoding.document(body, limits: limits))
         guard let pool = state.pool else { throw Problem(.unavailable, state.assemblyUnavailableReason ?? "adaptive testing is not configured") }
         guard request.administered.count <= limits.maxItemsPerSession else {
             throw Problem(.tooManyItems, "\(request.administered.count) administered items; at most \(limits.maxItemsPerSession) per session (iqscore serve --max-items-per-session)",
                           field: "/administered")
         }
-        let exclude = request.exclude ?? []
+        let exclude = request.exclude
         guard exclude.count <= limits.maxExcludedItems else {
             throw Problem(.tooManyItems, "\(exclude.count) excluded items; at most \(limits.maxExcludedItems) (iqscore serve --max-excluded-items)", field: "/exclude")
         }
-        let history = request.administered.map { AdministeredItem(itemID: $0.itemID, response: $0.response) }
+        let history = request.administered
         let seed = BankVersion.catSeed(sessionID: request.sessionID, bankVersion: state.bankVersion)
         let step = try pool.nextStep(administered: history, excluding: exclude, exposure: state.exposure, seed: seed)
         var json = JSONWriter(capacity: 512)
@@ -294,9 +286,9 @@ public final class ScoringService: Sendable {
     // MARK: POST /v1/forms
 
     func forms(_ state: ServingState, _ body: ByteBuffer) throws -> Response {
-        let request = try RequestDecoding.decode(FormsRequest.self, from: body, shape: FormsRequest.shape)
+        let request = try RequestDecoding.formsRequest(RequestDecoding.document(body, limits: limits))
         guard let bank = state.assemblyBank else { throw Problem(.unavailable, state.assemblyUnavailableReason ?? "forms are not configured") }
-        let exclude = request.exclude ?? []
+        let exclude = request.exclude
         guard exclude.count <= limits.maxExcludedItems else {
             throw Problem(.tooManyItems, "\(exclude.count) excluded items; at most \(limits.maxExcludedItems) (iqscore serve --max-excluded-items)", field: "/exclude")
         }
