@@ -339,9 +339,10 @@ public final class ScoringService: Sendable {
             json.beginObject()
             json.key("item_id"); json.string(item.id)
             json.key("domain"); json.string(item.domain)
-            json.key("a"); json.number(item.parameters.discrimination)
-            json.key("b"); json.number(item.parameters.difficulty)
-            json.key("c"); json.number(item.parameters.guessing)
+            // Six decimals, as FORM.csv of iqscore assemble writes them.
+            json.key("a"); json.fixed(item.parameters.discrimination, decimals: 6)
+            json.key("b"); json.fixed(item.parameters.difficulty, decimals: 6)
+            json.key("c"); json.fixed(item.parameters.guessing, decimals: 6)
             json.endObject()
         }
         json.endArray()
@@ -349,8 +350,8 @@ public final class ScoringService: Sendable {
         for point in form.information {
             json.beginObject()
             json.key("theta"); json.number(point.theta)
-            json.key("information"); json.number(point.information)
-            json.key("se"); json.number(point.standardError)
+            json.key("information"); json.fixed(point.information, decimals: 4)
+            json.key("se"); json.fixed(point.standardError, decimals: 4)
             json.endObject()
         }
         json.endArray()

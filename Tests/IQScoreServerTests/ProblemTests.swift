@@ -36,6 +36,34 @@ struct ProblemTests {
         }
     }
 
+    @Test("the parser: invalid UTF-8, a lone surrogate, control characters, numbers beyond a double are 400; an array longer than every limit is refused while parsing; 100,000 keys stay fast")
+    func parserEdges() async throws {
+        try await Fixtures.application(try Fixtures.service()).test(.router) { client in
+            for body in [[UInt8](#"{"session_id": ""#.utf8) + [0xC3, 0x28] + Array(#"", "item_ids": ["i0001"], "responses": [1]}"#.utf8),
+                         Array(#"{"session_id": "\uD800", "item_ids": ["i0001"], "responses": [1]}"#.utf8),
+                         Array("{\"session_id\": \"a\tb\", \"item_ids\": [\"i0001\"], \"responses\": [1]}".utf8),
+                         Array(#"{"session_id": "a", "item_ids": ["i0001"], "responses": [1e999]}"#.utf8),
+                         Array(#"{"session_id": "a", "item_ids": ["i0001"], "responses": [01]}"#.utf8),
+                         Array(#"{"session_id": "a", "item_ids": ["i0001"], "responses": [+1]}"#.utf8),
+                         Array(#"{'item_ids': ['i0001'], 'responses': [1]}"#.utf8)] {
+                let response = try await client.execute(uri: "/v1/score", method: .post, body: ByteBuffer(bytes: body))
+                #expect(response.status == .badRequest, "\(String(decoding: body, as: UTF8.self))")
+            }
+            let zeros = #"{"item_ids": [], "responses": ["# + Array(repeating: "0", count: 30_000).joined(separator: ",") + "]}"
+            try await Self.expectProblem(client, "/v1/score", zeros, status: .unprocessableContent, kind: "too-many-items", field: "/responses")
+            let keys = "{" + (0..<100_000).map { #""k\#($0)": 1"# }.joined(separator: ",") + "}"
+            let started = ContinuousClock.now
+            try await Self.expectProblem(client, "/v1/score", keys, status: .unprocessableContent, kind: "invalid-request", field: "/k0")
+            #expect(ContinuousClock.now - started < .seconds(5))
+            let repeated = "{" + (0..<50).map { #""k\#($0)": 1"# }.joined(separator: ",") + #", "k7": 2}"#
+            try await Self.expectProblem(client, "/v1/score", repeated, status: .badRequest, kind: "malformed-json")
+            // Escapes decode, and ids come back escaped as JSON.
+            let (status, json, _) = try await client.post("/v1/score", #"{"session_id": "caf\u00e9 \"q\"\n\ud83d\ude00", "item_ids": ["i0001"], "responses": [1]}"#)
+            #expect(status == .ok)
+            #expect(json["session_id"]?.string == "café \"q\"\n😀")
+        }
+    }
+
     @Test("413 for a body over the limit, whether or not Content-Length announces it")
     func tooLarge() async throws {
         var limits = ServerLimits()

@@ -138,4 +138,22 @@ struct ScoringServiceTests {
             #expect(unseeded["seed"]?.numberText != nil)
         }
     }
+
+    @Test("mounted in a team's own router (basic context, its own routes): the API answers beside them; reload is 403 without a peer address")
+    func mounted() async throws {
+        let service = try Fixtures.service()
+        let router = Router(context: BasicRequestContext.self)
+        router.get("/hello") { _, _ in "hi" }
+        service.addRoutes(to: router)
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: Fixtures.quietLogger)
+        try await app.test(.live) { client in
+            let hello = try await client.execute(uri: "/hello", method: .get)
+            #expect(String(buffer: hello.body) == "hi")
+            let (status, json, _) = try await client.post("/v1/score", Fixtures.scoreBody(id: "t", items: ["i0001"], responses: [1]))
+            #expect(status == .ok)
+            #expect(json["bank_version"]?.string == service.state.bankVersion)
+            let reload = try await client.execute(uri: "/v1/admin/reload", method: .post)
+            #expect(reload.status == .forbidden)
+        }
+    }
 }
