@@ -21,6 +21,8 @@ import Psychometrics
 /// | `unavailable` | 503 | adaptive testing or forms on a bank without domains |
 /// | `internal` | 500 | a fault of the server, never the client's input |
 public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong, as the last part of the problem's `type` (`urn:iqscore:problem:unknown-item`); each kind has
+    /// one status and one title.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
         case malformedJSON = "malformed-json"
         case bodyTooLarge = "body-too-large"

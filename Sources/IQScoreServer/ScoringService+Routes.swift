@@ -23,7 +23,7 @@ extension ScoringService {
         Endpoint(path: "/v1/admin/reload", route: .reload, method: .post),
     ]
 
-    /// Methods that get 405 (with `Allow`) on a path that answers another one.
+    /// Methods that get 405 (with `Allow`) on a path that answers another one (HEAD is answered on GET paths).
     static let otherMethods: [HTTPRequest.Method] = [.get, .head, .post, .put, .delete, .patch, .options]
 
     /// Adds the API to `router`: the endpoints of `endpoints`, and a 405 problem for the other common methods on
@@ -44,18 +44,10 @@ extension ScoringService {
         router.post("/v1/forms") { request, _ in
             await self.answer(.forms, request, readsBody: true) { try self.forms($0, $1) }
         }
-        router.get("/v1/bank") { request, _ in
-            await self.answer(.bank, request, readsBody: false) { state, _ in self.bank(state) }
-        }
-        router.get("/healthz") { request, _ in
-            await self.answer(.health, request, readsBody: false) { state, _ in self.health(state) }
-        }
-        router.get("/metrics") { request, _ in
-            await self.answer(.metrics, request, readsBody: false) { _, _ in self.metricsText() }
-        }
-        router.get("/openapi.json") { request, _ in
-            await self.answer(.openAPI, request, readsBody: false) { _, _ in self.openAPI() }
-        }
+        get(router, "/v1/bank", .bank) { state in self.bank(state) }
+        get(router, "/healthz", .health) { state in self.health(state) }
+        get(router, "/metrics", .metrics) { _ in self.metricsText() }
+        get(router, "/openapi.json", .openAPI) { _ in self.openAPI() }
         router.post("/v1/admin/reload") { request, context in
             let remote = (context as? any RemoteAddressRequestContext)?.remoteAddress
             let forwarded = Self.forwardingHeaders.contains { request.headers[$0] != nil }
@@ -64,14 +56,25 @@ extension ScoringService {
             }
         }
         for endpoint in Self.endpoints {
-            for method in Self.otherMethods where method != endpoint.method {
+            for method in Self.otherMethods where method != endpoint.method && !(method == .head && endpoint.method == .get) {
                 router.on(RouterPath(endpoint.path), method: method) { request, _ in
                     await self.answer(endpoint.route, request, readsBody: false) { _, _ in
-                        throw Problem(.methodNotAllowed, "\(endpoint.path) answers \(endpoint.method.rawValue) only, not \(request.method.rawValue)",
-                                      allow: endpoint.method.rawValue)
+                        let allowed = endpoint.method == .get ? "GET, HEAD" : endpoint.method.rawValue
+                        throw Problem(.methodNotAllowed, "\(endpoint.path) answers \(allowed) only, not \(request.method.rawValue)", allow: allowed)
                     }
                 }
             }
+        }
+    }
+
+    /// A GET endpoint, and HEAD on the same path (its status and headers, no body), as RFC 9110 asks.
+    private func get<Context: RequestContext>(_ router: Router<Context>, _ path: RouterPath, _ route: ServerRoute,
+                                              _ handler: @escaping @Sendable (ServingState) -> Response) {
+        router.get(path) { request, _ in
+            await self.answer(route, request, readsBody: false) { state, _ in handler(state) }
+        }
+        router.head(path) { request, _ in
+            await self.answer(route, request, readsBody: false) { state, _ in handler(state) }.createHeadResponse()
         }
     }
 

@@ -28,8 +28,8 @@ public final class ServingState: Sendable {
     public var domains: [String] { defaultWriter.scorer.domains }
 
     /// Scores with the configured method, and with each method a request may name.
-    package let defaultWriter: ScoreJSONWriter
-    package let writers: [AbilityMethod: ScoreJSONWriter]
+    let defaultWriter: ScoreJSONWriter
+    let writers: [AbilityMethod: ScoreJSONWriter]
     /// The bank prepared for adaptive tests and forms; nil (with the reason) when the bank has no domains.
     public let assemblyBank: AssemblyBank?
     public let pool: CATItemPool?

@@ -130,11 +130,7 @@ struct ServeCommand: AsyncParsableCommand {
         // SIGHUP reloads; until the server's handler is installed, it must not end the process (its default).
         signal(SIGHUP, SIG_IGN)
         let level = logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        LoggingSystem.bootstrap { label in StandardErrorLogHandler(label: label, level: level) }
         var logger = Logger(label: "iqscore.serve")
         logger.logLevel = level
         let configuration = ServerConfiguration(bankPath: bank, catConfigurationPath: catConfig, blueprintPath: blueprint,
@@ -160,7 +156,7 @@ struct ServeCommand: AsyncParsableCommand {
                 printError("iqscore serve: \(summary), listening on http://\(urlHost):\(port)")
             }
         } catch {
-            printError("iqscore serve: error: \(error)")
+            printError("iqscore serve: error: cannot serve on \(urlHost):\(port): \(error)")
             throw ExitCode(ExitStatus.failure)
         }
         printError("iqscore serve: stopped")

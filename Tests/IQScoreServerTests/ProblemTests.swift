@@ -172,6 +172,13 @@ struct ProblemTests {
             try await Self.expectProblem(client, "/v1/forms", "{}", method: .put, status: .methodNotAllowed, kind: "method-not-allowed")
             let response = try await client.execute(uri: "/v1/cat/next", method: .delete)
             #expect(response.headers[.allow] == "POST")
+            let put = try await client.execute(uri: "/healthz", method: .put)
+            #expect(put.headers[.allow] == "GET, HEAD")
+            // HEAD on a GET endpoint: its status and headers, no body.
+            let head = try await client.execute(uri: "/healthz", method: .head)
+            #expect(head.status == .ok)
+            #expect(head.body.readableBytes == 0)
+            #expect(head.headers[HTTPField.Name("X-Bank-Version")!] != nil)
             // The router test framework has no peer address: not known to be loopback.
             try await Self.expectProblem(client, "/v1/admin/reload", "", status: .forbidden, kind: "forbidden")
         }
