@@ -743,7 +743,7 @@ public enum OpenAPIDocument {
               "$ref": "#/components/schemas/AdministeredItem"
             },
             "maxItems": 10000,
-            "description": "The test so far, in order."
+            "description": "The test so far, in order (at most the CAT configuration's max_items)."
           },
           "exclude": {
             "type": [
@@ -1008,7 +1008,8 @@ public enum OpenAPIDocument {
           }
         },
         "required": [],
-        "additionalProperties": false
+        "additionalProperties": false,
+        "description": "Assembles one form; form assemblies run at most --max-concurrent-forms at a time."
       },
       "FormItem": {
         "type": "object",
@@ -1326,10 +1327,16 @@ public enum OpenAPIDocument {
         }
       },
       "Problem503": {
-        "description": "The bank has no domain column (adaptive testing and forms unavailable).",
+        "description": "The bank has no domain column (adaptive testing and forms are unavailable: kind unavailable), or too many form requests wait already (kind busy, with Retry-After: 1).",
         "headers": {
           "X-Bank-Version": {
             "$ref": "#/components/headers/BankVersion"
+          },
+          "Retry-After": {
+            "description": "Seconds to wait before retrying (kind busy).",
+            "schema": {
+              "type": "string"
+            }
           }
         },
         "content": {

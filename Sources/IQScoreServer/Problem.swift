@@ -19,6 +19,7 @@ import Psychometrics
 /// | `forbidden` | 403 | `POST /v1/admin/reload` from outside the loopback interface |
 /// | `not-found`, `method-not-allowed` | 404, 405 | an unknown path, a known path with another method |
 /// | `unavailable` | 503 | adaptive testing or forms on a bank without domains |
+/// | `busy` | 503 | `ServerLimits.maxQueuedForms` form requests wait already (with `Retry-After: 1`) |
 /// | `internal` | 500 | a fault of the server, never the client's input |
 public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
     /// What went wrong, as the last part of the problem's `type` (`urn:iqscore:problem:unknown-item`); each kind has
@@ -42,6 +43,7 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
         case notFound = "not-found"
         case methodNotAllowed = "method-not-allowed"
         case unavailable
+        case busy
         case `internal`
 
         public var status: HTTPResponse.Status {
@@ -51,7 +53,7 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
             case .forbidden: .forbidden
             case .notFound: .notFound
             case .methodNotAllowed: .methodNotAllowed
-            case .unavailable: .serviceUnavailable
+            case .unavailable, .busy: .serviceUnavailable
             case .internal: .internalServerError
             default: .unprocessableContent
             }
@@ -77,6 +79,7 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
             case .notFound: "Not found"
             case .methodNotAllowed: "Method not allowed"
             case .unavailable: "Not available on this server"
+            case .busy: "Too many form requests are waiting; retry"
             case .internal: "Internal server error"
             }
         }
@@ -146,6 +149,7 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
         headers[.contentType] = "application/problem+json"
         if let bankVersion { headers[.bankVersion] = bankVersion }
         if let allow { headers[.allow] = allow }
+        if kind == .busy { headers[.retryAfter] = "1" }
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: json.buffer))
     }
 }

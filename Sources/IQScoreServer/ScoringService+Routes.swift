@@ -42,7 +42,7 @@ extension ScoringService {
             await self.answer(.catNext, request, readsBody: true) { try self.catNext($0, $1) }
         }
         router.post("/v1/forms") { request, _ in
-            await self.answer(.forms, request, readsBody: true) { try self.forms($0, $1) }
+            await self.answer(.forms, request, readsBody: true) { try await self.forms($0, $1) }
         }
         get(router, "/v1/bank", .bank) { state in self.bank(state) }
         get(router, "/healthz", .health) { state in self.health(state) }

@@ -20,6 +20,8 @@ public final class ScoringService: Sendable {
     public let metrics: ServerMetrics
     public let logger: Logger
     private let reloads = ReloadQueue()
+    /// Form assemblies run inside it (`ServerLimits.maxConcurrentForms`).
+    let formGate: AsyncGate
 
     /// Loads `configuration` (a bad file throws the loader's error naming it) and prepares the service.
     public convenience init(configuration: ServerConfiguration, limits: ServerLimits = ServerLimits(),
@@ -34,6 +36,7 @@ public final class ScoringService: Sendable {
         self.limits = limits
         self.logger = logger
         self.metrics = metrics
+        formGate = AsyncGate(width: limits.maxConcurrentForms, queueLimit: limits.maxQueuedForms)
         metrics.setBank(version: state.bankVersion, items: state.bank.items.count)
     }
 
@@ -241,8 +244,12 @@ public final class ScoringService: Sendable {
     func catNext(_ state: ServingState, _ body: ByteBuffer) throws -> Response {
         let request = try RequestDecoding.catNextRequest(RequestDecoding.document(body, limits: limits))
         guard let pool = state.pool else { throw Problem(.unavailable, state.assemblyUnavailableReason ?? "adaptive testing is not configured") }
-        guard request.administered.count <= limits.maxItemsPerSession else {
-            throw Problem(.tooManyItems, "\(request.administered.count) administered items; at most \(limits.maxItemsPerSession) per session (iqscore serve --max-items-per-session)",
+        // A history longer than the test's own maximum cannot come from following this server's steps; refusing it
+        // bounds a step's replay to the configured length.
+        let maxItems = min(limits.maxItemsPerSession, pool.configuration.maxItems)
+        guard request.administered.count <= maxItems else {
+            throw Problem(.tooManyItems, "\(request.administered.count) administered items; the adaptive test has at most \(pool.configuration.maxItems) (max_items of the CAT configuration)"
+                          + (maxItems < pool.configuration.maxItems ? " and a session at most \(limits.maxItemsPerSession) (iqscore serve --max-items-per-session)" : ""),
                           field: "/administered")
         }
         let exclude = request.exclude
@@ -285,7 +292,7 @@ public final class ScoringService: Sendable {
 
     // MARK: POST /v1/forms
 
-    func forms(_ state: ServingState, _ body: ByteBuffer) throws -> Response {
+    func forms(_ state: ServingState, _ body: ByteBuffer) async throws -> Response {
         let request = try RequestDecoding.formsRequest(RequestDecoding.document(body, limits: limits))
         guard let bank = state.assemblyBank else { throw Problem(.unavailable, state.assemblyUnavailableReason ?? "forms are not configured") }
         let exclude = request.exclude
@@ -324,13 +331,16 @@ public final class ScoringService: Sendable {
         let seed = request.seed ?? UInt64.random(in: 0...UInt64.max)
         var options = AssemblyOptions(seed: seed)
         options.excluded = Set(exclude)
-        let form: AssembledForm
+        let assembled: [AssembledForm]?
         do {
-            guard let first = try assembler.assemble(options: options).first else { throw Problem(.internal, "no form assembled") }
-            form = first
+            assembled = try await formGate.run { try assembler.assemble(options: options) }
         } catch let error as AssemblyError {
             throw Problem(error.code == .infeasibleBlueprint ? .infeasibleBlueprint : .invalidBlueprint, error.message, field: fieldPrefix)
         }
+        guard let assembled else {
+            throw Problem(.busy, "\(limits.maxQueuedForms) form requests are waiting already (iqscore serve --max-queued-forms); retry in a second")
+        }
+        guard let form = assembled.first else { throw Problem(.internal, "no form assembled") }
         var json = JSONWriter(capacity: 128 * form.items.count + 512)
         json.beginObject()
         json.key("items"); json.beginArray()

@@ -88,6 +88,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-excluded-items"), help: "Most item ids in an exclude list, \(ServerLimits.allowedMaxExcludedItems.lowerBound)…\(ServerLimits.allowedMaxExcludedItems.upperBound); more gets 422.")
     var maxExcludedItems = ServerLimits.defaultMaxExcludedItems
 
+    @Option(name: .customLong("max-concurrent-forms"), help: "Form assemblies run at once, \(ServerLimits.allowedMaxConcurrentForms.lowerBound)…\(ServerLimits.allowedMaxConcurrentForms.upperBound) (default: half the cores, at least 1); a blueprint decides an assembly's cost.")
+    var maxConcurrentForms = ServerLimits.defaultMaxConcurrentForms
+
+    @Option(name: .customLong("max-queued-forms"), help: "Form requests that may wait, \(ServerLimits.allowedMaxQueuedForms.lowerBound)…\(ServerLimits.allowedMaxQueuedForms.upperBound); one more gets 503 busy.")
+    var maxQueuedForms = ServerLimits.defaultMaxQueuedForms
+
     @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may stay silent before it is closed, 1…3600.")
     var idleTimeout = 60
 
@@ -112,6 +118,8 @@ struct ServeCommand: AsyncParsableCommand {
         limits.maxItemsPerSession = maxItemsPerSession
         limits.maxSessionsPerBatch = maxSessionsPerBatch
         limits.maxExcludedItems = maxExcludedItems
+        limits.maxConcurrentForms = maxConcurrentForms
+        limits.maxQueuedForms = maxQueuedForms
         return limits
     }
 

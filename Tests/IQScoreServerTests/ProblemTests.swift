@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import IQScoreServer
+@testable import IQScoreServer
 import Testing
 
 /// Every error status of the API, as application/problem+json naming the field; and no input that gets a 5xx.
@@ -139,6 +139,9 @@ struct ProblemTests {
             try await cat(#"{"session_id": "s", "administered": [{"item_id": "i0001"}]}"#, "invalid-request", "/administered/0/response")
             try await cat(#"{"administered": []}"#, "invalid-request", "/session_id")
             try await cat(#"{"session_id": "s", "administered": [], "exclude": ["a", "b", "c"]}"#, "too-many-items", "/exclude")
+            // Longer than the test's max_items (8): no client following the server sends it.
+            let nine = (1...9).map { String(format: #"{"item_id": "i%04d", "response": 1}"#, $0) }.joined(separator: ",")
+            try await cat(#"{"session_id": "s", "administered": [\#(nine)]}"#, "too-many-items", "/administered")
             func forms(_ body: String, _ kind: String, _ field: String?, sourceLocation: SourceLocation = #_sourceLocation) async throws {
                 try await Self.expectProblem(client, "/v1/forms", body, status: .unprocessableContent, kind: kind, field: field, sourceLocation: sourceLocation)
             }
@@ -160,6 +163,46 @@ struct ProblemTests {
         try await Fixtures.application(try Fixtures.service(blueprint: false)).test(.router) { client in
             try await Self.expectProblem(client, "/v1/forms", "{}", status: .unprocessableContent, kind: "invalid-request", field: "/blueprint")
         }
+    }
+
+    @Test("503 busy with Retry-After when form requests wait beyond --max-queued-forms; scoring answers meanwhile")
+    func busy() async throws {
+        var limits = ServerLimits()
+        limits.maxConcurrentForms = 1
+        limits.maxQueuedForms = 0
+        let service = try Fixtures.service(limits: limits)
+        try await Fixtures.application(service).test(.router) { client in
+            // The test takes the only place, as a long assembly would.
+            #expect(await service.formGate.enter())
+            let refused = try await client.execute(uri: "/v1/forms", method: .post, body: Fixtures.body(#"{"seed": 1}"#))
+            #expect(refused.status == .serviceUnavailable)
+            #expect(refused.headers[.retryAfter] == "1")
+            #expect(try TestJSON.parse(refused.body)["type"]?.string == "urn:iqscore:problem:busy")
+            let (status, _, _) = try await client.post("/v1/score", Fixtures.scoreBody(id: "s", items: ["i0001"], responses: [1]))
+            #expect(status == .ok)
+            service.formGate.leave()
+            let (formStatus, _, _) = try await client.post("/v1/forms", #"{"seed": 1}"#)
+            #expect(formStatus == .ok)
+            #expect(service.formGate.occupancy == (0, 0))
+        }
+    }
+
+    @Test("the gate: width places, then a bounded queue served in order, then refusal")
+    func gate() async throws {
+        let gate = AsyncGate(width: 1, queueLimit: 1)
+        #expect(await gate.enter())
+        let waiter = Task { await gate.enter() }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while gate.occupancy.waiting == 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(gate.occupancy == (1, 1))
+        #expect(await gate.enter() == false)          // the queue is full
+        gate.leave()                                   // the place passes to the waiter
+        #expect(await waiter.value)
+        #expect(gate.occupancy == (1, 0))
+        gate.leave()
+        #expect(gate.occupancy == (0, 0))
+        #expect(await gate.run { 42 } == 42)
+        #expect(gate.occupancy == (0, 0))
     }
 
     @Test("404 for an unknown path, 405 with Allow for another method, 403 for a reload from outside the loopback interface")
