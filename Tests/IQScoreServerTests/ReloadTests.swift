@@ -33,7 +33,7 @@ struct ReloadTests {
             let results = try await withThrowingTaskGroup(of: [String: Int].self) { group in
                 for _ in 0..<4 {
                     group.addTask {
-                        let connection = TestClient(host: "127.0.0.1", port: port)
+                        let connection = TestClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(120)))
                         connection.connect()
                         var seen: [String: Int] = [:]
                         while !stop.value.load(ordering: .relaxed) {
