@@ -3,11 +3,13 @@ import PackageDescription
 
 let package = Package(
     name: "iqscore",
-    platforms: [.macOS(.v13)],
+    // macOS 14: Hummingbird 2 (IQScoreServer) needs it; Linux has no such floor.
+    platforms: [.macOS(.v14)],
     products: [
         .library(name: "Psychometrics", targets: ["Psychometrics"]),
         .library(name: "Assembly", targets: ["Assembly"]),
         .library(name: "PsychometricsIO", targets: ["PsychometricsIO"]),
+        .library(name: "IQScoreServer", targets: ["IQScoreServer"]),
         .executable(name: "iqscore", targets: ["iqscore"]),
     ],
     dependencies: [
@@ -15,6 +17,15 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-numerics", from: "1.1.1"),
         // `swift package generate-documentation` (the DocC catalogs under Sources/*/*.docc); a build-time plugin only.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // `iqscore serve` (the IQScoreServer library): HTTP, logging, metrics, graceful shutdown. Hummingbird's
+        // swift-configuration support is left out (its "ConfigurationSupport" trait): the server reads flags.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // MARK: public libraries
@@ -35,6 +46,27 @@ let package = Package(
             dependencies: ["Psychometrics", "Assembly"]
         ),
 
+        // HTTP/JSON serving of the libraries (`iqscore serve`): routes a team can mount in its own Hummingbird
+        // application, or the whole application with reload, metrics and graceful shutdown.
+        .target(
+            name: "IQScoreServer",
+            dependencies: [
+                "Psychometrics",
+                "Assembly",
+                "PsychometricsIO",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+
         // MARK: system libraries
         // CBLAS + LAPACKE from OpenBLAS (Debian: apt-get install libopenblas-dev liblapacke-dev).
         .systemLibrary(
@@ -50,7 +82,9 @@ let package = Package(
                 "Psychometrics",
                 "Assembly",
                 "PsychometricsIO",
+                "IQScoreServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
@@ -91,6 +125,19 @@ let package = Package(
                 "Assembly",
                 "PsychometricsIO",
                 .product(name: "Numerics", package: "swift-numerics"),
+            ]
+        ),
+        .testTarget(
+            name: "IQScoreServerTests",
+            dependencies: [
+                "IQScoreServer",
+                "iqscore",
+                "Psychometrics",
+                "Assembly",
+                "PsychometricsIO",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

@@ -702,34 +702,9 @@ package final class BatchScorer {
             }
             out.append(10)
         case .jsonl:
-            out.append("{\"session_id\":"); ScoreText.appendJSONString(id, to: &out)
-            out.append(",\"n_items\":"); ScoreText.appendInt(e.itemCount, to: &out)
-            out.append(",\"n_correct\":"); ScoreText.appendInt(e.correctCount, to: &out)
-            out.append(",\"theta\":"); ScoreText.appendFixed(e.theta, decimals: 4, to: &out)
-            out.append(",\"se\":"); ScoreText.appendFixed(e.standardError, decimals: 4, to: &out)
-            out.append(",\"iq\":"); ScoreText.appendInt(s.iq, to: &out)
-            out.append(",\"iq_low\":"); ScoreText.appendInt(s.low, to: &out)
-            out.append(",\"iq_high\":"); ScoreText.appendInt(s.high, to: &out)
-            out.append(",\"percentile\":"); ScoreText.appendFixed(s.percentile, decimals: 1, to: &out)
-            out.append(",\"method\":"); ScoreText.appendJSONString(method, to: &out)
-            out.append(",\"flags\":[")
-            for (k, flag) in s.flags.enumerated() {
-                if k > 0 { out.append(44) }
-                ScoreText.appendJSONString(flag.rawValue, to: &out)
-            }
-            out.append("],\"norms\":"); ScoreText.appendJSONString(norms, to: &out)
-            if scorer.hasUnscoredItems { out.append(",\"n_unscored\":"); ScoreText.appendInt(unscored, to: &out) }
-            if !scorer.domains.isEmpty {
-                out.append(",\"domains\":{")
-                for (d, name) in scorer.domains.enumerated() {
-                    if d > 0 { out.append(44) }
-                    ScoreText.appendJSONString(name, to: &out)
-                    out.append(":{\"correct\":"); ScoreText.appendInt(domainCounts[2 * d + 1], to: &out)
-                    out.append(",\"answered\":"); ScoreText.appendInt(domainCounts[2 * d], to: &out)
-                    out.append(UInt8(ascii: "}"))
-                }
-                out.append(UInt8(ascii: "}"))
-            }
+            out.append(UInt8(ascii: "{"))
+            ScoreText.appendScoreMembers(sessionID: id, e, s, unscored: unscored, domainCounts, scorer: scorer,
+                                         method: method, norms: norms, to: &out)
             out.append("}\n")
         }
     }

@@ -4,7 +4,7 @@ import PsychometricsIO
 
 /// The `iqscore` executable: its subcommands, version and exit status. (`IQScore` is the library's IQ value.)
 @main
-struct IQScoreCommand: ParsableCommand {
+struct IQScoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "iqscore",
         abstract: "Psychometric engine: calibrate IRT item banks, score sessions to IQ, assemble forms, simulate CAT.",
@@ -16,6 +16,6 @@ struct IQScoreCommand: ParsableCommand {
             did not converge (the output is written, with a warning); 64 usage error.
             """,
         version: iqscoreVersion,
-        subcommands: [CalibrateCommand.self, ScoreCommand.self, AnalyzeCommand.self, ReportCommand.self, AssembleCommand.self, SimulateCommand.self, CATCommand.self, LinkCommand.self, VerifyCommand.self]
+        subcommands: [CalibrateCommand.self, ScoreCommand.self, AnalyzeCommand.self, ReportCommand.self, AssembleCommand.self, SimulateCommand.self, CATCommand.self, LinkCommand.self, VerifyCommand.self, ServeCommand.self]
     )
 }

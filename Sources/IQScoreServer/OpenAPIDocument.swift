@@ -1,0 +1,1366 @@
+import NIOCore
+
+// Generated from docs/openapi.json by scripts/embed-openapi.sh; edit that file and run the script.
+
+/// The OpenAPI 3.1 document of the API, served at `GET /openapi.json`: `docs/openapi.json`, embedded so that a
+/// copied binary needs no resource bundle. `OpenAPIDocumentTests` checks that the two are the same bytes, that
+/// every path in it is routed, and that real responses match its schemas.
+public enum OpenAPIDocument {
+    public static let json = #"""
+{
+  "openapi": "3.1.0",
+  "info": {
+    "title": "iqscore serve",
+    "version": "1.0.0",
+    "description": "Scoring, adaptive testing and fixed forms from one item bank, over HTTP/JSON. Stateless: every request carries what it needs. Errors are application/problem+json (RFC 9457); unknown paths get 404 and other methods on these paths 405 (with Allow), also as problems. Every response carries the bank version in X-Bank-Version."
+  },
+  "paths": {
+    "/v1/score": {
+      "post": {
+        "operationId": "score",
+        "summary": "Score a finished session",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ScoreRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The score.",
+            "headers": {
+              "X-Bank-Version": {
+                "$ref": "#/components/headers/BankVersion"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Score"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          }
+        }
+      }
+    },
+    "/v1/score/batch": {
+      "post": {
+        "operationId": "scoreBatch",
+        "summary": "Score many sessions; a bad session is rejected alone",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/BatchRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Scores and rejects.",
+            "headers": {
+              "X-Bank-Version": {
+                "$ref": "#/components/headers/BankVersion"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/BatchResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          }
+        }
+      }
+    },
+    "/v1/cat/next": {
+      "post": {
+        "operationId": "catNext",
+        "summary": "The next step of an adaptive test, from its history (stateless)",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CATNextRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The next item, or the end of the test with its score.",
+            "headers": {
+              "X-Bank-Version": {
+                "$ref": "#/components/headers/BankVersion"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/CATStep"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
+    "/v1/forms": {
+      "post": {
+        "operationId": "assembleForm",
+        "summary": "Assemble one fixed form to a blueprint",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/FormsRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The form.",
+            "headers": {
+              "X-Bank-Version": {
+                "$ref": "#/components/headers/BankVersion"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Form"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem413"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
+    "/v1/bank": {
+      "get": {
+        "operationId": "bank",
+        "summary": "The served bank",
+        "responses": {
+          "200": {
+            "description": "The bank's version, size, model and domains.",
+            "headers": {
+              "X-Bank-Version": {
+                "$ref": "#/components/headers/BankVersion"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Bank"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/healthz": {
+      "get": {
+        "operationId": "health",
+        "summary": "Liveness",
+        "responses": {
+          "200": {
+            "description": "Serving.",
+            "headers": {
+              "X-Bank-Version": {
+                "$ref": "#/components/headers/BankVersion"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Health"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/metrics": {
+      "get": {
+        "operationId": "metrics",
+        "summary": "Prometheus metrics",
+        "responses": {
+          "200": {
+            "description": "Prometheus text format 0.0.4.",
+            "headers": {
+              "X-Bank-Version": {
+                "$ref": "#/components/headers/BankVersion"
+              }
+            },
+            "content": {
+              "text/plain": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/openapi.json": {
+      "get": {
+        "operationId": "openapi",
+        "summary": "This document",
+        "responses": {
+          "200": {
+            "description": "The OpenAPI 3.1 document.",
+            "headers": {
+              "X-Bank-Version": {
+                "$ref": "#/components/headers/BankVersion"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/v1/admin/reload": {
+      "post": {
+        "operationId": "reload",
+        "summary": "Re-read the bank and configuration files (loopback only)",
+        "description": "Accepted only from the loopback interface and without proxy headers (Forwarded, X-Forwarded-For, X-Real-IP). A file that fails to load is refused (422) and the previous bank keeps serving.",
+        "responses": {
+          "200": {
+            "description": "The new bank is served.",
+            "headers": {
+              "X-Bank-Version": {
+                "$ref": "#/components/headers/BankVersion"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Reload"
+                }
+              }
+            }
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem403"
+          },
+          "422": {
+            "$ref": "#/components/responses/Problem422"
+          }
+        }
+      }
+    }
+  },
+  "components": {
+    "schemas": {
+      "ScoreRequest": {
+        "type": "object",
+        "properties": {
+          "session_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Echoed in the score."
+          },
+          "item_ids": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "maxItems": 10000,
+            "description": "Answered items, in any order, each once (at most --max-items-per-session, default 1,000)."
+          },
+          "responses": {
+            "type": "array",
+            "items": {
+              "type": "integer",
+              "enum": [
+                0,
+                1
+              ]
+            },
+            "maxItems": 10000,
+            "description": "1 correct, 0 incorrect, one per item id; written 0 or 1 (1.0, true and \"1\" are refused with 422 naming the field)."
+          },
+          "method": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "enum": [
+              "eap",
+              "map",
+              "ml",
+              "wle",
+              null
+            ],
+            "description": "Estimator (default: the server's --method)."
+          }
+        },
+        "required": [
+          "item_ids",
+          "responses"
+        ],
+        "additionalProperties": false,
+        "description": "A finished session."
+      },
+      "Score": {
+        "type": "object",
+        "properties": {
+          "session_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "As sent (null when the request had none)."
+          },
+          "n_items": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Items scored (pretest and retired items left out)."
+          },
+          "n_correct": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "theta": {
+            "type": "number",
+            "description": "θ̂, 4 decimals, rounded half away from zero (as the score CSV)."
+          },
+          "se": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "description": "Standard error of θ̂, 4 decimals."
+          },
+          "iq": {
+            "type": "integer",
+            "minimum": 40,
+            "maximum": 160
+          },
+          "iq_low": {
+            "type": "integer",
+            "minimum": 40,
+            "maximum": 160
+          },
+          "iq_high": {
+            "type": "integer",
+            "minimum": 40,
+            "maximum": 160
+          },
+          "percentile": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 100,
+            "description": "100·Φ((θ − μ)/σ), 1 decimal."
+          },
+          "method": {
+            "type": "string",
+            "enum": [
+              "eap",
+              "map",
+              "ml",
+              "wle"
+            ]
+          },
+          "flags": {
+            "type": "array",
+            "items": {
+              "type": "string",
+              "enum": [
+                "clamped_low",
+                "clamped_high",
+                "low_precision",
+                "perfect_score",
+                "zero_score",
+                "few_items",
+                "theta_at_bound"
+              ]
+            }
+          },
+          "norms": {
+            "type": "string",
+            "description": "name@version of the norms of the IQ scale."
+          },
+          "n_unscored": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Present when the bank marks items pretest or retired: answered items left out of the score."
+          },
+          "domains": {
+            "type": "object",
+            "description": "Present when the bank has a domain column: per domain, correct and answered counts.",
+            "additionalProperties": {
+              "type": "object",
+              "properties": {
+                "correct": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "answered": {
+                  "type": "integer",
+                  "minimum": 0
+                }
+              },
+              "required": [
+                "correct",
+                "answered"
+              ],
+              "additionalProperties": false
+            }
+          },
+          "bank_version": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{16}$",
+            "description": "The first 16 hexadecimal digits of the SHA-256 of the bank file (`sha256sum BANK.csv | cut -c1-16`)."
+          }
+        },
+        "required": [
+          "session_id",
+          "n_items",
+          "n_correct",
+          "theta",
+          "se",
+          "iq",
+          "iq_low",
+          "iq_high",
+          "percentile",
+          "method",
+          "flags",
+          "norms",
+          "bank_version"
+        ],
+        "additionalProperties": false,
+        "description": "One scored session: the score command's fields, with the same numbers."
+      },
+      "BatchRequest": {
+        "type": "object",
+        "properties": {
+          "sessions": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/ScoreRequest"
+            },
+            "maxItems": 100000,
+            "description": "At most --max-sessions-per-batch (default 1,000)."
+          }
+        },
+        "required": [
+          "sessions"
+        ],
+        "additionalProperties": false
+      },
+      "BatchScore": {
+        "type": "object",
+        "properties": {
+          "index": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Position of the session in the request's sessions."
+          },
+          "session_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "As sent (null when the request had none)."
+          },
+          "n_items": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Items scored (pretest and retired items left out)."
+          },
+          "n_correct": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "theta": {
+            "type": "number",
+            "description": "θ̂, 4 decimals, rounded half away from zero (as the score CSV)."
+          },
+          "se": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "description": "Standard error of θ̂, 4 decimals."
+          },
+          "iq": {
+            "type": "integer",
+            "minimum": 40,
+            "maximum": 160
+          },
+          "iq_low": {
+            "type": "integer",
+            "minimum": 40,
+            "maximum": 160
+          },
+          "iq_high": {
+            "type": "integer",
+            "minimum": 40,
+            "maximum": 160
+          },
+          "percentile": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 100,
+            "description": "100·Φ((θ − μ)/σ), 1 decimal."
+          },
+          "method": {
+            "type": "string",
+            "enum": [
+              "eap",
+              "map",
+              "ml",
+              "wle"
+            ]
+          },
+          "flags": {
+            "type": "array",
+            "items": {
+              "type": "string",
+              "enum": [
+                "clamped_low",
+                "clamped_high",
+                "low_precision",
+                "perfect_score",
+                "zero_score",
+                "few_items",
+                "theta_at_bound"
+              ]
+            }
+          },
+          "norms": {
+            "type": "string",
+            "description": "name@version of the norms of the IQ scale."
+          },
+          "n_unscored": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Present when the bank marks items pretest or retired: answered items left out of the score."
+          },
+          "domains": {
+            "type": "object",
+            "description": "Present when the bank has a domain column: per domain, correct and answered counts.",
+            "additionalProperties": {
+              "type": "object",
+              "properties": {
+                "correct": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "answered": {
+                  "type": "integer",
+                  "minimum": 0
+                }
+              },
+              "required": [
+                "correct",
+                "answered"
+              ],
+              "additionalProperties": false
+            }
+          },
+          "bank_version": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{16}$",
+            "description": "The first 16 hexadecimal digits of the SHA-256 of the bank file (`sha256sum BANK.csv | cut -c1-16`)."
+          }
+        },
+        "required": [
+          "index",
+          "session_id",
+          "n_items",
+          "n_correct",
+          "theta",
+          "se",
+          "iq",
+          "iq_low",
+          "iq_high",
+          "percentile",
+          "method",
+          "flags",
+          "norms",
+          "bank_version"
+        ],
+        "additionalProperties": false
+      },
+      "Reject": {
+        "type": "object",
+        "properties": {
+          "index": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "session_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "reason": {
+            "type": "string"
+          },
+          "kind": {
+            "type": "string",
+            "description": "The problem kind, as in a problem's type (unknown-item, invalid-response, …)."
+          },
+          "field": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "JSON Pointer into the request body."
+          }
+        },
+        "required": [
+          "index",
+          "session_id",
+          "reason",
+          "kind",
+          "field"
+        ],
+        "additionalProperties": false,
+        "description": "A session that was not scored; the others are."
+      },
+      "BatchResponse": {
+        "type": "object",
+        "properties": {
+          "scores": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/BatchScore"
+            }
+          },
+          "rejects": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Reject"
+            }
+          },
+          "bank_version": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{16}$",
+            "description": "The first 16 hexadecimal digits of the SHA-256 of the bank file (`sha256sum BANK.csv | cut -c1-16`)."
+          }
+        },
+        "required": [
+          "scores",
+          "rejects",
+          "bank_version"
+        ],
+        "additionalProperties": false
+      },
+      "AdministeredItem": {
+        "type": "object",
+        "properties": {
+          "item_id": {
+            "type": "string"
+          },
+          "response": {
+            "type": "integer",
+            "enum": [
+              0,
+              1
+            ]
+          }
+        },
+        "required": [
+          "item_id",
+          "response"
+        ],
+        "additionalProperties": false
+      },
+      "CATNextRequest": {
+        "type": "object",
+        "properties": {
+          "session_id": {
+            "type": "string",
+            "description": "Seeds the test's draws with the bank version: the same id and history give the same answer."
+          },
+          "administered": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/AdministeredItem"
+            },
+            "maxItems": 10000,
+            "description": "The test so far, in order (at most the CAT configuration's max_items)."
+          },
+          "exclude": {
+            "type": [
+              "array",
+              "null"
+            ],
+            "items": {
+              "type": "string"
+            },
+            "description": "Items this person has seen elsewhere (unknown ids are ignored)."
+          }
+        },
+        "required": [
+          "session_id",
+          "administered"
+        ],
+        "additionalProperties": false
+      },
+      "CATAdminister": {
+        "type": "object",
+        "properties": {
+          "action": {
+            "const": "administer"
+          },
+          "item_id": {
+            "type": "string"
+          },
+          "domain": {
+            "type": "string"
+          },
+          "theta": {
+            "type": "number",
+            "description": "θ̂ after the responses so far (the prior mean before any), 4 decimals."
+          },
+          "se": {
+            "type": "number",
+            "description": "Its standard error, 4 decimals."
+          },
+          "n_items": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Items administered so far."
+          },
+          "bank_version": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{16}$",
+            "description": "The first 16 hexadecimal digits of the SHA-256 of the bank file (`sha256sum BANK.csv | cut -c1-16`)."
+          }
+        },
+        "required": [
+          "action",
+          "item_id",
+          "domain",
+          "theta",
+          "se",
+          "n_items",
+          "bank_version"
+        ],
+        "additionalProperties": false
+      },
+      "CATStop": {
+        "type": "object",
+        "properties": {
+          "action": {
+            "const": "stop"
+          },
+          "reason": {
+            "type": "string",
+            "enum": [
+              "se_reached",
+              "max_items",
+              "bank_exhausted"
+            ]
+          },
+          "score": {
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/Score"
+              },
+              {
+                "type": "null"
+              }
+            ],
+            "description": "The test scored as POST /v1/score scores it; null when nothing scorable was administered."
+          },
+          "bank_version": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{16}$",
+            "description": "The first 16 hexadecimal digits of the SHA-256 of the bank file (`sha256sum BANK.csv | cut -c1-16`)."
+          }
+        },
+        "required": [
+          "action",
+          "reason",
+          "score",
+          "bank_version"
+        ],
+        "additionalProperties": false
+      },
+      "CATStep": {
+        "oneOf": [
+          {
+            "$ref": "#/components/schemas/CATAdminister"
+          },
+          {
+            "$ref": "#/components/schemas/CATStop"
+          }
+        ],
+        "discriminator": {
+          "propertyName": "action",
+          "mapping": {
+            "administer": "#/components/schemas/CATAdminister",
+            "stop": "#/components/schemas/CATStop"
+          }
+        }
+      },
+      "InformationTarget": {
+        "type": "object",
+        "properties": {
+          "theta": {
+            "type": "number",
+            "minimum": -10,
+            "maximum": 10
+          },
+          "information": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "maximum": 1000000
+          }
+        },
+        "required": [
+          "theta",
+          "information"
+        ],
+        "additionalProperties": false
+      },
+      "Blueprint": {
+        "type": "object",
+        "properties": {
+          "length": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 10000
+          },
+          "domain_counts": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "integer",
+              "minimum": 0
+            }
+          },
+          "domain_weights": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "number",
+              "minimum": 0
+            }
+          },
+          "difficulty_counts": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "integer",
+              "minimum": 0
+            }
+          },
+          "difficulty_bands": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "array",
+              "items": {
+                "type": "number"
+              },
+              "minItems": 2,
+              "maxItems": 2
+            }
+          },
+          "anchors_per_domain": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "exclude": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "enemies": {
+            "type": "array",
+            "items": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              },
+              "minItems": 2
+            }
+          },
+          "target_information": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/InformationTarget"
+            },
+            "maxItems": 100
+          },
+          "max_exposure": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "maximum": 1
+          },
+          "forms": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 1,
+            "description": "One form per request."
+          },
+          "max_overlap": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1
+          },
+          "statuses": {
+            "type": "array",
+            "items": {
+              "type": "string",
+              "enum": [
+                "active",
+                "pretest",
+                "retired"
+              ]
+            }
+          }
+        },
+        "required": [
+          "length"
+        ],
+        "additionalProperties": false,
+        "description": "As iqscore assemble --blueprint reads it (README: iqscore assemble)."
+      },
+      "FormsRequest": {
+        "type": "object",
+        "properties": {
+          "blueprint": {
+            "$ref": "#/components/schemas/Blueprint"
+          },
+          "exclude": {
+            "type": [
+              "array",
+              "null"
+            ],
+            "items": {
+              "type": "string"
+            },
+            "description": "Items to leave out (seen before); unknown ids are ignored."
+          },
+          "seed": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "minimum": 0,
+            "maximum": 18446744073709551615,
+            "description": "Each seed gives a different, equally valid form; without one a random seed is drawn and returned."
+          }
+        },
+        "required": [],
+        "additionalProperties": false,
+        "description": "Assembles one form; form assemblies run at most --max-concurrent-forms at a time."
+      },
+      "FormItem": {
+        "type": "object",
+        "properties": {
+          "item_id": {
+            "type": "string"
+          },
+          "domain": {
+            "type": "string"
+          },
+          "a": {
+            "type": "number"
+          },
+          "b": {
+            "type": "number"
+          },
+          "c": {
+            "type": "number"
+          }
+        },
+        "required": [
+          "item_id",
+          "domain",
+          "a",
+          "b",
+          "c"
+        ],
+        "additionalProperties": false,
+        "description": "An item of the form, easiest first (2PL/3PL slope–difficulty: P = c + (1 − c)/(1 + exp(−a(θ − b))))."
+      },
+      "InformationPoint": {
+        "type": "object",
+        "properties": {
+          "theta": {
+            "type": "number"
+          },
+          "information": {
+            "type": "number"
+          },
+          "se": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "description": "1/√information; null when the information is 0."
+          }
+        },
+        "required": [
+          "theta",
+          "information",
+          "se"
+        ],
+        "additionalProperties": false
+      },
+      "Form": {
+        "type": "object",
+        "properties": {
+          "items": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/FormItem"
+            }
+          },
+          "information": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/InformationPoint"
+            }
+          },
+          "relaxed": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "description": "Rules the search could not meet (empty when every rule holds)."
+          },
+          "seed": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 18446744073709551615
+          },
+          "bank_version": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{16}$",
+            "description": "The first 16 hexadecimal digits of the SHA-256 of the bank file (`sha256sum BANK.csv | cut -c1-16`)."
+          }
+        },
+        "required": [
+          "items",
+          "information",
+          "relaxed",
+          "seed",
+          "bank_version"
+        ],
+        "additionalProperties": false
+      },
+      "Bank": {
+        "type": "object",
+        "properties": {
+          "bank_version": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{16}$",
+            "description": "The first 16 hexadecimal digits of the SHA-256 of the bank file (`sha256sum BANK.csv | cut -c1-16`)."
+          },
+          "sha256": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{64}$"
+          },
+          "n_items": {
+            "type": "integer",
+            "minimum": 1
+          },
+          "n_scored": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "model": {
+            "type": "string",
+            "enum": [
+              "rasch",
+              "1pl",
+              "2pl",
+              "3pl",
+              "mixed"
+            ]
+          },
+          "domains": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "method": {
+            "type": "string",
+            "enum": [
+              "eap",
+              "map",
+              "ml",
+              "wle"
+            ]
+          },
+          "norms": {
+            "type": "string"
+          },
+          "adaptive": {
+            "type": "boolean",
+            "description": "Whether /v1/cat/next and /v1/forms are served (the bank has domains)."
+          },
+          "default_blueprint": {
+            "type": "boolean"
+          },
+          "exposure_control": {
+            "type": "boolean"
+          },
+          "loaded_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        },
+        "required": [
+          "bank_version",
+          "sha256",
+          "n_items",
+          "n_scored",
+          "model",
+          "domains",
+          "method",
+          "norms",
+          "adaptive",
+          "default_blueprint",
+          "exposure_control",
+          "loaded_at"
+        ],
+        "additionalProperties": false
+      },
+      "Health": {
+        "type": "object",
+        "properties": {
+          "status": {
+            "const": "ok"
+          },
+          "bank_version": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{16}$",
+            "description": "The first 16 hexadecimal digits of the SHA-256 of the bank file (`sha256sum BANK.csv | cut -c1-16`)."
+          }
+        },
+        "required": [
+          "status",
+          "bank_version"
+        ],
+        "additionalProperties": false
+      },
+      "Reload": {
+        "type": "object",
+        "properties": {
+          "reloaded": {
+            "const": true
+          },
+          "previous_version": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{16}$",
+            "description": "The first 16 hexadecimal digits of the SHA-256 of the bank file (`sha256sum BANK.csv | cut -c1-16`)."
+          },
+          "bank_version": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{16}$",
+            "description": "The first 16 hexadecimal digits of the SHA-256 of the bank file (`sha256sum BANK.csv | cut -c1-16`)."
+          }
+        },
+        "required": [
+          "reloaded",
+          "previous_version",
+          "bank_version"
+        ],
+        "additionalProperties": false
+      },
+      "Problem": {
+        "type": "object",
+        "properties": {
+          "type": {
+            "type": "string",
+            "description": "urn:iqscore:problem:<kind>"
+          },
+          "title": {
+            "type": "string"
+          },
+          "status": {
+            "type": "integer",
+            "minimum": 400,
+            "maximum": 599
+          },
+          "detail": {
+            "type": "string"
+          },
+          "field": {
+            "type": "string",
+            "description": "JSON Pointer (RFC 6901) to the offending part of the request body."
+          },
+          "bank_version": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{16}$",
+            "description": "The first 16 hexadecimal digits of the SHA-256 of the bank file (`sha256sum BANK.csv | cut -c1-16`)."
+          }
+        },
+        "required": [
+          "type",
+          "title",
+          "status",
+          "detail"
+        ],
+        "additionalProperties": false,
+        "description": "RFC 9457 problem details."
+      }
+    },
+    "responses": {
+      "Problem400": {
+        "description": "Malformed JSON.",
+        "headers": {
+          "X-Bank-Version": {
+            "$ref": "#/components/headers/BankVersion"
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "Problem403": {
+        "description": "Not from the loopback interface.",
+        "headers": {
+          "X-Bank-Version": {
+            "$ref": "#/components/headers/BankVersion"
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "Problem413": {
+        "description": "The body is over --max-body-bytes.",
+        "headers": {
+          "X-Bank-Version": {
+            "$ref": "#/components/headers/BankVersion"
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "Problem422": {
+        "description": "A request the API or the bank cannot process; field names the offending part.",
+        "headers": {
+          "X-Bank-Version": {
+            "$ref": "#/components/headers/BankVersion"
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "Problem503": {
+        "description": "The bank has no domain column (adaptive testing and forms are unavailable: kind unavailable), or too many form requests wait already (kind busy, with Retry-After: 1).",
+        "headers": {
+          "X-Bank-Version": {
+            "$ref": "#/components/headers/BankVersion"
+          },
+          "Retry-After": {
+            "description": "Seconds to wait before retrying (kind busy).",
+            "schema": {
+              "type": "string"
+            }
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      }
+    },
+    "headers": {
+      "BankVersion": {
+        "description": "The version of the bank that answered.",
+        "schema": {
+          "type": "string",
+          "pattern": "^[0-9a-f]{16}$",
+          "description": "The first 16 hexadecimal digits of the SHA-256 of the bank file (`sha256sum BANK.csv | cut -c1-16`)."
+        }
+      }
+    }
+  }
+}
+"""#
+
+    static let buffer = ByteBuffer(string: json)
+}

@@ -1,0 +1,192 @@
+import Assembly
+import HTTPTypes
+import Hummingbird
+import Psychometrics
+
+/// An error response as `application/problem+json` (RFC 9457): `type` (`urn:iqscore:problem:<kind>`), `title`,
+/// `status`, `detail`, the offending `field` as a JSON Pointer (RFC 6901) into the request body when there is one,
+/// and the `bank_version` that answered.
+///
+/// | kind | status | when |
+/// |---|---|---|
+/// | `malformed-json` | 400 | the body is not JSON (RFC 8259: syntax, a key twice in one object, nesting over 64) |
+/// | `body-too-large` | 413 | the body is over `ServerLimits.maxBodyBytes` |
+/// | `invalid-request` | 422 | valid JSON of the wrong shape: not an object, a missing or unknown key, a wrong type |
+/// | `unknown-item`, `repeated-item`, `invalid-response`, `length-mismatch`, `no-responses`, `unscorable` | 422 | a session the bank cannot score as given |
+/// | `too-many-items`, `too-many-sessions` | 422 | over `ServerLimits` |
+/// | `invalid-blueprint`, `infeasible-blueprint` | 422 | a blueprint that is wrong, or that the bank cannot meet |
+/// | `reload-failed` | 422 | a reload whose new files are refused (the old bank keeps serving) |
+/// | `forbidden` | 403 | `POST /v1/admin/reload` from outside the loopback interface |
+/// | `not-found`, `method-not-allowed` | 404, 405 | an unknown path, a known path with another method |
+/// | `unavailable` | 503 | adaptive testing or forms on a bank without domains |
+/// | `busy` | 503 | `ServerLimits.maxQueuedForms` form requests wait already (with `Retry-After: 1`) |
+/// | `internal` | 500 | a fault of the server, never the client's input |
+public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong, as the last part of the problem's `type` (`urn:iqscore:problem:unknown-item`); each kind has
+    /// one status and one title.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        case malformedJSON = "malformed-json"
+        case bodyTooLarge = "body-too-large"
+        case invalidRequest = "invalid-request"
+        case unknownItem = "unknown-item"
+        case repeatedItem = "repeated-item"
+        case invalidResponse = "invalid-response"
+        case lengthMismatch = "length-mismatch"
+        case noResponses = "no-responses"
+        case unscorable
+        case tooManyItems = "too-many-items"
+        case tooManySessions = "too-many-sessions"
+        case invalidBlueprint = "invalid-blueprint"
+        case infeasibleBlueprint = "infeasible-blueprint"
+        case reloadFailed = "reload-failed"
+        case forbidden
+        case notFound = "not-found"
+        case methodNotAllowed = "method-not-allowed"
+        case unavailable
+        case busy
+        case `internal`
+
+        public var status: HTTPResponse.Status {
+            switch self {
+            case .malformedJSON: .badRequest
+            case .bodyTooLarge: .contentTooLarge
+            case .forbidden: .forbidden
+            case .notFound: .notFound
+            case .methodNotAllowed: .methodNotAllowed
+            case .unavailable, .busy: .serviceUnavailable
+            case .internal: .internalServerError
+            default: .unprocessableContent
+            }
+        }
+
+        public var title: String {
+            switch self {
+            case .malformedJSON: "The request body is not valid JSON"
+            case .bodyTooLarge: "The request body is too large"
+            case .invalidRequest: "The request does not match the API"
+            case .unknownItem: "An item is not in the bank"
+            case .repeatedItem: "An item is given twice"
+            case .invalidResponse: "A response is not 0 or 1"
+            case .lengthMismatch: "Item ids and responses differ in length"
+            case .noResponses: "The session has no responses"
+            case .unscorable: "The session cannot be scored"
+            case .tooManyItems: "Too many items"
+            case .tooManySessions: "Too many sessions"
+            case .invalidBlueprint: "The blueprint is not valid"
+            case .infeasibleBlueprint: "The bank cannot meet the blueprint"
+            case .reloadFailed: "The new files were refused; the previous bank keeps serving"
+            case .forbidden: "Forbidden"
+            case .notFound: "Not found"
+            case .methodNotAllowed: "Method not allowed"
+            case .unavailable: "Not available on this server"
+            case .busy: "Too many form requests are waiting; retry"
+            case .internal: "Internal server error"
+            }
+        }
+
+        /// The problem's `type` URI.
+        public var type: String { "urn:iqscore:problem:" + rawValue }
+    }
+
+    public var kind: Kind
+    public var detail: String
+    /// A JSON Pointer into the request body (`/responses/3`, `/administered/2/item_id`; `""` is the whole body).
+    public var field: String?
+    /// The methods a path accepts, for the `Allow` header of a 405.
+    public var allow: String?
+
+    public init(_ kind: Kind, _ detail: String, field: String? = nil, allow: String? = nil) {
+        self.kind = kind
+        self.detail = detail
+        self.field = field
+        self.allow = allow
+    }
+
+    public var status: HTTPResponse.Status { kind.status }
+    public var description: String { "\(kind.rawValue): \(detail)" + (field.map { " (field \($0))" } ?? "") }
+
+    /// A library's scoring error, with the field it concerns when the caller knows it.
+    init(_ error: PsychometricsError, field: String? = nil) {
+        let kind: Kind = switch error.code {
+        case .unknownItem: .unknownItem
+        case .invalidResponse: .invalidResponse
+        case .repeatedItem: .repeatedItem
+        case .lengthMismatch: .lengthMismatch
+        case .noResponses: .noResponses
+        case .unscorable, .insufficientData: .unscorable
+        case .invalidOptions: .invalidRequest
+        case .resourceLimit: .bodyTooLarge
+        case .invalidParameters, .numericalFailure: .internal
+        }
+        self.init(kind, error.message, field: field)
+    }
+
+    /// An assembly or adaptive-testing error; its `field` (`administered[3].item_id`) becomes a JSON Pointer.
+    init(_ error: AssemblyError, fieldPrefix: String = "") {
+        let kind: Kind = switch error.code {
+        case .unknownItem: .unknownItem
+        case .repeatedItem: .repeatedItem
+        case .invalidResponse: .invalidResponse
+        case .infeasibleBlueprint: .infeasibleBlueprint
+        case .invalidConfiguration: .invalidBlueprint
+        case .invalidExposure: .internal
+        }
+        self.init(kind, error.message, field: error.field.map { fieldPrefix + JSONPointer.from(dottedPath: $0) })
+    }
+
+    /// The problem as an HTTP response (`Allow` is set for a 405).
+    func response(bankVersion: String?) -> Response {
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("type"); json.string(kind.type)
+        json.key("title"); json.string(kind.title)
+        json.key("status"); json.integer(status.code)
+        json.key("detail"); json.string(detail)
+        if let field { json.key("field"); json.string(field) }
+        if let bankVersion { json.key("bank_version"); json.string(bankVersion) }
+        json.endObject()
+        var headers = HTTPFields()
+        headers[.contentType] = "application/problem+json"
+        if let bankVersion { headers[.bankVersion] = bankVersion }
+        if let allow { headers[.allow] = allow }
+        if kind == .busy { headers[.retryAfter] = "1" }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: json.buffer))
+    }
+}
+
+/// JSON Pointers (RFC 6901) for problem fields.
+enum JSONPointer {
+    /// `"/" + token` per path component, with `~` written `~0` and `/` written `~1`.
+    static func from(components: [String]) -> String {
+        components.map { "/" + $0.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1") }.joined()
+    }
+
+    /// A decoder's coding path as a pointer: keys by name, array positions by number.
+    static func from(codingPath: [any CodingKey]) -> String {
+        from(components: codingPath.map { key in
+            if let index = key.intValue, key.stringValue == "Index \(index)" || key.stringValue == String(index) { return String(index) }
+            return key.stringValue
+        })
+    }
+
+    /// The Assembly module's dotted fields (`administered[3].item_id`) as a pointer (`/administered/3/item_id`).
+    static func from(dottedPath: String) -> String {
+        var components: [String] = []
+        for part in dottedPath.split(separator: ".", omittingEmptySubsequences: false) {
+            var name = Substring(part)
+            var indices: [String] = []
+            while name.hasSuffix("]"), let open = name.lastIndex(of: "[") {
+                indices.insert(String(name[name.index(after: open)..<name.index(before: name.endIndex)]), at: 0)
+                name = name[..<open]
+            }
+            if !name.isEmpty { components.append(String(name)) }
+            components += indices
+        }
+        return from(components: components)
+    }
+}
+
+extension HTTPField.Name {
+    /// `X-Bank-Version`: the bank version that answered, on every response.
+    static let bankVersion = HTTPField.Name("X-Bank-Version")!
+}

@@ -1,0 +1,280 @@
+import Assembly
+import Foundation
+import NIOCore
+import Psychometrics
+
+/// Reads request bodies into the request types, with every problem located by a JSON Pointer.
+///
+/// The body is parsed strictly (`RequestJSON`: RFC 8259, no repeated keys, bounded depth and array length); a
+/// body that is not JSON is 400 `malformed-json`. Then each field is read by hand against the API: an unknown or
+/// missing key, or a value of the wrong type, is 422 `invalid-request` naming the field; a response that is not
+/// written `0` or `1` is 422 `invalid-response`. The blueprint of `POST /v1/forms` is checked against the
+/// blueprint's own schema (its keys and whole-number fields, as `Blueprint.load(json:)` checks a file) and then
+/// decoded with Foundation's `JSONDecoder`, as the file is.
+enum RequestDecoding {
+    /// A parsed body: its bytes and root value.
+    struct Document {
+        let bytes: [UInt8]
+        let root: RequestJSON.Value
+
+        func text(_ value: RequestJSON.Value) -> String { String(decoding: bytes[value.start..<value.end], as: UTF8.self) }
+    }
+
+    /// Parses `body`. An array longer than every limit of `limits` is refused while parsing (422 naming it), so
+    /// the values held for one request stay within a small multiple of the body's size.
+    static func document(_ body: ByteBuffer, limits: ServerLimits) throws(Problem) -> Document {
+        let bytes = Array(body.readableBytesView)
+        let longest = max(limits.maxItemsPerSession, limits.maxSessionsPerBatch, limits.maxExcludedItems)
+        do {
+            return Document(bytes: bytes, root: try RequestJSON.parse(bytes, maximumArrayLength: longest))
+        } catch let error as RequestJSON.SyntaxError {
+            throw Problem(.malformedJSON, "line \(error.line), column \(error.column): not valid JSON: \(error.message)")
+        } catch let error as RequestJSON.ArrayTooLong {
+            throw Problem(error.pointer == "/sessions" ? .tooManySessions : .tooManyItems,
+                          "the array has more than \(longest) elements, more than any limit of this server allows", field: error.pointer)
+        } catch {
+            throw Problem(.malformedJSON, "\(error)")
+        }
+    }
+
+    // MARK: Requests
+
+    static func scoreRequest(_ document: Document) throws(Problem) -> ScoreRequest {
+        try scoreRequest(document.root, document, at: "")
+    }
+
+    /// One score request at `path` (`""` for the body, `/sessions/3` in a batch).
+    static func scoreRequest(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) -> ScoreRequest {
+        let members = try object(value, at: path, keys: ScoreRequest.keys)
+        return ScoreRequest(sessionID: try optionalString(members["session_id"], at: path + "/session_id"),
+                            itemIDs: try strings(required(members, "item_ids", at: path), at: path + "/item_ids"),
+                            responses: try responses(required(members, "responses", at: path), document, at: path + "/responses"),
+                            method: try optionalString(members["method"], at: path + "/method"))
+    }
+
+    /// The sessions of a batch, each read on its own so that one with a problem is rejected alone (with its
+    /// `session_id` when it has a string one).
+    static func batchRequest(_ document: Document) throws(Problem) -> [(sessionID: String?, request: Result<ScoreRequest, Problem>)] {
+        let members = try object(document.root, at: "", keys: ["sessions"])
+        let sessions = try array(required(members, "sessions", at: ""), at: "/sessions")
+        return sessions.enumerated().map { k, session in
+            do throws(Problem) {
+                let request = try scoreRequest(session, document, at: "/sessions/\(k)")
+                return (request.sessionID, .success(request))
+            } catch {
+                var sessionID: String?
+                if case .object(let fields) = session.kind, case .string(let id)? = fields.first(where: { $0.key == "session_id" })?.value.kind { sessionID = id }
+                return (sessionID, .failure(error))
+            }
+        }
+    }
+
+    static func catNextRequest(_ document: Document) throws(Problem) -> CATNextRequest {
+        let members = try object(document.root, at: "", keys: CATNextRequest.keys)
+        let sessionID = try string(required(members, "session_id", at: ""), at: "/session_id")
+        let list = try array(required(members, "administered", at: ""), at: "/administered")
+        var administered: [AdministeredItem] = []
+        administered.reserveCapacity(list.count)
+        for (k, entry) in list.enumerated() {
+            let path = "/administered/\(k)"
+            let fields = try object(entry, at: path, keys: CATNextRequest.administeredKeys)
+            let itemID = try string(required(fields, "item_id", at: path), at: path + "/item_id")
+            let response = try response(required(fields, "response", at: path), document, at: path + "/response")
+            administered.append(AdministeredItem(itemID: itemID, response: response))
+        }
+        return CATNextRequest(sessionID: sessionID, administered: administered,
+                              exclude: try members["exclude"].map { value throws(Problem) in try optionalStrings(value, at: "/exclude") } ?? [])
+    }
+
+    static func formsRequest(_ document: Document) throws(Problem) -> FormsRequest {
+        let members = try object(document.root, at: "", keys: FormsRequest.keys)
+        var blueprint: Blueprint?
+        if let value = members["blueprint"], !isNull(value) { blueprint = try self.blueprint(value, document, at: "/blueprint") }
+        var seed: UInt64?
+        if let value = members["seed"], !isNull(value) {
+            let text = document.text(value)
+            guard case .number = value.kind, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let s = UInt64(text) else {
+                throw Problem(.invalidRequest, "must be a whole number 0…\(UInt64.max), written in digits; got \(TextFidelity.quoted(text))", field: "/seed")
+            }
+            seed = s
+        }
+        return FormsRequest(blueprint: blueprint, exclude: try members["exclude"].map { value throws(Problem) in try optionalStrings(value, at: "/exclude") } ?? [],
+                            seed: seed)
+    }
+
+    /// A blueprint: its keys and whole-number fields checked as a blueprint file's are (`JSONObjectInput`), then
+    /// decoded by `JSONDecoder` from its own bytes.
+    static func blueprint(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) -> Blueprint {
+        guard case .object = value.kind else { throw Problem(.invalidRequest, "expected an object; found \(value.kindName)", field: path) }
+        try checkInput(value, of: Blueprint.self, document, at: path)
+        do {
+            return try JSONDecoder().decode(Blueprint.self, from: Data(document.bytes[value.start..<value.end]))
+        } catch let error as DecodingError {
+            throw problem(for: error, at: path)
+        } catch {
+            throw Problem(.invalidRequest, "\(error)", field: path)
+        }
+    }
+
+    // MARK: Fields
+
+    static func isNull(_ value: RequestJSON.Value) -> Bool {
+        if case .null = value.kind { return true }
+        return false
+    }
+
+    /// An object's members by key; a key not in `keys` is an error naming it.
+    static func object(_ value: RequestJSON.Value, at path: String, keys: [String]) throws(Problem) -> [String: RequestJSON.Value] {
+        guard case .object(let members) = value.kind else {
+            throw Problem(.invalidRequest, path.isEmpty ? "the request body must be a JSON object" : "expected an object; found \(value.kindName)", field: path)
+        }
+        var byKey: [String: RequestJSON.Value] = [:]
+        for member in members {
+            guard keys.contains(member.key) else {
+                throw Problem(.invalidRequest, "unknown key \(quoted(member.key)) (known: \(keys.sorted().joined(separator: ", ")))",
+                              field: path + JSONPointer.from(components: [member.key]))
+            }
+            byKey[member.key] = member.value
+        }
+        return byKey
+    }
+
+    static func required(_ members: [String: RequestJSON.Value], _ key: String, at path: String) throws(Problem) -> RequestJSON.Value {
+        guard let value = members[key] else { throw Problem(.invalidRequest, "\(quoted(key)) is required", field: path + "/" + key) }
+        return value
+    }
+
+    static func string(_ value: RequestJSON.Value, at path: String) throws(Problem) -> String {
+        guard case .string(let s) = value.kind else { throw Problem(.invalidRequest, "expected a string; found \(value.kindName)", field: path) }
+        return s
+    }
+
+    static func optionalString(_ value: RequestJSON.Value?, at path: String) throws(Problem) -> String? {
+        guard let value, !isNull(value) else { return nil }
+        return try string(value, at: path)
+    }
+
+    static func array(_ value: RequestJSON.Value, at path: String) throws(Problem) -> [RequestJSON.Value] {
+        guard case .array(let elements) = value.kind else { throw Problem(.invalidRequest, "expected an array; found \(value.kindName)", field: path) }
+        return elements
+    }
+
+    static func strings(_ value: RequestJSON.Value, at path: String) throws(Problem) -> [String] {
+        let elements = try array(value, at: path)
+        var out: [String] = []
+        out.reserveCapacity(elements.count)
+        for (k, element) in elements.enumerated() {
+            guard case .string(let s) = element.kind else {
+                throw Problem(.invalidRequest, "expected a string; found \(element.kindName)", field: "\(path)/\(k)")
+            }
+            out.append(s)
+        }
+        return out
+    }
+
+    /// An array of strings, or null for none.
+    static func optionalStrings(_ value: RequestJSON.Value, at path: String) throws(Problem) -> [String] {
+        isNull(value) ? [] : try strings(value, at: path)
+    }
+
+    /// One response: the number written `0` or `1`.
+    static func response(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) -> Int {
+        if case .number = value.kind, value.end == value.start + 1 {
+            switch document.bytes[value.start] {
+            case UInt8(ascii: "0"): return 0
+            case UInt8(ascii: "1"): return 1
+            default: break
+            }
+        }
+        let got: String = if case .number = value.kind { "got \(TextFidelity.quoted(document.text(value)))" } else { "found \(value.kindName)" }
+        throw Problem(.invalidResponse, "a response must be 0 or 1, written as a JSON integer; \(got)", field: path)
+    }
+
+    static func responses(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) -> [Int] {
+        let elements = try array(value, at: path)
+        var out: [Int] = []
+        out.reserveCapacity(elements.count)
+        for (k, element) in elements.enumerated() { out.append(try response(element, document, at: "\(path)/\(k)")) }
+        return out
+    }
+
+    // MARK: Library input types
+
+    /// Checks an object against a library input type's schema: unknown keys at any level of its nested objects,
+    /// and numbers that must be whole (`JSONDecoder` reports 2.5 for an `Int` as invalid JSON, naming no key).
+    static func checkInput(_ value: RequestJSON.Value, of type: any JSONObjectInput.Type, _ document: Document, at path: String) throws(Problem) {
+        guard case .object(let members) = value.kind else { return } // a wrong type is the decoder's to report
+        for member in members {
+            let here = path + JSONPointer.from(components: [member.key])
+            guard type.jsonKeys.contains(member.key) else {
+                throw Problem(.invalidRequest, "unknown key \(quoted(member.key)) (known: \(type.jsonKeys.joined(separator: ", ")))", field: here)
+            }
+            if type.integerKeys.contains(member.key) { try checkWholeNumbers(member.value, document, at: here) }
+            if let nested = type.nestedJSONObjects[member.key] {
+                if case .array(let elements) = member.value.kind {
+                    for (k, element) in elements.enumerated() { try checkInput(element, of: nested, document, at: "\(here)/\(k)") }
+                } else {
+                    try checkInput(member.value, of: nested, document, at: here)
+                }
+            }
+        }
+    }
+
+    /// Numbers in `value` (itself, or inside its objects and arrays) that are not whole numbers within `Int`.
+    static func checkWholeNumbers(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) {
+        switch value.kind {
+        case .number:
+            let text = document.text(value)
+            if Int(text) != nil { return }
+            let v = Double(text) ?? .nan
+            if v == v.rounded() && abs(v) < 0x1p63 { return }
+            throw Problem(.invalidRequest, "must be a whole number\(v == v.rounded() ? " within ±\(Int.max)" : ""); got \(TextFidelity.quoted(text))", field: path)
+        case .object(let members):
+            for member in members { try checkWholeNumbers(member.value, document, at: path + JSONPointer.from(components: [member.key])) }
+        case .array(let elements):
+            for (k, element) in elements.enumerated() { try checkWholeNumbers(element, document, at: "\(path)/\(k)") }
+        default:
+            break
+        }
+    }
+
+    /// A decoding error of a library type read at `path`, naming the field.
+    static func problem(for error: DecodingError, at path: String) -> Problem {
+        func pointer(_ codingPath: [any CodingKey]) -> String { path + JSONPointer.from(codingPath: codingPath) }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return Problem(.invalidRequest, "\(quoted(key.stringValue)) is required", field: pointer(context.codingPath + [key]))
+        case .typeMismatch(let type, let context):
+            return Problem(.invalidRequest, "expected \(expectation(type)); \(found(context))", field: pointer(context.codingPath))
+        case .valueNotFound(let type, let context):
+            return Problem(.invalidRequest, "must not be null (expected \(expectation(type)))", field: pointer(context.codingPath))
+        case .dataCorrupted(let context):
+            return Problem(.invalidRequest, context.debugDescription, field: pointer(context.codingPath))
+        @unknown default:
+            return Problem(.invalidRequest, "\(error)", field: path)
+        }
+    }
+
+    /// "found a string" from Foundation's "Expected to decode Int but found a string instead."
+    static func found(_ context: DecodingError.Context) -> String {
+        let text = context.debugDescription
+        if let range = text.range(of: "but found ") {
+            return "found " + text[range.upperBound...].replacingOccurrences(of: " instead.", with: "")
+        }
+        return text
+    }
+
+    static func expectation(_ type: Any.Type) -> String {
+        switch type {
+        case is Int.Type, is UInt64.Type, is Int64.Type: "an integer"
+        case is Double.Type: "a number"
+        case is String.Type: "a string"
+        case is Bool.Type: "true or false"
+        default:
+            String(describing: type).hasPrefix("Array") ? "an array" : String(describing: type).hasPrefix("Dictionary") ? "an object" : "\(type)"
+        }
+    }
+
+    /// A key or value quoted for a message, at most 100 bytes (`TextFidelity.quoted`).
+    static func quoted(_ text: String) -> String { TextFidelity.quoted(text) }
+}

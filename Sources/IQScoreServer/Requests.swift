@@ -1,0 +1,37 @@
+import Assembly
+import Psychometrics
+
+// The request bodies of the API, read by `RequestDecoding` from a strictly parsed body (`RequestJSON`). Keys are
+// snake_case as the `score` CSV columns are; a key the API does not define is an error (422 `invalid-request`),
+// so a misspelt `"methd"` is never silently ignored.
+
+/// `POST /v1/score`, and each entry of `POST /v1/score/batch`.
+struct ScoreRequest: Sendable {
+    var sessionID: String?
+    var itemIDs: [String]
+    /// Each 0 or 1, written as the JSON numbers `0` and `1`: `1.0`, `true` and `"1"` are refused (422
+    /// `invalid-response` naming `/responses/k`), so a client's type confusion is caught, not guessed at.
+    var responses: [Int]
+    var method: String?
+
+    static let keys = ["session_id", "item_ids", "responses", "method"]
+}
+
+/// `POST /v1/cat/next`.
+struct CATNextRequest: Sendable {
+    var sessionID: String
+    var administered: [AdministeredItem]
+    var exclude: [String]
+
+    static let keys = ["session_id", "administered", "exclude"]
+    static let administeredKeys = ["item_id", "response"]
+}
+
+/// `POST /v1/forms`.
+struct FormsRequest: Sendable {
+    var blueprint: Blueprint?
+    var exclude: [String]
+    var seed: UInt64?
+
+    static let keys = ["blueprint", "exclude", "seed"]
+}

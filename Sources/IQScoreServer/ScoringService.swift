@@ -1,0 +1,442 @@
+import Assembly
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import Prometheus
+import Psychometrics
+import PsychometricsIO
+
+/// The scoring engine behind HTTP: the served state, the limits, metrics and logging, and one handler per
+/// endpoint. Mount it in any Hummingbird router with `addRoutes(to:)`, or run the whole server with
+/// `IQScoreApplication`.
+///
+/// Stateless: every request carries what it needs (a finished session, or an adaptive test's history), so any
+/// number of instances behind a load balancer answer alike. Each request reads the current `ServingState` once
+/// and answers from it; `reload(trigger:)` swaps in a new one without stopping.
+public final class ScoringService: Sendable {
+    public let store: ServingStateStore
+    public let limits: ServerLimits
+    public let metrics: ServerMetrics
+    public let logger: Logger
+    private let reloads = ReloadQueue()
+    /// Form assemblies run inside it (`ServerLimits.maxConcurrentForms`).
+    let formGate: AsyncGate
+
+    /// Loads `configuration` (a bad file throws the loader's error naming it) and prepares the service.
+    public convenience init(configuration: ServerConfiguration, limits: ServerLimits = ServerLimits(),
+                            logger: Logger = Logger(label: "iqscore.serve"), metrics: ServerMetrics = ServerMetrics()) throws {
+        self.init(state: try ServingState.load(configuration), limits: limits, logger: logger, metrics: metrics)
+    }
+
+    /// A service answering from `state`; reloads re-read `state.configuration`.
+    public init(state: ServingState, limits: ServerLimits = ServerLimits(), logger: Logger = Logger(label: "iqscore.serve"),
+                metrics: ServerMetrics = ServerMetrics()) {
+        store = ServingStateStore(state)
+        self.limits = limits
+        self.logger = logger
+        self.metrics = metrics
+        formGate = AsyncGate(width: limits.maxConcurrentForms, queueLimit: limits.maxQueuedForms)
+        metrics.setBank(version: state.bankVersion, items: state.bank.items.count)
+    }
+
+    /// The state new requests are answered from.
+    public var state: ServingState { store.current }
+
+    // MARK: Reload
+
+    /// What a reload did.
+    public struct ReloadOutcome: Sendable, Hashable {
+        public var previousVersion: String
+        public var currentVersion: String
+    }
+
+    /// Re-reads the bank and configuration files and, when every one loads, serves them to new requests
+    /// (requests under way finish on the state they started with). A file that fails to load is refused: the
+    /// error is logged and thrown, and the current state keeps serving. Reloads run one at a time.
+    @discardableResult
+    public func reload(trigger: String) async throws -> ReloadOutcome {
+        try await reloads.run { [self] in
+            let previous = store.current
+            let next: ServingState
+            do {
+                next = try ServingState.load(previous.configuration)
+            } catch {
+                metrics.recordReload(applied: false)
+                logger.error("reload refused (\(trigger)): \(error); still serving bank \(previous.bankVersion)")
+                throw error
+            }
+            store.replace(with: next)
+            metrics.setBank(version: next.bankVersion, items: next.bank.items.count)
+            metrics.recordReload(applied: true)
+            logger.info("reloaded (\(trigger)): bank \(previous.bankVersion) → \(next.bankVersion), \(next.bank.items.count) items from \(next.configuration.bankPath)")
+            return ReloadOutcome(previousVersion: previous.bankVersion, currentVersion: next.bankVersion)
+        }
+    }
+
+    // MARK: Answering
+
+    /// Runs one endpoint: reads the state once, reads the body within the limit when the endpoint takes one,
+    /// turns every error into a problem response, sets `X-Bank-Version`, and counts and logs the request.
+    func answer(_ route: ServerRoute, _ request: Request, readsBody: Bool,
+                _ handler: (ServingState, ByteBuffer) async throws -> Response) async -> Response {
+        let started = ContinuousClock.now
+        let state = store.current
+        var response: Response
+        var problemKind: Problem.Kind?
+        do {
+            let body = readsBody ? try await readBody(request) : ByteBuffer()
+            response = try await handler(state, body)
+        } catch {
+            let problem = Self.problem(for: error)
+            problemKind = problem.kind
+            if problem.kind == .internal { logger.error("\(request.method) \(request.uri.path): \(error)") }
+            response = problem.response(bankVersion: state.bankVersion)
+        }
+        // The version that answered (a reload's response names the version it installed).
+        if response.headers[.bankVersion] == nil { response.headers[.bankVersion] = state.bankVersion }
+        finish(route, request, response, problemKind, started: started)
+        return response
+    }
+
+    /// Counts and logs an answered request.
+    func finish(_ route: ServerRoute, _ request: Request, _ response: Response, _ problem: Problem.Kind?, started: ContinuousClock.Instant) {
+        let elapsed = ContinuousClock.now - started
+        let (seconds, attoseconds) = elapsed.components
+        let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        metrics.record(route, status: response.status.code, nanoseconds: nanoseconds)
+        if let problem { metrics.record(problem) }
+        logger.debug("\(request.method) \(request.uri.path) \(response.status.code) \(nanoseconds / 1000) µs",
+                     metadata: problem.map { ["problem": .string($0.rawValue)] })
+    }
+
+    /// Any error as a problem: client mistakes keep their kind; anything else is `internal` (500).
+    static func problem(for error: any Error) -> Problem {
+        switch error {
+        case let problem as Problem: problem
+        case let error as PsychometricsError: Problem(error)
+        case let error as AssemblyError: Problem(error)
+        case is NIOTooManyBytesError: Problem(.bodyTooLarge, "the request body is over the limit")
+        default: Problem(.internal, "the server failed to answer; the error is in its log")
+        }
+    }
+
+    /// The request body, at most `limits.maxBodyBytes`: a larger `Content-Length` is refused before reading.
+    func readBody(_ request: Request) async throws -> ByteBuffer {
+        let limit = limits.maxBodyBytes
+        let tooLarge = Problem(.bodyTooLarge, "the request body is larger than \(limit) bytes (iqscore serve --max-body-bytes)")
+        if let text = request.headers[.contentLength], let length = Int(text), length > limit { throw tooLarge }
+        do {
+            return try await request.body.collect(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            throw tooLarge
+        }
+    }
+
+    static func json(_ writer: JSONWriter, status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: writer.buffer))
+    }
+
+    // MARK: POST /v1/score, /v1/score/batch
+
+    func score(_ state: ServingState, _ body: ByteBuffer) throws -> Response {
+        let request = try RequestDecoding.scoreRequest(RequestDecoding.document(body, limits: limits))
+        let members = try scoreMembers(request, state, at: "")
+        var json = JSONWriter(capacity: members.count + 64)
+        json.beginObject()
+        json.members(members)
+        json.key("bank_version"); json.string(state.bankVersion)
+        json.endObject()
+        return Self.json(json)
+    }
+
+    func scoreBatch(_ state: ServingState, _ body: ByteBuffer) throws -> Response {
+        let sessions = try RequestDecoding.batchRequest(RequestDecoding.document(body, limits: limits))
+        guard sessions.count <= limits.maxSessionsPerBatch else {
+            throw Problem(.tooManySessions, "\(sessions.count) sessions; at most \(limits.maxSessionsPerBatch) per batch (iqscore serve --max-sessions-per-batch)",
+                          field: "/sessions")
+        }
+        var json = JSONWriter(capacity: 400 * sessions.count + 64)
+        var rejects: [(index: Int, sessionID: String?, problem: Problem)] = []
+        json.beginObject()
+        json.key("scores"); json.beginArray()
+        for (k, session) in sessions.enumerated() {
+            do {
+                let members = try scoreMembers(session.request.get(), state, at: "/sessions/\(k)")
+                json.beginObject()
+                json.key("index"); json.integer(k)
+                json.members(members)
+                json.key("bank_version"); json.string(state.bankVersion)
+                json.endObject()
+            } catch {
+                rejects.append((k, session.sessionID, Self.problem(for: error)))
+            }
+        }
+        json.endArray()
+        json.key("rejects"); json.beginArray()
+        for reject in rejects {
+            json.beginObject()
+            json.key("index"); json.integer(reject.index)
+            json.key("session_id"); json.optionalString(reject.sessionID)
+            json.key("reason"); json.string(reject.problem.detail)
+            json.key("kind"); json.string(reject.problem.kind.rawValue)
+            json.key("field"); json.optionalString(reject.problem.field)
+            json.endObject()
+            metrics.record(reject.problem.kind)
+        }
+        json.endArray()
+        json.key("bank_version"); json.string(state.bankVersion)
+        json.endObject()
+        return Self.json(json)
+    }
+
+    /// One session's score members (`score --format jsonl`'s fields), after checking it against the limits and
+    /// the bank with problems located under `prefix` (`/sessions/3`).
+    func scoreMembers(_ request: ScoreRequest, _ state: ServingState, at prefix: String) throws -> [UInt8] {
+        var method: AbilityMethod?
+        if let name = request.method {
+            guard let m = AbilityMethod(rawValue: name) else {
+                throw Problem(.invalidRequest, "method must be one of \(AbilityMethod.allCases.map(\.rawValue).joined(separator: ", ")); got \(TextFidelity.quoted(name))",
+                              field: prefix + "/method")
+            }
+            method = m
+        }
+        let writer = state.writer(for: method)
+        let ids = request.itemIDs, responses = request.responses, n = ids.count
+        guard n <= limits.maxItemsPerSession else {
+            throw Problem(.tooManyItems, "\(n) items; at most \(limits.maxItemsPerSession) per session (iqscore serve --max-items-per-session)", field: prefix + "/item_ids")
+        }
+        guard n == responses.count else {
+            throw Problem(.lengthMismatch, "\(n) item ids but \(responses.count) responses", field: prefix + "/responses")
+        }
+        guard n > 0 else { throw Problem(.noResponses, "the session has no responses", field: prefix + "/item_ids") }
+        var indices = [Int](repeating: 0, count: n)
+        var values = [UInt8](repeating: 0, count: n)
+        var seen = n > 64 ? Set<Int>(minimumCapacity: n) : []
+        for k in 0..<n {
+            guard let j = writer.scorer.itemTable.index(of: ids[k]) else {
+                throw Problem(.unknownItem, "item \(TextFidelity.quoted(ids[k])) is not in the bank", field: "\(prefix)/item_ids/\(k)")
+            }
+            let repeated = n > 64 ? !seen.insert(j).inserted : indices[0..<k].contains(j)
+            guard !repeated else {
+                let first = indices[0..<k].firstIndex(of: j).map { " (first at item_ids/\($0))" } ?? ""
+                throw Problem(.repeatedItem, "item \(TextFidelity.quoted(ids[k])) is answered twice\(first)", field: "\(prefix)/item_ids/\(k)")
+            }
+            guard responses[k] == 0 || responses[k] == 1 else {
+                throw Problem(.invalidResponse, "a response must be 0 or 1; got \(responses[k])", field: "\(prefix)/responses/\(k)")
+            }
+            indices[k] = j
+            values[k] = UInt8(responses[k])
+        }
+        do {
+            return try indices.withUnsafeBufferPointer { items in
+                try values.withUnsafeBufferPointer { responses in
+                    try writer.members(sessionID: request.sessionID, items: items, responses: responses)
+                }
+            }
+        } catch let error as PsychometricsError {
+            throw Problem(error, field: prefix.isEmpty ? nil : prefix)
+        }
+    }
+
+    // MARK: POST /v1/cat/next
+
+    func catNext(_ state: ServingState, _ body: ByteBuffer) throws -> Response {
+        let request = try RequestDecoding.catNextRequest(RequestDecoding.document(body, limits: limits))
+        guard let pool = state.pool else { throw Problem(.unavailable, state.assemblyUnavailableReason ?? "adaptive testing is not configured") }
+        // A history longer than the test's own maximum cannot come from following this server's steps; refusing it
+        // bounds a step's replay to the configured length.
+        let maxItems = min(limits.maxItemsPerSession, pool.configuration.maxItems)
+        guard request.administered.count <= maxItems else {
+            throw Problem(.tooManyItems, "\(request.administered.count) administered items; the adaptive test has at most \(pool.configuration.maxItems) (max_items of the CAT configuration)"
+                          + (maxItems < pool.configuration.maxItems ? " and a session at most \(limits.maxItemsPerSession) (iqscore serve --max-items-per-session)" : ""),
+                          field: "/administered")
+        }
+        let exclude = request.exclude
+        guard exclude.count <= limits.maxExcludedItems else {
+            throw Problem(.tooManyItems, "\(exclude.count) excluded items; at most \(limits.maxExcludedItems) (iqscore serve --max-excluded-items)", field: "/exclude")
+        }
+        let history = request.administered
+        let seed = BankVersion.catSeed(sessionID: request.sessionID, bankVersion: state.bankVersion)
+        let step = try pool.nextStep(administered: history, excluding: exclude, exposure: state.exposure, seed: seed)
+        var json = JSONWriter(capacity: 512)
+        json.beginObject()
+        switch step.action {
+        case .administer(let itemID, let domain):
+            json.key("action"); json.string("administer")
+            json.key("item_id"); json.string(itemID)
+            json.key("domain"); json.string(domain)
+            json.key("theta"); json.fixed(step.estimate.theta, decimals: 4)
+            json.key("se"); json.fixed(step.estimate.standardError, decimals: 4)
+            json.key("n_items"); json.integer(step.itemCount)
+        case .stop(let reason):
+            json.key("action"); json.string("stop")
+            json.key("reason"); json.string(reason.rawValue)
+            json.key("score")
+            // The finished test scored as POST /v1/score scores it; null when nothing scorable was administered
+            // (the pool was exhausted before the first item, or only unscored items were given).
+            let scoreRequest = ScoreRequest(sessionID: request.sessionID, itemIDs: history.map(\.itemID), responses: history.map(\.response), method: nil)
+            if !history.isEmpty, let members = try? scoreMembers(scoreRequest, state, at: "") {
+                json.beginObject()
+                json.members(members)
+                json.key("bank_version"); json.string(state.bankVersion)
+                json.endObject()
+            } else {
+                json.null()
+            }
+        }
+        json.key("bank_version"); json.string(state.bankVersion)
+        json.endObject()
+        return Self.json(json)
+    }
+
+    // MARK: POST /v1/forms
+
+    func forms(_ state: ServingState, _ body: ByteBuffer) async throws -> Response {
+        let request = try RequestDecoding.formsRequest(RequestDecoding.document(body, limits: limits))
+        guard let bank = state.assemblyBank else { throw Problem(.unavailable, state.assemblyUnavailableReason ?? "forms are not configured") }
+        let exclude = request.exclude
+        guard exclude.count <= limits.maxExcludedItems else {
+            throw Problem(.tooManyItems, "\(exclude.count) excluded items; at most \(limits.maxExcludedItems) (iqscore serve --max-excluded-items)", field: "/exclude")
+        }
+        let assembler: FormAssembler
+        let fieldPrefix: String?
+        if let blueprint = request.blueprint {
+            fieldPrefix = "/blueprint"
+            let problems = blueprint.validationProblems()
+            guard problems.isEmpty else { throw Problem(.invalidBlueprint, problems.joined(separator: "; "), field: "/blueprint") }
+            guard (blueprint.forms ?? 1) == 1 else {
+                throw Problem(.invalidBlueprint, "\"forms\" is \(blueprint.forms ?? 1); this endpoint assembles one form per request (ask again with another seed)",
+                              field: "/blueprint/forms")
+            }
+            guard blueprint.length <= limits.maxItemsPerSession else {
+                throw Problem(.tooManyItems, "length \(blueprint.length); at most \(limits.maxItemsPerSession) items per form (iqscore serve --max-items-per-session)",
+                              field: "/blueprint/length")
+            }
+            guard (blueprint.exclude?.count ?? 0) <= limits.maxExcludedItems else {
+                throw Problem(.tooManyItems, "\(blueprint.exclude?.count ?? 0) excluded items; at most \(limits.maxExcludedItems) (iqscore serve --max-excluded-items)",
+                              field: "/blueprint/exclude")
+            }
+            do {
+                assembler = try FormAssembler(bank: bank, blueprint: blueprint)
+            } catch let error as AssemblyError {
+                throw Problem(error.code == .infeasibleBlueprint ? .infeasibleBlueprint : .invalidBlueprint, error.message, field: "/blueprint")
+            }
+        } else if let defaultAssembler = state.defaultAssembler {
+            fieldPrefix = nil
+            assembler = defaultAssembler
+        } else {
+            throw Problem(.invalidRequest, "the request has no blueprint, and the server has no default one (iqscore serve --blueprint)", field: "/blueprint")
+        }
+        let seed = request.seed ?? UInt64.random(in: 0...UInt64.max)
+        var options = AssemblyOptions(seed: seed)
+        options.excluded = Set(exclude)
+        let assembled: [AssembledForm]?
+        do {
+            assembled = try await formGate.run { try assembler.assemble(options: options) }
+        } catch let error as AssemblyError {
+            throw Problem(error.code == .infeasibleBlueprint ? .infeasibleBlueprint : .invalidBlueprint, error.message, field: fieldPrefix)
+        }
+        guard let assembled else {
+            throw Problem(.busy, "\(limits.maxQueuedForms) form requests are waiting already (iqscore serve --max-queued-forms); retry in a second")
+        }
+        guard let form = assembled.first else { throw Problem(.internal, "no form assembled") }
+        var json = JSONWriter(capacity: 128 * form.items.count + 512)
+        json.beginObject()
+        json.key("items"); json.beginArray()
+        for k in form.items {
+            let item = bank.items[k]
+            json.beginObject()
+            json.key("item_id"); json.string(item.id)
+            json.key("domain"); json.string(item.domain)
+            // Six decimals, as FORM.csv of iqscore assemble writes them.
+            json.key("a"); json.fixed(item.parameters.discrimination, decimals: 6)
+            json.key("b"); json.fixed(item.parameters.difficulty, decimals: 6)
+            json.key("c"); json.fixed(item.parameters.guessing, decimals: 6)
+            json.endObject()
+        }
+        json.endArray()
+        json.key("information"); json.beginArray()
+        for point in form.information {
+            json.beginObject()
+            json.key("theta"); json.number(point.theta)
+            json.key("information"); json.fixed(point.information, decimals: 4)
+            json.key("se"); json.fixed(point.standardError, decimals: 4)
+            json.endObject()
+        }
+        json.endArray()
+        json.key("relaxed"); json.beginArray()
+        for rule in form.relaxed { json.string(rule) }
+        json.endArray()
+        json.key("seed"); json.integer(seed)
+        json.key("bank_version"); json.string(state.bankVersion)
+        json.endObject()
+        return Self.json(json)
+    }
+
+    // MARK: GET endpoints
+
+    func bank(_ state: ServingState) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: state.bankDescription))
+    }
+
+    func health(_ state: ServingState) -> Response {
+        var json = JSONWriter(capacity: 64)
+        json.beginObject()
+        json.key("status"); json.string("ok")
+        json.key("bank_version"); json.string(state.bankVersion)
+        json.endObject()
+        return Self.json(json)
+    }
+
+    func metricsText() -> Response {
+        let bytes = metrics.exposition()
+        return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    func openAPI() -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: OpenAPIDocument.buffer))
+    }
+
+    // MARK: POST /v1/admin/reload
+
+    func adminReload(_ state: ServingState, remote: SocketAddress?, forwarded: Bool) async throws -> Response {
+        guard let remote, Self.isLoopback(remote), !forwarded else {
+            throw Problem(.forbidden, "reloading is accepted only from the loopback interface (and not through a proxy); send SIGHUP to the process, or POST from the same host")
+        }
+        let outcome: ReloadOutcome
+        do {
+            outcome = try await reload(trigger: "POST /v1/admin/reload from \(remote)")
+        } catch {
+            throw Problem(.reloadFailed, "\(error)")
+        }
+        var json = JSONWriter(capacity: 128)
+        json.beginObject()
+        json.key("reloaded"); json.bool(true)
+        json.key("previous_version"); json.string(outcome.previousVersion)
+        json.key("bank_version"); json.string(outcome.currentVersion)
+        json.endObject()
+        var response = Self.json(json)
+        response.headers[.bankVersion] = outcome.currentVersion
+        return response
+    }
+
+    /// 127.0.0.0/8, ::1, and IPv4-mapped 127.x (`::ffff:127.0.0.1`); a Unix socket is local too.
+    static func isLoopback(_ address: SocketAddress) -> Bool {
+        switch address {
+        case .v4(let a): return (UInt32(bigEndian: a.address.sin_addr.s_addr) >> 24) == 127
+        case .v6(let a):
+            var raw = a.address.sin6_addr
+            let bytes = withUnsafeBytes(of: &raw) { Array($0) }
+            if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return true }
+            return bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127
+        case .unixDomainSocket: return true
+        }
+    }
+}
+
+/// Runs reloads one at a time.
+private actor ReloadQueue {
+    func run<T: Sendable>(_ body: @Sendable () throws -> T) throws -> T { try body() }
+}

@@ -1,0 +1,43 @@
+import Assembly
+import Psychometrics
+
+/// The files a server loads and the scoring settings it applies: read at start-up and again at every reload
+/// (SIGHUP, `POST /v1/admin/reload`), so an operator changes a file and reloads.
+public struct ServerConfiguration: Sendable, Hashable {
+    /// The item bank CSV (`ItemBank.load(csv:)`: iqscore's layout or a foreign one). Adaptive testing and forms
+    /// need a `domain` column; without one, only scoring is served.
+    public var bankPath: String
+    /// CAT rules JSON (`CATConfiguration.load(json:)`); default `defaultCATConfiguration`.
+    public var catConfigurationPath: String?
+    /// The default blueprint of `POST /v1/forms` (`Blueprint.load(json:)`); without it, a request must carry one.
+    public var blueprintPath: String?
+    /// Sympson–Hetter exposure parameters `item_id,k` (`ExposureParameters.load(csv:bank:)`, as
+    /// `iqscore cat simulate --exposure-out` writes them), applied to every adaptive step.
+    public var exposurePath: String?
+    /// Norms JSON of the IQ scale (`Norms.load(json:)`); default the calibration population.
+    public var normsPath: String?
+    /// The default estimator; a request may name another (`"method"`).
+    public var ability: AbilityOptions
+    /// Confidence level of the IQ interval, flag thresholds (as `iqscore score`'s options).
+    public var confidenceLevel: Double
+    public var lowPrecisionSE: Double
+    public var minimumItems: Int
+
+    /// The adaptive test without `--cat-config`: at most 25 items, the library's defaults otherwise (EAP, N(0, 1)
+    /// prior, no SE target).
+    public static var defaultCATConfiguration: CATConfiguration { CATConfiguration(maxItems: 25) }
+
+    public init(bankPath: String, catConfigurationPath: String? = nil, blueprintPath: String? = nil, exposurePath: String? = nil,
+                normsPath: String? = nil, ability: AbilityOptions = AbilityOptions(), confidenceLevel: Double = 0.95,
+                lowPrecisionSE: Double = 0.5, minimumItems: Int = 10) {
+        self.bankPath = bankPath
+        self.catConfigurationPath = catConfigurationPath
+        self.blueprintPath = blueprintPath
+        self.exposurePath = exposurePath
+        self.normsPath = normsPath
+        self.ability = ability
+        self.confidenceLevel = confidenceLevel
+        self.lowPrecisionSE = lowPrecisionSE
+        self.minimumItems = minimumItems
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+
+/// What one request may ask of the server. Each limit is checked before any work that grows with it, and a request
+/// over a limit gets a problem response naming the limit and the option that raises it, never a crash or a
+/// stalled process. Every value can be set on the command line (`iqscore serve --max-body-bytes …`).
+public struct ServerLimits: Sendable, Hashable {
+    /// The largest request body read, in bytes; a larger one gets 413 without being read further. Default 4 MiB:
+    /// a full batch of 1,000 sessions × 100 items with 10-character ids is about 1.5 MB.
+    public var maxBodyBytes: Int = ServerLimits.defaultMaxBodyBytes
+    /// The most items one session may carry (`item_ids` of a score, `administered` of an adaptive step); more
+    /// is a 422 `too-many-items`. Default 1,000: tests are tens of items, and an adaptive step replays the
+    /// history (one selection scan per item), so this bounds its cost to a few milliseconds on a 1,500-item bank.
+    public var maxItemsPerSession: Int = ServerLimits.defaultMaxItemsPerSession
+    /// The most sessions one `POST /v1/score/batch` may carry; more is a 422 `too-many-sessions`. Default 1,000
+    /// (about 5 ms of scoring at 25 items a session).
+    public var maxSessionsPerBatch: Int = ServerLimits.defaultMaxSessionsPerBatch
+    /// The most item ids an `exclude` list may hold (adaptive step, form); more is a 422 `too-many-items`.
+    /// Default 20,000.
+    public var maxExcludedItems: Int = ServerLimits.defaultMaxExcludedItems
+    /// Form assemblies run at once (`POST /v1/forms`). A client's blueprint decides an assembly's cost (seconds
+    /// for 1,000 items and 100 information targets), so they run on at most this many of the threads that answer
+    /// every endpoint. Default: half the cores, at least 1.
+    public var maxConcurrentForms: Int = ServerLimits.defaultMaxConcurrentForms
+    /// Form requests that may wait for a place; one more gets 503 `busy` with `Retry-After: 1`. Default 64.
+    public var maxQueuedForms: Int = ServerLimits.defaultMaxQueuedForms
+
+    public static let defaultMaxBodyBytes = 4 << 20
+    public static let defaultMaxItemsPerSession = 1_000
+    public static let defaultMaxSessionsPerBatch = 1_000
+    public static let defaultMaxExcludedItems = 20_000
+    public static let defaultMaxConcurrentForms = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
+    public static let defaultMaxQueuedForms = 64
+
+    /// The ranges each limit may be set to: a body of 1 KiB … 256 MiB; 1 … 10,000 items a session (the longest
+    /// test the libraries accept, `TestLength.maximum`); 1 … 100,000 sessions a batch; 0 … 1,000,000 exclusions;
+    /// 1 … 1,024 concurrent and 0 … 1,000,000 queued form assemblies.
+    public static let allowedMaxBodyBytes = 1 << 10 ... 256 << 20
+    public static let allowedMaxItemsPerSession = 1...10_000
+    public static let allowedMaxSessionsPerBatch = 1...100_000
+    public static let allowedMaxExcludedItems = 0...1_000_000
+    public static let allowedMaxConcurrentForms = 1...1_024
+    public static let allowedMaxQueuedForms = 0...1_000_000
+
+    public init() {}
+
+    /// One sentence per limit outside its range, naming the option (`--max-body-bytes must be …, got 0`).
+    public func validationProblems() -> [String] {
+        var problems: [String] = []
+        func check(_ value: Int, _ range: ClosedRange<Int>, _ option: String) {
+            if !range.contains(value) { problems.append("\(option) must be \(range.lowerBound)…\(range.upperBound), got \(value)") }
+        }
+        check(maxBodyBytes, Self.allowedMaxBodyBytes, "--max-body-bytes")
+        check(maxItemsPerSession, Self.allowedMaxItemsPerSession, "--max-items-per-session")
+        check(maxSessionsPerBatch, Self.allowedMaxSessionsPerBatch, "--max-sessions-per-batch")
+        check(maxExcludedItems, Self.allowedMaxExcludedItems, "--max-excluded-items")
+        check(maxConcurrentForms, Self.allowedMaxConcurrentForms, "--max-concurrent-forms")
+        check(maxQueuedForms, Self.allowedMaxQueuedForms, "--max-queued-forms")
+        return problems
+    }
+}

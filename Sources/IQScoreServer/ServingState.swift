@@ -1,0 +1,166 @@
+import Assembly
+import Foundation
+import NIOCore
+import Psychometrics
+import PsychometricsIO
+
+/// Everything a request is answered from, loaded once from the configured files: the bank, its version, the
+/// scorers, the adaptive-testing pool, the default blueprint, exposure parameters. Immutable, so a request that
+/// started on one snapshot finishes on it while a reload installs the next (`ServingStateStore`).
+///
+/// Loading does the work a request should not: reading and hashing the files, building the item-id table, the
+/// estimators (one per method), the CAT information table and the default form assembler, and the bank
+/// description that `GET /v1/bank` returns.
+public final class ServingState: Sendable {
+    /// The first 16 hexadecimal digits of the SHA-256 of the bank file (`BankVersion`).
+    public let bankVersion: String
+    /// The whole SHA-256 of the bank file, 64 hexadecimal digits.
+    public let bankSHA256: String
+    /// The files and settings this state was loaded from.
+    public let configuration: ServerConfiguration
+    /// When it was loaded.
+    public let loadedAt: Date
+    /// The bank as read (`ItemBank.load(csv:)`).
+    public let bank: ItemBank
+    /// The `model` of `GET /v1/bank`: the items' model (`rasch`, `1pl`, `2pl`, `3pl`), or `mixed`.
+    public let model: String
+    /// Domains in order of first appearance in the bank (empty without a `domain` column).
+    public var domains: [String] { defaultWriter.scorer.domains }
+
+    /// Scores with the configured method, and with each method a request may name.
+    let defaultWriter: ScoreJSONWriter
+    let writers: [AbilityMethod: ScoreJSONWriter]
+    /// The bank prepared for adaptive tests and forms; nil (with the reason) when the bank has no domains.
+    public let assemblyBank: AssemblyBank?
+    public let pool: CATItemPool?
+    /// Why adaptive testing and forms are unavailable, when they are.
+    public let assemblyUnavailableReason: String?
+    public let exposure: ExposureParameters?
+    /// The default blueprint and its assembler (`--blueprint`), checked at load.
+    public let defaultBlueprint: Blueprint?
+    let defaultAssembler: FormAssembler?
+    /// The body of `GET /v1/bank`, built once.
+    let bankDescription: ByteBuffer
+
+    /// Reads and checks every configured file. A problem throws the loader's error (`InputError`, `InputErrors`,
+    /// `PsychometricsError`, `AssemblyError`), naming the file: the caller reports it and keeps what it had.
+    public static func load(_ configuration: ServerConfiguration) throws -> ServingState {
+        try ServingState(configuration)
+    }
+
+    private init(_ configuration: ServerConfiguration) throws {
+        self.configuration = configuration
+        let path = configuration.bankPath
+        // The version hashes the bytes the bank is parsed from: read once, hashed, then parsed from the same
+        // file (a replacement between the two reads is caught by comparing sizes and hashing again).
+        let bytes = try Self.contents(of: path)
+        bank = try ItemBank.load(csv: path)
+        let after = try Self.contents(of: path)
+        guard after == bytes else {
+            throw InputError(file: path, message: "the file changed while it was read; reload again when it is written (write a new file and rename it over the old one)")
+        }
+        bankSHA256 = BankVersion.sha256Hex(bytes)
+        bankVersion = String(bankSHA256.prefix(16))
+        loadedAt = Date()
+        let models = Set(bank.items.map(\.model.rawValue))
+        model = models.count == 1 ? models.first! : "mixed"
+
+        let norms = try configuration.normsPath.map { try Norms.load(json: $0) } ?? .calibrationPopulation
+        let scale = try IQScale(norms: norms, confidenceLevel: configuration.confidenceLevel,
+                                lowPrecisionSE: configuration.lowPrecisionSE, minimumItems: configuration.minimumItems)
+        var writers: [AbilityMethod: ScoreJSONWriter] = [:]
+        for method in AbilityMethod.allCases {
+            var ability = configuration.ability
+            ability.method = method
+            writers[method] = ScoreJSONWriter(scorer: try SessionScorer(bank: bank, ability: ability, scale: scale))
+        }
+        self.writers = writers
+        defaultWriter = writers[configuration.ability.method]!
+
+        if bank.metadataColumns.contains("domain") {
+            let assemblyBank = try AssemblyBank(bank: bank)
+            let catConfiguration = try configuration.catConfigurationPath.map { try CATConfiguration.load(json: $0) }
+                ?? ServerConfiguration.defaultCATConfiguration
+            let pool: CATItemPool
+            do {
+                pool = try CATItemPool(bank: assemblyBank, configuration: catConfiguration)
+            } catch let error as AssemblyError {
+                throw InputError(file: configuration.catConfigurationPath ?? "the default CAT configuration", message: error.message)
+            }
+            exposure = try configuration.exposurePath.map { try ExposureParameters.load(csv: $0, bank: assemblyBank) }
+            if let blueprintPath = configuration.blueprintPath {
+                let blueprint = try Blueprint.load(json: blueprintPath)
+                guard (blueprint.forms ?? 1) == 1 else {
+                    throw InputError(file: blueprintPath, message: "\"forms\" is \(blueprint.forms ?? 1); POST /v1/forms assembles one form per request (ask again with another seed)")
+                }
+                do {
+                    defaultAssembler = try FormAssembler(bank: assemblyBank, blueprint: blueprint)
+                    _ = try defaultAssembler!.assemble(options: AssemblyOptions(seed: 1))
+                } catch let error as AssemblyError {
+                    throw InputError(file: blueprintPath, message: error.message)
+                }
+                defaultBlueprint = blueprint
+            } else {
+                defaultBlueprint = nil
+                defaultAssembler = nil
+            }
+            self.assemblyBank = assemblyBank
+            self.pool = pool
+            assemblyUnavailableReason = nil
+        } else {
+            for (option, given) in [("--cat-config", configuration.catConfigurationPath), ("--blueprint", configuration.blueprintPath),
+                                    ("--exposure", configuration.exposurePath)] where given != nil {
+                throw InputError(file: path, line: 1, message: "the bank has no domain column, which adaptive testing and forms need, yet \(option) was given (add the column with calibrate --items ITEMS.csv)")
+            }
+            assemblyBank = nil
+            pool = nil
+            exposure = nil
+            defaultBlueprint = nil
+            defaultAssembler = nil
+            assemblyUnavailableReason = "the served bank has no domain column, which adaptive testing and forms need (add it with iqscore calibrate --items ITEMS.csv)"
+        }
+
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("bank_version"); json.string(bankVersion)
+        json.key("sha256"); json.string(bankSHA256)
+        json.key("n_items"); json.integer(bank.items.count)
+        json.key("n_scored"); json.integer(bank.items.filter(\.isScored).count)
+        json.key("model"); json.string(model)
+        json.key("domains"); json.beginArray()
+        for domain in defaultWriter.scorer.domains { json.string(domain) }
+        json.endArray()
+        json.key("method"); json.string(defaultWriter.method)
+        json.key("norms"); json.string(defaultWriter.norms)
+        json.key("adaptive"); json.bool(pool != nil)
+        json.key("default_blueprint"); json.bool(defaultBlueprint != nil)
+        json.key("exposure_control"); json.bool(exposure != nil)
+        json.key("loaded_at"); json.string(ISO8601DateFormatter().string(from: loadedAt))
+        json.endObject()
+        bankDescription = json.buffer
+    }
+
+    /// The scorer writer for a request's method (nil: the configured one).
+    func writer(for method: AbilityMethod?) -> ScoreJSONWriter {
+        method.flatMap { writers[$0] } ?? defaultWriter
+    }
+
+    /// The bytes of a configuration file, at most 256 MiB (`JSONInput.contents` bounds JSON files the same way).
+    static func contents(of path: String) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw InputError(file: path, message: "cannot open file: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw InputError(file: path, message: "read failed: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { return bytes }
+            bytes.append(contentsOf: chunk[0..<n])
+            if bytes.count > 256 << 20 { throw InputError(file: path, message: "the file is larger than 256 MiB; a bank of 100,000 items is about 10 MB") }
+        }
+    }
+}

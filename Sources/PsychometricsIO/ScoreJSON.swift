@@ -1,0 +1,85 @@
+import Foundation
+import Psychometrics
+
+extension ScoreText {
+    /// One score as the members of a JSON object, without the braces: `"session_id":…,"n_items":…,"n_correct":…,
+    /// "theta":…,"se":…,"iq":…,"iq_low":…,"iq_high":…,"percentile":…,"method":…,"flags":[…],"norms":…`, then
+    /// `"n_unscored"` when the bank marks items unscored and `"domains":{name:{"correct","answered"}}` when it has
+    /// domains. θ and SE have 4 decimals and the percentile 1, rounded half away from zero (`appendFixed`), the
+    /// same text as the CSV columns. `score --format jsonl` writes these members, and so does `iqscore serve`.
+    /// A nil session id is written as `null`. `domainCounts` holds answered and correct per domain, interleaved.
+    static func appendScoreMembers(sessionID: String?, _ e: AbilityEstimate, _ s: IQScore, unscored: Int,
+                                   _ domainCounts: UnsafePointer<Int>, scorer: SessionScorer, method: String, norms: String,
+                                   to out: inout ByteBuffer) {
+        out.append("\"session_id\":")
+        if let sessionID { appendJSONString(sessionID, to: &out) } else { out.append("null") }
+        out.append(",\"n_items\":"); appendInt(e.itemCount, to: &out)
+        out.append(",\"n_correct\":"); appendInt(e.correctCount, to: &out)
+        out.append(",\"theta\":"); appendFixed(e.theta, decimals: 4, to: &out)
+        out.append(",\"se\":"); appendFixed(e.standardError, decimals: 4, to: &out)
+        out.append(",\"iq\":"); appendInt(s.iq, to: &out)
+        out.append(",\"iq_low\":"); appendInt(s.low, to: &out)
+        out.append(",\"iq_high\":"); appendInt(s.high, to: &out)
+        out.append(",\"percentile\":"); appendFixed(s.percentile, decimals: 1, to: &out)
+        out.append(",\"method\":"); appendJSONString(method, to: &out)
+        out.append(",\"flags\":[")
+        for (k, flag) in s.flags.enumerated() {
+            if k > 0 { out.append(44) }
+            appendJSONString(flag.rawValue, to: &out)
+        }
+        out.append("],\"norms\":"); appendJSONString(norms, to: &out)
+        if scorer.hasUnscoredItems { out.append(",\"n_unscored\":"); appendInt(unscored, to: &out) }
+        if !scorer.domains.isEmpty {
+            out.append(",\"domains\":{")
+            for (d, name) in scorer.domains.enumerated() {
+                if d > 0 { out.append(44) }
+                appendJSONString(name, to: &out)
+                out.append(":{\"correct\":"); appendInt(domainCounts[2 * d + 1], to: &out)
+                out.append(",\"answered\":"); appendInt(domainCounts[2 * d], to: &out)
+                out.append(UInt8(ascii: "}"))
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+}
+
+/// Scores sessions and writes each score as JSON object members, exactly as `score --format jsonl` does (the
+/// same scorer call and the same text), for a server: built once per bank, shared by every request.
+package struct ScoreJSONWriter: Sendable {
+    package let scorer: SessionScorer
+    /// The `method` and `norms` fields, the same for every score.
+    package let method: String
+    package let norms: String
+
+    package init(scorer: SessionScorer) {
+        self.scorer = scorer
+        method = scorer.estimator.options.method.rawValue
+        norms = scorer.scale.norms.name + "@" + scorer.scale.norms.version
+    }
+
+    /// Scores validated bank indices (distinct, in range; `SessionScorer.score(_:_:domainCounts:)`, the batch
+    /// path) and returns the score's JSON members without braces (`ScoreText.appendScoreMembers`).
+    /// - Throws: `PsychometricsError` when there are no responses, only unscored items, or the estimate cannot
+    ///   be reported.
+    package func members(sessionID: String?, items: UnsafeBufferPointer<Int>, responses: UnsafeBufferPointer<UInt8>) throws -> [UInt8] {
+        try withUnsafeTemporaryAllocation(of: Int.self, capacity: max(2 * scorer.domains.count, 1)) { counts in
+            let counts = counts.baseAddress!
+            let (estimate, score, unscored) = try scorer.score(items, responses, domainCounts: counts)
+            var out = ByteBuffer(capacity: 320 + 48 * scorer.domains.count)
+            defer { out.deallocate() }
+            ScoreText.appendScoreMembers(sessionID: sessionID, estimate, score, unscored: unscored, UnsafePointer(counts),
+                                         scorer: scorer, method: method, norms: norms, to: &out)
+            return out.array
+        }
+    }
+
+    /// `x` with `decimals` digits after the point, rounded half away from zero, as the score columns write θ and
+    /// SE (`ScoreText.appendFixed`); nil when x is not finite (NaN and infinity have no JSON number).
+    package static func fixed(_ x: Double, decimals: Int) -> String? {
+        guard x.isFinite, (0...9).contains(decimals) else { return nil }
+        var out = ByteBuffer(capacity: 64)
+        defer { out.deallocate() }
+        ScoreText.appendFixed(x, decimals: decimals, to: &out)
+        return String(decoding: out.bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,188 @@
+import ArgumentParser
+import Assembly
+import Foundation
+import IQScoreServer
+import Logging
+import Psychometrics
+import PsychometricsIO
+
+/// `iqscore serve`: the engine over HTTP/JSON (the `IQScoreServer` library does the work).
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve scoring, adaptive tests and forms over HTTP/JSON from one bank.",
+        discussion: """
+            Endpoints: POST /v1/score, POST /v1/score/batch, POST /v1/cat/next, POST /v1/forms, GET /v1/bank, \
+            GET /healthz, GET /metrics (Prometheus), GET /openapi.json (the OpenAPI 3.1 document), and \
+            POST /v1/admin/reload (loopback only). Scores are the score command's fields with the same numbers; \
+            every response carries bank_version (the first 16 hex digits of the bank file's SHA-256) and the \
+            X-Bank-Version header. Errors are application/problem+json (RFC 9457) naming the field.
+
+            Stateless: no session is kept between requests (an adaptive step carries the test's history and is \
+            seeded from the session id and bank version), so instances behind a load balancer are \
+            interchangeable. SIGHUP or POST /v1/admin/reload re-reads the bank and every configuration file; \
+            a file that fails to load is refused (logged; the old bank keeps serving), and requests under way \
+            finish on the bank they started with. SIGINT/SIGTERM stop accepting connections, let requests \
+            finish, and exit 0.
+
+            Logs go to stderr (one line per request at --log-level debug). Exit status: 0 after a graceful \
+            shutdown; 1 a file could not be loaded at start-up, or the address could not be bound (named on \
+            stderr); 64 usage error.
+            """
+    )
+
+    @Option(help: "Item bank CSV (as written by calibrate; a domain column enables adaptive tests and forms).")
+    var bank: String
+
+    @Option(name: .customLong("cat-config"), help: "CAT rules JSON (as cat simulate --config; default: at most 25 items, EAP).")
+    var catConfig: String?
+
+    @Option(help: "Default blueprint JSON of POST /v1/forms (as assemble --blueprint; one form).")
+    var blueprint: String?
+
+    @Option(help: "Sympson–Hetter exposure parameters CSV item_id,k for adaptive steps (as cat simulate --exposure-out writes).")
+    var exposure: String?
+
+    @Option(help: "Norms JSON {\"name\", \"version\", \"mean\", \"sd\"} for the IQ scale (default: calibration population N(0, 1)).")
+    var norms: String?
+
+    @Option(help: "Address to listen on (0.0.0.0 for every interface).")
+    var host = "127.0.0.1"
+
+    @Option(help: "Port to listen on, 0…65535 (0: any free port, printed on stderr).")
+    var port = 8080
+
+    @Option(help: "Default estimator (a request may name another): eap, map, ml or wle.")
+    var method: AbilityMethod = .eap
+
+    @Option(name: .customLong("quadrature-points"), help: "EAP quadrature points, \(QuadratureGrid.allowedPointCounts.text).")
+    var quadraturePoints = 61
+
+    @Option(name: .customLong("theta-bound"), help: "θ grid and estimates on [-B, B]; B in \(QuadratureGrid.allowedBounds).")
+    var thetaBound = 6.0
+
+    @Option(name: .customLong("prior-mean"), help: "Prior mean of θ (EAP, MAP), in \(AbilityOptions.allowedPriorMeans).")
+    var priorMean = 0.0
+
+    @Option(name: .customLong("prior-sd"), help: "Prior SD of θ (EAP, MAP), in \(AbilityOptions.allowedPriorSDs).")
+    var priorSD = 1.0
+
+    @Option(help: "Confidence level of the IQ interval, in \(IQScale.allowedConfidenceLevels).")
+    var confidence = 0.95
+
+    @Option(name: .customLong("min-items"), help: "Sessions with fewer answered items are flagged few_items (\(IQScale.allowedMinimumItems.text)).")
+    var minItems = 10
+
+    @Option(name: .customLong("low-precision-se"), help: "SE of θ above which a score is flagged low_precision, in \(IQScale.allowedLowPrecisionSEs).")
+    var lowPrecisionSE = 0.5
+
+    @Option(name: .customLong("max-body-bytes"), help: "Largest request body, \(ServerLimits.allowedMaxBodyBytes.lowerBound)…\(ServerLimits.allowedMaxBodyBytes.upperBound) bytes; larger gets 413.")
+    var maxBodyBytes = ServerLimits.defaultMaxBodyBytes
+
+    @Option(name: .customLong("max-items-per-session"), help: "Most items in one session, adaptive history or form, \(ServerLimits.allowedMaxItemsPerSession.lowerBound)…\(ServerLimits.allowedMaxItemsPerSession.upperBound); more gets 422.")
+    var maxItemsPerSession = ServerLimits.defaultMaxItemsPerSession
+
+    @Option(name: .customLong("max-sessions-per-batch"), help: "Most sessions in one batch, \(ServerLimits.allowedMaxSessionsPerBatch.lowerBound)…\(ServerLimits.allowedMaxSessionsPerBatch.upperBound); more gets 422.")
+    var maxSessionsPerBatch = ServerLimits.defaultMaxSessionsPerBatch
+
+    @Option(name: .customLong("max-excluded-items"), help: "Most item ids in an exclude list, \(ServerLimits.allowedMaxExcludedItems.lowerBound)…\(ServerLimits.allowedMaxExcludedItems.upperBound); more gets 422.")
+    var maxExcludedItems = ServerLimits.defaultMaxExcludedItems
+
+    @Option(name: .customLong("max-concurrent-forms"), help: "Form assemblies run at once, \(ServerLimits.allowedMaxConcurrentForms.lowerBound)…\(ServerLimits.allowedMaxConcurrentForms.upperBound) (default: half the cores, at least 1); a blueprint decides an assembly's cost.")
+    var maxConcurrentForms = ServerLimits.defaultMaxConcurrentForms
+
+    @Option(name: .customLong("max-queued-forms"), help: "Form requests that may wait, \(ServerLimits.allowedMaxQueuedForms.lowerBound)…\(ServerLimits.allowedMaxQueuedForms.upperBound); one more gets 503 busy.")
+    var maxQueuedForms = ServerLimits.defaultMaxQueuedForms
+
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may stay silent before it is closed, 1…3600.")
+    var idleTimeout = 60
+
+    @Option(name: .customLong("max-connections"), help: "Connections held open at once, 1…1000000 (more wait in the backlog).")
+    var maxConnections = 4_096
+
+    @Option(name: .customLong("log-level"), help: "trace, debug (one line per request), info (start-up, reloads), notice, warning, error or critical.")
+    var logLevel: Logger.Level = .info
+
+    var ability: AbilityOptions {
+        var ability = AbilityOptions(method: method)
+        ability.quadraturePoints = quadraturePoints
+        ability.thetaBound = thetaBound
+        ability.priorMean = priorMean
+        ability.priorSD = priorSD
+        return ability
+    }
+
+    var limits: ServerLimits {
+        var limits = ServerLimits()
+        limits.maxBodyBytes = maxBodyBytes
+        limits.maxItemsPerSession = maxItemsPerSession
+        limits.maxSessionsPerBatch = maxSessionsPerBatch
+        limits.maxExcludedItems = maxExcludedItems
+        limits.maxConcurrentForms = maxConcurrentForms
+        limits.maxQueuedForms = maxQueuedForms
+        return limits
+    }
+
+    /// Every range is the library's (`AbilityOptions`, `IQScale`, `ServerLimits`), named as options here.
+    func validate() throws {
+        var problems = ability.validationProblems(naming: .option)
+            + IQScale.validationProblems(confidenceLevel: confidence, lowPrecisionSE: lowPrecisionSE, minimumItems: minItems, naming: .option)
+            + limits.validationProblems()
+        if !(0...65_535).contains(port) { problems.append("--port must be 0…65535, got \(port)") }
+        if !(1...3_600).contains(idleTimeout) { problems.append("--idle-timeout must be 1…3600 seconds, got \(idleTimeout)") }
+        if !(1...1_000_000).contains(maxConnections) { problems.append("--max-connections must be 1…1000000, got \(maxConnections)") }
+        try throwIfAny(problems)
+    }
+
+    func run() async throws {
+        // SIGHUP reloads; until the server's handler is installed, it must not end the process (its default).
+        signal(SIGHUP, SIG_IGN)
+        let level = logLevel
+        LoggingSystem.bootstrap { label in StandardErrorLogHandler(label: label, level: level) }
+        var logger = Logger(label: "iqscore.serve")
+        logger.logLevel = level
+        let configuration = ServerConfiguration(bankPath: bank, catConfigurationPath: catConfig, blueprintPath: blueprint,
+                                                exposurePath: exposure, normsPath: norms, ability: ability, confidenceLevel: confidence,
+                                                lowPrecisionSE: lowPrecisionSE, minimumItems: minItems)
+        let service: ScoringService
+        do {
+            service = try ScoringService(configuration: configuration, limits: limits, logger: logger)
+        } catch {
+            printError(Self.startupMessage(error))
+            throw ExitCode(ExitStatus.failure)
+        }
+        let state = service.state
+        var options = IQScoreApplication.Options(host: host, port: port)
+        options.idleTimeout = .seconds(idleTimeout)
+        options.maxConnections = maxConnections
+        let summary = "bank \(bank) (\(state.bank.items.count) items, version \(state.bankVersion))"
+            + (state.pool == nil ? "; scoring only (the bank has no domain column)" : "")
+        let urlHost = Self.urlHost(host)
+        do {
+            try await IQScoreApplication.run(service: service, options: options) { address in
+                let port = address?.port.map(String.init) ?? "?"
+                printError("iqscore serve: \(summary), listening on http://\(urlHost):\(port)")
+            }
+        } catch {
+            printError("iqscore serve: error: cannot serve on \(urlHost):\(port): \(error)")
+            throw ExitCode(ExitStatus.failure)
+        }
+        printError("iqscore serve: stopped")
+    }
+
+    /// A start-up failure as the other commands write them: `file:line:column: error: …`.
+    static func startupMessage(_ error: any Error) -> String {
+        switch error {
+        case let error as InputErrors: error.description
+        case let error as InputError: error.description
+        case let error as PsychometricsError: "error: \(error.message)"
+        case let error as AssemblyError: "error: \(error.message)"
+        default: "error: \(error)"
+        }
+    }
+
+    /// An IPv6 literal in brackets, as a URL writes it.
+    static func urlHost(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -1,0 +1,147 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import IQScoreServer
+import Logging
+import NIOCore
+import Testing
+
+/// Banks, sessions and services for the server tests, and the built `iqscore` binary.
+enum Fixtures {
+    /// The package root (…/Tests/IQScoreServerTests/ServerFixtures.swift → …).
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The `iqscore` binary built beside the test bundle, else `.build/debug/iqscore`.
+    static let executable: URL? = {
+        var directories: [URL] = []
+        let main = Bundle.main.bundleURL
+        directories.append(main.hasDirectoryPath && main.pathExtension != "xctest" ? main : main.deletingLastPathComponent())
+        if let argument0 = CommandLine.arguments.first, !argument0.isEmpty {
+            directories.append(URL(fileURLWithPath: argument0).deletingLastPathComponent())
+        }
+        directories.append(packageRoot.appendingPathComponent(".build/debug"))
+        for directory in directories {
+            for dir in [directory, directory.deletingLastPathComponent()] {
+                let candidate = dir.appendingPathComponent("iqscore")
+                if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            }
+        }
+        return nil
+    }()
+
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs `iqscore arguments…` in `directory` to completion (output through files, so no pipe fills up).
+    static func run(_ arguments: [String], in directory: URL) throws -> Run {
+        let binary = try #require(executable, "iqscore executable not found; build it with `swift build --build-tests`")
+        let out = directory.appendingPathComponent(".stdout-\(UUID().uuidString)"), err = directory.appendingPathComponent(".stderr-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: out); try? FileManager.default.removeItem(at: err) }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        try process.run()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: try String(contentsOf: out, encoding: .utf8),
+                   stderr: try String(contentsOf: err, encoding: .utf8))
+    }
+
+    /// A directory, made once per test run, with:
+    /// - `bank.csv`: a simulated 120-item 2PL bank in domains a, b, c (`iqscore simulate --seed 3`);
+    /// - `bank2.csv`: the same item ids with other parameters (`--seed 4`), for reloads;
+    /// - `responses.csv`: 40 sessions × 20 items of the first bank, long layout;
+    /// - `cat.json`: at most 8 items, at least 2 per domain, randomesque 4 (so the seed matters); `blueprint.json`: 12 items, 4 per domain.
+    static let data: Result<URL, any Error> = Result {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iqscore-server-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for (seed, bank, out) in [("3", "bank.csv", "responses.csv"), ("4", "bank2.csv", "responses2.csv")] {
+            let run = try run(["simulate", "--model", "2pl", "--items", "120", "--persons", "40", "--items-per-session", "20",
+                               "--domains", "a,b,c", "--layout", "long", "--slope-mean-log", "0.3", "--out", out,
+                               "--bank-out", bank, "--seed", seed], in: directory)
+            guard run.status == 0 else { throw TestJSON.ParseError(description: "simulate failed: \(run.stderr)") }
+        }
+        try Data(#"{"max_items": 8, "min_per_domain": 2, "randomesque": 4}"#.utf8).write(to: directory.appendingPathComponent("cat.json"))
+        try Data(#"{"length": 12, "domain_counts": {"a": 4, "b": 4, "c": 4}}"#.utf8).write(to: directory.appendingPathComponent("blueprint.json"))
+        return directory
+    }
+
+    static func dataDirectory() throws -> URL { try data.get() }
+
+    /// A fresh directory holding copies of the data files (for tests that change them).
+    static func copyOfData() throws -> URL {
+        let source = try dataDirectory()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iqscore-server-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for name in ["bank.csv", "bank2.csv", "responses.csv", "cat.json", "blueprint.json"] {
+            try FileManager.default.copyItem(at: source.appendingPathComponent(name), to: directory.appendingPathComponent(name))
+        }
+        return directory
+    }
+
+    /// Sessions of a long-layout file: id, item ids and responses in file order.
+    static func sessions(_ file: URL) throws -> [(id: String, items: [String], responses: [Int])] {
+        var order: [String] = []
+        var byID: [String: (items: [String], responses: [Int])] = [:]
+        for line in try String(contentsOf: file, encoding: .utf8).split(separator: "\n").dropFirst() {
+            let f = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            if byID[f[0]] == nil { order.append(f[0]); byID[f[0]] = ([], []) }
+            byID[f[0]]!.items.append(f[1])
+            byID[f[0]]!.responses.append(Int(f[2])!)
+        }
+        return order.map { ($0, byID[$0]!.items, byID[$0]!.responses) }
+    }
+
+    static let quietLogger = Logger(label: "iqscore.serve.tests") { _ in SwiftLogNoOpLogHandler() }
+
+    /// A service on the shared data (or on `directory`), with the CAT rules, blueprint and exposure given.
+    static func service(in directory: URL? = nil, bank: String = "bank.csv", cat: Bool = true, blueprint: Bool = true,
+                        exposure: String? = nil, limits: ServerLimits = ServerLimits()) throws -> ScoringService {
+        let dir = try directory ?? dataDirectory()
+        let configuration = ServerConfiguration(
+            bankPath: dir.appendingPathComponent(bank).path,
+            catConfigurationPath: cat ? dir.appendingPathComponent("cat.json").path : nil,
+            blueprintPath: blueprint ? dir.appendingPathComponent("blueprint.json").path : nil,
+            exposurePath: exposure.map { dir.appendingPathComponent($0).path })
+        return try ScoringService(configuration: configuration, limits: limits, logger: quietLogger)
+    }
+
+    /// The whole application on an ephemeral loopback port.
+    static func application(_ service: ScoringService) -> some ApplicationProtocol {
+        IQScoreApplication.makeApplication(service: service, options: IQScoreApplication.Options(host: "127.0.0.1", port: 0))
+    }
+
+    static func body(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
+
+    /// A score request body.
+    static func scoreBody(id: String?, items: [String], responses: [Int], method: String? = nil) -> String {
+        var members: [String] = []
+        if let id { members.append(#""session_id":"\#(id)""#) }
+        members.append(#""item_ids":[\#(items.map { "\"\($0)\"" }.joined(separator: ","))]"#)
+        members.append(#""responses":[\#(responses.map(String.init).joined(separator: ","))]"#)
+        if let method { members.append(#""method":"\#(method)""#) }
+        return "{" + members.joined(separator: ",") + "}"
+    }
+}
+
+extension TestClientProtocol {
+    /// POSTs `body` and returns the status and the parsed JSON body.
+    func post(_ uri: String, _ body: String, headers: HTTPFields = [:]) async throws -> (HTTPResponse.Status, TestJSON, HTTPFields) {
+        let response = try await execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(string: body))
+        return (response.status, try TestJSON.parse(response.body), response.headers)
+    }
+
+    func get(_ uri: String) async throws -> (HTTPResponse.Status, TestJSON, HTTPFields) {
+        let response = try await execute(uri: uri, method: .get)
+        return (response.status, try TestJSON.parse(response.body), response.headers)
+    }
+}
