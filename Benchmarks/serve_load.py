@@ -42,7 +42,7 @@ request = function() return wrk.format("GET", path) end
 DONE = r"""
 done = function(summary, latency, requests)
   local e = summary.errors
-  io.write(string.format('RESULT {"requests": %%d, "seconds": %%.3f, "rps": %%.1f, "p50_ms": %%.3f, "p99_ms": %%.3f, "p999_ms": %%.3f, "max_ms": %%.3f, "errors": {"connect": %%d, "read": %%d, "write": %%d, "status": %%d, "timeout": %%d}}\n',
+  io.write(string.format('RESULT {"requests": %d, "seconds": %.3f, "rps": %.1f, "p50_ms": %.3f, "p99_ms": %.3f, "p999_ms": %.3f, "max_ms": %.3f, "errors": {"connect": %d, "read": %d, "write": %d, "status": %d, "timeout": %d}}\n',
     summary.requests, summary.duration / 1e6, summary.requests / (summary.duration / 1e6),
     latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency:percentile(99.9) / 1000, latency.max / 1000,
     e.connect, e.read, e.write, e.status, e.timeout))

@@ -500,7 +500,7 @@ public enum OpenAPIDocument {
           "sessions": {
             "type": "array",
             "items": {
-              "$ref": "#/components/schemas/ScoreRequest"
+              "description": "A session as the body of POST /v1/score (see ScoreRequest). Each is checked alone: one that is not a valid ScoreRequest (not an object, a missing or mistyped member, an unknown item …) is listed in rejects with its reason and field, and the others are scored; so any JSON value is accepted here."
             },
             "maxItems": 100000,
             "description": "At most --max-sessions-per-batch (default 1,000)."
@@ -985,7 +985,15 @@ public enum OpenAPIDocument {
         "type": "object",
         "properties": {
           "blueprint": {
-            "$ref": "#/components/schemas/Blueprint"
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/Blueprint"
+              },
+              {
+                "type": "null"
+              }
+            ],
+            "description": "The blueprint of this form; absent or null: the server's --blueprint."
           },
           "exclude": {
             "type": [

@@ -81,9 +81,16 @@ extension ScoringService {
     /// Headers a reverse proxy adds: a reload request carrying one came from elsewhere, whatever the peer address.
     static let forwardingHeaders: [HTTPField.Name] = [HTTPField.Name("Forwarded")!, HTTPField.Name("X-Forwarded-For")!, HTTPField.Name("X-Real-IP")!]
 
-    /// The 404 problem for a request no route took.
+    /// The problem for a request no route took: 405 (with `Allow`) for a method the routes do not list on one of
+    /// the API's paths (TRACE, CONNECT, an extension method), else 404.
     func notFound(_ request: Request) async -> Response {
-        await answer(.unmatched, request, readsBody: false) { _, _ in
+        if let endpoint = Self.endpoints.first(where: { $0.path == request.uri.path }) {
+            return await answer(endpoint.route, request, readsBody: false) { _, _ in
+                let allowed = endpoint.method == .get ? "GET, HEAD" : endpoint.method.rawValue
+                throw Problem(.methodNotAllowed, "\(endpoint.path) answers \(allowed) only, not \(TextFidelity.quoted(request.method.rawValue))", allow: allowed)
+            }
+        }
+        return await answer(.unmatched, request, readsBody: false) { _, _ in
             throw Problem(.notFound, "no endpoint \(request.method.rawValue) \(TextFidelity.quoted(request.uri.path)); see GET /openapi.json")
         }
     }

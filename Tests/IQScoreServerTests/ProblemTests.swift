@@ -220,6 +220,14 @@ struct ProblemTests {
             #expect(response.headers[.allow] == "POST")
             let put = try await client.execute(uri: "/healthz", method: .put)
             #expect(put.headers[.allow] == "GET, HEAD")
+            // A method no route lists (TRACE, CONNECT, an extension method) on an API path: 405 too, not 404
+            // (schemathesis's "undeclared method" check).
+            for method in [HTTPRequest.Method.trace, .connect, HTTPRequest.Method("PURGE")!] {
+                let other = try await client.execute(uri: "/v1/score/batch", method: method)
+                #expect(other.status == .methodNotAllowed, "\(method)")
+                #expect(other.headers[.allow] == "POST")
+            }
+            try await Self.expectProblem(client, "/metrics", "", method: .trace, status: .methodNotAllowed, kind: "method-not-allowed")
             // HEAD on a GET endpoint: its status and headers, no body.
             let head = try await client.execute(uri: "/healthz", method: .head)
             #expect(head.status == .ok)
