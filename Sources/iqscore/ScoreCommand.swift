@@ -68,26 +68,7 @@ struct ScoreCommand: ParsableCommand {
 
     @OptionGroup var columns: ResponseColumnOptions
 
-    @Option(name: .customLong("quadrature-points"), help: "EAP quadrature points, \(QuadratureGrid.allowedPointCounts.text).")
-    var quadraturePoints = 61
-
-    @Option(name: .customLong("theta-bound"), help: "θ grid and estimates on [-B, B]; B in \(QuadratureGrid.allowedBounds).")
-    var thetaBound = 6.0
-
-    @Option(name: .customLong("prior-mean"), help: "Prior mean of θ (EAP, MAP), in \(AbilityOptions.allowedPriorMeans).")
-    var priorMean = 0.0
-
-    @Option(name: .customLong("prior-sd"), help: "Prior SD of θ (EAP, MAP), in \(AbilityOptions.allowedPriorSDs).")
-    var priorSD = 1.0
-
-    @Option(help: "Confidence level of the IQ interval, in \(IQScale.allowedConfidenceLevels).")
-    var confidence = 0.95
-
-    @Option(name: .customLong("min-items"), help: "Sessions with fewer answered items are flagged few_items (\(IQScale.allowedMinimumItems.text)).")
-    var minItems = 10
-
-    @Option(name: .customLong("low-precision-se"), help: "SE of θ above which a score is flagged low_precision, in \(IQScale.allowedLowPrecisionSEs).")
-    var lowPrecisionSE = 0.5
+    @OptionGroup var scoring: ScoringSettings
 
     @Option(help: "Threads that parse and score, 1…\(WorkerThreads.maximum) (default: all cores, at most \(WorkerThreads.maximum)); the output does not depend on it.")
     var threads: Int?
@@ -98,13 +79,7 @@ struct ScoreCommand: ParsableCommand {
 
     /// Every range is the library's (`AbilityOptions`, `IQScale`, `WorkerThreads`), named as options here.
     func validate() throws {
-        var ability = AbilityOptions(method: method)
-        ability.quadraturePoints = quadraturePoints
-        ability.thetaBound = thetaBound
-        ability.priorMean = priorMean
-        ability.priorSD = priorSD
-        try throwIfAny(ability.validationProblems(naming: .option)
-            + IQScale.validationProblems(confidenceLevel: confidence, lowPrecisionSE: lowPrecisionSE, minimumItems: minItems, naming: .option)
+        try throwIfAny(scoring.validationProblems(method)
             + WorkerThreads.validationProblems(threads, naming: .option)
             + BatchScorer.validationProblems(fileCount: sessions.count))
     }
@@ -124,13 +99,7 @@ struct ScoreCommand: ParsableCommand {
                                outputs: outputs)
             let itemBank = try loadBank(bank)
             let normsValue = try norms.map { try Norms.load(json: $0) } ?? .calibrationPopulation
-            var ability = AbilityOptions(method: method)
-            ability.quadraturePoints = quadraturePoints
-            ability.thetaBound = thetaBound
-            ability.priorMean = priorMean
-            ability.priorSD = priorSD
-            let scale = try IQScale(norms: normsValue, confidenceLevel: confidence, lowPrecisionSE: lowPrecisionSE, minimumItems: minItems)
-            let scorer = try SessionScorer(bank: itemBank, ability: ability, scale: scale)
+            let scorer = try SessionScorer(bank: itemBank, ability: scoring.ability(method), scale: scoring.scale(normsValue))
             let batch = BatchScorer(scorer: scorer, fileOptions: columns.fileOptions, format: format)
             if let threads { batch.workers = threads }
             batch.maxMemoryBytes = maxMemory.bytes

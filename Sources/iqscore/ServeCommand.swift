@@ -55,26 +55,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Default estimator (a request may name another): eap, map, ml or wle.")
     var method: AbilityMethod = .eap
 
-    @Option(name: .customLong("quadrature-points"), help: "EAP quadrature points, \(QuadratureGrid.allowedPointCounts.text).")
-    var quadraturePoints = 61
-
-    @Option(name: .customLong("theta-bound"), help: "θ grid and estimates on [-B, B]; B in \(QuadratureGrid.allowedBounds).")
-    var thetaBound = 6.0
-
-    @Option(name: .customLong("prior-mean"), help: "Prior mean of θ (EAP, MAP), in \(AbilityOptions.allowedPriorMeans).")
-    var priorMean = 0.0
-
-    @Option(name: .customLong("prior-sd"), help: "Prior SD of θ (EAP, MAP), in \(AbilityOptions.allowedPriorSDs).")
-    var priorSD = 1.0
-
-    @Option(help: "Confidence level of the IQ interval, in \(IQScale.allowedConfidenceLevels).")
-    var confidence = 0.95
-
-    @Option(name: .customLong("min-items"), help: "Sessions with fewer answered items are flagged few_items (\(IQScale.allowedMinimumItems.text)).")
-    var minItems = 10
-
-    @Option(name: .customLong("low-precision-se"), help: "SE of θ above which a score is flagged low_precision, in \(IQScale.allowedLowPrecisionSEs).")
-    var lowPrecisionSE = 0.5
+    @OptionGroup var scoring: ScoringSettings
 
     @Option(name: .customLong("max-body-bytes"), help: "Largest request body, \(ServerLimits.allowedMaxBodyBytes.lowerBound)…\(ServerLimits.allowedMaxBodyBytes.upperBound) bytes; larger gets 413.")
     var maxBodyBytes = ServerLimits.defaultMaxBodyBytes
@@ -103,14 +84,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug (one line per request), info (start-up, reloads), notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
-    var ability: AbilityOptions {
-        var ability = AbilityOptions(method: method)
-        ability.quadraturePoints = quadraturePoints
-        ability.thetaBound = thetaBound
-        ability.priorMean = priorMean
-        ability.priorSD = priorSD
-        return ability
-    }
+    var ability: AbilityOptions { scoring.ability(method) }
 
     var limits: ServerLimits {
         var limits = ServerLimits()
@@ -125,9 +99,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// Every range is the library's (`AbilityOptions`, `IQScale`, `ServerLimits`), named as options here.
     func validate() throws {
-        var problems = ability.validationProblems(naming: .option)
-            + IQScale.validationProblems(confidenceLevel: confidence, lowPrecisionSE: lowPrecisionSE, minimumItems: minItems, naming: .option)
-            + limits.validationProblems()
+        var problems = scoring.validationProblems(method) + limits.validationProblems()
         if !(0...65_535).contains(port) { problems.append("--port must be 0…65535, got \(port)") }
         if !(1...3_600).contains(idleTimeout) { problems.append("--idle-timeout must be 1…3600 seconds, got \(idleTimeout)") }
         if !(1...1_000_000).contains(maxConnections) { problems.append("--max-connections must be 1…1000000, got \(maxConnections)") }
@@ -142,8 +114,8 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "iqscore.serve")
         logger.logLevel = level
         let configuration = ServerConfiguration(bankPath: bank, catConfigurationPath: catConfig, blueprintPath: blueprint,
-                                                exposurePath: exposure, normsPath: norms, ability: ability, confidenceLevel: confidence,
-                                                lowPrecisionSE: lowPrecisionSE, minimumItems: minItems)
+                                                exposurePath: exposure, normsPath: norms, ability: ability, confidenceLevel: scoring.confidence,
+                                                lowPrecisionSE: scoring.lowPrecisionSE, minimumItems: scoring.minItems)
         let service: ScoringService
         do {
             service = try ScoringService(configuration: configuration, limits: limits, logger: logger)
