@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # EM acceleration: plain EM (--acceleration none) against SQUAREM on the same data, in the same run.
-#   bash Benchmarks/acceleration.sh [--quick] [--w2-persons N]
+#   bash Benchmarks/acceleration.sh [--quick] [--w2-persons N]      (BUILD_LOCK=FILE: build under flock FILE)
 #
 # W1      dense 2PL 100,000 x 100                      (seed 42, as Benchmarks/run.sh)
 # W1-3PL  dense 3PL 100,000 x 100                      (seed 44)
@@ -22,7 +22,8 @@ while [ $# -gt 0 ]; do
     shift
 done
 scratch=${SCRATCH:-.build}
-swift build -c release --scratch-path "$scratch" --product iqscore 2>&1 | tail -1 >&2
+# BUILD_LOCK=/tmp/iqscore-build.lock: build under flock (a machine shared by several builds).
+${BUILD_LOCK:+flock "$BUILD_LOCK" nice} swift build -c release --scratch-path "$scratch" --product iqscore 2>&1 | tail -1 >&2
 bin=$scratch/release/iqscore
 out=bench-out; mkdir -p "$out"
 n1=$((100000 / scale)); n2=$((w2 / scale)); ns=$((20000 / scale))
