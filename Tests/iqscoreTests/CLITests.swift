@@ -338,6 +338,32 @@ struct CLITests {
         #expect(try ws.contents() == ["responses.csv", "BANK.csv", "summary.json"])
     }
 
+    @Test("--acceleration squarem (default) and none: the same bank to 1e-3, E-steps and the method in the summary")
+    func acceleration() throws {
+        let ws = try CLIWorkspace()
+        let sim = try ws.run("simulate", "--model", "3pl", "--items", "12", "--persons", "1500", "--seed", "3", "--out", "responses.csv")
+        #expect(sim.status == 0, "\(sim.stderr)")
+        let fast = try ws.run("calibrate", "responses.csv", "--model", "3pl", "--tolerance", "1e-6", "--out", "fast.csv", "--summary-json", "fast.json")
+        let plain = try ws.run("calibrate", "responses.csv", "--model", "3pl", "--tolerance", "1e-6", "--acceleration", "none", "--out", "plain.csv", "--summary-json", "plain.json")
+        #expect(fast.status == 0 && plain.status == 0, "\(fast.stderr)\n\(plain.stderr)")
+        let f = try ws.json("fast.json"), p = try ws.json("plain.json")
+        #expect(f["acceleration"] as? String == "squarem" && p["acceleration"] as? String == "none")
+        let fastESteps = try #require(f["e_steps"] as? Int), plainESteps = try #require(p["e_steps"] as? Int)
+        #expect(p["cycles"] as? Int == plainESteps && p["extrapolations"] as? Int == 0)
+        #expect(fastESteps < plainESteps)
+        #expect(fast.stderrLines.contains { $0.hasPrefix("converged in ") && $0.contains("; \(fastESteps) E-steps with SQUAREM, ") })
+        #expect(!plain.stderr.contains("SQUAREM"))
+        let llFast = try #require(f["log_likelihood"] as? Double), llPlain = try #require(p["log_likelihood"] as? Double)
+        #expect(abs(llFast - llPlain) < 1e-3)
+        for (x, y) in zip(try ws.csvRows("fast.csv").dropFirst(), try ws.csvRows("plain.csv").dropFirst()) {
+            for column in 2...4 { #expect(abs(Double(x[column])! - Double(y[column])!) < 1e-3, "\(x[0]) column \(column)") }
+        }
+        let bad = try ws.run("calibrate", "responses.csv", "--acceleration", "fast", "--out", "bad.csv")
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("--acceleration"))
+        #expect(!ws.exists("bad.csv"))
+    }
+
     @Test("an invalid option value is a usage error: exit 64 with the validation message")
     func invalidOption() throws {
         let ws = try CLIWorkspace()

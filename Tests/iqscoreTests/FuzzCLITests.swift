@@ -1429,6 +1429,7 @@ enum OptionSampler {
                            "lognormal:0,1e308", "lognormal:inf,1", "none", "lognormal:", "normal:0,1", ""]),
         ("--min-item-responses", counts),
         ("--e-step", ["automatic", "dense", "sparse", "bogus"]),
+        ("--acceleration", ["squarem", "none", "bogus", ""]),
         ("--threads", counts + ["2", "64"]),
         ("--layout", ["wide", "long", ""]),
         ("--no-se", []),

@@ -71,13 +71,23 @@ public enum EStepStrategy: String, Sendable, Hashable, Codable {
     case sparse
 }
 
-/// Options for marginal maximum-likelihood calibration (Bock & Aitkin 1981 EM).
+/// How the EM iterations are accelerated (`CalibrationOptions.acceleration`).
+public enum EMAcceleration: String, Sendable, Hashable, Codable, CaseIterable {
+    /// SQUAREM (Varadhan & Roland 2008, scheme S3) with a monotonicity safeguard: two EM cycles, a squared
+    /// extrapolation along them, then one EM cycle from the extrapolated point, which is kept only when it
+    /// does not lower the penalised log-likelihood (see `EMCalibrator`).
+    case squarem
+    /// Plain EM: one E-step and one M-step per cycle.
+    case none
+}
+
 /// See `CalibrationOptions.denseProductThreading`.
 public enum DenseProductThreading: String, Sendable, Hashable, Codable {
     case personBlocks = "person_blocks"
     case blas
 }
 
+/// Options for marginal maximum-likelihood calibration (Bock & Aitkin 1981 EM).
 public struct CalibrationOptions: Sendable, Hashable, Codable {
     public var model: IRTModel
     /// Number of quadrature points (default 61, as mirt).
@@ -86,8 +96,11 @@ public struct CalibrationOptions: Sendable, Hashable, Codable {
     public var thetaBound = 6.0
     /// EM stops when the largest change of any parameter (a, d = −ab, c) in one cycle is below this.
     public var tolerance = 1e-4
-    /// EM stops after this many cycles (then `converged` is false).
+    /// EM stops after this many cycles (then `converged` is false). A cycle is one E-step and one M-step (one
+    /// application of the EM map), with or without acceleration.
     public var maxCycles = 500
+    /// EM acceleration: `.squarem` (default) or `.none` (plain EM). Both stop by the same rule (`tolerance`).
+    public var acceleration = EMAcceleration.squarem
     /// Prior on c (3PL only). Default Beta(5, 17) for 3PL; nil = no prior (plain ML for c).
     public var guessingPrior: BetaPrior?
     /// Prior on slopes (2PL/3PL). Default LogNormal(0, 0.5) for 3PL, none for 2PL.

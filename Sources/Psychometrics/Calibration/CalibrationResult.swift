@@ -63,12 +63,25 @@ public struct CalibrationResult: Sendable, Hashable, Codable {
     /// AIC = −2 logL + 2k; BIC = −2 logL + k log N (k free parameters, N persons).
     public var aic: Double
     public var bic: Double
+    /// EM cycles: each one E-step and one M-step (one application of the EM map), with or without acceleration.
     public var cycles: Int
+    /// E-steps of the EM iterations: one per cycle, plus the E-steps of the extrapolations SQUAREM rejected
+    /// (`options.acceleration`); without acceleration equal to `cycles`. The final E-step at the estimates (for
+    /// the log-likelihood and standard errors) is not counted.
+    public var eSteps = 0
+    /// SQUAREM extrapolations kept, and rejected by its safeguard (the penalised log-likelihood would have
+    /// dropped; the iteration then went on from plain EM's point). 0 without acceleration.
+    public var extrapolations = 0
+    public var rejectedExtrapolations = 0
     public var converged: Bool
     /// Largest parameter change in the last cycle.
     public var lastChange: Double
-    /// Marginal log-likelihood after each cycle's E-step.
+    /// Marginal log-likelihood at the start of each cycle (its E-step's).
     public var logLikelihoodTrace: [Double]
+    /// The same plus the log prior densities of the estimated parameters: the objective EM increases (the log
+    /// posterior up to a constant; equal to `logLikelihoodTrace` without priors). Never decreases, with or
+    /// without SQUAREM, beyond what the M-step's own rounding allows.
+    public var logPosteriorTrace: [Double] = []
     public var eStep: EStepStrategy
     /// How the standard errors were computed, or why there are none.
     public var standardErrorMethod: String

@@ -42,8 +42,8 @@ extension EMEngine {
             let stepD = (0..<J).map { j in iDD[j] > 0 ? (gD[j] - iAD[j] * stepA) / iDD[j] : 0 }
             var scale = 1.0, accepted = false
             for _ in 0..<40 {
-                let ta = min(max(a + scale * stepA, 1e-3), maximumSlope)
-                let td = (0..<J).map { min(max(ds[$0] + scale * stepD[$0], -100), 100) }
+                let ta = clampedCommonSlope(a + scale * stepA)
+                let td = (0..<J).map { clampedIntercept(ds[$0] + scale * stepD[$0]) }
                 let ft = objective(ta, td)
                 if ft >= f - 1e-12 * abs(f) {
                     let change = max(abs(ta - a), zip(td, ds).map { abs($0 - $1) }.max() ?? 0)

@@ -24,7 +24,7 @@ extension EMEngine {
             let step = grad / info
             var scale = 1.0, accepted = false
             for _ in 0..<40 {
-                let trial = min(max(d + scale * step, -100), 100)
+                let trial = clampedIntercept(d + scale * step)
                 let ft = objective(trial)
                 if ft >= f - 1e-12 * abs(f) {
                     let change = abs(trial - d)
@@ -92,7 +92,9 @@ extension EMEngine {
             for _ in 0..<40 {
                 var trial = x
                 for k in 0..<p { trial[k] += scale * step[k] }
-                clamp(&trial)
+                trial[0] = clampedSlope(working: trial[0])
+                trial[1] = clampedIntercept(trial[1])
+                if model.hasGuessing { trial[2] = clampedGuessingLogit(trial[2]) }
                 let ft = itemObjective(r: r, n: n, s: trial[0], d: trial[1], g: trial[2])
                 if ft >= f - 1e-12 * abs(f) {
                     let change = (0..<p).map { abs(trial[$0] - x[$0]) }.max() ?? 0
@@ -106,15 +108,5 @@ extension EMEngine {
             }
             if !accepted { return }
         }
-    }
-
-    private func clamp(_ x: inout [Double]) {
-        if logSlope {
-            x[0] = min(max(x[0], log(1e-3)), log(maximumSlope))
-        } else {
-            x[0] = min(max(x[0], -maximumSlope), maximumSlope)
-        }
-        x[1] = min(max(x[1], -100), 100)
-        if model.hasGuessing { x[2] = min(max(x[2], -20), 10) }
     }
 }

@@ -18,8 +18,13 @@ extension EMEngine {
         guard total > 0 else { return }
         let mean = m1 / total
         let variance = max(m2 / total - mean * mean, 1e-6)
+        setLatentDistribution(mean: mean, sd: variance.squareRoot())
+    }
+
+    /// Sets μ and σ and moves the nodes with them: θ_q = μ + σ z_q.
+    mutating func setLatentDistribution(mean: Double, sd: Double) {
         latentMean = mean
-        latentSD = variance.squareRoot()
-        nodes = grid.points.map { mean + latentSD * $0 }
+        latentSD = sd
+        nodes = grid.points.map { mean + sd * $0 }
     }
 }

@@ -43,3 +43,90 @@ extension EMEngine {
         }
     }
 }
+
+extension EMEngine {
+    /// Bounds the M-step keeps the working parameters within, and SQUAREM's extrapolated points are projected
+    /// into: a ≥ 10⁻³ (s = log a ≥ log 10⁻³ with a slope prior; the Rasch/1PL common slope), |a| ≤
+    /// `maximumSlope`, |d| ≤ 100, γ = logit c in [−20, 10] (c from 2·10⁻⁹ to 0.99995); with fixed items
+    /// |μ| ≤ 100 and σ in [10⁻³, 10³] (the latent M-step keeps σ² ≥ 10⁻⁶).
+    static let minimumSlope = 1e-3
+    static let interceptBound = 100.0
+    static let guessingLogitRange = -20.0...10.0
+    static let latentMeanBound = 100.0
+    static let latentSDRange = 1e-3...1e3
+
+    @inline(__always) func clampedSlope(working s: Double) -> Double {
+        logSlope ? min(max(s, log(Self.minimumSlope)), log(maximumSlope)) : min(max(s, -maximumSlope), maximumSlope)
+    }
+    @inline(__always) func clampedCommonSlope(_ a: Double) -> Double { min(max(a, Self.minimumSlope), maximumSlope) }
+    @inline(__always) func clampedIntercept(_ d: Double) -> Double { min(max(d, -Self.interceptBound), Self.interceptBound) }
+    @inline(__always) func clampedGuessingLogit(_ g: Double) -> Double {
+        min(max(g, Self.guessingLogitRange.lowerBound), Self.guessingLogitRange.upperBound)
+    }
+
+    /// The free working parameters as one vector in the layout of `globalIndex`: the common slope and the
+    /// intercepts (Rasch/1PL), or (s, d[, γ]) per item (2PL/3PL); with fixed items the free items' only, then μ
+    /// and log σ (log σ rather than σ, so that any value is a valid SD). Fixed items have no entries.
+    func workingParameters() -> [Double] {
+        var x = [Double](repeating: 0, count: freeParameterCount)
+        for j in 0..<itemCount where !isFixed(j) {
+            for t in 0..<perItem {
+                let index = globalIndex(item: j, parameter: t)
+                if index >= 0 { x[index] = t == 0 ? s[j] : t == 1 ? d[j] : g[j] }
+            }
+        }
+        if estimatesLatent {
+            x[latentMeanIndex] = latentMean
+            x[latentSDIndex] = log(latentSD)
+        }
+        return x
+    }
+
+    /// Sets the free working parameters from `x` (the layout of `workingParameters()`), each projected into its
+    /// range above; the fixed items' parameters never change. With fixed items the nodes move with μ and σ.
+    mutating func setWorkingParameters(_ x: [Double]) {
+        precondition(x.count == freeParameterCount, "one value per free parameter, got \(x.count) for \(freeParameterCount)")
+        let common = !estimatesLatent && (model == .rasch || model == .onePL)
+        for j in 0..<itemCount where !isFixed(j) {
+            for t in 0..<perItem {
+                let index = globalIndex(item: j, parameter: t)
+                guard index >= 0 else { continue }
+                switch t {
+                case 0: s[j] = common ? clampedCommonSlope(x[index]) : clampedSlope(working: x[index])
+                case 1: d[j] = clampedIntercept(x[index])
+                default: g[j] = clampedGuessingLogit(x[index])
+                }
+            }
+        }
+        if estimatesLatent {
+            let mean = min(max(x[latentMeanIndex], -Self.latentMeanBound), Self.latentMeanBound)
+            let sd = min(max(exp(x[latentSDIndex]), Self.latentSDRange.lowerBound), Self.latentSDRange.upperBound)
+            setLatentDistribution(mean: mean, sd: sd)
+        }
+    }
+
+    /// The blocks of `workingParameters()`: each free item's parameters (Rasch/1PL: its intercept; the common
+    /// slope is a block of its own), and μ with log σ.
+    func parameterBlocks() -> [Range<Int>] {
+        var blocks: [Range<Int>] = []
+        if !estimatesLatent && (model == .rasch || model == .onePL) {
+            blocks.append(0..<1)
+            for j in 0..<itemCount { blocks.append((1 + j)..<(2 + j)) }
+            return blocks
+        }
+        let width = model == .rasch || model == .onePL ? 1 : perItem
+        for f in 0..<freeItemCount { blocks.append((width * f)..<(width * (f + 1))) }
+        if estimatesLatent { blocks.append(latentMeanIndex..<(latentSDIndex + 1)) }
+        return blocks
+    }
+
+    /// Σ log p(parameters) over the free items (`WorkingPriors.logDensity`; 0 without priors): added to the
+    /// marginal log-likelihood it is the objective that EM with priors increases (the log posterior up to a
+    /// constant).
+    func logPrior() -> Double {
+        guard priors.slope != nil || priors.guessing != nil else { return 0 }
+        var total = 0.0
+        for j in 0..<itemCount where !isFixed(j) { total += priors.logDensity(s: s[j], g: g[j]) }
+        return total
+    }
+}
