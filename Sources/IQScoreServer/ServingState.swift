@@ -145,22 +145,8 @@ public final class ServingState: Sendable {
         method.flatMap { writers[$0] } ?? defaultWriter
     }
 
-    /// The bytes of a configuration file, at most 256 MiB (`JSONInput.contents` bounds JSON files the same way).
+    /// The bytes of the bank file, at most 256 MiB (`readBoundedFile`, as JSON files are read).
     static func contents(of path: String) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { throw InputError(file: path, message: "cannot open file: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw InputError(file: path, message: "read failed: \(String(cString: strerror(errno)))")
-            }
-            if n == 0 { return bytes }
-            bytes.append(contentsOf: chunk[0..<n])
-            if bytes.count > 256 << 20 { throw InputError(file: path, message: "the file is larger than 256 MiB; a bank of 100,000 items is about 10 MB") }
-        }
+        try readBoundedFile(path, limit: 256 << 20, tooLarge: "the file is larger than 256 MiB; a bank of 100,000 items is about 10 MB")
     }
 }

@@ -7,25 +7,30 @@ extension JSONInput {
         try decode(type, from: contents(of: path, description: T.jsonDescription), file: path)
     }
 
-    /// The bytes of `path`, at most `maximumBytes` of them: reading stops there, so a huge file or a device
-    /// such as /dev/zero is an error, not an unbounded allocation.
+    /// The bytes of `path`, at most `maximumBytes` of them (`readBoundedFile`).
     package static func contents(of path: String, description: String) throws -> Data {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { throw InputError(file: path, message: "cannot open file: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: 64 << 10)
-        var data = Data()
-        while true {
-            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw InputError(file: path, message: "read failed: \(String(cString: strerror(errno)))")
-            }
-            if n == 0 { return data }
-            data.append(contentsOf: bytes[0..<n])
-            if data.count > maximumBytes {
-                throw InputError(file: path, message: "the file is larger than 16 MiB; \(description) is a few kilobytes")
-            }
+        Data(try readBoundedFile(path, limit: maximumBytes,
+                                 tooLarge: "the file is larger than 16 MiB; \(description) is a few kilobytes"))
+    }
+}
+
+/// The bytes of `path`, at most `limit` of them: reading stops once more have arrived, so a huge file or a
+/// device such as /dev/zero is an error (`tooLarge`, naming the file), not an unbounded allocation. Errors are
+/// `InputError`s naming `path` and the system's reason.
+package func readBoundedFile(_ path: String, limit: Int, tooLarge: @autoclosure () -> String) throws -> [UInt8] {
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else { throw InputError(file: path, message: "cannot open file: \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    var chunk = [UInt8](repeating: 0, count: 64 << 10)
+    var bytes: [UInt8] = []
+    while true {
+        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n < 0 {
+            if errno == EINTR { continue }
+            throw InputError(file: path, message: "read failed: \(String(cString: strerror(errno)))")
         }
+        if n == 0 { return bytes }
+        bytes.append(contentsOf: chunk[0..<n])
+        if bytes.count > limit { throw InputError(file: path, message: tooLarge()) }
     }
 }
