@@ -7,11 +7,11 @@ extension EMCalibrator {
     /// dense     8·N·J (+ 8·N·J mask when incomplete)  the dense E-step's response matrix
     /// E-step    workers × (16·J·Q + 32·1024·Q)        expected counts per worker, posterior blocks
     /// tables    16·J·Q                                 log P and log Q per item and node
-    /// SEs       8·P²·(workers + 2) + 8·J·Q·k          the information matrix (one partial sum per worker)
-    ///           + workers × 24 MiB                     and the sparse path's band buffers
+    /// SEs       3 × 8·P² + 8·J·Q·k                     the information matrix, its inverse factor L⁻¹, and the
+    ///           + 12·min(2²⁴, N·(k·cells/N + 2)²)      sparse path's chunk of local matrices and their indices
     /// ```
     /// with Q quadrature points, k parameters per item (Rasch/1PL 1, 2PL 2, 3PL 3) and P = k·J + 2. The terms
-    /// follow the allocations in `EMEngine` and `EMEngine+StandardErrors`; measured peaks are below the
+    /// follow the allocations in `EMEngine` `EMEngine+LouisInformation`, `EMEngine+PersonScoreCovariance` and `CholeskyInverse`; measured peaks are below the
     /// estimate (README, "Guarantees").
     package static func estimatedMemoryBytes(persons: Int, items: Int, cells: Int, options: CalibrationOptions,
                                             dense: Bool, complete: Bool) -> Int {
@@ -29,7 +29,8 @@ extension EMCalibrator {
         total += product(16, items, q)
         if options.standardErrors {
             let p = k * items + 2
-            total += product(8, p, p) * (Double(w) + 2) + product(8, items, q, k) + Double(w) * Double(24 << 20)
+            let perPerson = Double(k) * Double(cells) / Double(max(1, persons)) + 2
+            total += product(8, p, p) * 3 + product(8, items, q, k) + 12 * min(Double(1 << 24), Double(persons) * perPerson * perPerson)
         }
         return total >= Double(Int.max) ? Int.max : Int(total)
     }

@@ -121,7 +121,7 @@ public struct EMCalibrator: Sendable {
             var workers = options.workers
             while workers > 1 && need(workers) > limit { workers -= 1 }
             if workers < options.workers {
-                budgetNote = "\(workers) of \(options.workers) worker threads used: each needs its own \(options.standardErrors ? "information-matrix partial sum" : "expected counts"), and more do not fit the memory limit of \(limit >> 20) MiB"
+                budgetNote = "\(workers) of \(options.workers) worker threads used: each needs its own expected counts, and more do not fit the memory limit of \(limit >> 20) MiB"
                 options.workers = workers
             }
             let need = need(workers)
@@ -151,7 +151,7 @@ public struct EMCalibrator: Sendable {
 
         // Log-likelihood (and SEs) at the final estimates.
         let final = engine.eStep()
-        var covariance: [Double]?
+        var covariance: CholeskyInverse?
         var seMethod = "not computed (disabled)"
         let seStarted = DispatchTime.now().uptimeNanoseconds
         if options.standardErrors {
@@ -159,8 +159,8 @@ public struct EMCalibrator: Sendable {
                                           elapsedSeconds: seconds(since: started)))
             var info = engine.observedInformation(final)
             let P = engine.freeParameterCount
-            if info.allSatisfy(\.isFinite) && LAPACK.invertPositiveDefinite(&info, n: P) {
-                covariance = info
+            if info.allSatisfy(\.isFinite), let inverse = CholeskyInverse(upperTriangleOf: &info, n: P, workers: engine.workers) {
+                covariance = inverse
                 seMethod = "observed information (Louis 1982), delta method to a, b, c"
             } else {
                 seMethod = "unavailable: the observed information matrix is not positive definite"
@@ -177,15 +177,14 @@ public struct EMCalibrator: Sendable {
             latentMean = engine.latentMean
             latentSD = engine.latentSD
             if let covariance {
-                let P = engine.freeParameterCount
-                latentMeanSE = covariance[engine.latentMeanIndex * (P + 1)].squareRoot()
-                latentSE = covariance[engine.latentSDIndex * (P + 1)].squareRoot()
+                latentMeanSE = covariance.entry(engine.latentMeanIndex, engine.latentMeanIndex).squareRoot()
+                latentSE = covariance.entry(engine.latentSDIndex, engine.latentSDIndex).squareRoot()
             }
             k = engine.freeParameterCount
         } else {
             if options.model == .rasch {
                 latentSD = engine.slope(0)
-                if let covariance { latentSE = covariance[0].squareRoot() }
+                if let covariance { latentSE = covariance.entry(0, 0).squareRoot() }
             }
             k = options.model.parameterCount(itemCount: data.itemCount)
         }
@@ -217,16 +216,15 @@ public struct EMCalibrator: Sendable {
     }
 
     /// Converts working parameters to (a, b, c) with delta-method standard errors and flags.
-    private func buildItems(engine: EMEngine, data: ResponseMatrix, covariance: [Double]?, warnings: inout [String]) -> [CalibratedItem] {
+    private func buildItems(engine: EMEngine, data: ResponseMatrix, covariance: CholeskyInverse?, warnings: inout [String]) -> [CalibratedItem] {
         let totals = data.itemTotals()
-        let P = engine.freeParameterCount
         let model = options.model
         var items: [CalibratedItem] = []
         /// √(gᵀ Σ g) for a gradient g given as (global index, value) pairs; nil when unusable.
         func se(_ gradient: [(Int, Double)]) -> Double? {
             guard let cov = covariance else { return nil }
             var v = 0.0
-            for (x, gx) in gradient { for (y, gy) in gradient { v += gx * gy * cov[x * P + y] } }
+            for (x, gx) in gradient { for (y, gy) in gradient { v += gx * gy * cov.entry(x, y) } }
             return v > 0 && v.isFinite ? v.squareRoot() : nil
         }
         for j in 0..<data.itemCount {

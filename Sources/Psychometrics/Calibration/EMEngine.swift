@@ -128,31 +128,39 @@ struct EMEngine {
         switch model {
         case .rasch, .onePL: mStepCommonSlope(e)
         case .twoPL, .threePL:
-            let nq = q
-            for j in 0..<itemCount {
-                let rj = Array(e.r[j * nq ..< (j + 1) * nq]), nj = Array(e.n[j * nq ..< (j + 1) * nq])
-                var x = [s[j], d[j], g[j]]
-                optimizeItem(r: rj, n: nj, x: &x)
-                s[j] = x[0]; d[j] = x[1]; g[j] = x[2]
+            updateItems(Array(0..<itemCount), e)
+        }
+    }
+
+    /// The items' M-steps on the workers: given the expected counts each item's maximisation is independent of
+    /// the others', so items are dealt round-robin and their results stored afterwards (the same values as one
+    /// item after another). Rasch/1PL free items with fixed items move their intercept only.
+    private mutating func updateItems(_ items: [Int], _ e: Expectation) {
+        let nq = q, engine = self, lanes = max(1, min(workers, items.count))
+        var out = [Double](repeating: 0, count: 3 * items.count)
+        out.withUnsafeMutableBufferPointer { buffer in
+            let box = UncheckedSendableBox(buffer.baseAddress!)
+            parallelFor(lanes) { lane in
+                for k in stride(from: lane, to: items.count, by: lanes) {
+                    let j = items[k]
+                    let rj = Array(e.r[j * nq ..< (j + 1) * nq]), nj = Array(e.n[j * nq ..< (j + 1) * nq])
+                    var x = [engine.s[j], engine.d[j], engine.g[j]]
+                    if engine.model.hasItemSlopes {
+                        engine.optimizeItem(r: rj, n: nj, x: &x)
+                    } else {
+                        x[1] = engine.optimizeIntercept(r: rj, n: nj, a: engine.s[j], d: engine.d[j])
+                    }
+                    for t in 0..<3 { box.value[3 * k + t] = x[t] }
+                }
             }
         }
+        for (k, j) in items.enumerated() { s[j] = out[3 * k]; d[j] = out[3 * k + 1]; g[j] = out[3 * k + 2] }
     }
 
     /// M-step with fixed items: free items as usual (Rasch/1PL: intercept only, the slope stays), fixed items
     /// untouched, then the latent distribution.
     private mutating func mStepWithFixedItems(_ e: Expectation) {
-        let nq = q
-        for j in 0..<itemCount where !isFixed(j) {
-            let rj = Array(e.r[j * nq ..< (j + 1) * nq]), nj = Array(e.n[j * nq ..< (j + 1) * nq])
-            switch model {
-            case .rasch, .onePL:
-                d[j] = optimizeIntercept(r: rj, n: nj, a: s[j], d: d[j])
-            case .twoPL, .threePL:
-                var x = [s[j], d[j], g[j]]
-                optimizeItem(r: rj, n: nj, x: &x)
-                s[j] = x[0]; d[j] = x[1]; g[j] = x[2]
-            }
-        }
+        updateItems((0..<itemCount).filter { !isFixed($0) }, e)
         updateLatentDistribution(e.mass!)
     }
 

@@ -12,6 +12,12 @@ enum BLAS {
                     Int32(m), Int32(n), Int32(k), alpha, a, Int32(lda), b, Int32(ldb), beta, c, Int32(ldc))
     }
 
+    /// y = A·x with A m×n (`cblas_dgemv`).
+    @inline(__always)
+    static func gemv(m: Int, n: Int, a: UnsafePointer<Double>, lda: Int, x: UnsafePointer<Double>, y: UnsafeMutablePointer<Double>) {
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, Int32(m), Int32(n), 1, a, Int32(lda), x, 1, 0, y, 1)
+    }
+
     /// Upper triangle of C = α·A·Aᵀ + β·C with A n×k (`cblas_dsyrk`).
     @inline(__always)
     static func syrkUpper(n: Int, k: Int, alpha: Double = 1, a: UnsafePointer<Double>, lda: Int,
@@ -30,22 +36,6 @@ enum BLAS {
     /// `openblas_set_num_threads`). Read for reports only: how the calibrator threads its products is
     /// `CalibrationOptions.denseProductThreading`.
     static var threadCount: Int { Int(openblas_get_num_threads()) }
-}
-
-enum LAPACK {
-    /// Replaces the symmetric positive-definite matrix `a` (n×n, row-major, upper triangle used) by its
-    /// inverse, via Cholesky (`LAPACKE_dpotrf` + `LAPACKE_dpotri`). Returns false when `a` is not positive
-    /// definite; `a` is then unspecified.
-    static func invertPositiveDefinite(_ a: inout [Double], n: Int) -> Bool {
-        let info = a.withUnsafeMutableBufferPointer { p -> Int32 in
-            let f = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, Int8(UInt8(ascii: "U")), Int32(n), p.baseAddress, Int32(n))
-            if f != 0 { return f }
-            return LAPACKE_dpotri(LAPACK_ROW_MAJOR, Int8(UInt8(ascii: "U")), Int32(n), p.baseAddress, Int32(n))
-        }
-        guard info == 0 else { return false }
-        for i in 0..<n { for j in 0..<i { a[i * n + j] = a[j * n + i] } }
-        return true
-    }
 }
 
 /// Solves the small symmetric positive-definite system H x = g (n ≤ 3) by Cholesky; adds a ridge when H is

@@ -1,0 +1,261 @@
+import CLapack
+import Foundation
+
+extension EMEngine {
+    /// The covariance term of Louis' formula for persons who each answered their own items (sparse banks,
+    /// incomplete data, fixed items, 3PL banks too large for the by-node form), subtracted from the upper
+    /// triangle of `info` (P × P, row-major):
+    /// ```
+    /// Cov_post(Sᵢ) = Gᵢ Gᵢᵀ − sᵢ sᵢᵀ,   Gᵢ[x, q] = Sᵢₓ(θ_q) √wᵢ(q),   sᵢ = Σ_q wᵢ(q) Sᵢ(θ_q)
+    /// Sᵢₓ(θ) = (uᵢⱼ − Pⱼ(θ)) hⱼₓ(θ)   for parameter x of item j (summed over the items for a shared slope),
+    /// ```
+    /// over the person's local parameters, with wᵢ(q) the person's posterior weights and hⱼ = ∇Pⱼ / (Pⱼ(1 − Pⱼ))
+    /// (Louis 1982, eq. 3.1; the μ, σ rows with fixed items use the score of log N(θ; μ, σ²)).
+    ///
+    /// Persons go in chunks of about 32 MB of local matrices, each chunk in two parallel passes:
+    /// 1. the chunk's persons, split evenly over the workers: posterior, Gᵢ and sᵢ, and Cᵢ = Gᵢ Gᵢᵀ − sᵢ sᵢᵀ on
+    ///    the local parameters (`dsyrk`, upper triangle) into the chunk buffer;
+    /// 2. the matrix rows, one band per worker with equal numbers of updates: each worker gathers the chunk's
+    ///    local rows that land in its band, orders them by global row with a stable counting sort (persons stay
+    ///    in order) and subtracts them row by row, while that matrix row is in cache.
+    /// No worker writes another's rows, so there are no per-worker matrices to add and no serial apply; every
+    /// entry receives its terms in person order whatever the thread count, so the result does not depend on it.
+    ///
+    /// Nodes where a person's posterior weight is below 2⁻⁵⁰ of its largest are left out of Gᵢ and sᵢ (a 25-item
+    /// session's posterior covers about half of the 61 nodes): each such term is below the rounding unit of the
+    /// largest, so entries move by less than their own rounding error summed over the nodes.
+    ///
+    /// Serial parts, O(P·workers + persons) integer work: adding the per-row update counts, the band and chunk
+    /// boundaries.
+    func subtractPersonScoreCovariances(from info: UnsafeMutablePointer<Double>, prob: [Double], h: [Double]) {
+        let P = freeParameterCount, p = perItem, nq = q, persons = data.personCount, J = itemCount
+        let w = workers
+        let theta = nodes
+        let tables = logTables()
+        let sharedModel = model == .rasch || model == .onePL
+        let shared = sharedModel && !estimatesLatent      // one slope for all items: local parameter 0
+        let slopeFixed = sharedModel && estimatesLatent   // the free items' slope is given, not estimated
+        // h per item and parameter, contiguous over the nodes (the inner loop of Gᵢ).
+        var hRows = [Double](repeating: 0, count: J * p * nq)
+        for j in 0..<J { for t in 0..<nq { for x in 0..<p { hRows[(j * p + x) * nq + t] = h[(j * nq + t) * p + x] } } }
+
+        /// The person's local parameters' global indices, ascending (cells are in item order; shared slope first,
+        /// μ and σ last); returns their count.
+        func localParameters(of i: Int, into global: UnsafeMutablePointer<Int32>) -> Int {
+            var m = 0
+            if shared { global[0] = 0; m = 1 }
+            for k in data.cells(ofPerson: i) {
+                let j = Int(data.itemIndices[k])
+                if isFixed(j) { continue }
+                for x in 0..<p where !(x == 0 && sharedModel) {
+                    global[m] = Int32(globalIndex(item: j, parameter: x))
+                    m += 1
+                }
+            }
+            if estimatesLatent {
+                global[m] = Int32(latentMeanIndex)
+                global[m + 1] = Int32(latentSDIndex)
+                m += 2
+            }
+            return m
+        }
+
+        // Pass 0: local sizes, and the updates per global row (a person's local row x of m receives m − x).
+        var localCount = [Int32](repeating: 0, count: persons)
+        var rowUpdates = [Int](repeating: 0, count: w * P)
+        let maxPossible = P
+        localCount.withUnsafeMutableBufferPointer { counts in
+        rowUpdates.withUnsafeMutableBufferPointer { updates in
+            let box = UncheckedSendableBox((counts.baseAddress!, updates.baseAddress!))
+            parallelFor(w) { worker in
+                let (counts, updates) = box.value
+                let mine = updates + worker * P
+                let global = UnsafeMutablePointer<Int32>.allocate(capacity: maxPossible)
+                defer { global.deallocate() }
+                for i in (persons * worker / w)..<(persons * (worker + 1) / w) {
+                    let m = localParameters(of: i, into: global)
+                    counts[i] = Int32(m)
+                    for x in 0..<m { mine[Int(global[x])] += m - x }
+                }
+            }
+        }}
+        var rowWork = [Int](repeating: 0, count: P)
+        for worker in 0..<w { for x in 0..<P { rowWork[x] += rowUpdates[worker * P + x] } }
+        rowUpdates = []
+        // Bands of rows with equal numbers of updates.
+        let totalWork = max(1, rowWork.reduce(0, +))
+        var bandStart = [Int](repeating: P, count: w + 1)
+        bandStart[0] = 0
+        var cumulative = 0, band = 1
+        for x in 0..<P {
+            cumulative += rowWork[x]
+            while band < w && cumulative * w >= totalWork * band { bandStart[band] = x + 1; band += 1 }
+        }
+        let maxLocal = Int(localCount.max() ?? 0)
+        guard maxLocal > 0 else { return }
+        // Chunks: consecutive persons whose local matrices fit `capacity` doubles (128 MB, or one person's).
+        let capacity = max(Self.personCovarianceChunkDoubles, maxLocal * maxLocal)
+        var chunkStarts = [0], chunkDoubles = 0, largestChunk = 0, largestIndex = 0, doubles = 0, indices = 0
+        for i in 0..<persons {
+            let m = Int(localCount[i])
+            if i > chunkStarts[chunkStarts.count - 1] && doubles + m * m > capacity {
+                chunkStarts.append(i)
+                doubles = 0
+                indices = 0
+            }
+            doubles += m * m
+            indices += m
+            largestChunk = max(largestChunk, doubles)
+            largestIndex = max(largestIndex, indices)
+        }
+        chunkStarts.append(persons)
+        chunkDoubles = largestChunk
+
+        let values = UnsafeMutablePointer<Double>.allocate(capacity: chunkDoubles)
+        let globals = UnsafeMutablePointer<Int32>.allocate(capacity: largestIndex)
+        defer { values.deallocate(); globals.deallocate() }
+        var valueOffset: [Int] = [], indexOffset: [Int] = []
+        for k in 0..<(chunkStarts.count - 1) {
+            let first = chunkStarts[k], last = chunkStarts[k + 1]
+            valueOffset.removeAll(keepingCapacity: true)
+            indexOffset.removeAll(keepingCapacity: true)
+            var used = 0, usedIndex = 0
+            for i in first..<last {
+                let m = Int(localCount[i])
+                valueOffset.append(used)
+                indexOffset.append(usedIndex)
+                used += m * m
+                usedIndex += m
+            }
+            let chunk = (first: first, count: last - first)
+            let box = UncheckedSendableBox((values, globals, valueOffset, indexOffset, info))
+
+            // Pass 1: each person's Cᵢ on its local parameters.
+            parallelFor(min(w, chunk.count)) { worker in
+                let (values, globals, valueOffset, indexOffset, _) = box.value
+                let lanes = min(w, chunk.count)
+                let post = UnsafeMutablePointer<Double>.allocate(capacity: nq)
+                let root = UnsafeMutablePointer<Double>.allocate(capacity: nq)
+                let g = UnsafeMutablePointer<Double>.allocate(capacity: maxLocal * nq)
+                let s = UnsafeMutablePointer<Double>.allocate(capacity: maxLocal)
+                defer { post.deallocate(); root.deallocate(); g.deallocate(); s.deallocate() }
+                for position in (chunk.count * worker / lanes)..<(chunk.count * (worker + 1) / lanes) {
+                    let i = chunk.first + position
+                    let cells = data.cells(ofPerson: i)
+                    for t in 0..<nq { post[t] = grid.logWeights[t] }
+                    for k in cells {
+                        let j = Int(data.itemIndices[k])
+                        let row = data.responses[k] == 1 ? tables.logP : tables.logQ
+                        for t in 0..<nq { post[t] += row[j * nq + t] }
+                    }
+                    _ = normalizeLogPosterior(post, nq)
+                    var largest = 0.0
+                    for t in 0..<nq where post[t] > largest { largest = post[t] }
+                    let floor = largest * 0x1p-50
+                    var t0 = 0, t1 = nq
+                    while post[t0] < floor { t0 += 1 }
+                    while post[t1 - 1] < floor { t1 -= 1 }
+                    let width = t1 - t0
+                    for t in t0..<t1 { root[t] = post[t].squareRoot() }
+                    let m = localParameters(of: i, into: globals + indexOffset[position])
+                    g.update(repeating: 0, count: m * width)
+                    var local = shared ? 1 : 0
+                    for k in cells {
+                        let j = Int(data.itemIndices[k])
+                        if isFixed(j) { continue }
+                        let u = Double(data.responses[k])
+                        for x in 0..<p where !(x == 0 && slopeFixed) {
+                            let lx = x == 0 && shared ? 0 : local
+                            if !(x == 0 && shared) { local += 1 }
+                            let grow = g + lx * width
+                            hRows.withUnsafeBufferPointer { hr in
+                                prob.withUnsafeBufferPointer { pr in
+                                    let hv = hr.baseAddress! + (j * p + x) * nq + t0, pv = pr.baseAddress! + j * nq + t0
+                                    let rv = root + t0
+                                    for t in 0..<width { grow[t] += (u - pv[t]) * hv[t] * rv[t] }
+                                }
+                            }
+                        }
+                    }
+                    if estimatesLatent {
+                        let mu = latentMean, sigma = latentSD, s2 = sigma * sigma
+                        for r in 0..<2 {
+                            let lx = m - 2 + r
+                            let grow = g + lx * width
+                            for t in t0..<t1 {
+                                let dev = theta[t] - mu
+                                grow[t - t0] += (r == 0 ? dev / s2 : -1 / sigma + dev * dev / (s2 * sigma)) * root[t]
+                            }
+                        }
+                    }
+                    // sᵢ = Gᵢ √wᵢ (Σ_q wᵢ(q) Sᵢ(θ_q)), then Cᵢ = Gᵢ Gᵢᵀ − sᵢ sᵢᵀ.
+                    BLAS.gemv(m: m, n: width, a: g, lda: width, x: root + t0, y: s)
+                    let target = values + valueOffset[position]
+                    BLAS.syrkUpper(n: m, k: width, a: g, lda: width, beta: 0, c: target, ldc: m)
+                    for x in 0..<m { for y in x..<m { target[x * m + y] -= s[x] * s[y] } }
+                }
+            }
+
+            // Pass 2: each band's rows, in row order, persons in order within a row.
+            parallelFor(w) { band in
+                let (values, globals, valueOffset, indexOffset, info) = box.value
+                let lo = bandStart[band], hi = bandStart[band + 1]
+                guard lo < hi else { return }
+                var count = [Int](repeating: 0, count: hi - lo + 1)
+                var entries: [(person: Int32, local: Int32)] = [], rowOf: [Int32] = []
+                entries.reserveCapacity(indexOffset.last ?? 0)
+                rowOf.reserveCapacity(indexOffset.last ?? 0)
+                for c in 0..<chunk.count {
+                    let m = Int(localCount[chunk.first + c])
+                    let global = globals + indexOffset[c]
+                    for x in 0..<m {
+                        let row = Int(global[x])
+                        if row < lo { continue }
+                        if row >= hi { break }
+                        entries.append((Int32(c), Int32(x)))
+                        rowOf.append(Int32(row - lo))
+                        count[row - lo + 1] += 1
+                    }
+                }
+                for r in 0..<(hi - lo) { count[r + 1] += count[r] }
+                var sorted = entries
+                for e in 0..<entries.count {
+                    let r = Int(rowOf[e])
+                    sorted[count[r]] = entries[e]
+                    count[r] += 1
+                }
+                // Row by row: the row's upper part is copied out, updated in cache and copied back, which costs
+                // less than the cache misses of scattering into it in place.
+                let scratch = UnsafeMutablePointer<Double>.allocate(capacity: P)
+                defer { scratch.deallocate() }
+                var start = 0
+                for r in 0..<(hi - lo) {
+                    let end = count[r]
+                    defer { start = end }
+                    guard end > start else { continue }
+                    let row = lo + r
+                    let target = info + row * P + row
+                    scratch.update(from: target, count: P - row)
+                    for e in start..<end {
+                        if e + 8 < sorted.count {
+                            let ahead = sorted[e + 8], c = Int(ahead.person)
+                            let m = Int(localCount[chunk.first + c])
+                            let lx = Int(ahead.local), row = values + valueOffset[c] + lx * m
+                            for line in stride(from: lx, to: m, by: 8) { iqscore_prefetch(row + line) }
+                        }
+                        let c = Int(sorted[e].person), lx = Int(sorted[e].local)
+                        let m = Int(localCount[chunk.first + c])
+                        let global = globals + indexOffset[c]
+                        let source = values + valueOffset[c] + lx * m
+                        for y in lx..<m { scratch[Int(global[y]) - row] -= source[y] }
+                    }
+                    target.update(from: scratch, count: P - row)
+                }
+            }
+        }
+    }
+
+    /// The person-score covariance's chunk of local matrices: 2²⁴ doubles (128 MB). Each chunk streams the
+    /// matrix rows once, so fewer, larger chunks move less memory.
+    static var personCovarianceChunkDoubles: Int { 1 << 24 }
+}
