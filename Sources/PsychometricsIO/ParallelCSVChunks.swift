@@ -46,6 +46,22 @@ struct CSVChunkEnd {
     var syntaxError: InputError?
 }
 
+/// A chunk read by a `CSVChunkRecords` parser: where the scan stopped, and the parser with what it collected.
+final class ParsedRecords<Records: CSVChunkRecords>: ParsedCSVChunk {
+    let records: Records
+    let end: CSVChunkEnd
+    var stop: Int { end.stop }
+    var nextLine: Int { end.nextLine }
+    var syntaxError: InputError? { end.syntaxError }
+
+    /// Scans the records of `range` into `records`.
+    init(_ range: CSVChunkRange, _ buf: UnsafePointer<UInt8>, delimiter: UInt8, path: String, into records: Records) {
+        var records = records
+        end = range.scanRecords(buf, delimiter: delimiter, path: path, into: &records)
+        self.records = records
+    }
+}
+
 extension CSVChunkRange {
     /// Scans the whole records of the chunk in order (the plain fast path first, then the full grammar), hands
     /// each to `records` and skips blank lines. Stops at the chunk's end, at a record that runs past it (when
@@ -180,13 +196,7 @@ struct ParallelCSVChunks {
                 if eof && count == 1 { throw InputError(file: reader.path, line: line, message: "unterminated quoted field at end of file") }
                 if count > 1 { oneChunk = true; continue }
                 // One record is longer than the buffer: grow it, up to the record limit.
-                guard capacity < maxCapacity else { throw reader.recordTooLong(line: line) }
-                let size = min(capacity * 2, maxCapacity)
-                let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
-                bigger.update(from: buffer, count: filled)
-                buffer.deallocate()
-                buffer = bigger
-                capacity = size
+                guard growBuffer(&buffer, capacity: &capacity, filled: filled, limit: maxCapacity) else { throw reader.recordTooLong(line: line) }
                 continue
             }
             oneChunk = false

@@ -41,12 +41,14 @@ extension ResponseMatrix {
 // MARK: - Long layout
 
 extension ResponseMatrix {
-    /// One chunk of a long file as its worker parsed it. Rows that intern a session id (as the serial reader
-    /// defines it: the right field count and a valid UTF-8 id) are collapsed into runs of consecutive rows of the
-    /// same id; responses keep the chunk's own item numbering (`itemIDs`) and their row.
-    final class LongChunk: ParsedCSVChunk {
-        var stop = 0, nextLine = 0
-        var syntaxError: InputError?
+    /// One chunk of a long file as its worker parses it (arrays in a struct: no class accesses per row). Rows
+    /// that intern a session id (as the serial reader defines it: the right field count and a valid UTF-8 id)
+    /// are collapsed into runs of consecutive rows of the same id; responses keep the chunk's own item numbering
+    /// (`itemIDs`) and their row.
+    struct LongChunkParser: CSVChunkRecords {
+        let path: String
+        let options: ResponseFileOptions
+        let fieldCount: Int, sc: Int, ic: Int, rc: Int
         let firstLine: Int
         /// Line of each data row, less `firstLine`.
         var rowLines: [UInt32] = []
@@ -54,30 +56,12 @@ extension ResponseMatrix {
         var cellItem: [Int32] = [], cellValue: [UInt8] = [], cellRow: [Int32] = []
         /// Runs of rows of one session: its id, first row, and first response (up to the next run's).
         var runs: [(id: String, firstRow: Int32, cellStart: Int)] = []
-        /// The chunk's item ids in order of first appearance; nil for one that is not UTF-8 or empty (never interned).
-        var itemIDs: [String?] = []
-        var errors = ErrorCollector()
-        var blanks = 0
-
-        init(firstLine: Int) { self.firstLine = firstLine }
-
-        func cellEnd(ofRun r: Int) -> Int { r + 1 < runs.count ? runs[r + 1].cellStart : cellItem.count }
-    }
-
-    /// The worker state of one long chunk: arrays in the struct (no class accesses per row), moved into the
-    /// chunk at the end.
-    struct LongChunkParser: CSVChunkRecords {
-        let path: String
-        let options: ResponseFileOptions
-        let fieldCount: Int, sc: Int, ic: Int, rc: Int
-        let firstLine: Int
-        var rowLines: [UInt32] = []
-        var cellItem: [Int32] = [], cellValue: [UInt8] = [], cellRow: [Int32] = []
-        var runs: [(id: String, firstRow: Int32, cellStart: Int)] = []
         /// The open run's id bytes and whether it is empty.
         var runKey: [UInt8] = []
         var runEmpty = false
         var items = ByteStringIndex()
+        /// The chunk's item ids in order of first appearance; nil for one that is not UTF-8 (never interned, as
+        /// an empty one).
         var itemIDs: [String?] = []
         /// Per chunk item: valid and non-empty.
         var itemUsable: [Bool] = []
@@ -157,19 +141,7 @@ extension ResponseMatrix {
             cellRow.append(row)
         }
 
-        func finish(_ end: CSVChunkEnd) -> LongChunk {
-            let chunk = LongChunk(firstLine: firstLine)
-            (chunk.stop, chunk.nextLine, chunk.syntaxError) = (end.stop, end.nextLine, end.syntaxError)
-            chunk.rowLines = rowLines
-            chunk.cellItem = cellItem
-            chunk.cellValue = cellValue
-            chunk.cellRow = cellRow
-            chunk.runs = runs
-            chunk.itemIDs = itemIDs
-            chunk.errors = errors
-            chunk.blanks = blanks
-            return chunk
-        }
+        func cellEnd(ofRun r: Int) -> Int { r + 1 < runs.count ? runs[r + 1].cellStart : cellItem.count }
     }
 
     /// The file-order join of long chunks: interns item ids (per chunk's distinct ids) and session ids (per run)
@@ -177,7 +149,7 @@ extension ResponseMatrix {
     /// as the serial reader did (responses and sessions before that row).
     struct LongJoin {
         let budget: MemoryCheck
-        var chunks: [LongChunk] = []
+        var chunks: [LongChunkParser] = []
         /// Per chunk: its item index → the file's (−1: never interned).
         var itemMaps: [[Int32]] = []
         /// Per chunk: each run's session.
@@ -189,7 +161,7 @@ extension ResponseMatrix {
         var errors = ErrorCollector()
         var rows = 0, blanks = 0, cells = 0
 
-        mutating func join(_ chunk: LongChunk) throws {
+        mutating func join(_ chunk: LongChunkParser) throws {
             var map: [Int32] = []
             for id in chunk.itemIDs {
                 guard let id, !id.isEmpty else { map.append(-1); continue }
@@ -255,11 +227,10 @@ extension ResponseMatrix {
         var join = LongJoin(budget: budget)
         try withUnsafeMutablePointer(to: &join) { state in
             try chunks.read(reader, parse: { range, _, buf in
-                var parser = LongChunkParser(path: path, options: options, columns: columns, fieldCount: header.count, range: range)
-                let end = range.scanRecords(buf, delimiter: options.delimiter, path: path, into: &parser)
-                return parser.finish(end)
+                ParsedRecords(range, buf, delimiter: options.delimiter, path: path,
+                              into: LongChunkParser(path: path, options: options, columns: columns, fieldCount: header.count, range: range))
             }, join: { parsed, _ in
-                for chunk in parsed { try state.pointee.join(chunk) }
+                for chunk in parsed { try state.pointee.join(chunk.records) }
             })
         }
         if join.rows == 0 { throw InputError(file: path, line: headerLine, message: "no data rows after the header") }
@@ -392,14 +363,14 @@ extension ResponseMatrix {
         var itemStart: Int { hasID ? 1 : 0 }
     }
 
-    /// One chunk of a wide file as its worker parsed it: every data row with the end of its responses, and the
+    /// One chunk of a wide file as its worker parses it: every data row with the end of its responses, and the
     /// invalid cells of rows that got as far as their cells.
-    final class WideChunk: ParsedCSVChunk {
-        var stop = 0, nextLine = 0
-        var syntaxError: InputError?
+    struct WideChunkParser: CSVChunkRecords {
+        let path: String
+        let columns: WideColumns
         /// Each data row: its line, the end of its responses in `items`/`values`, its id (nil without an id
-        /// column) and its error (an index into `errors`, `-1` for none, `WideChunk.unlisted` for one past the
-        /// first 20 of the chunk, which no message can show).
+        /// column) and its error (an index into `errors`, `-1` for none, `unlisted` for one past the first 20 of
+        /// the chunk, which no message can show).
         var rows: [(line: Int, cellEnd: Int, id: String?, error: Int32)] = []
         var errors: [InputError] = []
         var items: [Int32] = [], values: [UInt8] = []
@@ -408,16 +379,6 @@ extension ResponseMatrix {
         var firstBad: [Int32: (row: Int32, text: String)] = [:]
 
         static let unlisted = Int32.max
-    }
-
-    struct WideChunkParser: CSVChunkRecords {
-        let path: String
-        let columns: WideColumns
-        var rows: [(line: Int, cellEnd: Int, id: String?, error: Int32)] = []
-        var errors: [InputError] = []
-        var items: [Int32] = [], values: [UInt8] = []
-        var badCells: [(row: Int32, column: Int32)] = []
-        var firstBad: [Int32: (row: Int32, text: String)] = [:]
 
         init(path: String, columns: WideColumns, range: CSVChunkRange) {
             self.path = path
@@ -427,8 +388,8 @@ extension ResponseMatrix {
         }
 
         mutating func reject(line: Int, _ error: InputError) {
-            let index = errors.count < ErrorCollector().limit ? Int32(errors.count) : WideChunk.unlisted
-            if index != WideChunk.unlisted { errors.append(error) }
+            let index = errors.count < ErrorCollector().limit ? Int32(errors.count) : WideChunkParser.unlisted
+            if index != WideChunkParser.unlisted { errors.append(error) }
             rows.append((line, items.count, nil, index))
         }
 
@@ -467,18 +428,6 @@ extension ResponseMatrix {
             }
             rows.append((line, items.count, id, -1))
         }
-
-        func finish(_ end: CSVChunkEnd) -> WideChunk {
-            let chunk = WideChunk()
-            (chunk.stop, chunk.nextLine, chunk.syntaxError) = (end.stop, end.nextLine, end.syntaxError)
-            chunk.rows = rows
-            chunk.errors = errors
-            chunk.items = items
-            chunk.values = values
-            chunk.badCells = badCells
-            chunk.firstBad = firstBad
-            return chunk
-        }
     }
 
     /// The file-order join of wide chunks: numbers rows, rejects repeated person ids, groups invalid cells per
@@ -488,7 +437,7 @@ extension ResponseMatrix {
         let path: String
         let columns: WideColumns
         let budget: MemoryCheck
-        var chunks: [WideChunk] = []
+        var chunks: [WideChunkParser] = []
         /// Per chunk: runs of kept responses (range in the chunk) and where they go.
         var copies: [[(from: Range<Int>, to: Int)]] = []
         var personIDs: [String] = [], offsets = [0]
@@ -507,7 +456,7 @@ extension ResponseMatrix {
             badCells = .init(repeating: nil, count: columns.fieldCount)
         }
 
-        mutating func join(_ chunk: WideChunk) throws {
+        mutating func join(_ chunk: WideChunkParser) throws {
             var plan: [(from: Range<Int>, to: Int)] = []
             var cellStart = 0, b = 0
             for (i, row) in chunk.rows.enumerated() {
@@ -516,7 +465,7 @@ extension ResponseMatrix {
                 cellStart = row.cellEnd
                 if rows & 0xFFF == 0 { try budget.check(line: row.line, responses: offsets[offsets.count - 1], persons: personIDs.count, bytesPerResponse: 5) }
                 if row.error >= 0 {
-                    if row.error == WideChunk.unlisted { errors.omitted += 1 } else { errors.add(chunk.errors[Int(row.error)]) }
+                    if row.error == WideChunkParser.unlisted { errors.omitted += 1 } else { errors.add(chunk.errors[Int(row.error)]) }
                     continue
                 }
                 let id: String
@@ -586,11 +535,9 @@ extension ResponseMatrix {
         var join = WideJoin(path: path, columns: columns, budget: budget)
         try withUnsafeMutablePointer(to: &join) { state in
             try chunks.read(reader, parse: { range, _, buf in
-                var parser = WideChunkParser(path: path, columns: columns, range: range)
-                let end = range.scanRecords(buf, delimiter: options.delimiter, path: path, into: &parser)
-                return parser.finish(end)
+                ParsedRecords(range, buf, delimiter: options.delimiter, path: path, into: WideChunkParser(path: path, columns: columns, range: range))
             }, join: { parsed, _ in
-                for chunk in parsed { try state.pointee.join(chunk) }
+                for chunk in parsed { try state.pointee.join(chunk.records) }
             })
         }
         errors = join.errors

@@ -41,12 +41,11 @@ struct ResponseMatrixParallelReadTests {
     /// A long file of `sessions` sessions: quoted ids (some with a comma, a quote or a line break inside),
     /// blank lines, NA and empty responses, spaces; rows of a session contiguous or, with `interleaved`, mixed.
     static func longFile(sessions: Int, interleaved: Bool, lineEnd: String = "\n", bom: Bool = false, finalNewline: Bool = true) -> [UInt8] {
-        var rng = SplitMix(seed: 7)
         var rows: [String] = []
         for s in 0..<sessions {
             let id = s % 7 == 3 ? "\"s\(s),\"\"x\"\"\(lineEnd)y\"" : s % 5 == 0 ? " s\(s) " : "s\(s)"
-            for k in 0..<(1 + Int(rng.next() % 6)) {
-                let response = ["1", "0", "true", "FALSE", "NA", "", " 1 "][Int(rng.next() % 7)]
+            for k in 0..<(1 + (s * 7 + 3) % 6) {
+                let response = ["1", "0", "true", "FALSE", "NA", "", " 1 "][(s * 5 + k * 3 + s / 4) % 7]
                 rows.append("\(id),i\((s * 3 + k * 7) % 23),\(response),extra")
             }
         }
@@ -108,10 +107,9 @@ struct ResponseMatrixParallelReadTests {
 
     /// A wide file with an id column: quoted ids with line breaks, empty persons, spaces, NA.
     static func wideFile(persons: Int, items: Int, lineEnd: String = "\n", id: Bool = true) -> [UInt8] {
-        var rng = SplitMix(seed: 11)
         var text = (id ? "person_id," : "") + (0..<items).map { "q\($0)" }.joined(separator: ",") + lineEnd
         for p in 0..<persons {
-            var cells = (0..<items).map { _ in ["1", "0", "", "NA", " true", "0 "][Int(rng.next() % 6)] }
+            var cells = (0..<items).map { c in ["1", "0", "", "NA", " true", "0 "][(p * 7 + c * 3 + p / 5) % 6] }
             if p % 9 == 4 { cells = cells.map { _ in "" } }
             let name = p % 6 == 1 ? "\"p\(p)\(lineEnd)b\"" : "p\(p)"
             text += (id ? name + "," : "") + cells.joined(separator: ",") + lineEnd + (p % 13 == 2 ? lineEnd : "")
@@ -162,18 +160,5 @@ struct ResponseMatrixParallelReadTests {
     func wideBudget() throws {
         let reading = try Self.expectSame(Self.wideFile(persons: 9000, items: 30, id: false), maxMemoryBytes: 1_200_000, chunkSizes: [1000, 1 << 20])
         #expect(reading.contains("error: by this line"))
-    }
-}
-
-/// A small deterministic generator for fixtures.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
