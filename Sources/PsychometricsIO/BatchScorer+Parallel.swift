@@ -3,16 +3,12 @@ import Psychometrics
 
 // The parallel path of `BatchScorer` for long files (one row per response) whose sessions are contiguous.
 //
-// The file is read in rounds of `parallelChunkBytes × chunks` bytes. Each round is cut into chunks at line
-// breaks; the chunks' first line numbers come from counting line breaks (a parallel pass); then every worker
-// parses its chunk with the same `CSVRecordScanner` as `CSVReader` and scores the sessions that lie wholly
-// inside it. A chunk's first session may continue the previous chunk's last one, and its last may continue
-// into the next chunk: those two are handed back unscored and joined in order on a background thread.
-//
-// A cut that falls inside a quoted field (a line break that is data) is detected, not assumed away: the chunk
-// before it then does not end exactly at the cut, so that chunk's work is kept up to its last whole record and
-// the round's remaining bytes are parsed again in the next round. Results are therefore byte-identical to the
-// serial path (`readFile`), which stays in use for wide files and for the regrouping pass.
+// The file is read in parallel rounds of chunks by `ParallelCSVChunks` (shared with `ResponseMatrix.load`):
+// every worker parses its chunk with the same `CSVRecordScanner` as `CSVReader` and scores the sessions that
+// lie wholly inside it. A chunk's first session may continue the previous chunk's last one, and its last may
+// continue into the next chunk: those two are handed back unscored and joined in order on a background thread.
+// Results are therefore byte-identical to the serial path (`readFile`), which stays in use for wide files and
+// for the regrouping pass.
 
 extension BatchScorer {
     /// Column positions of a long file.
@@ -38,12 +34,8 @@ extension BatchScorer {
         var error: RowError?
     }
 
-    /// One chunk's input range and everything its worker produced.
-    final class LongChunk {
-        let start: Int, end: Int, atEOF: Bool
-        var firstLine = 0
-        var lineBreaks = 0
-        /// End of the last whole record parsed, and the line after it.
+    /// Everything one chunk's worker produced.
+    final class LongChunk: ParsedCSVChunk {
         var stop = 0
         var nextLine = 0
         var syntaxError: InputError?
@@ -61,53 +53,21 @@ extension BatchScorer {
         var inner = 0
         var rows = 0
         var blanks = 0
-
-        init(start: Int, end: Int, atEOF: Bool) {
-            self.start = start
-            self.end = end
-            self.atEOF = atEOF
-        }
     }
 
-    /// Counts line breaks as `CSVReader` numbers lines: each `\n`, and each `\r` not followed by `\n`. (Line
-    /// breaks inside quoted fields count too, so the count does not depend on quoting.) The caller never ends
-    /// a range between `\r` and `\n`.
-    static func countLineBreaks(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int {
-        // Eight bytes at a time: for x = word XOR the byte repeated, the high bit of each byte of
-        // ~(((x & 0x7F…) + 0x7F…) | x | 0x7F…) is set exactly where x has a zero byte (no carries across bytes).
-        let low7: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
-        let lf: UInt64 = 0x0A0A_0A0A_0A0A_0A0A, cr: UInt64 = 0x0D0D_0D0D_0D0D_0D0D
-        @inline(__always) func zeroBytes(_ x: UInt64) -> UInt64 { ~(((x & low7) &+ low7) | x | low7) }
-        var count = 0, i = 0
-        var crSeen: UInt64 = 0
-        let raw = UnsafeRawPointer(p)
-        while i + 32 <= n {
-            let w0 = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self), w1 = raw.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self)
-            let w2 = raw.loadUnaligned(fromByteOffset: i + 16, as: UInt64.self), w3 = raw.loadUnaligned(fromByteOffset: i + 24, as: UInt64.self)
-            count += (zeroBytes(w0 ^ lf).nonzeroBitCount + zeroBytes(w1 ^ lf).nonzeroBitCount)
-                + (zeroBytes(w2 ^ lf).nonzeroBitCount + zeroBytes(w3 ^ lf).nonzeroBitCount)
-            crSeen |= zeroBytes(w0 ^ cr) | zeroBytes(w1 ^ cr) | zeroBytes(w2 ^ cr) | zeroBytes(w3 ^ cr)
-            i += 32
-        }
-        while i < n {
-            if p[i] == 10 { count += 1 } else if p[i] == 13 { crSeen = 1 }
-            i += 1
-        }
-        if crSeen != 0 {
-            for k in 0..<n where p[k] == 13 && (k + 1 >= n || p[k + 1] != 10) { count += 1 }
-        }
-        return count
-    }
-
-    /// Parses `chunk` of `buf` and scores its inner sessions. Runs on a worker thread; touches only `chunk` and
+    /// Parses `range` of `buf` and scores its inner sessions. Runs on a worker thread; touches only its chunk and
     /// `stamps`.
-    func parseLongChunk(_ chunk: LongChunk, _ buf: UnsafePointer<UInt8>, columns: LongColumns, fileIndex: Int, path: String,
-                        stamps: Stamps, labels: OutputLabels) {
+    func parseLongChunk(_ range: CSVChunkRange, _ buf: UnsafePointer<UInt8>, columns: LongColumns, fileIndex: Int, path: String,
+                        stamps: Stamps, labels: OutputLabels) -> LongChunk {
+        let chunk = LongChunk()
         var parser = LongChunkParser(owner: self, columns: columns, fileIndex: fileIndex, stamps: stamps, labels: labels,
-                                     expectedRows: (chunk.end - chunk.start) / 12)
-        parser.parse(chunk, buf, path: path)
+                                     expectedRows: (range.end - range.start) / 12)
+        let end = range.scanRecords(buf, delimiter: fileOptions.delimiter, path: path, into: &parser)
+        (chunk.stop, chunk.nextLine, chunk.syntaxError) = (end.stop, end.nextLine, end.syntaxError)
+        parser.finish(into: chunk)
         parser.score(into: chunk)
         parser.deallocate()
+        return chunk
     }
 
     /// The worker state of `parseLongChunk`: a struct with mutating methods (no captured variables, so no
@@ -116,8 +76,9 @@ extension BatchScorer {
     /// Two phases: the whole chunk is parsed into a compact list of sessions first, then they are scored. (Scoring
     /// each session as soon as it closes let the EAP tables, 1.5 MB for 1,500 items, evict the item-id table
     /// and duplicate stamps from the core's cache between rows.)
-    struct LongChunkParser {
+    struct LongChunkParser: CSVChunkRecords {
         let owner: BatchScorer
+        let table: ByteKeyTable
         let columns: LongColumns
         let fileIndex: Int
         let stamps: Stamps
@@ -155,9 +116,11 @@ extension BatchScorer {
         var idBytes: [UInt8] = []
         var errors: [RowError] = []
         var hashes: [Int] = []
+        var rows = 0, blanks = 0
 
         init(owner: BatchScorer, columns: LongColumns, fileIndex: Int, stamps: Stamps, labels: OutputLabels, expectedRows: Int) {
             self.owner = owner
+            table = owner.scorer.itemTable
             self.columns = columns
             self.fileIndex = fileIndex
             self.stamps = stamps
@@ -306,7 +269,7 @@ extension BatchScorer {
         /// no quotes) with a non-empty session id, a 0/1 response and an item of the bank. Returns false — with
         /// nothing changed — for any other row, which the general path then reads (and reports, if it is bad).
         @inline(__always)
-        mutating func plainRow(_ buf: UnsafePointer<UInt8>, _ fields: borrowing CSVRecordScanner, line rowLine: Int, table: ByteKeyTable) -> Bool {
+        mutating func plainRow(_ buf: UnsafePointer<UInt8>, _ fields: borrowing CSVRecordScanner, line rowLine: Int) -> Bool {
             guard fields.fieldCount == columns.headerCount else { return false }
             let bounds = fields.bounds
             let sc = 2 * columns.session, rc = 2 * columns.response, ic = 2 * columns.item
@@ -334,79 +297,50 @@ extension BatchScorer {
             append(j, value, line: rowLine)
         }
 
-        mutating func parse(_ chunk: LongChunk, _ buf: UnsafePointer<UInt8>, path: String) {
-            let table = owner.scorer.itemTable
+        /// One record of the chunk: the common row by `plainRow`, any other by the general field access.
+        @inline(__always)
+        mutating func record(_ buf: UnsafePointer<UInt8>, _ scanner: borrowing CSVRecordScanner, line rowLine: Int, plain: Bool) {
+            rows += 1
+            if plain, plainRow(buf, scanner, line: rowLine) { return }
             let sc = columns.session, ic = columns.item, rc = columns.response
-            var scanner = CSVRecordScanner(delimiter: owner.fileOptions.delimiter)
-            defer { scanner.deallocate() }
+            // Only quoted fields are copied into it: no allocation for the others.
             var scratch: [UInt8] = []
-            var p = chunk.start, line = chunk.firstLine
-            var rows = 0, blanks = 0
-            parsing: while p < chunk.end {
-                let rowLine = line
-                if let next = scanner.scanPlain(buf, from: p, to: chunk.end) {
-                    p = next
-                    line += 1
-                    if plainRow(buf, scanner, line: rowLine, table: table) {
-                        rows += 1
-                        continue parsing
-                    }
-                } else {
-                    let outcome: CSVRecordScanner.Outcome
-                    do {
-                        outcome = try scanner.scan(buf, from: p, to: chunk.end, atEOF: chunk.atEOF)
-                    } catch {
-                        chunk.syntaxError = InputError(file: path, line: line + error.lineOffset, column: error.column, message: error.message)
-                        break parsing
-                    }
-                    switch outcome {
-                    case .needMore:
-                        break parsing
-                    case .blank(let next):
-                        p = next
-                        line += 1
-                        continue parsing
-                    case .record(let next, let lines):
-                        p = next
-                        line += lines + 1
-                    }
-                }
-                rows += 1
-                let fields = scanner.fieldCount
-                if fields <= sc {
-                    orphan(line: rowLine, column: fields,
-                           reason: "malformed row: expected \(columns.headerCount) fields as in the header, found \(fields); no session id")
-                    continue
-                }
-                let entered = scanner.withField(sc, in: buf, scratch: &scratch) { enter($0, line: rowLine) }
-                if entered == nil {
-                    orphan(line: rowLine, column: sc + 1, reason: "empty \(columns.sessionName): the row belongs to no session")
-                    continue
-                }
-                if fields != columns.headerCount {
-                    fail("malformed row: expected \(columns.headerCount) fields as in the header, found \(fields)",
-                         line: rowLine, column: min(fields, columns.headerCount) + (fields > columns.headerCount ? 1 : 0))
-                    continue
-                }
-                let cell = scanner.withField(rc, in: buf, scratch: &scratch) { ResponseCell.parse($0) }
-                if cell == .missing { blanks += 1; continue }
-                if cell == .invalid {
-                    let text = scanner.withField(rc, in: buf, scratch: &scratch) { TextFidelity.quoted($0) }
-                    fail("\(columns.responseName) \(text) is not a response; allowed: \(ResponseCell.allowedDescription)",
-                         line: rowLine, column: rc + 1)
-                    continue
-                }
-                guard let j = scanner.withField(ic, in: buf, scratch: &scratch, { table.index(of: $0.trimmingSpaces()) }) else {
-                    let text = scanner.withField(ic, in: buf, scratch: &scratch) { TextFidelity.quoted($0.trimmingSpaces()) }
-                    fail("unknown item id \(text) (not in the bank)",
-                         line: rowLine, column: ic + 1)
-                    continue
-                }
-                answer(j, cell == .correct ? 1 : 0, line: rowLine)
+            let fields = scanner.fieldCount
+            if fields <= sc {
+                orphan(line: rowLine, column: fields,
+                       reason: "malformed row: expected \(columns.headerCount) fields as in the header, found \(fields); no session id")
+                return
             }
+            let entered = scanner.withField(sc, in: buf, scratch: &scratch) { enter($0, line: rowLine) }
+            if entered == nil {
+                orphan(line: rowLine, column: sc + 1, reason: "empty \(columns.sessionName): the row belongs to no session")
+                return
+            }
+            if fields != columns.headerCount {
+                fail("malformed row: expected \(columns.headerCount) fields as in the header, found \(fields)",
+                     line: rowLine, column: min(fields, columns.headerCount) + (fields > columns.headerCount ? 1 : 0))
+                return
+            }
+            let cell = scanner.withField(rc, in: buf, scratch: &scratch) { ResponseCell.parse($0) }
+            if cell == .missing { blanks += 1; return }
+            if cell == .invalid {
+                let text = scanner.withField(rc, in: buf, scratch: &scratch) { TextFidelity.quoted($0) }
+                fail("\(columns.responseName) \(text) is not a response; allowed: \(ResponseCell.allowedDescription)",
+                     line: rowLine, column: rc + 1)
+                return
+            }
+            guard let j = scanner.withField(ic, in: buf, scratch: &scratch, { table.index(of: $0.trimmingSpaces()) }) else {
+                let text = scanner.withField(ic, in: buf, scratch: &scratch) { TextFidelity.quoted($0.trimmingSpaces()) }
+                fail("unknown item id \(text) (not in the bank)",
+                     line: rowLine, column: ic + 1)
+                return
+            }
+            answer(j, cell == .correct ? 1 : 0, line: rowLine)
+        }
+
+        /// After the last record: the counts, and the open session as the chunk's head or tail.
+        mutating func finish(into chunk: LongChunk) {
             stamps.lastOrdinal = ordinal
-            chunk.stop = p
-            chunk.nextLine = line
             chunk.rows = rows
             chunk.blanks = blanks
             if hasCur {
@@ -425,97 +359,21 @@ extension BatchScorer.RunState {
     /// keeps to its locals), so the output is that of joining on the calling thread.
     mutating func readLongParallel(_ reader: CSVReader, fileIndex: Int, columns: BatchScorer.LongColumns) throws {
         let chunks = max(1, owner.workers * 2)
-        var capacity = max(owner.budgetedChunkBytes, 64) * chunks
-        let maxCapacity = max(capacity, reader.maxRecordBytes)
-        var buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
-        defer { buffer.deallocate() }
-        var filled = 0, line = reader.nextLine, eof = false, oneChunk = false
         let labels = BatchScorer.OutputLabels(owner)
         while chunkStamps.count < chunks { chunkStamps.append(BatchScorer.Stamps(count: owner.scorer.bank.items.count)) }
         let (owner, stamps, path) = (owner, chunkStamps, reader.path)
-
         try withUnsafeMutablePointer(to: &self) { state in
-            let joiner = BackgroundJoiner()
-            defer { joiner.finish() }
-            while true {
-                while filled < capacity && !eof {
-                    let n = try reader.readRemaining(into: buffer + filled, capacity: capacity - filled)
-                    if n == 0 { eof = true } else { filled += n }
+            try ParallelCSVChunks(workers: owner.workers, chunkBytes: owner.budgetedChunkBytes).read(reader, parse: { range, slot, buf in
+                owner.parseLongChunk(range, buf, columns: columns, fileIndex: fileIndex, path: path, stamps: stamps[slot], labels: labels)
+            }, join: { chunks, bytes in
+                for chunk in chunks {
+                    state.pointee.report.rowsRead += chunk.rows
+                    state.pointee.report.blankResponses += chunk.blanks
+                    if let error = chunk.syntaxError { throw error }
+                    try state.pointee.join(chunk, columns: columns)
                 }
-                if filled == 0 { break }
-                // Cut after a line feed near each k/chunks of the bytes; the last chunk runs to the end of the bytes.
-                var cuts = [0]
-                for k in 1..<(oneChunk ? 1 : chunks) {
-                    var c = max(filled * k / chunks, cuts[cuts.count - 1])
-                    while c < filled && buffer[c] != 10 { c += 1 }
-                    if c + 1 >= filled { break }
-                    if c + 1 > cuts[cuts.count - 1] { cuts.append(c + 1) }
-                }
-                let work = (0..<cuts.count).map { k in
-                    BatchScorer.LongChunk(start: cuts[k], end: k + 1 < cuts.count ? cuts[k + 1] : filled, atEOF: eof && k + 1 == cuts.count)
-                }
-                let base = UnsafePointer(buffer)
-                let box = UncheckedSendableBox((work, base, owner, stamps, path, labels))
-                // At most `workers` threads; each takes every lanes-th chunk.
-                let lanes = max(1, min(owner.workers, work.count))
-                parallelFor(lanes) { lane in
-                    let (work, base, _, _, _, _) = box.value
-                    for k in stride(from: lane, to: work.count - 1, by: lanes) {
-                        work[k].lineBreaks = BatchScorer.countLineBreaks(base + work[k].start, work[k].end - work[k].start)
-                    }
-                }
-                var next = line
-                for chunk in work { chunk.firstLine = next; next += chunk.lineBreaks }
-                parallelFor(lanes) { lane in
-                    let (work, base, owner, stamps, path, labels) = box.value
-                    for k in stride(from: lane, to: work.count, by: lanes) {
-                        owner.parseLongChunk(work[k], base, columns: columns, fileIndex: fileIndex, path: path, stamps: stamps[k], labels: labels)
-                    }
-                }
-
-                // The chunks up to the first one whose start is not a record start (or that hit a syntax error).
-                var valid: [BatchScorer.LongChunk] = []
-                var consumed = 0, failed = false
-                for (k, chunk) in work.enumerated() {
-                    if k > 0 && work[k - 1].stop != chunk.start { break }
-                    valid.append(chunk)
-                    if chunk.syntaxError != nil { failed = true; break }
-                    consumed = chunk.stop
-                    line = chunk.nextLine
-                }
-                try joiner.wait()
-                if !valid.isEmpty && (consumed > 0 || failed) {
-                    let job = UncheckedSendableBox((state, valid, columns, consumed))
-                    joiner.start {
-                        let (state, valid, columns, consumed) = job.value
-                        for chunk in valid {
-                            state.pointee.report.rowsRead += chunk.rows
-                            state.pointee.report.blankResponses += chunk.blanks
-                            if let error = chunk.syntaxError { throw error }
-                            try state.pointee.join(chunk, columns: columns)
-                        }
-                        state.pointee.parallelProgress(consumed)
-                    }
-                }
-                if failed { break }
-                if consumed == 0 {
-                    if eof && work.count == 1 { throw InputError(file: reader.path, line: line, message: "unterminated quoted field at end of file") }
-                    if work.count > 1 { oneChunk = true; continue }
-                    // One record is longer than the buffer: grow it, up to the record limit.
-                    guard capacity < maxCapacity else { throw reader.recordTooLong(line: line) }
-                    let size = min(capacity * 2, maxCapacity)
-                    let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
-                    bigger.update(from: buffer, count: filled)
-                    buffer.deallocate()
-                    buffer = bigger
-                    capacity = size
-                    continue
-                }
-                oneChunk = false
-                if consumed < filled { buffer.update(from: buffer + consumed, count: filled - consumed) }
-                filled -= consumed
-            }
-            try joiner.wait()
+                state.pointee.parallelProgress(bytes)
+            })
         }
     }
 
@@ -567,37 +425,5 @@ extension BatchScorer.RunState {
         report.sessionsRejected += chunk.rejects.count
         for (k, flag) in ScoreFlag.allCases.enumerated() where chunk.flags[k] > 0 { report.flagCounts[flag, default: 0] += chunk.flags[k] }
         if let tail = chunk.tail { try replay(tail, columns: columns) }
-    }
-}
-
-/// Runs one job at a time on a background thread; `wait()` blocks until it ends and rethrows its error.
-final class BackgroundJoiner: @unchecked Sendable {
-    private var group: DispatchGroup?
-    private var error: Error?
-
-    func start(_ job: @escaping @Sendable () throws -> Void) {
-        let group = DispatchGroup()
-        group.enter()
-        self.group = group
-        DispatchQueue.global().async {
-            do { try job() } catch { self.error = error }
-            group.leave()
-        }
-    }
-
-    /// Waits for the running job; throws the error it threw (once).
-    func wait() throws {
-        guard let group else { return }
-        group.wait()
-        self.group = nil
-        if let error {
-            self.error = nil
-            throw error
-        }
-    }
-
-    /// Waits without rethrowing (for clean-up paths).
-    func finish() {
-        try? wait()
     }
 }

@@ -102,13 +102,9 @@ package final class CSVReader {
             position = 0
         }
         if filled == capacity {
-            guard capacity < maxRecordBytes else { throw recordTooLong(line: nextLine) }
-            let size = min(capacity * 2, maxRecordBytes)
-            let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
-            bigger.update(from: buffer, count: filled)
-            buffer.deallocate()
-            buffer = bigger
-            capacity = size
+            var (grown, size) = (buffer, capacity)
+            guard growBuffer(&grown, capacity: &size, filled: filled, limit: maxRecordBytes) else { throw recordTooLong(line: nextLine) }
+            (buffer, capacity) = (grown, size)
         }
         while filled < capacity {
             let n = read(fd, buffer + filled, capacity - filled)
@@ -238,6 +234,19 @@ package final class CSVReader {
             }
         }
     }
+}
+
+/// Doubles `buffer` (keeping its first `filled` bytes), to at most `limit` bytes; false, changing nothing, when
+/// it already holds `limit`. (A record that does not fit is read again from its start into the bigger buffer.)
+func growBuffer(_ buffer: inout UnsafeMutablePointer<UInt8>, capacity: inout Int, filled: Int, limit: Int) -> Bool {
+    guard capacity < limit else { return false }
+    let size = min(capacity * 2, limit)
+    let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
+    bigger.update(from: buffer, count: filled)
+    buffer.deallocate()
+    buffer = bigger
+    capacity = size
+    return true
 }
 
 extension UnsafeBufferPointer where Element == UInt8 {

@@ -131,15 +131,30 @@ extension ResponseMatrix {
     ///
     /// Calibration keeps every response in memory. With `maxMemoryBytes`, reading stops with an error once the
     /// responses read so far need more than that (long layout: about 33 bytes per response while reading and
-    /// grouping, 160 per session; wide: 5 per response, 160 per person), naming the line reached.
+    /// grouping, 160 per session; wide: 5 per response, 10 while the chunks are joined, 160 per person), naming
+    /// the line reached.
+    ///
+    /// The records after the header are parsed by `threads` worker threads (1…`WorkerThreads.maximum`; default:
+    /// all cores), in chunks of the file; the result, errors included, does not depend on the count.
     ///
     /// When the file's problems look like a misread layout (long read as wide, an unrecognised id column, another
     /// delimiter, polytomous cells), the thrown `InputErrors` carry a `hint` naming the options that would read it.
-    public static func load(csv path: String, options: ResponseFileOptions = ResponseFileOptions(), maxMemoryBytes: Int? = nil) throws
+    public static func load(csv path: String, options: ResponseFileOptions = ResponseFileOptions(), maxMemoryBytes: Int? = nil,
+                            threads: Int = WorkerThreads.all) throws -> (matrix: ResponseMatrix, report: ResponseFileReport)
+    {
+        try load(csv: path, options: options, maxMemoryBytes: maxMemoryBytes, threads: threads, chunkBytes: 4 << 20)
+    }
+
+    /// `load` with the size of the parallel chunks, `chunkBytes` (4 MiB by default; tests use tiny chunks so that
+    /// records straddle them). With a memory budget a chunk takes at most a sixteenth of it over all chunks.
+    package static func load(csv path: String, options: ResponseFileOptions, maxMemoryBytes: Int?, threads: Int, chunkBytes: Int) throws
         -> (matrix: ResponseMatrix, report: ResponseFileReport)
     {
+        precondition(WorkerThreads.allowed.contains(threads), "threads must be in \(WorkerThreads.allowed), got \(threads)")
+        let budgeted = maxMemoryBytes.map { min(chunkBytes, max(1 << 12, $0 / 16 / (2 * threads))) } ?? chunkBytes
+        let chunks = ParallelCSVChunks(workers: threads, chunkBytes: budgeted)
         do {
-            return try loadWithoutHint(csv: path, options: options, maxMemoryBytes: maxMemoryBytes)
+            return try loadWithoutHint(csv: path, options: options, maxMemoryBytes: maxMemoryBytes, chunks: chunks)
         } catch let error as InputErrors {
             guard let hint = ResponseLayoutHint.hint(forFile: path, options: options) else { throw error }
             throw InputErrors(error.errors, omitted: error.omitted, hint: hint)
@@ -149,7 +164,7 @@ extension ResponseMatrix {
         }
     }
 
-    private static func loadWithoutHint(csv path: String, options: ResponseFileOptions, maxMemoryBytes: Int?) throws
+    private static func loadWithoutHint(csv path: String, options: ResponseFileOptions, maxMemoryBytes: Int?, chunks: ParallelCSVChunks) throws
         -> (matrix: ResponseMatrix, report: ResponseFileReport)
     {
         let reader = try CSVReader(path: path, delimiter: options.delimiter)
@@ -165,9 +180,9 @@ extension ResponseMatrix {
         let layout = options.layout ?? (hasLong ? .long : .wide)
         switch layout {
         case .long:
-            return try loadLong(reader: reader, header: header, headerLine: headerLine, options: options, budget: budget)
+            return try loadLong(reader: reader, header: header, headerLine: headerLine, options: options, budget: budget, chunks: chunks)
         case .wide:
-            return try loadWide(reader: reader, header: header, headerLine: headerLine, options: options, budget: budget)
+            return try loadWide(reader: reader, header: header, headerLine: headerLine, options: options, budget: budget, chunks: chunks)
         }
     }
 
@@ -185,220 +200,5 @@ extension ResponseMatrix {
                                  + "every response in memory: raise --max-memory")
             }
         }
-    }
-
-    private static func loadWide(reader: CSVReader, header: [String], headerLine: Int, options: ResponseFileOptions, budget: MemoryCheck) throws
-        -> (matrix: ResponseMatrix, report: ResponseFileReport)
-    {
-        let path = reader.path
-        var errors = ErrorCollector()
-        let first = header.first ?? ""
-        let hasID = first == options.sessionColumn || ResponseFileOptions.wideIDNames.contains(first.lowercased())
-        let itemStart = hasID ? 1 : 0
-        let itemIDs = Array(header[itemStart...])
-        guard !itemIDs.isEmpty else {
-            throw InputError(file: path, line: headerLine, message: "the header names no item columns")
-        }
-        var seenItem: [String: Int] = [:]
-        for (k, id) in itemIDs.enumerated() {
-            if id.isEmpty {
-                errors.add(InputError(file: path, line: headerLine, column: k + itemStart + 1, message: "item column \(k + itemStart + 1) has an empty name"))
-            } else if let previous = seenItem[id] {
-                errors.add(InputError(file: path, line: headerLine, column: k + itemStart + 1,
-                                      message: "item '\(id)' appears twice in the header (columns \(previous) and \(k + itemStart + 1))"))
-            } else {
-                seenItem[id] = k + itemStart + 1
-            }
-        }
-        try errors.throwIfAny()
-
-        let fieldCount = header.count
-        var personIDs: [String] = [], offsets = [0], items: [Int32] = [], values: [UInt8] = []
-        var empty: [(id: String, line: Int)] = []
-        var seenPerson: [String: Int] = [:]
-        var rows = 0
-        // Invalid cells are grouped per column: (count, first line, first value).
-        var badCells = [(count: Int, line: Int, value: String)?](repeating: nil, count: fieldCount)
-
-        while try reader.nextRow() {
-            rows += 1
-            let line = reader.line
-            if rows & 0xFFF == 0 { try budget.check(line: line, responses: items.count, persons: personIDs.count, bytesPerResponse: 5) }
-            if reader.fieldCount != fieldCount {
-                errors.add(InputError(file: path, line: line, column: min(reader.fieldCount, fieldCount) + (reader.fieldCount > fieldCount ? 1 : 0),
-                                      message: "expected \(fieldCount) fields as in the header, found \(reader.fieldCount)"))
-                continue
-            }
-            var invalidID = false
-            let id = hasID ? reader.withField(0) { raw -> String in
-                let b = raw.trimmingSpaces()
-                if let text = TextFidelity.validString(b) { return text }
-                invalidID = true
-                errors.add(InputError(file: path, line: line, column: 1, message: TextFidelity.invalidUTF8("\(first)", b)))
-                return ""
-            } : String(rows)
-            if invalidID { continue }
-            if hasID {
-                if id.isEmpty {
-                    errors.add(InputError(file: path, line: line, column: 1, message: "empty \(first) (every row needs an id)"))
-                    continue
-                }
-                if let previous = seenPerson[id] {
-                    errors.add(InputError(file: path, line: line, column: 1, message: "\(first) '\(id)' already appeared on line \(previous)"))
-                    continue
-                }
-                seenPerson[id] = line
-            }
-            let before = items.count
-            for c in itemStart..<fieldCount {
-                let cell = reader.withField(c) { ResponseCell.parse($0) }
-                switch cell {
-                case .correct: items.append(Int32(c - itemStart)); values.append(1)
-                case .incorrect: items.append(Int32(c - itemStart)); values.append(0)
-                case .missing: break
-                case .invalid:
-                    if let bad = badCells[c] { badCells[c] = (bad.count + 1, bad.line, bad.value) }
-                    else { badCells[c] = (1, line, reader.withField(c) { TextFidelity.quoted($0) }) }
-                }
-            }
-            if items.count == before {
-                empty.append((id, line))
-                continue
-            }
-            personIDs.append(id)
-            offsets.append(items.count)
-        }
-        for c in 0..<fieldCount {
-            guard let bad = badCells[c] else { continue }
-            let more = bad.count > 1 ? " (\(bad.count) invalid cells in this column)" : ""
-            errors.add(InputError(file: path, line: bad.line, column: c + 1,
-                                  message: "column \(TextFidelity.quoted(header[c])): \(bad.value) is not a response; allowed: \(ResponseCell.allowedDescription)\(more)"))
-        }
-        try errors.throwIfAny()
-        if rows == 0 { throw InputError(file: path, line: headerLine, message: "no data rows after the header") }
-        let matrix = ResponseMatrix(validatedPersonIDs: personIDs, itemIDs: itemIDs, rowOffsets: offsets, itemIndices: items, responses: values)
-        let report = ResponseFileReport(path: path, layout: .wide, dataRows: rows, personsRead: personIDs.count + empty.count,
-                                        emptyPersons: empty, blankResponses: 0, idColumn: hasID ? first : nil)
-        return (matrix, report)
-    }
-
-    private static func loadLong(reader: CSVReader, header: [String], headerLine: Int, options: ResponseFileOptions, budget: MemoryCheck) throws
-        -> (matrix: ResponseMatrix, report: ResponseFileReport)
-    {
-        let path = reader.path
-        let (sc, ic, rc) = try options.longColumns(in: header, file: path, line: headerLine)
-
-        var errors = ErrorCollector()
-        var sessionIndex: [String: Int32] = [:], sessionIDs: [String] = [], sessionLine: [Int] = []
-        var itemIndex: [String: Int32] = [:], itemIDs: [String] = []
-        var cellSession: [Int32] = [], cellItem: [Int32] = [], cellValue: [UInt8] = [], cellLine: [Int] = []
-        var rows = 0, blanks = 0
-        var lastSessionBytes: [UInt8] = [], lastSession: Int32 = -1
-
-        while try reader.nextRow() {
-            rows += 1
-            let line = reader.line
-            if rows & 0xFFFF == 0 { try budget.check(line: line, responses: cellSession.count, persons: sessionIDs.count, bytesPerResponse: 33) }
-            if reader.fieldCount != header.count {
-                errors.add(InputError(file: path, line: line, column: min(reader.fieldCount, header.count) + (reader.fieldCount > header.count ? 1 : 0),
-                                      message: "expected \(header.count) fields as in the header, found \(reader.fieldCount)"))
-                continue
-            }
-            // Session id: consecutive rows of the same session skip the dictionary.
-            let s: Int32 = reader.withField(sc) { raw in
-                let b = raw.trimmingSpaces()
-                if lastSession >= 0 && b.elementsEqual(lastSessionBytes) { return lastSession }
-                guard let id = TextFidelity.validString(b) else {
-                    errors.add(InputError(file: path, line: line, column: sc + 1, message: TextFidelity.invalidUTF8(options.sessionColumn, b)))
-                    return -1
-                }
-                let index: Int32
-                if let known = sessionIndex[id] { index = known } else {
-                    index = Int32(sessionIDs.count)
-                    sessionIndex[id] = index
-                    sessionIDs.append(id)
-                    sessionLine.append(line)
-                }
-                lastSessionBytes.removeAll(keepingCapacity: true)
-                lastSessionBytes.append(contentsOf: b)
-                lastSession = index
-                return index
-            }
-            if s < 0 { continue }
-            if sessionIDs[Int(s)].isEmpty {
-                errors.add(InputError(file: path, line: line, column: sc + 1, message: "empty \(options.sessionColumn)"))
-                continue
-            }
-            let cell = reader.withField(rc) { ResponseCell.parse($0) }
-            if cell == .invalid {
-                errors.add(InputError(file: path, line: line, column: rc + 1,
-                                      message: "\(options.responseColumn) \(reader.withField(rc) { TextFidelity.quoted($0) }) is not a response; allowed: \(ResponseCell.allowedDescription)"))
-                continue
-            }
-            guard let itemID = reader.withField(ic, { TextFidelity.validString($0.trimmingSpaces()) }) else {
-                errors.add(InputError(file: path, line: line, column: ic + 1,
-                                      message: reader.withField(ic) { TextFidelity.invalidUTF8(options.itemColumn, $0.trimmingSpaces()) }))
-                continue
-            }
-            if itemID.isEmpty {
-                errors.add(InputError(file: path, line: line, column: ic + 1, message: "empty \(options.itemColumn)"))
-                continue
-            }
-            let j: Int32
-            if let known = itemIndex[itemID] { j = known } else {
-                j = Int32(itemIDs.count)
-                itemIndex[itemID] = j
-                itemIDs.append(itemID)
-            }
-            if cell == .missing { blanks += 1; continue }
-            cellSession.append(s)
-            cellItem.append(j)
-            cellValue.append(cell == .correct ? 1 : 0)
-            cellLine.append(line)
-        }
-        if rows == 0 { throw InputError(file: path, line: headerLine, message: "no data rows after the header") }
-
-        // Group cells by session (counting sort keeps file order within a session), then sort each session's
-        // items and reject repeats.
-        let sessions = sessionIDs.count
-        var counts = [Int](repeating: 0, count: sessions + 1)
-        for s in cellSession { counts[Int(s) + 1] += 1 }
-        for s in 0..<sessions { counts[s + 1] += counts[s] }
-        var next = counts
-        let n = cellSession.count
-        var order = [Int](repeating: 0, count: n)
-        for k in 0..<n {
-            let s = Int(cellSession[k])
-            order[next[s]] = k
-            next[s] += 1
-        }
-        var personIDs: [String] = [], offsets = [0], items: [Int32] = [], values: [UInt8] = []
-        items.reserveCapacity(n)
-        values.reserveCapacity(n)
-        var empty: [(id: String, line: Int)] = []
-        for s in 0..<sessions {
-            let range = counts[s]..<counts[s + 1]
-            if range.isEmpty { empty.append((sessionIDs[s], sessionLine[s])); continue }
-            var cells = range.map { order[$0] }
-            cells.sort { cellItem[$0] != cellItem[$1] ? cellItem[$0] < cellItem[$1] : cellLine[$0] < cellLine[$1] }
-            var firstLine = 0
-            for (position, k) in cells.enumerated() {
-                if position > 0 && cellItem[cells[position - 1]] == cellItem[k] {
-                    errors.add(InputError(file: path, line: cellLine[k], column: ic + 1,
-                                          message: "item '\(itemIDs[Int(cellItem[k])])' is repeated in session '\(sessionIDs[s])' (first on line \(firstLine))"))
-                    continue
-                }
-                firstLine = cellLine[k]
-                items.append(cellItem[k])
-                values.append(cellValue[k])
-            }
-            personIDs.append(sessionIDs[s])
-            offsets.append(items.count)
-        }
-        try errors.throwIfAny()
-        let matrix = ResponseMatrix(validatedPersonIDs: personIDs, itemIDs: itemIDs, rowOffsets: offsets, itemIndices: items, responses: values)
-        let report = ResponseFileReport(path: path, layout: .long, dataRows: rows, personsRead: sessions,
-                                        emptyPersons: empty, blankResponses: blanks, idColumn: nil)
-        return (matrix, report)
     }
 }

@@ -175,7 +175,8 @@ struct CalibrateCommand: ParsableCommand {
             if let fixedBank {
                 options.fixedItems = Dictionary(fixedBank.items.map { ($0.itemID, $0.parameters) }, uniquingKeysWith: { first, _ in first })
             }
-            let (data, report) = try ResponseMatrix.load(csv: responses, options: columns.fileOptions, maxMemoryBytes: maxMemory.bytes)
+            let (data, report) = try ResponseMatrix.load(csv: responses, options: columns.fileOptions, maxMemoryBytes: maxMemory.bytes,
+                                                         threads: threads ?? WorkerThreads.all)
             let readSeconds = Date().timeIntervalSince(readStart)
             // A terminal shows each EM cycle as mirt does (silent when stderr is piped).
             let status = TerminalStatusLine()

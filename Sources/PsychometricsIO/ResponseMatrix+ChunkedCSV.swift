@@ -1,0 +1,591 @@
+import Foundation
+import Psychometrics
+
+// `ResponseMatrix.load` after the header: the data records of a wide or long file, read by `ParallelCSVChunks`.
+//
+// Workers parse chunks into compact per-chunk arrays; the chunks are joined in file order (on a background
+// thread, while later chunks are parsed); what needs the whole file then runs in parallel again. The result —
+// matrix, report, errors and their order, memory checks — is that of reading the records one by one: every
+// decision that depends on earlier records (interning ids in first-appearance order, duplicate person ids, the
+// row count at which the memory budget is checked) is taken in the join, in file order.
+//
+// What stays serial, and why it does not limit scaling: reading the bytes (`read(2)`, a copy), and the join.
+// The join does per chunk O(distinct item ids) work, per long-layout session run (consecutive rows of one
+// session, collapsed by the worker) one dictionary lookup of a `String` the worker made, and per wide row one
+// dictionary insertion of its id (none without an id column) — so O(runs + distinct keys), against parsing's
+// O(bytes), and overlapped with the parsing of the next round.
+
+extension ResponseMatrix {
+    /// The error for a long row without the header's field count, or a wide row (the same text in both layouts).
+    fileprivate static func fieldCountError(path: String, line: Int, found: Int, expected: Int) -> InputError {
+        InputError(file: path, line: line, column: min(found, expected) + (found > expected ? 1 : 0),
+                   message: "expected \(expected) fields as in the header, found \(found)")
+    }
+
+    /// Splits `0 ..< count` into at most `parts` consecutive ranges of about equal `weight` (cumulative: the
+    /// weight of `0 ..< i` is `weight(i)`, nondecreasing).
+    fileprivate static func balancedRanges(count: Int, parts: Int, weight: (Int) -> Int) -> [Range<Int>] {
+        let total = weight(count)
+        var ranges: [Range<Int>] = [], lower = 0
+        for p in 1...max(1, parts) where lower < count {
+            var upper = lower
+            let target = total * p / max(1, parts)
+            while upper < count && weight(upper + 1) <= target { upper += 1 }
+            if p == parts { upper = count }
+            if upper > lower { ranges.append(lower..<upper); lower = upper }
+        }
+        return ranges
+    }
+}
+
+// MARK: - Long layout
+
+extension ResponseMatrix {
+    /// One chunk of a long file as its worker parses it (arrays in a struct: no class accesses per row). Rows
+    /// that intern a session id (as the serial reader defines it: the right field count and a valid UTF-8 id)
+    /// are collapsed into runs of consecutive rows of the same id; responses keep the chunk's own item numbering
+    /// (`itemIDs`) and their row.
+    struct LongChunkParser: CSVChunkRecords {
+        let path: String
+        let options: ResponseFileOptions
+        let fieldCount: Int, sc: Int, ic: Int, rc: Int
+        let firstLine: Int
+        /// Line of each data row, less `firstLine`.
+        var rowLines: [UInt32] = []
+        /// Each response: chunk item index, value (1/0), data row in the chunk.
+        var cellItem: [Int32] = [], cellValue: [UInt8] = [], cellRow: [Int32] = []
+        /// Runs of rows of one session: its id, first row, and first response (up to the next run's).
+        var runs: [(id: String, firstRow: Int32, cellStart: Int)] = []
+        /// The open run's id bytes and whether it is empty.
+        var runKey: [UInt8] = []
+        var runEmpty = false
+        var items = ByteStringIndex()
+        /// The chunk's item ids in order of first appearance; nil for one that is not UTF-8 (never interned, as
+        /// an empty one).
+        var itemIDs: [String?] = []
+        /// Per chunk item: valid and non-empty.
+        var itemUsable: [Bool] = []
+        var errors = ErrorCollector()
+        var blanks = 0
+
+        init(path: String, options: ResponseFileOptions, columns: (session: Int, item: Int, response: Int), fieldCount: Int,
+             range: CSVChunkRange) {
+            self.path = path
+            self.options = options
+            self.fieldCount = fieldCount
+            (sc, ic, rc) = columns
+            firstLine = range.firstLine
+            let expected = (range.end - range.start) / 12
+            rowLines.reserveCapacity(expected)
+            cellItem.reserveCapacity(expected)
+            cellValue.reserveCapacity(expected)
+            cellRow.reserveCapacity(expected)
+        }
+
+        mutating func record(_ buf: UnsafePointer<UInt8>, _ fields: borrowing CSVRecordScanner, line: Int, plain: Bool) {
+            let row = Int32(rowLines.count)
+            rowLines.append(UInt32(line - firstLine))
+            if fields.fieldCount != fieldCount {
+                errors.add(ResponseMatrix.fieldCountError(path: path, line: line, found: fields.fieldCount, expected: fieldCount))
+                return
+            }
+            // Only quoted fields are copied into it: no allocation for the others.
+            var scratch: [UInt8] = []
+            // The session id: the open run's when the bytes are equal, else a new run (if valid UTF-8).
+            let interned = fields.withField(sc, in: buf, scratch: &scratch) { raw -> Bool in
+                let b = raw.trimmingSpaces()
+                if !runs.isEmpty && b.count == runKey.count && runKey.withUnsafeBufferPointer({ b.count == 0 || bytesEqual($0.baseAddress!, b.baseAddress!, b.count) }) {
+                    return true
+                }
+                guard let id = TextFidelity.validString(b) else {
+                    errors.add(InputError(file: path, line: line, column: sc + 1, message: TextFidelity.invalidUTF8(options.sessionColumn, b)))
+                    return false
+                }
+                runKey.removeAll(keepingCapacity: true)
+                runKey.append(contentsOf: b)
+                runEmpty = id.isEmpty
+                runs.append((id, row, cellItem.count))
+                return true
+            }
+            if !interned { return }
+            if runEmpty {
+                errors.add(InputError(file: path, line: line, column: sc + 1, message: "empty \(options.sessionColumn)"))
+                return
+            }
+            let cell = fields.withField(rc, in: buf, scratch: &scratch) { ResponseCell.parse($0) }
+            if cell == .invalid {
+                let text = fields.withField(rc, in: buf, scratch: &scratch) { TextFidelity.quoted($0) }
+                errors.add(InputError(file: path, line: line, column: rc + 1,
+                                      message: "\(options.responseColumn) \(text) is not a response; allowed: \(ResponseCell.allowedDescription)"))
+                return
+            }
+            let j = fields.withField(ic, in: buf, scratch: &scratch) { raw -> Int in
+                let b = raw.trimmingSpaces()
+                let (j, inserted) = items.index(of: b)
+                if inserted {
+                    let id = TextFidelity.validString(b)
+                    itemIDs.append(id)
+                    itemUsable.append(id.map { !$0.isEmpty } ?? false)
+                }
+                if !itemUsable[j] {
+                    errors.add(InputError(file: path, line: line, column: ic + 1, message: itemIDs[j] == nil
+                                          ? TextFidelity.invalidUTF8(options.itemColumn, b) : "empty \(options.itemColumn)"))
+                    return -1
+                }
+                return j
+            }
+            if j < 0 { return }
+            if cell == .missing { blanks += 1; return }
+            cellItem.append(Int32(j))
+            cellValue.append(cell == .correct ? 1 : 0)
+            cellRow.append(row)
+        }
+
+        func cellEnd(ofRun r: Int) -> Int { r + 1 < runs.count ? runs[r + 1].cellStart : cellItem.count }
+    }
+
+    /// The file-order join of long chunks: interns item ids (per chunk's distinct ids) and session ids (per run)
+    /// in first-appearance order, collects errors in order, and checks the memory budget every 65,536th data row
+    /// as the serial reader did (responses and sessions before that row).
+    struct LongJoin {
+        let budget: MemoryCheck
+        var chunks: [LongChunkParser] = []
+        /// Per chunk: its item index → the file's (−1: never interned).
+        var itemMaps: [[Int32]] = []
+        /// Per chunk: each run's session.
+        var runSessions: [[Int32]] = []
+        var sessionIndex: [String: Int32] = [:], sessionIDs: [String] = [], sessionLine: [Int] = []
+        /// Responses per session.
+        var sessionCells: [Int] = []
+        var itemIndex: [String: Int32] = [:], itemIDs: [String] = []
+        var errors = ErrorCollector()
+        var rows = 0, blanks = 0, cells = 0
+
+        mutating func join(_ chunk: LongChunkParser) throws {
+            var map: [Int32] = []
+            for id in chunk.itemIDs {
+                guard let id, !id.isEmpty else { map.append(-1); continue }
+                if let known = itemIndex[id] { map.append(known); continue }
+                map.append(Int32(itemIDs.count))
+                itemIndex[id] = Int32(itemIDs.count)
+                itemIDs.append(id)
+            }
+            for e in chunk.errors.errors { errors.add(e) }
+            errors.omitted += chunk.errors.omitted
+
+            var sessions: [Int32] = []
+            sessions.reserveCapacity(chunk.runs.count)
+            var r = 0
+            /// Interns the runs that start before data row `row` of the chunk.
+            func intern(before row: Int) {
+                while r < chunk.runs.count && Int(chunk.runs[r].firstRow) < row {
+                    let run = chunk.runs[r]
+                    let s: Int32
+                    if let known = sessionIndex[run.id] { s = known } else {
+                        s = Int32(sessionIDs.count)
+                        sessionIndex[run.id] = s
+                        sessionIDs.append(run.id)
+                        sessionLine.append(chunk.firstLine + Int(chunk.rowLines[Int(run.firstRow)]))
+                        sessionCells.append(0)
+                    }
+                    sessionCells[Int(s)] += chunk.cellEnd(ofRun: r) - run.cellStart
+                    sessions.append(s)
+                    r += 1
+                }
+            }
+            // Data row i of the chunk is row rows + i + 1 of the file: checked when that is a multiple of 65,536.
+            let period = 1 << 16
+            for i in stride(from: (period - 1) - (rows & (period - 1)), to: chunk.rowLines.count, by: period) {
+                intern(before: i)
+                let before = cells + Self.lowerBound(chunk.cellRow, Int32(i))
+                try budget.check(line: chunk.firstLine + Int(chunk.rowLines[i]), responses: before, persons: sessionIDs.count, bytesPerResponse: 33)
+            }
+            intern(before: Int.max)
+            rows += chunk.rowLines.count
+            blanks += chunk.blanks
+            cells += chunk.cellItem.count
+            chunks.append(chunk)
+            itemMaps.append(map)
+            runSessions.append(sessions)
+        }
+
+        /// The first index of sorted `a` whose element is at least `x`.
+        static func lowerBound(_ a: [Int32], _ x: Int32) -> Int {
+            var lo = 0, hi = a.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if a[mid] < x { lo = mid + 1 } else { hi = mid }
+            }
+            return lo
+        }
+    }
+
+    static func loadLong(reader: CSVReader, header: [String], headerLine: Int, options: ResponseFileOptions, budget: MemoryCheck,
+                         chunks: ParallelCSVChunks) throws -> (matrix: ResponseMatrix, report: ResponseFileReport) {
+        let path = reader.path
+        let columns = try options.longColumns(in: header, file: path, line: headerLine)
+        var join = LongJoin(budget: budget)
+        try withUnsafeMutablePointer(to: &join) { state in
+            try chunks.read(reader, parse: { range, _, buf in
+                ParsedRecords(range, buf, delimiter: options.delimiter, path: path,
+                              into: LongChunkParser(path: path, options: options, columns: columns, fieldCount: header.count, range: range))
+            }, join: { parsed, _ in
+                for chunk in parsed { try state.pointee.join(chunk.records) }
+            })
+        }
+        if join.rows == 0 { throw InputError(file: path, line: headerLine, message: "no data rows after the header") }
+        return try groupLong(join, path: path, itemColumn: columns.item, workers: chunks.workers)
+    }
+
+    /// Gathers the joined responses by session (each session's runs in file order) and sorts each session's
+    /// responses by item, rejecting an item repeated in a session — in parallel over chunks, then over sessions.
+    /// Serial: O(runs) to place each run, O(sessions) to concatenate.
+    private static func groupLong(_ join: LongJoin, path: String, itemColumn ic: Int, workers: Int) throws
+        -> (matrix: ResponseMatrix, report: ResponseFileReport)
+    {
+        var join = join
+        let sessions = join.sessionIDs.count, n = join.cells
+        var start = [Int](repeating: 0, count: sessions + 1)
+        for s in 0..<sessions { start[s + 1] = start[s] + join.sessionCells[s] }
+        // Where each run's responses go.
+        var next = start
+        var runDestination: [[Int]] = []
+        runDestination.reserveCapacity(join.chunks.count)
+        for (k, chunk) in join.chunks.enumerated() {
+            var d: [Int] = []
+            d.reserveCapacity(chunk.runs.count)
+            for r in chunk.runs.indices {
+                let s = Int(join.runSessions[k][r])
+                d.append(next[s])
+                next[s] += chunk.cellEnd(ofRun: r) - chunk.runs[r].cellStart
+            }
+            runDestination.append(d)
+        }
+        var item = [Int32](repeating: 0, count: n), value = [UInt8](repeating: 0, count: n), line = [Int](repeating: 0, count: n)
+        let lanes = max(1, min(workers, join.chunks.count))
+        item.withUnsafeMutableBufferPointer { item in
+            value.withUnsafeMutableBufferPointer { value in
+                line.withUnsafeMutableBufferPointer { line in
+                    parallelFor(lanes) { lane in
+                        for k in stride(from: lane, to: join.chunks.count, by: lanes) {
+                            let chunk = join.chunks[k], map = join.itemMaps[k]
+                            for r in chunk.runs.indices {
+                                var d = runDestination[k][r]
+                                for c in chunk.runs[r].cellStart..<chunk.cellEnd(ofRun: r) {
+                                    item[d] = map[Int(chunk.cellItem[c])]
+                                    value[d] = chunk.cellValue[c]
+                                    line[d] = chunk.firstLine + Int(chunk.rowLines[Int(chunk.cellRow[c])])
+                                    d += 1
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        join.chunks = []
+
+        // Each part of the sessions: its persons' sorted responses, empty sessions and repeats.
+        struct Part {
+            var items: [Int32] = [], values: [UInt8] = [], lengths: [Int] = []
+            var personIDs: [String] = []
+            var empty: [(id: String, line: Int)] = []
+            var errors = ErrorCollector()
+        }
+        let ranges = balancedRanges(count: sessions, parts: 4 * workers) { start[$0] + $0 }
+        var parts = [Part](repeating: Part(), count: ranges.count)
+        parts.withUnsafeMutableBufferPointer { parts in
+            parallelFor(max(1, min(workers, ranges.count))) { lane in
+                var keys: [UInt64] = []
+                for p in stride(from: lane, to: ranges.count, by: max(1, min(workers, ranges.count))) {
+                    var part = Part()
+                    for s in ranges[p] {
+                        let lo = start[s], hi = start[s + 1]
+                        if lo == hi { part.empty.append((join.sessionIDs[s], join.sessionLine[s])); continue }
+                        // By item, then file order (within a session, file order is line order).
+                        keys.removeAll(keepingCapacity: true)
+                        for k in lo..<hi { keys.append(UInt64(UInt32(item[k])) << 32 | UInt64(k - lo)) }
+                        keys.sort()
+                        var firstLine = 0, previous: Int32 = -1, count = 0
+                        for key in keys {
+                            let k = lo + Int(key & 0xFFFF_FFFF)
+                            if item[k] == previous {
+                                part.errors.add(InputError(file: path, line: line[k], column: ic + 1,
+                                                           message: "item '\(join.itemIDs[Int(item[k])])' is repeated in session '\(join.sessionIDs[s])' (first on line \(firstLine))"))
+                                continue
+                            }
+                            previous = item[k]
+                            firstLine = line[k]
+                            part.items.append(item[k])
+                            part.values.append(value[k])
+                            count += 1
+                        }
+                        part.personIDs.append(join.sessionIDs[s])
+                        part.lengths.append(count)
+                    }
+                    parts[p] = part
+                }
+            }
+        }
+        var errors = join.errors
+        for part in parts {
+            for e in part.errors.errors { errors.add(e) }
+            errors.omitted += part.errors.omitted
+        }
+        try errors.throwIfAny()
+        var personIDs: [String] = [], offsets = [0], items: [Int32] = [], values: [UInt8] = []
+        var empty: [(id: String, line: Int)] = []
+        items.reserveCapacity(n)
+        values.reserveCapacity(n)
+        for part in parts {
+            personIDs += part.personIDs
+            for length in part.lengths { offsets.append(offsets[offsets.count - 1] + length) }
+            items += part.items
+            values += part.values
+            empty += part.empty
+        }
+        let matrix = ResponseMatrix(validatedPersonIDs: personIDs, itemIDs: join.itemIDs, rowOffsets: offsets, itemIndices: items, responses: values)
+        let report = ResponseFileReport(path: path, layout: .long, dataRows: join.rows, personsRead: sessions,
+                                        emptyPersons: empty, blankResponses: join.blanks, idColumn: nil)
+        return (matrix, report)
+    }
+}
+
+// MARK: - Wide layout
+
+extension ResponseMatrix {
+    /// The shape of a wide file, from its header.
+    struct WideColumns {
+        let fieldCount: Int
+        /// Whether the first column holds person ids, and its header.
+        let hasID: Bool
+        let idName: String
+        var itemStart: Int { hasID ? 1 : 0 }
+    }
+
+    /// One chunk of a wide file as its worker parses it: every data row with the end of its responses, and the
+    /// invalid cells of rows that got as far as their cells.
+    struct WideChunkParser: CSVChunkRecords {
+        let path: String
+        let columns: WideColumns
+        /// Each data row: its line, the end of its responses in `items`/`values`, its id (nil without an id
+        /// column) and its error (an index into `errors`, `-1` for none, `unlisted` for one past the first 20 of
+        /// the chunk, which no message can show).
+        var rows: [(line: Int, cellEnd: Int, id: String?, error: Int32)] = []
+        var errors: [InputError] = []
+        var items: [Int32] = [], values: [UInt8] = []
+        /// Invalid cells in row order (row in the chunk, column), and the first one's text per column.
+        var badCells: [(row: Int32, column: Int32)] = []
+        var firstBad: [Int32: (row: Int32, text: String)] = [:]
+
+        static let unlisted = Int32.max
+
+        init(path: String, columns: WideColumns, range: CSVChunkRange) {
+            self.path = path
+            self.columns = columns
+            items.reserveCapacity((range.end - range.start) / 2)
+            values.reserveCapacity((range.end - range.start) / 2)
+        }
+
+        mutating func reject(line: Int, _ error: InputError) {
+            let index = errors.count < ErrorCollector().limit ? Int32(errors.count) : WideChunkParser.unlisted
+            if index != WideChunkParser.unlisted { errors.append(error) }
+            rows.append((line, items.count, nil, index))
+        }
+
+        mutating func record(_ buf: UnsafePointer<UInt8>, _ fields: borrowing CSVRecordScanner, line: Int, plain: Bool) {
+            let row = Int32(rows.count)
+            if fields.fieldCount != columns.fieldCount {
+                reject(line: line, ResponseMatrix.fieldCountError(path: path, line: line, found: fields.fieldCount, expected: columns.fieldCount))
+                return
+            }
+            // Only quoted fields are copied into it: no allocation for the others.
+            var scratch: [UInt8] = []
+            var id: String?
+            if columns.hasID {
+                var problem: InputError?
+                id = fields.withField(0, in: buf, scratch: &scratch) { raw -> String? in
+                    let b = raw.trimmingSpaces()
+                    guard let text = TextFidelity.validString(b) else {
+                        problem = InputError(file: path, line: line, column: 1, message: TextFidelity.invalidUTF8("\(columns.idName)", b))
+                        return nil
+                    }
+                    if text.isEmpty { problem = InputError(file: path, line: line, column: 1, message: "empty \(columns.idName) (every row needs an id)") }
+                    return text
+                }
+                if let problem { reject(line: line, problem); return }
+            }
+            let itemStart = columns.itemStart
+            for c in itemStart..<columns.fieldCount {
+                switch fields.withField(c, in: buf, scratch: &scratch, { ResponseCell.parse($0) }) {
+                case .correct: items.append(Int32(c - itemStart)); values.append(1)
+                case .incorrect: items.append(Int32(c - itemStart)); values.append(0)
+                case .missing: break
+                case .invalid:
+                    badCells.append((row, Int32(c)))
+                    if firstBad[Int32(c)] == nil { firstBad[Int32(c)] = (row, fields.withField(c, in: buf, scratch: &scratch) { TextFidelity.quoted($0) }) }
+                }
+            }
+            rows.append((line, items.count, id, -1))
+        }
+    }
+
+    /// The file-order join of wide chunks: numbers rows, rejects repeated person ids, groups invalid cells per
+    /// column, collects errors in order, checks the memory budget every 4,096th data row as the serial reader did,
+    /// and plans where each chunk's kept responses go.
+    struct WideJoin {
+        let path: String
+        let columns: WideColumns
+        let budget: MemoryCheck
+        var chunks: [WideChunkParser] = []
+        /// Per chunk: runs of kept responses (range in the chunk) and where they go.
+        var copies: [[(from: Range<Int>, to: Int)]] = []
+        var personIDs: [String] = [], offsets = [0]
+        var empty: [(id: String, line: Int)] = []
+        var seenPerson: [String: Int] = [:]
+        var errors = ErrorCollector()
+        var rows = 0
+        /// Invalid cells per column: count, first line, and its text (nil when the chunk did not keep it: the
+        /// chunk's first was in a row rejected here).
+        var badCells: [(count: Int, line: Int, text: String?)?]
+
+        init(path: String, columns: WideColumns, budget: MemoryCheck) {
+            self.path = path
+            self.columns = columns
+            self.budget = budget
+            badCells = .init(repeating: nil, count: columns.fieldCount)
+        }
+
+        mutating func join(_ chunk: WideChunkParser) throws {
+            var plan: [(from: Range<Int>, to: Int)] = []
+            var cellStart = 0, b = 0
+            for (i, row) in chunk.rows.enumerated() {
+                rows += 1
+                let lo = cellStart
+                cellStart = row.cellEnd
+                if rows & 0xFFF == 0 { try budget.check(line: row.line, responses: offsets[offsets.count - 1], persons: personIDs.count, bytesPerResponse: 5) }
+                if row.error >= 0 {
+                    if row.error == WideChunkParser.unlisted { errors.omitted += 1 } else { errors.add(chunk.errors[Int(row.error)]) }
+                    continue
+                }
+                let id: String
+                if columns.hasID {
+                    id = row.id!
+                    if let previous = seenPerson[id] {
+                        errors.add(InputError(file: path, line: row.line, column: 1, message: "\(columns.idName) '\(id)' already appeared on line \(previous)"))
+                        while b < chunk.badCells.count && chunk.badCells[b].row == Int32(i) { b += 1 }
+                        continue
+                    }
+                    seenPerson[id] = row.line
+                } else {
+                    id = String(rows)
+                }
+                while b < chunk.badCells.count && chunk.badCells[b].row == Int32(i) {
+                    let c = Int(chunk.badCells[b].column)
+                    if let bad = badCells[c] { badCells[c] = (bad.count + 1, bad.line, bad.text) } else {
+                        let first = chunk.firstBad[Int32(c)]!
+                        badCells[c] = (1, row.line, first.row == Int32(i) ? first.text : nil)
+                    }
+                    b += 1
+                }
+                if row.cellEnd == lo {
+                    empty.append((id, row.line))
+                    continue
+                }
+                let to = offsets[offsets.count - 1]
+                if let last = plan.last, last.from.upperBound == lo {
+                    plan[plan.count - 1].from = last.from.lowerBound..<row.cellEnd
+                } else {
+                    plan.append((lo..<row.cellEnd, to))
+                }
+                personIDs.append(id)
+                offsets.append(to + row.cellEnd - lo)
+            }
+            chunks.append(chunk)
+            copies.append(plan)
+        }
+    }
+
+    static func loadWide(reader: CSVReader, header: [String], headerLine: Int, options: ResponseFileOptions, budget: MemoryCheck,
+                         chunks: ParallelCSVChunks) throws -> (matrix: ResponseMatrix, report: ResponseFileReport)
+    {
+        let path = reader.path
+        var errors = ErrorCollector()
+        let first = header.first ?? ""
+        let hasID = first == options.sessionColumn || ResponseFileOptions.wideIDNames.contains(first.lowercased())
+        let columns = WideColumns(fieldCount: header.count, hasID: hasID, idName: first)
+        let itemIDs = Array(header[columns.itemStart...])
+        guard !itemIDs.isEmpty else {
+            throw InputError(file: path, line: headerLine, message: "the header names no item columns")
+        }
+        var seenItem: [String: Int] = [:]
+        for (k, id) in itemIDs.enumerated() {
+            let column = k + columns.itemStart + 1
+            if id.isEmpty {
+                errors.add(InputError(file: path, line: headerLine, column: column, message: "item column \(column) has an empty name"))
+            } else if let previous = seenItem[id] {
+                errors.add(InputError(file: path, line: headerLine, column: column,
+                                      message: "item '\(id)' appears twice in the header (columns \(previous) and \(column))"))
+            } else {
+                seenItem[id] = column
+            }
+        }
+        try errors.throwIfAny()
+
+        var join = WideJoin(path: path, columns: columns, budget: budget)
+        try withUnsafeMutablePointer(to: &join) { state in
+            try chunks.read(reader, parse: { range, _, buf in
+                ParsedRecords(range, buf, delimiter: options.delimiter, path: path, into: WideChunkParser(path: path, columns: columns, range: range))
+            }, join: { parsed, _ in
+                for chunk in parsed { try state.pointee.join(chunk.records) }
+            })
+        }
+        errors = join.errors
+        let missing = join.badCells.indices.compactMap { c in join.badCells[c].flatMap { $0.text == nil ? (line: $0.line, column: c) : nil } }
+        let texts = try missing.isEmpty ? [:] : fieldTexts(path: path, delimiter: options.delimiter, missing)
+        for c in 0..<columns.fieldCount {
+            guard let bad = join.badCells[c] else { continue }
+            let more = bad.count > 1 ? " (\(bad.count) invalid cells in this column)" : ""
+            errors.add(InputError(file: path, line: bad.line, column: c + 1,
+                                  message: "column \(TextFidelity.quoted(header[c])): \(bad.text ?? texts[c] ?? "") is not a response; allowed: \(ResponseCell.allowedDescription)\(more)"))
+        }
+        try errors.throwIfAny()
+        if join.rows == 0 { throw InputError(file: path, line: headerLine, message: "no data rows after the header") }
+
+        let n = join.offsets[join.offsets.count - 1]
+        var items = [Int32](repeating: 0, count: n), values = [UInt8](repeating: 0, count: n)
+        let lanes = max(1, min(chunks.workers, join.chunks.count))
+        items.withUnsafeMutableBufferPointer { items in
+            values.withUnsafeMutableBufferPointer { values in
+                parallelFor(lanes) { lane in
+                    for k in stride(from: lane, to: join.chunks.count, by: lanes) {
+                        let chunk = join.chunks[k]
+                        for copy in join.copies[k] {
+                            chunk.items.withUnsafeBufferPointer { items.baseAddress!.advanced(by: copy.to).update(from: $0.baseAddress! + copy.from.lowerBound, count: copy.from.count) }
+                            chunk.values.withUnsafeBufferPointer { values.baseAddress!.advanced(by: copy.to).update(from: $0.baseAddress! + copy.from.lowerBound, count: copy.from.count) }
+                        }
+                    }
+                }
+            }
+        }
+        let matrix = ResponseMatrix(validatedPersonIDs: join.personIDs, itemIDs: itemIDs, rowOffsets: join.offsets, itemIndices: items, responses: values)
+        let report = ResponseFileReport(path: path, layout: .wide, dataRows: join.rows, personsRead: join.personIDs.count + join.empty.count,
+                                        emptyPersons: join.empty, blankResponses: 0, idColumn: hasID ? first : nil)
+        return (matrix, report)
+    }
+
+    /// The quoted text of field `column` of the record on `line`, for each pair, keyed by column: read again
+    /// from the file, one record at a time (only for a column whose first invalid cell the parallel read did not
+    /// keep — its chunk's first was in a row rejected for a repeated id).
+    private static func fieldTexts(path: String, delimiter: UInt8, _ wanted: [(line: Int, column: Int)]) throws -> [Int: String] {
+        let reader = try CSVReader(path: path, delimiter: delimiter)
+        let last = wanted.map(\.line).max() ?? 0
+        var texts: [Int: String] = [:]
+        while try reader.nextRow(), reader.line <= last {
+            for w in wanted where w.line == reader.line && w.column < reader.fieldCount {
+                texts[w.column] = reader.withField(w.column) { TextFidelity.quoted($0) }
+            }
+        }
+        return texts
+    }
+}
