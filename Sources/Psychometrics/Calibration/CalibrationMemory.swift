@@ -9,6 +9,7 @@ extension EMCalibrator {
     /// tables    16·J·Q                                 log P and log Q per item and node
     /// SEs       3 × 8·P² + 8·J·Q·k                     the information matrix, its inverse factor L⁻¹, and the
     ///           + 12·min(2²⁴, N·(k·cells/N + 2)²)      sparse path's chunk of local matrices and their indices
+    ///                                                  (not for complete dense data, whose SEs use moments)
     /// ```
     /// with Q quadrature points, k parameters per item (Rasch/1PL 1, 2PL 2, 3PL 3) and P = k·J + 2. The terms
     /// follow the allocations in `EMEngine` `EMEngine+LouisInformation`, `EMEngine+PersonScoreCovariance` and `CholeskyInverse`; measured peaks are below the
@@ -30,7 +31,8 @@ extension EMCalibrator {
         if options.standardErrors {
             let p = k * items + 2
             let perPerson = Double(k) * Double(cells) / Double(max(1, persons)) + 2
-            total += product(8, p, p) * 3 + product(8, items, q, k) + 12 * min(Double(1 << 24), Double(persons) * perPerson * perPerson)
+            let chunk = dense && complete ? 0 : 12 * min(Double(1 << 24), Double(persons) * perPerson * perPerson)
+            total += product(8, p, p) * 3 + product(8, items, q, k) + chunk
         }
         return total >= Double(Int.max) ? Int.max : Int(total)
     }
