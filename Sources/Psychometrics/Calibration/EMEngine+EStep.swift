@@ -22,10 +22,8 @@ extension EMEngine {
 
     /// Visits answered cells only: for person i, log Lᵢ(θ_q) = log π_q + Σ_{j answered} log P(uᵢⱼ | θ_q), then
     /// the normalised posterior wᵢ(q) is added to r[j] when uᵢⱼ = 1 and to the wrong-answer count n[j] − r[j]
-    /// otherwise (one row per answer; n = r + (n − r) at the end). Cost ∝ cells × Q.
-    ///
-    /// Each answer's rows (log P or log Q, then r or n − r) sit at an item-dependent address that the hardware
-    /// cannot predict, so the rows two answers ahead are prefetched.
+    /// otherwise (one row per answer; n = r + (n − r) at the end), over the posterior's support. Cost ∝ cells × Q.
+    /// The accumulator rows, like the table rows, are prefetched two answers ahead.
     private func sparseEStep(_ tables: (logP: [Double], logQ: [Double])) -> Expectation {
         let nq = q, J = itemCount, persons = data.personCount
         let w = workers
@@ -54,35 +52,20 @@ extension EMEngine {
                 var total = 0.0
                 for i in lo..<hi {
                     let start = offsets[i], end = offsets[i + 1]
-                    acc.update(from: prior.baseAddress!, count: nq)
-                    for k in start..<end {
-                        let j = Int(items[k])
-                        if k + 2 < end {   // the table row two answers on: its address is not predictable by the hardware
-                            let ahead = (responses[k + 2] == 1 ? logP.baseAddress! : logQ.baseAddress!) + Int(items[k + 2]) * nq
-                            for line in stride(from: 0, to: nq, by: 8) { iqscore_prefetch(ahead + line) }
-                        }
-                        let row = (responses[k] == 1 ? logP.baseAddress! : logQ.baseAddress!) + j * nq
-                        for t in 0..<nq { acc[t] += row[t] }
-                    }
+                    accumulateLogPosterior(into: acc, prior: prior.baseAddress!, cells: start..<end, items: items.baseAddress!,
+                                           responses: responses.baseAddress!, logP: logP.baseAddress!, logQ: logQ.baseAddress!, nodes: nq)
                     total += normalizeLogPosterior(acc, nq)
                     if withMass {
                         let mw = massAll.baseAddress! + worker * nq
                         for t in 0..<nq { mw[t] += acc[t] }
                     }
                     // Correct answers add to r, wrong ones to n − r (made n below): one row per answer, over the
-                    // nodes whose weight is at least 2⁻⁵⁰ of the largest (smaller ones are below its rounding unit).
-                    var largest = 0.0
-                    for t in 0..<nq where acc[t] > largest { largest = acc[t] }
-                    var t0 = 0, t1 = nq
-                    while acc[t0] < largest * 0x1p-50 { t0 += 1 }
-                    while acc[t1 - 1] < largest * 0x1p-50 { t1 -= 1 }
+                    // posterior's support.
+                    let support = posteriorSupport(acc, nq)
                     for k in start..<end {
-                        if k + 2 < end {
-                            let ahead = (responses[k + 2] == 1 ? rw : nw) + Int(items[k + 2]) * nq
-                            for line in stride(from: t0, to: t1, by: 8) { iqscore_prefetch(ahead + line) }
-                        }
+                        if k + 2 < end { prefetchRow((responses[k + 2] == 1 ? rw : nw) + Int(items[k + 2]) * nq, support) }
                         let row = (responses[k] == 1 ? rw : nw) + Int(items[k]) * nq
-                        for t in t0..<t1 { row[t] += acc[t] }
+                        for t in support { row[t] += acc[t] }
                     }
                 }
                 llAll[worker] = total
@@ -183,6 +166,43 @@ extension EMEngine {
         for worker in 1..<workers { for k in 0..<size { out[k] += values[worker * size + k] } }
         return out
     }
+}
+
+/// log π_q + Σ_{answered j} log P(uᵢⱼ | θ_q) for one person's `cells`, into `acc` (Q values). Each answer's
+/// table row sits at an item-dependent address that the hardware cannot predict, so the row two answers ahead is
+/// prefetched. Used by the sparse E-step and the person-score covariance (the same sums, in the same order).
+@inline(__always)
+func accumulateLogPosterior(into acc: UnsafeMutablePointer<Double>, prior: UnsafePointer<Double>, cells: Range<Int>,
+                            items: UnsafePointer<Int32>, responses: UnsafePointer<UInt8>,
+                            logP: UnsafePointer<Double>, logQ: UnsafePointer<Double>, nodes nq: Int) {
+    acc.update(from: prior, count: nq)
+    for k in cells {
+        if k + 2 < cells.upperBound {
+            prefetchRow((responses[k + 2] == 1 ? logP : logQ) + Int(items[k + 2]) * nq, 0..<nq)
+        }
+        let row = (responses[k] == 1 ? logP : logQ) + Int(items[k]) * nq
+        for t in 0..<nq { acc[t] += row[t] }
+    }
+}
+
+/// The nodes from the first to the last whose normalised posterior weight is at least 2⁻⁵⁰ of the largest:
+/// a smaller weight's terms are below the rounding unit of the largest one's, so the E-step's counts and the
+/// standard errors' score rows leave them out (a 25-item session's posterior covers about half of 61 nodes).
+@inline(__always)
+func posteriorSupport(_ weights: UnsafePointer<Double>, _ count: Int) -> Range<Int> {
+    var largest = 0.0
+    for t in 0..<count where weights[t] > largest { largest = weights[t] }
+    let floor = largest * 0x1p-50
+    var t0 = 0, t1 = count
+    while weights[t0] < floor { t0 += 1 }
+    while weights[t1 - 1] < floor { t1 -= 1 }
+    return t0..<t1
+}
+
+/// Prefetch hints for `nodes` of a row of doubles, one per 64-byte line.
+@inline(__always)
+func prefetchRow(_ row: UnsafePointer<Double>, _ nodes: Range<Int>) {
+    for line in stride(from: nodes.lowerBound, to: nodes.upperBound, by: 8) { iqscore_prefetch(row + line) }
 }
 
 /// Turns log L(θ_q) + log π_q in place into the normalised posterior and returns log Σ_q exp(·)

@@ -1,4 +1,3 @@
-import CLapack
 import Foundation
 
 extension EMEngine {
@@ -21,9 +20,8 @@ extension EMEngine {
     /// No worker writes another's rows, so there are no per-worker matrices to add and no serial apply; every
     /// entry receives its terms in person order whatever the thread count, so the result does not depend on it.
     ///
-    /// Nodes where a person's posterior weight is below 2⁻⁵⁰ of its largest are left out of Gᵢ and sᵢ (a 25-item
-    /// session's posterior covers about half of the 61 nodes): each such term is below the rounding unit of the
-    /// largest, so entries move by less than their own rounding error summed over the nodes.
+    /// Gᵢ and sᵢ run over the posterior's support (`posteriorSupport`): the nodes left out have weights below
+    /// 2⁻⁵⁰ of the largest, so entries move by less than their own rounding error summed over the nodes.
     ///
     /// Serial parts, O(P·workers + persons) integer work: adding the per-row update counts, the band and chunk
     /// boundaries.
@@ -63,14 +61,13 @@ extension EMEngine {
         // Pass 0: local sizes, and the updates per global row (a person's local row x of m receives m − x).
         var localCount = [Int32](repeating: 0, count: persons)
         var rowUpdates = [Int](repeating: 0, count: w * P)
-        let maxPossible = P
         localCount.withUnsafeMutableBufferPointer { counts in
         rowUpdates.withUnsafeMutableBufferPointer { updates in
             let box = UncheckedSendableBox((counts.baseAddress!, updates.baseAddress!))
             parallelFor(w) { worker in
                 let (counts, updates) = box.value
                 let mine = updates + worker * P
-                let global = UnsafeMutablePointer<Int32>.allocate(capacity: maxPossible)
+                let global = UnsafeMutablePointer<Int32>.allocate(capacity: P)
                 defer { global.deallocate() }
                 for i in (persons * worker / w)..<(persons * (worker + 1) / w) {
                     let m = localParameters(of: i, into: global)
@@ -95,7 +92,7 @@ extension EMEngine {
         guard maxLocal > 0 else { return }
         // Chunks: consecutive persons whose local matrices fit `capacity` doubles (128 MB, or one person's).
         let capacity = max(Self.personCovarianceChunkDoubles, maxLocal * maxLocal)
-        var chunkStarts = [0], chunkDoubles = 0, largestChunk = 0, largestIndex = 0, doubles = 0, indices = 0
+        var chunkStarts = [0], largestChunk = 0, largestIndex = 0, doubles = 0, indices = 0
         for i in 0..<persons {
             let m = Int(localCount[i])
             if i > chunkStarts[chunkStarts.count - 1] && doubles + m * m > capacity {
@@ -109,12 +106,17 @@ extension EMEngine {
             largestIndex = max(largestIndex, indices)
         }
         chunkStarts.append(persons)
-        chunkDoubles = largestChunk
 
-        let values = UnsafeMutablePointer<Double>.allocate(capacity: chunkDoubles)
+        let values = UnsafeMutablePointer<Double>.allocate(capacity: largestChunk)
         let globals = UnsafeMutablePointer<Int32>.allocate(capacity: largestIndex)
         defer { values.deallocate(); globals.deallocate() }
         var valueOffset: [Int] = [], indexOffset: [Int] = []
+        grid.logWeights.withUnsafeBufferPointer { prior in
+        tables.logP.withUnsafeBufferPointer { logP in
+        tables.logQ.withUnsafeBufferPointer { logQ in
+        data.itemIndices.withUnsafeBufferPointer { items in
+        data.responses.withUnsafeBufferPointer { responses in
+        let pointers = UncheckedSendableBox((prior.baseAddress!, items.baseAddress!, responses.baseAddress!, logP.baseAddress!, logQ.baseAddress!))
         for k in 0..<(chunkStarts.count - 1) {
             let first = chunkStarts[k], last = chunkStarts[k + 1]
             valueOffset.removeAll(keepingCapacity: true)
@@ -133,6 +135,7 @@ extension EMEngine {
             // Pass 1: each person's Cᵢ on its local parameters.
             parallelFor(min(w, chunk.count)) { worker in
                 let (values, globals, valueOffset, indexOffset, _) = box.value
+                let (prior, items, responses, logP, logQ) = pointers.value
                 let lanes = min(w, chunk.count)
                 let post = UnsafeMutablePointer<Double>.allocate(capacity: nq)
                 let root = UnsafeMutablePointer<Double>.allocate(capacity: nq)
@@ -142,19 +145,11 @@ extension EMEngine {
                 for position in (chunk.count * worker / lanes)..<(chunk.count * (worker + 1) / lanes) {
                     let i = chunk.first + position
                     let cells = data.cells(ofPerson: i)
-                    for t in 0..<nq { post[t] = grid.logWeights[t] }
-                    for k in cells {
-                        let j = Int(data.itemIndices[k])
-                        let row = data.responses[k] == 1 ? tables.logP : tables.logQ
-                        for t in 0..<nq { post[t] += row[j * nq + t] }
-                    }
+                    accumulateLogPosterior(into: post, prior: prior, cells: cells, items: items, responses: responses,
+                                           logP: logP, logQ: logQ, nodes: nq)
                     _ = normalizeLogPosterior(post, nq)
-                    var largest = 0.0
-                    for t in 0..<nq where post[t] > largest { largest = post[t] }
-                    let floor = largest * 0x1p-50
-                    var t0 = 0, t1 = nq
-                    while post[t0] < floor { t0 += 1 }
-                    while post[t1 - 1] < floor { t1 -= 1 }
+                    let support = posteriorSupport(post, nq)
+                    let t0 = support.lowerBound, t1 = support.upperBound
                     let width = t1 - t0
                     for t in t0..<t1 { root[t] = post[t].squareRoot() }
                     let m = localParameters(of: i, into: globals + indexOffset[position])
@@ -240,8 +235,8 @@ extension EMEngine {
                         if e + 8 < sorted.count {
                             let ahead = sorted[e + 8], c = Int(ahead.person)
                             let m = Int(localCount[chunk.first + c])
-                            let lx = Int(ahead.local), row = values + valueOffset[c] + lx * m
-                            for line in stride(from: lx, to: m, by: 8) { iqscore_prefetch(row + line) }
+                            let lx = Int(ahead.local)
+                            prefetchRow(values + valueOffset[c] + lx * m, lx..<m)
                         }
                         let c = Int(sorted[e].person), lx = Int(sorted[e].local)
                         let m = Int(localCount[chunk.first + c])
@@ -253,6 +248,7 @@ extension EMEngine {
                 }
             }
         }
+        }}}}}
     }
 
     /// The person-score covariance's chunk of local matrices: 2²⁴ doubles (128 MB). Each chunk streams the
