@@ -85,7 +85,7 @@ struct CalibrateCommand: ParsableCommand {
     @Option(name: .customLong("e-step"), help: "E-step: automatic, dense (BLAS) or sparse (answered cells only).")
     var eStep: EStepStrategy = .automatic
 
-    @Option(help: "Worker threads, 1…\(WorkerThreads.maximum) (default: all cores, at most \(WorkerThreads.maximum)).")
+    @Option(help: "Threads that read the file, run EM and compute standard errors, 1…\(WorkerThreads.maximum) (default: all cores, at most \(WorkerThreads.maximum)).")
     var threads: Int?
 
     @Option(name: .customLong("max-memory"), help: ArgumentHelp("Memory budget such as 512M or 2G (K/M/G/T = ×1024ⁿ; 32M … 1T). Calibration keeps every response in memory: reading stops with an error past the budget, and a fit whose estimated peak exceeds it is refused before it starts. (default: 1G)", valueName: "size"),
