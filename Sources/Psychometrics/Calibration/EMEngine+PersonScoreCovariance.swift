@@ -5,15 +5,20 @@ extension EMEngine {
     /// incomplete data, fixed items, 3PL banks too large for the by-node form), subtracted from the upper
     /// triangle of `info` (P × P, row-major):
     /// ```
-    /// Cov_post(Sᵢ) = Gᵢ Gᵢᵀ − sᵢ sᵢᵀ,   Gᵢ[x, q] = Sᵢₓ(θ_q) √wᵢ(q),   sᵢ = Σ_q wᵢ(q) Sᵢ(θ_q)
+    /// Cov_post(Sᵢ) = Σ_q wᵢ(q) (Sᵢ(θ_q) − sᵢ)(Sᵢ(θ_q) − sᵢ)ᵀ = G̃ᵢ G̃ᵢᵀ,   sᵢ = Σ_q wᵢ(q) Sᵢ(θ_q),
+    /// G̃ᵢ[x, q] = (Sᵢₓ(θ_q) − sᵢₓ) √wᵢ(q)
     /// Sᵢₓ(θ) = (uᵢⱼ − Pⱼ(θ)) hⱼₓ(θ)   for parameter x of item j (summed over the items for a shared slope),
     /// ```
     /// over the person's local parameters, with wᵢ(q) the person's posterior weights and hⱼ = ∇Pⱼ / (Pⱼ(1 − Pⱼ))
     /// (Louis 1982, eq. 3.1; the μ, σ rows with fixed items use the score of log N(θ; μ, σ²)).
     ///
-    /// Persons go in chunks of about 32 MB of local matrices, each chunk in two parallel passes:
-    /// 1. the chunk's persons, split evenly over the workers: posterior, Gᵢ and sᵢ, and Cᵢ = Gᵢ Gᵢᵀ − sᵢ sᵢᵀ on
-    ///    the local parameters (`dsyrk`, upper triangle) into the chunk buffer;
+    /// Centring before the product (rather than Gᵢ Gᵢᵀ − sᵢ sᵢᵀ) leaves one `dsyrk` per person and no rank-one
+    /// correction, and it does not subtract two large, nearly equal numbers. (Over the posterior's support
+    /// Σ_q wᵢ(q) = 1 − ε with ε < 61·2⁻⁵⁰; the two forms differ by ε sᵢ sᵢᵀ.)
+    ///
+    /// Persons go in chunks of up to 128 MB of local matrices, each chunk in two parallel passes:
+    /// 1. the chunk's persons, split evenly over the workers: posterior, G̃ᵢ, and Cᵢ = G̃ᵢ G̃ᵢᵀ on the local
+    ///    parameters (`dsyrk`, upper triangle) into the chunk buffer;
     /// 2. the matrix rows, one band per worker with equal numbers of updates: each worker gathers the chunk's
     ///    local rows that land in its band, orders them by global row with a stable counting sort (persons stay
     ///    in order) and subtracts them row by row, while that matrix row is in cache.
@@ -183,11 +188,14 @@ extension EMEngine {
                             }
                         }
                     }
-                    // sᵢ = Gᵢ √wᵢ (Σ_q wᵢ(q) Sᵢ(θ_q)), then Cᵢ = Gᵢ Gᵢᵀ − sᵢ sᵢᵀ.
+                    // sᵢ = Gᵢ √wᵢ (Σ_q wᵢ(q) Sᵢ(θ_q)); centred rows G̃ᵢ[x, q] = Gᵢ[x, q] − sᵢₓ √wᵢ(q); Cᵢ = G̃ᵢ G̃ᵢᵀ.
                     BLAS.gemv(m: m, n: width, a: g, lda: width, x: root + t0, y: s)
-                    let target = values + valueOffset[position]
-                    BLAS.syrkUpper(n: m, k: width, a: g, lda: width, beta: 0, c: target, ldc: m)
-                    for x in 0..<m { for y in x..<m { target[x * m + y] -= s[x] * s[y] } }
+                    let rv = root + t0
+                    for x in 0..<m {
+                        let grow = g + x * width, sx = s[x]
+                        for t in 0..<width { grow[t] -= sx * rv[t] }
+                    }
+                    BLAS.syrkUpper(n: m, k: width, a: g, lda: width, beta: 0, c: values + valueOffset[position], ldc: m)
                 }
             }
 
