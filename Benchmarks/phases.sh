@@ -8,8 +8,11 @@
 #
 # For each workload and thread count: read, E-step, M-step and standard-error seconds (median of 3 runs; the
 # machine is shared), the speed-up of each phase from the first thread count to each later one, the standard
-# errors' share of the fit (EM + SEs) and of the whole run, and the EM time against `blas-reference` (OpenBLAS
-# dgemm doing the E-steps' multiply-adds, cells x 61 nodes x 2 per E-step, on the same number of threads).
+# errors' share of the fit (EM + SEs) and of the whole run, and the EM time against two references measured on
+# the same number of threads: `blas-reference` (OpenBLAS dgemm doing the E-steps' multiply-adds, cells x 61
+# nodes x 2 per E-step) and `blas-reference rows` (the E-steps' row traffic without their arithmetic: per
+# answer one 61-node table row read and one count row updated, items at random; `RowTrafficReference`; it is
+# the sparse E-step's floor: W1 runs the dense, dgemm E-step).
 # Rows go to bench-out/phases.jsonl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,11 +56,14 @@ med = lambda key: statistics.median(r[key] for r in runs)
 row = {"workload": name, "threads": t, "read": med("read_seconds"), "e_step": med("e_step_seconds"),
        "m_step": med("m_step_seconds"), "standard_errors": med("standard_error_seconds"),
        "whole": med("elapsed_seconds"), "e_steps": runs[1]["e_steps"], "cells": runs[1]["n_responses"],
-       "log_likelihood": runs[1]["log_likelihood"]}
+       "log_likelihood": runs[1]["log_likelihood"], "persons": runs[1]["n_persons"]}
 work = row["cells"] * 61 * 2 * row["e_steps"]
 row["blas_reference"] = float(subprocess.check_output([reference, str(work), str(items), "61", str(t)]).decode())
+row["row_reference"] = float(subprocess.check_output([reference, "rows", str(row["cells"]), str(items), "61",
+                                                       str(max(1, round(row["cells"] / row["persons"]))), str(row["e_steps"]), str(t)]).decode())
 em = row["e_step"] + row["m_step"]
 row["em_over_blas"] = em / row["blas_reference"]
+row["em_over_rows"] = em / row["row_reference"]
 row["se_share_of_fit"] = row["standard_errors"] / (em + row["standard_errors"])
 row["se_share_of_whole"] = row["standard_errors"] / row["whole"]
 open(rows, "a").write(json.dumps(row) + "\n")
@@ -71,11 +77,11 @@ want W2x10 && run W2x10 "$out/w2x10_2pl_$n3.csv" 1500
 python3 - "$rows" <<'EOF'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-print(f"{'workload':8} {'thr':>3} {'read':>7} {'E-step':>7} {'M-step':>7} {'SEs':>7} {'whole':>7}  {'SE/fit':>6} {'SE/whole':>8} {'EM/dgemm':>8}  speed-up read/E/M/SE/whole")
+print(f"{'workload':8} {'thr':>3} {'read':>7} {'E-step':>7} {'M-step':>7} {'SEs':>7} {'whole':>7}  {'SE/fit':>6} {'SE/whole':>8} {'EM/dgemm':>8} {'EM/rows':>7}  speed-up read/E/M/SE/whole")
 first = {}
 for r in rows:
     base = first.setdefault(r["workload"], r)
     ups = "/".join(f"{base[k] / r[k]:.2f}" for k in ("read", "e_step", "m_step", "standard_errors", "whole"))
     print(f"{r['workload']:8} {r['threads']:>3} {r['read']:7.3f} {r['e_step']:7.3f} {r['m_step']:7.3f} {r['standard_errors']:7.3f} "
-          f"{r['whole']:7.3f}  {r['se_share_of_fit']:6.1%} {r['se_share_of_whole']:8.1%} {r['em_over_blas']:8.1f}  {ups if r is not base else '-'}")
+          f"{r['whole']:7.3f}  {r['se_share_of_fit']:6.1%} {r['se_share_of_whole']:8.1%} {r['em_over_blas']:8.1f} {r['em_over_rows']:7.2f}  {ups if r is not base else '-'}")
 EOF
