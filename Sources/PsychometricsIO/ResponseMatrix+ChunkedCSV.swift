@@ -154,7 +154,10 @@ extension ResponseMatrix {
         var itemMaps: [[Int32]] = []
         /// Per chunk: each run's session.
         var runSessions: [[Int32]] = []
-        var sessionIndex: [String: Int32] = [:], sessionIDs: [String] = [], sessionLine: [Int] = []
+        /// Session ids by their UTF-8 bytes → session index (insertion order, so `sessionIDs[index]`): a byte
+        /// hash table rather than a `[String: Int32]`, whose SipHash was most of this serial join's time.
+        var sessionIndex = ByteStringIndex()
+        var sessionIDs: [String] = [], sessionLine: [Int] = []
         /// Responses per session.
         var sessionCells: [Int] = []
         var itemIndex: [String: Int32] = [:], itemIDs: [String] = []
@@ -180,10 +183,10 @@ extension ResponseMatrix {
             func intern(before row: Int) {
                 while r < chunk.runs.count && Int(chunk.runs[r].firstRow) < row {
                     let run = chunk.runs[r]
-                    let s: Int32
-                    if let known = sessionIndex[run.id] { s = known } else {
-                        s = Int32(sessionIDs.count)
-                        sessionIndex[run.id] = s
+                    var id = run.id
+                    let (index, inserted) = id.withUTF8 { sessionIndex.index(of: $0) }
+                    let s = Int32(index)
+                    if inserted {
                         sessionIDs.append(run.id)
                         sessionLine.append(chunk.firstLine + Int(chunk.rowLines[Int(run.firstRow)]))
                         sessionCells.append(0)
