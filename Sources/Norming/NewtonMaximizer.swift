@@ -6,7 +6,8 @@ import Foundation
 /// ```
 /// step:   (−H + λ·I) d = g,  λ = 0 when −H is positive definite, else increased ×10 from 1e-6·max|H_ii|
 /// search: x ← x + α d with α = 1, ½, ¼, … until f(x + α d) ≥ f(x) + 10⁻⁴ α gᵀd
-/// stop:   gᵀ(−H)⁻¹g / 2 < tolerance·(1 + |f|)   (the predicted gain: Newton's decrement), or no step gains
+/// stop:   gᵀ(−H)⁻¹g / 2 < tolerance·(1 + |f|)   (the predicted gain: Newton's decrement; the last full step is
+///         then taken), or no step gains
 /// ```
 /// Non-convergence (iteration limit, a line search that finds no gain while the decrement is large) is a
 /// result, `converged = false`, never a crash.
@@ -58,22 +59,27 @@ package struct NewtonMaximizer {
             }
             guard let d = step else { break }
             let slope = zip(g, d).reduce(0) { $0 + $1.0 * $1.1 }
-            if shift == 0 && slope / 2 < tolerance * (1 + abs(f)) { converged = true; break }
+            if shift == 0 && slope / 2 < tolerance * (1 + abs(f)) {
+                // Converged: take the last full Newton step when it does not lose (quadratic convergence makes the
+                // parameters' error about the square of this step's).
+                let trial = zip(x, d).map { $0 + $1 }
+                let (ft, gt, ht) = objective(trial)
+                if ft.isFinite && ft >= f { x = trial; f = ft; g = gt; h = ht }
+                converged = true
+                break
+            }
             var alpha = 1.0
             var accepted = false
             while alpha > 1e-12 {
                 let trial = zip(x, d).map { $0 + alpha * $1 }
                 let (ft, gt, ht) = objective(trial)
                 if ft.isFinite && ft >= f + 1e-4 * alpha * slope {
-                    let gain = ft - f
                     x = trial; f = ft; g = gt; h = ht
                     accepted = true
-                    if shift == 0 && gain < tolerance * 1e-2 * (1 + abs(f)) && alpha == 1 { converged = true }
                     break
                 }
                 alpha /= 2
             }
-            if converged { break }
             if !accepted {
                 // No step gains: at the maximum up to rounding if the decrement is tiny, else stuck.
                 converged = shift == 0 && slope / 2 < 1e-6 * (1 + abs(f))

@@ -166,7 +166,7 @@ public enum Raking {
                             options: RakingOptions = RakingOptions()) throws -> RakingResult {
         let problems = options.validationProblems()
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "raking: " + problems.joined(separator: "; ")) }
-        let n = baseWeights?.count ?? values[targets.variables[0]]?.count ?? 0
+        let n = baseWeights?.count ?? values.values.map(\.count).max() ?? 0
         var codes: [[Int]] = []
         var errors: [String] = []
         for (v, variable) in targets.variables.enumerated() {
