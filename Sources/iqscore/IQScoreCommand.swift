@@ -16,6 +16,6 @@ struct IQScoreCommand: AsyncParsableCommand {
             did not converge (the output is written, with a warning); 64 usage error.
             """,
         version: iqscoreVersion,
-        subcommands: [CalibrateCommand.self, ScoreCommand.self, AnalyzeCommand.self, ReportCommand.self, AssembleCommand.self, SimulateCommand.self, CATCommand.self, LinkCommand.self, VerifyCommand.self, ServeCommand.self]
+        subcommands: [CalibrateCommand.self, ScoreCommand.self, AnalyzeCommand.self, ReportCommand.self, AssembleCommand.self, SimulateCommand.self, CATCommand.self, LinkCommand.self, NormsCommand.self, VerifyCommand.self, ServeCommand.self]
     )
 }
