@@ -9,7 +9,7 @@ import Psychometrics
 /// age ~ U(16, 90),  u = (age − 16)/74
 /// education: P(high) = 0.35 − 0.15u, P(mid) = 0.40, P(low) = 0.25 + 0.15u
 /// θ | age, edu = m(age) + shift(edu) + σ(age)·sinh((asinh Z + ε(age))/δ),   Z ~ N(0, 1)
-/// m(age) = 0.25 − 0.5·((age − 32)/40)² − 0.35·exp(−(age − 16)/5)       (−0.10 at 16, 0.24 at 32, −0.80 at 90)
+/// m(age) = 0.25 − 0.5·((age − 32)/40)² − 0.35·exp(−(age − 16)/5)       (−0.18 at 16, 0.24 at 32, −0.80 at 90)
 /// shift = −0.35 (low), 0 (mid), +0.40 (high);  σ(age) = 0.85 + 0.25u;  ε(age) = −0.35u;  δ = 1
 /// true F_age(θ) = Σ_edu P(edu | age) · F_SHASH(θ | m(age) + shift(edu), σ(age), ε(age), δ)
 /// selection: P(in sample) ∝ s(age group) · s(edu), s = 1, 0.55, 0.35, 0.25 for 16–29, 30–49, 50–69, 70–90
