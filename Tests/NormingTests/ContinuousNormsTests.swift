@@ -101,6 +101,28 @@ struct ContinuousNormsTests {
         #expect(bad.crossings == 980, "\(bad.summary)")
     }
 
+    @Test("non-convergence and degenerate fits are results with warnings, not errors")
+    func nonConvergence() throws {
+        var rng = SeededGenerator(seed: 13)
+        let ages = (0..<200).map { _ in 20 + 40 * RandomVariate.uniform(using: &rng) }
+        let thetas = ages.map { 0.02 * ($0 - 40) + RandomVariate.normal(using: &rng) }
+        var options = ContinuousNormsOptions()
+        options.fixedDegrees = SHASHDegrees(location: 3, logScale: 2, skewness: 1, logTailWeight: 1)
+        options.maximumIterations = 1
+        let fit = try ContinuousNorms.fit(ages: ages, thetas: thetas, options: options)
+        #expect(!fit.converged)
+        #expect(fit.iterations == 1)
+        #expect(fit.warnings.contains { $0.hasPrefix("the chosen model (μ 3, log σ 2, ε 1, log δ 1) did not converge in 1 Newton iterations") }, "\(fit.warnings)")
+        // 200 persons for 11 parameters: 18.2 per parameter, below 20.
+        #expect(fit.warnings.contains("only 18.182 effective persons per parameter (200.000 for 11 parameters): the norms rest on too few persons"), "\(fit.warnings)")
+        // A constant population searched up to μ 0: nothing chosen at the top of a range of 0.
+        var constant = ContinuousNormsOptions()
+        constant.maximumDegrees = SHASHDegrees(location: 1, logScale: 0)
+        let line = try ContinuousNorms.fit(ages: ages, thetas: ages.map { 0.05 * ($0 - 40) + 0.01 * sin($0) }, options: constant)
+        #expect(line.norms.degrees.location == 1)
+        #expect(line.warnings.contains("the criterion chose the largest degree allowed for μ 1; a higher degree might fit better"), "\(line.warnings)")
+    }
+
     @Test("too little data is an error naming the numbers")
     func insufficient() {
         #expect(throws: PsychometricsError(.insufficientData, "continuous norms need at least 10 persons, got 3")) {

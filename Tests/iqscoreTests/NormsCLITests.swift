@@ -75,6 +75,19 @@ struct NormsCLITests {
         #expect(bands.allSatisfy { ($0["n"] as? Int ?? 0) >= 250 })
     }
 
+    @Test("raking that does not converge writes the norms with a warning and exits 3")
+    func notConverged() throws {
+        let ws = try CLIWorkspace()
+        try ws.write("sample.csv", Self.sample)
+        try ws.write("margins.csv", Self.margins)
+        let r = try ws.run("norms", "build", "sample.csv", "--margins", "margins.csv", "--raking-iterations", "1", "--raking-tolerance", "1e-15",
+                           "--max-degrees", "2,0,-,-", "--name", "a", "--norms-version", "1", "--out", "N.json")
+        #expect(r.status == 3, "\(r.stderr)")
+        #expect(r.stderrLines.contains { $0.hasPrefix("weighting: raking to margins.csv NOT CONVERGED after ") })
+        #expect(r.stderrLines.contains { $0.hasPrefix("warning: raking did not converge: after 1 sweeps") })
+        #expect(try ws.json("N.json")["weighting"].flatMap { ($0 as? [String: Any])?["converged"] as? Bool } == false)
+    }
+
     @Test("linear norms JSON still makes a table: IQ = 100 + 15(θ − μ)/σ")
     func linearTable() throws {
         let ws = try CLIWorkspace()
