@@ -84,7 +84,8 @@ extension ContinuousNorms {
             throw PsychometricsError(.insufficientData, "continuous norms need persons of different ages; every age is \(fixedText(ages[0]))")
         }
         var likelihood = try SHASHLikelihood(ages: ages, thetas: thetas, weights: weights,
-                                             maximumDegree: max(options.maximumDegrees.location, options.fixedDegrees?.location ?? 0, 3))
+                                             maximumDegree: [options.maximumDegrees, options.fixedDegrees].compactMap { $0 }
+                                                .map { max($0.location, $0.logScale, $0.skewness ?? 0, $0.logTailWeight ?? 0) }.max()!)
         likelihood.maximumIterations = options.maximumIterations
         var fits: [SHASHDegrees: SHASHLikelihood.Fit] = [:]
         var table: [CriterionEntry] = []

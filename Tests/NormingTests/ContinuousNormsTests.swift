@@ -115,7 +115,12 @@ struct ContinuousNormsTests {
         #expect(fit.warnings.contains { $0.hasPrefix("the chosen model (μ 3, log σ 2, ε 1, log δ 1) did not converge in 1 Newton iterations") }, "\(fit.warnings)")
         // 200 persons for 11 parameters: 18.2 per parameter, below 20.
         #expect(fit.warnings.contains("only 18.182 effective persons per parameter (200.000 for 11 parameters): the norms rest on too few persons"), "\(fit.warnings)")
-        // A constant population searched up to μ 0: nothing chosen at the top of a range of 0.
+        // Degrees of log σ above those of μ (the basis must reach the largest of all four).
+        var wide = ContinuousNormsOptions()
+        wide.fixedDegrees = SHASHDegrees(location: 0, logScale: 4, skewness: 3, logTailWeight: 2)
+        wide.maximumIterations = 3
+        #expect(try ContinuousNorms.fit(ages: ages, thetas: thetas, options: wide).norms.degrees == wide.fixedDegrees)
+        // The search chooses μ 1 for a straight line when 1 is its largest degree, and says so.
         var constant = ContinuousNormsOptions()
         constant.maximumDegrees = SHASHDegrees(location: 1, logScale: 0)
         let line = try ContinuousNorms.fit(ages: ages, thetas: ages.map { 0.05 * ($0 - 40) + 0.01 * sin($0) }, options: constant)
