@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "Psychometrics", targets: ["Psychometrics"]),
         .library(name: "Assembly", targets: ["Assembly"]),
+        .library(name: "Norming", targets: ["Norming"]),
         .library(name: "PsychometricsIO", targets: ["PsychometricsIO"]),
         .library(name: "IQScoreServer", targets: ["IQScoreServer"]),
         .executable(name: "iqscore", targets: ["iqscore"]),
@@ -39,11 +40,18 @@ let package = Package(
             dependencies: ["Psychometrics"]
         ),
 
-        // Files in and out: the CSV grammar and readers, banks/responses/configurations from files, batch
+        // Norm-referenced IQ: raking a norm sample to population margins, the sinh–arcsinh distribution,
+        // continuous (age-polynomial) and age-banded norms, the area transformation, the NORMS.json document.
+        .target(
+            name: "Norming",
+            dependencies: ["Psychometrics"]
+        ),
+
+        // Files in and out: the CSV grammar and readers, banks/responses/configurations/norms from files, batch
         // scoring of session files, atomic output sets and their manifests.
         .target(
             name: "PsychometricsIO",
-            dependencies: ["Psychometrics", "Assembly"]
+            dependencies: ["Psychometrics", "Assembly", "Norming"]
         ),
 
         // HTTP/JSON serving of the libraries (`iqscore serve`): routes a team can mount in its own Hummingbird
@@ -81,6 +89,7 @@ let package = Package(
             dependencies: [
                 "Psychometrics",
                 "Assembly",
+                "Norming",
                 "PsychometricsIO",
                 "IQScoreServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -109,6 +118,11 @@ let package = Package(
             dependencies: ["Psychometrics", "Assembly"],
             path: "Benchmarks/CATLatency"
         ),
+        .executableTarget(
+            name: "norms-recovery",
+            dependencies: ["Psychometrics", "Norming"],
+            path: "Benchmarks/NormsRecovery"
+        ),
 
         // MARK: tests
         .testTarget(
@@ -123,6 +137,15 @@ let package = Package(
             name: "AssemblyTests",
             dependencies: [
                 "Assembly",
+                "PsychometricsIO",
+                .product(name: "Numerics", package: "swift-numerics"),
+            ]
+        ),
+        .testTarget(
+            name: "NormingTests",
+            dependencies: [
+                "Norming",
+                "Psychometrics",
                 "PsychometricsIO",
                 .product(name: "Numerics", package: "swift-numerics"),
             ]

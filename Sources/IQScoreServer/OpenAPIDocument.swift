@@ -435,7 +435,8 @@ public enum OpenAPIDocument {
                 "perfect_score",
                 "zero_score",
                 "few_items",
-                "theta_at_bound"
+                "theta_at_bound",
+                "age_outside_norms"
               ]
             }
           },
@@ -585,7 +586,8 @@ public enum OpenAPIDocument {
                 "perfect_score",
                 "zero_score",
                 "few_items",
-                "theta_at_bound"
+                "theta_at_bound",
+                "age_outside_norms"
               ]
             }
           },

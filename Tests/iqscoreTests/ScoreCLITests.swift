@@ -31,7 +31,7 @@ extension CLIWorkspace {
 /// The text `ScoreCommand.summary` writes to stderr, rebuilt from the counts (the first line holds timings and
 /// is checked with a regex).
 enum ScoreSummary {
-    static let flagOrder = ["clamped_low", "clamped_high", "low_precision", "perfect_score", "zero_score", "few_items", "theta_at_bound"]
+    static let flagOrder = ["clamped_low", "clamped_high", "low_precision", "perfect_score", "zero_score", "few_items", "theta_at_bound", "age_outside_norms"]
 
     static func count(_ n: Int) -> String {
         var out = ""

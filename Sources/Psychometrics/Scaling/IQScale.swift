@@ -65,6 +65,9 @@ public enum ScoreFlag: String, Sendable, Hashable, Codable, CaseIterable, Compar
     case fewItems = "few_items"
     /// θ sits at the estimation bound (e.g. ML for a perfect score).
     case thetaAtBound = "theta_at_bound"
+    /// The age lies more than the norms' extrapolation margin outside the ages they cover; the score uses the
+    /// nearest covered age (age-specific norms only).
+    case ageOutsideNorms = "age_outside_norms"
 
     /// Position in `allCases` (report order).
     public var order: Int {
@@ -76,6 +79,7 @@ public enum ScoreFlag: String, Sendable, Hashable, Codable, CaseIterable, Compar
         case .zeroScore: 4
         case .fewItems: 5
         case .thetaAtBound: 6
+        case .ageOutsideNorms: 7
         }
     }
 
@@ -91,6 +95,14 @@ public struct IQScore: Sendable, Hashable, Codable {
     /// Percentile in the norm population, 0.0–100.0, one decimal.
     public var percentile: Double
     public var flags: [ScoreFlag]
+
+    public init(iq: Int, low: Int, high: Int, percentile: Double, flags: [ScoreFlag]) {
+        self.iq = iq
+        self.low = low
+        self.high = high
+        self.percentile = percentile
+        self.flags = flags
+    }
 }
 
 /// Maps ability estimates to IQ scores.
