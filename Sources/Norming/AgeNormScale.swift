@@ -21,7 +21,7 @@ public enum IQTransformation: String, Sendable, Hashable, Codable, CaseIterable 
 /// ```
 /// Under linear norms both transformations are IQ = 100 + 15(θ − μ)/σ and the scale gives exactly what
 /// `IQScale` gives. Rounding (half away from zero), clamping to [minimumIQ, maximumIQ] with `clamped_low` /
-/// `clamped_high`, and the other flags follow `IQScale`. An age more than the norms' extrapolation margin outside
+/// `clamped_high`, and the other flags are `IQScale.report`'s, the one implementation both scales call. An age more than the norms' extrapolation margin outside
 /// the covered range is scored at the nearest covered age and flagged `age_outside_norms`. The clamp of F keeps
 /// Φ⁻¹ finite: the raw IQ lies within 100 ± 105.5.
 public struct AgeNormScale: Sendable, Hashable {
@@ -67,10 +67,7 @@ public struct AgeNormScale: Sendable, Hashable {
     /// - Throws: `PsychometricsError` when θ or its SE is not finite or SE ≤ 0 (`.unscorable`), when the norms are
     ///   age-specific and no age is given, or the age is not finite in [0, 130] (`.invalidOptions`).
     public func score(_ estimate: AbilityEstimate, age: Double?) throws -> IQScore {
-        let theta = estimate.theta, se = estimate.standardError
-        guard theta.isFinite else { throw PsychometricsError(.unscorable, "θ is \(theta); cannot report an IQ") }
-        guard se.isFinite, se > 0 else { throw PsychometricsError(.unscorable, "the standard error of θ is \(se); it must be positive and finite") }
-        var flags: [ScoreFlag] = []
+        var outside = false
         if norms.isAgeSpecific {
             guard let age else {
                 let range = norms.coveredAges.map { " (ages \(fixedText($0.lowerBound))–\(fixedText($0.upperBound)))" } ?? ""
@@ -79,22 +76,9 @@ public struct AgeNormScale: Sendable, Hashable {
             guard Self.allowedAges.contains(age) else {
                 throw PsychometricsError(.invalidOptions, "age \(age) is not a finite age in [0, 130] years")
             }
-            if norms.isOutside(age: age) { flags.append(.ageOutsideNorms) }
+            outside = norms.isOutside(age: age)
         }
-        func rounded(_ x: Double) -> Int { Int(min(max(x.rounded(.toNearestOrAwayFromZero), -1e6), 1e6)) }
-        let z = settings.criticalValue
-        let lowest = settings.minimumIQ, highest = settings.maximumIQ
-        var iq = rounded(rawIQ(theta: theta, age: age))
-        if iq < lowest { iq = lowest; flags.append(.clampedLow) }
-        if iq > highest { iq = highest; flags.append(.clampedHigh) }
-        let low = min(max(rounded(rawIQ(theta: theta - z * se, age: age)), lowest), highest)
-        let high = min(max(rounded(rawIQ(theta: theta + z * se, age: age)), lowest), highest)
-        if se > settings.lowPrecisionSE { flags.append(.lowPrecision) }
-        if estimate.isPerfect { flags.append(.perfectScore) }
-        if estimate.isZero { flags.append(.zeroScore) }
-        if estimate.itemCount < settings.minimumItems { flags.append(.fewItems) }
-        if estimate.atBound { flags.append(.thetaAtBound) }
-        let percentile = (1000 * norms.cdf(theta: theta, age: age ?? .nan)).rounded(.toNearestOrAwayFromZero) / 10
-        return IQScore(iq: iq, low: low, high: high, percentile: percentile, flags: flags.sorted())
+        return try settings.report(estimate, rawIQ: { rawIQ(theta: $0, age: age) }, cdf: { norms.cdf(theta: $0, age: age ?? .nan) },
+                                   ageOutside: outside)
     }
 }

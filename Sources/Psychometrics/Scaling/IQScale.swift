@@ -170,6 +170,17 @@ public struct IQScale: Sendable, Hashable, Codable {
     /// Reports an ability estimate on the IQ scale.
     /// - Throws: `PsychometricsError` when θ or its SE is not finite, or SE ≤ 0 — never a plausible number.
     public func score(_ estimate: AbilityEstimate) throws -> IQScore {
+        try report(estimate, rawIQ: rawIQ(theta:), cdf: { StandardNormal.cdf(($0 - norms.mean) / norms.sd) })
+    }
+
+    /// The one mapping from an estimate to what a person is shown, for any norm: `rawIQ` is the unrounded IQ of
+    /// a θ and `cdf` the norm population's F(θ) (this scale's linear norms, or age-specific ones from the Norming
+    /// module at the person's age). The IQ and the interval ends are rounded half away from zero and clamped to
+    /// [minimumIQ, maximumIQ]; the percentile is 100·F(θ) to one decimal; flags in report order, `ageOutside`
+    /// adding `age_outside_norms`.
+    /// - Throws: `PsychometricsError` when θ or its SE is not finite, or SE ≤ 0.
+    package func report(_ estimate: AbilityEstimate, rawIQ: (Double) -> Double, cdf: (Double) -> Double,
+                        ageOutside: Bool = false) throws -> IQScore {
         let theta = estimate.theta, se = estimate.standardError
         guard theta.isFinite else { throw PsychometricsError(.unscorable, "θ is \(theta); cannot report an IQ") }
         guard se.isFinite, se > 0 else { throw PsychometricsError(.unscorable, "the standard error of θ is \(se); it must be positive and finite") }
@@ -179,17 +190,18 @@ public struct IQScale: Sendable, Hashable, Codable {
             let r = x.rounded(.toNearestOrAwayFromZero)
             return Int(min(max(r, -1e6), 1e6))
         }
-        var iq = rounded(rawIQ(theta: theta))
+        var iq = rounded(rawIQ(theta))
         if iq < minimumIQ { iq = minimumIQ; flags.append(.clampedLow) }
         if iq > maximumIQ { iq = maximumIQ; flags.append(.clampedHigh) }
-        let low = min(max(rounded(rawIQ(theta: theta - z * se)), minimumIQ), maximumIQ)
-        let high = min(max(rounded(rawIQ(theta: theta + z * se)), minimumIQ), maximumIQ)
+        let low = min(max(rounded(rawIQ(theta - z * se)), minimumIQ), maximumIQ)
+        let high = min(max(rounded(rawIQ(theta + z * se)), minimumIQ), maximumIQ)
         if se > lowPrecisionSE { flags.append(.lowPrecision) }
         if estimate.isPerfect { flags.append(.perfectScore) }
         if estimate.isZero { flags.append(.zeroScore) }
         if estimate.itemCount < minimumItems { flags.append(.fewItems) }
         if estimate.atBound { flags.append(.thetaAtBound) }
-        let percentile = (1000 * StandardNormal.cdf((theta - norms.mean) / norms.sd)).rounded(.toNearestOrAwayFromZero) / 10
+        if ageOutside { flags.append(.ageOutsideNorms) }
+        let percentile = (1000 * cdf(theta)).rounded(.toNearestOrAwayFromZero) / 10
         // Flags were appended in report order.
         return IQScore(iq: iq, low: low, high: high, percentile: percentile, flags: flags)
     }
