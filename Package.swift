@@ -61,6 +61,7 @@ let package = Package(
             dependencies: [
                 "Psychometrics",
                 "Assembly",
+                "Norming",
                 "PsychometricsIO",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

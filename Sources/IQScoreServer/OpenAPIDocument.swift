@@ -357,6 +357,15 @@ public enum OpenAPIDocument {
               null
             ],
             "description": "Estimator (default: the server's --method)."
+          },
+          "age": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": 0,
+            "maximum": 130,
+            "description": "The person's age in years. Required when the server's norms are age-specific (a NORMS.json from `iqscore norms build`; `GET /v1/bank` names them): the IQ, interval and percentile are then those of the person's age group, and an age outside the ages the norms cover is scored at the nearest covered age and flagged `age_outside_norms`. With linear norms it is checked and echoed."
           }
         },
         "required": [
@@ -443,6 +452,12 @@ public enum OpenAPIDocument {
           "norms": {
             "type": "string",
             "description": "name@version of the norms of the IQ scale."
+          },
+          "age": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 130,
+            "description": "The age the score was normed at, as sent (at most two decimals); present when the request gave one."
           },
           "n_unscored": {
             "type": "integer",
@@ -594,6 +609,12 @@ public enum OpenAPIDocument {
           "norms": {
             "type": "string",
             "description": "name@version of the norms of the IQ scale."
+          },
+          "age": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 130,
+            "description": "The age the score was normed at, as sent (at most two decimals); present when the request gave one."
           },
           "n_unscored": {
             "type": "integer",

@@ -1,6 +1,7 @@
 import Assembly
 import Foundation
 import NIOCore
+import Norming
 import Psychometrics
 
 /// Reads request bodies into the request types, with every problem located by a JSON Pointer.
@@ -49,7 +50,8 @@ enum RequestDecoding {
         return ScoreRequest(sessionID: try optionalString(members["session_id"], at: path + "/session_id"),
                             itemIDs: try strings(required(members, "item_ids", at: path), at: path + "/item_ids"),
                             responses: try responses(required(members, "responses", at: path), document, at: path + "/responses"),
-                            method: try optionalString(members["method"], at: path + "/method"))
+                            method: try optionalString(members["method"], at: path + "/method"),
+                            age: try optionalAge(members["age"], document, at: path + "/age"))
     }
 
     /// The sessions of a batch, each read on its own so that one with a problem is rejected alone (with its
@@ -175,6 +177,17 @@ enum RequestDecoding {
     /// An array of strings, or null for none.
     static func optionalStrings(_ value: RequestJSON.Value, at path: String) throws(Problem) -> [String] {
         isNull(value) ? [] : try strings(value, at: path)
+    }
+
+    /// An age in years: a JSON number in `AgeNormScale.allowedAges` (0–130), or null / absent for none.
+    static func optionalAge(_ value: RequestJSON.Value?, _ document: Document, at path: String) throws(Problem) -> Double? {
+        guard let value, !isNull(value) else { return nil }
+        guard case .number = value.kind else { throw Problem(.invalidRequest, "age must be a number of years; found \(value.kindName)", field: path) }
+        let text = document.text(value)
+        guard let age = Double(text), AgeNormScale.allowedAges.contains(age) else {
+            throw Problem(.invalidRequest, "age must be a number of years in 0–130; got \(TextFidelity.quoted(text))", field: path)
+        }
+        return age
     }
 
     /// One response: the number written `0` or `1`.

@@ -13,8 +13,11 @@ struct ScoreRequest: Sendable {
     /// `invalid-response` naming `/responses/k`), so a client's type confusion is caught, not guessed at.
     var responses: [Int]
     var method: String?
+    /// The person's age in years, 0–130 (needed when the served norms are age-specific; otherwise checked and
+    /// echoed).
+    var age: Double?
 
-    static let keys = ["session_id", "item_ids", "responses", "method"]
+    static let keys = ["session_id", "item_ids", "responses", "method", "age"]
 }
 
 /// `POST /v1/cat/next`.

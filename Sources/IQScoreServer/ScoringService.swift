@@ -1,5 +1,6 @@
 import Assembly
 import Foundation
+import Norming
 import Hummingbird
 import Logging
 import NIOCore
@@ -210,6 +211,10 @@ public final class ScoringService: Sendable {
             throw Problem(.lengthMismatch, "\(n) item ids but \(responses.count) responses", field: prefix + "/responses")
         }
         guard n > 0 else { throw Problem(.noResponses, "the session has no responses", field: prefix + "/item_ids") }
+        if let ageNorms = state.ageNorms, request.age == nil, let ages = ageNorms.norms.coveredAges {
+            throw Problem(.invalidRequest, "\"age\" is required: the norms \(ageNorms.norms.label) are age-specific (ages \(ScoreJSONWriter.ageText(ages.lowerBound))–\(ScoreJSONWriter.ageText(ages.upperBound)))",
+                          field: prefix + "/age")
+        }
         var indices = [Int](repeating: 0, count: n)
         var values = [UInt8](repeating: 0, count: n)
         var seen = n > 64 ? Set<Int>(minimumCapacity: n) : []
@@ -231,7 +236,7 @@ public final class ScoringService: Sendable {
         do {
             return try indices.withUnsafeBufferPointer { items in
                 try values.withUnsafeBufferPointer { responses in
-                    try writer.members(sessionID: request.sessionID, items: items, responses: responses)
+                    try writer.members(sessionID: request.sessionID, items: items, responses: responses, age: request.age)
                 }
             }
         } catch let error as PsychometricsError {

@@ -1,4 +1,5 @@
 import Assembly
+import Norming
 import Psychometrics
 
 /// The files a server loads and the scoring settings it applies: read at start-up and again at every reload
@@ -14,8 +15,13 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// Sympson–Hetter exposure parameters `item_id,k` (`ExposureParameters.load(csv:bank:)`, as
     /// `iqscore cat simulate --exposure-out` writes them), applied to every adaptive step.
     public var exposurePath: String?
-    /// Norms JSON of the IQ scale (`Norms.load(json:)`); default the calibration population.
+    /// Norms of the IQ scale (`AgeNorms.load(json:)`): linear `{"name","version","mean","sd"}` norms, or a
+    /// NORMS.json document from `iqscore norms build`, age-specific, with which `POST /v1/score` needs `"age"`.
+    /// Default the calibration population.
     public var normsPath: String?
+    /// How θ becomes an IQ under age-specific norms: the area transformation 100 + 15·Φ⁻¹(F_age(θ)) (default)
+    /// or linear z at the person's age. Linear norms give the same IQ either way.
+    public var iqTransformation: IQTransformation
     /// The default estimator; a request may name another (`"method"`).
     public var ability: AbilityOptions
     /// Confidence level of the IQ interval, flag thresholds (as `iqscore score`'s options).
@@ -29,7 +35,7 @@ public struct ServerConfiguration: Sendable, Hashable {
 
     public init(bankPath: String, catConfigurationPath: String? = nil, blueprintPath: String? = nil, exposurePath: String? = nil,
                 normsPath: String? = nil, ability: AbilityOptions = AbilityOptions(), confidenceLevel: Double = 0.95,
-                lowPrecisionSE: Double = 0.5, minimumItems: Int = 10) {
+                lowPrecisionSE: Double = 0.5, minimumItems: Int = 10, iqTransformation: IQTransformation = .area) {
         self.bankPath = bankPath
         self.catConfigurationPath = catConfigurationPath
         self.blueprintPath = blueprintPath
@@ -39,5 +45,6 @@ public struct ServerConfiguration: Sendable, Hashable {
         self.confidenceLevel = confidenceLevel
         self.lowPrecisionSE = lowPrecisionSE
         self.minimumItems = minimumItems
+        self.iqTransformation = iqTransformation
     }
 }

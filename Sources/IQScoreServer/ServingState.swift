@@ -1,5 +1,6 @@
 import Assembly
 import Foundation
+import Norming
 import NIOCore
 import Psychometrics
 import PsychometricsIO
@@ -39,6 +40,8 @@ public final class ServingState: Sendable {
     /// The default blueprint and its assembler (`--blueprint`), checked at load.
     public let defaultBlueprint: Blueprint?
     let defaultAssembler: FormAssembler?
+    /// Age-specific norms (a NORMS.json document); nil for linear norms, which need no age.
+    public let ageNorms: AgeNormScale?
     /// The body of `GET /v1/bank`, built once.
     let bankDescription: ByteBuffer
 
@@ -65,14 +68,16 @@ public final class ServingState: Sendable {
         let models = Set(bank.items.map(\.model.rawValue))
         model = models.count == 1 ? models.first! : "mixed"
 
-        let norms = try configuration.normsPath.map { try Norms.load(json: $0) } ?? .calibrationPopulation
-        let scale = try IQScale(norms: norms, confidenceLevel: configuration.confidenceLevel,
+        let norms = try configuration.normsPath.map { try AgeNorms.load(json: $0) } ?? .linear(.calibrationPopulation)
+        let linear: Norms = if case .linear(let n) = norms.model { n } else { .calibrationPopulation }
+        let scale = try IQScale(norms: linear, confidenceLevel: configuration.confidenceLevel,
                                 lowPrecisionSE: configuration.lowPrecisionSE, minimumItems: configuration.minimumItems)
+        ageNorms = norms.isAgeSpecific ? AgeNormScale(norms: norms, transformation: configuration.iqTransformation, settings: scale) : nil
         var writers: [AbilityMethod: ScoreJSONWriter] = [:]
         for method in AbilityMethod.allCases {
             var ability = configuration.ability
             ability.method = method
-            writers[method] = ScoreJSONWriter(scorer: try SessionScorer(bank: bank, ability: ability, scale: scale))
+            writers[method] = ScoreJSONWriter(scorer: try SessionScorer(bank: bank, ability: ability, scale: scale), ageNorms: ageNorms)
         }
         self.writers = writers
         defaultWriter = writers[configuration.ability.method]!

@@ -1,4 +1,5 @@
 import Foundation
+import Norming
 import Psychometrics
 
 extension ScoreText {
@@ -10,7 +11,7 @@ extension ScoreText {
     /// A nil session id is written as `null`. `domainCounts` holds answered and correct per domain, interleaved.
     static func appendScoreMembers(sessionID: String?, _ e: AbilityEstimate, _ s: IQScore, unscored: Int,
                                    _ domainCounts: UnsafePointer<Int>, scorer: SessionScorer, method: String, norms: String,
-                                   to out: inout ByteBuffer) {
+                                   age: Double? = nil, to out: inout ByteBuffer) {
         out.append("\"session_id\":")
         if let sessionID { appendJSONString(sessionID, to: &out) } else { out.append("null") }
         out.append(",\"n_items\":"); appendInt(e.itemCount, to: &out)
@@ -28,6 +29,7 @@ extension ScoreText {
             appendJSONString(flag.rawValue, to: &out)
         }
         out.append("],\"norms\":"); appendJSONString(norms, to: &out)
+        if let age { out.append(",\"age\":"); appendAge(age, to: &out) }
         if scorer.hasUnscoredItems { out.append(",\"n_unscored\":"); appendInt(unscored, to: &out) }
         if !scorer.domains.isEmpty {
             out.append(",\"domains\":{")
@@ -47,30 +49,46 @@ extension ScoreText {
 /// same scorer call and the same text), for a server: built once per bank, shared by every request.
 package struct ScoreJSONWriter: Sendable {
     package let scorer: SessionScorer
+    /// Age-specific norms: the IQ, interval, percentile and flags come from them at the person's age (the
+    /// scorer's own linear scale gives θ's settings only). Nil: the scorer's linear norms.
+    package let ageNorms: AgeNormScale?
     /// The `method` and `norms` fields, the same for every score.
     package let method: String
     package let norms: String
 
-    package init(scorer: SessionScorer) {
+    package init(scorer: SessionScorer, ageNorms: AgeNormScale? = nil) {
         self.scorer = scorer
+        self.ageNorms = ageNorms
         method = scorer.estimator.options.method.rawValue
-        norms = scorer.scale.norms.name + "@" + scorer.scale.norms.version
+        norms = ageNorms?.norms.label ?? scorer.scale.norms.name + "@" + scorer.scale.norms.version
     }
 
     /// Scores validated bank indices (distinct, in range; `SessionScorer.score(_:_:domainCounts:)`, the batch
     /// path) and returns the score's JSON members without braces (`ScoreText.appendScoreMembers`).
-    /// - Throws: `PsychometricsError` when there are no responses, only unscored items, or the estimate cannot
-    ///   be reported.
-    package func members(sessionID: String?, items: UnsafeBufferPointer<Int>, responses: UnsafeBufferPointer<UInt8>) throws -> [UInt8] {
+    /// `age` (years, already checked against `AgeNormScale.allowedAges`) is written as the `age` member when
+    /// given, and is required by age-specific norms.
+    /// - Throws: `PsychometricsError` when there are no responses, only unscored items, the estimate cannot
+    ///   be reported, or the norms are age-specific and no age is given (`.invalidOptions`).
+    package func members(sessionID: String?, items: UnsafeBufferPointer<Int>, responses: UnsafeBufferPointer<UInt8>,
+                         age: Double? = nil) throws -> [UInt8] {
         try withUnsafeTemporaryAllocation(of: Int.self, capacity: max(2 * scorer.domains.count, 1)) { counts in
             let counts = counts.baseAddress!
-            let (estimate, score, unscored) = try scorer.score(items, responses, domainCounts: counts)
+            var (estimate, score, unscored) = try scorer.score(items, responses, domainCounts: counts)
+            if let ageNorms { score = try ageNorms.score(estimate, age: age) }
             var out = ByteBuffer(capacity: 320 + 48 * scorer.domains.count)
             defer { out.deallocate() }
             ScoreText.appendScoreMembers(sessionID: sessionID, estimate, score, unscored: unscored, UnsafePointer(counts),
-                                         scorer: scorer, method: method, norms: norms, to: &out)
+                                         scorer: scorer, method: method, norms: norms, age: age, to: &out)
             return out.array
         }
+    }
+
+    /// An age as the `age` member writes it: at most two decimals, no trailing zeros (`ScoreText.appendAge`).
+    package static func ageText(_ age: Double) -> String {
+        var out = ByteBuffer(capacity: 16)
+        defer { out.deallocate() }
+        ScoreText.appendAge(age, to: &out)
+        return String(decoding: out.bytes, as: UTF8.self)
     }
 
     /// `x` with `decimals` digits after the point, rounded half away from zero, as the score columns write θ and

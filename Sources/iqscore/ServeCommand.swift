@@ -3,6 +3,7 @@ import Assembly
 import Foundation
 import IQScoreServer
 import Logging
+import Norming
 import Psychometrics
 import PsychometricsIO
 
@@ -43,8 +44,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Sympson–Hetter exposure parameters CSV item_id,k for adaptive steps (as cat simulate --exposure-out writes).")
     var exposure: String?
 
-    @Option(help: "Norms JSON {\"name\", \"version\", \"mean\", \"sd\"} for the IQ scale (default: calibration population N(0, 1)).")
+    @Option(help: "Norms for the IQ scale: linear JSON {\"name\", \"version\", \"mean\", \"sd\"}, or NORMS.json from `iqscore norms build` (age-specific: POST /v1/score then needs \"age\") (default: calibration population N(0, 1)).")
     var norms: String?
+
+    @Option(name: .customLong("iq-transform"), help: "IQ under age-specific norms: area (100 + 15·Φ⁻¹(F_age(θ))) or linear (z at the person's age).")
+    var iqTransform: IQTransformation = .area
 
     @Option(help: "Address to listen on (0.0.0.0 for every interface).")
     var host = "127.0.0.1"
@@ -115,7 +119,7 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = level
         let configuration = ServerConfiguration(bankPath: bank, catConfigurationPath: catConfig, blueprintPath: blueprint,
                                                 exposurePath: exposure, normsPath: norms, ability: ability, confidenceLevel: scoring.confidence,
-                                                lowPrecisionSE: scoring.lowPrecisionSE, minimumItems: scoring.minItems)
+                                                lowPrecisionSE: scoring.lowPrecisionSE, minimumItems: scoring.minItems, iqTransformation: iqTransform)
         let service: ScoringService
         do {
             service = try ScoringService(configuration: configuration, limits: limits, logger: logger)
