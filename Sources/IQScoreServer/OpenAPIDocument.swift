@@ -777,6 +777,15 @@ public enum OpenAPIDocument {
               "type": "string"
             },
             "description": "Items this person has seen elsewhere (unknown ids are ignored)."
+          },
+          "age": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": 0,
+            "maximum": 130,
+            "description": "The person's age in years, for the finished test's score. Required on every step when the server's norms are age-specific (422 at `/age` otherwise); with linear norms optional, checked and echoed in the score."
           }
         },
         "required": [

@@ -85,7 +85,8 @@ enum RequestDecoding {
             administered.append(AdministeredItem(itemID: itemID, response: response))
         }
         return CATNextRequest(sessionID: sessionID, administered: administered,
-                              exclude: try members["exclude"].map { value throws(Problem) in try optionalStrings(value, at: "/exclude") } ?? [])
+                              exclude: try members["exclude"].map { value throws(Problem) in try optionalStrings(value, at: "/exclude") } ?? [],
+                              age: try optionalAge(members["age"], document, at: "/age"))
     }
 
     static func formsRequest(_ document: Document) throws(Problem) -> FormsRequest {

@@ -25,8 +25,11 @@ struct CATNextRequest: Sendable {
     var sessionID: String
     var administered: [AdministeredItem]
     var exclude: [String]
+    /// The person's age in years, for the finished test's score (required when the served norms are
+    /// age-specific).
+    var age: Double?
 
-    static let keys = ["session_id", "administered", "exclude"]
+    static let keys = ["session_id", "administered", "exclude", "age"]
     static let administeredKeys = ["item_id", "response"]
 }
 

@@ -211,10 +211,7 @@ public final class ScoringService: Sendable {
             throw Problem(.lengthMismatch, "\(n) item ids but \(responses.count) responses", field: prefix + "/responses")
         }
         guard n > 0 else { throw Problem(.noResponses, "the session has no responses", field: prefix + "/item_ids") }
-        if let ageNorms = state.ageNorms, request.age == nil, let ages = ageNorms.norms.coveredAges {
-            throw Problem(.invalidRequest, "\"age\" is required: the norms \(ageNorms.norms.label) are age-specific (ages \(ScoreJSONWriter.ageText(ages.lowerBound))–\(ScoreJSONWriter.ageText(ages.upperBound)))",
-                          field: prefix + "/age")
-        }
+        try requireAge(request.age, state, field: prefix + "/age")
         var indices = [Int](repeating: 0, count: n)
         var values = [UInt8](repeating: 0, count: n)
         var seen = n > 64 ? Set<Int>(minimumCapacity: n) : []
@@ -244,10 +241,18 @@ public final class ScoringService: Sendable {
         }
     }
 
+    /// Age-specific norms score nobody without an age: a 422 at `field` when `age` is nil.
+    func requireAge(_ age: Double?, _ state: ServingState, field: String) throws {
+        guard age == nil, let ageNorms = state.ageNorms, let ages = ageNorms.norms.coveredAges else { return }
+        throw Problem(.invalidRequest, "\"age\" is required: the norms \(ageNorms.norms.label) are age-specific (ages \(ScoreJSONWriter.ageText(ages.lowerBound))–\(ScoreJSONWriter.ageText(ages.upperBound)))",
+                      field: field)
+    }
+
     // MARK: POST /v1/cat/next
 
     func catNext(_ state: ServingState, _ body: ByteBuffer) throws -> Response {
         let request = try RequestDecoding.catNextRequest(RequestDecoding.document(body, limits: limits))
+        try requireAge(request.age, state, field: "/age")
         guard let pool = state.pool else { throw Problem(.unavailable, state.assemblyUnavailableReason ?? "adaptive testing is not configured") }
         // A history longer than the test's own maximum cannot come from following this server's steps; refusing it
         // bounds a step's replay to the configured length.
@@ -280,7 +285,8 @@ public final class ScoringService: Sendable {
             json.key("score")
             // The finished test scored as POST /v1/score scores it; null when nothing scorable was administered
             // (the pool was exhausted before the first item, or only unscored items were given).
-            let scoreRequest = ScoreRequest(sessionID: request.sessionID, itemIDs: history.map(\.itemID), responses: history.map(\.response), method: nil)
+            let scoreRequest = ScoreRequest(sessionID: request.sessionID, itemIDs: history.map(\.itemID), responses: history.map(\.response), method: nil,
+                                            age: request.age)
             if !history.isEmpty, let members = try? scoreMembers(scoreRequest, state, at: "") {
                 json.beginObject()
                 json.members(members)

@@ -130,3 +130,34 @@ struct AgeNormsScoringTests {
         }
     }
 }
+
+extension AgeNormsScoringTests {
+    @Test("POST /v1/cat/next under age-specific norms: 422 at /age without one; the finished test's score carries it")
+    func adaptiveTestWithAge() async throws {
+        let dir = try Self.directoryWithNorms()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let configuration = ServerConfiguration(bankPath: dir.appendingPathComponent("bank.csv").path,
+                                                catConfigurationPath: dir.appendingPathComponent("cat.json").path,
+                                                normsPath: dir.appendingPathComponent("NORMS.json").path)
+        let service = try ScoringService(configuration: configuration, limits: ServerLimits(), logger: Fixtures.quietLogger)
+        try await Fixtures.application(service).test(.router) { client in
+            let (status, problem, _) = try await client.post("/v1/cat/next", #"{"session_id": "c", "administered": []}"#)
+            #expect(status == .unprocessableContent && problem["field"]?.string == "/age")
+            // Answer items alternately wrong and right until the test stops; the stop carries a score at age 44.
+            var administered: [String] = []
+            for _ in 0..<200 {
+                let body = #"{"session_id": "c", "age": 44, "administered": [\#(administered.joined(separator: ","))]}"#
+                let (status, step, _) = try await client.post("/v1/cat/next", body)
+                #expect(status == .ok, "\(step)")
+                if step["action"]?.string == "stop" {
+                    #expect(step["score"]?["age"]?.numberText == "44")
+                    #expect(step["score"]?["norms"]?.string == "adults@1")
+                    return
+                }
+                let item = try #require(step["item_id"]?.string)
+                administered.append(#"{"item_id": "\#(item)", "response": \#(administered.count % 2)}"#)
+            }
+            Issue.record("the adaptive test did not stop within 200 steps")
+        }
+    }
+}
