@@ -4,13 +4,13 @@ import Psychometrics
 extension ScoreText {
     /// One score as the members of a JSON object, without the braces: `"session_id":…,"n_items":…,"n_correct":…,
     /// "theta":…,"se":…,"iq":…,"iq_low":…,"iq_high":…,"percentile":…,"method":…,"flags":[…],"norms":…`, then
-    /// `"n_unscored"` when the bank marks items unscored and `"domains":{name:{"correct","answered"}}` when it has
+    /// `"age"` when one is given (at most 2 decimals, `appendAge`), `"n_unscored"` when the bank marks items unscored and `"domains":{name:{"correct","answered"}}` when it has
     /// domains. θ and SE have 4 decimals and the percentile 1, rounded half away from zero (`appendFixed`), the
     /// same text as the CSV columns. `score --format jsonl` writes these members, and so does `iqscore serve`.
     /// A nil session id is written as `null`. `domainCounts` holds answered and correct per domain, interleaved.
     static func appendScoreMembers(sessionID: String?, _ e: AbilityEstimate, _ s: IQScore, unscored: Int,
                                    _ domainCounts: UnsafePointer<Int>, scorer: SessionScorer, method: String, norms: String,
-                                   to out: inout ByteBuffer) {
+                                   age: Double? = nil, to out: inout ByteBuffer) {
         out.append("\"session_id\":")
         if let sessionID { appendJSONString(sessionID, to: &out) } else { out.append("null") }
         out.append(",\"n_items\":"); appendInt(e.itemCount, to: &out)
@@ -28,6 +28,7 @@ extension ScoreText {
             appendJSONString(flag.rawValue, to: &out)
         }
         out.append("],\"norms\":"); appendJSONString(norms, to: &out)
+        if let age { out.append(",\"age\":"); appendAge(age, to: &out) }
         if scorer.hasUnscoredItems { out.append(",\"n_unscored\":"); appendInt(unscored, to: &out) }
         if !scorer.domains.isEmpty {
             out.append(",\"domains\":{")
