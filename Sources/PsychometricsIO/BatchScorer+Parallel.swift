@@ -14,6 +14,8 @@ extension BatchScorer {
     /// Column positions of a long file.
     struct LongColumns {
         let session: Int, item: Int, response: Int
+        /// The age column (−1: ages are not read).
+        let age: Int
         /// Fields every row has (as the header).
         let headerCount: Int
         let sessionName: String, responseName: String
@@ -31,7 +33,12 @@ extension BatchScorer {
         var responses: [UInt8] = []
         /// Line of each response (to name the first line of an item answered twice across a chunk border).
         var itemLines: [Int] = []
+        /// The first error, leaving out a differing age: that depends on the age the joined session had before.
         var error: RowError?
+        /// The run's first age and the first different one, with their lines (NaN: none): replayed in line order,
+        /// they give the joined session its age and any "age differs" error.
+        var age = Double.nan, ageLine = 0
+        var differingAge = Double.nan, differingLine = 0
     }
 
     /// Everything one chunk's worker produced.
@@ -93,6 +100,9 @@ extension BatchScorer {
         var curOrphan = false
         var curLine = 0
         var curError: RowError?
+        /// The open session's first age and first different age, with their lines (NaN: none).
+        var curAge = Double.nan, curAgeLine = 0
+        var curDiffAge = Double.nan, curDiffLine = 0
         var curStart = 0
         // Responses of the chunk's closed inner sessions and the open one.
         var total = 0, capacity: Int
@@ -111,6 +121,8 @@ extension BatchScorer {
             var itemStart: Int, itemEnd: Int
             /// Index into `errors`, or −1.
             var error: Int
+            /// NaN: none (or ages are not read).
+            var age: Double
         }
         var pending: [Pending] = []
         var idBytes: [UInt8] = []
@@ -154,7 +166,8 @@ extension BatchScorer {
             return LongRun(id: curID, orphan: curOrphan, file: fileIndex, line: curLine,
                            items: Array(UnsafeBufferPointer(start: items + curStart, count: n)),
                            responses: Array(UnsafeBufferPointer(start: responses + curStart, count: n)),
-                           itemLines: Array(UnsafeBufferPointer(start: lines, count: n)), error: curError)
+                           itemLines: Array(UnsafeBufferPointer(start: lines, count: n)), error: curError,
+                           age: curAge, ageLine: curAgeLine, differingAge: curDiffAge, differingLine: curDiffLine)
         }
 
         /// Ends the open session: the chunk's first is kept whole for joining; later ones wait to be scored.
@@ -171,8 +184,33 @@ extension BatchScorer {
             let idStart = idBytes.count
             idBytes.append(contentsOf: curID)
             var error = -1
-            if let e = curError { error = errors.count; errors.append(e) }
-            pending.append(Pending(idStart: idStart, idEnd: idBytes.count, line: curLine, itemStart: curStart, itemEnd: total, error: error))
+            if let e = sessionError() { error = errors.count; errors.append(e) }
+            pending.append(Pending(idStart: idStart, idEnd: idBytes.count, line: curLine, itemStart: curStart, itemEnd: total, error: error, age: curAge))
+        }
+
+        /// The error of the open session as a whole (it lies wholly inside the chunk), as `RunState` finds it: the
+        /// first in line order of its row errors and a differing age (an age comes before the rest of its row),
+        /// else no age at all.
+        func sessionError() -> RowError? {
+            guard columns.age >= 0, !curOrphan else { return curError }
+            if !curDiffAge.isNaN, curError.map({ $0.line >= curDiffLine }) ?? true {
+                return (SessionAge.differs(first: curAge, firstLine: curAgeLine, firstFile: nil, second: curDiffAge, secondLine: curDiffLine),
+                        fileIndex, curDiffLine, columns.age + 1)
+            }
+            if curError == nil && curAge.isNaN { return (SessionAge.missing, fileIndex, curLine, columns.age + 1) }
+            return curError
+        }
+
+        /// An age on a row of the open session.
+        @inline(__always)
+        mutating func noteAge(_ age: Double, line: Int) {
+            if curAge.isNaN {
+                curAge = age
+                curAgeLine = line
+            } else if curDiffAge.isNaN && age != curAge {
+                curDiffAge = age
+                curDiffLine = line
+            }
         }
 
         /// Scores the pending sessions into the chunk's output.
@@ -185,7 +223,7 @@ extension BatchScorer {
                 for s in pending {
                     let id = UnsafeBufferPointer(rebasing: ids[s.idStart..<s.idEnd])
                     owner.emit(id: TextFidelity.validString(id) ?? TextFidelity.display(id),
-                               file: fileIndex, line: s.line, error: s.error >= 0 ? errors[s.error] : nil,
+                               file: fileIndex, line: s.line, error: s.error >= 0 ? errors[s.error] : nil, age: s.age,
                                UnsafeBufferPointer(start: items + s.itemStart, count: s.itemEnd - s.itemStart),
                                UnsafeBufferPointer(start: responses + s.itemStart, count: s.itemEnd - s.itemStart), labels,
                                out: &out, rejects: &rejects, flags: &flags)
@@ -209,6 +247,8 @@ extension BatchScorer {
             curLine = line
             curError = orphan || TextFidelity.validString(id) != nil ? nil
                 : (TextFidelity.invalidUTF8("session id", id), fileIndex, line, columns.session + 1)
+            curAge = .nan
+            curDiffAge = .nan
             curStart = total
             hasCur = true
         }
@@ -278,7 +318,17 @@ extension BatchScorer {
             guard !id.isEmpty, response.count == 1, response[0] == 48 || response[0] == 49,
                   let j = table.index(of: UnsafeBufferPointer(start: buf + bounds[ic], count: bounds[ic + 1] - bounds[ic]).trimmingSpaces())
             else { return false }
+            var age = Double.nan
+            if columns.age >= 0 {
+                let ac = 2 * columns.age
+                switch SessionAge.parse(UnsafeBufferPointer(start: buf + bounds[ac], count: bounds[ac + 1] - bounds[ac])) {
+                case .blank: break
+                case .age(let a): age = a
+                case .invalid: return false
+                }
+            }
             _ = enter(id, line: rowLine)
+            if !age.isNaN { noteAge(age, line: rowLine) }
             answer(j, response[0] &- 48, line: rowLine)
             return true
         }
@@ -320,6 +370,13 @@ extension BatchScorer {
                 fail("malformed row: expected \(columns.headerCount) fields as in the header, found \(fields)",
                      line: rowLine, column: min(fields, columns.headerCount) + (fields > columns.headerCount ? 1 : 0))
                 return
+            }
+            if columns.age >= 0 {
+                switch scanner.withField(columns.age, in: buf, scratch: &scratch, { SessionAge.parse($0) }) {
+                case .blank: break
+                case .age(let a): noteAge(a, line: rowLine)
+                case .invalid(let reason): fail(reason, line: rowLine, column: columns.age + 1)
+                }
             }
             let cell = scanner.withField(rc, in: buf, scratch: &scratch) { ResponseCell.parse($0) }
             if cell == .missing { blanks += 1; return }
@@ -399,14 +456,28 @@ extension BatchScorer.RunState {
         }
         try run.id.withUnsafeBufferPointer { try enter(session: $0, file: run.file, line: run.line, column: columns.session + 1) }
         var pending = run.error
-        for k in 0..<run.items.count {
-            if let e = pending, e.line < run.itemLines[k] {
-                apply(Self.failure, item: -1, value: 0, file: e.file, line: e.line, column: e.column, reason: e.reason)
-                pending = nil
+        // The run's first and first different age, applied in line order too (before the rest of their row).
+        var ages: [(age: Double, line: Int)] = []
+        if !run.age.isNaN { ages.append((run.age, run.ageLine)) }
+        if !run.differingAge.isNaN { ages.append((run.differingAge, run.differingLine)) }
+        var nextAge = 0
+        for k in 0...run.items.count {
+            let limit = k < run.items.count ? run.itemLines[k] : Int.max
+            while true {
+                if nextAge < ages.count, ages[nextAge].line <= limit, ages[nextAge].line <= pending?.line ?? Int.max {
+                    applyAge(ages[nextAge].age, file: run.file, line: ages[nextAge].line, column: columns.age + 1)
+                    nextAge += 1
+                } else if let e = pending, e.line < limit {
+                    apply(Self.failure, item: -1, value: 0, file: e.file, line: e.line, column: e.column, reason: e.reason)
+                    pending = nil
+                } else {
+                    break
+                }
             }
-            apply(Self.response, item: run.items[k], value: run.responses[k], file: run.file, line: run.itemLines[k], column: itemColumn + 1, reason: nil)
+            if k < run.items.count {
+                apply(Self.response, item: run.items[k], value: run.responses[k], file: run.file, line: run.itemLines[k], column: itemColumn + 1, reason: nil)
+            }
         }
-        if let e = pending { apply(Self.failure, item: -1, value: 0, file: e.file, line: e.line, column: e.column, reason: e.reason) }
     }
 
     /// Adds one parsed chunk: its head continues or closes the open session; the sessions inside it are already

@@ -17,7 +17,8 @@ import Darwin
 //      run file keyed by the session's first appearance (file, line) — in key order, since a partition's
 //      records are in input order;
 //   3. the P runs are merged by key into the score and reject files.
-// Memory: one partition's sessions and events (a session keeps at most bank size + 1 events, see `event`), P
+// Memory: one partition's sessions and events (a session keeps at most bank size + 1 events, see `event`, and its
+// first age, see `ageEvent`), P
 // write buffers, and P read buffers when merging. The output is byte-identical to grouping everything in memory.
 
 extension BatchScorer {
@@ -76,6 +77,10 @@ extension BatchScorer {
         var file: Int
         var line: Int
         var responses = 0
+        /// The session's first non-blank age (NaN: none yet), its line and input file.
+        var age = Double.nan
+        var ageLine = 0
+        var ageFile: Int32 = 0
         var settled = false
     }
 
@@ -130,7 +135,7 @@ extension BatchScorer {
         let partitions: [SpillFile]
         private var current = 0
 
-        static let enterTag: UInt8 = 1, eventTag: UInt8 = 2, orphanTag: UInt8 = 3
+        static let enterTag: UInt8 = 1, eventTag: UInt8 = 2, orphanTag: UInt8 = 3, ageTag: UInt8 = 4
 
         init(count: Int, spillPrefix: String) throws {
             partitions = try (0..<count).map { _ in try SpillFile(prefix: spillPrefix) }
@@ -157,6 +162,16 @@ extension BatchScorer {
             try f.write(varint: UInt64(column))
             try f.write(byte: reason == nil ? 0 : 1)
             if let reason { try f.write(string: reason) }
+        }
+
+        /// An age of the current session's row (the double's bits, so it reads back exactly).
+        func age(_ age: Double, file: Int, line: Int, column: Int) throws {
+            let f = partitions[current]
+            try f.write(byte: Self.ageTag)
+            try f.write(varint: UInt64(file))
+            try f.write(varint: UInt64(line))
+            try f.write(varint: UInt64(column))
+            try f.write(word: age.bitPattern)
         }
 
         func orphan(file: Int, line: Int, column: Int, reason: String) throws {
@@ -211,6 +226,9 @@ extension BatchScorer.RunState {
                         reason = String(decoding: text, as: UTF8.self)
                     }
                     try event(kind, item: item, value: value, file: file, line: line, column: column == 0 ? nil : column, reason: reason)
+                case BatchScorer.PartitionRecorder.ageTag:
+                    let file = Int(try partition.readVarint()), line = Int(try partition.readVarint()), column = Int(try partition.readVarint())
+                    try ageEvent(Double(bitPattern: try partition.readWord()), file: file, line: line, column: column)
                 default:
                     let file = Int(try partition.readVarint()), line = Int(try partition.readVarint()), column = Int(try partition.readVarint())
                     try partition.readString(into: &text)

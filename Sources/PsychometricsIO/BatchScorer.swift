@@ -1,4 +1,5 @@
 import Foundation
+import Norming
 import Psychometrics
 
 /// Output formats of `BatchScorer`.
@@ -63,10 +64,26 @@ package struct BatchProgress: Sendable {
 /// Inputs that cannot be read twice (pipes, FIFOs) are first copied to a spill file beside the output, so a
 /// regrouping pass never reopens them. Spill files are removed at the end, on SIGINT/SIGTERM, and by the next
 /// run after a SIGKILL (`TemporaryFiles`).
+///
+/// Ages (`ageColumn`): each session's age travels with the session through the same machinery as its responses,
+/// so every path (serial, parallel, wide, regrouped in memory or through partitions) reads it alike, and memory
+/// stays within the same budget: 8 bytes per session of a batch (at most `batchSize` sessions, 128 KiB), 8 bytes
+/// per session parsed in a parallel chunk (4 words more for a chunk's first and last session: its first and
+/// first different age with their lines), and, when regrouping, 16 bytes per session (its first age, line and
+/// file) plus one failure event for a session whose ages differ — within `regroupBytesPerInputByte`, since an age
+/// column adds at least 2 bytes to every row; partition files carry one record per non-blank age cell. A bad age
+/// is its session's error on that row, in line order with the session's other errors (see `SessionAge`).
 package final class BatchScorer {
     package let scorer: SessionScorer
     package let fileOptions: ResponseFileOptions
     package let format: ScoreOutputFormat
+    /// Age-specific norms: each session is reported on them at its age (`AgeNormScale.score(_:age:)`); nil: on
+    /// `scorer.scale`. Norms that are age-specific need `ageColumn` (checked by `run`).
+    package var ageScale: AgeNormScale?
+    /// The column holding each session's age in years (`SessionAge`); nil: ages are not read. With it, every
+    /// input must have the column, each score row gets an `age` column after `norms`, and a session whose age is
+    /// bad, missing or not one number is rejected.
+    package var ageColumn: String?
     package var batchSize = 16384
     /// Threads that parse and score: 1…`WorkerThreads.maximum` (checked by `run`). Default: every core.
     package var workers = WorkerThreads.all
@@ -102,6 +119,7 @@ package final class BatchScorer {
     package var header: String {
         guard format == .csv else { return "" }
         var columns = ["session_id", "n_items", "n_correct", "theta", "se", "iq", "iq_low", "iq_high", "percentile", "method", "flags", "norms"]
+        if ageColumn != nil { columns.append("age") }
         if scorer.hasUnscoredItems { columns.append("n_unscored") }
         for d in scorer.domains { columns += ["\(d)_correct", "\(d)_answered"] }
         return columns.map(csvField).joined(separator: ",") + "\n"
@@ -119,6 +137,9 @@ package final class BatchScorer {
         let started = Date()
         var problems = WorkerThreads.validationProblems(workers) + Self.validationProblems(fileCount: inputs.count)
         if maxMemoryBytes < 1 << 12 { problems.append("the memory budget must be at least 4 KiB, got \(maxMemoryBytes) bytes") }
+        if let norms = ageScale?.norms, norms.isAgeSpecific, ageColumn == nil {
+            problems.append("the norms \(norms.label) are age-specific: name the age column")
+        }
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid batch settings: " + problems.joined(separator: "; ")) }
         let prefix = spillPrefix ?? TemporaryFiles.spillPrefix(besideOutput: scores.isRegularFile ? scores.path
             : rejects.isRegularFile ? rejects.path : FileManager.default.temporaryDirectory.appendingPathComponent("iqscore").path)
@@ -169,6 +190,8 @@ package final class BatchScorer {
         var ordinal = 0
         /// Per bank item: ordinal of the last session that answered it, and on which line (duplicate detection).
         let stamps: Stamps
+        /// Per input file: the age column's index in its header (−1: no ages read).
+        var ageColumns: [Int]
 
         // Gather mode: the sessions (of the input, or of one partition) and their events.
         var gatherIndex = ByteStringIndex()
@@ -202,6 +225,7 @@ package final class BatchScorer {
             self.started = started
             totalBytes = sources.totalBytes
             stamps = Stamps(count: owner.scorer.bank.items.count)
+            ageColumns = [Int](repeating: -1, count: sources.names.count)
             report.files = sources.names.count
             try scores.write(owner.header)
             try rejects.write(BatchScorer.rejectHeader)
@@ -214,6 +238,10 @@ package final class BatchScorer {
             var error: RowError?
             var items: [Int] = []
             var responses: [UInt8] = []
+            /// The first non-blank age (NaN: none yet), its input file and line.
+            var age = Double.nan
+            var ageFile = 0
+            var ageLine = 0
         }
 
         // Event kinds.
@@ -244,9 +272,11 @@ package final class BatchScorer {
             let table = owner.scorer.itemTable
             if layout == .long {
                 let (sc, ic, rc) = try options.longColumns(in: header, file: path, line: reader.line)
+                let ac = try owner.ageColumnIndex(in: header, file: path, line: reader.line)
+                ageColumns[fileIndex] = ac
                 if !gather && owner.parallelParsing {
                     try readLongParallel(reader, fileIndex: fileIndex, columns: LongColumns(
-                        session: sc, item: ic, response: rc, headerCount: header.count,
+                        session: sc, item: ic, response: rc, age: ac, headerCount: header.count,
                         sessionName: options.sessionColumn, responseName: options.responseColumn))
                     return
                 }
@@ -268,6 +298,7 @@ package final class BatchScorer {
                                   reason: "malformed row: expected \(header.count) fields as in the header, found \(reader.fieldCount)")
                         continue
                     }
+                    if ac >= 0 { try ageCell(reader.withField(ac) { SessionAge.parse($0) }, file: fileIndex, line: line, column: ac + 1) }
                     let cell = reader.withField(rc) { ResponseCell.parse($0) }
                     if cell == .missing { report.blankResponses += 1; try event(Self.blank, file: fileIndex, line: line); continue }
                     if cell == .invalid {
@@ -287,8 +318,13 @@ package final class BatchScorer {
                 let first = header.first ?? ""
                 let hasID = first == options.sessionColumn || ResponseFileOptions.wideIDNames.contains(first.lowercased())
                 let itemStart = hasID ? 1 : 0
-                guard header.count > itemStart else { throw InputError(file: path, line: reader.line, message: "the header names no item columns") }
-                let columnItem: [Int?] = header.map { table.index(of: $0) }
+                let ac = try owner.ageColumnIndex(in: header, file: path, line: reader.line)
+                ageColumns[fileIndex] = ac
+                guard header.count > itemStart + (ac >= itemStart ? 1 : 0) else {
+                    throw InputError(file: path, line: reader.line, message: "the header names no item columns")
+                }
+                // The age column is no item.
+                let columnItem: [Int?] = header.indices.map { $0 == ac ? nil : table.index(of: header[$0]) }
                 var row = 0
                 let prefix = inputs.count > 1 ? (path as NSString).lastPathComponent + ":" : ""
                 while try reader.nextRow() {
@@ -312,7 +348,8 @@ package final class BatchScorer {
                         if !gather { try closeCurrent() }
                         continue
                     }
-                    for c in itemStart..<header.count {
+                    if ac >= 0 { try ageCell(reader.withField(ac) { SessionAge.parse($0) }, file: fileIndex, line: line, column: ac + 1) }
+                    for c in itemStart..<header.count where c != ac {
                         let cell = reader.withField(c) { ResponseCell.parse($0) }
                         switch cell {
                         case .missing: continue
@@ -415,6 +452,52 @@ package final class BatchScorer {
             apply(kind, item: item, value: value, file: file, line: line, column: column, reason: reason)
         }
 
+        /// One cell of the age column: a bad one is the session's failure on this row; an age is kept.
+        mutating func ageCell(_ cell: SessionAge.Cell, file: Int, line: Int, column: Int) throws {
+            switch cell {
+            case .blank: return
+            case .invalid(let reason): try event(Self.failure, file: file, line: line, column: column, reason: reason)
+            case .age(let age): try ageEvent(age, file: file, line: line, column: column)
+            }
+        }
+
+        /// A session's age on one row. Gather mode keeps only the session's first age (in `GatherSession`) and turns
+        /// the first different one into a failure event in its place in line order; later ones cannot change the
+        /// outcome and are not kept.
+        mutating func ageEvent(_ age: Double, file: Int, line: Int, column: Int) throws {
+            guard gather else { return applyAge(age, file: file, line: line, column: column) }
+            if let recorder { try recorder.age(age, file: file, line: line, column: column); return }
+            let session = gatherSessions[ordinal]
+            if session.settled || session.age == age { return }
+            if session.age.isNaN {
+                gatherSessions[ordinal].age = age
+                gatherSessions[ordinal].ageFile = Int32(file)
+                gatherSessions[ordinal].ageLine = line
+                return
+            }
+            try event(Self.failure, file: file, line: line, column: column,
+                      reason: ageDiffers(first: session.age, file: Int(session.ageFile), line: session.ageLine,
+                                         second: age, secondFile: file, secondLine: line))
+        }
+
+        /// The age on one row of the open session: the first is kept; the first different one is the session's
+        /// error unless it has one.
+        mutating func applyAge(_ age: Double, file: Int, line: Int, column: Int) {
+            if current.age.isNaN {
+                current.age = age
+                current.ageFile = file
+                current.ageLine = line
+            } else if current.age != age && current.error == nil {
+                current.error = (ageDiffers(first: current.age, file: current.ageFile, line: current.ageLine, second: age, secondFile: file, secondLine: line),
+                                 file, line, column)
+            }
+        }
+
+        func ageDiffers(first: Double, file: Int, line: Int, second: Double, secondFile: Int, secondLine: Int) -> String {
+            SessionAge.differs(first: first, firstLine: line, firstFile: file == secondFile ? nil : (inputs[file] as NSString).lastPathComponent,
+                               second: second, secondLine: secondLine)
+        }
+
         mutating func apply(_ kind: UInt8, item: Int, value: UInt8, file: Int, line: Int, column: Int?, reason: String?) {
             switch kind {
             case Self.response:
@@ -441,6 +524,9 @@ package final class BatchScorer {
         mutating func closeCurrent() throws {
             guard hasCurrent else { return }
             hasCurrent = false
+            if owner.ageColumn != nil && current.error == nil && current.age.isNaN {
+                current.error = (SessionAge.missing, current.file, current.line, ageColumns[current.file] + 1)
+            }
             batch.append(current)
             report.sessionsRead += 1
             if batch.count >= owner.batchSize || batch.items.count >= owner.budgetedBatchCells { try flush() }
@@ -459,6 +545,11 @@ package final class BatchScorer {
                 let info = gatherSessions[s]
                 ordinal = ordinalBase + s
                 current = OpenSession(id: info.id, file: info.file, line: info.line)
+                if !info.age.isNaN {
+                    current.age = info.age
+                    current.ageFile = Int(info.ageFile)
+                    current.ageLine = info.ageLine
+                }
                 hasCurrent = true
                 for k in counts[s]..<counts[s + 1] {
                     let e = events[order[k]]
@@ -565,10 +656,13 @@ package final class BatchScorer {
         var offsets: [Int] = [0]
         var items: [Int] = []
         var responses: [UInt8] = []
+        /// Per session: its age (NaN: none).
+        var ages: [Double] = []
         var count: Int { ids.count }
 
         mutating func append(_ s: RunState.OpenSession) {
             ids.append(s.id)
+            ages.append(s.age)
             files.append(s.file)
             lines.append(s.line)
             errors.append(s.error)
@@ -620,7 +714,7 @@ package final class BatchScorer {
                 localEnds.reserveCapacity(hi - lo)
                 for s in lo..<hi {
                     let range = batch.offsets[s]..<batch.offsets[s + 1]
-                    emit(id: batch.ids[s], file: batch.files[s], line: batch.lines[s], error: batch.errors[s],
+                    emit(id: batch.ids[s], file: batch.files[s], line: batch.lines[s], error: batch.errors[s], age: batch.ages[s],
                          UnsafeBufferPointer(rebasing: items[range]), UnsafeBufferPointer(rebasing: responses[range]),
                          labels, out: &out, rejects: &localRejects, flags: &localFlags)
                     localEnds.append(out.count)
@@ -648,14 +742,14 @@ package final class BatchScorer {
         let norms: String
         init(_ owner: BatchScorer) {
             method = owner.scorer.estimator.options.method.rawValue
-            norms = owner.scorer.scale.norms.name + "@" + owner.scorer.scale.norms.version
+            norms = owner.ageScale?.norms.label ?? owner.scorer.scale.norms.name + "@" + owner.scorer.scale.norms.version
         }
     }
 
     /// One read session to its score row (appended to `out`, its flags counted) or to `rejects`: a session with
     /// a parse error is rejected with that error's line and column; one the scorer refuses, with its first line.
     @inline(__always)
-    func emit(id: String, file: Int, line: Int, error: RowError?,
+    func emit(id: String, file: Int, line: Int, error: RowError?, age: Double,
               _ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ labels: OutputLabels,
               out: inout ByteBuffer, rejects: inout [RejectRecord], flags: inout [Int]) {
         if let error {
@@ -664,9 +758,12 @@ package final class BatchScorer {
         }
         withUnsafeTemporaryAllocation(of: Int.self, capacity: max(2 * scorer.domains.count, 1)) { counts in
             do {
-                let (estimate, score, unscored) = try scorer.score(items, responses, domainCounts: counts.baseAddress!)
+                let report: ((AbilityEstimate) throws -> IQScore)? = ageScale.map { scale in
+                    { try scale.score($0, age: age.isNaN ? nil : age) }
+                }
+                let (estimate, score, unscored) = try scorer.score(items, responses, domainCounts: counts.baseAddress!, report: report)
                 for flag in score.flags { flags[flag.order] += 1 }
-                appendRow(id: id, estimate, score, unscored: unscored, counts.baseAddress!, labels, to: &out)
+                appendRow(id: id, estimate, score, unscored: unscored, age: age, counts.baseAddress!, labels, to: &out)
             } catch {
                 rejects.append((id, file, line, nil, "\(error)"))
             }
@@ -674,7 +771,7 @@ package final class BatchScorer {
     }
 
     /// One score row; `domainCounts` holds answered and correct per domain, interleaved.
-    private func appendRow(id: String, _ e: AbilityEstimate, _ s: IQScore, unscored: Int, _ domainCounts: UnsafeMutablePointer<Int>,
+    private func appendRow(id: String, _ e: AbilityEstimate, _ s: IQScore, unscored: Int, age: Double, _ domainCounts: UnsafeMutablePointer<Int>,
                            _ labels: OutputLabels, to out: inout ByteBuffer) {
         let method = labels.method, norms = labels.norms
         switch format {
@@ -695,6 +792,7 @@ package final class BatchScorer {
             }
             out.append(44)
             ScoreText.appendCSVField(norms, to: &out)
+            if ageColumn != nil { out.append(44); ScoreText.appendAge(age, to: &out) }
             if scorer.hasUnscoredItems { out.append(44); ScoreText.appendInt(unscored, to: &out) }
             for d in 0..<scorer.domains.count {
                 out.append(44); ScoreText.appendInt(domainCounts[2 * d + 1], to: &out)
@@ -704,7 +802,7 @@ package final class BatchScorer {
         case .jsonl:
             out.append(UInt8(ascii: "{"))
             ScoreText.appendScoreMembers(sessionID: id, e, s, unscored: unscored, domainCounts, scorer: scorer,
-                                         method: method, norms: norms, to: &out)
+                                         method: method, norms: norms, age: ageColumn == nil ? nil : age, to: &out)
             out.append("}\n")
         }
     }
@@ -720,6 +818,20 @@ package final class BatchScorer {
             list.append(RejectedSession(sessionID: f[0], file: f[1], line: Int(f[2]), column: Int(f[3]), reason: f[4]))
         }
         return list
+    }
+
+    /// The index of the age column in `header`; −1 when no ages are read.
+    /// - Throws: `InputError` naming the file, the header line and the columns found when the column is missing or
+    ///   appears twice.
+    func ageColumnIndex(in header: [String], file: String, line: Int) throws -> Int {
+        guard let name = ageColumn else { return -1 }
+        let matches = header.indices.filter { header[$0] == name }
+        guard let c = matches.first else { throw SessionAge.missingColumn(name, header: header, file: file, line: line) }
+        if matches.count > 1 {
+            throw InputError(file: file, line: line, column: matches[1] + 1,
+                             message: "age column '\(name.escapingControlCharacters)' appears twice in the header (columns \(c + 1) and \(matches[1] + 1))")
+        }
+        return c
     }
 
     static func rejectLine(_ r: RejectedSession) -> String {

@@ -124,6 +124,12 @@ struct ByteBuffer {
     /// Empties the buffer, keeping its memory.
     mutating func removeAll() { count = 0 }
 
+    /// Drops the last byte (there must be one).
+    mutating func removeLast() {
+        precondition(count > 0, "removeLast on an empty buffer")
+        count -= 1
+    }
+
     private mutating func grow(to needed: Int) {
         var c = capacity * 2
         while c < needed { c *= 2 }

@@ -5,7 +5,7 @@ import Psychometrics
 extension ScoreText {
     /// One score as the members of a JSON object, without the braces: `"session_id":…,"n_items":…,"n_correct":…,
     /// "theta":…,"se":…,"iq":…,"iq_low":…,"iq_high":…,"percentile":…,"method":…,"flags":[…],"norms":…`, then
-    /// `"n_unscored"` when the bank marks items unscored and `"domains":{name:{"correct","answered"}}` when it has
+    /// `"age"` when one is given (at most 2 decimals, `appendAge`), `"n_unscored"` when the bank marks items unscored and `"domains":{name:{"correct","answered"}}` when it has
     /// domains. θ and SE have 4 decimals and the percentile 1, rounded half away from zero (`appendFixed`), the
     /// same text as the CSV columns. `score --format jsonl` writes these members, and so does `iqscore serve`.
     /// A nil session id is written as `null`. `domainCounts` holds answered and correct per domain, interleaved.

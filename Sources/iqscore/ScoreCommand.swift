@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Norming
 import Psychometrics
 import PsychometricsIO
 
@@ -17,18 +18,25 @@ struct ScoreCommand: ParsableCommand {
             FIFO input is copied beside the output first, so it is read once.
 
             SCORES has one row per scored session in input order: \
-            session_id,n_items,n_correct,theta,se,iq,iq_low,iq_high,percentile,method,flags,norms, plus \
-            n_unscored when the bank's status column marks items pretest or retired (answered, left out of θ, \
+            session_id,n_items,n_correct,theta,se,iq,iq_low,iq_high,percentile,method,flags,norms, plus age \
+            (years, at most 2 decimals) with --age-column, plus n_unscored when the bank's status column marks items pretest or retired (answered, left out of θ, \
             the IQ, n_items and the domain counts; their responses stay in the input for calibrate --fixed), \
             plus <domain>_correct,<domain>_answered per domain when the bank has a domain column. \
-            IQ = 100 + 15·(θ − μ)/σ with μ, σ from --norms (default the calibration population, μ = 0, σ = 1), \
-            rounded half away from zero and clamped to 40–160; the interval is θ ± z·SE at --confidence; the \
-            percentile is 100·Φ((θ − μ)/σ) to one decimal. Flags: clamped_low, clamped_high, low_precision \
-            (SE > --low-precision-se), perfect_score, zero_score, few_items (< --min-items), theta_at_bound.
+            IQ = 100 + 15·(θ − μ)/σ with μ, σ from linear --norms (default the calibration population, μ = 0, \
+            σ = 1), rounded half away from zero and clamped to 40–160; the interval is θ ± z·SE at --confidence; \
+            the percentile is 100·Φ((θ − μ)/σ) to one decimal. Under age-specific norms (a NORMS.json document from \
+            `iqscore norms build`; they need --age-column) each session is normed at its age: \
+            IQ = 100 + 15·Φ⁻¹(F_age(θ)) (--iq-transform area, the default) or 100 + 15·(θ − m(age))/s(age) \
+            (linear z, with the mean and SD of θ at that age), the interval is θ ± z·SE mapped the same way and \
+            the percentile is 100·F_age(θ). With linear norms --age-column only reads, checks and writes the ages. \
+            Flags: clamped_low, clamped_high, low_precision (SE > --low-precision-se), perfect_score, zero_score, \
+            few_items (< --min-items), theta_at_bound, age_outside_norms (the age lies beyond the norms' ages and \
+            their extrapolation margin; scored at the nearest covered age).
 
             Every session read is scored or written to REJECTS (session_id,file,line,column,reason): unknown \
             item id, a response that is not 0/1, the same item twice in a session, a malformed row, a session \
-            with no responses. Default REJECTS: the output path with .rejects.csv.
+            with no responses; with --age-column, an age that is not a number in 0–130, one that differs within \
+            the session (blank cells are allowed on some rows), or none on any row. Default REJECTS: the output path with .rejects.csv.
 
             Outputs are one set: SCORES and REJECTS are written to temporary files beside them, synced, renamed \
             (REJECTS first) and then the manifest SUMMARY (--summary-json, default: the output path with \
@@ -63,8 +71,14 @@ struct ScoreCommand: ParsableCommand {
     @Option(help: "Output format: csv or jsonl.")
     var format: ScoreOutputFormat = .csv
 
-    @Option(help: "Norms JSON {\"name\", \"version\", \"mean\", \"sd\"} for the IQ scale (default: calibration population N(0, 1)).")
+    @Option(help: "Norms JSON for the IQ scale: a NORMS.json document from `iqscore norms build` (age-specific: needs --age-column) or linear {\"name\", \"version\", \"mean\", \"sd\"} (default: calibration population N(0, 1)).")
     var norms: String?
+
+    @Option(name: .customLong("age-column"), help: "Column holding each session's age in years (\(SessionAge.allowedText)); required by age-specific --norms. Written as the age column of the scores.")
+    var ageColumn: String?
+
+    @Option(name: .customLong("iq-transform"), help: "How age-specific norms turn θ into an IQ: area (100 + 15·Φ⁻¹(F_age(θ))) or linear (100 + 15·(θ − m(age))/s(age)).")
+    var iqTransform: IQTransformation = .area
 
     @OptionGroup var columns: ResponseColumnOptions
 
@@ -82,6 +96,19 @@ struct ScoreCommand: ParsableCommand {
         try throwIfAny(scoring.validationProblems(method)
             + WorkerThreads.validationProblems(threads, naming: .option)
             + BatchScorer.validationProblems(fileCount: sessions.count))
+        if let ageColumn {
+            if ageColumn.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--age-column must name a column, got '\(ageColumn)'") }
+            for (option, name) in [("--session-column", columns.sessionColumn), ("--item-column", columns.itemColumn), ("--response-column", columns.responseColumn)]
+            where name == ageColumn {
+                throw ValidationError("\(option) and --age-column name the same column '\(ageColumn)'; the age column must be another column")
+            }
+        }
+    }
+
+    /// The usage error of age-specific norms without --age-column.
+    static func ageColumnNeeded(_ norms: AgeNorms) -> ValidationError {
+        let range = norms.coveredAges.map { " (ages \(SessionAge.text($0.lowerBound))–\(SessionAge.text($0.upperBound)))" } ?? ""
+        return ValidationError("the norms \(norms.label) are age-specific\(range): name the age column with --age-column")
     }
 
     var rejectsPath: String { rejects ?? siblingPath(of: out, suffix: ".rejects.csv") }
@@ -97,10 +124,18 @@ struct ScoreCommand: ParsableCommand {
             let outputs = [("--out", out), ("--rejects", rejectsPath)] + given("--summary-json", manifestPath)
             try prepareOutputs(inputs: sessions.map { ("input", $0) } + [("--bank", bank)] + given("--norms", norms),
                                outputs: outputs)
+            // Before anything else is read: age-specific norms need the age column.
+            let ageNorms = try norms.map { try AgeNorms.load(json: $0) } ?? .linear(.calibrationPopulation)
+            if ageNorms.isAgeSpecific && ageColumn == nil { throw Self.ageColumnNeeded(ageNorms) }
             let itemBank = try loadBank(bank)
-            let normsValue = try norms.map { try Norms.load(json: $0) } ?? .calibrationPopulation
-            let scorer = try SessionScorer(bank: itemBank, ability: scoring.ability(method), scale: scoring.scale(normsValue))
+            // Linear norms are `IQScale`'s own; age-specific ones report through `AgeNormScale` with the same settings.
+            let linearNorms: Norms
+            if case .linear(let n) = ageNorms.model { linearNorms = n } else { linearNorms = .calibrationPopulation }
+            let settings = try scoring.scale(linearNorms)
+            let scorer = try SessionScorer(bank: itemBank, ability: scoring.ability(method), scale: settings)
             let batch = BatchScorer(scorer: scorer, fileOptions: columns.fileOptions, format: format)
+            if ageNorms.isAgeSpecific { batch.ageScale = AgeNormScale(norms: ageNorms, transformation: iqTransform, settings: settings) }
+            batch.ageColumn = ageColumn
             if let threads { batch.workers = threads }
             batch.maxMemoryBytes = maxMemory.bytes
             let scoresWriter = try AtomicFileWriter(path: out)
@@ -119,9 +154,9 @@ struct ScoreCommand: ParsableCommand {
             }
             try OutputSet.commit([("rejects", rejectsWriter, report.sessionsRejected), ("scores", scoresWriter, report.sessionsScored)],
                                  manifest: manifestWriter) { entries in
-                try ScoreRunSummary(command: self, report: report, scorer: scorer, outputs: entries).json()
+                try ScoreRunSummary(command: self, report: report, scorer: scorer, norms: ageNorms, outputs: entries).json()
             }
-            printError(summary(report, scorer: scorer) + (hint.map { "\nhint: " + $0 } ?? ""))
+            printError(summary(report, scorer: scorer, norms: ageNorms) + (hint.map { "\nhint: " + $0 } ?? ""))
             return report.sessionsRejected == 0 ? ExitStatus.success : ExitStatus.someRejected
         }
     }
@@ -156,7 +191,7 @@ struct ScoreCommand: ParsableCommand {
         return lines.joined(separator: "\n")
     }
 
-    func summary(_ r: BatchScoringReport, scorer: SessionScorer) -> String {
+    func summary(_ r: BatchScoringReport, scorer: SessionScorer, norms: AgeNorms) -> String {
         let mb = Double(r.bytesRead) / 1e6
         var lines = ["iqscore score: read \(formatCount(r.sessionsRead)) session\(r.sessionsRead == 1 ? "" : "s") (\(formatCount(r.rowsRead)) row\(r.rowsRead == 1 ? "" : "s"), \(fixed(mb, 1)) MB) from \(r.files) file\(r.files == 1 ? "" : "s") in \(fixed(r.seconds, 2)) s (\(formatCount(Int(Double(r.sessionsRead) / max(r.seconds, 1e-9)))) sessions/s, \(fixed(mb / max(r.seconds, 1e-9), 1)) MB/s)"]
         lines.append("scored \(formatCount(r.sessionsScored)), rejected \(formatCount(r.sessionsRejected))" + (r.sessionsRejected > 0 ? " (see \(rejectsPath))" : ""))
@@ -167,11 +202,31 @@ struct ScoreCommand: ParsableCommand {
         }
         let o = scorer.estimator.options
         lines.append("method \(o.method.rawValue.uppercased())" + (o.method == .eap || o.method == .map ? " (prior N(\(o.priorMean.formatted6), \(o.priorSD.formatted6)²)" + (o.method == .eap ? ", \(o.quadraturePoints) points on [-\(o.thetaBound.formatted6), \(o.thetaBound.formatted6)])" : ")") : "")
-                     + "; norms \(scorer.scale.norms.name)@\(scorer.scale.norms.version) (θ mean \(scorer.scale.norms.mean.formatted6), SD \(scorer.scale.norms.sd.formatted6)); \(fixed(100 * scorer.scale.confidenceLevel, 0))% intervals")
+                     + "; norms \(normsDescription(norms)); \(fixed(100 * scorer.scale.confidenceLevel, 0))% intervals")
         let flags = ScoreFlag.allCases.compactMap { f in r.flagCounts[f].map { "\(f.rawValue) \(formatCount($0))" } }
         if !flags.isEmpty { lines.append("flags: " + flags.joined(separator: ", ")) }
         lines.append("wrote \(out) and \(rejectsPath)" + (manifestPath.map { ", manifest \($0)" } ?? ""))
         return lines.joined(separator: "\n")
+    }
+}
+
+extension ScoreCommand {
+    /// The norms as the summary names them: `NAME@VERSION (θ mean μ, SD σ)` for linear norms,
+    /// `NAME@VERSION (continuous, ages A–B, area transformation)` for age-specific ones; then the age column.
+    func normsDescription(_ norms: AgeNorms) -> String {
+        var text = norms.label + " ("
+        switch norms.model {
+        case .linear(let n):
+            text += "θ mean \(n.mean.formatted6), SD \(n.sd.formatted6)"
+        case .continuous, .bands:
+            text += ScoreRunSummary.method(of: norms)
+            if let range = norms.coveredAges {
+                text += ", ages \(SessionAge.text(range.lowerBound))–\(SessionAge.text(range.upperBound))"
+                if norms.extrapolation > 0 { text += " ± \(SessionAge.text(norms.extrapolation))" }
+            }
+            text += ", \(iqTransform.rawValue) transformation"
+        }
+        return text + ")" + (ageColumn.map { ", ages from column '\($0.escapingControlCharacters)'" } ?? "")
     }
 }
 
@@ -184,7 +239,12 @@ struct ScoreRunSummary: Encodable {
     var inputs: [String]
     var bank: String
     var method: String
+    /// The norms' label (name@version), how they were made (linear, continuous or bands), the IQ transformation
+    /// (age-specific norms only) and the age column (nil: none).
     var norms: String
+    var norms_method: String
+    var iq_transform: String?
+    var age_column: String?
     var confidence: Double
     var files: Int
     var rows_read: Int
@@ -201,11 +261,14 @@ struct ScoreRunSummary: Encodable {
     var seconds: Double
     var outputs: [ManifestEntry]
 
-    init(command c: ScoreCommand, report r: BatchScoringReport, scorer: SessionScorer, outputs: [ManifestEntry]) {
+    init(command c: ScoreCommand, report r: BatchScoringReport, scorer: SessionScorer, norms ageNorms: AgeNorms, outputs: [ManifestEntry]) {
         inputs = c.sessions
         bank = c.bank
         method = scorer.estimator.options.method.rawValue
-        norms = scorer.scale.norms.name + "@" + scorer.scale.norms.version
+        norms = ageNorms.label
+        norms_method = Self.method(of: ageNorms)
+        iq_transform = ageNorms.isAgeSpecific ? c.iqTransform.rawValue : nil
+        age_column = c.ageColumn
         confidence = scorer.scale.confidenceLevel
         files = r.files
         rows_read = r.rowsRead
@@ -224,6 +287,15 @@ struct ScoreRunSummary: Encodable {
     }
 
     func json() throws -> String { try encodeJSON(self) }
+
+    /// "linear", "continuous" or "bands".
+    static func method(of norms: AgeNorms) -> String {
+        switch norms.model {
+        case .linear: "linear"
+        case .continuous: "continuous"
+        case .bands: "bands"
+        }
+    }
 }
 
 extension AbilityMethod: ExpressibleByArgument {}

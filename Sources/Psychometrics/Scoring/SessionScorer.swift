@@ -96,9 +96,18 @@ public struct SessionScorer: Sendable {
     /// everything but the returned count.
     package func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
                domainCounts: UnsafeMutablePointer<Int>) throws -> (AbilityEstimate, IQScore, unscored: Int) {
+        try score(items, responses, domainCounts: domainCounts, report: nil)
+    }
+
+    /// `score(_:_:domainCounts:)` with the estimate reported by `report` instead of `scale` (e.g. age-specific
+    /// norms, which this module does not know); nil: `scale.score`. An error `report` throws is the session's
+    /// `.unscorable` reason, as `scale`'s is.
+    package func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
+                       domainCounts: UnsafeMutablePointer<Int>,
+                       report: ((AbilityEstimate) throws -> IQScore)?) throws -> (AbilityEstimate, IQScore, unscored: Int) {
         guard items.count > 0 else { throw PsychometricsError(.noResponses, "the session has no responses") }
         guard hasUnscoredItems else {
-            let (estimate, iq) = try scoreAll(items, responses, domainCounts: domainCounts)
+            let (estimate, iq) = try scoreAll(items, responses, domainCounts: domainCounts, report: report)
             return (estimate, iq, 0)
         }
         return try withUnsafeTemporaryAllocation(of: Int.self, capacity: items.count) { kept in
@@ -114,7 +123,7 @@ public struct SessionScorer: Sendable {
                     throw PsychometricsError(.unscorable, "the session answered only items the bank does not score (\(unscored) pretest or retired)")
                 }
                 let (estimate, iq) = try scoreAll(UnsafeBufferPointer(rebasing: kept[0..<n]), UnsafeBufferPointer(rebasing: keptResponses[0..<n]),
-                                                  domainCounts: domainCounts)
+                                                  domainCounts: domainCounts, report: report)
                 return (estimate, iq, unscored)
             }
         }
@@ -122,10 +131,11 @@ public struct SessionScorer: Sendable {
 
     /// θ, IQ and domain counts from items that are all scored.
     private func scoreAll(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
-                          domainCounts: UnsafeMutablePointer<Int>) throws -> (AbilityEstimate, IQScore) {
+                          domainCounts: UnsafeMutablePointer<Int>,
+                          report: ((AbilityEstimate) throws -> IQScore)?) throws -> (AbilityEstimate, IQScore) {
         let estimate = estimator.estimate(items, responses)
         let iq: IQScore
-        do { iq = try scale.score(estimate) } catch let error as PsychometricsError {
+        do { iq = try report?(estimate) ?? scale.score(estimate) } catch let error as PsychometricsError {
             throw PsychometricsError(.unscorable, "cannot report a score: \(error.message)")
         }
         if !domains.isEmpty {
