@@ -244,7 +244,7 @@ public final class ScoringService: Sendable {
     /// Age-specific norms score nobody without an age: a 422 at `field` when `age` is nil.
     func requireAge(_ age: Double?, _ state: ServingState, field: String) throws {
         guard age == nil, let ageNorms = state.ageNorms, let ages = ageNorms.norms.coveredAges else { return }
-        throw Problem(.invalidRequest, "\"age\" is required: the norms \(ageNorms.norms.label) are age-specific (ages \(ScoreJSONWriter.ageText(ages.lowerBound))–\(ScoreJSONWriter.ageText(ages.upperBound)))",
+        throw Problem(.invalidRequest, "\"age\" is required: the norms \(ageNorms.norms.label) are age-specific (ages \(SessionAge.text(ages.lowerBound))–\(SessionAge.text(ages.upperBound)))",
                       field: field)
     }
 

@@ -36,14 +36,6 @@ enum ScoreText {
         }
     }
 
-    /// Appends an age in years to at most two decimals, without trailing zeros (34, 34.5, 34.25). Ages are
-    /// checked finite and in 0–130 before they get here.
-    static func appendAge(_ x: Double, to out: inout ByteBuffer) {
-        let hundredths = (x * 100).rounded(.toNearestOrAwayFromZero)
-        let decimals = hundredths.truncatingRemainder(dividingBy: 100) == 0 ? 0 : hundredths.truncatingRemainder(dividingBy: 10) == 0 ? 1 : 2
-        appendFixed(hundredths / 100, decimals: decimals, to: &out)
-    }
-
     @inline(__always)
     static func appendInteger(_ value: UInt64, to out: inout ByteBuffer) {
         if value == 0 { out.append(UInt8(ascii: "0")); return }

@@ -73,22 +73,14 @@ package struct ScoreJSONWriter: Sendable {
                          age: Double? = nil) throws -> [UInt8] {
         try withUnsafeTemporaryAllocation(of: Int.self, capacity: max(2 * scorer.domains.count, 1)) { counts in
             let counts = counts.baseAddress!
-            var (estimate, score, unscored) = try scorer.score(items, responses, domainCounts: counts)
-            if let ageNorms { score = try ageNorms.score(estimate, age: age) }
+            let report: ((AbilityEstimate) throws -> IQScore)? = ageNorms.map { scale in { try scale.score($0, age: age) } }
+            let (estimate, score, unscored) = try scorer.score(items, responses, domainCounts: counts, report: report)
             var out = ByteBuffer(capacity: 320 + 48 * scorer.domains.count)
             defer { out.deallocate() }
             ScoreText.appendScoreMembers(sessionID: sessionID, estimate, score, unscored: unscored, UnsafePointer(counts),
                                          scorer: scorer, method: method, norms: norms, age: age, to: &out)
             return out.array
         }
-    }
-
-    /// An age as the `age` member writes it: at most two decimals, no trailing zeros (`ScoreText.appendAge`).
-    package static func ageText(_ age: Double) -> String {
-        var out = ByteBuffer(capacity: 16)
-        defer { out.deallocate() }
-        ScoreText.appendAge(age, to: &out)
-        return String(decoding: out.bytes, as: UTF8.self)
     }
 
     /// `x` with `decimals` digits after the point, rounded half away from zero, as the score columns write θ and

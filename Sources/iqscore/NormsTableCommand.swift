@@ -11,7 +11,7 @@ struct NormsTableCommand: ParsableCommand {
         discussion: """
             NORMS is a NORMS.json document (`iqscore norms build`) or linear norms {name, version, mean, sd}. \
             TABLE has one row per (age, θ), ages outer: age,theta,iq,percentile. The IQ is what `iqscore score` \
-            reports under these norms: 100 + 15·Φ⁻¹(F_age(θ)) (--transformation area, default) or \
+            reports under these norms: 100 + 15·Φ⁻¹(F_age(θ)) (--iq-transform area, default) or \
             100 + 15·(θ − mean(age))/SD(age) (linear), rounded half away from zero and clamped to 40–160; the \
             percentile is 100·F_age(θ) to one decimal. Ages outside the norms' covered range are evaluated at \
             the nearest covered age (a note on stderr names them). At most 10,000,000 rows; written atomically.
@@ -30,7 +30,7 @@ struct NormsTableCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("θ values as start:stop:step (−10 to 10); may start with '-'.", valueName: "start:stop:step"))
     var theta = "-4:4:0.05"
 
-    @Option(help: "area (normalised, default) or linear.")
+    @Option(name: .customLong("iq-transform"), help: "area (normalised, default) or linear (as score --iq-transform).")
     var transformation: IQTransformation = .area
 
     @Option(help: ArgumentHelp("Output CSV (written atomically).", valueName: "table.csv"))
