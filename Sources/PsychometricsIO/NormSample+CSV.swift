@@ -3,20 +3,26 @@ import Norming
 import Psychometrics
 
 /// The columns of a norm sample CSV.
-public struct NormSampleColumns: Sendable, Hashable {
+public struct NormSampleColumns: Sendable {
     public var age: String
     public var theta: String
     public var standardError: String?
     public var weight: String?
     /// Categorical columns to read (the margins' variables).
     public var variables: [String]
+    /// Response data instead of θ: each row's θ and SE are scored with this scorer (its method, EAP by
+    /// default) from the row's responses in the columns named after the bank's items; `theta` and
+    /// `standardError` are then not read.
+    public var scorer: SessionScorer?
 
-    public init(age: String, theta: String, standardError: String? = nil, weight: String? = nil, variables: [String] = []) {
+    public init(age: String, theta: String, standardError: String? = nil, weight: String? = nil, variables: [String] = [],
+                scorer: SessionScorer? = nil) {
         self.age = age
         self.theta = theta
         self.standardError = standardError
         self.weight = weight
         self.variables = variables
+        self.scorer = scorer
     }
 }
 
@@ -28,7 +34,8 @@ extension NormSample {
     /// age that is not a number in [0, 130], a θ not in [−10, 10], an SE not in (0, 10], a weight not in
     /// (0, 1e12] (numbers in plain decimal notation: `DecimalNumber`), an empty category, a row of the wrong
     /// width; a missing or repeated column is an error naming the header. More than `maximumCount` rows is an
-    /// error (the file is not read further).
+    /// error (the file is not read further). With `columns.scorer`, a response that is not 0/1/blank, a row with
+    /// no answered item, or a header with no item of the bank is an error too.
     public static func load(csv path: String, columns: NormSampleColumns) throws -> NormSample {
         let reader = try CSVReader(path: path)
         guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a header with \(columns.age),\(columns.theta)") }
@@ -42,8 +49,14 @@ extension NormSample {
             return c
         }
         let ageColumn = try column(columns.age, "the age column")
-        let thetaColumn = try column(columns.theta, "the θ column")
-        let seColumn = try columns.standardError.map { try column($0, "the SE column") }
+        let scorer = columns.scorer
+        // With a scorer: the columns that are items of its bank, and their bank indices.
+        let itemColumns = scorer.map { scorer in header.indices.filter { scorer.itemTable.index(of: header[$0]) != nil } } ?? []
+        if scorer != nil && itemColumns.isEmpty {
+            throw InputError(file: path, line: headerLine, message: "no column of the header is an item of the bank, so there are no responses to score θ from (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))")
+        }
+        let thetaColumn = scorer == nil ? try column(columns.theta, "the θ column") : -1
+        let seColumn = scorer == nil ? try columns.standardError.map { try column($0, "the SE column") } : nil
         let weightColumn = try columns.weight.map { try column($0, "the weight column") }
         let variableColumns = try columns.variables.map { try column($0, "a variable of the margins") }
 
@@ -70,9 +83,41 @@ extension NormSample {
                 return v
             }
             let age = number(ageColumn, columns.age, allowedAges, "an age: a number in [0, 130] (years)")
-            let theta = number(thetaColumn, columns.theta, allowedThetas, "a θ: a number in [-10, 10]")
-            // nil: no such column; .some(nil): a bad value (reported).
-            let se: Double?? = seColumn.map { number($0, columns.standardError!, allowedStandardErrors, "a standard error: a number in (0, 10]") }
+            let theta: Double?, se: Double??
+            if let scorer {
+                (theta, se) = scored(scorer, itemColumns)
+            } else {
+                theta = number(thetaColumn, columns.theta, allowedThetas, "a θ: a number in [-10, 10]")
+                // nil: no such column; .some(nil): a bad value (reported).
+                se = seColumn.map { number($0, columns.standardError!, allowedStandardErrors, "a standard error: a number in (0, 10]") }
+            }
+            /// θ and SE scored from the row's responses; nil θ after reporting a problem.
+            func scored(_ scorer: SessionScorer, _ itemColumns: [Int]) -> (Double?, Double??) {
+                var ids: [String] = [], responses: [Int] = []
+                for c in itemColumns {
+                    let cell = reader.withField(c) { ResponseCell.parse($0) }
+                    switch cell {
+                    case .missing: continue
+                    case .invalid:
+                        errors.add(InputError(file: path, line: line, column: c + 1, message: "column \(TextFidelity.quoted(header[c])): \(TextFidelity.quoted(reader.string(c))) is not a response; allowed: \(ResponseCell.allowedDescription)"))
+                        return (nil, .some(nil))
+                    case .correct, .incorrect:
+                        ids.append(header[c])
+                        responses.append(cell == .correct ? 1 : 0)
+                    }
+                }
+                guard !ids.isEmpty else {
+                    errors.add(InputError(file: path, line: line, column: itemColumns[0] + 1, message: "no answered item: θ cannot be scored from this row's responses"))
+                    return (nil, .some(nil))
+                }
+                do {
+                    let estimate = try scorer.score(itemIDs: ids, responses: responses).estimate
+                    return (min(max(estimate.theta, allowedThetas.lower), allowedThetas.upper), .some(estimate.standardError))
+                } catch {
+                    errors.add(InputError(file: path, line: line, column: itemColumns[0] + 1, message: "the responses cannot be scored: \(error)"))
+                    return (nil, .some(nil))
+                }
+            }
             let weight: Double?? = weightColumn.map { number($0, columns.weight!, allowedWeights, "a weight: a number in (0, 1e12]") }
             var values: [String] = []
             for (k, c) in variableColumns.enumerated() {
@@ -95,7 +140,7 @@ extension NormSample {
         var variables: [String: [String]] = [:]
         for (k, name) in columns.variables.enumerated() { variables[name] = categories[k] }
         do {
-            return try NormSample(ages: ages, thetas: thetas, standardErrors: seColumn == nil ? nil : ses,
+            return try NormSample(ages: ages, thetas: thetas, standardErrors: seColumn == nil && scorer == nil ? nil : ses,
                                   weights: weightColumn == nil ? nil : weights, variables: variables)
         } catch let error as PsychometricsError {
             throw InputError(file: path, message: error.message)

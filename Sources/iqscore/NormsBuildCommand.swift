@@ -11,7 +11,7 @@ struct NormsBuildCommand: ParsableCommand {
         discussion: """
             SAMPLE has one row per person with an age (--age-column, years in [0, 130]) and θ (--theta-column, \
             in [-10, 10], e.g. the theta column of `iqscore score`), optionally an SE (--se-column), a weight \
-            (--weight-column, > 0) and categorical columns named by MARGINS. Other columns are ignored.
+            (--weight-column, > 0) and categorical columns named by MARGINS. Other columns are ignored.             With --bank BANK.csv, SAMPLE holds responses instead of θ: the columns named after the bank's             items (1, 0, true, false, or empty/NA for not administered) are scored to θ and its SE by EAP             (the defaults of `iqscore score`), and --theta-column and --se-column do not apply.
 
             Weighting: --margins MARGINS.csv (variable,category,share; each variable a column of SAMPLE, each \
             variable's shares summing to 1) rakes the sample to the population margins by iterative \
@@ -43,8 +43,11 @@ struct NormsBuildCommand: ParsableCommand {
     @Option(name: .customLong("age-column"), help: "Age column (years, 0–130).")
     var ageColumn = "age"
 
-    @Option(name: .customLong("theta-column"), help: "θ column (−10 to 10).")
-    var thetaColumn = "theta"
+    @Option(name: .customLong("theta-column"), help: "θ column (−10 to 10) (default: theta).")
+    var thetaColumn: String?
+
+    @Option(help: ArgumentHelp("Item bank: score each row's responses (columns named after its items) to θ by EAP instead of reading θ.", valueName: "bank.csv"))
+    var bank: String?
 
     @Option(name: .customLong("se-column"), help: "Column of θ's standard errors (recorded as the sample's mean SE).")
     var seColumn: String?
@@ -136,7 +139,10 @@ struct NormsBuildCommand: ParsableCommand {
         }
         if edges == nil { throw ValidationError("--band-edges must be ages separated by commas, e.g. 20,30,40, got \(TextFidelity.quoted(bandEdges ?? ""))") }
         if bandEdges != nil && method != .bands { throw ValidationError("--band-edges applies to --method bands") }
-        for (option, value) in [("--age-column", ageColumn), ("--theta-column", thetaColumn), ("--se-column", seColumn ?? "x"), ("--weight-column", weightColumn ?? "x")]
+        if bank != nil, let given = [("--theta-column", thetaColumn), ("--se-column", seColumn)].first(where: { $0.1 != nil }) {
+            throw ValidationError("--bank scores θ and its SE from the responses; \(given.0) does not apply with it")
+        }
+        for (option, value) in [("--age-column", ageColumn), ("--theta-column", thetaColumn ?? "x"), ("--se-column", seColumn ?? "x"), ("--weight-column", weightColumn ?? "x")]
         where value.trimmingCharacters(in: .whitespaces).isEmpty {
             throw ValidationError("\(option) must name a column, got '\(value)'")
         }
@@ -148,10 +154,12 @@ struct NormsBuildCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            try prepareOutputs(inputs: [("input", sample)] + given("--margins", margins), outputs: [("--out", out)] + given("--report", report))
+            try prepareOutputs(inputs: [("input", sample)] + given("--margins", margins) + given("--bank", bank),
+                               outputs: [("--out", out)] + given("--report", report))
             let targets = try margins.map { try RakingTargets.load(csv: $0) }
-            let columns = NormSampleColumns(age: ageColumn, theta: thetaColumn, standardError: seColumn, weight: weightColumn,
-                                            variables: targets?.variables ?? [])
+            let scorer = try bank.map { try SessionScorer(bank: try loadBank($0), scale: IQScale()) }
+            let columns = NormSampleColumns(age: ageColumn, theta: thetaColumn ?? "theta", standardError: seColumn, weight: weightColumn,
+                                            variables: targets?.variables ?? [], scorer: scorer)
             let normSample = try NormSample.load(csv: sample, columns: columns)
             let build: NormsBuild
             do {
@@ -179,6 +187,7 @@ struct NormsBuildCommand: ParsableCommand {
     func summary(_ build: NormsBuild) -> String {
         let d = build.document
         var lines = ["iqscore norms build: \(formatCount(d.sample.n)) persons aged \(fixed(d.ages.minimum, 1))–\(fixed(d.ages.maximum, 1)) from \(sample)"]
+        if let bank { lines.append("θ: EAP from the responses to the items of \(bank)") }
         let w = d.weighting
         switch w.method {
         case "raking":

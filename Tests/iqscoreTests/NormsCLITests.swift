@@ -123,4 +123,61 @@ struct NormsCLITests {
         #expect(g.status == 64)
         #expect(g.stderr.contains("--ages must run from start to stop within [0, 130] with start ≤ stop, got '30:20:1'"))
     }
+
+    @Test("--bank: θ scored by EAP from each row's responses; the norms follow the population's age trend; bad responses are located")
+    func fromResponses() throws {
+        let ws = try CLIWorkspace()
+        // 30 2PL items, b from −2 to 2; 1,500 persons aged 20–80 whose θ falls by 0.02 a year from 0.6 at 20.
+        var bank = "item_id,a,b\n"
+        for j in 0..<30 { bank += "q\(j),1.5,\(String(format: "%.3f", -2 + 4 * Double(j) / 29))\n" }
+        try ws.write("bank.csv", bank)
+        var rows = "person,age," + (0..<30).map { "q\($0)" }.joined(separator: ",") + "\n"
+        // SplitMix64 uniforms (this target sees only the executable): the same file on every run.
+        var state: UInt64 = 14
+        func uniform() -> Double {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return (Double((z ^ (z >> 31)) >> 11) + 0.5) / 0x1p53
+        }
+        for k in 0..<1500 {
+            let age = 20 + Double(k % 601) / 10
+            let normal = (-2 * log(uniform())).squareRoot() * cos(2 * Double.pi * uniform())
+            let theta = 0.6 - 0.02 * (age - 20) + 0.9 * normal
+            let cells = (0..<30).map { j -> String in
+                let b = -2 + 4 * Double(j) / 29
+                return uniform() < 1 / (1 + exp(-1.5 * (theta - b))) ? "1" : "0"
+            }
+            rows += "p\(k),\(age)," + cells.joined(separator: ",") + "\n"
+        }
+        try ws.write("responses.csv", rows)
+        let r = try ws.run("norms", "build", "responses.csv", "--bank", "bank.csv", "--max-degrees", "2,1,-,-",
+                           "--name", "r", "--norms-version", "1", "--out", "N.json")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderrLines.prefix(2) == ["iqscore norms build: 1,500 persons aged 20.0–80.0 from responses.csv",
+                                           "θ: EAP from the responses to the items of bank.csv"])
+        let sample = try #require(try ws.json("N.json")["sample"] as? [String: Any])
+        let meanSE = try #require(sample["mean_standard_error"] as? Double)
+        #expect(meanSE > 0.2 && meanSE < 0.45, "30 items of a = 1.5: an EAP SE of about 0.3, got \(meanSE)")
+        // The median IQ-100 θ at 25 and at 75: 1 θ apart in the population (EAP shrinks it a little).
+        let t = try ws.run("norms", "table", "N.json", "--ages", "25:75:50", "--theta", "-2:2:0.05", "--out", "T.csv")
+        #expect(t.status == 0, "\(t.stderr)")
+        let table = try ws.read("T.csv").split(separator: "\n").dropFirst().map { $0.split(separator: ",").map(String.init) }
+        func median(_ age: String) -> Double {
+            table.filter { $0[0] == age }.min { abs(Double($0[3])! - 50) < abs(Double($1[3])! - 50) }.map { Double($0[1])! } ?? .nan
+        }
+        let drop = median("25") - median("75")
+        #expect(drop > 0.75 && drop < 1.1, "median θ at 25 minus at 75: \(drop), population 1.0")
+
+        try ws.write("bad.csv", "person,age,q0,q1\np1,30,1,2\np2,40,,\n")
+        let b = try ws.run("norms", "build", "bad.csv", "--bank", "bank.csv", "--name", "a", "--norms-version", "1", "--out", "B.json")
+        #expect(b.status == 1)
+        #expect(b.stderrLines.prefix(2) == ["bad.csv:2:4: error: column 'q1': '2' is not a response; allowed: 1, 0, true, false, or empty/NA for not administered",
+                                           "bad.csv:3:3: error: no answered item: θ cannot be scored from this row's responses"])
+        let c = try ws.run("norms", "build", "bad.csv", "--bank", "bank.csv", "--theta-column", "theta", "--name", "a", "--norms-version", "1", "--out", "B.json")
+        #expect(c.status == 64)
+        #expect(c.stderr.contains("--bank scores θ and its SE from the responses; --theta-column does not apply with it"))
+        #expect(!ws.exists("B.json"))
+    }
 }
