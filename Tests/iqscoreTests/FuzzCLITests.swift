@@ -130,6 +130,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case scoreLong, scoreWide, scoreBank, scoreNorms, scoreOptions
     case calibrateWide, calibrateLong, calibrateOptions
     case assembleBlueprint, catConfig
+    case normsSample
 
     /// Cases in the default run (tuned so that all targets take under a minute on two cores, debug build).
     var defaultCases: Int {
@@ -144,6 +145,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .calibrateOptions: 120
         case .assembleBlueprint: 220
         case .catConfig: 150
+        case .normsSample: 150
         }
     }
 
@@ -160,6 +162,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .calibrateOptions: "calibrateOptions"
         case .assembleBlueprint: "assembleBlueprint"
         case .catConfig: "catConfiguration"
+        case .normsSample: "normsSample"
         }
     }
 
@@ -236,7 +239,7 @@ final class FuzzRunner {
 
 /// One generated case: the files to write into a fresh directory and the arguments to run there.
 struct FuzzCase {
-    enum Command { case score, calibrate, assemble, catSimulate }
+    enum Command { case score, calibrate, assemble, catSimulate, normsBuild }
 
     var command: Command
     var files: [(name: String, bytes: [UInt8])]
@@ -1241,6 +1244,23 @@ enum FuzzSeeds {
         .obj([("name", .string("children, 8–10")), ("version", .string("1")), ("mean", .number("-2.5")), ("sd", .number("0.05"))]),
     ]
 
+    /// A norm sample of 90 persons aged 18–77 (θ falling with age, education shifting it) and its margins.
+    static func normSample() -> CSVDocument {
+        var rows = [["person", "age", "theta", "education"]]
+        for k in 0..<90 {
+            let age = 18 + (k * 7) % 60
+            let education = ["low", "mid", "high"][k % 3]
+            let theta = -0.01 * Double(age - 45) + Double(k % 3 - 1) * 0.3 + Double((k * 37) % 100) / 50 - 1
+            rows.append(["p\(k)", String(age), String(format: "%.3f", theta), education])
+        }
+        return CSVDocument(rows)
+    }
+
+    static let normMargins = csv([["variable", "category", "share"], ["education", "low", "0.3"], ["education", "mid", "0.4"], ["education", "high", "0.3"]])
+
+    static let normsArguments = ["norms", "build", "sample.csv", "--margins", "margins.csv", "--max-degrees", "2,1,1,-", "--name", "f",
+                                 "--norms-version", "1", "--out", "NORMS.json", "--report", "NORMS.html"]
+
     static let blueprints: [JSONNode] = [
         .obj([("length", .number("6")), ("domain_counts", .obj([("logic", .number("2")), ("pattern", .number("2")), ("spatial", .number("2"))]))]),
         .obj([
@@ -1349,6 +1369,11 @@ extension FuzzTarget {
                             arguments: ["assemble", "--bank", "bank.csv", "--blueprint", "blueprint.json", "--out", "form.csv",
                                         "--seed", String(rng.inRange(1, 5))],
                             mutatedFile: "blueprint.json", mutations: m.mutations)
+        case .normsSample:
+            let m = CSVMutator.mutate(FuzzSeeds.normSample(), &rng, cellValues: CSVMutator.cells, columns: { width in Array(0..<max(width, 1)) }, long: false)
+            let method = rng.chance(0.3) ? ["--method", "bands", "--min-band-n", "20"] : []
+            return FuzzCase(command: .normsBuild, files: [("sample.csv", m.bytes), ("margins.csv", FuzzSeeds.normMargins)],
+                            arguments: FuzzSeeds.normsArguments + method, mutatedFile: "sample.csv", mutations: m.mutations)
         case .catConfig:
             let m = JSONMutator.mutate(rng.pick(FuzzSeeds.catConfigurations), &rng)
             return FuzzCase(command: .catSimulate, files: [("bank.csv", FuzzSeeds.assemblyBank), ("cat.json", m.bytes)],
@@ -1475,6 +1500,7 @@ enum FuzzCheck {
         case .calibrate: [0, 1, 3, 64]
         case .assemble: [0, 1, 2, 64]
         case .catSimulate: [0, 1, 64]
+        case .normsBuild: [0, 1, 3, 64]
         }
     }
 
@@ -1609,6 +1635,7 @@ enum FuzzCheck {
         case .calibrate: try checkCalibrate(c, run, found, directory, runner, &failures)
         case .assemble: checkAssemble(c, found, directory, &failures)
         case .catSimulate: checkCAT(c, found, directory, &failures)
+        case .normsBuild: checkNorms(c, found, directory, &failures)
         }
         return failures
     }
@@ -1967,6 +1994,25 @@ enum FuzzCheck {
         }
     }
 
+    /// A built norm: NORMS.json and the report, nothing else; NORMS.json a JSON object of the format written, with
+    /// a finite effective n not above n.
+    static func checkNorms(_ c: FuzzCase, _ found: Set<String>, _ directory: URL, _ failures: inout [FuzzFailure]) {
+        checkOutputsOnly(c, found, ["NORMS.json", "NORMS.html"], &failures)
+        guard let norms = json(directory.appendingPathComponent("NORMS.json")) else {
+            failures.append(FuzzFailure(kind: "NORMS.json missing or not a JSON object", detail: ""))
+            return
+        }
+        if norms["format"] as? String != "iqscore-norms/1" {
+            failures.append(FuzzFailure(kind: "NORMS.json format differs from iqscore-norms/1", detail: String(describing: norms["format"])))
+        }
+        let sample = norms["sample"] as? [String: Any]
+        guard let n = (sample?["n"] as? NSNumber)?.doubleValue, let effective = (sample?["effective_n"] as? NSNumber)?.doubleValue,
+              effective.isFinite, effective > 0, effective <= n * (1 + 1e-12) else {
+            failures.append(FuzzFailure(kind: "NORMS.json sample n / effective_n missing or inconsistent", detail: String(describing: sample)))
+            return
+        }
+    }
+
     static func checkCAT(_ c: FuzzCase, _ found: Set<String>, _ directory: URL, _ failures: inout [FuzzFailure]) {
         // The exposure file is written only with exposure control.
         checkOutputsOnly(c, found, ["report.json"], optional: ["exposure.csv"], &failures)
@@ -2134,6 +2180,7 @@ struct FuzzCLITests {
     @Test("calibrate: extreme option values") func calibrateOptions() throws { try FuzzDriver.run(.calibrateOptions) }
     @Test("assemble: mutated blueprint JSON") func assembleBlueprint() throws { try FuzzDriver.run(.assembleBlueprint) }
     @Test("cat simulate: mutated configuration JSON") func catConfiguration() throws { try FuzzDriver.run(.catConfig) }
+    @Test("norms build: mutated norm samples") func normsSample() throws { try FuzzDriver.run(.normsSample) }
 
     @Test("every seed, unmutated, runs cleanly (exit 0, or 3 for a calibration that stops at 50 cycles)")
     func seedsAreValid() throws {
@@ -2164,6 +2211,8 @@ struct FuzzCLITests {
             cases.append(FuzzCase(command: .assemble, files: [("bank.csv", FuzzSeeds.assemblyBank), ("blueprint.json", blueprint.bytes)],
                                   arguments: ["assemble", "--bank", "bank.csv", "--blueprint", "blueprint.json", "--out", "form.csv"], mutations: ["blueprint"]))
         }
+        cases.append(FuzzCase(command: .normsBuild, files: [("sample.csv", FuzzSeeds.normSample().render()), ("margins.csv", FuzzSeeds.normMargins)],
+                              arguments: FuzzSeeds.normsArguments, mutations: ["norm sample"]))
         for configuration in FuzzSeeds.catConfigurations {
             cases.append(FuzzCase(command: .catSimulate, files: [("bank.csv", FuzzSeeds.assemblyBank), ("cat.json", configuration.bytes)],
                                   arguments: ["cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "20", "--out", "report.json",
