@@ -18,7 +18,8 @@ extension EMEngine {
     ///
     /// Persons go in chunks of up to 128 MB of local matrices, each chunk in two parallel passes:
     /// 1. the chunk's persons, split evenly over the workers: posterior, G̃ᵢ, and Cᵢ = G̃ᵢ G̃ᵢᵀ on the local
-    ///    parameters (`dsyrk`, upper triangle) into the chunk buffer;
+    ///    parameters (`dsyrk`, upper triangle, in the worker's cache) packed by rows into the chunk buffer (m(m + 1)/2
+    ///    doubles a person, half the traffic of a square m × m);
     /// 2. the matrix rows, one band per worker with equal numbers of updates: each worker gathers the chunk's
     ///    local rows that land in its band, orders them by global row with a stable counting sort (persons stay
     ///    in order) and subtracts them row by row, while that matrix row is in cache.
@@ -96,16 +97,16 @@ extension EMEngine {
         let maxLocal = Int(localCount.max() ?? 0)
         guard maxLocal > 0 else { return }
         // Chunks: consecutive persons whose local matrices fit `capacity` doubles (128 MB, or one person's).
-        let capacity = max(Self.personCovarianceChunkDoubles, maxLocal * maxLocal)
+        let capacity = max(Self.personCovarianceChunkDoubles, Self.packedCount(maxLocal))
         var chunkStarts = [0], largestChunk = 0, largestIndex = 0, doubles = 0, indices = 0
         for i in 0..<persons {
             let m = Int(localCount[i])
-            if i > chunkStarts[chunkStarts.count - 1] && doubles + m * m > capacity {
+            if i > chunkStarts[chunkStarts.count - 1] && doubles + Self.packedCount(m) > capacity {
                 chunkStarts.append(i)
                 doubles = 0
                 indices = 0
             }
-            doubles += m * m
+            doubles += Self.packedCount(m)
             indices += m
             largestChunk = max(largestChunk, doubles)
             largestIndex = max(largestIndex, indices)
@@ -131,7 +132,7 @@ extension EMEngine {
                 let m = Int(localCount[i])
                 valueOffset.append(used)
                 indexOffset.append(usedIndex)
-                used += m * m
+                used += Self.packedCount(m)
                 usedIndex += m
             }
             let chunk = (first: first, count: last - first)
@@ -146,7 +147,8 @@ extension EMEngine {
                 let root = UnsafeMutablePointer<Double>.allocate(capacity: nq)
                 let g = UnsafeMutablePointer<Double>.allocate(capacity: maxLocal * nq)
                 let s = UnsafeMutablePointer<Double>.allocate(capacity: maxLocal)
-                defer { post.deallocate(); root.deallocate(); g.deallocate(); s.deallocate() }
+                let square = UnsafeMutablePointer<Double>.allocate(capacity: maxLocal * maxLocal)
+                defer { post.deallocate(); root.deallocate(); g.deallocate(); s.deallocate(); square.deallocate() }
                 for position in (chunk.count * worker / lanes)..<(chunk.count * (worker + 1) / lanes) {
                     let i = chunk.first + position
                     let cells = data.cells(ofPerson: i)
@@ -195,7 +197,10 @@ extension EMEngine {
                         let grow = g + x * width, sx = s[x]
                         for t in 0..<width { grow[t] -= sx * rv[t] }
                     }
-                    BLAS.syrkUpper(n: m, k: width, a: g, lda: width, beta: 0, c: values + valueOffset[position], ldc: m)
+                    // The product's upper triangle in this worker's cache, then packed by rows into the chunk.
+                    BLAS.syrkUpper(n: m, k: width, a: g, lda: width, beta: 0, c: square, ldc: m)
+                    let packed = values + valueOffset[position]
+                    for x in 0..<m { (packed + Self.packedRowBase(x, m) + x).update(from: square + x * m + x, count: m - x) }
                 }
             }
 
@@ -244,12 +249,12 @@ extension EMEngine {
                             let ahead = sorted[e + 8], c = Int(ahead.person)
                             let m = Int(localCount[chunk.first + c])
                             let lx = Int(ahead.local)
-                            prefetchRow(values + valueOffset[c] + lx * m, lx..<m)
+                            prefetchRow(values + valueOffset[c] + Self.packedRowBase(lx, m), lx..<m)
                         }
                         let c = Int(sorted[e].person), lx = Int(sorted[e].local)
                         let m = Int(localCount[chunk.first + c])
                         let global = globals + indexOffset[c]
-                        let source = values + valueOffset[c] + lx * m
+                        let source = values + valueOffset[c] + Self.packedRowBase(lx, m)
                         for y in lx..<m { scratch[Int(global[y]) - row] -= source[y] }
                     }
                     target.update(from: scratch, count: P - row)
@@ -258,6 +263,13 @@ extension EMEngine {
         }
         }}}}}
     }
+
+    /// Doubles of an m × m upper triangle stored packed by rows: m(m + 1)/2.
+    @inline(__always) static func packedCount(_ m: Int) -> Int { m * (m + 1) / 2 }
+
+    /// Where row x of a packed upper triangle of order m would start if it held columns from 0: entry (x, y),
+    /// y ≥ x, is at `packedRowBase(x, m) + y` (row x starts at x·m − x(x − 1)/2; minus x).
+    @inline(__always) static func packedRowBase(_ x: Int, _ m: Int) -> Int { x * m - x * (x + 1) / 2 }
 
     /// The person-score covariance's chunk of local matrices: 2²⁴ doubles (128 MB). Each chunk streams the
     /// matrix rows once, so fewer, larger chunks move less memory.
