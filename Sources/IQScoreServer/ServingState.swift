@@ -41,7 +41,7 @@ public final class ServingState: Sendable {
     public let defaultBlueprint: Blueprint?
     let defaultAssembler: FormAssembler?
     /// Age-specific norms (a NORMS.json document); nil for linear norms, which need no age.
-    public let ageNorms: AgeNormScale?
+    public var ageNorms: AgeNormScale? { defaultWriter.ageNorms }
     /// The body of `GET /v1/bank`, built once.
     let bankDescription: ByteBuffer
 
@@ -72,7 +72,7 @@ public final class ServingState: Sendable {
         let linear: Norms = if case .linear(let n) = norms.model { n } else { .calibrationPopulation }
         let scale = try IQScale(norms: linear, confidenceLevel: configuration.confidenceLevel,
                                 lowPrecisionSE: configuration.lowPrecisionSE, minimumItems: configuration.minimumItems)
-        ageNorms = norms.isAgeSpecific ? AgeNormScale(norms: norms, transformation: configuration.iqTransformation, settings: scale) : nil
+        let ageNorms = norms.isAgeSpecific ? AgeNormScale(norms: norms, transformation: configuration.iqTransformation, settings: scale) : nil
         var writers: [AbilityMethod: ScoreJSONWriter] = [:]
         for method in AbilityMethod.allCases {
             var ability = configuration.ability
