@@ -183,6 +183,12 @@ package final class CSVReader {
     /// Number of fields in the current record.
     package var fieldCount: Int { state.pointee.scanner.fieldCount }
 
+    /// The error for the current record when it does not have the header's `expected` fields: its file and line,
+    /// "expected N fields as in the header, found M".
+    package func fieldCountError(expected: Int) -> InputError {
+        InputError(file: path, line: line, message: "expected \(expected) fields as in the header, found \(fieldCount)")
+    }
+
     /// Calls `body` with the bytes of field `index` (quotes removed, `""` unescaped).
     @inline(__always)
     package func withField<R>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {

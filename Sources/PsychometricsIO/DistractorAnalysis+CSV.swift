@@ -22,7 +22,7 @@ extension DistractorAnalysis {
         var errors = ErrorCollector()
         while try reader.nextRow() {
             guard reader.fieldCount == header.count else {
-                errors.add(InputError(file: path, line: reader.line, message: "expected \(header.count) fields as in the header, found \(reader.fieldCount)"))
+                errors.add(reader.fieldCountError(expected: header.count))
                 continue
             }
             ids.append(hasID ? reader.string(0) : String(choices.count + 1))

@@ -95,7 +95,7 @@ extension ItemBank {
         while try reader.nextRow() {
             let line = reader.line
             guard reader.fieldCount == header.count else {
-                errors.add(InputError(file: path, line: line, message: "expected \(header.count) fields as in the header, found \(reader.fieldCount)"))
+                errors.add(reader.fieldCountError(expected: header.count))
                 continue
             }
             let id = reader.string(idColumn).trimmingCharacters(in: .whitespaces)

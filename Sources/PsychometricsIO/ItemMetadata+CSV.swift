@@ -16,7 +16,7 @@ extension ItemMetadata {
         var values: [String: [String: String]] = [:], firstLine: [String: Int] = [:]
         while try reader.nextRow() {
             guard reader.fieldCount == header.count else {
-                errors.add(InputError(file: path, line: reader.line, message: "expected \(header.count) fields as in the header, found \(reader.fieldCount)"))
+                errors.add(reader.fieldCountError(expected: header.count))
                 continue
             }
             let id = reader.string(idIndex).trimmingCharacters(in: .whitespaces)

@@ -71,7 +71,7 @@ extension NormSample {
                 throw InputError(file: path, line: line, message: "the sample has more than \(maximumCount) rows, the most a norm sample may have (NormSample.maximumCount); use a random subsample")
             }
             guard reader.fieldCount == header.count else {
-                errors.add(InputError(file: path, line: line, message: "expected \(header.count) fields as in the header, found \(reader.fieldCount)"))
+                errors.add(reader.fieldCountError(expected: header.count))
                 continue
             }
             func number(_ c: Int, _ name: String, _ range: NumberRange, _ allowed: String) -> Double? {
@@ -169,7 +169,7 @@ extension RakingTargets {
         while try reader.nextRow() {
             let line = reader.line
             guard reader.fieldCount == header.count else {
-                errors.add(InputError(file: path, line: line, message: "expected \(header.count) fields as in the header, found \(reader.fieldCount)"))
+                errors.add(reader.fieldCountError(expected: header.count))
                 continue
             }
             let variable = reader.string(v).trimmingCharacters(in: .whitespaces)

@@ -175,7 +175,7 @@ struct AssembleCommand: ParsableCommand {
         var values: [String] = []
         while try reader.nextRow() {
             guard c < reader.fieldCount else {
-                throw InputError(file: path, line: reader.line, message: "expected \(header.count) fields as in the header, found \(reader.fieldCount)")
+                throw reader.fieldCountError(expected: header.count)
             }
             let v = reader.string(c).trimmingCharacters(in: .whitespaces)
             if !v.isEmpty { values.append(v) }
@@ -194,7 +194,7 @@ struct AssembleCommand: ParsableCommand {
         var out: [String: Double] = [:], firstLine: [String: Int] = [:]
         while try reader.nextRow() {
             guard max(kc, vc) < reader.fieldCount else {
-                throw InputError(file: path, line: reader.line, message: "expected \(header.count) fields as in the header, found \(reader.fieldCount)")
+                throw reader.fieldCountError(expected: header.count)
             }
             let text = reader.string(vc).trimmingCharacters(in: .whitespaces)
             guard let v = DecimalNumber.parse(text), v >= 0, v <= 1 else {
