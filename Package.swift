@@ -32,8 +32,12 @@ let package = Package(
         // MARK: public libraries
         .target(
             name: "Psychometrics",
-            dependencies: ["CLapack"]
+            dependencies: ["CLapack", "CKernels"]
         ),
+
+        // The calibrator's innermost loops in C, built for SSE2, AVX2 and AVX-512 with the CPU's best chosen
+        // at load time (Swift builds for the x86-64 baseline only). Plumbing of Psychometrics, not a product.
+        .target(name: "CKernels"),
 
         .target(
             name: "Assembly",

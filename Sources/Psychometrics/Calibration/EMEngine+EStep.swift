@@ -1,3 +1,4 @@
+import CKernels
 import CLapack
 import Foundation
 
@@ -23,7 +24,8 @@ extension EMEngine {
     /// Visits answered cells only: for person i, log Lᵢ(θ_q) = log π_q + Σ_{j answered} log P(uᵢⱼ | θ_q), then
     /// the normalised posterior wᵢ(q) is added to r[j] when uᵢⱼ = 1 and to the wrong-answer count n[j] − r[j]
     /// otherwise (one row per answer; n = r + (n − r) at the end), over the posterior's support. Cost ∝ cells × Q.
-    /// The accumulator rows, like the table rows, are prefetched two answers ahead.
+    /// Each worker runs `iqscore_sparse_expectation` (CKernels: vectorised for the CPU, rows prefetched) on its
+    /// persons, in person order, into its own counts.
     private func sparseEStep(_ tables: (logP: [Double], logQ: [Double])) -> Expectation {
         let nq = q, J = itemCount, persons = data.personCount
         let w = workers
@@ -54,19 +56,14 @@ extension EMEngine {
                     let start = offsets[i], end = offsets[i + 1]
                     accumulateLogPosterior(into: acc, prior: prior.baseAddress!, cells: start..<end, items: items.baseAddress!,
                                            responses: responses.baseAddress!, logP: logP.baseAddress!, logQ: logQ.baseAddress!, nodes: nq)
-                    total += normalizeLogPosterior(acc, nq)
+                    let (logLikelihood, support) = normalizeLogPosterior(acc, nq)
+                    total += logLikelihood
                     if withMass {
                         let mw = massAll.baseAddress! + worker * nq
                         for t in 0..<nq { mw[t] += acc[t] }
                     }
-                    // Correct answers add to r, wrong ones to n − r (made n below): one row per answer, over the
-                    // posterior's support.
-                    let support = posteriorSupport(acc, nq)
-                    for k in start..<end {
-                        if k + 2 < end { prefetchRow((responses[k + 2] == 1 ? rw : nw) + Int(items[k + 2]) * nq, support) }
-                        let row = (responses[k] == 1 ? rw : nw) + Int(items[k]) * nq
-                        for t in support { row[t] += acc[t] }
-                    }
+                    iqscore_add_posterior(acc, support.lowerBound, support.upperBound, items.baseAddress! + start,
+                                          responses.baseAddress! + start, end - start, rw, nw, nq)
                 }
                 llAll[worker] = total
             }
@@ -132,7 +129,7 @@ extension EMEngine {
                     for i in 0..<rows {
                         let row = post + i * nq
                         for t in 0..<nq { row[t] += base[t] }
-                        total += normalizeLogPosterior(row, nq)
+                        total += normalizeLogPosterior(row, nq).logLikelihood
                     }
                     t0 = DispatchTime.now().uptimeNanoseconds
                     BLAS.gemm(transposeA: true, m: J, n: nq, k: rows, a: ub, lda: J, b: post, ldb: nq, beta: 1, c: rw, ldc: nq)
@@ -175,61 +172,19 @@ extension EMEngine {
 func accumulateLogPosterior(into acc: UnsafeMutablePointer<Double>, prior: UnsafePointer<Double>, cells: Range<Int>,
                             items: UnsafePointer<Int32>, responses: UnsafePointer<UInt8>,
                             logP: UnsafePointer<Double>, logQ: UnsafePointer<Double>, nodes nq: Int) {
-    acc.update(from: prior, count: nq)
-    for k in cells {
-        if k + 2 < cells.upperBound {
-            prefetchRow((responses[k + 2] == 1 ? logP : logQ) + Int(items[k + 2]) * nq, 0..<nq)
-        }
-        let row = (responses[k] == 1 ? logP : logQ) + Int(items[k]) * nq
-        for t in 0..<nq { acc[t] += row[t] }
-    }
+    iqscore_log_posterior(acc, prior, items + cells.lowerBound, responses + cells.lowerBound, cells.count, logP, logQ, nq)
 }
 
-/// The nodes from the first to the last whose normalised posterior weight is at least 2⁻⁵⁰ of the largest:
-/// a smaller weight's terms are below the rounding unit of the largest one's, so the E-step's counts and the
-/// standard errors' score rows leave them out (a 25-item session's posterior covers about half of 61 nodes).
-@inline(__always)
-func posteriorSupport(_ weights: UnsafePointer<Double>, _ count: Int) -> Range<Int> {
-    var largest = 0.0
-    for t in 0..<count where weights[t] > largest { largest = weights[t] }
-    let floor = largest * 0x1p-50
-    var t0 = 0, t1 = count
-    while weights[t0] < floor { t0 += 1 }
-    while weights[t1 - 1] < floor { t1 -= 1 }
-    return t0..<t1
-}
-
-/// Prefetch hints for `nodes` of a row of doubles, one per 64-byte line.
-@inline(__always)
-func prefetchRow(_ row: UnsafePointer<Double>, _ nodes: Range<Int>) {
-    for line in stride(from: nodes.lowerBound, to: nodes.upperBound, by: 8) { iqscore_prefetch(row + line) }
-}
-
-/// Turns log L(θ_q) + log π_q in place into the normalised posterior and returns log Σ_q exp(·)
-/// (the person's marginal log-likelihood), shifting by the maximum to avoid underflow. The exponentials are
-/// `exp4`'s, four nodes at a time (libm's `exp` was a fifth of a sparse E-step).
-@inline(__always)
-func normalizeLogPosterior(_ v: UnsafeMutablePointer<Double>, _ count: Int) -> Double {
-    var m = -Double.infinity
-    for t in 0..<count where v[t] > m { m = v[t] }
-    let top = SIMD4<Double>(repeating: m)
-    var sums = SIMD4<Double>()
-    var t = 0
-    let raw = UnsafeMutableRawPointer(v)
-    while t + 4 <= count {
-        let e = exp4(raw.loadUnaligned(fromByteOffset: t * 8, as: SIMD4<Double>.self) - top)
-        raw.storeBytes(of: e, toByteOffset: t * 8, as: SIMD4<Double>.self)
-        sums += e
-        t += 4
-    }
-    var sum = sums.sum()
-    if t < count {
-        var tail = SIMD4<Double>(repeating: -Double.infinity)
-        for k in t..<count { tail[k - t] = v[k] }
-        let e = exp4(tail - top)
-        for k in t..<count { v[k] = e[k - t]; sum += e[k - t] }
-    }
-    let inv = 1 / sum
-    for t in 0..<count { v[t] *= inv }
-    return m + log(sum)
+/// Turns log L(θ_q) + log π_q in place into the normalised posterior and returns log Σ_q exp(·) (the person's
+/// marginal log-likelihood, shifting by the maximum to avoid underflow) and the posterior's support: the nodes
+/// from the first to the last whose weight is at least 2⁻⁵⁰ of the largest. A smaller weight's terms are below
+/// the rounding unit of the largest one's, so the E-step's counts and the standard errors' score rows leave them
+/// out (a 25-item session's posterior covers about 38 of 61 nodes). The kernel is
+/// `iqscore_normalize_log_posterior` (CKernels: the exponentials as `expShifted`, vectorised for the CPU; libm's
+/// `exp` was a fifth of a sparse E-step).
+@inline(__always) @discardableResult
+func normalizeLogPosterior(_ v: UnsafeMutablePointer<Double>, _ count: Int) -> (logLikelihood: Double, support: Range<Int>) {
+    var first = 0, last = 0
+    let logLikelihood = iqscore_normalize_log_posterior(v, count, &first, &last)
+    return (logLikelihood, first..<last)
 }

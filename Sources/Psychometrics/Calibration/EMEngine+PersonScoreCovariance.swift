@@ -1,3 +1,4 @@
+import CLapack
 import Foundation
 
 extension EMEngine {
@@ -26,7 +27,7 @@ extension EMEngine {
     /// No worker writes another's rows, so there are no per-worker matrices to add and no serial apply; every
     /// entry receives its terms in person order whatever the thread count, so the result does not depend on it.
     ///
-    /// Gᵢ and sᵢ run over the posterior's support (`posteriorSupport`): the nodes left out have weights below
+    /// Gᵢ and sᵢ run over the posterior's support (`normalizeLogPosterior`): the nodes left out have weights below
     /// 2⁻⁵⁰ of the largest, so entries move by less than their own rounding error summed over the nodes.
     ///
     /// Serial parts, O(P·workers + persons) integer work: adding the per-row update counts, the band and chunk
@@ -154,8 +155,7 @@ extension EMEngine {
                     let cells = data.cells(ofPerson: i)
                     accumulateLogPosterior(into: post, prior: prior, cells: cells, items: items, responses: responses,
                                            logP: logP, logQ: logQ, nodes: nq)
-                    _ = normalizeLogPosterior(post, nq)
-                    let support = posteriorSupport(post, nq)
+                    let support = normalizeLogPosterior(post, nq).support
                     let t0 = support.lowerBound, t1 = support.upperBound
                     let width = t1 - t0
                     for t in t0..<t1 { root[t] = post[t].squareRoot() }
@@ -274,4 +274,10 @@ extension EMEngine {
     /// The person-score covariance's chunk of local matrices: 2²⁴ doubles (128 MB). Each chunk streams the
     /// matrix rows once, so fewer, larger chunks move less memory.
     static var personCovarianceChunkDoubles: Int { 1 << 24 }
+}
+
+/// Prefetch hints for `nodes` of a row of doubles, one per 64-byte line.
+@inline(__always)
+private func prefetchRow(_ row: UnsafePointer<Double>, _ nodes: Range<Int>) {
+    for line in stride(from: nodes.lowerBound, to: nodes.upperBound, by: 8) { iqscore_prefetch(row + line) }
 }

@@ -1,9 +1,11 @@
+import CKernels
 import Dispatch
 
 /// A physical reference for the sparse E-step: how long this machine takes to move the E-step's rows, with
 /// none of its arithmetic beyond additions. Per cell (a person's answer to an item drawn at random from `items`):
 /// the item's row of `nodes` log-probabilities is added into the person's posterior (`accumulateLogPosterior`,
-/// the E-step's own loop), and the person's posterior row is added into that item's accumulator row. Tables
+/// the E-step's own kernel), and the person's posterior row is added into that item's accumulator row
+/// (`iqscore_add_posterior`, the E-step's own kernel, over all nodes). Tables
 /// and accumulators are per worker as in the E-step; exp, normalisation, the posterior's support and the
 /// log-likelihood are left out. `passes` sweeps over the same `cells` (one per E-step). Best of `repeats`.
 ///
@@ -46,10 +48,9 @@ package enum RowTrafficReference {
                                 let cells = (i * cellsPerPerson)..<((i + 1) * cellsPerPerson)
                                 accumulateLogPosterior(into: post, prior: prior.baseAddress!, cells: cells, items: items_,
                                                        responses: responses, logP: logP.baseAddress!, logQ: logQ.baseAddress!, nodes: nodes)
-                                for k in cells {
-                                    let row = counts.baseAddress! + Int(items_[k]) * nodes
-                                    for t in 0..<nodes { row[t] += post[t] }
-                                }
+                                // All answers into one count row each (the E-step picks r or n − r by the response).
+                                iqscore_add_posterior(post, 0, nodes, items_ + cells.lowerBound, responses + cells.lowerBound,
+                                                      cells.count, counts.baseAddress!, counts.baseAddress!, nodes)
                             }
                             }
                         }}}}

@@ -2,7 +2,7 @@ import Foundation
 
 extension AbilityEstimator {
     /// Posterior over the grid: log prior + Σ_k log P or log(1 − P) of item k's row, four nodes per step;
-    /// weights w_t = exp(ℓ_t − max ℓ) (`exp4`); θ̂ = Σ w θ / Σ w and SE² = Σ w (θ − θ̂)² / Σ w.
+    /// weights w_t = exp(ℓ_t − max ℓ) (`expShifted`); θ̂ = Σ w θ / Σ w and SE² = Σ w (θ − θ̂)² / Σ w.
     func eap(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ correct: Int) -> AbilityEstimate {
         let v = blocks
         return withUnsafeTemporaryAllocation(of: SIMD4<Double>.self, capacity: v) { acc in
@@ -39,10 +39,12 @@ extension AbilityEstimator {
                 var m = a[0]
                 for i in 1..<v { m = m.replacing(with: a[i], where: a[i] .> m) }
                 let top = SIMD4<Double>(repeating: m.max())
+                UnsafeMutableRawPointer(a).withMemoryRebound(to: Double.self, capacity: 4 * v) { lanes in
+                    expShifted(UnsafeMutableBufferPointer(start: lanes, count: 4 * v), by: top[0])
+                }
                 var total = SIMD4<Double>(), first = SIMD4<Double>()
                 for i in 0..<v {
-                    let w = exp4(a[i] - top)
-                    a[i] = w
+                    let w = a[i]
                     total += w
                     first += w * points[i]
                 }

@@ -1,0 +1,49 @@
+#ifndef IQSCORE_CKERNELS_H
+#define IQSCORE_CKERNELS_H
+// The calibrator's innermost loops, in C so that one source is compiled for several instruction sets and the
+// best one for the running CPU is chosen when the library loads (GCC/Clang `target_clones`, an ifunc on
+// x86-64 Linux): Swift code is compiled for the x86-64 baseline (SSE2, two doubles per instruction), and these
+// loops run out of registers and L1/L2 on every answer of every E-step. Elsewhere one plain version is built.
+//
+// Every kernel does the same IEEE additions in the same order whichever version runs (no fused multiply-add, no
+// reassociation), so results are the same to the bit on every CPU.
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// A person's log-posterior on `nodes` quadrature nodes: acc[t] = prior[t] + Σ_k row_k[t], over the answers
+/// k = 0 ..< count in order, row_k = (responses[k] == 1 ? logP : logQ) + items[k] · nodes. The row two answers
+/// ahead is prefetched (rows sit at item-dependent addresses the hardware cannot predict).
+void iqscore_log_posterior(double *acc, const double *prior, const int32_t *items, const uint8_t *responses,
+                           long count, const double *logP, const double *logQ, long nodes);
+
+/// Adds a person's posterior weights w[t], t in [first, last), into one count row per answer: the row
+/// (responses[k] == 1 ? right : wrong) + items[k] · nodes, for k = 0 ..< count in order; the row two answers
+/// ahead is prefetched.
+void iqscore_add_posterior(const double *w, long first, long last, const int32_t *items, const uint8_t *responses,
+                           long count, double *right, double *wrong, long nodes);
+
+/// v[t] = exp(v[t] − shift) for t in 0 ..< count, in place (the EAP and posterior weights).
+///
+/// Method (Cody & Waite 1980; as in fdlibm and Cephes): x = k·ln2 + r with k = round(x/ln2) and |r| ≤ ln2/2, ln2
+/// split into a high part exact in k·ln2_hi and a low part; exp(r) by its Taylor polynomial of degree 13
+/// (truncation error below 1e-17 relative), and 2^k built in the exponent bits. Rounding uses the 1.5·2^52 trick
+/// and no fused multiply-add, so every instruction set gives the same bits. Accuracy: within 4.5e-16 relative of
+/// libm's `exp` on [−708, 709] (tested); exp(x) = 0 for x < −708 (the smallest normal is e^−708.4, and −∞ gives
+/// 0), x > 709 is taken as 709. NaN inputs are not expected.
+void iqscore_exp_shifted(double *v, long count, double shift);
+
+/// Turns a log-posterior (log L(θ_t) + log π_t, t in 0 ..< count) in place into normalised weights and returns
+/// log Σ_t exp(v[t]) (the person's marginal log-likelihood): m = max v, e_t = exp(v_t − m) as
+/// `iqscore_exp_shifted`, S = Σ e_t (four running sums over t mod 4, added in lane order, then the tail in
+/// order), w_t = e_t · (1/S); returns m + log S. The posterior's support goes to [*first, *last): the nodes from
+/// the first to the last whose weight is at least 2⁻⁵⁰ of the largest (a smaller weight's terms are below the
+/// rounding unit of the largest one's).
+double iqscore_normalize_log_posterior(double *v, long count, long *first, long *last);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
