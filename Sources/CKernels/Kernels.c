@@ -21,8 +21,8 @@ static inline __attribute__((always_inline)) void prefetch_row(const double *row
 }
 
 static inline __attribute__((always_inline)) const double *table_row(const double *logP, const double *logQ, const int32_t *items,
-                                       const uint8_t *responses, long k, long nodes) {
-    return (responses[k] == 1 ? logP : logQ) + (long)items[k] * nodes;
+                                       const uint8_t *responses, long k, long stride) {
+    return (responses[k] == 1 ? logP : logQ) + (long)items[k] * stride;
 }
 
 static inline __attribute__((always_inline)) double exp_core(double x) {
@@ -69,22 +69,19 @@ static inline __attribute__((always_inline)) double maximum(const double *restri
 
 static inline __attribute__((always_inline)) double normalize(double *restrict v, long count, long *first, long *last) {
     double m = maximum(v, count);
+    // The exponentials elementwise (full vector width), then four running sums over t mod 4 in t order.
+    for (long t = 0; t < count; t++) v[t] = exp_core(v[t] - m);
     long whole = count - count % 4;
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    for (long t = 0; t < whole; t += 4) {
-        double e0 = exp_core(v[t] - m), e1 = exp_core(v[t + 1] - m), e2 = exp_core(v[t + 2] - m), e3 = exp_core(v[t + 3] - m);
-        v[t] = e0; v[t + 1] = e1; v[t + 2] = e2; v[t + 3] = e3;
-        s0 += e0; s1 += e1; s2 += e2; s3 += e3;
-    }
-    double sum = ((s0 + s1) + s2) + s3;
-    for (long t = whole; t < count; t++) {
-        v[t] = exp_core(v[t] - m);
-        sum += v[t];
-    }
+    double s[4] = {0, 0, 0, 0};
+    for (long t = 0; t < whole; t += 4)
+        for (int l = 0; l < 4; l++) s[l] += v[t + l];
+    double sum = ((s[0] + s[1]) + s[2]) + s[3];
+    for (long t = whole; t < count; t++) sum += v[t];
     double inverse = 1 / sum;
     for (long t = 0; t < count; t++) v[t] *= inverse;
-    // The support: from the first to the last weight at least 2⁻⁵⁰ of the largest.
-    double floor = maximum(v, count) * 0x1p-50;
+    // The support: from the first to the last weight at least 2⁻⁵⁰ of the largest. The largest is `inverse`:
+    // exp(0) = 1 exactly at the maximum and every other e_t ≤ 1, so the largest weight is 1 · (1/S).
+    double floor = inverse * 0x1p-50;
     long t0 = 0, t1 = count;
     while (v[t0] < floor) t0++;
     while (v[t1 - 1] < floor) t1--;
@@ -106,21 +103,21 @@ double iqscore_normalize_log_posterior(double *restrict v, long count, long *fir
 IQSCORE_CLONES
 void iqscore_log_posterior(double *restrict acc, const double *restrict prior, const int32_t *restrict items,
                            const uint8_t *restrict responses, long count, const double *restrict logP,
-                           const double *restrict logQ, long nodes) {
+                           const double *restrict logQ, long nodes, long stride) {
     for (long t = 0; t < nodes; t++) acc[t] = prior[t];
     for (long k = 0; k < count; k++) {
-        if (k + IQSCORE_AHEAD < count) prefetch_row(table_row(logP, logQ, items, responses, k + IQSCORE_AHEAD, nodes), 0, nodes);
-        const double *restrict row = table_row(logP, logQ, items, responses, k, nodes);
+        if (k + IQSCORE_AHEAD < count) prefetch_row(table_row(logP, logQ, items, responses, k + IQSCORE_AHEAD, stride), 0, nodes);
+        const double *restrict row = table_row(logP, logQ, items, responses, k, stride);
         for (long t = 0; t < nodes; t++) acc[t] += row[t];
     }
 }
 
 IQSCORE_CLONES
 void iqscore_add_posterior(const double *restrict w, long first, long last, const int32_t *restrict items,
-                           const uint8_t *restrict responses, long count, double *right, double *wrong, long nodes) {
+                           const uint8_t *restrict responses, long count, double *right, double *wrong, long stride) {
     for (long k = 0; k < count; k++) {
-        if (k + IQSCORE_AHEAD < count) prefetch_row(table_row(right, wrong, items, responses, k + IQSCORE_AHEAD, nodes), first, last);
-        double *restrict row = (double *)table_row(right, wrong, items, responses, k, nodes);
+        if (k + IQSCORE_AHEAD < count) prefetch_row(table_row(right, wrong, items, responses, k + IQSCORE_AHEAD, stride), first, last);
+        double *restrict row = (double *)table_row(right, wrong, items, responses, k, stride);
         for (long t = first; t < last; t++) row[t] += w[t];
     }
 }

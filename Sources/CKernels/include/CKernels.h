@@ -14,16 +14,17 @@ extern "C" {
 #endif
 
 /// A person's log-posterior on `nodes` quadrature nodes: acc[t] = prior[t] + Σ_k row_k[t], over the answers
-/// k = 0 ..< count in order, row_k = (responses[k] == 1 ? logP : logQ) + items[k] · nodes. The row two answers
-/// ahead is prefetched (rows sit at item-dependent addresses the hardware cannot predict).
+/// k = 0 ..< count in order, row_k = (responses[k] == 1 ? logP : logQ) + items[k] · stride (stride ≥ nodes: a
+/// stride of whole cache lines keeps each row's vector loads within lines). The row two answers ahead is
+/// prefetched (rows sit at item-dependent addresses the hardware cannot predict).
 void iqscore_log_posterior(double *acc, const double *prior, const int32_t *items, const uint8_t *responses,
-                           long count, const double *logP, const double *logQ, long nodes);
+                           long count, const double *logP, const double *logQ, long nodes, long stride);
 
 /// Adds a person's posterior weights w[t], t in [first, last), into one count row per answer: the row
-/// (responses[k] == 1 ? right : wrong) + items[k] · nodes, for k = 0 ..< count in order; the row two answers
+/// (responses[k] == 1 ? right : wrong) + items[k] · stride, for k = 0 ..< count in order; the row two answers
 /// ahead is prefetched.
 void iqscore_add_posterior(const double *w, long first, long last, const int32_t *items, const uint8_t *responses,
-                           long count, double *right, double *wrong, long nodes);
+                           long count, double *right, double *wrong, long stride);
 
 /// v[t] = exp(v[t] − shift) for t in 0 ..< count, in place (the EAP and posterior weights).
 ///

@@ -24,52 +24,67 @@ extension EMEngine {
     /// Visits answered cells only: for person i, log Lᵢ(θ_q) = log π_q + Σ_{j answered} log P(uᵢⱼ | θ_q), then
     /// the normalised posterior wᵢ(q) is added to r[j] when uᵢⱼ = 1 and to the wrong-answer count n[j] − r[j]
     /// otherwise (one row per answer; n = r + (n − r) at the end), over the posterior's support. Cost ∝ cells × Q.
-    /// Each worker runs `iqscore_sparse_expectation` (CKernels: vectorised for the CPU, rows prefetched) on its
-    /// persons, in person order, into its own counts.
+    /// Each worker takes its persons in order into its own counts; the row loops, the exp and the normalisation
+    /// are `CKernels` (vectorised for the CPU, the same bits from each version, rows prefetched two answers ahead).
     private func sparseEStep(_ tables: (logP: [Double], logQ: [Double])) -> Expectation {
         let nq = q, J = itemCount, persons = data.personCount
         let w = workers
-        var r = [Double](repeating: 0, count: w * J * nq)
-        var n = r
+        // Rows of whole 64-byte lines (`AlignedRows`): the tables (log P rows, then log(1 − P) rows) are copied in;
+        // each worker's counts (right-answer rows, then wrong-answer rows) are added into r and n at the end.
+        let table = AlignedRows(rows: 2 * J, length: nq), counts = AlignedRows(rows: w * 2 * J, length: nq)
+        defer { table.deallocate(); counts.deallocate() }
+        let stride = table.stride
+        for j in 0..<J {
+            for t in 0..<nq {
+                table.row(j)[t] = tables.logP[j * nq + t]
+                table.row(J + j)[t] = tables.logQ[j * nq + t]
+            }
+        }
         var ll = [Double](repeating: 0, count: w)
         let withMass = estimatesLatent
         var mass = [Double](repeating: 0, count: withMass ? w * nq : 0)
         let logPrior = grid.logWeights
         mass.withUnsafeMutableBufferPointer { massAll in
-        r.withUnsafeMutableBufferPointer { rAll in
-        n.withUnsafeMutableBufferPointer { nAll in
         ll.withUnsafeMutableBufferPointer { llAll in
-        tables.logP.withUnsafeBufferPointer { logP in
-        tables.logQ.withUnsafeBufferPointer { logQ in
         logPrior.withUnsafeBufferPointer { prior in
         data.rowOffsets.withUnsafeBufferPointer { offsets in
         data.itemIndices.withUnsafeBufferPointer { items in
         data.responses.withUnsafeBufferPointer { responses in
             parallelFor(w) { worker in
                 let lo = persons * worker / w, hi = persons * (worker + 1) / w
-                let rw = rAll.baseAddress! + worker * J * nq
-                let nw = nAll.baseAddress! + worker * J * nq
-                let acc = UnsafeMutablePointer<Double>.allocate(capacity: nq)
+                let right = counts.row(worker * 2 * J), wrong = counts.row(worker * 2 * J + J)
+                let acc = UnsafeMutablePointer<Double>.allocate(capacity: stride)
                 defer { acc.deallocate() }
                 var total = 0.0
                 for i in lo..<hi {
                     let start = offsets[i], end = offsets[i + 1]
                     accumulateLogPosterior(into: acc, prior: prior.baseAddress!, cells: start..<end, items: items.baseAddress!,
-                                           responses: responses.baseAddress!, logP: logP.baseAddress!, logQ: logQ.baseAddress!, nodes: nq)
+                                           responses: responses.baseAddress!, logP: table.row(0), logQ: table.row(J), nodes: nq, stride: stride)
                     let (logLikelihood, support) = normalizeLogPosterior(acc, nq)
                     total += logLikelihood
                     if withMass {
                         let mw = massAll.baseAddress! + worker * nq
                         for t in 0..<nq { mw[t] += acc[t] }
                     }
+                    // Correct answers add to r, wrong ones to n − r (made n below): one row per answer, over the
+                    // posterior's support.
                     iqscore_add_posterior(acc, support.lowerBound, support.upperBound, items.baseAddress! + start,
-                                          responses.baseAddress! + start, end - start, rw, nw, nq)
+                                          responses.baseAddress! + start, end - start, right, wrong, stride)
                 }
                 llAll[worker] = total
             }
-        }}}}}}}}}}
-        let rSum = sumWorkers(r, w, J * nq)
-        var nSum = sumWorkers(n, w, J * nq)
+        }}}}}}
+        // The workers' counts in worker order (the same sums whatever the stride).
+        var rSum = [Double](repeating: 0, count: J * nq), nSum = rSum
+        for worker in 0..<w {
+            let right = counts.row(worker * 2 * J), wrong = counts.row(worker * 2 * J + J)
+            for j in 0..<J {
+                for t in 0..<nq {
+                    rSum[j * nq + t] = worker == 0 ? right[j * stride + t] : rSum[j * nq + t] + right[j * stride + t]
+                    nSum[j * nq + t] = worker == 0 ? wrong[j * stride + t] : nSum[j * nq + t] + wrong[j * stride + t]
+                }
+            }
+        }
         for k in 0..<(J * nq) { nSum[k] += rSum[k] }
         return Expectation(r: rSum, n: nSum, logLikelihood: ll.reduce(0, +), mass: withMass ? sumWorkers(mass, w, nq) : nil)
     }
@@ -171,8 +186,8 @@ extension EMEngine {
 @inline(__always)
 func accumulateLogPosterior(into acc: UnsafeMutablePointer<Double>, prior: UnsafePointer<Double>, cells: Range<Int>,
                             items: UnsafePointer<Int32>, responses: UnsafePointer<UInt8>,
-                            logP: UnsafePointer<Double>, logQ: UnsafePointer<Double>, nodes nq: Int) {
-    iqscore_log_posterior(acc, prior, items + cells.lowerBound, responses + cells.lowerBound, cells.count, logP, logQ, nq)
+                            logP: UnsafePointer<Double>, logQ: UnsafePointer<Double>, nodes nq: Int, stride: Int) {
+    iqscore_log_posterior(acc, prior, items + cells.lowerBound, responses + cells.lowerBound, cells.count, logP, logQ, nq, stride)
 }
 
 /// Turns log L(θ_q) + log π_q in place into the normalised posterior and returns log Σ_q exp(·) (the person's

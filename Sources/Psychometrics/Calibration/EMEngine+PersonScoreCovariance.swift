@@ -154,7 +154,7 @@ extension EMEngine {
                     let i = chunk.first + position
                     let cells = data.cells(ofPerson: i)
                     accumulateLogPosterior(into: post, prior: prior, cells: cells, items: items, responses: responses,
-                                           logP: logP, logQ: logQ, nodes: nq)
+                                           logP: logP, logQ: logQ, nodes: nq, stride: nq)
                     let support = normalizeLogPosterior(post, nq).support
                     let t0 = support.lowerBound, t1 = support.upperBound
                     let width = t1 - t0

@@ -34,27 +34,26 @@ package enum RowTrafficReference {
                     let box = UncheckedSendableBox((itemOf.baseAddress!, response.baseAddress!))
                     parallelFor(workers) { worker in
                         let (items_, responses) = box.value
-                        let logP = [Double](repeating: -0.5, count: items * nodes), logQ = [Double](repeating: -1, count: items * nodes)
+                        // The E-step's layout: rows of whole cache lines (`AlignedRows`).
+                        let table = AlignedRows(rows: 2 * items, length: nodes), counts = AlignedRows(rows: items, length: nodes)
+                        defer { table.deallocate(); counts.deallocate() }
+                        for j in 0..<items { for t in 0..<nodes { table.row(j)[t] = -0.5; table.row(items + j)[t] = -1 } }
                         let prior = [Double](repeating: 0, count: nodes)
-                        var counts = [Double](repeating: 0, count: items * nodes)
-                        let post = UnsafeMutablePointer<Double>.allocate(capacity: nodes)
+                        let post = UnsafeMutablePointer<Double>.allocate(capacity: table.stride)
                         defer { post.deallocate() }
-                        logP.withUnsafeBufferPointer { logP in
-                        logQ.withUnsafeBufferPointer { logQ in
                         prior.withUnsafeBufferPointer { prior in
-                        counts.withUnsafeMutableBufferPointer { counts in
                             for _ in 0..<passes {
                             for i in (persons * worker / workers)..<(persons * (worker + 1) / workers) {
                                 let cells = (i * cellsPerPerson)..<((i + 1) * cellsPerPerson)
-                                accumulateLogPosterior(into: post, prior: prior.baseAddress!, cells: cells, items: items_,
-                                                       responses: responses, logP: logP.baseAddress!, logQ: logQ.baseAddress!, nodes: nodes)
+                                accumulateLogPosterior(into: post, prior: prior.baseAddress!, cells: cells, items: items_, responses: responses,
+                                                       logP: table.row(0), logQ: table.row(items), nodes: nodes, stride: table.stride)
                                 // All answers into one count row each (the E-step picks r or n − r by the response).
                                 iqscore_add_posterior(post, 0, nodes, items_ + cells.lowerBound, responses + cells.lowerBound,
-                                                      cells.count, counts.baseAddress!, counts.baseAddress!, nodes)
+                                                      cells.count, counts.base, counts.base, counts.stride)
                             }
                             }
-                        }}}}
-                        precondition(counts.allSatisfy(\.isFinite))
+                        }
+                        precondition((0..<(items * counts.stride)).allSatisfy { counts.base[$0].isFinite })
                     }
                 }
             }
