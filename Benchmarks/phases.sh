@@ -8,7 +8,7 @@
 #
 # For each workload and thread count: read, E-step, M-step and standard-error seconds (median of 3 runs; the
 # machine is shared), the speed-up of each phase from the first thread count to each later one, the standard
-# errors' share of the fit (EM + SEs) and of the whole run, and the EM time against two references measured on
+# errors' share of the fit (EM + SEs) and of the whole run, and the E-step (E/dgemm) and EM times against two references measured on
 # the same number of threads: `blas-reference` (OpenBLAS dgemm doing the E-steps' multiply-adds, cells x 61
 # nodes x 2 per E-step) and `blas-reference rows` (the E-steps' row traffic without their arithmetic: per
 # answer one 61-node table row read and one count row updated, items at random; `RowTrafficReference`; it is
@@ -63,6 +63,7 @@ row["row_reference"] = float(subprocess.check_output([reference, "rows", str(row
                                                        str(max(1, round(row["cells"] / row["persons"]))), str(row["e_steps"]), str(t)]).decode())
 em = row["e_step"] + row["m_step"]
 row["em_over_blas"] = em / row["blas_reference"]
+row["e_over_blas"] = row["e_step"] / row["blas_reference"]
 row["em_over_rows"] = em / row["row_reference"]
 row["se_share_of_fit"] = row["standard_errors"] / (em + row["standard_errors"])
 row["se_share_of_whole"] = row["standard_errors"] / row["whole"]
@@ -77,11 +78,11 @@ want W2x10 && run W2x10 "$out/w2x10_2pl_$n3.csv" 1500
 python3 - "$rows" <<'EOF'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-print(f"{'workload':8} {'thr':>3} {'read':>7} {'E-step':>7} {'M-step':>7} {'SEs':>7} {'whole':>7}  {'SE/fit':>6} {'SE/whole':>8} {'EM/dgemm':>8} {'EM/rows':>7}  speed-up read/E/M/SE/whole")
+print(f"{'workload':8} {'thr':>3} {'read':>7} {'E-step':>7} {'M-step':>7} {'SEs':>7} {'whole':>7}  {'SE/fit':>6} {'SE/whole':>8} {'E/dgemm':>7} {'EM/dgemm':>8} {'EM/rows':>7}  speed-up read/E/M/SE/whole")
 first = {}
 for r in rows:
     base = first.setdefault(r["workload"], r)
     ups = "/".join(f"{base[k] / r[k]:.2f}" for k in ("read", "e_step", "m_step", "standard_errors", "whole"))
     print(f"{r['workload']:8} {r['threads']:>3} {r['read']:7.3f} {r['e_step']:7.3f} {r['m_step']:7.3f} {r['standard_errors']:7.3f} "
-          f"{r['whole']:7.3f}  {r['se_share_of_fit']:6.1%} {r['se_share_of_whole']:8.1%} {r['em_over_blas']:8.1f} {r['em_over_rows']:7.2f}  {ups if r is not base else '-'}")
+          f"{r['whole']:7.3f}  {r['se_share_of_fit']:6.1%} {r['se_share_of_whole']:8.1%} {r['e_over_blas']:7.2f} {r['em_over_blas']:8.2f} {r['em_over_rows']:7.2f}  {ups if r is not base else '-'}")
 EOF
