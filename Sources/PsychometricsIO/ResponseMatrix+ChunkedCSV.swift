@@ -264,24 +264,24 @@ extension ResponseMatrix {
             }
             runDestination.append(d)
         }
-        var item = [Int32](repeating: 0, count: n), value = [UInt8](repeating: 0, count: n), line = [Int](repeating: 0, count: n)
+        // Every cell has exactly one destination, so the buffers need no zeroing: their pages are first touched by
+        // the workers that fill them.
+        let item = UnsafeMutableBufferPointer<Int32>.allocate(capacity: n), value = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: n)
+        let line = UnsafeMutableBufferPointer<Int>.allocate(capacity: n)
+        defer { item.deallocate(); value.deallocate(); line.deallocate() }
         let lanes = max(1, min(workers, join.chunks.count))
-        item.withUnsafeMutableBufferPointer { item in
-            value.withUnsafeMutableBufferPointer { value in
-                line.withUnsafeMutableBufferPointer { line in
-                    parallelFor(lanes) { lane in
-                        for k in stride(from: lane, to: join.chunks.count, by: lanes) {
-                            let chunk = join.chunks[k], map = join.itemMaps[k]
-                            for r in chunk.runs.indices {
-                                var d = runDestination[k][r]
-                                for c in chunk.runs[r].cellStart..<chunk.cellEnd(ofRun: r) {
-                                    item[d] = map[Int(chunk.cellItem[c])]
-                                    value[d] = chunk.cellValue[c]
-                                    line[d] = chunk.firstLine + Int(chunk.rowLines[Int(chunk.cellRow[c])])
-                                    d += 1
-                                }
-                            }
-                        }
+        let buffers = UncheckedSendableBox((item, value, line))
+        parallelFor(lanes) { lane in
+            let (item, value, line) = buffers.value
+            for k in stride(from: lane, to: join.chunks.count, by: lanes) {
+                let chunk = join.chunks[k], map = join.itemMaps[k]
+                for r in chunk.runs.indices {
+                    var d = runDestination[k][r]
+                    for c in chunk.runs[r].cellStart..<chunk.cellEnd(ofRun: r) {
+                        item[d] = map[Int(chunk.cellItem[c])]
+                        value[d] = chunk.cellValue[c]
+                        line[d] = chunk.firstLine + Int(chunk.rowLines[Int(chunk.cellRow[c])])
+                        d += 1
                     }
                 }
             }
@@ -336,17 +336,35 @@ extension ResponseMatrix {
             errors.omitted += part.errors.omitted
         }
         try errors.throwIfAny()
-        var personIDs: [String] = [], offsets = [0], items: [Int32] = [], values: [UInt8] = []
+        var personIDs: [String] = [], offsets = [0], partStart = [0]
         var empty: [(id: String, line: Int)] = []
-        items.reserveCapacity(n)
-        values.reserveCapacity(n)
+        personIDs.reserveCapacity(sessions)
+        offsets.reserveCapacity(sessions + 1)
         for part in parts {
             personIDs += part.personIDs
             for length in part.lengths { offsets.append(offsets[offsets.count - 1] + length) }
-            items += part.items
-            values += part.values
             empty += part.empty
+            partStart.append(partStart[partStart.count - 1] + part.items.count)
         }
+        // The parts' responses copied into place by the workers (the serial concatenation was a copy of every
+        // response on one thread).
+        let kept = partStart[partStart.count - 1]
+        func gathered<T>(_ field: KeyPath<Part, [T]>) -> [T] {
+            [T](unsafeUninitializedCapacity: kept) { buffer, initialized in
+                guard let base = buffer.baseAddress, kept > 0 else { initialized = 0; return }
+                let box = UncheckedSendableBox(base)
+                parallelFor(max(1, min(workers, parts.count))) { lane in
+                    for p in stride(from: lane, to: parts.count, by: max(1, min(workers, parts.count))) {
+                        parts[p][keyPath: field].withUnsafeBufferPointer { source in
+                            guard let from = source.baseAddress else { return }
+                            (box.value + partStart[p]).initialize(from: from, count: source.count)
+                        }
+                    }
+                }
+                initialized = kept
+            }
+        }
+        let items = gathered(\.items), values = gathered(\.values)
         let matrix = ResponseMatrix(validatedPersonIDs: personIDs, itemIDs: join.itemIDs, rowOffsets: offsets, itemIndices: items, responses: values)
         let report = ResponseFileReport(path: path, layout: .long, dataRows: join.rows, personsRead: sessions,
                                         emptyPersons: empty, blankResponses: join.blanks, idColumn: nil)

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("iqscore cat simulate end to end", .timeLimit(.minutes(2)))
+@Suite("iqscore cat simulate end to end", .timeLimit(.minutes(10)))
 struct CATCLITests {
     /// A workspace with a simulated 120-item, three-domain 2PL bank in `bank.csv`.
     func workspaceWithBank() throws -> CLIWorkspace {

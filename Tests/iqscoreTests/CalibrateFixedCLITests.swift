@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("iqscore calibrate --fixed (online calibration) end to end", .timeLimit(.minutes(2)))
+@Suite("iqscore calibrate --fixed (online calibration) end to end", .timeLimit(.minutes(10)))
 struct CalibrateFixedCLITests {
     @Test("pretest items calibrated onto a fixed bank: exit 0, bank values unchanged, new items added, JSON keys")
     func fixedBank() throws {

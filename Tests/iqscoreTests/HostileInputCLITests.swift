@@ -5,7 +5,7 @@ import Testing
 // conversion, an allocation of hundreds of gigabytes) or be accepted silently when it is nonsense. Each case
 // runs the real binary; `IQScoreCLI.run` fails the test when it dies of a signal.
 
-@Suite("Hostile input: a located error or a usage error, never a crash", .timeLimit(.minutes(2)))
+@Suite("Hostile input: a located error or a usage error, never a crash", .timeLimit(.minutes(10)))
 struct HostileInputCLITests {
     /// A workspace with a 60-item, three-domain 2PL bank (`bank.csv`) and 20 long-layout sessions (`s.csv`).
     func workspace() throws -> CLIWorkspace {

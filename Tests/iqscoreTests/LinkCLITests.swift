@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// End-to-end tests of `iqscore link` (helpers `IQScoreCLI`, `CLIWorkspace` in CLITests.swift).
-@Suite("iqscore link end to end", .timeLimit(.minutes(2)))
+@Suite("iqscore link end to end", .timeLimit(.minutes(10)))
 struct LinkCLITests {
     static let header = "item_id,model,a,b,c,se_a,se_b,se_c,n_responses,p_value,flags,domain"
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// End-to-end tests of `iqscore norms build` and `iqscore norms table` (helpers in CLITests.swift).
-@Suite("iqscore norms end to end", .timeLimit(.minutes(2)))
+@Suite("iqscore norms end to end", .timeLimit(.minutes(10)))
 struct NormsCLITests {
     /// 900 persons aged 16–90 with θ falling with age and by education, and the educated over-represented
     /// (high 1/2, mid 1/3, low 1/6); deterministic (no random numbers).

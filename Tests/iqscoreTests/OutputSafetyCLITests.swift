@@ -8,7 +8,7 @@ import Glibc
 // with a manifest written last (`iqscore verify` checks it); SIGTERM removes temporary files, and the next run
 // removes those a SIGKILL left.
 
-@Suite("iqscore outputs: identity checks, manifest, temporary files", .timeLimit(.minutes(2)))
+@Suite("iqscore outputs: identity checks, manifest, temporary files", .timeLimit(.minutes(10)))
 struct OutputSafetyCLITests {
     static let bank = ScoreCLITests.bank
 
@@ -207,7 +207,7 @@ struct OutputSafetyCLITests {
     }
 }
 
-@Suite("iqscore --max-memory", .timeLimit(.minutes(3)))
+@Suite("iqscore --max-memory", .timeLimit(.minutes(10)))
 struct MaxMemoryCLITests {
     @Test("a size that is not one, or out of range, is a usage error naming the allowed form", arguments: ["3X", "16M", "2T", "0", "nan", "1e3G"])
     func badSizes(text: String) throws {
@@ -233,7 +233,7 @@ struct MaxMemoryCLITests {
     }
 }
 
-@Suite("iqscore model names", .timeLimit(.minutes(3)))
+@Suite("iqscore model names", .timeLimit(.minutes(10)))
 struct ModelNameCLITests {
     @Test("--model takes any case (2PL as the literature writes it); an unknown model is a usage error")
     func modelCase() throws {

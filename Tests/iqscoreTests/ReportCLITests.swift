@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("iqscore report end to end", .timeLimit(.minutes(3)))
+@Suite("iqscore report end to end", .timeLimit(.minutes(10)))
 struct ReportCLITests {
     @Test("ICAR16: one self-contained HTML file with every section, empirical points, a second axis and legends")
     func icar16() throws {

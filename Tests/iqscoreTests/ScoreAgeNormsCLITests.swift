@@ -54,7 +54,7 @@ struct HandNorms {
     static func phi(_ x: Double) -> Double { 0.5 * erfc(-x / 2.0.squareRoot()) }
 }
 
-@Suite("iqscore score with age-specific norms end to end", .timeLimit(.minutes(2)))
+@Suite("iqscore score with age-specific norms end to end", .timeLimit(.minutes(10)))
 struct ScoreAgeNormsCLITests {
     static let bank = ScoreCLITests.bankWithoutDomain
     static let header = ScoreCLITests.scoreHeader + ",age"

@@ -83,7 +83,7 @@ enum ScoreSummary {
     }
 }
 
-@Suite("iqscore score end to end", .timeLimit(.minutes(3)))
+@Suite("iqscore score end to end", .timeLimit(.minutes(10)))
 struct ScoreCLITests {
     static let scoreHeader = "session_id,n_items,n_correct,theta,se,iq,iq_low,iq_high,percentile,method,flags,norms"
     static let domainHeader = "logic_correct,logic_answered,pattern_correct,pattern_answered,spatial_correct,spatial_answered"

@@ -5,7 +5,7 @@ import Testing
 // UTF-8 are rejected with one error in every command. Bad values are quoted up to 100 bytes with their length.
 // Rows whose field count differs from the header's are malformed in score and calibrate alike.
 
-@Suite("iqscore text fidelity: id bytes, quoting, ragged rows", .timeLimit(.minutes(3)))
+@Suite("iqscore text fidelity: id bytes, quoting, ragged rows", .timeLimit(.minutes(10)))
 struct TextFidelityCLITests {
     static func workspace(_ sessions: [UInt8]) throws -> CLIWorkspace {
         let ws = try CLIWorkspace()
@@ -92,7 +92,7 @@ struct TextFidelityCLITests {
     }
 }
 
-@Suite("iqscore long-layout headers", .timeLimit(.minutes(3)))
+@Suite("iqscore long-layout headers", .timeLimit(.minutes(10)))
 struct LongHeaderCLITests {
     @Test("a header naming the session, item or response column twice is an error naming both columns, in score and calibrate")
     func repeatedColumns() throws {
@@ -107,7 +107,7 @@ struct LongHeaderCLITests {
     }
 }
 
-@Suite("iqscore score: pretest items on ICAR16", .timeLimit(.minutes(3)))
+@Suite("iqscore score: pretest items on ICAR16", .timeLimit(.minutes(10)))
 struct PretestCLITests {
     @Test("ICAR16 with 4 items marked pretest: θ, SE and IQ of every session equal scoring without those items; n_unscored counts them")
     func icar16Pretest() throws {
