@@ -16,10 +16,6 @@
 /// predict (2, 4 and 8 measured the same on W2; 8 a little slower).
 #define IQSCORE_AHEAD 2
 
-static inline __attribute__((always_inline)) void prefetch_row(const double *row, long first, long last) {
-    for (long t = first; t < last; t += 8) __builtin_prefetch(row + t, 0, 3);
-}
-
 static inline __attribute__((always_inline)) const double *table_row(const double *logP, const double *logQ, const int32_t *items,
                                        const uint8_t *responses, long k, long stride) {
     return (responses[k] == 1 ? logP : logQ) + (long)items[k] * stride;
@@ -106,7 +102,7 @@ void iqscore_log_posterior(double *restrict acc, const double *restrict prior, c
                            const double *restrict logQ, long nodes, long stride) {
     for (long t = 0; t < nodes; t++) acc[t] = prior[t];
     for (long k = 0; k < count; k++) {
-        if (k + IQSCORE_AHEAD < count) prefetch_row(table_row(logP, logQ, items, responses, k + IQSCORE_AHEAD, stride), 0, nodes);
+        if (k + IQSCORE_AHEAD < count) iqscore_prefetch_row(table_row(logP, logQ, items, responses, k + IQSCORE_AHEAD, stride), 0, nodes);
         const double *restrict row = table_row(logP, logQ, items, responses, k, stride);
         for (long t = 0; t < nodes; t++) acc[t] += row[t];
     }
@@ -116,7 +112,7 @@ IQSCORE_CLONES
 void iqscore_add_posterior(const double *restrict w, long first, long last, const int32_t *restrict items,
                            const uint8_t *restrict responses, long count, double *right, double *wrong, long stride) {
     for (long k = 0; k < count; k++) {
-        if (k + IQSCORE_AHEAD < count) prefetch_row(table_row(right, wrong, items, responses, k + IQSCORE_AHEAD, stride), first, last);
+        if (k + IQSCORE_AHEAD < count) iqscore_prefetch_row(table_row(right, wrong, items, responses, k + IQSCORE_AHEAD, stride), first, last);
         double *restrict row = (double *)table_row(right, wrong, items, responses, k, stride);
         for (long t = first; t < last; t++) row[t] += w[t];
     }

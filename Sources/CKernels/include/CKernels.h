@@ -13,6 +13,13 @@
 extern "C" {
 #endif
 
+/// Read-prefetch hints for doubles [first, last) of a row, one per 64-byte line (GCC/Clang builtin): for rows at
+/// addresses the hardware cannot predict but the caller knows a few rows ahead (the E-step's table and count
+/// rows, the standard errors' gathered rows). Inline here so that Swift callers inline it too.
+static inline __attribute__((always_inline)) void iqscore_prefetch_row(const double *row, long first, long last) {
+    for (long t = first; t < last; t += 8) __builtin_prefetch(row + t, 0, 3);
+}
+
 /// A person's log-posterior on `nodes` quadrature nodes: acc[t] = prior[t] + Σ_k row_k[t], over the answers
 /// k = 0 ..< count in order, row_k = (responses[k] == 1 ? logP : logQ) + items[k] · stride (stride ≥ nodes: a
 /// stride of whole cache lines keeps each row's vector loads within lines). The row two answers ahead is

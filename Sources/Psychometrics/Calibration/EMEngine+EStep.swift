@@ -74,17 +74,8 @@ extension EMEngine {
                 llAll[worker] = total
             }
         }}}}}}
-        // The workers' counts in worker order (the same sums whatever the stride).
-        var rSum = [Double](repeating: 0, count: J * nq), nSum = rSum
-        for worker in 0..<w {
-            let right = counts.row(worker * 2 * J), wrong = counts.row(worker * 2 * J + J)
-            for j in 0..<J {
-                for t in 0..<nq {
-                    rSum[j * nq + t] = worker == 0 ? right[j * stride + t] : rSum[j * nq + t] + right[j * stride + t]
-                    nSum[j * nq + t] = worker == 0 ? wrong[j * stride + t] : nSum[j * nq + t] + wrong[j * stride + t]
-                }
-            }
-        }
+        let rSum = sumWorkers(counts.row(0), workers: w, workerStride: 2 * J * stride, rows: J, rowStride: stride, length: nq)
+        var nSum = sumWorkers(counts.row(J), workers: w, workerStride: 2 * J * stride, rows: J, rowStride: stride, length: nq)
         for k in 0..<(J * nq) { nSum[k] += rSum[k] }
         return Expectation(r: rSum, n: nSum, logLikelihood: ll.reduce(0, +), mass: withMass ? sumWorkers(mass, w, nq) : nil)
     }
@@ -172,10 +163,29 @@ extension EMEngine {
                            blasSeconds: Double(blasNanoseconds.max() ?? 0) / 1e9)
     }
 
+    /// The workers' `size` values each (worker w's at `w · size`), added in worker order.
     private func sumWorkers(_ values: [Double], _ workers: Int, _ size: Int) -> [Double] {
-        if workers == 1 { return values }
-        var out = Array(values[0..<size])
-        for worker in 1..<workers { for k in 0..<size { out[k] += values[worker * size + k] } }
+        if workers == 1 || size == 0 { return values }
+        return values.withUnsafeBufferPointer {
+            sumWorkers($0.baseAddress!, workers: workers, workerStride: size, rows: 1, rowStride: size, length: size)
+        }
+    }
+
+    /// The workers' `rows` rows of `length` values, added in worker order (the first worker's copied, then each
+    /// later one's added) into rows packed `length` apart: worker w's row r starts at
+    /// `values + w · workerStride + r · rowStride` (padded rows have `rowStride` > `length`).
+    private func sumWorkers(_ values: UnsafePointer<Double>, workers: Int, workerStride: Int, rows: Int, rowStride: Int,
+                            length: Int) -> [Double] {
+        var out = [Double](repeating: 0, count: rows * length)
+        for worker in 0..<workers {
+            let block = values + worker * workerStride
+            for r in 0..<rows {
+                for t in 0..<length {
+                    let v = block[r * rowStride + t]
+                    out[r * length + t] = worker == 0 ? v : out[r * length + t] + v
+                }
+            }
+        }
         return out
     }
 }

@@ -1,4 +1,4 @@
-import CLapack
+import CKernels
 import Foundation
 
 extension EMEngine {
@@ -249,7 +249,7 @@ extension EMEngine {
                             let ahead = sorted[e + 8], c = Int(ahead.person)
                             let m = Int(localCount[chunk.first + c])
                             let lx = Int(ahead.local)
-                            prefetchRow(values + valueOffset[c] + Self.packedRowBase(lx, m), lx..<m)
+                            iqscore_prefetch_row(values + valueOffset[c] + Self.packedRowBase(lx, m), lx, m)
                         }
                         let c = Int(sorted[e].person), lx = Int(sorted[e].local)
                         let m = Int(localCount[chunk.first + c])
@@ -274,10 +274,4 @@ extension EMEngine {
     /// The person-score covariance's chunk of local matrices: 2²⁴ doubles (128 MB). Each chunk streams the
     /// matrix rows once, so fewer, larger chunks move less memory.
     static var personCovarianceChunkDoubles: Int { 1 << 24 }
-}
-
-/// Prefetch hints for `nodes` of a row of doubles, one per 64-byte line.
-@inline(__always)
-private func prefetchRow(_ row: UnsafePointer<Double>, _ nodes: Range<Int>) {
-    for line in stride(from: nodes.lowerBound, to: nodes.upperBound, by: 8) { iqscore_prefetch(row + line) }
 }

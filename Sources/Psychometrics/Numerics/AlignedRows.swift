@@ -3,13 +3,11 @@
 /// keeps its tables and count rows this way, and `RowTrafficReference` measures the same layout. The owner
 /// calls `deallocate()`.
 package struct AlignedRows: @unchecked Sendable {
-    package let rows: Int
     /// Doubles from one row's start to the next: the row length rounded up to a multiple of 8.
     package let stride: Int
     package let base: UnsafeMutablePointer<Double>
 
     package init(rows: Int, length: Int) {
-        self.rows = rows
         stride = (length + 7) / 8 * 8
         base = UnsafeMutableRawPointer.allocate(byteCount: max(1, rows * stride) * 8, alignment: 64)
             .bindMemory(to: Double.self, capacity: max(1, rows * stride))
