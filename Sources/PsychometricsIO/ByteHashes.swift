@@ -136,7 +136,16 @@ struct ByteStringIndex {
 
     /// The index of `key`, inserting it as the next index when absent.
     mutating func index(of key: UnsafeBufferPointer<UInt8>) -> (index: Int, inserted: Bool) {
-        let h = UInt64(bitPattern: Int64(ByteKeyTable.hash(key)))
+        index(of: key, hash: Self.hash(key))
+    }
+
+    /// `ByteKeyTable.hash(key)` as this index stores it (its low bits pick the slot).
+    @inline(__always) static func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        UInt64(bitPattern: Int64(ByteKeyTable.hash(key)))
+    }
+
+    /// `index(of:)` with the key's `hash(key)` computed by the caller (for example by the thread that parsed it).
+    mutating func index(of key: UnsafeBufferPointer<UInt8>, hash h: UInt64) -> (index: Int, inserted: Bool) {
         var i = Int(truncatingIfNeeded: h) & mask
         while true {
             let e = Int(slotEntry[i])

@@ -9,11 +9,11 @@ import Psychometrics
 // decision that depends on earlier records (interning ids in first-appearance order, duplicate person ids, the
 // row count at which the memory budget is checked) is taken in the join, in file order.
 //
-// What stays serial, and why it does not limit scaling: reading the bytes (`read(2)`, a copy), and the join.
-// The join does per chunk O(distinct item ids) work, per long-layout session run (consecutive rows of one
-// session, collapsed by the worker) one dictionary lookup of a `String` the worker made, and per wide row one
-// dictionary insertion of its id (none without an id column) — so O(runs + distinct keys), against parsing's
-// O(bytes), and overlapped with the parsing of the next round.
+// What stays serial, and why it does not limit scaling: reading the bytes (`read(2)`, a copy), and parts of
+// the join. The join does per chunk O(distinct item ids) dictionary work, its errors and the memory checks; a
+// long file's session ids are interned in parallel (`LongJoin`: hash partitions owned by workers, then per-chunk
+// numbering), leaving O(new sessions) array growth serial; a wide file's ids are one dictionary insertion per row
+// (none without an id column). The join overlaps the parsing of the next round.
 
 extension ResponseMatrix {
     /// The error for a long row without the header's field count, or a wide row (the same text in both layouts).
@@ -54,8 +54,9 @@ extension ResponseMatrix {
         var rowLines: [UInt32] = []
         /// Each response: chunk item index, value (1/0), data row in the chunk.
         var cellItem: [Int32] = [], cellValue: [UInt8] = [], cellRow: [Int32] = []
-        /// Runs of rows of one session: its id, first row, and first response (up to the next run's).
-        var runs: [(id: String, firstRow: Int32, cellStart: Int)] = []
+        /// Runs of rows of one session: its id, first row, first response (up to the next run's), and the id's
+        /// `ByteStringIndex.hash` (which the join's partitions use).
+        var runs: [(id: String, firstRow: Int32, cellStart: Int, hash: UInt64)] = []
         /// The open run's id bytes and whether it is empty.
         var runKey: [UInt8] = []
         var runEmpty = false
@@ -104,7 +105,7 @@ extension ResponseMatrix {
                 runKey.removeAll(keepingCapacity: true)
                 runKey.append(contentsOf: b)
                 runEmpty = id.isEmpty
-                runs.append((id, row, cellItem.count))
+                runs.append((id, row, cellItem.count, ByteStringIndex.hash(b)))
                 return true
             }
             if !interned { return }
@@ -147,69 +148,172 @@ extension ResponseMatrix {
     /// The file-order join of long chunks: interns item ids (per chunk's distinct ids) and session ids (per run)
     /// in first-appearance order, collects errors in order, and checks the memory budget every 65,536th data row
     /// as the serial reader did (responses and sessions before that row).
+    ///
+    /// A round's session ids are interned without a serial pass over its runs (`join(round:)`): the ids go to
+    /// `sessionPartitionCount` hash tables by the top bits of their hash, each table owned by one worker, which
+    /// visits its runs in file order, so a table's first sight of an id is the file's; the sessions' numbers (the
+    /// order of first appearance, as one reader would give them) come from per-chunk counts of first sights.
+    /// Serial: per chunk its item ids, its errors and the budget checks; O(partitions + chunks) bookkeeping.
     struct LongJoin {
         let budget: MemoryCheck
+        let workers: Int
         var chunks: [LongChunkParser] = []
         /// Per chunk: its item index → the file's (−1: never interned).
         var itemMaps: [[Int32]] = []
         /// Per chunk: each run's session.
         var runSessions: [[Int32]] = []
-        /// Session ids by their UTF-8 bytes → session index (insertion order, so `sessionIDs[index]`): a byte
-        /// hash table rather than a `[String: Int32]`, whose SipHash was most of this serial join's time.
-        var sessionIndex = ByteStringIndex()
-        var sessionIDs: [String] = [], sessionLine: [Int] = []
+        /// Session ids by their UTF-8 bytes, split by hash into partitions, and per partition its local index
+        /// (the partition's order of first appearance) → session.
+        var sessionPartitions = [ByteStringIndex](repeating: ByteStringIndex(), count: Self.sessionPartitionCount)
+        var partitionSessions = [[Int32]](repeating: [], count: Self.sessionPartitionCount)
+        /// The sessions' ids and first lines, in arrays of the sessions new in a round, filled by the workers
+        /// (arrays of every session grown on one thread cost as much as the numbering).
+        var sessionRounds: [(first: Int, ids: [String], lines: [Int])] = []
         /// Responses per session.
         var sessionCells: [Int] = []
+        var sessionCount: Int { sessionCells.count }
         var itemIndex: [String: Int32] = [:], itemIDs: [String] = []
         var errors = ErrorCollector()
         var rows = 0, blanks = 0, cells = 0
 
-        mutating func join(_ chunk: LongChunkParser) throws {
-            var map: [Int32] = []
-            for id in chunk.itemIDs {
-                guard let id, !id.isEmpty else { map.append(-1); continue }
-                if let known = itemIndex[id] { map.append(known); continue }
-                map.append(Int32(itemIDs.count))
-                itemIndex[id] = Int32(itemIDs.count)
-                itemIDs.append(id)
-            }
-            for e in chunk.errors.errors { errors.add(e) }
-            errors.omitted += chunk.errors.omitted
+        /// Session-id partitions: enough for 16 workers to balance, and each table small enough to stay in cache.
+        static var sessionPartitionCount: Int { 64 }
+        /// A hash's partition: its top 6 bits (its low bits pick the slot within the partition's table).
+        @inline(__always) static func partition(_ hash: UInt64) -> Int { Int(truncatingIfNeeded: hash >> 58) }
 
-            var sessions: [Int32] = []
-            sessions.reserveCapacity(chunk.runs.count)
-            var r = 0
-            /// Interns the runs that start before data row `row` of the chunk.
-            func intern(before row: Int) {
-                while r < chunk.runs.count && Int(chunk.runs[r].firstRow) < row {
-                    let run = chunk.runs[r]
-                    var id = run.id
-                    let (index, inserted) = id.withUTF8 { sessionIndex.index(of: $0) }
-                    let s = Int32(index)
-                    if inserted {
-                        sessionIDs.append(run.id)
-                        sessionLine.append(chunk.firstLine + Int(chunk.rowLines[Int(run.firstRow)]))
-                        sessionCells.append(0)
+        init(budget: MemoryCheck, workers: Int) {
+            self.budget = budget
+            self.workers = max(1, workers)
+        }
+
+        /// Joins one round's chunks, in file order.
+        mutating func join(round: [LongChunkParser]) throws {
+            var start = [0]
+            for chunk in round { start.append(start[start.count - 1] + chunk.runs.count) }
+            let runCount = start[start.count - 1]
+            /// Runs of the round by chunk, in file order.
+            func forEachRun(_ body: (_ k: Int, _ r: Int, _ run: Int) -> Void) {
+                for k in round.indices { for r in round[k].runs.indices { body(k, r, start[k] + r) } }
+            }
+            let partitionLanes = min(workers, Self.sessionPartitionCount), chunkLanes = max(1, min(workers, round.count))
+            // 1. Partitions in parallel: each run's partition-local session, −1 − local at the id's first sight.
+            var local = [Int32](repeating: 0, count: runCount)
+            local.withUnsafeMutableBufferPointer { local in
+            sessionPartitions.withUnsafeMutableBufferPointer { partitions in
+                let box = UncheckedSendableBox((local, partitions))
+                parallelFor(partitionLanes) { lane in
+                    let (local, partitions) = box.value
+                    forEachRun { k, r, run in
+                        let h = round[k].runs[r].hash, p = Self.partition(h)
+                        guard p % partitionLanes == lane else { return }
+                        var id = round[k].runs[r].id
+                        let (index, inserted) = id.withUTF8 { partitions[p].index(of: $0, hash: h) }
+                        local[run] = inserted ? -1 - Int32(index) : Int32(index)
                     }
-                    sessionCells[Int(s)] += chunk.cellEnd(ofRun: r) - run.cellStart
-                    sessions.append(s)
-                    r += 1
+                }
+            }}
+            // 2. Chunks in parallel: first sights per chunk.
+            var firsts = [Int](repeating: 0, count: round.count)
+            firsts.withUnsafeMutableBufferPointer { firsts in
+                let box = UncheckedSendableBox(firsts)
+                parallelFor(chunkLanes) { lane in
+                    for k in stride(from: lane, to: round.count, by: chunkLanes) {
+                        box.value[k] = local[start[k]..<start[k + 1]].reduce(0) { $0 + ($1 < 0 ? 1 : 0) }
+                    }
                 }
             }
-            // Data row i of the chunk is row rows + i + 1 of the file: checked when that is a multiple of 65,536.
-            let period = 1 << 16
-            for i in stride(from: (period - 1) - (rows & (period - 1)), to: chunk.rowLines.count, by: period) {
-                intern(before: i)
-                let before = cells + Self.lowerBound(chunk.cellRow, Int32(i))
-                try budget.check(line: chunk.firstLine + Int(chunk.rowLines[i]), responses: before, persons: sessionIDs.count, bytesPerResponse: 33)
+            // 3. Serial, in file order: item ids, errors, budget checks; the chunk's first new session.
+            var firstSession = [Int](repeating: 0, count: round.count)
+            var sessions = sessionCount
+            for (k, chunk) in round.enumerated() {
+                var map: [Int32] = []
+                for id in chunk.itemIDs {
+                    guard let id, !id.isEmpty else { map.append(-1); continue }
+                    if let known = itemIndex[id] { map.append(known); continue }
+                    map.append(Int32(itemIDs.count))
+                    itemIndex[id] = Int32(itemIDs.count)
+                    itemIDs.append(id)
+                }
+                itemMaps.append(map)
+                for e in chunk.errors.errors { errors.add(e) }
+                errors.omitted += chunk.errors.omitted
+                firstSession[k] = sessions
+                // Data row i of the chunk is row rows + i + 1 of the file: checked when that is a multiple of 65,536.
+                let period = 1 << 16
+                var r = 0, before = sessions
+                for i in stride(from: (period - 1) - (rows & (period - 1)), to: chunk.rowLines.count, by: period) {
+                    while r < chunk.runs.count && Int(chunk.runs[r].firstRow) < i {
+                        if local[start[k] + r] < 0 { before += 1 }
+                        r += 1
+                    }
+                    let responses = cells + Self.lowerBound(chunk.cellRow, Int32(i))
+                    try budget.check(line: chunk.firstLine + Int(chunk.rowLines[i]), responses: responses, persons: before, bytesPerResponse: 33)
+                }
+                sessions += firsts[k]
+                rows += chunk.rowLines.count
+                blanks += chunk.blanks
+                cells += chunk.cellItem.count
             }
-            intern(before: Int.max)
-            rows += chunk.rowLines.count
-            blanks += chunk.blanks
-            cells += chunk.cellItem.count
-            chunks.append(chunk)
-            itemMaps.append(map)
-            runSessions.append(sessions)
+            // 4. Chunks in parallel: the new sessions' numbers, ids and first lines.
+            let known = sessionCount
+            var newIDs = [String](repeating: "", count: sessions - known)
+            var newLines = [Int](repeating: 0, count: sessions - known)
+            sessionCells.append(contentsOf: repeatElement(0, count: sessions - known))
+            var session = [Int32](repeating: 0, count: runCount)
+            session.withUnsafeMutableBufferPointer { session in
+            newIDs.withUnsafeMutableBufferPointer { ids in
+            newLines.withUnsafeMutableBufferPointer { lines in
+                let box = UncheckedSendableBox((session, ids, lines))
+                parallelFor(chunkLanes) { lane in
+                    let (session, ids, lines) = box.value
+                    for k in stride(from: lane, to: round.count, by: chunkLanes) {
+                        let chunk = round[k]
+                        var next = firstSession[k]
+                        for r in chunk.runs.indices where local[start[k] + r] < 0 {
+                            session[start[k] + r] = Int32(next)
+                            ids[next - known] = chunk.runs[r].id
+                            lines[next - known] = chunk.firstLine + Int(chunk.rowLines[Int(chunk.runs[r].firstRow)])
+                            next += 1
+                        }
+                    }
+                }
+            }}}
+            // 5. Partitions in parallel: each partition's local → session map grows in its order of first sight; every
+            // run gets its session, whose responses are counted by the lane that owns it.
+            session.withUnsafeMutableBufferPointer { session in
+            partitionSessions.withUnsafeMutableBufferPointer { maps in
+            sessionCells.withUnsafeMutableBufferPointer { sessionCells in
+                let box = UncheckedSendableBox((session, maps, sessionCells))
+                parallelFor(partitionLanes) { lane in
+                    let (session, maps, sessionCells) = box.value
+                    forEachRun { k, r, run in
+                        let p = Self.partition(round[k].runs[r].hash)
+                        guard p % partitionLanes == lane else { return }
+                        let l = local[run]
+                        if l < 0 {
+                            assert(Int(-1 - l) == maps[p].count)
+                            maps[p].append(session[run])
+                        } else {
+                            session[run] = maps[p][Int(l)]
+                        }
+                        sessionCells[Int(session[run])] += round[k].cellEnd(ofRun: r) - round[k].runs[r].cellStart
+                    }
+                }
+            }}}
+            if !newIDs.isEmpty { sessionRounds.append((known, newIDs, newLines)) }
+            for k in round.indices { runSessions.append(Array(session[start[k]..<start[k + 1]])) }
+            chunks += round
+        }
+
+        /// Session `s`'s id and the line where it first appears.
+        func session(_ s: Int) -> (id: String, line: Int) {
+            var lo = 0, hi = sessionRounds.count   // the last round whose first session is at most s
+            while hi - lo > 1 {
+                let mid = (lo + hi) / 2
+                if sessionRounds[mid].first <= s { lo = mid } else { hi = mid }
+            }
+            let round = sessionRounds[lo]
+            return (round.ids[s - round.first], round.lines[s - round.first])
         }
 
         /// The first index of sorted `a` whose element is at least `x`.
@@ -227,13 +331,13 @@ extension ResponseMatrix {
                          chunks: ParallelCSVChunks) throws -> (matrix: ResponseMatrix, report: ResponseFileReport) {
         let path = reader.path
         let columns = try options.longColumns(in: header, file: path, line: headerLine)
-        var join = LongJoin(budget: budget)
+        var join = LongJoin(budget: budget, workers: chunks.workers)
         try withUnsafeMutablePointer(to: &join) { state in
             try chunks.read(reader, parse: { range, _, buf in
                 ParsedRecords(range, buf, delimiter: options.delimiter, path: path,
                               into: LongChunkParser(path: path, options: options, columns: columns, fieldCount: header.count, range: range))
             }, join: { parsed, _ in
-                for chunk in parsed { try state.pointee.join(chunk.records) }
+                try state.pointee.join(round: parsed.map(\.records))
             })
         }
         if join.rows == 0 { throw InputError(file: path, line: headerLine, message: "no data rows after the header") }
@@ -247,7 +351,7 @@ extension ResponseMatrix {
         -> (matrix: ResponseMatrix, report: ResponseFileReport)
     {
         var join = join
-        let sessions = join.sessionIDs.count, n = join.cells
+        let sessions = join.sessionCount, n = join.cells
         var start = [Int](repeating: 0, count: sessions + 1)
         for s in 0..<sessions { start[s + 1] = start[s] + join.sessionCells[s] }
         // Where each run's responses go.
@@ -304,7 +408,7 @@ extension ResponseMatrix {
                     var part = Part()
                     for s in ranges[p] {
                         let lo = start[s], hi = start[s + 1]
-                        if lo == hi { part.empty.append((join.sessionIDs[s], join.sessionLine[s])); continue }
+                        if lo == hi { part.empty.append(join.session(s)); continue }
                         // By item, then file order (within a session, file order is line order).
                         keys.removeAll(keepingCapacity: true)
                         for k in lo..<hi { keys.append(UInt64(UInt32(item[k])) << 32 | UInt64(k - lo)) }
@@ -314,7 +418,7 @@ extension ResponseMatrix {
                             let k = lo + Int(key & 0xFFFF_FFFF)
                             if item[k] == previous {
                                 part.errors.add(InputError(file: path, line: line[k], column: ic + 1,
-                                                           message: "item '\(join.itemIDs[Int(item[k])])' is repeated in session '\(join.sessionIDs[s])' (first on line \(firstLine))"))
+                                                           message: "item '\(join.itemIDs[Int(item[k])])' is repeated in session '\(join.session(s).id)' (first on line \(firstLine))"))
                                 continue
                             }
                             previous = item[k]
@@ -323,7 +427,7 @@ extension ResponseMatrix {
                             part.values.append(value[k])
                             count += 1
                         }
-                        part.personIDs.append(join.sessionIDs[s])
+                        part.personIDs.append(join.session(s).id)
                         part.lengths.append(count)
                     }
                     parts[p] = part
