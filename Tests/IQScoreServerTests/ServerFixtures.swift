@@ -64,6 +64,9 @@ enum Fixtures {
     static let data: Result<URL, any Error> = Result {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iqscore-server-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Shared by every test of the run, so removed when the test process exits (it outlived each run before).
+        sharedDirectory = directory.path
+        atexit { if let path = Fixtures.sharedDirectory { try? FileManager.default.removeItem(atPath: path) } }
         for (seed, bank, out) in [("3", "bank.csv", "responses.csv"), ("4", "bank2.csv", "responses2.csv")] {
             let run = try run(["simulate", "--model", "2pl", "--items", "120", "--persons", "40", "--items-per-session", "20",
                                "--domains", "a,b,c", "--layout", "long", "--slope-mean-log", "0.3", "--out", out,
@@ -74,6 +77,9 @@ enum Fixtures {
         try Data(#"{"length": 12, "domain_counts": {"a": 4, "b": 4, "c": 4}}"#.utf8).write(to: directory.appendingPathComponent("blueprint.json"))
         return directory
     }
+
+    /// `data`'s directory once made, for the exit handler (which must not make it).
+    nonisolated(unsafe) static var sharedDirectory: String?
 
     static func dataDirectory() throws -> URL { try data.get() }
 
