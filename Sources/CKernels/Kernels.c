@@ -117,3 +117,44 @@ void iqscore_add_posterior(const double *restrict w, long first, long last, cons
         for (long t = first; t < last; t++) row[t] += w[t];
     }
 }
+
+/// Blocks of 8 columns y of C's row x, `blocks` (1–4, a constant where inlined) at a time from column `first`:
+/// acc[b][l] = Σ_t gT[t][x] · gT[t][first + 8b + l], over t in order; the entries y ≥ x are stored to `row`.
+static inline __attribute__((always_inline)) void gram_row_group(int blocks, long x, long first, long m, long w,
+                                                                  const double *restrict gT, long ld, double *restrict row) {
+    double acc[4][8] = {{0}};
+    for (long t = 0; t < w; t++) {
+        const double *restrict column = gT + t * ld;
+        double v = column[x];
+        for (int b = 0; b < blocks; b++)
+            for (int l = 0; l < 8; l++) acc[b][l] += v * column[first + 8 * b + l];
+    }
+    for (int b = 0; b < blocks; b++)
+        for (int l = 0; l < 8; l++) {
+            long y = first + 8 * b + l;
+            if (y >= x && y < m) row[y] = acc[b][l];
+        }
+}
+
+IQSCORE_CLONES
+void iqscore_gram_upper_packed(long m, long w, const double *restrict g, long ldg, double *restrict scratch,
+                               double *restrict packed) {
+    long ld = iqscore_gram_scratch_stride(m);
+    for (long t = 0; t < w; t++) {
+        double *restrict column = scratch + t * ld;
+        for (long x = 0; x < m; x++) column[x] = g[x * ldg + t];
+        for (long x = m; x < ld; x++) column[x] = 0;
+    }
+    for (long x = 0; x < m; x++) {
+        double *row = packed + x * m - x * (x + 1) / 2;
+        for (long first = x & ~7L; first < m; first += 32) {
+            long blocks = (m - first + 7) / 8;
+            switch (blocks) {
+            case 1: gram_row_group(1, x, first, m, w, scratch, ld, row); break;
+            case 2: gram_row_group(2, x, first, m, w, scratch, ld, row); break;
+            case 3: gram_row_group(3, x, first, m, w, scratch, ld, row); break;
+            default: gram_row_group(4, x, first, m, w, scratch, ld, row); break;
+            }
+        }
+    }
+}

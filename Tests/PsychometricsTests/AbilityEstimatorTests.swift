@@ -253,3 +253,36 @@ struct EAPRefinementTests {
         #expect(abs(middle.theta) < 1e-4 && abs(middle.standardError - 0.0399886) < 1e-4, "\(middle)")
     }
 }
+
+@Suite("gramUpperPacked: the standard errors' per-person Gram product")
+struct GramUpperPackedTests {
+    @Test("equals Σ_t G[x][t]·G[y][t] summed in node order, to the bit, packed by rows; every block shape and tail")
+    func matchesTheSum() {
+        var rng = SeededGenerator(seed: 17)
+        for m in 1...70 {
+            for w in [1, 7, 38, 61] {
+                let stride = w + 3   // rows strided as a caller's buffer may be
+                let g = (0..<(m * stride)).map { _ in Double(rng.next() % 2_000_001) / 1e6 - 1 }
+                var packed = [Double](repeating: .nan, count: m * (m + 1) / 2)
+                var scratch = [Double](repeating: .nan, count: gramScratchCount(rows: m, columns: w))
+                g.withUnsafeBufferPointer { g in
+                    scratch.withUnsafeMutableBufferPointer { scratch in
+                        packed.withUnsafeMutableBufferPointer { packed in
+                            gramUpperPacked(g.baseAddress!, rows: m, columns: w, rowStride: stride, scratch: scratch.baseAddress!,
+                                            into: packed.baseAddress!)
+                        }
+                    }
+                }
+                var expected: [Double] = []
+                for x in 0..<m {
+                    for y in x..<m {
+                        var sum = 0.0
+                        for t in 0..<w { sum += g[x * stride + t] * g[y * stride + t] }
+                        expected.append(sum)
+                    }
+                }
+                #expect(packed == expected, "m \(m), w \(w)")
+            }
+        }
+    }
+}

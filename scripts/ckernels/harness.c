@@ -21,6 +21,15 @@ int main(void) {
         iqscore_exp_shifted(x, 13, 1.5);
         for (int i = 0; i < 13; i++) { uint64_t b; memcpy(&b, &x[i], 8); h = (h ^ b) * 1099511628211ULL; }
     }
+    // Gram products of persons' score blocks: m rows (1 to 60, so every group of column blocks and tail occurs),
+    // w columns (the posterior's support), rows strided as the standard errors keep them.
+    static double g[60*61], scratch[61*(64+24)], packed[60*61/2];
+    for (int p = 0; p < 2000; p++) {
+        long m = 1 + p % 60, w = 1 + rand() % 61;
+        for (long i = 0; i < m*w; i++) g[i] = (double)rand()/RAND_MAX - 0.5;
+        iqscore_gram_upper_packed(m, w, g, w, scratch, packed);
+        for (long i = 0; i < m*(m+1)/2; i++) { uint64_t b; memcpy(&b, &packed[i], 8); h = (h ^ b) * 1099511628211ULL; }
+    }
     for (long i = 0; i < J*stride; i++) { uint64_t b; memcpy(&b, &r[i], 8); h = (h ^ b) * 1099511628211ULL; memcpy(&b, &n[i], 8); h = (h ^ b) * 1099511628211ULL; }
     uint64_t b; memcpy(&b, &ll, 8);
     printf("%016llx %016llx\n", (unsigned long long)h, (unsigned long long)b);

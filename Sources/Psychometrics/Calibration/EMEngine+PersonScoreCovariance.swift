@@ -13,14 +13,14 @@ extension EMEngine {
     /// over the person's local parameters, with wᵢ(q) the person's posterior weights and hⱼ = ∇Pⱼ / (Pⱼ(1 − Pⱼ))
     /// (Louis 1982, eq. 3.1; the μ, σ rows with fixed items use the score of log N(θ; μ, σ²)).
     ///
-    /// Centring before the product (rather than Gᵢ Gᵢᵀ − sᵢ sᵢᵀ) leaves one `dsyrk` per person and no rank-one
+    /// Centring before the product (rather than Gᵢ Gᵢᵀ − sᵢ sᵢᵀ) leaves one Gram product per person and no rank-one
     /// correction, and it does not subtract two large, nearly equal numbers. (Over the posterior's support
     /// Σ_q wᵢ(q) = 1 − ε with ε < 61·2⁻⁵⁰; the two forms differ by ε sᵢ sᵢᵀ.)
     ///
     /// Persons go in chunks of up to 128 MB of local matrices, each chunk in two parallel passes:
     /// 1. the chunk's persons, split evenly over the workers: posterior, G̃ᵢ, and Cᵢ = G̃ᵢ G̃ᵢᵀ on the local
-    ///    parameters (`dsyrk`, upper triangle, in the worker's cache) packed by rows into the chunk buffer (m(m + 1)/2
-    ///    doubles a person, half the traffic of a square m × m);
+    ///    parameters (`gramUpperPacked`: the upper triangle written packed by rows into the chunk buffer,
+    ///    m(m + 1)/2 doubles a person, half the traffic of a square m × m);
     /// 2. the matrix rows, one band per worker with equal numbers of updates: each worker gathers the chunk's
     ///    local rows that land in its band, orders them by global row with a stable counting sort (persons stay
     ///    in order) and subtracts them row by row, while that matrix row is in cache.
@@ -148,8 +148,8 @@ extension EMEngine {
                 let root = UnsafeMutablePointer<Double>.allocate(capacity: nq)
                 let g = UnsafeMutablePointer<Double>.allocate(capacity: maxLocal * nq)
                 let s = UnsafeMutablePointer<Double>.allocate(capacity: maxLocal)
-                let square = UnsafeMutablePointer<Double>.allocate(capacity: maxLocal * maxLocal)
-                defer { post.deallocate(); root.deallocate(); g.deallocate(); s.deallocate(); square.deallocate() }
+                let scratch = UnsafeMutablePointer<Double>.allocate(capacity: gramScratchCount(rows: maxLocal, columns: nq))
+                defer { post.deallocate(); root.deallocate(); g.deallocate(); s.deallocate(); scratch.deallocate() }
                 for position in (chunk.count * worker / lanes)..<(chunk.count * (worker + 1) / lanes) {
                     let i = chunk.first + position
                     let cells = data.cells(ofPerson: i)
@@ -197,10 +197,8 @@ extension EMEngine {
                         let grow = g + x * width, sx = s[x]
                         for t in 0..<width { grow[t] -= sx * rv[t] }
                     }
-                    // The product's upper triangle in this worker's cache, then packed by rows into the chunk.
-                    BLAS.syrkUpper(n: m, k: width, a: g, lda: width, beta: 0, c: square, ldc: m)
-                    let packed = values + valueOffset[position]
-                    for x in 0..<m { (packed + Self.packedRowBase(x, m) + x).update(from: square + x * m + x, count: m - x) }
+                    // The product's upper triangle, packed by rows straight into the chunk.
+                    gramUpperPacked(g, rows: m, columns: width, rowStride: width, scratch: scratch, into: values + valueOffset[position])
                 }
             }
 

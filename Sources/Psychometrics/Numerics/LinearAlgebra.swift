@@ -18,13 +18,6 @@ enum BLAS {
         cblas_dgemv(CblasRowMajor, CblasNoTrans, Int32(m), Int32(n), 1, a, Int32(lda), x, 1, 0, y, 1)
     }
 
-    /// Upper triangle of C = α·A·Aᵀ + β·C with A n×k (`cblas_dsyrk`).
-    @inline(__always)
-    static func syrkUpper(n: Int, k: Int, alpha: Double = 1, a: UnsafePointer<Double>, lda: Int,
-                          beta: Double, c: UnsafeMutablePointer<Double>, ldc: Int) {
-        cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, Int32(n), Int32(k), alpha, a, Int32(lda), beta, c, Int32(ldc))
-    }
-
     /// Upper triangle of C = α·Aᵀ·A + β·C with A k×n (`cblas_dsyrk`, transposed).
     @inline(__always)
     static func syrkUpperTransposed(n: Int, k: Int, alpha: Double = 1, a: UnsafePointer<Double>, lda: Int,
