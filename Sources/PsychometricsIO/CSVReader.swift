@@ -224,6 +224,62 @@ package final class CSVReader {
         }
     }
 
+    /// Fills `destination` with up to `wanted` of the bytes after the current record (the buffered ones first) and
+    /// returns how many; fewer only at the end of the file. A regular file's bytes are read by `workers` threads,
+    /// each `pread`-ing one slice, so that copying a large file out of the page cache is not a serial step of a
+    /// parallel reader; other files, and fills under 1 MiB, are read as `readRemaining` reads them.
+    package func readFilling(_ destination: UnsafeMutablePointer<UInt8>, capacity wanted: Int, workers: Int) throws -> Int {
+        var total = 0
+        if position < filled {
+            total = min(wanted, filled - position)
+            destination.update(from: buffer + position, count: total)
+            position += total
+            bytesConsumed += total
+        }
+        let need = wanted - total
+        let start = fileSize == nil ? -1 : Int(lseek(fd, 0, SEEK_CUR))
+        if workers < 2 || need < 1 << 20 || start < 0 {
+            while total < wanted {
+                let n = try readRemaining(into: destination + total, capacity: wanted - total)
+                if n == 0 { break }
+                total += n
+            }
+            return total
+        }
+        if atEOF { return total }
+        // Slice w is [need·w/workers, need·(w + 1)/workers); got[w] is how much of it the file had, −errno on failure.
+        var got = [Int](repeating: 0, count: workers)
+        got.withUnsafeMutableBufferPointer { got in
+            let box = UncheckedSendableBox((got, destination + total, fd))
+            parallelFor(workers) { w in
+                let (got, target, fd) = box.value
+                let lo = need * w / workers, hi = need * (w + 1) / workers
+                var done = 0
+                while lo + done < hi {
+                    let n = pread(fd, target + lo + done, hi - lo - done, off_t(start + lo + done))
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        got[w] = -Int(errno)
+                        return
+                    }
+                    if n == 0 { break }
+                    done += n
+                }
+                got[w] = done
+            }
+        }
+        // The bytes run up to the first slice that came back short (the end of the file).
+        var taken = 0
+        for w in 0..<workers {
+            if got[w] < 0 { throw InputError(file: path, message: "read failed: \(String(cString: strerror(Int32(-got[w]))))") }
+            taken += got[w]
+            if got[w] < need * (w + 1) / workers - need * w / workers { atEOF = true; break }
+        }
+        lseek(fd, off_t(start + taken), SEEK_SET)
+        bytesConsumed += taken
+        return total + taken
+    }
+
     /// All fields of the current record as Strings.
     package func strings() -> [String] { (0..<fieldCount).map(string) }
 

@@ -4,7 +4,8 @@ import Psychometrics
 // Parallel reading of a CSV file's records after its header: the machinery that `iqscore score` (long files,
 // `BatchScorer.readLongParallel`) and `ResponseMatrix.load` (`iqscore calibrate`, wide and long files) share.
 //
-// The file is read in rounds of `chunkBytes × chunks` bytes. Each round is cut into chunks at line feeds; the
+// The file is read in rounds of `chunkBytes × chunks` bytes (a regular file's round by the workers, each `pread`-ing
+// a slice: `CSVReader.readFilling`). Each round is cut into chunks at line feeds; the
 // chunks' first line numbers come from counting line breaks (a parallel pass); then every worker parses whole
 // chunks with `CSVRecordScanner`, the one record grammar of `CSVReader`. A cut that falls inside a quoted field
 // (a line feed that is data) is detected, not assumed away: the chunk before it then does not end exactly at
@@ -135,9 +136,10 @@ struct ParallelCSVChunks {
         let joiner = BackgroundJoiner()
         defer { joiner.finish() }
         while true {
-            while filled < capacity && !eof {
-                let n = try reader.readRemaining(into: buffer + filled, capacity: capacity - filled)
-                if n == 0 { eof = true } else { filled += n }
+            if filled < capacity && !eof {
+                let n = try reader.readFilling(buffer + filled, capacity: capacity - filled, workers: workers)
+                filled += n
+                if filled < capacity { eof = true }
             }
             if filled == 0 { break }
             // Cut after a line feed near each k/chunks of the bytes; the last chunk runs to the end of the bytes.

@@ -9,8 +9,8 @@ import Psychometrics
 // decision that depends on earlier records (interning ids in first-appearance order, duplicate person ids, the
 // row count at which the memory budget is checked) is taken in the join, in file order.
 //
-// What stays serial, and why it does not limit scaling: reading the bytes (`read(2)`, a copy), and parts of
-// the join. The join does per chunk O(distinct item ids) dictionary work, its errors and the memory checks; a
+// What stays serial, and why it does not limit scaling: parts of the join (a regular file's bytes are copied in
+// by the workers, `CSVReader.readFilling`). The join does per chunk O(distinct item ids) dictionary work, its errors and the memory checks; a
 // long file's session ids are interned in parallel (`LongJoin`: hash partitions owned by workers, then per-chunk
 // numbering), leaving O(new sessions) array growth serial; a wide file's ids are one dictionary insertion per row
 // (none without an id column). The join overlaps the parsing of the next round.

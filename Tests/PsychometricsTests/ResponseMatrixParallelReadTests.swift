@@ -64,6 +64,23 @@ struct ResponseMatrixParallelReadTests {
         try Self.expectSame(Self.longFile(sessions: 60, interleaved: true, lineEnd: "\r"))
     }
 
+    @Test("files of several MiB, whose rounds the threads read in parallel slices (pread), the last round short")
+    func parallelFills() throws {
+        let files = try CSVFixtures()
+        for (name, text) in [("long.csv", Self.longFile(sessions: 60_000, interleaved: false)),
+                             ("crlf.csv", Self.longFile(sessions: 40_000, interleaved: true, lineEnd: "\r\n", finalNewline: false))] {
+            #expect(text.count > 3 << 20)
+            let path = try files.write(name, bytes: text)
+            let reference = Self.outcome(path, ResponseFileOptions(), maxMemoryBytes: nil, threads: 1, chunkBytes: 1 << 24)
+            #expect(!reference.hasPrefix("error"))
+            // Rounds of 1.2 MB (several, cut anywhere), 6 MiB (the whole file, in three slices) and 5.6 MB.
+            for (threads, chunk) in [(2, 300_000), (3, 1 << 20), (4, 700_000)] {
+                let got = Self.outcome(path, ResponseFileOptions(), maxMemoryBytes: nil, threads: threads, chunkBytes: chunk)
+                #expect(got == reference, "\(name): \(threads) threads, \(chunk)-byte chunks")
+            }
+        }
+    }
+
     @Test("long files with every kind of error (repeats across chunks, bad cells, bad ids, field counts), past the 20 listed")
     func longErrors() throws {
         var text = "session_id,item_id,response\n"
