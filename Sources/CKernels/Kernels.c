@@ -158,3 +158,31 @@ void iqscore_gram_upper_packed(long m, long w, const double *restrict g, long ld
         }
     }
 }
+
+IQSCORE_CLONES
+void iqscore_score_rows(double *restrict g, long m, long width, const double *restrict root, long terms,
+                        const int64_t *restrict row, const int64_t *restrict probOffset, const int64_t *restrict hOffset,
+                        const double *restrict u, const double *restrict prob, const double *restrict h) {
+    memset(g, 0, (size_t)(m * width) * sizeof(double));
+    for (long k = 0; k < terms; k++) {
+        double *restrict out = g + row[k] * width;
+        const double *restrict pk = prob + probOffset[k], *restrict hk = h + hOffset[k];
+        double uk = u[k];
+        for (long t = 0; t < width; t++) out[t] += (uk - pk[t]) * hk[t] * root[t];
+    }
+}
+
+IQSCORE_CLONES
+void iqscore_centre_rows(double *restrict g, long m, long width, const double *restrict root, double *restrict s) {
+    long whole = width - width % 8;
+    for (long x = 0; x < m; x++) {
+        double *restrict gx = g + x * width;
+        double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (long t = 0; t < whole; t += 8)
+            for (int l = 0; l < 8; l++) acc[l] += gx[t + l] * root[t + l];
+        double sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+        for (long t = whole; t < width; t++) sum += gx[t] * root[t];
+        s[x] = sum;
+        for (long t = 0; t < width; t++) gx[t] -= sum * root[t];
+    }
+}

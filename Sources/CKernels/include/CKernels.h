@@ -51,6 +51,19 @@ void iqscore_exp_shifted(double *v, long count, double shift);
 /// rounding unit of the largest one's).
 double iqscore_normalize_log_posterior(double *v, long count, long *first, long *last);
 
+/// A person's score rows for the standard errors, `width` nodes each: g (m rows, row-major, zeroed here) gets, for
+/// each term k in order, g[row[k]][t] += (u[k] − P_k[t]) · h_k[t] · root[t] for t in 0 ..< width, with
+/// P_k = prob + probOffset[k] and h_k = h + hOffset[k] (an item's probabilities and one parameter's h = ∇P/(PQ)
+/// over the nodes, and root the posterior weights' square roots, all from the support's first node).
+void iqscore_score_rows(double *g, long m, long width, const double *root, long terms, const int64_t *row,
+                        const int64_t *probOffset, const int64_t *hOffset, const double *u, const double *prob,
+                        const double *h);
+
+/// Centres a person's score rows (m rows of `width`, row-major) in place: s[x] = Σ_t g[x][t] · root[t], then
+/// g[x][t] −= s[x] · root[t]. Each sum runs over eight running sums by t mod 8, added as
+/// ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)), then the last width mod 8 nodes in order.
+void iqscore_centre_rows(double *g, long m, long width, const double *root, double *s);
+
 /// Columns of `iqscore_gram_upper_packed`'s scratch per node for m rows: m rounded up to 8, plus 24, so that a group
 /// of four 8-wide column blocks starting at any block below m stays inside the row.
 static inline __attribute__((always_inline)) long iqscore_gram_scratch_stride(long m) { return ((m + 7) & ~7L) + 24; }

@@ -18,7 +18,8 @@ extension EMEngine {
     /// Σ_q wᵢ(q) = 1 − ε with ε < 61·2⁻⁵⁰; the two forms differ by ε sᵢ sᵢᵀ.)
     ///
     /// Persons go in chunks of up to 128 MB of local matrices, each chunk in two parallel passes:
-    /// 1. the chunk's persons, split evenly over the workers: posterior, G̃ᵢ, and Cᵢ = G̃ᵢ G̃ᵢᵀ on the local
+    /// 1. the chunk's persons, split evenly over the workers: posterior, G̃ᵢ (`iqscore_score_rows` from the items'
+    ///    terms, then `iqscore_centre_rows`), and Cᵢ = G̃ᵢ G̃ᵢᵀ on the local
     ///    parameters (`gramUpperPacked`: the upper triangle written packed by rows into the chunk buffer,
     ///    m(m + 1)/2 doubles a person, half the traffic of a square m × m);
     /// 2. the matrix rows, one band per worker with equal numbers of updates: each worker gathers the chunk's
@@ -149,7 +150,15 @@ extension EMEngine {
                 let g = UnsafeMutablePointer<Double>.allocate(capacity: maxLocal * nq)
                 let s = UnsafeMutablePointer<Double>.allocate(capacity: maxLocal)
                 let scratch = UnsafeMutablePointer<Double>.allocate(capacity: gramScratchCount(rows: maxLocal, columns: nq))
-                defer { post.deallocate(); root.deallocate(); g.deallocate(); s.deallocate(); scratch.deallocate() }
+                // The score rows' terms: target row, the item's probability row and the parameter's h row, response.
+                // (At most p a local parameter: a shared slope's terms all go to row 0.)
+                let terms = maxLocal * p
+                let termRow = UnsafeMutablePointer<Int64>.allocate(capacity: terms), termProb = UnsafeMutablePointer<Int64>.allocate(capacity: terms)
+                let termH = UnsafeMutablePointer<Int64>.allocate(capacity: terms), termU = UnsafeMutablePointer<Double>.allocate(capacity: terms)
+                defer {
+                    post.deallocate(); root.deallocate(); g.deallocate(); s.deallocate(); scratch.deallocate()
+                    termRow.deallocate(); termProb.deallocate(); termH.deallocate(); termU.deallocate()
+                }
                 for position in (chunk.count * worker / lanes)..<(chunk.count * (worker + 1) / lanes) {
                     let i = chunk.first + position
                     let cells = data.cells(ofPerson: i)
@@ -160,23 +169,22 @@ extension EMEngine {
                     let width = t1 - t0
                     for t in t0..<t1 { root[t] = post[t].squareRoot() }
                     let m = localParameters(of: i, into: globals + indexOffset[position])
-                    g.update(repeating: 0, count: m * width)
-                    var local = shared ? 1 : 0
+                    var local = shared ? 1 : 0, terms = 0
                     for k in cells {
                         let j = Int(data.itemIndices[k])
                         if isFixed(j) { continue }
-                        let u = Double(data.responses[k])
                         for x in 0..<p where !(x == 0 && slopeFixed) {
-                            let lx = x == 0 && shared ? 0 : local
+                            termRow[terms] = Int64(x == 0 && shared ? 0 : local)
                             if !(x == 0 && shared) { local += 1 }
-                            let grow = g + lx * width
-                            hRows.withUnsafeBufferPointer { hr in
-                                prob.withUnsafeBufferPointer { pr in
-                                    let hv = hr.baseAddress! + (j * p + x) * nq + t0, pv = pr.baseAddress! + j * nq + t0
-                                    let rv = root + t0
-                                    for t in 0..<width { grow[t] += (u - pv[t]) * hv[t] * rv[t] }
-                                }
-                            }
+                            termProb[terms] = Int64(j * nq + t0)
+                            termH[terms] = Int64((j * p + x) * nq + t0)
+                            termU[terms] = Double(data.responses[k])
+                            terms += 1
+                        }
+                    }
+                    hRows.withUnsafeBufferPointer { hr in
+                        prob.withUnsafeBufferPointer { pr in
+                            iqscore_score_rows(g, m, width, root + t0, terms, termRow, termProb, termH, termU, pr.baseAddress!, hr.baseAddress!)
                         }
                     }
                     if estimatesLatent {
@@ -191,12 +199,7 @@ extension EMEngine {
                         }
                     }
                     // sᵢ = Gᵢ √wᵢ (Σ_q wᵢ(q) Sᵢ(θ_q)); centred rows G̃ᵢ[x, q] = Gᵢ[x, q] − sᵢₓ √wᵢ(q); Cᵢ = G̃ᵢ G̃ᵢᵀ.
-                    BLAS.gemv(m: m, n: width, a: g, lda: width, x: root + t0, y: s)
-                    let rv = root + t0
-                    for x in 0..<m {
-                        let grow = g + x * width, sx = s[x]
-                        for t in 0..<width { grow[t] -= sx * rv[t] }
-                    }
+                    iqscore_centre_rows(g, m, width, root + t0, s)
                     // The product's upper triangle, packed by rows straight into the chunk.
                     gramUpperPacked(g, rows: m, columns: width, rowStride: width, scratch: scratch, into: values + valueOffset[position])
                 }
