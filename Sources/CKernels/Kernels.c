@@ -173,7 +173,7 @@ void iqscore_score_rows(double *restrict g, long m, long width, const double *re
 }
 
 IQSCORE_CLONES
-void iqscore_centre_rows(double *restrict g, long m, long width, const double *restrict root, double *restrict s) {
+void iqscore_centre_rows(double *restrict g, long m, long width, const double *restrict root) {
     long whole = width - width % 8;
     for (long x = 0; x < m; x++) {
         double *restrict gx = g + x * width;
@@ -182,7 +182,6 @@ void iqscore_centre_rows(double *restrict g, long m, long width, const double *r
             for (int l = 0; l < 8; l++) acc[l] += gx[t + l] * root[t + l];
         double sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
         for (long t = whole; t < width; t++) sum += gx[t] * root[t];
-        s[x] = sum;
         for (long t = 0; t < width; t++) gx[t] -= sum * root[t];
     }
 }

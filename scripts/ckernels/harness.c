@@ -31,7 +31,7 @@ int main(void) {
         for (long i = 0; i < m*(m+1)/2; i++) { uint64_t b; memcpy(&b, &packed[i], 8); h = (h ^ b) * 1099511628211ULL; }
     }
     // A person's score rows and their centring: m rows from terms at random rows (shared rows too), w nodes.
-    static double prob[300*61], hrow[300*3*61], root[61], u[150], s[60];
+    static double prob[300*61], hrow[300*3*61], root[61], u[150];
     static int64_t row[150], po[150], ho[150];
     for (long i = 0; i < 300*61; i++) prob[i] = (double)rand()/RAND_MAX;
     for (long i = 0; i < 300*3*61; i++) hrow[i] = (double)rand()/RAND_MAX*4 - 2;
@@ -43,9 +43,8 @@ int main(void) {
             row[k] = rand() % m; po[k] = j*61 + t0; ho[k] = (j*3 + rand() % 3)*61 + t0; u[k] = rand() & 1;
         }
         iqscore_score_rows(g, m, w, root, terms, row, po, ho, u, prob, hrow);
-        iqscore_centre_rows(g, m, w, root, s);
+        iqscore_centre_rows(g, m, w, root);
         for (long i = 0; i < m*w; i++) { uint64_t b; memcpy(&b, &g[i], 8); h = (h ^ b) * 1099511628211ULL; }
-        for (long i = 0; i < m; i++) { uint64_t b; memcpy(&b, &s[i], 8); h = (h ^ b) * 1099511628211ULL; }
     }
     for (long i = 0; i < J*stride; i++) { uint64_t b; memcpy(&b, &r[i], 8); h = (h ^ b) * 1099511628211ULL; memcpy(&b, &n[i], 8); h = (h ^ b) * 1099511628211ULL; }
     uint64_t b; memcpy(&b, &ll, 8);

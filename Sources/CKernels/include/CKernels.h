@@ -59,10 +59,10 @@ void iqscore_score_rows(double *g, long m, long width, const double *root, long 
                         const int64_t *probOffset, const int64_t *hOffset, const double *u, const double *prob,
                         const double *h);
 
-/// Centres a person's score rows (m rows of `width`, row-major) in place: s[x] = Σ_t g[x][t] · root[t], then
-/// g[x][t] −= s[x] · root[t]. Each sum runs over eight running sums by t mod 8, added as
+/// Centres a person's score rows (m rows of `width`, row-major) in place: with s_x = Σ_t g[x][t] · root[t],
+/// g[x][t] −= s_x · root[t]. Each sum runs over eight running sums by t mod 8, added as
 /// ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)), then the last width mod 8 nodes in order.
-void iqscore_centre_rows(double *g, long m, long width, const double *root, double *s);
+void iqscore_centre_rows(double *g, long m, long width, const double *root);
 
 /// Columns of `iqscore_gram_upper_packed`'s scratch per node for m rows: m rounded up to 8, plus 24, so that a group
 /// of four 8-wide column blocks starting at any block below m stays inside the row.

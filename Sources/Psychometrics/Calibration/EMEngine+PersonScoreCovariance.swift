@@ -148,7 +148,6 @@ extension EMEngine {
                 let post = UnsafeMutablePointer<Double>.allocate(capacity: nq)
                 let root = UnsafeMutablePointer<Double>.allocate(capacity: nq)
                 let g = UnsafeMutablePointer<Double>.allocate(capacity: maxLocal * nq)
-                let s = UnsafeMutablePointer<Double>.allocate(capacity: maxLocal)
                 let scratch = UnsafeMutablePointer<Double>.allocate(capacity: gramScratchCount(rows: maxLocal, columns: nq))
                 // The score rows' terms: target row, the item's probability row and the parameter's h row, response.
                 // (At most p a local parameter: a shared slope's terms all go to row 0.)
@@ -156,7 +155,7 @@ extension EMEngine {
                 let termRow = UnsafeMutablePointer<Int64>.allocate(capacity: terms), termProb = UnsafeMutablePointer<Int64>.allocate(capacity: terms)
                 let termH = UnsafeMutablePointer<Int64>.allocate(capacity: terms), termU = UnsafeMutablePointer<Double>.allocate(capacity: terms)
                 defer {
-                    post.deallocate(); root.deallocate(); g.deallocate(); s.deallocate(); scratch.deallocate()
+                    post.deallocate(); root.deallocate(); g.deallocate(); scratch.deallocate()
                     termRow.deallocate(); termProb.deallocate(); termH.deallocate(); termU.deallocate()
                 }
                 for position in (chunk.count * worker / lanes)..<(chunk.count * (worker + 1) / lanes) {
@@ -199,7 +198,7 @@ extension EMEngine {
                         }
                     }
                     // sᵢ = Gᵢ √wᵢ (Σ_q wᵢ(q) Sᵢ(θ_q)); centred rows G̃ᵢ[x, q] = Gᵢ[x, q] − sᵢₓ √wᵢ(q); Cᵢ = G̃ᵢ G̃ᵢᵀ.
-                    iqscore_centre_rows(g, m, width, root + t0, s)
+                    iqscore_centre_rows(g, m, width, root + t0)
                     // The product's upper triangle, packed by rows straight into the chunk.
                     gramUpperPacked(g, rows: m, columns: width, rowStride: width, scratch: scratch, into: values + valueOffset[position])
                 }
