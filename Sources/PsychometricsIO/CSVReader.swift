@@ -237,8 +237,8 @@ package final class CSVReader {
             bytesConsumed += total
         }
         let need = wanted - total
-        let start = fileSize == nil ? -1 : Int(lseek(fd, 0, SEEK_CUR))
-        if workers < 2 || need < 1 << 20 || start < 0 {
+        let start = workers < 2 || need < 1 << 20 || fileSize == nil ? -1 : Int(lseek(fd, 0, SEEK_CUR))
+        if start < 0 {
             while total < wanted {
                 let n = try readRemaining(into: destination + total, capacity: wanted - total)
                 if n == 0 { break }
@@ -247,25 +247,25 @@ package final class CSVReader {
             return total
         }
         if atEOF { return total }
-        // Slice w is [need·w/workers, need·(w + 1)/workers); got[w] is how much of it the file had, −errno on failure.
+        // Slice w is bytes edge[w] ..< edge[w + 1] after `start`; got[w] is how much of it the file had, −errno on failure.
+        let edge = (0...workers).map { need * $0 / workers }
         var got = [Int](repeating: 0, count: workers)
         got.withUnsafeMutableBufferPointer { got in
             let box = UncheckedSendableBox((got, destination + total, fd))
             parallelFor(workers) { w in
                 let (got, target, fd) = box.value
-                let lo = need * w / workers, hi = need * (w + 1) / workers
-                var done = 0
-                while lo + done < hi {
-                    let n = pread(fd, target + lo + done, hi - lo - done, off_t(start + lo + done))
+                var at = edge[w]
+                while at < edge[w + 1] {
+                    let n = pread(fd, target + at, edge[w + 1] - at, off_t(start + at))
                     if n < 0 {
                         if errno == EINTR { continue }
                         got[w] = -Int(errno)
                         return
                     }
                     if n == 0 { break }
-                    done += n
+                    at += n
                 }
-                got[w] = done
+                got[w] = at - edge[w]
             }
         }
         // The bytes run up to the first slice that came back short (the end of the file).
@@ -273,7 +273,7 @@ package final class CSVReader {
         for w in 0..<workers {
             if got[w] < 0 { throw InputError(file: path, message: "read failed: \(String(cString: strerror(Int32(-got[w]))))") }
             taken += got[w]
-            if got[w] < need * (w + 1) / workers - need * w / workers { atEOF = true; break }
+            if got[w] < edge[w + 1] - edge[w] { atEOF = true; break }
         }
         lseek(fd, off_t(start + taken), SEEK_SET)
         bytesConsumed += taken

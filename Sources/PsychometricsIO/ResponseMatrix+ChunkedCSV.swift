@@ -10,10 +10,10 @@ import Psychometrics
 // row count at which the memory budget is checked) is taken in the join, in file order.
 //
 // What stays serial, and why it does not limit scaling: parts of the join (a regular file's bytes are copied in
-// by the workers, `CSVReader.readFilling`). The join does per chunk O(distinct item ids) dictionary work, its errors and the memory checks; a
-// long file's session ids are interned in parallel (`LongJoin`: hash partitions owned by workers, then per-chunk
-// numbering), leaving O(new sessions) array growth serial; a wide file's ids are one dictionary insertion per row
-// (none without an id column). The join overlaps the parsing of the next round.
+// by the workers, `CSVReader.readFilling`). The join does per chunk O(distinct item ids) dictionary work, its
+// errors and the memory checks; a long file's session ids are interned in parallel (`LongJoin`: hash partitions
+// owned by workers, then per-chunk numbering), leaving O(new sessions) array growth serial; a wide file's ids
+// are one dictionary insertion per row (none without an id column). The join overlaps the next round's parse.
 
 extension ResponseMatrix {
     /// The error for a long row without the header's field count, or a wide row (the same text in both layouts).
