@@ -11,8 +11,9 @@ import Psychometrics
 // (a line feed that is data) is detected, not assumed away: the chunk before it then does not end exactly at
 // the cut, so the round's chunks are kept up to that one (its work up to its last whole record) and the rest of
 // the round's bytes are parsed again in the next round. The kept chunks are joined in file order, one round at
-// a time, on a background thread while the next round is read and parsed: so a reader's result is that of
-// reading the records one by one, for any number of workers and any chunk size.
+// a time, on a background thread while the next round is read and parsed (with one worker, on the calling
+// thread after the round's parse, so that one worker is one core): so a reader's result is that of reading the
+// records one by one, for any number of workers and any chunk size.
 
 /// One chunk of a round: bytes `start ..< end` of the round's buffer, the first of them on line `firstLine`.
 struct CSVChunkRange {
@@ -120,7 +121,8 @@ struct ParallelCSVChunks {
     /// round: state kept per slot is never used by two parses at once).
     ///
     /// `join(chunks, bytes)` gets each round's chunks in file order, one round at a time and in order, on a
-    /// background thread (so it must touch only state that the caller leaves alone until `read` returns); `bytes`
+    /// background thread while the next round is parsed (so it must touch only state that the caller leaves alone
+    /// until `read` returns; with one worker it runs on the calling thread, between rounds); `bytes`
     /// is how far the round got. A chunk with a `syntaxError` is the last one joined; `read` throws that error
     /// after the join (unless the join threw first). A record longer than the reader's `maxRecordBytes`, or a
     /// quote left open at the end of the file, is an error naming the line it starts on.
@@ -133,7 +135,7 @@ struct ParallelCSVChunks {
         defer { buffer.deallocate() }
         var filled = 0, line = reader.nextLine, eof = false, oneChunk = false
         // Joins run on the background thread only until `read` returns, thrown errors included.
-        let joiner = BackgroundJoiner()
+        let joiner = BackgroundJoiner(background: workers > 1)
         defer { joiner.finish() }
         while true {
             if filled < capacity && !eof {
@@ -191,7 +193,7 @@ struct ParallelCSVChunks {
             if !valid.isEmpty && (consumed > 0 || failed) {
                 // The join, then the syntax error that ended the round (if the join did not throw first).
                 let job = UncheckedSendableBox({ try join(valid, consumed); if let error = valid[valid.count - 1].syntaxError { throw error } })
-                joiner.start { try job.value() }
+                try joiner.start { try job.value() }
             }
             if failed { break }
             if consumed == 0 {
@@ -239,12 +241,17 @@ struct ParallelCSVChunks {
     }
 }
 
-/// Runs one job at a time on a background thread; `wait()` blocks until it ends and rethrows its error.
+/// Runs one job at a time on a background thread, where `wait()` blocks until it ends and rethrows its error; or,
+/// when not `background`, on the caller's thread in `start`, which throws the job's error itself.
 final class BackgroundJoiner: @unchecked Sendable {
+    private let background: Bool
     private var group: DispatchGroup?
     private var error: Error?
 
-    func start(_ job: @escaping @Sendable () throws -> Void) {
+    init(background: Bool) { self.background = background }
+
+    func start(_ job: @escaping @Sendable () throws -> Void) throws {
+        guard background else { return try job() }
         let group = DispatchGroup()
         group.enter()
         self.group = group
