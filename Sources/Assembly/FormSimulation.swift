@@ -42,31 +42,25 @@ package enum FormSimulation {
         var outcomes = [Outcome](repeating: Outcome(), count: n)
         var counts = [Int](repeating: 0, count: workers * J)
         var failure: [String?] = [String?](repeating: nil, count: workers)
-        outcomes.withUnsafeMutableBufferPointer { out in
-        counts.withUnsafeMutableBufferPointer { cnt in
-        failure.withUnsafeMutableBufferPointer { fail in
-            let shared = UncheckedSendableBox((out, cnt, fail))
-            parallelFor(workers) { w in
-                let (out, cnt, fail) = shared.value
-                for i in stride(from: w, to: n, by: workers) {
-                    var rng = SeededGenerator(seed: CATSimulation.simuleeSeed(options.seed, stream: 7, index: i))
-                    let theta = RandomVariate.normal(mean: options.thetaMean, sd: options.thetaSD, using: &rng)
-                    let form: AssembledForm
-                    if let fixed { form = fixed[i % fixed.count] } else {
-                        do { form = try assembler.assemble(options: AssemblyOptions(seed: rng.next()))[0] } catch {
-                            fail[w] = "\(error)"
-                            return
-                        }
+        parallelFor(workers, mutating: &outcomes, &counts, &failure) { w, out, cnt, fail in
+            for i in stride(from: w, to: n, by: workers) {
+                var rng = SeededGenerator(seed: CATSimulation.simuleeSeed(options.seed, stream: 7, index: i))
+                let theta = RandomVariate.normal(mean: options.thetaMean, sd: options.thetaSD, using: &rng)
+                let form: AssembledForm
+                if let fixed { form = fixed[i % fixed.count] } else {
+                    do { form = try assembler.assemble(options: AssemblyOptions(seed: rng.next()))[0] } catch {
+                        fail[w] = "\(error)"
+                        return
                     }
-                    let responses = form.items.map { k -> UInt8 in
-                        RandomVariate.uniform(using: &rng) < bank.items[k].parameters.probability(at: theta) ? 1 : 0
-                    }
-                    let e = form.items.withUnsafeBufferPointer { i in responses.withUnsafeBufferPointer { r in estimator.estimate(i, r) } }
-                    for k in form.items { cnt[w * J + k] += 1 }
-                    out[i] = Outcome(theta: theta, estimate: e.theta, se: e.standardError, length: form.items.count, relaxed: !form.relaxed.isEmpty)
                 }
+                let responses = form.items.map { k -> UInt8 in
+                    RandomVariate.uniform(using: &rng) < bank.items[k].parameters.probability(at: theta) ? 1 : 0
+                }
+                let e = form.items.withUnsafeBufferPointer { i in responses.withUnsafeBufferPointer { r in estimator.estimate(i, r) } }
+                for k in form.items { cnt[w * J + k] += 1 }
+                out[i] = Outcome(theta: theta, estimate: e.theta, se: e.standardError, length: form.items.count, relaxed: !form.relaxed.isEmpty)
             }
-        }}}
+        }
         if let message = failure.compactMap({ $0 }).first { throw AssemblyError.infeasibleBlueprint([message]) }
         var administered = [Int](repeating: 0, count: J)
         for w in 0..<workers { for j in 0..<J { administered[j] += counts[w * J + j] } }

@@ -260,46 +260,34 @@ extension ResponseMatrix {
             var newLines = [Int](repeating: 0, count: sessions - known)
             sessionCells.append(contentsOf: repeatElement(0, count: sessions - known))
             var session = [Int32](repeating: 0, count: runCount)
-            session.withUnsafeMutableBufferPointer { session in
-            newIDs.withUnsafeMutableBufferPointer { ids in
-            newLines.withUnsafeMutableBufferPointer { lines in
-                let box = UncheckedSendableBox((session, ids, lines))
-                parallelFor(chunkLanes) { lane in
-                    let (session, ids, lines) = box.value
-                    for k in stride(from: lane, to: round.count, by: chunkLanes) {
-                        let chunk = round[k]
-                        var next = firstSession[k]
-                        for r in chunk.runs.indices where local[start[k] + r] < 0 {
-                            session[start[k] + r] = Int32(next)
-                            ids[next - known] = chunk.runs[r].id
-                            lines[next - known] = chunk.firstLine + Int(chunk.rowLines[Int(chunk.runs[r].firstRow)])
-                            next += 1
-                        }
+            parallelFor(chunkLanes, mutating: &session, &newIDs, &newLines) { lane, session, ids, lines in
+                for k in stride(from: lane, to: round.count, by: chunkLanes) {
+                    let chunk = round[k]
+                    var next = firstSession[k]
+                    for r in chunk.runs.indices where local[start[k] + r] < 0 {
+                        session[start[k] + r] = Int32(next)
+                        ids[next - known] = chunk.runs[r].id
+                        lines[next - known] = chunk.firstLine + Int(chunk.rowLines[Int(chunk.runs[r].firstRow)])
+                        next += 1
                     }
                 }
-            }}}
+            }
             // 5. Partitions in parallel: each partition's local → session map grows in its order of first sight; every
             // run gets its session, whose responses are counted by the lane that owns it.
-            session.withUnsafeMutableBufferPointer { session in
-            partitionSessions.withUnsafeMutableBufferPointer { maps in
-            sessionCells.withUnsafeMutableBufferPointer { sessionCells in
-                let box = UncheckedSendableBox((session, maps, sessionCells))
-                parallelFor(partitionLanes) { lane in
-                    let (session, maps, sessionCells) = box.value
-                    forEachRun { k, r, run in
-                        let p = Self.partition(round[k].runs[r].hash)
-                        guard p % partitionLanes == lane else { return }
-                        let l = local[run]
-                        if l < 0 {
-                            assert(Int(-1 - l) == maps[p].count)
-                            maps[p].append(session[run])
-                        } else {
-                            session[run] = maps[p][Int(l)]
-                        }
-                        sessionCells[Int(session[run])] += round[k].cellEnd(ofRun: r) - round[k].runs[r].cellStart
+            parallelFor(partitionLanes, mutating: &session, &partitionSessions, &sessionCells) { lane, session, maps, sessionCells in
+                forEachRun { k, r, run in
+                    let p = Self.partition(round[k].runs[r].hash)
+                    guard p % partitionLanes == lane else { return }
+                    let l = local[run]
+                    if l < 0 {
+                        assert(Int(-1 - l) == maps[p].count)
+                        maps[p].append(session[run])
+                    } else {
+                        session[run] = maps[p][Int(l)]
                     }
+                    sessionCells[Int(session[run])] += round[k].cellEnd(ofRun: r) - round[k].runs[r].cellStart
                 }
-            }}}
+            }
             if !newIDs.isEmpty { sessionRounds.append((known, newIDs, newLines)) }
             for k in round.indices { runSessions.append(Array(session[start[k]..<start[k + 1]])) }
             chunks += round

@@ -83,6 +83,22 @@ package func parallelFor(_ workers: Int, _ body: (Int) -> Void) {
     }
 }
 
+/// `parallelFor` over the storage of three arrays: `body(worker, a, b, c)` for `workers` workers concurrently. The
+/// workers share the buffers, so each must write only elements no other worker touches.
+package func parallelFor<A, B, C>(_ workers: Int, mutating a: inout [A], _ b: inout [B], _ c: inout [C],
+                                  _ body: (Int, UnsafeMutableBufferPointer<A>, UnsafeMutableBufferPointer<B>,
+                                           UnsafeMutableBufferPointer<C>) -> Void) {
+    a.withUnsafeMutableBufferPointer { a in
+    b.withUnsafeMutableBufferPointer { b in
+    c.withUnsafeMutableBufferPointer { c in
+        let buffers = UncheckedSendableBox((a, b, c))
+        parallelFor(workers) { worker in
+            let (a, b, c) = buffers.value
+            body(worker, a, b, c)
+        }
+    }}}
+}
+
 /// Carries a value into a concurrent closure when the code guarantees exclusive use (each worker touches only
 /// its own slice of shared buffers; a batch is handed over to one background task and read back after it ends).
 package struct UncheckedSendableBox<T>: @unchecked Sendable {
