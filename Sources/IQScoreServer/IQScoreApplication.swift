@@ -5,18 +5,17 @@ import NIOCore
 import ServiceLifecycle
 import UnixSignals
 
-/// The whole server: a Hummingbird application over a `ScoringService`, with 404/405 problems, connection limits,
-/// reload on SIGHUP and graceful shutdown on SIGINT/SIGTERM.
+/// The whole server: a Hummingbird application over a `ScoringService`, with 404/405 problems, every connection
+/// guarded (`ConnectionGuard`: timeouts, the connection limit, the process's body budget, HTTP/1.1's rules), reload
+/// on SIGHUP and graceful shutdown on SIGINT/SIGTERM within `ConnectionLimits.shutdownTimeout`.
 public enum IQScoreApplication {
     /// Transport settings of the server (the API's own limits are `ServerLimits`).
     public struct Options: Sendable {
         public var host = "127.0.0.1"
         /// 0 asks the system for a free port (the one bound is passed to `onRunning`).
         public var port = 8080
-        /// A connection that sends nothing for this long is closed: 60 s.
-        public var idleTimeout: Duration = .seconds(60)
-        /// Connections held open at once; beyond it new ones wait in the listen backlog: 4,096.
-        public var maxConnections = 4_096
+        /// Timeouts, the connection limit, the process's body budget, the shutdown deadline.
+        public var connections = ConnectionLimits()
 
         public init(host: String = "127.0.0.1", port: Int = 8080) {
             self.host = host
@@ -36,28 +35,36 @@ public enum IQScoreApplication {
     public static func makeApplication(service: ScoringService, options: Options = Options(),
                                        onRunning: @escaping @Sendable (SocketAddress?) async -> Void = { _ in })
         -> Application<RouterResponder<IQScoreRequestContext>> {
-        let (seconds, attoseconds) = options.idleTimeout.components
-        let idle = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        let store = service.store
+        let shared = ConnectionGuardShared(limits: options.connections, maxBodyBytes: service.limits.maxBodyBytes, metrics: service.metrics,
+                                           logger: service.logger, bankVersion: { store.current.bankVersion })
+        service.metrics.setConnectionSource { [registry = shared.registry, budget = shared.budget] in (registry.openCount, budget.bytesHeld) }
         return Application(
             router: makeRouter(service: service),
-            server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: idle)),
-            configuration: ApplicationConfiguration(address: .hostname(options.host, port: options.port),
-                                                    availableConnectionsDelegate: MaximumAvailableConnections(options.maxConnections)),
+            server: HTTPServerBuilder { responder in GuardedHTTP1Channel(responder: responder, shared: shared) },
+            // The guard keeps the connection limit (closing the stalest to admit a new one); the listen backlog
+            // takes what arrives faster than accepts.
+            configuration: ApplicationConfiguration(address: .hostname(options.host, port: options.port), backlog: 4_096),
             onServerRunning: { channel in await onRunning(channel.localAddress) },
             logger: service.logger
         )
     }
 
-    /// Serves until SIGINT or SIGTERM, then stops accepting connections, lets requests under way finish, and
-    /// returns. SIGHUP reloads the bank and configuration (`ScoringService.reload(trigger:)`).
+    /// Serves until SIGINT or SIGTERM, then stops accepting connections, lets requests under way finish within
+    /// `ConnectionLimits.shutdownTimeout` (then closes what remains), and returns. SIGHUP reloads the bank and
+    /// configuration (`ScoringService.reload(trigger:)`).
     public static func run(service: ScoringService, options: Options = Options(),
                            onRunning: @escaping @Sendable (SocketAddress?) async -> Void = { _ in }) async throws {
         let application = makeApplication(service: service, options: options, onRunning: onRunning)
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+        var configuration = ServiceGroupConfiguration(
             services: [.init(service: application), .init(service: ReloadOnHangUp(service: service))],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: service.logger
-        ))
+        )
+        // The guard closes every connection at the shutdown deadline; this is the backstop behind it.
+        configuration.maximumGracefulShutdownDuration = options.connections.shutdownTimeout + .seconds(5)
+        configuration.maximumCancellationDuration = .seconds(5)
+        let group = ServiceGroup(configuration: configuration)
         try await group.run()
     }
 }

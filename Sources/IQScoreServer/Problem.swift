@@ -10,6 +10,10 @@ import Psychometrics
 /// | kind | status | when |
 /// |---|---|---|
 /// | `malformed-json` | 400 | the body is not JSON (RFC 8259: syntax, a key twice in one object, nesting over 64) |
+/// | `bad-request` | 400 | not HTTP/1.1 as RFC 9112 has it: a parse error, a bad chunk size, an unknown `Transfer-Encoding`, no `Host` |
+/// | `request-timeout` | 408 | a head or body slower than `ConnectionLimits.headerTimeout`/`bodyTimeout` (the connection closes) |
+/// | `expectation-failed` | 417 | an `Expect` other than `100-continue` |
+/// | `header-too-large` | 431 | a request head over `ConnectionLimits.maxHeaderBytes` |
 /// | `body-too-large` | 413 | the body is over `ServerLimits.maxBodyBytes` |
 /// | `invalid-request` | 422 | valid JSON of the wrong shape: not an object, a missing or unknown key, a wrong type |
 /// | `unknown-item`, `repeated-item`, `invalid-response`, `length-mismatch`, `no-responses`, `unscorable` | 422 | a session the bank cannot score as given |
@@ -20,12 +24,18 @@ import Psychometrics
 /// | `not-found`, `method-not-allowed` | 404, 405 | an unknown path, a known path with another method |
 /// | `unavailable` | 503 | adaptive testing or forms on a bank without domains |
 /// | `busy` | 503 | `ServerLimits.maxQueuedForms` form requests wait already (with `Retry-After: 1`) |
+/// | `overloaded` | 503 | the request bodies held by all connections would go over `ConnectionLimits.maxBufferedBodyBytes` (with `Retry-After: 1`) |
+/// | `connection-closed` | — | never sent: the client closed the connection, or the guard answered and closed it, before the body was read (counted; logged at debug) |
 /// | `internal` | 500 | a fault of the server, never the client's input |
 public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
     /// What went wrong, as the last part of the problem's `type` (`urn:iqscore:problem:unknown-item`); each kind has
     /// one status and one title.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
         case malformedJSON = "malformed-json"
+        case badRequest = "bad-request"
+        case requestTimeout = "request-timeout"
+        case expectationFailed = "expectation-failed"
+        case headerTooLarge = "header-too-large"
         case bodyTooLarge = "body-too-large"
         case invalidRequest = "invalid-request"
         case unknownItem = "unknown-item"
@@ -44,16 +54,21 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
         case methodNotAllowed = "method-not-allowed"
         case unavailable
         case busy
+        case overloaded
+        case connectionClosed = "connection-closed"
         case `internal`
 
         public var status: HTTPResponse.Status {
             switch self {
-            case .malformedJSON: .badRequest
+            case .malformedJSON, .badRequest, .connectionClosed: .badRequest
+            case .requestTimeout: .requestTimeout
+            case .expectationFailed: .expectationFailed
+            case .headerTooLarge: .requestHeaderFieldsTooLarge
             case .bodyTooLarge: .contentTooLarge
             case .forbidden: .forbidden
             case .notFound: .notFound
             case .methodNotAllowed: .methodNotAllowed
-            case .unavailable, .busy: .serviceUnavailable
+            case .unavailable, .busy, .overloaded: .serviceUnavailable
             case .internal: .internalServerError
             default: .unprocessableContent
             }
@@ -62,6 +77,10 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
         public var title: String {
             switch self {
             case .malformedJSON: "The request body is not valid JSON"
+            case .badRequest: "The request is not valid HTTP/1.1"
+            case .requestTimeout: "The request came too slowly"
+            case .expectationFailed: "The expectation cannot be met"
+            case .headerTooLarge: "The request head is too large"
             case .bodyTooLarge: "The request body is too large"
             case .invalidRequest: "The request does not match the API"
             case .unknownItem: "An item is not in the bank"
@@ -80,6 +99,8 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
             case .methodNotAllowed: "Method not allowed"
             case .unavailable: "Not available on this server"
             case .busy: "Too many form requests are waiting; retry"
+            case .overloaded: "The server holds as many request bodies as it may; retry"
+            case .connectionClosed: "The connection closed before the request was read"
             case .internal: "Internal server error"
             }
         }
@@ -136,6 +157,11 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The problem as an HTTP response (`Allow` is set for a 405).
     func response(bankVersion: String?) -> Response {
+        Response(status: status, headers: headerFields(bankVersion: bankVersion), body: ResponseBody(byteBuffer: body(bankVersion: bankVersion)))
+    }
+
+    /// The response's JSON body.
+    func body(bankVersion: String?) -> ByteBuffer {
         var json = JSONWriter()
         json.beginObject()
         json.key("type"); json.string(kind.type)
@@ -145,12 +171,18 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
         if let field { json.key("field"); json.string(field) }
         if let bankVersion { json.key("bank_version"); json.string(bankVersion) }
         json.endObject()
+        return json.buffer
+    }
+
+    /// The response's header fields: the content type, `X-Bank-Version`, `Allow` for a 405, `Retry-After: 1` for a
+    /// 503 the client may retry.
+    func headerFields(bankVersion: String?) -> HTTPFields {
         var headers = HTTPFields()
         headers[.contentType] = "application/problem+json"
         if let bankVersion { headers[.bankVersion] = bankVersion }
         if let allow { headers[.allow] = allow }
-        if kind == .busy { headers[.retryAfter] = "1" }
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: json.buffer))
+        if kind == .busy || kind == .overloaded { headers[.retryAfter] = "1" }
+        return headers
     }
 }
 

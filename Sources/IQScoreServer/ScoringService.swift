@@ -91,7 +91,11 @@ public final class ScoringService: Sendable {
         } catch {
             let problem = Self.problem(for: error)
             problemKind = problem.kind
-            if problem.kind == .internal { logger.error("\(request.method) \(request.uri.path): \(error)") }
+            switch problem.kind {
+            case .internal: logger.error("\(request.method) \(request.uri.path): \(error)")
+            case .connectionClosed: logger.debug("\(request.method) \(request.uri.path): \(problem.detail)")
+            default: break
+            }
             response = problem.response(bankVersion: state.bankVersion)
         }
         // The version that answered (a reload's response names the version it installed).
@@ -122,7 +126,9 @@ public final class ScoringService: Sendable {
         }
     }
 
-    /// The request body, at most `limits.maxBodyBytes`: a larger `Content-Length` is refused before reading.
+    /// The request body, at most `limits.maxBodyBytes`: a larger `Content-Length` is refused before reading. A
+    /// body that cannot be read to its end (the client went away, the framing broke, the connection guard closed
+    /// it) is the client's doing: `connection-closed`, never a 500.
     func readBody(_ request: Request) async throws -> ByteBuffer {
         let limit = limits.maxBodyBytes
         let tooLarge = Problem(.bodyTooLarge, "the request body is larger than \(limit) bytes (iqscore serve --max-body-bytes)")
@@ -131,6 +137,8 @@ public final class ScoringService: Sendable {
             return try await request.body.collect(upTo: limit)
         } catch is NIOTooManyBytesError {
             throw tooLarge
+        } catch {
+            throw Problem(.connectionClosed, "the request body was not read to its end: \(error)")
         }
     }
 

@@ -33,7 +33,12 @@ public enum ServerRoute: Int, Sendable, Hashable, CaseIterable {
 ///   (buckets 50 µs … 2.5 s);
 /// - `iqscore_problems_total{kind}`: problem responses by kind (`Problem.Kind`);
 /// - `iqscore_bank_info{bank_version, n_items}`: 1 for the bank being served;
-/// - `iqscore_reloads_total{result}`: reloads `applied` or `refused`.
+/// - `iqscore_reloads_total{result}`: reloads `applied` or `refused`;
+/// - `iqscore_connections_open`: connections open now (`ConnectionLimits.maxConnections` at most);
+/// - `iqscore_connections_closed_total{reason}`: connections the server closed, by `ConnectionCloseReason`
+///   (timeouts, evictions at the connection limit, refusals, protocol errors, shutdown);
+/// - `iqscore_request_body_bytes_buffered`: request-body bytes held now (`ConnectionLimits.maxBufferedBodyBytes`
+///   at most).
 ///
 /// Every handle a request touches is made at start-up and kept in arrays, so counting a request takes no lock.
 public final class ServerMetrics: Sendable {
@@ -49,6 +54,11 @@ public final class ServerMetrics: Sendable {
     private let bankInfo: NIOLockedValueBox<Gauge?>
     private let reloadsApplied: Counter
     private let reloadsRefused: Counter
+    private let connectionsClosed: [Counter]
+    private let connectionsOpen: Gauge
+    private let bodyBytesBuffered: Gauge
+    /// Reads the open connections and buffered body bytes when `GET /metrics` is answered (set by the application).
+    private let connectionSource = NIOLockedValueBox<(@Sendable () -> (open: Int, bodyBytes: Int))?>(nil)
 
     static let durationBuckets: [Duration] = [
         .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .microseconds(2500),
@@ -78,6 +88,21 @@ public final class ServerMetrics: Sendable {
         bankInfo = NIOLockedValueBox(nil)
         reloadsApplied = Counter(label: "iqscore_reloads_total", dimensions: [("result", "applied")], factory: factory)
         reloadsRefused = Counter(label: "iqscore_reloads_total", dimensions: [("result", "refused")], factory: factory)
+        connectionsClosed = ConnectionCloseReason.allCases.map {
+            Counter(label: "iqscore_connections_closed_total", dimensions: [("reason", $0.rawValue)], factory: factory)
+        }
+        connectionsOpen = Gauge(label: "iqscore_connections_open", factory: factory)
+        bodyBytesBuffered = Gauge(label: "iqscore_request_body_bytes_buffered", factory: factory)
+    }
+
+    /// Counts a connection the server closed.
+    func recordConnectionClosed(_ reason: ConnectionCloseReason) {
+        if let k = ConnectionCloseReason.allCases.firstIndex(of: reason) { connectionsClosed[k].increment() }
+    }
+
+    /// Where the connection gauges are read from.
+    func setConnectionSource(_ source: @escaping @Sendable () -> (open: Int, bodyBytes: Int)) {
+        connectionSource.withLockedValue { $0 = source }
     }
 
     /// Counts one answered request and its duration.
@@ -119,6 +144,11 @@ public final class ServerMetrics: Sendable {
 
     /// The Prometheus text exposition (format 0.0.4).
     public func exposition() -> [UInt8] {
-        registry.emitToBuffer()
+        if let source = connectionSource.withLockedValue({ $0 }) {
+            let now = source()
+            connectionsOpen.record(now.open)
+            bodyBytesBuffered.record(now.bodyBytes)
+        }
+        return registry.emitToBuffer()
     }
 }

@@ -79,11 +79,26 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-queued-forms"), help: "Form requests that may wait, \(ServerLimits.allowedMaxQueuedForms.lowerBound)…\(ServerLimits.allowedMaxQueuedForms.upperBound); one more gets 503 busy.")
     var maxQueuedForms = ServerLimits.defaultMaxQueuedForms
 
-    @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may stay silent before it is closed, 1…3600.")
-    var idleTimeout = 60
+    @Option(name: .customLong("header-timeout"), help: "Seconds a request head may take (a new connection's first from opening), \(ConnectionLimits.allowedTimeoutSeconds.lowerBound)…\(ConnectionLimits.allowedTimeoutSeconds.upperBound); slower gets 408 and is closed.")
+    var headerTimeout = Int(ConnectionLimits().headerTimeout.components.seconds)
 
-    @Option(name: .customLong("max-connections"), help: "Connections held open at once, 1…1000000 (more wait in the backlog).")
-    var maxConnections = 4_096
+    @Option(name: .customLong("body-timeout"), help: "Seconds a request body may take after its head, \(ConnectionLimits.allowedTimeoutSeconds.lowerBound)…\(ConnectionLimits.allowedTimeoutSeconds.upperBound); slower gets 408 and is closed.")
+    var bodyTimeout = Int(ConnectionLimits().bodyTimeout.components.seconds)
+
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a kept-alive connection may wait for its next request, \(ConnectionLimits.allowedTimeoutSeconds.lowerBound)…\(ConnectionLimits.allowedTimeoutSeconds.upperBound).")
+    var idleTimeout = Int(ConnectionLimits().idleTimeout.components.seconds)
+
+    @Option(name: .customLong("max-connections"), help: "Connections open at once, \(ConnectionLimits.allowedMaxConnections.lowerBound)…\(ConnectionLimits.allowedMaxConnections.upperBound); at the limit a new one closes the stalest idle or slow one.")
+    var maxConnections = ConnectionLimits().maxConnections
+
+    @Option(name: .customLong("max-header-bytes"), help: "Largest request head, \(ConnectionLimits.allowedMaxHeaderBytes.lowerBound)…\(ConnectionLimits.allowedMaxHeaderBytes.upperBound) bytes; larger gets 431.")
+    var maxHeaderBytes = ConnectionLimits().maxHeaderBytes
+
+    @Option(name: .customLong("max-buffered-body-bytes"), help: "Request-body bytes all connections together may hold, \(ConnectionLimits.allowedMaxBufferedBodyBytes.lowerBound)…\(ConnectionLimits.allowedMaxBufferedBodyBytes.upperBound); beyond it 503 overloaded.")
+    var maxBufferedBodyBytes = ConnectionLimits().maxBufferedBodyBytes
+
+    @Option(name: .customLong("shutdown-timeout"), help: "Seconds requests under way may take to finish after SIGTERM/SIGINT, \(ConnectionLimits.allowedShutdownSeconds.lowerBound)…\(ConnectionLimits.allowedShutdownSeconds.upperBound); then every connection is closed.")
+    var shutdownTimeout = Int(ConnectionLimits().shutdownTimeout.components.seconds)
 
     @Option(name: .customLong("log-level"), help: "trace, debug (one line per request), info (start-up, reloads), notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
@@ -101,12 +116,22 @@ struct ServeCommand: AsyncParsableCommand {
         return limits
     }
 
+    var connections: ConnectionLimits {
+        var connections = ConnectionLimits()
+        connections.headerTimeout = .seconds(headerTimeout)
+        connections.bodyTimeout = .seconds(bodyTimeout)
+        connections.idleTimeout = .seconds(idleTimeout)
+        connections.maxConnections = maxConnections
+        connections.maxHeaderBytes = maxHeaderBytes
+        connections.maxBufferedBodyBytes = maxBufferedBodyBytes
+        connections.shutdownTimeout = .seconds(shutdownTimeout)
+        return connections
+    }
+
     /// Every range is the library's (`AbilityOptions`, `IQScale`, `ServerLimits`), named as options here.
     func validate() throws {
-        var problems = scoring.validationProblems(method) + limits.validationProblems()
+        var problems = scoring.validationProblems(method) + limits.validationProblems() + connections.validationProblems()
         if !(0...65_535).contains(port) { problems.append("--port must be 0…65535, got \(port)") }
-        if !(1...3_600).contains(idleTimeout) { problems.append("--idle-timeout must be 1…3600 seconds, got \(idleTimeout)") }
-        if !(1...1_000_000).contains(maxConnections) { problems.append("--max-connections must be 1…1000000, got \(maxConnections)") }
         try throwIfAny(problems)
     }
 
@@ -128,9 +153,9 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(ExitStatus.failure)
         }
         let state = service.state
+        if let warning = Self.raiseDescriptorLimit(toHold: maxConnections) { logger.warning("\(warning)") }
         var options = IQScoreApplication.Options(host: host, port: port)
-        options.idleTimeout = .seconds(idleTimeout)
-        options.maxConnections = maxConnections
+        options.connections = connections
         let summary = "bank \(bank) (\(state.bank.items.count) items, version \(state.bankVersion))"
             + (state.pool == nil ? "; scoring only (the bank has no domain column)" : "")
         let urlHost = Self.urlHost(host)
@@ -155,6 +180,20 @@ struct ServeCommand: AsyncParsableCommand {
         case let error as AssemblyError: "error: \(error.message)"
         default: "error: \(error)"
         }
+    }
+
+    /// Raises the soft limit on open files to the hard one, which `--max-connections` connections need (one
+    /// descriptor each, plus the bank, logs and listening socket); a warning when even the hard limit is lower.
+    static func raiseDescriptorLimit(toHold connections: Int) -> String? {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
+        let needed = rlim_t(connections + 64)
+        if limit.rlim_cur < needed && limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = min(limit.rlim_max, needed)
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        guard limit.rlim_cur < needed else { return nil }
+        return "--max-connections \(connections) needs \(needed) open files, but the limit is \(limit.rlim_cur) (ulimit -n): connections beyond it are refused by the system; raise the limit or lower --max-connections"
     }
 
     /// An IPv6 literal in brackets, as a URL writes it.

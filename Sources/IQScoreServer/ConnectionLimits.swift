@@ -1,0 +1,80 @@
+/// What one connection, and all of them together, may hold of the server: time, memory and places. Each limit is
+/// enforced by `ConnectionGuard` below the routes, so a client that sends slowly, sends nothing, or sends much at
+/// once cannot take the server away from the clients that behave; every value can be set on the command line
+/// (`iqscore serve --header-timeout …`).
+///
+/// The process's memory for connections is bounded by these limits together (`memoryBound`):
+///
+/// ```
+/// maxConnections × (maxHeaderBytes + perConnectionOverhead) + maxBufferedBodyBytes + parseWorkers × 16 × maxBodyBytes
+/// ```
+///
+/// where the last term is the JSON parse of the bodies being decoded at that moment (at most one per core; a parsed
+/// body takes about 16 times its size while it is decoded), and `perConnectionOverhead` is what an open connection
+/// costs the process with nothing buffered (measured: about 9 KB; `scripts/hostile-connections.py` measures it).
+public struct ConnectionLimits: Sendable, Hashable {
+    /// A new connection must deliver its first request head within this time of opening, and a kept-alive one
+    /// within this time of the first byte of the next request: 10 s (a slow-header client is closed with 408).
+    public var headerTimeout: Duration = .seconds(10)
+    /// A request's whole body must arrive within this time of its head: 30 s, so the largest body allowed
+    /// (`ServerLimits.maxBodyBytes`, 4 MiB by default) needs at least 140 kB/s (a slow-body client gets 408).
+    public var bodyTimeout: Duration = .seconds(30)
+    /// A kept-alive connection with no request under way is closed after this time: 60 s.
+    public var idleTimeout: Duration = .seconds(60)
+    /// Connections held open at once: 10,000. At the limit a new connection closes the connection that has waited
+    /// longest without a request under way (kept-alive idle first, then the slowest request still being read), so
+    /// silent or slow clients cannot lock the others out; it is refused only when every connection is being answered.
+    public var maxConnections = 10_000
+    /// The most bytes of one request head (request line and header fields): 16 KiB; a larger one gets 431.
+    public var maxHeaderBytes = 16 << 10
+    /// Request-body bytes held by all connections together, received and not yet answered: 256 MiB. A request that
+    /// would go over it gets 503 `overloaded` with `Retry-After: 1` (at its head when it declares its length).
+    public var maxBufferedBodyBytes = 256 << 20
+    /// After SIGTERM/SIGINT, requests under way may take this long to finish; then every connection is closed and
+    /// the process exits: 10 s.
+    public var shutdownTimeout: Duration = .seconds(10)
+
+    /// The ranges each limit may be set to: timeouts 1 s … 1 h (shutdown 0 … 1 h), 1 … 1,000,000 connections,
+    /// heads of 1 KiB … 1 MiB, 1 MiB … 64 GiB of buffered bodies.
+    public static let allowedTimeoutSeconds = 1...3_600
+    public static let allowedShutdownSeconds = 0...3_600
+    public static let allowedMaxConnections = 1...1_000_000
+    public static let allowedMaxHeaderBytes = 1 << 10 ... 1 << 20
+    public static let allowedMaxBufferedBodyBytes = 1 << 20 ... 64 << 30
+
+    /// What an open connection costs the process with nothing buffered (socket, pipeline, parser state), used in
+    /// `memoryBound`: measured 8–9 KB a connection at 9,000 connections (`scripts/hostile-connections.py`).
+    public static let perConnectionOverhead = 12 << 10
+
+    public init() {}
+
+    /// The most memory connections and their requests can hold at once (bytes), with `parseWorkers` requests
+    /// being decoded at a time (the cores) and bodies of at most `maxBodyBytes`.
+    public func memoryBound(maxBodyBytes: Int, parseWorkers: Int) -> Int {
+        maxConnections * (maxHeaderBytes + Self.perConnectionOverhead) + maxBufferedBodyBytes + parseWorkers * 16 * maxBodyBytes
+    }
+
+    /// One sentence per limit outside its range, naming the option (`--header-timeout must be 1…3600 seconds, got 0`).
+    public func validationProblems() -> [String] {
+        var problems: [String] = []
+        func check(_ value: Int, _ range: ClosedRange<Int>, _ option: String, _ unit: String = "") {
+            if !range.contains(value) { problems.append("\(option) must be \(range.lowerBound)…\(range.upperBound)\(unit), got \(value)") }
+        }
+        check(Int(headerTimeout.components.seconds), Self.allowedTimeoutSeconds, "--header-timeout", " seconds")
+        check(Int(bodyTimeout.components.seconds), Self.allowedTimeoutSeconds, "--body-timeout", " seconds")
+        check(Int(idleTimeout.components.seconds), Self.allowedTimeoutSeconds, "--idle-timeout", " seconds")
+        check(Int(shutdownTimeout.components.seconds), Self.allowedShutdownSeconds, "--shutdown-timeout", " seconds")
+        check(maxConnections, Self.allowedMaxConnections, "--max-connections")
+        check(maxHeaderBytes, Self.allowedMaxHeaderBytes, "--max-header-bytes")
+        check(maxBufferedBodyBytes, Self.allowedMaxBufferedBodyBytes, "--max-buffered-body-bytes")
+        return problems
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds (for NIO's `TimeAmount` and `NIODeadline`).
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}
