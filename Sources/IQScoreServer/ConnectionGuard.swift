@@ -39,7 +39,7 @@ enum ConnectionCloseReason: String, CaseIterable, Sendable {
     /// A new connection refused: the server was full and every connection was being answered.
     case refused
     case shutdown
-    /// Not HTTP/1.1 as RFC 9112 has it (a parse error, no `Host`, an unknown `Expect`), answered and closed.
+    /// Not HTTP/1.1 as RFC 9112 has it (a parse error, a bad chunk, an unknown `Expect`), answered and closed.
     case protocolError = "protocol-error"
     /// A body over `ServerLimits.maxBodyBytes` or over the process's body budget, answered before it was read.
     case refusedBody = "refused-body"
@@ -74,9 +74,10 @@ final class ByteActivityHandler: ChannelInboundHandler, RemovableChannelHandler 
 /// - holds request bodies within the process's `BodyBudget` (503 `overloaded`, counted on the bytes that arrive;
 ///   a declared length that cannot fit is refused at the head) and `ServerLimits.maxBodyBytes` (413 at the head,
 ///   before the body is read and before `100 Continue`);
-/// - speaks HTTP/1.1 as RFC 9110/9112 ask: 400 for a request without exactly one `Host` (HTTP/1.1) or that
+/// - speaks HTTP/1.1 as RFC 9110/9112 ask: 400 for a request that
 ///   breaks the grammar, 431 for a head over `maxHeaderBytes`, `100 Continue` answered, 417 for another
-///   expectation, HTTP/1.0 closed after its response unless it asked for keep-alive, problem+json bodies;
+///   expectation, HTTP/1.0 closed after its response unless it asked for keep-alive, problem+json bodies (a
+///   request without `Host` is still served: Hummingbird's own test client sends none);
 /// - on shutdown (`ChannelShouldQuiesceEvent`) closes the connection when nothing is under way, or after the
 ///   response under way (`ConnectionRegistry.beginShutdown` closes what remains at `shutdownTimeout`).
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
@@ -228,12 +229,6 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// A request the guard answers itself, before the routes see it; nil for a request to pass on. A refused head
     /// gets its problem and the connection closes (its body, if any, is not read).
     private func refusal(of head: HTTPRequestHead) -> (problem: Problem, reason: ConnectionCloseReason)? {
-        if head.version.major == 1 && head.version.minor >= 1 {
-            let hosts = head.headers[canonicalForm: "host"]
-            if hosts.count != 1 {
-                return (Problem(.badRequest, "an HTTP/1.1 request carries exactly one Host header (RFC 9112 §3.2); this one has \(hosts.count)"), .protocolError)
-            }
-        }
         if let expectation = head.headers.first(name: "expect"), expectation.lowercased() != "100-continue" {
             return (Problem(.expectationFailed, "the only expectation answered is 100-continue; got \(TextFidelity.quoted(expectation))"), .protocolError)
         }

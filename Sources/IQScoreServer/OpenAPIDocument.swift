@@ -48,11 +48,23 @@ public enum OpenAPIDocument {
           "400": {
             "$ref": "#/components/responses/Problem400"
           },
+          "408": {
+            "$ref": "#/components/responses/Problem408"
+          },
           "413": {
             "$ref": "#/components/responses/Problem413"
           },
+          "417": {
+            "$ref": "#/components/responses/Problem417"
+          },
           "422": {
             "$ref": "#/components/responses/Problem422"
+          },
+          "431": {
+            "$ref": "#/components/responses/Problem431"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
           }
         }
       }
@@ -90,11 +102,23 @@ public enum OpenAPIDocument {
           "400": {
             "$ref": "#/components/responses/Problem400"
           },
+          "408": {
+            "$ref": "#/components/responses/Problem408"
+          },
           "413": {
             "$ref": "#/components/responses/Problem413"
           },
+          "417": {
+            "$ref": "#/components/responses/Problem417"
+          },
           "422": {
             "$ref": "#/components/responses/Problem422"
+          },
+          "431": {
+            "$ref": "#/components/responses/Problem431"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
           }
         }
       }
@@ -132,11 +156,20 @@ public enum OpenAPIDocument {
           "400": {
             "$ref": "#/components/responses/Problem400"
           },
+          "408": {
+            "$ref": "#/components/responses/Problem408"
+          },
           "413": {
             "$ref": "#/components/responses/Problem413"
           },
+          "417": {
+            "$ref": "#/components/responses/Problem417"
+          },
           "422": {
             "$ref": "#/components/responses/Problem422"
+          },
+          "431": {
+            "$ref": "#/components/responses/Problem431"
           },
           "503": {
             "$ref": "#/components/responses/Problem503"
@@ -177,11 +210,20 @@ public enum OpenAPIDocument {
           "400": {
             "$ref": "#/components/responses/Problem400"
           },
+          "408": {
+            "$ref": "#/components/responses/Problem408"
+          },
           "413": {
             "$ref": "#/components/responses/Problem413"
           },
+          "417": {
+            "$ref": "#/components/responses/Problem417"
+          },
           "422": {
             "$ref": "#/components/responses/Problem422"
+          },
+          "431": {
+            "$ref": "#/components/responses/Problem431"
           },
           "503": {
             "$ref": "#/components/responses/Problem503"
@@ -208,6 +250,15 @@ public enum OpenAPIDocument {
                 }
               }
             }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "408": {
+            "$ref": "#/components/responses/Problem408"
+          },
+          "431": {
+            "$ref": "#/components/responses/Problem431"
           }
         }
       }
@@ -231,6 +282,15 @@ public enum OpenAPIDocument {
                 }
               }
             }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "408": {
+            "$ref": "#/components/responses/Problem408"
+          },
+          "431": {
+            "$ref": "#/components/responses/Problem431"
           }
         }
       }
@@ -254,6 +314,15 @@ public enum OpenAPIDocument {
                 }
               }
             }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "408": {
+            "$ref": "#/components/responses/Problem408"
+          },
+          "431": {
+            "$ref": "#/components/responses/Problem431"
           }
         }
       }
@@ -277,6 +346,15 @@ public enum OpenAPIDocument {
                 }
               }
             }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "408": {
+            "$ref": "#/components/responses/Problem408"
+          },
+          "431": {
+            "$ref": "#/components/responses/Problem431"
           }
         }
       }
@@ -302,11 +380,26 @@ public enum OpenAPIDocument {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
           "403": {
             "$ref": "#/components/responses/Problem403"
           },
+          "408": {
+            "$ref": "#/components/responses/Problem408"
+          },
+          "417": {
+            "$ref": "#/components/responses/Problem417"
+          },
           "422": {
             "$ref": "#/components/responses/Problem422"
+          },
+          "431": {
+            "$ref": "#/components/responses/Problem431"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
           }
         }
       }
@@ -1207,6 +1300,13 @@ public enum OpenAPIDocument {
           "loaded_at": {
             "type": "string",
             "format": "date-time"
+          },
+          "exposure": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "How adaptive steps control item exposure: 'sympson-hetter r_max R calibrated at load (…)', 'sympson-hetter from FILE', or 'off (…)'; null when adaptive testing is not served."
           }
         },
         "required": [
@@ -1221,7 +1321,8 @@ public enum OpenAPIDocument {
           "adaptive",
           "default_blueprint",
           "exposure_control",
-          "loaded_at"
+          "loaded_at",
+          "exposure"
         ],
         "additionalProperties": false
       },
@@ -1235,11 +1336,19 @@ public enum OpenAPIDocument {
             "type": "string",
             "pattern": "^[0-9a-f]{16}$",
             "description": "The first 16 hexadecimal digits of the SHA-256 of the bank file (`sha256sum BANK.csv | cut -c1-16`)."
+          },
+          "exposure": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "How adaptive steps control item exposure: 'sympson-hetter r_max R calibrated at load (…)', 'sympson-hetter from FILE', or 'off (…)'; null when adaptive testing is not served."
           }
         },
         "required": [
           "status",
-          "bank_version"
+          "bank_version",
+          "exposure"
         ],
         "additionalProperties": false
       },
@@ -1307,7 +1416,7 @@ public enum OpenAPIDocument {
     },
     "responses": {
       "Problem400": {
-        "description": "Malformed JSON.",
+        "description": "Malformed JSON (kind malformed-json), or a request that is not HTTP/1.1 as RFC 9112 has it (kind bad-request: a parse error, a bad chunk size, a Transfer-Encoding other than chunked); the connection closes after a bad-request.",
         "headers": {
           "X-Bank-Version": {
             "$ref": "#/components/headers/BankVersion"
@@ -1367,7 +1476,7 @@ public enum OpenAPIDocument {
         }
       },
       "Problem503": {
-        "description": "The bank has no domain column (adaptive testing and forms are unavailable: kind unavailable), or too many form requests wait already (kind busy, with Retry-After: 1).",
+        "description": "The bank has no domain column (adaptive testing and forms are unavailable: kind unavailable), or too many form requests wait already (kind busy, with Retry-After: 1), or the request bodies held by all connections would go over --max-buffered-body-bytes (kind overloaded, with Retry-After: 1; refused at the head when Content-Length says so, before 100 Continue).",
         "headers": {
           "X-Bank-Version": {
             "$ref": "#/components/headers/BankVersion"
@@ -1377,6 +1486,51 @@ public enum OpenAPIDocument {
             "schema": {
               "type": "string"
             }
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "Problem408": {
+        "description": "The request head did not arrive within --header-timeout, or its body within --body-timeout, of iqscore serve (kind request-timeout); the connection closes.",
+        "headers": {
+          "X-Bank-Version": {
+            "$ref": "#/components/headers/BankVersion"
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "Problem417": {
+        "description": "An Expect header other than 100-continue (kind expectation-failed); the connection closes.",
+        "headers": {
+          "X-Bank-Version": {
+            "$ref": "#/components/headers/BankVersion"
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "Problem431": {
+        "description": "A request head over --max-header-bytes (kind header-too-large); the connection closes.",
+        "headers": {
+          "X-Bank-Version": {
+            "$ref": "#/components/headers/BankVersion"
           }
         },
         "content": {

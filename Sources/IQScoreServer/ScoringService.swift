@@ -70,7 +70,8 @@ public final class ScoringService: Sendable {
             store.replace(with: next)
             metrics.setBank(version: next.bankVersion, items: next.bank.items.count)
             metrics.recordReload(applied: true)
-            logger.info("reloaded (\(trigger)): bank \(previous.bankVersion) → \(next.bankVersion), \(next.bank.items.count) items from \(next.configuration.bankPath)")
+            let exposure = next.exposureControl.map { "; exposure control \($0)" } ?? ""
+            logger.info("reloaded (\(trigger)): bank \(previous.bankVersion) → \(next.bankVersion), \(next.bank.items.count) items from \(next.configuration.bankPath)\(exposure)")
             return ReloadOutcome(previousVersion: previous.bankVersion, currentVersion: next.bankVersion)
         }
     }
@@ -404,6 +405,7 @@ public final class ScoringService: Sendable {
         json.beginObject()
         json.key("status"); json.string("ok")
         json.key("bank_version"); json.string(state.bankVersion)
+        json.key("exposure"); json.optionalString(state.exposureControl)
         json.endObject()
         return Self.json(json)
     }

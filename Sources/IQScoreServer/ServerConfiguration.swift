@@ -13,8 +13,14 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// The default blueprint of `POST /v1/forms` (`Blueprint.load(json:)`); without it, a request must carry one.
     public var blueprintPath: String?
     /// Sympson–Hetter exposure parameters `item_id,k` (`ExposureParameters.load(csv:bank:)`, as
-    /// `iqscore cat simulate --exposure-out` writes them), applied to every adaptive step.
+    /// `iqscore cat simulate --exposure-out` writes them), applied to every adaptive step. Without a file, the
+    /// parameters are calibrated when the bank loads (`exposureControl`).
     public var exposurePath: String?
+    /// Without `exposurePath`: true (the default) calibrates Sympson–Hetter parameters when the bank loads, to the
+    /// CAT configuration's `exposure_target` (0.25 unless it says otherwise; `null` there turns control off), with
+    /// a fixed seed so every instance gets the same parameters; false serves adaptive tests without exposure
+    /// control (`iqscore serve --exposure none`), which lets the best items reach most examinees.
+    public var exposureControl = true
     /// Norms of the IQ scale (`AgeNorms.load(json:)`): linear `{"name","version","mean","sd"}` norms, or a
     /// NORMS.json document from `iqscore norms build`, age-specific, with which `POST /v1/score` needs `"age"`.
     /// Default the calibration population.

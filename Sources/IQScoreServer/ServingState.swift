@@ -37,6 +37,11 @@ public final class ServingState: Sendable {
     /// Why adaptive testing and forms are unavailable, when they are.
     public let assemblyUnavailableReason: String?
     public let exposure: ExposureParameters?
+    /// How adaptive steps control exposure, in words (`/healthz`, `/v1/bank`, the logs): `sympson-hetter r_max 0.25
+    /// calibrated at load (…)`, `sympson-hetter from FILE`, or `off (…)`; nil without adaptive testing.
+    public let exposureControl: String?
+    /// The seed of the start-up calibration: fixed, so instances with the same files serve the same items.
+    static let exposureCalibrationSeed: UInt64 = 1
     /// The default blueprint and its assembler (`--blueprint`), checked at load.
     public let defaultBlueprint: Blueprint?
     let defaultAssembler: FormAssembler?
@@ -57,6 +62,10 @@ public final class ServingState: Sendable {
         // The version hashes the bytes the bank is parsed from: read once, hashed, then parsed from the same
         // file (a replacement between the two reads is caught by comparing sizes and hashing again).
         let bytes = try Self.contents(of: path)
+        // A cut or changed file is refused before it is parsed (a number cut short still parses).
+        let damage = BankIntegrity.problems(bankPath: path, bytes: bytes)
+        if damage.count == 1 { throw damage[0] }
+        if !damage.isEmpty { throw InputErrors(damage) }
         bank = try ItemBank.load(csv: path)
         let after = try Self.contents(of: path)
         guard after == bytes else {
@@ -92,7 +101,27 @@ public final class ServingState: Sendable {
             } catch let error as AssemblyError {
                 throw InputError(file: configuration.catConfigurationPath ?? "the default CAT configuration", message: error.message)
             }
-            exposure = try configuration.exposurePath.map { try ExposureParameters.load(csv: $0, bank: assemblyBank) }
+            if let exposurePath = configuration.exposurePath {
+                exposure = try ExposureParameters.load(csv: exposurePath, bank: assemblyBank)
+                exposureControl = "sympson-hetter from \(exposurePath)"
+            } else if !configuration.exposureControl {
+                exposure = nil
+                exposureControl = "off (--exposure none)"
+            } else if let target = catConfiguration.exposureTarget {
+                let calibration: SympsonHetter
+                do {
+                    calibration = try SympsonHetter.calibrate(pool: pool, seed: Self.exposureCalibrationSeed)
+                } catch {
+                    throw InputError(file: configuration.catConfigurationPath ?? "the default CAT configuration", message: error.message)
+                }
+                exposure = calibration.parameters
+                let last = calibration.rounds.last
+                exposureControl = "sympson-hetter r_max \(target) calibrated at load (\(calibration.rounds.count) rounds of \(calibration.simulees) simulees, "
+                    + "max exposure \(String(format: "%.3f", last?.maxExposure ?? 0))\(calibration.converged ? "" : ", not converged"), \(String(format: "%.1f", calibration.elapsedSeconds)) s)"
+            } else {
+                exposure = nil
+                exposureControl = "off (exposure_target is null in \(configuration.catConfigurationPath ?? "the CAT configuration"))"
+            }
             if let blueprintPath = configuration.blueprintPath {
                 let blueprint = try Blueprint.load(json: blueprintPath)
                 guard (blueprint.forms ?? 1) == 1 else {
@@ -120,6 +149,7 @@ public final class ServingState: Sendable {
             assemblyBank = nil
             pool = nil
             exposure = nil
+            exposureControl = nil
             defaultBlueprint = nil
             defaultAssembler = nil
             assemblyUnavailableReason = "the served bank has no domain column, which adaptive testing and forms need (add it with iqscore calibrate --items ITEMS.csv)"
@@ -140,6 +170,7 @@ public final class ServingState: Sendable {
         json.key("adaptive"); json.bool(pool != nil)
         json.key("default_blueprint"); json.bool(defaultBlueprint != nil)
         json.key("exposure_control"); json.bool(exposure != nil)
+        json.key("exposure"); json.optionalString(exposureControl)
         json.key("loaded_at"); json.string(ISO8601DateFormatter().string(from: loadedAt))
         json.endObject()
         bankDescription = json.buffer

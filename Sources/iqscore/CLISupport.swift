@@ -134,15 +134,6 @@ func manifestPath(summaryJSON: String?, out: String) -> String? {
     summaryJSON ?? (isSpecialFile(out) ? nil : siblingPath(of: out, suffix: ".summary.json"))
 }
 
-/// `path` with its .csv/.jsonl/.json extension (if any) replaced by `suffix`.
-func siblingPath(of path: String, suffix: String) -> String {
-    let name = TemporaryFiles.split(path).name
-    for ext in [".csv", ".jsonl", ".json"] where name.hasSuffix(ext) && name.count > ext.count {
-        return String(path.dropLast(ext.count)) + suffix
-    }
-    return path + suffix
-}
-
 /// Whether `path` exists and is not a regular file (a device such as /dev/null, a FIFO).
 func isSpecialFile(_ path: String) -> Bool {
     var st = stat()

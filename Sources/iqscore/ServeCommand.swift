@@ -41,7 +41,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Default blueprint JSON of POST /v1/forms (as assemble --blueprint; one form).")
     var blueprint: String?
 
-    @Option(help: "Sympson–Hetter exposure parameters CSV item_id,k for adaptive steps (as cat simulate --exposure-out writes).")
+    @Option(help: "Sympson–Hetter exposure parameters CSV item_id,k for adaptive steps (as cat simulate --exposure-out writes), or none for no exposure control (default: calibrated at start-up and each reload to the CAT configuration's exposure_target, 0.25).")
     var exposure: String?
 
     @Option(help: "Norms for the IQ scale: linear JSON {\"name\", \"version\", \"mean\", \"sd\"}, or NORMS.json from `iqscore norms build` (age-specific: POST /v1/score then needs \"age\") (default: calibration population N(0, 1)).")
@@ -142,9 +142,10 @@ struct ServeCommand: AsyncParsableCommand {
         LoggingSystem.bootstrap { label in StandardErrorLogHandler(label: label, level: level) }
         var logger = Logger(label: "iqscore.serve")
         logger.logLevel = level
-        let configuration = ServerConfiguration(bankPath: bank, catConfigurationPath: catConfig, blueprintPath: blueprint,
-                                                exposurePath: exposure, normsPath: norms, ability: ability, confidenceLevel: scoring.confidence,
+        var configuration = ServerConfiguration(bankPath: bank, catConfigurationPath: catConfig, blueprintPath: blueprint,
+                                                exposurePath: exposure == "none" ? nil : exposure, normsPath: norms, ability: ability, confidenceLevel: scoring.confidence,
                                                 lowPrecisionSE: scoring.lowPrecisionSE, minimumItems: scoring.minItems, iqTransformation: iqTransform)
+        configuration.exposureControl = exposure != "none"
         let service: ScoringService
         do {
             service = try ScoringService(configuration: configuration, limits: limits, logger: logger)
@@ -157,7 +158,10 @@ struct ServeCommand: AsyncParsableCommand {
         var options = IQScoreApplication.Options(host: host, port: port)
         options.connections = connections
         let summary = "bank \(bank) (\(state.bank.items.count) items, version \(state.bankVersion))"
-            + (state.pool == nil ? "; scoring only (the bank has no domain column)" : "")
+            + (state.pool == nil ? "; scoring only (the bank has no domain column)" : "; exposure control \(state.exposureControl ?? "off")")
+        if state.exposure == nil, let control = state.exposureControl {
+            logger.warning("adaptive tests are served without exposure control, \(control): the most informative items will reach most examinees")
+        }
         let urlHost = Self.urlHost(host)
         do {
             try await IQScoreApplication.run(service: service, options: options) { address in

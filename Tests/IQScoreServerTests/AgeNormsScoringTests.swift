@@ -33,8 +33,9 @@ struct AgeNormsScoringTests {
     }
 
     static func service(_ dir: URL, norms: String, transformation: IQTransformation = .area) throws -> ScoringService {
-        let configuration = ServerConfiguration(bankPath: dir.appendingPathComponent("bank.csv").path,
+        var configuration = ServerConfiguration(bankPath: dir.appendingPathComponent("bank.csv").path,
                                                 normsPath: dir.appendingPathComponent(norms).path, iqTransformation: transformation)
+        configuration.exposureControl = false
         return try ScoringService(configuration: configuration, limits: ServerLimits(), logger: Fixtures.quietLogger)
     }
 
@@ -136,9 +137,10 @@ extension AgeNormsScoringTests {
     func adaptiveTestWithAge() async throws {
         let dir = try Self.directoryWithNorms()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let configuration = ServerConfiguration(bankPath: dir.appendingPathComponent("bank.csv").path,
+        var configuration = ServerConfiguration(bankPath: dir.appendingPathComponent("bank.csv").path,
                                                 catConfigurationPath: dir.appendingPathComponent("cat.json").path,
                                                 normsPath: dir.appendingPathComponent("NORMS.json").path)
+        configuration.exposureControl = false
         let service = try ScoringService(configuration: configuration, limits: ServerLimits(), logger: Fixtures.quietLogger)
         try await Fixtures.application(service).test(.router) { client in
             let (status, problem, _) = try await client.post("/v1/cat/next", #"{"session_id": "c", "administered": []}"#)

@@ -31,7 +31,9 @@ struct ScoringServiceTests {
         try await Fixtures.application(service).test(.router) { client in
             let (status, json, _) = try await client.get("/healthz")
             #expect(status == .ok)
-            #expect(json == .object([("status", .string("ok")), ("bank_version", .string(version))]))
+            let exposure = try #require(service.state.exposureControl)
+            #expect(exposure.hasPrefix("off (exposure_target is null in "))
+            #expect(json == .object([("status", .string("ok")), ("bank_version", .string(version)), ("exposure", .string(exposure))]))
             _ = try await client.post("/v1/score", Fixtures.scoreBody(id: "m", items: ["i0001"], responses: [1]))
             _ = try await client.post("/v1/score", Fixtures.scoreBody(id: "m", items: ["nope"], responses: [1]))
             let response = try await client.execute(uri: "/metrics", method: .get)

@@ -72,6 +72,14 @@ struct ServeCommandTests {
         return try TestJSON.parse(response.body ?? ByteBuffer())
     }
 
+    static func text(_ port: Int, _ path: String) async throws -> String {
+        let client = TestClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(120)))
+        client.connect()
+        defer { Task { try? await client.shutdown() } }
+        let response = try await client.execute(TestClient.Request(path, method: .get))
+        return String(buffer: response.body ?? ByteBuffer())
+    }
+
     @Test("serve on a free port; SIGHUP reloads a changed bank; SIGTERM exits 0 promptly, with a request under way answered")
     func lifecycle() async throws {
         let dir = try Fixtures.copyOfData()
@@ -81,7 +89,8 @@ struct ServeCommandTests {
         let first = try await Self.get(port, "/healthz")
         #expect(first["status"]?.string == "ok")
         let firstVersion = try #require(first["bank_version"]?.string)
-        #expect(server.log.contains("iqscore serve: bank bank.csv (120 items, version \(firstVersion)), listening on http://127.0.0.1:\(port)"))
+        #expect(server.log.contains("iqscore serve: bank bank.csv (120 items, version \(firstVersion)); exposure control off (exposure_target is null in cat.json), listening on http://127.0.0.1:\(port)"))
+        #expect(server.log.contains("warning iqscore.serve: adaptive tests are served without exposure control"))
 
         try ReloadTests.replace("bank.csv", in: dir, with: try Data(contentsOf: dir.appendingPathComponent("bank2.csv")))
         kill(server.process.processIdentifier, SIGHUP)

@@ -60,7 +60,8 @@ enum Fixtures {
     /// - `bank.csv`: a simulated 120-item 2PL bank in domains a, b, c (`iqscore simulate --seed 3`);
     /// - `bank2.csv`: the same item ids with other parameters (`--seed 4`), for reloads;
     /// - `responses.csv`: 40 sessions × 20 items of the first bank, long layout;
-    /// - `cat.json`: at most 8 items, at least 2 per domain, randomesque 4 (so the seed matters); `blueprint.json`: 12 items, 4 per domain.
+    /// - `cat.json`: at most 8 items, at least 2 per domain, randomesque 4 (so the seed matters), no exposure
+    ///   control (so a server starts without calibrating it; CATNextTests covers exposure parameters); `blueprint.json`: 12 items, 4 per domain.
     static let data: Result<URL, any Error> = Result {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iqscore-server-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -73,7 +74,7 @@ enum Fixtures {
                                "--bank-out", bank, "--seed", seed], in: directory)
             guard run.status == 0 else { throw TestJSON.ParseError(description: "simulate failed: \(run.stderr)") }
         }
-        try Data(#"{"max_items": 8, "min_per_domain": 2, "randomesque": 4}"#.utf8).write(to: directory.appendingPathComponent("cat.json"))
+        try Data(#"{"max_items": 8, "min_per_domain": 2, "randomesque": 4, "exposure_target": null}"#.utf8).write(to: directory.appendingPathComponent("cat.json"))
         try Data(#"{"length": 12, "domain_counts": {"a": 4, "b": 4, "c": 4}}"#.utf8).write(to: directory.appendingPathComponent("blueprint.json"))
         return directory
     }
@@ -113,11 +114,13 @@ enum Fixtures {
     static func service(in directory: URL? = nil, bank: String = "bank.csv", cat: Bool = true, blueprint: Bool = true,
                         exposure: String? = nil, limits: ServerLimits = ServerLimits()) throws -> ScoringService {
         let dir = try directory ?? dataDirectory()
-        let configuration = ServerConfiguration(
+        var configuration = ServerConfiguration(
             bankPath: dir.appendingPathComponent(bank).path,
             catConfigurationPath: cat ? dir.appendingPathComponent("cat.json").path : nil,
             blueprintPath: blueprint ? dir.appendingPathComponent("blueprint.json").path : nil,
             exposurePath: exposure.map { dir.appendingPathComponent($0).path })
+        // No calibration at load (seconds in a debug build, for every service a test makes): exposure as given.
+        configuration.exposureControl = false
         return try ScoringService(configuration: configuration, limits: limits, logger: quietLogger)
     }
 
