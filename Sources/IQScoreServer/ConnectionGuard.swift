@@ -45,10 +45,12 @@ enum ConnectionCloseReason: String, CaseIterable, Sendable {
     case refusedBody = "refused-body"
 }
 
-/// The error the routes see when the guard has answered a request itself and closed its connection (a body that
-/// came too slowly, a body the budget cannot hold, a body that broke HTTP's framing).
+/// The error the routes see when a request's connection closed before its body was read: the guard answered the
+/// request itself (a body that came too slowly, that the budget cannot hold, that broke HTTP's framing; `answered`,
+/// and counted there), or the client went away.
 struct ConnectionAbandoned: Error, CustomStringConvertible {
     var reason: ConnectionCloseReason
+    var answered: Bool
     var description: String { "the connection was closed: \(reason.rawValue)" }
 }
 
@@ -253,7 +255,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         switch error {
         case HTTPParserError.invalidEOFState, HTTPParserError.closedConnection:
             // The client closed in the middle of a request: nobody to answer.
-            if readingBody || !pending.isEmpty { context.fireErrorCaught(ConnectionAbandoned(reason: .protocolError)) }
+            if readingBody || !pending.isEmpty { context.fireErrorCaught(ConnectionAbandoned(reason: .protocolError, answered: false)) }
             close(context)
             return
         case HTTPParserError.headerOverflow:
@@ -265,7 +267,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         default:
             // The socket failed (reset by the peer, …): nothing to answer.
             shared.logger.debug("connection error: \(error)")
-            context.fireErrorCaught(ConnectionAbandoned(reason: .protocolError))
+            context.fireErrorCaught(ConnectionAbandoned(reason: .protocolError, answered: false))
             close(context)
             return
         }
@@ -406,7 +408,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// Answers the request under way with `problem` (unless the routes have begun its response), tells the routes
     /// it is abandoned, and closes the connection.
     private func abandon(_ context: ChannelHandlerContext, _ problem: Problem, reason: ConnectionCloseReason) {
-        if readingBody || !pending.isEmpty { context.fireErrorCaught(ConnectionAbandoned(reason: reason)) }
+        if readingBody || !pending.isEmpty { context.fireErrorCaught(ConnectionAbandoned(reason: reason, answered: true)) }
         answer(context, problem, reason: reason)
     }
 

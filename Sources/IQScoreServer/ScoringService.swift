@@ -89,6 +89,10 @@ public final class ScoringService: Sendable {
         do {
             let body = readsBody ? try await readBody(request) : ByteBuffer()
             response = try await handler(state, body)
+        } catch let abandoned as ConnectionAbandoned {
+            // The connection guard answered this request, counted it and closed the connection: nothing to add.
+            logger.debug("\(request.method) \(request.uri.path): \(abandoned)")
+            return Problem(.connectionClosed, abandoned.description).response(bankVersion: state.bankVersion)
         } catch {
             let problem = Self.problem(for: error)
             problemKind = problem.kind
@@ -128,8 +132,8 @@ public final class ScoringService: Sendable {
     }
 
     /// The request body, at most `limits.maxBodyBytes`: a larger `Content-Length` is refused before reading. A
-    /// body that cannot be read to its end (the client went away, the framing broke, the connection guard closed
-    /// it) is the client's doing: `connection-closed`, never a 500.
+    /// body that cannot be read to its end because the client went away is the client's doing: `connection-closed`,
+    /// never a 500; one the connection guard answered itself (`ConnectionAbandoned.answered`) is passed on as it is.
     func readBody(_ request: Request) async throws -> ByteBuffer {
         let limit = limits.maxBodyBytes
         let tooLarge = Problem(.bodyTooLarge, "the request body is larger than \(limit) bytes (iqscore serve --max-body-bytes)")
@@ -138,6 +142,8 @@ public final class ScoringService: Sendable {
             return try await request.body.collect(upTo: limit)
         } catch is NIOTooManyBytesError {
             throw tooLarge
+        } catch let abandoned as ConnectionAbandoned where abandoned.answered {
+            throw abandoned
         } catch {
             throw Problem(.connectionClosed, "the request body was not read to its end: \(error)")
         }
