@@ -51,6 +51,7 @@ def metrics(port):
 
 def behaving_client(port, seconds, out):
     lat = {"healthz": [], "score": []}
+    fresh_lat, kept_lat = [], []
     failures = []
     conn = None
     deadline = time.time() + seconds
@@ -75,11 +76,12 @@ def behaving_client(port, seconds, out):
             if r.status != 200:
                 failures.append(f"{route}: {r.status} {body[:200]!r}")
             lat[route].append(dt)
+            (fresh_lat if fresh else kept_lat).append(dt)
         except Exception as e:  # a reset or timeout is a failure of the server's defence
             failures.append(f"{route}: {type(e).__name__}: {e}")
             conn = None
         time.sleep(0.02)
-    out.put({"latency": lat, "failures": failures})
+    out.put({"latency": lat, "failures": failures, "new_connection": fresh_lat, "kept_alive": kept_lat})
 
 
 # ---------------------------------------------------------------- the attackers (asyncio, one process)
@@ -285,6 +287,8 @@ def main():
                        "max": round(max(lat["healthz"] or [0]), 2)},
         "score_ms": {"p50": round(percentile(lat["score"], 50), 2), "p99": round(percentile(lat["score"], 99), 2),
                      "max": round(max(lat["score"] or [0]), 2)},
+        "by_connection_ms": {kind: {"n": len(v), "p50": round(percentile(v, 50), 2), "p99": round(percentile(v, 99), 2)}
+                             for kind, v in (("new", result["new_connection"]), ("kept_alive", result["kept_alive"]))},
         "rss_mb": {"before": round(rss_before, 1), "peak": round(peak[0], 1), "after": round(rss_after, 1),
                    "bound": round(bound_mb, 1)},
         "server_metrics_after": after,
