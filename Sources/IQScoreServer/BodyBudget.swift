@@ -1,8 +1,8 @@
 import Synchronization
 
 /// The request-body bytes all connections together may hold (`ConnectionLimits.maxBufferedBodyBytes`): a request
-/// takes its bytes when they are announced (`Content-Length`) or arrive (chunked), and gives them back when its
-/// response has been written or its connection closes. A request that would go over the budget is refused with
+/// takes its bytes as they arrive and gives them back when its response has been written or its connection closes
+/// (a `Content-Length` that cannot fit what is left is refused at the head). A request that would go over the budget is refused with
 /// 503 `overloaded`, so memory is bounded for the process, not only per request.
 final class BodyBudget: Sendable {
     let limit: Int

@@ -3,6 +3,7 @@ import Logging
 import Psychometrics
 import NIOCore
 import NIOHTTP1
+import NIOHTTPTypesHTTP1
 
 /// What every connection of one server shares: the limits, the registry of open connections, the body budget,
 /// metrics, and the bank version that problem responses name.
@@ -239,9 +240,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             guard lengths.count == 1, let length = Int(text), length >= 0 else {
                 return (Problem(.badRequest, "Content-Length must be one non-negative integer; got \(TextFidelity.quoted(lengths.joined(separator: ", ")))"), .protocolError)
             }
-            if length > shared.maxBodyBytes {
-                return (Problem(.bodyTooLarge, "the request body is larger than \(shared.maxBodyBytes) bytes (iqscore serve --max-body-bytes)"), .refusedBody)
-            }
+            if length > shared.maxBodyBytes { return (Problem.bodyTooLarge(limit: shared.maxBodyBytes), .refusedBody) }
             // A body that cannot fit the budget now is refused before it is sent (before `100 Continue`).
             if length > shared.budget.limit - shared.budget.bytesHeld { return (Problem(.overloaded, overloadedDetail), .refusedBody) }
         }
@@ -345,17 +344,16 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     // MARK: Timing
 
+    /// What the connection is doing and since when: the one reading of its state, for the registry and the timer.
+    private var activity: (activity: ConnectionActivity, since: NIODeadline) {
+        if readingBody { return (.readingBody, headStartedAt) }
+        if !pending.isEmpty { return (.answering, idleSince) }
+        if bytesSinceHead || firstRequest { return (.readingHead, headStartedAt) }
+        return (.idle, idleSince)
+    }
+
     private func updateActivity() {
-        let activity: ConnectionActivity, since: NIODeadline
-        if readingBody {
-            (activity, since) = (.readingBody, headStartedAt)
-        } else if !pending.isEmpty {
-            (activity, since) = (.answering, idleSince)
-        } else if bytesSinceHead || firstRequest {
-            (activity, since) = (.readingHead, headStartedAt)
-        } else {
-            (activity, since) = (.idle, idleSince)
-        }
+        let (activity, since) = self.activity
         registered.set(activity, since: since)
     }
 
@@ -372,22 +370,19 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private func checkDeadline(_ context: ChannelHandlerContext) {
         let now = NIODeadline.now()
         let limits = shared.limits
-        let deadline: NIODeadline?
-        let reason: ConnectionCloseReason
-        if readingBody {
-            (deadline, reason) = (headStartedAt + .nanoseconds(limits.bodyTimeout.nanoseconds), .bodyTimeout)
-        } else if !pending.isEmpty {
-            (deadline, reason) = (nil, .bodyTimeout)
-        } else if bytesSinceHead || firstRequest {
-            (deadline, reason) = (headStartedAt + .nanoseconds(limits.headerTimeout.nanoseconds), .headerTimeout)
-        } else {
-            (deadline, reason) = (idleSince + .nanoseconds(limits.idleTimeout.nanoseconds), .idleTimeout)
+        let (activity, since) = self.activity
+        let limit: (timeout: Duration, reason: ConnectionCloseReason)? = switch activity {
+        case .readingBody: (limits.bodyTimeout, .bodyTimeout)
+        case .readingHead: (limits.headerTimeout, .headerTimeout)
+        case .idle: (limits.idleTimeout, .idleTimeout)
+        case .answering, .closing: nil
         }
-        guard let deadline, now >= deadline else {
+        let deadline = limit.map { since + .nanoseconds($0.timeout.nanoseconds) }
+        guard let limit, let deadline, now >= deadline else {
             armTimer(context, at: min(deadline ?? .distantFuture, now + shared.recheck))
             return
         }
-        switch reason {
+        switch limit.reason {
         case .idleTimeout:
             shared.metrics.recordConnectionClosed(.idleTimeout)
             close(context)
@@ -396,10 +391,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             shared.metrics.recordConnectionClosed(.headerTimeout)
             close(context)
         default:
-            let what = reason == .bodyTimeout ? "body" : "head"
-            let timeout = reason == .bodyTimeout ? limits.bodyTimeout : limits.headerTimeout
-            let option = reason == .bodyTimeout ? "--body-timeout" : "--header-timeout"
-            abandon(context, Problem(.requestTimeout, "the request \(what) did not arrive within \(timeout) (iqscore serve \(option))"), reason: reason)
+            let (what, option) = limit.reason == .bodyTimeout ? ("body", "--body-timeout") : ("head", "--header-timeout")
+            abandon(context, Problem(.requestTimeout, "the request \(what) did not arrive within \(limit.timeout) (iqscore serve \(option))"), reason: limit.reason)
         }
     }
 
@@ -418,13 +411,12 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         shared.metrics.recordConnectionClosed(reason)
         shared.metrics.record(problem.kind)
         if !(pending.first?.responseStarted ?? false) {
-            let body = problem.body(bankVersion: shared.bankVersion())
-            var headers = HTTPHeaders()
-            for field in problem.headerFields(bankVersion: shared.bankVersion()) { headers.add(name: field.name.rawName, value: field.value) }
-            headers.add(name: "content-length", value: String(body.readableBytes))
-            headers.add(name: "connection", value: "close")
-            let status = HTTPResponseStatus(statusCode: problem.status.code, reasonPhrase: problem.status.reasonPhrase)
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+            let bankVersion = shared.bankVersion()
+            let body = problem.body(bankVersion: bankVersion)
+            var fields = problem.headerFields(bankVersion: bankVersion)
+            fields[.contentLength] = String(body.readableBytes)
+            fields[.connection] = "close"
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(HTTPResponse(status: problem.status, headerFields: fields)))), promise: nil)
             context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         }

@@ -126,6 +126,12 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
     public var status: HTTPResponse.Status { kind.status }
     public var description: String { "\(kind.rawValue): \(detail)" + (field.map { " (field \($0))" } ?? "") }
 
+    /// A body over `ServerLimits.maxBodyBytes` (`limit`): refused by the connection guard on its `Content-Length`,
+    /// or by the routes when reading passes the limit.
+    static func bodyTooLarge(limit: Int) -> Problem {
+        Problem(.bodyTooLarge, "the request body is larger than \(limit) bytes (iqscore serve --max-body-bytes)")
+    }
+
     /// A library's scoring error, with the field it concerns when the caller knows it.
     init(_ error: PsychometricsError, field: String? = nil) {
         let kind: Kind = switch error.code {

@@ -111,9 +111,7 @@ public final class ScoringService: Sendable {
 
     /// Counts and logs an answered request.
     func finish(_ route: ServerRoute, _ request: Request, _ response: Response, _ problem: Problem.Kind?, started: ContinuousClock.Instant) {
-        let elapsed = ContinuousClock.now - started
-        let (seconds, attoseconds) = elapsed.components
-        let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        let nanoseconds = (ContinuousClock.now - started).nanoseconds
         metrics.record(route, status: response.status.code, nanoseconds: nanoseconds)
         if let problem { metrics.record(problem) }
         logger.debug("\(request.method) \(request.uri.path) \(response.status.code) \(nanoseconds / 1000) µs",
@@ -136,7 +134,7 @@ public final class ScoringService: Sendable {
     /// never a 500; one the connection guard answered itself (`ConnectionAbandoned.answered`) is passed on as it is.
     func readBody(_ request: Request) async throws -> ByteBuffer {
         let limit = limits.maxBodyBytes
-        let tooLarge = Problem(.bodyTooLarge, "the request body is larger than \(limit) bytes (iqscore serve --max-body-bytes)")
+        let tooLarge = Problem.bodyTooLarge(limit: limit)
         if let text = request.headers[.contentLength], let length = Int(text), length > limit { throw tooLarge }
         do {
             return try await request.body.collect(upTo: limit)
