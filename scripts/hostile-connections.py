@@ -12,7 +12,8 @@ GET /healthz and POST /v1/score (25 items) on a kept-alive connection, and every
 
 Checks (exit 1 when one fails):
   * the behaving client: no failed request, p99 latency of /healthz and of /v1/score under --p99-ms (100 ms);
-  * the server's peak resident memory under the bound its limits imply (ConnectionLimits.memoryBound);
+  * the server's peak resident memory under the bound it states at start-up for its limits
+    (ConnectionLimits.memoryBound), above its resident memory before the attack;
   * every hostile connection closed by the server, none open longer than its timeout (plus slack) unless it was
     chosen to make room first; the server's open connections back to the behaving ones after the attack.
 
@@ -225,6 +226,11 @@ def main():
             print(open(os.path.join(work, "serve.log")).read(), file=sys.stderr)
             sys.exit("the server did not start")
         rss_before = rss_mb(server.pid)
+        # The bound the server states for its settings (ConnectionLimits.memoryBound), above its idle footprint.
+        stated = re.search(r"holding at most (\d+) MiB with their requests", open(os.path.join(work, "serve.log")).read())
+        if not stated:
+            sys.exit("the server did not state its memory bound at start-up")
+        bound_mb = int(stated.group(1)) + rss_before
         peak = [rss_before]
 
         out = multiprocessing.Queue()
@@ -264,11 +270,6 @@ def main():
             except subprocess.TimeoutExpired:
                 server.kill()
         shutil.rmtree(work, ignore_errors=True)
-
-    # The bound the server's limits imply (ConnectionLimits.memoryBound), from its defaults and these options.
-    per_connection, header_bytes, body_max, parse_workers = 12 << 10, 16 << 10, 4 << 20, os.cpu_count() or 1
-    bound_mb = (args.max_connections * (header_bytes + per_connection) + args.max_buffered_body_bytes
-                + parse_workers * 16 * body_max) / 2**20 + rss_before
 
     lat = result["latency"]
     figures = {

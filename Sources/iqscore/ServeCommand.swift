@@ -157,6 +157,8 @@ struct ServeCommand: AsyncParsableCommand {
         if let warning = Self.raiseDescriptorLimit(toHold: maxConnections) { logger.warning("\(warning)") }
         var options = IQScoreApplication.Options(host: host, port: port)
         options.connections = connections
+        let memoryBound = connections.memoryBound(maxBodyBytes: maxBodyBytes, parseWorkers: ProcessInfo.processInfo.activeProcessorCount)
+        logger.info("connections: at most \(maxConnections), holding at most \(memoryBound >> 20) MiB with their requests (ConnectionLimits.memoryBound)")
         let summary = "bank \(bank) (\(state.bank.items.count) items, version \(state.bankVersion))"
             + (state.pool == nil ? "; scoring only (the bank has no domain column)" : "; exposure control \(state.exposureControl ?? "off")")
         if state.exposure == nil, let control = state.exposureControl {
