@@ -23,8 +23,15 @@ struct ServeCommand: AsyncParsableCommand {
             seeded from the session id and bank version), so instances behind a load balancer are \
             interchangeable. SIGHUP or POST /v1/admin/reload re-reads the bank and every configuration file; \
             a file that fails to load is refused (logged; the old bank keeps serving), and requests under way \
-            finish on the bank they started with. SIGINT/SIGTERM stop accepting connections, let requests \
-            finish, and exit 0.
+            finish on the bank they started with. A bank whose last record has no line end, or that differs \
+            from the calibrate manifest beside it (BANK.summary.json), is refused. SIGINT/SIGTERM stop accepting \
+            connections, let requests finish within --shutdown-timeout (then close the rest), and exit 0.
+
+            Connections are guarded: a head slower than --header-timeout or a body slower than --body-timeout \
+            gets 408; at --max-connections a new connection closes the one that has waited longest without a \
+            request under way; request bodies held by all connections together stay within \
+            --max-buffered-body-bytes (503 overloaded beyond it). Adaptive steps use Sympson–Hetter exposure \
+            control, calibrated at start-up unless --exposure names parameters or none.
 
             Logs go to stderr (one line per request at --log-level debug). Exit status: 0 after a graceful \
             shutdown; 1 a file could not be loaded at start-up, or the address could not be bound (named on \
