@@ -26,7 +26,7 @@ final class ConnectionGuardShared: Sendable {
         self.bankVersion = bankVersion
         registry = ConnectionRegistry(limit: limits.maxConnections)
         budget = BodyBudget(limit: limits.maxBufferedBodyBytes)
-        recheck = .nanoseconds(min(limits.headerTimeout, limits.bodyTimeout, limits.idleTimeout).nanoseconds)
+        recheck = .nanoseconds(min(limits.headerTimeout, limits.bodyTimeout, limits.idleTimeout, limits.sendTimeout).nanoseconds)
     }
 }
 
@@ -35,12 +35,15 @@ enum ConnectionCloseReason: String, CaseIterable, Sendable {
     case headerTimeout = "header-timeout"
     case bodyTimeout = "body-timeout"
     case idleTimeout = "idle-timeout"
+    /// A response the client did not read within `ConnectionLimits.sendTimeout`.
+    case sendTimeout = "send-timeout"
     /// Closed to admit a new connection at `ConnectionLimits.maxConnections`.
     case evicted
     /// A new connection refused: the server was full and every connection was being answered.
     case refused
     case shutdown
-    /// Not HTTP/1.1 as RFC 9112 has it (a parse error, a bad chunk, an unknown `Expect`), answered and closed.
+    /// Not HTTP/1.1 as RFC 9112 has it (a parse error, a bad chunk, an unknown `Expect`, no `Host`), answered and
+    /// closed.
     case protocolError = "protocol-error"
     /// A body over `ServerLimits.maxBodyBytes` or over the process's body budget, answered before it was read.
     case refusedBody = "refused-body"
@@ -79,8 +82,10 @@ final class ByteActivityHandler: ChannelInboundHandler, RemovableChannelHandler 
 ///   before the body is read and before `100 Continue`);
 /// - speaks HTTP/1.1 as RFC 9110/9112 ask: 400 for a request that
 ///   breaks the grammar, 431 for a head over `maxHeaderBytes`, `100 Continue` answered, 417 for another
-///   expectation, HTTP/1.0 closed after its response unless it asked for keep-alive, problem+json bodies (a
-///   request without `Host` is still served: Hummingbird's own test client sends none);
+///   expectation, 400 for an HTTP/1.1 request without exactly one `Host` (RFC 9112 §3.2), HTTP/1.0 closed after
+///   its response unless it asked for keep-alive, problem+json bodies;
+/// - reads no next request while the client leaves responses unread (the channel over its high water mark), and
+///   closes the connection when that lasts `sendTimeout`;
 /// - on shutdown (`ChannelShouldQuiesceEvent`) closes the connection when nothing is under way, or after the
 ///   response under way (`ConnectionRegistry.beginShutdown` closes what remains at `shutdownTimeout`).
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
@@ -112,6 +117,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var deferredRefusal: (problem: Problem, reason: ConnectionCloseReason)?
     private var closed = false
     private var timer: Scheduled<Void>?
+    /// When the channel stopped taking writes (its outbound bytes over the high water mark, the client not
+    /// reading); nil while writable.
+    private var unwritableSince: NIODeadline?
+    /// A read asked for while the channel was unwritable, held until it is writable again.
+    private var heldRead = false
 
     init(shared: ConnectionGuardShared, channel: any Channel) {
         self.shared = shared
@@ -232,6 +242,12 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// A request the guard answers itself, before the routes see it; nil for a request to pass on. A refused head
     /// gets its problem and the connection closes (its body, if any, is not read).
     private func refusal(of head: HTTPRequestHead) -> (problem: Problem, reason: ConnectionCloseReason)? {
+        if head.version.major == 1 && head.version.minor >= 1 {
+            let hosts = head.headers[canonicalForm: "host"]
+            guard hosts.count == 1 else {
+                return (Problem(.badRequest, "an HTTP/1.1 request carries exactly one Host header (RFC 9112 §3.2); this one has \(hosts.count)"), .protocolError)
+            }
+        }
         if let expectation = head.headers.first(name: "expect"), expectation.lowercased() != "100-continue" {
             return (Problem(.expectationFailed, "the only expectation answered is 100-continue; got \(TextFidelity.quoted(expectation))"), .protocolError)
         }
@@ -312,6 +328,28 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    // MARK: Back-pressure
+
+    /// No next request is read while responses wait for a client that does not read them: what a connection
+    /// holds of responses stays under the channel's high water mark plus one response.
+    func read(context: ChannelHandlerContext) {
+        if context.channel.isWritable { context.read() } else { heldRead = true }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            unwritableSince = nil
+            if heldRead {
+                heldRead = false
+                context.read()
+            }
+        } else if unwritableSince == nil {
+            unwritableSince = .now()
+        }
+        updateActivity()
+        context.fireChannelWritabilityChanged()
+    }
+
     // MARK: Shutdown
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -347,6 +385,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// What the connection is doing and since when: the one reading of its state, for the registry and the timer.
     private var activity: (activity: ConnectionActivity, since: NIODeadline) {
         if readingBody { return (.readingBody, headStartedAt) }
+        if let unwritableSince { return (.sending, unwritableSince) }
         if !pending.isEmpty { return (.answering, idleSince) }
         if bytesSinceHead || firstRequest { return (.readingHead, headStartedAt) }
         return (.idle, idleSince)
@@ -375,6 +414,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case .readingBody: (limits.bodyTimeout, .bodyTimeout)
         case .readingHead: (limits.headerTimeout, .headerTimeout)
         case .idle: (limits.idleTimeout, .idleTimeout)
+        case .sending: (limits.sendTimeout, .sendTimeout)
         case .answering, .closing: nil
         }
         let deadline = limit.map { since + .nanoseconds($0.timeout.nanoseconds) }
@@ -383,8 +423,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         switch limit.reason {
-        case .idleTimeout:
-            shared.metrics.recordConnectionClosed(.idleTimeout)
+        case .idleTimeout, .sendTimeout:
+            // Nothing to answer: no request under way, or a response begun that the client does not read.
+            if limit.reason == .sendTimeout { context.fireErrorCaught(ConnectionAbandoned(reason: .sendTimeout, answered: true)) }
+            shared.metrics.recordConnectionClosed(limit.reason)
             close(context)
         case .headerTimeout where !bytesSinceHead:
             // A new connection that never sent a byte: nothing to answer.

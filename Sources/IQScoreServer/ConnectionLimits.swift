@@ -19,6 +19,9 @@ public struct ConnectionLimits: Sendable, Hashable {
     /// A request's whole body must arrive within this time of its head: 30 s, so the largest body allowed
     /// (`ServerLimits.maxBodyBytes`, 4 MiB by default) needs at least 140 kB/s (a slow-body client gets 408).
     public var bodyTimeout: Duration = .seconds(30)
+    /// A client that leaves responses unread (the socket's buffer full and the connection's outbound bytes over its
+    /// high water mark, 64 KiB) is closed after this time: 30 s. Meanwhile no next request of its is read.
+    public var sendTimeout: Duration = .seconds(30)
     /// A kept-alive connection with no request under way is closed after this time: 60 s.
     public var idleTimeout: Duration = .seconds(60)
     /// Connections held open at once: 10,000. At the limit a new connection closes the connection that has waited
@@ -63,6 +66,7 @@ public struct ConnectionLimits: Sendable, Hashable {
         }
         check(Int(headerTimeout.components.seconds), Self.allowedTimeoutSeconds, "--header-timeout", " seconds")
         check(Int(bodyTimeout.components.seconds), Self.allowedTimeoutSeconds, "--body-timeout", " seconds")
+        check(Int(sendTimeout.components.seconds), Self.allowedTimeoutSeconds, "--send-timeout", " seconds")
         check(Int(idleTimeout.components.seconds), Self.allowedTimeoutSeconds, "--idle-timeout", " seconds")
         check(Int(shutdownTimeout.components.seconds), Self.allowedShutdownSeconds, "--shutdown-timeout", " seconds")
         check(maxConnections, Self.allowedMaxConnections, "--max-connections")

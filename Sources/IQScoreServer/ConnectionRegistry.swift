@@ -11,10 +11,13 @@ enum ConnectionActivity: UInt64, Sendable {
     case readingHead = 1
     /// A request body under way (`ConnectionLimits.bodyTimeout`).
     case readingBody = 2
-    /// Every request read is with the routes or being written back: no deadline, never closed to make room.
-    case answering = 3
+    /// Responses wait for a client that does not read them (the channel is over its high water mark;
+    /// `ConnectionLimits.sendTimeout`).
+    case sending = 3
+    /// Every request read is with the routes: no deadline, never closed to make room.
+    case answering = 4
     /// Chosen to be closed; the close is on its way.
-    case closing = 4
+    case closing = 5
 }
 
 /// One open connection as `ConnectionRegistry` sees it: its channel, and what it has been doing since when, in one
@@ -62,9 +65,9 @@ struct ConnectionEviction {}
 /// Every open connection of one server, the connection limit, and shutdown's deadline.
 ///
 /// At `ConnectionLimits.maxConnections`, a new connection is admitted by closing the connection that has waited
-/// longest without a request under way: kept alive and silent, or still sending a head or a body, counted from
-/// when that began (a new connection's first head from its opening). Connections whose requests are with the
-/// routes are never chosen; when every connection is such, the new one is refused (closed at once). A client that
+/// longest without a request under way: kept alive and silent, still sending a head or a body, or still reading a
+/// response, counted from when that began (a new connection's first head from its opening). Connections whose
+/// requests are with the routes are never chosen; when every connection is such, the new one is refused (closed at once). A client that
 /// sends its request and reads the answer spends milliseconds in those states, a silent or slow one seconds, so
 /// thousands of silent or slow connections cost each other their places, not the clients that behave.
 ///
@@ -100,7 +103,7 @@ final class ConnectionRegistry: Sendable {
                 for other in table.connections.values where other !== connection {
                     let observed = other.packed
                     let activity = observed >> 56, since = observed & (1 << 56 - 1)
-                    guard activity <= ConnectionActivity.readingBody.rawValue else { continue }
+                    guard activity <= ConnectionActivity.sending.rawValue else { continue }
                     if since < bestKey { best = other; bestKey = since; bestObserved = observed }
                 }
                 guard let best else { break }

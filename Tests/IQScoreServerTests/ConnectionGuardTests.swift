@@ -9,8 +9,13 @@ import Glibc
 final class RawConnection {
     let fd: Int32
 
-    init(port: Int) throws {
+    /// `receiveBuffer` shrinks the socket's receive buffer (before connecting, so the window says so): a client
+    /// that reads slowly fills it at once.
+    init(port: Int, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer {
+            _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -264,6 +269,34 @@ struct ConnectionGuardTests {
         // Each dropped upload is counted as the client's doing.
         #expect(metrics.contains(#"iqscore_problems_total{kind="connection-closed"} 20"#), "\(metrics)")
         #expect(!server.log.contains(" error "), "\(server.log)")
+    }
+
+    @Test("HTTP/1.1 without exactly one Host is 400; a client that stops reading responses is closed at --send-timeout")
+    func hostAndSendTimeout() async throws {
+        let (server, port, dir) = try await Self.start(["--send-timeout", "1"])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for head in ["GET /healthz HTTP/1.1\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"] {
+            let connection = try RawConnection(port: port)
+            connection.send(head)
+            let answer = try await connection.receive(within: 5)
+            #expect(answer.text.hasPrefix("HTTP/1.1 400 Bad Request\r\n") && answer.text.contains("exactly one Host header"), "\(answer.text)")
+            #expect(answer.closed)
+        }
+        // Sixty pipelined requests for the 40 KB OpenAPI document, never read: the response that cannot be handed to
+        // the socket holds the connection in `sending` until the send timeout closes it.
+        let reader = try RawConnection(port: port, receiveBuffer: 4_096)
+        reader.send(String(repeating: "GET /openapi.json HTTP/1.1\r\nHost: t\r\n\r\n", count: 60))
+        var closedBySendTimeout = false
+        for _ in 0..<80 where !closedBySendTimeout {
+            try await Task.sleep(for: .milliseconds(100))
+            let metrics = try await ServeCommandTests.text(port, "/metrics")
+            closedBySendTimeout = metrics.contains(#"iqscore_connections_closed_total{reason="send-timeout"} 1"#)
+        }
+        #expect(closedBySendTimeout, "\(server.log.suffix(2000))")
+        let rest = try await reader.receive(within: 10)
+        #expect(rest.closed, "the connection was left open")
+        #expect(rest.text.components(separatedBy: "HTTP/1.1 200 OK").count - 1 < 60, "every response was taken")
+        #expect(try await ServeCommandTests.text(port, "/livez").contains("live"))
     }
 
     @Test("SIGTERM with a slow upload under way exits within --shutdown-timeout")
