@@ -7,7 +7,8 @@ import UnixSignals
 
 /// The whole server: a Hummingbird application over a `ScoringService`, with 404/405 problems, every connection
 /// guarded (`ConnectionGuard`: timeouts, the connection limit, the process's body budget, HTTP/1.1's rules), reload
-/// on SIGHUP and graceful shutdown on SIGINT/SIGTERM within `ConnectionLimits.shutdownTimeout`.
+/// on SIGHUP, and on SIGINT/SIGTERM a drain (`Options.drain`: `GET /readyz` answers 503 while everything else is
+/// served) followed by a graceful shutdown within `ConnectionLimits.shutdownTimeout`.
 public enum IQScoreApplication {
     /// Transport settings of the server (the API's own limits are `ServerLimits`).
     public struct Options: Sendable {
@@ -16,6 +17,12 @@ public enum IQScoreApplication {
         public var port = 8080
         /// Timeouts, the connection limit, the process's body budget, the shutdown deadline.
         public var connections = ConnectionLimits()
+        /// After SIGTERM/SIGINT, how long the server keeps serving with `GET /readyz` at 503 before it stops
+        /// accepting connections: long enough for the load balancer's health check to take the instance out, so
+        /// no request is sent to a closed port (a second signal ends the drain at once). Default 0.
+        public var drain: Duration = .zero
+        /// The range `drain` may be set to: 0 … 300 s.
+        public static let allowedDrainSeconds = 0...300
 
         public init(host: String = "127.0.0.1", port: Int = 8080) {
             self.host = host
@@ -50,15 +57,20 @@ public enum IQScoreApplication {
         )
     }
 
-    /// Serves until SIGINT or SIGTERM, then stops accepting connections, lets requests under way finish within
-    /// `ConnectionLimits.shutdownTimeout` (then closes what remains), and returns. SIGHUP reloads the bank and
-    /// configuration (`ScoringService.reload(trigger:)`).
+    /// Serves until SIGINT or SIGTERM, then drains for `options.drain` (`ScoringService.beginDraining()`), stops
+    /// accepting connections, lets requests under way finish within `ConnectionLimits.shutdownTimeout` (then closes
+    /// what remains), and returns. SIGHUP reloads the bank and configuration (`ScoringService.reload(trigger:)`).
     public static func run(service: ScoringService, options: Options = Options(),
                            onRunning: @escaping @Sendable (SocketAddress?) async -> Void = { _ in }) async throws {
         let application = makeApplication(service: service, options: options, onRunning: onRunning)
         var configuration = ServiceGroupConfiguration(
-            services: [.init(service: application), .init(service: ReloadOnHangUp(service: service))],
-            gracefulShutdownSignals: [.sigterm, .sigint],
+            services: [
+                .init(service: application),
+                .init(service: ReloadOnHangUp(service: service)),
+                // Its return (after the drain) shuts the group down gracefully.
+                .init(service: DrainOnTerminate(service: service, drain: options.drain), successTerminationBehavior: .gracefullyShutdownGroup),
+            ],
+            gracefulShutdownSignals: [],
             logger: service.logger
         )
         // The guard closes every connection at the shutdown deadline; this is the backstop behind it.
@@ -77,6 +89,29 @@ struct ReloadOnHangUp: Service {
         for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
             // A refused reload is logged by the service; the old bank keeps serving.
             _ = try? await service.reload(trigger: "SIGHUP")
+        }
+    }
+}
+
+/// On the first SIGTERM or SIGINT, marks the service draining and waits `drain` (or until a second signal), then
+/// returns, which shuts the server down gracefully.
+struct DrainOnTerminate: Service {
+    let service: ScoringService
+    let drain: Duration
+
+    func run() async throws {
+        for await signal in await UnixSignalsSequence(trapping: .sigterm, .sigint).cancelOnGracefulShutdown() {
+            service.beginDraining()
+            if drain > .zero {
+                service.logger.info("\(signal): draining for \(drain) (GET /readyz answers 503, every request is still served), then shutting down")
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { try? await Task.sleep(for: drain) }
+                    group.addTask { for await _ in await UnixSignalsSequence(trapping: .sigterm, .sigint) { return } }
+                    await group.next()
+                    group.cancelAll()
+                }
+            }
+            return
         }
     }
 }

@@ -12,7 +12,7 @@ public enum OpenAPIDocument {
   "info": {
     "title": "iqscore serve",
     "version": "1.0.0",
-    "description": "Scoring, adaptive testing and fixed forms from one item bank, over HTTP/JSON. Stateless: every request carries what it needs. Errors are application/problem+json (RFC 9457); unknown paths get 404 and other methods on these paths 405 (with Allow), also as problems. Every response carries the bank version in X-Bank-Version."
+    "description": "Scoring, adaptive testing and fixed forms from one item bank, over HTTP/JSON. Stateless: every request carries what it needs. Errors are application/problem+json (RFC 9457); unknown paths get 404 and other methods on these paths 405 (with Allow), also as problems. Every response carries the bank version in X-Bank-Version. Every response also carries X-Request-Id and X-IQScore-Instance. With tokens configured the API's endpoints need Authorization: Bearer TOKEN; the probes (/livez, /readyz, /healthz), /metrics and this document never do."
   },
   "paths": {
     "/v1/score": {
@@ -35,6 +35,12 @@ public enum OpenAPIDocument {
             "headers": {
               "X-Bank-Version": {
                 "$ref": "#/components/headers/BankVersion"
+              },
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "X-IQScore-Instance": {
+                "$ref": "#/components/headers/Instance"
               }
             },
             "content": {
@@ -48,6 +54,9 @@ public enum OpenAPIDocument {
           "400": {
             "$ref": "#/components/responses/Problem400"
           },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
           "408": {
             "$ref": "#/components/responses/Problem408"
           },
@@ -60,13 +69,22 @@ public enum OpenAPIDocument {
           "422": {
             "$ref": "#/components/responses/Problem422"
           },
+          "429": {
+            "$ref": "#/components/responses/Problem429"
+          },
           "431": {
             "$ref": "#/components/responses/Problem431"
           },
           "503": {
             "$ref": "#/components/responses/Problem503"
           }
-        }
+        },
+        "security": [
+          {
+            "bearer": []
+          },
+          {}
+        ]
       }
     },
     "/v1/score/batch": {
@@ -89,6 +107,12 @@ public enum OpenAPIDocument {
             "headers": {
               "X-Bank-Version": {
                 "$ref": "#/components/headers/BankVersion"
+              },
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "X-IQScore-Instance": {
+                "$ref": "#/components/headers/Instance"
               }
             },
             "content": {
@@ -102,6 +126,9 @@ public enum OpenAPIDocument {
           "400": {
             "$ref": "#/components/responses/Problem400"
           },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
           "408": {
             "$ref": "#/components/responses/Problem408"
           },
@@ -114,13 +141,22 @@ public enum OpenAPIDocument {
           "422": {
             "$ref": "#/components/responses/Problem422"
           },
+          "429": {
+            "$ref": "#/components/responses/Problem429"
+          },
           "431": {
             "$ref": "#/components/responses/Problem431"
           },
           "503": {
             "$ref": "#/components/responses/Problem503"
           }
-        }
+        },
+        "security": [
+          {
+            "bearer": []
+          },
+          {}
+        ]
       }
     },
     "/v1/cat/next": {
@@ -143,6 +179,12 @@ public enum OpenAPIDocument {
             "headers": {
               "X-Bank-Version": {
                 "$ref": "#/components/headers/BankVersion"
+              },
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "X-IQScore-Instance": {
+                "$ref": "#/components/headers/Instance"
               }
             },
             "content": {
@@ -156,6 +198,9 @@ public enum OpenAPIDocument {
           "400": {
             "$ref": "#/components/responses/Problem400"
           },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
           "408": {
             "$ref": "#/components/responses/Problem408"
           },
@@ -168,13 +213,22 @@ public enum OpenAPIDocument {
           "422": {
             "$ref": "#/components/responses/Problem422"
           },
+          "429": {
+            "$ref": "#/components/responses/Problem429"
+          },
           "431": {
             "$ref": "#/components/responses/Problem431"
           },
           "503": {
             "$ref": "#/components/responses/Problem503"
           }
-        }
+        },
+        "security": [
+          {
+            "bearer": []
+          },
+          {}
+        ]
       }
     },
     "/v1/forms": {
@@ -197,6 +251,12 @@ public enum OpenAPIDocument {
             "headers": {
               "X-Bank-Version": {
                 "$ref": "#/components/headers/BankVersion"
+              },
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "X-IQScore-Instance": {
+                "$ref": "#/components/headers/Instance"
               }
             },
             "content": {
@@ -210,6 +270,9 @@ public enum OpenAPIDocument {
           "400": {
             "$ref": "#/components/responses/Problem400"
           },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
           "408": {
             "$ref": "#/components/responses/Problem408"
           },
@@ -222,13 +285,22 @@ public enum OpenAPIDocument {
           "422": {
             "$ref": "#/components/responses/Problem422"
           },
+          "429": {
+            "$ref": "#/components/responses/Problem429"
+          },
           "431": {
             "$ref": "#/components/responses/Problem431"
           },
           "503": {
             "$ref": "#/components/responses/Problem503"
           }
-        }
+        },
+        "security": [
+          {
+            "bearer": []
+          },
+          {}
+        ]
       }
     },
     "/v1/bank": {
@@ -241,12 +313,68 @@ public enum OpenAPIDocument {
             "headers": {
               "X-Bank-Version": {
                 "$ref": "#/components/headers/BankVersion"
+              },
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "X-IQScore-Instance": {
+                "$ref": "#/components/headers/Instance"
               }
             },
             "content": {
               "application/json": {
                 "schema": {
                   "$ref": "#/components/schemas/Bank"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
+          "408": {
+            "$ref": "#/components/responses/Problem408"
+          },
+          "429": {
+            "$ref": "#/components/responses/Problem429"
+          },
+          "431": {
+            "$ref": "#/components/responses/Problem431"
+          }
+        },
+        "security": [
+          {
+            "bearer": []
+          },
+          {}
+        ]
+      }
+    },
+    "/livez": {
+      "get": {
+        "operationId": "live",
+        "summary": "Liveness: the process answers",
+        "responses": {
+          "200": {
+            "description": "Alive (for a container's liveness probe; never depends on the bank).",
+            "headers": {
+              "X-Bank-Version": {
+                "$ref": "#/components/headers/BankVersion"
+              },
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "X-IQScore-Instance": {
+                "$ref": "#/components/headers/Instance"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Live"
                 }
               }
             }
@@ -263,16 +391,63 @@ public enum OpenAPIDocument {
         }
       }
     },
+    "/readyz": {
+      "get": {
+        "operationId": "ready",
+        "summary": "Readiness: a verified bank is loaded and the server is not draining",
+        "responses": {
+          "200": {
+            "description": "Ready for requests (for a load balancer's health check).",
+            "headers": {
+              "X-Bank-Version": {
+                "$ref": "#/components/headers/BankVersion"
+              },
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "X-IQScore-Instance": {
+                "$ref": "#/components/headers/Instance"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Ready"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem400"
+          },
+          "408": {
+            "$ref": "#/components/responses/Problem408"
+          },
+          "431": {
+            "$ref": "#/components/responses/Problem431"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem503"
+          }
+        }
+      }
+    },
     "/healthz": {
       "get": {
         "operationId": "health",
-        "summary": "Liveness",
+        "summary": "Liveness, with the bank version and exposure control",
         "responses": {
           "200": {
             "description": "Serving.",
             "headers": {
               "X-Bank-Version": {
                 "$ref": "#/components/headers/BankVersion"
+              },
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "X-IQScore-Instance": {
+                "$ref": "#/components/headers/Instance"
               }
             },
             "content": {
@@ -305,6 +480,12 @@ public enum OpenAPIDocument {
             "headers": {
               "X-Bank-Version": {
                 "$ref": "#/components/headers/BankVersion"
+              },
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "X-IQScore-Instance": {
+                "$ref": "#/components/headers/Instance"
               }
             },
             "content": {
@@ -337,6 +518,12 @@ public enum OpenAPIDocument {
             "headers": {
               "X-Bank-Version": {
                 "$ref": "#/components/headers/BankVersion"
+              },
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "X-IQScore-Instance": {
+                "$ref": "#/components/headers/Instance"
               }
             },
             "content": {
@@ -370,6 +557,12 @@ public enum OpenAPIDocument {
             "headers": {
               "X-Bank-Version": {
                 "$ref": "#/components/headers/BankVersion"
+              },
+              "X-Request-Id": {
+                "$ref": "#/components/headers/RequestId"
+              },
+              "X-IQScore-Instance": {
+                "$ref": "#/components/headers/Instance"
               }
             },
             "content": {
@@ -383,6 +576,9 @@ public enum OpenAPIDocument {
           "400": {
             "$ref": "#/components/responses/Problem400"
           },
+          "401": {
+            "$ref": "#/components/responses/Problem401"
+          },
           "403": {
             "$ref": "#/components/responses/Problem403"
           },
@@ -395,13 +591,21 @@ public enum OpenAPIDocument {
           "422": {
             "$ref": "#/components/responses/Problem422"
           },
+          "429": {
+            "$ref": "#/components/responses/Problem429"
+          },
           "431": {
             "$ref": "#/components/responses/Problem431"
           },
           "503": {
             "$ref": "#/components/responses/Problem503"
           }
-        }
+        },
+        "security": [
+          {
+            "bearer": []
+          }
+        ]
       }
     }
   },
@@ -1412,6 +1616,41 @@ public enum OpenAPIDocument {
         ],
         "additionalProperties": false,
         "description": "RFC 9457 problem details."
+      },
+      "Live": {
+        "type": "object",
+        "properties": {
+          "status": {
+            "const": "live"
+          }
+        },
+        "required": [
+          "status"
+        ],
+        "additionalProperties": false
+      },
+      "Ready": {
+        "type": "object",
+        "properties": {
+          "status": {
+            "const": "ready"
+          },
+          "bank_version": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{16}$",
+            "description": "The first 16 hexadecimal digits of the SHA-256 of the bank file (`sha256sum BANK.csv | cut -c1-16`)."
+          },
+          "n_items": {
+            "type": "integer",
+            "minimum": 1
+          }
+        },
+        "required": [
+          "status",
+          "bank_version",
+          "n_items"
+        ],
+        "additionalProperties": false
       }
     },
     "responses": {
@@ -1420,6 +1659,12 @@ public enum OpenAPIDocument {
         "headers": {
           "X-Bank-Version": {
             "$ref": "#/components/headers/BankVersion"
+          },
+          "X-Request-Id": {
+            "$ref": "#/components/headers/RequestId"
+          },
+          "X-IQScore-Instance": {
+            "$ref": "#/components/headers/Instance"
           }
         },
         "content": {
@@ -1431,10 +1676,16 @@ public enum OpenAPIDocument {
         }
       },
       "Problem403": {
-        "description": "Not from the loopback interface.",
+        "description": "A scoring token on an admin endpoint, or reloading over HTTP when no admin token is configured (kind forbidden; SIGHUP still reloads).",
         "headers": {
           "X-Bank-Version": {
             "$ref": "#/components/headers/BankVersion"
+          },
+          "X-Request-Id": {
+            "$ref": "#/components/headers/RequestId"
+          },
+          "X-IQScore-Instance": {
+            "$ref": "#/components/headers/Instance"
           }
         },
         "content": {
@@ -1450,6 +1701,12 @@ public enum OpenAPIDocument {
         "headers": {
           "X-Bank-Version": {
             "$ref": "#/components/headers/BankVersion"
+          },
+          "X-Request-Id": {
+            "$ref": "#/components/headers/RequestId"
+          },
+          "X-IQScore-Instance": {
+            "$ref": "#/components/headers/Instance"
           }
         },
         "content": {
@@ -1465,6 +1722,12 @@ public enum OpenAPIDocument {
         "headers": {
           "X-Bank-Version": {
             "$ref": "#/components/headers/BankVersion"
+          },
+          "X-Request-Id": {
+            "$ref": "#/components/headers/RequestId"
+          },
+          "X-IQScore-Instance": {
+            "$ref": "#/components/headers/Instance"
           }
         },
         "content": {
@@ -1476,7 +1739,7 @@ public enum OpenAPIDocument {
         }
       },
       "Problem503": {
-        "description": "The bank has no domain column (adaptive testing and forms are unavailable: kind unavailable), or too many form requests wait already (kind busy, with Retry-After: 1), or the request bodies held by all connections would go over --max-buffered-body-bytes (kind overloaded, with Retry-After: 1; refused at the head when Content-Length says so, before 100 Continue).",
+        "description": "The bank has no domain column (adaptive testing and forms are unavailable: kind unavailable), or too many form requests wait already (kind busy, with Retry-After: 1), or the request bodies held by all connections would go over --max-buffered-body-bytes (kind overloaded, with Retry-After: 1; refused at the head when Content-Length says so, before 100 Continue); or GET /readyz while the server drains before shutting down (kind not-ready, with Retry-After: 1).",
         "headers": {
           "X-Bank-Version": {
             "$ref": "#/components/headers/BankVersion"
@@ -1486,6 +1749,12 @@ public enum OpenAPIDocument {
             "schema": {
               "type": "string"
             }
+          },
+          "X-Request-Id": {
+            "$ref": "#/components/headers/RequestId"
+          },
+          "X-IQScore-Instance": {
+            "$ref": "#/components/headers/Instance"
           }
         },
         "content": {
@@ -1501,6 +1770,12 @@ public enum OpenAPIDocument {
         "headers": {
           "X-Bank-Version": {
             "$ref": "#/components/headers/BankVersion"
+          },
+          "X-Request-Id": {
+            "$ref": "#/components/headers/RequestId"
+          },
+          "X-IQScore-Instance": {
+            "$ref": "#/components/headers/Instance"
           }
         },
         "content": {
@@ -1516,6 +1791,12 @@ public enum OpenAPIDocument {
         "headers": {
           "X-Bank-Version": {
             "$ref": "#/components/headers/BankVersion"
+          },
+          "X-Request-Id": {
+            "$ref": "#/components/headers/RequestId"
+          },
+          "X-IQScore-Instance": {
+            "$ref": "#/components/headers/Instance"
           }
         },
         "content": {
@@ -1531,6 +1812,66 @@ public enum OpenAPIDocument {
         "headers": {
           "X-Bank-Version": {
             "$ref": "#/components/headers/BankVersion"
+          },
+          "X-Request-Id": {
+            "$ref": "#/components/headers/RequestId"
+          },
+          "X-IQScore-Instance": {
+            "$ref": "#/components/headers/Instance"
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "Problem401": {
+        "description": "No bearer token, or one the server does not accept, where tokens are configured (kind unauthorized).",
+        "headers": {
+          "X-Bank-Version": {
+            "$ref": "#/components/headers/BankVersion"
+          },
+          "WWW-Authenticate": {
+            "description": "Bearer realm=\"iqscore\" (RFC 6750).",
+            "schema": {
+              "type": "string"
+            }
+          },
+          "X-Request-Id": {
+            "$ref": "#/components/headers/RequestId"
+          },
+          "X-IQScore-Instance": {
+            "$ref": "#/components/headers/Instance"
+          }
+        },
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "Problem429": {
+        "description": "More than --rate-limit requests a second from this client: its bearer token, else its address (kind rate-limited).",
+        "headers": {
+          "X-Bank-Version": {
+            "$ref": "#/components/headers/BankVersion"
+          },
+          "Retry-After": {
+            "description": "Whole seconds until the client's next request is admitted.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          "X-Request-Id": {
+            "$ref": "#/components/headers/RequestId"
+          },
+          "X-IQScore-Instance": {
+            "$ref": "#/components/headers/Instance"
           }
         },
         "content": {
@@ -1550,6 +1891,26 @@ public enum OpenAPIDocument {
           "pattern": "^[0-9a-f]{16}$",
           "description": "The first 16 hexadecimal digits of the SHA-256 of the bank file (`sha256sum BANK.csv | cut -c1-16`)."
         }
+      },
+      "RequestId": {
+        "description": "The client's X-Request-Id when it is 1–128 characters of A–Z a–z 0–9 . _ ~ : + / = -, else one the server made (16 hex digits, a dash, a counter); logged with the request.",
+        "schema": {
+          "type": "string",
+          "maxLength": 128
+        }
+      },
+      "Instance": {
+        "description": "The instance that answered (iqscore serve --instance; default the host name).",
+        "schema": {
+          "type": "string"
+        }
+      }
+    },
+    "securitySchemes": {
+      "bearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "A token from iqscore serve --tokens FILE (lines `scoring TOKEN` / `admin TOKEN`) or $IQSCORE_SCORING_TOKENS / $IQSCORE_ADMIN_TOKENS. Scoring endpoints need a scoring or admin token when scoring tokens are configured (else they are open); POST /v1/admin/reload always needs an admin token. TLS is terminated by the load balancer in front."
       }
     }
   }

@@ -20,7 +20,10 @@ import Psychometrics
 /// | `too-many-items`, `too-many-sessions` | 422 | over `ServerLimits` |
 /// | `invalid-blueprint`, `infeasible-blueprint` | 422 | a blueprint that is wrong, or that the bank cannot meet |
 /// | `reload-failed` | 422 | a reload whose new files are refused (the old bank keeps serving) |
-/// | `forbidden` | 403 | `POST /v1/admin/reload` from outside the loopback interface |
+/// | `unauthorized` | 401 | no bearer token, or one the server does not accept, where tokens are configured (with `WWW-Authenticate: Bearer`) |
+/// | `forbidden` | 403 | a scoring token on `POST /v1/admin/reload`, or reloading over HTTP with no admin token configured |
+/// | `rate-limited` | 429 | over `ServerLimits.rateLimit` requests a second for this client (with `Retry-After`) |
+/// | `not-ready` | 503 | `GET /readyz` while the server drains before shutting down |
 /// | `not-found`, `method-not-allowed` | 404, 405 | an unknown path, a known path with another method |
 /// | `unavailable` | 503 | adaptive testing or forms on a bank without domains |
 /// | `busy` | 503 | `ServerLimits.maxQueuedForms` form requests wait already (with `Retry-After: 1`) |
@@ -49,7 +52,10 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidBlueprint = "invalid-blueprint"
         case infeasibleBlueprint = "infeasible-blueprint"
         case reloadFailed = "reload-failed"
+        case unauthorized
         case forbidden
+        case rateLimited = "rate-limited"
+        case notReady = "not-ready"
         case notFound = "not-found"
         case methodNotAllowed = "method-not-allowed"
         case unavailable
@@ -65,7 +71,10 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
             case .expectationFailed: .expectationFailed
             case .headerTooLarge: .requestHeaderFieldsTooLarge
             case .bodyTooLarge: .contentTooLarge
+            case .unauthorized: .unauthorized
             case .forbidden: .forbidden
+            case .rateLimited: .tooManyRequests
+            case .notReady: .serviceUnavailable
             case .notFound: .notFound
             case .methodNotAllowed: .methodNotAllowed
             case .unavailable, .busy, .overloaded: .serviceUnavailable
@@ -94,7 +103,10 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
             case .invalidBlueprint: "The blueprint is not valid"
             case .infeasibleBlueprint: "The bank cannot meet the blueprint"
             case .reloadFailed: "The new files were refused; the previous bank keeps serving"
+            case .unauthorized: "A bearer token is needed"
             case .forbidden: "Forbidden"
+            case .rateLimited: "Too many requests from this client; retry later"
+            case .notReady: "The server is not ready for requests"
             case .notFound: "Not found"
             case .methodNotAllowed: "Method not allowed"
             case .unavailable: "Not available on this server"
@@ -115,12 +127,15 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
     public var field: String?
     /// The methods a path accepts, for the `Allow` header of a 405.
     public var allow: String?
+    /// Seconds for `Retry-After` (a 429; 503s the client may retry say 1 without it).
+    public var retryAfter: Int?
 
-    public init(_ kind: Kind, _ detail: String, field: String? = nil, allow: String? = nil) {
+    public init(_ kind: Kind, _ detail: String, field: String? = nil, allow: String? = nil, retryAfter: Int? = nil) {
         self.kind = kind
         self.detail = detail
         self.field = field
         self.allow = allow
+        self.retryAfter = retryAfter
     }
 
     public var status: HTTPResponse.Status { kind.status }
@@ -180,14 +195,16 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
         return json.buffer
     }
 
-    /// The response's header fields: the content type, `X-Bank-Version`, `Allow` for a 405, `Retry-After: 1` for a
-    /// 503 the client may retry.
+    /// The response's header fields: the content type, `X-Bank-Version`, `Allow` for a 405, `Retry-After` for a 429
+    /// and 1 for a 503 the client may retry, `WWW-Authenticate` for a 401 (RFC 6750 §3).
     func headerFields(bankVersion: String?) -> HTTPFields {
         var headers = HTTPFields()
         headers[.contentType] = "application/problem+json"
         if let bankVersion { headers[.bankVersion] = bankVersion }
         if let allow { headers[.allow] = allow }
-        if kind == .busy || kind == .overloaded { headers[.retryAfter] = "1" }
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        else if kind == .busy || kind == .overloaded || kind == .notReady { headers[.retryAfter] = "1" }
+        if kind == .unauthorized { headers[.wwwAuthenticate] = "Bearer realm=\"iqscore\"" }
         return headers
     }
 }
@@ -227,4 +244,9 @@ enum JSONPointer {
 extension HTTPField.Name {
     /// `X-Bank-Version`: the bank version that answered, on every response.
     static let bankVersion = HTTPField.Name("X-Bank-Version")!
+    /// `X-Request-Id`: the client's request id (`RequestID`), or one the server made, on every response.
+    static let requestID = HTTPField.Name("X-Request-Id")!
+    /// `X-IQScore-Instance`: the instance that answered (`iqscore serve --instance`), on every response.
+    static let instance = HTTPField.Name("X-IQScore-Instance")!
+    static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
 }

@@ -7,6 +7,7 @@ import NIOCore
 import Prometheus
 import Psychometrics
 import PsychometricsIO
+import Synchronization
 
 /// The scoring engine behind HTTP: the served state, the limits, metrics and logging, and one handler per
 /// endpoint. Mount it in any Hummingbird router with `addRoutes(to:)`, or run the whole server with
@@ -20,29 +21,50 @@ public final class ScoringService: Sendable {
     public let limits: ServerLimits
     public let metrics: ServerMetrics
     public let logger: Logger
+    /// The name of this instance, in `X-IQScore-Instance` on every response (`iqscore serve --instance`).
+    public let instance: String
+    /// Requests a second per client (`ServerLimits.rateLimit`); nil without a limit.
+    let rateLimiter: RateLimiter?
+    let requestIDs = RequestIDs()
+    private let draining = Atomic<Bool>(false)
     private let reloads = ReloadQueue()
     /// Form assemblies run inside it (`ServerLimits.maxConcurrentForms`).
     let formGate: AsyncGate
 
     /// Loads `configuration` (a bad file throws the loader's error naming it) and prepares the service.
-    public convenience init(configuration: ServerConfiguration, limits: ServerLimits = ServerLimits(),
+    public convenience init(configuration: ServerConfiguration, limits: ServerLimits = ServerLimits(), instance: String = ScoringService.defaultInstance,
                             logger: Logger = Logger(label: "iqscore.serve"), metrics: ServerMetrics = ServerMetrics()) throws {
-        self.init(state: try ServingState.load(configuration), limits: limits, logger: logger, metrics: metrics)
+        self.init(state: try ServingState.load(configuration), limits: limits, instance: instance, logger: logger, metrics: metrics)
     }
 
     /// A service answering from `state`; reloads re-read `state.configuration`.
-    public init(state: ServingState, limits: ServerLimits = ServerLimits(), logger: Logger = Logger(label: "iqscore.serve"),
-                metrics: ServerMetrics = ServerMetrics()) {
+    public init(state: ServingState, limits: ServerLimits = ServerLimits(), instance: String = ScoringService.defaultInstance,
+                logger: Logger = Logger(label: "iqscore.serve"), metrics: ServerMetrics = ServerMetrics()) {
         store = ServingStateStore(state)
         self.limits = limits
+        self.instance = instance
         self.logger = logger
         self.metrics = metrics
+        rateLimiter = limits.makeRateLimiter()
         formGate = AsyncGate(width: limits.maxConcurrentForms, queueLimit: limits.maxQueuedForms)
         metrics.setBank(version: state.bankVersion, items: state.bank.items.count)
     }
 
     /// The state new requests are answered from.
     public var state: ServingState { store.current }
+
+    /// The host's name: the default instance name (a container's host name is its id).
+    public static var defaultInstance: String { ProcessInfo.processInfo.hostName }
+
+    /// Marks the service as draining: `GET /readyz` answers 503 `not-ready` from now on, so a load balancer stops
+    /// sending it requests, while every endpoint keeps answering (`IQScoreApplication.run` drains on SIGTERM
+    /// before it stops accepting connections).
+    public func beginDraining() {
+        if !draining.exchange(true, ordering: .relaxed) { metrics.setReady(false) }
+    }
+
+    /// Whether `beginDraining()` was called.
+    public var isDraining: Bool { draining.load(ordering: .relaxed) }
 
     // MARK: Reload
 
@@ -70,6 +92,9 @@ public final class ScoringService: Sendable {
             store.replace(with: next)
             metrics.setBank(version: next.bankVersion, items: next.bank.items.count)
             metrics.recordReload(applied: true)
+            if next.access != previous.access {
+                logger.info("tokens: \(next.access.scoringCount) scoring, \(next.access.adminCount) admin (were \(previous.access.scoringCount) and \(previous.access.adminCount))")
+            }
             let exposure = next.exposureControl.map { "; exposure control \($0)" } ?? ""
             logger.info("reloaded (\(trigger)): bank \(previous.bankVersion) → \(next.bankVersion), \(next.bank.items.count) items from \(next.configuration.bankPath)\(exposure)")
             return ReloadOutcome(previousVersion: previous.bankVersion, currentVersion: next.bankVersion)
@@ -78,44 +103,99 @@ public final class ScoringService: Sendable {
 
     // MARK: Answering
 
-    /// Runs one endpoint: reads the state once, reads the body within the limit when the endpoint takes one,
-    /// turns every error into a problem response, sets `X-Bank-Version`, and counts and logs the request.
-    func answer(_ route: ServerRoute, _ request: Request, readsBody: Bool,
+    /// Runs one endpoint: reads the state once, checks the bearer token (`AccessTokens`) and the client's rate
+    /// (`RateLimiter`) for the API's endpoints, reads the body within the limit when the endpoint takes one, turns
+    /// every error into a problem response, sets `X-Bank-Version`, `X-Request-Id` and `X-IQScore-Instance`, and
+    /// counts and logs the request (one line at info). `peer` is the connection's remote address.
+    func answer(_ route: ServerRoute, _ request: Request, peer: SocketAddress?, readsBody: Bool,
                 _ handler: (ServingState, ByteBuffer) async throws -> Response) async -> Response {
         let started = ContinuousClock.now
         let state = store.current
+        let requestID = requestIDs.id(from: request.headers[.requestID])
         var response: Response
         var problemKind: Problem.Kind?
+        var token: String?
         do {
+            token = try authorize(route, request, state)
+            if route.scope != nil, let rateLimiter {
+                let client = token.map { "token " + $0 } ?? clientAddress(request, peer: peer)
+                if let wait = rateLimiter.admit(client, at: NIODeadline.now().uptimeNanoseconds) {
+                    throw Problem(.rateLimited, "more than \(rateLimiter.rate) requests a second (bursts of \(Int(rateLimiter.burst))) from this client (iqscore serve --rate-limit); retry in \(wait) s",
+                                  retryAfter: wait)
+                }
+            }
             let body = readsBody ? try await readBody(request) : ByteBuffer()
             response = try await handler(state, body)
         } catch let abandoned as ConnectionAbandoned {
             // The connection guard answered this request, counted it and closed the connection: nothing to add.
-            logger.debug("\(request.method) \(request.uri.path): \(abandoned)")
+            logger.debug("\(request.method) \(request.uri.path): \(abandoned)", metadata: ["request_id": .string(requestID)])
             return Problem(.connectionClosed, abandoned.description).response(bankVersion: state.bankVersion)
         } catch {
             let problem = Self.problem(for: error)
             problemKind = problem.kind
             switch problem.kind {
-            case .internal: logger.error("\(request.method) \(request.uri.path): \(error)")
-            case .connectionClosed: logger.debug("\(request.method) \(request.uri.path): \(problem.detail)")
+            case .internal: logger.error("\(request.method) \(request.uri.path): \(error)", metadata: ["request_id": .string(requestID)])
+            case .connectionClosed: logger.debug("\(request.method) \(request.uri.path): \(problem.detail)", metadata: ["request_id": .string(requestID)])
             default: break
             }
             response = problem.response(bankVersion: state.bankVersion)
         }
         // The version that answered (a reload's response names the version it installed).
         if response.headers[.bankVersion] == nil { response.headers[.bankVersion] = state.bankVersion }
-        finish(route, request, response, problemKind, started: started)
+        response.headers[.requestID] = requestID
+        response.headers[.instance] = instance
+        finish(route, request, response, problemKind, started: started, requestID: requestID, peer: peer, token: token)
         return response
     }
 
-    /// Counts and logs an answered request.
-    func finish(_ route: ServerRoute, _ request: Request, _ response: Response, _ problem: Problem.Kind?, started: ContinuousClock.Instant) {
+    /// Counts an answered request, and logs it at info: method, path and status as the message; the request id,
+    /// route, status, duration, client address, token id (`AccessTokens.identify`) and problem kind as metadata.
+    func finish(_ route: ServerRoute, _ request: Request, _ response: Response, _ problem: Problem.Kind?, started: ContinuousClock.Instant,
+                requestID: String, peer: SocketAddress?, token: String?) {
         let nanoseconds = (ContinuousClock.now - started).nanoseconds
         metrics.record(route, status: response.status.code, nanoseconds: nanoseconds)
         if let problem { metrics.record(problem) }
-        logger.debug("\(request.method) \(request.uri.path) \(response.status.code) \(nanoseconds / 1000) µs",
-                     metadata: problem.map { ["problem": .string($0.rawValue)] })
+        logger.info("\(request.method) \(TextFidelity.quoted(String(request.uri.path.prefix(200)))) \(response.status.code)", metadata: {
+            var metadata: Logger.Metadata = [
+                "request_id": .string(requestID), "route": .string(route.label), "status": .stringConvertible(response.status.code),
+                "duration_us": .stringConvertible(nanoseconds / 1000), "client": .string(peer?.ipAddress ?? "local"),
+            ]
+            if let token { metadata["token"] = .string(token) }
+            if let problem { metadata["problem"] = .string(problem.rawValue) }
+            return metadata
+        }())
+    }
+
+    /// The token's id when `route` needs one and the request has a valid one; nil when the route is open (or tokens
+    /// are not configured for it). Throws 401 `unauthorized` without a valid token, 403 `forbidden` for a scoring
+    /// token on an admin route or an admin route with no admin token configured.
+    func authorize(_ route: ServerRoute, _ request: Request, _ state: ServingState) throws -> String? {
+        guard let needed = route.scope else { return nil }
+        let access = state.access
+        if needed == .admin && access.adminCount == 0 {
+            throw Problem(.forbidden, "no admin token is configured, so reloading over HTTP is off (a proxy on this host would relay anyone's request): give one with iqscore serve --tokens FILE or $\(AccessTokens.adminVariable), or send SIGHUP")
+        }
+        if needed == .scoring && !access.requiresScoringToken { return nil }
+        let header = request.headers[.authorization]
+        guard let identified = access.identify(authorization: header) else {
+            throw Problem(.unauthorized, header == nil ? "\(route.label) needs a bearer token: Authorization: Bearer TOKEN"
+                                                     : "the Authorization header does not carry a bearer token this server accepts")
+        }
+        guard identified.scope >= needed else {
+            throw Problem(.forbidden, "\(route.label) needs an admin token; token \(identified.id) is a scoring token")
+        }
+        return identified.id
+    }
+
+    /// The client a request without a token is counted as: the peer's address, or the last address of
+    /// `X-Forwarded-For` when `ServerLimits.clientFromForwardedFor` says the proxy in front sets it.
+    func clientAddress(_ request: Request, peer: SocketAddress?) -> String {
+        if limits.clientFromForwardedFor, let forwarded = request.headers[values: .forwardedFor].last,
+           let last = forwarded.split(separator: ",").last {
+            let address = last.trimmingPrefix(while: { $0 == " " })
+            if !address.isEmpty { return String(address.prefix(64)) }
+        }
+        return peer?.ipAddress ?? "local"
     }
 
     /// Any error as a problem: client mistakes keep their kind; anything else is `internal` (500).
@@ -404,6 +484,27 @@ public final class ScoringService: Sendable {
         Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: state.bankDescription))
     }
 
+    func live() -> Response {
+        var json = JSONWriter(capacity: 32)
+        json.beginObject()
+        json.key("status"); json.string("live")
+        json.endObject()
+        return Self.json(json)
+    }
+
+    /// Ready while the service is not draining: a bank is loaded and verified (a state exists only once its files
+    /// passed every check, and a refused reload keeps the previous one).
+    func ready(_ state: ServingState) throws -> Response {
+        guard !isDraining else { throw Problem(.notReady, "the server is draining before it shuts down; send requests to another instance") }
+        var json = JSONWriter(capacity: 96)
+        json.beginObject()
+        json.key("status"); json.string("ready")
+        json.key("bank_version"); json.string(state.bankVersion)
+        json.key("n_items"); json.integer(state.bank.items.count)
+        json.endObject()
+        return Self.json(json)
+    }
+
     func health(_ state: ServingState) -> Response {
         var json = JSONWriter(capacity: 64)
         json.beginObject()
@@ -426,13 +527,11 @@ public final class ScoringService: Sendable {
 
     // MARK: POST /v1/admin/reload
 
-    func adminReload(_ state: ServingState, remote: SocketAddress?, forwarded: Bool) async throws -> Response {
-        guard let remote, Self.isLoopback(remote), !forwarded else {
-            throw Problem(.forbidden, "reloading is accepted only from the loopback interface (and not through a proxy); send SIGHUP to the process, or POST from the same host")
-        }
+    /// Reloads (the admin token was checked by `authorize`).
+    func adminReload(_ state: ServingState, peer: SocketAddress?) async throws -> Response {
         let outcome: ReloadOutcome
         do {
-            outcome = try await reload(trigger: "POST /v1/admin/reload from \(remote)")
+            outcome = try await reload(trigger: "POST /v1/admin/reload from \(peer?.ipAddress ?? "local")")
         } catch {
             throw Problem(.reloadFailed, "\(error)")
         }
@@ -445,19 +544,6 @@ public final class ScoringService: Sendable {
         var response = Self.json(json)
         response.headers[.bankVersion] = outcome.currentVersion
         return response
-    }
-
-    /// 127.0.0.0/8, ::1, and IPv4-mapped 127.x (`::ffff:127.0.0.1`); a Unix socket is local too.
-    static func isLoopback(_ address: SocketAddress) -> Bool {
-        switch address {
-        case .v4(let a): return (UInt32(bigEndian: a.address.sin_addr.s_addr) >> 24) == 127
-        case .v6(let a):
-            var raw = a.address.sin6_addr
-            let bytes = withUnsafeBytes(of: &raw) { Array($0) }
-            if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return true }
-            return bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127
-        case .unixDomainSocket: return true
-        }
     }
 }
 

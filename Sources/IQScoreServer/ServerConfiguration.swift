@@ -28,6 +28,12 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// How θ becomes an IQ under age-specific norms: the area transformation 100 + 15·Φ⁻¹(F_age(θ)) (default)
     /// or linear z at the person's age. Linear norms give the same IQ either way.
     public var iqTransformation: IQTransformation
+    /// Bearer tokens (`AccessTokens.load(file:environment:)`): a file of `scoring TOKEN` / `admin TOKEN` lines, read
+    /// again at every reload so tokens are added and revoked without a restart.
+    public var tokensPath: String?
+    /// Tokens from the environment (`IQSCORE_SCORING_TOKENS`, `IQSCORE_ADMIN_TOKENS`), as the process found them at
+    /// start-up.
+    public var tokenEnvironment: [String: String] = [:]
     /// The default estimator; a request may name another (`"method"`).
     public var ability: AbilityOptions
     /// Confidence level of the IQ interval, flag thresholds (as `iqscore score`'s options).

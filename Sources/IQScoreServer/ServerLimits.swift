@@ -23,6 +23,17 @@ public struct ServerLimits: Sendable, Hashable {
     public var maxConcurrentForms: Int = ServerLimits.defaultMaxConcurrentForms
     /// Form requests that may wait for a place; one more gets 503 `busy` with `Retry-After: 1`. Default 64.
     public var maxQueuedForms: Int = ServerLimits.defaultMaxQueuedForms
+    /// Requests a second each client may make to the API's endpoints (the probes, `/metrics` and `/openapi.json`
+    /// are not counted); one more gets 429 `rate-limited` with `Retry-After` (`RateLimiter`). A client is its bearer
+    /// token, else its address. Default 0: no limit (a load balancer in front is one address for every client).
+    public var rateLimit: Double = 0
+    /// The requests a client may make at once above `rateLimit` (the bucket's size). Default 0: one second's worth
+    /// (`rateLimit`, at least 1).
+    public var rateBurst: Double = 0
+    /// Whether a client without a token is named by the last address of `X-Forwarded-For` (the one the proxy in
+    /// front added) instead of the peer's address. Only behind a proxy that sets it: a client reaching the
+    /// server directly could name itself anything. Default false.
+    public var clientFromForwardedFor = false
 
     public static let defaultMaxBodyBytes = 4 << 20
     public static let defaultMaxItemsPerSession = 1_000
@@ -40,6 +51,13 @@ public struct ServerLimits: Sendable, Hashable {
     public static let allowedMaxExcludedItems = 0...1_000_000
     public static let allowedMaxConcurrentForms = 1...1_024
     public static let allowedMaxQueuedForms = 0...1_000_000
+    /// Rates and bursts: 0 … 1,000,000 requests a second.
+    public static let allowedRate: ClosedRange<Double> = 0...1_000_000
+
+    /// The rate limiter these limits ask for; nil when `rateLimit` is 0.
+    public func makeRateLimiter() -> RateLimiter? {
+        rateLimit > 0 ? RateLimiter(rate: rateLimit, burst: rateBurst > 0 ? rateBurst : max(1, rateLimit)) : nil
+    }
 
     public init() {}
 
@@ -55,6 +73,9 @@ public struct ServerLimits: Sendable, Hashable {
         check(maxExcludedItems, Self.allowedMaxExcludedItems, "--max-excluded-items")
         check(maxConcurrentForms, Self.allowedMaxConcurrentForms, "--max-concurrent-forms")
         check(maxQueuedForms, Self.allowedMaxQueuedForms, "--max-queued-forms")
+        for (value, option) in [(rateLimit, "--rate-limit"), (rateBurst, "--rate-burst")] where !(Self.allowedRate.contains(value)) {
+            problems.append("\(option) must be 0…1000000 requests a second, got \(value)")
+        }
         return problems
     }
 }

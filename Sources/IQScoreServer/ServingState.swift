@@ -47,6 +47,8 @@ public final class ServingState: Sendable {
     let defaultAssembler: FormAssembler?
     /// Age-specific norms (a NORMS.json document); nil for linear norms, which need no age.
     public var ageNorms: AgeNormScale? { defaultWriter.ageNorms }
+    /// Who may call which endpoint (`ServerConfiguration.tokensPath`, `tokenEnvironment`).
+    public let access: AccessTokens
     /// The body of `GET /v1/bank`, built once.
     let bankDescription: ByteBuffer
 
@@ -58,6 +60,7 @@ public final class ServingState: Sendable {
 
     private init(_ configuration: ServerConfiguration) throws {
         self.configuration = configuration
+        access = try AccessTokens.load(file: configuration.tokensPath, environment: configuration.tokenEnvironment)
         let path = configuration.bankPath
         // The version hashes the bytes the bank is parsed from: read once, hashed, then parsed from the same
         // file (a replacement between the two reads is caught by comparing sizes and hashing again).

@@ -14,26 +14,35 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Serve scoring, adaptive tests and forms over HTTP/JSON from one bank.",
         discussion: """
             Endpoints: POST /v1/score, POST /v1/score/batch, POST /v1/cat/next, POST /v1/forms, GET /v1/bank, \
-            GET /healthz, GET /metrics (Prometheus), GET /openapi.json (the OpenAPI 3.1 document), and \
-            POST /v1/admin/reload (loopback only). Scores are the score command's fields with the same numbers; \
-            every response carries bank_version (the first 16 hex digits of the bank file's SHA-256) and the \
-            X-Bank-Version header. Errors are application/problem+json (RFC 9457) naming the field.
+            GET /livez, GET /readyz, GET /healthz, GET /metrics (Prometheus), GET /openapi.json (the OpenAPI 3.1 \
+            document), and POST /v1/admin/reload (admin token only). Scores are the score command's fields with \
+            the same numbers; every response carries bank_version (the first 16 hex digits of the bank file's \
+            SHA-256) and the headers X-Bank-Version, X-Request-Id (the client's, or one made) and \
+            X-IQScore-Instance. Errors are application/problem+json (RFC 9457) naming the field.
+
+            Access: with --tokens FILE (lines `scoring TOKEN` / `admin TOKEN`) or $IQSCORE_SCORING_TOKENS and \
+            $IQSCORE_ADMIN_TOKENS (comma-separated), the API's endpoints need Authorization: Bearer TOKEN (401 \
+            without); reloading over HTTP needs an admin token and is off without one. Without scoring tokens the \
+            API is open: allowed on a loopback address, elsewhere only with --allow-anonymous. TLS is the load \
+            balancer's (deploy/haproxy.cfg). --rate-limit caps requests a second per token, else per address (429).
 
             Stateless: no session is kept between requests (an adaptive step carries the test's history and is \
             seeded from the session id and bank version), so instances behind a load balancer are \
             interchangeable. SIGHUP or POST /v1/admin/reload re-reads the bank and every configuration file; \
             a file that fails to load is refused (logged; the old bank keeps serving), and requests under way \
             finish on the bank they started with. A bank whose last record has no line end, or that differs \
-            from the calibrate manifest beside it (BANK.summary.json), is refused. SIGINT/SIGTERM stop accepting \
+            from the calibrate manifest beside it (BANK.summary.json), is refused. SIGINT/SIGTERM make \
+            /readyz answer 503 for --drain-seconds while every request is still served, then stop accepting \
             connections, let requests finish within --shutdown-timeout (then close the rest), and exit 0.
 
             Connections are guarded: a head slower than --header-timeout or a body slower than --body-timeout \
-            gets 408; at --max-connections a new connection closes the one that has waited longest without a \
-            request under way; request bodies held by all connections together stay within \
+            gets 408; a response the client does not read within --send-timeout closes the connection; at \
+            --max-connections a new connection closes the one that has waited longest without a request under way; request bodies held by all connections together stay within \
             --max-buffered-body-bytes (503 overloaded beyond it). Adaptive steps use Sympson–Hetter exposure \
             control, calibrated at start-up unless --exposure names parameters or none.
 
-            Logs go to stderr (one line per request at --log-level debug). Exit status: 0 after a graceful \
+            Logs go to stderr as text or JSON lines (--log-format), one line per request at info with its request \
+            id, status, duration and client. Exit status: 0 after a graceful \
             shutdown; 1 a file could not be loaded at start-up, or the address could not be bound (named on \
             stderr); 64 usage error.
             """
@@ -89,6 +98,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("header-timeout"), help: "Seconds a request head may take (a new connection's first from opening), \(ConnectionLimits.allowedTimeoutSeconds.lowerBound)…\(ConnectionLimits.allowedTimeoutSeconds.upperBound); slower gets 408 and is closed.")
     var headerTimeout = Int(ConnectionLimits().headerTimeout.components.seconds)
 
+    @Option(name: .customLong("send-timeout"), help: "Seconds a client may take to read a response, \(ConnectionLimits.allowedTimeoutSeconds.lowerBound)…\(ConnectionLimits.allowedTimeoutSeconds.upperBound); slower is closed.")
+    var sendTimeout = Int(ConnectionLimits().sendTimeout.components.seconds)
+
     @Option(name: .customLong("body-timeout"), help: "Seconds a request body may take after its head, \(ConnectionLimits.allowedTimeoutSeconds.lowerBound)…\(ConnectionLimits.allowedTimeoutSeconds.upperBound); slower gets 408 and is closed.")
     var bodyTimeout = Int(ConnectionLimits().bodyTimeout.components.seconds)
 
@@ -107,8 +119,32 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("shutdown-timeout"), help: "Seconds requests under way may take to finish after SIGTERM/SIGINT, \(ConnectionLimits.allowedShutdownSeconds.lowerBound)…\(ConnectionLimits.allowedShutdownSeconds.upperBound); then every connection is closed.")
     var shutdownTimeout = Int(ConnectionLimits().shutdownTimeout.components.seconds)
 
-    @Option(name: .customLong("log-level"), help: "trace, debug (one line per request), info (start-up, reloads), notice, warning, error or critical.")
+    @Option(name: .customLong("drain-seconds"), help: "Seconds to keep serving after SIGTERM/SIGINT with GET /readyz at 503, so the load balancer takes the instance out first, \(IQScoreApplication.Options.allowedDrainSeconds.lowerBound)…\(IQScoreApplication.Options.allowedDrainSeconds.upperBound).")
+    var drainSeconds = 0
+
+    @Option(help: "Bearer tokens file: lines `scoring TOKEN` or `admin TOKEN` (16–512 visible ASCII characters; # comments), read again at every reload. Also $IQSCORE_SCORING_TOKENS and $IQSCORE_ADMIN_TOKENS (comma-separated).")
+    var tokens: String?
+
+    @Flag(name: .customLong("allow-anonymous"), help: "Serve the API without scoring tokens on an address other than loopback (anyone who can connect reads the item bank).")
+    var allowAnonymous = false
+
+    @Option(name: .customLong("rate-limit"), help: "Requests a second per client (its token, else its address) to the API's endpoints, 0 (no limit)…1000000; more gets 429.")
+    var rateLimit: Double = 0
+
+    @Option(name: .customLong("rate-burst"), help: "Requests a client may make at once above --rate-limit (default: one second's worth).")
+    var rateBurst: Double = 0
+
+    @Flag(name: .customLong("client-from-forwarded-for"), help: "Name a client without a token by the last X-Forwarded-For address (only behind a proxy that sets it, as deploy/haproxy.cfg does).")
+    var clientFromForwardedFor = false
+
+    @Option(help: "This instance's name, in the X-IQScore-Instance header of every response (default: the host name).")
+    var instance: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info (start-up, reloads, one line per request), notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
+
+    @Option(name: .customLong("log-format"), help: "text or json (one JSON object a line, for a log collector).")
+    var logFormat: ServerLogHandler.Format = .text
 
     var ability: AbilityOptions { scoring.ability(method) }
 
@@ -120,6 +156,9 @@ struct ServeCommand: AsyncParsableCommand {
         limits.maxExcludedItems = maxExcludedItems
         limits.maxConcurrentForms = maxConcurrentForms
         limits.maxQueuedForms = maxQueuedForms
+        limits.rateLimit = rateLimit
+        limits.rateBurst = rateBurst
+        limits.clientFromForwardedFor = clientFromForwardedFor
         return limits
     }
 
@@ -127,6 +166,7 @@ struct ServeCommand: AsyncParsableCommand {
         var connections = ConnectionLimits()
         connections.headerTimeout = .seconds(headerTimeout)
         connections.bodyTimeout = .seconds(bodyTimeout)
+        connections.sendTimeout = .seconds(sendTimeout)
         connections.idleTimeout = .seconds(idleTimeout)
         connections.maxConnections = maxConnections
         connections.maxHeaderBytes = maxHeaderBytes
@@ -139,6 +179,13 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         var problems = scoring.validationProblems(method) + limits.validationProblems() + connections.validationProblems()
         if !(0...65_535).contains(port) { problems.append("--port must be 0…65535, got \(port)") }
+        if !IQScoreApplication.Options.allowedDrainSeconds.contains(drainSeconds) {
+            problems.append("--drain-seconds must be \(IQScoreApplication.Options.allowedDrainSeconds.lowerBound)…\(IQScoreApplication.Options.allowedDrainSeconds.upperBound), got \(drainSeconds)")
+        }
+        if let instance, !(1...64).contains(instance.utf8.count)
+            || !instance.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._:-".unicodeScalars.contains($0)) }) {
+            problems.append("--instance must be 1…64 characters of letters, digits and . _ : -, got \(instance.debugDescription.prefix(80))")
+        }
         try throwIfAny(problems)
     }
 
@@ -146,24 +193,37 @@ struct ServeCommand: AsyncParsableCommand {
         // SIGHUP reloads; until the server's handler is installed, it must not end the process (its default).
         signal(SIGHUP, SIG_IGN)
         let level = logLevel
-        LoggingSystem.bootstrap { label in StandardErrorLogHandler(label: label, level: level) }
+        let format = logFormat
+        LoggingSystem.bootstrap { label in ServerLogHandler(label: label, level: level, format: format) }
         var logger = Logger(label: "iqscore.serve")
         logger.logLevel = level
         var configuration = ServerConfiguration(bankPath: bank, catConfigurationPath: catConfig, blueprintPath: blueprint,
                                                 exposurePath: exposure == "none" ? nil : exposure, normsPath: norms, ability: ability, confidenceLevel: scoring.confidence,
                                                 lowPrecisionSE: scoring.lowPrecisionSE, minimumItems: scoring.minItems, iqTransformation: iqTransform)
         configuration.exposureControl = exposure != "none"
+        configuration.tokensPath = tokens
+        configuration.tokenEnvironment = ProcessInfo.processInfo.environment.filter { [AccessTokens.scoringVariable, AccessTokens.adminVariable].contains($0.key) }
         let service: ScoringService
         do {
-            service = try ScoringService(configuration: configuration, limits: limits, logger: logger)
+            service = try ScoringService(configuration: configuration, limits: limits, instance: instance ?? ScoringService.defaultInstance, logger: logger)
         } catch {
             printError(Self.startupMessage(error))
             throw ExitCode(ExitStatus.failure)
         }
         let state = service.state
+        let access = state.access
+        if !access.requiresScoringToken {
+            guard Self.isLoopback(host) || allowAnonymous else {
+                printError("iqscore serve: error: listening on \(host) without scoring tokens would give the item bank to anyone who can connect; give tokens (--tokens FILE or $\(AccessTokens.scoringVariable)) or --allow-anonymous")
+                throw ExitCode.validationFailure
+            }
+            logger.warning("no scoring tokens: the API, item bank included, is open to whoever can reach \(host):\(port), through a proxy too (--tokens)")
+        }
+        logger.info("tokens: \(access.scoringCount) scoring, \(access.adminCount) admin\(access.adminCount == 0 ? " (POST /v1/admin/reload is off; SIGHUP reloads)" : "")")
         if let warning = Self.raiseDescriptorLimit(toHold: maxConnections) { logger.warning("\(warning)") }
         var options = IQScoreApplication.Options(host: host, port: port)
         options.connections = connections
+        options.drain = .seconds(drainSeconds)
         let memoryBound = connections.memoryBound(maxBodyBytes: maxBodyBytes, parseWorkers: ProcessInfo.processInfo.activeProcessorCount)
         logger.info("connections: at most \(maxConnections), holding at most \(memoryBound >> 20) MiB with their requests (ConnectionLimits.memoryBound)")
         let summary = "bank \(bank) (\(state.bank.items.count) items, version \(state.bankVersion))"
@@ -209,8 +269,14 @@ struct ServeCommand: AsyncParsableCommand {
         return "--max-connections \(connections) needs \(needed) open files, but the limit is \(limit.rlim_cur) (ulimit -n): connections beyond it are refused by the system; raise the limit or lower --max-connections"
     }
 
+    /// Whether `host` is a loopback address or name: 127.0.0.0/8, ::1, localhost.
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
     /// An IPv6 literal in brackets, as a URL writes it.
     static func urlHost(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+extension ServerLogHandler.Format: ExpressibleByArgument {}

@@ -101,8 +101,8 @@ struct OpenAPIDocumentTests {
 
     /// Sends the request and checks its status is documented and its body matches the documented schema.
     static func check(_ client: any TestClientProtocol, _ method: HTTPRequest.Method, _ path: String, _ body: String? = nil,
-                      expect status: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws -> TestJSON {
-        let response = try await client.execute(uri: path, method: method, body: body.map(Fixtures.body))
+                      headers: HTTPFields = [:], expect status: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws -> TestJSON {
+        let response = try await client.execute(uri: path, method: method, headers: headers, body: body.map(Fixtures.body))
         #expect(response.status.code == status, "\(method) \(path) \(body ?? "")", sourceLocation: sourceLocation)
         let (schema, mediaType) = try #require(responseSchema(path, method.rawValue.lowercased(), response.status.code),
                                                "\(method) \(path): status \(response.status.code) is not documented", sourceLocation: sourceLocation)
@@ -138,7 +138,21 @@ struct OpenAPIDocumentTests {
             _ = try await Self.check(client, .get, "/healthz", expect: 200)
             _ = try await Self.check(client, .get, "/metrics", expect: 200)
             _ = try await Self.check(client, .get, "/openapi.json", expect: 200)
-            _ = try await Self.check(client, .post, "/v1/admin/reload", expect: 403)
+            _ = try await Self.check(client, .get, "/livez", expect: 200)
+            _ = try await Self.check(client, .get, "/readyz", expect: 200)
+            _ = try await Self.check(client, .post, "/v1/admin/reload", expect: 401)
+        }
+        // Tokens, the rate limit and the drain: 401, 403, 429, 503.
+        var limited = ServerLimits()
+        limited.rateLimit = 0.01
+        let guarded = try Fixtures.service(limits: limited, scoringToken: true)
+        try await Fixtures.application(guarded).test(.router) { client in
+            _ = try await Self.check(client, .post, "/v1/score", good, expect: 401)
+            _ = try await Self.check(client, .post, "/v1/admin/reload", headers: Fixtures.scoringHeaders, expect: 403)
+            _ = try await Self.check(client, .post, "/v1/score", good, headers: Fixtures.scoringHeaders, expect: 200)
+            _ = try await Self.check(client, .post, "/v1/score", good, headers: Fixtures.scoringHeaders, expect: 429)
+            guarded.beginDraining()
+            _ = try await Self.check(client, .get, "/readyz", expect: 503)
         }
         var limits = ServerLimits()
         limits.maxBodyBytes = 1024
@@ -146,7 +160,7 @@ struct OpenAPIDocumentTests {
             _ = try await Self.check(client, .post, "/v1/score", String(repeating: " ", count: 2000) + "{}", expect: 413)
         }
         try await Fixtures.application(try Fixtures.service()).test(.live) { client in
-            _ = try await Self.check(client, .post, "/v1/admin/reload", expect: 200)
+            _ = try await Self.check(client, .post, "/v1/admin/reload", headers: Fixtures.adminHeaders, expect: 200)
         }
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("iqscore-openapi-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

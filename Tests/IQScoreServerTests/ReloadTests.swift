@@ -37,7 +37,7 @@ struct ReloadTests {
                         connection.connect()
                         var seen: [String: Int] = [:]
                         while !stop.value.load(ordering: .relaxed) {
-                            let response = try await connection.execute(TestClient.Request("/v1/score", method: .post, body: ByteBuffer(string: body)))
+                            let response = try await connection.execute(TestClient.Request("/v1/score", method: .post, authority: "127.0.0.1", body: ByteBuffer(string: body)))
                             let json = try TestJSON.parse(response.body ?? ByteBuffer())
                             let version = json["bank_version"]?.string ?? "?"
                             #expect(response.status == .ok)
@@ -50,14 +50,14 @@ struct ReloadTests {
                 }
                 try await Task.sleep(for: .milliseconds(200))
                 try Self.replace("bank.csv", in: dir, with: try Data(contentsOf: dir.appendingPathComponent("bank2.csv")))
-                let (status, json, headers) = try await client.post("/v1/admin/reload", "")
+                let (status, json, headers) = try await client.post("/v1/admin/reload", "", headers: Fixtures.adminHeaders)
                 #expect(status == .ok)
                 #expect(json == .object([("reloaded", .bool(true)), ("previous_version", .string(first)), ("bank_version", .string(second))]))
                 #expect(headers[HTTPField.Name("X-Bank-Version")!] == second)
                 try await Task.sleep(for: .milliseconds(200))
                 // A broken bank is refused with a problem; the second bank keeps serving.
                 try Self.replace("bank.csv", in: dir, with: Data("item_id,a,b\ni0001,abc,0\n".utf8))
-                let (refused, problem, _) = try await client.post("/v1/admin/reload", "")
+                let (refused, problem, _) = try await client.post("/v1/admin/reload", "", headers: Fixtures.adminHeaders)
                 #expect(refused == .unprocessableContent)
                 #expect(problem["type"]?.string == "urn:iqscore:problem:reload-failed")
                 #expect(problem["detail"]?.string?.contains("bank.csv:2") == true, "\(problem)")

@@ -141,7 +141,7 @@ struct ScoringServiceTests {
         }
     }
 
-    @Test("mounted in a team's own router (basic context, its own routes): the API answers beside them; reload is 403 without a peer address")
+    @Test("mounted in a team's own router (basic context, its own routes): the API answers beside them; reload needs the admin token")
     func mounted() async throws {
         let service = try Fixtures.service()
         let router = Router(context: BasicRequestContext.self)
@@ -155,7 +155,9 @@ struct ScoringServiceTests {
             #expect(status == .ok)
             #expect(json["bank_version"]?.string == service.state.bankVersion)
             let reload = try await client.execute(uri: "/v1/admin/reload", method: .post)
-            #expect(reload.status == .forbidden)
+            #expect(reload.status == .unauthorized)
+            let admitted = try await client.execute(uri: "/v1/admin/reload", method: .post, headers: Fixtures.adminHeaders)
+            #expect(admitted.status == .ok)
         }
     }
 }

@@ -68,7 +68,7 @@ struct ServeCommandTests {
         let client = TestClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(120)))
         client.connect()
         defer { Task { try? await client.shutdown() } }
-        let response = try await client.execute(TestClient.Request(path, method: .get))
+        let response = try await client.execute(TestClient.Request(path, method: .get, authority: "127.0.0.1"))
         return try TestJSON.parse(response.body ?? ByteBuffer())
     }
 
@@ -76,7 +76,7 @@ struct ServeCommandTests {
         let client = TestClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(120)))
         client.connect()
         defer { Task { try? await client.shutdown() } }
-        let response = try await client.execute(TestClient.Request(path, method: .get))
+        let response = try await client.execute(TestClient.Request(path, method: .get, authority: "127.0.0.1"))
         return String(buffer: response.body ?? ByteBuffer())
     }
 
@@ -112,7 +112,7 @@ struct ServeCommandTests {
         // An open keep-alive connection does not hold the shutdown up.
         let idle = TestClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(120)))
         idle.connect()
-        _ = try await idle.execute(TestClient.Request("/healthz", method: .get))
+        _ = try await idle.execute(TestClient.Request("/healthz", method: .get, authority: "127.0.0.1"))
         let started = ContinuousClock.now
         kill(server.process.processIdentifier, SIGTERM)
         let status = try await server.exitStatus(within: 30)
@@ -123,11 +123,61 @@ struct ServeCommandTests {
         try? await idle.shutdown()
     }
 
+    @Test("SIGTERM with --drain-seconds: /readyz is 503 while every request is still served, then exit 0; JSON log lines carry request ids")
+    func drainAndJSONLogs() async throws {
+        let dir = try Fixtures.copyOfData()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let server = try Server(["--bank", "bank.csv", "--port", "0", "--exposure", "none", "--drain-seconds", "4", "--log-format", "json",
+                                 "--instance", "drain-test"], in: dir)
+        let port = try await server.port()
+        let client = TestClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(60)))
+        client.connect()
+        func get(_ path: String, id: String? = nil) async throws -> TestClient.Response {
+            var headers = HTTPFields()
+            if let id { headers[HTTPField.Name("X-Request-Id")!] = id }
+            return try await client.execute(TestClient.Request(path, method: .get, authority: "127.0.0.1", headers: headers))
+        }
+        let traced = try await get("/healthz", id: "trace-me-42")
+        #expect(traced.headers[HTTPField.Name("X-Request-Id")!] == "trace-me-42")
+        #expect(traced.headers[HTTPField.Name("X-IQScore-Instance")!] == "drain-test")
+        let started = ContinuousClock.now
+        kill(server.process.processIdentifier, SIGTERM)
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(try await get("/readyz").status == .serviceUnavailable)
+        #expect(try await get("/v1/bank").status == .ok, "requests are served while draining")
+        let status = try await server.exitStatus(within: 30)
+        #expect(status == 0, "stderr:\n\(server.log)")
+        let ended = try #require(server.ending.at.withLock { $0 })
+        #expect(ended - started > .seconds(3.8) && ended - started < .seconds(12), "\(ended - started)")
+        try? await client.shutdown()
+        let lines = server.log.split(separator: "\n").filter { $0.hasPrefix("{") }
+        #expect(lines.count >= 5, "\(server.log)")
+        let objects = try lines.map { try TestJSON.parse(ByteBuffer(string: String($0))) }
+        #expect(objects.allSatisfy { $0["time"]?.string != nil && $0["level"]?.string != nil && $0["message"]?.string != nil })
+        #expect(objects.contains { $0["request_id"]?.string == "trace-me-42" && $0["route"]?.string == "/healthz" && $0["status"]?.int == 200 })
+        #expect(objects.contains { $0["message"]?.string?.contains("draining for 4") == true })
+    }
+
+    @Test("beyond loopback without scoring tokens: refused (64) unless --allow-anonymous; on loopback, a warning")
+    func anonymousOnlyOnLoopback() async throws {
+        let dir = try Fixtures.copyOfData()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let refused = try Server(["--bank", "bank.csv", "--port", "0", "--exposure", "none", "--host", "0.0.0.0"], in: dir)
+        #expect(try await refused.exitStatus(within: 60) == 64)
+        #expect(refused.log.contains("without scoring tokens would give the item bank to anyone"), "\(refused.log)")
+        let local = try Server(["--bank", "bank.csv", "--port", "0", "--exposure", "none"], in: dir)
+        _ = try await local.port()
+        #expect(local.log.contains("no scoring tokens: the API, item bank included, is open"))
+        #expect(local.log.contains("tokens: 0 scoring, 0 admin (POST /v1/admin/reload is off; SIGHUP reloads)"))
+        kill(local.process.processIdentifier, SIGTERM)
+        #expect(try await local.exitStatus(within: 30) == 0)
+    }
+
     @Test("SIGINT stops it too")
     func interrupt() async throws {
         let dir = try Fixtures.copyOfData()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let server = try Server(["--bank", "bank.csv", "--port", "0"], in: dir)
+        let server = try Server(["--bank", "bank.csv", "--port", "0", "--exposure", "none"], in: dir)
         _ = try await server.port()
         kill(server.process.processIdentifier, SIGINT)
         #expect(try await server.exitStatus(within: 30) == 0)

@@ -110,9 +110,18 @@ enum Fixtures {
 
     static let quietLogger = Logger(label: "iqscore.serve.tests") { _ in SwiftLogNoOpLogHandler() }
 
+    /// The admin token every fixture service accepts (from its configuration's token environment), and the
+    /// header that carries it.
+    static let adminToken = "admin-token-of-the-tests-0001"
+    static let adminHeaders: HTTPFields = [.authorization: "Bearer \(adminToken)"]
+    /// A scoring token, for services made with `scoringToken: true`.
+    static let scoringToken = "scoring-token-of-the-tests-01"
+    static let scoringHeaders: HTTPFields = [.authorization: "Bearer \(scoringToken)"]
+
     /// A service on the shared data (or on `directory`), with the CAT rules, blueprint and exposure given.
     static func service(in directory: URL? = nil, bank: String = "bank.csv", cat: Bool = true, blueprint: Bool = true,
-                        exposure: String? = nil, limits: ServerLimits = ServerLimits()) throws -> ScoringService {
+                        exposure: String? = nil, limits: ServerLimits = ServerLimits(), scoringToken: Bool = false,
+                        instance: String = "test-instance") throws -> ScoringService {
         let dir = try directory ?? dataDirectory()
         var configuration = ServerConfiguration(
             bankPath: dir.appendingPathComponent(bank).path,
@@ -121,7 +130,9 @@ enum Fixtures {
             exposurePath: exposure.map { dir.appendingPathComponent($0).path })
         // No calibration at load (seconds in a debug build, for every service a test makes): exposure as given.
         configuration.exposureControl = false
-        return try ScoringService(configuration: configuration, limits: limits, logger: quietLogger)
+        configuration.tokenEnvironment = [AccessTokens.adminVariable: adminToken]
+        if scoringToken { configuration.tokenEnvironment[AccessTokens.scoringVariable] = Self.scoringToken }
+        return try ScoringService(configuration: configuration, limits: limits, instance: instance, logger: quietLogger)
     }
 
     /// The whole application on an ephemeral loopback port.
