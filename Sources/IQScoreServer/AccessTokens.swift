@@ -63,12 +63,16 @@ public struct AccessTokens: Sendable, Hashable {
     /// an id for logs and rate limits (the first 12 hexadecimal digits of its SHA-256, never the token); nil for no
     /// header, another scheme, or a token not configured.
     public func identify(authorization: String?) -> (scope: Scope, id: String)? {
-        guard let value = authorization, !digests.isEmpty else { return nil }
-        let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingSuffix(while: { $0 == " " || $0 == "\t" })
-        guard Self.allowedLength.contains(token.utf8.count) else { return nil }
-        let digest = SHA256.digest(Array(token.utf8))
+        guard let value = authorization?.utf8, !digests.isEmpty else { return nil }
+        // "Bearer" (any case), one or more spaces, the token, optional trailing white space (RFC 6750 §2.1).
+        let scheme = Array("bearer".utf8)
+        guard value.count > scheme.count, zip(value, scheme).allSatisfy({ ($0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0) == $1 }) else { return nil }
+        var token = value.dropFirst(scheme.count)
+        guard token.first == UInt8(ascii: " ") else { return nil }
+        while token.first == UInt8(ascii: " ") { token = token.dropFirst() }
+        while let last = token.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { token = token.dropLast() }
+        guard Self.allowedLength.contains(token.count) else { return nil }
+        let digest = SHA256.digest(Array(token))
         guard let scope = digests[digest] else { return nil }
         let hex = Array("0123456789abcdef".utf8)
         var id: [UInt8] = []

@@ -196,23 +196,23 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case .head(let head):
             bytesSinceHead = false
             firstRequest = false
-            if let refusal = refusal(of: head) {
+            let fields = HeadFields(head.headers)
+            if let refusal = refusal(of: head, fields) {
                 // Requests before it are answered first (a pipelining client); nothing after it is read.
                 if pending.isEmpty { answer(context, refusal.problem, reason: refusal.reason) } else { deferredRefusal = refusal }
                 return
             }
             var request = Pending()
-            let connection = head.headers[canonicalForm: "connection"].map { $0.lowercased() }
             if head.version.major == 1 && head.version.minor == 0 {
-                request.keepAlive10 = connection.contains("keep-alive")
+                request.keepAlive10 = fields.keepAlive
                 request.closeAfter = !request.keepAlive10
             }
-            if connection.contains("close") || quiescing { request.closeAfter = true }
+            if fields.close || quiescing { request.closeAfter = true }
             pending.append(request)
             readingBody = true
             headStartedAt = .now()
             updateActivity()
-            if head.headers.first(name: "expect") != nil {
+            if fields.expect != nil {
                 // `refusal(of:)` let only 100-continue through: the body is wanted.
                 context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
                 context.flush()
@@ -241,17 +241,14 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// A request the guard answers itself, before the routes see it; nil for a request to pass on. A refused head
     /// gets its problem and the connection closes (its body, if any, is not read).
-    private func refusal(of head: HTTPRequestHead) -> (problem: Problem, reason: ConnectionCloseReason)? {
-        if head.version.major == 1 && head.version.minor >= 1 {
-            let hosts = head.headers[canonicalForm: "host"]
-            guard hosts.count == 1 else {
-                return (Problem(.badRequest, "an HTTP/1.1 request carries exactly one Host header (RFC 9112 §3.2); this one has \(hosts.count)"), .protocolError)
-            }
+    private func refusal(of head: HTTPRequestHead, _ fields: HeadFields) -> (problem: Problem, reason: ConnectionCloseReason)? {
+        if head.version.major == 1 && head.version.minor >= 1 && fields.hosts != 1 {
+            return (Problem(.badRequest, "an HTTP/1.1 request carries exactly one Host header (RFC 9112 §3.2); this one has \(fields.hosts)"), .protocolError)
         }
-        if let expectation = head.headers.first(name: "expect"), expectation.lowercased() != "100-continue" {
+        if let expectation = fields.expect, expectation.lowercased() != "100-continue" {
             return (Problem(.expectationFailed, "the only expectation answered is 100-continue; got \(TextFidelity.quoted(expectation))"), .protocolError)
         }
-        let lengths = head.headers[canonicalForm: "content-length"]
+        let lengths = fields.contentLengths
         if let text = lengths.first {
             guard lengths.count == 1, let length = Int(text), length >= 0 else {
                 return (Problem(.badRequest, "Content-Length must be one non-negative integer; got \(TextFidelity.quoted(lengths.joined(separator: ", ")))"), .protocolError)
@@ -471,5 +468,55 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private func close(_ context: ChannelHandlerContext) {
         tearDown()
         context.close(promise: nil)
+    }
+}
+
+/// The header fields the guard reads, found in one pass over the head (names compared without case, as RFC 9110
+/// §5.1 says; list values split on commas): a lookup by canonical form lower-cased every name and value, three
+/// times a request.
+private struct HeadFields {
+    var hosts = 0
+    var expect: String?
+    var contentLengths: [Substring] = []
+    var keepAlive = false
+    var close = false
+
+    init(_ headers: HTTPHeaders) {
+        for (name, value) in headers {
+            switch name.utf8.count {
+            case 4 where Self.equalsLowercase(name.utf8, "host"): hosts += 1
+            case 6 where Self.equalsLowercase(name.utf8, "expect"): if expect == nil { expect = value }
+            case 10 where Self.equalsLowercase(name.utf8, "connection"):
+                for token in value.split(separator: ",") {
+                    let t = Self.trimmed(token)
+                    if Self.equalsLowercase(t.utf8, "close") { close = true } else if Self.equalsLowercase(t.utf8, "keep-alive") { keepAlive = true }
+                }
+            case 14 where Self.equalsLowercase(name.utf8, "content-length"):
+                // A list value ("5, 5") counts as several, as the lookup by canonical form split it.
+                for part in value.split(separator: ",", omittingEmptySubsequences: false) { contentLengths.append(Self.trimmed(part)) }
+            default: break
+            }
+        }
+    }
+
+    /// `text` without leading and trailing spaces and tabs.
+    static func trimmed(_ text: Substring) -> Substring {
+        var t = text
+        while let c = t.utf8.first, c == 0x20 || c == 0x09 { t = t.dropFirst() }
+        while let c = t.utf8.last, c == 0x20 || c == 0x09 { t = t.dropLast() }
+        return t
+    }
+
+    /// ASCII case-insensitive equality with a lower-case `lower`.
+    static func equalsLowercase<Bytes: Collection<UInt8>>(_ bytes: Bytes, _ lower: StaticString) -> Bool {
+        guard bytes.count == lower.utf8CodeUnitCount else { return false }
+        return lower.withUTF8Buffer { b in
+            var k = 0
+            for x in bytes {
+                if (x >= 65 && x <= 90 ? x | 0x20 : x) != b[k] { return false }
+                k += 1
+            }
+            return true
+        }
     }
 }

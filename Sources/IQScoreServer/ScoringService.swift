@@ -23,6 +23,9 @@ public final class ScoringService: Sendable {
     public let logger: Logger
     /// The name of this instance, in `X-IQScore-Instance` on every response (`iqscore serve --instance`).
     public let instance: String
+    /// Where request lines go without building `Logger.Metadata` (`ServerLogHandler.logRequest`); nil: through
+    /// `logger` at info.
+    let requestLog: ServerLogHandler?
     /// Requests a second per client (`ServerLimits.rateLimit`); nil without a limit.
     let rateLimiter: RateLimiter?
     let requestIDs = RequestIDs()
@@ -33,13 +36,17 @@ public final class ScoringService: Sendable {
 
     /// Loads `configuration` (a bad file throws the loader's error naming it) and prepares the service.
     public convenience init(configuration: ServerConfiguration, limits: ServerLimits = ServerLimits(), instance: String = ScoringService.defaultInstance,
-                            logger: Logger = Logger(label: "iqscore.serve"), metrics: ServerMetrics = ServerMetrics()) throws {
-        self.init(state: try ServingState.load(configuration), limits: limits, instance: instance, logger: logger, metrics: metrics)
+                            logger: Logger = Logger(label: "iqscore.serve"), requestLog: ServerLogHandler? = nil,
+                            metrics: ServerMetrics = ServerMetrics()) throws {
+        self.init(state: try ServingState.load(configuration), limits: limits, instance: instance, logger: logger, requestLog: requestLog, metrics: metrics)
     }
 
-    /// A service answering from `state`; reloads re-read `state.configuration`.
+    /// A service answering from `state`; reloads re-read `state.configuration`. Request lines go to `requestLog`
+    /// when given (the handler `logger` writes through, so the line is written without building its metadata),
+    /// else through `logger` at info.
     public init(state: ServingState, limits: ServerLimits = ServerLimits(), instance: String = ScoringService.defaultInstance,
-                logger: Logger = Logger(label: "iqscore.serve"), metrics: ServerMetrics = ServerMetrics()) {
+                logger: Logger = Logger(label: "iqscore.serve"), requestLog: ServerLogHandler? = nil, metrics: ServerMetrics = ServerMetrics()) {
+        self.requestLog = requestLog
         store = ServingStateStore(state)
         self.limits = limits
         self.instance = instance
@@ -155,6 +162,12 @@ public final class ScoringService: Sendable {
         let nanoseconds = (ContinuousClock.now - started).nanoseconds
         metrics.record(route, status: response.status.code, nanoseconds: nanoseconds)
         if let problem { metrics.record(problem) }
+        if let requestLog {
+            requestLog.logRequest(method: request.method.rawValue, path: TextFidelity.quoted(String(request.uri.path.prefix(200))), status: response.status.code,
+                                  durationMicroseconds: nanoseconds / 1000, requestID: requestID, route: route.label, client: peer?.ipAddress ?? "local",
+                                  token: token, problem: problem?.rawValue)
+            return
+        }
         logger.info("\(request.method) \(TextFidelity.quoted(String(request.uri.path.prefix(200)))) \(response.status.code)", metadata: {
             var metadata: Logger.Metadata = [
                 "request_id": .string(requestID), "route": .string(route.label), "status": .stringConvertible(response.status.code),

@@ -1,8 +1,9 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 
-/// `iqscore serve`'s log lines on stderr, one `write(2)` each so lines from several threads never mix:
+/// `iqscore serve`'s log lines on stderr, whole lines only, so lines from several threads never mix:
 ///
 /// - `text`: `2026-11-23T15:06:59.123Z info iqscore.serve: message key=value …`;
 /// - `json`: one object a line (JSON Lines), for a log collector:
@@ -12,7 +13,9 @@ import NIOCore
 ///
 /// swift-log's `StreamLogHandler` formats its metadata again whenever metadata is set, and Hummingbird sets a
 /// request id on every request's logger: this handler formats only the lines it writes, and writes the time from
-/// `clock_gettime` by hand (an `ISO8601DateFormatter` a line cost more than the request it logged).
+/// `clock_gettime` by hand (an `ISO8601DateFormatter` a line cost more than the request it logged). Lines go
+/// through a `LogSink`: lines at `info` and below are written in batches (at most 50 ms late), warnings and
+/// errors at once with everything before them.
 public struct ServerLogHandler: LogHandler {
     public enum Format: String, Sendable, CaseIterable {
         case text, json
@@ -22,18 +25,18 @@ public struct ServerLogHandler: LogHandler {
     public let format: Format
     public var logLevel: Logger.Level
     public var metadata: Logger.Metadata = [:]
-    /// Where lines go: a file descriptor (2, standard error, unless a test says otherwise).
-    let descriptor: Int32
+    /// Where lines go.
+    let sink: LogSink
 
     public init(label: String, level: Logger.Level, format: Format = .text) {
-        self.init(label: label, level: level, format: format, descriptor: 2)
+        self.init(label: label, level: level, format: format, sink: .standardError)
     }
 
-    init(label: String, level: Logger.Level, format: Format, descriptor: Int32) {
+    init(label: String, level: Logger.Level, format: Format, sink: LogSink) {
         self.label = label
         logLevel = level
         self.format = format
-        self.descriptor = descriptor
+        self.sink = sink
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -45,13 +48,52 @@ public struct ServerLogHandler: LogHandler {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { $1 } }
         let line = Self.line(time: Self.now(), level: event.level, label: label, message: "\(event.message)", metadata: merged, format: format)
-        line.withUnsafeReadableBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if n <= 0 { if n < 0 && errno == EINTR { continue }; return }
-                offset += n
-            }
+        sink.append(line, now: event.level >= .notice)
+    }
+
+    /// One request's line at `info` (as `ScoringService` logs it), written without building `Logger.Metadata`: the
+    /// same bytes `log(event:)` writes for the message `"METHOD 'path' STATUS"` with the metadata `client`,
+    /// `duration_us`, `problem`, `request_id`, `route`, `status` and `token` (a test compares the two). Nil-free
+    /// fields only; `problem` and `token` are left out when nil. Returns false when `info` is below the level.
+    @discardableResult
+    public func logRequest(method: String, path: String, status: Int, durationMicroseconds: Int64, requestID: String, route: String,
+                           client: String, token: String?, problem: String?) -> Bool {
+        guard logLevel <= .info else { return false }
+        sink.append(Self.requestLine(time: Self.now(), label: label, format: format, method: method, path: path, status: status,
+                                     durationMicroseconds: durationMicroseconds, requestID: requestID, route: route, client: client,
+                                     token: token, problem: problem), now: false)
+        return true
+    }
+
+    static func requestLine(time: String, label: String, format: Format, method: String, path: String, status: Int, durationMicroseconds: Int64,
+                            requestID: String, route: String, client: String, token: String?, problem: String?) -> ByteBuffer {
+        let message = "\(method) \(path) \(status)"
+        switch format {
+        case .text:
+            var text = "\(time) info \(label): \(message) client=\(client) duration_us=\(durationMicroseconds)"
+            if let problem { text += " problem=\(problem)" }
+            text += " request_id=\(requestID) route=\(route) status=\(status)"
+            if let token { text += " token=\(token)" }
+            text += "\n"
+            return ByteBuffer(string: text)
+        case .json:
+            var json = JSONWriter(capacity: 320)
+            json.beginObject()
+            json.key("time"); json.string(time)
+            json.key("level"); json.string("info")
+            json.key("logger"); json.string(label)
+            json.key("message"); json.string(message)
+            json.key("client"); json.string(client)
+            json.key("duration_us"); json.integer(durationMicroseconds)
+            if let problem { json.key("problem"); json.string(problem) }
+            json.key("request_id"); json.string(requestID)
+            json.key("route"); json.string(route)
+            json.key("status"); json.integer(status)
+            if let token { json.key("token"); json.string(token) }
+            json.endObject()
+            var buffer = json.buffer
+            buffer.writeInteger(UInt8(ascii: "\n"))
+            return buffer
         }
     }
 
@@ -86,7 +128,9 @@ public struct ServerLogHandler: LogHandler {
         switch value {
         case .string(let s): json.string(s)
         case .stringConvertible(let c):
-            if let n = c as? any BinaryInteger { json.integer(n) } else { json.string(c.description) }
+            // Concrete casts: a cast to `any BinaryInteger` looks its conformance up on every line.
+            if let n = c as? Int { json.integer(n) } else if let n = c as? Int64 { json.integer(n) } else if let n = c as? UInt64 { json.integer(n) }
+            else { json.string(c.description) }
         case .array(let values):
             json.beginArray()
             for v in values { write(v, to: &json) }
@@ -122,5 +166,61 @@ public struct ServerLogHandler: LogHandler {
         put(Int(parts.tm_sec), 17, 2); bytes[19] = UInt8(ascii: ".")
         put(milliseconds, 20, 3)
         return String(decoding: bytes, as: UTF8.self) + "Z"
+    }
+}
+
+/// Whole log lines to a file descriptor, in batches: `append` copies a line into a buffer; a background thread
+/// writes the buffer every 50 ms, or the caller does at once when the line must not wait (`now`, for warnings and
+/// errors) or the buffer holds 64 KiB. One `write(2)` per batch instead of one per request line: the lines a
+/// server writes per request cost a system call each before. `flush()` writes what is buffered (at exit).
+public final class LogSink: Sendable {
+    /// Standard error, flushed at exit.
+    public static let standardError: LogSink = {
+        let sink = LogSink(descriptor: 2)
+        atexit { LogSink.standardError.flush() }
+        return sink
+    }()
+
+    private let descriptor: Int32
+    private let buffer = NIOLockedValueBox<[UInt8]>([])
+    /// Serialises the writes themselves, so batches reach the file in order.
+    private let writing = NIOLock()
+
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+        let thread = Thread { [weak self] in
+            while let sink = self {
+                sink.flush()
+                usleep(50_000)
+            }
+        }
+        thread.name = "iqscore-log"
+        thread.start()
+    }
+
+    func append(_ line: ByteBuffer, now: Bool) {
+        let full = buffer.withLockedValue { bytes in
+            line.withUnsafeReadableBytes { bytes.append(contentsOf: $0) }
+            return bytes.count >= 64 << 10
+        }
+        if now || full { flush() }
+    }
+
+    /// Writes every buffered line.
+    public func flush() {
+        writing.withLock {
+            let bytes = buffer.withLockedValue { bytes -> [UInt8] in
+                defer { bytes.removeAll(keepingCapacity: true) }
+                return bytes
+            }
+            bytes.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let n = Foundation.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                    if n <= 0 { if n < 0 && errno == EINTR { continue }; return }
+                    offset += n
+                }
+            }
+        }
     }
 }

@@ -205,7 +205,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.tokenEnvironment = ProcessInfo.processInfo.environment.filter { [AccessTokens.scoringVariable, AccessTokens.adminVariable].contains($0.key) }
         let service: ScoringService
         do {
-            service = try ScoringService(configuration: configuration, limits: limits, instance: instance ?? ScoringService.defaultInstance, logger: logger)
+            service = try ScoringService(configuration: configuration, limits: limits, instance: instance ?? ScoringService.defaultInstance, logger: logger,
+                                         requestLog: ServerLogHandler(label: logger.label, level: level, format: format))
         } catch {
             printError(Self.startupMessage(error))
             throw ExitCode(ExitStatus.failure)
@@ -214,6 +215,7 @@ struct ServeCommand: AsyncParsableCommand {
         let access = state.access
         if !access.requiresScoringToken {
             guard Self.isLoopback(host) || allowAnonymous else {
+                LogSink.standardError.flush()
                 printError("iqscore serve: error: listening on \(host) without scoring tokens would give the item bank to anyone who can connect; give tokens (--tokens FILE or $\(AccessTokens.scoringVariable)) or --allow-anonymous")
                 throw ExitCode.validationFailure
             }
@@ -235,12 +237,15 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             try await IQScoreApplication.run(service: service, options: options) { address in
                 let port = address?.port.map(String.init) ?? "?"
+                LogSink.standardError.flush()
                 printError("iqscore serve: \(summary), listening on http://\(urlHost):\(port)")
             }
         } catch {
+            LogSink.standardError.flush()
             printError("iqscore serve: error: cannot serve on \(urlHost):\(port): \(error)")
             throw ExitCode(ExitStatus.failure)
         }
+        LogSink.standardError.flush()
         printError("iqscore serve: stopped")
     }
 

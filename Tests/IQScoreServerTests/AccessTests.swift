@@ -263,6 +263,21 @@ struct AccessTests {
         #expect(parsed["tags"]?.array?.count == 2)
         let text = ServerLogHandlerProbe.line(message: "reloaded", metadata: ["b": "2", "a": "1"], format: .text)
         #expect(text == "2026-11-26T22:22:24.709Z info iqscore.serve: reloaded a=1 b=2\n")
+
+        // A request's line written directly is the line the metadata route writes, byte for byte.
+        for format in ServerLogHandler.Format.allCases {
+            for (token, problem) in [(nil, nil), ("0d78f3311f84", "rate-limited") as (String?, String?)] {
+                var metadata: Logger.Metadata = ["request_id": "7a3b-8", "route": "/v1/bank", "status": .stringConvertible(429),
+                                                 "duration_us": .stringConvertible(Int64(195)), "client": "127.0.0.1"]
+                if let token { metadata["token"] = .string(token) }
+                if let problem { metadata["problem"] = .string(problem) }
+                let viaMetadata = ServerLogHandlerProbe.line(message: "GET '/v1/bank' 429", metadata: metadata, format: format)
+                let direct = String(buffer: ServerLogHandler.requestLine(time: "2026-11-26T22:22:24.709Z", label: "iqscore.serve", format: format, method: "GET",
+                                                                         path: "'/v1/bank'", status: 429, durationMicroseconds: 195, requestID: "7a3b-8",
+                                                                         route: "/v1/bank", client: "127.0.0.1", token: token, problem: problem))
+                #expect(direct == viaMetadata, "\(format)")
+            }
+        }
     }
 }
 
