@@ -77,12 +77,7 @@ public struct ServerLogHandler: LogHandler {
             text += "\n"
             return ByteBuffer(string: text)
         case .json:
-            var json = JSONWriter(capacity: 320)
-            json.beginObject()
-            json.key("time"); json.string(time)
-            json.key("level"); json.string("info")
-            json.key("logger"); json.string(label)
-            json.key("message"); json.string(message)
+            var json = Self.jsonLine(capacity: 320, time: time, level: .info, label: label, message: message)
             json.key("client"); json.string(client)
             json.key("duration_us"); json.integer(durationMicroseconds)
             if let problem { json.key("problem"); json.string(problem) }
@@ -97,6 +92,17 @@ public struct ServerLogHandler: LogHandler {
         }
     }
 
+    /// A JSON line's object begun with its four fixed members.
+    private static func jsonLine(capacity: Int, time: String, level: Logger.Level, label: String, message: String) -> JSONWriter {
+        var json = JSONWriter(capacity: capacity)
+        json.beginObject()
+        json.key("time"); json.string(time)
+        json.key("level"); json.string(level.rawValue)
+        json.key("logger"); json.string(label)
+        json.key("message"); json.string(message)
+        return json
+    }
+
     /// One line, ending in a newline.
     static func line(time: String, level: Logger.Level, label: String, message: String, metadata: Logger.Metadata, format: Format) -> ByteBuffer {
         let fields = metadata.sorted { $0.key < $1.key }
@@ -107,12 +113,7 @@ public struct ServerLogHandler: LogHandler {
             text += "\n"
             return ByteBuffer(string: text)
         case .json:
-            var json = JSONWriter(capacity: 256)
-            json.beginObject()
-            json.key("time"); json.string(time)
-            json.key("level"); json.string(level.rawValue)
-            json.key("logger"); json.string(label)
-            json.key("message"); json.string(message)
+            var json = Self.jsonLine(capacity: 256, time: time, level: level, label: label, message: message)
             for (key, value) in fields {
                 json.key(dynamic: ["time", "level", "logger", "message"].contains(key) ? "meta_" + key : key)
                 write(value, to: &json)

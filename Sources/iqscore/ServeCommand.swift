@@ -36,7 +36,7 @@ struct ServeCommand: AsyncParsableCommand {
             connections, let requests finish within --shutdown-timeout (then close the rest), and exit 0.
 
             Connections are guarded: a head slower than --header-timeout or a body slower than --body-timeout \
-            gets 408; a response the client does not read within --send-timeout closes the connection; at \
+            gets 408; a client that leaves responses unread for --send-timeout is closed; at \
             --max-connections a new connection closes the one that has waited longest without a request under way; request bodies held by all connections together stay within \
             --max-buffered-body-bytes (503 overloaded beyond it). Adaptive steps use Sympson–Hetter exposure \
             control, calibrated at start-up unless --exposure names parameters or none.
@@ -44,7 +44,7 @@ struct ServeCommand: AsyncParsableCommand {
             Logs go to stderr as text or JSON lines (--log-format), one line per request at info with its request \
             id, status, duration and client. Exit status: 0 after a graceful \
             shutdown; 1 a file could not be loaded at start-up, or the address could not be bound (named on \
-            stderr); 64 usage error.
+            stderr); 64 usage error (also a non-loopback --host without scoring tokens or --allow-anonymous).
             """
     )
 
@@ -98,7 +98,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("header-timeout"), help: "Seconds a request head may take (a new connection's first from opening), \(ConnectionLimits.allowedTimeoutSeconds.lowerBound)…\(ConnectionLimits.allowedTimeoutSeconds.upperBound); slower gets 408 and is closed.")
     var headerTimeout = Int(ConnectionLimits().headerTimeout.components.seconds)
 
-    @Option(name: .customLong("send-timeout"), help: "Seconds a client may take to read a response, \(ConnectionLimits.allowedTimeoutSeconds.lowerBound)…\(ConnectionLimits.allowedTimeoutSeconds.upperBound); slower is closed.")
+    @Option(name: .customLong("send-timeout"), help: "Seconds a client may leave responses unread (its connection's output backed up), \(ConnectionLimits.allowedTimeoutSeconds.lowerBound)…\(ConnectionLimits.allowedTimeoutSeconds.upperBound); then it is closed.")
     var sendTimeout = Int(ConnectionLimits().sendTimeout.components.seconds)
 
     @Option(name: .customLong("body-timeout"), help: "Seconds a request body may take after its head, \(ConnectionLimits.allowedTimeoutSeconds.lowerBound)…\(ConnectionLimits.allowedTimeoutSeconds.upperBound); slower gets 408 and is closed.")
