@@ -4,21 +4,26 @@
 Starts two instances on a simulated 1,500-item six-domain bank (exposure control calibrated at start-up, tokens
 from a file, JSON logs, a 2 s drain) and haproxy 2.6 in front of them, then checks (exit 1 when one fails):
 
-  1. access through the proxy: no token → 401 problem+json; POST /v1/admin/reload → 403 from the proxy; a
-     client's X-Request-Id comes back unchanged and is in the answering instance's log line; a request without
+  1. access through the proxy: no token → 401 problem+json; POST /v1/admin/reload → 403 from the proxy (also
+     spelled //v1/admin/reload and /v1//admin/reload, which the instances' router takes for the same route),
+     with an admin token, so only the proxy can have refused it; a client's X-Request-Id comes back unchanged and is in the answering instance's log line; a request without
      one gets the proxy's id, also in the instance's log;
   2. adaptive tests whose steps alternate instances: --cat-tests tests driven to their end through the proxy
-     (which balances every request round-robin) give exactly the items and final scores of the same tests
+     (which balances every request round-robin, so every test's steps must come from both instances) give exactly the items and final scores of the same tests
      against one instance (the steps are stateless and seeded by session and bank version, and every instance
      calibrates the same exposure parameters);
   3. a rolling bank update under load: --clients threads send /v1/score and /v1/cat/next through the proxy for
      the whole phase while each instance in turn gets SIGTERM (it drains: /readyz 503 while it still serves, so
-     haproxy takes it out before its port closes), exits 0, and is started again on a new bank; then both are
+     haproxy takes it out before its port closes), exits 0 within the drain and the shutdown timeout, and is
+     started again on a new bank; then both are
      moved back to the first bank with SIGHUP. Every request must be answered 200 — zero failures — the
      responses must move from the old bank version to the new one, and at the end every instance serves the
      last version.
 
-    python3 scripts/deployment-test.py --binary .build/release/iqscore [--haproxy haproxy] [--seconds 20]
+Processes are stopped and the work directory removed at the end, also on an exception, Ctrl-C or SIGTERM.
+--out DIR keeps the figures (summary.json) and the instances' and haproxy's logs.
+
+    python3 scripts/deployment-test.py --binary .build/release/iqscore [--haproxy haproxy] [--seconds 20] [--out DIR]
 """
 import argparse, hashlib, http.client, json, os, random, re, shutil, signal, socket, subprocess, sys, tempfile, threading, time
 
@@ -28,6 +33,7 @@ SCORING = "deployment-test-scoring-token-0001"
 ADMIN = "deployment-test-admin-token-000001"
 AUTH = {"Authorization": f"Bearer {SCORING}"}
 DOMAINS = "pattern,logic,spatial,math,verbal,memory"
+DRAIN, SHUTDOWN_TIMEOUT = 2, 10   # --drain-seconds given to the instances; --shutdown-timeout (the default)
 
 
 def free_port():
@@ -68,7 +74,7 @@ class Instance:
         log = open(self.log_path, "a")
         self.proc = subprocess.Popen(
             [self.binary, "serve", "--bank", "BANK.csv", "--cat-config", "../cat.json", "--host", "127.0.0.1", "--port", str(self.port),
-             "--instance", self.name, "--tokens", "../tokens", "--drain-seconds", "2", "--log-format", "json",
+             "--instance", self.name, "--tokens", "../tokens", "--drain-seconds", str(DRAIN), "--log-format", "json",
              "--client-from-forwarded-for"],
             cwd=self.dir, stdout=subprocess.DEVNULL, stderr=log)
 
@@ -164,6 +170,7 @@ class Load:
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.ok = 0
+        self.started = self.stopped = None
         self.failures = []
         self.versions = {}
         self.timeline = []  # (time, version) of each answered request
@@ -215,14 +222,20 @@ def main():
     ap.add_argument("--seconds", type=float, default=20, help="load before, between and after the instance restarts, in all")
     ap.add_argument("--cat-tests", type=int, default=30)
     ap.add_argument("--clients", type=int, default=6)
+    ap.add_argument("--out", help="keep the figures (summary.json) and the logs in this directory")
     args = ap.parse_args()
+    # A CI timeout or `kill` sends SIGTERM: unwind through `finally` so no instance or haproxy is left behind.
+    def terminated(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, terminated)
     binary = os.path.abspath(args.binary)
     work = tempfile.mkdtemp(prefix="iqscore-deploy-")
     instances, proxy = [], None
     checks = []
+    summary = {}
 
     def check(ok, text):
-        checks.append((ok, text))
+        checks.append((bool(ok), text))
         print(("ok   " if ok else "FAIL ") + text, flush=True)
 
     try:
@@ -261,8 +274,11 @@ def main():
         status, headers, body = call(proxy_port, "POST", "/v1/score", good)
         check(status == 401 and headers.get("content-type") == "application/problem+json" and "www-authenticate" in headers,
               f"no token through the proxy: {status} {headers.get('content-type')}")
-        status, _, _ = call(proxy_port, "POST", "/v1/admin/reload", None, {"Authorization": f"Bearer {ADMIN}"})
-        check(status == 403, f"POST /v1/admin/reload through the proxy is denied there: {status}")
+        for path in ("/v1/admin/reload", "//v1/admin/reload", "/v1//admin/reload"):
+            status, headers, _ = call(proxy_port, "POST", path, None, {"Authorization": f"Bearer {ADMIN}"})
+            check(status == 403 and "x-iqscore-instance" not in headers,
+                  f"POST {path} with an admin token through the proxy is denied there: {status}"
+                  + (f" (answered by instance {headers['x-iqscore-instance']})" if "x-iqscore-instance" in headers else ""))
         status, headers, _ = call(proxy_port, "POST", "/v1/score", good, {**AUTH, "X-Request-Id": "client-chosen-id-42"})
         served_by = headers.get("x-iqscore-instance")
         check(status == 200 and headers.get("x-request-id") == "client-chosen-id-42", f"the client's X-Request-Id comes back: {headers.get('x-request-id')}")
@@ -279,7 +295,7 @@ def main():
         check(len(logged) == 1, f"instance {made_by} logged the proxy's id")
 
         # 2. Adaptive tests through the proxy (steps alternate instances) against one instance.
-        alternated = total_steps = 0
+        alternated = total_steps = both = 0
         same = True
         for k in range(args.cat_tests):
             session = f"cat-{k}"
@@ -287,16 +303,20 @@ def main():
             direct, score_direct = adaptive_test(instances[0].port, session)
             total_steps += len(via_proxy)
             alternated += sum(1 for (x, y) in zip(via_proxy, via_proxy[1:]) if x[1] != y[1])
+            both += len({name for _, name in via_proxy}) == 2
             if [i for i, _ in via_proxy] != [i for i, _ in direct] or score_proxy != score_direct:
                 same = False
                 print(f"  {session}: proxy {[i for i, _ in via_proxy]} vs one instance {[i for i, _ in direct]}", flush=True)
-        served = {}
         check(same, f"{args.cat_tests} adaptive tests ({total_steps} steps, {alternated} changes of instance between consecutive steps) "
                     f"give the items and final scores of the same tests on one instance")
         check(alternated > total_steps / 3, f"the proxy moved the steps between instances ({alternated} of {total_steps - args.cat_tests} step pairs)")
+        check(both == args.cat_tests, f"{both} of {args.cat_tests} adaptive tests had steps answered by both instances")
+        summary["adaptive"] = {"tests": args.cat_tests, "steps": total_steps, "instance_changes": alternated,
+                               "tests_on_both_instances": both, "identical_to_one_instance": same}
 
         # 3. Rolling update under load, then a SIGHUP round.
         load = Load(proxy_port, items, args.clients)
+        load.started = time.time()
         for t in load.threads:
             t.start()
         phase = max(args.seconds / 4, 2)
@@ -307,11 +327,14 @@ def main():
             inst.install_bank(os.path.join(work, "bank_b.csv"))
             t0 = time.time()
             inst.proc.send_signal(signal.SIGTERM)
+            limit = DRAIN + SHUTDOWN_TIMEOUT + 2   # drain, requests under way, and slack for a busy machine
             try:
-                rc = inst.proc.wait(2 + 10 + 10)
+                rc = inst.proc.wait(limit)
             except subprocess.TimeoutExpired:
                 rc = None
-            check(rc == 0, f"instance {inst.name} exited {rc} {time.time() - t0:.1f} s after SIGTERM (2 s drain)")
+            stopped_after = time.time() - t0
+            check(rc == 0, f"instance {inst.name} exited {rc} {stopped_after:.1f} s after SIGTERM ({DRAIN} s drain; limit {limit} s)")
+            summary.setdefault("sigterm_to_exit_s", {})[inst.name] = round(stopped_after, 2)
             inst.start()
             version_b = inst.wait_ready()
             wait_up(sock, ["iqscore1" if inst is instances[0] else "iqscore2"])
@@ -332,12 +355,15 @@ def main():
         load.stop.set()
         for t in load.threads:
             t.join(15)
+        load.stopped = time.time()
+        load_seconds = load.stopped - load.started
         elapsed = time.time() - started
         final = {inst.name: call(inst.port, "GET", "/readyz")[2]["bank_version"] for inst in instances}
 
         print(f"SIGHUP: both instances on {version_a} after {switched - hup:.1f} s (each reload calibrates exposure control)", flush=True)
-        print(f"load: {load.ok} requests answered 200 in {args.clients} client threads over the update "
-              f"({len(load.failures)} failed); by bank version {load.versions}; instances out of rotation for "
+        print(f"load: {load.ok + len(load.failures)} requests in {load_seconds:.1f} s "
+              f"({(load.ok + len(load.failures)) / load_seconds:.0f} req/s) from {args.clients} client threads over the update; "
+              f"{load.ok} answered 200, {len(load.failures)} failed; by bank version {load.versions}; instances out of rotation for "
               + ", ".join(f"{n} {s:.1f} s" for n, s in outages.items()), flush=True)
         for f in load.failures[:10]:
             print("  failed: " + f)
@@ -347,6 +373,14 @@ def main():
         after_hup = [v for (t, v) in load.timeline if t > switched + 0.5]
         check(bool(after_hup) and set(after_hup) == {version_a} and set(final.values()) == {version_a},
               f"after the SIGHUP round every instance serves {version_a}: {final}")
+        summary["load"] = {"seconds": round(load_seconds, 1), "clients": args.clients,
+                           "requests": load.ok + len(load.failures), "answered_200": load.ok,
+                           "requests_per_second": round((load.ok + len(load.failures)) / load_seconds, 1),
+                           "failures": len(load.failures), "failure_examples": load.failures[:10],
+                           "by_bank_version": load.versions}
+        summary["out_of_rotation_s"] = {n: round(v, 2) for n, v in outages.items()}
+        summary["sighup_switch_s"] = round(switched - hup, 2)
+        summary["bank_versions"] = {"first": version_a, "second": version_b, "final": final}
         print(f"done in {elapsed:.0f} s", flush=True)
     finally:
         for inst in instances:
@@ -365,6 +399,16 @@ def main():
                 proxy.wait(5)
             except subprocess.TimeoutExpired:
                 proxy.kill()
+        if args.out:
+            os.makedirs(args.out, exist_ok=True)
+            summary["checks"] = [{"ok": ok, "check": text} for ok, text in checks]
+            with open(os.path.join(args.out, "summary.json"), "w") as f:
+                json.dump(summary, f, indent=1)
+            for inst in instances:
+                if os.path.exists(inst.log_path):
+                    shutil.copyfile(inst.log_path, os.path.join(args.out, f"instance-{inst.name}.log"))
+            if os.path.exists(os.path.join(work, "haproxy.log")):
+                shutil.copyfile(os.path.join(work, "haproxy.log"), os.path.join(args.out, "haproxy.log"))
         if os.environ.get("KEEP_DEPLOY_WORK"):
             print(f"work directory kept: {work}")
         else:
