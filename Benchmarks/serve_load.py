@@ -13,9 +13,16 @@ Both servers run on loopback on the same 1,500-item six-domain bank and receive 
 
 Each run: 3 s warm-up, then `--seconds` of wrk -t2 -c16 (the peer README's setting) with a Lua script that
 cycles through the bodies and prints requests/s, p50/p99/p99.9 and every error wrk counts. Writes
-OUT/serve_load.json and prints a Markdown table. Not a timed test: the figures go into the README.
+OUT/serve_load.json and prints a Markdown table and the issue-25 goals (/v1/score ≥ 8× the peer, ≥ 85% of our
+/healthz, p99 < 2 ms). Not a timed test: the figures go into the README.
 
-    python3 Benchmarks/serve_load.py --bin .build/release/iqscore --out bench-out [--seconds 20] [--soak 300]
+Ours runs as an operator would (issue 25): every connection guarded, a scoring token on every request
+(`--tokens`, checked per request), one log line per request at info written to a file (`--log-level info`,
+`--log-format json`); `--plain` drops the token and the request lines (`--log-level notice`) to show their cost.
+The peer runs as its README says: 2 uvicorn workers on uvicorn[standard] (uvloop + httptools), installed by
+../shared/peers/setup.sh.
+
+    python3 Benchmarks/serve_load.py --bin .build/release/iqscore --out bench-out [--seconds 20] [--soak 300] [--plain]
 """
 import argparse, json, math, os, random, signal, socket, subprocess, sys, tempfile, time, urllib.request
 
@@ -30,13 +37,13 @@ setup = function(thread) thread:set("offset", counter); counter = counter + 1 en
 init = function(args) i = offset * 7919 end
 request = function()
   i = i %% #bodies + 1
-  return wrk.format("POST", path, {["Content-Type"] = "application/json"}, bodies[i])
+  return wrk.format("POST", path, {["Content-Type"] = "application/json"%(auth)s}, bodies[i])
 end
 %(done)s
 """
 LUA_GET = r"""
 local path = "%(path)s"
-request = function() return wrk.format("GET", path) end
+request = function() return wrk.format("GET", path%(auth)s) end
 %(done)s
 """
 DONE = r"""
@@ -69,9 +76,14 @@ def wait_port(port, proc, seconds=60):
     raise SystemExit(f"nothing listens on port {port} after {seconds} s")
 
 
-def post(port, path, body):
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json"})
+TOKEN = "bench-scoring-token-0123456789abcdef"
+
+
+def post(port, path, body, token=None):
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = "Bearer " + token
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(), headers=headers)
     with urllib.request.urlopen(req, timeout=10) as r:
         return r.status, json.loads(r.read())
 
@@ -109,7 +121,9 @@ def main():
     ap.add_argument("--soak", type=int, default=300, help="soak seconds on /v1/score (0: none)")
     ap.add_argument("--peers", default=os.path.join(HERE, "..", "..", "shared", "peers"))
     ap.add_argument("--sessions", type=int, default=2000)
+    ap.add_argument("--plain", action="store_true", help="ours without a token and without request log lines")
     args = ap.parse_args()
+    token = None if args.plain else TOKEN
     os.makedirs(args.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="serve-load-")
     rng = random.Random(12)
@@ -156,8 +170,11 @@ def main():
             sessions.append({"session_id": f"s{k}", "item_ids": chosen, "responses": [answer(i, theta) for i in chosen]})
 
         ours_port, peer_port = free_port(), free_port()
+        tokens = os.path.join(work, "tokens")
+        open(tokens, "w").write(f"scoring {TOKEN}\n")
+        operator = ["--log-level", "notice"] if args.plain else ["--tokens", tokens, "--log-level", "info", "--log-format", "json"]
         ours = subprocess.Popen([args.bin, "serve", "--bank", bank, "--cat-config", cat, "--blueprint", blueprint,
-                                 "--exposure", exposure, "--port", str(ours_port)],
+                                 "--exposure", exposure, "--port", str(ours_port)] + operator,
                                 stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "ours.log"), "w"))
         procs.append(ours)
         wait_port(ours_port, ours)
@@ -169,14 +186,14 @@ def main():
             theta = rng.gauss(0, 1)
             administered = []
             while len(administered) < 10:
-                _, step = post(ours_port, "/v1/cat/next", {"session_id": f"c{k}", "administered": administered})
+                _, step = post(ours_port, "/v1/cat/next", {"session_id": f"c{k}", "administered": administered}, token)
                 item = step["item_id"] if step["action"] == "administer" else rng.choice([i for i in ids if i not in {x["item_id"] for x in administered}])
                 administered.append({"item_id": item, "response": answer(item, theta)})
             cat_bodies.append({"session_id": f"c{k}", "administered": administered})
         form_bodies = [{"seed": k} for k in range(1, 501)]
 
         # The same bodies, checked once: every one answers 200 on ours, and the peer scores the same sessions.
-        status, first = post(ours_port, "/v1/score", sessions[0])
+        status, first = post(ours_port, "/v1/score", sessions[0], token)
         assert status == 200 and "iq" in first, first
 
         peer = subprocess.Popen([os.path.join(args.peers, "aiq_scoring_server.py"), bank, "--port", str(peer_port), "--workers", "2"],
@@ -186,23 +203,25 @@ def main():
         status, peer_first = post(peer_port, "/score", {"item_ids": sessions[0]["item_ids"], "responses": sessions[0]["responses"]})
         assert status == 200, peer_first
 
-        def script(name, path, bodies=None):
+        def script(name, path, bodies=None, auth=True):
             lua = os.path.join(work, name + ".lua")
+            header = f', ["Authorization"] = "Bearer {token}"' if token and auth else ""
             if bodies is None:
-                open(lua, "w").write(LUA_GET % {"path": path, "done": DONE})
+                get_headers = f', {{{header[2:]}}}' if header else ""
+                open(lua, "w").write(LUA_GET % {"path": path, "done": DONE, "auth": get_headers})
             else:
                 data = os.path.join(work, name + "_bodies.lua")
                 lua_bodies(data, bodies)
-                open(lua, "w").write(LUA % {"bodies": data, "path": path, "done": DONE})
+                open(lua, "w").write(LUA % {"bodies": data, "path": path, "done": DONE, "auth": header})
             return lua
 
         peer_bodies = [{"item_ids": s["item_ids"], "responses": s["responses"]} for s in sessions]
         runs = [
             ("/v1/score (25 items)", "ours", ours_port, script("score", "/v1/score", sessions)),
-            ("/v1/score (25 items)", "peer", peer_port, script("peer_score", "/score", peer_bodies)),
+            ("/v1/score (25 items)", "peer", peer_port, script("peer_score", "/score", peer_bodies, auth=False)),
             ("/v1/cat/next (10 administered)", "ours", ours_port, script("cat", "/v1/cat/next", cat_bodies)),
             ("/v1/forms (25-item blueprint)", "ours", ours_port, script("forms", "/v1/forms", form_bodies)),
-            ("GET /healthz (HTTP alone)", "ours", ours_port, script("healthz", "/healthz")),
+            ("GET /healthz (HTTP alone)", "ours", ours_port, script("healthz", "/healthz", auth=False)),
         ]
         results = []
         for endpoint, who, port, lua in runs:
@@ -237,7 +256,7 @@ def main():
                   f"{soak['rss_first_mb']} → {soak['rss_last_mb']} MB (max {soak['rss_max_mb']})", file=sys.stderr)
 
         report = {"machine": {"cores": os.cpu_count()}, "wrk": "-t2 -c16, 3 s warm-up", "seconds": args.seconds,
-                  "runs": results, "soak": soak}
+                  "ours": "plain" if args.plain else "token + JSON request log lines to a file", "runs": results, "soak": soak}
         json.dump(report, open(os.path.join(args.out, "serve_load.json"), "w"), indent=2)
 
         ours_score = next(r for r in results if r["server"] == "ours" and r["endpoint"].startswith("/v1/score"))
@@ -258,6 +277,10 @@ def main():
                   f"{r['p999_ms']:.3f} | {sum(r['errors'].values())} | {ref} | {ratio} |")
         print(f"\np99 of /v1/score: ours {ours_score['p99_ms']:.3f} ms vs peer {peer_score['p99_ms']:.3f} ms "
               f"({peer_score['p99_ms'] / ours_score['p99_ms']:.1f}× lower)")
+        vs_peer, vs_ceiling = ours_score["rps"] / peer_score["rps"], ours_score["rps"] / health["rps"]
+        print(f"goals (issue 25): {vs_peer:.1f}× the peer (≥ 8: {'met' if vs_peer >= 8 else 'NOT met'}), "
+              f"{100 * vs_ceiling:.0f}% of /healthz (≥ 85%: {'met' if vs_ceiling >= 0.85 else 'NOT met'}), "
+              f"p99 {ours_score['p99_ms']:.2f} ms (< 2: {'met' if ours_score['p99_ms'] < 2 else 'NOT met'})")
     finally:
         stop_all()
 
