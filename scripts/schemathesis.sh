@@ -20,8 +20,12 @@ trap cleanup EXIT
 echo '{"min_items": 5, "max_items": 20, "se_target": 0.35, "min_per_domain": 1, "randomesque": 3, "exposure_target": null}' > "$work/cat.json"
 echo '{"length": 12, "domain_counts": {"pattern": 2, "logic": 2, "spatial": 2, "math": 2, "verbal": 2, "memory": 2}}' > "$work/blueprint.json"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# As operators run it: tokens configured. Every generated request carries the admin token (accepted by every
+# endpoint); schemathesis's own checks send requests without it and expect 401.
+admin=schemathesis-admin-token-0000000001
+printf 'scoring schemathesis-scoring-token-00001\nadmin %s\n' "$admin" > "$work/tokens"
 "$bin" serve --bank "$work/bank.csv" --cat-config "$work/cat.json" --blueprint "$work/blueprint.json" --port "$port" \
-    2> "$work/serve.log" &
+    --tokens "$work/tokens" --log-level notice 2> "$work/serve.log" &
 server=$!
 python3 - "$port" <<'PY'
 import sys, time, urllib.request
@@ -36,6 +40,6 @@ PY
 # positive_data_acceptance is left out: a request can match the schema and still name items the bank lacks,
 # which the contract answers with 422 (problem+json), as documented.
 "$venv/bin/schemathesis" --no-color run "http://127.0.0.1:$port/openapi.json" --checks all --exclude-checks positive_data_acceptance \
-    --max-examples "$examples" --generation-deterministic --workers 1
+    --max-examples "$examples" --generation-deterministic --workers 1 -H "Authorization: Bearer $admin"
 if grep -q -i -E "panic|fatal|crash" "$work/serve.log"; then echo "the server log reports a crash:" >&2; cat "$work/serve.log" >&2; exit 1; fi
 kill -0 "$server" || { echo "the server died during the run" >&2; exit 1; }

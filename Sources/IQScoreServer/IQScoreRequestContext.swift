@@ -1,8 +1,8 @@
 import Hummingbird
 import NIOCore
 
-/// The request context of `IQScoreApplication`: Hummingbird's basic context plus the peer's address, which
-/// `POST /v1/admin/reload` checks (loopback only).
+/// The request context of `IQScoreApplication`: Hummingbird's basic context plus the peer's address, by which the
+/// rate limit (`ServerLimits.rateLimit`) counts a client without a token and the request log names the client.
 public struct IQScoreRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: SocketAddress?

@@ -549,8 +549,8 @@ public enum OpenAPIDocument {
     "/v1/admin/reload": {
       "post": {
         "operationId": "reload",
-        "summary": "Re-read the bank and configuration files (loopback only)",
-        "description": "Accepted only from the loopback interface and without proxy headers (Forwarded, X-Forwarded-For, X-Real-IP). A file that fails to load is refused (422) and the previous bank keeps serving.",
+        "summary": "Re-read the bank, configuration and tokens files (admin token)",
+        "description": "Needs an admin bearer token (401 without a valid one, 403 for a scoring token); with no admin token configured the endpoint is off (403), because a proxy on the same host would relay anyone's request from the loopback address: send SIGHUP instead. A file that fails to load is refused (422) and the previous bank keeps serving.",
         "responses": {
           "200": {
             "description": "The new bank is served.",
