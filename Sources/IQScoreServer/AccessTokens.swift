@@ -74,10 +74,7 @@ public struct AccessTokens: Sendable, Hashable {
         guard Self.allowedLength.contains(token.count) else { return nil }
         let digest = SHA256.digest(Array(token))
         guard let scope = digests[digest] else { return nil }
-        let hex = Array("0123456789abcdef".utf8)
-        var id: [UInt8] = []
-        for b in digest.prefix(6) { id.append(hex[Int(b >> 4)]); id.append(hex[Int(b & 15)]) }
-        return (scope, String(decoding: id, as: UTF8.self))
+        return (scope, BankVersion.hex(digest.prefix(6)))
     }
 
     /// The tokens of `path` (when given) and of the environment. A malformed line throws an `InputError` naming the

@@ -12,11 +12,15 @@ public enum BankVersion {
 
     /// The SHA-256 digest of `bytes` as 64 lowercase hexadecimal digits.
     public static func sha256Hex(_ bytes: some Collection<UInt8>) -> String {
-        let digest = SHA256.digest(Array(bytes))
-        let hex = Array("0123456789abcdef".utf8)
+        hex(SHA256.digest(Array(bytes)))
+    }
+
+    /// `bytes` as lowercase hexadecimal digits, two a byte (a digest or its first bytes).
+    static func hex(_ bytes: some Collection<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
-        out.reserveCapacity(64)
-        for b in digest { out.append(hex[Int(b >> 4)]); out.append(hex[Int(b & 15)]) }
+        out.reserveCapacity(2 * bytes.count)
+        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
         return String(decoding: out, as: UTF8.self)
     }
 
