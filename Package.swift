@@ -112,6 +112,11 @@ let package = Package(
             path: "Benchmarks/ScoringLatency"
         ),
         .executableTarget(
+            name: "serve-latency",
+            dependencies: ["Psychometrics", "IQScoreServer", .product(name: "NIOCore", package: "swift-nio")],
+            path: "Benchmarks/ServeLatency"
+        ),
+        .executableTarget(
             name: "blas-reference",
             dependencies: ["Psychometrics"],
             path: "Benchmarks/BLASReference"

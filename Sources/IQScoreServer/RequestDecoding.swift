@@ -25,7 +25,7 @@ enum RequestDecoding {
     /// the values held for one request stay within a small multiple of the body's size.
     static func document(_ body: ByteBuffer, limits: ServerLimits) throws(Problem) -> Document {
         let bytes = Array(body.readableBytesView)
-        let longest = max(limits.maxItemsPerSession, limits.maxSessionsPerBatch, limits.maxExcludedItems)
+        let longest = longestArray(limits)
         do {
             return Document(bytes: bytes, root: try RequestJSON.parse(bytes, maximumArrayLength: longest))
         } catch let error as RequestJSON.SyntaxError {
@@ -38,7 +38,18 @@ enum RequestDecoding {
         }
     }
 
+    /// The longest array a body may hold: the largest of `limits`' array limits.
+    static func longestArray(_ limits: ServerLimits) -> Int {
+        max(limits.maxItemsPerSession, limits.maxSessionsPerBatch, limits.maxExcludedItems)
+    }
+
     // MARK: Requests
+
+    /// The body of `POST /v1/score`: by `ScoreRequestScanner` when the body is in its subset, else strictly.
+    static func scoreRequest(_ body: ByteBuffer, limits: ServerLimits) throws(Problem) -> ScoreRequest {
+        if let request = ScoreRequestScanner.scan(body, maximumArrayLength: longestArray(limits)) { return request }
+        return try scoreRequest(document(body, limits: limits))
+    }
 
     static func scoreRequest(_ document: Document) throws(Problem) -> ScoreRequest {
         try scoreRequest(document.root, document, at: "")

@@ -1,6 +1,7 @@
 import Assembly
 import Foundation
 import Norming
+import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
@@ -148,9 +149,10 @@ public final class ScoringService: Sendable {
             response = problem.response(bankVersion: state.bankVersion)
         }
         // The version that answered (a reload's response names the version it installed).
-        if response.headers[.bankVersion] == nil { response.headers[.bankVersion] = state.bankVersion }
-        response.headers[.requestID] = requestID
-        response.headers[.instance] = instance
+        if !response.headers.contains(.bankVersion) { response.headers.append(HTTPField(name: .bankVersion, value: state.bankVersion)) }
+        // No handler sets these two: appended, not searched for.
+        response.headers.append(HTTPField(name: .requestID, value: requestID))
+        response.headers.append(HTTPField(name: .instance, value: instance))
         finish(route, request, response, problemKind, started: started, requestID: requestID, peer: peer, token: token)
         return response
     }
@@ -227,12 +229,11 @@ public final class ScoringService: Sendable {
     /// never a 500; one the connection guard answered itself (`ConnectionAbandoned.answered`) is passed on as it is.
     func readBody(_ request: Request) async throws -> ByteBuffer {
         let limit = limits.maxBodyBytes
-        let tooLarge = Problem.bodyTooLarge(limit: limit)
-        if let text = request.headers[.contentLength], let length = Int(text), length > limit { throw tooLarge }
+        if let text = request.headers[.contentLength], let length = Int(text), length > limit { throw Problem.bodyTooLarge(limit: limit) }
         do {
             return try await request.body.collect(upTo: limit)
         } catch is NIOTooManyBytesError {
-            throw tooLarge
+            throw Problem.bodyTooLarge(limit: limit)
         } catch let abandoned as ConnectionAbandoned where abandoned.answered {
             throw abandoned
         } catch {
@@ -246,9 +247,10 @@ public final class ScoringService: Sendable {
 
     // MARK: POST /v1/score, /v1/score/batch
 
-    func score(_ state: ServingState, _ body: ByteBuffer) throws -> Response {
-        let request = try RequestDecoding.scoreRequest(RequestDecoding.document(body, limits: limits))
-        let members = try scoreMembers(request, state, at: "")
+    /// The response to `POST /v1/score` with `body` (200 with the score, or throws the problem), before `answer`
+    /// adds the shared headers; `Benchmarks/ServeLatency` times it.
+    package func score(_ state: ServingState, _ body: ByteBuffer) throws -> Response {
+        let members = try plainScoreMembers(state, body) ?? scoreMembers(RequestDecoding.scoreRequest(body, limits: limits), state, at: "")
         var json = JSONWriter(capacity: members.count + 64)
         json.beginObject()
         json.members(members)
@@ -336,14 +338,47 @@ public final class ScoringService: Sendable {
             indices[k] = j
             values[k] = UInt8(responses[k])
         }
+        return try Self.members(writer, sessionID: request.sessionID, items: indices, responses: values, age: request.age, at: prefix)
+    }
+
+    /// The members of a checked session's score (`ScoreJSONWriter.members`); a scoring failure as a problem at `prefix`.
+    static func members(_ writer: ScoreJSONWriter, sessionID: String?, items: [Int], responses: [UInt8], age: Double?, at prefix: String) throws -> [UInt8] {
         do {
-            return try indices.withUnsafeBufferPointer { items in
-                try values.withUnsafeBufferPointer { responses in
-                    try writer.members(sessionID: request.sessionID, items: items, responses: responses, age: request.age)
+            return try items.withUnsafeBufferPointer { items in
+                try responses.withUnsafeBufferPointer { responses in
+                    try writer.members(sessionID: sessionID, items: items, responses: responses, age: age)
                 }
             }
         } catch let error as PsychometricsError {
             throw Problem(error, field: prefix.isEmpty ? nil : prefix)
+        }
+    }
+
+    /// `scoreMembers` for the body clients usually send, read by `ScoreRequestScanner` and its item ids looked up
+    /// in the bank's table straight from the body's bytes. Nil when the body is outside the scanner's subset or
+    /// the session fails any check of `scoreMembers` (an unknown method or item, a repeated item, no responses,
+    /// too many, lengths that differ, an age the norms need, more than 64 items): the strict way then scores it or
+    /// names its problem, so both ways answer every body alike.
+    func plainScoreMembers(_ state: ServingState, _ body: ByteBuffer) throws -> [UInt8]? {
+        if state.ageNorms?.norms.coveredAges != nil { return nil }
+        let limits = limits
+        return try ScoreRequestScanner.scan(body, maximumArrayLength: RequestDecoding.longestArray(limits)) { scanned, bytes in
+            var method: AbilityMethod?
+            if let name = scanned.method {
+                guard let m = AbilityMethod(rawValue: name) else { return nil }
+                method = m
+            }
+            let n = scanned.itemIDs.count
+            guard n > 0, n <= min(64, limits.maxItemsPerSession), n == scanned.responses.count else { return nil }
+            let writer = state.writer(for: method)
+            let table = writer.scorer.itemTable
+            var indices = [Int](repeating: 0, count: n)
+            for k in 0..<n {
+                let id = UnsafeRawBufferPointer(rebasing: bytes[scanned.itemIDs[k]]).assumingMemoryBound(to: UInt8.self)
+                guard let j = table.index(of: id), !indices[0..<k].contains(j) else { return nil }
+                indices[k] = j
+            }
+            return try Self.members(writer, sessionID: scanned.sessionID, items: indices, responses: scanned.responses, age: nil, at: "")
         }
     }
 
