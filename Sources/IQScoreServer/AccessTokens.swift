@@ -63,17 +63,19 @@ public struct AccessTokens: Sendable, Hashable {
     /// an id for logs and rate limits (the first 12 hexadecimal digits of its SHA-256, never the token); nil for no
     /// header, another scheme, or a token not configured.
     public func identify(authorization: String?) -> (scope: Scope, id: String)? {
-        guard let value = authorization?.utf8, !digests.isEmpty else { return nil }
+        guard var header = authorization, !digests.isEmpty else { return nil }
         // "Bearer" (any case), one or more spaces, the token, optional trailing white space (RFC 6750 §2.1).
-        let scheme = Array("bearer".utf8)
-        guard value.count > scheme.count, zip(value, scheme).allSatisfy({ ($0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0) == $1 }) else { return nil }
-        var token = value.dropFirst(scheme.count)
-        guard token.first == UInt8(ascii: " ") else { return nil }
-        while token.first == UInt8(ascii: " ") { token = token.dropFirst() }
-        while let last = token.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { token = token.dropLast() }
-        guard Self.allowedLength.contains(token.count) else { return nil }
-        let digest = SHA256.digest(Array(token))
-        guard let scope = digests[digest] else { return nil }
+        let digest: [UInt8]? = header.withUTF8 { value in
+            let scheme = "bearer".utf8
+            guard value.count > scheme.count, zip(value, scheme).allSatisfy({ ($0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0) == $1 }),
+                  value[scheme.count] == UInt8(ascii: " ") else { return nil }
+            var start = scheme.count, end = value.count
+            while start < end, value[start] == UInt8(ascii: " ") { start += 1 }
+            while end > start, value[end - 1] == UInt8(ascii: " ") || value[end - 1] == UInt8(ascii: "\t") { end -= 1 }
+            guard Self.allowedLength.contains(end - start) else { return nil }
+            return SHA256.digest(Array(value[start..<end]))
+        }
+        guard let digest, let scope = digests[digest] else { return nil }
         return (scope, BankVersion.hex(digest.prefix(6)))
     }
 

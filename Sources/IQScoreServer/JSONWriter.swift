@@ -66,16 +66,17 @@ struct JSONWriter {
         buffer.writeBytes(bytes)
     }
 
-    /// A JSON string literal: quote, backslash and control characters escaped (RFC 8259 §7).
+    /// A JSON string literal: quote, backslash and control characters escaped (RFC 8259 §7); the runs between
+    /// them copied whole from the string's contiguous UTF-8.
     private mutating func writeEscaped(_ s: String) {
         buffer.writeInteger(UInt8(ascii: "\""))
-        var run = s.utf8.startIndex
-        let utf8 = s.utf8
-        var i = utf8.startIndex
-        while i != utf8.endIndex {
-            let b = utf8[i]
-            if b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") || b < 0x20 {
-                buffer.writeBytes(utf8[run..<i])
+        var s = s
+        s.withUTF8 { utf8 in
+            var run = 0
+            for i in 0..<utf8.count {
+                let b = utf8[i]
+                guard b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") || b < 0x20 else { continue }
+                buffer.writeBytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8)[run..<i]))
                 switch b {
                 case UInt8(ascii: "\""): buffer.writeStaticString("\\\"")
                 case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
@@ -86,11 +87,10 @@ struct JSONWriter {
                     let hex = Array("0123456789abcdef".utf8)
                     buffer.writeBytes([UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(b >> 4)], hex[Int(b & 15)]])
                 }
-                run = utf8.index(after: i)
+                run = i + 1
             }
-            i = utf8.index(after: i)
+            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8)[run...]))
         }
-        buffer.writeBytes(utf8[run..<utf8.endIndex])
         buffer.writeInteger(UInt8(ascii: "\""))
     }
 }

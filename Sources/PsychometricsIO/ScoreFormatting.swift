@@ -78,6 +78,17 @@ enum ScoreText {
     /// A JSON string literal.
     static func appendJSONString(_ s: String, to out: inout ByteBuffer) {
         out.append(UInt8(ascii: "\""))
+        // Most strings (ids, domain names, labels) need no escape: copied whole.
+        var s = s
+        let plain = s.withUTF8 { bytes in
+            guard bytes.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != 92 }) else { return false }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if plain {
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for b in s.utf8 {
             switch b {
             case UInt8(ascii: "\""): out.append(92); out.append(34)
