@@ -24,7 +24,7 @@ The peer runs as its README says: 2 uvicorn workers on uvicorn[standard] (uvloop
 
     python3 Benchmarks/serve_load.py --bin .build/release/iqscore --out bench-out [--seconds 20] [--soak 300] [--plain]
 """
-import argparse, json, math, os, random, signal, socket, subprocess, sys, tempfile, time, urllib.request
+import argparse, json, math, os, random, shutil, signal, socket, subprocess, sys, tempfile, time, urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOMAINS = ["pattern", "logic", "spatial", "math", "verbal", "memory"]
@@ -283,6 +283,7 @@ def main():
               f"p99 {ours_score['p99_ms']:.2f} ms (< 2: {'met' if ours_score['p99_ms'] < 2 else 'NOT met'})")
     finally:
         stop_all()
+        shutil.rmtree(work, ignore_errors=True)  # the bank, bodies and logs of this run
 
 
 if __name__ == "__main__":

@@ -104,7 +104,7 @@ public final class ScoringService: Sendable {
                 logger.info("tokens: \(next.access.scoringCount) scoring, \(next.access.adminCount) admin (were \(previous.access.scoringCount) and \(previous.access.adminCount))")
             }
             let exposure = next.exposureControl.map { "; exposure control \($0)" } ?? ""
-            logger.info("reloaded (\(trigger)): bank \(previous.bankVersion) → \(next.bankVersion), \(next.bank.items.count) items from \(next.configuration.bankPath)\(exposure)")
+            logger.notice("reloaded (\(trigger)): bank \(previous.bankVersion) → \(next.bankVersion), \(next.bank.items.count) items from \(next.configuration.bankPath)\(exposure)")
             return ReloadOutcome(previousVersion: previous.bankVersion, currentVersion: next.bankVersion)
         }
     }

@@ -60,6 +60,9 @@ struct ServeCommandTests {
             while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
             if process.isRunning { return nil }
             process.waitUntilExit()
+            // The termination handler (which records `ending`) runs on Foundation's reaping thread, which may
+            // come after `isRunning` turns false.
+            while ending.at.withLock({ $0 }) == nil && Date() < deadline + 10 { try await Task.sleep(for: .milliseconds(10)) }
             return process.terminationStatus
         }
     }
@@ -100,7 +103,10 @@ struct ServeCommandTests {
             version = try await Self.get(port, "/v1/bank")["bank_version"]?.string ?? ""
         }
         #expect(version == BankVersion.version(ofBankBytes: Array(try Data(contentsOf: dir.appendingPathComponent("bank2.csv")))))
-        #expect(server.log.contains("reloaded (SIGHUP): bank \(firstVersion) → \(version)"))
+        // Logged at notice (written at once) just after the new bank is installed, so it may follow the response.
+        let reloaded = "notice iqscore.serve: reloaded (SIGHUP): bank \(firstVersion) → \(version)"
+        for _ in 0..<250 where !server.log.contains(reloaded) { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(server.log.contains(reloaded))
 
         // A bad file on SIGHUP: refused, logged, still serving.
         try ReloadTests.replace("bank.csv", in: dir, with: Data("item_id,a,b\n".utf8))
