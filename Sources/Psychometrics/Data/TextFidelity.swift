@@ -18,6 +18,8 @@ package enum TextFidelity {
     /// The bytes for a message: valid characters as they are (control characters escaped as `\n`, `\u{1B}`…),
     /// invalid UTF-8 bytes as `\xFF`; at most `limit` bytes of the value, then `…`.
     package static func display(_ bytes: UnsafeBufferPointer<UInt8>, limit: Int = Int.max) -> String {
+        // Printable ASCII within the limit is shown as it is (a request's path in every request log line).
+        if bytes.count <= limit, bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return String(decoding: bytes, as: UTF8.self) }
         var out = ""
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = bytes.makeIterator()
