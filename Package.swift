@@ -113,7 +113,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "serve-latency",
-            dependencies: ["Psychometrics", "IQScoreServer", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["Psychometrics", "PsychometricsIO", "IQScoreServer", .product(name: "NIOCore", package: "swift-nio")],
             path: "Benchmarks/ServeLatency"
         ),
         .executableTarget(

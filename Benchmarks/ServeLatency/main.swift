@@ -14,6 +14,7 @@ import Foundation
 import IQScoreServer
 import NIOCore
 import Psychometrics
+import PsychometricsIO
 
 let sessions = 2_000, repetitions = 7
 var rng = SeededGenerator(seed: 7)
@@ -23,14 +24,8 @@ let bank = spec.draw(using: &rng)
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-latency-\(ProcessInfo.processInfo.processIdentifier)")
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: directory) }
-var csv = "item_id,model,a,b,c,domain\n"
-for item in bank.items {
-    let domain: String = item.metadata["domain"] ?? ""
-    let line: String = "\(item.itemID),2pl,\(item.parameters.discrimination),\(item.parameters.difficulty),0,\(domain)\n"
-    csv.append(line)
-}
 let bankPath = directory.appendingPathComponent("bank.csv").path
-try csv.write(toFile: bankPath, atomically: true, encoding: .utf8)
+try bank.csv().write(toFile: bankPath, atomically: true, encoding: .utf8)
 var configuration = ServerConfiguration(bankPath: bankPath)
 configuration.exposureControl = false
 let token = "bench-scoring-token-0123456789abcdef"

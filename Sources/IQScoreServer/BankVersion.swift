@@ -80,12 +80,10 @@ enum SHA256 {
                 }
             }
         }
-        var out: [UInt8] = []
-        out.reserveCapacity(32)
-        for word in [h.0, h.1, h.2, h.3, h.4, h.5, h.6, h.7] {
-            for shift in stride(from: 24, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: word >> UInt32(shift))) }
+        // The eight words big-endian (a homogeneous tuple is laid out as an array of them).
+        return withUnsafeBytes(of: h) { words in
+            (0..<32).map { UInt8(truncatingIfNeeded: words.load(fromByteOffset: $0 & ~3, as: UInt32.self) >> UInt32(24 - 8 * ($0 & 3))) }
         }
-        return out
     }
 
     /// One 64-byte block into the state `h` (FIPS 180-4 §6.2.2); `w` holds the message schedule.

@@ -45,12 +45,6 @@ enum RequestDecoding {
 
     // MARK: Requests
 
-    /// The body of `POST /v1/score`: by `ScoreRequestScanner` when the body is in its subset, else strictly.
-    static func scoreRequest(_ body: ByteBuffer, limits: ServerLimits) throws(Problem) -> ScoreRequest {
-        if let request = ScoreRequestScanner.scan(body, maximumArrayLength: longestArray(limits)) { return request }
-        return try scoreRequest(document(body, limits: limits))
-    }
-
     static func scoreRequest(_ document: Document) throws(Problem) -> ScoreRequest {
         try scoreRequest(document.root, document, at: "")
     }

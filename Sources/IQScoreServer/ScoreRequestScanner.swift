@@ -1,10 +1,11 @@
 import NIOCore
 
-/// The fast path of `POST /v1/score`: reads the body a client usually sends straight into a `ScoreRequest`,
-/// without building `RequestJSON`'s value tree, and gives up (nil) on anything else.
+/// The fast path of `POST /v1/score`: reads the body a client usually sends straight into its fields (`Scanned`,
+/// the item ids left as byte ranges of the body for `ScoringService.plainScoreMembers` to look up), without
+/// building `RequestJSON`'s value tree, and gives up (nil) on anything else.
 ///
-/// It takes only a subset of the documents `RequestJSON` + `RequestDecoding.scoreRequest` accept, and gives the
-/// same request for each of them: one object (white space as RFC 8259 §2 allows it between tokens, no byte-order
+/// It takes only a subset of the documents `RequestJSON` + `RequestDecoding.scoreRequest` accept, and reads the
+/// same request from each of them: one object (white space as RFC 8259 §2 allows it between tokens, no byte-order
 /// mark) whose keys are distinct members of `ScoreRequest.keys` other than `age`; strings of printable ASCII
 /// without escapes (`session_id`, `method`: such a string or `null`; `item_ids`: an array of them); `responses`:
 /// an array of the one-digit numbers `0` and `1`; arrays no longer than `maximumArrayLength`. Every other body —
@@ -15,7 +16,7 @@ import NIOCore
 /// Why: on 25-item sessions the value tree (an enum per value, an array per container, a dictionary per object)
 /// cost about a tenth of the server's CPU per request (`perf`, issue 25); this reads the same bytes once.
 struct ScoreRequestScanner {
-    /// A scanned body: the item ids as byte ranges of the body (`ids(in:)` makes strings of them).
+    /// A scanned body: the item ids as byte ranges of the body it was read from.
     struct Scanned {
         var sessionID: String?
         var method: String?
@@ -36,14 +37,6 @@ struct ScoreRequestScanner {
             var scanner = ScoreRequestScanner(bytes)
             guard let scanned = scanner.request(maximumArrayLength: maximumArrayLength) else { return nil }
             return try use(scanned, bytes)
-        }
-    }
-
-    /// The request in `body` as the strict reader makes it, or nil when `body` is not in the subset above.
-    static func scan(_ body: ByteBuffer, maximumArrayLength: Int) -> ScoreRequest? {
-        scan(body, maximumArrayLength: maximumArrayLength) { scanned, bytes in
-            ScoreRequest(sessionID: scanned.sessionID, itemIDs: scanned.itemIDs.map { String(decoding: bytes[$0], as: UTF8.self) },
-                         responses: scanned.responses.map(Int.init), method: scanned.method, age: nil)
         }
     }
 

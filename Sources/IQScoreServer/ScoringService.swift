@@ -250,7 +250,8 @@ public final class ScoringService: Sendable {
     /// The response to `POST /v1/score` with `body` (200 with the score, or throws the problem), before `answer`
     /// adds the shared headers; `Benchmarks/ServeLatency` times it.
     package func score(_ state: ServingState, _ body: ByteBuffer) throws -> Response {
-        let members = try plainScoreMembers(state, body) ?? scoreMembers(RequestDecoding.scoreRequest(body, limits: limits), state, at: "")
+        let members = try plainScoreMembers(state, body)
+            ?? scoreMembers(RequestDecoding.scoreRequest(RequestDecoding.document(body, limits: limits)), state, at: "")
         var json = JSONWriter(capacity: members.count + 64)
         json.beginObject()
         json.members(members)

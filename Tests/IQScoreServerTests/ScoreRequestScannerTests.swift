@@ -13,8 +13,12 @@ struct ScoreRequestScannerTests {
         try? RequestDecoding.scoreRequest(RequestDecoding.document(ByteBuffer(bytes: text), limits: limits))
     }
 
+    /// The scanner's reading as the strict reader's type, item ids made strings.
     static func fast(_ text: [UInt8]) -> ScoreRequest? {
-        ScoreRequestScanner.scan(ByteBuffer(bytes: text), maximumArrayLength: RequestDecoding.longestArray(limits))
+        ScoreRequestScanner.scan(ByteBuffer(bytes: text), maximumArrayLength: RequestDecoding.longestArray(limits)) { scanned, bytes in
+            ScoreRequest(sessionID: scanned.sessionID, itemIDs: scanned.itemIDs.map { String(decoding: bytes[$0], as: UTF8.self) },
+                         responses: scanned.responses.map(Int.init), method: scanned.method, age: nil)
+        }
     }
 
     static func same(_ a: ScoreRequest, _ b: ScoreRequest) -> Bool {
