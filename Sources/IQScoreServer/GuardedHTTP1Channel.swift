@@ -7,12 +7,15 @@ import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 
 /// Hummingbird's HTTP/1 child channel with a `ConnectionGuard` between parsing and the routes (and a byte counter
-/// before parsing): the pipeline is HTTP1Channel's, the request loop is Hummingbird's (`handleHTTP`).
+/// before parsing), then the `FastLane` when `fastLane` has the service: the pipeline is HTTP1Channel's, the
+/// request loop is Hummingbird's (`handleHTTP`).
 struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
 
     let responder: HTTPChannelHandler.Responder
     let shared: ConnectionGuardShared
+    /// The service whose hot endpoints `FastLane` answers; nil sends every request to the routes.
+    let fastLane: ScoringService?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -30,6 +33,7 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
                 withDecoderLimitConfiguration: decoderLimits
             )
             try pipeline.addHandler(connectionGuard)
+            if let fastLane { try pipeline.addHandler(FastLane(service: fastLane)) }
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
             return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
         }

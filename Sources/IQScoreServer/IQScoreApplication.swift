@@ -21,6 +21,10 @@ public enum IQScoreApplication {
         /// accepting connections: long enough for the load balancer's health check to take the instance out, so
         /// no request is sent to a closed port (a second signal ends the drain at once). Default 0.
         public var drain: Duration = .zero
+        /// Whether `POST /v1/score`, `GET /healthz`, `/livez` and `/readyz` are answered on the connection's event
+        /// loop when their answer is a 200 (`FastLane`; the same answer, without Hummingbird's per-request task);
+        /// false sends every request through the router. Default true.
+        public var fastLane = true
         /// The range `drain` may be set to: 0 … 300 s.
         public static let allowedDrainSeconds = 0...300
 
@@ -48,7 +52,7 @@ public enum IQScoreApplication {
         service.metrics.setConnectionSource { [registry = shared.registry, budget = shared.budget] in (registry.openCount, budget.bytesHeld) }
         return Application(
             router: makeRouter(service: service),
-            server: HTTPServerBuilder { responder in GuardedHTTP1Channel(responder: responder, shared: shared) },
+            server: HTTPServerBuilder { responder in GuardedHTTP1Channel(responder: responder, shared: shared, fastLane: options.fastLane ? service : nil) },
             // The guard keeps the connection limit (closing the stalest to admit a new one); the listen backlog
             // takes what arrives faster than accepts.
             configuration: ApplicationConfiguration(address: .hostname(options.host, port: options.port), backlog: 4_096),

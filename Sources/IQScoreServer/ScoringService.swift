@@ -124,14 +124,8 @@ public final class ScoringService: Sendable {
         var problemKind: Problem.Kind?
         var token: String?
         do {
-            token = try authorize(route, request, state)
-            if route.scope != nil, let rateLimiter {
-                let client = token.map { "token " + $0 } ?? clientAddress(request, peer: peer)
-                if let wait = rateLimiter.admit(client, at: NIODeadline.now().uptimeNanoseconds) {
-                    throw Problem(.rateLimited, "more than \(rateLimiter.rate) requests a second (bursts of \(Int(rateLimiter.burst))) from this client (iqscore serve --rate-limit); retry in \(wait) s",
-                                  retryAfter: wait)
-                }
-            }
+            token = try authorize(route, authorization: request.headers[.authorization], state)
+            try admit(route, token: token, peer: peer, forwardedFor: request.headers[values: .forwardedFor])
             let body = readsBody ? try await readBody(request) : ByteBuffer()
             response = try await handler(state, body)
         } catch let abandoned as ConnectionAbandoned {
@@ -153,26 +147,40 @@ public final class ScoringService: Sendable {
         // No handler sets these two: appended, not searched for.
         response.headers.append(HTTPField(name: .requestID, value: requestID))
         response.headers.append(HTTPField(name: .instance, value: instance))
-        finish(route, request, response, problemKind, started: started, requestID: requestID, peer: peer, token: token)
+        finish(route, method: request.method.rawValue, path: request.uri.path, status: response.status.code, problemKind, started: started,
+               requestID: requestID, peer: peer, token: token)
         return response
+    }
+
+    /// Takes a token from the client's bucket when `route` is rate-limited (`ServerLimits.rateLimit`); throws 429
+    /// `rate-limited` with `Retry-After` when the bucket is empty. The client is the token's id when the request
+    /// carried one, else `clientAddress`.
+    func admit(_ route: ServerRoute, token: String?, peer: SocketAddress?, forwardedFor: @autoclosure () -> [String]) throws {
+        guard route.scope != nil, let rateLimiter else { return }
+        let client = token.map { "token " + $0 } ?? clientAddress(forwardedFor: forwardedFor(), peer: peer)
+        if let wait = rateLimiter.admit(client, at: NIODeadline.now().uptimeNanoseconds) {
+            throw Problem(.rateLimited, "more than \(rateLimiter.rate) requests a second (bursts of \(Int(rateLimiter.burst))) from this client (iqscore serve --rate-limit); retry in \(wait) s",
+                          retryAfter: wait)
+        }
     }
 
     /// Counts an answered request, and logs it at info: method, path and status as the message; the request id,
     /// route, status, duration, client address, token id (`AccessTokens.identify`) and problem kind as metadata.
-    func finish(_ route: ServerRoute, _ request: Request, _ response: Response, _ problem: Problem.Kind?, started: ContinuousClock.Instant,
+    /// Both ways a request is answered (the routes' `answer`, and `FastLane`) end here.
+    func finish(_ route: ServerRoute, method: String, path: String, status: Int, _ problem: Problem.Kind?, started: ContinuousClock.Instant,
                 requestID: String, peer: SocketAddress?, token: String?) {
         let nanoseconds = (ContinuousClock.now - started).nanoseconds
-        metrics.record(route, status: response.status.code, nanoseconds: nanoseconds)
+        metrics.record(route, status: status, nanoseconds: nanoseconds)
         if let problem { metrics.record(problem) }
+        let path = TextFidelity.quoted(String(path.prefix(200)))
         if let requestLog {
-            requestLog.logRequest(method: request.method.rawValue, path: TextFidelity.quoted(String(request.uri.path.prefix(200))), status: response.status.code,
-                                  durationMicroseconds: nanoseconds / 1000, requestID: requestID, route: route.label, client: peer?.ipAddress ?? "local",
-                                  token: token, problem: problem?.rawValue)
+            requestLog.logRequest(method: method, path: path, status: status, durationMicroseconds: nanoseconds / 1000, requestID: requestID,
+                                  route: route.label, client: peer?.ipAddress ?? "local", token: token, problem: problem?.rawValue)
             return
         }
-        logger.info("\(request.method) \(TextFidelity.quoted(String(request.uri.path.prefix(200)))) \(response.status.code)", metadata: {
+        logger.info("\(method) \(path) \(status)", metadata: {
             var metadata: Logger.Metadata = [
-                "request_id": .string(requestID), "route": .string(route.label), "status": .stringConvertible(response.status.code),
+                "request_id": .string(requestID), "route": .string(route.label), "status": .stringConvertible(status),
                 "duration_us": .stringConvertible(nanoseconds / 1000), "client": .string(peer?.ipAddress ?? "local"),
             ]
             if let token { metadata["token"] = .string(token) }
@@ -184,14 +192,13 @@ public final class ScoringService: Sendable {
     /// The token's id when `route` needs one and the request has a valid one; nil when the route is open (or tokens
     /// are not configured for it). Throws 401 `unauthorized` without a valid token, 403 `forbidden` for a scoring
     /// token on an admin route or an admin route with no admin token configured.
-    func authorize(_ route: ServerRoute, _ request: Request, _ state: ServingState) throws -> String? {
+    func authorize(_ route: ServerRoute, authorization header: String?, _ state: ServingState) throws -> String? {
         guard let needed = route.scope else { return nil }
         let access = state.access
         if needed == .admin && access.adminCount == 0 {
             throw Problem(.forbidden, "no admin token is configured, so reloading over HTTP is off (a proxy on this host would relay anyone's request): give one with iqscore serve --tokens FILE or $\(AccessTokens.adminVariable), or send SIGHUP")
         }
         if needed == .scoring && !access.requiresScoringToken { return nil }
-        let header = request.headers[.authorization]
         guard let identified = access.identify(authorization: header) else {
             throw Problem(.unauthorized, header == nil ? "\(route.label) needs a bearer token: Authorization: Bearer TOKEN"
                                                      : "the Authorization header does not carry a bearer token this server accepts")
@@ -204,9 +211,8 @@ public final class ScoringService: Sendable {
 
     /// The client a request without a token is counted as: the peer's address, or the last address of
     /// `X-Forwarded-For` when `ServerLimits.clientFromForwardedFor` says the proxy in front sets it.
-    func clientAddress(_ request: Request, peer: SocketAddress?) -> String {
-        if limits.clientFromForwardedFor, let forwarded = request.headers[values: .forwardedFor].last,
-           let last = forwarded.split(separator: ",").last {
+    func clientAddress(forwardedFor: [String], peer: SocketAddress?) -> String {
+        if limits.clientFromForwardedFor, let forwarded = forwardedFor.last, let last = forwarded.split(separator: ",").last {
             let address = last.trimmingPrefix(while: { $0 == " " })
             if !address.isEmpty { return String(address.prefix(64)) }
         }
@@ -252,12 +258,17 @@ public final class ScoringService: Sendable {
     package func score(_ state: ServingState, _ body: ByteBuffer) throws -> Response {
         let members = try plainScoreMembers(state, body)
             ?? scoreMembers(RequestDecoding.scoreRequest(RequestDecoding.document(body, limits: limits)), state, at: "")
+        return Self.json(Self.scoreJSON(members, state))
+    }
+
+    /// The body of a 200 to `POST /v1/score`: a session's score members and the bank version.
+    static func scoreJSON(_ members: [UInt8], _ state: ServingState) -> JSONWriter {
         var json = JSONWriter(capacity: members.count + 64)
         json.beginObject()
         json.members(members)
         json.key("bank_version"); json.string(state.bankVersion)
         json.endObject()
-        return Self.json(json)
+        return json
     }
 
     func scoreBatch(_ state: ServingState, _ body: ByteBuffer) throws -> Response {
@@ -533,17 +544,21 @@ public final class ScoringService: Sendable {
         Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: state.bankDescription))
     }
 
-    func live() -> Response {
+    func live() -> Response { Self.json(liveJSON()) }
+
+    func liveJSON() -> JSONWriter {
         var json = JSONWriter(capacity: 32)
         json.beginObject()
         json.key("status"); json.string("live")
         json.endObject()
-        return Self.json(json)
+        return json
     }
+
+    func ready(_ state: ServingState) throws -> Response { Self.json(try readyJSON(state)) }
 
     /// Ready while the service is not draining: a bank is loaded and verified (a state exists only once its files
     /// passed every check, and a refused reload keeps the previous one).
-    func ready(_ state: ServingState) throws -> Response {
+    func readyJSON(_ state: ServingState) throws -> JSONWriter {
         guard !isDraining else { throw Problem(.notReady, "the server is draining before it shuts down; send requests to another instance") }
         var json = JSONWriter(capacity: 96)
         json.beginObject()
@@ -551,17 +566,19 @@ public final class ScoringService: Sendable {
         json.key("bank_version"); json.string(state.bankVersion)
         json.key("n_items"); json.integer(state.bank.items.count)
         json.endObject()
-        return Self.json(json)
+        return json
     }
 
-    func health(_ state: ServingState) -> Response {
+    func health(_ state: ServingState) -> Response { Self.json(healthJSON(state)) }
+
+    func healthJSON(_ state: ServingState) -> JSONWriter {
         var json = JSONWriter(capacity: 64)
         json.beginObject()
         json.key("status"); json.string("ok")
         json.key("bank_version"); json.string(state.bankVersion)
         json.key("exposure"); json.optionalString(state.exposureControl)
         json.endObject()
-        return Self.json(json)
+        return json
     }
 
     func metricsText() -> Response {

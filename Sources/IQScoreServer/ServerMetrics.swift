@@ -44,6 +44,8 @@ public enum ServerRoute: Int, Sendable, Hashable, CaseIterable {
 /// - `iqscore_http_request_duration_seconds{route}`: a histogram of the time from routing to the response
 ///   (buckets 50 µs … 2.5 s);
 /// - `iqscore_problems_total{kind}`: problem responses by kind (`Problem.Kind`);
+/// - `iqscore_fast_lane_requests_total{route}`: the requests of `iqscore_http_requests_total` answered on the
+///   connection's event loop (`FastLane`), by route; the others went through the router;
 /// - `iqscore_build_info{version}`: 1, with the version of iqscore (`iqscoreVersion`);
 /// - `iqscore_bank_info{bank_version, n_items}`: 1 for the bank being served;
 /// - `iqscore_reloads_total{result}`: reloads `applied` or `refused`; `iqscore_last_reload_success` (1 when the
@@ -68,6 +70,8 @@ public final class ServerMetrics: Sendable {
     private let otherStatuses: NIOLockedValueBox<[String: Counter]>
     private let durations: [DurationHistogram]
     private let problems: [Counter]
+    /// By `ServerRoute.rawValue`; nil for the routes `FastLane` does not answer.
+    private let fastLane: [Counter?]
     private let bankInfo: NIOLockedValueBox<Gauge?>
     private let reloadsApplied: Counter
     private let reloadsRefused: Counter
@@ -91,6 +95,7 @@ public final class ServerMetrics: Sendable {
         requests: "Requests answered, by route template and HTTP status.",
         durations: "Time from routing a request to its response, by route template.",
         problems: "Problem responses (application/problem+json), by kind.",
+        fastLane: "Requests of iqscore_http_requests_total answered on the connection's event loop (iqscore serve --fast-lane), by route template; the others went through the router.",
         build: "The version of iqscore this process runs (value 1).",
         bank: "The item bank being served (value 1): its version (first 16 hex digits of its SHA-256) and item count.",
         reloads: "Reloads of the bank and configuration files, applied or refused.",
@@ -119,6 +124,9 @@ public final class ServerMetrics: Sendable {
         }
         problems = Problem.Kind.allCases.map {
             registry.counter("iqscore_problems_total", labels: [("kind", $0.rawValue)], help: Self.help.problems)
+        }
+        fastLane = ServerRoute.allCases.map { route in
+            FastLane.routes.contains(route) ? registry.counter("iqscore_fast_lane_requests_total", labels: [("route", route.label)], help: Self.help.fastLane) : nil
         }
         registry.gauge("iqscore_build_info", labels: [("version", iqscoreVersion)], help: Self.help.build).set(Int64(1))
         bankInfo = NIOLockedValueBox(nil)
@@ -149,6 +157,11 @@ public final class ServerMetrics: Sendable {
     }
 
     /// Counts one answered request and its duration.
+    /// Counts a request `FastLane` answered (besides `record(_:status:nanoseconds:)`).
+    func recordFastLane(_ route: ServerRoute) {
+        fastLane[route.rawValue]?.increment()
+    }
+
     func record(_ route: ServerRoute, status: Int, nanoseconds: Int64) {
         if let s = Self.commonStatuses.firstIndex(of: status) {
             requests[route.rawValue * Self.commonStatuses.count + s].increment()

@@ -137,6 +137,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .customLong("client-from-forwarded-for"), help: "Name a client without a token by the last X-Forwarded-For address (only behind a proxy that sets it, as deploy/haproxy.cfg does).")
     var clientFromForwardedFor = false
 
+    @Flag(name: .customLong("fast-lane"), inversion: .prefixedNo,
+          help: "Answer POST /v1/score, GET /healthz, /livez and /readyz on the connection's event loop when the answer is a 200 (the same bytes, without the router's per-request task); --no-fast-lane sends every request through the router.")
+    var fastLane = true
+
     @Option(help: "This instance's name, in the X-IQScore-Instance header of every response (default: the host name).")
     var instance: String?
 
@@ -226,6 +230,7 @@ struct ServeCommand: AsyncParsableCommand {
         var options = IQScoreApplication.Options(host: host, port: port)
         options.connections = connections
         options.drain = .seconds(drainSeconds)
+        options.fastLane = fastLane
         let memoryBound = connections.memoryBound(maxBodyBytes: maxBodyBytes, parseWorkers: ProcessInfo.processInfo.activeProcessorCount)
         logger.info("connections: at most \(maxConnections), holding at most \(memoryBound >> 20) MiB with their requests (ConnectionLimits.memoryBound)")
         let summary = "bank \(bank) (\(state.bank.items.count) items, version \(state.bankVersion))"
