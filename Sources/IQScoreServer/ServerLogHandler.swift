@@ -171,9 +171,11 @@ public struct ServerLogHandler: LogHandler {
 }
 
 /// Whole log lines to a file descriptor, in batches: `append` copies a line into a buffer; a background thread
-/// writes the buffer every 50 ms, or the caller does at once when the line must not wait (`now`, for warnings and
-/// errors) or the buffer holds 64 KiB. One `write(2)` per batch instead of one per request line: the lines a
-/// server writes per request cost a system call each before. `flush()` writes what is buffered (at exit).
+/// writes the buffer every 50 ms, or as soon as it holds 64 KiB, or the caller does at once when the line must not
+/// wait (`now`, for warnings and errors). One `write(2)` per batch instead of one per request line: the lines a
+/// server writes per request cost a system call each before. The caller (an event loop, answering `FastLane`'s
+/// requests) does not write request lines itself unless the buffer reaches 8 MiB, the bound on what the sink holds
+/// when the file takes lines more slowly than they come. `flush()` writes what is buffered (at exit).
 public final class LogSink: Sendable {
     /// Standard error, flushed at exit.
     public static let standardError: LogSink = {
@@ -182,17 +184,25 @@ public final class LogSink: Sendable {
         return sink
     }()
 
+    /// A batch this large wakes the writing thread.
+    static let batchBytes = 64 << 10
+    /// A buffer this large is written by the caller: the most the sink holds.
+    static let maxBufferedBytes = 8 << 20
+
     private let descriptor: Int32
     private let buffer = NIOLockedValueBox<[UInt8]>([])
     /// Serialises the writes themselves, so batches reach the file in order.
     private let writing = NIOLock()
+    /// Wakes the writing thread before its 50 ms are up.
+    private let wake = DispatchSemaphore(value: 0)
 
     init(descriptor: Int32) {
         self.descriptor = descriptor
         let thread = Thread { [weak self] in
             while let sink = self {
                 sink.flush()
-                usleep(50_000)
+                let wake = sink.wake
+                _ = wake.wait(timeout: .now() + .milliseconds(50))
             }
         }
         thread.name = "iqscore-log"
@@ -200,11 +210,15 @@ public final class LogSink: Sendable {
     }
 
     func append(_ line: ByteBuffer, now: Bool) {
-        let full = buffer.withLockedValue { bytes in
+        let held = buffer.withLockedValue { bytes in
             line.withUnsafeReadableBytes { bytes.append(contentsOf: $0) }
-            return bytes.count >= 64 << 10
+            return bytes.count
         }
-        if now || full { flush() }
+        if now || held >= Self.maxBufferedBytes {
+            flush()
+        } else if held >= Self.batchBytes && held - line.readableBytes < Self.batchBytes {
+            wake.signal()
+        }
     }
 
     /// Writes every buffered line.
