@@ -24,7 +24,13 @@ Ours runs as an operator would (issue 25): every connection guarded, a scoring t
 The peer runs as its README says: 2 uvicorn workers on uvicorn[standard] (uvloop + httptools), installed by
 ../shared/peers/setup.sh.
 
-    python3 Benchmarks/serve_load.py --bin .build/release/iqscore --out bench-out [--seconds 10] [--rounds 3] [--soak 300] [--plain]
+`--pinned` measures thread for thread with the client off the servers' core, which a 2-core machine otherwise
+cannot: both servers on core 0 with one thread of work each (ours: one event loop, NIO_SINGLETON_GROUP_LOOP_COUNT=1;
+the peer: one uvicorn worker), wrk -t1 -c16 on core 1. Without it wrk's two threads share both cores with the
+servers, and a server thread the scheduler sets aside for wrk leaves its connections waiting a time slice: the p99
+then measures the scheduler more than the server.
+
+    python3 Benchmarks/serve_load.py --bin .build/release/iqscore --out bench-out [--seconds 10] [--rounds 3] [--soak 300] [--plain] [--pinned]
 """
 import argparse, json, math, os, random, shutil, signal, socket, statistics, subprocess, sys, tempfile, time, urllib.request
 
@@ -98,10 +104,14 @@ def lua_bodies(path, bodies):
         fh.write("}\n")
 
 
-def wrk(url, script, seconds, threads=2, connections=16):
-    subprocess.run(["wrk", "-t", str(threads), "-c", str(connections), "-d", "3s", "-s", script, url],
+# --pinned: the servers on core 0, the client on core 1 (see the module's doc).
+SERVER_CORE, CLIENT_CORE = ["taskset", "-c", "0"], ["taskset", "-c", "1"]
+
+
+def wrk(url, script, seconds, threads=2, connections=16, prefix=()):
+    subprocess.run([*prefix, "wrk", "-t", str(threads), "-c", str(connections), "-d", "3s", "-s", script, url],
                    capture_output=True, check=True)  # warm-up
-    out = subprocess.run(["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{seconds}s", "--timeout", "5s",
+    out = subprocess.run([*prefix, "wrk", "-t", str(threads), "-c", str(connections), "-d", f"{seconds}s", "--timeout", "5s",
                           "-s", script, url], capture_output=True, text=True, check=True).stdout
     line = next(l for l in out.splitlines() if l.startswith("RESULT "))
     return json.loads(line[len("RESULT "):])
@@ -125,6 +135,9 @@ def main():
     ap.add_argument("--peers", default=os.path.join(HERE, "..", "..", "shared", "peers"))
     ap.add_argument("--sessions", type=int, default=2000)
     ap.add_argument("--plain", action="store_true", help="ours without a token and without request log lines")
+    ap.add_argument("--pinned", action="store_true",
+                    help="thread for thread with the client off the servers' core: ours with one event loop and the peer with one "
+                         "worker on core 0, wrk -t1 on core 1 (needs 2 cores and taskset)")
     args = ap.parse_args()
     token = None if args.plain else TOKEN
     os.makedirs(args.out, exist_ok=True)
@@ -176,9 +189,11 @@ def main():
         tokens = os.path.join(work, "tokens")
         open(tokens, "w").write(f"scoring {TOKEN}\n")
         operator = ["--log-level", "notice"] if args.plain else ["--tokens", tokens, "--log-level", "info", "--log-format", "json"]
-        ours = subprocess.Popen([args.bin, "serve", "--bank", bank, "--cat-config", cat, "--blueprint", blueprint,
+        server_prefix = SERVER_CORE if args.pinned else []
+        environment = dict(os.environ, NIO_SINGLETON_GROUP_LOOP_COUNT="1") if args.pinned else None
+        ours = subprocess.Popen([*server_prefix, args.bin, "serve", "--bank", bank, "--cat-config", cat, "--blueprint", blueprint,
                                  "--exposure", exposure, "--port", str(ours_port)] + operator,
-                                stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "ours.log"), "w"))
+                                stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "ours.log"), "w"), env=environment)
         procs.append(ours)
         wait_port(ours_port, ours)
 
@@ -199,7 +214,8 @@ def main():
         status, first = post(ours_port, "/v1/score", sessions[0], token)
         assert status == 200 and "iq" in first, first
 
-        peer = subprocess.Popen([os.path.join(args.peers, "aiq_scoring_server.py"), bank, "--port", str(peer_port), "--workers", "2"],
+        peer = subprocess.Popen([*server_prefix, os.path.join(args.peers, "aiq_scoring_server.py"), bank, "--port", str(peer_port),
+                                 "--workers", "1" if args.pinned else "2"],
                                 stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "peer.log"), "w"))
         procs.append(peer)
         wait_port(peer_port, peer)
@@ -229,11 +245,12 @@ def main():
         # Rounds: every endpoint once per round, in the same order, so a drift of the machine's speed over minutes
         # (this shared machine's /healthz moved 15k–21k req/s within an hour) falls on all of them; each figure is
         # the median over the rounds, and each ratio the median of the ratios within a round.
+        client = dict(threads=1, prefix=CLIENT_CORE) if args.pinned else {}
         rounds = []
         for k in range(args.rounds):
             this = []
             for endpoint, who, port, lua in runs:
-                r = wrk(f"http://127.0.0.1:{port}", lua, args.seconds)
+                r = wrk(f"http://127.0.0.1:{port}", lua, args.seconds, **client)
                 r.update(endpoint=endpoint, server=who)
                 this.append(r)
                 print(f"round {k + 1}: {who:5} {endpoint:32} {r['rps']:>10,.0f} req/s  p50 {r['p50_ms']:.3f} ms  p99 {r['p99_ms']:.3f} ms  "
@@ -253,7 +270,7 @@ def main():
         if args.soak > 0:
             lua = script("soak", "/v1/score", sessions)
             samples = []
-            w = subprocess.Popen(["wrk", "-t", "2", "-c", "16", "-d", f"{args.soak}s", "--timeout", "5s", "-s", lua,
+            w = subprocess.Popen([*(CLIENT_CORE if args.pinned else []), "wrk", "-t", "1" if args.pinned else "2", "-c", "16", "-d", f"{args.soak}s", "--timeout", "5s", "-s", lua,
                                   f"http://127.0.0.1:{ours_port}"], stdout=subprocess.PIPE, text=True)
             start = time.time()
             while w.poll() is None:
@@ -275,7 +292,7 @@ def main():
             """The median over rounds of a's requests/s over b's in the same round."""
             return statistics.median(x["rps"] / y["rps"] for x, y in zip(a["rounds"], b["rounds"]))
 
-        report = {"machine": {"cores": os.cpu_count()}, "wrk": "-t2 -c16, 3 s warm-up", "seconds": args.seconds, "rounds": args.rounds,
+        report = {"machine": {"cores": os.cpu_count()}, "wrk": "-t1 -c16 on core 1, servers on core 0 (ours: one event loop; the peer: one worker)" if args.pinned else "-t2 -c16, 3 s warm-up", "seconds": args.seconds, "rounds": args.rounds,
                   "ours": "plain" if args.plain else "token + JSON request log lines to a file", "runs": results, "soak": soak}
         json.dump(report, open(os.path.join(args.out, "serve_load.json"), "w"), indent=2)
 
