@@ -6,7 +6,8 @@
 # W2  sparse bank calibration, 1,500 items, 200,000 sessions x 25 reference: OpenBLAS dgemm doing the same
 #     (+ W2-3PL)                                                              multiply-adds as the E-steps
 # W3  scoring 1,000,000 sessions x 25 (long CSV)                 reference: cat FILE > /dev/null; girth EAP on
-#                                                                           the first 20,000 sessions
+#                                                                           the first 20,000 sessions; 10 sessions
+#                                                                           with the default threads vs one thread
 # W4  one 25-item balanced form from 1,500 items                 reference: the 1 ms aim (no peer)
 # W5  one CAT step on 1,500 items; a 10,000-simulee CAT study    reference: the 100 µs aim (no peer)
 #
@@ -142,6 +143,20 @@ girth_eap=$("$py" Benchmarks/girth_eap_sessions.py "$out/w3_sub.csv" "$out/w3_ba
 row workload W3-girth description "\"scoring the first $sub sessions (whole command) vs girth ability_eap alone\"" seconds_median "$ours_med" \
     throughput "$("$py" -c "print($sub/$ours_med)")" throughput_unit '"sessions/s"' peak_rss_mb 0 reference '"girth 0.8.0 ability_eap, same sessions and bank"' \
     reference_seconds "$girth_eap" ratio "$("$py" -c "print($girth_eap/$ours_med)")" ratio_meaning '"girth time / iqscore time"'
+# A small file with the default threads against one thread, alternating, median of 5: a fixed cost of the parallel
+# path (issue 26: a 1.0 s stall waiting for a libdispatch thread) shows as a ratio far above 1.
+head -n $((10 * 25 + 1)) "$out/w3_$n3.csv" > "$out/w3_small.csv"
+small=(); single=()
+for k in 1 2 3 4 5; do
+    t0=$(date +%s.%N); "$bin/iqscore" score "$out/w3_small.csv" --bank "$out/w3_bank.csv" --out "$out/w3_small_scores.csv" 2>/dev/null || true
+    t1=$(date +%s.%N); "$bin/iqscore" score "$out/w3_small.csv" --bank "$out/w3_bank.csv" --out "$out/w3_small_scores.csv" --threads 1 2>/dev/null || true
+    t2=$(date +%s.%N); small+=("$("$py" -c "print($t1-$t0)")"); single+=("$("$py" -c "print($t2-$t1)")")
+done
+small_med=$(median "${small[@]}"); single_med=$(median "${single[@]}")
+row workload W3-small description '"scoring 10 sessions x 25 (long CSV, whole command), default threads"' seconds_median "$small_med" \
+    throughput "$("$py" -c "print(10/$small_med)")" throughput_unit '"sessions/s"' peak_rss_mb 0 reference '"the same with --threads 1"' \
+    reference_seconds "$single_med" ratio "$("$py" -c "print($small_med/$single_med)")" \
+    ratio_meaning '"default-threads time / one-thread time (about 1 without a fixed cost of the parallel path)"'
 
 fi
 

@@ -562,29 +562,26 @@ package final class BatchScorer {
             ordinalBase += sessions
         }
 
-        /// Hands the full batch to a background task (scoring runs while the next batch is parsed); the previous
-        /// batch's output is written first, so output order is input order.
+        /// Hands the full batch to a background thread (`BackgroundJob`: scoring runs while the next batch is
+        /// parsed); the previous batch's output is written first, so output order is input order.
         mutating func flush() throws {
             guard batch.count > 0 else { return }
             try drainPending()
             let box = UncheckedSendableBox((owner, batch, PendingBatch(), partitionOutput != nil))
-            let group = DispatchGroup()
-            group.enter()
-            DispatchQueue.global().async {
+            let job = BackgroundJob {
                 let (owner, work, slot, keyed) = box.value
                 slot.result = owner.process(work, keyed: keyed)
-                group.leave()
             }
-            pending = (group, box.value.2)
+            pending = (job, box.value.2)
             batch = Batch()
         }
 
-        var pending: (group: DispatchGroup, slot: PendingBatch)?
+        var pending: (job: BackgroundJob, slot: PendingBatch)?
 
         /// Waits for the batch in flight, then writes its scores and rejects.
         mutating func drainPending() throws {
-            guard let (group, slot) = pending else { return }
-            group.wait()
+            guard let (job, slot) = pending else { return }
+            job.wait()
             pending = nil
             guard let result = slot.result else { return }
             if let partitionOutput {
