@@ -21,10 +21,11 @@ struct AnalyzeCommand: ParsableCommand {
             given that score, with Wilson–Hilferty ZSTD; RMSD between the posterior-weighted observed and the \
             model ICC (as in PISA), with the value the item's n reaches by chance (rmsd_critical, from 20 \
             posterior predictive replicates); Yen's Q3 at WLE θ and Q3* = Q3 − mean Q3 for pairs answered \
-            together by at least --q3-min-persons; l_z and Snijders' l_z* at WLE θ; marginal reliability from \
-            the model, averaging 1/I(θ) over N(0, 1) and the persons' forms (mirt's marginal_rxx with complete \
-            data), and empirical reliability from EAP θ and its posterior SD (mirt's empirical_rxx); both are \
-            defined for any design.
+            together by at least --q3-min-persons; l_z and Snijders' l_z* at WLE θ; three reliabilities: \
+            marginal_rxx, mirt's marginal reliability (the whole test's I/(I + 1) averaged over N(0, 1), every \
+            item counted as in mirt); the reliability from the mean error variance, 1/(1 + mean 1/I(θ)) over \
+            N(0, 1) and the persons' forms (Green et al. 1984); and the empirical reliability from EAP θ and its \
+            posterior SD (mirt's empirical_rxx). All are defined for any design.
 
             Flags: negative slope, low slope (a < --min-slope), extreme p-value (outside --p-range), low \
             point-biserial (< --min-point-biserial), misfit (S-X² p < --misfit-p), infit or outfit outside \
@@ -49,7 +50,7 @@ struct AnalyzeCommand: ParsableCommand {
     @Option(help: "Item table CSV (written atomically).")
     var out: String
 
-    @Option(name: .customLong("summary-json"), help: "Test-level summary JSON (alpha, sem, marginal_reliability, empirical_reliability, n_persons, fit_flags, undefined, …).")
+    @Option(name: .customLong("summary-json"), help: "Test-level summary JSON (alpha, sem, marginal_rxx, mean_error_variance_reliability, empirical_reliability, n_persons, fit_flags, undefined, …).")
     var summaryJSON: String?
 
     @Option(name: .customLong("persons-out"), help: "Person fit CSV: person_id,theta_wle,se,lz,lz_star.")
@@ -182,7 +183,8 @@ struct AnalyzeCommand: ParsableCommand {
                 func value(_ v: Double?) -> Any { v.flatMap { $0.isFinite ? $0 : nil } ?? NSNull() }
                 json["alpha"] = value(classical.alpha)
                 json["sem"] = value(classical.sem)
-                json["marginal_reliability"] = value(fit.marginalReliability)
+                json["marginal_rxx"] = value(fit.marginalRXX)
+                json["mean_error_variance_reliability"] = value(fit.meanErrorVarianceReliability)
                 json["empirical_reliability"] = value(fit.empiricalReliability)
                 json["q3_mean"] = value(fit.q3Mean)
                 json["q3_max_abs"] = value(fit.q3MaxAbs)
@@ -197,7 +199,7 @@ struct AnalyzeCommand: ParsableCommand {
             let perPerson = data.personCount > 0 ? Double(data.cellCount) / Double(data.personCount) : 0
             var lines = ["iqscore analyze: \(formatCount(data.personCount)) persons × \(data.itemCount) items (\(formatCount(classical.completePersons)) answered every item; \(fixed(perPerson, 1)) items per person)"]
             if !unknown.isEmpty { lines.append("warning: \(unknown.count) item\(unknown.count == 1 ? "" : "s") not in the bank left out: \(unknown.prefix(5).joined(separator: ", "))\(unknown.count > 5 ? ", …" : "")") }
-            lines.append("alpha \(shown(classical.alpha)), SEM \(shown(classical.sem)), marginal reliability \(shown(fit.marginalReliability)), empirical reliability \(shown(fit.empiricalReliability))")
+            lines.append("alpha \(shown(classical.alpha)), SEM \(shown(classical.sem)), marginal_rxx \(shown(fit.marginalRXX)), mean-error-variance reliability \(shown(fit.meanErrorVarianceReliability)), empirical reliability \(shown(fit.empiricalReliability))")
             let flagged = fitFlags.mapValues { $0["flagged"] ?? 0 }
             lines.append("flagged items: \(flaggedItems) of \(data.itemCount); fit: S-X² \(flagged["sx2"]!), infit/outfit \(flagged["infit_or_outfit"]!), RMSD \(flagged["rmsd"]!)")
             if let q3, let mean = q3.mean {

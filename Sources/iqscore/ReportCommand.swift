@@ -138,7 +138,7 @@ struct ReportCommand: ParsableCommand {
         <tr><td>persons</td><td>\(t.data.personCount)</td><td>answered every item</td><td>\(t.classical.completePersons)</td></tr>
         <tr><td>items</td><td>\(t.rows.count)</td><td>flagged items</td><td>\(t.flaggedCount)</td></tr>
         <tr><td>Cronbach's α</td><td>\(num(t.classical.alpha))</td><td>SEM (raw score)</td><td>\(num(t.classical.sem))</td></tr>
-        <tr><td>marginal / empirical reliability</td><td>\(num(t.fit.marginalReliability)) / \(num(t.fit.empiricalReliability))</td><td>max |Q3|</td><td>\(num(t.fit.q3MaxAbs))</td></tr>
+        <tr><td>marginal_rxx (mirt) / mean-error-variance / empirical reliability</td><td>\(num(t.fit.marginalRXX)) / \(num(t.fit.meanErrorVarianceReliability)) / \(num(t.fit.empiricalReliability))</td><td>max |Q3|</td><td>\(num(t.fit.q3MaxAbs))</td></tr>
         </table>
         <h2 id="information">Test information and conditional SE</h2>
         <div class="charts">\(infoChart.svg())\(seChart.svg())</div>

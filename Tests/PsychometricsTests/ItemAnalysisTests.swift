@@ -105,7 +105,7 @@ struct ItemAnalysisTests {
         #expect(model.q3(1, 2) == model.q3(2, 1))
         // Data simulated from the model fit it: mean squares near 1, reliability sensible.
         for item in model.items { #expect(abs(item.infit! - 1) < 0.2) }
-        #expect(try #require(model.marginalReliability) > 0.5)
+        #expect(try #require(model.meanErrorVarianceReliability) > 0.5)
     }
 
     @Test("α, SEM and α-if-deleted are undefined, with the reason, when the data are missing by design")
@@ -120,7 +120,7 @@ struct ItemAnalysisTests {
         #expect(classical.items.allSatisfy { $0.pointBiserial != nil })
         let fit = try ModelFit(data: sim.data, parameters: sim.truth, freeParameters: 2)
         #expect(fit.items.allSatisfy { $0.sx2P != nil && $0.infitZ != nil && $0.rmsd != nil })
-        #expect(try #require(fit.marginalReliability) > 0.5)
+        #expect(try #require(fit.meanErrorVarianceReliability) > 0.5)
     }
 }
 

@@ -17,12 +17,19 @@ struct AnalyzeCLITests {
         #expect(lines[0] == "item_id,n,p_value,point_biserial,alpha_if_deleted,a,b,c,infit,outfit,sx2,sx2_df,sx2_p,flags,rmsd,rmsd_critical,infit_z,outfit_z")
         #expect(lines.count == 17)
         let json = try JSONSerialization.jsonObject(with: Data(try ws.read("summary.json").utf8)) as! [String: Any]
-        for key in ["alpha", "sem", "marginal_reliability", "n_persons", "fit_flags", "undefined", "q3_pairs_compared"] { #expect(json[key] != nil, "missing \(key)") }
+        for key in ["alpha", "sem", "marginal_rxx", "mean_error_variance_reliability", "n_persons", "fit_flags", "undefined", "q3_pairs_compared"] { #expect(json[key] != nil, "missing \(key)") }
         // Complete-enough data: α is defined, so "undefined" does not list it.
         #expect((json["undefined"] as? [String: String])?["alpha"] == nil)
         #expect(json["n_persons"] as? Int == 1509)
         let alpha = try #require(json["alpha"] as? Double)
         #expect(alpha > 0.8 && alpha < 0.86)
+        // mirt 1.47, mirt(icar16 without its 16 empty rows, 1, itemtype = "2PL") then marginal_rxx(mod): 0.8286331779.
+        // Our own calibration of the same data gives it to 1e-3 (the two fits' parameters differ by about 1e-3).
+        let rxx = try #require(json["marginal_rxx"] as? Double)
+        #expect(abs(rxx - 0.8286331779) < 1e-3, "\(rxx)")
+        // The mean error variance over the persons' forms is another statistic (0.793 here).
+        let meanError = try #require(json["mean_error_variance_reliability"] as? Double)
+        #expect(abs(meanError - rxx) > 0.02)
         #expect(try ws.read("d.csv").hasPrefix("item_id,option,is_key,n,rate,rate_top,rate_bottom,discrimination,flags\n"))
     }
 
@@ -36,14 +43,17 @@ struct AnalyzeCLITests {
                        "--persons-out", "persons.csv", "--q3-out", "q3.csv")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderrLines.first == "iqscore analyze: 3,000 persons × 300 items (0 answered every item; 15.0 items per person)")
-        #expect(r.stderrLines[1].hasPrefix("alpha undefined, SEM undefined, marginal reliability 0."))
-        #expect(r.stderrLines.contains("note: alpha, SEM and alpha-if-deleted undefined: missing by design: persons answered 15.0 of the 300 items on average (5.0% of the cells, below the 50% at which α is computed); α describes the total score on all 300 items, which nobody took. The model's marginal reliability applies to any design"))
+        #expect(r.stderrLines[1].hasPrefix("alpha undefined, SEM undefined, marginal_rxx 0."), "\(r.stderrLines[1])")
+        #expect(r.stderrLines.contains("note: alpha, SEM and alpha-if-deleted undefined: missing by design: persons answered 15.0 of the 300 items on average (5.0% of the cells, below the 50% at which α is computed); α describes the total score on all 300 items, which nobody took. The model's reliabilities (marginal_rxx, mean_error_variance_reliability) apply to any design"))
         let json = try JSONSerialization.jsonObject(with: Data(try ws.read("summary.json").utf8)) as! [String: Any]
         #expect(json["alpha"] is NSNull && json["sem"] is NSNull)
         let undefined = try #require(json["undefined"] as? [String: String])
         #expect(Set(undefined.keys).isSuperset(of: ["alpha", "sem", "alpha_if_deleted", "mean_score", "sd_score"]))
-        let reliability = try #require(json["marginal_reliability"] as? Double)
+        // mirt's marginal_rxx counts all 300 items (the bank taken whole); the mean error variance the 15-item forms.
+        let rxx = try #require(json["marginal_rxx"] as? Double)
+        let reliability = try #require(json["mean_error_variance_reliability"] as? Double)
         #expect(reliability > 0.6 && reliability < 0.95)
+        #expect(rxx > reliability && rxx < 1, "\(rxx) \(reliability)")
         // S-X², infit/outfit with ZSTD and RMSD for every item; flags near the nominal level on model data.
         let rows = try ws.read("items.csv").split(separator: "\n").dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false) }
         #expect(rows.count == 300)

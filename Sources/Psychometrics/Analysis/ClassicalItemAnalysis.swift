@@ -16,7 +16,7 @@ import Foundation
 /// person answers 25 of 1,500 items) nobody has such a score, and α of a 1,500-item composite (≈ 0.996) says
 /// nothing about the 25-item forms people took. They are therefore computed only when at least
 /// `minimumDensityForAlpha` (50%) of the person × item cells are answered, and otherwise left nil with the
-/// reason in `undefined`; the model's marginal reliability (`ModelFit`) is defined for any design.
+/// reason in `undefined`; the model's reliabilities (`ModelFit`) are defined for any design.
 public struct ClassicalItemAnalysis: Sendable, Hashable {
     public struct Item: Sendable, Hashable {
         public var itemID: String
@@ -119,7 +119,7 @@ public struct ClassicalItemAnalysis: Sendable, Hashable {
 
         if !pairwise {
             let perPerson = N > 0 ? Double(data.cellCount) / Double(N) : 0
-            undefined["alpha"] = "missing by design: persons answered \(String(format: "%.1f", perPerson)) of the \(J) items on average (\(String(format: "%.1f", 100 * density))% of the cells, below the \(Int(100 * Self.minimumDensityForAlpha))% at which α is computed); α describes the total score on all \(J) items, which nobody took. The model's marginal reliability applies to any design"
+            undefined["alpha"] = "missing by design: persons answered \(String(format: "%.1f", perPerson)) of the \(J) items on average (\(String(format: "%.1f", 100 * density))% of the cells, below the \(Int(100 * Self.minimumDensityForAlpha))% at which α is computed); α describes the total score on all \(J) items, which nobody took. The model's reliabilities (marginal_rxx, mean_error_variance_reliability) apply to any design"
         } else if missingPairs > 0 {
             undefined["alpha"] = "\(missingPairs) item pairs (or items) were answered together by fewer than 2 persons, so their covariance is undefined"
         } else if a == nil {

@@ -120,7 +120,7 @@ struct PersonPass {
                 for (k, cell) in cells.enumerated() {
                     out.residuals[cell] = Double(responses[k]) - c.parameters[items[k]].probability(at: wle.theta)
                 }
-                // EAP: marginal reliability.
+                // EAP: empirical reliability.
                 let eap = c.eap.estimate(items, responses)
                 out.eapTheta[i] = eap.theta
                 out.eapVariance[i] = eap.standardError * eap.standardError

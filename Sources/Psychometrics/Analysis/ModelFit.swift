@@ -4,7 +4,7 @@ import Foundation
 /// (missing-by-design) data alike: every statistic uses only the items each person answered.
 ///
 /// One pass over the persons (on `workers` threads) computes, per person: the WLE θ̂ (l_z, l_z*, Q3 residuals),
-/// the EAP θ̂ and its posterior SD (marginal reliability), the posterior on the quadrature grid (RMSD), and the
+/// the EAP θ̂ and its posterior SD (empirical reliability), the posterior on the quadrature grid (RMSD), and the
 /// expected score of every answered item given the person's summed score on the items they answered (S-X²,
 /// infit, outfit). The statistics, each in its own file:
 /// - `OrlandoThissenSX2`: S-X² over each person's answered items (Orlando & Thissen 2000 on complete data).
@@ -78,9 +78,12 @@ public struct ModelFit: Sendable {
     public var sx2Persons: Int
     /// Empirical reliability of the EAP estimates (mirt's `empirical_rxx`): var(θ̂) / (var(θ̂) + mean PSD²).
     public var empiricalReliability: Double?
-    /// Model-based marginal reliability over the persons' forms (`MarginalReliability`; mirt's `marginal_rxx`
-    /// with complete data).
-    public var marginalReliability: Double?
+    /// mirt's `marginal_rxx`: the whole test's conditional reliability I/(I + 1) averaged over N(0, 1)
+    /// (`MarginalRXX`).
+    public var marginalRXX: Double?
+    /// The reliability from the mean error variance, σ² / (σ² + mean 1/I), averaged over the persons' forms
+    /// (`MeanErrorVarianceReliability`).
+    public var meanErrorVarianceReliability: Double?
     public var localDependence: LocalDependenceQ3?
     /// Statistic → why it is undefined (for all or some items, pairs or persons).
     public var undefined: [String: String] = [:]
@@ -151,8 +154,8 @@ public struct ModelFit: Sendable {
             undefined["sx2_p"] = "\(itemsText(noP)): after pooling score groups to expected counts of at least \(options.minimumExpected.formatted6) there are no more groups than free parameters (\(freeParameters)), so df ≤ 0"
         }
 
-        // Empirical reliability from the EAP estimates (mirt's empirical_rxx); model-based marginal reliability
-        // over the persons' forms (mirt's marginal_rxx).
+        // Empirical reliability from the EAP estimates (mirt's empirical_rxx); mirt's marginal_rxx over the whole
+        // test; the reliability from the mean error variance over the persons' forms.
         if N > 1 {
             let mean = eapTheta.reduce(0, +) / Double(N)
             let variance = eapTheta.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(N - 1)
@@ -160,8 +163,9 @@ public struct ModelFit: Sendable {
             empiricalReliability = variance + errorVariance > 0 ? variance / (variance + errorVariance) : nil
         }
         if empiricalReliability == nil { undefined["empirical_reliability"] = "needs at least 2 persons with responses, got \(N)" }
-        marginalReliability = MarginalReliability.compute(parameters: parameters, data: data)
-        if marginalReliability == nil { undefined["marginal_reliability"] = "no person answered any item" }
+        marginalRXX = MarginalRXX.compute(parameters: parameters)
+        meanErrorVarianceReliability = MeanErrorVarianceReliability.compute(parameters: parameters, data: data)
+        if meanErrorVarianceReliability == nil { undefined["mean_error_variance_reliability"] = "no person answered any item" }
         let lzMissing = personFit.filter { $0.lz == nil }.count, lzStarMissing = personFit.filter { $0.lzStar == nil }.count
         if lzMissing > 0 { undefined["lz"] = "\(lzMissing) persons: the variance of their log-likelihood is 0 (fewer than 2 items with 0 < P < 1)" }
         if lzStarMissing > 0 { undefined["lz_star"] = "\(lzStarMissing) persons: the corrected variance is 0 (fewer than 2 items, or items whose weights are all proportional to the WLE's)" }
