@@ -90,17 +90,19 @@ public struct ResponseFileReport: Sendable, Hashable {
 package enum ResponseCell: Sendable, Hashable {
     case correct, incorrect, missing, invalid
 
-    /// Parses `1`/`0`, `true`/`false` (any case), and empty or `NA` as not administered; surrounding spaces are
-    /// ignored.
+    /// Parses `1`/`0`, `true`/`false` and `t`/`f` (any case; `t`/`f` as PostgreSQL and other databases export
+    /// booleans), and empty or `NA` as not administered; surrounding spaces are ignored.
     @inline(__always)
     package static func parse(_ raw: UnsafeBufferPointer<UInt8>) -> ResponseCell {
         let b = raw.trimmingSpaces()
         switch b.count {
         case 0: return .missing
         case 1:
-            if b[0] == UInt8(ascii: "1") { return .correct }
-            if b[0] == UInt8(ascii: "0") { return .incorrect }
-            return .invalid
+            switch b[0] | (b[0] >= 0x41 ? 0x20 : 0) {
+            case UInt8(ascii: "1"), UInt8(ascii: "t"): return .correct
+            case UInt8(ascii: "0"), UInt8(ascii: "f"): return .incorrect
+            default: return .invalid
+            }
         case 2:
             return (b[0] | 0x20) == UInt8(ascii: "n") && (b[1] | 0x20) == UInt8(ascii: "a") ? .missing : .invalid
         case 4:
@@ -118,7 +120,7 @@ package enum ResponseCell: Sendable, Hashable {
         return true
     }
 
-    package static let allowedDescription = "1, 0, true, false, or empty/NA for not administered"
+    package static let allowedDescription = "1, 0, true, false, t, f, or empty/NA for not administered"
 }
 
 extension ResponseMatrix {

@@ -129,7 +129,7 @@ struct CATSimulateCommand: ParsableCommand {
     private func summary(_ r: CATSimulationReport, _ calibration: SympsonHetter?, _ c: CATConfiguration, _ pool: CATItemPool) -> [String] {
         func percent(_ x: Double) -> String { fixed(100 * x, 1) + "%" }
         var lines: [String] = []
-        lines.append("iqscore cat simulate: \(formatCount(r.simulees)) simulees on \(bank) (\(formatCount(r.bankItems)) items, \(r.eligibleItems == r.bankItems ? "" : "\(formatCount(r.eligibleItems)) active, ")\(r.domains.count) domains), seed \(seed)")
+        lines.append("iqscore cat simulate: \(formatCount(r.simulees)) simulees on \(bank) (\(formatCount(r.bankItems)) items, \(r.eligibleItems == r.bankItems ? "" : "\(formatCount(r.eligibleItems)) active, ")\(r.domains.count) domain\(r.domains.count == 1 ? "" : "s")), seed \(seed)")
         var rules = ["\(c.minItems)–\(c.maxItems) items"]
         if let se = c.seTarget { rules.append("SE ≤ \(se.formatted6)") }
         switch c.minPerDomain {

@@ -11,7 +11,10 @@ struct NormsBuildCommand: ParsableCommand {
         discussion: """
             SAMPLE has one row per person with an age (--age-column, years in [0, 130]) and θ (--theta-column, \
             in [-10, 10], e.g. the theta column of `iqscore score`), optionally an SE (--se-column), a weight \
-            (--weight-column, > 0) and categorical columns named by MARGINS. Other columns are ignored.             With --bank BANK.csv, SAMPLE holds responses instead of θ: the columns named after the bank's             items (1, 0, true, false, or empty/NA for not administered) are scored to θ and its SE by EAP             (the defaults of `iqscore score`), and --theta-column and --se-column do not apply.
+            (--weight-column, > 0) and categorical columns named by MARGINS. Other columns are ignored. \
+            With --bank BANK.csv, SAMPLE holds responses instead of θ: the columns named after the bank's items \
+            (\(ResponseCell.allowedDescription)) are scored to θ and its SE by EAP (the defaults of `iqscore \
+            score`), and --theta-column and --se-column do not apply.
 
             Weighting: --margins MARGINS.csv (variable,category,share; each variable a column of SAMPLE, each \
             variable's shares summing to 1) rakes the sample to the population margins by iterative \

@@ -186,7 +186,7 @@ struct BatchScorerTests {
         "q6,ok2,0",                      // 17
     ]
 
-    static let allowed = "1, 0, true, false, or empty/NA for not administered"
+    static let allowed = "1, 0, true, false, t, f, or empty/NA for not administered"
 
     /// session_id, line, column, reason (file added by the caller).
     static let expectedRejections: [(String, String, String, String)] = [

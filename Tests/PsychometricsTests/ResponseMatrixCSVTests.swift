@@ -272,6 +272,20 @@ struct ResponseMatrixLoadTests {
         #expect(report.path == path)
     }
 
+    @Test("database booleans t/f (any case) read as 1/0, as true/false are; other single letters are not responses")
+    func databaseBooleans() throws {
+        let files = try CSVFixtures()
+        let letters = try files.write("tf.csv", "session_id,q1,q2,q3\ns1,t,f,\ns2,F,T,t\n")
+        let digits = try files.write("10.csv", "session_id,q1,q2,q3\ns1,1,0,\ns2,0,1,1\n")
+        let (a, _) = try ResponseMatrix.load(csv: letters)
+        let (b, _) = try ResponseMatrix.load(csv: digits)
+        #expect(a.responses == b.responses && a.itemIndices == b.itemIndices && a.rowOffsets == b.rowOffsets)
+        for cell in ["a", "x", "y", "n", "tt", "ff"] {
+            var text = cell
+            #expect(text.withUTF8 { ResponseCell.parse($0) } == .invalid, "\(cell)")
+        }
+    }
+
     @Test("wide with person_id (or another id name, any case) as the first column")
     func wideWithPersonID() throws {
         let files = try CSVFixtures()
@@ -390,8 +404,8 @@ struct ResponseMatrixLoadErrorTests {
         let error = #expect(throws: InputErrors.self) { _ = try ResponseMatrix.load(csv: path) }
         #expect(error?.errors.count == 2)
         #expect(error?.description == """
-            \(path):4:2: error: column 'q1': 'yes' is not a response; allowed: 1, 0, true, false, or empty/NA for not administered
-            \(path):2:3: error: column 'q2': 'x' is not a response; allowed: 1, 0, true, false, or empty/NA for not administered (3 invalid cells in this column)
+            \(path):4:2: error: column 'q1': 'yes' is not a response; allowed: 1, 0, true, false, t, f, or empty/NA for not administered
+            \(path):2:3: error: column 'q2': 'x' is not a response; allowed: 1, 0, true, false, t, f, or empty/NA for not administered (3 invalid cells in this column)
             """)
     }
 

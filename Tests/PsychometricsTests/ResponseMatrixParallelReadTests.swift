@@ -170,7 +170,7 @@ struct ResponseMatrixParallelReadTests {
         text += "p0,1,bad\np100,1,good\np101,0,worse\n"
         let reading = try Self.expectSame(Array(text.utf8))
         #expect(reading.contains("id 'p0' already appeared on line 2"))
-        #expect(reading.contains(":103:3: error: column 'q2': 'good' is not a response; allowed: 1, 0, true, false, or empty/NA for not administered (2 invalid cells in this column)"))
+        #expect(reading.contains(":103:3: error: column 'q2': 'good' is not a response; allowed: 1, 0, true, false, t, f, or empty/NA for not administered (2 invalid cells in this column)"))
     }
 
     @Test("wide files: the memory budget (checked every 4,096 rows) stops at the same line")

@@ -14,6 +14,18 @@ struct CATCLITests {
 
     static let config = #"{"min_items": 4, "max_items": 15, "se_target": 0.4, "min_per_domain": 1, "randomesque": 3, "exposure_target": 0.4, "exposure_calibration_simulees": 200, "exposure_calibration_iterations": 5}"#
 
+    @Test("one domain is one domain (not \"1 domains\")")
+    func oneDomain() throws {
+        let ws = try CLIWorkspace()
+        let sim = try ws.run("simulate", "--model", "2pl", "--items", "120", "--persons", "1", "--domains", "all", "--out", "responses.csv",
+                             "--bank-out", "bank.csv", "--seed", "3")
+        #expect(sim.status == 0, "\(sim.stderr)")
+        try ws.write("cat.json", Self.config)
+        let r = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "50", "--seed", "4", "--out", "report.json")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderrLines.first == "iqscore cat simulate: 50 simulees on bank.csv (120 items, 1 domain), seed 4")
+    }
+
     @Test("a study: exit 0, the report's keys, a summary on stderr, nothing on stdout; the seed reproduces the report")
     func study() throws {
         let ws = try workspaceWithBank()

@@ -165,6 +165,22 @@ struct CLITests {
         #expect(binary.lastPathComponent == "iqscore")
     }
 
+    @Test("every subcommand's --help reads as prose: no runs of spaces inside its overview and discussion")
+    func helpProse() throws {
+        let ws = try CLIWorkspace()
+        let commands: [[String]] = [["calibrate"], ["score"], ["analyze"], ["report"], ["link"], ["assemble"], ["cat", "simulate"], ["simulate"],
+                                    ["norms", "build"], ["norms", "table"], ["verify"], ["serve"]]
+        for command in commands {
+            let r = try IQScoreCLI.run(command + ["--help"], in: ws.directory)
+            #expect(r.status == 0, "\(command)")
+            let prose = r.stdout.components(separatedBy: "\nUSAGE:")[0]
+            for line in prose.split(separator: "\n") {
+                let text = line.drop { $0 == " " }
+                #expect(!text.contains("   "), "iqscore \(command.joined(separator: " ")) --help: \(text.prefix(120))")
+            }
+        }
+    }
+
     @Test("simulate then calibrate: 2PL, 12 items × 1500 persons; bank and summary JSON")
     func simulateCalibrateRoundTrip() throws {
         let ws = try CLIWorkspace()
@@ -311,7 +327,7 @@ struct CLITests {
         let cal = try ws.run("calibrate", "responses.csv", "--out", "BANK.csv", "--summary-json", "summary.json")
         #expect(cal.status == 1)
         #expect(cal.stdout.isEmpty)
-        #expect(cal.stderr == "responses.csv:3:3: error: column 'q2': 'yes' is not a response; allowed: 1, 0, true, false, or empty/NA for not administered (2 invalid cells in this column)\n")
+        #expect(cal.stderr == "responses.csv:3:3: error: column 'q2': 'yes' is not a response; allowed: 1, 0, true, false, t, f, or empty/NA for not administered (2 invalid cells in this column)\n")
         #expect(try ws.contents() == ["responses.csv"], "no bank, summary or temporary file may be left behind")
     }
 

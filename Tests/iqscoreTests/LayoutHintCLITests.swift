@@ -7,7 +7,7 @@ import Testing
 @Suite("Layout hints: misread files name the options that read them")
 struct LayoutHintCLITests {
     static let bank = "item_id,a,b,c\nq1,1.2,-1.0,0\nq2,0.8,-0.5,0\nq3,1.5,0.0,0\n"
-    static let notAResponse = "is not a response; allowed: 1, 0, true, false, or empty/NA for not administered"
+    static let notAResponse = "is not a response; allowed: 1, 0, true, false, t, f, or empty/NA for not administered"
 
     /// The app's export: long, with its own column names.
     static let long = "test_session_id,question_id,is_correct\ns1,q1,1\ns1,q2,0\ns1,q3,1\ns2,q1,0\ns2,q2,0\ns2,q3,1\n"

@@ -173,7 +173,7 @@ struct NormsCLITests {
         try ws.write("bad.csv", "person,age,q0,q1\np1,30,1,2\np2,40,,\n")
         let b = try ws.run("norms", "build", "bad.csv", "--bank", "bank.csv", "--name", "a", "--norms-version", "1", "--out", "B.json")
         #expect(b.status == 1)
-        #expect(b.stderrLines.prefix(2) == ["bad.csv:2:4: error: column 'q1': '2' is not a response; allowed: 1, 0, true, false, or empty/NA for not administered",
+        #expect(b.stderrLines.prefix(2) == ["bad.csv:2:4: error: column 'q1': '2' is not a response; allowed: 1, 0, true, false, t, f, or empty/NA for not administered",
                                            "bad.csv:3:3: error: no answered item: θ cannot be scored from this row's responses"])
         let c = try ws.run("norms", "build", "bad.csv", "--bank", "bank.csv", "--theta-column", "theta", "--name", "a", "--norms-version", "1", "--out", "B.json")
         #expect(c.status == 64)

@@ -88,7 +88,7 @@ struct ScoreCLITests {
     static let scoreHeader = "session_id,n_items,n_correct,theta,se,iq,iq_low,iq_high,percentile,method,flags,norms"
     static let domainHeader = "logic_correct,logic_answered,pattern_correct,pattern_answered,spatial_correct,spatial_answered"
     static let rejectHeader = "session_id,file,line,column,reason"
-    static let allowed = "1, 0, true, false, or empty/NA for not administered"
+    static let allowed = "1, 0, true, false, t, f, or empty/NA for not administered"
 
     static let bank = """
         item_id,model,a,b,c,domain

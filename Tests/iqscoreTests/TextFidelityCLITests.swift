@@ -69,7 +69,7 @@ struct TextFidelityCLITests {
             #expect(r.status == 2)
             let prefix = String(repeating: "x", count: 100)
             #expect(try ws.csvRecords("o\(threads).rejects.csv").dropFirst().map { $0[4] } == [
-                "response '\(prefix)…' (1000000 bytes) is not a response; allowed: 1, 0, true, false, or empty/NA for not administered",
+                "response '\(prefix)…' (1000000 bytes) is not a response; allowed: 1, 0, true, false, t, f, or empty/NA for not administered",
                 "unknown item id '\(prefix)…' (1000000 bytes) (not in the bank)",
             ])
             #expect(try Data(contentsOf: ws.url("o\(threads).rejects.csv")).count < 1_000)
