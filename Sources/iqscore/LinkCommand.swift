@@ -7,8 +7,13 @@ struct LinkCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "link",
         abstract: "Put a new calibration on the scale of an old one through their common items.",
+        usage: """
+            iqscore link --reference <old-bank.csv> --new <new-bank.csv> --out <linked-bank.csv> [--method <method>] \
+            [--summary-json <summary-json>] [--criterion <criterion>] [--quadrature-points <n>] [--theta-bound <b>]
+            """,
         discussion: """
-            --from is the OLD bank (the reference scale), --to the NEW bank; both as written by calibrate \
+            --reference is the OLD bank (the scale to keep), --new the NEW bank (the calibration to move); both as \
+            written by calibrate \
             (item_id,a,b[,c], SE and metadata columns). Common items are matched by item_id. The constants \
             follow θ_old = slope · θ_new + intercept, so new-bank parameters move to the old scale by \
             a* = a/slope, b* = slope·b + intercept, c* = c; standard errors by se_a/slope and slope·se_b.
@@ -21,16 +26,28 @@ struct LinkCommand: ParsableCommand {
 
             OUT is the whole NEW bank on the old scale (every item, metadata columns kept), written atomically.
 
+            --from and --to, the names before 2026-11-27, are refused: in plink the "from" scale is the new \
+            form's, here it was the old bank's, and a swapped pair links the wrong way without an error.
+
             Exit status: 0 linked; 3 written but the curve criterion did not converge (a warning says so); \
             1 failed (bad bank, too few common items: nothing written); 64 usage error.
             """
     )
 
-    @Option(name: .customLong("from"), help: ArgumentHelp("OLD bank CSV: the reference scale.", valueName: "old-bank.csv"))
-    var oldBank: String
+    @Option(name: .customLong("reference"), help: ArgumentHelp("OLD bank CSV: the reference scale, kept (required).", valueName: "old-bank.csv"))
+    var reference: String?
 
-    @Option(name: .customLong("to"), help: ArgumentHelp("NEW bank CSV: the calibration to put on the old scale.", valueName: "new-bank.csv"))
-    var newBank: String
+    @Option(name: .customLong("new"), help: ArgumentHelp("NEW bank CSV: the calibration put on the old scale (required).", valueName: "new-bank.csv"))
+    var new: String?
+
+    @Option(name: .customLong("from"), help: .hidden)
+    var refusedFrom: String?
+
+    @Option(name: .customLong("to"), help: .hidden)
+    var refusedTo: String?
+
+    var oldBank: String { reference ?? "" }
+    var newBank: String { new ?? "" }
 
     @Option(help: "Linking method: stocking-lord, haebara, mean-sigma or mean-mean.")
     var method: LinkingMethod = .stockingLord
@@ -51,16 +68,22 @@ struct LinkCommand: ParsableCommand {
     var thetaBound = 6.0
 
     func validate() throws {
+        if refusedFrom != nil || refusedTo != nil {
+            throw ValidationError("--from and --to are ambiguous (plink's \"from\" is the new form, here it was the old bank); name the banks by role: --reference OLD_BANK.csv (the scale to keep) --new NEW_BANK.csv (the calibration to move)")
+        }
+        guard reference != nil, new != nil else {
+            throw ValidationError("give both banks: --reference OLD_BANK.csv (the scale to keep) and --new NEW_BANK.csv (the calibration to move)")
+        }
         try throwIfAny(QuadratureGrid.validationProblems(points: quadraturePoints, bound: thetaBound, naming: .option))
         let target = URL(fileURLWithPath: out).standardizedFileURL.path
-        for (option, path) in [("--from", oldBank), ("--to", newBank)] where URL(fileURLWithPath: path).standardizedFileURL.path == target {
+        for (option, path) in [("--reference", oldBank), ("--new", newBank)] where URL(fileURLWithPath: path).standardizedFileURL.path == target {
             throw ValidationError("--out must not overwrite the \(option) bank (\(path)); choose another output file")
         }
     }
 
     func run() throws {
         try runReportingErrors {
-            try prepareOutputs(inputs: [("--from", oldBank), ("--to", newBank)], outputs: [("--out", out)] + given("--summary-json", summaryJSON))
+            try prepareOutputs(inputs: [("--reference", oldBank), ("--new", newBank)], outputs: [("--out", out)] + given("--summary-json", summaryJSON))
             let old = try loadBank(oldBank)
             let new = try loadBank(newBank)
             var options = ScaleLinkingOptions(method: method)

@@ -124,6 +124,10 @@ final class CLIWorkspace {
         try IQScoreCLI.run(arguments, in: directory, sourceLocation: sourceLocation)
     }
 
+    func run(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> IQScoreCLI.Result {
+        try IQScoreCLI.run(arguments, in: directory, sourceLocation: sourceLocation)
+    }
+
     func write(_ name: String, _ text: String) throws {
         try Data(text.utf8).write(to: url(name))
     }
@@ -171,7 +175,7 @@ struct CLITests {
         let commands: [[String]] = [["calibrate"], ["score"], ["analyze"], ["report"], ["link"], ["assemble"], ["cat", "simulate"], ["simulate"],
                                     ["norms", "build"], ["norms", "table"], ["verify"], ["serve"]]
         for command in commands {
-            let r = try IQScoreCLI.run(command + ["--help"], in: ws.directory)
+            let r = try ws.run(command + ["--help"])
             #expect(r.status == 0, "\(command)")
             let prose = r.stdout.components(separatedBy: "\nUSAGE:")[0]
             for line in prose.split(separator: "\n") {

@@ -171,7 +171,7 @@ struct HostileInputCLITests {
                              "--p-range must be LOW,HIGH (two numbers), got '0,inf'")
         try expectUsageError(ws, ["analyze", "s.csv", "--bank", "bank.csv", "--out", "a.csv", "--min-slope", "nan", "--mnsq-range", "0.5,1e300"],
                              "--min-slope must be in [0, 50], got nan; --mnsq-range must be LOW,HIGH with LOW < HIGH, both in [0, 100]; got 0.5,1e+300")
-        try expectUsageError(ws, ["link", "--from", "bank.csv", "--to", "bank.csv", "--out", "l.csv", "--theta-bound", "nan"],
+        try expectUsageError(ws, ["link", "--reference", "bank.csv", "--new", "bank.csv", "--out", "l.csv", "--theta-bound", "nan"],
                              "--theta-bound must be in [1, 20], got nan")
     }
 
@@ -188,7 +188,7 @@ struct HostileInputCLITests {
         let ws = try CLIWorkspace()
         try ws.write("old.csv", "item_id,a,b\nq1,1,0\nq2,1,1\nq3,1,2\n")
         try ws.write("new.csv", "item_id,a,b\nq1,50,-100\nq2,0.0001,100\nq3,50,100\n")
-        let r = try ws.run("link", "--from", "old.csv", "--to", "new.csv", "--out", "linked.csv", "--method", "mean-sigma")
+        let r = try ws.run("link", "--reference", "old.csv", "--new", "new.csv", "--out", "linked.csv", "--method", "mean-sigma")
         #expect(r.status == 1)
         #expect(r.stderr.hasPrefix("error: linking new.csv onto old.csv gives θ_old = 0.00866025 · θ_new + 0.711325, which puts 2 items outside the ranges a bank may hold: item 'q1': a = 5773.5; allowed 0 < a ≤ 50"))
         #expect(!ws.exists("linked.csv"))

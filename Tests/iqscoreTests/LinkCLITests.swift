@@ -35,7 +35,7 @@ struct LinkCLITests {
         let ws = try CLIWorkspace()
         try ws.write("old.csv", Self.oldBank)
         try ws.write("new.csv", Self.newBank)
-        let r = try ws.run("link", "--from", "old.csv", "--to", "new.csv", "--method", "stocking-lord", "--out", "linked.csv",
+        let r = try ws.run("link", "--reference", "old.csv", "--new", "new.csv", "--method", "stocking-lord", "--out", "linked.csv",
                            "--summary-json", "summary.json")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.isEmpty)
@@ -84,7 +84,7 @@ struct LinkCLITests {
         #expect(try ws.contents() == ["old.csv", "new.csv", "linked.csv", "summary.json"])
 
         // Mean-sigma gives the same constants here; its criterion is null.
-        let ms = try ws.run("link", "--from", "old.csv", "--to", "new.csv", "--method", "mean-sigma", "--out", "ms.csv", "--summary-json", "ms.json")
+        let ms = try ws.run("link", "--reference", "old.csv", "--new", "new.csv", "--method", "mean-sigma", "--out", "ms.csv", "--summary-json", "ms.json")
         #expect(ms.status == 0, "\(ms.stderr)")
         let msSummary = try ws.json("ms.json")
         #expect(msSummary["method"] as? String == "mean-sigma")
@@ -98,7 +98,7 @@ struct LinkCLITests {
         let ws = try CLIWorkspace()
         try ws.write("old.csv", Self.oldBank)
         try ws.write("new.csv", "item_id,a,b\nq1,1.0,-1.2\nn1,1.3,0.4\n")
-        let r = try ws.run("link", "--from", "old.csv", "--to", "new.csv", "--out", "linked.csv", "--summary-json", "summary.json")
+        let r = try ws.run("link", "--reference", "old.csv", "--new", "new.csv", "--out", "linked.csv", "--summary-json", "summary.json")
         #expect(r.status == 1)
         #expect(r.stdout.isEmpty)
         #expect(r.stderr == "error: cannot link new.csv onto old.csv: only 1 common item (q1); linking needs at least 2\n")
@@ -110,23 +110,33 @@ struct LinkCLITests {
         let ws = try CLIWorkspace()
         try ws.write("old.csv", "item_id,a,b\nq1,0.8,-1.0\nq2,1.2,abc\n")
         try ws.write("new.csv", Self.newBank)
-        let r = try ws.run("link", "--from", "old.csv", "--to", "new.csv", "--out", "linked.csv")
+        let r = try ws.run("link", "--reference", "old.csv", "--new", "new.csv", "--out", "linked.csv")
         #expect(r.status == 1)
         #expect(r.stderr == "old.csv:3:3: error: item 'q2': b 'abc' is not a number\n")
         #expect(!ws.exists("linked.csv"))
     }
 
-    @Test("usage errors exit 64: output over an input, unknown method")
+    @Test("usage errors exit 64: output over an input, unknown method, the refused --from/--to, a bank left out")
     func usageErrors() throws {
         let ws = try CLIWorkspace()
         try ws.write("old.csv", Self.oldBank)
         try ws.write("new.csv", Self.newBank)
-        let same = try ws.run("link", "--from", "old.csv", "--to", "new.csv", "--out", "./old.csv")
+        let same = try ws.run("link", "--reference", "old.csv", "--new", "new.csv", "--out", "./old.csv")
         #expect(same.status == 64)
-        #expect(same.stderr.contains("--out must not overwrite the --from bank (old.csv); choose another output file"))
-        let method = try ws.run("link", "--from", "old.csv", "--to", "new.csv", "--method", "irt", "--out", "linked.csv")
+        #expect(same.stderr.contains("--out must not overwrite the --reference bank (old.csv); choose another output file"))
+        let method = try ws.run("link", "--reference", "old.csv", "--new", "new.csv", "--method", "irt", "--out", "linked.csv")
         #expect(method.status == 64)
         #expect(method.stderr.contains("--method"))
+        // The names before 2026-11-27 are refused whichever way round, with the names to use; a bank left out too.
+        for pair in [["--from", "old.csv", "--to", "new.csv"], ["--from", "new.csv", "--to", "old.csv"], ["--reference", "old.csv", "--to", "new.csv"]] {
+            let old = try ws.run(["link"] + pair + ["--out", "linked.csv"])
+            #expect(old.status == 64, "\(pair)")
+            #expect(old.stderr.contains("--from and --to are ambiguous") && old.stderr.contains("--reference OLD_BANK.csv"), "\(old.stderr)")
+        }
+        let missing = try ws.run("link", "--reference", "old.csv", "--out", "linked.csv")
+        #expect(missing.status == 64 && missing.stderr.contains("give both banks"), "\(missing.stderr)")
+        let help = try ws.run("link", "--help")
+        #expect(help.stdout.contains("--reference <old-bank.csv>") && !help.stdout.contains("--from <"))
         #expect(try ws.contents() == ["old.csv", "new.csv"])
         #expect(try ws.read("old.csv") == Self.oldBank)
     }
