@@ -34,6 +34,8 @@ package struct BatchScoringReport: Sendable, Hashable {
     /// How many scored sessions carry each flag.
     package var flagCounts: [ScoreFlag: Int] = [:]
     package var seconds = 0.0
+    /// Wide files whose first column had no name and was read as the session ids (R's `write.csv()` row names).
+    package var unnamedIDColumnFiles: [String] = []
 }
 
 /// Progress of a running batch, for display.
@@ -316,7 +318,8 @@ package final class BatchScorer {
                 }
             } else {
                 let first = header.first ?? ""
-                let hasID = first == options.sessionColumn || ResponseFileOptions.wideIDNames.contains(first.lowercased())
+                let hasID = ResponseFileOptions.isWideIDColumn(first, sessionColumn: options.sessionColumn)
+                if hasID && first.isEmpty && !report.unnamedIDColumnFiles.contains(path) { report.unnamedIDColumnFiles.append(path) }
                 let itemStart = hasID ? 1 : 0
                 let ac = try owner.ageColumnIndex(in: header, file: path, line: reader.line)
                 ageColumns[fileIndex] = ac

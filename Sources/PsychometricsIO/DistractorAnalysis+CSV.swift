@@ -11,7 +11,7 @@ extension DistractorAnalysis {
         guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a header of item ids") }
         let header = reader.strings().map { $0.trimmingCharacters(in: .whitespaces) }
         let first = header.first ?? ""
-        let hasID = first == idColumn || ResponseFileOptions.wideIDNames.contains(first.lowercased())
+        let hasID = ResponseFileOptions.isWideIDColumn(first, sessionColumn: idColumn)
         let itemIDs = Array(header.dropFirst(hasID ? 1 : 0))
         try CSVHeader.checkUnique(header, file: path, line: reader.line, what: "item")
         let missingKeys = itemIDs.filter { keys[$0] == nil }

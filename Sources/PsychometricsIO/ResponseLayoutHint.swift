@@ -30,7 +30,7 @@ package enum ResponseLayoutHint {
         }
         if options.layout != .wide, let hint = longHint(sample, itemIDs: itemIDs) { return hint }
         if let hint = idColumnHint(sample, options: options) { return hint }
-        let idColumn = ResponseFileOptions.wideIDNames.contains(header[0].lowercased()) || header[0] == options.sessionColumn
+        let idColumn = ResponseFileOptions.isWideIDColumn(header[0], sessionColumn: options.sessionColumn)
         return cellHint(sample, columns: Array((idColumn ? 1 : 0)..<header.count))
     }
 
@@ -123,7 +123,7 @@ package enum ResponseLayoutHint {
     /// A wide file whose first column holds ids under a name the reader does not recognise.
     static func idColumnHint(_ sample: Sample, options: ResponseFileOptions) -> String? {
         let header = sample.header
-        guard header.count >= 2, !ResponseFileOptions.wideIDNames.contains(header[0].lowercased()), header[0] != options.sessionColumn else { return nil }
+        guard header.count >= 2, !ResponseFileOptions.isWideIDColumn(header[0], sessionColumn: options.sessionColumn) else { return nil }
         let first = sample.cells(0)
         guard !first.isEmpty, !first.contains(where: isResponse), Set(first).count == first.count else { return nil }
         let rest = (1..<header.count).map { sample.cells($0) }.filter { !$0.isEmpty }

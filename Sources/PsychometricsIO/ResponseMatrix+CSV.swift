@@ -41,6 +41,13 @@ public struct ResponseFileOptions: Sendable, Hashable {
     /// First-column headers that mark a wide file's id column (compared case-insensitively).
     package static let wideIDNames: Set<String> = ["id", "session_id", "session", "person_id", "person", "user_id",
                                                    "respondent", "respondent_id", "subject", "subject_id", "test_session_id"]
+
+    /// Whether a wide file's first column, headed `name`, holds the ids: `sessionColumn`, a name of `wideIDNames`,
+    /// or no name at all — R's `write.csv()` writes its row names under an empty header (`"","q1","q2"`), and an
+    /// item cannot be nameless.
+    package static func isWideIDColumn(_ name: String, sessionColumn: String) -> Bool {
+        name.isEmpty || name == sessionColumn || wideIDNames.contains(name.lowercased())
+    }
 }
 
 extension ResponseFileOptions {

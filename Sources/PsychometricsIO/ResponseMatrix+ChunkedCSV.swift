@@ -625,7 +625,7 @@ extension ResponseMatrix {
         let path = reader.path
         var errors = ErrorCollector()
         let first = header.first ?? ""
-        let hasID = first == options.sessionColumn || ResponseFileOptions.wideIDNames.contains(first.lowercased())
+        let hasID = ResponseFileOptions.isWideIDColumn(first, sessionColumn: options.sessionColumn)
         let columns = WideColumns(fieldCount: header.count, hasID: hasID, idName: first)
         let itemIDs = Array(header[columns.itemStart...])
         guard !itemIDs.isEmpty else {

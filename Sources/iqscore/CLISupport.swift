@@ -154,6 +154,16 @@ func writeAtomically(_ text: String, to path: String) throws {
     try writer.commit()
 }
 
+/// The note for a wide file whose first column had no name and was read as the ids (R's `write.csv()` row names).
+func unnamedIDColumnNote(_ path: String) -> String {
+    "note: \(path): the first column has no name (as R's write.csv writes row names): read as the session ids"
+}
+
+/// Says so on stderr when `report`'s file had an unnamed first column read as the ids.
+func noteUnnamedIDColumn(_ report: ResponseFileReport) {
+    if report.idColumn == "" { printError(unnamedIDColumnNote(report.path)) }
+}
+
 /// Reads a bank (`ItemBank.load(csv:)`) and, when its header is a foreign layout (mirt, catR, girth), says on
 /// stderr how it was read, e.g. `note: bank.csv: read as mirt slope–intercept (a1, d, g): b = −d/a1; c = g`.
 func loadBank(_ path: String, requirePositiveSlopes: Bool = true) throws -> ItemBank {

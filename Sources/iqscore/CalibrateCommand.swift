@@ -9,7 +9,8 @@ struct CalibrateCommand: ParsableCommand {
         abstract: "Calibrate an item bank by marginal maximum likelihood (Bock–Aitkin EM).",
         discussion: """
             Reads responses in wide layout (first column an id such as session_id/person_id/id when its header \
-            says so, one column per item, cells 1, 0 or empty = not administered) or long layout \
+            says so or is empty, as R's write.csv writes row names; one column per item, cells 1, 0 or empty = \
+            not administered) or long layout \
             (session_id,item_id,response; other columns ignored; names set by --session-column etc.).
 
             Writes BANK.csv with item_id,model,a,b,c,se_a,se_b,se_c,n_responses,p_value,flags (+ metadata \
@@ -177,6 +178,7 @@ struct CalibrateCommand: ParsableCommand {
             }
             let (data, report) = try ResponseMatrix.load(csv: responses, options: columns.fileOptions, maxMemoryBytes: maxMemory.bytes,
                                                          threads: threads ?? WorkerThreads.all)
+            noteUnnamedIDColumn(report)
             let readSeconds = Date().timeIntervalSince(readStart)
             // A terminal shows each EM cycle as mirt does (silent when stderr is piped).
             let status = TerminalStatusLine()

@@ -83,6 +83,7 @@ struct ItemAnalysisTable {
     /// Restricts the responses to the bank's items and computes classical statistics, fit and flags.
     init(responses: String, fileOptions: ResponseFileOptions, bank: ItemBank, rules: FlagRules) throws {
         let (loaded, report) = try ResponseMatrix.load(csv: responses, options: fileOptions)
+        noteUnnamedIDColumn(report)
         var byID: [String: BankItem] = [:]
         for item in bank.items { byID[item.itemID] = item }
         itemsNotInBank = loaded.itemIDs.filter { byID[$0] == nil }

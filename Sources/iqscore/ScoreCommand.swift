@@ -196,6 +196,7 @@ struct ScoreCommand: ParsableCommand {
         var lines = ["iqscore score: read \(formatCount(r.sessionsRead)) session\(r.sessionsRead == 1 ? "" : "s") (\(formatCount(r.rowsRead)) row\(r.rowsRead == 1 ? "" : "s"), \(fixed(mb, 1)) MB) from \(r.files) file\(r.files == 1 ? "" : "s") in \(fixed(r.seconds, 2)) s (\(formatCount(Int(Double(r.sessionsRead) / max(r.seconds, 1e-9)))) sessions/s, \(fixed(mb / max(r.seconds, 1e-9), 1)) MB/s)"]
         lines.append("scored \(formatCount(r.sessionsScored)), rejected \(formatCount(r.sessionsRejected))" + (r.sessionsRejected > 0 ? " (see \(rejectsPath))" : ""))
         if r.blankResponses > 0 { lines.append("\(formatCount(r.blankResponses)) rows with an empty response were treated as not administered") }
+        for file in r.unnamedIDColumnFiles { lines.append(unnamedIDColumnNote(file)) }
         if r.regrouped {
             lines.append("note: rows of some sessions were not contiguous; the input was regrouped "
                          + (r.regroupPartitions > 1 ? "through \(r.regroupPartitions) partition files (--max-memory \(maxMemory))" : "in memory"))
