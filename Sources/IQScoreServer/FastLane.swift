@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
 
@@ -185,9 +186,9 @@ final class FastLane: ChannelDuplexHandler, RemovableChannelHandler {
         headers.reserveCapacity(6)
         headers.add(name: "Content-Type", value: "application/json")
         headers.add(name: "Content-Length", value: String(body.readableBytes))
-        headers.add(name: "X-Bank-Version", value: state.bankVersion)
-        headers.add(name: "X-Request-Id", value: requestID)
-        headers.add(name: "X-IQScore-Instance", value: service.instance)
+        headers.add(name: HTTPField.Name.bankVersion.rawName, value: state.bankVersion)
+        headers.add(name: HTTPField.Name.requestID.rawName, value: requestID)
+        headers.add(name: HTTPField.Name.instance.rawName, value: service.instance)
         headers.add(name: "Date", value: date.now())
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
