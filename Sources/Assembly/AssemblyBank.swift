@@ -44,10 +44,17 @@ public struct AssemblyBank: Sendable {
     public let domains: [String]
     /// Per item: index into `domains`.
     public let domainIndex: [Int]
+    /// θ in the bank's calibration population (`ItemBank.latentScale`): the CAT's default prior and the
+    /// simulees' default θ distribution.
+    public let latentScale: LatentScale
     private let index: [String: Int]
 
-    public init(items: [AssemblyItem]) {
+    /// The one domain of a bank without a `domain` column.
+    public static let singleDomain = "all"
+
+    public init(items: [AssemblyItem], latentScale: LatentScale = .standard) {
         self.items = items
+        self.latentScale = latentScale
         var domains: [String] = [], position: [String: Int] = [:], domainIndex: [Int] = []
         for item in items {
             if position[item.domain] == nil { position[item.domain] = domains.count; domains.append(item.domain) }
@@ -63,17 +70,18 @@ public struct AssemblyBank: Sendable {
     /// Builds an assembly bank from a calibrated bank whose metadata has a `domain` column and optionally
     /// `status` (active/pretest/retired; default active), `anchor` (1/0, true/false, yes/no; default no),
     /// `enemy_group` and `difficulty_label`. Every problem names the bank file and line.
+    ///
+    /// A bank without a `domain` column (girth's, catR's, mirt's) is one domain, `singleDomain`: a CAT runs on
+    /// it without content balancing, and a blueprint may name that domain.
     public init(bank: ItemBank) throws {
         let file = bank.sourcePath ?? "bank"
-        guard bank.metadataColumns.contains("domain") else {
-            throw InputError(file: file, line: 1, message: "the bank has no domain column; assembly needs one (add it with calibrate --items ITEMS.csv)")
-        }
+        let hasDomains = bank.metadataColumns.contains("domain")
         var errors: [InputError] = []
         var items: [AssemblyItem] = []
         for item in bank.items {
             let line = item.sourceLine
             func fail(_ message: String) { errors.append(InputError(file: file, line: line, message: "item '\(item.itemID)': \(message)")) }
-            let domain = (item.metadata["domain"] ?? "").trimmingCharacters(in: .whitespaces)
+            let domain = hasDomains ? (item.metadata["domain"] ?? "").trimmingCharacters(in: .whitespaces) : Self.singleDomain
             if domain.isEmpty { fail("empty domain"); continue }
             var status = ItemStatus.active
             if let text = item.metadata["status"]?.trimmingCharacters(in: .whitespaces).lowercased(), !text.isEmpty {
@@ -96,7 +104,7 @@ public struct AssemblyBank: Sendable {
                                       enemyGroup: optional("enemy_group"), difficultyLabel: optional("difficulty_label")))
         }
         if !errors.isEmpty { throw InputErrors(errors) }
-        self.init(items: items)
+        self.init(items: items, latentScale: bank.latentScale)
     }
 
     public func index(of id: String) -> Int? { index[id] }

@@ -18,12 +18,12 @@ import Psychometrics
 /// | `domain_weights` | target shares per domain (Kingsbury–Zara), e.g. `{"logic": 2, "math": 1}` | none |
 /// | `randomesque` | choose at random among the best k items (Kingsbury & Zara 1989) | 1 |
 /// | `a_stratification` | number of a-strata (Chang & Ying 1999); `null` = maximum information | `null` |
-/// | `exposure_target` | r_max of Sympson–Hetter exposure control; `null` = none | 0.25 |
+/// | `exposure_target` | r_max of Sympson–Hetter exposure control; `null` = none | 0.25, raised on a bank too small for it (`adaptingDefaultExposureTarget(to:)`) |
 /// | `exposure_calibration_simulees` | simulees per Sympson–Hetter calibration round | 5000 |
 /// | `exposure_calibration_iterations` | largest number of calibration rounds | 40 |
 /// | `exposure_margin` | the calibration aims at r_max − margin (room for simulation noise) | 0.02 |
 /// | `estimator` | θ estimator: eap, map, ml, wle | eap |
-/// | `prior_mean`, `prior_sd` | N(μ, σ²) prior of θ (EAP, MAP) and of the calibration simulees | 0, 1 |
+/// | `prior_mean`, `prior_sd` | N(μ, σ²) prior of θ (EAP, MAP) and of the calibration simulees | the bank's latent mean and SD (`ItemBank.latentScale`: 0, 1 on most banks) |
 /// | `quadrature_points` | EAP grid points on [−6, 6] | 61 |
 ///
 /// Unknown keys are errors (a misspelt rule must not be ignored silently).
@@ -35,13 +35,21 @@ public struct CATConfiguration: Sendable, Hashable {
     public var domainWeights: [String: Double]?
     public var randomesque: Int = 1
     public var aStratification: Int?
-    public var exposureTarget: Double? = 0.25
+    /// r_max of Sympson–Hetter exposure control; nil: none. Setting it makes it an explicit choice.
+    public var exposureTarget: Double? = Self.defaultExposureTarget {
+        didSet { exposureTargetIsDefault = false }
+    }
+    /// Whether `exposureTarget` is the default (no `exposure_target` key, or an initialiser without the
+    /// argument): on a bank that cannot meet it, a `CATItemPool` raises it to what the bank allows instead of
+    /// refusing (`adaptingDefaultExposureTarget(to:)`). An explicit target that cannot be met is an error.
+    public private(set) var exposureTargetIsDefault = true
     public var exposureCalibrationSimulees: Int = 5000
     public var exposureCalibrationIterations: Int = 40
     public var exposureMargin: Double = 0.02
     public var estimator: AbilityMethod = .eap
-    public var priorMean: Double = 0
-    public var priorSD: Double = 1
+    /// nil: the bank's latent mean and SD (`AssemblyBank.latentScale`).
+    public var priorMean: Double?
+    public var priorSD: Double?
     public var quadraturePoints: Int = 61
 
     /// Per-domain minimum counts: the same number for every domain of the bank, or a map (unlisted domains: 0).
@@ -72,15 +80,61 @@ public struct CATConfiguration: Sendable, Hashable {
         }
     }
 
+    /// The default `exposure_target`: 0.25 (no item in more than a quarter of the tests), on a bank that allows
+    /// it.
+    public static let defaultExposureTarget = 0.25
+
+    /// A configuration with the default exposure target (`defaultExposureTarget`, adapted to a small bank).
     public init(minItems: Int = 1, maxItems: Int, seTarget: Double? = nil, minPerDomain: DomainMinimum = .all(0),
-                randomesque: Int = 1, aStratification: Int? = nil, exposureTarget: Double? = 0.25) {
+                randomesque: Int = 1, aStratification: Int? = nil) {
         self.minItems = minItems
         self.maxItems = maxItems
         self.seTarget = seTarget
         self.minPerDomain = minPerDomain
         self.randomesque = randomesque
         self.aStratification = aStratification
+    }
+
+    /// A configuration with an explicit exposure target (nil: no exposure control), checked as given.
+    public init(minItems: Int = 1, maxItems: Int, seTarget: Double? = nil, minPerDomain: DomainMinimum = .all(0),
+                randomesque: Int = 1, aStratification: Int? = nil, exposureTarget: Double?) {
+        self.init(minItems: minItems, maxItems: maxItems, seTarget: seTarget, minPerDomain: minPerDomain,
+                  randomesque: randomesque, aStratification: aStratification)
         self.exposureTarget = exposureTarget
+        exposureTargetIsDefault = false
+    }
+
+    /// This configuration on `bank`, with a default exposure target the bank cannot meet raised to one it can,
+    /// and a sentence saying so (nil: unchanged).
+    ///
+    /// Every test gives L items (`max_items`, or `min_items` with an `se_target`, at most the N active items),
+    /// so some item is exposed to at least L/N of the tests, and to kₔ/nₔ in a domain with a minimum
+    /// (`exposureProblems`). The default 0.25 needs N ≥ 4L: a 16-item bank with 25-item tests gives every item
+    /// to everybody. The target becomes max(L/N, kₔ/nₔ) + `exposure_margin`, rounded up to 0.01 — the lowest
+    /// the bank allows with the calibration's room — and exposure control is off when that reaches 1 (every
+    /// item is in every test). An explicit `exposure_target` is never changed.
+    public func adaptingDefaultExposureTarget(to bank: AssemblyBank) -> (configuration: CATConfiguration, note: String?) {
+        guard exposureTargetIsDefault, let r = exposureTarget else { return (self, nil) }
+        var active = [Int](repeating: 0, count: bank.domains.count)
+        for (j, item) in bank.items.enumerated() where item.status == .active { active[bank.domainIndex[j]] += 1 }
+        let n = active.reduce(0, +)
+        guard n > 0, maxItems >= 1, minItems >= 0 else { return (self, nil) }
+        let length = min(seTarget == nil ? maxItems : minItems, n)
+        var lowest = Double(length) / Double(n)
+        for (d, domain) in bank.domains.enumerated() where active[d] > 0 {
+            let k = minPerDomain.minimum(for: domain)
+            if k > 0 && k <= active[d] { lowest = max(lowest, Double(k) / Double(active[d])) }
+        }
+        guard lowest > r + 1e-9 else { return (self, nil) }
+        var adapted = self
+        let raised = ((lowest + exposureMargin) * 100 - 1e-9).rounded(.up) / 100
+        let why = "every test gives \(length) of the bank's \(n) active items (mean exposure \(lowest.formatted6))"
+        if raised >= 1 {
+            adapted.exposureTarget = nil
+            return (adapted, "exposure control off: the default exposure_target \(r.formatted6) cannot be met, \(why); set exposure_target to choose")
+        }
+        adapted.exposureTarget = raised
+        return (adapted, "exposure_target raised from the default \(r.formatted6) to \(raised.formatted6): \(why); set exposure_target to choose")
     }
 
     /// The ability options the session's estimator uses.
@@ -258,8 +312,11 @@ extension CATConfiguration: Codable {
         domainWeights = try c.decodeIfPresent([String: Double].self, forKey: .domainWeights)
         randomesque = try c.decodeIfPresent(Int.self, forKey: .randomesque) ?? 1
         aStratification = try c.decodeIfPresent(Int.self, forKey: .aStratification)
-        // Absent: the default 0.25; explicit null: no exposure control.
-        if c.contains(.exposureTarget) { exposureTarget = try c.decodeIfPresent(Double.self, forKey: .exposureTarget) }
+        // Absent: the default 0.25 (adapted to a small bank); explicit null: no exposure control.
+        if c.contains(.exposureTarget) {
+            exposureTarget = try c.decodeIfPresent(Double.self, forKey: .exposureTarget)
+            exposureTargetIsDefault = false
+        }
         exposureCalibrationSimulees = try c.decodeIfPresent(Int.self, forKey: .exposureCalibrationSimulees) ?? 5000
         exposureCalibrationIterations = try c.decodeIfPresent(Int.self, forKey: .exposureCalibrationIterations) ?? 40
         exposureMargin = try c.decodeIfPresent(Double.self, forKey: .exposureMargin) ?? 0.02
@@ -269,8 +326,8 @@ extension CATConfiguration: Codable {
             }
             estimator = method
         }
-        priorMean = try c.decodeIfPresent(Double.self, forKey: .priorMean) ?? 0
-        priorSD = try c.decodeIfPresent(Double.self, forKey: .priorSD) ?? 1
+        priorMean = try c.decodeIfPresent(Double.self, forKey: .priorMean)
+        priorSD = try c.decodeIfPresent(Double.self, forKey: .priorSD)
         quadraturePoints = try c.decodeIfPresent(Int.self, forKey: .quadraturePoints) ?? 61
     }
 
@@ -283,15 +340,16 @@ extension CATConfiguration: Codable {
         try c.encodeIfPresent(domainWeights, forKey: .domainWeights)
         try c.encode(randomesque, forKey: .randomesque)
         try c.encode(aStratification, forKey: .aStratification)
-        try c.encode(exposureTarget, forKey: .exposureTarget)
+        // The default is left out, so that it reads back as the default (adapted to a small bank).
+        if !exposureTargetIsDefault { try c.encode(exposureTarget, forKey: .exposureTarget) }
         if exposureTarget != nil {
             try c.encode(exposureCalibrationSimulees, forKey: .exposureCalibrationSimulees)
             try c.encode(exposureCalibrationIterations, forKey: .exposureCalibrationIterations)
             try c.encode(exposureMargin, forKey: .exposureMargin)
         }
         try c.encode(estimator.rawValue, forKey: .estimator)
-        try c.encode(priorMean, forKey: .priorMean)
-        try c.encode(priorSD, forKey: .priorSD)
+        try c.encodeIfPresent(priorMean, forKey: .priorMean)
+        try c.encodeIfPresent(priorSD, forKey: .priorSD)
         try c.encode(quadraturePoints, forKey: .quadraturePoints)
     }
 }

@@ -39,15 +39,22 @@ public final class CATItemPool: Sendable {
 
     public var itemCount: Int { bank.items.count }
 
-    /// Prepares `bank` for `configuration`; throws `AssemblyError` `.invalidConfiguration` listing every problem of the
+    /// What `CATConfiguration.adaptingDefaultExposureTarget(to:)` changed for this bank, as a sentence (nil:
+    /// the configuration as given). `configuration` is the adapted one.
+    public let exposureTargetNote: String?
+
+    /// Prepares `bank` for `configuration` (a default exposure target adapted to the bank,
+    /// `exposureTargetNote`); throws `AssemblyError` `.invalidConfiguration` listing every problem of the
     /// configuration (alone or on this bank).
-    public init(bank: AssemblyBank, configuration: CATConfiguration) throws {
+    public init(bank: AssemblyBank, configuration given: CATConfiguration) throws {
+        let (configuration, note) = given.adaptingDefaultExposureTarget(to: bank)
         let problems = configuration.validationProblems() + configuration.validationProblems(for: bank)
         guard problems.isEmpty else { throw AssemblyError(.invalidConfiguration, problems: problems) }
         self.bank = bank
         self.configuration = configuration
+        exposureTargetNote = note
         let parameters = bank.items.map(\.parameters)
-        estimator = try AbilityEstimator(parameters: parameters, options: configuration.abilityOptions)
+        estimator = try AbilityEstimator(parameters: parameters, options: configuration.abilityOptions, latentScale: bank.latentScale)
         let eligible = bank.items.map { $0.status == .active }
         self.eligible = eligible
         domainOfItem = bank.domainIndex.map { Int32($0) }

@@ -89,7 +89,7 @@ public struct SympsonHetter: Sendable {
         let config = pool.configuration
         for round in 1...maxRounds {
             let run = CATSimulation.runSimulees(pool: pool, exposure: parameters, count: simulees, seed: seed, stream: UInt64(round),
-                                                thetaMean: config.priorMean, thetaSD: config.priorSD, threads: threads)
+                                                thetaMean: pool.estimator.priorMean, thetaSD: pool.estimator.priorSD, threads: threads)
             let n = Double(simulees)
             let maxExposure = Double(run.administered.max() ?? 0) / n
             let maxSelection = Double(run.selected.max() ?? 0) / n

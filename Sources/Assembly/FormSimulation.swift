@@ -27,7 +27,7 @@ package enum FormSimulation {
         guard problems.isEmpty else { throw AssemblyError(.invalidConfiguration, problems: problems) }
         let started = Date()
         let bank = assembler.bank
-        let estimator = try AbilityEstimator(parameters: bank.items.map(\.parameters))
+        let estimator = try AbilityEstimator(parameters: bank.items.map(\.parameters), latentScale: bank.latentScale)
         let fixed: [AssembledForm]? = try options.fixedForms.map { count in
             var blueprint = assembler.blueprint
             blueprint.forms = count

@@ -617,9 +617,10 @@ public enum OpenAPIDocument {
           "session_id": {
             "type": [
               "string",
+              "integer",
               "null"
             ],
-            "description": "Echoed in the score."
+            "description": "Echoed in the score, as a string: a whole number (a database key) is taken as its digits, so 8812 is echoed as \"8812\"."
           },
           "item_ids": {
             "type": "array",
@@ -632,14 +633,19 @@ public enum OpenAPIDocument {
           "responses": {
             "type": "array",
             "items": {
-              "type": "integer",
+              "type": [
+                "integer",
+                "boolean"
+              ],
               "enum": [
                 0,
-                1
+                1,
+                false,
+                true
               ]
             },
             "maxItems": 10000,
-            "description": "1 correct, 0 incorrect, one per item id; written 0 or 1 (1.0, true and \"1\" are refused with 422 naming the field)."
+            "description": "1 (or true) correct, 0 (or false) incorrect, one per item id (1.0 and \"1\" are refused with 422 naming the field)."
           },
           "method": {
             "type": [
@@ -1037,10 +1043,15 @@ public enum OpenAPIDocument {
             "type": "string"
           },
           "response": {
-            "type": "integer",
+            "type": [
+              "integer",
+              "boolean"
+            ],
             "enum": [
               0,
-              1
+              1,
+              false,
+              true
             ]
           }
         },
@@ -1054,8 +1065,11 @@ public enum OpenAPIDocument {
         "type": "object",
         "properties": {
           "session_id": {
-            "type": "string",
-            "description": "Seeds the test's draws with the bank version: the same id and history give the same answer."
+            "type": [
+              "string",
+              "integer"
+            ],
+            "description": "Seeds the test's draws with the bank version: the same id and history give the same answer. A whole number is taken as its digits (8812 is the session \"8812\")."
           },
           "administered": {
             "type": "array",
@@ -1493,7 +1507,7 @@ public enum OpenAPIDocument {
           },
           "adaptive": {
             "type": "boolean",
-            "description": "Whether /v1/cat/next and /v1/forms are served (the bank has domains)."
+            "description": "Whether /v1/cat/next and /v1/forms are served: always true (a bank without a domain column is one domain, 'all')."
           },
           "default_blueprint": {
             "type": "boolean"
@@ -1506,11 +1520,8 @@ public enum OpenAPIDocument {
             "format": "date-time"
           },
           "exposure": {
-            "type": [
-              "string",
-              "null"
-            ],
-            "description": "How adaptive steps control item exposure: 'sympson-hetter r_max R calibrated at load (…)', 'sympson-hetter from FILE', or 'off (…)'; null when adaptive testing is not served."
+            "type": "string",
+            "description": "How adaptive steps control item exposure: 'sympson-hetter r_max R calibrated at load (…)', 'sympson-hetter from FILE', or 'off (…)'; a default exposure_target that the bank is too small for is raised or switched off, with the reason in parentheses."
           }
         },
         "required": [
@@ -1542,11 +1553,8 @@ public enum OpenAPIDocument {
             "description": "The first 16 hexadecimal digits of the SHA-256 of the bank file (`sha256sum BANK.csv | cut -c1-16`)."
           },
           "exposure": {
-            "type": [
-              "string",
-              "null"
-            ],
-            "description": "How adaptive steps control item exposure: 'sympson-hetter r_max R calibrated at load (…)', 'sympson-hetter from FILE', or 'off (…)'; null when adaptive testing is not served."
+            "type": "string",
+            "description": "How adaptive steps control item exposure: 'sympson-hetter r_max R calibrated at load (…)', 'sympson-hetter from FILE', or 'off (…)'; a default exposure_target that the bank is too small for is raised or switched off, with the reason in parentheses."
           }
         },
         "required": [
@@ -1739,7 +1747,7 @@ public enum OpenAPIDocument {
         }
       },
       "Problem503": {
-        "description": "The bank has no domain column (adaptive testing and forms are unavailable: kind unavailable), or too many form requests wait already (kind busy, with Retry-After: 1), or the request bodies held by all connections would go over --max-buffered-body-bytes (kind overloaded, with Retry-After: 1; refused at the head when Content-Length says so, before 100 Continue); or GET /readyz while the server drains before shutting down (kind not-ready, with Retry-After: 1).",
+        "description": "Too many form requests wait already (kind busy, with Retry-After: 1), or the request bodies held by all connections would go over --max-buffered-body-bytes (kind overloaded, with Retry-After: 1; refused at the head when Content-Length says so, before 100 Continue); or GET /readyz while the server drains before shutting down (kind not-ready, with Retry-After: 1).",
         "headers": {
           "X-Bank-Version": {
             "$ref": "#/components/headers/BankVersion"

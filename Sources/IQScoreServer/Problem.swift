@@ -25,7 +25,6 @@ import Psychometrics
 /// | `rate-limited` | 429 | over `ServerLimits.rateLimit` requests a second for this client (with `Retry-After`) |
 /// | `not-ready` | 503 | `GET /readyz` while the server drains before shutting down |
 /// | `not-found`, `method-not-allowed` | 404, 405 | an unknown path, a known path with another method |
-/// | `unavailable` | 503 | adaptive testing or forms on a bank without domains |
 /// | `busy` | 503 | `ServerLimits.maxQueuedForms` form requests wait already (with `Retry-After: 1`) |
 /// | `overloaded` | 503 | the request bodies held by all connections would go over `ConnectionLimits.maxBufferedBodyBytes` (with `Retry-After: 1`) |
 /// | `connection-closed` | — | never sent: the client closed the connection, or the guard answered and closed it, before the body was read (counted; logged at debug) |
@@ -58,7 +57,6 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
         case notReady = "not-ready"
         case notFound = "not-found"
         case methodNotAllowed = "method-not-allowed"
-        case unavailable
         case busy
         case overloaded
         case connectionClosed = "connection-closed"
@@ -77,7 +75,7 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
             case .notReady: .serviceUnavailable
             case .notFound: .notFound
             case .methodNotAllowed: .methodNotAllowed
-            case .unavailable, .busy, .overloaded: .serviceUnavailable
+            case .busy, .overloaded: .serviceUnavailable
             case .internal: .internalServerError
             default: .unprocessableContent
             }
@@ -109,7 +107,6 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
             case .notReady: "The server is not ready for requests"
             case .notFound: "Not found"
             case .methodNotAllowed: "Method not allowed"
-            case .unavailable: "Not available on this server"
             case .busy: "Too many form requests are waiting; retry"
             case .overloaded: "The server holds as many request bodies as it may; retry"
             case .connectionClosed: "The connection closed before the request was read"

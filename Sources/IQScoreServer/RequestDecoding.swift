@@ -52,7 +52,7 @@ enum RequestDecoding {
     /// One score request at `path` (`""` for the body, `/sessions/3` in a batch).
     static func scoreRequest(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) -> ScoreRequest {
         let members = try object(value, at: path, keys: ScoreRequest.keys)
-        return ScoreRequest(sessionID: try optionalString(members["session_id"], at: path + "/session_id"),
+        return ScoreRequest(sessionID: try optionalSessionID(members["session_id"], document, at: path + "/session_id"),
                             itemIDs: try strings(required(members, "item_ids", at: path), at: path + "/item_ids"),
                             responses: try responses(required(members, "responses", at: path), document, at: path + "/responses"),
                             method: try optionalString(members["method"], at: path + "/method"),
@@ -70,7 +70,9 @@ enum RequestDecoding {
                 return (request.sessionID, .success(request))
             } catch {
                 var sessionID: String?
-                if case .object(let fields) = session.kind, case .string(let id)? = fields.first(where: { $0.key == "session_id" })?.value.kind { sessionID = id }
+                if case .object(let fields) = session.kind, let value = fields.first(where: { $0.key == "session_id" })?.value {
+                    sessionID = try? self.sessionID(value, document, at: "")
+                }
                 return (sessionID, .failure(error))
             }
         }
@@ -78,7 +80,7 @@ enum RequestDecoding {
 
     static func catNextRequest(_ document: Document) throws(Problem) -> CATNextRequest {
         let members = try object(document.root, at: "", keys: CATNextRequest.keys)
-        let sessionID = try string(required(members, "session_id", at: ""), at: "/session_id")
+        let sessionID = try self.sessionID(required(members, "session_id", at: ""), document, at: "/session_id")
         let list = try array(required(members, "administered", at: ""), at: "/administered")
         var administered: [AdministeredItem] = []
         administered.reserveCapacity(list.count)
@@ -157,6 +159,29 @@ enum RequestDecoding {
         return s
     }
 
+    /// A session id: a string, or a whole number written in digits (an optional `-`, then digits), as
+    /// a back end with integer keys sends it (`{"session_id": 8812}` from Python's `json.dumps`). A number is
+    /// taken as its digits: the response echoes `"8812"`, and the adaptive test's draws are those of `"8812"`.
+    static func sessionID(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) -> String {
+        switch value.kind {
+        case .string(let s): return s
+        case .number:
+            let text = document.text(value)
+            let digits = text.hasPrefix("-") ? text.utf8.dropFirst() : text.utf8[...]
+            guard !digits.isEmpty, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+                throw Problem(.invalidRequest, "a session id must be a string or a whole number written in digits; got \(TextFidelity.quoted(text))", field: path)
+            }
+            return text
+        default:
+            throw Problem(.invalidRequest, "a session id must be a string or a whole number; found \(value.kindName)", field: path)
+        }
+    }
+
+    static func optionalSessionID(_ value: RequestJSON.Value?, _ document: Document, at path: String) throws(Problem) -> String? {
+        guard let value, !isNull(value) else { return nil }
+        return try sessionID(value, document, at: path)
+    }
+
     static func optionalString(_ value: RequestJSON.Value?, at path: String) throws(Problem) -> String? {
         guard let value, !isNull(value) else { return nil }
         return try string(value, at: path)
@@ -197,7 +222,9 @@ enum RequestDecoding {
     }
 
     /// One response: the number written `0` or `1`.
+    /// A response: the JSON integer 0 or 1, or the boolean false or true (as a back end's booleans serialise).
     static func response(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) -> Int {
+        if case .bool(let correct) = value.kind { return correct ? 1 : 0 }
         if case .number = value.kind, value.end == value.start + 1 {
             switch document.bytes[value.start] {
             case UInt8(ascii: "0"): return 0
@@ -206,7 +233,7 @@ enum RequestDecoding {
             }
         }
         let got: String = if case .number = value.kind { "got \(TextFidelity.quoted(document.text(value)))" } else { "found \(value.kindName)" }
-        throw Problem(.invalidResponse, "a response must be 0 or 1, written as a JSON integer; \(got)", field: path)
+        throw Problem(.invalidResponse, "a response must be 0 or 1 (or false or true), written as a JSON integer or boolean; \(got)", field: path)
     }
 
     static func responses(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) -> [Int] {

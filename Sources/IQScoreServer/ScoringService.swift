@@ -103,7 +103,7 @@ public final class ScoringService: Sendable {
             if next.access != previous.access {
                 logger.info("tokens: \(next.access.scoringCount) scoring, \(next.access.adminCount) admin (were \(previous.access.scoringCount) and \(previous.access.adminCount))")
             }
-            let exposure = next.exposureControl.map { "; exposure control \($0)" } ?? ""
+            let exposure = "; exposure control \(next.exposureControl)"
             logger.notice("reloaded (\(trigger)): bank \(previous.bankVersion) → \(next.bankVersion), \(next.bank.items.count) items from \(next.configuration.bankPath)\(exposure)")
             return ReloadOutcome(previousVersion: previous.bankVersion, currentVersion: next.bankVersion)
         }
@@ -406,7 +406,7 @@ public final class ScoringService: Sendable {
     func catNext(_ state: ServingState, _ body: ByteBuffer) throws -> Response {
         let request = try RequestDecoding.catNextRequest(RequestDecoding.document(body, limits: limits))
         try requireAge(request.age, state, field: "/age")
-        guard let pool = state.pool else { throw Problem(.unavailable, state.assemblyUnavailableReason ?? "adaptive testing is not configured") }
+        let pool = state.pool
         // A history longer than the test's own maximum cannot come from following this server's steps; refusing it
         // bounds a step's replay to the configured length.
         let maxItems = min(limits.maxItemsPerSession, pool.configuration.maxItems)
@@ -458,7 +458,7 @@ public final class ScoringService: Sendable {
 
     func forms(_ state: ServingState, _ body: ByteBuffer) async throws -> Response {
         let request = try RequestDecoding.formsRequest(RequestDecoding.document(body, limits: limits))
-        guard let bank = state.assemblyBank else { throw Problem(.unavailable, state.assemblyUnavailableReason ?? "forms are not configured") }
+        let bank = state.assemblyBank
         let exclude = request.exclude
         guard exclude.count <= limits.maxExcludedItems else {
             throw Problem(.tooManyItems, "\(exclude.count) excluded items; at most \(limits.maxExcludedItems) (iqscore serve --max-excluded-items)", field: "/exclude")

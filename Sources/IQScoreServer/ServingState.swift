@@ -31,15 +31,13 @@ public final class ServingState: Sendable {
     /// Scores with the configured method, and with each method a request may name.
     let defaultWriter: ScoreJSONWriter
     let writers: [AbilityMethod: ScoreJSONWriter]
-    /// The bank prepared for adaptive tests and forms; nil (with the reason) when the bank has no domains.
-    public let assemblyBank: AssemblyBank?
-    public let pool: CATItemPool?
-    /// Why adaptive testing and forms are unavailable, when they are.
-    public let assemblyUnavailableReason: String?
+    /// The bank prepared for adaptive tests and forms (a bank without domains is one domain).
+    public let assemblyBank: AssemblyBank
+    public let pool: CATItemPool
     public let exposure: ExposureParameters?
     /// How adaptive steps control exposure, in words (`/healthz`, `/v1/bank`, the logs): `sympson-hetter r_max 0.25
-    /// calibrated at load (…)`, `sympson-hetter from FILE`, or `off (…)`; nil without adaptive testing.
-    public let exposureControl: String?
+    /// calibrated at load (…)`, `sympson-hetter from FILE`, or `off (…)`.
+    public let exposureControl: String
     /// The seed of the start-up calibration: fixed, so instances with the same files serve the same items.
     static let exposureCalibrationSeed: UInt64 = 1
     /// The default blueprint and its assembler (`--blueprint`), checked at load.
@@ -84,7 +82,8 @@ public final class ServingState: Sendable {
         let linear: Norms = if case .linear(let n) = norms.model { n } else { .calibrationPopulation }
         let scale = try IQScale(norms: linear, confidenceLevel: configuration.confidenceLevel,
                                 lowPrecisionSE: configuration.lowPrecisionSE, minimumItems: configuration.minimumItems)
-        let ageNorms = norms.isAgeSpecific ? AgeNormScale(norms: norms, transformation: configuration.iqTransformation, settings: scale) : nil
+        // Age-specific norms report with the scale as the bank's scorers use it (`IQScale.expressed(on:)`).
+        let ageNorms = norms.isAgeSpecific ? AgeNormScale(norms: norms, transformation: configuration.iqTransformation, settings: scale.expressed(on: bank.latentScale)) : nil
         var writers: [AbilityMethod: ScoreJSONWriter] = [:]
         for method in AbilityMethod.allCases {
             var ability = configuration.ability
@@ -94,69 +93,56 @@ public final class ServingState: Sendable {
         self.writers = writers
         defaultWriter = writers[configuration.ability.method]!
 
-        if bank.metadataColumns.contains("domain") {
-            let assemblyBank = try AssemblyBank(bank: bank)
-            let catConfiguration = try configuration.catConfigurationPath.map { try CATConfiguration.load(json: $0) }
-                ?? ServerConfiguration.defaultCATConfiguration
-            let pool: CATItemPool
+        // A bank without a domain column is one domain (`AssemblyBank.singleDomain`).
+        let assemblyBank = try AssemblyBank(bank: bank)
+        let catConfiguration = try configuration.catConfigurationPath.map { try CATConfiguration.load(json: $0) }
+            ?? ServerConfiguration.defaultCATConfiguration
+        let pool: CATItemPool
+        do {
+            pool = try CATItemPool(bank: assemblyBank, configuration: catConfiguration)
+        } catch let error as AssemblyError {
+            throw InputError(file: configuration.catConfigurationPath ?? "the default CAT configuration", message: error.message)
+        }
+        if let exposurePath = configuration.exposurePath {
+            exposure = try ExposureParameters.load(csv: exposurePath, bank: assemblyBank)
+            exposureControl = "sympson-hetter from \(exposurePath)"
+        } else if !configuration.exposureControl {
+            exposure = nil
+            exposureControl = "off (--exposure none)"
+        } else if let target = pool.configuration.exposureTarget {
+            let calibration: SympsonHetter
             do {
-                pool = try CATItemPool(bank: assemblyBank, configuration: catConfiguration)
-            } catch let error as AssemblyError {
+                calibration = try SympsonHetter.calibrate(pool: pool, seed: Self.exposureCalibrationSeed)
+            } catch {
                 throw InputError(file: configuration.catConfigurationPath ?? "the default CAT configuration", message: error.message)
             }
-            if let exposurePath = configuration.exposurePath {
-                exposure = try ExposureParameters.load(csv: exposurePath, bank: assemblyBank)
-                exposureControl = "sympson-hetter from \(exposurePath)"
-            } else if !configuration.exposureControl {
-                exposure = nil
-                exposureControl = "off (--exposure none)"
-            } else if let target = catConfiguration.exposureTarget {
-                let calibration: SympsonHetter
-                do {
-                    calibration = try SympsonHetter.calibrate(pool: pool, seed: Self.exposureCalibrationSeed)
-                } catch {
-                    throw InputError(file: configuration.catConfigurationPath ?? "the default CAT configuration", message: error.message)
-                }
-                exposure = calibration.parameters
-                let last = calibration.rounds.last
-                exposureControl = "sympson-hetter r_max \(target) calibrated at load (\(calibration.rounds.count) rounds of \(calibration.simulees) simulees, "
-                    + "max exposure \(String(format: "%.3f", last?.maxExposure ?? 0))\(calibration.converged ? "" : ", not converged"), \(String(format: "%.1f", calibration.elapsedSeconds)) s)"
-            } else {
-                exposure = nil
-                exposureControl = "off (exposure_target is null in \(configuration.catConfigurationPath ?? "the CAT configuration"))"
-            }
-            if let blueprintPath = configuration.blueprintPath {
-                let blueprint = try Blueprint.load(json: blueprintPath)
-                guard (blueprint.forms ?? 1) == 1 else {
-                    throw InputError(file: blueprintPath, message: "\"forms\" is \(blueprint.forms ?? 1); POST /v1/forms assembles one form per request (ask again with another seed)")
-                }
-                do {
-                    defaultAssembler = try FormAssembler(bank: assemblyBank, blueprint: blueprint)
-                    _ = try defaultAssembler!.assemble(options: AssemblyOptions(seed: 1))
-                } catch let error as AssemblyError {
-                    throw InputError(file: blueprintPath, message: error.message)
-                }
-                defaultBlueprint = blueprint
-            } else {
-                defaultBlueprint = nil
-                defaultAssembler = nil
-            }
-            self.assemblyBank = assemblyBank
-            self.pool = pool
-            assemblyUnavailableReason = nil
+            exposure = calibration.parameters
+            let last = calibration.rounds.last
+            exposureControl = "sympson-hetter r_max \(target) calibrated at load (\(calibration.rounds.count) rounds of \(calibration.simulees) simulees, "
+                + "max exposure \(String(format: "%.3f", last?.maxExposure ?? 0))\(calibration.converged ? "" : ", not converged"), \(String(format: "%.1f", calibration.elapsedSeconds)) s)"
+                + (pool.exposureTargetNote.map { " (\($0))" } ?? "")
         } else {
-            for (option, given) in [("--cat-config", configuration.catConfigurationPath), ("--blueprint", configuration.blueprintPath),
-                                    ("--exposure", configuration.exposurePath)] where given != nil {
-                throw InputError(file: path, line: 1, message: "the bank has no domain column, which adaptive testing and forms need, yet \(option) was given (add the column with calibrate --items ITEMS.csv)")
-            }
-            assemblyBank = nil
-            pool = nil
             exposure = nil
-            exposureControl = nil
+            exposureControl = pool.exposureTargetNote.map { "off (\($0))" } ?? "off (exposure_target is null in \(configuration.catConfigurationPath ?? "the CAT configuration"))"
+        }
+        if let blueprintPath = configuration.blueprintPath {
+            let blueprint = try Blueprint.load(json: blueprintPath)
+            guard (blueprint.forms ?? 1) == 1 else {
+                throw InputError(file: blueprintPath, message: "\"forms\" is \(blueprint.forms ?? 1); POST /v1/forms assembles one form per request (ask again with another seed)")
+            }
+            do {
+                defaultAssembler = try FormAssembler(bank: assemblyBank, blueprint: blueprint)
+                _ = try defaultAssembler!.assemble(options: AssemblyOptions(seed: 1))
+            } catch let error as AssemblyError {
+                throw InputError(file: blueprintPath, message: error.message)
+            }
+            defaultBlueprint = blueprint
+        } else {
             defaultBlueprint = nil
             defaultAssembler = nil
-            assemblyUnavailableReason = "the served bank has no domain column, which adaptive testing and forms need (add it with iqscore calibrate --items ITEMS.csv)"
         }
+        self.assemblyBank = assemblyBank
+        self.pool = pool
 
         var json = JSONWriter()
         json.beginObject()
@@ -170,7 +156,7 @@ public final class ServingState: Sendable {
         json.endArray()
         json.key("method"); json.string(defaultWriter.method)
         json.key("norms"); json.string(defaultWriter.norms)
-        json.key("adaptive"); json.bool(pool != nil)
+        json.key("adaptive"); json.bool(true)
         json.key("default_blueprint"); json.bool(defaultBlueprint != nil)
         json.key("exposure_control"); json.bool(exposure != nil)
         json.key("exposure"); json.optionalString(exposureControl)

@@ -39,6 +39,14 @@ public struct PsychometricsError: Error, Sendable, Hashable, CustomStringConvert
 
     public var description: String { message }
 
+    /// A checked value built while decoding: `make` is the type's throwing initialiser, and what it throws becomes
+    /// a `DecodingError.dataCorrupted` at `codingPath`, so that `JSONDecoder` checks what the initialiser checks.
+    package static func decoding<T>(at codingPath: [any CodingKey], _ make: () throws(PsychometricsError) -> T) throws -> T {
+        do { return try make() } catch {
+            throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: codingPath, debugDescription: error.message))
+        }
+    }
+
     /// Whether the caller's input caused it (a client error), as opposed to the bank or the computation.
     public var isClientError: Bool {
         switch code {

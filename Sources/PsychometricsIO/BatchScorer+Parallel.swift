@@ -85,6 +85,9 @@ extension BatchScorer {
     /// and duplicate stamps from the core's cache between rows.)
     struct LongChunkParser: CSVChunkRecords {
         let owner: BatchScorer
+        /// The owner's answer keys, and whether a plain 0/1 cell is a response (not with options in every cell).
+        let optionKeys: OptionKeys?
+        let plainResponses: Bool
         let table: ByteKeyTable
         let columns: LongColumns
         let fileIndex: Int
@@ -133,6 +136,8 @@ extension BatchScorer {
         init(owner: BatchScorer, columns: LongColumns, fileIndex: Int, stamps: Stamps, labels: OutputLabels, expectedRows: Int) {
             self.owner = owner
             table = owner.scorer.itemTable
+            optionKeys = owner.optionKeys
+            plainResponses = owner.optionKeys?.everyCell != true
             self.columns = columns
             self.fileIndex = fileIndex
             self.stamps = stamps
@@ -310,7 +315,8 @@ extension BatchScorer {
         /// nothing changed — for any other row, which the general path then reads (and reports, if it is bad).
         @inline(__always)
         mutating func plainRow(_ buf: UnsafePointer<UInt8>, _ fields: borrowing CSVRecordScanner, line rowLine: Int) -> Bool {
-            guard fields.fieldCount == columns.headerCount else { return false }
+            // With options in every cell, "1" is an option, not "correct": the general path scores it.
+            guard fields.fieldCount == columns.headerCount, plainResponses else { return false }
             let bounds = fields.bounds
             let sc = 2 * columns.session, rc = 2 * columns.response, ic = 2 * columns.item
             let id = UnsafeBufferPointer(start: buf + bounds[sc], count: bounds[sc + 1] - bounds[sc]).trimmingSpaces()
@@ -378,7 +384,10 @@ extension BatchScorer {
                 case .invalid(let reason): fail(reason, line: rowLine, column: columns.age + 1)
                 }
             }
-            let cell = scanner.withField(rc, in: buf, scratch: &scratch) { ResponseCell.parse($0) }
+            var cell = scanner.withField(rc, in: buf, scratch: &scratch) { ResponseCell.parse($0) }
+            if let keys = optionKeys, keys.everyCell || cell == .invalid,
+               let j = scanner.withField(ic, in: buf, scratch: &scratch, { table.index(of: $0.trimmingSpaces()) }),
+               let keyed = scanner.withField(rc, in: buf, scratch: &scratch, { keys.score($0, item: j) }) { cell = keyed }
             if cell == .missing { blanks += 1; return }
             if cell == .invalid {
                 let text = scanner.withField(rc, in: buf, scratch: &scratch) { TextFidelity.quoted($0) }
@@ -494,6 +503,7 @@ extension BatchScorer.RunState {
         report.sessionsRead += chunk.inner
         report.sessionsScored += chunk.inner - chunk.rejects.count
         report.sessionsRejected += chunk.rejects.count
+        report.sessionsNotAdministered += BatchScorer.notAdministeredCount(chunk.rejects)
         for (k, flag) in ScoreFlag.allCases.enumerated() where chunk.flags[k] > 0 { report.flagCounts[flag, default: 0] += chunk.flags[k] }
         if let tail = chunk.tail { try replay(tail, columns: columns) }
     }

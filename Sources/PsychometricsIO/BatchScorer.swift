@@ -18,6 +18,11 @@ package struct RejectedSession: Sendable, Hashable {
 
 /// Counts of one batch-scoring run. `sessionsRead == sessionsScored + sessionsRejected` always holds.
 package struct BatchScoringReport: Sendable, Hashable {
+    /// Of `sessionsRejected`: sessions with no responses at all (an empty row, mirt's all-NA pattern), listed in
+    /// the rejects with `BatchScorer.notAdministeredReason`. Not an error unless `score --strict`.
+    package var sessionsNotAdministered = 0
+    /// Sessions refused for a reason other than having no responses.
+    package var sessionsRefused: Int { sessionsRejected - sessionsNotAdministered }
     package var files = 0
     package var rowsRead = 0
     package var blankResponses = 0
@@ -86,6 +91,8 @@ package final class BatchScorer {
     /// input must have the column, each score row gets an `age` column after `norms`, and a session whose age is
     /// bad, missing or not one number is rejected.
     package var ageColumn: String?
+    /// Answer keys when the files hold chosen options (`OptionKeys`): cells are scored against them.
+    package var optionKeys: OptionKeys?
     package var batchSize = 16384
     /// Threads that parse and score: 1…`WorkerThreads.maximum` (checked by `run`). Default: every core.
     package var workers = WorkerThreads.all
@@ -301,7 +308,10 @@ package final class BatchScorer {
                         continue
                     }
                     if ac >= 0 { try ageCell(reader.withField(ac) { SessionAge.parse($0) }, file: fileIndex, line: line, column: ac + 1) }
-                    let cell = reader.withField(rc) { ResponseCell.parse($0) }
+                    var cell = reader.withField(rc) { ResponseCell.parse($0) }
+                    if let keys = owner.optionKeys, keys.everyCell || cell == .invalid,
+                       let j = reader.withField(ic, { table.index(of: $0.trimmingSpaces()) }),
+                       let keyed = reader.withField(rc, { keys.score($0, item: j) }) { cell = keyed }
                     if cell == .missing { report.blankResponses += 1; try event(Self.blank, file: fileIndex, line: line); continue }
                     if cell == .invalid {
                         try event(Self.failure, file: fileIndex, line: line, column: rc + 1,
@@ -323,11 +333,14 @@ package final class BatchScorer {
                 let itemStart = hasID ? 1 : 0
                 let ac = try owner.ageColumnIndex(in: header, file: path, line: reader.line)
                 ageColumns[fileIndex] = ac
-                guard header.count > itemStart + (ac >= itemStart ? 1 : 0) else {
+                if let problem = options.ignoredColumnProblem(header: header) { throw InputError(file: path, line: reader.line, message: problem) }
+                let ignored = Set(options.ignoredColumns)
+                // The columns read as items: not the id, the age or an ignored column.
+                let itemColumns = (itemStart..<header.count).filter { $0 != ac && !ignored.contains(header[$0]) }
+                guard !itemColumns.isEmpty else {
                     throw InputError(file: path, line: reader.line, message: "the header names no item columns")
                 }
-                // The age column is no item.
-                let columnItem: [Int?] = header.indices.map { $0 == ac ? nil : table.index(of: header[$0]) }
+                let columnItem: [Int?] = header.indices.map { table.index(of: header[$0]) }
                 var row = 0
                 let prefix = inputs.count > 1 ? (path as NSString).lastPathComponent + ":" : ""
                 while try reader.nextRow() {
@@ -352,8 +365,10 @@ package final class BatchScorer {
                         continue
                     }
                     if ac >= 0 { try ageCell(reader.withField(ac) { SessionAge.parse($0) }, file: fileIndex, line: line, column: ac + 1) }
-                    for c in itemStart..<header.count where c != ac {
-                        let cell = reader.withField(c) { ResponseCell.parse($0) }
+                    for c in itemColumns {
+                        var cell = reader.withField(c) { ResponseCell.parse($0) }
+                        if let keys = owner.optionKeys, keys.everyCell || cell == .invalid, let j = columnItem[c],
+                           let keyed = reader.withField(c, { keys.score($0, item: j) }) { cell = keyed }
                         switch cell {
                         case .missing: continue
                         case .invalid:
@@ -595,6 +610,7 @@ package final class BatchScorer {
             }
             report.sessionsScored += result.scored
             report.sessionsRejected += result.rejects.count
+            report.sessionsNotAdministered += BatchScorer.notAdministeredCount(result.rejects)
             for (flag, n) in result.flags { report.flagCounts[flag, default: 0] += n }
         }
 
@@ -746,6 +762,14 @@ package final class BatchScorer {
         }
     }
 
+    /// The rejects' reason for a session with no responses (every cell empty or NA): not administered.
+    package static let notAdministeredReason = "not administered: the session has no responses"
+
+    /// How many of `rejects` are sessions without responses (`notAdministeredReason`).
+    static func notAdministeredCount(_ rejects: [RejectRecord]) -> Int {
+        rejects.reduce(0) { $0 + ($1.4 == notAdministeredReason ? 1 : 0) }
+    }
+
     /// One read session to its score row (appended to `out`, its flags counted) or to `rejects`: a session with
     /// a parse error is rejected with that error's line and column; one the scorer refuses, with its first line.
     @inline(__always)
@@ -764,6 +788,8 @@ package final class BatchScorer {
                 let (estimate, score, unscored) = try scorer.score(items, responses, domainCounts: counts.baseAddress!, report: report)
                 for flag in score.flags { flags[flag.order] += 1 }
                 appendRow(id: id, estimate, score, unscored: unscored, age: age, counts.baseAddress!, labels, to: &out)
+            } catch let error as PsychometricsError where error.code == .noResponses {
+                rejects.append((id, file, line, nil, Self.notAdministeredReason))
             } catch {
                 rejects.append((id, file, line, nil, "\(error)"))
             }

@@ -8,7 +8,7 @@ import Darwin
 /// A streaming RFC 4180 CSV reader over raw bytes.
 ///
 /// Reads the file in 1 MiB chunks with `read(2)`, so memory stays bounded whatever the file size; a record may
-/// span chunks. Handles quoted fields (with `""` escapes and embedded newlines), `\n`, `\r\n` and lone `\r`
+/// span chunks. Handles quoted fields (with `""` escapes and embedded newlines), `\n`, `\r\n`, `\r\r\n` and lone `\r`
 /// line ends, a UTF-8 byte-order mark, and a missing final newline. Blank lines are skipped but counted, so
 /// `line` is always the 1-based physical line on which the current record starts.
 ///

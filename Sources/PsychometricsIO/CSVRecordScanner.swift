@@ -2,7 +2,11 @@ import Psychometrics
 /// The RFC 4180 record grammar shared by `CSVReader` (one stream, one thread) and the parallel chunk parser of
 /// `BatchScorer` (many byte ranges of one file at once): both call `scan`, so both read every file the same way.
 ///
-/// Rules: fields are separated by `,` (or the `delimiter` given: `;`, tab, `|`); a record ends at `\n`, `\r\n` or a lone `\r`; a field that starts with
+/// Rules: fields are separated by `,` (or the `delimiter` given: `;`, tab, `|`); a record ends at a line break:
+/// `\n`; up to `crRunLimit` (4) `\r` followed by `\n` — `\r\n`, and `\r\r\n` (a CRLF file whose line ends were
+/// converted once more, one line in `wc -l`); or a lone `\r` (classic Mac, where `\r\r` is a blank line; a longer
+/// run of `\r` before an `\n` is that many lone ones first, so that looking ahead stays bounded and 100 KB of
+/// `\r` reads in linear time); a field that starts with
 /// `"` is quoted (it may hold `,`, line breaks and `""` escapes, and must end at a `,` or the record end); a
 /// quote inside an unquoted field is data. A line with nothing on it is blank. Line breaks inside quoted fields
 /// count as lines, so callers can give 1-based physical line numbers.
@@ -90,13 +94,8 @@ struct CSVRecordScanner {
         // A blank line.
         let first = buf[p]
         if first == newline || first == cr {
-            if first == cr {
-                if p + 1 >= end && !atEOF { return .needMore }
-                p += (p + 1 < end && buf[p + 1] == newline) ? 2 : 1
-            } else {
-                p += 1
-            }
-            return .blank(next: p)
+            guard let next = Self.lineBreakEnd(buf, p, end, atEOF: atEOF) else { return .needMore }
+            return .blank(next: next)
         }
 
         while true {
@@ -114,9 +113,9 @@ struct CSVRecordScanner {
                     }
                     if ch == newline { lines += 1 }
                     if ch == cr {
-                        // A lone CR is a line break too; CRLF counts once (at its LF).
-                        if q + 1 >= end && !atEOF { return .needMore }
-                        if q + 1 >= end || buf[q + 1] != newline { lines += 1 }
+                        // A lone CR is a line break too; up to `crRunLimit` CRs ending in LF count once (at the LF).
+                        guard let breakEnd = Self.lineBreakEnd(buf, q, end, atEOF: atEOF) else { return .needMore }
+                        if breakEnd == q + 1 { lines += 1 }
                     }
                     q += 1
                 }
@@ -153,14 +152,26 @@ struct CSVRecordScanner {
                 }
                 continue
             }
-            if ch == cr {
-                if p + 1 >= end && !atEOF { return .needMore }
-                p += (p + 1 < end && buf[p + 1] == newline) ? 2 : 1
-            } else {
-                p += 1
-            }
-            return .record(next: p, lines: lines)
+            guard let next = Self.lineBreakEnd(buf, p, end, atEOF: atEOF) else { return .needMore }
+            return .record(next: next, lines: lines)
         }
+    }
+
+    /// The most `\r` before an `\n` that make one line break with it (`\r\n`, `\r\r\n`, …).
+    static let crRunLimit = 4
+
+    /// The end of the line break at `p` (`buf[p]` is `\r` or `\n`): after the `\n`; after up to `crRunLimit` `\r`
+    /// and the `\n` that ends them; else after the one `\r` (the next is a line break of its own). nil when the
+    /// look-ahead reaches `end` before the end of the input (an `\n` may follow). Reads at most `crRunLimit` + 1
+    /// bytes.
+    @inline(__always)
+    static func lineBreakEnd(_ buf: UnsafePointer<UInt8>, _ p: Int, _ end: Int, atEOF: Bool) -> Int? {
+        let newline = UInt8(ascii: "\n"), cr = UInt8(ascii: "\r")
+        if buf[p] == newline { return p + 1 }
+        var q = p
+        while q < end && q - p < crRunLimit && buf[q] == cr { q += 1 }
+        if q >= end { return atEOF ? p + 1 : nil }
+        return buf[q] == newline ? q + 1 : p + 1
     }
 
     /// The common case of `scan`, eight bytes at a time: a record of unquoted fields ending in `\n` or `\r\n`,

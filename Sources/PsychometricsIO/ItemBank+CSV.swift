@@ -70,22 +70,37 @@ extension ItemBank {
     }
 
     private static func loadRows(_ path: String, requirePositiveSlopes: Bool) throws -> ItemBank {
-        let reader = try CSVReader(path: path)
+        // R's write.csv2 and European Excel separate fields by ';' and write decimal commas; tab- and
+        // '|'-separated exports happen too. The first line says which (`FieldSeparatorSniffer`).
+        let separator = FieldSeparatorSniffer.sniff(path: path, expected: UInt8(ascii: ","))?.separator ?? UInt8(ascii: ",")
+        let decimalCommas = separator == UInt8(ascii: ";")
+        let reader = try CSVReader(path: path, delimiter: separator)
         guard try reader.nextRow() else { throw InputError(file: path, message: "the bank file is empty; expected a header with item_id,a,b") }
         let header = reader.strings().map { $0.trimmingCharacters(in: .whitespaces) }
         let headerLine = reader.line
         try CSVHeader.checkUnique(header, file: path, line: headerLine)
         func column(_ name: String) -> Int? { header.firstIndex(of: name) }
-        let layout: BankLayout
+        var layout: BankLayout
         switch BankLayout.detect(header) {
         case .success(let detected): layout = detected
         case .failure(let error): throw InputError(file: path, line: headerLine, message: error.message)
+        }
+        if separator != UInt8(ascii: ",") {
+            layout.isNative = false
+            let how = "fields separated by \(FieldSeparatorSniffer.name(separator))" + (decimalCommas ? " with decimal commas (1,25 = 1.25) as R's write.csv2 writes them" : "")
+            layout.conversion = layout.conversion.isEmpty ? how : layout.conversion + "; " + how
         }
         let idColumn = layout.idColumn, aColumn = layout.slopeColumn, bColumn = layout.locationColumn
         let cColumn = layout.guessingColumn, modelColumn = column("model")
         let seColumns = [column("se_a"), column("se_b"), column("se_c")]
         let nColumn = column("n_responses"), pColumn = column("p_value"), flagsColumn = column("flags")
-        let known = Set(coreColumns)
+        let known = Set(coreColumns + latentScaleColumns)
+        let latentColumns = latentScaleColumns.map(column)
+        if (latentColumns[0] == nil) != (latentColumns[1] == nil) {
+            throw InputError(file: path, line: headerLine, message: "the bank has \(latentColumns[0] == nil ? "latent_sd but no latent_mean" : "latent_mean but no latent_sd"): a bank's latent scale needs both (latent_mean 0 and the latent SD for a Rasch bank)")
+        }
+        // The latent scale: the same latent_mean and latent_sd on every row (`LatentScale`).
+        var latent: (mean: Double, sd: Double, line: Int)?
         let metadataIndex = header.indices.filter { !known.contains(header[$0]) && !header[$0].isEmpty && !layout.consumedColumns.contains($0) }
         let metadataColumns = metadataIndex.map { header[$0] }
 
@@ -110,7 +125,10 @@ extension ItemBank {
             firstLine[id] = line
             func number(_ c: Int?, _ name: String, allowEmpty: Bool) -> Double?? {
                 guard let c else { return .some(nil) }
-                let text = reader.string(c).trimmingCharacters(in: .whitespaces)
+                var text = reader.string(c).trimmingCharacters(in: .whitespaces)
+                if decimalCommas, !text.contains("."), text.firstIndex(of: ",") == text.lastIndex(of: ",") {
+                    text = text.replacingOccurrences(of: ",", with: ".")
+                }
                 if text.isEmpty {
                     if allowEmpty { return .some(nil) }
                     errors.add(InputError(file: path, line: line, column: c + 1, message: "item '\(id)': \(name) is empty"))
@@ -203,6 +221,24 @@ extension ItemBank {
                     responses = n
                 }
             }
+            if let meanColumn = latentColumns[0], let sdColumn = latentColumns[1] {
+                guard let m = number(meanColumn, "latent_mean", allowEmpty: false), let sd = number(sdColumn, "latent_sd", allowEmpty: false) else { continue }
+                if let first = latent {
+                    if m! != first.mean || sd! != first.sd {
+                        errors.add(InputError(file: path, line: line, column: (m! != first.mean ? meanColumn : sdColumn) + 1,
+                                              message: "item '\(id)': latent_mean, latent_sd = \(m!.formatted6), \(sd!.formatted6) differ from \(first.mean.formatted6), \(first.sd.formatted6) on line \(first.line): the latent scale is the bank's, the same on every row"))
+                        continue
+                    }
+                } else {
+                    let problems = LatentScale.validationProblems(mean: m!, sd: sd!, naming: .jsonKey)
+                    if !problems.isEmpty {
+                        errors.add(InputError(file: path, line: line, column: (LatentScale.allowedMeans.contains(m!) ? sdColumn : meanColumn) + 1,
+                                              message: "item '\(id)': " + problems.joined(separator: "; ")))
+                        continue
+                    }
+                    latent = (m!, sd!, line)
+                }
+            }
             var metadata: [String: String] = [:]
             for (name, c) in zip(metadataColumns, metadataIndex) { metadata[name] = reader.string(c) }
             if let status = metadata["status"]?.trimmingCharacters(in: .whitespaces), !status.isEmpty,
@@ -220,7 +256,8 @@ extension ItemBank {
         }
         try errors.throwIfAny()
         guard !items.isEmpty else { throw InputError(file: path, line: headerLine, message: "the bank has no items") }
-        var bank = ItemBank(items: items, metadataColumns: metadataColumns)
+        var bank = ItemBank(items: items, metadataColumns: metadataColumns,
+                            latentScale: try latent.map { try LatentScale(mean: $0.mean, sd: $0.sd) } ?? .standard)
         bank.layout = layout
         return bank
     }
@@ -228,9 +265,12 @@ extension ItemBank {
 
 extension ItemBank {
     /// The bank as CSV text (header + one row per item). Numbers use up to 6 decimals; no NaN or infinity is
-    /// ever written (non-finite values become empty cells).
+    /// ever written (non-finite values become empty cells). A latent scale other than N(0, 1) is written as
+    /// `latent_mean` and `latent_sd` after the core columns, the same on every row (full precision, so that a
+    /// bank read back scores exactly as the one written).
     public func csv() -> String {
-        var out = (Self.coreColumns + metadataColumns).map(csvField).joined(separator: ",") + "\n"
+        let latentCells = latentScale.isStandard ? [] : [latentScale.mean, latentScale.sd].map { "\($0)" }
+        var out = (Self.coreColumns + (latentScale.isStandard ? [] : Self.latentScaleColumns) + metadataColumns).map(csvField).joined(separator: ",") + "\n"
         func num(_ v: Double?) -> String {
             guard let v, v.isFinite else { return "" }
             return String(format: "%.6f", v)
@@ -240,6 +280,7 @@ extension ItemBank {
             var row = [csvField(item.itemID), item.model.rawValue, num(p.discrimination), num(p.difficulty), num(p.guessing),
                        num(e.discrimination), num(e.difficulty), num(e.guessing),
                        item.responses.map(String.init) ?? "", num(item.pValue), csvField(item.flags.joined(separator: ";"))]
+            row += latentCells
             row += metadataColumns.map { csvField(item.metadata[$0] ?? "") }
             out += row.joined(separator: ",") + "\n"
         }

@@ -210,7 +210,8 @@ struct ParallelCSVChunks {
         try joiner.wait()
     }
 
-    /// Counts line breaks as `CSVReader` numbers lines: each `\n`, and each `\r` not followed by `\n`. (Line
+    /// Counts line breaks as `CSVReader` numbers lines: each `\n`, and each `\r` but the last
+    /// `CSVRecordScanner.crRunLimit` of a run followed by `\n` (`\r\r\n` is one line break, `\r\r` two). (Line
     /// breaks inside quoted fields count too, so the count does not depend on quoting.) The caller never ends
     /// a range between `\r` and `\n`.
     static func countLineBreaks(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int {
@@ -235,7 +236,14 @@ struct ParallelCSVChunks {
             i += 1
         }
         if crSeen != 0 {
-            for k in 0..<n where p[k] == 13 && (k + 1 >= n || p[k + 1] != 10) { count += 1 }
+            var k = 0
+            while k < n {
+                guard p[k] == 13 else { k += 1; continue }
+                var run = k
+                while run < n && p[run] == 13 { run += 1 }
+                count += run < n && p[run] == 10 ? max(0, run - k - CSVRecordScanner.crRunLimit) : run - k
+                k = run
+            }
         }
         return count
     }

@@ -15,10 +15,15 @@ package enum ResponseLayoutHint {
 
     /// The hint for `path` read with `options`; `itemIDs` are the bank's item ids when the command has a bank
     /// (`score`), which lets a long file's item column be recognised by its values.
-    package static func hint(forFile path: String, options: ResponseFileOptions, itemIDs: Set<String>? = nil) -> String? {
+    /// `ageColumn` is the column the run reads ages from (not an item, not extra).
+    package static func hint(forFile path: String, options: ResponseFileOptions, itemIDs: Set<String>? = nil, ageColumn: String? = nil) -> String? {
         var st = stat()
         guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
-        guard let sample = try? Sample(path: path, delimiter: options.delimiter) else { return nil }
+        guard let sample = try? Sample(path: path, delimiter: options.delimiter) else {
+            // The header itself did not parse (`"a";"b"` read with commas: a quote closed before a ';'): its first
+            // line, quotes respected, may show the separator.
+            return quotedHeaderHint(path, options: options)
+        }
         if let hint = delimiterHint(sample, options: options) { return hint }
         guard sample.rows.count > 0 else { return nil }
         let header = sample.header
@@ -30,6 +35,7 @@ package enum ResponseLayoutHint {
         }
         if options.layout != .wide, let hint = longHint(sample, itemIDs: itemIDs) { return hint }
         if let hint = idColumnHint(sample, options: options) { return hint }
+        if let hint = extraColumnsHint(sample, itemIDs: itemIDs, options: options, ageColumn: ageColumn) { return hint }
         let idColumn = ResponseFileOptions.isWideIDColumn(header[0], sessionColumn: options.sessionColumn)
         return cellHint(sample, columns: Array((idColumn ? 1 : 0)..<header.count))
     }
@@ -79,6 +85,53 @@ package enum ResponseLayoutHint {
         guard let (candidate, count) = best, count >= 1 else { return nil }
         let fields = text.components(separatedBy: candidate.1).count
         return "the header is \(header.count) field\(header.count == 1 ? "" : "s") but holds \(count) \(candidate.2) separator\(count == 1 ? "" : "s"): the file looks \(candidate.2)-separated (\(fields) columns); read it with --delimiter \(candidate.1 == "\t" ? "tab" : candidate.2)"
+    }
+
+    /// The hint for a header that did not parse: another separator (`quotedHeaderHint`), or nil.
+    package static func headerHint(forFile path: String, options: ResponseFileOptions) -> String? {
+        quotedHeaderHint(path, options: options)
+    }
+
+    /// A header that failed to parse whose first line holds another separator outside its quotes, as R's
+    /// `write.csv2` writes it (`"id";"q1";"q2"`).
+    static func quotedHeaderHint(_ path: String, options: ResponseFileOptions) -> String? {
+        guard let (separator, count) = FieldSeparatorSniffer.sniff(path: path, expected: options.delimiter) else { return nil }
+        let name = FieldSeparatorSniffer.name(separator)
+        return "the header holds \(count) \(name) separator\(count == 1 ? "" : "s") outside its quotes and no \(FieldSeparatorSniffer.name(options.delimiter)): the file looks \(name)-separated (\(count + 1) columns)\(separator == UInt8(ascii: ";") ? ", as R's write.csv2 and Excel in European locales write it" : ""); read it with --delimiter \(separator == UInt8(ascii: "\t") ? "tab" : name)"
+    }
+
+    /// Names of an age column that `--age-column` would read.
+    static let ageNames: Set<String> = ["age", "age_years", "ageyears", "alter", "edad", "âge"]
+
+    /// Columns of a wide file that are not items: with a bank, header names it lacks beside names it has;
+    /// without one, columns none of whose cells is a response (nor all whole numbers, unless named as an age) beside more
+    /// columns whose cells are (a `sex` column of M/F among 0/1 items). An age column is pointed at `--age-column`.
+    static func extraColumnsHint(_ sample: Sample, itemIDs: Set<String>?, options: ResponseFileOptions, ageColumn: String?) -> String? {
+        let header = sample.header
+        guard !header.isEmpty else { return nil }
+        let start = ResponseFileOptions.isWideIDColumn(header[0], sessionColumn: options.sessionColumn) ? 1 : 0
+        let candidates = (start..<header.count).filter { !options.ignoredColumns.contains(header[$0]) && header[$0] != ageColumn }
+        let extra: [Int]
+        if let itemIDs {
+            guard candidates.contains(where: { itemIDs.contains(header[$0]) }) else { return nil }
+            extra = candidates.filter { !itemIDs.contains(header[$0]) }
+        } else {
+            // Whole numbers are more likely polytomous scores (`cellHint` says so), unless the name is an age's.
+            let responses = candidates.filter { isResponseColumn(sample.cells($0)) }
+            extra = candidates.filter { c in
+                let cells = sample.cells(c)
+                return !cells.isEmpty && !cells.contains(where: isResponse) && (ageNames.contains(header[c].lowercased()) || !cells.allSatisfy { Int($0) != nil })
+            }
+            guard responses.count >= 2, extra.count < responses.count else { return nil }
+        }
+        guard !extra.isEmpty else { return nil }
+        let names = extra.map { header[$0] }
+        let ages = names.filter { ageNames.contains($0.lowercased()) }, others = names.filter { !ageNames.contains($0.lowercased()) }
+        let list = names.map { "'\($0.escapingControlCharacters)'" }.joined(separator: ", ")
+        var advice: [String] = []
+        if !others.isEmpty { advice.append("leave \(others.count == 1 ? "it" : "them") out with --ignore-columns \(option(others.joined(separator: ",")))") }
+        if let age = ages.first { advice.append("read ages from \(TextFidelity.quoted(age)) with --age-column \(option(age)) (score, norms build) or leave it out with --ignore-columns \(option(ages.joined(separator: ",")))") }
+        return "column\(names.count == 1 ? "" : "s") \(list) \(names.count == 1 ? "is" : "are") not \(itemIDs == nil ? "responses" : "items of the bank"): " + advice.joined(separator: "; ")
     }
 
     /// A long file (one row per response) read as wide: a response column, an item column and a session column
@@ -140,7 +193,7 @@ package enum ResponseLayoutHint {
             return "response cells hold whole numbers up to \(largest): iqscore scores right/wrong (dichotomous) responses; recode them to 1 = correct, 0 = incorrect (polytomous items are not modelled)"
         }
         if cells.allSatisfy({ $0.count == 1 && $0.first!.isLetter }) {
-            return "response cells hold option letters (\(Set(cells).sorted().prefix(6).joined(separator: ", "))): score them against the answer keys first (1 = the key, 0 = another option); iqscore analyze --options reads raw choices for distractor analysis"
+            return "response cells hold option letters (\(Set(cells).sorted().prefix(6).joined(separator: ", "))): score reads them against the bank's answer keys (a key column of letters is used as it is; --key-column COLUMN names another), or recode them to 1 = the key, 0 = another option; iqscore analyze --options reads raw choices for distractor analysis"
         }
         return nil
     }

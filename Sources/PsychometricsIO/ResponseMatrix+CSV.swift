@@ -24,6 +24,17 @@ public struct ResponseFileOptions: Sendable, Hashable {
     /// The field separator, one of `allowedDelimiters`: `,` (default), `;` (spreadsheets in locales whose decimal
     /// mark is a comma), tab or `|`.
     public var delimiter: UInt8
+    /// Wide layout: columns that are not items (`sex`, `country`, a timestamp), left out of the responses. Each
+    /// must be in the header (a misspelt name is an error, not a silent no-op). The long layout reads only its
+    /// three columns (and an age column) anyway.
+    public var ignoredColumns: [String] = []
+
+    /// Problems with `ignoredColumns` against a wide `header`: a name the header lacks.
+    package func ignoredColumnProblem(header: [String]) -> String? {
+        let missing = ignoredColumns.filter { !header.contains($0) }
+        guard !missing.isEmpty else { return nil }
+        return "--ignore-columns names \(missing.map { TextFidelity.quoted($0) }.joined(separator: ", ")), which the header lacks (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))"
+    }
 
     /// The separators a response file may use.
     public static let allowedDelimiters: [UInt8] = [UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "\t"), UInt8(ascii: "|")]

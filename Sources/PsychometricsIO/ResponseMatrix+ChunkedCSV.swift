@@ -474,6 +474,8 @@ extension ResponseMatrix {
         let hasID: Bool
         let idName: String
         var itemStart: Int { hasID ? 1 : 0 }
+        /// Per field: its item's index, or −1 (the id column, an ignored column).
+        let itemIndex: [Int32]
     }
 
     /// One chunk of a wide file as its worker parses it: every data row with the end of its responses, and the
@@ -528,11 +530,12 @@ extension ResponseMatrix {
                 }
                 if let problem { reject(line: line, problem); return }
             }
-            let itemStart = columns.itemStart
-            for c in itemStart..<columns.fieldCount {
+            for c in columns.itemStart..<columns.fieldCount {
+                let j = columns.itemIndex[c]
+                if j < 0 { continue }
                 switch fields.withField(c, in: buf, scratch: &scratch, { ResponseCell.parse($0) }) {
-                case .correct: items.append(Int32(c - itemStart)); values.append(1)
-                case .incorrect: items.append(Int32(c - itemStart)); values.append(0)
+                case .correct: items.append(j); values.append(1)
+                case .incorrect: items.append(j); values.append(0)
                 case .missing: break
                 case .invalid:
                     badCells.append((row, Int32(c)))
@@ -626,14 +629,21 @@ extension ResponseMatrix {
         var errors = ErrorCollector()
         let first = header.first ?? ""
         let hasID = ResponseFileOptions.isWideIDColumn(first, sessionColumn: options.sessionColumn)
-        let columns = WideColumns(fieldCount: header.count, hasID: hasID, idName: first)
-        let itemIDs = Array(header[columns.itemStart...])
+        if let problem = options.ignoredColumnProblem(header: header) { throw InputError(file: path, line: headerLine, message: problem) }
+        let ignored = Set(options.ignoredColumns)
+        var itemIndex = [Int32](repeating: -1, count: header.count), itemColumns: [Int] = []
+        for c in (hasID ? 1 : 0)..<header.count where !ignored.contains(header[c]) {
+            itemIndex[c] = Int32(itemColumns.count)
+            itemColumns.append(c)
+        }
+        let columns = WideColumns(fieldCount: header.count, hasID: hasID, idName: first, itemIndex: itemIndex)
+        let itemIDs = itemColumns.map { header[$0] }
         guard !itemIDs.isEmpty else {
             throw InputError(file: path, line: headerLine, message: "the header names no item columns")
         }
         var seenItem: [String: Int] = [:]
         for (k, id) in itemIDs.enumerated() {
-            let column = k + columns.itemStart + 1
+            let column = itemColumns[k] + 1
             if id.isEmpty {
                 errors.add(InputError(file: path, line: headerLine, column: column, message: "item column \(column) has an empty name"))
             } else if let previous = seenItem[id] {

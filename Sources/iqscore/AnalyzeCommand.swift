@@ -112,7 +112,7 @@ struct AnalyzeCommand: ParsableCommand {
             var text = "item_id,n,p_value,point_biserial,alpha_if_deleted,a,b,c,infit,outfit,sx2,sx2_df,sx2_p,flags,rmsd,rmsd_critical,infit_z,outfit_z\n"
             let flaggedItems = table.flaggedCount
             for row in table.rows {
-                let c = row.classical, f = row.fit, p = row.parameters
+                let c = row.classical, f = row.fit, p = row.bankParameters
                 text += [csvField(c.itemID), String(c.responses), num(c.pValue), num(c.pointBiserial), num(c.alphaIfDeleted),
                          num(p.discrimination), num(p.difficulty), num(p.guessing), num(f.infit), num(f.outfit), num(f.sx2),
                          f.sx2DegreesOfFreedom.map(String.init) ?? "", num(f.sx2P, 6), csvField(row.flags.joined(separator: ";")),
@@ -121,7 +121,11 @@ struct AnalyzeCommand: ParsableCommand {
             try writeAtomically(text, to: out)
             if let personsOut {
                 var p = "person_id,theta_wle,se,lz,lz_star\n"
-                for person in fit.persons { p += "\(csvField(person.personID)),\(num(person.theta)),\(num(person.standardError)),\(num(person.lz)),\(num(person.lzStar))\n" }
+                // θ on the bank's metric (the fit ran on the N(0, 1) one).
+                let latent = table.latentScale
+                for person in fit.persons {
+                    p += "\(csvField(person.personID)),\(num(latent.theta(fromStandard: person.theta))),\(num(person.standardError * latent.sd)),\(num(person.lz)),\(num(person.lzStar))\n"
+                }
                 try writeAtomically(p, to: personsOut)
             }
             if let q3Out {

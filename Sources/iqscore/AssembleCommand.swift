@@ -102,6 +102,8 @@ struct AssembleCommand: ParsableCommand {
                 if let simulate, let simulationOut {
                     var study = FormSimulation.Options(simulees: simulate, seed: seed)
                     study.seTarget = seTarget
+                    study.thetaMean = assemblyBank.latentScale.mean
+                    study.thetaSD = assemblyBank.latentScale.sd
                     if simulateFixed { study.fixedForms = result.count }
                     let report = try FormSimulation.run(assembler: assembler, options: study)
                     try writeAtomically(try encodeJSON(report), to: simulationOut)

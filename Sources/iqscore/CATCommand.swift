@@ -63,26 +63,27 @@ struct CATSimulateCommand: ParsableCommand {
     @Option(name: .customLong("exposure-out"), help: "Also write the calibrated Sympson–Hetter parameters, item_id,k per bank item (read back by ExposureParameters.load(csv:bank:)).")
     var exposureOut: String?
 
-    @Option(name: .customLong("theta-mean"), help: "Mean of the simulees' θ, in \(ResponseSimulator.allowedThetaMeans).")
-    var thetaMean = 0.0
+    @Option(name: .customLong("theta-mean"), help: "Mean of the simulees' θ, in \(ResponseSimulator.allowedThetaMeans) (default: the bank's latent_mean, 0 on most banks).")
+    var thetaMean: Double?
 
-    @Option(name: .customLong("theta-sd"), help: "SD of the simulees' θ, in \(ResponseSimulator.allowedThetaSDs).")
-    var thetaSD = 1.0
+    @Option(name: .customLong("theta-sd"), help: "SD of the simulees' θ, in \(ResponseSimulator.allowedThetaSDs) (default: the bank's latent_sd, 1 on most banks; a Rasch bank's estimated SD).")
+    var thetaSD: Double?
 
     @Option(help: "Worker threads, 1…\(WorkerThreads.maximum) (default: all cores, at most \(WorkerThreads.maximum)); results do not depend on it.")
     var threads: Int?
 
-    /// The study's settings as the library will run them; every range is the library's (`SimulationStudy`).
-    var studyOptions: CATSimulation.Options {
+    /// The study's settings as the library will run them on a bank with latent scale `latent` (the default θ
+    /// distribution); every range is the library's (`SimulationStudy`).
+    func studyOptions(_ latent: LatentScale = .standard) -> CATSimulation.Options {
         var options = CATSimulation.Options(simulees: simulees, seed: seed)
-        options.thetaMean = thetaMean
-        options.thetaSD = thetaSD
+        options.thetaMean = thetaMean ?? latent.mean
+        options.thetaSD = thetaSD ?? latent.sd
         options.threads = threads ?? WorkerThreads.all
         return options
     }
 
     func validate() throws {
-        try throwIfAny(studyOptions.validationProblems(naming: .option))
+        try throwIfAny(studyOptions().validationProblems(naming: .option))
         if exposure != nil, exposureOut != nil {
             throw ValidationError("--exposure and --exposure-out exclude each other: given parameters are not calibrated, so there is nothing new to write")
         }
@@ -99,7 +100,7 @@ struct CATSimulateCommand: ParsableCommand {
             } catch let error as AssemblyError where error.code == .invalidConfiguration {
                 throw InputError(file: config, message: error.description)
             }
-            let options = studyOptions
+            let options = studyOptions(assemblyBank.latentScale)
             let calibration: SympsonHetter?
             var report: CATSimulationReport
             if let exposure {
@@ -107,7 +108,7 @@ struct CATSimulateCommand: ParsableCommand {
                 report = try CATSimulation.run(pool: pool, given: ExposureParameters.load(csv: exposure, bank: assemblyBank), options: options)
                 report.exposureControl?.source = exposure
             } else {
-                calibration = try configuration.exposureTarget.map { _ in try SympsonHetter.calibrate(pool: pool, seed: seed, threads: options.threads) }
+                calibration = try pool.configuration.exposureTarget.map { _ in try SympsonHetter.calibrate(pool: pool, seed: seed, threads: options.threads) }
                 report = try CATSimulation.run(pool: pool, exposure: calibration, options: options)
             }
             try writeAtomically(try report.json(), to: out)
@@ -116,7 +117,8 @@ struct CATSimulateCommand: ParsableCommand {
                 for (item, k) in zip(assemblyBank.items, calibration.parameters.probabilities) { text += "\(csvField(item.id)),\(String(format: "%.6f", k))\n" }
                 try writeAtomically(text, to: exposureOut)
             }
-            for line in summary(report, calibration, configuration, pool) { printError(line) }
+            for line in summary(report, calibration, pool.configuration, pool) { printError(line) }
+            if let note = pool.exposureTargetNote { printError("note: " + note) }
             var written = [out]
             if let exposureOut {
                 if calibration != nil { written.append(exposureOut) } else { printError("note: no exposure_target, so \(exposureOut) was not written") }

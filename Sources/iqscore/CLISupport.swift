@@ -57,6 +57,14 @@ struct ResponseColumnOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Field separator: ',', ';', tab (also written '\\t') or '|'.", valueName: "char"))
     var delimiter = ","
 
+    @Option(name: .customLong("ignore-columns"), help: ArgumentHelp("Wide layout: columns that are not items (e.g. sex,country), comma-separated; each must be in the header. Ages are read with --age-column (score, norms build).", valueName: "names"))
+    var ignoreColumns: String?
+
+    /// `--ignore-columns` as names.
+    var ignoredColumns: [String] {
+        ignoreColumns.map { $0.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
+    }
+
     /// The separator's byte, or nil when `delimiter` is not one `ResponseFileOptions.allowedDelimiters` holds.
     var delimiterByte: UInt8? {
         let text = delimiter == "tab" || delimiter == "\\t" ? "\t" : delimiter
@@ -70,6 +78,9 @@ struct ResponseColumnOptions: ParsableArguments {
         if delimiterByte == nil {
             throw ValidationError("--delimiter must be ',', ';', tab or '|', got \(TextFidelity.quoted(delimiter))")
         }
+        if ignoreColumns != nil, ignoredColumns.contains(where: \.isEmpty) {
+            throw ValidationError("--ignore-columns must list column names separated by commas, got \(TextFidelity.quoted(ignoreColumns!))")
+        }
         let names = [("--session-column", sessionColumn), ("--item-column", itemColumn), ("--response-column", responseColumn)]
         for (option, name) in names where name.trimmingCharacters(in: .whitespaces).isEmpty {
             throw ValidationError("\(option) must name a column, got '\(name)'")
@@ -82,8 +93,10 @@ struct ResponseColumnOptions: ParsableArguments {
     }
 
     var fileOptions: ResponseFileOptions {
-        ResponseFileOptions(sessionColumn: sessionColumn, itemColumn: itemColumn, responseColumn: responseColumn, layout: layout,
-                            delimiter: delimiterByte ?? UInt8(ascii: ","))
+        var options = ResponseFileOptions(sessionColumn: sessionColumn, itemColumn: itemColumn, responseColumn: responseColumn, layout: layout,
+                                          delimiter: delimiterByte ?? UInt8(ascii: ","))
+        options.ignoredColumns = ignoredColumns
+        return options
     }
 }
 

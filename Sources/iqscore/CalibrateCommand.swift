@@ -22,6 +22,10 @@ struct CalibrateCommand: ParsableCommand {
             prior options. Items everybody got right or wrong, or with fewer than --min-item-responses, are \
             excluded and listed; persons with no responses are excluded and counted.
 
+            --model rasch fixes every slope at 1 and estimates the population SD σ: the bank carries it as the \
+            columns latent_mean (0) and latent_sd (σ), which score, serve, analyze, report, cat and link honour \
+            (prior and IQ norms N(0, σ²)). With --fixed, the output bank keeps the fixed bank's latent scale.
+
             Online (fixed-parameter) calibration: --fixed BANK.csv holds the bank's items at their values \
             (their model, a, b, c) and estimates the other items on the bank's scale under --model, with the \
             latent mean and SD estimated (reported as latent_mean/latent_sd). The output bank holds the fixed \
@@ -132,12 +136,12 @@ struct CalibrateCommand: ParsableCommand {
             let fields = text.dropFirst(5).split(separator: ",", omittingEmptySubsequences: false)
             guard fields.count == 2, let alpha = DecimalNumber.parse(fields[0]), let beta = DecimalNumber.parse(fields[1]) else { throw syntax }
             try throwIfAny(BetaPrior.validationProblems(alpha: alpha, beta: beta).map { "--guessing-prior: \($0)" })
-            return .some(BetaPrior(alpha: alpha, beta: beta))
+            return .some(try BetaPrior(alpha: alpha, beta: beta))
         }
         if text.hasPrefix("options:") {
             guard let k = DecimalNumber.parseInteger(text.dropFirst(8)) else { throw syntax }
             if let p = BetaPrior.allowedOptionCounts.problem(k, "--guessing-prior options:K") { throw ValidationError(p) }
-            return .some(BetaPrior.centred(onOptions: k))
+            return .some(try BetaPrior.centred(onOptions: k))
         }
         throw syntax
     }
@@ -153,7 +157,7 @@ struct CalibrateCommand: ParsableCommand {
                 throw ValidationError("--slope-prior must be 'lognormal:MEANLOG,SDLOG' or 'none'; got '\(text)'")
             }
             try throwIfAny(LogNormalPrior.validationProblems(meanLog: meanLog, sdLog: sdLog).map { "--slope-prior: \($0)" })
-            return .some(LogNormalPrior(meanLog: meanLog, sdLog: sdLog))
+            return .some(try LogNormalPrior(meanLog: meanLog, sdLog: sdLog))
         }
         throw ValidationError("--slope-prior must be 'lognormal:MEANLOG,SDLOG' with SDLOG > 0, or 'none'; got '\(text)'")
     }

@@ -60,7 +60,11 @@ struct ItemAnalysisTable {
         var itemID: String
         var classical: ClassicalItemAnalysis.Item
         var fit: ModelFit.ItemFit
+        /// The parameters on the N(0, 1) metric of the bank's calibration population (`LatentScale.standardized`),
+        /// which the fit statistics, curves and charts use: the bank's own for a bank on that metric.
         var parameters: ItemParameters
+        /// The parameters as the bank holds them (what tables show).
+        var bankParameters: ItemParameters
         var flags: [String]
         /// The fit statistics that flag this item (keys of `FitFlag`).
         var fitFlags: Set<FitFlag>
@@ -77,6 +81,9 @@ struct ItemAnalysisTable {
     var data: ResponseMatrix
     var model: IRTModel
     var itemsNotInBank: [String]
+    /// The bank's latent scale: θ of persons (`fit.persons`, on the N(0, 1) metric) is reported as
+    /// `latentScale.theta(fromStandard:)`.
+    var latentScale: LatentScale
     var personsWithoutResponses: Int
     var rules: FlagRules
 
@@ -95,7 +102,9 @@ struct ItemAnalysisTable {
         self.rules = rules
         personsWithoutResponses = report.emptyPersons.count + dropped.count
         let bankItems = data.itemIDs.map { byID[$0]! }
-        let parameters = bankItems.map(\.parameters)
+        // Fit statistics assume θ ~ N(0, 1): a bank with another latent scale (Rasch) is taken on that metric.
+        latentScale = bank.latentScale
+        let parameters = bankItems.map { bank.latentScale.standardized($0.parameters) }
         model = bankItems.first!.model
         let free: Int
         switch model { case .rasch, .onePL: free = 1; case .twoPL: free = 2; case .threePL: free = 3 }
@@ -114,7 +123,7 @@ struct ItemAnalysisTable {
             let c = classical.items[j], f = fit.items[j], p = parameters[j]
             var flags: [String] = []
             var fitFlags: Set<FitFlag> = []
-            if p.discrimination < 0 { flags.append("negative slope") } else if p.discrimination < rules.minSlope { flags.append("low slope (a < \(rules.minSlope.formatted6))") }
+            if p.discrimination < 0 { flags.append("negative slope") } else if bankItems[j].parameters.discrimination < rules.minSlope { flags.append("low slope (a < \(rules.minSlope.formatted6))") }
             if c.pValue < rules.pRange.0 || c.pValue > rules.pRange.1 { flags.append("extreme p-value") }
             if let r = c.pointBiserial, r < rules.minPointBiserial { flags.append("low point-biserial (< \(rules.minPointBiserial.formatted6))") }
             if let sp = f.sx2P, sp < rules.misfitP { flags.append("misfit (S-X² p < \(rules.misfitP.formatted6))"); fitFlags.insert(.sx2) }
@@ -135,7 +144,7 @@ struct ItemAnalysisTable {
                 flags.append("RMSD > \(rules.maxRMSD.formatted6)"); fitFlags.insert(.rmsd)
             }
             flags += bankItems[j].flags.map { "calibration: \($0)" }
-            return Row(itemID: c.itemID, classical: c, fit: f, parameters: p, flags: flags, fitFlags: fitFlags)
+            return Row(itemID: c.itemID, classical: c, fit: f, parameters: p, bankParameters: bankItems[j].parameters, flags: flags, fitFlags: fitFlags)
         }
     }
 

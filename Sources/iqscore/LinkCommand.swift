@@ -88,8 +88,9 @@ struct LinkCommand: ParsableCommand {
             let new = try loadBank(newBank)
             var options = ScaleLinkingOptions(method: method)
             options.direction = criterion
-            options.oldScaleQuadrature = .standardNormal(count: quadraturePoints, bound: thetaBound)
-            options.newScaleQuadrature = options.oldScaleQuadrature
+            // Each scale's population as its bank states it (N(0, 1) unless the bank carries a latent scale).
+            options.oldScaleQuadrature = try .latent(old.latentScale, count: quadraturePoints, bound: thetaBound)
+            options.newScaleQuadrature = try .latent(new.latentScale, count: quadraturePoints, bound: thetaBound)
             let result: ScaleLinkingResult
             do {
                 result = try ScaleLinking.link(old: old, new: new, options: options)
@@ -104,7 +105,9 @@ struct LinkCommand: ParsableCommand {
             let meanMean = try? ScaleLinking.meanMean(old: commonOld, new: commonNew)
             let meanSigma = try? ScaleLinking.meanSigma(old: commonOld, new: commonNew)
 
-            let linked = result.linkedBank(new)
+            // On the reference scale, scored against the reference population.
+            var linked = result.linkedBank(new)
+            linked.latentScale = old.latentScale
             let outOfRange = linked.parameterProblems()
             if !outOfRange.isEmpty {
                 // The constants carry some item beyond what a bank may hold: writing it would give a file no command

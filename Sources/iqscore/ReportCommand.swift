@@ -107,14 +107,14 @@ struct ReportCommand: ParsableCommand {
             }
             let misses = (largestZ(j) ?? 0) > zBound
             let classes = [row.flags.isEmpty ? nil : "flag", misses ? "miss" : nil].compactMap { $0 }.joined(separator: " ")
-            let params = "a \(num(row.parameters.discrimination, 2)), b \(num(row.parameters.difficulty, 2))\(row.parameters.guessing > 0 ? ", c \(num(row.parameters.guessing, 2))" : "")"
+            let params = "a \(num(row.bankParameters.discrimination, 2)), b \(num(row.bankParameters.difficulty, 2))\(row.bankParameters.guessing > 0 ? ", c \(num(row.bankParameters.guessing, 2))" : "")"
             panels += "<figure id=\"item-\(escapeHTML(row.itemID))\" class=\"\(classes)\">\(charts.itemPanel(j).svg())<figcaption>\(params)<br>\(escapeHTML(evidence))\(misses ? " <b>(beyond |z| \(num(zBound, 2)))</b>" : "")\(row.flags.isEmpty ? "" : "<br><b>" + escapeHTML(row.flags.joined(separator: "; ")) + "</b>")</figcaption></figure>\n"
         }
         let panelLegend = SVGChart.legendSVG(ReportCharts.panelLegend, width: 1000, title: "Key to the item panels")
 
         var rows = ""
         for (k, r) in t.rows.enumerated() {
-            rows += "<tr class=\"\(r.flags.isEmpty ? "" : "flag")\"><td>\(escapeHTML(r.itemID))</td><td>\(r.classical.responses)</td><td>\(num(r.classical.pValue))</td><td>\(num(r.classical.pointBiserial))</td><td>\(num(r.parameters.discrimination))</td><td>\(num(r.parameters.difficulty))</td><td>\(num(r.parameters.guessing))</td><td>\(num(r.fit.infit, 2))</td><td>\(num(r.fit.outfit, 2))</td><td>\(num(r.fit.sx2, 1))</td><td>\(r.fit.sx2DegreesOfFreedom.map(String.init) ?? "–")</td><td>\(num(r.fit.sx2P, 4))</td><td>\(num(largestZ(k), 1))</td><td>\(escapeHTML(r.flags.joined(separator: "; ")))</td></tr>\n"
+            rows += "<tr class=\"\(r.flags.isEmpty ? "" : "flag")\"><td>\(escapeHTML(r.itemID))</td><td>\(r.classical.responses)</td><td>\(num(r.classical.pValue))</td><td>\(num(r.classical.pointBiserial))</td><td>\(num(r.bankParameters.discrimination))</td><td>\(num(r.bankParameters.difficulty))</td><td>\(num(r.bankParameters.guessing))</td><td>\(num(r.fit.infit, 2))</td><td>\(num(r.fit.outfit, 2))</td><td>\(num(r.fit.sx2, 1))</td><td>\(r.fit.sx2DegreesOfFreedom.map(String.init) ?? "–")</td><td>\(num(r.fit.sx2P, 4))</td><td>\(num(largestZ(k), 1))</td><td>\(escapeHTML(r.flags.joined(separator: "; ")))</td></tr>\n"
         }
         let flaggedList = flagged.isEmpty ? "<p>No item is flagged.</p>" : "<ul>" + flagged.map { "<li><b>\(escapeHTML(t.rows[$0].itemID))</b>: \(escapeHTML(t.rows[$0].flags.joined(separator: "; ")))</li>" }.joined() + "</ul>"
         let q3 = t.fit.q3Flagged.isEmpty ? "<p>No item pair has Q3 more than 0.2 above the mean Q3 (\(num(t.fit.q3Mean))).</p>"

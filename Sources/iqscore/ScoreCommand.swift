@@ -34,9 +34,10 @@ struct ScoreCommand: ParsableCommand {
             their extrapolation margin; scored at the nearest covered age).
 
             Every session read is scored or written to REJECTS (session_id,file,line,column,reason): unknown \
-            item id, a response that is not 0/1, the same item twice in a session, a malformed row, a session \
-            with no responses; with --age-column, an age that is not a number in 0–130, one that differs within \
-            the session (blank cells are allowed on some rows), or none on any row. Default REJECTS: the output path with .rejects.csv.
+            item id, a response that is not 0/1, the same item twice in a session, a malformed row; with --age-column, an age that is not a number in 0–130, one that differs within \
+            the session (blank cells are allowed on some rows), or none on any row. A session with no responses \
+            at all (an empty row, mirt's all-NA pattern) is listed there as not administered and counted apart: \
+            it is not an error unless --strict. Default REJECTS: the output path with .rejects.csv.
 
             Outputs are one set: SCORES and REJECTS are written to temporary files beside them, synced, renamed \
             (REJECTS first) and then the manifest SUMMARY (--summary-json, default: the output path with \
@@ -44,7 +45,8 @@ struct ScoreCommand: ParsableCommand {
             `iqscore verify SUMMARY` checks a set. An output that is the same file as an input, the bank or \
             another output is refused before anything is read.
 
-            Exit status: 0 every session scored; 2 some scored, some rejected (see REJECTS); 1 failed: no \
+            Exit status: 0 every session scored (or not administered); 2 some scored, some rejected (see \
+            REJECTS; with --strict, not administered ones too); 1 failed: no \
             session could be scored (the first reasons, and which options would read a misread file, on stderr), \
             a bad bank, an unreadable input or bad options; nothing is written.
             """
@@ -86,6 +88,12 @@ struct ScoreCommand: ParsableCommand {
 
     @Option(help: "Threads that parse and score, 1…\(WorkerThreads.maximum) (default: all cores, at most \(WorkerThreads.maximum)); the output does not depend on it.")
     var threads: Int?
+
+    @Flag(help: "Count sessions with no responses (empty rows) as rejected: exit 2 when there are any.")
+    var strict = false
+
+    @Option(name: .customLong("key-column"), help: ArgumentHelp("The cells are the options people chose: score each against the answer key in this column of the bank (1 if equal, any case; empty/NA = not administered). Without it, one-letter cells are scored against a 'key' column of letters and 1/0 stay right/wrong.", valueName: "column"))
+    var keyColumn: String?
 
     @Option(name: .customLong("max-memory"), help: ArgumentHelp("Memory budget such as 512M or 2G (K/M/G/T = ×1024ⁿ; 32M … 1T); beyond it, regrouping and the set of finished sessions spill to files beside the output. (default: 1G)", valueName: "size"),
             transform: memoryLimit)
@@ -133,8 +141,11 @@ struct ScoreCommand: ParsableCommand {
             if case .linear(let n) = ageNorms.model { linearNorms = n } else { linearNorms = .calibrationPopulation }
             let settings = try scoring.scale(linearNorms)
             let scorer = try SessionScorer(bank: itemBank, ability: scoring.ability(method), scale: settings)
+            // Linear norms as the scorer applies them (the calibration population on the bank's latent scale).
+            let reportedNorms = ageNorms.isAgeSpecific ? ageNorms : .linear(scorer.scale.norms)
             let batch = BatchScorer(scorer: scorer, fileOptions: columns.fileOptions, format: format)
-            if ageNorms.isAgeSpecific { batch.ageScale = AgeNormScale(norms: ageNorms, transformation: iqTransform, settings: settings) }
+            batch.optionKeys = try keyColumn.map { try OptionKeys(bank: itemBank, column: $0, everyCell: true) } ?? OptionKeys.letters(in: itemBank)
+            if ageNorms.isAgeSpecific { batch.ageScale = AgeNormScale(norms: ageNorms, transformation: iqTransform, settings: scorer.scale) }
             batch.ageColumn = ageColumn
             if let threads { batch.workers = threads }
             batch.maxMemoryBytes = maxMemory.bytes
@@ -144,9 +155,17 @@ struct ScoreCommand: ParsableCommand {
             let progress = ProgressLine()
             var onProgress: ((BatchProgress) -> Void)?
             if progress.isEnabled { onProgress = { progress.show($0) } }
-            let report = try batch.run(inputs: sessions, scores: scoresWriter, rejects: rejectsWriter, progress: onProgress)
+            let report: BatchScoringReport
+            do {
+                report = try batch.run(inputs: sessions, scores: scoresWriter, rejects: rejectsWriter, progress: onProgress)
+            } catch let error as InputError where error.line == 1 && sessions.contains(error.file) {
+                // A header that does not parse (R's write.csv2 read with commas): the options that would read it.
+                progress.clear()
+                guard let hint = ResponseLayoutHint.headerHint(forFile: error.file, options: columns.fileOptions) else { throw error }
+                throw InputErrors([error], hint: hint)
+            }
             progress.clear()
-            let hint = report.sessionsRejected > 0 ? layoutHint(bank: itemBank) : nil
+            let hint = report.sessionsRefused > 0 ? layoutHint(bank: itemBank) : nil
             if report.sessionsScored == 0 {
                 // Nothing to deliver: a failure (exit 1) that writes nothing, with the first reasons on stderr.
                 printError(noneScored(report, first: BatchScorer.firstRejections(in: rejectsWriter, limit: 5), hint: hint))
@@ -154,10 +173,11 @@ struct ScoreCommand: ParsableCommand {
             }
             try OutputSet.commit([("rejects", rejectsWriter, report.sessionsRejected), ("scores", scoresWriter, report.sessionsScored)],
                                  manifest: manifestWriter) { entries in
-                try ScoreRunSummary(command: self, report: report, scorer: scorer, norms: ageNorms, outputs: entries).json()
+                try ScoreRunSummary(command: self, report: report, scorer: scorer, norms: reportedNorms, outputs: entries).json()
             }
-            printError(summary(report, scorer: scorer, norms: ageNorms) + (hint.map { "\nhint: " + $0 } ?? ""))
-            return report.sessionsRejected == 0 ? ExitStatus.success : ExitStatus.someRejected
+            printError(summary(report, scorer: scorer, norms: reportedNorms, keys: batch.optionKeys) + (hint.map { "\nhint: " + $0 } ?? ""))
+            let rejected = strict ? report.sessionsRejected : report.sessionsRefused
+            return rejected == 0 ? ExitStatus.success : ExitStatus.someRejected
         }
     }
 
@@ -166,7 +186,7 @@ struct ScoreCommand: ParsableCommand {
     func layoutHint(bank: ItemBank) -> String? {
         let ids = Set(bank.items.map(\.itemID))
         for path in sessions {
-            if let hint = ResponseLayoutHint.hint(forFile: path, options: columns.fileOptions, itemIDs: ids) {
+            if let hint = ResponseLayoutHint.hint(forFile: path, options: columns.fileOptions, itemIDs: ids, ageColumn: ageColumn) {
                 return sessions.count > 1 ? "\(path): \(hint)" : hint
             }
         }
@@ -191,18 +211,24 @@ struct ScoreCommand: ParsableCommand {
         return lines.joined(separator: "\n")
     }
 
-    func summary(_ r: BatchScoringReport, scorer: SessionScorer, norms: AgeNorms) -> String {
+    func summary(_ r: BatchScoringReport, scorer: SessionScorer, norms: AgeNorms, keys: OptionKeys? = nil) -> String {
         let mb = Double(r.bytesRead) / 1e6
         var lines = ["iqscore score: read \(formatCount(r.sessionsRead)) session\(r.sessionsRead == 1 ? "" : "s") (\(formatCount(r.rowsRead)) row\(r.rowsRead == 1 ? "" : "s"), \(fixed(mb, 1)) MB) from \(r.files) file\(r.files == 1 ? "" : "s") in \(fixed(r.seconds, 2)) s (\(formatCount(Int(Double(r.sessionsRead) / max(r.seconds, 1e-9)))) sessions/s, \(fixed(mb / max(r.seconds, 1e-9), 1)) MB/s)"]
-        lines.append("scored \(formatCount(r.sessionsScored)), rejected \(formatCount(r.sessionsRejected))" + (r.sessionsRejected > 0 ? " (see \(rejectsPath))" : ""))
+        lines.append("scored \(formatCount(r.sessionsScored)), "
+                     + (r.sessionsNotAdministered > 0 ? "not administered \(formatCount(r.sessionsNotAdministered)) (no responses), " : "")
+                     + "rejected \(formatCount(r.sessionsRefused))" + (r.sessionsRejected > 0 ? " (see \(rejectsPath))" : ""))
+        if let keys {
+            lines.append(keys.everyCell ? "responses are the options chosen, scored against the bank's column '\(keyColumn ?? "key")' (--key-column)"
+                                        : "one-letter responses scored against the bank's 'key' column (1/0 cells stay right/wrong)")
+        }
         if r.blankResponses > 0 { lines.append("\(formatCount(r.blankResponses)) rows with an empty response were treated as not administered") }
         for file in r.unnamedIDColumnFiles { lines.append(unnamedIDColumnNote(file)) }
         if r.regrouped {
             lines.append("note: rows of some sessions were not contiguous; the input was regrouped "
                          + (r.regroupPartitions > 1 ? "through \(r.regroupPartitions) partition files (--max-memory \(maxMemory))" : "in memory"))
         }
-        let o = scorer.estimator.options
-        lines.append("method \(o.method.rawValue.uppercased())" + (o.method == .eap || o.method == .map ? " (prior N(\(o.priorMean.formatted6), \(o.priorSD.formatted6)²)" + (o.method == .eap ? ", \(o.quadraturePoints) points on [-\(o.thetaBound.formatted6), \(o.thetaBound.formatted6)])" : ")") : "")
+        let o = scorer.estimator.options, e = scorer.estimator
+        lines.append("method \(o.method.rawValue.uppercased())" + (o.method == .eap || o.method == .map ? " (prior N(\(e.priorMean.formatted6), \(e.priorSD.formatted6)²)" + (o.method == .eap ? ", \(o.quadraturePoints) points on [-\(o.thetaBound.formatted6), \(o.thetaBound.formatted6)])" : ")") : "")
                      + "; norms \(normsDescription(norms)); \(fixed(100 * scorer.scale.confidenceLevel, 0))% intervals")
         let flags = ScoreFlag.allCases.compactMap { f in r.flagCounts[f].map { "\(f.rawValue) \(formatCount($0))" } }
         if !flags.isEmpty { lines.append("flags: " + flags.joined(separator: ", ")) }
@@ -253,7 +279,10 @@ struct ScoreRunSummary: Encodable {
     var blank_responses: Int
     var sessions_read: Int
     var sessions_scored: Int
+    /// Sessions refused (not counting those not administered).
     var sessions_rejected: Int
+    /// Sessions with no responses, listed in the rejects as not administered.
+    var sessions_not_administered: Int
     var regrouped: Bool
     var regroup_partitions: Int
     var session_hash_runs: Int
@@ -277,7 +306,8 @@ struct ScoreRunSummary: Encodable {
         blank_responses = r.blankResponses
         sessions_read = r.sessionsRead
         sessions_scored = r.sessionsScored
-        sessions_rejected = r.sessionsRejected
+        sessions_rejected = r.sessionsRefused
+        sessions_not_administered = r.sessionsNotAdministered
         regrouped = r.regrouped
         regroup_partitions = r.regroupPartitions
         session_hash_runs = r.sessionHashRuns

@@ -234,9 +234,9 @@ struct ServeCommand: AsyncParsableCommand {
         let memoryBound = connections.memoryBound(maxBodyBytes: maxBodyBytes, parseWorkers: ProcessInfo.processInfo.activeProcessorCount)
         logger.info("connections: at most \(maxConnections), holding at most \(memoryBound >> 20) MiB with their requests (ConnectionLimits.memoryBound)")
         let summary = "bank \(bank) (\(state.bank.items.count) items, version \(state.bankVersion))"
-            + (state.pool == nil ? "; scoring only (the bank has no domain column)" : "; exposure control \(state.exposureControl ?? "off")")
-        if state.exposure == nil, let control = state.exposureControl {
-            logger.warning("adaptive tests are served without exposure control, \(control): the most informative items will reach most examinees")
+            + "; exposure control \(state.exposureControl)"
+        if state.exposure == nil {
+            logger.warning("adaptive tests are served without exposure control, \(state.exposureControl): the most informative items will reach most examinees")
         }
         let urlHost = Self.urlHost(host)
         do {

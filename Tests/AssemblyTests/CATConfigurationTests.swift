@@ -97,4 +97,32 @@ struct CATExposureFeasibilityTests {
         #expect(c.exposureProblems(activeItems: 100, activeByDomain: ["logic": 10, "math": 5]) == [
             "exposure_target 0.2 cannot be met in domain logic: min_per_domain gives every test 3 of its 10 active items, an average exposure of 0.3; it needs at least 15 active logic items"])
     }
+
+    /// A bank of `n` 2PL items in one domain.
+    static func bank(_ n: Int) -> AssemblyBank {
+        AssemblyBank(items: (0..<n).map { AssemblyItem(id: "q\($0)", domain: "all", parameters: ItemParameters(discrimination: 1.2, difficulty: Double($0 % 7) - 3)) })
+    }
+
+    @Test("the default target works on any bank (issue 26, item 12): raised to L/N + margin, off when every item is in every test; explicit targets are refused as before")
+    func defaultAdapts() throws {
+        // The README's snippet on a 16-item bank threw "exposure_target 0.25 cannot be met".
+        let small = try CATItemPool(bank: Self.bank(16), configuration: CATConfiguration(maxItems: 25))
+        #expect(small.configuration.exposureTarget == nil)
+        #expect(small.exposureTargetNote == "exposure control off: the default exposure_target 0.25 cannot be met, every test gives 16 of the bank's 16 active items (mean exposure 1); set exposure_target to choose")
+        let middle = try CATItemPool(bank: Self.bank(40), configuration: CATConfiguration(maxItems: 25))
+        #expect(middle.configuration.exposureTarget == 0.65)  // 25/40 + 0.02, rounded up to 0.01
+        #expect(middle.exposureTargetNote?.hasPrefix("exposure_target raised from the default 0.25 to 0.65") == true)
+        // A bank large enough keeps 0.25, untouched and without a note.
+        let large = try CATItemPool(bank: Self.bank(100), configuration: CATConfiguration(maxItems: 25))
+        #expect(large.configuration.exposureTarget == 0.25 && large.exposureTargetNote == nil)
+        // Explicit choices stand: the same 0.25 given by the caller or the JSON is refused on 40 items.
+        #expect(throws: AssemblyError.self) { try CATItemPool(bank: Self.bank(40), configuration: CATConfiguration(maxItems: 25, exposureTarget: 0.25)) }
+        var set = CATConfiguration(maxItems: 25)
+        set.exposureTarget = 0.25
+        #expect(throws: AssemblyError.self) { try CATItemPool(bank: Self.bank(40), configuration: set) }
+        let fromJSON = try CATConfiguration.decode(Data(#"{"max_items": 25, "exposure_target": 0.25}"#.utf8), file: "cat.json")
+        #expect(throws: AssemblyError.self) { try CATItemPool(bank: Self.bank(40), configuration: fromJSON) }
+        let absent = try CATConfiguration.decode(Data(#"{"max_items": 25}"#.utf8), file: "cat.json")
+        #expect(try CATItemPool(bank: Self.bank(40), configuration: absent).configuration.exposureTarget == 0.65)
+    }
 }

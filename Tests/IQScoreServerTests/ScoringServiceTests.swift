@@ -31,7 +31,7 @@ struct ScoringServiceTests {
         try await Fixtures.application(service).test(.router) { client in
             let (status, json, _) = try await client.get("/healthz")
             #expect(status == .ok)
-            let exposure = try #require(service.state.exposureControl)
+            let exposure = service.state.exposureControl
             #expect(exposure == "off (--exposure none)")
             #expect(json == .object([("status", .string("ok")), ("bank_version", .string(version)), ("exposure", .string(exposure))]))
             _ = try await client.post("/v1/score", Fixtures.scoreBody(id: "m", items: ["i0001"], responses: [1]))
@@ -78,6 +78,33 @@ struct ScoringServiceTests {
             #expect(ml["method"]?.string == "ml")
             #expect(ml["session_id"] == .null)
             #expect(ml["theta"] != json["theta"])
+        }
+    }
+
+    @Test("a Python back end's JSON: true/false responses and integer session ids, in score, batch and cat/next (issue 26, item 15; were 422)")
+    func pythonJSON() async throws {
+        let service = try Fixtures.service()
+        try await Fixtures.application(service).test(.router) { client in
+            let (_, plain, _) = try await client.post("/v1/score", #"{"session_id": "8812", "item_ids": ["i0001", "i0002", "i0003"], "responses": [1, 0, 1]}"#)
+            let (status, json, _) = try await client.post("/v1/score", #"{"session_id": 8812, "item_ids": ["i0001", "i0002", "i0003"], "responses": [true, false, true]}"#)
+            #expect(status == .ok, "\(json)")
+            #expect(json == plain)
+            #expect(json["session_id"]?.string == "8812")
+            let (batch, scores, _) = try await client.post("/v1/score/batch", #"{"sessions": [{"session_id": -4, "item_ids": ["i0001"], "responses": [false]}, {"session_id": 7, "item_ids": ["i0001"], "responses": [2]}]}"#)
+            #expect(batch == .ok)
+            #expect(scores["scores"]?[0]?["session_id"]?.string == "-4", "\(scores)")
+            #expect(scores["rejects"]?[0]?["session_id"]?.string == "7", "\(scores)")
+            let history = #""administered": [{"item_id": "i0001", "response": true}]}"#
+            let (_, byString, _) = try await client.post("/v1/cat/next", #"{"session_id": "31", "#.replacingOccurrences(of: "true", with: "1") + history.replacingOccurrences(of: "true", with: "1"))
+            let (next, byNumber, _) = try await client.post("/v1/cat/next", #"{"session_id": 31, "# + history)
+            #expect(next == .ok && byNumber == byString, "\(byNumber)")
+            // Still refused: fractions, exponents, strings for responses.
+            for (body, field) in [(#"{"session_id": 1.5, "item_ids": ["i0001"], "responses": [1]}"#, "/session_id"),
+                                  (#"{"session_id": 1e3, "item_ids": ["i0001"], "responses": [1]}"#, "/session_id"),
+                                  (#"{"item_ids": ["i0001"], "responses": ["1"]}"#, "/responses/0")] {
+                let (status, problem, _) = try await client.post("/v1/score", body)
+                #expect(status == .unprocessableContent && problem["field"]?.string == field, "\(body): \(problem)")
+            }
         }
     }
 

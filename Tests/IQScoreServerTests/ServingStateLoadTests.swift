@@ -16,6 +16,18 @@ struct ServingStateLoadTests {
         return try ServingState.load(configuration)
     }
 
+    @Test("the default CAT configuration on a 16-item bank (ICAR16's size) loads with exposure control off and the reason (issue 26, item 12; was a load error)")
+    func smallBank() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("iqscore-small-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let rows = (0..<16).map { "q\($0),1.1,\(Double($0 % 8) / 2 - 2),\(["logic", "pattern"][$0 % 2])" }
+        try Data(("item_id,a,b,domain\n" + rows.joined(separator: "\n") + "\n").utf8).write(to: dir.appendingPathComponent("bank.csv"))
+        let state = try Self.load(dir, exposureControl: true)
+        #expect(state.exposure == nil)
+        #expect(state.exposureControl == "off (exposure control off: the default exposure_target 0.25 cannot be met, every test gives 16 of the bank's 16 active items (mean exposure 1); set exposure_target to choose)")
+    }
+
     @Test("a bank cut short (no line end after its last record) is refused, naming its last line")
     func cutBank() throws {
         let dir = try Fixtures.copyOfData()
@@ -74,10 +86,10 @@ struct ServingStateLoadTests {
         let second = try Self.load(dir, cat: "cat-exposure.json", exposureControl: true)
         let parameters = try #require(first.exposure)
         #expect(second.exposure == parameters)
-        let pool = try #require(first.pool)
+        let pool = first.pool
         #expect(parameters == (try SympsonHetter.calibrate(pool: pool, seed: 1)).parameters)
         #expect(parameters.probabilities.contains { $0 < 1 }, "no item was controlled")
-        #expect(first.exposureControl?.hasPrefix("sympson-hetter r_max 0.3 calibrated at load (") == true, "\(first.exposureControl ?? "nil")")
+        #expect(first.exposureControl.hasPrefix("sympson-hetter r_max 0.3 calibrated at load ("), "\(first.exposureControl)")
 
         // Turned off on request, or by the configuration: said so.
         #expect(try Self.load(dir, cat: "cat-exposure.json").exposure == nil)

@@ -196,7 +196,7 @@ struct BatchScorerTests {
         ("dup", "11", "1", "item 'q2' answered twice in the session (first on line 9)"),
         ("short", "12", "2", "malformed row: expected 3 fields as in the header, found 2"),
         ("", "13", "1", "malformed row: expected 3 fields as in the header, found 1; no session id"),
-        ("blank", "14", "", "the session has no responses"),
+        ("blank", "14", "", "not administered: the session has no responses"),
     ]
 
     @Test("each rejection has its exact reason, line and column; every session lands exactly once in scores or rejects")
@@ -212,6 +212,7 @@ struct BatchScorerTests {
         #expect(r.sessionsRead == 9)
         #expect(r.sessionsScored == 2)
         #expect(r.sessionsRejected == 7)
+        #expect(r.sessionsNotAdministered == 1 && r.sessionsRefused == 6)
         #expect(r.sessionsRead == r.sessionsScored + r.sessionsRejected)
         #expect(out.scoreRows.map { $0[0] } == ["ok1", "ok2"])
         #expect(out.scoreRows.map { $0[1] } == ["3", "2"])
@@ -237,6 +238,7 @@ struct BatchScorerTests {
         let regrouped = try BatchFixtures.run(scorer, [again], in: files, name: "again")
         #expect(regrouped.report.regrouped)
         #expect(regrouped.report.sessionsRead == 9 && regrouped.report.sessionsScored == 2 && regrouped.report.sessionsRejected == 7)
+        #expect(regrouped.report.sessionsNotAdministered == 1)
         #expect(regrouped.rejectRows == out.rejectRows.map { [$0[0], again] + $0[2...] })
         #expect(regrouped.scoreRows.map { $0[0] } == ["ok1", "ok2"])
         #expect(regrouped.scoreRows.map { $0[1] } == ["4", "2"])
@@ -262,7 +264,7 @@ struct BatchScorerTests {
             ["b", path, "3", "4", "unknown item id 'zz' (column 4 is not in the bank)"],
             ["c", path, "4", "3", "column 'q2': 'maybe' is not a response; allowed: \(Self.allowed)"],
             ["d", path, "5", "4", "malformed row: expected 5 fields as in the header, found 3"],
-            ["e", path, "6", "", "the session has no responses"],
+            ["e", path, "6", "", "not administered: the session has no responses"],
         ])
         #expect(out.report.sessionsRead == 5 && out.report.sessionsScored == 1 && out.report.sessionsRejected == 4)
     }
@@ -398,6 +400,29 @@ struct BatchScorerTests {
         _ = try BatchFixtures.run(scorer, [try files.write("mixed.csv", BatchFixtures.longInterleaved(BatchFixtures.sessions(5)))], in: files)
         let names = Set(try FileManager.default.contentsOfDirectory(atPath: files.directory.path))
         #expect(names == ["BANK.csv", "mixed.csv", "scores.csv", "scores.rejects.csv"])
+    }
+
+    @Test("\\r\\r\\n line ends (a CRLF file converted once more) are one line each: rejects name the line wc -l counts, serial and in parallel chunks (issue 26, item 10)")
+    func doubledCarriageReturns() throws {
+        let files = try CSVFixtures()
+        let scorer = try BatchFixtures.scorer(files)
+        // 300 sessions with a bad response on every 50th; line k of the file is row k − 1.
+        var text = "session_id,item_id,response\n"
+        var badLines: [Int] = []
+        for k in 1...300 {
+            let bad = k % 50 == 0
+            if bad { badLines.append(k + 1) }
+            text += "s\(k),q\(1 + k % 6),\(bad ? "7" : "1")\n"
+        }
+        let crcrlf = try files.write("crcrlf.csv", text.replacingOccurrences(of: "\n", with: "\r\r\n"))
+        let lone = try files.write("cr.csv", text.replacingOccurrences(of: "\n", with: "\r"))
+        for path in [crcrlf, lone] {
+            for (parallel, chunk) in [(false, nil), (true, 512)] as [(Bool, Int?)] {
+                let out = try BatchFixtures.run(scorer, [path], in: files, workers: 2, parallel: parallel, chunkBytes: chunk)
+                #expect(out.report.sessionsScored == 294 && out.report.sessionsRejected == 6)
+                #expect(out.rejectRows.map { Int($0[2])! } == badLines, "\(path) parallel \(parallel): \(out.rejectRows.map { $0[2] })")
+            }
+        }
     }
 
     @Test("a row with an empty session id is rejected, not scored as a session named \"\"")

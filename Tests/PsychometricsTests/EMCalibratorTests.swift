@@ -75,7 +75,7 @@ struct EMCalibratorKnownValueTests {
         options.tolerance = 1e-8
         let result = try EMCalibrator(options: options).calibrate(LSAT7.matrix)
         let data = LSAT7.matrix
-        let grid = QuadratureGrid(count: 61, bound: 6)
+        let grid = try QuadratureGrid(count: 61, bound: 6)
         let base = result.items.flatMap { [$0.parameters.discrimination, $0.parameters.intercept] }
         func loglik(_ x: [Double]) -> Double {
             var total = 0.0

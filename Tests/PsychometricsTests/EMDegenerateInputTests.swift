@@ -75,7 +75,7 @@ struct EMDegenerateInputTests {
     func invalidOptions() {
         var options = CalibrationOptions(model: .twoPL)
         options.quadraturePoints = 2
-        options.guessingPrior = BetaPrior(alpha: 5, beta: 17)
+        options.guessingPrior = .standard
         #expect {
             try EMCalibrator(options: options).calibrate(LSAT7.matrix)
         } throws: { error in

@@ -119,7 +119,7 @@ struct EMRecoveryTests {
     func completeDataStandardErrorsLogSlope() throws {
         let sim = Simulated(model: .twoPL, items: 8, persons: 1500, seed: 22)
         var options = CalibrationOptions(model: .twoPL)
-        options.slopePrior = LogNormalPrior(meanLog: 0, sdLog: 0.5)
+        options.slopePrior = try LogNormalPrior(meanLog: 0, sdLog: 0.5)
         options.eStep = .dense
         let fast = try EMCalibrator(options: options).calibrate(sim.data)
         options.eStep = .sparse

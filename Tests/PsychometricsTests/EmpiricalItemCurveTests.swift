@@ -55,7 +55,7 @@ struct EmpiricalItemCurveTests {
         options.minimumGroupSize = 1
         let curves = EmpiricalItemCurve.curves(data: data, parameters: items, options: options)
         // Item 2 (u = 0): posterior ∝ φ(θ) P₁(θ) P₃(θ) on the 81-point grid on ±6.
-        let grid = QuadratureGrid(count: 81, bound: 6)
+        let grid = try QuadratureGrid(count: 81, bound: 6)
         var total = 0.0, first = 0.0, predicted = 0.0
         for (q, theta) in grid.points.enumerated() {
             let w = grid.weights[q] * items[0].probability(at: theta) * items[2].probability(at: theta)

@@ -16,7 +16,7 @@ struct LocalDependenceQ3Tests {
         let q3 = try #require(fit.localDependence)
         let (j, k) = (2, 7)
         let pair = try #require(q3.pairs.first { $0.first == j && $0.second == k })
-        let grid = QuadratureGrid(count: 61, bound: 6)
+        let grid = try QuadratureGrid(count: 61, bound: 6)
         var a: [Double] = [], b: [Double] = [], deviation = 0.0, variance = 0.0
         for i in 0..<data.personCount {
             let cells = data.cells(ofPerson: i).map { (Int(data.itemIndices[$0]), Double(data.responses[$0])) }

@@ -11,7 +11,7 @@ struct ModelFitTests {
         let sim = Simulated(model: .twoPL, items: 10, persons: 500, perSession: 7, seed: 5)
         let data = sim.data, truth = sim.truth
         let fit = try ModelFit(data: data, parameters: truth, freeParameters: 2)
-        let grid = QuadratureGrid(count: 61, bound: 6)
+        let grid = try QuadratureGrid(count: 61, bound: 6)
         let expectation = SummedScoreExpectation(parameters: truth, grid: grid)
         let item = 4
         var correct = [Double](repeating: 0, count: grid.count), weight = correct

@@ -157,7 +157,7 @@ struct OnlineCalibrationTests {
         options.fixedItems = Dictionary(uniqueKeysWithValues: zip(PretestStudy.operationalIDs.prefix(4), study.operational))
         let result = try EMCalibrator(options: options).calibrate(study.data)
         #expect(result.converged)
-        let data = study.data, grid = QuadratureGrid(count: 61, bound: 6)
+        let data = study.data, grid = try QuadratureGrid(count: 61, bound: 6)
         let fixed = study.operational
         let base = result.items.suffix(2).flatMap { [$0.parameters.discrimination, $0.parameters.intercept] } + [result.latentMean, result.latentSD]
         func loglik(_ x: [Double]) -> Double {

@@ -122,8 +122,8 @@ struct ScaleLinkingTests {
         func run(_ method: LinkingMethod) throws -> ScaleLinkingResult {
             var options = ScaleLinkingOptions(method: method)
             options.direction = .symmetric
-            options.oldScaleQuadrature = LinkingQuadrature(points: Self.stuirtPoints, weights: Self.stuirtWeightsY)
-            options.newScaleQuadrature = LinkingQuadrature(points: Self.stuirtPoints, weights: Self.stuirtWeightsX)
+            options.oldScaleQuadrature = try LinkingQuadrature(points: Self.stuirtPoints, weights: Self.stuirtWeightsY)
+            options.newScaleQuadrature = try LinkingQuadrature(points: Self.stuirtPoints, weights: Self.stuirtWeightsX)
             return try ScaleLinking.link(commonItemIDs: ids, old: old, new: new, options: options)
         }
         let ms = try run(.meanSigma), mm = try run(.meanMean), hb = try run(.haebara), sl = try run(.stockingLord)
@@ -167,8 +167,8 @@ struct ScaleLinkingTests {
         func run(_ method: LinkingMethod, _ direction: LinkingDirection) throws -> ScaleLinkingResult {
             var options = ScaleLinkingOptions(method: method)
             options.direction = direction
-            options.oldScaleQuadrature = LinkingQuadrature(points: Self.stuirtPoints, weights: Self.stuirtWeightsY)
-            options.newScaleQuadrature = LinkingQuadrature(points: Self.stuirtPoints, weights: Self.stuirtWeightsX)
+            options.oldScaleQuadrature = try LinkingQuadrature(points: Self.stuirtPoints, weights: Self.stuirtWeightsY)
+            options.newScaleQuadrature = try LinkingQuadrature(points: Self.stuirtPoints, weights: Self.stuirtWeightsX)
             return try ScaleLinking.link(commonItemIDs: (1...11).map { "c\($0)" }, old: old, new: new, options: options)
         }
         let hb = try run(.haebara, .newToOld), sl = try run(.stockingLord, .symmetric)
@@ -276,7 +276,7 @@ struct ScaleLinkingTests {
 
     @Test("the linked bank: every new item on the old scale, SEs transformed, metadata and counts kept")
     func linkedBank() throws {
-        let t = ScaleTransformation(slope: 1.25, intercept: 0.5)
+        let t = try ScaleTransformation(slope: 1.25, intercept: 0.5)
         var item = BankItem(itemID: "n1", model: .threePL, parameters: ItemParameters(discrimination: 1.5, difficulty: -0.4, guessing: 0.2),
                             standardErrors: ItemStandardErrors(discrimination: 0.1, difficulty: 0.08, guessing: 0.03),
                             responses: 900, pValue: 0.61, flags: ["low_info"], metadata: ["domain": "logic"])

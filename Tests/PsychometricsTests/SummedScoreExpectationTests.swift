@@ -15,8 +15,8 @@ struct SummedScoreExpectationTests {
                        ItemParameters(discrimination: 1.4, difficulty: -1.8)]
 
     @Test("equal P(u_j = 1 | s) from enumerating every response pattern of the form (10 of 11 items, every s)")
-    func bruteForce() {
-        let grid = QuadratureGrid(count: 61, bound: 6)
+    func bruteForce() throws {
+        let grid = try QuadratureGrid(count: 61, bound: 6)
         let expectation = SummedScoreExpectation(parameters: Self.bank, grid: grid)
         let form = [0, 1, 2, 3, 4, 6, 7, 8, 9, 10]   // item 5 not answered
         let n = form.count
@@ -51,12 +51,12 @@ struct SummedScoreExpectationTests {
     }
 
     @Test("a 60-item form: the deconvolution agrees with a leave-one-out Lord–Wingersky recursion to 1e-10")
-    func longForm() {
+    func longForm() throws {
         var rng = SeededGenerator(seed: 11)
         let bank = (0..<60).map { _ in
             ItemParameters(discrimination: exp(RandomVariate.normal(sd: 0.5, using: &rng)), difficulty: RandomVariate.normal(sd: 1.5, using: &rng))
         }
-        let grid = QuadratureGrid(count: 61, bound: 6)
+        let grid = try QuadratureGrid(count: 61, bound: 6)
         let expectation = SummedScoreExpectation(parameters: bank, grid: grid)
         let form = Array(0..<60)
         let table = form.withUnsafeBufferPointer { expectation.table(items: $0) }

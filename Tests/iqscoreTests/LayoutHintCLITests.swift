@@ -19,7 +19,7 @@ struct LayoutHintCLITests {
     static let polytomous = "session_id,q1,q2,q3\nu1,1,2,1\nu2,0,3,1\n"
     static let polytomousHint = "hint: response cells hold whole numbers up to 3: iqscore scores right/wrong (dichotomous) responses; recode them to 1 = correct, 0 = incorrect (polytomous items are not modelled)"
     static let letters = "session_id,q1,q2,q3\nu1,A,C,B\nu2,B,D,A\n"
-    static let lettersHint = "hint: response cells hold option letters (A, B, C, D): score them against the answer keys first (1 = the key, 0 = another option); iqscore analyze --options reads raw choices for distractor analysis"
+    static let lettersHint = "hint: response cells hold option letters (A, B, C, D): score reads them against the bank's answer keys (a key column of letters is used as it is; --key-column COLUMN names another), or recode them to 1 = the key, 0 = another option; iqscore analyze --options reads raw choices for distractor analysis"
 
     @Test("score: every session rejected is exit 1, nothing written, the first reasons and the hint on stderr", arguments: [
         ("long.csv", long, [
@@ -115,5 +115,105 @@ struct LayoutHintCLITests {
         let bad = try ws.run("score", "mixed.csv", "--bank", "BANK.csv", "--out", "x.out", "--delimiter", ";;")
         #expect(bad.status == 64)
         #expect(bad.stderrLines.first == "Error: --delimiter must be ',', ';', tab or '|', got ';;'")
+    }
+
+    @Test("R's write.csv2 (quoted header, ';'): score hints --delimiter ';' (was a bare syntax error); a ';' bank with decimal commas is read, with a note (issue 26, item 5)")
+    func writeCSV2() throws {
+        let ws = try CLIWorkspace()
+        // write.csv2(data, row.names = FALSE): quoted header, ';' separator.
+        try ws.write("r.csv", "\"session_id\";\"q1\";\"q2\";\"q3\"\n\"u1\";1;0;1\n\"u2\";0;0;1\n")
+        try ws.write("BANK.csv", Self.bank)
+        let r = try ws.run("score", "r.csv", "--bank", "BANK.csv", "--out", "r.out")
+        #expect(r.status == 1)
+        #expect(r.stderrLines.dropLast().last == "hint: the header holds 3 ';' separators outside its quotes and no ',': the file looks ';'-separated (4 columns), as R's write.csv2 and Excel in European locales write it; read it with --delimiter ';'", "\(r.stderr)")
+        let fixed = try ws.run("score", "r.csv", "--bank", "BANK.csv", "--out", "r.out", "--delimiter", ";")
+        #expect(fixed.status == 0, "\(fixed.stderr)")
+        // The bank as write.csv2 writes it: ';' and decimal commas. Read as the comma bank, with a note.
+        try ws.write("bank2.csv", "\"item_id\";\"a\";\"b\";\"c\"\n\"q1\";1,2;-1;0\n\"q2\";0,8;-0,5;0\n\"q3\";1,5;0;0\n")
+        let semi = try ws.run("score", "r.csv", "--bank", "bank2.csv", "--out", "semi.out", "--delimiter", ";")
+        #expect(semi.status == 0, "\(semi.stderr)")
+        #expect(semi.stderrLines.first == "note: bank2.csv: read as iqscore (item_id, a, b, c): fields separated by ';' with decimal commas (1,25 = 1.25) as R's write.csv2 writes them")
+        #expect(try ws.read("semi.out") == (try ws.read("r.out")))
+        // A tab-separated bank too (no decimal commas).
+        try ws.write("bank3.tsv", "item_id\ta\tb\tc\nq1\t1.2\t-1.0\t0\nq2\t0.8\t-0.5\t0\nq3\t1.5\t0.0\t0\n")
+        let tab = try ws.run("score", "r.csv", "--bank", "bank3.tsv", "--out", "tab.out", "--delimiter", ";")
+        #expect(tab.status == 0, "\(tab.stderr)")
+        #expect(try ws.read("tab.out") == (try ws.read("r.out")))
+    }
+
+    @Test("extra columns in a wide file: a hint naming them (age pointed at --age-column), and --ignore-columns reads the file (issue 26, item 8)")
+    func extraColumns() throws {
+        let ws = try CLIWorkspace()
+        try ws.write("BANK.csv", Self.bank)
+        try ws.write("plain.csv", "session_id,q1,q2,q3\nu1,1,0,1\nu2,0,0,1\nu3,1,1,1\n")
+        try ws.write("extra.csv", "session_id,sex,q1,q2,age,q3\nu1,F,1,0,34,1\nu2,M,0,0,51,1\nu3,F,1,1,29,1\n")
+        let r = try ws.run("score", "extra.csv", "--bank", "BANK.csv", "--out", "x.out")
+        #expect(r.status == 1)
+        #expect(r.stderrLines.dropLast().last == "hint: columns 'sex', 'age' are not items of the bank: leave it out with --ignore-columns sex; read ages from 'age' with --age-column age (score, norms build) or leave it out with --ignore-columns age", "\(r.stderr)")
+        var ok = try ws.run("score", "plain.csv", "--bank", "BANK.csv", "--out", "plain.out")
+        #expect(ok.status == 0)
+        ok = try ws.run("score", "extra.csv", "--bank", "BANK.csv", "--out", "ignored.out", "--ignore-columns", "sex,age")
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(try ws.read("ignored.out") == (try ws.read("plain.out")))
+        ok = try ws.run("score", "extra.csv", "--bank", "BANK.csv", "--out", "aged.out", "--ignore-columns", "sex", "--age-column", "age")
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(try ws.csvRows("aged.out").dropFirst().map { $0[12] } == ["34", "51", "29"])
+        // calibrate and analyze read the same option (their wide reader).
+        try ws.write("many.csv", "id,sex,q1,q2,q3\n" + (1...60).map { "p\($0),\($0 % 2 == 0 ? "female" : "male"),\($0 % 3 == 0 ? 1 : 0),\($0 % 2),\($0 % 5 < 3 ? 1 : 0)" }.joined(separator: "\n") + "\n")
+        let cal = try ws.run("calibrate", "many.csv", "--model", "rasch", "--out", "cal.csv", "--ignore-columns", "sex")
+        #expect(cal.status == 0 || cal.status == 3, "\(cal.stderr)")
+        #expect(try ws.csvRows("cal.csv").dropFirst().map { $0[0] } == ["q1", "q2", "q3"])
+        let calibrateHint = try ws.run("calibrate", "many.csv", "--model", "rasch", "--out", "cal2.csv")
+        #expect(calibrateHint.status == 1)
+        #expect(calibrateHint.stderrLines.dropLast().last == "hint: column 'sex' is not responses: leave it out with --ignore-columns sex", "\(calibrateHint.stderr)")
+        // A name the header lacks is an error, not a silent no-op.
+        let typo = try ws.run("score", "extra.csv", "--bank", "BANK.csv", "--out", "t.out", "--ignore-columns", "gender")
+        #expect(typo.status == 1)
+        #expect(typo.stderr.contains("--ignore-columns names 'gender', which the header lacks (found: session_id,sex,q1,q2,age,q3)"), "\(typo.stderr)")
+    }
+
+    @Test("chosen options scored against the bank's keys: letters automatically, numbered options with --key-column; wide, long and parallel long (issue 26, item 7)")
+    func optionsAgainstKeys() throws {
+        let ws = try CLIWorkspace()
+        try ws.write("letters.csv", "item_id,a,b,key\nq1,1.2,-1.0,B\nq2,0.8,-0.5,D\nq3,1.5,0.0,A\n")
+        try ws.write("plain.csv", "session_id,q1,q2,q3\nu1,1,0,1\nu2,0,1,0\nu3,1,1,\n")
+        try ws.write("chosen.csv", "session_id,q1,q2,q3\nu1,b,C,A\nu2,A,D,c\nu3,B,d,NA\n")
+        var r = try ws.run("score", "plain.csv", "--bank", "letters.csv", "--out", "plain.out")
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try ws.run("score", "chosen.csv", "--bank", "letters.csv", "--out", "chosen.out")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("one-letter responses scored against the bank's 'key' column (1/0 cells stay right/wrong)"), "\(r.stderr)")
+        #expect(try ws.read("chosen.out") == (try ws.read("plain.out")))
+        // Long layout, serial and in parallel chunks: the same scores.
+        var long = "session_id,item_id,response\n"
+        for (id, row) in [("u1", ["b", "C", "A"]), ("u2", ["A", "D", "c"]), ("u3", ["B", "d", ""])] {
+            for (k, cell) in row.enumerated() { long += "\(id),q\(k + 1),\(cell)\n" }
+        }
+        try ws.write("chosen-long.csv", long)
+        for threads in ["1", "2"] {
+            r = try ws.run("score", "chosen-long.csv", "--bank", "letters.csv", "--out", "long\(threads).out", "--threads", threads)
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(try ws.read("long\(threads).out") == (try ws.read("plain.out")))
+        }
+        // Numbered options (ICAR16's keys are option numbers): --key-column, where "1" is option 1, not "correct".
+        try ws.write("numbers.csv", "item_id,a,b,key\nq1,1.2,-1.0,2\nq2,0.8,-0.5,4\nq3,1.5,0.0,1\n")
+        try ws.write("numbered.csv", "session_id,q1,q2,q3\nu1,2,3,1\nu2,1,4,3\nu3,2,4,\n")
+        r = try ws.run("score", "numbered.csv", "--bank", "numbers.csv", "--out", "numbered.out", "--key-column", "key")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try ws.read("numbered.out") == (try ws.read("plain.out")))
+        try ws.write("numbered-long.csv", long.replacingOccurrences(of: ",b\n", with: ",2\n").replacingOccurrences(of: ",B\n", with: ",2\n")
+            .replacingOccurrences(of: ",A\n", with: ",1\n").replacingOccurrences(of: ",C\n", with: ",3\n").replacingOccurrences(of: ",c\n", with: ",3\n")
+            .replacingOccurrences(of: ",D\n", with: ",4\n").replacingOccurrences(of: ",d\n", with: ",4\n"))
+        for threads in ["1", "2"] {
+            r = try ws.run("score", "numbered-long.csv", "--bank", "numbers.csv", "--out", "nlong\(threads).out", "--key-column", "key", "--threads", threads)
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(try ws.read("nlong\(threads).out") == (try ws.read("plain.out")))
+        }
+        // A key column the bank lacks, and a scored item without a key, are errors naming the bank.
+        r = try ws.run("score", "numbered.csv", "--bank", "numbers.csv", "--out", "x.out", "--key-column", "answer")
+        #expect(r.status == 1 && r.stderr.contains("numbers.csv:1: error: the bank has no column 'answer' to take answer keys from (columns: key)"), "\(r.stderr)")
+        try ws.write("partial.csv", "item_id,a,b,key\nq1,1.2,-1.0,2\nq2,0.8,-0.5,\nq3,1.5,0.0,1\n")
+        r = try ws.run("score", "numbered.csv", "--bank", "partial.csv", "--out", "x.out", "--key-column", "key")
+        #expect(r.status == 1 && r.stderr.contains("1 scored item has no key in column 'key' (q2)"), "\(r.stderr)")
     }
 }

@@ -70,9 +70,10 @@ enum ScoreSummary {
     }
 
     /// Every line after the first (and the empty string after the final newline).
-    static func tail(scored: Int, rejected: Int, out: String, rejects: String, manifest: String? = nil, blank: Int = 0,
+    static func tail(scored: Int, rejected: Int, notAdministered: Int = 0, out: String, rejects: String, manifest: String? = nil, blank: Int = 0,
                      regrouped: Bool = false, method: String = "eap", flagCells: [String]) -> [String] {
-        var lines = ["scored \(count(scored)), rejected \(count(rejected))" + (rejected > 0 ? " (see \(rejects))" : "")]
+        var lines = ["scored \(count(scored)), " + (notAdministered > 0 ? "not administered \(count(notAdministered)) (no responses), " : "")
+                     + "rejected \(count(rejected))" + (rejected + notAdministered > 0 ? " (see \(rejects))" : "")]
         if blank > 0 { lines.append("\(count(blank)) rows with an empty response were treated as not administered") }
         if regrouped { lines.append("note: rows of some sessions were not contiguous; the input was regrouped in memory") }
         lines.append(methodLine(method))
@@ -202,7 +203,7 @@ struct ScoreCLITests {
         #expect(scores.dropFirst().map { $0[0] } == ["ok1", "ok2"])
         let lines = r.stderrLines
         #expect(lines.first?.wholeMatch(of: ScoreSummary.firstLine(sessions: 9, rows: 16, files: 1)) != nil, "\(lines.first ?? "")")
-        #expect(Array(lines.dropFirst()) == ScoreSummary.tail(scored: 2, rejected: 7, out: "scores.csv", rejects: "scores.rejects.csv",
+        #expect(Array(lines.dropFirst()) == ScoreSummary.tail(scored: 2, rejected: 6, notAdministered: 1, out: "scores.csv", rejects: "scores.rejects.csv",
                                                               blank: 2, flagCells: scores.dropFirst().map { $0[10] }))
         #expect(try ws.csvRows("scores.rejects.csv").count == 8)
         #expect(try ws.csvRecords("scores.rejects.csv") == [
@@ -213,7 +214,7 @@ struct ScoreCLITests {
             ["dup", "sessions.csv", "11", "1", "item 'q2' answered twice in the session (first on line 9)"],
             ["short", "sessions.csv", "12", "2", "malformed row: expected 3 fields as in the header, found 2"],
             ["", "sessions.csv", "13", "1", "malformed row: expected 3 fields as in the header, found 1; no session id"],
-            ["blank", "sessions.csv", "14", "", "the session has no responses"],
+            ["blank", "sessions.csv", "14", "", "not administered: the session has no responses"],
         ])
         #expect(try ws.contents() == ["BANK.csv", "sessions.csv", "scores.csv", "scores.rejects.csv", "scores.summary.json"])
 
@@ -224,7 +225,7 @@ struct ScoreCLITests {
         let mixedScores = try ws.csvRows("mixed.csv.out")
         #expect(mixedScores.dropFirst().map { $0[0] } == ["ok1", "ok2"])
         #expect(Array(mixed.stderrLines.dropFirst()) == ScoreSummary.tail(
-            scored: 2, rejected: 7, out: "mixed.csv.out", rejects: "mixed-rejects.csv", blank: 2, regrouped: true,
+            scored: 2, rejected: 6, notAdministered: 1, out: "mixed.csv.out", rejects: "mixed-rejects.csv", blank: 2, regrouped: true,
             flagCells: mixedScores.dropFirst().map { $0[10] }))
         #expect(try ws.csvRecords("mixed-rejects.csv").map { $0[0] + "|" + $0[2...].joined(separator: "|") }
                 == (try ws.csvRecords("scores.rejects.csv")).map { $0[0] + "|" + $0[2...].joined(separator: "|") })
@@ -358,21 +359,22 @@ struct ScoreCLITests {
         let items = IQScoreCLI.packageRoot.appendingPathComponent("Data/icar16_items.csv").path
         let cal = try ws.run("calibrate", data, "--model", "2pl", "--items", items, "--out", "BANK.csv")
         #expect(cal.status == 0, "\(cal.stderr)")
+        // The 16 empty rows are not administered: exit 0 (issue 26, item 9: was 2, which stopped `set -e` scripts).
         let r = try ws.run("score", data, "--bank", "BANK.csv", "--out", "scores.csv")
-        #expect(r.status == 2, "\(r.stderr)")
+        #expect(r.status == 0, "\(r.stderr)")
         let scores = try ws.csvRows("scores.csv")
         #expect(scores.first?.joined(separator: ",") == Self.scoreHeader + "," + Self.domainHeader)
         #expect(scores.count == 1 + 1509)
         let rejects = try ws.csvRecords("scores.rejects.csv")
         #expect(rejects.count == 1 + 16)
-        #expect(rejects.dropFirst().allSatisfy { $0[1] == data && $0[3] == "" && $0[4] == "the session has no responses" })
+        #expect(rejects.dropFirst().allSatisfy { $0[1] == data && $0[3] == "" && $0[4] == "not administered: the session has no responses" })
         // Persons are numbered by data row: the id is the line number − 1.
         #expect(rejects.dropFirst().allSatisfy { Int($0[2]) == Int($0[0]).map { $0 + 1 } })
         let all = scores.dropFirst().map { $0[0] } + rejects.dropFirst().map { $0[0] }
         #expect(all.sorted() == (1...1525).map(String.init).sorted())
         #expect(scores.dropFirst().map { Int($0[0])! } == scores.dropFirst().map { Int($0[0])! }.sorted())
         #expect(r.stderrLines.first?.wholeMatch(of: ScoreSummary.firstLine(sessions: 1525, rows: 1525, files: 1)) != nil, "\(r.stderrLines.first ?? "")")
-        #expect(Array(r.stderrLines.dropFirst()) == ScoreSummary.tail(scored: 1509, rejected: 16, out: "scores.csv", rejects: "scores.rejects.csv",
+        #expect(Array(r.stderrLines.dropFirst()) == ScoreSummary.tail(scored: 1509, rejected: 0, notAdministered: 16, out: "scores.csv", rejects: "scores.rejects.csv",
                                                                       flagCells: scores.dropFirst().map { $0[10] }))
         // The rejected rows of the data file have no answers at all.
         let dataLines = try String(contentsOfFile: data, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
@@ -380,5 +382,10 @@ struct ScoreCLITests {
             let line = dataLines[Int(reject[2])! - 1]
             #expect(line.split(separator: ",", omittingEmptySubsequences: false).allSatisfy { $0.isEmpty || $0 == "NA" }, "\(line)")
         }
+        // --strict counts them as rejected; the manifest counts them apart either way.
+        let strict = try ws.run("score", data, "--bank", "BANK.csv", "--out", "strict.csv", "--strict")
+        #expect(strict.status == 2, "\(strict.stderr)")
+        let manifest = try JSONSerialization.jsonObject(with: Data(try ws.read("strict.summary.json").utf8)) as! [String: Any]
+        #expect(manifest["sessions_not_administered"] as? Int == 16 && manifest["sessions_rejected"] as? Int == 0)
     }
 }

@@ -128,10 +128,13 @@ public struct EmpiricalItemCurve: Sendable, Hashable {
 
     /// One curve per item of `data` (in its item order), with θ̂ and Eᵢ from each person's posterior given the
     /// other responses (see the type's description), computed on `options`' grid.
-    /// - Precondition: one parameter set per item, each with finite a, b and 0 ≤ c < 1.
+    /// - Precondition: one parameter set per item, each with finite a, b and 0 ≤ c < 1; a grid of 2…100,000
+    ///   points on a positive bound and a finite prior with a positive SD.
     public static func curves(data: ResponseMatrix, parameters: [ItemParameters], options: Options = Options()) -> [EmpiricalItemCurve] {
         precondition(parameters.count == data.itemCount, "one parameter set per item, got \(parameters.count) for \(data.itemCount) items")
-        let grid = QuadratureGrid(count: options.quadraturePoints, bound: options.thetaBound, mean: options.priorMean, sd: options.priorSD)
+        precondition(QuadratureGrid.constructiblePointCounts.contains(options.quadraturePoints) && options.thetaBound > 0 && options.thetaBound.isFinite
+                     && options.priorMean.isFinite && options.priorSD > 0 && options.priorSD.isFinite, "the options' grid and prior must be usable")
+        let grid = QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound, mean: options.priorMean, sd: options.priorSD)
         let nq = grid.count, J = data.itemCount
         // Tables, item-major: P, log P and log(1 − P) at each node.
         var p = [Double](repeating: 0, count: J * nq), logP = p, logQ = p

@@ -49,7 +49,7 @@ struct PersonPass {
             wle = try AbilityEstimator(parameters: parameters, options: abilityOptions)
             abilityOptions.method = .eap
             eap = try AbilityEstimator(parameters: parameters, options: abilityOptions)
-            grid = QuadratureGrid(count: options.quadraturePoints, bound: options.thetaBound)
+            grid = QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound)
             let expectation = SummedScoreExpectation(parameters: parameters, grid: grid)
             self.expectation = expectation
             let J = data.itemCount, Q = grid.count

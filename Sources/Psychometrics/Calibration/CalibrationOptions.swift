@@ -11,24 +11,44 @@ public struct BetaPrior: Sendable, Hashable, Codable, CustomStringConvertible {
     /// overrule any realistic sample.
     public static let allowedShapes = NumberRange.closed(1, 1000)
 
-    /// Problems with prior parameters, before constructing one (`init` traps on them).
+    /// Problems with prior parameters (the initialiser throws them; `CalibrationOptions` checks them again).
     package static func validationProblems(alpha: Double, beta: Double) -> [String] {
         [allowedShapes.problem(alpha, "the Beta prior's alpha"), allowedShapes.problem(beta, "the Beta prior's beta")].compactMap { $0 }
     }
 
-    /// - Precondition: both parameters in `allowedShapes` lower end (≥ 1); see `validationProblems`.
-    public init(alpha: Double, beta: Double) {
-        precondition(alpha >= 1 && beta >= 1, "Beta prior parameters must be ≥ 1 to be log-concave, got (\(alpha), \(beta))")
+    /// - Throws: `PsychometricsError.invalidOptions` unless both shapes are in `allowedShapes` (Beta(0.5, 0.5) is
+    ///   not log-concave, and the M-step's Newton steps need it).
+    public init(alpha: Double, beta: Double) throws(PsychometricsError) {
+        let problems = Self.validationProblems(alpha: alpha, beta: beta)
+        guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid Beta prior: " + problems.joined(separator: "; ")) }
+        self.init(checkedAlpha: alpha, beta: beta)
+    }
+
+    private init(checkedAlpha alpha: Double, beta: Double) {
         self.alpha = alpha
         self.beta = beta
     }
+
+    /// Decoding checks what the initialiser checks.
+    public init(from decoder: any Decoder) throws {
+        enum Keys: String, CodingKey { case alpha, beta }
+        let c = try decoder.container(keyedBy: Keys.self)
+        let alpha = try c.decode(Double.self, forKey: .alpha), beta = try c.decode(Double.self, forKey: .beta)
+        self = try PsychometricsError.decoding(at: c.codingPath) { () throws(PsychometricsError) in try BetaPrior(alpha: alpha, beta: beta) }
+    }
+
+    /// Beta(5, 17): mode 0.2, the weight of 20 pseudo-responses (the 3PL default).
+    public static let standard = BetaPrior(checkedAlpha: 5, beta: 17)
     /// Option counts K of `centred(onOptions:)` a setting may ask for: 2…100. Beyond 100 options the mode 1/K
     /// is indistinguishable from no guessing: use no prior.
     public static let allowedOptionCounts = 2...100
 
     /// A prior centred (mode) on 1/`options` with weight `weight` pseudo-responses.
-    public static func centred(onOptions options: Int, weight: Double = 20) -> BetaPrior {
-        BetaPrior(alpha: weight / Double(options) + 1, beta: weight * (1 - 1 / Double(options)) + 1)
+    /// - Throws: `PsychometricsError.invalidOptions` for `options` outside `allowedOptionCounts` or a weight
+    ///   that gives shapes outside `allowedShapes` (0 ≤ weight, and at most about 1,000).
+    public static func centred(onOptions options: Int, weight: Double = 20) throws(PsychometricsError) -> BetaPrior {
+        if let problem = allowedOptionCounts.problem(options, "the number of options") { throw PsychometricsError(.invalidOptions, problem) }
+        return try BetaPrior(alpha: weight / Double(options) + 1, beta: weight * (1 - 1 / Double(options)) + 1)
     }
     public var mode: Double { (alpha - 1) / (alpha + beta - 2) }
     public var description: String { "Beta(\(alpha.formatted6), \(beta.formatted6))" }
@@ -47,17 +67,34 @@ public struct LogNormalPrior: Sendable, Hashable, Codable, CustomStringConvertib
     /// allows (log a between log 0.001 and log 20).
     public static let allowedSDLogs = NumberRange.aboveUpTo(0, 10)
 
-    /// Problems with prior parameters, before constructing one (`init` traps on a non-positive SD).
+    /// Problems with prior parameters (the initialiser throws them; `CalibrationOptions` checks them again).
     package static func validationProblems(meanLog: Double, sdLog: Double) -> [String] {
         [allowedMeanLogs.problem(meanLog, "the log-normal prior's MEANLOG"), allowedSDLogs.problem(sdLog, "the log-normal prior's SDLOG")].compactMap { $0 }
     }
 
-    /// - Precondition: `sdLog > 0`; see `validationProblems`.
-    public init(meanLog: Double, sdLog: Double) {
-        precondition(sdLog > 0, "log-normal prior SD must be positive, got \(sdLog)")
+    /// - Throws: `PsychometricsError.invalidOptions` unless `meanLog` is in `allowedMeanLogs` and `sdLog` in
+    ///   `allowedSDLogs` (an SD of 0 would divide by zero in the log density).
+    public init(meanLog: Double, sdLog: Double) throws(PsychometricsError) {
+        let problems = Self.validationProblems(meanLog: meanLog, sdLog: sdLog)
+        guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid log-normal prior: " + problems.joined(separator: "; ")) }
+        self.init(checkedMeanLog: meanLog, sdLog: sdLog)
+    }
+
+    private init(checkedMeanLog meanLog: Double, sdLog: Double) {
         self.meanLog = meanLog
         self.sdLog = sdLog
     }
+
+    /// Decoding checks what the initialiser checks.
+    public init(from decoder: any Decoder) throws {
+        enum Keys: String, CodingKey { case meanLog, sdLog }
+        let c = try decoder.container(keyedBy: Keys.self)
+        let meanLog = try c.decode(Double.self, forKey: .meanLog), sdLog = try c.decode(Double.self, forKey: .sdLog)
+        self = try PsychometricsError.decoding(at: c.codingPath) { () throws(PsychometricsError) in try LogNormalPrior(meanLog: meanLog, sdLog: sdLog) }
+    }
+
+    /// LogNormal(0, 0.5): the 2PL/3PL slope prior's default for the 3PL.
+    public static let standard = LogNormalPrior(checkedMeanLog: 0, sdLog: 0.5)
     public var description: String { "LogNormal(\(meanLog.formatted6), \(sdLog.formatted6))" }
 }
 
@@ -141,8 +178,8 @@ public struct CalibrationOptions: Sendable, Hashable, Codable {
     public init(model: IRTModel) {
         self.model = model
         if model == .threePL {
-            guessingPrior = BetaPrior(alpha: 5, beta: 17)
-            slopePrior = LogNormalPrior(meanLog: 0, sdLog: 0.5)
+            guessingPrior = .standard
+            slopePrior = .standard
         }
     }
 

@@ -53,7 +53,7 @@ struct EMEngine {
         self.model = model
         self.logSlope = options.slopePrior != nil
         self.priors = WorkingPriors(slope: options.slopePrior, guessing: model.hasGuessing ? options.guessingPrior : nil)
-        self.grid = QuadratureGrid(count: options.quadraturePoints, bound: options.thetaBound)
+        self.grid = QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound)
         self.data = data
         self.dense = useDense ? DenseResponses(data) : nil
         self.maximumSlope = options.maximumSlope

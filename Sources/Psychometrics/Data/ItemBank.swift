@@ -54,11 +54,19 @@ public struct ItemBank: Sendable, Hashable, Codable {
     /// How the file's header was read (`BankLayout`: native, or a foreign layout with its conversion), when the
     /// bank was read from a file.
     public var layout: BankLayout?
+    /// θ in the calibration population on this bank's metric (`LatentScale`): N(0, 1) unless the bank was
+    /// calibrated with a fixed slope (Rasch), whose population SD is estimated. Written as the columns
+    /// `latent_mean` and `latent_sd`; scoring, norms, CATs and fit statistics honour it.
+    public var latentScale: LatentScale
 
-    public init(items: [BankItem], metadataColumns: [String] = []) {
+    public init(items: [BankItem], metadataColumns: [String] = [], latentScale: LatentScale = .standard) {
         self.items = items
         self.metadataColumns = metadataColumns
+        self.latentScale = latentScale
     }
+
+    /// The bank's columns for its latent scale (`latentScale`), written only when it is not N(0, 1).
+    package static let latentScaleColumns = ["latent_mean", "latent_sd"]
 
     /// The native bank file's columns before any metadata (`ItemBank.csv()` in PsychometricsIO writes them).
     package static let coreColumns = ["item_id", "model", "a", "b", "c", "se_a", "se_b", "se_c", "n_responses", "p_value", "flags"]
@@ -70,7 +78,13 @@ public struct ItemBank: Sendable, Hashable, Codable {
     /// `n_responses`/`p_value` and the flag `fixed`; bank items nobody answered are appended unchanged with the
     /// flags `fixed` and `not in data`; the bank's metadata columns are kept (`metadata` wins where both
     /// have a value).
+    ///
+    /// The latent scale: with `fixed`, that bank's (the fixed items define the metric, and their population the
+    /// norms); a free Rasch calibration N(0, σ̂²) with its estimated latent SD; otherwise N(0, 1).
     public init(calibration: CalibrationResult, metadata: ItemMetadata? = nil, fixed: ItemBank? = nil) {
+        if let fixed { latentScale = fixed.latentScale }
+        else if calibration.model == .rasch, let scale = try? LatentScale(mean: 0, sd: calibration.latentSD) { latentScale = scale }
+        else { latentScale = .standard }
         var columns = (metadata?.columns ?? []).filter { !Self.coreColumns.contains($0) }
         for column in fixed?.metadataColumns ?? [] where !columns.contains(column) && !Self.coreColumns.contains(column) {
             columns.append(column)

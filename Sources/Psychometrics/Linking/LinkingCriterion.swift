@@ -142,7 +142,7 @@ struct LinkingCriterion {
             if !dA.isFinite || !dB.isFinite { dA = -e.gA; dB = -e.gB }
             let fullStep = max(abs(dA) / (1 + abs(A)), abs(dB) / (1 + abs(B)))
             if fullStep < tolerance || (e.gA == 0 && e.gB == 0) {
-                return Fit(transformation: ScaleTransformation(slope: A, intercept: B), value: e.value, converged: true,
+                return Fit(transformation: ScaleTransformation(checkedSlope: A, intercept: B), value: e.value, converged: true,
                            iterations: iteration, lastStep: fullStep)
             }
             // Backtracking line search (Armijo, c1 = 1e-4), keeping A positive.
@@ -165,11 +165,11 @@ struct LinkingCriterion {
             if !accepted {
                 // No decrease is possible along a Newton direction: the criterion is flat to rounding here. That
                 // is a minimum when the Newton step was already tiny.
-                return Fit(transformation: ScaleTransformation(slope: A, intercept: B), value: e.value,
+                return Fit(transformation: ScaleTransformation(checkedSlope: A, intercept: B), value: e.value,
                            converged: fullStep < 1e-6, iterations: iteration, lastStep: fullStep)
             }
         }
-        return Fit(transformation: ScaleTransformation(slope: A, intercept: B), value: e.value, converged: false,
+        return Fit(transformation: ScaleTransformation(checkedSlope: A, intercept: B), value: e.value, converged: false,
                    iterations: maxIterations, lastStep: lastStep)
     }
 }

@@ -37,24 +37,52 @@ public struct LinkingQuadrature: Sendable, Hashable, Codable {
     public let points: [Double]
     public let weights: [Double]
 
-    /// - Precondition: as many weights as points, at least one point, finite points, non-negative finite
-    ///   weights with a positive sum.
-    public init(points: [Double], weights: [Double]) {
-        precondition(!points.isEmpty && points.count == weights.count, "linking quadrature needs as many weights as points (at least 1), got \(points.count) points and \(weights.count) weights")
-        precondition(points.allSatisfy(\.isFinite), "linking quadrature points must be finite")
-        precondition(weights.allSatisfy { $0 >= 0 && $0.isFinite }, "linking quadrature weights must be non-negative and finite")
+    /// Weights are normalised to sum to 1.
+    /// - Throws: `PsychometricsError.invalidOptions` unless there are as many weights as points (at least 1),
+    ///   the points are finite and the weights non-negative and finite with a positive sum.
+    public init(points: [Double], weights: [Double]) throws(PsychometricsError) {
+        var problems: [String] = []
+        if points.isEmpty || points.count != weights.count { problems.append("linking quadrature needs as many weights as points (at least 1), got \(points.count) points and \(weights.count) weights") }
+        if !points.allSatisfy(\.isFinite) { problems.append("linking quadrature points must be finite") }
+        if !weights.allSatisfy({ $0 >= 0 && $0.isFinite }) { problems.append("linking quadrature weights must be non-negative and finite") }
+        else if !(weights.reduce(0, +) > 0) { problems.append("linking quadrature weights must have a positive, finite sum") }
+        guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, problems.joined(separator: "; ")) }
+        self.init(grid: points, weights)
+    }
+
+    private init(grid points: [Double], _ weights: [Double]) {
         let total = weights.reduce(0, +)
-        precondition(total > 0, "linking quadrature weights must have a positive sum")
         self.points = points
         self.weights = weights.map { $0 / total }
     }
 
+    public init(from decoder: any Decoder) throws {
+        enum Keys: String, CodingKey { case points, weights }
+        let c = try decoder.container(keyedBy: Keys.self)
+        let points = try c.decode([Double].self, forKey: .points), weights = try c.decode([Double].self, forKey: .weights)
+        self = try PsychometricsError.decoding(at: c.codingPath) { () throws(PsychometricsError) in try LinkingQuadrature(points: points, weights: weights) }
+    }
+
     /// The calibration grid: `count` equally spaced points on [−bound, bound] with N(0, 1) density weights — the
     /// latent distribution each calibration assumes on its own scale.
-    public static func standardNormal(count: Int = 61, bound: Double = 6) -> LinkingQuadrature {
-        let grid = QuadratureGrid(count: count, bound: bound)
-        return LinkingQuadrature(points: grid.points, weights: grid.weights)
+    /// - Throws: `PsychometricsError.invalidOptions` for a grid `QuadratureGrid` refuses.
+    public static func standardNormal(count: Int = 61, bound: Double = 6) throws(PsychometricsError) -> LinkingQuadrature {
+        try latent(.standard, count: count, bound: bound)
     }
+
+    /// The grid with the density weights of a bank's latent distribution N(mean, sd²) (`ItemBank.latentScale`):
+    /// a Rasch bank's population on its logit metric; `standardNormal` for a bank on the N(0, 1) metric.
+    /// - Throws: `PsychometricsError.invalidOptions` for a grid `QuadratureGrid` refuses.
+    public static func latent(_ scale: LatentScale, count: Int = 61, bound: Double = 6) throws(PsychometricsError) -> LinkingQuadrature {
+        let grid = try QuadratureGrid(count: count, bound: bound, mean: scale.mean, sd: scale.sd)
+        return LinkingQuadrature(grid: grid.points, grid.weights)
+    }
+
+    /// The default: 61 points on [−6, 6] with N(0, 1) weights.
+    static let defaultGrid: LinkingQuadrature = {
+        let grid = QuadratureGrid(validatedCount: 61, bound: 6)
+        return LinkingQuadrature(grid: grid.points, grid.weights)
+    }()
 
     public var count: Int { points.count }
 }
@@ -66,9 +94,9 @@ public struct ScaleLinkingOptions: Sendable, Hashable, Codable {
     public var direction: LinkingDirection = .newToOld
     /// Points and weights on the old scale (used by `newToOld` and `symmetric`). Default: 61 points on [−6, 6],
     /// N(0, 1) weights.
-    public var oldScaleQuadrature: LinkingQuadrature = .standardNormal()
+    public var oldScaleQuadrature: LinkingQuadrature = .defaultGrid
     /// Points and weights on the new scale (used by `oldToNew` and `symmetric`). Default as the old scale.
-    public var newScaleQuadrature: LinkingQuadrature = .standardNormal()
+    public var newScaleQuadrature: LinkingQuadrature = .defaultGrid
     /// Newton stops when a step changes slope and intercept by less than `tolerance · (1 + |value|)`.
     public var tolerance: Double = 1e-10
     public var maxIterations: Int = 100
@@ -204,7 +232,7 @@ public enum ScaleLinking {
             throw PsychometricsError(.insufficientData, "mean-sigma: the difficulties of the \(old.count) common items do not vary in the old bank (SD \(String(format: "%.3g", sdOld))); the slope σ(b_old)/σ(b_new) would be 0")
         }
         let slope = sdOld / sdNew
-        return ScaleTransformation(slope: slope, intercept: mean(bOld) - slope * mean(bNew))
+        return try ScaleTransformation(slope: slope, intercept: mean(bOld) - slope * mean(bNew))
     }
 
     /// Loyd & Hoover's (1980) mean–mean constants: slope = μ(a_new)/μ(a_old), intercept = μ(b_old) − slope·μ(b_new).
@@ -217,7 +245,7 @@ public enum ScaleLinking {
             throw PsychometricsError(.insufficientData, "mean-mean: the mean slope of the common items must be positive and finite in both banks (old \(aOld), new \(aNew))")
         }
         let slope = aNew / aOld
-        return ScaleTransformation(slope: slope, intercept: mean(old.map(\.difficulty)) - slope * mean(new.map(\.difficulty)))
+        return try ScaleTransformation(slope: slope, intercept: mean(old.map(\.difficulty)) - slope * mean(new.map(\.difficulty)))
     }
 
     private static func validate(_ options: ScaleLinkingOptions) throws(PsychometricsError) {

@@ -17,23 +17,44 @@ import Foundation
 /// plink, with the new form as the "from" scale and the old form as the "to" scale.
 public struct ScaleTransformation: Sendable, Hashable, Codable {
     /// A: the multiplier of θ_new. Always positive and finite.
-    public var slope: Double
-    /// B: the shift, in old-scale units.
-    public var intercept: Double
+    public let slope: Double
+    /// B: the shift, in old-scale units. Always finite.
+    public let intercept: Double
 
-    /// - Precondition: `slope > 0`, both finite.
-    public init(slope: Double, intercept: Double) {
-        precondition(slope > 0 && slope.isFinite, "a scale transformation needs a positive, finite slope, got \(slope)")
-        precondition(intercept.isFinite, "a scale transformation needs a finite intercept, got \(intercept)")
+    /// - Throws: `PsychometricsError.invalidParameters` unless `slope > 0` and both are finite (a slope of −1
+    ///   would mirror the scale, and every item's a would turn negative).
+    public init(slope: Double, intercept: Double) throws(PsychometricsError) {
+        var problems: [String] = []
+        if !(slope > 0 && slope.isFinite) { problems.append("a scale transformation needs a positive, finite slope, got \(slope)") }
+        if !intercept.isFinite { problems.append("a scale transformation needs a finite intercept, got \(intercept)") }
+        guard problems.isEmpty else { throw PsychometricsError(.invalidParameters, problems.joined(separator: "; ")) }
+        self.init(checkedSlope: slope, intercept: intercept)
+    }
+
+    /// For values known to be valid (a positive finite slope, a finite intercept), e.g. a minimiser's iterate
+    /// that its line search keeps positive and finite.
+    package init(checkedSlope slope: Double, intercept: Double) {
         self.slope = slope
         self.intercept = intercept
     }
 
-    /// θ_old = θ_new (slope 1, intercept 0).
-    public static let identity = ScaleTransformation(slope: 1, intercept: 0)
+    /// Decoding checks what the initialiser checks: `{"slope": -2, "intercept": 0}` is a `DecodingError`.
+    public init(from decoder: any Decoder) throws {
+        enum Keys: String, CodingKey { case slope, intercept }
+        let c = try decoder.container(keyedBy: Keys.self)
+        let slope = try c.decode(Double.self, forKey: .slope), intercept = try c.decode(Double.self, forKey: .intercept)
+        self = try PsychometricsError.decoding(at: c.codingPath) { () throws(PsychometricsError) in try ScaleTransformation(slope: slope, intercept: intercept) }
+    }
 
-    /// The map back, θ_new = (θ_old − intercept)/slope.
-    public var inverse: ScaleTransformation { ScaleTransformation(slope: 1 / slope, intercept: -intercept / slope) }
+    /// θ_old = θ_new (slope 1, intercept 0).
+    public static let identity = ScaleTransformation(checkedSlope: 1, intercept: 0)
+
+    /// The map back, θ_new = (θ_old − intercept)/slope. (1/slope of a positive finite slope is positive; it is
+    /// finite unless the slope is subnormal, where it saturates at the largest double.)
+    public var inverse: ScaleTransformation {
+        let a = min(1 / slope, Double.greatestFiniteMagnitude)
+        return ScaleTransformation(checkedSlope: a, intercept: min(max(-intercept * a, -Double.greatestFiniteMagnitude), Double.greatestFiniteMagnitude))
+    }
 
     /// θ on the old scale for a θ on the new scale.
     @inlinable public func theta(_ newTheta: Double) -> Double { slope * newTheta + intercept }

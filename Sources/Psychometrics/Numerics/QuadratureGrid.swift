@@ -8,11 +8,24 @@ public struct QuadratureGrid: Sendable, Hashable {
     public let weights: [Double]
     public let logWeights: [Double]
 
-    /// - Precondition: `count >= 2`, `bound > 0`, `sd > 0`.
-    public init(count: Int = 61, bound: Double = 6, mean: Double = 0, sd: Double = 1) {
-        precondition(count >= 2, "a quadrature grid needs at least 2 points, got \(count)")
-        precondition(bound > 0 && bound.isFinite, "the grid bound must be positive and finite, got \(bound)")
-        precondition(sd > 0 && sd.isFinite, "the latent SD must be positive and finite, got \(sd)")
+    /// Point counts the initialiser accepts: 2…100,000 (settings allow `allowedPointCounts`; the tables built on
+    /// a grid grow with its count).
+    public static let constructiblePointCounts = 2...100_000
+
+    /// - Throws: `PsychometricsError.invalidOptions` for a count outside `constructiblePointCounts`, a bound that
+    ///   is not positive and finite, a mean that is not finite or an SD that is not positive and finite.
+    public init(count: Int = 61, bound: Double = 6, mean: Double = 0, sd: Double = 1) throws(PsychometricsError) {
+        var problems: [String] = []
+        if let p = Self.constructiblePointCounts.problem(count, "the quadrature point count") { problems.append(p) }
+        if !(bound > 0 && bound.isFinite) { problems.append("the grid bound must be positive and finite, got \(bound)") }
+        if !mean.isFinite { problems.append("the latent mean must be finite, got \(mean)") }
+        if !(sd > 0 && sd.isFinite) { problems.append("the latent SD must be positive and finite, got \(sd)") }
+        guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid quadrature grid: " + problems.joined(separator: "; ")) }
+        self.init(validatedCount: count, bound: bound, mean: mean, sd: sd)
+    }
+
+    /// The grid of settings already checked (`AbilityOptions`, `CalibrationOptions`, `LatentScale`).
+    package init(validatedCount count: Int, bound: Double, mean: Double = 0, sd: Double = 1) {
         let step = 2 * bound / Double(count - 1)
         let pts = (0..<count).map { -bound + Double($0) * step }
         let logDensity = pts.map { -0.5 * (($0 - mean) / sd) * (($0 - mean) / sd) }

@@ -119,7 +119,9 @@ public struct IQScale: Sendable, Hashable, Codable {
     public var confidenceLevel: Double
     public var minimumIQ: Int
     public var maximumIQ: Int
-    /// SE of θ above which a score is flagged `low_precision` (0.5 θ units = 7.5 IQ points).
+    /// SE of θ above which a score is flagged `low_precision` (0.5 θ units = 7.5 IQ points), in SDs of the
+    /// calibration population: θ units on a bank on the N(0, 1) metric; `expressed(on:)` multiplies it by the
+    /// latent SD of a bank that has one (a Rasch bank).
     public var lowPrecisionSE: Double
     /// Fewer answered items than this are flagged `few_items`.
     public var minimumItems: Int
@@ -162,6 +164,18 @@ public struct IQScale: Sendable, Hashable, Codable {
         [allowedConfidenceLevels.problem(confidenceLevel, naming.name("confidence", words: "confidence level")),
          allowedLowPrecisionSEs.problem(lowPrecisionSE, naming.name("low_precision_se", words: "the low-precision SE threshold")),
          allowedMinimumItems.problem(minimumItems, naming.name("min_items", words: "the minimum number of items"))].compactMap { $0 }
+    }
+
+    /// This scale for a bank whose calibration population is `latent` (`ItemBank.latentScale`; `SessionScorer`
+    /// applies it): norms that are `Norms.calibrationPopulation` become that population, N(mean, sd²) on the
+    /// bank's metric, and the low-precision threshold, given in population SDs, becomes `lowPrecisionSE`·sd θ
+    /// units. On a bank on the N(0, 1) metric it is this scale unchanged.
+    public func expressed(on latent: LatentScale) -> IQScale {
+        guard !latent.isStandard else { return self }
+        var scale = self
+        if scale.norms == .calibrationPopulation { scale.norms = latent.calibrationNorms }
+        scale.lowPrecisionSE *= latent.sd
+        return scale
     }
 
     /// The unrounded IQ of θ.

@@ -82,7 +82,7 @@ extension AbilityEstimator {
             for k in -half...half {
                 let theta = mean + Double(k) * step
                 if theta < -bound || theta > bound { continue }
-                let z = (theta - options.priorMean) / options.priorSD
+                let z = (theta - priorMean) / priorSD
                 var l = -0.5 * z * z
                 for i in 0..<items.count {
                     let v = parameters[items[i]].logProbabilities(at: theta)

@@ -31,8 +31,8 @@ extension AbilityEstimator {
         case .ml:
             return (score, info, loglik)
         case .map:
-            let z = (theta - options.priorMean) / options.priorSD
-            return (score - z / options.priorSD, info + 1 / (options.priorSD * options.priorSD), loglik - 0.5 * z * z)
+            let z = (theta - priorMean) / priorSD
+            return (score - z / priorSD, info + 1 / (priorSD * priorSD), loglik - 0.5 * z * z)
         case .wle:
             return (score + (info > 0 ? warm / (2 * info) : 0), info, loglik + 0.5 * log(max(info, 1e-300)))
         case .eap:
@@ -52,7 +52,7 @@ extension AbilityEstimator {
                                    correctCount: correct, atBound: atBound)
         }
         if items.isEmpty {
-            return result(options.method == .map ? options.priorMean : 0, atBound: false)
+            return result(options.method == .map ? priorMean : 0, atBound: false)
         }
         // Without a lower asymptote the ML/MAP/WLE estimating function is decreasing in θ (the log-likelihood
         // is concave), so it has one root: bracket [−B, B] directly.
@@ -62,7 +62,7 @@ extension AbilityEstimator {
             let gHigh = evaluate(bound, items, responses).g, gLow = evaluate(-bound, items, responses).g
             if gHigh >= 0 { return result(bound, atBound: true) }
             if gLow <= 0 { return result(-bound, atBound: true) }
-            return refine(lo: -bound, hi: bound, start: options.method == .map ? min(max(options.priorMean, -bound), bound) : 0,
+            return refine(lo: -bound, hi: bound, start: options.method == .map ? min(max(priorMean, -bound), bound) : 0,
                           items, responses, result)
         }
         // 3PL: a coarse scan finds the bracket of the global maximum.

@@ -9,6 +9,10 @@ import Foundation
 public struct AbilityEstimator: Sendable {
     public let parameters: [ItemParameters]
     public let options: AbilityOptions
+    /// The prior N(priorMean, priorSD²) of EAP and MAP: the options' prior, or the latent scale's where they
+    /// give none.
+    public let priorMean: Double
+    public let priorSD: Double
     public let grid: QuadratureGrid
     /// EAP tables in blocks of four nodes (the grid padded to a multiple of 4): for item j, row 2j holds
     /// log(1 − P_j(θ_t)) and row 2j + 1 log P_j(θ_t); padding is 0. The log prior's padding is −1e300 (weight 0).
@@ -17,8 +21,12 @@ public struct AbilityEstimator: Sendable {
     let paddedPoints: [SIMD4<Double>]
     let blocks: Int
 
-    public init(parameters: [ItemParameters], options: AbilityOptions = AbilityOptions()) throws {
-        let problems = options.validationProblems()
+    /// - Parameter latentScale: the bank's latent distribution (`ItemBank.latentScale`), the prior where
+    ///   `options` give none.
+    /// - Throws: `PsychometricsError` `.invalidOptions` for options outside their ranges, `.invalidParameters`
+    ///   for an item with non-finite parameters or c outside [0, 1).
+    public init(parameters: [ItemParameters], options: AbilityOptions = AbilityOptions(), latentScale: LatentScale = .standard) throws {
+        let problems = options.validationProblems(latent: latentScale)
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid scoring options: " + problems.joined(separator: "; ")) }
         for (j, p) in parameters.enumerated() {
             guard p.discrimination.isFinite, p.difficulty.isFinite, p.guessing.isFinite, p.guessing >= 0, p.guessing < 1 else {
@@ -27,7 +35,9 @@ public struct AbilityEstimator: Sendable {
         }
         self.parameters = parameters
         self.options = options
-        let grid = QuadratureGrid(count: options.quadraturePoints, bound: options.thetaBound)
+        (priorMean, priorSD) = options.prior(on: latentScale)
+        let priorMean = priorMean, priorSD = priorSD
+        let grid = QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound)
         self.grid = grid
         let nq = grid.count
         var lp = [Double](repeating: 0, count: parameters.count * nq), lq = lp
@@ -49,7 +59,7 @@ public struct AbilityEstimator: Sendable {
             table += padded(lp[(j * nq)..<((j + 1) * nq)], fill: 0)
         }
         logPQ = table
-        logPrior = padded(grid.points.map { -0.5 * (($0 - options.priorMean) / options.priorSD) * (($0 - options.priorMean) / options.priorSD) },
+        logPrior = padded(grid.points.map { -0.5 * (($0 - priorMean) / priorSD) * (($0 - priorMean) / priorSD) },
                           fill: -1e300)
         paddedPoints = padded(grid.points, fill: 0)
     }

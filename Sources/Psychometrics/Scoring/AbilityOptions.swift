@@ -1,11 +1,13 @@
 import Foundation
 
-/// Options for ability estimation. Defaults: EAP with a N(0, 1) prior, 61 points on [−6, 6].
+/// Options for ability estimation. Defaults: EAP with the bank's latent distribution as the prior (N(0, 1) on
+/// most banks; see `LatentScale`), 61 points on [−6, 6].
 public struct AbilityOptions: Sendable, Hashable, Codable {
     public var method: AbilityMethod = .eap
-    /// Prior mean and SD of θ (EAP, MAP).
-    public var priorMean = 0.0
-    public var priorSD = 1.0
+    /// Prior mean and SD of θ (EAP, MAP); nil: the bank's latent mean and SD (`ItemBank.latentScale`, given to
+    /// `AbilityEstimator` as `latentScale`), which is 0 and 1 on a bank on the N(0, 1) metric.
+    public var priorMean: Double?
+    public var priorSD: Double?
     /// EAP quadrature: points equally spaced on [−thetaBound, thetaBound].
     public var quadraturePoints = 61
     /// ML, MAP and WLE estimates are confined to [−thetaBound, thetaBound] (and flagged when they reach it).
@@ -14,6 +16,11 @@ public struct AbilityOptions: Sendable, Hashable, Codable {
     public var tolerance = 1e-9
 
     public init(method: AbilityMethod = .eap) { self.method = method }
+
+    /// The prior N(mean, sd²) these options ask for on a bank with latent scale `latent`.
+    public func prior(on latent: LatentScale) -> (mean: Double, sd: Double) {
+        (priorMean ?? latent.mean, priorSD ?? latent.sd)
+    }
 
     /// Prior means a setting may ask for: [−10, 10]. θ is in SDs of the calibration population; a prior
     /// centred 10 SDs away (IQ 250) is a unit error, e.g. an IQ-scale mean entered as θ.
@@ -28,10 +35,12 @@ public struct AbilityOptions: Sendable, Hashable, Codable {
 
     /// Problems with the options, each naming the setting as `naming` says (`--prior-sd`, `prior_sd`, "prior
     /// SD") with its allowed range.
-    package func validationProblems(naming: SettingNaming = .words) -> [String] {
+    /// `latent` is the bank's latent scale, which stands in for a prior not given.
+    package func validationProblems(naming: SettingNaming = .words, latent: LatentScale = .standard) -> [String] {
         var problems: [String] = []
-        if let p = Self.allowedPriorSDs.problem(priorSD, naming.name("prior_sd", words: "prior SD")) { problems.append(p) }
-        if let p = Self.allowedPriorMeans.problem(priorMean, naming.name("prior_mean")) { problems.append(p) }
+        if let priorSD, let p = Self.allowedPriorSDs.problem(priorSD, naming.name("prior_sd", words: "prior SD")) { problems.append(p) }
+        if let priorMean, let p = Self.allowedPriorMeans.problem(priorMean, naming.name("prior_mean")) { problems.append(p) }
+        let priorSD = prior(on: latent).sd
         problems += QuadratureGrid.validationProblems(points: quadraturePoints, bound: thetaBound, naming: naming)
         // EAP integrates over the grid: a prior narrower than the grid's spacing falls between two points, the
         // posterior sits on one node, and its SD (the SE) is 0 — no score could be reported.

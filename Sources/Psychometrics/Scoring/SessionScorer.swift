@@ -31,10 +31,13 @@ public struct SessionScorer: Sendable {
     /// Whether the bank marks any item not scored (then scores carry an `n_unscored` count).
     package let hasUnscoredItems: Bool
 
+    /// Scores on `bank` honour its latent scale (`ItemBank.latentScale`): a prior not given in `ability` is the
+    /// bank's latent distribution, and `scale` is `scale.expressed(on:)` the bank (the calibration population's
+    /// norms and the low-precision threshold in population SDs).
     public init(bank: ItemBank, ability: AbilityOptions = AbilityOptions(), scale: IQScale) throws {
         self.bank = bank
-        self.estimator = try AbilityEstimator(parameters: bank.items.map(\.parameters), options: ability)
-        self.scale = scale
+        self.estimator = try AbilityEstimator(parameters: bank.items.map(\.parameters), options: ability, latentScale: bank.latentScale)
+        self.scale = scale.expressed(on: bank.latentScale)
         var domains: [String] = [], domainIndex: [String: Int] = [:], itemDomain: [Int] = []
         let hasDomain = bank.metadataColumns.contains("domain")
         for item in bank.items {
