@@ -75,7 +75,7 @@ struct CalibrateCommand: ParsableCommand {
     @Option(help: "EM acceleration: squarem (SQUAREM with a monotonicity safeguard) or none (plain EM).")
     var acceleration: EMAcceleration = .squarem
 
-    @Option(name: .customLong("guessing-prior"), help: "3PL prior on c: 'beta:ALPHA,BETA' (each in \(BetaPrior.allowedShapes)), 'options:K' (K \(BetaPrior.allowedOptionCounts.text); mode 1/K, weight 20) or 'none'. Default beta:5,17.")
+    @Option(name: .customLong("guessing-prior"), help: "3PL prior on c: 'beta:ALPHA,BETA' (each in \(BetaPrior.allowedShapes)), 'options:K' (K \(BetaPrior.allowedOptionCounts.text); mode 1/K, weight 20), 'options' (K per item from the options column of --items; items without one keep beta:5,17) or 'none'. Default beta:5,17.")
     var guessingPrior: String?
 
     @Option(name: .customLong("slope-prior"), help: "Prior on slopes (2PL/3PL): 'lognormal:MEANLOG,SDLOG' (MEANLOG in \(LogNormalPrior.allowedMeanLogs), SDLOG in \(LogNormalPrior.allowedSDLogs)) or 'none'. Default lognormal:0,0.5 for 3PL, none for 2PL.")
@@ -131,7 +131,12 @@ struct CalibrateCommand: ParsableCommand {
         guard let text = guessingPrior else { return .none }
         if model != .threePL { throw ValidationError("--guessing-prior applies to --model 3pl only") }
         if text == "none" { return .some(nil) }
-        let syntax = ValidationError("--guessing-prior must be 'beta:ALPHA,BETA', 'options:K' or 'none'; got '\(text)'")
+        let syntax = ValidationError("--guessing-prior must be 'beta:ALPHA,BETA', 'options:K', 'options' or 'none'; got '\(text)'")
+        if text == "options" {
+            // Per item from the items file (`itemGuessingPriors`, filled in `run()`); the default for the others.
+            if items == nil { throw ValidationError("--guessing-prior options reads the number of options per item from the options column of --items ITEMS.csv; give --items, or use options:K") }
+            return .none
+        }
         if text.hasPrefix("beta:") {
             let fields = text.dropFirst(5).split(separator: ",", omittingEmptySubsequences: false)
             guard fields.count == 2, let alpha = DecimalNumber.parse(fields[0]), let beta = DecimalNumber.parse(fields[1]) else { throw syntax }
@@ -144,6 +149,26 @@ struct CalibrateCommand: ParsableCommand {
             return .some(try BetaPrior.centred(onOptions: k))
         }
         throw syntax
+    }
+
+    /// Per-item guessing priors centred on 1/K, K from the `options` column of the items file (`--guessing-prior
+    /// options`). A K outside `BetaPrior.allowedOptionCounts` or not a whole number is an error naming the item.
+    static func optionPriors(_ metadata: ItemMetadata, file: String) throws -> [String: BetaPrior] {
+        guard metadata.columns.contains("options") else {
+            throw InputError(file: file, line: 1, message: "--guessing-prior options needs an options column (the number of options of each item); found: \(metadata.columns.joined(separator: ","))")
+        }
+        var priors: [String: BetaPrior] = [:], problems: [String] = []
+        for (id, row) in metadata.values.sorted(by: { $0.key < $1.key }) {
+            let text = (row["options"] ?? "").trimmingCharacters(in: .whitespaces)
+            if text.isEmpty { continue }
+            guard let k = DecimalNumber.parseInteger(text), BetaPrior.allowedOptionCounts.contains(k) else {
+                problems.append("item '\(id)': options \(TextFidelity.quoted(text)) is not a whole number in \(BetaPrior.allowedOptionCounts.text)")
+                continue
+            }
+            priors[id] = try BetaPrior.centred(onOptions: k)
+        }
+        if !problems.isEmpty { throw InputError(file: file, message: problems.prefix(5).joined(separator: "; ") + (problems.count > 5 ? "; …" : "")) }
+        return priors
     }
 
     /// `--slope-prior` as a prior (`.some(nil)`: 'none'; `.none`: not given), within `LogNormalPrior`'s ranges.
@@ -176,6 +201,7 @@ struct CalibrateCommand: ParsableCommand {
 
             let readStart = Date()
             let metadata = try items.map { try ItemMetadata.load(csv: $0) }
+            if guessingPrior == "options", let metadata, let path = items { options.itemGuessingPriors = try Self.optionPriors(metadata, file: path) }
             let fixedBank = try fixedBankPath.map { try loadBank($0) }
             if let fixedBank {
                 options.fixedItems = Dictionary(fixedBank.items.map { ($0.itemID, $0.parameters) }, uniquingKeysWith: { first, _ in first })
@@ -252,7 +278,10 @@ struct CalibrateCommand: ParsableCommand {
         lines.append("\(status); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s (standard errors \(fixed(result.standardErrorSeconds, 2)) s)")
         lines.append("log-likelihood \(fixed(result.logLikelihood, 2)), AIC \(fixed(result.aic, 2)), BIC \(fixed(result.bic, 2)) (\(result.parameterCount) parameters)")
         var priors: [String] = []
-        if let p = result.options.guessingPrior, result.model == .threePL { priors.append("c ~ \(p)") }
+        if let p = result.options.guessingPrior, result.model == .threePL {
+            let perItem = result.options.itemGuessingPriors
+            priors.append(perItem.isEmpty ? "c ~ \(p)" : "c ~ Beta centred on 1/K for \(perItem.count) items (K from --items' options column; mode 1/K, weight 20), \(p) for the others")
+        }
         if let p = result.options.slopePrior { priors.append("a ~ \(p)") }
         lines.append("priors: " + (priors.isEmpty ? "none" : priors.joined(separator: ", ")))
         if let fixedPath = fixedBankPath {
@@ -371,7 +400,10 @@ struct CalibrationSummary: Encodable {
         latent_sd = result.latentSD
         latent_sd_se = result.latentSDStandardError
         var p: [String: String] = [:]
-        if result.model == .threePL { p["guessing"] = result.options.guessingPrior?.description ?? "none" }
+        if result.model == .threePL {
+            p["guessing"] = result.options.guessingPrior?.description ?? "none"
+            for (id, prior) in result.options.itemGuessingPriors { p["guessing:" + id] = prior.description }
+        }
         if result.model.hasItemSlopes { p["slope"] = result.options.slopePrior?.description ?? "none" }
         priors = p
         standard_errors = result.standardErrorMethod

@@ -154,7 +154,7 @@ struct HostileInputCLITests {
         try expectUsageError(ws, ["calibrate", "s.csv", "--out", "b.csv", "--tolerance", "nan"], "--tolerance must be in (0, 1), got nan")
         try expectUsageError(ws, ["calibrate", "s.csv", "--out", "b.csv", "--max-cycles", "1000000000"], "--max-cycles must be 1…100000, got 1000000000")
         try expectUsageError(ws, ["calibrate", "s.csv", "--out", "b.csv", "--model", "3pl", "--guessing-prior", "beta:inf,17"],
-                             "--guessing-prior must be 'beta:ALPHA,BETA', 'options:K' or 'none'; got 'beta:inf,17'")
+                             "--guessing-prior must be 'beta:ALPHA,BETA', 'options:K', 'options' or 'none'; got 'beta:inf,17'")
         try expectUsageError(ws, ["calibrate", "s.csv", "--out", "b.csv", "--model", "3pl", "--guessing-prior", "beta:5000,17"],
                              "--guessing-prior: the Beta prior's alpha must be in [1, 1000], got 5000.0")
         try expectUsageError(ws, ["calibrate", "s.csv", "--out", "b.csv", "--model", "3pl", "--guessing-prior", "options:1000"],

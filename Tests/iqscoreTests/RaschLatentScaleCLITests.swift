@@ -138,4 +138,33 @@ struct RaschLatentScaleCLITests {
         r = try ws.run("score", "r.csv", "--bank", "zero.csv", "--out", "s.csv")
         #expect(r.stderr.contains("zero.csv:2:6: error: item 'q1': latent_sd must be in [0.01, 100], got 0.0"), "\(r.stderr)")
     }
+
+    @Test("--guessing-prior options: each item's c prior centred on 1/K from the options column (issue 26, item 16); equal K gives options:K exactly")
+    func guessingPriorPerItem() throws {
+        let ws = try CLIWorkspace()
+        // ICAR16's items have 6 or 8 options.
+        var r = try ws.run("calibrate", "\(Self.data)/icar16.csv", "--model", "3pl", "--items", "\(Self.data)/icar16_items.csv",
+                           "--guessing-prior", "options", "--out", "per-item.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("priors: c ~ Beta centred on 1/K for 16 items (K from --items' options column; mode 1/K, weight 20), Beta(5, 17) for the others"), "\(r.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(try ws.read("per-item.summary.json").utf8)) as! [String: Any]
+        let priors = try #require(json["priors"] as? [String: String])
+        #expect(priors["guessing:reason.4"] == "Beta(4.33333, 17.6667)" && priors["guessing:rotate.3"] == "Beta(3.5, 18.5)", "\(priors)")
+        // Every item with 6 options: the same fit as options:6.
+        let items = try String(contentsOfFile: "\(Self.data)/icar16_items.csv", encoding: .utf8).split(separator: "\n").enumerated()
+            .map { k, line in k == 0 ? String(line) : String(line[..<line.lastIndex(of: ",")!]) + ",6" }.joined(separator: "\n") + "\n"
+        try ws.write("six.csv", items)
+        r = try ws.run("calibrate", "\(Self.data)/icar16.csv", "--model", "3pl", "--items", "six.csv", "--guessing-prior", "options", "--out", "six-bank.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try ws.run("calibrate", "\(Self.data)/icar16.csv", "--model", "3pl", "--items", "six.csv", "--guessing-prior", "options:6", "--out", "k6-bank.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try ws.read("six-bank.csv") == (try ws.read("k6-bank.csv")))
+        #expect(try ws.read("per-item.csv") != (try ws.read("six-bank.csv")))
+        // Without --items, or with a bad K: named errors.
+        r = try ws.run("calibrate", "\(Self.data)/icar16.csv", "--model", "3pl", "--guessing-prior", "options", "--out", "x.csv")
+        #expect(r.status == 64 && r.stderr.contains("--guessing-prior options reads the number of options per item from the options column of --items"), "\(r.stderr)")
+        try ws.write("bad.csv", "item_id,options\nreason.4,1\n")
+        r = try ws.run("calibrate", "\(Self.data)/icar16.csv", "--model", "3pl", "--items", "bad.csv", "--guessing-prior", "options", "--out", "x.csv")
+        #expect(r.status == 1 && r.stderr.contains("item 'reason.4': options '1' is not a whole number in 2…100"), "\(r.stderr)")
+    }
 }

@@ -140,6 +140,10 @@ public struct CalibrationOptions: Sendable, Hashable, Codable {
     public var acceleration = EMAcceleration.squarem
     /// Prior on c (3PL only). Default Beta(5, 17) for 3PL; nil = no prior (plain ML for c).
     public var guessingPrior: BetaPrior?
+    /// 3PL: guessing priors of single items by item id (e.g. Beta centred on 1/K for an item of K options,
+    /// `BetaPrior.centred(onOptions:)`), in place of `guessingPrior` for those items. Ids not in the data are
+    /// ignored.
+    public var itemGuessingPriors: [String: BetaPrior] = [:]
     /// Prior on slopes (2PL/3PL). Default LogNormal(0, 0.5) for 3PL, none for 2PL.
     public var slopePrior: LogNormalPrior?
     /// Items with fewer responses than this are excluded from calibration (reported).
@@ -203,7 +207,10 @@ public struct CalibrationOptions: Sendable, Hashable, Codable {
         problems += WorkerThreads.validationProblems(workers, naming: naming)
         if let prior = guessingPrior { problems += BetaPrior.validationProblems(alpha: prior.alpha, beta: prior.beta) }
         if let prior = slopePrior { problems += LogNormalPrior.validationProblems(meanLog: prior.meanLog, sdLog: prior.sdLog) }
-        if guessingPrior != nil && model != .threePL { problems.append("a guessing prior applies to the 3PL model only") }
+        if (guessingPrior != nil || !itemGuessingPriors.isEmpty) && model != .threePL { problems.append("a guessing prior applies to the 3PL model only") }
+        for (id, prior) in itemGuessingPriors.sorted(by: { $0.key < $1.key }) {
+            problems += BetaPrior.validationProblems(alpha: prior.alpha, beta: prior.beta).map { "item '\(id)': \($0)" }
+        }
         if slopePrior != nil && !model.hasItemSlopes { problems.append("a slope prior applies to 2PL and 3PL only") }
         for id in fixedItems.keys.sorted() {
             let p = fixedItems[id]!

@@ -40,21 +40,21 @@ extension EMEngine {
     }
 
     /// Expected complete-data log-likelihood of one item (+ log priors).
-    func itemObjective(r: [Double], n: [Double], s: Double, d: Double, g: Double) -> Double {
+    func itemObjective(r: [Double], n: [Double], s: Double, d: Double, g: Double, item j: Int) -> Double {
         let a = slope(working: s), c = asymptote(working: g)
         var f = 0.0
         for t in 0..<q {
             let v = ItemResponseFunction.logProbabilities(logit: ItemResponseFunction.logit(slope: a, intercept: d, at: nodes[t]), guessing: c)
             f += r[t] * v.logP + (n[t] - r[t]) * v.logQ
         }
-        return f + priors.logDensity(s: s, g: g)
+        return f + priors.logDensity(s: s, g: g, item: j)
     }
 
     /// Fisher scoring with step halving for one 2PL/3PL item. The expected information
     /// Σ_q n_q ∇P ∇Pᵀ / (P(1 − P)) (minus the prior Hessian) is positive definite, so every step ascends.
-    func optimizeItem(r: [Double], n: [Double], x: inout [Double]) {
+    func optimizeItem(r: [Double], n: [Double], x: inout [Double], item j: Int) {
         let p = perItem
-        var f = itemObjective(r: r, n: n, s: x[0], d: x[1], g: x[2])
+        var f = itemObjective(r: r, n: n, s: x[0], d: x[1], g: x[2], item: j)
         for _ in 0..<50 {
             var grad = [Double](repeating: 0, count: p)
             var info = [Double](repeating: 0, count: p * p)
@@ -80,7 +80,7 @@ extension EMEngine {
                     info[2 * p + 2] += weight * h2 * h2
                 }
             }
-            let pd = priors.derivatives(s: x[0], g: x[2])
+            let pd = priors.derivatives(s: x[0], g: x[2], item: j)
             grad[0] += pd.ds
             info[0] -= pd.dss
             if p == 3 { grad[2] += pd.dg; info[2 * p + 2] -= pd.dgg }
@@ -95,7 +95,7 @@ extension EMEngine {
                 trial[0] = clampedSlope(working: trial[0])
                 trial[1] = clampedIntercept(trial[1])
                 if model.hasGuessing { trial[2] = clampedGuessingLogit(trial[2]) }
-                let ft = itemObjective(r: r, n: n, s: trial[0], d: trial[1], g: trial[2])
+                let ft = itemObjective(r: r, n: n, s: trial[0], d: trial[1], g: trial[2], item: j)
                 if ft >= f - 1e-12 * abs(f) {
                     let change = (0..<p).map { abs(trial[$0] - x[$0]) }.max() ?? 0
                     x = trial

@@ -47,7 +47,7 @@ extension EMEngine {
                     }
                 }
             }
-            let pd = priors.derivatives(s: s[j], g: g[j])
+            let pd = priors.derivatives(s: s[j], g: g[j], item: j)
             if model.hasItemSlopes { block[0] -= pd.dss }
             if p == 3 { block[8] -= pd.dgg }
             for x in 0..<p {

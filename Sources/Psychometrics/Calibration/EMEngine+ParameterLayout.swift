@@ -124,9 +124,9 @@ extension EMEngine {
     /// marginal log-likelihood it is the objective that EM with priors increases (the log posterior up to a
     /// constant).
     func logPrior() -> Double {
-        guard priors.slope != nil || priors.guessing != nil else { return 0 }
+        guard !priors.isEmpty else { return 0 }
         var total = 0.0
-        for j in 0..<itemCount where !isFixed(j) { total += priors.logDensity(s: s[j], g: g[j]) }
+        for j in 0..<itemCount where !isFixed(j) { total += priors.logDensity(s: s[j], g: g[j], item: j) }
         return total
     }
 }

@@ -52,7 +52,9 @@ struct EMEngine {
          fixed: [ItemParameters?] = [], commonSlope: Double = 1) {
         self.model = model
         self.logSlope = options.slopePrior != nil
-        self.priors = WorkingPriors(slope: options.slopePrior, guessing: model.hasGuessing ? options.guessingPrior : nil)
+        var priors = WorkingPriors(slope: options.slopePrior, guessing: model.hasGuessing ? options.guessingPrior : nil)
+        if model.hasGuessing && !options.itemGuessingPriors.isEmpty { priors.itemGuessing = data.itemIDs.map { options.itemGuessingPriors[$0] } }
+        self.priors = priors
         self.grid = QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound)
         self.data = data
         self.dense = useDense ? DenseResponses(data) : nil
@@ -71,12 +73,13 @@ struct EMEngine {
 
         // Starting values: a = 1, d = logit of the (guessing-corrected) proportion correct, c at the prior mode.
         let totals = data.itemTotals()
-        let c0 = model.hasGuessing ? (options.guessingPrior?.mode ?? 0.1) : 0
+        // Per item: its own prior's mode (`CalibrationOptions.itemGuessingPriors`), else the common one's.
+        let c0 = (0..<data.itemCount).map { j in model.hasGuessing ? (priors.guessing(j)?.mode ?? 0.1) : 0 }
         s = [Double](repeating: logSlope ? 0 : 1, count: data.itemCount)
-        g = [Double](repeating: model.hasGuessing ? Logistic.logit(c0) : 0, count: data.itemCount)
+        g = c0.map { model.hasGuessing ? Logistic.logit($0) : 0 }
         d = (0..<data.itemCount).map { j in
             let p = (Double(totals.correct[j]) + 0.5) / (Double(totals.responses[j]) + 1)
-            let adjusted = min(max((p - c0) / (1 - c0), 0.02), 0.98)
+            let adjusted = min(max((p - c0[j]) / (1 - c0[j]), 0.02), 0.98)
             return Logistic.logit(adjusted) * 1.2
         }
         if estimatesLatent {
@@ -146,7 +149,7 @@ struct EMEngine {
                     let rj = Array(e.r[j * nq ..< (j + 1) * nq]), nj = Array(e.n[j * nq ..< (j + 1) * nq])
                     var x = [engine.s[j], engine.d[j], engine.g[j]]
                     if engine.model.hasItemSlopes {
-                        engine.optimizeItem(r: rj, n: nj, x: &x)
+                        engine.optimizeItem(r: rj, n: nj, x: &x, item: j)
                     } else {
                         x[1] = engine.optimizeIntercept(r: rj, n: nj, a: engine.s[j], d: engine.d[j])
                     }
