@@ -686,7 +686,7 @@ public enum OpenAPIDocument {
               "string",
               "null"
             ],
-            "description": "As sent (null when the request had none)."
+            "description": "As sent, a whole number as its digits (null when the request had none)."
           },
           "n_items": {
             "type": "integer",
@@ -843,7 +843,7 @@ public enum OpenAPIDocument {
               "string",
               "null"
             ],
-            "description": "As sent (null when the request had none)."
+            "description": "As sent, a whole number as its digits (null when the request had none)."
           },
           "n_items": {
             "type": "integer",

@@ -9,6 +9,11 @@ import Foundation
 /// answered: for a missing-by-design bank it describes the bank taken whole, not the forms people took
 /// (`MeanErrorVarianceReliability` averages over those).
 ///
+/// For a bank with a latent scale other than N(0, 1) (a Rasch bank, `LatentScale`), pass the parameters on the
+/// N(0, 1) metric (`LatentScale.standardized`, as `analyze` does) or σ as `latentSD`: ρ does not depend on the
+/// metric. mirt's `marginal_rxx` on a Rasch model computes ∫ I/(I + σ²) φ(θ) dθ instead (σ² where 1/σ² belongs,
+/// N(0, 1) where N(0, σ²) belongs): 0.591 on ICAR16, where this gives 0.820, the equivalent 1PL's.
+///
 /// The integral: the trapezoid rule on 801 points of [−10σ, 10σ] with the normal density (the integrand is
 /// smooth and under the density; the error is below 1e-9, where mirt's `integrate` promises about 1e-4).
 public enum MarginalRXX {
