@@ -47,6 +47,8 @@ public struct AssemblyBank: Sendable {
     /// θ in the bank's calibration population (`ItemBank.latentScale`): the CAT's default prior and the
     /// simulees' default θ distribution.
     public let latentScale: LatentScale
+    /// Per domain: its items whose status is active (the items a test may give).
+    public let activeCountByDomain: [Int]
     private let index: [String: Int]
 
     /// The one domain of a bank without a `domain` column.
@@ -62,6 +64,9 @@ public struct AssemblyBank: Sendable {
         }
         self.domains = domains
         self.domainIndex = domainIndex
+        var active = [Int](repeating: 0, count: domains.count)
+        for (j, item) in items.enumerated() where item.status == .active { active[domainIndex[j]] += 1 }
+        activeCountByDomain = active
         var index: [String: Int] = [:]
         for (k, item) in items.enumerated() { index[item.id] = k }
         self.index = index

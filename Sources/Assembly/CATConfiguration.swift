@@ -115,11 +115,10 @@ public struct CATConfiguration: Sendable, Hashable {
     /// item is in every test). An explicit `exposure_target` is never changed.
     public func adaptingDefaultExposureTarget(to bank: AssemblyBank) -> (configuration: CATConfiguration, note: String?) {
         guard exposureTargetIsDefault, let r = exposureTarget else { return (self, nil) }
-        var active = [Int](repeating: 0, count: bank.domains.count)
-        for (j, item) in bank.items.enumerated() where item.status == .active { active[bank.domainIndex[j]] += 1 }
+        let active = bank.activeCountByDomain
         let n = active.reduce(0, +)
         guard n > 0, maxItems >= 1, minItems >= 0 else { return (self, nil) }
-        let length = min(seTarget == nil ? maxItems : minItems, n)
+        let length = shortestTest(activeItems: n)
         var lowest = Double(length) / Double(n)
         for (d, domain) in bank.domains.enumerated() where active[d] > 0 {
             let k = minPerDomain.minimum(for: domain)
@@ -214,8 +213,7 @@ public struct CATConfiguration: Sendable, Hashable {
         for domain in (domainWeights ?? [:]).keys.sorted() where !known.contains(domain) {
             problems.append("domain_weights names domain \"\(domain)\", which the bank does not have (domains: \(list))")
         }
-        var active = [Int](repeating: 0, count: bank.domains.count)
-        for (j, item) in bank.items.enumerated() where item.status == .active { active[bank.domainIndex[j]] += 1 }
+        let active = bank.activeCountByDomain
         var total = 0
         for (d, domain) in bank.domains.enumerated() {
             let need = minPerDomain.minimum(for: domain)
@@ -231,6 +229,10 @@ public struct CATConfiguration: Sendable, Hashable {
         }
         return problems
     }
+
+    /// L, the fewest items every test gives on a bank of `n` active items: `max_items` without an `se_target`,
+    /// else `min_items`, and at most n.
+    func shortestTest(activeItems n: Int) -> Int { min(seTarget == nil ? maxItems : minItems, n) }
 
     /// An `exposure_target` that no selection rule could meet on this bank, found before any simulation.
     ///
@@ -248,7 +250,7 @@ public struct CATConfiguration: Sendable, Hashable {
             let needed = (Double(count) / r - 1e-9).rounded(.up)
             return needed < 1e15 ? String(Int(needed)) : needed.formatted6
         }
-        let length = min(seTarget == nil ? maxItems : minItems, n)
+        let length = shortestTest(activeItems: n)
         if Double(length) > r * Double(n) + 1e-9 {
             let needed = itemsNeeded(length)
             let what = seTarget == nil ? "every test gives max_items = \(length) items" : "every test gives at least min_items = \(length) items"

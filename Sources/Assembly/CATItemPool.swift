@@ -65,9 +65,7 @@ public final class CATItemPool: Sendable {
         } else {
             targetShare = []
         }
-        var perDomain = [Int](repeating: 0, count: bank.domains.count)
-        for j in bank.items.indices where eligible[j] { perDomain[bank.domainIndex[j]] += 1 }
-        eligiblePerDomain = perDomain
+        eligiblePerDomain = bank.activeCountByDomain
         difficulty = parameters.map(\.difficulty)
 
         // a-strata within each domain (content blocking, Yi & Chang 2003): the domain's eligible items sorted by

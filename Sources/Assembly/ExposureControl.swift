@@ -86,7 +86,6 @@ public struct SympsonHetter: Sendable {
         var parameters = ExposureParameters(uncontrolled: pool.itemCount)
         var rounds: [Round] = []
         var converged = false
-        let config = pool.configuration
         for round in 1...maxRounds {
             let run = CATSimulation.runSimulees(pool: pool, exposure: parameters, count: simulees, seed: seed, stream: UInt64(round),
                                                 thetaMean: pool.estimator.priorMean, thetaSD: pool.estimator.priorSD, threads: threads)

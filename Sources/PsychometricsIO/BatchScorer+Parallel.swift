@@ -385,7 +385,7 @@ extension BatchScorer {
                 }
             }
             var cell = scanner.withField(rc, in: buf, scratch: &scratch) { ResponseCell.parse($0) }
-            if let keys = optionKeys, keys.everyCell || cell == .invalid,
+            if let keys = optionKeys, keys.mayBeOption(cell),
                let j = scanner.withField(ic, in: buf, scratch: &scratch, { table.index(of: $0.trimmingSpaces()) }),
                let keyed = scanner.withField(rc, in: buf, scratch: &scratch, { keys.score($0, item: j) }) { cell = keyed }
             if cell == .missing { blanks += 1; return }

@@ -309,7 +309,7 @@ package final class BatchScorer {
                     }
                     if ac >= 0 { try ageCell(reader.withField(ac) { SessionAge.parse($0) }, file: fileIndex, line: line, column: ac + 1) }
                     var cell = reader.withField(rc) { ResponseCell.parse($0) }
-                    if let keys = owner.optionKeys, keys.everyCell || cell == .invalid,
+                    if let keys = owner.optionKeys, keys.mayBeOption(cell),
                        let j = reader.withField(ic, { table.index(of: $0.trimmingSpaces()) }),
                        let keyed = reader.withField(rc, { keys.score($0, item: j) }) { cell = keyed }
                     if cell == .missing { report.blankResponses += 1; try event(Self.blank, file: fileIndex, line: line); continue }
@@ -330,16 +330,10 @@ package final class BatchScorer {
                 let first = header.first ?? ""
                 let hasID = ResponseFileOptions.isWideIDColumn(first, sessionColumn: options.sessionColumn)
                 if hasID && first.isEmpty && !report.unnamedIDColumnFiles.contains(path) { report.unnamedIDColumnFiles.append(path) }
-                let itemStart = hasID ? 1 : 0
                 let ac = try owner.ageColumnIndex(in: header, file: path, line: reader.line)
                 ageColumns[fileIndex] = ac
-                if let problem = options.ignoredColumnProblem(header: header) { throw InputError(file: path, line: reader.line, message: problem) }
-                let ignored = Set(options.ignoredColumns)
                 // The columns read as items: not the id, the age or an ignored column.
-                let itemColumns = (itemStart..<header.count).filter { $0 != ac && !ignored.contains(header[$0]) }
-                guard !itemColumns.isEmpty else {
-                    throw InputError(file: path, line: reader.line, message: "the header names no item columns")
-                }
+                let itemColumns = try options.wideItemColumns(header: header, hasID: hasID, age: ac, file: path, line: reader.line)
                 let columnItem: [Int?] = header.indices.map { table.index(of: header[$0]) }
                 var row = 0
                 let prefix = inputs.count > 1 ? (path as NSString).lastPathComponent + ":" : ""
@@ -367,7 +361,7 @@ package final class BatchScorer {
                     if ac >= 0 { try ageCell(reader.withField(ac) { SessionAge.parse($0) }, file: fileIndex, line: line, column: ac + 1) }
                     for c in itemColumns {
                         var cell = reader.withField(c) { ResponseCell.parse($0) }
-                        if let keys = owner.optionKeys, keys.everyCell || cell == .invalid, let j = columnItem[c],
+                        if let keys = owner.optionKeys, keys.mayBeOption(cell), let j = columnItem[c],
                            let keyed = reader.withField(c, { keys.score($0, item: j) }) { cell = keyed }
                         switch cell {
                         case .missing: continue

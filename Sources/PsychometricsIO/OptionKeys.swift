@@ -40,15 +40,18 @@ package struct OptionKeys: Sendable {
         return try? OptionKeys(bank: bank, column: "key", everyCell: false)
     }
 
-    /// The cell `raw` of bank item `j` scored against its key, or nil when this mode does not take it as an
-    /// option (then it is read as a right/wrong response).
+    /// Whether a cell that `ResponseCell.parse` read as `parsed` may be an option: any answered cell with every
+    /// cell an option, else one that is no right/wrong response. (Readers look up the item only then.)
+    @inline(__always)
+    package func mayBeOption(_ parsed: ResponseCell) -> Bool { everyCell ? parsed != .missing : parsed == .invalid }
+
+    /// The cell `raw` of bank item `j` (one `mayBeOption` let through) scored against its key, or nil when this
+    /// mode does not take it as an option (then it is read as a right/wrong response).
     @inline(__always)
     package func score(_ raw: UnsafeBufferPointer<UInt8>, item j: Int) -> ResponseCell? {
         let b = raw.trimmingSpaces()
         let key = keys[j]
-        if everyCell {
-            if b.isEmpty || (b.count == 2 && (b[0] | 0x20) == UInt8(ascii: "n") && (b[1] | 0x20) == UInt8(ascii: "a")) { return .missing }
-        } else {
+        if !everyCell {
             guard b.count == 1, !key.isEmpty, (b[0] | 0x20) >= UInt8(ascii: "a"), (b[0] | 0x20) <= UInt8(ascii: "z") else { return nil }
         }
         guard b.count == key.count else { return .incorrect }

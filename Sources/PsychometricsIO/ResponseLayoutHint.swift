@@ -22,7 +22,7 @@ package enum ResponseLayoutHint {
         guard let sample = try? Sample(path: path, delimiter: options.delimiter) else {
             // The header itself did not parse (`"a";"b"` read with commas: a quote closed before a ';'): its first
             // line, quotes respected, may show the separator.
-            return quotedHeaderHint(path, options: options)
+            return headerHint(forFile: path, options: options)
         }
         if let hint = delimiterHint(sample, options: options) { return hint }
         guard sample.rows.count > 0 else { return nil }
@@ -87,14 +87,9 @@ package enum ResponseLayoutHint {
         return "the header is \(header.count) field\(header.count == 1 ? "" : "s") but holds \(count) \(candidate.2) separator\(count == 1 ? "" : "s"): the file looks \(candidate.2)-separated (\(fields) columns); read it with --delimiter \(candidate.1 == "\t" ? "tab" : candidate.2)"
     }
 
-    /// The hint for a header that did not parse: another separator (`quotedHeaderHint`), or nil.
+    /// The hint for a header that did not parse: its first line holds another separator outside its quotes, as
+    /// R's `write.csv2` writes it (`"id";"q1";"q2"` read with commas); nil otherwise.
     package static func headerHint(forFile path: String, options: ResponseFileOptions) -> String? {
-        quotedHeaderHint(path, options: options)
-    }
-
-    /// A header that failed to parse whose first line holds another separator outside its quotes, as R's
-    /// `write.csv2` writes it (`"id";"q1";"q2"`).
-    static func quotedHeaderHint(_ path: String, options: ResponseFileOptions) -> String? {
         guard let (separator, count) = FieldSeparatorSniffer.sniff(path: path, expected: options.delimiter) else { return nil }
         let name = FieldSeparatorSniffer.name(separator)
         return "the header holds \(count) \(name) separator\(count == 1 ? "" : "s") outside its quotes and no \(FieldSeparatorSniffer.name(options.delimiter)): the file looks \(name)-separated (\(count + 1) columns)\(separator == UInt8(ascii: ";") ? ", as R's write.csv2 and Excel in European locales write it" : ""); read it with --delimiter \(separator == UInt8(ascii: "\t") ? "tab" : name)"

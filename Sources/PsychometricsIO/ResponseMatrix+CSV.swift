@@ -29,11 +29,19 @@ public struct ResponseFileOptions: Sendable, Hashable {
     /// three columns (and an age column) anyway.
     public var ignoredColumns: [String] = []
 
-    /// Problems with `ignoredColumns` against a wide `header`: a name the header lacks.
-    package func ignoredColumnProblem(header: [String]) -> String? {
+    /// The columns of a wide `header` read as items, in order: after the id column (when `hasID`), without the
+    /// age column `age` (−1: none) and `ignoredColumns`. Both wide readers (`ResponseMatrix.load`, `BatchScorer`)
+    /// take their items from here.
+    /// - Throws: `InputError` at `file`:`line` for an ignored name the header lacks, or when no column is left.
+    package func wideItemColumns(header: [String], hasID: Bool, age: Int = -1, file: String, line: Int) throws -> [Int] {
         let missing = ignoredColumns.filter { !header.contains($0) }
-        guard !missing.isEmpty else { return nil }
-        return "--ignore-columns names \(missing.map { TextFidelity.quoted($0) }.joined(separator: ", ")), which the header lacks (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))"
+        if !missing.isEmpty {
+            throw InputError(file: file, line: line, message: "--ignore-columns names \(missing.map { TextFidelity.quoted($0) }.joined(separator: ", ")), which the header lacks (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))")
+        }
+        let ignored = Set(ignoredColumns)
+        let columns = ((hasID ? 1 : 0)..<header.count).filter { $0 != age && !ignored.contains(header[$0]) }
+        guard !columns.isEmpty else { throw InputError(file: file, line: line, message: "the header names no item columns") }
+        return columns
     }
 
     /// The separators a response file may use.

@@ -629,18 +629,11 @@ extension ResponseMatrix {
         var errors = ErrorCollector()
         let first = header.first ?? ""
         let hasID = ResponseFileOptions.isWideIDColumn(first, sessionColumn: options.sessionColumn)
-        if let problem = options.ignoredColumnProblem(header: header) { throw InputError(file: path, line: headerLine, message: problem) }
-        let ignored = Set(options.ignoredColumns)
-        var itemIndex = [Int32](repeating: -1, count: header.count), itemColumns: [Int] = []
-        for c in (hasID ? 1 : 0)..<header.count where !ignored.contains(header[c]) {
-            itemIndex[c] = Int32(itemColumns.count)
-            itemColumns.append(c)
-        }
+        let itemColumns = try options.wideItemColumns(header: header, hasID: hasID, file: path, line: headerLine)
+        var itemIndex = [Int32](repeating: -1, count: header.count)
+        for (k, c) in itemColumns.enumerated() { itemIndex[c] = Int32(k) }
         let columns = WideColumns(fieldCount: header.count, hasID: hasID, idName: first, itemIndex: itemIndex)
         let itemIDs = itemColumns.map { header[$0] }
-        guard !itemIDs.isEmpty else {
-            throw InputError(file: path, line: headerLine, message: "the header names no item columns")
-        }
         var seenItem: [String: Int] = [:]
         for (k, id) in itemIDs.enumerated() {
             let column = itemColumns[k] + 1
