@@ -11,10 +11,8 @@ mkdir -p out
 echo >&2
 "$bin" calibrate Data/icar16.csv --model 2pl --items Data/icar16_items.csv --out out/icar16_bank_2pl.csv --summary-json out/icar16_2pl.json
 echo >&2
-# 16 ICAR rows have no answers at all: they are rejected with that reason (exit status 2), which is expected here.
-status=0
-"$bin" score Data/icar16.csv --bank out/icar16_bank_3pl.csv --out out/icar16_scores.csv || status=$?
-[ "$status" -eq 0 ] || [ "$status" -eq 2 ] || exit "$status"
+# 16 ICAR rows have no answers at all: they are listed as not administered in out/icar16_scores.rejects.csv (exit 0).
+"$bin" score Data/icar16.csv --bank out/icar16_bank_3pl.csv --out out/icar16_scores.csv
 echo >&2
 echo "first scores:" >&2
 head -4 out/icar16_scores.csv >&2
