@@ -144,7 +144,9 @@ let package = Package(
                 "Psychometrics",
                 "PsychometricsIO",
                 .product(name: "Numerics", package: "swift-numerics"),
-            ]
+            ],
+            // Reference values read by path (mirt's scores on Data/ files), not bundled.
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "AssemblyTests",

@@ -16,9 +16,10 @@
 /// predict (2, 4 and 8 measured the same on W2; 8 a little slower).
 #define IQSCORE_AHEAD 2
 
-static inline __attribute__((always_inline)) const double *table_row(const double *logP, const double *logQ, const int32_t *items,
+/// The row of answer k: (rowStart[items[k]] + responses[k]) · stride, one row per (item, category).
+static inline __attribute__((always_inline)) const double *table_row(const double *table, const int32_t *rowStart, const int32_t *items,
                                        const uint8_t *responses, long k, long stride) {
-    return (responses[k] == 1 ? logP : logQ) + (long)items[k] * stride;
+    return table + ((long)rowStart[items[k]] + (long)responses[k]) * stride;
 }
 
 static inline __attribute__((always_inline)) double exp_core(double x) {
@@ -98,22 +99,23 @@ double iqscore_normalize_log_posterior(double *restrict v, long count, long *fir
 
 IQSCORE_CLONES
 void iqscore_log_posterior(double *restrict acc, const double *restrict prior, const int32_t *restrict items,
-                           const uint8_t *restrict responses, long count, const double *restrict logP,
-                           const double *restrict logQ, long nodes, long stride) {
+                           const uint8_t *restrict responses, long count, const int32_t *restrict rowStart,
+                           const double *restrict table, long nodes, long stride) {
     for (long t = 0; t < nodes; t++) acc[t] = prior[t];
     for (long k = 0; k < count; k++) {
-        if (k + IQSCORE_AHEAD < count) iqscore_prefetch_row(table_row(logP, logQ, items, responses, k + IQSCORE_AHEAD, stride), 0, nodes);
-        const double *restrict row = table_row(logP, logQ, items, responses, k, stride);
+        if (k + IQSCORE_AHEAD < count) iqscore_prefetch_row(table_row(table, rowStart, items, responses, k + IQSCORE_AHEAD, stride), 0, nodes);
+        const double *restrict row = table_row(table, rowStart, items, responses, k, stride);
         for (long t = 0; t < nodes; t++) acc[t] += row[t];
     }
 }
 
 IQSCORE_CLONES
 void iqscore_add_posterior(const double *restrict w, long first, long last, const int32_t *restrict items,
-                           const uint8_t *restrict responses, long count, double *right, double *wrong, long stride) {
+                           const uint8_t *restrict responses, long count, const int32_t *restrict rowStart, double *counts,
+                           long stride) {
     for (long k = 0; k < count; k++) {
-        if (k + IQSCORE_AHEAD < count) iqscore_prefetch_row(table_row(right, wrong, items, responses, k + IQSCORE_AHEAD, stride), first, last);
-        double *restrict row = (double *)table_row(right, wrong, items, responses, k, stride);
+        if (k + IQSCORE_AHEAD < count) iqscore_prefetch_row(table_row(counts, rowStart, items, responses, k + IQSCORE_AHEAD, stride), first, last);
+        double *restrict row = (double *)table_row(counts, rowStart, items, responses, k, stride);
         for (long t = first; t < last; t++) row[t] += w[t];
     }
 }

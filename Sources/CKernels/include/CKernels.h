@@ -21,17 +21,18 @@ static inline __attribute__((always_inline)) void iqscore_prefetch_row(const dou
 }
 
 /// A person's log-posterior on `nodes` quadrature nodes: acc[t] = prior[t] + Σ_k row_k[t], over the answers
-/// k = 0 ..< count in order, row_k = (responses[k] == 1 ? logP : logQ) + items[k] · stride (stride ≥ nodes: a
-/// stride of whole cache lines keeps each row's vector loads within lines). The row two answers ahead is
-/// prefetched (rows sit at item-dependent addresses the hardware cannot predict).
+/// k = 0 ..< count in order, row_k = table + (rowStart[items[k]] + responses[k]) · stride: one row per (item,
+/// category), item j's category u at row rowStart[j] + u (`LogCategoryTable`; stride ≥ nodes: a stride of whole
+/// cache lines keeps each row's vector loads within lines). The row two answers ahead is prefetched (rows sit at
+/// item-dependent addresses the hardware cannot predict).
 void iqscore_log_posterior(double *acc, const double *prior, const int32_t *items, const uint8_t *responses,
-                           long count, const double *logP, const double *logQ, long nodes, long stride);
+                           long count, const int32_t *rowStart, const double *table, long nodes, long stride);
 
 /// Adds a person's posterior weights w[t], t in [first, last), into one count row per answer: the row
-/// (responses[k] == 1 ? right : wrong) + items[k] · stride, for k = 0 ..< count in order; the row two answers
-/// ahead is prefetched.
+/// counts + (rowStart[items[k]] + responses[k]) · stride (the expected count of each item's category), for
+/// k = 0 ..< count in order; the row two answers ahead is prefetched.
 void iqscore_add_posterior(const double *w, long first, long last, const int32_t *items, const uint8_t *responses,
-                           long count, double *right, double *wrong, long stride);
+                           long count, const int32_t *rowStart, double *counts, long stride);
 
 /// v[t] = exp(v[t] − shift) for t in 0 ..< count, in place (the EAP and posterior weights).
 ///

@@ -132,42 +132,41 @@ public struct EmpiricalItemCurve: Sendable, Hashable {
     ///   points on a positive bound and a finite prior with a positive SD.
     public static func curves(data: ResponseMatrix, parameters: [ItemParameters], options: Options = Options()) -> [EmpiricalItemCurve] {
         precondition(parameters.count == data.itemCount, "one parameter set per item, got \(parameters.count) for \(data.itemCount) items")
+        precondition(data.isDichotomous, "empirical curves of 0/1 items")
         precondition(QuadratureGrid.constructiblePointCounts.contains(options.quadraturePoints) && options.thetaBound > 0 && options.thetaBound.isFinite
                      && options.priorMean.isFinite && options.priorSD > 0 && options.priorSD.isFinite, "the options' grid and prior must be usable")
         let grid = QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound, mean: options.priorMean, sd: options.priorSD)
         let nq = grid.count, J = data.itemCount
-        // Tables, item-major: P, log P and log(1 − P) at each node.
-        var p = [Double](repeating: 0, count: J * nq), logP = p, logQ = p
+        // P at each node, item-major, and log P(u | θ_q) (`LogCategoryTable`, stable in both tails).
+        var p = [Double](repeating: 0, count: J * nq)
         for (j, item) in parameters.enumerated() {
             precondition(item.discrimination.isFinite && item.difficulty.isFinite && item.guessing >= 0 && item.guessing < 1,
                          "item \(j + 1) has unusable parameters a = \(item.discrimination), b = \(item.difficulty), c = \(item.guessing)")
-            for q in 0..<nq {
-                p[j * nq + q] = item.probability(at: grid.points[q])
-                // Stable in both tails; for c > 0 log P ≥ log c.
-                (logP[j * nq + q], logQ[j * nq + q]) = item.logProbabilities(at: grid.points[q])
-            }
+            for q in 0..<nq { p[j * nq + q] = item.probability(at: grid.points[q]) }
         }
+        let table = LogCategoryTable(items: parameters, nodes: grid.points)
         let totals = data.itemTotals().responses
         var thetas = totals.map { [Double](reserveCapacity: $0) }
         var expected = thetas
         var responses = totals.map { [UInt8](reserveCapacity: $0) }
         var full = [Double](repeating: 0, count: nq), weights = full
-        logP.withUnsafeBufferPointer { logP in
-        logQ.withUnsafeBufferPointer { logQ in
+        grid.logWeights.withUnsafeBufferPointer { prior in
+        table.rowStart.withUnsafeBufferPointer { rowStart in
+        data.itemIndices.withUnsafeBufferPointer { itemIndices in
+        data.responses.withUnsafeBufferPointer { allResponses in
         p.withUnsafeBufferPointer { p in
         full.withUnsafeMutableBufferPointer { full in
         weights.withUnsafeMutableBufferPointer { weights in
             for i in 0..<data.personCount {
                 let cells = data.cells(ofPerson: i)
                 guard !cells.isEmpty else { continue }
-                for q in 0..<nq { full[q] = grid.logWeights[q] }
-                for c in cells {
-                    let row = (data.responses[c] == 1 ? logP : logQ).baseAddress! + Int(data.itemIndices[c]) * nq
-                    for q in 0..<nq { full[q] += row[q] }
-                }
+                // The full pattern's log posterior (`GridPosterior`), then each answer's row taken out of it.
+                GridPosterior.accumulate(into: full.baseAddress!, prior: prior.baseAddress!, items: itemIndices.baseAddress! + cells.lowerBound,
+                                         responses: allResponses.baseAddress! + cells.lowerBound, count: cells.count, table: table,
+                                         rowStart: rowStart.baseAddress!)
                 for c in cells {
                     let j = Int(data.itemIndices[c]), u = data.responses[c]
-                    let row = (u == 1 ? logP : logQ).baseAddress! + j * nq, pj = p.baseAddress! + j * nq
+                    let row = table.row(item: j, category: Int(u)), pj = p.baseAddress! + j * nq
                     var top = -Double.infinity
                     for q in 0..<nq {
                         weights[q] = full[q] - row[q]
@@ -185,7 +184,7 @@ public struct EmpiricalItemCurve: Sendable, Hashable {
                     responses[j].append(u)
                 }
             }
-        }}}}}
+        }}}}}}}
         return (0..<J).map { EmpiricalItemCurve(thetas: thetas[$0], responses: responses[$0], expected: expected[$0], options: options) }
     }
 }

@@ -86,8 +86,9 @@ public struct LocalDependenceQ3: Sendable {
     ///   - rowOffsets, items, responses, residuals: per person (rows of `rowOffsets`), the answered items in
     ///     increasing order, the responses and their residuals at the WLE.
     ///   - probabilities: P_j(θ_q), item-major, on the grid whose log weights (the prior) are `logWeights`.
+    ///   - logTable: log P(u | θ_q) on the same grid (`LogCategoryTable`), for each person's posterior.
     package init(itemCount J: Int, rowOffsets: [Int], items: [Int32], responses: [UInt8], residuals: [Double],
-                 probabilities: [Double], logWeights: [Double], options: Options, workers: Int) {
+                 probabilities: [Double], logTable: LogCategoryTable, logWeights: [Double], options: Options, workers: Int) {
         self.options = options
         let pairCount = J * (J - 1) / 2, Q = logWeights.count
         precondition(options.minimumResponseCount <= 255, "the response counts per pair saturate at 255, got \(options.minimumResponseCount)")
@@ -139,12 +140,11 @@ public struct LocalDependenceQ3: Sendable {
             candidates += 1
         }
         if candidates > 0 {
-            // log P, log(1 − P), 1/P, 1/(1 − P) and P/(1 − P), with P clamped to [1e-15, 1 − 1e-15] so that the
-            // leave-two-out weights a_q / (L_j L_k) stay finite.
-            var logP = [Double](repeating: 0, count: J * Q), logQ = logP, inverseP = logP, inverseQ = logP, odds = logP
+            // 1/P, 1/(1 − P) and P/(1 − P), with P clamped to [1e-15, 1 − 1e-15] so that the leave-two-out
+            // weights a_q / (L_j L_k) stay finite.
+            var inverseP = [Double](repeating: 0, count: J * Q), inverseQ = inverseP, odds = inverseP
             for t in 0..<(J * Q) {
                 let p = min(max(probabilities[t], 1e-15), 1 - 1e-15)
-                logP[t] = log(p); logQ[t] = log1p(-p)
                 inverseP[t] = 1 / p; inverseQ[t] = 1 / (1 - p); odds[t] = p / (1 - p)
             }
             parallelFor(workers) { w in
@@ -157,15 +157,16 @@ public struct LocalDependenceQ3: Sendable {
                     guard (lo..<max(lo, hi - 1)).contains(where: { a in
                         owned(a) && ((a + 1)..<hi).contains { candidate[base(Int(items[a])) + Int(items[$0])] }
                     }) else { continue }
-                    // Full posterior (unnormalised, max 1) and, per item, 1/L(θ_q) and P/L(θ_q).
-                    var top = -Double.infinity
-                    for q in 0..<Q {
-                        var l = logWeights[q]
-                        for a in lo..<hi { let t = Int(items[a]) * Q + q; l += responses[a] == 1 ? logP[t] : logQ[t] }
-                        posterior[q] = l
-                        top = max(top, l)
-                    }
-                    for q in 0..<Q { posterior[q] = exp(posterior[q] - top) }
+                    // Full posterior (`GridPosterior`) and, per item, 1/L(θ_q) and P/L(θ_q).
+                    logWeights.withUnsafeBufferPointer { prior in
+                    logTable.rowStart.withUnsafeBufferPointer { rowStart in
+                    items.withUnsafeBufferPointer { items in
+                    responses.withUnsafeBufferPointer { responses in
+                    posterior.withUnsafeMutableBufferPointer { posterior in
+                        GridPosterior.posterior(into: posterior.baseAddress!, prior: prior.baseAddress!, items: items.baseAddress! + lo,
+                                                responses: responses.baseAddress! + lo, count: hi - lo, table: logTable,
+                                                rowStart: rowStart.baseAddress!)
+                    }}}}}
                     inverse.removeAll(keepingCapacity: true); weighted.removeAll(keepingCapacity: true)
                     for a in lo..<hi {
                         let row = Int(items[a]) * Q

@@ -36,9 +36,11 @@ struct PersonPass {
         let expectation: SummedScoreExpectation
         /// The expectation table of the complete form (every item), when some person answered every item.
         let completeTable: [Double]?
-        /// log P, log(1 − P), P/(1 − P), 1/P and 1/(1 − P) per item and node, with P clamped to
-        /// [1e-15, 1 − 1e-15] so that every ratio is finite.
-        let logP: [Double], logQ: [Double], odds: [Double], inverseP: [Double], inverseQ: [Double]
+        /// log P(u | θ_q) per item, category and node (`LogCategoryTable`), for each person's posterior.
+        let table: LogCategoryTable
+        /// P/(1 − P), 1/P and 1/(1 − P) per item and node, with P clamped to [1e-15, 1 − 1e-15] so that every
+        /// ratio is finite (the leave-one-out posteriors of RMSD).
+        let odds: [Double], inverseP: [Double], inverseQ: [Double]
 
         init(data: ResponseMatrix, parameters: [ItemParameters], options: ModelFit.Options) throws {
             self.data = data
@@ -53,13 +55,13 @@ struct PersonPass {
             let expectation = SummedScoreExpectation(parameters: parameters, grid: grid)
             self.expectation = expectation
             let J = data.itemCount, Q = grid.count
-            var logP = [Double](repeating: 0, count: J * Q), logQ = logP, odds = logP, inverseP = logP, inverseQ = logP
+            table = LogCategoryTable(items: parameters, nodes: grid.points)
+            var odds = [Double](repeating: 0, count: J * Q), inverseP = odds, inverseQ = odds
             for t in 0..<(J * Q) {
                 let p = min(max(expectation.probabilities[t], 1e-15), 1 - 1e-15)
-                logP[t] = log(p); logQ[t] = log1p(-p)
                 odds[t] = p / (1 - p); inverseP[t] = 1 / p; inverseQ[t] = 1 / (1 - p)
             }
-            (self.logP, self.logQ, self.odds, self.inverseP, self.inverseQ) = (logP, logQ, odds, inverseP, inverseQ)
+            (self.odds, self.inverseP, self.inverseQ) = (odds, inverseP, inverseQ)
             completeTable = (0..<data.personCount).contains { data.cells(ofPerson: $0).count == J }
                 ? Array(0..<J).withUnsafeBufferPointer { expectation.table(items: $0) } : nil
         }
@@ -86,7 +88,7 @@ struct PersonPass {
     /// Persons with 0 < s < n (those S-X² and the mean squares use).
     var informative = 0
     private var scratch: [Double] = [], posterior: [Double], flipped: [Double], expected: [Double]
-    private var items: [Int] = [], responses: [UInt8] = []
+    private var items: [Int] = [], responses: [UInt8] = [], rows: [Int32] = []
 
     init(itemCount J: Int, nodes Q: Int, replicates: Int) {
         sx2 = OrlandoThissenSX2(itemCount: J)
@@ -148,16 +150,15 @@ struct PersonPass {
     /// from a generator seeded by the person's row so that results do not depend on the number of workers).
     private mutating func addRMSD(person i: Int, _ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ c: Context) {
         let Q = c.grid.count, n = items.count
-        var top = -Double.infinity
-        for q in 0..<Q {
-            var l = c.grid.logWeights[q]
-            for k in 0..<n { l += responses[k] == 1 ? c.logP[items[k] * Q + q] : c.logQ[items[k] * Q + q] }
-            posterior[q] = l
-            top = max(top, l)
-        }
-        var total = 0.0
-        for q in 0..<Q { posterior[q] = exp(posterior[q] - top); total += posterior[q] }
-        for q in 0..<Q { posterior[q] /= total }
+        rows.removeAll(keepingCapacity: true)
+        for k in 0..<n { rows.append(Int32(truncatingIfNeeded: items[k])) }
+        c.grid.logWeights.withUnsafeBufferPointer { prior in
+        c.table.rowStart.withUnsafeBufferPointer { rowStart in
+        rows.withUnsafeBufferPointer { rows in
+        posterior.withUnsafeMutableBufferPointer { posterior in
+            GridPosterior.posterior(into: posterior.baseAddress!, prior: prior.baseAddress!, items: rows.baseAddress,
+                                    responses: responses.baseAddress, count: n, table: c.table, rowStart: rowStart.baseAddress!)
+        }}}}
         var rng = SeededGenerator(seed: 0x9E37_79B9_7F4A_7C15 &* UInt64(i + 1))
         for k in 0..<n {
             let row = items[k] * Q, u = responses[k]

@@ -106,6 +106,9 @@ public struct ModelFit: Sendable {
     ///   - freeParameters: free parameters per item for the S-X² df (Rasch/1PL 1, 2PL 2, 3PL 3).
     public init(data: ResponseMatrix, parameters: [ItemParameters], freeParameters: Int, options: Options = Options()) throws {
         precondition(parameters.count == data.itemCount, "one parameter set per item")
+        guard data.isDichotomous else {
+            throw PsychometricsError(.invalidResponse, "the fit statistics take 0/1 items; the data have items with more categories")
+        }
         precondition(options.q3.minimumPairCount >= 10, "Q3 needs at least 10 persons per pair, got \(options.q3.minimumPairCount)")
         let J = data.itemCount, N = data.personCount
         itemIDs = data.itemIDs
@@ -177,7 +180,7 @@ public struct ModelFit: Sendable {
         } else {
             let q3 = LocalDependenceQ3(itemCount: J, rowOffsets: data.rowOffsets, items: data.itemIndices, responses: data.responses,
                                        residuals: outputs.residuals.array, probabilities: expectation.probabilities,
-                                       logWeights: context.grid.logWeights,
+                                       logTable: context.table, logWeights: context.grid.logWeights,
                                        options: options.q3, workers: options.workers)
             localDependence = q3
             let total = J * (J - 1) / 2

@@ -47,6 +47,9 @@ public struct EMCalibrator: Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         let problems = options.validationProblems()
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid options: " + problems.joined(separator: "; ")) }
+        if let j = input.categoryCounts.firstIndex(where: { $0 != 2 }) {
+            throw PsychometricsError(.invalidResponse, "item \(input.itemIDs[j]) has \(input.categoryCounts[j]) categories; the dichotomous models take 0/1 items (graded, partial-credit and nominal items: `PolytomousCalibrator`)")
+        }
         guard input.personCount > 0, input.cellCount > 0 else {
             throw PsychometricsError(.insufficientData, "no responses to calibrate: the data hold \(input.personCount) persons and \(input.cellCount) answered cells")
         }

@@ -27,7 +27,7 @@ extension EMEngine {
                     for i in 0..<rows {
                         let row = post + i * nq
                         for t in 0..<nq { row[t] += base[t] }
-                        normalizeLogPosterior(row, nq)
+                        GridPosterior.normalize(row, nq)
                     }
                     body(worker, rows, ub, post)
                     b += w

@@ -28,7 +28,7 @@ extension EMEngine {
     /// No worker writes another's rows, so there are no per-worker matrices to add and no serial apply; every
     /// entry receives its terms in person order whatever the thread count, so the result does not depend on it.
     ///
-    /// Gᵢ and sᵢ run over the posterior's support (`normalizeLogPosterior`): the nodes left out have weights below
+    /// Gᵢ and sᵢ run over the posterior's support (`GridPosterior.normalize`): the nodes left out have weights below
     /// 2⁻⁵⁰ of the largest, so entries move by less than their own rounding error summed over the nodes.
     ///
     /// Serial parts, O(P·workers + persons) integer work: adding the per-row update counts, the band and chunk
@@ -37,7 +37,7 @@ extension EMEngine {
         let P = freeParameterCount, p = perItem, nq = q, persons = data.personCount, J = itemCount
         let w = workers
         let theta = nodes
-        let tables = logTables()
+        let table = logTable()
         let sharedModel = model == .rasch || model == .onePL
         let shared = sharedModel && !estimatesLatent      // one slope for all items: local parameter 0
         let slopeFixed = sharedModel && estimatesLatent   // the free items' slope is given, not estimated
@@ -120,11 +120,10 @@ extension EMEngine {
         defer { values.deallocate(); globals.deallocate() }
         var valueOffset: [Int] = [], indexOffset: [Int] = []
         grid.logWeights.withUnsafeBufferPointer { prior in
-        tables.logP.withUnsafeBufferPointer { logP in
-        tables.logQ.withUnsafeBufferPointer { logQ in
+        table.rowStart.withUnsafeBufferPointer { rowStart in
         data.itemIndices.withUnsafeBufferPointer { items in
         data.responses.withUnsafeBufferPointer { responses in
-        let pointers = UncheckedSendableBox((prior.baseAddress!, items.baseAddress!, responses.baseAddress!, logP.baseAddress!, logQ.baseAddress!))
+        let pointers = UncheckedSendableBox((prior.baseAddress!, items.baseAddress!, responses.baseAddress!, rowStart.baseAddress!))
         for k in 0..<(chunkStarts.count - 1) {
             let first = chunkStarts[k], last = chunkStarts[k + 1]
             valueOffset.removeAll(keepingCapacity: true)
@@ -143,7 +142,7 @@ extension EMEngine {
             // Pass 1: each person's Cᵢ on its local parameters.
             parallelFor(min(w, chunk.count)) { worker in
                 let (values, globals, valueOffset, indexOffset, _) = box.value
-                let (prior, items, responses, logP, logQ) = pointers.value
+                let (prior, items, responses, rowStart) = pointers.value
                 let lanes = min(w, chunk.count)
                 let post = UnsafeMutablePointer<Double>.allocate(capacity: nq)
                 let root = UnsafeMutablePointer<Double>.allocate(capacity: nq)
@@ -161,9 +160,8 @@ extension EMEngine {
                 for position in (chunk.count * worker / lanes)..<(chunk.count * (worker + 1) / lanes) {
                     let i = chunk.first + position
                     let cells = data.cells(ofPerson: i)
-                    accumulateLogPosterior(into: post, prior: prior, cells: cells, items: items, responses: responses,
-                                           logP: logP, logQ: logQ, nodes: nq, stride: nq)
-                    let support = normalizeLogPosterior(post, nq).support
+                    let support = GridPosterior.posterior(into: post, prior: prior, items: items + cells.lowerBound, responses: responses + cells.lowerBound,
+                                                          count: cells.count, table: table, rowStart: rowStart).support
                     let t0 = support.lowerBound, t1 = support.upperBound
                     let width = t1 - t0
                     for t in t0..<t1 { root[t] = post[t].squareRoot() }
@@ -261,7 +259,7 @@ extension EMEngine {
                 }
             }
         }
-        }}}}}
+        }}}}
     }
 
     /// Doubles of an m × m upper triangle stored packed by rows: m(m + 1)/2.

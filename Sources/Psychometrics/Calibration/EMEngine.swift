@@ -104,21 +104,19 @@ struct EMEngine {
     @inline(__always) func asymptote(_ j: Int) -> Double { fixedParameters[j]?.guessing ?? asymptote(working: g[j]) }
     @inline(__always) func isFixed(_ j: Int) -> Bool { fixedParameters[j] != nil }
 
-    /// log P(θ_q) and log(1 − P(θ_q)) for every item and node, item-major (J × Q).
-    func logTables() -> (logP: [Double], logQ: [Double]) {
-        let nq = q, theta = nodes
-        var logP = [Double](repeating: 0, count: itemCount * nq)
-        var logQ = logP
-        for j in 0..<itemCount {
-            let a = slope(j), dj = d[j], c = asymptote(j)
-            for k in 0..<nq {
-                let v = ItemResponseFunction.logProbabilities(logit: ItemResponseFunction.logit(slope: a, intercept: dj, at: theta[k]), guessing: c)
-                logP[j * nq + k] = v.logP
-                logQ[j * nq + k] = v.logQ
-            }
+    /// log Q(θ_q) and log P(θ_q) of every item at every node (`LogCategoryTable`: rows 2j and 2j + 1), from the
+    /// working form z = aθ + d.
+    func logTable() -> LogCategoryTable {
+        let a = (0..<itemCount).map { slope($0) }, c = (0..<itemCount).map { asymptote($0) }, d = self.d
+        return LogCategoryTable(count: itemCount, categories: { _ in 2 }, nodes: nodes) { j, theta, out in
+            let v = ItemResponseFunction.logProbabilities(logit: ItemResponseFunction.logit(slope: a[j], intercept: d[j], at: theta), guessing: c[j])
+            out[0] = v.logQ
+            out[1] = v.logP
         }
-        return (logP, logQ)
     }
+
+    /// log P(θ_q) and log(1 − P(θ_q)) for every item and node, item-major (J × Q), for the BLAS products.
+    func logTables() -> (logP: [Double], logQ: [Double]) { logTable().dichotomousColumns() }
 
     /// Maximises Σ_q r_q log P(θ_q) + (n_q − r_q) log(1 − P(θ_q)) (+ log priors) for every item.
     /// With `estimatesLatent`: fixed items are skipped, Rasch/1PL free items keep their slope, and μ, σ are

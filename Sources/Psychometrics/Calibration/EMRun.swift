@@ -1,13 +1,41 @@
 import Foundation
 
+/// What an EM engine offers the iterations (`EMRun`): the E-step, the M-step from it, and its parameters in
+/// natural form (the stopping rule) and in working form with their blocks (SQUAREM). `EMEngine` (the dichotomous
+/// models' engine) and `ItemModelEngine` (any `CalibratableItemModel`s) conform.
+protocol EMIterable {
+    associatedtype Expectation: EMExpectation
+    func eStep() -> Expectation
+    mutating func mStep(_ e: Expectation)
+    /// The parameters whose largest change in a cycle is compared with the tolerance.
+    func naturalParameters() -> [Double]
+    func workingParameters() -> [Double]
+    /// Sets the working parameters, projecting them into their ranges.
+    mutating func setWorkingParameters(_ x: [Double])
+    /// Contiguous blocks of the working parameters (SQUAREM's per-block steps).
+    func parameterBlocks() -> [Range<Int>]
+    /// The log prior density of the working parameters (0 without priors).
+    func logPrior() -> Double
+}
+
+/// What an E-step reports to the iterations.
+protocol EMExpectation {
+    var logLikelihood: Double { get }
+    /// Wall time inside BLAS products (0 where there are none), for benchmarks.
+    var blasSeconds: Double { get }
+}
+
+extension EMEngine: EMIterable {}
+extension EMEngine.Expectation: EMExpectation {}
+
 /// The EM iterations of one calibration, plain (`runPlain`) or accelerated (`runSQUAREM`, in `SQUAREM.swift`),
 /// and their record: cycles, E-steps, the traces, where the time went, and the progress reports.
 ///
 /// A cycle is one application of the EM map: the M-step from the E-step at the current parameters. Both
 /// methods stop by the same rule, the largest change of any natural parameter (a, d, c; μ, σ) in a cycle below
 /// `tolerance`, or after `maxCycles` cycles.
-struct EMRun {
-    var engine: EMEngine
+struct EMRun<Engine: EMIterable> {
+    var engine: Engine
     let tolerance: Double
     let maxCycles: Int
     let started: UInt64
@@ -28,7 +56,7 @@ struct EMRun {
     var extrapolations = 0
     var rejectedExtrapolations = 0
 
-    init(engine: EMEngine, options: CalibrationOptions, started: UInt64, progress: ((CalibrationProgress) -> Void)?) {
+    init(engine: Engine, options: CalibrationOptions, started: UInt64, progress: ((CalibrationProgress) -> Void)?) {
         self.engine = engine
         self.tolerance = options.tolerance
         self.maxCycles = options.maxCycles
@@ -39,7 +67,7 @@ struct EMRun {
     private static func seconds(since start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
 
     /// The E-step at the engine's current parameters, timed and counted.
-    mutating func expectation() -> EMEngine.Expectation {
+    mutating func expectation() -> Engine.Expectation {
         let t0 = DispatchTime.now().uptimeNanoseconds
         let e = engine.eStep()
         timing.eStepSeconds += Self.seconds(since: t0)
@@ -51,7 +79,7 @@ struct EMRun {
     /// Completes a cycle with the M-step from `e`, the E-step at the engine's current parameters, and reports it.
     /// Returns true when EM stops here: converged, or at the cycle limit.
     /// - Throws: `PsychometricsError(.numericalFailure)` when a parameter became infinite or NaN.
-    mutating func cycle(_ e: EMEngine.Expectation) throws -> Bool {
+    mutating func cycle(_ e: Engine.Expectation) throws -> Bool {
         logLikelihoodTrace.append(e.logLikelihood)
         logPosteriorTrace.append(e.logLikelihood + engine.logPrior())
         let before = engine.naturalParameters()

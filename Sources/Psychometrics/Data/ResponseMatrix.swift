@@ -1,7 +1,9 @@
-/// Dichotomous responses of persons (or sessions) to items, stored sparsely: only answered cells are kept.
+/// Responses of persons (or sessions) to items, stored sparsely: only answered cells are kept.
 ///
 /// Layout: compressed sparse rows by person. Person `i`'s answered items are
-/// `itemIndices[rowOffsets[i] ..< rowOffsets[i + 1]]` (ascending) with the matching 0/1 `responses`.
+/// `itemIndices[rowOffsets[i] ..< rowOffsets[i + 1]]` (ascending) with the matching `responses`: category
+/// indices 0 ..< `categoryCounts[j]` (0/1 for dichotomous items, the score of a graded or partial-credit item,
+/// the option of a nominal item; `ItemResponseModel`).
 /// Storage is O(persons + answered cells), so a bank of 1,500 items where each session answers 25 costs 25
 /// cells per session, not 1,500.
 public struct ResponseMatrix: Sendable, Hashable {
@@ -10,6 +12,8 @@ public struct ResponseMatrix: Sendable, Hashable {
     public let rowOffsets: [Int]
     public let itemIndices: [Int32]
     public let responses: [UInt8]
+    /// Per item, its number of response categories K_j (2 for a dichotomous item); responses are 0 ..< K_j.
+    public let categoryCounts: [Int]
 
     /// Builds a matrix from CSR arrays, checking them.
     /// - Throws: `PsychometricsError` `.lengthMismatch` unless there are persons + 1 offsets running
@@ -17,6 +21,22 @@ public struct ResponseMatrix: Sendable, Hashable {
     ///   index out of range; `.repeatedItem` for an index repeated in a row; `.invalidOptions` for a row's
     ///   indices out of ascending order; `.invalidResponse` for a response other than 0 or 1.
     public init(personIDs: [String], itemIDs: [String], rowOffsets: [Int], itemIndices: [Int32], responses: [UInt8]) throws(PsychometricsError) {
+        try self.init(personIDs: personIDs, itemIDs: itemIDs, rowOffsets: rowOffsets, itemIndices: itemIndices, responses: responses,
+                      categoryCounts: [Int](repeating: 2, count: itemIDs.count))
+    }
+
+    /// Builds a matrix of category indices from CSR arrays, checking them: item j's responses must be
+    /// 0 ..< `categoryCounts[j]` (2…256).
+    /// - Throws: as the dichotomous initialiser; `.lengthMismatch` unless there is one category count per item,
+    ///   `.invalidOptions` for a count outside 2…256, `.invalidResponse` for a response outside its item's categories.
+    public init(personIDs: [String], itemIDs: [String], rowOffsets: [Int], itemIndices: [Int32], responses: [UInt8],
+                categoryCounts: [Int]) throws(PsychometricsError) {
+        guard categoryCounts.count == itemIDs.count else {
+            throw PsychometricsError(.lengthMismatch, "one category count per item: \(categoryCounts.count) for \(itemIDs.count) items")
+        }
+        if let j = categoryCounts.firstIndex(where: { !(2...256).contains($0) }) {
+            throw PsychometricsError(.invalidOptions, "item \(itemIDs[j]) has \(categoryCounts[j]) categories; allowed 2…256")
+        }
         guard rowOffsets.count == personIDs.count + 1 else {
             throw PsychometricsError(.lengthMismatch, "rowOffsets needs persons + 1 = \(personIDs.count + 1) entries, got \(rowOffsets.count)")
         }
@@ -38,27 +58,46 @@ public struct ResponseMatrix: Sendable, Hashable {
                 }
                 guard j != previous else { throw PsychometricsError(.repeatedItem, "row \(i): item index \(j) appears twice") }
                 guard j > previous else { throw PsychometricsError(.invalidOptions, "row \(i): item indices must be ascending, got \(j) after \(previous)") }
-                guard responses[k] <= 1 else { throw PsychometricsError(.invalidResponse, "row \(i), item \(j): responses must be 0 or 1, got \(responses[k])") }
+                guard Int(responses[k]) < categoryCounts[Int(j)] else {
+                    throw PsychometricsError(.invalidResponse, "row \(i), item \(j): \(Self.allowed(categoryCounts[Int(j)])), got \(responses[k])")
+                }
                 previous = j
             }
         }
-        self.init(validatedPersonIDs: personIDs, itemIDs: itemIDs, rowOffsets: rowOffsets, itemIndices: itemIndices, responses: responses)
+        self.init(validatedPersonIDs: personIDs, itemIDs: itemIDs, rowOffsets: rowOffsets, itemIndices: itemIndices, responses: responses,
+                  categoryCounts: categoryCounts)
     }
 
-    /// The package's path for arrays it built itself (readers, the simulator): no checks.
-    package init(validatedPersonIDs personIDs: [String], itemIDs: [String], rowOffsets: [Int], itemIndices: [Int32], responses: [UInt8]) {
+    /// What a response to an item with `k` categories may be, for messages.
+    static func allowed(_ k: Int) -> String { k == 2 ? "responses must be 0 or 1" : "responses must be 0…\(k - 1)" }
+
+    /// The package's path for arrays it built itself (readers, the simulator): no checks. Without
+    /// `categoryCounts` every item is dichotomous.
+    package init(validatedPersonIDs personIDs: [String], itemIDs: [String], rowOffsets: [Int], itemIndices: [Int32], responses: [UInt8],
+                 categoryCounts: [Int]? = nil) {
         self.personIDs = personIDs
         self.itemIDs = itemIDs
         self.rowOffsets = rowOffsets
         self.itemIndices = itemIndices
         self.responses = responses
+        self.categoryCounts = categoryCounts ?? [Int](repeating: 2, count: itemIDs.count)
     }
 
     /// Builds a matrix from rows of optional responses (`nil` = not administered). Convenient for tests and
     /// small data; persons are kept even when they answered nothing.
+    /// With `categoryCounts` (one per item, 2…256) item j's responses are 0 ..< `categoryCounts[j]`; without,
+    /// every item is dichotomous.
     /// - Throws: `PsychometricsError.lengthMismatch` for a row without one cell per item (or person ids not one
-    ///   per row), `.invalidResponse` for a response other than 0 or 1.
-    public init(personIDs: [String]? = nil, itemIDs: [String], rows: [[UInt8?]]) throws(PsychometricsError) {
+    ///   per row, or category counts not one per item), `.invalidOptions` for a count outside 2…256,
+    ///   `.invalidResponse` for a response outside its item's categories.
+    public init(personIDs: [String]? = nil, itemIDs: [String], rows: [[UInt8?]], categoryCounts: [Int]? = nil) throws(PsychometricsError) {
+        let counts = categoryCounts ?? [Int](repeating: 2, count: itemIDs.count)
+        guard counts.count == itemIDs.count else {
+            throw PsychometricsError(.lengthMismatch, "one category count per item: \(counts.count) for \(itemIDs.count) items")
+        }
+        if let j = counts.firstIndex(where: { !(2...256).contains($0) }) {
+            throw PsychometricsError(.invalidOptions, "item \(itemIDs[j]) has \(counts[j]) categories; allowed 2…256")
+        }
         if let personIDs, personIDs.count != rows.count {
             throw PsychometricsError(.lengthMismatch, "\(personIDs.count) person ids for \(rows.count) rows")
         }
@@ -69,14 +108,14 @@ public struct ResponseMatrix: Sendable, Hashable {
             }
             for (j, cell) in row.enumerated() {
                 guard let cell else { continue }
-                guard cell <= 1 else { throw PsychometricsError(.invalidResponse, "row \(i), item \(j): responses must be 0 or 1, got \(cell)") }
+                guard Int(cell) < counts[j] else { throw PsychometricsError(.invalidResponse, "row \(i), item \(j): \(Self.allowed(counts[j])), got \(cell)") }
                 items.append(Int32(j))
                 values.append(cell)
             }
             offsets.append(items.count)
         }
         self.init(validatedPersonIDs: personIDs ?? rows.indices.map { String($0 + 1) }, itemIDs: itemIDs,
-                  rowOffsets: offsets, itemIndices: items, responses: values)
+                  rowOffsets: offsets, itemIndices: items, responses: values, categoryCounts: counts)
     }
 
     public var personCount: Int { personIDs.count }
@@ -94,7 +133,17 @@ public struct ResponseMatrix: Sendable, Hashable {
     /// Range of cell positions of person `i`.
     @inlinable public func cells(ofPerson i: Int) -> Range<Int> { rowOffsets[i]..<rowOffsets[i + 1] }
 
-    /// Per item: number of responses and number correct.
+    /// Whether every item has two categories (0/1).
+    public var isDichotomous: Bool { categoryCounts.allSatisfy { $0 == 2 } }
+
+    /// Per item, the number of responses in each category (`categoryCounts[j]` values).
+    public func categoryTotals() -> [[Int]] {
+        var out = categoryCounts.map { [Int](repeating: 0, count: $0) }
+        for k in 0..<cellCount { out[Int(itemIndices[k])][Int(responses[k])] += 1 }
+        return out
+    }
+
+    /// Per item: number of responses and number correct (for items with more categories, the sum of the scores).
     public func itemTotals() -> (responses: [Int], correct: [Int]) {
         var n = [Int](repeating: 0, count: itemCount), r = [Int](repeating: 0, count: itemCount)
         for k in 0..<cellCount {
@@ -109,10 +158,11 @@ public struct ResponseMatrix: Sendable, Hashable {
     /// Returns the indices (into this matrix) of the dropped persons. Items beyond `keep`'s end are dropped.
     public func keepingItems(_ keep: [Bool]) -> (matrix: ResponseMatrix, droppedPersons: [Int]) {
         var newIndex = [Int32](repeating: -1, count: itemCount)
-        var ids: [String] = []
+        var ids: [String] = [], counts: [Int] = []
         for j in 0..<min(itemCount, keep.count) where keep[j] {
             newIndex[j] = Int32(ids.count)
             ids.append(itemIDs[j])
+            counts.append(categoryCounts[j])
         }
         var offsets = [0], items: [Int32] = [], values: [UInt8] = [], persons: [String] = [], dropped: [Int] = []
         items.reserveCapacity(cellCount)
@@ -127,6 +177,7 @@ public struct ResponseMatrix: Sendable, Hashable {
             persons.append(personIDs[i])
             offsets.append(items.count)
         }
-        return (ResponseMatrix(validatedPersonIDs: persons, itemIDs: ids, rowOffsets: offsets, itemIndices: items, responses: values), dropped)
+        return (ResponseMatrix(validatedPersonIDs: persons, itemIDs: ids, rowOffsets: offsets, itemIndices: items, responses: values,
+                               categoryCounts: counts), dropped)
     }
 }

@@ -31,8 +31,9 @@ enum BLAS {
     static var threadCount: Int { Int(openblas_get_num_threads()) }
 }
 
-/// Solves the small symmetric positive-definite system H x = g (n ≤ 3) by Cholesky; adds a ridge when H is
-/// not numerically positive definite. Used by the per-item M-step.
+/// Solves the small symmetric positive-definite system H x = g (n × n, n³/3 operations) by Cholesky; adds a ridge
+/// when H is not numerically positive definite. Used by the per-item M-steps (n ≤ 3 for the dichotomous models,
+/// one per working parameter of an item model in `ItemModelEngine`).
 @inline(__always)
 func solveSmallSPD(_ h: [Double], _ g: [Double], n: Int) -> [Double] {
     var ridge = 0.0

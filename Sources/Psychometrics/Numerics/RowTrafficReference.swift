@@ -3,14 +3,14 @@ import Dispatch
 
 /// A physical reference for the sparse E-step: how long this machine takes to move the E-step's rows, with
 /// none of its arithmetic beyond additions. Per cell (a person's answer to an item drawn at random from `items`):
-/// the item's row of `nodes` log-probabilities is added into the person's posterior (`accumulateLogPosterior`,
-/// the E-step's own kernel), and the person's posterior row is added into that item's accumulator row
+/// the item's row of `nodes` log-probabilities is added into the person's posterior (`iqscore_log_posterior`,
+/// the E-step's own kernel), and the person's posterior row is added into the accumulator row of that item's category
 /// (`iqscore_add_posterior`, the E-step's own kernel, over all nodes). Tables
 /// and accumulators are per worker as in the E-step; exp, normalisation, the posterior's support and the
 /// log-likelihood are left out. `passes` sweeps over the same `cells` (one per E-step). Best of `repeats`.
 ///
 /// A sparse E-step cannot beat this: each cell reads one table row and updates one accumulator row of
-/// `nodes` doubles, rows scattered over items × nodes × 8 bytes × 3 (logP, logQ, counts) per worker. dgemm
+/// `nodes` doubles, rows scattered over items × nodes × 8 bytes × 4 (log Q, log P and two count rows) per worker. dgemm
 /// (`BLASReference`) does the same multiply-adds out of registers and L1, which a bank of 1,500 items does not
 /// fit in.
 package enum RowTrafficReference {
@@ -35,25 +35,25 @@ package enum RowTrafficReference {
                     parallelFor(workers) { worker in
                         let (items_, responses) = box.value
                         // The E-step's layout: rows of whole cache lines (`AlignedRows`).
-                        let table = AlignedRows(rows: 2 * items, length: nodes), counts = AlignedRows(rows: items, length: nodes)
+                        let table = AlignedRows(rows: 2 * items, length: nodes), counts = AlignedRows(rows: 2 * items, length: nodes)
                         defer { table.deallocate(); counts.deallocate() }
-                        for j in 0..<items { for t in 0..<nodes { table.row(j)[t] = -0.5; table.row(items + j)[t] = -1 } }
+                        for j in 0..<items { for t in 0..<nodes { table.row(2 * j)[t] = -1; table.row(2 * j + 1)[t] = -0.5 } }
                         let prior = [Double](repeating: 0, count: nodes)
+                        let rowStart = (0...items).map { Int32(2 * $0) }
                         let post = UnsafeMutablePointer<Double>.allocate(capacity: table.stride)
                         defer { post.deallocate() }
-                        prior.withUnsafeBufferPointer { prior in
+                        prior.withUnsafeBufferPointer { prior in rowStart.withUnsafeBufferPointer { rowStart in
                             for _ in 0..<passes {
                             for i in (persons * worker / workers)..<(persons * (worker + 1) / workers) {
                                 let cells = (i * cellsPerPerson)..<((i + 1) * cellsPerPerson)
-                                accumulateLogPosterior(into: post, prior: prior.baseAddress!, cells: cells, items: items_, responses: responses,
-                                                       logP: table.row(0), logQ: table.row(items), nodes: nodes, stride: table.stride)
-                                // All answers into one count row each (the E-step picks r or n − r by the response).
+                                iqscore_log_posterior(post, prior.baseAddress!, items_ + cells.lowerBound, responses + cells.lowerBound,
+                                                      cells.count, rowStart.baseAddress!, table.base, nodes, table.stride)
                                 iqscore_add_posterior(post, 0, nodes, items_ + cells.lowerBound, responses + cells.lowerBound,
-                                                      cells.count, counts.base, counts.base, counts.stride)
+                                                      cells.count, rowStart.baseAddress!, counts.base, counts.stride)
                             }
                             }
-                        }
-                        precondition((0..<(items * counts.stride)).allSatisfy { counts.base[$0].isFinite })
+                        } }
+                        precondition((0..<(2 * items * counts.stride)).allSatisfy { counts.base[$0].isFinite })
                     }
                 }
             }

@@ -1,38 +1,23 @@
 import Foundation
 
 extension AbilityEstimator {
-    /// Posterior over the grid: log prior + Σ_k log P or log(1 − P) of item k's row, four nodes per step;
-    /// weights w_t = exp(ℓ_t − max ℓ) (`expShifted`); θ̂ = Σ w θ / Σ w and SE² = Σ w (θ − θ̂)² / Σ w.
+    /// The posterior over the grid (`GridPosterior`): log prior + Σ_k the row of item k's response, over whole
+    /// blocks of four nodes (the prior's padding −1e300 gives weight 0); weights w_t = exp(ℓ_t − max ℓ)
+    /// (`expShifted`); θ̂ = Σ w θ / Σ w and SE² = Σ w (θ − θ̂)² / Σ w.
     func eap(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ correct: Int) -> AbilityEstimate {
-        let v = blocks
+        let v = blocks, n = items.count
         return withUnsafeTemporaryAllocation(of: SIMD4<Double>.self, capacity: v) { acc in
             let a = acc.baseAddress!
             var mean = 0.0, variance = 0.0
             logPrior.withUnsafeBufferPointer { prior in
-            logPQ.withUnsafeBufferPointer { table in
             paddedPoints.withUnsafeBufferPointer { points in
-                // Four blocks (16 nodes) at a time held in registers over all items: the table loads are
-                // independent (no read-modify-write of the accumulator through memory), so the cache misses of
-                // a session's rows overlap.
-                let t = table.baseAddress!
-                let n = items.count
-                withUnsafeTemporaryAllocation(of: UnsafePointer<SIMD4<Double>>.self, capacity: n) { rows in
-                    for k in 0..<n { rows[k] = t + (2 * items[k] + Int(responses[k])) * v }
-                    var base = 0
-                    while base < v {
-                        if base + 4 <= v {
-                            var r0 = prior[base], r1 = prior[base + 1], r2 = prior[base + 2], r3 = prior[base + 3]
-                            for k in 0..<n {
-                                let row = rows[k] + base
-                                r0 += row[0]; r1 += row[1]; r2 += row[2]; r3 += row[3]
-                            }
-                            a[base] = r0; a[base + 1] = r1; a[base + 2] = r2; a[base + 3] = r3
-                            base += 4
-                        } else {
-                            var r0 = prior[base]
-                            for k in 0..<n { r0 += rows[k][base] }
-                            a[base] = r0
-                            base += 1
+            table.rowStart.withUnsafeBufferPointer { rowStart in
+                withUnsafeTemporaryAllocation(of: Int32.self, capacity: n) { rows in
+                    for k in 0..<n { rows[k] = Int32(truncatingIfNeeded: items[k]) }
+                    UnsafeMutableRawPointer(a).withMemoryRebound(to: Double.self, capacity: 4 * v) { lanes in
+                        UnsafeRawPointer(prior.baseAddress!).withMemoryRebound(to: Double.self, capacity: 4 * v) { prior in
+                            GridPosterior.accumulate(into: lanes, prior: prior, items: rows.baseAddress, responses: responses.baseAddress,
+                                                     count: n, table: table, rowStart: rowStart.baseAddress!, nodes: 4 * v)
                         }
                     }
                 }
@@ -42,21 +27,7 @@ extension AbilityEstimator {
                 UnsafeMutableRawPointer(a).withMemoryRebound(to: Double.self, capacity: 4 * v) { lanes in
                     expShifted(UnsafeMutableBufferPointer(start: lanes, count: 4 * v), by: top[0])
                 }
-                var total = SIMD4<Double>(), first = SIMD4<Double>()
-                for i in 0..<v {
-                    let w = a[i]
-                    total += w
-                    first += w * points[i]
-                }
-                let sum = total.sum()
-                mean = first.sum() / sum
-                var second = SIMD4<Double>()
-                let center = SIMD4<Double>(repeating: mean)
-                for i in 0..<v {
-                    let d = points[i] - center
-                    second += a[i] * d * d
-                }
-                variance = second.sum() / sum
+                (mean, variance) = GridPosterior.moments(weights: a, points: points.baseAddress!, blocks: v)
             }}}
             let spacing = 2 * options.thetaBound / Double(grid.count - 1)
             if variance < spacing * spacing {
@@ -84,9 +55,18 @@ extension AbilityEstimator {
                 if theta < -bound || theta > bound { continue }
                 let z = (theta - priorMean) / priorSD
                 var l = -0.5 * z * z
-                for i in 0..<items.count {
-                    let v = parameters[items[i]].logProbabilities(at: theta)
-                    l += responses[i] == 1 ? v.logP : v.logQ
+                if dichotomous {
+                    for i in 0..<items.count {
+                        let v = parameters[items[i]].logProbabilities(at: theta)
+                        l += responses[i] == 1 ? v.logP : v.logQ
+                    }
+                } else {
+                    withUnsafeTemporaryAllocation(of: Double.self, capacity: 256) { logP in
+                        for i in 0..<items.count {
+                            self.items[items[i]].logCategoryProbabilities(at: theta, into: logP)
+                            l += logP[Int(responses[i])]
+                        }
+                    }
                 }
                 nodes.append(theta)
                 logPost.append(l)

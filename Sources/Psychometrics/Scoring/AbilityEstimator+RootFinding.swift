@@ -15,6 +15,9 @@ extension AbilityEstimator {
         -> (g: Double, info: Double, objective: Double)
     {
         var score = 0.0, info = 0.0, warm = 0.0, loglik = 0.0
+        if !dichotomous {
+            (score, info, warm, loglik) = categorySums(theta, items, responses)
+        } else {
         for k in 0..<items.count {
             let p = parameters[items[k]]
             // P, Q, P′, P″ and h = P′/(PQ) = a ψ / P (stable for c = 0 and c > 0).
@@ -27,6 +30,7 @@ extension AbilityEstimator {
             warm += d2P * h                                       // P′ P″ / (P Q)
             loglik += responses[k] == 1 ? log(prob) : log(qrob)
         }
+        }
         switch options.method {
         case .ml:
             return (score, info, loglik)
@@ -38,6 +42,32 @@ extension AbilityEstimator {
         case .eap:
             preconditionFailure("EAP has no estimating equation")
         }
+    }
+
+    /// The same sums for items of any model (Samejima 1969; Warm's J for polytomous items, Samejima 1998):
+    /// ```
+    /// score = Σ_j P′_u/P_u    I = Σ_j Σ_k P′_k²/P_k    J = Σ_j Σ_k P′_k P″_k/P_k    log L = Σ_j log P_u
+    /// ```
+    /// which are the dichotomous sums when K = 2 (P′_0 = −P′_1).
+    private func categorySums(_ theta: Double, _ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>)
+        -> (score: Double, info: Double, warm: Double, loglik: Double)
+    {
+        var score = 0.0, info = 0.0, warm = 0.0, loglik = 0.0
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: 3 * 256) { buffer in
+            let p = UnsafeMutableBufferPointer(rebasing: buffer[0..<256]), d1 = UnsafeMutableBufferPointer(rebasing: buffer[256..<512])
+            let d2 = UnsafeMutableBufferPointer(rebasing: buffer[512...])
+            for i in 0..<items.count {
+                let item = self.items[items[i]], u = Int(responses[i])
+                item.categoryThetaDerivatives(at: theta, probability: p, first: d1, second: d2)
+                for k in 0..<item.categoryCount where p[k] > 0 {
+                    info += d1[k] * d1[k] / p[k]
+                    warm += d1[k] * d2[k] / p[k]
+                }
+                score += d1[u] / p[u]
+                loglik += log(p[u])
+            }
+        }
+        return (score, info, warm, loglik)
     }
 
     /// Finds the root of g on [−B, B]: a coarse scan picks the bracket around the largest objective (so a 3PL
@@ -57,7 +87,7 @@ extension AbilityEstimator {
         // Without a lower asymptote the ML/MAP/WLE estimating function is decreasing in θ (the log-likelihood
         // is concave), so it has one root: bracket [−B, B] directly.
         var hasGuessing = false
-        for k in 0..<items.count where parameters[items[k]].guessing > 0 { hasGuessing = true; break }
+        for k in 0..<items.count where hasLowerAsymptote[items[k]] { hasGuessing = true; break }
         if !hasGuessing {
             let gHigh = evaluate(bound, items, responses).g, gLow = evaluate(-bound, items, responses).g
             if gHigh >= 0 { return result(bound, atBound: true) }

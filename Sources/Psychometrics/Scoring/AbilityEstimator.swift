@@ -3,20 +3,31 @@ import Foundation
 /// Estimates abilities for response patterns on a fixed set of items.
 ///
 /// Built once from a bank and reused: immutable, `Sendable`, safe to call from many threads at once. EAP reads
-/// precomputed log P / log(1 − P) tables (items × nodes); per call it allocates nothing on the heap for
-/// patterns up to 256 items. The estimators: EAP in `AbilityEstimator+EAP`, ML/MAP/WLE by safeguarded root
-/// finding in `AbilityEstimator+RootFinding`; P(θ) and its derivatives come from `ItemResponseFunction`.
+/// precomputed tables of log P(u = k | θ) (one row per item and category, `LogCategoryTable`); per call it
+/// allocates nothing on the heap for patterns up to 256 items. The estimators: EAP in `AbilityEstimator+EAP`,
+/// ML/MAP/WLE by safeguarded root finding in `AbilityEstimator+RootFinding`. Items of any model
+/// (`init(items:options:latentScale:)`): responses are category indices; for 0/1 items P(θ) and its derivatives
+/// come from `ItemResponseFunction`, for the others from the models' `categoryThetaDerivatives`.
 public struct AbilityEstimator: Sendable {
+    /// The items' dichotomous parameters when every item is dichotomous (`ItemParameters`); empty otherwise
+    /// (`items` holds every item).
     public let parameters: [ItemParameters]
+    /// The items, in index order.
+    public let items: [any ItemResponseModel]
+    /// True when every item is an `ItemParameters` (the dichotomous fast path).
+    let dichotomous: Bool
+    /// Per item: whether it has a lower asymptote (a 3PL item), whose likelihood may have several maxima.
+    let hasLowerAsymptote: [Bool]
     public let options: AbilityOptions
     /// The prior N(priorMean, priorSD²) of EAP and MAP: the options' prior, or the latent scale's where they
     /// give none.
     public let priorMean: Double
     public let priorSD: Double
     public let grid: QuadratureGrid
-    /// EAP tables in blocks of four nodes (the grid padded to a multiple of 4): for item j, row 2j holds
-    /// log(1 − P_j(θ_t)) and row 2j + 1 log P_j(θ_t); padding is 0. The log prior's padding is −1e300 (weight 0).
-    let logPQ: [SIMD4<Double>]
+    /// log P(u = k | θ_t) of every item's categories on the grid (`LogCategoryTable`: item j's rows 2j, 2j + 1
+    /// hold log(1 − P) and log P), rows padded with zeros to whole blocks of four nodes.
+    let table: LogCategoryTable
+    /// The log prior in blocks of four nodes (the grid padded to a multiple of 4), padding −1e300 (weight 0).
     let logPrior: [SIMD4<Double>]
     let paddedPoints: [SIMD4<Double>]
     let blocks: Int
@@ -26,24 +37,41 @@ public struct AbilityEstimator: Sendable {
     /// - Throws: `PsychometricsError` `.invalidOptions` for options outside their ranges, `.invalidParameters`
     ///   for an item with non-finite parameters or c outside [0, 1).
     public init(parameters: [ItemParameters], options: AbilityOptions = AbilityOptions(), latentScale: LatentScale = .standard) throws {
+        try self.init(checking: parameters, options: options, latentScale: latentScale)
+    }
+
+    /// An estimator for items of any model (graded, partial credit, nominal, 0/1 beside them).
+    /// - Throws: as `init(parameters:options:latentScale:)`; `.invalidParameters` for an item whose log category
+    ///   probabilities are not finite on the grid.
+    public init(items: [any ItemResponseModel], options: AbilityOptions = AbilityOptions(), latentScale: LatentScale = .standard) throws {
+        try self.init(checking: items, options: options, latentScale: latentScale)
+    }
+
+    private init(checking items: [any ItemResponseModel], options: AbilityOptions, latentScale: LatentScale) throws {
         let problems = options.validationProblems(latent: latentScale)
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid scoring options: " + problems.joined(separator: "; ")) }
+        let parameters = items as? [ItemParameters] ?? []
         for (j, p) in parameters.enumerated() {
             guard p.discrimination.isFinite, p.difficulty.isFinite, p.guessing.isFinite, p.guessing >= 0, p.guessing < 1 else {
                 throw PsychometricsError(.invalidParameters, "item \(j + 1) has unusable parameters a = \(p.discrimination.formatted6), b = \(p.difficulty.formatted6), c = \(p.guessing.formatted6)")
             }
         }
         self.parameters = parameters
+        self.items = items
+        dichotomous = items.count == parameters.count
+        hasLowerAsymptote = items.map { ($0 as? ItemParameters).map { $0.guessing > 0 } ?? false }
         self.options = options
         (priorMean, priorSD) = options.prior(on: latentScale)
         let priorMean = priorMean, priorSD = priorSD
         let grid = QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound)
         self.grid = grid
         let nq = grid.count
-        var lp = [Double](repeating: 0, count: parameters.count * nq), lq = lp
-        for (j, p) in parameters.enumerated() {
-            for t in 0..<nq {
-                (lp[j * nq + t], lq[j * nq + t]) = p.logProbabilities(at: grid.points[t])
+        table = dichotomous ? LogCategoryTable(items: parameters, nodes: grid.points) : LogCategoryTable(items: items, nodes: grid.points)
+        if !dichotomous {
+            for j in items.indices {
+                for k in 0..<items[j].categoryCount where !table.row(item: j, category: k).allSatisfy({ $0.isFinite || $0 == -.infinity }) {
+                    throw PsychometricsError(.invalidParameters, "item \(j + 1) (\(items[j].parameterNames.joined(separator: ", ")) = \(items[j].parameterValues.map(\.formatted6).joined(separator: ", "))) has log probabilities that are not numbers on the grid")
+                }
             }
         }
         let blocks = (nq + 3) / 4
@@ -52,19 +80,13 @@ public struct AbilityEstimator: Sendable {
             let v = Array(values) + [Double](repeating: fill, count: 4 * blocks - values.count)
             return (0..<blocks).map { SIMD4(v[4 * $0], v[4 * $0 + 1], v[4 * $0 + 2], v[4 * $0 + 3]) }
         }
-        var table: [SIMD4<Double>] = []
-        table.reserveCapacity(2 * parameters.count * blocks)
-        for j in 0..<parameters.count {
-            table += padded(lq[(j * nq)..<((j + 1) * nq)], fill: 0)
-            table += padded(lp[(j * nq)..<((j + 1) * nq)], fill: 0)
-        }
-        logPQ = table
         logPrior = padded(grid.points.map { -0.5 * (($0 - priorMean) / priorSD) * (($0 - priorMean) / priorSD) },
                           fill: -1e300)
         paddedPoints = padded(grid.points, fill: 0)
     }
 
-    /// Estimates θ from `responses` (0/1) to the items at `items` (indices into `parameters`).
+    /// Estimates θ from `responses` (category indices: 0/1 for dichotomous items) to the items at `items` (indices
+    /// into `items`).
     /// - Throws: `PsychometricsError` `.lengthMismatch`, `.unknownItem` (an index outside the parameters) or
     ///   `.invalidResponse` (a response other than 0 or 1); nothing a caller passes traps.
     public func estimate(items: some Collection<Int>, responses: some Collection<UInt8>) throws(PsychometricsError) -> AbilityEstimate {
@@ -77,12 +99,13 @@ public struct AbilityEstimator: Sendable {
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: n) { resp -> AbilityEstimate? in
                 var k = 0
                 for (j, u) in zip(items, responses) {
-                    guard j >= 0 && j < parameters.count else {
-                        problem = PsychometricsError(.unknownItem, "item index \(j) is out of range 0..<\(parameters.count)")
+                    guard j >= 0 && j < self.items.count else {
+                        problem = PsychometricsError(.unknownItem, "item index \(j) is out of range 0..<\(self.items.count)")
                         return nil
                     }
-                    guard u <= 1 else {
-                        problem = PsychometricsError(.invalidResponse, "the response to item index \(j) is \(u); allowed 0 or 1")
+                    let categories = dichotomous ? 2 : self.items[j].categoryCount
+                    guard Int(u) < categories else {
+                        problem = PsychometricsError(.invalidResponse, "the response to item index \(j) is \(u); allowed \(categories == 2 ? "0 or 1" : "0…\(categories - 1)")")
                         return nil
                     }
                     idx[k] = j
@@ -97,7 +120,7 @@ public struct AbilityEstimator: Sendable {
     }
 
     /// Pointer-based entry point for batch scoring (no copies), unchecked: the package's own callers pass validated
-    /// positions and 0/1 responses.
+    /// positions and responses within each item's categories.
     package func estimate(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>) -> AbilityEstimate {
         let correct = responses.reduce(0) { $0 + Int($1) }
         switch options.method {

@@ -1,0 +1,223 @@
+import Foundation
+
+/// The state of one Bock–Aitkin EM run over items of any `CalibratableItemModel` (graded, partial credit,
+/// nominal, and 0/1 items as two-category graded or partial-credit items), on θ ~ N(0, 1) at the quadrature
+/// nodes. Internal: `PolytomousCalibrator` validates input and wraps the outcome.
+///
+/// The E-step is the sparse one every model shares (`sparseCategoryCounts`: expected counts r_jkq per item,
+/// category and node). The M-step maximises, item by item,
+/// ```
+/// Q_j(x) = Σ_q Σ_k r_jkq log P_k(θ_q; x)
+/// ```
+/// by Fisher scoring — the gradient g = Σ_q Σ_k r_jkq ∇ log P_jk(θ_q) (`workingLogGradient`) and the expected
+/// information F = Σ_q n_jq Σ_k P_jk ∇ log P_jk ∇ log P_jkᵀ (n_jq = Σ_k r_jkq), step F⁻¹g halved until Q_j
+/// increases inside the model's domain (`withWorkingParameters`) — the Newton step of mirt's M-step with the
+/// expected in place of the observed Hessian, which is positive definite wherever F is.
+///
+/// Items in `sharedSlope` (the Rasch family: partial credit with a = 1 and the latent SD estimated) share one
+/// slope σ: on the N(0, 1) grid their P_k ∝ exp(σ k z + d_k), the model on θ = σz with a = 1 (as `EMEngine` does
+/// for the dichotomous Rasch model). Their intercepts are moved with σ held, then σ by a one-dimensional Fisher
+/// step over all of them.
+struct ItemModelEngine: EMIterable {
+    struct Expectation: EMExpectation {
+        var counts: [Double]
+        var logLikelihood: Double
+        var blasSeconds: Double { 0 }
+    }
+
+    var items: [any CalibratableItemModel]
+    let data: ResponseMatrix
+    let grid: QuadratureGrid
+    let workers: Int
+    let maximumSlope: Double
+    /// Per item: whether its working parameter 0 is the common slope.
+    let sharedSlope: [Bool]
+    let rowStart: [Int]
+    var q: Int { grid.count }
+
+    init(items: [any CalibratableItemModel], data: ResponseMatrix, grid: QuadratureGrid, workers: Int, maximumSlope: Double,
+         sharedSlope: [Bool]) {
+        self.items = items
+        self.data = data
+        self.grid = grid
+        self.workers = max(1, min(workers, max(1, data.personCount / 256)))
+        self.maximumSlope = maximumSlope
+        self.sharedSlope = sharedSlope
+        var starts = [0]
+        for item in items { starts.append(starts.last! + item.categoryCount) }
+        rowStart = starts
+    }
+
+    var hasSharedSlope: Bool { sharedSlope.contains(true) }
+    /// The common slope σ of the shared-slope items (1 when there are none).
+    var commonSlope: Double { sharedSlope.firstIndex(of: true).map { items[$0].workingParameters[0] } ?? 1 }
+
+    func eStep() -> Expectation {
+        let table = LogCategoryTable(items: items, nodes: grid.points)
+        let c = sparseCategoryCounts(data: data, table: table, logPrior: grid.logWeights, workers: workers, withMass: false)
+        return Expectation(counts: c.counts, logLikelihood: c.logLikelihood)
+    }
+
+    mutating func mStep(_ e: Expectation) {
+        let engine = self, lanes = max(1, min(workers, items.count))
+        var updated = items
+        updated.withUnsafeMutableBufferPointer { buffer in
+            let box = UncheckedSendableBox(buffer.baseAddress!)
+            parallelFor(lanes) { lane in
+                for j in stride(from: lane, to: engine.items.count, by: lanes) {
+                    box.value[j] = engine.maximize(engine.items[j], item: j, counts: e.counts, fixingSlope: engine.sharedSlope[j])
+                }
+            }
+        }
+        items = updated
+        if hasSharedSlope { updateCommonSlope(e) }
+    }
+
+    /// Item j's Q_j(x) maximised by Fisher scoring from its current parameters (see the type's documentation);
+    /// with `fixingSlope` the working parameter 0 stays.
+    func maximize<Item: CalibratableItemModel>(_ item: Item, item j: Int, counts: [Double], fixingSlope: Bool) -> any CalibratableItemModel {
+        var current = item
+        var value = objective(current, item: j, counts: counts)
+        let first = fixingSlope ? 1 : 0
+        for _ in 0..<25 {
+            let x = current.workingParameters, m = x.count, free = m - first
+            let (g, f) = scoreAndInformation(current, item: j, counts: counts)
+            var gFree = [Double](repeating: 0, count: free), fFree = [Double](repeating: 0, count: free * free)
+            for a in 0..<free {
+                gFree[a] = g[a + first]
+                for b in 0..<free { fFree[a * free + b] = f[(a + first) * m + b + first] }
+            }
+            let step = solveSmallSPD(fFree, gFree, n: free)
+            var t = 1.0, accepted = false
+            for _ in 0..<40 {
+                var y = x
+                for a in 0..<free { y[a + first] += t * step[a] }
+                if !fixingSlope, y[0] > maximumSlope { y[0] = maximumSlope }
+                if let candidate = current.withWorkingParameters(y) {
+                    let v = objective(candidate, item: j, counts: counts)
+                    if v >= value - 1e-12 * abs(value) {
+                        current = candidate
+                        value = v
+                        accepted = true
+                        break
+                    }
+                }
+                t /= 2
+            }
+            let size = step.reduce(0) { max($0, abs($1)) } * t
+            if !accepted || size < 1e-9 { break }
+        }
+        return current
+    }
+
+    /// Q_j(x) = Σ_q Σ_k r_jkq log P_k(θ_q).
+    func objective(_ item: some CalibratableItemModel, item j: Int, counts: [Double]) -> Double {
+        let k = item.categoryCount, nq = q, base = rowStart[j] * nq
+        var total = 0.0
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: k) { logP in
+            for t in 0..<nq {
+                item.logCategoryProbabilities(at: grid.points[t], into: logP)
+                for c in 0..<k { total += counts[base + c * nq + t] * logP[c] }
+            }
+        }
+        return total
+    }
+
+    /// The gradient Σ_q Σ_k r_jkq ∇ log P_k and the expected information Σ_q n_q Σ_k P_k ∇ log P_k ∇ log P_kᵀ
+    /// (m × m, row-major) of item j's Q_j at its current working parameters.
+    func scoreAndInformation(_ item: some CalibratableItemModel, item j: Int, counts: [Double]) -> (gradient: [Double], information: [Double]) {
+        let k = item.categoryCount, m = item.workingParameters.count, nq = q, base = rowStart[j] * nq
+        var g = [Double](repeating: 0, count: m), f = [Double](repeating: 0, count: m * m)
+        var grad = [Double](repeating: 0, count: k * m), logP = [Double](repeating: 0, count: k)
+        for t in 0..<nq {
+            let theta = grid.points[t]
+            grad.withUnsafeMutableBufferPointer { item.workingLogGradient(at: theta, into: $0) }
+            logP.withUnsafeMutableBufferPointer { item.logCategoryProbabilities(at: theta, into: $0) }
+            var n = 0.0
+            for c in 0..<k { n += counts[base + c * nq + t] }
+            for c in 0..<k {
+                let r = counts[base + c * nq + t], w = n * exp(logP[c])
+                for a in 0..<m {
+                    let ga = grad[c * m + a]
+                    g[a] += r * ga
+                    for b in 0..<m { f[a * m + b] += w * ga * grad[c * m + b] }
+                }
+            }
+        }
+        return (g, f)
+    }
+
+    /// One Fisher step in the common slope σ over the shared-slope items (their intercepts held), halved until
+    /// Σ_j Q_j increases.
+    private mutating func updateCommonSlope(_ e: Expectation) {
+        let shared = items.indices.filter { sharedSlope[$0] }
+        func total(_ set: [any CalibratableItemModel]) -> Double { shared.reduce(0) { $0 + objective(set[$1], item: $1, counts: e.counts) } }
+        var before = total(items)
+        for _ in 0..<10 {
+            var g = 0.0, f = 0.0
+            for j in shared {
+                let (gj, fj) = scoreAndInformation(items[j], item: j, counts: e.counts)
+                g += gj[0]
+                f += fj[0]
+            }
+            guard f > 0 else { return }
+            var step = g / f, moved = false
+            for _ in 0..<40 {
+                let sigma = min(max(commonSlope + step, 1e-3), maximumSlope)
+                let candidate = items.enumerated().map { j, item -> any CalibratableItemModel in
+                    guard sharedSlope[j] else { return item }
+                    return withSlope(item, sigma) ?? item
+                }
+                let after = total(candidate)
+                if after >= before - 1e-12 * abs(before) {
+                    items = candidate
+                    before = after
+                    moved = true
+                    break
+                }
+                step /= 2
+            }
+            if !moved || abs(step) < 1e-10 { return }
+        }
+    }
+
+    private func withSlope<Item: CalibratableItemModel>(_ item: Item, _ sigma: Double) -> (any CalibratableItemModel)? {
+        var x = item.workingParameters
+        x[0] = sigma
+        return item.withWorkingParameters(x)
+    }
+
+    // MARK: - Parameters for the iterations (EMIterable)
+
+    func naturalParameters() -> [Double] { items.flatMap(\.workingParameters) }
+    func workingParameters() -> [Double] { items.flatMap(\.workingParameters) }
+
+    /// Sets every item's working parameters from `x` (items out of their domain keep theirs); the shared-slope
+    /// items all take the first one's slope, so that the constraint survives an extrapolation per block.
+    mutating func setWorkingParameters(_ x: [Double]) {
+        var offset = 0, sigma: Double?
+        for j in items.indices {
+            let m = items[j].workingParameters.count
+            var y = Array(x[offset..<(offset + m)])
+            if sharedSlope[j] {
+                if sigma == nil { sigma = min(max(y[0], 1e-3), maximumSlope) }
+                y[0] = sigma!
+            }
+            if y[0] > maximumSlope { y[0] = maximumSlope }
+            if let item = items[j].withWorkingParameters(y) { items[j] = item }
+            offset += m
+        }
+    }
+
+    func parameterBlocks() -> [Range<Int>] {
+        var blocks: [Range<Int>] = [], offset = 0
+        for item in items {
+            let m = item.workingParameters.count
+            blocks.append(offset..<(offset + m))
+            offset += m
+        }
+        return blocks
+    }
+
+    func logPrior() -> Double { 0 }
+}

@@ -1,0 +1,210 @@
+import Foundation
+
+/// Marginal maximum-likelihood calibration (Bock & Aitkin 1981 EM) of items scored in any number of categories:
+/// graded, generalized partial credit, partial credit (Rasch) and nominal items (`ItemModelKind`), mixed in one
+/// bank (0/1 items beside polytomous ones), dense or missing-by-design data, θ ~ N(0, 1) (N(0, σ²) with σ
+/// estimated when the partial-credit Rasch items are in). The EM engine is `ItemModelEngine` with the shared
+/// iterations (`EMRun`: plain or SQUAREM) and stopping rule; standard errors from the observed information
+/// (Louis 1982), delta method to the IRT form.
+///
+/// Categories: item j's responses are 0 ..< `data.categoryCounts[j]`. A category nobody chose cannot be
+/// estimated (its intercept runs to −∞): it is collapsed — the categories above it move down one — and the
+/// result says so per item (`Item.categoryMap`) and in a warning; an item left with one category is excluded
+/// with its reason.
+public struct PolytomousCalibrator: Sendable {
+    /// Quadrature, tolerance, cycle limit, acceleration, workers, standard errors, the slope bound and the minimum
+    /// responses per item are read; the dichotomous `model`, priors and fixed items are not.
+    public var options: CalibrationOptions
+
+    public init(options: CalibrationOptions = CalibrationOptions(model: .twoPL)) { self.options = options }
+
+    /// - Parameters:
+    ///   - model: the model of every item not in `itemModels`.
+    ///   - itemModels: models of single items by item id (ids not in the data are ignored).
+    /// - Throws: `PsychometricsError` `.invalidOptions` for options outside their ranges, `.insufficientData`
+    ///   when fewer than 2 items or 2 persons remain, `.numericalFailure` when the iterations diverge.
+    public func calibrate(_ input: ResponseMatrix, model: ItemModelKind, itemModels: [String: ItemModelKind] = [:],
+                          progress: ((CalibrationProgress) -> Void)? = nil) throws -> PolytomousCalibrationResult {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let problems = options.validationProblems()
+        guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid options: " + problems.joined(separator: "; ")) }
+        var warnings: [String] = []
+
+        // Categories in use; items with too few responses or one category left are excluded.
+        let totals = input.categoryTotals()
+        var keep = [Bool](repeating: true, count: input.itemCount), maps: [[Int]] = []
+        var excluded: [(String, String)] = []
+        for j in 0..<input.itemCount {
+            let used = totals[j].indices.filter { totals[j][$0] > 0 }, n = totals[j].reduce(0, +)
+            if n < options.minimumItemResponses {
+                keep[j] = false
+                excluded.append((input.itemIDs[j], "\(n) responses (at least \(options.minimumItemResponses) needed)"))
+            } else if used.count < 2 {
+                keep[j] = false
+                excluded.append((input.itemIDs[j], "every response is in category \(used.first ?? 0)"))
+            }
+            maps.append(used)
+        }
+        let (kept, droppedPersons) = input.keepingItems(keep)
+        let keptMaps = maps.indices.filter { keep[$0] }.map { maps[$0] }
+        // Renumber the categories in use 0 ..< K′ (order kept).
+        var newCategory = keptMaps.map { used -> [UInt8] in
+            var table = [UInt8](repeating: 0, count: 256)
+            for (new, old) in used.enumerated() { table[old] = UInt8(new) }
+            return table
+        }
+        let responses = (0..<kept.cellCount).map { newCategory[Int(kept.itemIndices[$0])][Int(kept.responses[$0])] }
+        newCategory.removeAll()
+        let data = ResponseMatrix(validatedPersonIDs: kept.personIDs, itemIDs: kept.itemIDs, rowOffsets: kept.rowOffsets,
+                                  itemIndices: kept.itemIndices, responses: responses, categoryCounts: keptMaps.map(\.count))
+        for (j, used) in keptMaps.enumerated() where used.count < kept.categoryCounts[j] {
+            let unused = (0..<kept.categoryCounts[j]).filter { !used.contains($0) }
+            warnings.append("item \(data.itemIDs[j]): categor\(unused.count == 1 ? "y" : "ies") \(unused.map(String.init).joined(separator: ", ")) of 0…\(kept.categoryCounts[j] - 1) \(unused.count == 1 ? "has" : "have") no responses and \(unused.count == 1 ? "is" : "are") collapsed: \(used.count) categories fitted (the categories above move down)")
+        }
+        guard data.itemCount >= 2 else {
+            throw PsychometricsError(.insufficientData, "only \(data.itemCount) of \(input.itemCount) items can be calibrated (at least 2 needed)"
+                                     + (excluded.isEmpty ? "" : "; excluded: " + excluded.map { "\($0.0) (\($0.1))" }.joined(separator: ", ")))
+        }
+        guard data.personCount >= 2 else {
+            throw PsychometricsError(.insufficientData, "only \(data.personCount) person has responses to calibrated items; at least 2 are needed")
+        }
+
+        let kinds = data.itemIDs.map { itemModels[$0] ?? model }
+        let finalTotals = data.categoryTotals()
+        let start: [any CalibratableItemModel] = (0..<data.itemCount).map { j in
+            let n = Double(finalTotals[j].reduce(0, +))
+            return kinds[j].startingItem(proportions: finalTotals[j].map { Double($0) / n })
+        }
+        let grid = QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound)
+        let workers = min(options.workers ?? ProcessInfo.processInfo.activeProcessorCount, WorkerThreads.maximum)
+        var run = EMRun(engine: ItemModelEngine(items: start, data: data, grid: grid, workers: workers, maximumSlope: options.maximumSlope,
+                                                sharedSlope: kinds.map { $0 == .partialCredit }),
+                        options: options, started: started, progress: progress)
+        switch options.acceleration {
+        case .none: try run.runPlain()
+        case .squarem: try run.runSQUAREM()
+        }
+        let engine = run.engine
+        if !run.converged {
+            warnings.append("EM did not converge in \(run.cycles) cycles: the largest parameter change in the last cycle was \(run.change.formatted6) (tolerance \(options.tolerance.formatted6)); estimates are provisional")
+        }
+        let final = engine.eStep()
+
+        // Standard errors of the working parameters (Louis), then the delta method.
+        let layout = engine.parameterLayout()
+        var covariance: CholeskyInverse?
+        if options.standardErrors {
+            progress?(CalibrationProgress(phase: .standardErrors, cycle: run.cycles, logLikelihood: final.logLikelihood, largestChange: run.change,
+                                          elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
+            var info = engine.observedInformation(final)
+            covariance = info.allSatisfy(\.isFinite) ? CholeskyInverse(upperTriangleOf: &info, n: layout.count, workers: engine.workers) : nil
+            if covariance == nil {
+                warnings.append("standard errors unavailable: the observed information matrix is not positive definite (the model may not be identified by these data)")
+            }
+        }
+        let sigma = engine.commonSlope, shared = engine.hasSharedSlope
+        let items = (0..<data.itemCount).map { j -> PolytomousCalibrationResult.Item in
+            let fitted = engine.items[j]
+            let reported = shared && kinds[j] == .partialCredit ? Self.onThetaScale(fitted, sigma: sigma) : fitted
+            let working = fitted.workingParameters
+            var workingSE = [Double?](repeating: nil, count: working.count)
+            var parameterSE = [Double?](repeating: nil, count: reported.parameterValues.count)
+            if let covariance {
+                let indices = working.indices.map { layout.global(j, $0) }
+                for a in working.indices where !(kinds[j] == .partialCredit && a == 0) {
+                    workingSE[a] = covariance.entry(indices[a], indices[a]).squareRoot()
+                }
+                // Delta method: J = ∂(reported parameters)/∂(working) by central differences.
+                let jacobian = Self.jacobian(fitted, sigma: shared && kinds[j] == .partialCredit ? sigma : nil)
+                let m = working.count
+                for p in parameterSE.indices {
+                    var v = 0.0
+                    for a in 0..<m { for b in 0..<m { v += jacobian[p * m + a] * covariance.entry(indices[a], indices[b]) * jacobian[p * m + b] } }
+                    parameterSE[p] = kinds[j] == .partialCredit && p == 0 ? nil : max(0, v).squareRoot()
+                }
+            }
+            return .init(itemID: data.itemIDs[j], model: kinds[j], item: reported, parameterNames: reported.parameterNames,
+                         parameters: reported.parameterValues, standardErrors: parameterSE,
+                         workingParameters: working, workingStandardErrors: workingSE,
+                         responses: finalTotals[j].reduce(0, +), categoryResponses: finalTotals[j], categoryMap: keptMaps[j])
+        }
+        for (id, reason) in excluded { warnings.append("item \(id) excluded: \(reason)") }
+        if !droppedPersons.isEmpty { warnings.append("\(droppedPersons.count) person\(droppedPersons.count == 1 ? "" : "s") excluded: no responses to any calibrated item") }
+        let parameterCount = layout.count
+        let n = Double(data.personCount), ll = final.logLikelihood
+        return PolytomousCalibrationResult(
+            items: items, logLikelihood: ll, parameterCount: parameterCount,
+            aic: -2 * ll + 2 * Double(parameterCount), bic: -2 * ll + log(n) * Double(parameterCount),
+            latentSD: shared ? sigma : 1,
+            latentSDStandardError: shared ? covariance.map { $0.entry(0, 0).squareRoot() } : nil,
+            cycles: run.cycles, eSteps: run.eSteps, converged: run.converged, personCount: data.personCount,
+            excludedItems: excluded.map(\.0), warnings: warnings,
+            elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+    }
+
+    /// A partial-credit item fitted on the N(0, 1) grid with slope σ, on θ = σz: a = 1 and steps σ·b.
+    static func onThetaScale(_ item: any CalibratableItemModel, sigma: Double) -> any CalibratableItemModel {
+        guard let gpc = item as? GeneralizedPartialCreditItem else { return item }
+        return GeneralizedPartialCreditItem(discrimination: 1, steps: gpc.steps.map { $0 * sigma })
+    }
+
+    /// ∂(reported parameters)/∂(working parameters), rows × m, by central differences (step 10⁻⁶·max(1, |x|)).
+    static func jacobian(_ item: any CalibratableItemModel, sigma: Double?) -> [Double] {
+        let x = item.workingParameters, m = x.count
+        func reported(_ y: [Double]) -> [Double]? {
+            guard let changed = item.withWorkingParameters(y) else { return nil }
+            return sigma.map { _ in onThetaScale(changed, sigma: y[0]).parameterValues } ?? changed.parameterValues
+        }
+        let rows = item.parameterValues.count
+        var out = [Double](repeating: 0, count: rows * m)
+        for a in 0..<m {
+            let h = 1e-6 * max(1, abs(x[a]))
+            var up = x, down = x
+            up[a] += h; down[a] -= h
+            guard let u = reported(up), let d = reported(down) else { continue }
+            for p in 0..<rows { out[p * m + a] = (u[p] - d[p]) / (2 * h) }
+        }
+        return out
+    }
+}
+
+/// The outcome of a `PolytomousCalibrator` run.
+public struct PolytomousCalibrationResult: Sendable {
+    public struct Item: Sendable {
+        public var itemID: String
+        public var model: ItemModelKind
+        /// The fitted item on the θ scale (partial credit: a = 1, steps in θ units).
+        public var item: any CalibratableItemModel
+        /// The parameters in the IRT (slope–location) form, as `item.parameterNames` names them.
+        public var parameterNames: [String]
+        public var parameters: [Double]
+        /// Per parameter; nil where fixed by the model (a partial-credit item's a) or not computed.
+        public var standardErrors: [Double?]
+        /// The slope–intercept form the EM works in (graded, gpcm: a, d₁ … d_{K−1}; nominal: a₁ … a_{K−1},
+        /// c₁ … c_{K−1} against category 0; partial credit: σ, then the intercepts on the N(0, 1) grid), and their
+        /// standard errors (mirt's `coef(printSE = TRUE)` form).
+        public var workingParameters: [Double]
+        public var workingStandardErrors: [Double?]
+        public var responses: Int
+        /// Responses per fitted category.
+        public var categoryResponses: [Int]
+        /// Fitted category k is the data's category `categoryMap[k]` (the identity unless a category was collapsed).
+        public var categoryMap: [Int]
+    }
+
+    public var items: [Item]
+    public var logLikelihood: Double
+    public var parameterCount: Int
+    public var aic: Double
+    public var bic: Double
+    /// The latent SD: estimated with partial-credit (Rasch) items, otherwise 1.
+    public var latentSD: Double
+    public var latentSDStandardError: Double?
+    public var cycles: Int
+    public var eSteps: Int
+    public var converged: Bool
+    public var personCount: Int
+    public var excludedItems: [String]
+    public var warnings: [String]
+    public var elapsedSeconds: Double
+}
