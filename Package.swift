@@ -132,6 +132,11 @@ let package = Package(
             path: "Benchmarks/CATLatency"
         ),
         .executableTarget(
+            name: "graded-calibration",
+            dependencies: ["Psychometrics"],
+            path: "Benchmarks/GradedCalibration"
+        ),
+        .executableTarget(
             name: "norms-recovery",
             dependencies: ["Psychometrics", "Norming"],
             path: "Benchmarks/NormsRecovery"
