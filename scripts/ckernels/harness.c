@@ -7,16 +7,21 @@
 int main(void) {
     srand(7);
     long nodes = 61, stride = 64, J = 300, cells = 25;   // rows padded to whole lines, as the E-step keeps them
-    double *logP = malloc(J*stride*8), *logQ = malloc(J*stride*8), prior[61], acc[61], r[300*64] = {0}, n[300*64] = {0};
-    for (long i = 0; i < J*stride; i++) { logP[i] = -(double)rand()/RAND_MAX*5; logQ[i] = -(double)rand()/RAND_MAX*5; }
+    // One row per (item, category): item j's categories at rows rowStart[j] + u (two per item here, as 0/1 items;
+    // the E-step's `LogCategoryTable` layout), and one count row per (item, category).
+    double *table = malloc(2*J*stride*8), prior[61], acc[61];
+    static double counts[2*300*64];
+    int32_t rowStart[301];
+    for (long j = 0; j <= J; j++) rowStart[j] = (int32_t)(2*j);
+    for (long i = 0; i < 2*J*stride; i++) table[i] = -(double)rand()/RAND_MAX*5;
     for (int t = 0; t < 61; t++) prior[t] = -0.5*((t-30)/5.0)*((t-30)/5.0);
     uint64_t h = 1469598103934665603ULL; double ll = 0;
     for (int p = 0; p < 20000; p++) {
         int32_t items[25]; uint8_t resp[25];
         for (int k = 0; k < cells; k++) { items[k] = (k*12 + rand()%12); resp[k] = rand()&1; }
-        iqscore_log_posterior(acc, prior, items, resp, cells, logP, logQ, nodes, stride);
+        iqscore_log_posterior(acc, prior, items, resp, cells, rowStart, table, nodes, stride);
         long f, l; ll += iqscore_normalize_log_posterior(acc, nodes, &f, &l);
-        iqscore_add_posterior(acc, f, l, items, resp, cells, r, n, stride);
+        iqscore_add_posterior(acc, f, l, items, resp, cells, rowStart, counts, stride);
         double x[13]; for (int i = 0; i < 13; i++) x[i] = -(double)rand()/RAND_MAX*700 + 5;
         iqscore_exp_shifted(x, 13, 1.5);
         for (int i = 0; i < 13; i++) { uint64_t b; memcpy(&b, &x[i], 8); h = (h ^ b) * 1099511628211ULL; }
@@ -46,7 +51,7 @@ int main(void) {
         iqscore_centre_rows(g, m, w, root);
         for (long i = 0; i < m*w; i++) { uint64_t b; memcpy(&b, &g[i], 8); h = (h ^ b) * 1099511628211ULL; }
     }
-    for (long i = 0; i < J*stride; i++) { uint64_t b; memcpy(&b, &r[i], 8); h = (h ^ b) * 1099511628211ULL; memcpy(&b, &n[i], 8); h = (h ^ b) * 1099511628211ULL; }
+    for (long i = 0; i < 2*J*stride; i++) { uint64_t b; memcpy(&b, &counts[i], 8); h = (h ^ b) * 1099511628211ULL; }
     uint64_t b; memcpy(&b, &ll, 8);
     printf("%016llx %016llx\n", (unsigned long long)h, (unsigned long long)b);
 }

@@ -13,8 +13,14 @@ import Foundation
 /// with its reason.
 public struct PolytomousCalibrator: Sendable {
     /// Quadrature, tolerance, cycle limit, acceleration, workers, standard errors, the slope bound and the minimum
-    /// responses per item are read; the dichotomous `model`, priors and fixed items are not.
+    /// responses per item are read; the dichotomous `model`, priors, fixed items, the E-step strategy and the
+    /// memory budget are not (yet).
     public var options: CalibrationOptions
+
+    /// The most free parameters standard errors are computed for: the observed information is P × P doubles per
+    /// worker (4,000 parameters: 128 MB each). Beyond it the fit is reported without standard errors, and a
+    /// warning says so.
+    public static let maximumStandardErrorParameters = 4_000
 
     public init(options: CalibrationOptions = CalibrationOptions(model: .twoPL)) { self.options = options }
 
@@ -76,7 +82,7 @@ public struct PolytomousCalibrator: Sendable {
             return kinds[j].startingItem(proportions: finalTotals[j].map { Double($0) / n })
         }
         let grid = QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound)
-        let workers = min(options.workers ?? ProcessInfo.processInfo.activeProcessorCount, WorkerThreads.maximum)
+        let workers = options.workers
         var run = EMRun(engine: ItemModelEngine(items: start, data: data, grid: grid, workers: workers, maximumSlope: options.maximumSlope,
                                                 sharedSlope: kinds.map { $0 == .partialCredit }),
                         options: options, started: started, progress: progress)
@@ -93,7 +99,9 @@ public struct PolytomousCalibrator: Sendable {
         // Standard errors of the working parameters (Louis), then the delta method.
         let layout = engine.parameterLayout()
         var covariance: CholeskyInverse?
-        if options.standardErrors {
+        if options.standardErrors && layout.count > Self.maximumStandardErrorParameters {
+            warnings.append("standard errors not computed: \(layout.count) free parameters, more than the \(Self.maximumStandardErrorParameters) the observed information is formed for (\(layout.count * layout.count * 8 >> 20) MiB per worker)")
+        } else if options.standardErrors {
             progress?(CalibrationProgress(phase: .standardErrors, cycle: run.cycles, logLikelihood: final.logLikelihood, largestChange: run.change,
                                           elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
             var info = engine.observedInformation(final)
