@@ -107,7 +107,7 @@ public struct AdaptiveSession: Sendable {
         try self.init(pool: try CATItemPool(bank: bank, configuration: configuration), exposure: exposure, excluding: excluded)
     }
 
-    /// Records the response (0 or 1) to the item `itemID` and re-estimates θ.
+    /// Records the response (0 or 1; 0 ..< K for an item in K categories) to the item `itemID` and re-estimates θ.
     /// - Throws: `AssemblyError` `.unknownItem` for an id the bank lacks, `.repeatedItem` for an item already
     ///   administered in this session, `.invalidResponse` for a response other than 0 or 1; the session is
     ///   unchanged.
@@ -118,7 +118,8 @@ public struct AdaptiveSession: Sendable {
         try record(item: item, response: response)
     }
 
-    /// Records the response (0 or 1) to the item at bank position `item` and re-estimates θ.
+    /// Records the response (0 or 1; 0 ..< K for an item in K categories) to the item at bank position `item` and
+    /// re-estimates θ.
     /// - Throws: `AssemblyError` `.unknownItem` for a position outside 0..<itemCount, `.repeatedItem`,
     ///   `.invalidResponse`; the session is unchanged.
     public mutating func record(item: Int, response: Int) throws(AssemblyError) {
@@ -128,16 +129,18 @@ public struct AdaptiveSession: Sendable {
         guard state[item] != 2 else {
             throw AssemblyError(.repeatedItem, "item \(TextFidelity.quoted(pool.bank.items[item].id)) was already administered in this session (position \(items.firstIndex(of: item)! + 1) of \(items.count))")
         }
-        guard response == 0 || response == 1 else {
-            throw AssemblyError(.invalidResponse, "the response to item \(TextFidelity.quoted(pool.bank.items[item].id)) is \(response); allowed 0 (incorrect) or 1 (correct)")
+        let categories = pool.bank.items[item].categoryCount
+        guard response >= 0 && response < categories else {
+            throw AssemblyError(.invalidResponse, "the response to item \(TextFidelity.quoted(pool.bank.items[item].id)) is \(response); allowed "
+                                + (categories == 2 ? "0 (incorrect) or 1 (correct)" : "0…\(categories - 1) (its categories)"))
         }
         recordUnchecked(item: item, response: UInt8(response))
     }
 
     /// `record` without the checks, for callers that produced `item` themselves (simulation hot loops).
-    /// - Precondition: `item` is a bank position not yet administered; `response` is 0 or 1.
+    /// - Precondition: `item` is a bank position not yet administered; `response` is one of its categories.
     package mutating func recordUnchecked(item: Int, response: UInt8) {
-        assert(item >= 0 && item < pool.itemCount && state[item] != 2 && response <= 1)
+        assert(item >= 0 && item < pool.itemCount && state[item] != 2 && Int(response) < pool.bank.items[item].categoryCount)
         let d = Int(pool.domainOfItem[item])
         if state[item] <= 1 { selectable[d] -= 1 }
         state[item] = 2

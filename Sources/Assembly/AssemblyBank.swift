@@ -12,10 +12,22 @@ public enum ItemStatus: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// One selectable item: IRT parameters plus the metadata assembly rules use.
+///
+/// An item scored in more than two categories (`categoryModel`: graded, gpcm, pcm, nominal) is selected by its
+/// information `information(at:)` = Σ_k P_k′²/P_k, matched to θ by `location` (the θ of its largest information)
+/// and stratified by `slope` (2·√max I, which is a for a 2PL item); a 0/1 item by its a, b, c as before.
 public struct AssemblyItem: Sendable, Hashable {
     public var id: String
     public var domain: String
+    /// A 0/1 item's parameters (unused for an item in more than two categories).
     public var parameters: ItemParameters
+    /// For an item scored in more than two categories, its model; nil for a 0/1 item.
+    public let categoryModel: CategoryBankItem?
+    /// Where the item measures best: b for a 0/1 item, else the θ in [−5, 5] (step 0.05) of its largest
+    /// information.
+    public let location: Double
+    /// The slope a-stratification ranks by: a for a 0/1 item, 2·√(max I) for one in more categories.
+    public let slope: Double
     public var status: ItemStatus
     /// Anchor (linking) item: blueprints can require a number per domain.
     public var isAnchor: Bool
@@ -24,15 +36,50 @@ public struct AssemblyItem: Sendable, Hashable {
     /// Optional difficulty label (e.g. easy/medium/hard) for blueprints that count by label.
     public var difficultyLabel: String?
 
-    public init(id: String, domain: String, parameters: ItemParameters, status: ItemStatus = .active,
+    public init(id: String, domain: String, parameters: ItemParameters, categoryModel: CategoryBankItem? = nil, status: ItemStatus = .active,
                 isAnchor: Bool = false, enemyGroup: String? = nil, difficultyLabel: String? = nil) {
         self.id = id
         self.domain = domain
         self.parameters = parameters
+        self.categoryModel = categoryModel
+        if let model = categoryModel?.model {
+            var best = (theta: 0.0, information: -1.0)
+            for g in 0...200 {
+                let theta = -5 + 0.05 * Double(g), information = model.information(at: theta)
+                if information > best.information { best = (theta, information) }
+            }
+            location = best.theta
+            slope = 2 * max(0, best.information).squareRoot()
+        } else {
+            location = parameters.difficulty
+            slope = parameters.discrimination
+        }
         self.status = status
         self.isAnchor = isAnchor
         self.enemyGroup = enemyGroup
         self.difficultyLabel = difficultyLabel
+    }
+
+    /// The item's model (`ItemResponseModel`): the category model, or the 0/1 parameters.
+    public var responseModel: any ItemResponseModel { categoryModel?.model ?? parameters }
+
+    /// Fisher information at θ (Birnbaum's formula for a 0/1 item; Σ_k P_k′²/P_k for the others).
+    @inline(__always)
+    public func information(at theta: Double) -> Double { categoryModel?.model.information(at: theta) ?? parameters.information(at: theta) }
+
+    /// Responses are 0 ..< `categoryCount`.
+    public var categoryCount: Int { categoryModel?.categoryCount ?? 2 }
+
+    /// A response drawn at θ from the item's category probabilities, with one uniform draw `u` in [0, 1).
+    public func response(at theta: Double, uniform u: Double) -> UInt8 {
+        guard let model = categoryModel?.model else { return u < parameters.probability(at: theta) ? 1 : 0 }
+        var cumulative = 0.0
+        let p = model.categoryProbabilities(at: theta)
+        for k in 0..<(p.count - 1) {
+            cumulative += p[k]
+            if u < cumulative { return UInt8(k) }
+        }
+        return UInt8(p.count - 1)
     }
 }
 
@@ -49,6 +96,8 @@ public struct AssemblyBank: Sendable {
     public let latentScale: LatentScale
     /// Per domain: its items whose status is active (the items a test may give).
     public let activeCountByDomain: [Int]
+    /// Whether any item is scored in more than two categories (`AssemblyItem.categoryModel`).
+    public let hasCategoryItems: Bool
     private let index: [String: Int]
 
     /// The one domain of a bank without a `domain` column.
@@ -67,6 +116,7 @@ public struct AssemblyBank: Sendable {
         var active = [Int](repeating: 0, count: domains.count)
         for (j, item) in items.enumerated() where item.status == .active { active[domainIndex[j]] += 1 }
         activeCountByDomain = active
+        hasCategoryItems = items.contains { $0.categoryModel != nil }
         var index: [String: Int] = [:]
         for (k, item) in items.enumerated() { index[item.id] = k }
         self.index = index
@@ -105,7 +155,7 @@ public struct AssemblyBank: Sendable {
                 guard let v = item.metadata[key]?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
                 return v
             }
-            items.append(AssemblyItem(id: item.itemID, domain: domain, parameters: item.parameters, status: status, isAnchor: anchor,
+            items.append(AssemblyItem(id: item.itemID, domain: domain, parameters: item.parameters, categoryModel: item.categoryModel, status: status, isAnchor: anchor,
                                       enemyGroup: optional("enemy_group"), difficultyLabel: optional("difficulty_label")))
         }
         if !errors.isEmpty { throw InputErrors(errors) }
@@ -116,6 +166,6 @@ public struct AssemblyBank: Sendable {
 
     /// Test information Σ Iⱼ(θ) of the items at `positions`.
     public func information(of positions: some Sequence<Int>, at theta: Double) -> Double {
-        positions.reduce(0) { $0 + items[$1].parameters.information(at: theta) }
+        positions.reduce(0) { $0 + items[$1].information(at: theta) }
     }
 }

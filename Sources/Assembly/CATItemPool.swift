@@ -6,7 +6,8 @@ import Psychometrics
 /// shared by every session: an immutable reference, `Sendable`, safe to read from many threads.
 ///
 /// Information table: for grid points θ_g = −5 + 0.05 g (g = 0…200) it stores Iⱼ(θ_g) (Birnbaum's formula,
-/// `ItemParameters.information(at:)`) grid-major, so a selection step reads two contiguous rows and
+/// `ItemParameters.information(at:)`; for items in more than two categories Σ_k P_k′²/P_k,
+/// `AssemblyItem.information(at:)`) grid-major, so a selection step reads two contiguous rows and
 /// interpolates linearly:
 /// ```
 /// Iⱼ(θ) ≈ (1 − w) Iⱼ(θ_g) + w Iⱼ(θ_{g+1}),   w = (θ − θ_g) / 0.05
@@ -54,7 +55,9 @@ public final class CATItemPool: Sendable {
         self.configuration = configuration
         exposureTargetNote = note
         let parameters = bank.items.map(\.parameters)
-        estimator = try AbilityEstimator(parameters: parameters, options: configuration.abilityOptions, latentScale: bank.latentScale)
+        estimator = bank.hasCategoryItems
+            ? try AbilityEstimator(items: bank.items.map(\.responseModel), options: configuration.abilityOptions, latentScale: bank.latentScale)
+            : try AbilityEstimator(parameters: parameters, options: configuration.abilityOptions, latentScale: bank.latentScale)
         let eligible = bank.items.map { $0.status == .active }
         self.eligible = eligible
         domainOfItem = bank.domainIndex.map { Int32($0) }
@@ -66,7 +69,7 @@ public final class CATItemPool: Sendable {
             targetShare = []
         }
         eligiblePerDomain = bank.activeCountByDomain
-        difficulty = parameters.map(\.difficulty)
+        difficulty = bank.items.map(\.location)
 
         // a-strata within each domain (content blocking, Yi & Chang 2003): the domain's eligible items sorted by
         // a (ties by b, then position) and cut into K groups of near-equal size, lowest a first.
@@ -76,7 +79,7 @@ public final class CATItemPool: Sendable {
             var stratum = [Int32](repeating: 0, count: bank.items.count)
             for d in bank.domains.indices {
                 let members = bank.items.indices.filter { eligible[$0] && bank.domainIndex[$0] == d }
-                    .sorted { (parameters[$0].discrimination, parameters[$0].difficulty, $0) < (parameters[$1].discrimination, parameters[$1].difficulty, $1) }
+                    .sorted { (bank.items[$0].slope, bank.items[$0].location, $0) < (bank.items[$1].slope, bank.items[$1].location, $1) }
                 for (rank, j) in members.enumerated() { stratum[j] = Int32(rank * k / members.count) }
             }
             self.stratum = stratum
@@ -88,7 +91,7 @@ public final class CATItemPool: Sendable {
         var table = [Double](repeating: 0, count: gridCount * J)
         for g in 0..<gridCount {
             let theta = gridLow + Double(g) * gridStep
-            for j in 0..<J { table[g * J + j] = parameters[j].information(at: theta) }
+            for j in 0..<J { table[g * J + j] = bank.items[j].information(at: theta) }
         }
         information = table
     }

@@ -159,7 +159,7 @@ package enum CATSimulation {
             outcomes.deallocate()
         }
         let shared = UncheckedSendableBox((outcomes, counts))
-        let parameters = pool.estimator.parameters
+        let items = pool.bank.items
         parallelFor(workers) { w in
             let (outcomes, counts) = shared.value
             let selected = counts.baseAddress! + w * stride, administered = selected + J, domains = administered + J
@@ -170,7 +170,7 @@ package enum CATSimulation {
                 while true {
                     switch session.nextItem(using: &rng, onSelected: { selected[$0] += 1 }) {
                     case .administer(let j):
-                        let u: UInt8 = RandomVariate.uniform(using: &rng) < parameters[j].probability(at: theta) ? 1 : 0
+                        let u = items[j].response(at: theta, uniform: RandomVariate.uniform(using: &rng))
                         session.recordUnchecked(item: j, response: u)
                         administered[j] += 1
                         continue

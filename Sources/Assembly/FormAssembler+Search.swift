@@ -361,7 +361,7 @@ struct SwapSearch {
 
     func form(method: String, reportThetas: [Double]) -> AssembledForm {
         let bank = assembler.bank
-        let ordered = selection.sorted { bank.items[$0].parameters.difficulty < bank.items[$1].parameters.difficulty }
+        let ordered = selection.sorted { bank.items[$0].location < bank.items[$1].location }
         var domainCounts: [String: Int] = [:], anchorCounts: [String: Int] = [:], difficultyCounts: [String: Int] = [:]
         for k in ordered {
             domainCounts[bank.items[k].domain, default: 0] += 1

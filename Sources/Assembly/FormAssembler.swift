@@ -95,7 +95,7 @@ public struct FormAssembler: Sendable {
         for (g, set) in sets.enumerated() { for k in set { ofItem[k].append(g) } }
         enemySetsOfItem = ofItem
         let targets = blueprint.targetInformation ?? []
-        targetInformation = bank.items.map { item in targets.map { item.parameters.information(at: $0.theta) } }
+        targetInformation = bank.items.map { item in targets.map { item.information(at: $0.theta) } }
         if let counts = domainCounts {
             let unknown = counts.keys.filter { !bank.domains.contains($0) && counts[$0]! > 0 }.sorted()
             if !unknown.isEmpty {
@@ -109,7 +109,7 @@ public struct FormAssembler: Sendable {
                 let ordered = names.map { ($0, bands[$0]!) }
                 let top = ordered.map { $0.1[1] }.max() ?? .infinity
                 itemClass = bank.items.map { item in
-                    let b = item.parameters.difficulty
+                    let b = item.location
                     return ordered.firstIndex { b >= $0.1[0] && (b < $0.1[1] || (b == top && $0.1[1] == top)) } ?? -1
                 }
             } else {

@@ -27,7 +27,9 @@ package enum FormSimulation {
         guard problems.isEmpty else { throw AssemblyError(.invalidConfiguration, problems: problems) }
         let started = Date()
         let bank = assembler.bank
-        let estimator = try AbilityEstimator(parameters: bank.items.map(\.parameters), latentScale: bank.latentScale)
+        let estimator = bank.hasCategoryItems
+            ? try AbilityEstimator(items: bank.items.map(\.responseModel), latentScale: bank.latentScale)
+            : try AbilityEstimator(parameters: bank.items.map(\.parameters), latentScale: bank.latentScale)
         let fixed: [AssembledForm]? = try options.fixedForms.map { count in
             var blueprint = assembler.blueprint
             blueprint.forms = count
@@ -54,7 +56,7 @@ package enum FormSimulation {
                     }
                 }
                 let responses = form.items.map { k -> UInt8 in
-                    RandomVariate.uniform(using: &rng) < bank.items[k].parameters.probability(at: theta) ? 1 : 0
+                    bank.items[k].response(at: theta, uniform: RandomVariate.uniform(using: &rng))
                 }
                 let e = form.items.withUnsafeBufferPointer { i in responses.withUnsafeBufferPointer { r in estimator.estimate(i, r) } }
                 for k in form.items { cnt[w * J + k] += 1 }

@@ -637,15 +637,11 @@ public enum OpenAPIDocument {
                 "integer",
                 "boolean"
               ],
-              "enum": [
-                0,
-                1,
-                false,
-                true
-              ]
+              "minimum": 0,
+              "maximum": 255
             },
             "maxItems": 10000,
-            "description": "1 (or true) correct, 0 (or false) incorrect, one per item id (1.0 and \"1\" are refused with 422 naming the field)."
+            "description": "One per item id, written as a JSON integer: 1 (or true) correct, 0 (or false) incorrect for a right/wrong item; the category 0…K−1 for an item scored in K categories (graded, partial-credit, nominal rows of the bank). A value outside the item's categories is refused with 422 invalid-response naming the field, as are 1.0, 01 and \"1\"."
           },
           "method": {
             "type": [
@@ -695,7 +691,8 @@ public enum OpenAPIDocument {
           },
           "n_correct": {
             "type": "integer",
-            "minimum": 0
+            "minimum": 0,
+            "description": "The raw score: the number correct of right/wrong items plus the categories of graded and partial-credit items (a nominal item's option counts nothing)."
           },
           "theta": {
             "type": "number",
@@ -852,7 +849,8 @@ public enum OpenAPIDocument {
           },
           "n_correct": {
             "type": "integer",
-            "minimum": 0
+            "minimum": 0,
+            "description": "The raw score: the number correct of right/wrong items plus the categories of graded and partial-credit items (a nominal item's option counts nothing)."
           },
           "theta": {
             "type": "number",
@@ -1047,12 +1045,9 @@ public enum OpenAPIDocument {
               "integer",
               "boolean"
             ],
-            "enum": [
-              0,
-              1,
-              false,
-              true
-            ]
+            "minimum": 0,
+            "maximum": 255,
+            "description": "1 (or true) correct, 0 (or false) incorrect; the category 0…K−1 for an item in K categories."
           }
         },
         "required": [
@@ -1389,7 +1384,7 @@ public enum OpenAPIDocument {
           "c"
         ],
         "additionalProperties": false,
-        "description": "An item of the form, easiest first (2PL/3PL slope–difficulty: P = c + (1 − c)/(1 + exp(−a(θ − b))))."
+        "description": "An item of the form, easiest first (2PL/3PL slope–difficulty: P = c + (1 − c)/(1 + exp(−a(θ − b)))); an item scored in more than two categories as the 2PL with its peak information: a = 2·√(max I), b = the θ of that peak, c = 0."
       },
       "InformationPoint": {
         "type": "object",
@@ -1484,8 +1479,13 @@ public enum OpenAPIDocument {
               "1pl",
               "2pl",
               "3pl",
+              "graded",
+              "gpcm",
+              "pcm",
+              "nominal",
               "mixed"
-            ]
+            ],
+            "description": "The items' model, or mixed when they differ (graded, gpcm, pcm and nominal items are scored in more than two categories)."
           },
           "domains": {
             "type": "array",

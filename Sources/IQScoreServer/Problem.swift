@@ -92,7 +92,7 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
             case .invalidRequest: "The request does not match the API"
             case .unknownItem: "An item is not in the bank"
             case .repeatedItem: "An item is given twice"
-            case .invalidResponse: "A response is not 0 or 1"
+            case .invalidResponse: "A response is not one of its item's categories (0 or 1 for a right/wrong item)"
             case .lengthMismatch: "Item ids and responses differ in length"
             case .noResponses: "The session has no responses"
             case .unscorable: "The session cannot be scored"

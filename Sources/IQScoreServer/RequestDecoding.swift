@@ -221,19 +221,22 @@ enum RequestDecoding {
         return age
     }
 
-    /// One response: the number written `0` or `1`.
-    /// A response: the JSON integer 0 or 1, or the boolean false or true (as a back end's booleans serialise).
+    /// A response: a category written as a JSON integer 0…255 in plain digits (`0`, `1`, `3`; an item in K
+    /// categories takes 0…K−1, a 0/1 item 0 or 1, checked against the bank by `scoreMembers`), or the boolean
+    /// false or true (0 and 1, as a back end's booleans serialise). `1.0`, `01`, `-1`, `"1"` are refused.
     static func response(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) -> Int {
         if case .bool(let correct) = value.kind { return correct ? 1 : 0 }
-        if case .number = value.kind, value.end == value.start + 1 {
-            switch document.bytes[value.start] {
-            case UInt8(ascii: "0"): return 0
-            case UInt8(ascii: "1"): return 1
-            default: break
+        if case .number = value.kind, value.end - value.start <= 3 {
+            var v = 0, digits = true
+            for i in value.start..<value.end {
+                let c = document.bytes[i]
+                guard c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") else { digits = false; break }
+                v = 10 * v + Int(c - UInt8(ascii: "0"))
             }
+            if digits && v <= 255 && (value.end - value.start == 1 || document.bytes[value.start] != UInt8(ascii: "0")) { return v }
         }
         let got: String = if case .number = value.kind { "got \(TextFidelity.quoted(document.text(value)))" } else { "found \(value.kindName)" }
-        throw Problem(.invalidResponse, "a response must be 0 or 1 (or false or true), written as a JSON integer or boolean; \(got)", field: path)
+        throw Problem(.invalidResponse, "a response must be 0 or 1 (or false or true), or an item's category 0…K−1, written as a JSON integer or boolean; \(got)", field: path)
     }
 
     static func responses(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) -> [Int] {

@@ -344,8 +344,11 @@ public final class ScoringService: Sendable {
                 let first = indices[0..<k].firstIndex(of: j).map { " (first at item_ids/\($0))" } ?? ""
                 throw Problem(.repeatedItem, "item \(TextFidelity.quoted(ids[k])) is answered twice\(first)", field: "\(prefix)/item_ids/\(k)")
             }
-            guard responses[k] == 0 || responses[k] == 1 else {
-                throw Problem(.invalidResponse, "a response must be 0 or 1; got \(responses[k])", field: "\(prefix)/responses/\(k)")
+            let categories = writer.scorer.itemCategories[j]
+            guard responses[k] >= 0 && responses[k] < categories else {
+                throw Problem(.invalidResponse, categories == 2 ? "a response to item \(TextFidelity.quoted(ids[k])) must be 0 or 1; got \(responses[k])"
+                              : "a response to item \(TextFidelity.quoted(ids[k])) must be one of its categories 0…\(categories - 1); got \(responses[k])",
+                              field: "\(prefix)/responses/\(k)")
             }
             indices[k] = j
             values[k] = UInt8(responses[k])
@@ -513,10 +516,11 @@ public final class ScoringService: Sendable {
             json.beginObject()
             json.key("item_id"); json.string(item.id)
             json.key("domain"); json.string(item.domain)
-            // Six decimals, as FORM.csv of iqscore assemble writes them.
-            json.key("a"); json.fixed(item.parameters.discrimination, decimals: 6)
-            json.key("b"); json.fixed(item.parameters.difficulty, decimals: 6)
-            json.key("c"); json.fixed(item.parameters.guessing, decimals: 6)
+            // Six decimals, as FORM.csv of iqscore assemble writes them (an item in more than two categories as the
+            // 2PL with its peak information: `AssemblyItem.slope`, `location`, c = 0).
+            json.key("a"); json.fixed(item.slope, decimals: 6)
+            json.key("b"); json.fixed(item.location, decimals: 6)
+            json.key("c"); json.fixed(item.categoryModel == nil ? item.parameters.guessing : 0, decimals: 6)
             json.endObject()
         }
         json.endArray()

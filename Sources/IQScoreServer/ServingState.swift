@@ -67,7 +67,7 @@ public final class ServingState: Sendable {
         let damage = BankIntegrity.problems(bankPath: path, bytes: bytes)
         if damage.count == 1 { throw damage[0] }
         if !damage.isEmpty { throw InputErrors(damage) }
-        bank = try ItemBank.load(csv: path)
+        bank = try ItemBank.load(csv: path, categoryItems: .read())
         let after = try Self.contents(of: path)
         guard after == bytes else {
             throw InputError(file: path, message: "the file changed while it was read; reload again when it is written (write a new file and rename it over the old one)")
@@ -75,7 +75,7 @@ public final class ServingState: Sendable {
         bankSHA256 = BankVersion.sha256Hex(bytes)
         bankVersion = String(bankSHA256.prefix(16))
         loadedAt = Date()
-        let models = Set(bank.items.map(\.model.rawValue))
+        let models = Set(bank.items.map(\.modelName))
         model = models.count == 1 ? models.first! : "mixed"
 
         let norms = try configuration.normsPath.map { try AgeNorms.load(json: $0) } ?? .linear(.calibrationPopulation)

@@ -87,6 +87,7 @@ extension BatchScorer {
         let owner: BatchScorer
         /// The owner's answer keys, and whether a plain 0/1 cell is a response (not with options in every cell).
         let optionKeys: OptionKeys?
+        let categoryCells: CategoryCells?
         let plainResponses: Bool
         let table: ByteKeyTable
         let columns: LongColumns
@@ -137,7 +138,10 @@ extension BatchScorer {
             self.owner = owner
             table = owner.scorer.itemTable
             optionKeys = owner.optionKeys
-            plainResponses = owner.optionKeys?.everyCell != true
+            categoryCells = owner.categoryCells
+            // A bank with items in more than two categories reads every row by the general path (a "1" may be
+            // an item's first category).
+            plainResponses = owner.optionKeys?.everyCell != true && owner.categoryCells == nil
             self.columns = columns
             self.fileIndex = fileIndex
             self.stamps = stamps
@@ -383,6 +387,19 @@ extension BatchScorer {
                 case .age(let a): noteAge(a, line: rowLine)
                 case .invalid(let reason): fail(reason, line: rowLine, column: columns.age + 1)
                 }
+            }
+            if let categories = categoryCells, let j = scanner.withField(ic, in: buf, scratch: &scratch, { table.index(of: $0.trimmingSpaces()) }),
+               categories.isCategoryItem(j) {
+                let v = scanner.withField(rc, in: buf, scratch: &scratch) { categories.value($0, item: j) }
+                if v == ResponseCell.missingCategory { blanks += 1; return }
+                if v == ResponseCell.invalidCategory {
+                    let text = scanner.withField(rc, in: buf, scratch: &scratch) { TextFidelity.quoted($0) }
+                    fail("\(columns.responseName) \(text) is not a response to item \(TextFidelity.quoted(owner.scorer.bank.items[j].itemID)); allowed: \(categories.allowed(item: j))",
+                         line: rowLine, column: rc + 1)
+                    return
+                }
+                answer(j, UInt8(v), line: rowLine)
+                return
             }
             var cell = scanner.withField(rc, in: buf, scratch: &scratch) { ResponseCell.parse($0) }
             if let keys = optionKeys, keys.mayBeOption(cell),

@@ -118,8 +118,12 @@ package final class BatchScorer {
     /// Responses in one batch of parsed sessions (two batches are alive at a time).
     var budgetedBatchCells: Int { max(1 << 12, maxMemoryBytes / 32 / 16) }
 
+    /// How cells of the bank's items in more than two categories are read (nil: a 0/1 bank).
+    let categoryCells: CategoryCells?
+
     package init(scorer: SessionScorer, fileOptions: ResponseFileOptions = ResponseFileOptions(), format: ScoreOutputFormat = .csv) {
         self.scorer = scorer
+        categoryCells = CategoryCells(bank: scorer.bank)
         self.fileOptions = fileOptions
         self.format = format
     }
@@ -308,6 +312,19 @@ package final class BatchScorer {
                         continue
                     }
                     if ac >= 0 { try ageCell(reader.withField(ac) { SessionAge.parse($0) }, file: fileIndex, line: line, column: ac + 1) }
+                    // An item in more than two categories: its category (`CategoryCells`).
+                    if let categories = owner.categoryCells, let j = reader.withField(ic, { table.index(of: $0.trimmingSpaces()) }), categories.isCategoryItem(j) {
+                        let v = reader.withField(rc) { categories.value($0, item: j) }
+                        if v == ResponseCell.missingCategory { report.blankResponses += 1; try event(Self.blank, file: fileIndex, line: line); continue }
+                        if v == ResponseCell.invalidCategory {
+                            try event(Self.failure, file: fileIndex, line: line, column: rc + 1,
+                                      reason: "\(options.responseColumn) \(reader.withField(rc) { TextFidelity.quoted($0) }) is not a response to item \(TextFidelity.quoted(owner.scorer.bank.items[j].itemID)); allowed: \(categories.allowed(item: j))")
+                            continue
+                        }
+                        try event(Self.response, item: j, value: UInt8(v), file: fileIndex, line: line, column: ic + 1)
+                        maybeProgress(reader)
+                        continue
+                    }
                     var cell = reader.withField(rc) { ResponseCell.parse($0) }
                     if let keys = owner.optionKeys, keys.mayBeOption(cell),
                        let j = reader.withField(ic, { table.index(of: $0.trimmingSpaces()) }),
@@ -360,6 +377,17 @@ package final class BatchScorer {
                     }
                     if ac >= 0 { try ageCell(reader.withField(ac) { SessionAge.parse($0) }, file: fileIndex, line: line, column: ac + 1) }
                     for c in itemColumns {
+                        if let categories = owner.categoryCells, let j = columnItem[c], categories.isCategoryItem(j) {
+                            let v = reader.withField(c) { categories.value($0, item: j) }
+                            if v == ResponseCell.missingCategory { continue }
+                            if v == ResponseCell.invalidCategory {
+                                try event(Self.failure, file: fileIndex, line: line, column: c + 1,
+                                          reason: "column \(TextFidelity.quoted(header[c])): \(reader.withField(c) { TextFidelity.quoted($0) }) is not a response; allowed: \(categories.allowed(item: j))")
+                                continue
+                            }
+                            try event(Self.response, item: j, value: UInt8(v), file: fileIndex, line: line, column: c + 1)
+                            continue
+                        }
                         var cell = reader.withField(c) { ResponseCell.parse($0) }
                         if let keys = owner.optionKeys, keys.mayBeOption(cell), let j = columnItem[c],
                            let keyed = reader.withField(c, { keys.score($0, item: j) }) { cell = keyed }

@@ -61,15 +61,24 @@ extension ItemBank {
     /// outside [0, 1), an unknown model or one the parameters contradict (`rasch` needs a = 1 and c = 0, `1pl` and
     /// `2pl` need c = 0), a bad standard error, response count or p-value, a duplicated item id, a row of the
     /// wrong width. An empty bank is an error.
-    /// - Parameter requirePositiveSlopes: scoring needs a > 0; item analysis reads any finite slope so that a
-    ///   negative one can be flagged.
-    public static func load(csv path: String, requirePositiveSlopes: Bool = true) throws -> ItemBank {
-        var bank = try loadRows(path, requirePositiveSlopes: requirePositiveSlopes)
+    ///
+    /// Items scored in more than two categories (`CategoryBankItem`: model graded, gpcm, pcm or nominal) are read
+    /// from their own columns (`BankLayout.categoryColumns`, `ItemBank+CategoryColumns.swift`) when
+    /// `categoryItems` allows them; otherwise such a row is an error saying that this use reads 0/1 items only.
+    /// A cell `NA` (as R writes a missing value) is an empty cell.
+    /// - Parameters:
+    ///   - requirePositiveSlopes: scoring needs a > 0; item analysis reads any finite slope so that a negative
+    ///     one can be flagged.
+    ///   - categoryItems: whether rows of items in more than two categories are read, and the model of rows
+    ///     whose thresholds (`b1`, `b2`, …) say neither (mirt's `coef(IRTpars = TRUE)` graded and gpcm tables
+    ///     look the same; nil: such a row must name its model).
+    public static func load(csv path: String, requirePositiveSlopes: Bool = true, categoryItems: CategoryItemReading = .refused) throws -> ItemBank {
+        var bank = try loadRows(path, requirePositiveSlopes: requirePositiveSlopes, categoryItems: categoryItems)
         bank.sourcePath = path
         return bank
     }
 
-    private static func loadRows(_ path: String, requirePositiveSlopes: Bool) throws -> ItemBank {
+    private static func loadRows(_ path: String, requirePositiveSlopes: Bool, categoryItems: CategoryItemReading) throws -> ItemBank {
         // R's write.csv2 and European Excel separate fields by ';' and write decimal commas; tab- and
         // '|'-separated exports happen too. The first line says which (`FieldSeparatorSniffer`).
         let separator = FieldSeparatorSniffer.sniff(path: path, expected: UInt8(ascii: ","))?.separator ?? UInt8(ascii: ",")
@@ -90,7 +99,7 @@ extension ItemBank {
             let how = "fields separated by \(FieldSeparatorSniffer.name(separator))" + (decimalCommas ? " with decimal commas (1,25 = 1.25) as R's write.csv2 writes them" : "")
             layout.conversion = layout.conversion.isEmpty ? how : layout.conversion + "; " + how
         }
-        let idColumn = layout.idColumn, aColumn = layout.slopeColumn, bColumn = layout.locationColumn
+        let idColumn = layout.idColumn, aColumn = layout.slopeColumn, locationColumn = layout.locationColumn
         let cColumn = layout.guessingColumn, modelColumn = column("model")
         let seColumns = [column("se_a"), column("se_b"), column("se_c")]
         let nColumn = column("n_responses"), pColumn = column("p_value"), flagsColumn = column("flags")
@@ -129,7 +138,7 @@ extension ItemBank {
                 if decimalCommas, !text.contains("."), text.firstIndex(of: ",") == text.lastIndex(of: ",") {
                     text = text.replacingOccurrences(of: ",", with: ".")
                 }
-                if text.isEmpty {
+                if text.isEmpty || text == "NA" {
                     if allowEmpty { return .some(nil) }
                     errors.add(InputError(file: path, line: line, column: c + 1, message: "item '\(id)': \(name) is empty"))
                     return nil
@@ -139,6 +148,81 @@ extension ItemBank {
                     return nil
                 }
                 return .some(v)
+            }
+            /// n_responses, flags, the latent scale's cells and the metadata: the columns every row has, whatever its model.
+            func rowTail(line: Int, id: String) -> (responses: Int?, flags: [String], metadata: [String: String])? {
+                var responses: Int?
+                if let nColumn {
+                    let text = reader.string(nColumn).trimmingCharacters(in: .whitespaces)
+                    if !text.isEmpty {
+                        guard let n = DecimalNumber.parseInteger(text), n >= 0 else {
+                            errors.add(InputError(file: path, line: line, column: nColumn + 1, message: "item '\(id)': n_responses '\(text.escapingControlCharacters)' is not a whole number ≥ 0"))
+                            return nil
+                        }
+                        responses = n
+                    }
+                }
+                if let meanColumn = latentColumns[0], let sdColumn = latentColumns[1] {
+                    guard let m = number(meanColumn, "latent_mean", allowEmpty: false), let sd = number(sdColumn, "latent_sd", allowEmpty: false) else { return nil }
+                    if let first = latent {
+                        if m! != first.mean || sd! != first.sd {
+                            errors.add(InputError(file: path, line: line, column: (m! != first.mean ? meanColumn : sdColumn) + 1,
+                                                  message: "item '\(id)': latent_mean, latent_sd = \(m!.formatted6), \(sd!.formatted6) differ from \(first.mean.formatted6), \(first.sd.formatted6) on line \(first.line): the latent scale is the bank's, the same on every row"))
+                            return nil
+                        }
+                    } else {
+                        let problems = LatentScale.validationProblems(mean: m!, sd: sd!, naming: .jsonKey)
+                        if !problems.isEmpty {
+                            errors.add(InputError(file: path, line: line, column: (LatentScale.allowedMeans.contains(m!) ? sdColumn : meanColumn) + 1,
+                                                  message: "item '\(id)': " + problems.joined(separator: "; ")))
+                            return nil
+                        }
+                        latent = (m!, sd!, line)
+                    }
+                }
+                var metadata: [String: String] = [:]
+                for (name, c) in zip(metadataColumns, metadataIndex) { metadata[name] = reader.string(c) }
+                if let status = metadata["status"]?.trimmingCharacters(in: .whitespaces), !status.isEmpty,
+                   !BankItem.statuses.contains(status.lowercased()) {
+                    errors.add(InputError(file: path, line: line, column: metadataIndex[metadataColumns.firstIndex(of: "status")!] + 1,
+                                          message: "item '\(id)': status \(TextFidelity.quoted(status)) is not one of \(BankItem.statuses.joined(separator: ", "))"))
+                    return nil
+                }
+                return (responses, flagsColumn.map { reader.string($0).split(separator: ";").map(String.init) } ?? [], metadata)
+            }
+            let modelText = modelColumn.map { reader.string($0).trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+            let row = CategoryRow(path: path, line: line, id: id, layout: layout, decimalCommas: decimalCommas, cell: { reader.string($0) })
+            var categoryItem: CategoryBankItem?
+            switch row.kind(modelText: modelText, modelColumn: modelColumn, reading: categoryItems) {
+            case .failure(let error): errors.add(error); continue
+            case .success(nil):
+                if let problem = row.strayCategoryCell() { errors.add(problem); continue }
+            case .success(let kind?):
+                switch row.item(kind, standardErrorColumns: [seColumns[0]]) {
+                case .failure(let error): errors.add(error); continue
+                case .success(let item): categoryItem = item
+                }
+            }
+            guard categoryItem == nil else {
+                var statistics: [Double?] = []
+                for (c, name) in [(pColumn, "p_value")] {
+                    guard let v = number(c, name, allowEmpty: true) else { statistics.append(nil); continue }
+                    if let v, !Self.allowedPValues.contains(v) {
+                        errors.add(InputError(file: path, line: line, column: c! + 1, message: "item '\(id)': \(name) = \(v.formatted6); allowed \(Self.allowedPValues.inequality(name))"))
+                    }
+                    statistics.append(v)
+                }
+                guard let tail = rowTail(line: line, id: id) else { continue }
+                var item = BankItem(itemID: id, model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0),
+                                    responses: tail.responses, pValue: statistics[0], flags: tail.flags, metadata: tail.metadata)
+                item.categoryModel = categoryItem
+                item.sourceLine = line
+                items.append(item)
+                continue
+            }
+            guard let bColumn = locationColumn else {
+                errors.add(InputError(file: path, line: line, column: (modelColumn ?? aColumn) + 1, message: "item '\(id)': a 0/1 item needs a difficulty, and the header has no b column (a bank of items in more than two categories only has thresholds b1, b2, …; give this row a model such as graded)"))
+                continue
             }
             guard let a = number(aColumn, layout.slopeName, allowEmpty: false), let b = number(bColumn, layout.locationName, allowEmpty: false),
                   let c = number(cColumn, layout.guessingName, allowEmpty: true), let u = number(layout.upperColumn, layout.upperName, allowEmpty: true) else { continue }
@@ -176,14 +260,14 @@ extension ItemBank {
             }
             var model: IRTModel = guessing > 0 ? .threePL : .twoPL
             if let modelColumn {
-                let text = reader.string(modelColumn).trimmingCharacters(in: .whitespaces).lowercased()
+                let text = modelText
                 if !text.isEmpty {
                     guard let m = IRTModel(rawValue: text) else {
                         if text == "4pl" {
                             errors.add(InputError(file: path, line: line, column: modelColumn + 1, message: "item '\(id)': model '4pl' has an upper asymptote below 1, which iqscore does not model; allowed rasch, 1pl, 2pl, 3pl (refit as 3pl)"))
                             continue
                         }
-                        errors.add(InputError(file: path, line: line, column: modelColumn + 1, message: "item '\(id)': model '\(text.escapingControlCharacters)' is not one of rasch, 1pl, 2pl, 3pl"))
+                        errors.add(InputError(file: path, line: line, column: modelColumn + 1, message: "item '\(id)': model '\(text.escapingControlCharacters)' is not one of rasch, 1pl, 2pl, 3pl, \(ItemModelKind.allCases.map(\.rawValue).joined(separator: ", "))"))
                         continue
                     }
                     if m == .rasch && slope != 1 {
@@ -210,47 +294,10 @@ extension ItemBank {
                 statistics.append(v)
             }
             se.discrimination = statistics[0]; se.difficulty = statistics[1]; se.guessing = statistics[2]
-            var responses: Int?
-            if let nColumn {
-                let text = reader.string(nColumn).trimmingCharacters(in: .whitespaces)
-                if !text.isEmpty {
-                    guard let n = DecimalNumber.parseInteger(text), n >= 0 else {
-                        errors.add(InputError(file: path, line: line, column: nColumn + 1, message: "item '\(id)': n_responses '\(text.escapingControlCharacters)' is not a whole number ≥ 0"))
-                        continue
-                    }
-                    responses = n
-                }
-            }
-            if let meanColumn = latentColumns[0], let sdColumn = latentColumns[1] {
-                guard let m = number(meanColumn, "latent_mean", allowEmpty: false), let sd = number(sdColumn, "latent_sd", allowEmpty: false) else { continue }
-                if let first = latent {
-                    if m! != first.mean || sd! != first.sd {
-                        errors.add(InputError(file: path, line: line, column: (m! != first.mean ? meanColumn : sdColumn) + 1,
-                                              message: "item '\(id)': latent_mean, latent_sd = \(m!.formatted6), \(sd!.formatted6) differ from \(first.mean.formatted6), \(first.sd.formatted6) on line \(first.line): the latent scale is the bank's, the same on every row"))
-                        continue
-                    }
-                } else {
-                    let problems = LatentScale.validationProblems(mean: m!, sd: sd!, naming: .jsonKey)
-                    if !problems.isEmpty {
-                        errors.add(InputError(file: path, line: line, column: (LatentScale.allowedMeans.contains(m!) ? sdColumn : meanColumn) + 1,
-                                              message: "item '\(id)': " + problems.joined(separator: "; ")))
-                        continue
-                    }
-                    latent = (m!, sd!, line)
-                }
-            }
-            var metadata: [String: String] = [:]
-            for (name, c) in zip(metadataColumns, metadataIndex) { metadata[name] = reader.string(c) }
-            if let status = metadata["status"]?.trimmingCharacters(in: .whitespaces), !status.isEmpty,
-               !BankItem.statuses.contains(status.lowercased()) {
-                errors.add(InputError(file: path, line: line, column: metadataIndex[metadataColumns.firstIndex(of: "status")!] + 1,
-                                      message: "item '\(id)': status \(TextFidelity.quoted(status)) is not one of \(BankItem.statuses.joined(separator: ", "))"))
-                continue
-            }
+            guard let tail = rowTail(line: line, id: id) else { continue }
             var item = BankItem(
                 itemID: id, model: model, parameters: ItemParameters(discrimination: slope, difficulty: difficulty, guessing: guessing),
-                standardErrors: se, responses: responses, pValue: statistics[3],
-                flags: flagsColumn.map { reader.string($0).split(separator: ";").map(String.init) } ?? [], metadata: metadata)
+                standardErrors: se, responses: tail.responses, pValue: statistics[3], flags: tail.flags, metadata: tail.metadata)
             item.sourceLine = line
             items.append(item)
         }
@@ -270,16 +317,34 @@ extension ItemBank {
     /// bank read back scores exactly as the one written).
     public func csv() -> String {
         let latentCells = latentScale.isStandard ? [] : [latentScale.mean, latentScale.sd].map { "\($0)" }
-        var out = (Self.coreColumns + (latentScale.isStandard ? [] : Self.latentScaleColumns) + metadataColumns).map(csvField).joined(separator: ",") + "\n"
+        let categoryColumns = self.categoryColumns
+        let categoryIndex = Dictionary(uniqueKeysWithValues: categoryColumns.enumerated().map { ($1, $0) })
+        var out = (Self.coreColumns + categoryColumns + (latentScale.isStandard ? [] : Self.latentScaleColumns) + metadataColumns).map(csvField).joined(separator: ",") + "\n"
         func num(_ v: Double?) -> String {
             guard let v, v.isFinite else { return "" }
             return String(format: "%.6f", v)
         }
         for item in items {
-            let p = item.parameters, e = item.standardErrors
-            var row = [csvField(item.itemID), item.model.rawValue, num(p.discrimination), num(p.difficulty), num(p.guessing),
+            var row: [String]
+            if let m = item.categoryModel {
+                // The slope of a graded/gpcm/pcm item in a and se_a; every other value in its own column.
+                var cells = [String](repeating: "", count: categoryColumns.count)
+                var slope = "", slopeSE = ""
+                for (name, (value, se)) in zip(m.names, zip(m.values, m.standardErrors)) {
+                    if name == "a" { slope = num(value); slopeSE = num(se); continue }
+                    cells[categoryIndex[name]!] = num(value)
+                    cells[categoryIndex["se_" + name]!] = num(se)
+                }
+                cells[0] = csvField(m.responseLabels.joined(separator: ";"))
+                row = [csvField(item.itemID), m.kind.rawValue, slope, "", "", slopeSE, "", "",
+                       item.responses.map(String.init) ?? "", num(item.pValue), csvField(item.flags.joined(separator: ";"))] + cells
+            } else {
+                let p = item.parameters, e = item.standardErrors
+                row = [csvField(item.itemID), item.model.rawValue, num(p.discrimination), num(p.difficulty), num(p.guessing),
                        num(e.discrimination), num(e.difficulty), num(e.guessing),
                        item.responses.map(String.init) ?? "", num(item.pValue), csvField(item.flags.joined(separator: ";"))]
+                row += [String](repeating: "", count: categoryColumns.count)
+            }
             row += latentCells
             row += metadataColumns.map { csvField(item.metadata[$0] ?? "") }
             out += row.joined(separator: ",") + "\n"

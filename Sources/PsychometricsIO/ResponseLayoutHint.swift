@@ -30,14 +30,15 @@ package enum ResponseLayoutHint {
         let readsAsLong = options.layout == .long
             || (options.layout == nil && [options.sessionColumn, options.itemColumn, options.responseColumn].allSatisfy(header.contains))
         if readsAsLong {
-            guard let r = header.firstIndex(of: options.responseColumn) else { return nil }
+            guard let r = header.firstIndex(of: options.responseColumn), !options.categoryResponses else { return nil }
             return cellHint(sample, columns: [r])
         }
         if options.layout != .wide, let hint = longHint(sample, itemIDs: itemIDs) { return hint }
         if let hint = idColumnHint(sample, options: options) { return hint }
         if let hint = extraColumnsHint(sample, itemIDs: itemIDs, options: options, ageColumn: ageColumn) { return hint }
         let idColumn = ResponseFileOptions.isWideIDColumn(header[0], sessionColumn: options.sessionColumn)
-        return cellHint(sample, columns: Array((idColumn ? 1 : 0)..<header.count))
+        // Cells read as categories (`categoryResponses`) are whole numbers by design.
+        return options.categoryResponses ? nil : cellHint(sample, columns: Array((idColumn ? 1 : 0)..<header.count))
     }
 
     /// The header and first records as strings.
@@ -185,7 +186,7 @@ package enum ResponseLayoutHint {
         guard !cells.isEmpty else { return nil }
         if cells.allSatisfy({ Int($0).map { $0 >= 2 && $0 <= 100 } ?? false }) {
             let largest = cells.compactMap { Int($0) }.max()!
-            return "response cells hold whole numbers up to \(largest): iqscore scores right/wrong (dichotomous) responses; recode them to 1 = correct, 0 = incorrect (polytomous items are not modelled)"
+            return "response cells hold whole numbers up to \(largest): scores in more than two categories, which calibrate reads with --model graded, gpcm, pcm or nominal; for right/wrong items recode them to 1 = correct, 0 = incorrect"
         }
         if cells.allSatisfy({ $0.count == 1 && $0.first!.isLetter }) {
             return "response cells hold option letters (\(Set(cells).sorted().prefix(6).joined(separator: ", "))): score reads them against the bank's answer keys (a key column of letters is used as it is; --key-column COLUMN names another), or recode them to 1 = the key, 0 = another option; iqscore analyze --options reads raw choices for distractor analysis"

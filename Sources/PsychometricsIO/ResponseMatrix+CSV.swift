@@ -28,6 +28,10 @@ public struct ResponseFileOptions: Sendable, Hashable {
     /// must be in the header (a misspelt name is an error, not a silent no-op). The long layout reads only its
     /// three columns (and an age column) anyway.
     public var ignoredColumns: [String] = []
+    /// Cells are category indices, whole numbers 0…255 (items scored in more than two categories: graded,
+    /// partial-credit or nominal; `calibrate --model graded`), not 0/1 answers; item j's number of categories is
+    /// its largest response plus one (at least 2). Empty or `NA`: not administered.
+    public var categoryResponses = false
 
     /// The columns of a wide `header` read as items, in order: after the id column (when `hasID`), without the
     /// age column `age` (−1: none) and `ignoredColumns`. Both wide readers (`ResponseMatrix.load`, `BatchScorer`)
@@ -147,6 +151,33 @@ package enum ResponseCell: Sendable, Hashable {
     }
 
     package static let allowedDescription = "1, 0, true, false, t, f, or empty/NA for not administered"
+
+    /// A category cell (`ResponseFileOptions.categoryResponses`): 0…255, `missingCategory` for empty or `NA`,
+    /// `invalidCategory` for anything else (signs, decimals, more than three digits); spaces around are ignored.
+    @inline(__always)
+    package static func parseCategory(_ raw: UnsafeBufferPointer<UInt8>) -> Int {
+        let b = raw.trimmingSpaces()
+        if b.count == 0 { return missingCategory }
+        if b.count == 2 && (b[0] | 0x20) == UInt8(ascii: "n") && (b[1] | 0x20) == UInt8(ascii: "a") { return missingCategory }
+        guard b.count <= 3 else { return invalidCategory }
+        var v = 0
+        for c in b {
+            guard c >= 48 && c <= 57 else { return invalidCategory }
+            v = v * 10 + Int(c - 48)
+        }
+        return v <= 255 ? v : invalidCategory
+    }
+
+    package static let missingCategory = -1
+    package static let invalidCategory = -2
+    package static let allowedCategoryDescription = "a whole number 0…255 (the response's category), or empty/NA for not administered"
+
+    /// Per item (0 ..< `itemCount`), its largest category in `values` plus one, at least 2.
+    package static func categoryCounts(itemCount: Int, items: [Int32], values: [UInt8]) -> [Int] {
+        var counts = [Int](repeating: 2, count: itemCount)
+        for k in items.indices { counts[Int(items[k])] = max(counts[Int(items[k])], Int(values[k]) + 1) }
+        return counts
+    }
 }
 
 extension ResponseMatrix {

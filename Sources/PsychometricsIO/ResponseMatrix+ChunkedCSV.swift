@@ -113,11 +113,18 @@ extension ResponseMatrix {
                 errors.add(InputError(file: path, line: line, column: sc + 1, message: "empty \(options.sessionColumn)"))
                 return
             }
-            let cell = fields.withField(rc, in: buf, scratch: &scratch) { ResponseCell.parse($0) }
-            if cell == .invalid {
+            // 0/1 answers, or category indices (`categoryResponses`): the value kept, −1 for not administered.
+            let value: Int
+            if options.categoryResponses {
+                value = fields.withField(rc, in: buf, scratch: &scratch) { ResponseCell.parseCategory($0) }
+            } else {
+                let cell = fields.withField(rc, in: buf, scratch: &scratch) { ResponseCell.parse($0) }
+                value = cell == .correct ? 1 : cell == .incorrect ? 0 : cell == .missing ? ResponseCell.missingCategory : ResponseCell.invalidCategory
+            }
+            if value == ResponseCell.invalidCategory {
                 let text = fields.withField(rc, in: buf, scratch: &scratch) { TextFidelity.quoted($0) }
                 errors.add(InputError(file: path, line: line, column: rc + 1,
-                                      message: "\(options.responseColumn) \(text) is not a response; allowed: \(ResponseCell.allowedDescription)"))
+                                      message: "\(options.responseColumn) \(text) is not a response; allowed: \(options.categoryResponses ? ResponseCell.allowedCategoryDescription : ResponseCell.allowedDescription)"))
                 return
             }
             let j = fields.withField(ic, in: buf, scratch: &scratch) { raw -> Int in
@@ -136,9 +143,9 @@ extension ResponseMatrix {
                 return j
             }
             if j < 0 { return }
-            if cell == .missing { blanks += 1; return }
+            if value == ResponseCell.missingCategory { blanks += 1; return }
             cellItem.append(Int32(j))
-            cellValue.append(cell == .correct ? 1 : 0)
+            cellValue.append(UInt8(value))
             cellRow.append(row)
         }
 
@@ -329,13 +336,13 @@ extension ResponseMatrix {
             })
         }
         if join.rows == 0 { throw InputError(file: path, line: headerLine, message: "no data rows after the header") }
-        return try groupLong(join, path: path, itemColumn: columns.item, workers: chunks.workers)
+        return try groupLong(join, path: path, itemColumn: columns.item, workers: chunks.workers, categories: options.categoryResponses)
     }
 
     /// Gathers the joined responses by session (each session's runs in file order) and sorts each session's
     /// responses by item, rejecting an item repeated in a session — in parallel over chunks, then over sessions.
     /// Serial: O(runs) to place each run, O(sessions) to concatenate.
-    private static func groupLong(_ join: LongJoin, path: String, itemColumn ic: Int, workers: Int) throws
+    private static func groupLong(_ join: LongJoin, path: String, itemColumn ic: Int, workers: Int, categories: Bool) throws
         -> (matrix: ResponseMatrix, report: ResponseFileReport)
     {
         var join = join
@@ -457,7 +464,8 @@ extension ResponseMatrix {
             }
         }
         let items = gathered(\.items), values = gathered(\.values)
-        let matrix = ResponseMatrix(validatedPersonIDs: personIDs, itemIDs: join.itemIDs, rowOffsets: offsets, itemIndices: items, responses: values)
+        let matrix = ResponseMatrix(validatedPersonIDs: personIDs, itemIDs: join.itemIDs, rowOffsets: offsets, itemIndices: items, responses: values,
+                                    categoryCounts: categories ? ResponseCell.categoryCounts(itemCount: join.itemIDs.count, items: items, values: values) : nil)
         let report = ResponseFileReport(path: path, layout: .long, dataRows: join.rows, personsRead: sessions,
                                         emptyPersons: empty, blankResponses: join.blanks, idColumn: nil)
         return (matrix, report)
@@ -476,6 +484,8 @@ extension ResponseMatrix {
         var itemStart: Int { hasID ? 1 : 0 }
         /// Per field: its item's index, or −1 (the id column, an ignored column).
         let itemIndex: [Int32]
+        /// Cells are category indices (`ResponseFileOptions.categoryResponses`).
+        let categories: Bool
     }
 
     /// One chunk of a wide file as its worker parses it: every data row with the end of its responses, and the
@@ -533,6 +543,14 @@ extension ResponseMatrix {
             for c in columns.itemStart..<columns.fieldCount {
                 let j = columns.itemIndex[c]
                 if j < 0 { continue }
+                if columns.categories {
+                    let v = fields.withField(c, in: buf, scratch: &scratch, { ResponseCell.parseCategory($0) })
+                    if v >= 0 { items.append(j); values.append(UInt8(v)); continue }
+                    if v == ResponseCell.missingCategory { continue }
+                    badCells.append((row, Int32(c)))
+                    if firstBad[Int32(c)] == nil { firstBad[Int32(c)] = (row, fields.withField(c, in: buf, scratch: &scratch) { TextFidelity.quoted($0) }) }
+                    continue
+                }
                 switch fields.withField(c, in: buf, scratch: &scratch, { ResponseCell.parse($0) }) {
                 case .correct: items.append(j); values.append(1)
                 case .incorrect: items.append(j); values.append(0)
@@ -632,7 +650,7 @@ extension ResponseMatrix {
         let itemColumns = try options.wideItemColumns(header: header, hasID: hasID, file: path, line: headerLine)
         var itemIndex = [Int32](repeating: -1, count: header.count)
         for (k, c) in itemColumns.enumerated() { itemIndex[c] = Int32(k) }
-        let columns = WideColumns(fieldCount: header.count, hasID: hasID, idName: first, itemIndex: itemIndex)
+        let columns = WideColumns(fieldCount: header.count, hasID: hasID, idName: first, itemIndex: itemIndex, categories: options.categoryResponses)
         let itemIDs = itemColumns.map { header[$0] }
         var seenItem: [String: Int] = [:]
         for (k, id) in itemIDs.enumerated() {
@@ -663,7 +681,7 @@ extension ResponseMatrix {
             guard let bad = join.badCells[c] else { continue }
             let more = bad.count > 1 ? " (\(bad.count) invalid cells in this column)" : ""
             errors.add(InputError(file: path, line: bad.line, column: c + 1,
-                                  message: "column \(TextFidelity.quoted(header[c])): \(bad.text ?? texts[c] ?? "") is not a response; allowed: \(ResponseCell.allowedDescription)\(more)"))
+                                  message: "column \(TextFidelity.quoted(header[c])): \(bad.text ?? texts[c] ?? "") is not a response; allowed: \(options.categoryResponses ? ResponseCell.allowedCategoryDescription : ResponseCell.allowedDescription)\(more)"))
         }
         try errors.throwIfAny()
         if join.rows == 0 { throw InputError(file: path, line: headerLine, message: "no data rows after the header") }
@@ -684,7 +702,8 @@ extension ResponseMatrix {
                 }
             }
         }
-        let matrix = ResponseMatrix(validatedPersonIDs: join.personIDs, itemIDs: itemIDs, rowOffsets: join.offsets, itemIndices: items, responses: values)
+        let matrix = ResponseMatrix(validatedPersonIDs: join.personIDs, itemIDs: itemIDs, rowOffsets: join.offsets, itemIndices: items, responses: values,
+                                    categoryCounts: options.categoryResponses ? ResponseCell.categoryCounts(itemCount: itemIDs.count, items: items, values: values) : nil)
         let report = ResponseFileReport(path: path, layout: .wide, dataRows: join.rows, personsRead: join.personIDs.count + join.empty.count,
                                         emptyPersons: join.empty, blankResponses: 0, idColumn: hasID ? first : nil)
         return (matrix, report)

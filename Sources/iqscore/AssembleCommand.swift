@@ -18,7 +18,9 @@ struct AssembleCommand: ParsableCommand {
 
             Counts-only blueprints are solved exactly (max-flow allocation, random items within cells: each seed \
             gives a different, equally valid form); other rules use a swap search whose remaining violations are \
-            reported. FORM.csv: form,position,item_id,domain,a,b,c,difficulty_class,anchor (easiest first).
+            reported. FORM.csv: form,position,item_id,domain,a,b,c,difficulty_class,anchor (easiest first; an item \
+            scored in more than two categories is shown as the 2PL with its peak information: a = 2·√(max I), \
+            b = the θ of that peak, c = 0; difficulty bands and the order use that θ).
 
             Exit status: 0 every rule met; 2 forms written but some rule relaxed (listed on stderr); 1 the \
             blueprint cannot be met (each short constraint named with supply and demand) or bad input.
@@ -62,6 +64,8 @@ struct AssembleCommand: ParsableCommand {
     var simulateFixed = false
 
     /// Ranges are the library's (`Blueprint`, `SimulationStudy`, `FormSimulation.Options`).
+    @OptionGroup var bankModel: BankModelOption
+
     func validate() throws {
         try throwIfAny([forms.flatMap { Blueprint.allowedFormCounts.problem($0, "--forms") },
                         simulate.flatMap { SimulationStudy.allowedSimulees.problem($0, "--simulate") },
@@ -76,7 +80,7 @@ struct AssembleCommand: ParsableCommand {
         try runReportingErrors {
             try prepareOutputs(inputs: [("--bank", bank), ("--blueprint", blueprint)] + given("--exclude", exclude) + given("--exposure", exposure),
                                outputs: [("--out", out)] + given("--report-json", reportJSON) + given("--simulation-out", simulationOut))
-            let assemblyBank = try AssemblyBank(bank: loadBank(bank))
+            let assemblyBank = try AssemblyBank(bank: loadBank(bank, categoryItems: bankModel.reading))
             var spec = try Blueprint.load(json: blueprint)
             if let forms { spec.forms = forms }
             var options = AssemblyOptions(seed: seed)
@@ -126,7 +130,10 @@ struct AssembleCommand: ParsableCommand {
             for (p, k) in form.items.enumerated() {
                 let item = assembler.bank.items[k]
                 let cls = assembler.classes.isEmpty ? "" : (assembler.difficultyClass(of: k) ?? "")
-                text += "\(f + 1),\(p + 1),\(csvField(item.id)),\(csvField(item.domain)),\(fixed(item.parameters.discrimination, 6)),\(fixed(item.parameters.difficulty, 6)),\(fixed(item.parameters.guessing, 6)),\(csvField(cls)),\(item.isAnchor ? 1 : 0)\n"
+                // An item in more than two categories: the 2PL with its peak information (`AssemblyItem.slope`,
+                // `location`), c = 0.
+                let c = item.categoryModel == nil ? item.parameters.guessing : 0
+                text += "\(f + 1),\(p + 1),\(csvField(item.id)),\(csvField(item.domain)),\(fixed(item.slope, 6)),\(fixed(item.location, 6)),\(fixed(c, 6)),\(csvField(cls)),\(item.isAnchor ? 1 : 0)\n"
             }
         }
         try writeAtomically(text, to: out)

@@ -82,6 +82,8 @@ struct CATSimulateCommand: ParsableCommand {
         return options
     }
 
+    @OptionGroup var bankModel: BankModelOption
+
     func validate() throws {
         try throwIfAny(studyOptions().validationProblems(naming: .option))
         if exposure != nil, exposureOut != nil {
@@ -93,7 +95,7 @@ struct CATSimulateCommand: ParsableCommand {
         try runReportingErrors {
             try prepareOutputs(inputs: [("--bank", bank), ("--config", config)] + given("--exposure", exposure), outputs: [("--out", out)] + given("--exposure-out", exposureOut))
             let configuration = try CATConfiguration.load(json: config)
-            let assemblyBank = try AssemblyBank(bank: loadBank(bank))
+            let assemblyBank = try AssemblyBank(bank: loadBank(bank, categoryItems: bankModel.reading))
             let pool: CATItemPool
             do {
                 pool = try CATItemPool(bank: assemblyBank, configuration: configuration)

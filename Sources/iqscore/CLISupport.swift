@@ -101,6 +101,16 @@ struct ResponseColumnOptions: ParsableArguments {
 }
 
 extension ResponseLayout: ExpressibleByArgument {}
+extension ItemModelKind: ExpressibleByArgument {}
+
+/// `--bank-model`: the model of bank rows whose thresholds name none (mirt's `coef(IRTpars = TRUE)` tables).
+struct BankModelOption: ParsableArguments {
+    @Option(name: .customLong("bank-model"), help: "The model of bank rows with thresholds b1, b2, … and no model cell, as mirt's coef(IRTpars = TRUE) graded and gpcm tables are written: graded, gpcm or pcm.")
+    var bankModel: ItemModelKind?
+
+    /// How the bank is read: items in more than two categories allowed, these rows under `bankModel`.
+    var reading: CategoryItemReading { .read(thresholdsModel: bankModel) }
+}
 extension IRTModel: ExpressibleByArgument {
     /// Any case: `2PL` as mirt and the literature write it, `2pl` as the bank files do.
     public init?(argument: String) { self.init(rawValue: argument.lowercased()) }
@@ -179,8 +189,8 @@ func noteUnnamedIDColumn(_ report: ResponseFileReport) {
 
 /// Reads a bank (`ItemBank.load(csv:)`) and, when its header is a foreign layout (mirt, catR, girth), says on
 /// stderr how it was read, e.g. `note: bank.csv: read as mirt slope–intercept (a1, d, g): b = −d/a1; c = g`.
-func loadBank(_ path: String, requirePositiveSlopes: Bool = true) throws -> ItemBank {
-    let bank = try ItemBank.load(csv: path, requirePositiveSlopes: requirePositiveSlopes)
+func loadBank(_ path: String, requirePositiveSlopes: Bool = true, categoryItems: CategoryItemReading = .refused) throws -> ItemBank {
+    let bank = try ItemBank.load(csv: path, requirePositiveSlopes: requirePositiveSlopes, categoryItems: categoryItems)
     if let layout = bank.layout, !layout.isNative {
         printError("note: \(path): read as \(layout.name)" + (layout.conversion.isEmpty ? "" : ": \(layout.conversion)"))
     }

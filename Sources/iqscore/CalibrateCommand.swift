@@ -26,6 +26,15 @@ struct CalibrateCommand: ParsableCommand {
             columns latent_mean (0) and latent_sd (σ), which score, serve, analyze, report, cat and link honour \
             (prior and IQ norms N(0, σ²)). With --fixed, the output bank keeps the fixed bank's latent scale.
 
+            Items scored in more than two categories: --model graded (Samejima), gpcm (Muraki), pcm (Masters' \
+            partial credit: a = 1, latent SD estimated) or nominal (Bock) reads the cells as categories, whole \
+            numbers 0…255 (K = the largest plus one), and fits every item under that model, or under the model \
+            the model column of --items names for it; two-category items come out as 2pl (rasch under pcm). The \
+            bank writes such an item's slope in a, its thresholds in b1…b(K−1) (nominal: a_0…, c_0…) with their \
+            se_ columns, and in categories the data's responses when they are not 0…K−1 (data coded 1…4: \
+            1;2;3;4). A category nobody chose between two chosen ones is collapsed with a warning and the flag \
+            'categories collapsed'. Priors, --fixed and --e-step dense are for 0/1 items only.
+
             Online (fixed-parameter) calibration: --fixed BANK.csv holds the bank's items at their values \
             (their model, a, b, c) and estimates the other items on the bank's scale under --model, with the \
             latent mean and SD estimated (reported as latent_mean/latent_sd). The output bank holds the fixed \
@@ -43,8 +52,11 @@ struct CalibrateCommand: ParsableCommand {
     @Argument(help: "Responses CSV (wide or long layout).")
     var responses: String
 
-    @Option(help: "Model: rasch, 1pl, 2pl or 3pl.")
-    var model: IRTModel = .twoPL
+    @Option(help: "Model: rasch, 1pl, 2pl or 3pl for 0/1 items; graded, gpcm, pcm or nominal for items scored in more than two categories (cells 0…255; per item by the model column of --items).")
+    var model: CalibrateModel = .dichotomous(.twoPL)
+
+    /// The 0/1 model (`--model rasch|1pl|2pl|3pl`); 2PL's ranges check the options of the other models.
+    var irtModel: IRTModel { model.dichotomous ?? .twoPL }
 
     @Option(help: "Output bank CSV (written atomically).")
     var out: String
@@ -102,14 +114,15 @@ struct CalibrateCommand: ParsableCommand {
     /// `DecimalNumber`), so that `parsedGuessingPrior()`/`parsedSlopePrior()` only ever see valid text.
     func validate() throws {
         // The priors' texts first (as before the other ranges), then every range of the library's options.
-        if model == .threePL { _ = try parsedGuessingPrior() }
-        if model.hasItemSlopes { _ = try parsedSlopePrior() }
+        if model.categories != nil { try validateCategoryModel() }
+        if irtModel == .threePL { _ = try parsedGuessingPrior() }
+        if irtModel.hasItemSlopes { _ = try parsedSlopePrior() }
         try throwIfAny(try calibrationOptions().validationProblems(naming: .option))
     }
 
     /// The library's options from the command line (validated by `validate()`, used by `run()`).
     func calibrationOptions() throws -> CalibrationOptions {
-        var options = CalibrationOptions(model: model)
+        var options = CalibrationOptions(model: irtModel)
         options.quadraturePoints = quadraturePoints
         options.thetaBound = thetaBound
         options.tolerance = tolerance
@@ -129,7 +142,7 @@ struct CalibrateCommand: ParsableCommand {
     /// (`DecimalNumber`) within `BetaPrior`'s ranges.
     func parsedGuessingPrior() throws -> BetaPrior?? {
         guard let text = guessingPrior else { return .none }
-        if model != .threePL { throw ValidationError("--guessing-prior applies to --model 3pl only") }
+        if model != .dichotomous(.threePL) { throw ValidationError("--guessing-prior applies to --model 3pl only") }
         if text == "none" { return .some(nil) }
         let syntax = ValidationError("--guessing-prior must be 'beta:ALPHA,BETA', 'options:K', 'options' or 'none'; got '\(text)'")
         if text == "options" {
@@ -174,7 +187,7 @@ struct CalibrateCommand: ParsableCommand {
     /// `--slope-prior` as a prior (`.some(nil)`: 'none'; `.none`: not given), within `LogNormalPrior`'s ranges.
     func parsedSlopePrior() throws -> LogNormalPrior?? {
         guard let text = slopePrior else { return .none }
-        if !model.hasItemSlopes { throw ValidationError("--slope-prior applies to --model 2pl or 3pl only") }
+        if model.dichotomous?.hasItemSlopes != true { throw ValidationError("--slope-prior applies to --model 2pl or 3pl only") }
         if text == "none" { return .some(nil) }
         if text.hasPrefix("lognormal:") {
             let fields = text.dropFirst(10).split(separator: ",", omittingEmptySubsequences: false)
@@ -197,6 +210,7 @@ struct CalibrateCommand: ParsableCommand {
             let bankWriter = try AtomicFileWriter(path: out)
             let manifestWriter = try manifestPath.map { try AtomicFileWriter(path: $0) }
             BLASConfiguration.setThreadCount(1)
+            if let kind = model.categories { return try runCategoryModel(kind, bankWriter: bankWriter, manifestWriter: manifestWriter) }
             var options = try calibrationOptions()
 
             let readStart = Date()
@@ -212,14 +226,7 @@ struct CalibrateCommand: ParsableCommand {
             let readSeconds = Date().timeIntervalSince(readStart)
             // A terminal shows each EM cycle as mirt does (silent when stderr is piped).
             let status = TerminalStatusLine()
-            let result = try EMCalibrator(options: options).calibrate(data, progress: status.isEnabled ? { p in
-                switch p.phase {
-                case .cycle:
-                    status.show("EM cycle \(p.cycle): log-likelihood \(fixed(p.logLikelihood, 2)), largest change \(String(format: "%.1e", p.largestChange)), \(fixed(p.elapsedSeconds, 1)) s")
-                case .standardErrors:
-                    status.show("EM stopped after \(p.cycle) cycles (\(fixed(p.elapsedSeconds, 1)) s); computing standard errors…", force: true)
-                }
-            } : nil)
+            let result = try EMCalibrator(options: options).calibrate(data, progress: Self.progress(on: status))
             status.clear()
             let bank = ItemBank(calibration: result, metadata: metadata, fixed: fixedBank)
             try bankWriter.write(bank.csv())
@@ -250,6 +257,19 @@ struct CalibrateCommand: ParsableCommand {
             }
             printError(humanSummary(result: result, report: report, readSeconds: readSeconds, bankItems: bank.items.count))
             return result.converged ? ExitStatus.success : ExitStatus.notConverged
+        }
+    }
+
+    /// Each EM cycle on a terminal's status line, as mirt shows it (nil when stderr is not a terminal).
+    static func progress(on status: TerminalStatusLine) -> ((CalibrationProgress) -> Void)? {
+        guard status.isEnabled else { return nil }
+        return { p in
+            switch p.phase {
+            case .cycle:
+                status.show("EM cycle \(p.cycle): log-likelihood \(fixed(p.logLikelihood, 2)), largest change \(String(format: "%.1e", p.largestChange)), \(fixed(p.elapsedSeconds, 1)) s")
+            case .standardErrors:
+                status.show("EM stopped after \(p.cycle) cycles (\(fixed(p.elapsedSeconds, 1)) s); computing standard errors…", force: true)
+            }
         }
     }
 

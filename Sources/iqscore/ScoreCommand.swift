@@ -33,8 +33,17 @@ struct ScoreCommand: ParsableCommand {
             few_items (< --min-items), theta_at_bound, age_outside_norms (the age lies beyond the norms' ages and \
             their extrapolation margin; scored at the nearest covered age).
 
+            Banks may hold items scored in more than two categories (model graded, gpcm, pcm or nominal, as \
+            `calibrate --model graded` writes them, or mirt's coef() tables: a,b1,b2,… with --bank-model, or the \
+            slope–intercept a1,d1,… and a1,ak0,…,d0,…): their cells are the categories 0…K−1, or the bank's \
+            response labels (its categories column, e.g. 1;2;3;4 for data coded from 1). n_correct and the \
+            <domain>_correct columns are then raw scores: the number correct of 0/1 items plus the categories of \
+            graded and partial-credit items (a nominal item's option counts nothing); perfect_score and \
+            zero_score refer to the highest and lowest raw score.
+
             Every session read is scored or written to REJECTS (session_id,file,line,column,reason): unknown \
-            item id, a response that is not 0/1, the same item twice in a session, a malformed row; with --age-column, an age that is not a number in 0–130, one that differs within \
+            item id, a response that is not 0/1 (for an item in more than two categories: not one of its \
+            categories 0…K−1 or response labels), the same item twice in a session, a malformed row; with --age-column, an age that is not a number in 0–130, one that differs within \
             the session (blank cells are allowed on some rows), or none on any row. A session with no responses \
             at all (an empty row, mirt's all-NA pattern) is listed there as not administered and counted apart: \
             it is not an error unless --strict. Default REJECTS: the output path with .rejects.csv.
@@ -55,8 +64,10 @@ struct ScoreCommand: ParsableCommand {
     @Argument(help: "Session CSV files (long or wide layout), at most \(BatchScorer.maximumInputFiles).")
     var sessions: [String]
 
-    @Option(help: "Item bank CSV (as written by calibrate: item_id,a,b[,c][,domain…]).")
+    @Option(help: "Item bank CSV (as written by calibrate: item_id,a,b[,c][,domain…]; items in more than two categories with model graded, gpcm, pcm or nominal).")
     var bank: String
+
+    @OptionGroup var bankModel: BankModelOption
 
     @Option(help: "Scores output (written atomically).")
     var out: String
@@ -135,7 +146,7 @@ struct ScoreCommand: ParsableCommand {
             // Before anything else is read: age-specific norms need the age column.
             let ageNorms = try norms.map { try AgeNorms.load(json: $0) } ?? .linear(.calibrationPopulation)
             if ageNorms.isAgeSpecific && ageColumn == nil { throw Self.ageColumnNeeded(ageNorms) }
-            let itemBank = try loadBank(bank)
+            let itemBank = try loadBank(bank, categoryItems: bankModel.reading)
             // Linear norms are `IQScale`'s own; age-specific ones report through `AgeNormScale` with the same settings.
             let linearNorms: Norms
             if case .linear(let n) = ageNorms.model { linearNorms = n } else { linearNorms = .calibrationPopulation }
@@ -185,8 +196,11 @@ struct ScoreCommand: ParsableCommand {
     /// when there are several inputs.
     func layoutHint(bank: ItemBank) -> String? {
         let ids = Set(bank.items.map(\.itemID))
+        // A bank of items in more than two categories reads whole-number cells as their categories.
+        var hintOptions = columns.fileOptions
+        hintOptions.categoryResponses = bank.hasCategoryItems
         for path in sessions {
-            if let hint = ResponseLayoutHint.hint(forFile: path, options: columns.fileOptions, itemIDs: ids, ageColumn: ageColumn) {
+            if let hint = ResponseLayoutHint.hint(forFile: path, options: hintOptions, itemIDs: ids, ageColumn: ageColumn) {
                 return sessions.count > 1 ? "\(path): \(hint)" : hint
             }
         }

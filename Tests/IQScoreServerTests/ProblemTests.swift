@@ -103,7 +103,7 @@ struct ProblemTests {
             try await score(#"{"item_ids": ["i0001", "zz"], "responses": [1, 0]}"#, "unknown-item", "/item_ids/1", detail: "item 'zz' is not in the bank")
             try await score(#"{"item_ids": ["i0001", "i0002"], "responses": [1, 2]}"#, "invalid-response", "/responses/1")
             try await score(#"{"item_ids": ["i0001", "i0002"], "responses": [1, 1.0]}"#, "invalid-response", "/responses/1",
-                            detail: "a response must be 0 or 1 (or false or true), written as a JSON integer or boolean; got '1.0'")
+                            detail: "a response must be 0 or 1 (or false or true), or an item's category 0…K−1, written as a JSON integer or boolean; got '1.0'")
             // true/false are accepted (ScoringServiceTests.pythonJSON); other literals are not.
             try await score(#"{"item_ids": ["i0001", "i0002"], "responses": [1, "true"]}"#, "invalid-response", "/responses/1")
             try await score(#"{"item_ids": ["i0001", "i0002"], "responses": [1, "1"]}"#, "invalid-response", "/responses/1")

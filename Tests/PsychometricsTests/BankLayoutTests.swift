@@ -74,7 +74,7 @@ struct BankLayoutTests {
         ("item_id,a,a1,b\nq1,1,1,0\n", "BANK.csv:1: error: the bank header names the slope twice (a and a1) (found: item_id,a,a1,b); keep one"),
         ("item_id,a,b,d,u\nq1,1,0,1,1\n", "BANK.csv:1: error: the bank header names the upper asymptote twice (u and d) (found: item_id,a,b,d,u); keep one"),
         ("item_id,slope,b\nq1,1,0\n", "BANK.csv:1: error: the bank header has no slope column (found: item_id,slope,b); name it a (or a1 as mirt writes, discrimination as girth)"),
-        ("item_id,a,beta\nq1,1,0\n", "BANK.csv:1: error: the bank header has no difficulty column (found: item_id,a,beta); name it b (or give mirt's intercept as a1,d)"),
+        ("item_id,a,beta\nq1,1,0\n", "BANK.csv:1: error: the bank header has no difficulty column (found: item_id,a,beta); name it b (or give mirt's intercept as a1,d; thresholds of items in more than two categories as b1, b2, …)"),
     ])
     func refused(_ text: String, _ message: String) throws {
         #expect(try ItemBankCSVTests.message(text) == message)

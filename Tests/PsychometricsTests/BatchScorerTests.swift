@@ -525,7 +525,7 @@ struct ItemBankLoadErrorTests {
     @Test("a missing b column")
     func missingB() throws {
         let (path, message) = try Self.loadError("item_id,model,a,c\nq1,2pl,1,0\n")
-        #expect(message == "\(path):1: error: the bank header has no difficulty column (found: item_id,model,a,c); name it b (or give mirt's intercept as a1,d)")
+        #expect(message == "\(path):1: error: the bank header has no difficulty column (found: item_id,model,a,c); name it b (or give mirt's intercept as a1,d; thresholds of items in more than two categories as b1, b2, …)")
     }
 
     @Test("an empty bank: header only, or an empty file")

@@ -250,7 +250,7 @@ struct ScoreCLITests {
         FatalCase(name: "a bank without a b column",
                   files: ["BANK.csv": "item_id,a\nq1,1.0\n", "s.csv": goodSessions],
                   arguments: ["s.csv", "--bank", "BANK.csv", "--out", "scores.csv"],
-                  stderr: "BANK.csv:1: error: the bank header has no difficulty column (found: item_id,a); name it b (or give mirt's intercept as a1,d)\n"),
+                  stderr: "BANK.csv:1: error: the bank header has no difficulty column (found: item_id,a); name it b (or give mirt's intercept as a1,d; thresholds of items in more than two categories as b1, b2, …)\n"),
         FatalCase(name: "a missing session file",
                   files: ["BANK.csv": bankWithoutDomain],
                   arguments: ["missing.csv", "--bank", "BANK.csv", "--out", "scores.csv"],

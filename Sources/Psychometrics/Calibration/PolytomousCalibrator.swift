@@ -10,7 +10,8 @@ import Foundation
 /// Categories: item j's responses are 0 ..< `data.categoryCounts[j]`. A category nobody chose cannot be
 /// estimated (its intercept runs to −∞): it is collapsed — the categories above it move down one — and the
 /// result says so per item (`Item.categoryMap`) and in a warning; an item left with one category is excluded
-/// with its reason.
+/// with its reason. Categories below the lowest one chosen are the data's coding (1…4 as mirt's `Science`) and
+/// are dropped without a warning (the map says so).
 public struct PolytomousCalibrator: Sendable {
     /// Quadrature, tolerance, cycle limit, acceleration, workers, standard errors, the slope bound and the minimum
     /// responses per item are read; the dichotomous `model`, priors, fixed items, the E-step strategy and the
@@ -63,8 +64,10 @@ public struct PolytomousCalibrator: Sendable {
         newCategory.removeAll()
         let data = ResponseMatrix(validatedPersonIDs: kept.personIDs, itemIDs: kept.itemIDs, rowOffsets: kept.rowOffsets,
                                   itemIndices: kept.itemIndices, responses: responses, categoryCounts: keptMaps.map(\.count))
-        for (j, used) in keptMaps.enumerated() where used.count < kept.categoryCounts[j] {
-            let unused = (0..<kept.categoryCounts[j]).filter { !used.contains($0) }
+        // Categories below the lowest in use are the data's coding (responses 1…4, as mirt's Science), not a gap:
+        // the map says so without a warning (`Item.categoryMap`).
+        for (j, used) in keptMaps.enumerated() where used.count < used.last! - used.first! + 1 {
+            let unused = (used.first!...used.last!).filter { !used.contains($0) }
             warnings.append("item \(data.itemIDs[j]): categor\(unused.count == 1 ? "y" : "ies") \(unused.map(String.init).joined(separator: ", ")) of 0…\(kept.categoryCounts[j] - 1) \(unused.count == 1 ? "has" : "have") no responses and \(unused.count == 1 ? "is" : "are") collapsed: \(used.count) categories fitted (the categories above move down)")
         }
         guard data.itemCount >= 2 else {
@@ -196,7 +199,8 @@ public struct PolytomousCalibrationResult: Sendable {
         public var responses: Int
         /// Responses per fitted category.
         public var categoryResponses: [Int]
-        /// Fitted category k is the data's category `categoryMap[k]` (the identity unless a category was collapsed).
+        /// Fitted category k is the data's category `categoryMap[k]` (the identity unless the data's categories
+        /// start above 0 or a category was collapsed).
         public var categoryMap: [Int]
     }
 

@@ -29,8 +29,9 @@ public struct BankLayout: Sendable, Hashable, Codable {
     package var idColumnName: String
     package var slopeColumn: Int
     package var slopeName: String
-    /// The difficulty b, or the intercept d (slope–intercept: b = −d/a) when `locationIsIntercept`.
-    package var locationColumn: Int
+    /// The difficulty b, or the intercept d (slope–intercept: b = −d/a) when `locationIsIntercept`; nil for a
+    /// bank of items in more than two categories only (`categoryColumns`).
+    package var locationColumn: Int?
     package var locationName: String
     package var locationIsIntercept: Bool
     package var guessingColumn: Int?
@@ -40,6 +41,24 @@ public struct BankLayout: Sendable, Hashable, Codable {
     package var upperName: String
     /// Every header position this layout consumes (not carried as metadata).
     package var consumedColumns: Set<Int>
+    /// Header positions of the columns of items in more than two categories (`CategoryBankItem`), by name: the
+    /// IRT form `b1…` (graded, gpcm, pcm thresholds or steps) and `a_0…`, `c_0…` (nominal), mirt's
+    /// slope–intercept `d1…` (graded) and `ak0…`, `d0…` (gpcm, nominal), the `se_` column of each IRT-form name,
+    /// and `categories` (the responses each category stands for).
+    package var categoryColumns: [String: Int] = [:]
+
+    /// Whether `name` is a column of items in more than two categories (see `categoryColumns`).
+    package static func isCategoryColumn(_ name: String) -> Bool {
+        if name == "categories" { return true }
+        let bare = name.hasPrefix("se_") ? String(name.dropFirst(3)) : name
+        func numbered(_ prefix: String, from first: Int) -> Bool {
+            guard bare.hasPrefix(prefix), let k = Int(bare.dropFirst(prefix.count)), k >= first,
+                  String(k) == bare.dropFirst(prefix.count) else { return false }
+            return true
+        }
+        if numbered("b", from: 1) || numbered("a_", from: 0) || numbered("c_", from: 0) { return true }
+        return bare == name && (numbered("d", from: 0) || numbered("ak", from: 0))
+    }
 
     /// The layout that `header` (trimmed names) spells, or a message saying why none fits and what to rename.
     package static func detect(_ header: [String]) -> Result<BankLayout, BankLayoutError> {
@@ -70,20 +89,25 @@ public struct BankLayout: Sendable, Hashable, Codable {
         }
 
         // Location: difficulty b, or the slope–intercept d when there is no b (with b, catR's d is the upper asymptote).
+        // A bank of items in more than two categories only (mirt's graded or gpcm table) may have neither.
+        var categoryColumns: [String: Int] = [:]
+        for (c, name) in header.enumerated() where isCategoryColumn(name) { categoryColumns[name] = c }
         let bColumn = column("b") ?? foreign("difficulty")
         let dColumn = column("d")
-        let location: (Int, String, Bool)
+        let location: (Int?, String, Bool)
         if let b = bColumn { location = (b, header[b], false) }
         else if let d = dColumn {
             guard slope.0 == "a1" else {
                 return refuse("the bank header has \(slope.0) and d but no b \(found): if d is mirt's intercept (aθ + d), name the slope a1; if it is a difficulty, name it b")
             }
             location = (d, "d", true)
+        } else if categoryColumns.keys.contains(where: { !$0.hasPrefix("se_") && $0 != "categories" }) {
+            location = (nil, "b", slope.0 == "a1")
         } else {
-            return refuse("the bank header has no difficulty column \(found); name it b (or give mirt's intercept as a1,d)")
+            return refuse("the bank header has no difficulty column \(found); name it b (or give mirt's intercept as a1,d; thresholds of items in more than two categories as b1, b2, …)")
         }
         if slope.0 == "a1" && !location.2 {
-            return refuse("the bank header has mirt's slope–intercept slope a1 with a difficulty \(header[location.0]) \(found): name the slope a (a, b: mirt's IRTpars = TRUE) or give the intercept d instead of b")
+            return refuse("the bank header has mirt's slope–intercept slope a1 with a difficulty \(header[location.0!]) \(found): name the slope a (a, b: mirt's IRTpars = TRUE) or give the intercept d instead of b")
         }
 
         // Lower and upper asymptotes.
@@ -104,29 +128,39 @@ public struct BankLayout: Sendable, Hashable, Codable {
         var conversions: [String] = []
         switch (slope.0, location.2) {
         case ("a1", true):
-            name = "mirt slope–intercept (a1, d" + (guess != nil ? ", g" : "") + (upper != nil ? ", u" : "") + ")"
-            conversions.append("b = −d/a1")
+            name = "mirt slope–intercept (a1, " + (location.0 == nil ? "d0/d1 …" : "d") + (guess != nil ? ", g" : "") + (upper != nil ? ", u" : "") + ")"
+            if location.0 != nil { conversions.append("b = −d/a1") }
         case ("discrimination", _):
             name = "girth (discrimination, difficulty" + (guess != nil ? ", guessing" : "") + ")"
         default:
-            if guess?.0 == "g" || upper?.0 == "u" { name = "mirt IRTpars (a, b" + (guess != nil ? ", g" : "") + (upper != nil ? ", u" : "") + ")" }
+            let thresholds = categoryColumns.keys.filter { $0.hasPrefix("b") }.count
+            if location.0 == nil && thresholds > 0 && idName == "row names" {
+                name = "mirt IRTpars (a, b1 … b\(thresholds))"
+            } else if guess?.0 == "g" || upper?.0 == "u" { name = "mirt IRTpars (a, b" + (guess != nil ? ", g" : "") + (upper != nil ? ", u" : "") + ")" }
             else if upper?.0 == "d" { name = "catR (a, b, c, d)" }
             else { name = "iqscore (item_id, a, b" + (guess != nil ? ", c" : "") + ")" }
         }
         if let guess, guess.0 != "c" { conversions.append("c = \(header[guess.1!])") }
         if let upper { conversions.append("\(upper.0) (upper asymptote) must be 1") }
         if idName == "row names" { conversions.append("item ids from the unnamed first column") }
+        let interceptForm = categoryColumns.keys.contains { $0.hasPrefix("d") || $0.hasPrefix("ak") }
+        if interceptForm {
+            conversions.append("items in more than two categories from mirt's slope–intercept form: graded b_k = −d_k/a1, gpcm b_k = −(d_k − d_{k−1})/a1 (ak_k = k), nominal a_k = a1·ak_k, c_k = d_k")
+        }
 
-        var consumed: Set<Int> = [idColumn, slope.1!, location.0]
+        var consumed: Set<Int> = [idColumn, slope.1!]
+        if let l = location.0 { consumed.insert(l) }
+        consumed.formUnion(categoryColumns.values)
         if let g = guess?.1 { consumed.insert(g) }
         if let u = upper?.1 { consumed.insert(u) }
-        let isNative = idName == "item_id" && slope.0 == "a" && header[location.0] == "b" && (guess == nil || guess?.0 == "c") && upper == nil
+        let isNative = idName == "item_id" && slope.0 == "a" && location.0.map({ header[$0] }) == "b" && (guess == nil || guess?.0 == "c") && upper == nil && !interceptForm
         return .success(BankLayout(
             name: name, conversion: conversions.joined(separator: "; "), isNative: isNative,
             idColumn: idColumn, idColumnName: idName, slopeColumn: slope.1!, slopeName: header[slope.1!],
             locationColumn: location.0, locationName: location.1, locationIsIntercept: location.2,
             guessingColumn: guess?.1, guessingName: guess.map { header[$0.1!] } ?? "c",
-            upperColumn: upper?.1, upperName: upper.map { header[$0.1!] } ?? "u", consumedColumns: consumed))
+            upperColumn: upper?.1, upperName: upper.map { header[$0.1!] } ?? "u", consumedColumns: consumed,
+            categoryColumns: categoryColumns))
     }
 }
 

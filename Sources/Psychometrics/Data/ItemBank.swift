@@ -3,9 +3,14 @@ import Foundation
 /// One row of a calibrated item bank.
 public struct BankItem: Sendable, Hashable, Codable {
     public var itemID: String
+    /// The 0/1 model (rasch, 1pl, 2pl, 3pl) and parameters; for an item scored in more than two categories
+    /// (`categoryModel` set) these are not used (`responseModel` is the item's model either way).
     public var model: IRTModel
     public var parameters: ItemParameters
     public var standardErrors: ItemStandardErrors
+    /// For an item scored in more than two categories: its model, parameters and response labels
+    /// (`CategoryBankItem`); nil for a 0/1 item.
+    public var categoryModel: CategoryBankItem?
     public var responses: Int?
     public var pValue: Double?
     public var flags: [String]

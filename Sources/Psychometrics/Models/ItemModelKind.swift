@@ -39,3 +39,46 @@ public enum ItemModelKind: String, Sendable, Hashable, Codable, CaseIterable, Cu
         }
     }
 }
+
+extension ItemModelKind {
+    /// The bank's names of an item's parameters with `categories` (K) categories, in the IRT form the bank writes
+    /// (`ItemResponseModel.parameterNames`): `a, b1 … b_{K−1}` for graded, gpcm and pcm items (thresholds or
+    /// steps), `a_0 … a_{K−1}, c_0 … c_{K−1}` for nominal items (Bock's category slopes and intercepts; the
+    /// underscore keeps `a1` for mirt's slope–intercept slope).
+    public func parameterNames(categories k: Int) -> [String] {
+        switch self {
+        case .graded, .generalizedPartialCredit, .partialCredit: ["a"] + (1..<k).map { "b\($0)" }
+        case .nominal: (0..<k).map { "a_\($0)" } + (0..<k).map { "c_\($0)" }
+        }
+    }
+
+    /// The number of categories that `count` parameter values in the IRT form stand for (nil: no K fits).
+    public func categories(parameterCount count: Int) -> Int? {
+        switch self {
+        case .graded, .generalizedPartialCredit, .partialCredit: count >= 2 ? count : nil
+        case .nominal: count >= 4 && count % 2 == 0 ? count / 2 : nil
+        }
+    }
+
+    /// The item whose IRT-form parameters are `values` (`parameterNames(categories:)` order), checked.
+    /// - Throws: `PsychometricsError.invalidParameters` for a count no K fits, a slope that is not positive and
+    ///   finite, graded thresholds that do not increase, a partial-credit (Rasch) item whose a is not 1, or a value
+    ///   that is not finite.
+    public func item(values: [Double]) throws(PsychometricsError) -> any ItemResponseModel {
+        guard categories(parameterCount: values.count) != nil else {
+            throw PsychometricsError(.invalidParameters, "a \(rawValue) item needs \(self == .nominal ? "a slope and an intercept per category (at least 2 categories)" : "a slope and at least one threshold"), got \(values.count) values")
+        }
+        switch self {
+        case .graded: return try GradedResponseItem(validating: values[0], thresholds: Array(values.dropFirst()))
+        case .generalizedPartialCredit: return try GeneralizedPartialCreditItem(validating: values[0], steps: Array(values.dropFirst()))
+        case .partialCredit:
+            guard values[0] == 1 else {
+                throw PsychometricsError(.invalidParameters, "a pcm (partial-credit Rasch) item has a = 1, got \(values[0]) (use gpcm for other slopes)")
+            }
+            return try GeneralizedPartialCreditItem(validating: 1, steps: Array(values.dropFirst()))
+        case .nominal:
+            let k = values.count / 2
+            return try NominalResponseItem(validating: Array(values[0..<k]), intercepts: Array(values[k...]))
+        }
+    }
+}

@@ -46,7 +46,7 @@ public struct NominalResponseItem: CalibratableItemModel, DivideByTotalModel, Ha
 
     public var categoryCount: Int { slopes.count }
 
-    public var parameterNames: [String] { slopes.indices.map { "a\($0)" } + intercepts.indices.map { "c\($0)" } }
+    public var parameterNames: [String] { ItemModelKind.nominal.parameterNames(categories: slopes.count) }
     public var parameterValues: [Double] { slopes + intercepts }
 
     /// (a_1 − a_0, …, a_{K−1} − a_0, c_1 − c_0, …, c_{K−1} − c_0).

@@ -6,7 +6,12 @@ public struct AbilityEstimate: Sendable, Hashable, Codable {
     public var standardError: Double
     public var method: AbilityMethod
     public var itemCount: Int
+    /// The raw score: the number correct of 0/1 items plus the categories (scores) of graded and partial-credit
+    /// items (nominal options count nothing).
     public var correctCount: Int
+    /// The highest raw score the answered items allow: `itemCount` for 0/1 items, K − 1 per graded or
+    /// partial-credit item, 0 per nominal item.
+    public var maximumScore: Int
     /// The estimate sits at ±thetaBound (ML for an all-correct/all-wrong pattern, or an extreme pattern).
     public var atBound: Bool
 
@@ -16,9 +21,12 @@ public struct AbilityEstimate: Sendable, Hashable, Codable {
         self.method = method
         self.itemCount = itemCount
         self.correctCount = correctCount
+        self.maximumScore = itemCount
         self.atBound = atBound
     }
 
-    public var isPerfect: Bool { itemCount > 0 && correctCount == itemCount }
-    public var isZero: Bool { itemCount > 0 && correctCount == 0 }
+    /// The highest raw score the items allow (and at least one item scored).
+    public var isPerfect: Bool { maximumScore > 0 && correctCount == maximumScore }
+    /// A raw score of 0 on items that score.
+    public var isZero: Bool { maximumScore > 0 && correctCount == 0 }
 }

@@ -18,6 +18,10 @@ public struct AbilityEstimator: Sendable {
     let dichotomous: Bool
     /// Per item: whether it has a lower asymptote (a 3PL item), whose likelihood may have several maxima.
     let hasLowerAsymptote: [Bool]
+    /// Per item, its highest score in the raw score (`AbilityEstimate.correctCount`): 1 for a 0/1 item, K − 1 for
+    /// a graded or partial-credit item (the category is the score), 0 for a nominal item (an option is no score).
+    /// Empty on the dichotomous path.
+    let maximumPoints: [Int]
     public let options: AbilityOptions
     /// The prior N(priorMean, priorSD²) of EAP and MAP: the options' prior, or the latent scale's where they
     /// give none.
@@ -60,6 +64,7 @@ public struct AbilityEstimator: Sendable {
         self.items = items
         dichotomous = items.count == parameters.count
         hasLowerAsymptote = items.map { ($0 as? ItemParameters).map { $0.guessing > 0 } ?? false }
+        maximumPoints = dichotomous ? [] : items.map { $0 is NominalResponseItem ? 0 : $0.categoryCount - 1 }
         self.options = options
         (priorMean, priorSD) = options.prior(on: latentScale)
         let priorMean = priorMean, priorSD = priorSD
@@ -122,10 +127,26 @@ public struct AbilityEstimator: Sendable {
     /// Pointer-based entry point for batch scoring (no copies), unchecked: the package's own callers pass validated
     /// positions and responses within each item's categories.
     package func estimate(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>) -> AbilityEstimate {
-        let correct = responses.reduce(0) { $0 + Int($1) }
-        switch options.method {
-        case .eap: return eap(items, responses, correct)
-        case .map, .ml, .wle: return root(items, responses, correct)
+        guard !dichotomous else {
+            let correct = responses.reduce(0) { $0 + Int($1) }
+            switch options.method {
+            case .eap: return eap(items, responses, correct)
+            case .map, .ml, .wle: return root(items, responses, correct)
+            }
         }
+        // The raw score: categories of graded and partial-credit items, 0/1 answers; nominal options count nothing.
+        var points = 0, maximum = 0
+        for k in 0..<items.count {
+            let m = maximumPoints[items[k]]
+            maximum += m
+            if m > 0 { points += Int(responses[k]) }
+        }
+        var estimate: AbilityEstimate
+        switch options.method {
+        case .eap: estimate = eap(items, responses, points)
+        case .map, .ml, .wle: estimate = root(items, responses, points)
+        }
+        estimate.maximumScore = maximum
+        return estimate
     }
 }

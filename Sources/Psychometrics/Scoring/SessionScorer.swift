@@ -6,7 +6,8 @@ import Foundation
 public struct SessionScore: Sendable, Hashable {
     public var estimate: AbilityEstimate
     public var score: IQScore
-    /// Per domain of `SessionScorer.domains`: answered and correct counts.
+    /// Per domain of `SessionScorer.domains`: answered items and their raw score (the number correct of 0/1
+    /// items plus the scores of graded and partial-credit items; `AbilityEstimate.correctCount`).
     public var domainAnswered: [Int]
     public var domainCorrect: [Int]
     /// Answered items the bank does not score (status pretest or retired): left out of θ, the IQ and the
@@ -30,13 +31,23 @@ public struct SessionScorer: Sendable {
     package let itemScored: [Bool]
     /// Whether the bank marks any item not scored (then scores carry an `n_unscored` count).
     package let hasUnscoredItems: Bool
+    /// Per item: its number of response categories K (2 for a 0/1 item); responses are 0 ..< K.
+    package let itemCategories: [Int]
+    /// Per item: whether its response counts in the domain's raw score (not a nominal item's option).
+    package let itemScoresPoints: [Bool]
 
     /// Scores on `bank` honour its latent scale (`ItemBank.latentScale`): a prior not given in `ability` is the
     /// bank's latent distribution, and `scale` is `scale.expressed(on:)` the bank (the calibration population's
     /// norms and the low-precision threshold in population SDs).
     public init(bank: ItemBank, ability: AbilityOptions = AbilityOptions(), scale: IQScale) throws {
         self.bank = bank
-        self.estimator = try AbilityEstimator(parameters: bank.items.map(\.parameters), options: ability, latentScale: bank.latentScale)
+        // Items in more than two categories (`BankItem.categoryModel`) go through the models; a 0/1 bank keeps the
+        // dichotomous path.
+        self.estimator = bank.hasCategoryItems
+            ? try AbilityEstimator(items: bank.items.map(\.responseModel), options: ability, latentScale: bank.latentScale)
+            : try AbilityEstimator(parameters: bank.items.map(\.parameters), options: ability, latentScale: bank.latentScale)
+        self.itemCategories = bank.items.map(\.categoryCount)
+        self.itemScoresPoints = bank.items.map { $0.categoryModel?.kind != .nominal }
         self.scale = scale.expressed(on: bank.latentScale)
         var domains: [String] = [], domainIndex: [String: Int] = [:], itemDomain: [Int] = []
         let hasDomain = bank.metadataColumns.contains("domain")
@@ -55,9 +66,10 @@ public struct SessionScorer: Sendable {
         self.hasUnscoredItems = itemScored.contains(false)
     }
 
-    /// Scores one session given item ids and 0/1 responses (a server's entry point).
-    /// - Throws: `PsychometricsError` for an unknown item, a response other than 0/1, an item answered twice, or
-    ///   no responses.
+    /// Scores one session given item ids and responses: 0/1, or the category 0 ..< K of an item in more than two
+    /// categories (a server's entry point).
+    /// - Throws: `PsychometricsError` for an unknown item, a response outside the item's categories, an item
+    ///   answered twice, or no responses.
     public func score(itemIDs: [String], responses: [Int]) throws -> SessionScore {
         guard itemIDs.count == responses.count else {
             throw PsychometricsError(.lengthMismatch, "\(itemIDs.count) item ids but \(responses.count) responses")
@@ -71,7 +83,9 @@ public struct SessionScorer: Sendable {
                 for k in 0..<n {
                     let id = itemIDs[k], u = responses[k]
                     guard let j = itemTable.index(of: id) else { throw PsychometricsError(.unknownItem, "unknown item id '\(id.escapingControlCharacters)' (not in the bank)") }
-                    guard u == 0 || u == 1 else { throw PsychometricsError(.invalidResponse, "item '\(id)': response \(u) is not 0 or 1") }
+                    guard u >= 0 && u < itemCategories[j] else {
+                        throw PsychometricsError(.invalidResponse, "item '\(id)': response \(u) is not \(itemCategories[j] == 2 ? "0 or 1" : "one of 0…\(itemCategories[j] - 1)")")
+                    }
                     let repeated = n > 64 ? !seen.insert(j).inserted : (0..<k).contains { indices[$0] == j }
                     guard !repeated else { throw PsychometricsError(.repeatedItem, "item '\(id)' answered twice") }
                     indices[k] = j
@@ -82,7 +96,8 @@ public struct SessionScorer: Sendable {
         }
     }
 
-    /// Scores validated bank indices (distinct, in range) and 0/1 responses: the batch path, unchecked, for the
+    /// Scores validated bank indices (distinct, in range) and responses within their items' categories: the batch
+    /// path, unchecked, for the
     /// package's own callers (public callers use `score(itemIDs:responses:)`).
     /// - Throws: `PsychometricsError` when no responses, or the estimate cannot be reported.
     package func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>) throws -> SessionScore {
@@ -146,7 +161,7 @@ public struct SessionScorer: Sendable {
             itemDomain.withUnsafeBufferPointer { itemDomain in
                 for k in 0..<items.count {
                     let d = itemDomain[items[k]]
-                    if d >= 0 { domainCounts[2 * d] += 1; domainCounts[2 * d + 1] += Int(responses[k]) }
+                    if d >= 0 { domainCounts[2 * d] += 1; domainCounts[2 * d + 1] += itemScoresPoints[items[k]] ? Int(responses[k]) : 0 }
                 }
             }
         }

@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+
+/// Items scored in more than two categories end to end (issue 27): `calibrate --model graded|gpcm|pcm|nominal`
+/// writes a bank `score` reads, mirt's tables score as mirt does, cells outside an item's categories are
+/// rejected with the item and what it allows, and the commands that read 0/1 items only say so.
+@Suite("iqscore with graded, partial-credit and nominal items")
+struct PolytomousCLITests {
+    static let data = IQScoreCLI.packageRoot.appendingPathComponent("Data").path
+    static let mirtBanks = IQScoreCLI.packageRoot.appendingPathComponent("Tests/PsychometricsTests/Fixtures/mirt-banks").path
+
+    /// A CSV's rows keyed by the first column.
+    static func byID(_ ws: CLIWorkspace, _ name: String) throws -> (header: [String], rows: [String: [String]]) {
+        let rows = try ws.csvRows(name)
+        return (rows[0], Dictionary(rows.dropFirst().map { ($0[0], $0) }, uniquingKeysWith: { a, _ in a }))
+    }
+
+    @Test("calibrate --model graded on Science: mirt's log-likelihood within 1e-3; the bank scores the data")
+    func gradedCalibrateAndScore() throws {
+        let ws = try CLIWorkspace()
+        var r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--tolerance", "1e-6", "--out", "bank.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        let summary = try JSONSerialization.jsonObject(with: Data(try ws.read("bank.summary.json").utf8)) as! [String: Any]
+        // mirt 1.47, mirt(Science - 1, 1, "graded", TOL = 1e-6): −1608.869413.
+        #expect(abs((summary["log_likelihood"] as! Double) + 1608.869413) < 1e-3, "\(summary["log_likelihood"]!)")
+        #expect(summary["model"] as? String == "graded" && summary["n_parameters"] as? Int == 16)
+        let bank = try Self.byID(ws, "bank.csv")
+        #expect(bank.header.prefix(15) == ["item_id", "model", "a", "b", "c", "se_a", "se_b", "se_c", "n_responses", "p_value", "flags", "categories", "b1", "b2", "b3"])
+        #expect(bank.rows.values.allSatisfy { $0[1] == "graded" })
+        r = try ws.run("verify", "bank.summary.json")
+        #expect(r.status == 0, "\(r.stderr)")
+
+        r = try ws.run("score", "\(Self.data)/science.csv", "--bank", "bank.csv", "--out", "scores.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        let scores = try Self.byID(ws, "scores.csv")
+        #expect(scores.rows.count == 392)
+        // Person 1 answered 3, 3, 2, 1: raw score 9 of 12.
+        #expect(scores.rows["1"]![2] == "9")
+        // Everybody at the top category (12 of 12) is flagged perfect_score.
+        let perfect = scores.rows.values.filter { $0[2] == "12" }
+        #expect(!perfect.isEmpty && perfect.allSatisfy { $0[10].contains("perfect_score") })
+    }
+
+    @Test("mirt's coef(IRTpars = TRUE) graded table with --bank-model: θ equals mirt's EAP (4 decimals)")
+    func mirtTableScores() throws {
+        let ws = try CLIWorkspace()
+        var r = try ws.run("score", "\(Self.data)/science.csv", "--bank", "\(Self.mirtBanks)/graded_irt.csv", "--out", "scores.csv")
+        #expect(r.status == 1 && r.stderr.contains("--bank-model"), "\(r.stderr)")
+        r = try ws.run("score", "\(Self.data)/science.csv", "--bank", "\(Self.mirtBanks)/graded_irt.csv", "--bank-model", "graded", "--out", "scores.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("read as mirt IRTpars (a, b1 … b3)"), "\(r.stderr)")
+        let scores = try Self.byID(ws, "scores.csv")
+        // mirt 1.47 fscores(method = "EAP") for persons 1–5 (Fixtures/mirt-banks/eap5.csv).
+        for (person, theta) in [("1", 0.401561343628388), ("2", 0.0520324007178631), ("3", -0.890643583094125), ("5", 0.765380585645408)] {
+            #expect(abs(Double(scores.rows[person]![3])! - theta) <= 5.01e-5, "person \(person): \(scores.rows[person]![3])")
+        }
+    }
+
+    @Test("data coded 1…4: the bank's categories column maps the cells; a 0 or a 5 is rejected naming the item")
+    func labelsAndRejects() throws {
+        let ws = try CLIWorkspace()
+        let lines = try String(contentsOfFile: "\(Self.data)/science.csv", encoding: .utf8).split(separator: "\n")
+        var long = "session_id,item_id,response\n"
+        let items = lines[0].split(separator: ",")
+        for (i, line) in lines.dropFirst().enumerated() {
+            for (j, cell) in line.split(separator: ",").enumerated() { long += "p\(i + 1),\(items[j]),\(Int(cell)! + 1)\n" }
+        }
+        try ws.write("coded.csv", long)
+        var r = try ws.run("calibrate", "coded.csv", "--model", "gpcm", "--out", "bank.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(!r.stderr.contains("collapsed"), "\(r.stderr)")
+        let bank = try Self.byID(ws, "bank.csv")
+        let labels = try #require(bank.header.firstIndex(of: "categories"))
+        #expect(bank.rows.values.allSatisfy { $0[labels] == "1;2;3;4" })
+        try ws.write("bad.csv", "session_id,item_id,response\nx,Comfort,0\nx,Work,2\ny,Comfort,5\ny,Work,2\nz,Comfort,4\nz,Work,1\n")
+        r = try ws.run("score", "coded.csv", "bad.csv", "--bank", "bank.csv", "--out", "scores.csv")
+        #expect(r.status == 2, "\(r.stderr)")
+        let rejects = try ws.read("scores.rejects.csv")
+        #expect(rejects.contains("x,bad.csv,2,3,\"response '0' is not a response to item 'Comfort'; allowed: 1, 2, 3, 4, or empty/NA for not administered\""), "\(rejects)")
+        #expect(rejects.contains("y,bad.csv,4,3,"), "\(rejects)")
+        let scores = try Self.byID(ws, "scores.csv")
+        #expect(scores.rows.count == 393 && scores.rows["z"]![2] == "3")
+    }
+
+    @Test("per-item models from --items: a nominal item beside graded ones, in one bank")
+    func perItemModels() throws {
+        let ws = try CLIWorkspace()
+        try ws.write("items.csv", "item_id,model,domain\nComfort,nominal,a\nWork,,b\nFuture,,b\nBenefit,,a\n")
+        let r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--items", "items.csv", "--out", "bank.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        let bank = try Self.byID(ws, "bank.csv")
+        #expect(bank.rows["Comfort"]![1] == "nominal" && bank.rows["Work"]![1] == "graded")
+        #expect(bank.header.contains("a_3") && bank.header.contains("c_3") && bank.header.last == "domain")
+        try ws.write("bad-items.csv", "item_id,model\nComfort,3pl\n")
+        let bad = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--items", "bad-items.csv", "--out", "bank2.csv")
+        #expect(bad.status == 1 && bad.stderr.contains("item 'Comfort': model '3pl' is not one of graded, gpcm, pcm, nominal"), "\(bad.stderr)")
+    }
+
+    @Test("commands that read 0/1 items only refuse a graded bank with the line and what reads it; 0/1 options are refused by name")
+    func zeroOneOnlyCommands() throws {
+        let ws = try CLIWorkspace()
+        var r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "pcm", "--out", "bank.csv", "--no-se")
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try ws.run("analyze", "\(Self.data)/science.csv", "--bank", "bank.csv", "--out", "items.csv")
+        #expect(r.status == 1 && r.stderr.contains("bank.csv:2:2") && r.stderr.contains("this use reads 0/1 items only"), "\(r.stderr)")
+        r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--slope-prior", "lognormal:0,0.5", "--out", "b.csv")
+        #expect(r.status == 64 && r.stderr.contains("fitted without priors"), "\(r.stderr)")
+        r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "2pl", "--out", "b.csv")
+        #expect(r.status == 1 && r.stderr.contains("--model graded, gpcm, pcm or nominal"), "\(r.stderr)")
+    }
+}
