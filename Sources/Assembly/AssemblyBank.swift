@@ -73,13 +73,7 @@ public struct AssemblyItem: Sendable, Hashable {
     /// A response drawn at θ from the item's category probabilities, with one uniform draw `u` in [0, 1).
     public func response(at theta: Double, uniform u: Double) -> UInt8 {
         guard let model = categoryModel?.model else { return u < parameters.probability(at: theta) ? 1 : 0 }
-        var cumulative = 0.0
-        let p = model.categoryProbabilities(at: theta)
-        for k in 0..<(p.count - 1) {
-            cumulative += p[k]
-            if u < cumulative { return UInt8(k) }
-        }
-        return UInt8(p.count - 1)
+        return CategoryResponseSimulator.response(to: model, at: theta, uniform: u)
     }
 }
 

@@ -103,6 +103,27 @@ struct ResponseColumnOptions: ParsableArguments {
 extension ResponseLayout: ExpressibleByArgument {}
 extension ItemModelKind: ExpressibleByArgument {}
 
+/// `--model` of calibrate and simulate: a model of 0/1 items (rasch, 1pl, 2pl, 3pl: `EMCalibrator`) or of items
+/// scored in more than two categories (graded, gpcm, pcm, nominal: `PolytomousCalibrator`).
+enum ModelArgument: Hashable, ExpressibleByArgument, CustomStringConvertible {
+    case dichotomous(IRTModel)
+    case categories(ItemModelKind)
+
+    /// Any case, as `IRTModel`'s argument.
+    init?(argument: String) {
+        let text = argument.lowercased()
+        if let m = IRTModel(rawValue: text) { self = .dichotomous(m) }
+        else if let k = ItemModelKind(rawValue: text) { self = .categories(k) }
+        else { return nil }
+    }
+
+    var dichotomous: IRTModel? { if case .dichotomous(let m) = self { m } else { nil } }
+    var categories: ItemModelKind? { if case .categories(let k) = self { k } else { nil } }
+    var description: String { dichotomous?.rawValue ?? categories!.rawValue }
+    static var allValueStrings: [String] { IRTModel.allCases.map(\.rawValue) + ItemModelKind.allCases.map(\.rawValue) }
+    var defaultValueDescription: String { description }
+}
+
 /// `--bank-model`: the model of bank rows whose thresholds name none (mirt's `coef(IRTpars = TRUE)` tables).
 struct BankModelOption: ParsableArguments {
     @Option(name: .customLong("bank-model"), help: "The model of bank rows with thresholds b1, b2, … and no model cell, as mirt's coef(IRTpars = TRUE) graded and gpcm tables are written: graded, gpcm or pcm.")

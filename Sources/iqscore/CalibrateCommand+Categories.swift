@@ -3,27 +3,6 @@ import Foundation
 import Psychometrics
 import PsychometricsIO
 
-/// `calibrate --model`: a model of 0/1 items (rasch, 1pl, 2pl, 3pl: `EMCalibrator`) or of items scored in more
-/// than two categories (graded, gpcm, pcm, nominal: `PolytomousCalibrator`).
-enum CalibrateModel: Hashable, ExpressibleByArgument, CustomStringConvertible {
-    case dichotomous(IRTModel)
-    case categories(ItemModelKind)
-
-    /// Any case, as `IRTModel`'s argument.
-    init?(argument: String) {
-        let text = argument.lowercased()
-        if let m = IRTModel(rawValue: text) { self = .dichotomous(m) }
-        else if let k = ItemModelKind(rawValue: text) { self = .categories(k) }
-        else { return nil }
-    }
-
-    var dichotomous: IRTModel? { if case .dichotomous(let m) = self { m } else { nil } }
-    var categories: ItemModelKind? { if case .categories(let k) = self { k } else { nil } }
-    var description: String { dichotomous?.rawValue ?? categories!.rawValue }
-    static var allValueStrings: [String] { IRTModel.allCases.map(\.rawValue) + ItemModelKind.allCases.map(\.rawValue) }
-    var defaultValueDescription: String { description }
-}
-
 extension CalibrateCommand {
     /// The options a fit of items in more than two categories does not take, refused by name.
     func validateCategoryModel() throws {

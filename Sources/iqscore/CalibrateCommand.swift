@@ -53,7 +53,7 @@ struct CalibrateCommand: ParsableCommand {
     var responses: String
 
     @Option(help: "Model: rasch, 1pl, 2pl or 3pl for 0/1 items; graded, gpcm, pcm or nominal for items scored in more than two categories (cells 0…255; per item by the model column of --items).")
-    var model: CalibrateModel = .dichotomous(.twoPL)
+    var model: ModelArgument = .dichotomous(.twoPL)
 
     /// The 0/1 model (`--model rasch|1pl|2pl|3pl`); 2PL's ranges check the options of the other models.
     var irtModel: IRTModel { model.dichotomous ?? .twoPL }

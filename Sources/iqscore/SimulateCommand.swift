@@ -14,17 +14,29 @@ struct SimulateCommand: ParsableCommand {
             With --items-per-session below --items each session answers that many distinct items drawn at \
             random (missing by design). The same --seed gives byte-identical files.
 
+            Items in more than two categories: --model graded, gpcm, pcm or nominal with --categories K (2…10) \
+            draws per item a (1 for pcm) and a location β as above, then K − 1 sorted offsets δ ~ N(0, 1): \
+            thresholds b_k = β + δ_(k) (nominal: slopes a·k/(K − 1) with the middle ones shaken by N(0, 0.2²), \
+            intercepts −a·Σ b_v/(K − 1)); cells are the categories 0…K−1. --bank BANK.csv instead draws the \
+            responses from a bank as it is (0/1 and polytomous items mixed; cells 0…K−1 for the latter).
+
             Example (the app's bank): iqscore simulate --model 2pl --items 1500 --items-per-session 25 \
             --persons 200000 --domains pattern,logic,spatial,math,verbal,memory --layout long \
             --out responses.csv --bank-out true_bank.csv --seed 7
             """
     )
 
-    @Option(help: "Model: rasch, 1pl, 2pl or 3pl.")
-    var model: IRTModel = .twoPL
+    @Option(help: "Model: rasch, 1pl, 2pl or 3pl; graded, gpcm, pcm or nominal for items in --categories categories.")
+    var model: ModelArgument = .dichotomous(.twoPL)
 
-    @Option(help: "Bank size (number of items), \(BankSpecification.allowedItemCounts.text).")
-    var items: Int
+    @Option(help: "Categories per item with --model graded, gpcm, pcm or nominal, \(BankSpecification.allowedCategoryCounts.text).")
+    var categories = 4
+
+    @Option(help: "Bank size (number of items), \(BankSpecification.allowedItemCounts.text); not with --bank.")
+    var items: Int?
+
+    @Option(help: "Draw the responses from this bank (any models) instead of drawing a bank; --bank-out then copies it.")
+    var bank: String?
 
     @Option(help: "Number of persons/sessions, \(ResponseSimulator.allowedSessionCounts.text).")
     var persons: Int
@@ -65,7 +77,7 @@ struct SimulateCommand: ParsableCommand {
 
     /// The bank to draw, as the library checks it.
     var specification: BankSpecification {
-        var spec = BankSpecification(model: model, itemCount: items,
+        var spec = BankSpecification(model: model.dichotomous ?? .twoPL, itemCount: items ?? 0,
                                      domains: domains.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } } ?? [])
         spec.slopeMeanLog = slopeMeanLog
         spec.slopeSDLog = slopeSDLog
@@ -74,23 +86,35 @@ struct SimulateCommand: ParsableCommand {
         spec.difficultySD = difficultySD
         spec.guessingAlpha = guessingAlpha
         spec.guessingBeta = guessingBeta
+        spec.categoryModel = model.categories
+        spec.categories = categories
         return spec
     }
 
     /// Every range is the library's (`BankSpecification`, `ResponseSimulator`), named as options here.
     func validate() throws {
-        try throwIfAny(specification.validationProblems(naming: .option)
-            + ResponseSimulator.validationProblems(itemCount: items, itemsPerSession: itemsPerSession, sessions: persons,
-                                                   thetaMean: thetaMean, thetaSD: thetaSD, naming: .option))
+        if bank != nil {
+            if items != nil { throw ValidationError("--items comes from --bank (its number of items); give one of them") }
+        } else {
+            guard items != nil else { throw ValidationError("Missing expected argument '--items <items>' (or --bank BANK.csv)") }
+            try throwIfAny(specification.validationProblems(naming: .option))
+        }
+        if model.categories == nil && categories != 4 { throw ValidationError("--categories goes with --model graded, gpcm, pcm or nominal") }
+        try throwIfAny(ResponseSimulator.validationProblems(itemCount: items ?? 100_000, itemsPerSession: bank == nil ? itemsPerSession : nil, sessions: persons,
+                                                            thetaMean: thetaMean, thetaSD: thetaSD, naming: .option))
         if noID && layout == .long { throw ValidationError("--no-id applies to --layout wide only") }
     }
 
     func run() throws {
         try runReportingErrors {
-            try prepareOutputs(inputs: [], outputs: [("--out", out)] + given("--bank-out", bankOut) + given("--thetas-out", thetasOut))
+            try prepareOutputs(inputs: given("--bank", self.bank), outputs: [("--out", out)] + given("--bank-out", bankOut) + given("--thetas-out", thetasOut))
             var rng = SeededGenerator(seed: seed)
-            let bank = specification.draw(using: &rng)
-            var simulator = ResponseSimulator(parameters: bank.items.map(\.parameters), itemsPerSession: itemsPerSession)
+            let bank = try self.bank.map { try loadBank($0, categoryItems: .read()) } ?? specification.draw(using: &rng)
+            let items = bank.items.count
+            if let k = itemsPerSession, !(1...items).contains(k) {
+                throw ValidationError("--items-per-session must be in 1…\(items) (the bank's items), got \(k)")
+            }
+            var simulator = ResponseSimulator(bank: bank, itemsPerSession: itemsPerSession)
             simulator.thetaMean = thetaMean
             simulator.thetaSD = thetaSD
 
@@ -110,7 +134,7 @@ struct SimulateCommand: ParsableCommand {
             case .long:
                 try writer.write("session_id,item_id,response\n")
             }
-            var cells = [UInt8](repeating: 2, count: items)
+            var cells = [UInt8](repeating: 0, count: items), answered = [Bool](repeating: false, count: items)
             var index = 0
             var line: [UInt8] = []
             line.reserveCapacity(4 * items + 32)
@@ -120,12 +144,12 @@ struct SimulateCommand: ParsableCommand {
                 line.removeAll(keepingCapacity: true)
                 switch layout {
                 case .wide:
-                    for (j, u) in session.responses { cells[j] = u }
+                    for (j, u) in session.responses { cells[j] = u; answered[j] = true }
                     if !noID { line.append(contentsOf: id.utf8) }
                     for j in 0..<items {
                         if j > 0 || !noID { line.append(UInt8(ascii: ",")) }
-                        if cells[j] < 2 { line.append(cells[j] == 1 ? UInt8(ascii: "1") : UInt8(ascii: "0")) }
-                        cells[j] = 2
+                        if answered[j] { Self.appendCategory(cells[j], to: &line) }
+                        answered[j] = false
                     }
                     line.append(UInt8(ascii: "\n"))
                 case .long:
@@ -134,7 +158,7 @@ struct SimulateCommand: ParsableCommand {
                         line.append(UInt8(ascii: ","))
                         line.append(contentsOf: ids[j].utf8)
                         line.append(UInt8(ascii: ","))
-                        line.append(u == 1 ? UInt8(ascii: "1") : UInt8(ascii: "0"))
+                        Self.appendCategory(u, to: &line)
                         line.append(UInt8(ascii: "\n"))
                     }
                 }
@@ -145,9 +169,17 @@ struct SimulateCommand: ParsableCommand {
             try thetaWriter?.commit()
             if let bankOut { try writeAtomically(bank.csv(), to: bankOut) }
             let perSession = itemsPerSession ?? items
-            printError("iqscore simulate: \(model.rawValue.uppercased()) bank of \(formatCount(items)) items, \(formatCount(persons)) sessions × \(perSession) items (\(layout.rawValue) layout, seed \(seed)) in \(fixed(Date().timeIntervalSince(started), 2)) s")
+            let what = self.bank.map { "bank \($0)" } ?? (model.categories.map { "\($0.rawValue) bank (\(categories) categories)" } ?? "\(model.description.uppercased()) bank")
+            printError("iqscore simulate: \(what) of \(formatCount(items)) items, \(formatCount(persons)) sessions × \(perSession) items (\(layout.rawValue) layout, seed \(seed)) in \(fixed(Date().timeIntervalSince(started), 2)) s")
             printError("wrote \(out)" + (bankOut.map { ", \($0)" } ?? "") + (thetasOut.map { ", \($0)" } ?? ""))
             return ExitStatus.success
         }
+    }
+
+    /// A response's digits (0, 1, or a category up to 255).
+    @inline(__always) static func appendCategory(_ u: UInt8, to line: inout [UInt8]) {
+        if u >= 100 { line.append(UInt8(ascii: "0") + u / 100) }
+        if u >= 10 { line.append(UInt8(ascii: "0") + u / 10 % 10) }
+        line.append(UInt8(ascii: "0") + u % 10)
     }
 }

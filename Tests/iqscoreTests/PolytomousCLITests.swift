@@ -108,4 +108,46 @@ struct PolytomousCLITests {
         r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "2pl", "--out", "b.csv")
         #expect(r.status == 1 && r.stderr.contains("--model graded, gpcm, pcm or nominal"), "\(r.stderr)")
     }
+
+    @Test("simulate --model graded --categories 5, then calibrate --model graded: parameters recovered; simulate --bank draws from a mixed bank")
+    func simulateAndRecover() throws {
+        let ws = try CLIWorkspace()
+        var r = try ws.run("simulate", "--model", "graded", "--categories", "5", "--items", "20", "--persons", "3000", "--seed", "9",
+                           "--domains", "x,y", "--out", "responses.csv", "--bank-out", "true.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("graded bank (5 categories) of 20 items"), "\(r.stderr)")
+        r = try ws.run("calibrate", "responses.csv", "--model", "graded", "--out", "estimated.csv", "--no-se")
+        #expect(r.status == 0, "\(r.stderr)")
+        let truth = try Self.byID(ws, "true.csv"), estimate = try Self.byID(ws, "estimated.csv")
+        let columns = ["a", "b1", "b2", "b3", "b4"].map { truth.header.firstIndex(of: $0)! }
+        var squares = 0.0, count = 0, largest = 0.0
+        for (id, row) in truth.rows {
+            #expect(row[1] == "graded")
+            let other = try #require(estimate.rows[id])
+            for c in columns {
+                let d = Double(row[c])! - Double(other[estimate.header.firstIndex(of: truth.header[c])!])!
+                squares += d * d; count += 1; largest = max(largest, abs(d))
+            }
+        }
+        // 3,000 persons: thresholds far in the tails carry the largest errors.
+        #expect((squares / Double(count)).squareRoot() < 0.12 && largest < 0.5, "RMSE \((squares / Double(count)).squareRoot()), largest \(largest)")
+        // A mixed bank (a 2PL row beside graded ones) drives simulate --bank and scores what it drew.
+        var lines = try ws.read("estimated.csv").split(separator: "\n").map(String.init)
+        let header = lines[0].split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        var first = lines[1].split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        first[1] = "2pl"; first[3] = "0.25"
+        for c in header.indices where header[c].hasPrefix("b") && header[c] != "b" || header[c].hasPrefix("se_b") { first[c] = "" }
+        lines[1] = first.joined(separator: ",")
+        try ws.write("mixed.csv", lines.joined(separator: "\n") + "\n")
+        r = try ws.run("simulate", "--bank", "mixed.csv", "--persons", "200", "--layout", "long", "--seed", "2", "--out", "drawn.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        let drawn = try ws.csvRows("drawn.csv").dropFirst()
+        #expect(drawn.count == 200 * 20)
+        #expect(Set(drawn.filter { $0[1] == first[0] }.map { $0[2] }).isSubset(of: ["0", "1"]))
+        #expect(Set(drawn.map { $0[2] }) == ["0", "1", "2", "3", "4"])
+        r = try ws.run("score", "drawn.csv", "--bank", "mixed.csv", "--out", "scores.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try ws.run("simulate", "--bank", "mixed.csv", "--items", "5", "--persons", "2", "--out", "x.csv")
+        #expect(r.status == 64 && r.stderr.contains("--items comes from --bank"), "\(r.stderr)")
+    }
 }

@@ -79,14 +79,15 @@ public struct GeneralizedPartialCreditItem: CalibratableItemModel, DivideByTotal
     /// ```
     public func workingLogGradient(at theta: Double, into g: UnsafeMutableBufferPointer<Double>) {
         let k = categoryCount
-        var p = [Double](repeating: 0, count: k)
-        p.withUnsafeMutableBufferPointer { logCategoryProbabilities(at: theta, into: $0) }
-        var mean = 0.0
-        for c in 0..<k { p[c] = exp(p[c]); mean += Double(c) * p[c] }
-        for c in 0..<k {
-            let row = c * k
-            g[row] = theta * (Double(c) - mean)
-            for m in 1..<k { g[row + m] = (c == m ? 1 : 0) - p[m] }
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: k) { p in
+            logCategoryProbabilities(at: theta, into: p)
+            var mean = 0.0
+            for c in 0..<k { p[c] = exp(p[c]); mean += Double(c) * p[c] }
+            for c in 0..<k {
+                let row = c * k
+                g[row] = theta * (Double(c) - mean)
+                for m in 1..<k { g[row + m] = (c == m ? 1 : 0) - p[m] }
+            }
         }
     }
 }

@@ -78,8 +78,8 @@ public struct GradedResponseItem: CalibratableItemModel, Hashable, Codable {
     public func categoryThetaDerivatives(at theta: Double, probability: UnsafeMutableBufferPointer<Double>,
                                          first: UnsafeMutableBufferPointer<Double>, second: UnsafeMutableBufferPointer<Double>) {
         let a = discrimination, m = thresholds.count
-        var logs = [Double](repeating: 0, count: m + 1)
-        logs.withUnsafeMutableBufferPointer { logCategoryProbabilities(at: theta, into: $0) }
+        // The stable log probabilities, exponentiated in place below (no allocation on this per-step path).
+        logCategoryProbabilities(at: theta, into: probability)
         var upper = (psi: 1.0, d1: 0.0, d2: 0.0)
         for k in 0...m {
             var lower = (psi: 0.0, d1: 0.0, d2: 0.0)
@@ -88,7 +88,7 @@ public struct GradedResponseItem: CalibratableItemModel, Hashable, Codable {
                 let psi = Logistic.sigmoid(z), bar = Logistic.sigmoid(-z)
                 lower = (psi, a * psi * bar, a * a * psi * bar * (bar - psi))
             }
-            probability[k] = exp(logs[k])
+            probability[k] = exp(probability[k])
             first[k] = upper.d1 - lower.d1
             second[k] = upper.d2 - lower.d2
             upper = lower
@@ -117,28 +117,30 @@ public struct GradedResponseItem: CalibratableItemModel, Hashable, Codable {
     public func workingLogGradient(at theta: Double, into g: UnsafeMutableBufferPointer<Double>) {
         let a = discrimination, m = thresholds.count, width = m + 1
         for i in 0..<(width * width) { g[i] = 0 }
-        // ψ_k and ψ̄_k for k = 1 … K−1.
-        var psi = [Double](repeating: 0, count: m), bar = psi
-        for k in 0..<m {
-            let z = a * (theta - thresholds[k])
-            psi[k] = Logistic.sigmoid(z); bar[k] = Logistic.sigmoid(-z)
-        }
-        for k in 0...m {
-            let row = k * width
-            if k == 0 {
-                // P_0 = ψ̄_1: ∂ log/∂z₁ = −ψ_1.
-                g[row] = -theta * psi[0]; g[row + 1] = -psi[0]
-            } else if k == m {
-                // P_{K−1} = ψ_{K−1}: ∂ log/∂z = ψ̄.
-                g[row] = theta * bar[m - 1]; g[row + m] = bar[m - 1]
-            } else {
-                // P_k = ψ_k − ψ_{k+1} (thresholds k−1, k in 0-based storage), divided without cancellation:
-                // w_k/P_k = ψ̄_k / (σ(−z_{k+1}) (1 − e^{−Δ})) and w_{k+1}/P_k = ψ_{k+1} / (σ(z_k) (1 − e^{−Δ})).
-                let delta = -expm1(-a * (thresholds[k] - thresholds[k - 1]))
-                let lowerRatio = bar[k - 1] / (bar[k] * delta), upperRatio = psi[k] / (psi[k - 1] * delta)
-                g[row] = theta * (lowerRatio - upperRatio)
-                g[row + k] = lowerRatio
-                g[row + k + 1] = -upperRatio
+        // ψ_k and ψ̄_k for k = 1 … K−1 (on the stack: this runs per node and item in every M-step).
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: 2 * m) { buffer in
+            let psi = UnsafeMutableBufferPointer(rebasing: buffer[0..<m]), bar = UnsafeMutableBufferPointer(rebasing: buffer[m...])
+            for k in 0..<m {
+                let z = a * (theta - thresholds[k])
+                psi[k] = Logistic.sigmoid(z); bar[k] = Logistic.sigmoid(-z)
+            }
+            for k in 0...m {
+                let row = k * width
+                if k == 0 {
+                    // P_0 = ψ̄_1: ∂ log/∂z₁ = −ψ_1.
+                    g[row] = -theta * psi[0]; g[row + 1] = -psi[0]
+                } else if k == m {
+                    // P_{K−1} = ψ_{K−1}: ∂ log/∂z = ψ̄.
+                    g[row] = theta * bar[m - 1]; g[row + m] = bar[m - 1]
+                } else {
+                    // P_k = ψ_k − ψ_{k+1} (thresholds k−1, k in 0-based storage), divided without cancellation:
+                    // w_k/P_k = ψ̄_k / (σ(−z_{k+1}) (1 − e^{−Δ})) and w_{k+1}/P_k = ψ_{k+1} / (σ(z_k) (1 − e^{−Δ})).
+                    let delta = -expm1(-a * (thresholds[k] - thresholds[k - 1]))
+                    let lowerRatio = bar[k - 1] / (bar[k] * delta), upperRatio = psi[k] / (psi[k - 1] * delta)
+                    g[row] = theta * (lowerRatio - upperRatio)
+                    g[row + k] = lowerRatio
+                    g[row + k + 1] = -upperRatio
+                }
             }
         }
     }

@@ -67,14 +67,15 @@ public struct NominalResponseItem: CalibratableItemModel, DivideByTotalModel, Ha
     /// ```
     public func workingLogGradient(at theta: Double, into g: UnsafeMutableBufferPointer<Double>) {
         let k = categoryCount, m = k - 1, width = 2 * m
-        var p = [Double](repeating: 0, count: k)
-        p.withUnsafeMutableBufferPointer { logCategoryProbabilities(at: theta, into: $0) }
-        for c in 0..<k { p[c] = exp(p[c]) }
-        for c in 0..<k {
-            for v in 1..<k {
-                let e = (c == v ? 1 : 0) - p[v]
-                g[c * width + v - 1] = theta * e
-                g[c * width + m + v - 1] = e
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: k) { p in
+            logCategoryProbabilities(at: theta, into: p)
+            for c in 0..<k { p[c] = exp(p[c]) }
+            for c in 0..<k {
+                for v in 1..<k {
+                    let e = (c == v ? 1 : 0) - p[v]
+                    g[c * width + v - 1] = theta * e
+                    g[c * width + m + v - 1] = e
+                }
             }
         }
     }

@@ -10,13 +10,22 @@ import Foundation
 public enum CategoryResponseSimulator {
     /// One response to `item` at θ.
     public static func response(to item: some ItemResponseModel, at theta: Double, using rng: inout some RandomNumberGenerator) -> UInt8 {
-        let p = item.categoryProbabilities(at: theta), u = RandomVariate.uniform(using: &rng)
-        var total = 0.0
-        for k in 0..<(p.count - 1) {
-            total += p[k]
-            if u <= total { return UInt8(k) }
+        response(to: item, at: theta, uniform: RandomVariate.uniform(using: &rng))
+    }
+
+    /// The response to `item` at θ for the uniform draw `u` in [0, 1): the first category whose cumulative
+    /// probability reaches u.
+    public static func response(to item: some ItemResponseModel, at theta: Double, uniform u: Double) -> UInt8 {
+        let k = item.categoryCount
+        return withUnsafeTemporaryAllocation(of: Double.self, capacity: k) { p in
+            item.logCategoryProbabilities(at: theta, into: p)
+            var total = 0.0
+            for c in 0..<(k - 1) {
+                total += exp(p[c])
+                if u <= total { return UInt8(c) }
+            }
+            return UInt8(k - 1)
         }
-        return UInt8(p.count - 1)
     }
 
     /// Persons with θ ~ N(mean, sd²) answering every item, or `itemsPerPerson` of them drawn at random without

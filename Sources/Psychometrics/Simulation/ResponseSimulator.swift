@@ -2,8 +2,19 @@ import Foundation
 
 /// How to draw a simulated item bank. Slopes are log-normal, difficulties normal, guessing Beta; the model
 /// decides which apply (Rasch/1PL: a = `commonSlope`, c = 0; 2PL: c = 0).
+///
+/// With `categoryModel`, items are scored in `categories` (K) categories; per item a (log-normal; 1 for pcm) and a
+/// location β ~ N(difficultyMean, difficultySD²) are drawn as for 0/1 items, then K − 1 offsets δ ~ N(0, 1),
+/// sorted:
+/// - graded, gpcm, pcm: thresholds (steps) b_k = β + δ_(k);
+/// - nominal: slopes a_k = a·k/(K − 1) + N(0, 0.2²) for 0 < k < K − 1 (a_0 = 0, a_(K−1) = a) and intercepts
+///   c_k = −a·Σ_{v≤k} b_v/(K − 1) (c_0 = 0): the gpcm with scoring k/(K − 1) and its middle slopes shaken.
 public struct BankSpecification: Sendable, Hashable, Codable {
     public var model: IRTModel
+    /// Items in more than two categories under this model (nil: 0/1 items under `model`).
+    public var categoryModel: ItemModelKind?
+    /// Categories per item with `categoryModel`, in `allowedCategoryCounts`.
+    public var categories = 4
     public var itemCount: Int
     /// Domains assigned in turn (item k gets domains[k % count]); empty = no domain column.
     public var domains: [String]
@@ -37,6 +48,8 @@ public struct BankSpecification: Sendable, Hashable, Codable {
     /// Beta shapes of c: [0.5, 1000]. Below 0.5 the Gamma draws underflow to 0 often enough to give 0/0; 1000
     /// pins c to its mean α/(α + β) already.
     public static let allowedGuessingShapes = NumberRange.closed(0.5, 1000)
+    /// Categories per item: 2…10 (rating scales and partial-credit tasks rarely have more).
+    public static let allowedCategoryCounts = 2...10
 
     /// Problems with the specification, naming each setting as `naming` says (`--slope-sd-log`).
     package func validationProblems(naming: SettingNaming = .words) -> [String] {
@@ -47,7 +60,8 @@ public struct BankSpecification: Sendable, Hashable, Codable {
          Self.allowedDifficultyMeans.problem(difficultyMean, naming.name("difficulty_mean")),
          Self.allowedDifficultySDs.problem(difficultySD, naming.name("difficulty_sd", words: "difficulty SD")),
          Self.allowedGuessingShapes.problem(guessingAlpha, naming.name("guessing_alpha")),
-         Self.allowedGuessingShapes.problem(guessingBeta, naming.name("guessing_beta"))].compactMap { $0 }
+         Self.allowedGuessingShapes.problem(guessingBeta, naming.name("guessing_beta")),
+         categoryModel == nil ? nil : Self.allowedCategoryCounts.problem(categories, naming.name("categories"))].compactMap { $0 }
     }
 
     /// Item ids `i0001`, `i0002`, … (width grows with the count).
@@ -62,6 +76,13 @@ public struct BankSpecification: Sendable, Hashable, Codable {
         var items: [BankItem] = []
         items.reserveCapacity(itemCount)
         for k in 0..<itemCount {
+            if let kind = categoryModel {
+                var item = BankItem(itemID: itemID(k), model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0),
+                                    metadata: domains.isEmpty ? [:] : ["domain": domains[k % domains.count]])
+                item.categoryModel = drawCategoryItem(kind, using: &rng)
+                items.append(item)
+                continue
+            }
             let a: Double
             switch model {
             case .rasch: a = 1
@@ -76,6 +97,26 @@ public struct BankSpecification: Sendable, Hashable, Codable {
         }
         return ItemBank(items: items, metadataColumns: domains.isEmpty ? [] : ["domain"])
     }
+
+    /// One item of `kind` in `categories` categories, as the type's documentation says.
+    private func drawCategoryItem(_ kind: ItemModelKind, using rng: inout some RandomNumberGenerator) -> CategoryBankItem {
+        let a = kind == .partialCredit ? 1 : exp(RandomVariate.normal(mean: slopeMeanLog, sd: slopeSDLog, using: &rng))
+        let beta = RandomVariate.normal(mean: difficultyMean, sd: difficultySD, using: &rng)
+        let k = categories
+        let b = (1..<k).map { _ in beta + RandomVariate.normal(mean: 0, sd: 1, using: &rng) }.sorted()
+        let values: [Double]
+        if kind == .nominal {
+            var slopes = (0..<k).map { a * Double($0) / Double(k - 1) }
+            for c in 1..<max(1, k - 1) { slopes[c] += RandomVariate.normal(mean: 0, sd: 0.2, using: &rng) }
+            var intercepts = [0.0], total = 0.0
+            for v in 0..<(k - 1) { total += b[v]; intercepts.append(-a * total / Double(k - 1)) }
+            values = slopes + intercepts
+        } else {
+            values = [a] + b
+        }
+        // The draws are finite and the thresholds sorted (ties have probability 0), so the item is valid.
+        return try! CategoryBankItem(kind: kind, values: values)
+    }
 }
 
 /// Simulates response sessions from a bank: θ ~ N(mean, sd²), then each administered item is answered
@@ -83,6 +124,9 @@ public struct BankSpecification: Sendable, Hashable, Codable {
 /// distinct items drawn uniformly without replacement (missing by design), in random order.
 public struct ResponseSimulator: Sendable {
     public var parameters: [ItemParameters]
+    /// Per item, its model when it is scored in more than two categories (empty: every item is 0/1): such an
+    /// item's response is drawn from its category probabilities (`CategoryResponseSimulator`).
+    public var categoryModels: [(any ItemResponseModel)?] = []
     public var itemsPerSession: Int
     public var thetaMean = 0.0
     public var thetaSD = 1.0
@@ -93,6 +137,12 @@ public struct ResponseSimulator: Sendable {
         precondition(k >= 1 && k <= parameters.count, "items per session must be 1…\(parameters.count), got \(k)")
         self.parameters = parameters
         self.itemsPerSession = k
+    }
+
+    /// Sessions from a bank of any items (0/1 beside graded, partial-credit and nominal ones).
+    public init(bank: ItemBank, itemsPerSession: Int? = nil) {
+        self.init(parameters: bank.items.map(\.parameters), itemsPerSession: itemsPerSession)
+        if bank.hasCategoryItems { categoryModels = bank.items.map { $0.categoryModel?.model } }
     }
 
     /// Means of simulated θ: [−10, 10]. θ is in SDs of the calibration population; 10 SDs is IQ 250.
@@ -118,7 +168,7 @@ public struct ResponseSimulator: Sendable {
     /// One simulated session.
     public struct Session: Sendable {
         public var theta: Double
-        /// (item index, 0/1 response) in administration order.
+        /// (item index, response: 0/1, or the category) in administration order.
         public var responses: [(item: Int, response: UInt8)]
     }
 
@@ -147,7 +197,10 @@ public struct ResponseSimulator: Sendable {
     }
 
     @inline(__always) private func draw(_ j: Int, _ theta: Double, _ rng: inout some RandomNumberGenerator) -> UInt8 {
-        RandomVariate.uniform(using: &rng) < parameters[j].probability(at: theta) ? 1 : 0
+        if !categoryModels.isEmpty, let model = categoryModels[j] {
+            return CategoryResponseSimulator.response(to: model, at: theta, uniform: RandomVariate.uniform(using: &rng))
+        }
+        return RandomVariate.uniform(using: &rng) < parameters[j].probability(at: theta) ? 1 : 0
     }
 
     /// Convenience for tests: the sessions as a `ResponseMatrix` plus the true θs.
@@ -162,6 +215,8 @@ public struct ResponseSimulator: Sendable {
             offsets.append(items.count)
         }
         let ids = (1...max(count, 1)).prefix(count).map { "s\($0)" }
-        return (ResponseMatrix(validatedPersonIDs: ids, itemIDs: itemIDs, rowOffsets: offsets, itemIndices: items, responses: values), thetas)
+        let counts = categoryModels.isEmpty ? nil : categoryModels.map { $0?.categoryCount ?? 2 }
+        return (ResponseMatrix(validatedPersonIDs: ids, itemIDs: itemIDs, rowOffsets: offsets, itemIndices: items, responses: values,
+                               categoryCounts: counts), thetas)
     }
 }
