@@ -3,7 +3,10 @@
 // bank of 1,500 2PL items in six domains, with the app's rules (8–25 items, SE 0.30, one item per domain,
 // randomesque 5, exposure target 0.25). Single thread.
 //
-//   swift run -c release cat-latency [--slope-mean-log 0.3]
+//   swift run -c release cat-latency [--slope-mean-log 0.3] [--model graded --categories 4]
+//
+// With --model the bank's items are drawn under that model in K categories (`BankSpecification.categoryModel`) and
+// the simulees answer with categories: the step's cost against the 0/1 bank's, same bank size and rules.
 //
 // Each test is simulated (seeded) and every call is timed; the table gives the median, 99th percentile and mean
 // over all steps of 5,000 tests, for a few configurations.
@@ -21,11 +24,16 @@ var bankRNG = SeededGenerator(seed: 2026)
 var spec = BankSpecification(model: .twoPL, itemCount: bankSize, domains: ["pattern", "logic", "spatial", "math", "verbal", "memory"])
 spec.slopeMeanLog = slopeMeanLog
 spec.slopeSDLog = 0.3
+if let k = CommandLine.arguments.firstIndex(of: "--model"), k + 1 < CommandLine.arguments.count {
+    guard let kind = ItemModelKind(rawValue: CommandLine.arguments[k + 1]) else { fatalError("--model must be one of \(ItemModelKind.allCases.map(\.rawValue))") }
+    spec.categoryModel = kind
+    if let c = CommandLine.arguments.firstIndex(of: "--categories"), c + 1 < CommandLine.arguments.count { spec.categories = Int(CommandLine.arguments[c + 1]) ?? 4 }
+}
 let bank = try AssemblyBank(bank: spec.draw(using: &bankRNG))
 
 func percentile(_ sorted: [UInt64], _ p: Double) -> Double { Double(sorted[min(sorted.count - 1, Int(p * Double(sorted.count)))]) / 1000 }
 
-print("bank: \(bankSize) 2PL items, six domains, a ~ LogNormal(\(slopeMeanLog), 0.3), b ~ N(0, 1); \(tests) simulated tests per row, one thread")
+print("bank: \(bankSize) \(spec.categoryModel.map { "\($0.rawValue) (\(spec.categories) categories)" } ?? "2PL") items, six domains, a ~ LogNormal(\(slopeMeanLog), 0.3), b ~ N(0, 1); \(tests) simulated tests per row, one thread")
 print("")
 print("| configuration | steps | select median / p99 / mean (µs) | record (EAP) median / p99 / mean (µs) | whole step mean (µs) |")
 print("|---|---|---|---|---|")
@@ -49,7 +57,7 @@ for variant in variants {
     let pool = try CATItemPool(bank: bank, configuration: variant.configuration)
     poolBuild.append(Double(DispatchTime.now().uptimeNanoseconds - built) / 1e6)
     let exposure = variant.configuration.exposureTarget == nil ? nil : try SympsonHetter.calibrate(pool: pool, seed: 11).parameters
-    let parameters = pool.estimator.parameters
+    let items = pool.bank.items
     var select: [UInt64] = [], record: [UInt64] = []
     select.reserveCapacity(tests * 26)
     record.reserveCapacity(tests * 26)
@@ -63,7 +71,7 @@ for variant in variants {
             let t1 = DispatchTime.now().uptimeNanoseconds
             select.append(t1 - t0)
             guard case .administer(let j) = step else { break }
-            let u: UInt8 = RandomVariate.uniform(using: &rng) < parameters[j].probability(at: theta) ? 1 : 0
+            let u = items[j].response(at: theta, uniform: RandomVariate.uniform(using: &rng))
             let t2 = DispatchTime.now().uptimeNanoseconds
             session.recordUnchecked(item: j, response: u)
             record.append(DispatchTime.now().uptimeNanoseconds - t2)

@@ -3,6 +3,10 @@
 //
 //   swift run -c release scoring-latency
 //   BANK_SIZE=100 METHOD=eap swift run -c release scoring-latency   # another bank size, one estimator
+//   MODEL=graded CATEGORIES=4 swift run -c release scoring-latency   # items in K categories (graded, gpcm, pcm, nominal)
+//
+// With MODEL the bank's items are drawn under that model (`BankSpecification.categoryModel`) and the sessions
+// answer with categories: the cost per session against the 0/1 bank's, same sizes, same seed.
 //
 // Each figure is the median over 5 repetitions of 100,000 sessions (simulated with a fixed seed).
 import Dispatch
@@ -13,9 +17,17 @@ let bankSize = Int(ProcessInfo.processInfo.environment["BANK_SIZE"] ?? "") ?? 15
 var rng = SeededGenerator(seed: 2026)
 var spec = BankSpecification(model: .twoPL, itemCount: bankSize, domains: ["pattern", "logic", "spatial", "math", "verbal", "memory"])
 spec.slopeSDLog = 0.3
+if let name = ProcessInfo.processInfo.environment["MODEL"], !name.isEmpty {
+    guard let kind = ItemModelKind(rawValue: name) else { fatalError("MODEL must be one of \(ItemModelKind.allCases.map(\.rawValue))") }
+    spec.categoryModel = kind
+    spec.categories = Int(ProcessInfo.processInfo.environment["CATEGORIES"] ?? "") ?? 4
+    print("bank: \(bankSize) \(kind.rawValue) items in \(spec.categories) categories")
+} else {
+    print("bank: \(bankSize) 2PL items")
+}
 let bank = spec.draw(using: &rng)
 var generated: [(ids: [String], indices: [Int], responses: [UInt8])] = []
-ResponseSimulator(parameters: bank.items.map(\.parameters), itemsPerSession: perSession).generate(count: sessions, using: &rng) { s in
+ResponseSimulator(bank: bank, itemsPerSession: perSession).generate(count: sessions, using: &rng) { s in
     generated.append((s.responses.map { bank.items[$0.item].itemID }, s.responses.map(\.item), s.responses.map(\.response)))
 }
 let patterns = generated

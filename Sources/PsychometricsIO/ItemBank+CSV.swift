@@ -40,6 +40,14 @@ extension ItemBank {
     package func parameterProblems() -> [String] {
         var problems: [String] = []
         for item in items {
+            if let m = item.categoryModel {
+                // A slope a (graded, gpcm, pcm) or a_k (nominal) and thresholds b_k or intercepts c_k.
+                for (name, value) in zip(m.names, m.values) {
+                    let range = name == "a" ? Self.allowedPositiveSlopes : name.hasPrefix("a_") ? Self.allowedSlopes : Self.allowedDifficulties
+                    if !range.contains(value) { problems.append("item '\(item.itemID)': \(name) = \(value.formatted6); allowed \(range.inequality(name))") }
+                }
+                continue
+            }
             let p = item.parameters
             for (value, symbol, range) in [(p.discrimination, "a", Self.allowedPositiveSlopes), (p.guessing, "c", Self.allowedGuessing)] where !range.contains(value) {
                 problems.append("item '\(item.itemID)': \(symbol) = \(value.formatted6); allowed \(range.inequality(symbol))")

@@ -67,6 +67,8 @@ struct LinkCommand: ParsableCommand {
     @Option(name: .customLong("theta-bound"), help: "Curve criteria on [-B, B] of each scale; B in \(QuadratureGrid.allowedBounds).")
     var thetaBound = 6.0
 
+    @OptionGroup var bankModel: BankModelOption
+
     func validate() throws {
         if refusedFrom != nil || refusedTo != nil {
             throw ValidationError("--from and --to are ambiguous (plink's \"from\" is the new form, here it was the old bank); name the banks by role: --reference OLD_BANK.csv (the scale to keep) --new NEW_BANK.csv (the calibration to move)")
@@ -84,8 +86,8 @@ struct LinkCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             try prepareOutputs(inputs: [("--reference", oldBank), ("--new", newBank)], outputs: [("--out", out)] + given("--summary-json", summaryJSON))
-            let old = try loadBank(oldBank)
-            let new = try loadBank(newBank)
+            let old = try loadBank(oldBank, categoryItems: bankModel.reading)
+            let new = try loadBank(newBank, categoryItems: bankModel.reading)
             var options = ScaleLinkingOptions(method: method)
             options.direction = criterion
             // Each scale's population as its bank states it (N(0, 1) unless the bank carries a latent scale).
@@ -98,12 +100,10 @@ struct LinkCommand: ParsableCommand {
                 printError("error: cannot link \(newBank) onto \(oldBank): \(error.message)")
                 return ExitStatus.failure
             }
-            let oldByID = Dictionary(old.items.map { ($0.itemID, $0.parameters) }, uniquingKeysWith: { first, _ in first })
-            let newByID = Dictionary(new.items.map { ($0.itemID, $0.parameters) }, uniquingKeysWith: { first, _ in first })
-            let commonOld = result.commonItemIDs.compactMap { oldByID[$0] }
-            let commonNew = result.commonItemIDs.compactMap { newByID[$0] }
-            let meanMean = try? ScaleLinking.meanMean(old: commonOld, new: commonNew)
-            let meanSigma = try? ScaleLinking.meanSigma(old: commonOld, new: commonNew)
+            // The moment methods' constants beside the chosen method's (each threshold a difficulty for items in
+            // more than two categories; undefined with a nominal common item).
+            let meanMean = try? ScaleLinking.link(old: old, new: new, options: ScaleLinkingOptions(method: .meanMean)).transformation
+            let meanSigma = try? ScaleLinking.link(old: old, new: new, options: ScaleLinkingOptions(method: .meanSigma)).transformation
 
             // On the reference scale, scored against the reference population.
             var linked = result.linkedBank(new)

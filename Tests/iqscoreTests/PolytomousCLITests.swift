@@ -150,4 +150,36 @@ struct PolytomousCLITests {
         r = try ws.run("simulate", "--bank", "mixed.csv", "--items", "5", "--persons", "2", "--out", "x.csv")
         #expect(r.status == 64 && r.stderr.contains("--items comes from --bank"), "\(r.stderr)")
     }
+
+    @Test("link: a graded bank on another scale (θ_old = 1.3 θ_new − 0.4) is linked back by stocking-lord and haebara")
+    func linkGraded() throws {
+        let ws = try CLIWorkspace()
+        var r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--out", "old.csv", "--no-se")
+        #expect(r.status == 0, "\(r.stderr)")
+        // The new bank: a·1.3 and (b + 0.4)/1.3, so that every probability is unchanged.
+        let rows = try ws.csvRows("old.csv")
+        let header = rows[0]
+        var text = header.joined(separator: ",") + "\n"
+        for row in rows.dropFirst() {
+            var cells = row
+            for (c, name) in header.enumerated() where !cells[c].isEmpty {
+                if name == "a" { cells[c] = String(Double(cells[c])! * 1.3) }
+                if name.count == 2 && name.hasPrefix("b") { cells[c] = String((Double(cells[c])! + 0.4) / 1.3) }
+                if name.hasPrefix("se_") { cells[c] = "" }
+            }
+            text += cells.joined(separator: ",") + "\n"
+        }
+        try ws.write("new.csv", text)
+        for method in ["stocking-lord", "haebara", "mean-sigma"] {
+            r = try ws.run("link", "--reference", "old.csv", "--new", "new.csv", "--method", method, "--out", "linked.csv", "--summary-json", "link.json")
+            #expect(r.status == 0, "\(r.stderr)")
+            let summary = try JSONSerialization.jsonObject(with: Data(try ws.read("link.json").utf8)) as! [String: Any]
+            let slope = summary["slope"] as! Double, intercept = summary["intercept"] as! Double
+            // The bank's six decimals limit the recovery.
+            #expect(abs(slope - 1.3) < 1e-4 && abs(intercept + 0.4) < 1e-4, "\(method): \(slope), \(intercept)")
+            let linked = try Self.byID(ws, "linked.csv"), old = try Self.byID(ws, "old.csv")
+            let b2 = old.header.firstIndex(of: "b2")!
+            #expect(abs(Double(linked.rows["Future"]![b2])! - Double(old.rows["Future"]![b2])!) < 1e-4)
+        }
+    }
 }

@@ -127,7 +127,7 @@ extension ItemBank {
             var row = BankItem(itemID: fitted.itemID, model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0),
                                responses: fitted.responses, pValue: pValue, flags: collapsed ? ["categories collapsed"] : [],
                                metadata: metadata?.values[fitted.itemID] ?? [:])
-            if k == 2 && fitted.model != .nominal && fitted.categoryMap == [0, 1] {
+            if k == 2 && fitted.item.categoriesAreScores && fitted.categoryMap == [0, 1] {
                 row.model = fitted.model == .partialCredit ? .rasch : .twoPL
                 row.parameters = ItemParameters(discrimination: fitted.parameters[0], difficulty: fitted.parameters[1])
                 row.standardErrors = ItemStandardErrors(discrimination: fitted.standardErrors[0], difficulty: fitted.standardErrors[1])

@@ -12,21 +12,32 @@ import Foundation
 /// ```
 /// With P = c + (1 − c)σ(z): ∂P/∂x = P′ z_x and ∂²P/∂x∂y = P″ z_x z_y + P′ z_xy, P′ = (1 − c)σ(1 − σ),
 /// P″ = P′(1 − 2σ).
+///
+/// An item scored in more than two categories (`oldModels`/`newModels`; Kim & Lee 2006) moves as its category
+/// curves at θ* = (θ − B)/A (new→old) or Aθ + B (old→new): ∂P_k/∂x = P_k′(θ*) θ*_x, ∂²P_k/∂x∂y = P_k″ θ*_x θ*_y
+/// + P_k′ θ*_xy with P′, P″ from `categoryThetaDerivatives`. Haebara sums (T_k − P_k)² over its categories;
+/// Stocking–Lord adds its expected score Σ_k k P_k to the test characteristic curve.
 struct LinkingCriterion {
     let method: LinkingMethod
     let direction: LinkingDirection
     let old: [ItemParameters]
     let new: [ItemParameters]
+    /// Per common item, its model when it is scored in more than two categories (empty: every item is 0/1).
+    let oldModels: [(any ItemResponseModel)?]
+    let newModels: [(any ItemResponseModel)?]
     let oldScale: LinkingQuadrature
     let newScale: LinkingQuadrature
 
     init(method: LinkingMethod, direction: LinkingDirection, old: [ItemParameters], new: [ItemParameters],
+         oldModels: [(any ItemResponseModel)?] = [], newModels: [(any ItemResponseModel)?] = [],
          oldScale: LinkingQuadrature, newScale: LinkingQuadrature) {
         precondition(method.isCharacteristicCurve, "LinkingCriterion is for haebara and stocking-lord, got \(method)")
         self.method = method
         self.direction = direction
         self.old = old
         self.new = new
+        self.oldModels = oldModels
+        self.newModels = newModels
         self.oldScale = oldScale
         self.newScale = newScale
     }
@@ -41,6 +52,18 @@ struct LinkingCriterion {
             lhs.value += rhs.value
             lhs.gA += rhs.gA; lhs.gB += rhs.gB
             lhs.hAA += rhs.hAA; lhs.hAB += rhs.hAB; lhs.hBB += rhs.hBB
+        }
+
+        /// Adds f·r² for the residual r = T − P with the derivatives of P, and its gradient −2f r P_x and
+        /// Gauss–Newton-plus-curvature Hessian 2f (P_x P_y − r P_xy).
+        @inline(__always)
+        mutating func addSquare(_ f: Double, _ r: Double, _ pA: Double, _ pB: Double, _ pAA: Double, _ pAB: Double, _ pBB: Double) {
+            value += f * r * r
+            gA -= 2 * f * r * pA
+            gB -= 2 * f * r * pB
+            hAA += 2 * f * (pA * pA - r * pAA)
+            hAB += 2 * f * (pA * pB - r * pAB)
+            hBB += 2 * f * (pB * pB - r * pBB)
         }
     }
 
@@ -57,12 +80,38 @@ struct LinkingCriterion {
         let quadrature = towardOld ? oldScale : newScale
         let targets = towardOld ? old : new
         let moving = towardOld ? new : old
+        let targetModels = towardOld ? oldModels : newModels, movingModels = towardOld ? newModels : oldModels
         let n = Double(targets.count)
         var e = Evaluation()
         for (theta, w) in zip(quadrature.points, quadrature.weights) where w > 0 {
             // Stocking–Lord accumulates the test characteristic curve and its derivatives over items.
             var tSum = 0.0, s = 0.0, sA = 0.0, sB = 0.0, sAA = 0.0, sAB = 0.0, sBB = 0.0
-            for (target, item) in zip(targets, moving) {
+            for (index, (target, item)) in zip(targets, moving).enumerated() {
+                if !movingModels.isEmpty, let movingModel = movingModels[index], let targetModel = targetModels[index] {
+                    // θ* and its derivatives in (A, B).
+                    let u = (theta - B) / A
+                    let (x, xA, xB, xAA, xAB) = towardOld ? (u, -u / A, -1 / A, 2 * u / (A * A), 1 / (A * A)) : (A * theta + B, theta, 1.0, 0.0, 0.0)
+                    let k = movingModel.categoryCount
+                    withUnsafeTemporaryAllocation(of: Double.self, capacity: 4 * k) { buffer in
+                        let p = UnsafeMutableBufferPointer(rebasing: buffer[0..<k]), p1 = UnsafeMutableBufferPointer(rebasing: buffer[k..<(2 * k)])
+                        let p2 = UnsafeMutableBufferPointer(rebasing: buffer[(2 * k)..<(3 * k)]), t = UnsafeMutableBufferPointer(rebasing: buffer[(3 * k)...])
+                        movingModel.categoryThetaDerivatives(at: x, probability: p, first: p1, second: p2)
+                        targetModel.logCategoryProbabilities(at: theta, into: t)
+                        for c in 0..<k {
+                            let pA = p1[c] * xA, pB = p1[c] * xB
+                            let pAA = p2[c] * xA * xA + p1[c] * xAA, pAB = p2[c] * xA * xB + p1[c] * xAB, pBB = p2[c] * xB * xB
+                            if method == .haebara {
+                                e.addSquare(w / n, exp(t[c]) - p[c], pA, pB, pAA, pAB, pBB)
+                            } else {
+                                let score = Double(c)
+                                tSum += score * exp(t[c])
+                                s += score * p[c]; sA += score * pA; sB += score * pB
+                                sAA += score * pAA; sAB += score * pAB; sBB += score * pBB
+                            }
+                        }
+                    }
+                    continue
+                }
                 let t = target.probability(at: theta)
                 let a = item.discrimination, b = item.difficulty, c = item.guessing
                 let z: Double, zA: Double, zB: Double, zAA: Double, zAB: Double
@@ -85,28 +134,13 @@ struct LinkingCriterion {
                 let pA = p1 * zA, pB = p1 * zB
                 let pAA = p2 * zA * zA + p1 * zAA, pAB = p2 * zA * zB + p1 * zAB, pBB = p2 * zB * zB
                 if method == .haebara {
-                    let r = t - p
-                    let f = w / n
-                    e.value += f * r * r
-                    e.gA -= 2 * f * r * pA
-                    e.gB -= 2 * f * r * pB
-                    e.hAA += 2 * f * (pA * pA - r * pAA)
-                    e.hAB += 2 * f * (pA * pB - r * pAB)
-                    e.hBB += 2 * f * (pB * pB - r * pBB)
+                    e.addSquare(w / n, t - p, pA, pB, pAA, pAB, pBB)
                 } else {
                     tSum += t
                     s += p; sA += pA; sB += pB; sAA += pAA; sAB += pAB; sBB += pBB
                 }
             }
-            if method == .stockingLord {
-                let r = tSum - s
-                e.value += w * r * r
-                e.gA -= 2 * w * r * sA
-                e.gB -= 2 * w * r * sB
-                e.hAA += 2 * w * (sA * sA - r * sAA)
-                e.hAB += 2 * w * (sA * sB - r * sAB)
-                e.hBB += 2 * w * (sB * sB - r * sBB)
-            }
+            if method == .stockingLord { e.addSquare(w, tSum - s, sA, sB, sAA, sAB, sBB) }
         }
         return e
     }

@@ -154,20 +154,96 @@ public struct ScaleLinkingResult: Sendable, Hashable, Codable {
 /// difficulties do not vary).
 public enum ScaleLinking {
     /// Links `new` onto the scale of `old`.
+    ///
+    /// Common items scored in more than two categories (`BankItem.categoryModel`) must have the same model and
+    /// number of categories in both banks. The characteristic-curve methods compare their category curves
+    /// (Haebara) or expected scores (Stocking–Lord; not for nominal items, whose options are no scores), as Kim &
+    /// Lee (2006) extend them; the moment methods count each threshold b_k of a graded, gpcm or pcm item as a
+    /// difficulty with the item's slope (nominal items have neither, and are refused).
     public static func link(old: ItemBank, new: ItemBank, options: ScaleLinkingOptions = ScaleLinkingOptions()) throws(PsychometricsError) -> ScaleLinkingResult {
-        let oldByID = Dictionary(old.items.map { ($0.itemID, $0.parameters) }, uniquingKeysWith: { first, _ in first })
+        let oldByID = Dictionary(old.items.map { ($0.itemID, $0) }, uniquingKeysWith: { first, _ in first })
         var ids: [String] = [], oldItems: [ItemParameters] = [], newItems: [ItemParameters] = []
+        var oldModels: [(any ItemResponseModel)?] = [], newModels: [(any ItemResponseModel)?] = []
         var seen = Set<String>()
         for item in new.items where seen.insert(item.itemID).inserted {
             guard let match = oldByID[item.itemID] else { continue }
+            let (a, b) = (match.categoryModel, item.categoryModel)
+            guard a?.kind == b?.kind && a?.categoryCount == b?.categoryCount else {
+                throw PsychometricsError(.invalidParameters, "common item '\(item.itemID)' is \(match.modelName) with \(match.categoryCount) categories in the old bank and \(item.modelName) with \(item.categoryCount) in the new one; linking compares an item with itself")
+            }
             ids.append(item.itemID)
             newItems.append(item.parameters)
-            oldItems.append(match)
+            oldItems.append(match.parameters)
+            oldModels.append(a?.model)
+            newModels.append(b?.model)
         }
         if ids.isEmpty {
             throw PsychometricsError(.insufficientData, "no common items: none of the \(new.items.count) item ids of the new bank is in the old bank (\(old.items.count) items); items are matched by item_id")
         }
-        return try link(commonItemIDs: ids, old: oldItems, new: newItems, options: options)
+        guard oldModels.contains(where: { $0 != nil }) else { return try link(commonItemIDs: ids, old: oldItems, new: newItems, options: options) }
+        try validate(options)
+        if ids.count < 2 {
+            throw PsychometricsError(.insufficientData, "only \(ids.count) common item (\(ids.joined(separator: ", "))); linking needs at least 2")
+        }
+        // The moment methods' (a, b) pairs: one per threshold of an item in more than two categories.
+        func momentItems(_ parameters: [ItemParameters], _ models: [(any ItemResponseModel)?]) throws(PsychometricsError) -> [ItemParameters] {
+            var out: [ItemParameters] = []
+            for (k, p) in parameters.enumerated() {
+                guard let model = models[k] else { out.append(p); continue }
+                let values = model.parameterValues
+                guard model.categoriesAreScores, model.parameterNames.first == "a" else {
+                    throw PsychometricsError(.invalidParameters, "common item '\(ids[k])' is a nominal item, which has no slope and difficulties for \(options.method); use haebara")
+                }
+                for b in values.dropFirst() { out.append(ItemParameters(discrimination: values[0], difficulty: b)) }
+            }
+            return out
+        }
+        if options.method == .stockingLord, let k = oldModels.firstIndex(where: { $0.map { !$0.categoriesAreScores } ?? false }) {
+            throw PsychometricsError(.invalidParameters, "common item '\(ids[k])' is a nominal item: its options are no scores, so it has no expected score for stocking-lord; use haebara")
+        }
+        var warnings: [String] = []
+        let momentOld: [ItemParameters], momentNew: [ItemParameters]
+        do {
+            momentOld = try momentItems(oldItems, oldModels)
+            momentNew = try momentItems(newItems, newModels)
+        } catch {
+            guard options.method.isCharacteristicCurve else { throw error }
+            // Haebara on nominal items starts from no change.
+            let identity = try ScaleTransformation(slope: 1, intercept: 0)
+            warnings.append("no moment start (\(error.message)); started from slope 1, intercept 0")
+            return characteristicCurve(ids: ids, old: oldItems, new: newItems, oldModels: oldModels, newModels: newModels, start: identity,
+                                       warnings: warnings, options: options)
+        }
+        switch options.method {
+        case .meanSigma, .meanMean:
+            let t = try options.method == .meanSigma ? meanSigma(old: momentOld, new: momentNew) : meanMean(old: momentOld, new: momentNew)
+            return ScaleLinkingResult(method: options.method, transformation: t, commonItemIDs: ids, direction: nil, criterion: nil,
+                                      converged: true, iterations: 0, start: nil, warnings: [])
+        case .haebara, .stockingLord:
+            let start: ScaleTransformation
+            do { start = try meanSigma(old: momentOld, new: momentNew) } catch {
+                start = try meanMean(old: momentOld, new: momentNew)
+                warnings.append("mean-sigma start unavailable (\(error.message)); started from mean-mean")
+            }
+            return characteristicCurve(ids: ids, old: oldItems, new: newItems, oldModels: oldModels, newModels: newModels, start: start,
+                                       warnings: warnings, options: options)
+        }
+    }
+
+    /// Haebara or Stocking–Lord from `start`: the criterion minimised, a warning when Newton does not converge.
+    static func characteristicCurve(ids: [String], old: [ItemParameters], new: [ItemParameters], oldModels: [(any ItemResponseModel)?] = [],
+                                    newModels: [(any ItemResponseModel)?] = [], start: ScaleTransformation, warnings: [String],
+                                    options: ScaleLinkingOptions) -> ScaleLinkingResult {
+        var warnings = warnings
+        let criterion = LinkingCriterion(method: options.method, direction: options.direction, old: old, new: new, oldModels: oldModels,
+                                         newModels: newModels, oldScale: options.oldScaleQuadrature, newScale: options.newScaleQuadrature)
+        let fit = criterion.minimise(from: start, tolerance: options.tolerance, maxIterations: options.maxIterations)
+        if !fit.converged {
+            warnings.append("\(options.method) did not converge in \(fit.iterations) Newton iterations (last step \(String(format: "%.1e", fit.lastStep)), criterion \(String(format: "%.6g", fit.value))); the constants may be inaccurate")
+        }
+        return ScaleLinkingResult(method: options.method, transformation: fit.transformation, commonItemIDs: ids,
+                                  direction: options.direction, criterion: fit.value, converged: fit.converged,
+                                  iterations: fit.iterations, start: start, warnings: warnings)
     }
 
     /// Links from parallel arrays of common-item parameters (`old[k]` and `new[k]` are the same item).
@@ -204,15 +280,7 @@ public enum ScaleLinking {
                 start = try meanMean(old: old, new: new)
                 warnings.append("mean-sigma start unavailable (\(error.message)); started from mean-mean")
             }
-            let criterion = LinkingCriterion(method: options.method, direction: options.direction, old: old, new: new,
-                                             oldScale: options.oldScaleQuadrature, newScale: options.newScaleQuadrature)
-            let fit = criterion.minimise(from: start, tolerance: options.tolerance, maxIterations: options.maxIterations)
-            if !fit.converged {
-                warnings.append("\(options.method) did not converge in \(fit.iterations) Newton iterations (last step \(String(format: "%.1e", fit.lastStep)), criterion \(String(format: "%.6g", fit.value))); the constants may be inaccurate")
-            }
-            return ScaleLinkingResult(method: options.method, transformation: fit.transformation, commonItemIDs: ids,
-                                      direction: options.direction, criterion: fit.value, converged: fit.converged,
-                                      iterations: fit.iterations, start: start, warnings: warnings)
+            return characteristicCurve(ids: ids, old: old, new: new, start: start, warnings: warnings, options: options)
         }
     }
 

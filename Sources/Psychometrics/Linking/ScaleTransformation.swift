@@ -78,7 +78,30 @@ public struct ScaleTransformation: Sendable, Hashable, Codable {
         out.parameters = parameters(item.parameters)
         out.standardErrors = standardErrors(item.standardErrors)
         if item.model == .rasch && slope != 1 { out.model = .onePL }
+        if let m = item.categoryModel { out.categoryModel = categoryItem(m) }
         return out
+    }
+
+    /// An item in more than two categories on the old scale: graded, gpcm a/slope, b_k → slope·b_k + intercept (a
+    /// pcm item becomes gpcm unless the slope is 1, its a being 1/slope); nominal a_k/slope, c_k − a_k·intercept/slope
+    /// (a_k θ_new + c_k = (a_k/slope) θ_old + c_k − a_k·intercept/slope). Standard errors: se_a/slope and
+    /// slope·se_b; a nominal intercept's, which would need the slope's covariance, is left out.
+    public func categoryItem(_ m: CategoryBankItem) -> CategoryBankItem {
+        let values: [Double], errors: [Double?]
+        var kind = m.kind
+        switch m.kind {
+        case .graded, .generalizedPartialCredit, .partialCredit:
+            values = [m.values[0] / slope] + m.values.dropFirst().map { slope * $0 + intercept }
+            errors = [m.standardErrors[0].map { $0 / slope }] + m.standardErrors.dropFirst().map { $0.map { slope * $0 } }
+            if kind == .partialCredit && slope != 1 { kind = .generalizedPartialCredit }
+        case .nominal:
+            let k = m.categoryCount
+            let slopes = m.values[0..<k].map { $0 / slope }
+            values = slopes + (0..<k).map { m.values[k + $0] - m.values[$0] * intercept / slope }
+            errors = m.standardErrors[0..<k].map { $0.map { $0 / slope } } + [Double?](repeating: nil, count: k)
+        }
+        // The transformation keeps slopes positive and values finite (slope > 0, both finite), so the item is valid.
+        return try! CategoryBankItem(kind: kind, values: values, standardErrors: errors, responseLabels: m.responseLabels)
     }
 
     /// Every item of `bank` on the old scale, in the same order, with the same metadata columns.

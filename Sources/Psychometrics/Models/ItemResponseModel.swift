@@ -34,9 +34,18 @@ public protocol ItemResponseModel: Sendable {
     var parameterNames: [String] { get }
     /// The parameters' values, in the IRT (slope–location) form the bank writes.
     var parameterValues: [Double] { get }
+
+    /// Whether the category is a score (0/1, graded and partial-credit items: the raw score adds it) or only a
+    /// label (a nominal item's option). Default true.
+    var categoriesAreScores: Bool { get }
 }
 
 extension ItemResponseModel {
+    public var categoriesAreScores: Bool { true }
+
+    /// The highest score a response can add to the raw score: K − 1, or 0 when the categories are no scores.
+    public var maximumScore: Int { categoriesAreScores ? categoryCount - 1 : 0 }
+
     /// P(u = k | θ) for k = 0 ..< K.
     public func categoryProbabilities(at theta: Double) -> [Double] {
         var out = [Double](repeating: 0, count: categoryCount)

@@ -47,6 +47,8 @@ public struct NominalResponseItem: CalibratableItemModel, DivideByTotalModel, Ha
     public var categoryCount: Int { slopes.count }
 
     public var parameterNames: [String] { ItemModelKind.nominal.parameterNames(categories: slopes.count) }
+    /// An option is no score: a nominal response adds nothing to the raw score.
+    public var categoriesAreScores: Bool { false }
     public var parameterValues: [Double] { slopes + intercepts }
 
     /// (a_1 − a_0, …, a_{K−1} − a_0, c_1 − c_0, …, c_{K−1} − c_0).

@@ -64,7 +64,7 @@ public struct AbilityEstimator: Sendable {
         self.items = items
         dichotomous = items.count == parameters.count
         hasLowerAsymptote = items.map { ($0 as? ItemParameters).map { $0.guessing > 0 } ?? false }
-        maximumPoints = dichotomous ? [] : items.map { $0 is NominalResponseItem ? 0 : $0.categoryCount - 1 }
+        maximumPoints = dichotomous ? [] : items.map(\.maximumScore)
         self.options = options
         (priorMean, priorSD) = options.prior(on: latentScale)
         let priorMean = priorMean, priorSD = priorSD

@@ -47,7 +47,7 @@ public struct SessionScorer: Sendable {
             ? try AbilityEstimator(items: bank.items.map(\.responseModel), options: ability, latentScale: bank.latentScale)
             : try AbilityEstimator(parameters: bank.items.map(\.parameters), options: ability, latentScale: bank.latentScale)
         self.itemCategories = bank.items.map(\.categoryCount)
-        self.itemScoresPoints = bank.items.map { $0.categoryModel?.kind != .nominal }
+        self.itemScoresPoints = bank.items.map { $0.categoryModel?.model.categoriesAreScores ?? true }
         self.scale = scale.expressed(on: bank.latentScale)
         var domains: [String] = [], domainIndex: [String: Int] = [:], itemDomain: [Int] = []
         let hasDomain = bank.metadataColumns.contains("domain")
