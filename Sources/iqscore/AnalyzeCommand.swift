@@ -38,6 +38,15 @@ struct AnalyzeCommand: ParsableCommand {
             With --options OPTIONS.csv (wide: chosen option codes; empty, 0 or NA = omitted) and keys from the \
             key column of --items ITEMS.csv (or of the bank), --distractors-out writes per option: choice rates \
             overall and in the top and bottom 27% by rest score, discrimination, and flags.
+
+            A bank with items scored in more than two categories (graded, gpcm, pcm, nominal; cells 0…K−1 or \
+            the bank's labels) gets their analysis instead: ITEMS.csv item_id,model,categories,n,mean_score, \
+            max_score,item_rest_r,category_n,category_mean_rest,sx2,sx2_df,sx2_p,infit,outfit,infit_z,outfit_z, \
+            flags, with the generalised S-X² (Kang & Chen 2008, over each person's form, the exact covariance of \
+            the category counts given the scores: Orlando–Thissen's for 0/1 items) and the conditional \
+            infit/outfit of the scores; flags: misfit, infit/outfit, low item-rest correlation, a category chosen \
+            by fewer than 10, category mean rest scores out of order. --persons-out, --q3-out and --options are \
+            for 0/1 banks.
             """
     )
 
@@ -94,6 +103,8 @@ struct AnalyzeCommand: ParsableCommand {
                   maxRMSD: maxRMSD, q3Threshold: q3Threshold, q3MinimumPersons: q3MinPersons, sx2Pooling: sx2Pooling)
     }
 
+    @OptionGroup var bankModel: BankModelOption
+
     func validate() throws {
         try throwIfAny(try rules().validationProblems())
         if (options == nil) != (distractorsOut == nil) { throw ValidationError("--options and --distractors-out go together") }
@@ -103,7 +114,8 @@ struct AnalyzeCommand: ParsableCommand {
         try runReportingErrors {
             try prepareOutputs(inputs: [("input", responses), ("--bank", bank)] + given("--options", options) + given("--items", items),
                                outputs: [("--out", out)] + given("--summary-json", summaryJSON) + given("--persons-out", personsOut) + given("--q3-out", q3Out) + given("--distractors-out", distractorsOut))
-            let itemBank = try loadBank(bank, requirePositiveSlopes: false)
+            let itemBank = try loadBank(bank, requirePositiveSlopes: false, categoryItems: bankModel.reading)
+            if itemBank.hasCategoryItems { return try runCategoryAnalysis(bank: itemBank, rules: try rules()) }
             let table = try ItemAnalysisTable(responses: responses, fileOptions: columns.fileOptions, bank: itemBank, rules: try rules())
             let data = table.data, classical = table.classical, fit = table.fit, unknown = table.itemsNotInBank
             let parameters = table.parameters

@@ -95,13 +95,14 @@ struct SimulateCommand: ParsableCommand {
     func validate() throws {
         if bank != nil {
             if items != nil { throw ValidationError("--items comes from --bank (its number of items); give one of them") }
-        } else {
-            guard items != nil else { throw ValidationError("Missing expected argument '--items <items>' (or --bank BANK.csv)") }
-            try throwIfAny(specification.validationProblems(naming: .option))
+        } else if items == nil {
+            throw ValidationError("Missing expected argument '--items <items>' (or --bank BANK.csv)")
         }
         if model.categories == nil && categories != 4 { throw ValidationError("--categories goes with --model graded, gpcm, pcm or nominal") }
-        try throwIfAny(ResponseSimulator.validationProblems(itemCount: items ?? 100_000, itemsPerSession: bank == nil ? itemsPerSession : nil, sessions: persons,
-                                                            thetaMean: thetaMean, thetaSD: thetaSD, naming: .option))
+        // Every problem of the bank and of the sessions at once (the bank's only when it is drawn here).
+        try throwIfAny((bank == nil ? specification.validationProblems(naming: .option) : [])
+            + ResponseSimulator.validationProblems(itemCount: items ?? 100_000, itemsPerSession: bank == nil ? itemsPerSession : nil, sessions: persons,
+                                                   thetaMean: thetaMean, thetaSD: thetaSD, naming: .option))
         if noID && layout == .long { throw ValidationError("--no-id applies to --layout wide only") }
     }
 

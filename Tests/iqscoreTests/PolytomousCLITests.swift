@@ -96,12 +96,12 @@ struct PolytomousCLITests {
         #expect(bad.status == 1 && bad.stderr.contains("item 'Comfort': model '3pl' is not one of graded, gpcm, pcm, nominal"), "\(bad.stderr)")
     }
 
-    @Test("commands that read 0/1 items only refuse a graded bank with the line and what reads it; 0/1 options are refused by name")
+    @Test("a command that reads 0/1 items only (report) refuses a graded bank with the line and what reads it; 0/1 options are refused by name")
     func zeroOneOnlyCommands() throws {
         let ws = try CLIWorkspace()
         var r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "pcm", "--out", "bank.csv", "--no-se")
         #expect(r.status == 0, "\(r.stderr)")
-        r = try ws.run("analyze", "\(Self.data)/science.csv", "--bank", "bank.csv", "--out", "items.csv")
+        r = try ws.run("report", "\(Self.data)/science.csv", "--bank", "bank.csv", "--out", "report.html")
         #expect(r.status == 1 && r.stderr.contains("bank.csv:2:2") && r.stderr.contains("this use reads 0/1 items only"), "\(r.stderr)")
         r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--slope-prior", "lognormal:0,0.5", "--out", "b.csv")
         #expect(r.status == 64 && r.stderr.contains("fitted without priors"), "\(r.stderr)")
@@ -181,5 +181,27 @@ struct PolytomousCLITests {
             let b2 = old.header.firstIndex(of: "b2")!
             #expect(abs(Double(linked.rows["Future"]![b2])! - Double(old.rows["Future"]![b2])!) < 1e-4)
         }
+    }
+
+    @Test("analyze on a graded bank: S-X², conditional infit/outfit and classical statistics per category; the sparse category flagged")
+    func analyzeGraded() throws {
+        let ws = try CLIWorkspace()
+        var r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--out", "bank.csv", "--no-se")
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try ws.run("analyze", "\(Self.data)/science.csv", "--bank", "bank.csv", "--out", "items.csv", "--summary-json", "items.json")
+        #expect(r.status == 0, "\(r.stderr)")
+        let items = try Self.byID(ws, "items.csv")
+        #expect(items.header == ["item_id", "model", "categories", "n", "mean_score", "max_score", "item_rest_r", "category_n", "category_mean_rest",
+                                 "sx2", "sx2_df", "sx2_p", "infit", "outfit", "infit_z", "outfit_z", "flags"])
+        // Comfort: 5 persons chose its lowest category (Science, mirt's data).
+        let comfort = try #require(items.rows["Comfort"])
+        #expect(comfort[7] == "5;32;266;89" && comfort[16].contains("sparse category"), "\(comfort)")
+        for row in items.rows.values {
+            #expect(abs(Double(row[12])! - 1) < 0.2 && abs(Double(row[13])! - 1) < 0.2, "\(row)")
+            let means = row[8].split(separator: ";").map { Double($0)! }
+            #expect(zip(means, means.dropFirst()).allSatisfy { $0 < $1 }, "\(row)")
+        }
+        r = try ws.run("analyze", "\(Self.data)/science.csv", "--bank", "bank.csv", "--out", "items2.csv", "--q3-out", "q3.csv")
+        #expect(r.status == 64 && r.stderr.contains("computed for banks of 0/1 items"), "\(r.stderr)")
     }
 }

@@ -37,8 +37,14 @@ package struct ConditionalMeanSquares: Sendable {
     /// One response u to item j with expectation e given the person's summed score; e ∈ {0, 1} is ignored.
     package mutating func add(item j: Int, response u: UInt8, expected e: Double) {
         let w = e * (1 - e)
+        add(item: j, residual: Double(u) - e, variance: w, fourthMoment: w * ((1 - e) * (1 - e) * (1 - e) + e * e * e))
+    }
+
+    /// One residual r = u − E of item j with its conditional variance W = E[(u − E)²] and fourth central moment
+    /// C = E[(u − E)⁴] (an item in K categories: W = Σ_k (k − E)² P_k, C = Σ_k (k − E)⁴ P_k given the score;
+    /// Wright & Masters 1982, ch. 5). W ≈ 0 (the score fixes the response) is ignored.
+    package mutating func add(item j: Int, residual r: Double, variance w: Double, fourthMoment c: Double) {
         guard w > 1e-12, w.isFinite else { return }
-        let r = Double(u) - e, c = w * ((1 - e) * (1 - e) * (1 - e) + e * e * e)
         count[j] += 1
         sumZ2[j] += r * r / w
         sumR2[j] += r * r
