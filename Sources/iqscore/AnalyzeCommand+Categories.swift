@@ -11,48 +11,8 @@ extension AnalyzeCommand {
         if personsOut != nil || q3Out != nil || options != nil {
             throw ValidationError("--persons-out, --q3-out and --options are computed for banks of 0/1 items; this bank has items in more than two categories (its analysis: S-X², infit/outfit and classical statistics per category)")
         }
-        var fileOptions = columns.fileOptions
-        fileOptions.categoryResponses = true
-        let (raw, _) = try ResponseMatrix.load(csv: responses, options: fileOptions)
-        // The data's items in the bank, their cells mapped to the bank's categories (labels, 0/1).
-        let position = Dictionary(itemBank.items.enumerated().map { ($1.itemID, $0) }, uniquingKeysWith: { first, _ in first })
-        let kept = raw.itemIDs.indices.filter { position[raw.itemIDs[$0]] != nil }
-        let unknown = raw.itemIDs.filter { position[$0] == nil }
-        guard kept.count >= 2 else {
-            throw InputError(file: responses, message: "only \(kept.count) of the file's \(raw.itemCount) items are in \(bank); the analysis needs at least 2")
-        }
-        let bankItems = kept.map { itemBank.items[position[raw.itemIDs[$0]]!] }
-        var newIndex = [Int32](repeating: -1, count: raw.itemCount)
-        for (k, j) in kept.enumerated() { newIndex[j] = Int32(k) }
-        var offsets = [0], indices: [Int32] = [], values: [UInt8] = [], persons: [String] = []
-        var problems: [String: (count: Int, value: Int)] = [:]
-        for i in 0..<raw.personCount {
-            let start = indices.count
-            for c in raw.cells(ofPerson: i) where newIndex[Int(raw.itemIndices[c])] >= 0 {
-                let k = Int(newIndex[Int(raw.itemIndices[c])]), item = bankItems[k], v = Int(raw.responses[c])
-                let category = item.categoryModel.map { $0.category(of: String(v)) } ?? (v <= 1 ? v : nil)
-                guard let category else {
-                    problems[item.itemID, default: (0, v)].count += 1
-                    continue
-                }
-                indices.append(Int32(k)); values.append(UInt8(category))
-            }
-            if indices.count > start { persons.append(raw.personIDs[i]); offsets.append(indices.count) }
-        }
-        if !problems.isEmpty {
-            let listed = problems.sorted { $0.key < $1.key }.prefix(5).map { id, p in
-                let item = bankItems.first { $0.itemID == id }!
-                return "item '\(id)': \(p.count) response\(p.count == 1 ? "" : "s") such as \(p.value) outside its categories (allowed \(item.categoryModel?.allowedResponses ?? "0 or 1"))"
-            }
-            throw InputError(file: responses, message: listed.joined(separator: "; ") + (problems.count > 5 ? "; …" : ""))
-        }
-        let data = ResponseMatrix(validatedPersonIDs: persons, itemIDs: bankItems.map(\.itemID), rowOffsets: offsets, itemIndices: indices,
-                                  responses: values, categoryCounts: bankItems.map(\.categoryCount))
-        let freeParameters = bankItems.map { item -> Int in
-            if let m = item.categoryModel { return m.kind == .partialCredit ? m.values.count - 1 : m.values.count }
-            return item.model == .rasch || item.model == .onePL ? 1 : item.model == .twoPL ? 2 : 3
-        }
-        let fit = try CategoryItemFit(data: data, items: bankItems.map(\.responseModel), freeParameters: freeParameters,
+        let (data, bankItems, unknown) = try Self.categoryData(responses: responses, fileOptions: columns.fileOptions, bank: itemBank, bankPath: bank)
+        let fit = try CategoryItemFit(data: data, items: bankItems.map(\.responseModel), freeParameters: Self.freeParameters(bankItems),
                                       latentScale: itemBank.latentScale, minimumExpected: 1)
 
         func num(_ v: Double?, _ digits: Int = 4) -> String { v.map { $0.isFinite ? fixed($0, digits) : "" } ?? "" }
@@ -97,5 +57,65 @@ extension AnalyzeCommand {
         lines.append("wrote \(out)" + (summaryJSON.map { ", \($0)" } ?? ""))
         printError(lines.joined(separator: "\n"))
         return ExitStatus.success
+    }
+
+    /// The responses of a bank with items in more than two categories, read as categories (`categoryResponses`),
+    /// restricted to the bank's items (the others listed in `unknown`), cells mapped to the bank's categories
+    /// (response labels; 0/1 for 0/1 items); a cell outside an item's categories is an error naming the item.
+    static func categoryData(responses: String, fileOptions given: ResponseFileOptions, bank itemBank: ItemBank, bankPath bank: String) throws
+        -> (data: ResponseMatrix, items: [BankItem], unknown: [String]) {
+        var fileOptions = given
+        fileOptions.categoryResponses = true
+        let (raw, _) = try ResponseMatrix.load(csv: responses, options: fileOptions)
+        // The data's items in the bank, their cells mapped to the bank's categories (labels, 0/1).
+        let position = Dictionary(itemBank.items.enumerated().map { ($1.itemID, $0) }, uniquingKeysWith: { first, _ in first })
+        let kept = raw.itemIDs.indices.filter { position[raw.itemIDs[$0]] != nil }
+        let unknown = raw.itemIDs.filter { position[$0] == nil }
+        guard kept.count >= 2 else {
+            throw InputError(file: responses, message: "only \(kept.count) of the file's \(raw.itemCount) items are in \(bank); the analysis needs at least 2")
+        }
+        let bankItems = kept.map { itemBank.items[position[raw.itemIDs[$0]]!] }
+        var newIndex = [Int32](repeating: -1, count: raw.itemCount)
+        for (k, j) in kept.enumerated() { newIndex[j] = Int32(k) }
+        var offsets = [0], indices: [Int32] = [], values: [UInt8] = [], persons: [String] = []
+        var problems: [String: (count: Int, value: Int)] = [:]
+        for i in 0..<raw.personCount {
+            let start = indices.count
+            for c in raw.cells(ofPerson: i) where newIndex[Int(raw.itemIndices[c])] >= 0 {
+                let k = Int(newIndex[Int(raw.itemIndices[c])]), item = bankItems[k], v = Int(raw.responses[c])
+                let category = item.categoryModel.map { $0.category(of: String(v)) } ?? (v <= 1 ? v : nil)
+                guard let category else {
+                    problems[item.itemID, default: (0, v)].count += 1
+                    continue
+                }
+                indices.append(Int32(k)); values.append(UInt8(category))
+            }
+            if indices.count > start { persons.append(raw.personIDs[i]); offsets.append(indices.count) }
+        }
+        if !problems.isEmpty {
+            let listed = problems.sorted { $0.key < $1.key }.prefix(5).map { id, p in
+                let item = bankItems.first { $0.itemID == id }!
+                return "item '\(id)': \(p.count) response\(p.count == 1 ? "" : "s") such as \(p.value) outside its categories (allowed \(item.categoryModel?.allowedResponses ?? "0 or 1"))"
+            }
+            throw InputError(file: responses, message: listed.joined(separator: "; ") + (problems.count > 5 ? "; …" : ""))
+        }
+        let data = ResponseMatrix(validatedPersonIDs: persons, itemIDs: bankItems.map(\.itemID), rowOffsets: offsets, itemIndices: indices,
+                                  responses: values, categoryCounts: bankItems.map(\.categoryCount))
+        return (data, bankItems, unknown)
+    }
+
+    /// Each item's estimated parameters (the S-X² df): K for graded and gpcm, K − 1 for pcm (a = 1), 2(K − 1) for
+    /// nominal, 1/2/3 for Rasch and 1PL/2PL/3PL.
+    static func freeParameters(_ items: [BankItem]) -> [Int] {
+        items.map { item in
+            if let m = item.categoryModel {
+                switch m.kind {
+                case .graded, .generalizedPartialCredit: return m.categoryCount
+                case .partialCredit: return m.categoryCount - 1
+                case .nominal: return 2 * (m.categoryCount - 1)
+                }
+            }
+            return item.model == .rasch || item.model == .onePL ? 1 : item.model == .twoPL ? 2 : 3
+        }
     }
 }

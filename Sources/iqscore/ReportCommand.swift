@@ -41,16 +41,41 @@ struct ReportCommand: ParsableCommand {
 
     @OptionGroup var columns: ResponseColumnOptions
 
+    @OptionGroup var bankModel: BankModelOption
+
     func run() throws {
         try runReportingErrors {
             try prepareOutputs(inputs: [("input", responses), ("--bank", bank)], outputs: [("--out", out)])
-            let itemBank = try loadBank(bank, requirePositiveSlopes: false)
+            let itemBank = try loadBank(bank, requirePositiveSlopes: false, categoryItems: bankModel.reading)
+            if itemBank.hasCategoryItems {
+                let report = try renderCategoryReport(bank: itemBank)
+                try writeAtomically(report.html, to: out)
+                printError("iqscore report: \(formatCount(report.persons)) persons × \(report.items) items, \(report.flagged) flagged\nwrote \(out)")
+                return ExitStatus.success
+            }
             let table = try ItemAnalysisTable(responses: responses, fileOptions: columns.fileOptions, bank: itemBank, rules: FlagRules())
             let html = try render(table, bank: itemBank)
             try writeAtomically(html, to: out)
             printError("iqscore report: \(formatCount(table.data.personCount)) persons × \(table.rows.count) items, \(table.flaggedCount) flagged\nwrote \(out)")
             return ExitStatus.success
         }
+    }
+
+    /// The report's document head and style, opening the body.
+    var htmlHead: String {
+        """
+        <!DOCTYPE html>
+        <html lang="en"><head><meta charset="utf-8"><title>\(escapeHTML(title))</title>
+        <style>
+        body { font-family: sans-serif; margin: 24px auto; max-width: 1100px; color: #222; }
+        h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; border-bottom: 1px solid #ccc; }
+        table { border-collapse: collapse; font-size: 12px; } td, th { border: 1px solid #ddd; padding: 3px 6px; text-align: right; }
+        td:first-child, td:last-child, th { text-align: left; } tr.flag td { background: #fff3e0; }
+        .stats td { font-size: 14px; } .charts { display: flex; flex-wrap: wrap; gap: 8px; }
+        figure { margin: 0; border: 1px solid #eee; padding: 4px; } figure.flag { border-color: #E69F00; }
+        figure.miss { border: 2px solid #D55E00; } figcaption { font-size: 11px; max-width: 340px; }
+        </style></head><body>
+        """
     }
 
     func render(_ t: ItemAnalysisTable, bank itemBank: ItemBank) throws -> String {
@@ -121,17 +146,7 @@ struct ReportCommand: ParsableCommand {
             : "<ul>" + t.fit.q3Flagged.map { "<li>\(escapeHTML($0.first)) – \(escapeHTML($0.second)): Q3 \(num($0.q3)) (mean \(num(t.fit.q3Mean)))</li>" }.joined() + "</ul>"
 
         return """
-        <!DOCTYPE html>
-        <html lang="en"><head><meta charset="utf-8"><title>\(escapeHTML(title))</title>
-        <style>
-        body { font-family: sans-serif; margin: 24px auto; max-width: 1100px; color: #222; }
-        h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; border-bottom: 1px solid #ccc; }
-        table { border-collapse: collapse; font-size: 12px; } td, th { border: 1px solid #ddd; padding: 3px 6px; text-align: right; }
-        td:first-child, td:last-child, th { text-align: left; } tr.flag td { background: #fff3e0; }
-        .stats td { font-size: 14px; } .charts { display: flex; flex-wrap: wrap; gap: 8px; }
-        figure { margin: 0; border: 1px solid #eee; padding: 4px; } figure.flag { border-color: #E69F00; }
-        figure.miss { border: 2px solid #D55E00; } figcaption { font-size: 11px; max-width: 340px; }
-        </style></head><body>
+        \(htmlHead)
         <h1>\(escapeHTML(title))</h1>
         <p>Responses <code>\(escapeHTML(responses))</code>, bank <code>\(escapeHTML(bank))</code> (\(t.model.rawValue.uppercased())).</p>
         <table class="stats">

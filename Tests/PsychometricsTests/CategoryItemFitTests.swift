@@ -72,3 +72,33 @@ struct CategoryItemFitTests {
         }
     }
 }
+
+@Suite("Empirical category curves")
+struct EmpiricalCategoryCurveTests {
+    @Test("on 0/1 items category 1's curve is the dichotomous curve (groups exact, θ̄ and E to 1e-12); per group the categories' observed and expected shares sum to 1")
+    func consistent() throws {
+        let sim = Simulated(model: .twoPL, items: 8, persons: 600, perSession: 6, seed: 9)
+        let binary = EmpiricalItemCurve.curves(data: sim.data, parameters: sim.truth)
+        let general = EmpiricalItemCurve.categoryCurves(data: sim.data, items: sim.truth)
+        // The same groups and counts; θ̄ and E to rounding (the general path takes P from the log tables).
+        for (a, b) in zip(binary, general) {
+            #expect(a.groups.map(\.count) == b[1].groups.map(\.count) && a.groups.map(\.correct) == b[1].groups.map(\.correct))
+            for (x, y) in zip(a.groups, b[1].groups) {
+                #expect(abs(x.meanTheta - y.meanTheta) < 1e-12 && abs(x.expected - y.expected) < 1e-12 && x.interval == y.interval)
+            }
+        }
+        var rng = SeededGenerator(seed: 12)
+        var spec = BankSpecification(model: .twoPL, itemCount: 6)
+        spec.categoryModel = .generalizedPartialCredit
+        spec.categories = 3
+        let items = spec.draw(using: &rng).items.map(\.responseModel)
+        let (data, _) = CategoryResponseSimulator.matrix(items: items, itemIDs: (1...6).map { "i\($0)" }, persons: 800, using: &rng)
+        for curves in EmpiricalItemCurve.categoryCurves(data: data, items: items) {
+            #expect(curves.count == 3)
+            for g in curves[0].groups.indices {
+                #expect(abs(curves.reduce(0) { $0 + $1.groups[g].observed } - 1) < 1e-12)
+                #expect(abs(curves.reduce(0) { $0 + $1.groups[g].expected } - 1) < 1e-12)
+            }
+        }
+    }
+}

@@ -96,12 +96,18 @@ struct PolytomousCLITests {
         #expect(bad.status == 1 && bad.stderr.contains("item 'Comfort': model '3pl' is not one of graded, gpcm, pcm, nominal"), "\(bad.stderr)")
     }
 
-    @Test("a command that reads 0/1 items only (report) refuses a graded bank with the line and what reads it; 0/1 options are refused by name")
+    @Test("report draws the category curves of a pcm bank; norms build (0/1 norm samples) refuses it by line; 0/1 options are refused by name")
     func zeroOneOnlyCommands() throws {
         let ws = try CLIWorkspace()
         var r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "pcm", "--out", "bank.csv", "--no-se")
         #expect(r.status == 0, "\(r.stderr)")
         r = try ws.run("report", "\(Self.data)/science.csv", "--bank", "bank.csv", "--out", "report.html")
+        #expect(r.status == 0 && r.stderr.contains("392 persons × 4 items"), "\(r.stderr)")
+        let html = try ws.read("report.html")
+        #expect(html.components(separatedBy: "<figure").count == 5 && html.contains("Category curves: the model against the data"))
+        // norms build reads a norm sample's cells as 0/1 answers: it refuses this bank by line.
+        try ws.write("sample.csv", "person_id,age,Comfort,Work\n1,30,1,2\n")
+        r = try ws.run("norms", "build", "sample.csv", "--bank", "bank.csv", "--age-column", "age", "--name", "n", "--norms-version", "1", "--out", "norms.json")
         #expect(r.status == 1 && r.stderr.contains("bank.csv:2:2") && r.stderr.contains("this use reads 0/1 items only"), "\(r.stderr)")
         r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--slope-prior", "lognormal:0,0.5", "--out", "b.csv")
         #expect(r.status == 64 && r.stderr.contains("fitted without priors"), "\(r.stderr)")

@@ -133,28 +133,62 @@ public struct EmpiricalItemCurve: Sendable, Hashable {
     public static func curves(data: ResponseMatrix, parameters: [ItemParameters], options: Options = Options()) -> [EmpiricalItemCurve] {
         precondition(parameters.count == data.itemCount, "one parameter set per item, got \(parameters.count) for \(data.itemCount) items")
         precondition(data.isDichotomous, "empirical curves of 0/1 items")
-        precondition(QuadratureGrid.constructiblePointCounts.contains(options.quadraturePoints) && options.thetaBound > 0 && options.thetaBound.isFinite
-                     && options.priorMean.isFinite && options.priorSD > 0 && options.priorSD.isFinite, "the options' grid and prior must be usable")
-        let grid = QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound, mean: options.priorMean, sd: options.priorSD)
-        let nq = grid.count, J = data.itemCount
-        // P at each node, item-major, and log P(u | θ_q) (`LogCategoryTable`, stable in both tails).
-        var p = [Double](repeating: 0, count: J * nq)
-        for (j, item) in parameters.enumerated() {
+        let grid = checkedGrid(options)
+        // P(u = 0) and P(u = 1) at each node, item-major.
+        let p = parameters.enumerated().map { j, item -> [Double] in
             precondition(item.discrimination.isFinite && item.difficulty.isFinite && item.guessing >= 0 && item.guessing < 1,
                          "item \(j + 1) has unusable parameters a = \(item.discrimination), b = \(item.difficulty), c = \(item.guessing)")
-            for q in 0..<nq { p[j * nq + q] = item.probability(at: grid.points[q]) }
+            let correct = grid.points.map { item.probability(at: $0) }
+            return correct.map { 1 - $0 } + correct
         }
-        let table = LogCategoryTable(items: parameters, nodes: grid.points)
+        let rest = restOfPattern(data: data, table: LogCategoryTable(items: parameters, nodes: grid.points), probabilities: p, grid: grid)
+        return (0..<data.itemCount).map { EmpiricalItemCurve(thetas: rest.thetas[$0], responses: rest.responses[$0], expected: rest.expected[$0][1], options: options) }
+    }
+
+    /// Per item of any model (`ItemResponseModel`) and per category k, the curve of the indicator u = k: the
+    /// observed share of the group choosing k against P(u_ij = k | the other responses) (the type's description
+    /// with P_jk for P_j). Every category of an item shares the item's groups.
+    /// - Precondition: one model per item with the data's number of categories; usable options (as `curves`).
+    public static func categoryCurves(data: ResponseMatrix, items: [any ItemResponseModel], options: Options = Options()) -> [[EmpiricalItemCurve]] {
+        precondition(items.count == data.itemCount && (0..<data.itemCount).allSatisfy { items[$0].categoryCount == data.categoryCounts[$0] },
+                     "one model per item with the data's categories")
+        let grid = checkedGrid(options)
+        let p = items.map { item -> [Double] in
+            let k = item.categoryCount
+            var out = [Double](repeating: 0, count: k * grid.count)
+            for (q, theta) in grid.points.enumerated() {
+                for (c, value) in item.categoryProbabilities(at: theta).enumerated() { out[c * grid.count + q] = value }
+            }
+            return out
+        }
+        let rest = restOfPattern(data: data, table: LogCategoryTable(items: items, nodes: grid.points), probabilities: p, grid: grid)
+        return (0..<data.itemCount).map { j in
+            (0..<items[j].categoryCount).map { k in
+                EmpiricalItemCurve(thetas: rest.thetas[j], responses: rest.responses[j].map { $0 == k ? 1 : 0 }, expected: rest.expected[j][k], options: options)
+            }
+        }
+    }
+
+    private static func checkedGrid(_ options: Options) -> QuadratureGrid {
+        precondition(QuadratureGrid.constructiblePointCounts.contains(options.quadraturePoints) && options.thetaBound > 0 && options.thetaBound.isFinite
+                     && options.priorMean.isFinite && options.priorSD > 0 && options.priorSD.isFinite, "the options' grid and prior must be usable")
+        return QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound, mean: options.priorMean, sd: options.priorSD)
+    }
+
+    /// For every answered cell: the rest-of-pattern EAP θ̂ᵢ and, per category k of the item, Σ_q P_jk(θ_q) π₋ⱼ(θ_q)
+    /// (`probabilities[j]`: category-major, K × nodes); grouped by item (`expected[j][k][i]`).
+    private static func restOfPattern(data: ResponseMatrix, table: LogCategoryTable, probabilities p: [[Double]], grid: QuadratureGrid)
+        -> (thetas: [[Double]], responses: [[UInt8]], expected: [[[Double]]]) {
+        let nq = grid.count, J = data.itemCount
         let totals = data.itemTotals().responses
         var thetas = totals.map { [Double](reserveCapacity: $0) }
-        var expected = thetas
+        var expected = (0..<J).map { j in [[Double]](repeating: [Double](reserveCapacity: totals[j]), count: data.categoryCounts[j]) }
         var responses = totals.map { [UInt8](reserveCapacity: $0) }
         var full = [Double](repeating: 0, count: nq), weights = full
         grid.logWeights.withUnsafeBufferPointer { prior in
         table.rowStart.withUnsafeBufferPointer { rowStart in
         data.itemIndices.withUnsafeBufferPointer { itemIndices in
         data.responses.withUnsafeBufferPointer { allResponses in
-        p.withUnsafeBufferPointer { p in
         full.withUnsafeMutableBufferPointer { full in
         weights.withUnsafeMutableBufferPointer { weights in
             for i in 0..<data.personCount {
@@ -166,26 +200,32 @@ public struct EmpiricalItemCurve: Sendable, Hashable {
                                          rowStart: rowStart.baseAddress!)
                 for c in cells {
                     let j = Int(data.itemIndices[c]), u = data.responses[c]
-                    let row = table.row(item: j, category: Int(u)), pj = p.baseAddress! + j * nq
+                    let row = table.row(item: j, category: Int(u))
                     var top = -Double.infinity
                     for q in 0..<nq {
                         weights[q] = full[q] - row[q]
                         top = max(top, weights[q])
                     }
-                    var total = 0.0, first = 0.0, predicted = 0.0
+                    var total = 0.0, first = 0.0
                     for q in 0..<nq {
                         let w = exp(weights[q] - top)
+                        weights[q] = w
                         total += w
                         first += w * grid.points[q]
-                        predicted += w * pj[q]
                     }
                     thetas[j].append(first / total)
-                    expected[j].append(predicted / total)
                     responses[j].append(u)
+                    p[j].withUnsafeBufferPointer { pj in
+                        for k in 0..<data.categoryCounts[j] {
+                            var predicted = 0.0
+                            for q in 0..<nq { predicted += weights[q] * pj[k * nq + q] }
+                            expected[j][k].append(predicted / total)
+                        }
+                    }
                 }
             }
-        }}}}}}}
-        return (0..<J).map { EmpiricalItemCurve(thetas: thetas[$0], responses: responses[$0], expected: expected[$0], options: options) }
+        }}}}}}
+        return (thetas, responses, expected)
     }
 }
 
