@@ -104,17 +104,11 @@ extension AnalyzeCommand {
         return (data, bankItems, unknown)
     }
 
-    /// Each item's estimated parameters (the S-X² df): K for graded and gpcm, K − 1 for pcm (a = 1), 2(K − 1) for
-    /// nominal, 1/2/3 for Rasch and 1PL/2PL/3PL.
+    /// Each item's estimated parameters (the S-X² df): `ItemModelKind.freeParameters(categories:)`, 1/2/3 for
+    /// Rasch and 1PL/2PL/3PL.
     static func freeParameters(_ items: [BankItem]) -> [Int] {
         items.map { item in
-            if let m = item.categoryModel {
-                switch m.kind {
-                case .graded, .generalizedPartialCredit: return m.categoryCount
-                case .partialCredit: return m.categoryCount - 1
-                case .nominal: return 2 * (m.categoryCount - 1)
-                }
-            }
+            if let m = item.categoryModel { return m.kind.freeParameters(categories: m.categoryCount) }
             return item.model == .rasch || item.model == .onePL ? 1 : item.model == .twoPL ? 2 : 3
         }
     }

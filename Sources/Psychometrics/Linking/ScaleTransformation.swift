@@ -82,26 +82,11 @@ public struct ScaleTransformation: Sendable, Hashable, Codable {
         return out
     }
 
-    /// An item in more than two categories on the old scale: graded, gpcm a/slope, b_k → slope·b_k + intercept (a
-    /// pcm item becomes gpcm unless the slope is 1, its a being 1/slope); nominal a_k/slope, c_k − a_k·intercept/slope
-    /// (a_k θ_new + c_k = (a_k/slope) θ_old + c_k − a_k·intercept/slope). Standard errors: se_a/slope and
-    /// slope·se_b; a nominal intercept's, which would need the slope's covariance, is left out.
+    /// An item in more than two categories on the old scale (`ItemModelKind.transformed`).
     public func categoryItem(_ m: CategoryBankItem) -> CategoryBankItem {
-        let values: [Double], errors: [Double?]
-        var kind = m.kind
-        switch m.kind {
-        case .graded, .generalizedPartialCredit, .partialCredit:
-            values = [m.values[0] / slope] + m.values.dropFirst().map { slope * $0 + intercept }
-            errors = [m.standardErrors[0].map { $0 / slope }] + m.standardErrors.dropFirst().map { $0.map { slope * $0 } }
-            if kind == .partialCredit && slope != 1 { kind = .generalizedPartialCredit }
-        case .nominal:
-            let k = m.categoryCount
-            let slopes = m.values[0..<k].map { $0 / slope }
-            values = slopes + (0..<k).map { m.values[k + $0] - m.values[$0] * intercept / slope }
-            errors = m.standardErrors[0..<k].map { $0.map { $0 / slope } } + [Double?](repeating: nil, count: k)
-        }
+        let moved = m.kind.transformed(m.values, standardErrors: m.standardErrors, slope: slope, intercept: intercept)
         // The transformation keeps slopes positive and values finite (slope > 0, both finite), so the item is valid.
-        return try! CategoryBankItem(kind: kind, values: values, standardErrors: errors, responseLabels: m.responseLabels)
+        return try! CategoryBankItem(kind: moved.kind, values: moved.values, standardErrors: moved.standardErrors, responseLabels: m.responseLabels)
     }
 
     /// Every item of `bank` on the old scale, in the same order, with the same metadata columns.

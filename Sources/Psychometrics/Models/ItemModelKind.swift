@@ -52,6 +52,34 @@ extension ItemModelKind {
         }
     }
 
+    /// The parameters a calibration estimates for an item in `k` categories (S-X²'s df, AIC): K for graded and
+    /// gpcm (a and K − 1 intercepts), K − 1 for pcm (a = 1), 2(K − 1) for nominal (a_0 = c_0 = 0).
+    public func freeParameters(categories k: Int) -> Int {
+        switch self {
+        case .graded, .generalizedPartialCredit: k
+        case .partialCredit: k - 1
+        case .nominal: 2 * (k - 1)
+        }
+    }
+
+    /// IRT-form `values` (and their standard errors) on the scale θ_old = slope · θ + intercept, and the model
+    /// they then belong to: graded, gpcm a/slope, b_k → slope·b_k + intercept (a pcm item becomes gpcm unless the
+    /// slope is 1, its a being 1/slope); nominal a_k/slope, c_k − a_k·intercept/slope (a_k θ + c_k unchanged). A
+    /// nominal intercept's standard error, which would need the slope's covariance, is left out.
+    public func transformed(_ values: [Double], standardErrors: [Double?], slope: Double, intercept: Double)
+        -> (kind: ItemModelKind, values: [Double], standardErrors: [Double?]) {
+        switch self {
+        case .graded, .generalizedPartialCredit, .partialCredit:
+            return (self == .partialCredit && slope != 1 ? .generalizedPartialCredit : self,
+                    [values[0] / slope] + values.dropFirst().map { slope * $0 + intercept },
+                    [standardErrors[0].map { $0 / slope }] + standardErrors.dropFirst().map { $0.map { slope * $0 } })
+        case .nominal:
+            let k = values.count / 2
+            return (self, values[0..<k].map { $0 / slope } + (0..<k).map { values[k + $0] - values[$0] * intercept / slope },
+                    standardErrors[0..<k].map { $0.map { $0 / slope } } + [Double?](repeating: nil, count: k))
+        }
+    }
+
     /// The number of categories that `count` parameter values in the IRT form stand for (nil: no K fits).
     public func categories(parameterCount count: Int) -> Int? {
         switch self {
