@@ -50,6 +50,8 @@ extension NormSample {
         }
         let ageColumn = try column(columns.age, "the age column")
         let scorer = columns.scorer
+        // Items in more than two categories: their cells are categories or the bank's labels (`CategoryCells`).
+        let categoryCells = scorer.flatMap { CategoryCells(bank: $0.bank) }
         // With a scorer: the columns that are items of its bank, and their bank indices.
         let itemColumns = scorer.map { scorer in header.indices.filter { scorer.itemTable.index(of: header[$0]) != nil } } ?? []
         if scorer != nil && itemColumns.isEmpty {
@@ -95,6 +97,17 @@ extension NormSample {
             func scored(_ scorer: SessionScorer, _ itemColumns: [Int]) -> (Double?, Double??) {
                 var ids: [String] = [], responses: [Int] = []
                 for c in itemColumns {
+                    if let categoryCells, let j = scorer.itemTable.index(of: header[c]), categoryCells.isCategoryItem(j) {
+                        let v = reader.withField(c) { categoryCells.value($0, item: j) }
+                        if v == ResponseCell.missingCategory { continue }
+                        if v == ResponseCell.invalidCategory {
+                            errors.add(InputError(file: path, line: line, column: c + 1, message: "column \(TextFidelity.quoted(header[c])): \(TextFidelity.quoted(reader.string(c))) is not a response; allowed: \(categoryCells.allowed(item: j))"))
+                            return (nil, .some(nil))
+                        }
+                        ids.append(header[c])
+                        responses.append(v)
+                        continue
+                    }
                     let cell = reader.withField(c) { ResponseCell.parse($0) }
                     switch cell {
                     case .missing: continue

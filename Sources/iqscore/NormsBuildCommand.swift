@@ -160,7 +160,7 @@ struct NormsBuildCommand: ParsableCommand {
             try prepareOutputs(inputs: [("input", sample)] + given("--margins", margins) + given("--bank", bank),
                                outputs: [("--out", out)] + given("--report", report))
             let targets = try margins.map { try RakingTargets.load(csv: $0) }
-            let scorer = try bank.map { try SessionScorer(bank: try loadBank($0), scale: IQScale()) }
+            let scorer = try bank.map { try SessionScorer(bank: try loadBank($0, categoryItems: .read()), scale: IQScale()) }
             let columns = NormSampleColumns(age: ageColumn, theta: thetaColumn ?? "theta", standardError: seColumn, weight: weightColumn,
                                             variables: targets?.variables ?? [], scorer: scorer)
             let normSample = try NormSample.load(csv: sample, columns: columns)

@@ -96,7 +96,7 @@ struct PolytomousCLITests {
         #expect(bad.status == 1 && bad.stderr.contains("item 'Comfort': model '3pl' is not one of graded, gpcm, pcm, nominal"), "\(bad.stderr)")
     }
 
-    @Test("report draws the category curves of a pcm bank; norms build (0/1 norm samples) refuses it by line; 0/1 options are refused by name")
+    @Test("report draws the category curves of a pcm bank; norms build scores a sample with it and names a bad cell; 0/1 options are refused by name")
     func zeroOneOnlyCommands() throws {
         let ws = try CLIWorkspace()
         var r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "pcm", "--out", "bank.csv", "--no-se")
@@ -105,10 +105,16 @@ struct PolytomousCLITests {
         #expect(r.status == 0 && r.stderr.contains("392 persons × 4 items"), "\(r.stderr)")
         let html = try ws.read("report.html")
         #expect(html.components(separatedBy: "<figure").count == 5 && html.contains("Category curves: the model against the data"))
-        // norms build reads a norm sample's cells as 0/1 answers: it refuses this bank by line.
-        try ws.write("sample.csv", "person_id,age,Comfort,Work\n1,30,1,2\n")
+        // norms build scores a norm sample's rows with the bank: categories 0…3 here; a 4 is named with its column.
+        try ws.write("sample.csv", "person_id,age,Comfort,Work\n1,30,1,2\n2,31,4,1\n")
         r = try ws.run("norms", "build", "sample.csv", "--bank", "bank.csv", "--age-column", "age", "--name", "n", "--norms-version", "1", "--out", "norms.json")
-        #expect(r.status == 1 && r.stderr.contains("bank.csv:2:2") && r.stderr.contains("this use reads 0/1 items only"), "\(r.stderr)")
+        #expect(r.status == 1 && r.stderr.contains("sample.csv:3:3: error: column 'Comfort': '4' is not a response; allowed: 0…3"), "\(r.stderr)")
+        // The 392 Science persons with ages 20–59: age norms of θ scored from their graded responses.
+        let rows = try String(contentsOfFile: "\(Self.data)/science.csv", encoding: .utf8).split(separator: "\n")
+        try ws.write("science_sample.csv", "person_id,age," + rows[0] + "\n"
+                     + rows.dropFirst().enumerated().map { "\($0.offset + 1),\(20 + $0.offset % 40),\($0.element)" }.joined(separator: "\n") + "\n")
+        r = try ws.run("norms", "build", "science_sample.csv", "--bank", "bank.csv", "--age-column", "age", "--name", "sci", "--norms-version", "1", "--out", "norms.json")
+        #expect(r.status == 0 && r.stderr.contains("392 persons aged 20.0–59.0"), "\(r.stderr)")
         r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--slope-prior", "lognormal:0,0.5", "--out", "b.csv")
         #expect(r.status == 64 && r.stderr.contains("fitted without priors"), "\(r.stderr)")
         r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "2pl", "--out", "b.csv")
