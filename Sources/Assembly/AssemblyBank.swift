@@ -13,7 +13,7 @@ public enum ItemStatus: String, Sendable, Hashable, Codable, CaseIterable {
 
 /// One selectable item: IRT parameters plus the metadata assembly rules use.
 ///
-/// An item scored in more than two categories (`categoryModel`: graded, gpcm, pcm, nominal) is selected by its
+/// An item scored in more than two categories (`categoryModel`: graded, gpcm, pcm, rsm, nominal) is selected by its
 /// information `information(at:)` = Σ_k P_k′²/P_k, matched to θ by `location` (the θ of its largest information)
 /// and stratified by `slope` (2·√max I, which is a for a 2PL item); a 0/1 item by its a, b, c as before.
 public struct AssemblyItem: Sendable, Hashable {

@@ -1482,6 +1482,7 @@ public enum OpenAPIDocument {
               "graded",
               "gpcm",
               "pcm",
+              "rsm",
               "nominal",
               "mixed"
             ],

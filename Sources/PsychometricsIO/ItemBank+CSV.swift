@@ -70,7 +70,7 @@ extension ItemBank {
     /// `2pl` need c = 0), a bad standard error, response count or p-value, a duplicated item id, a row of the
     /// wrong width. An empty bank is an error.
     ///
-    /// Items scored in more than two categories (`CategoryBankItem`: model graded, gpcm, pcm or nominal) are read
+    /// Items scored in more than two categories (`CategoryBankItem`: model graded, gpcm, pcm, rsm or nominal) are read
     /// from their own columns (`BankLayout.categoryColumns`, `ItemBank+CategoryColumns.swift`) when
     /// `categoryItems` allows them; otherwise such a row is an error saying that this use reads 0/1 items only.
     /// A cell `NA` (as R writes a missing value) is an empty cell.

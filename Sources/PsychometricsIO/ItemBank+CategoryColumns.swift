@@ -98,7 +98,7 @@ struct CategoryRow {
     func strayCategoryCell() -> InputError? {
         for (name, c) in layout.categoryColumns.sorted(by: { $0.value < $1.value }) where !name.hasPrefix("se_") && name != "categories" {
             if !text(c).isEmpty {
-                return error(c, "\(name) = \(text(c).escapingControlCharacters) belongs to an item in more than two categories, but the row is a 0/1 item (give its model: graded, gpcm, pcm or nominal, or empty the cell)")
+                return error(c, "\(name) = \(text(c).escapingControlCharacters) belongs to an item in more than two categories, but the row is a 0/1 item (give its model: graded, gpcm, pcm, rsm or nominal, or empty the cell)")
             }
         }
         return nil
@@ -114,7 +114,7 @@ struct CategoryRow {
             }
             var values: [Double]
             switch kind {
-            case .graded, .generalizedPartialCredit, .partialCredit:
+            case .graded, .generalizedPartialCredit, .partialCredit, .ratingScale:
                 let a = try required(slopeColumn, slopeName)
                 guard ItemBank.allowedPositiveSlopes.contains(a) else {
                     throw error(slopeColumn, "\(slopeName) = \(a.formatted6); allowed \(ItemBank.allowedPositiveSlopes.inequality("a"))")

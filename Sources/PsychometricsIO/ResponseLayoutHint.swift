@@ -186,7 +186,7 @@ package enum ResponseLayoutHint {
         guard !cells.isEmpty else { return nil }
         if cells.allSatisfy({ Int($0).map { $0 >= 2 && $0 <= 100 } ?? false }) {
             let largest = cells.compactMap { Int($0) }.max()!
-            return "response cells hold whole numbers up to \(largest): scores in more than two categories, which calibrate reads with --model graded, gpcm, pcm or nominal; for right/wrong items recode them to 1 = correct, 0 = incorrect"
+            return "response cells hold whole numbers up to \(largest): scores in more than two categories, which calibrate reads with --model graded, gpcm, pcm, rsm or nominal; for right/wrong items recode them to 1 = correct, 0 = incorrect"
         }
         if cells.allSatisfy({ $0.count == 1 && $0.first!.isLetter }) {
             return "response cells hold option letters (\(Set(cells).sorted().prefix(6).joined(separator: ", "))): score reads them against the bank's answer keys (a key column of letters is used as it is; --key-column COLUMN names another), or recode them to 1 = the key, 0 = another option; iqscore analyze --options reads raw choices for distractor analysis"

@@ -39,7 +39,7 @@ struct AnalyzeCommand: ParsableCommand {
             key column of --items ITEMS.csv (or of the bank), --distractors-out writes per option: choice rates \
             overall and in the top and bottom 27% by rest score, discrimination, and flags.
 
-            A bank with items scored in more than two categories (graded, gpcm, pcm, nominal; cells 0…K−1 or \
+            A bank with items scored in more than two categories (graded, gpcm, pcm, rsm, nominal; cells 0…K−1 or \
             the bank's labels) gets their analysis instead: ITEMS.csv item_id,model,categories,n,mean_score, \
             max_score,item_rest_r,category_n,category_mean_rest,sx2,sx2_df,sx2_p,infit,outfit,infit_z,outfit_z, \
             flags, with the generalised S-X² (Kang & Chen 2008, over each person's form, the exact covariance of \

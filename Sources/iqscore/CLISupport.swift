@@ -104,7 +104,7 @@ extension ResponseLayout: ExpressibleByArgument {}
 extension ItemModelKind: ExpressibleByArgument {}
 
 /// `--model` of calibrate and simulate: a model of 0/1 items (rasch, 1pl, 2pl, 3pl: `EMCalibrator`) or of items
-/// scored in more than two categories (graded, gpcm, pcm, nominal: `PolytomousCalibrator`).
+/// scored in more than two categories (graded, gpcm, pcm, rsm, nominal: `PolytomousCalibrator`).
 enum ModelArgument: Hashable, ExpressibleByArgument, CustomStringConvertible {
     case dichotomous(IRTModel)
     case categories(ItemModelKind)

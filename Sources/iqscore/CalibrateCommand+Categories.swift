@@ -17,7 +17,7 @@ extension CalibrateCommand {
         }
     }
 
-    /// Per-item models from the `model` column of `--items` (graded, gpcm, pcm or nominal; empty: `--model`).
+    /// Per-item models from the `model` column of `--items` (graded, gpcm, pcm, rsm or nominal; empty: `--model`).
     static func itemModels(_ metadata: ItemMetadata, file: String) throws -> [String: ItemModelKind] {
         guard metadata.columns.contains("model") else { return [:] }
         var models: [String: ItemModelKind] = [:], problems: [String] = []
@@ -34,7 +34,7 @@ extension CalibrateCommand {
         return models
     }
 
-    /// `calibrate --model graded|gpcm|pcm|nominal`: responses read as categories, `PolytomousCalibrator`, the bank
+    /// `calibrate --model graded|gpcm|pcm|rsm|nominal`: responses read as categories, `PolytomousCalibrator`, the bank
     /// (`ItemBank(calibration:metadata:)`) and its summary written as one set.
     func runCategoryModel(_ kind: ItemModelKind, bankWriter: AtomicFileWriter, manifestWriter: AtomicFileWriter?) throws -> Int32 {
         let options = try calibrationOptions()
@@ -64,8 +64,13 @@ extension CalibrateCommand {
         let state = result.converged ? "converged in \(result.cycles) cycles" : "NOT CONVERGED after \(result.cycles) cycles"
         lines.append("\(state) (\(result.eSteps) E-steps, \(options.acceleration.rawValue)); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s")
         lines.append("log-likelihood \(fixed(result.logLikelihood, 2)), AIC \(fixed(result.aic, 2)), BIC \(fixed(result.bic, 2)) (\(result.parameterCount) parameters)")
-        if kind == .partialCredit || perItem.values.contains(.partialCredit) {
+        let rasch: Set<ItemModelKind> = [.partialCredit, .ratingScale]
+        if rasch.contains(kind) || perItem.values.contains(where: rasch.contains) {
             lines.append("latent SD \(fixed(result.latentSD, 4))" + (result.latentSDStandardError.map { " (SE \(fixed($0, 4)))" } ?? ""))
+        }
+        if let scale = result.items.lazy.compactMap({ $0.item as? RatingScaleItem }).first {
+            lines.append("rating-scale thresholds τ (shared; an rsm item's steps are its location + τ): "
+                         + scale.thresholds.map { fixed($0, 4) }.joined(separator: ", "))
         }
         for warning in result.warnings.prefix(8) { lines.append("warning: \(warning)") }
         if result.warnings.count > 8 { lines.append("warning: … and \(result.warnings.count - 8) more (see the summary JSON)") }

@@ -27,9 +27,11 @@ struct CalibrateCommand: ParsableCommand {
             (prior and IQ norms N(0, σ²)). With --fixed, the output bank keeps the fixed bank's latent scale.
 
             Items scored in more than two categories: --model graded (Samejima), gpcm (Muraki), pcm (Masters' \
-            partial credit: a = 1, latent SD estimated) or nominal (Bock) reads the cells as categories, whole \
+            partial credit: a = 1, latent SD estimated), rsm (Andrich's rating scale: pcm with thresholds shared by \
+            the rsm items, which need the same categories; written as pcm rows of a = 1 and the item's steps \
+            location + τ, the τ printed) or nominal (Bock) reads the cells as categories, whole \
             numbers 0…255 (K = the largest plus one), and fits every item under that model, or under the model \
-            the model column of --items names for it; two-category items come out as 2pl (rasch under pcm). The \
+            the model column of --items names for it; two-category items come out as 2pl (rasch under pcm and rsm). The \
             bank writes such an item's slope in a, its thresholds in b1…b(K−1) (nominal: a_0…, c_0…) with their \
             se_ columns, and in categories the data's responses when they are not 0…K−1 (data coded 1…4: \
             1;2;3;4). A category nobody chose between two chosen ones is collapsed with a warning and the flag \
@@ -52,7 +54,7 @@ struct CalibrateCommand: ParsableCommand {
     @Argument(help: "Responses CSV (wide or long layout).")
     var responses: String
 
-    @Option(help: "Model: rasch, 1pl, 2pl or 3pl for 0/1 items; graded, gpcm, pcm or nominal for items scored in more than two categories (cells 0…255; per item by the model column of --items).")
+    @Option(help: "Model: rasch, 1pl, 2pl or 3pl for 0/1 items; graded, gpcm, pcm, rsm or nominal for items scored in more than two categories (cells 0…255; per item by the model column of --items).")
     var model: ModelArgument = .dichotomous(.twoPL)
 
     /// The 0/1 model (`--model rasch|1pl|2pl|3pl`); 2PL's ranges check the options of the other models.

@@ -33,7 +33,7 @@ struct ScoreCommand: ParsableCommand {
             few_items (< --min-items), theta_at_bound, age_outside_norms (the age lies beyond the norms' ages and \
             their extrapolation margin; scored at the nearest covered age).
 
-            Banks may hold items scored in more than two categories (model graded, gpcm, pcm or nominal, as \
+            Banks may hold items scored in more than two categories (model graded, gpcm, pcm, rsm or nominal, as \
             `calibrate --model graded` writes them, or mirt's coef() tables: a,b1,b2,… with --bank-model, or the \
             slope–intercept a1,d1,… and a1,ak0,…,d0,…): their cells are the categories 0…K−1, or the bank's \
             response labels (its categories column, e.g. 1;2;3;4 for data coded from 1). n_correct and the \
@@ -64,7 +64,7 @@ struct ScoreCommand: ParsableCommand {
     @Argument(help: "Session CSV files (long or wide layout), at most \(BatchScorer.maximumInputFiles).")
     var sessions: [String]
 
-    @Option(help: "Item bank CSV (as written by calibrate: item_id,a,b[,c][,domain…]; items in more than two categories with model graded, gpcm, pcm or nominal).")
+    @Option(help: "Item bank CSV (as written by calibrate: item_id,a,b[,c][,domain…]; items in more than two categories with model graded, gpcm, pcm, rsm or nominal).")
     var bank: String
 
     @OptionGroup var bankModel: BankModelOption

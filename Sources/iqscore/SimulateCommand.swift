@@ -14,9 +14,9 @@ struct SimulateCommand: ParsableCommand {
             With --items-per-session below --items each session answers that many distinct items drawn at \
             random (missing by design). The same --seed gives byte-identical files.
 
-            Items in more than two categories: --model graded, gpcm, pcm or nominal with --categories K (2…10) \
+            Items in more than two categories: --model graded, gpcm, pcm, rsm or nominal with --categories K (2…10) \
             draws per item a (1 for pcm) and a location β as above, then K − 1 sorted offsets δ ~ N(0, 1): \
-            thresholds b_k = β + δ_(k) (nominal: slopes a·k/(K − 1) with the middle ones shaken by N(0, 0.2²), \
+            thresholds b_k = β + δ_(k) (rsm: a = 1 and b_k = β + τ_k, the centred thresholds τ drawn once; nominal: slopes a·k/(K − 1) with the middle ones shaken by N(0, 0.2²), \
             intercepts −a·Σ b_v/(K − 1)); cells are the categories 0…K−1. --bank BANK.csv instead draws the \
             responses from a bank as it is (0/1 and polytomous items mixed; cells 0…K−1 for the latter).
 
@@ -26,10 +26,10 @@ struct SimulateCommand: ParsableCommand {
             """
     )
 
-    @Option(help: "Model: rasch, 1pl, 2pl or 3pl; graded, gpcm, pcm or nominal for items in --categories categories.")
+    @Option(help: "Model: rasch, 1pl, 2pl or 3pl; graded, gpcm, pcm, rsm or nominal for items in --categories categories.")
     var model: ModelArgument = .dichotomous(.twoPL)
 
-    @Option(help: "Categories per item with --model graded, gpcm, pcm or nominal, \(BankSpecification.allowedCategoryCounts.text).")
+    @Option(help: "Categories per item with --model graded, gpcm, pcm, rsm or nominal, \(BankSpecification.allowedCategoryCounts.text).")
     var categories = 4
 
     @Option(help: "Bank size (number of items), \(BankSpecification.allowedItemCounts.text); not with --bank.")
@@ -98,7 +98,7 @@ struct SimulateCommand: ParsableCommand {
         } else if items == nil {
             throw ValidationError("Missing expected argument '--items <items>' (or --bank BANK.csv)")
         }
-        if model.categories == nil && categories != 4 { throw ValidationError("--categories goes with --model graded, gpcm, pcm or nominal") }
+        if model.categories == nil && categories != 4 { throw ValidationError("--categories goes with --model graded, gpcm, pcm, rsm or nominal") }
         // Every problem of the bank and of the sessions at once (the bank's only when it is drawn here).
         try throwIfAny((bank == nil ? specification.validationProblems(naming: .option) : [])
             + ResponseSimulator.validationProblems(itemCount: items ?? 100_000, itemsPerSession: bank == nil ? itemsPerSession : nil, sessions: persons,

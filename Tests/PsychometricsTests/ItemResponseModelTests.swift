@@ -81,11 +81,28 @@ struct ItemResponseModelTests {
     @Test("P′, P″ and ∂ log P/∂x equal central differences (relative 1e-6) for every model")
     func derivativesMatchDifferences() {
         let items: [any CalibratableItemModel] = [graded, partialCredit, nominal,
-                                                  GradedResponseItem(discrimination: 0.8, thresholds: [-2, -1.5, 0, 3])]
+                                                  GradedResponseItem(discrimination: 0.8, thresholds: [-2, -1.5, 0, 3]),
+                                                  RatingScaleItem(discrimination: 1.3, location: 0.4, thresholds: [-1.2, -0.1, 0.3, 1.0]),
+                                                  RatingScaleItem(discrimination: 0.9, location: -0.5, thresholds: [0])]
         for item in items {
             checkThetaDerivatives(item)
             checkWorkingGradient(item)
         }
+    }
+
+    @Test("a rating-scale item is the gpcm item with steps (location + τ)/a (probabilities to 1e-14)")
+    func ratingScaleIsPartialCredit() {
+        let rating = RatingScaleItem(discrimination: 1.3, location: 0.4, thresholds: [-1.2, -0.1, 0.3, 1.0])
+        let pcm = GeneralizedPartialCreditItem(discrimination: 1.3, steps: [-0.8, 0.3, 0.7, 1.4].map { $0 / 1.3 })
+        for theta in stride(from: -5.0, through: 5.0, by: 0.5) {
+            for (x, y) in zip(rating.categoryProbabilities(at: theta), pcm.categoryProbabilities(at: theta)) {
+                #expect(abs(x - y) < 1e-14)
+            }
+        }
+        #expect(zip(rating.parameterValues, pcm.parameterValues).allSatisfy { abs($0 - $1) < 1e-15 })
+        // The bank's rsm row reads back as the same item, location and centred thresholds recovered.
+        let read = try? ItemModelKind.ratingScale.item(values: [1, -0.8, 0.3, 0.7, 1.4]) as? RatingScaleItem
+        #expect(read.map { abs($0.location - 0.4) < 1e-15 && zip($0.thresholds, [-1.2, -0.1, 0.3, 1.0]).allSatisfy { abs($0 - $1) < 1e-15 } } == true)
     }
 
     func checkThetaDerivatives(_ item: any ItemResponseModel) {

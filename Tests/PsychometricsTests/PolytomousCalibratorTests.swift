@@ -78,6 +78,72 @@ struct PolytomousCalibratorTests {
         #expect(abs(2 * fit.latentSD * se / 0.164476 - 1) < 0.01, "SE(σ²) = \(2 * fit.latentSD * se)")
     }
 
+    /// mirt 1.47, `mirt(Science, 1, "rsm", TOL = 1e-6, SE = TRUE)` (49 cycles): log-likelihood −1636.908447, shared
+    /// b = (−2.98827, −1.923242, 0.936387) with SEs (0.2093722, 0.1296866, 0.1128489), item c = (0, −1.0062135,
+    /// −0.3522368, −0.7363181) (the first fixed at 0), latent variance 0.9827448 (SE 0.1621733). mirt's item steps
+    /// are b_v − c_j, which the rating-scale item's location + τ_v must equal whatever the identification.
+    @Test("rating scale (Andrich) on Science: log-likelihood within 1e-3 of mirt's rsm, steps within 2e-4, SEs within 1%")
+    func ratingScaleAgainstMirt() throws {
+        let fit = try PolytomousCalibrator(options: Self.options()).calibrate(Self.science(), model: .ratingScale)
+        #expect(fit.converged)
+        #expect(abs(fit.logLikelihood - -1636.908447) < 1e-3, "\(fit.logLikelihood)")
+        // 3 shared (σ, τ1, τ2) + 4 locations.
+        #expect(fit.parameterCount == 7)
+        let b = [-2.98827, -1.923242, 0.936387], c = [0, -1.0062135, -0.3522368, -0.7363181]
+        let scale = try #require(fit.items[0].item as? RatingScaleItem)
+        for (j, item) in fit.items.enumerated() {
+            #expect(item.model == .ratingScale && item.parameters[0] == 1)
+            let rating = try #require(item.item as? RatingScaleItem)
+            #expect(rating.thresholds == scale.thresholds, "the thresholds are shared")
+            for v in 0..<3 {
+                #expect(abs(item.parameters[v + 1] - (b[v] - c[j])) < 2e-4, "item \(j + 1) b\(v + 1): \(item.parameters[v + 1]) vs \(b[v] - c[j])")
+            }
+        }
+        // The first item's steps are mirt's b (its c is 0), and so are their SEs.
+        for (v, reference) in [0.2093722, 0.1296866, 0.1128489].enumerated() {
+            let se = try #require(fit.items[0].standardErrors[v + 1])
+            #expect(abs(se / reference - 1) < 0.01, "SE(b\(v + 1)) = \(se) vs \(reference)")
+        }
+        #expect(abs(fit.latentSD * fit.latentSD - 0.9827448) < 1e-3, "σ² = \(fit.latentSD * fit.latentSD)")
+        let se = try #require(fit.latentSDStandardError)
+        #expect(abs(2 * fit.latentSD * se / 0.1621733 - 1) < 0.01, "SE(σ²) = \(2 * fit.latentSD * se)")
+    }
+
+    @Test("seeded recovery, rating scale beside graded items (3,000 × 10, σ = 1.3): τ within 0.08, locations within 0.15, σ within 0.08")
+    func ratingScaleRecovery() throws {
+        let tau = [-1.1, -0.2, 1.3], sigma = 1.3
+        // On the N(0, 1) grid the rsm items' common slope is σ (θ = σz); the graded items are on z.
+        var items: [any CalibratableItemModel] = (0..<7).map { j in
+            RatingScaleItem(discrimination: sigma, location: -0.9 + 0.3 * Double(j), thresholds: tau)
+        }
+        items += [GradedResponseItem(discrimination: 1.2, thresholds: [-1, 0.2, 1.1]), GradedResponseItem(discrimination: 0.8, thresholds: [-0.4, 0.9]),
+                  GradedResponseItem(discrimination: 1.6, thresholds: [0.3])]
+        let kinds = [ItemModelKind](repeating: .ratingScale, count: 7) + [.graded, .graded, .graded]
+        var rng = SeededGenerator(seed: 2_026_112_703)
+        let ids = (1...items.count).map { "i\($0)" }
+        let (data, _) = CategoryResponseSimulator.matrix(items: items, itemIDs: ids, persons: 3_000, using: &rng)
+        let fit = try PolytomousCalibrator(options: Self.options()).calibrate(data, model: .graded, itemModels: Dictionary(uniqueKeysWithValues: zip(ids, kinds)))
+        #expect(fit.converged)
+        #expect(abs(fit.latentSD - sigma) < 0.08, "σ \(fit.latentSD)")
+        for j in 0..<7 {
+            let rating = try #require(fit.items[j].item as? RatingScaleItem)
+            #expect(abs(rating.location - (-0.9 + 0.3 * Double(j))) < 0.15, "item \(j + 1) location \(rating.location)")
+            for v in 0..<3 { #expect(abs(rating.thresholds[v] - tau[v]) < 0.08, "τ\(v + 1) \(rating.thresholds[v])") }
+            #expect(abs(rating.thresholds.reduce(0, +)) < 1e-9)
+        }
+        #expect(fit.parameterCount == 3 + 7 + 4 + 3 + 2)
+    }
+
+    @Test("rating-scale items with different categories in use are refused, naming both items")
+    func ratingScaleNeedsOneScale() throws {
+        var rows: [[UInt8?]] = []
+        for i in 0..<200 { rows.append([UInt8(i % 4), UInt8((i / 2) % 3), UInt8((i / 3) % 4)]) }
+        let data = try ResponseMatrix(itemIDs: ["a", "b", "c"], rows: rows, categoryCounts: [4, 3, 4])
+        #expect { try PolytomousCalibrator().calibrate(data, model: .ratingScale) } throws: { error in
+            "\(error)".contains("item a has 4 (0, 1, 2, 3), item b has 3 (0, 1, 2)")
+        }
+    }
+
     /// mirt 1.47, `itemtype = "gpcm"`, TOL 1e-6 (1,639 EM cycles): (a, d1, d2, d3) and SEs per item.
     @Test("generalized partial credit on Science: log-likelihood within 1e-3 of mirt's, parameters within 1e-2, SEs within 2%")
     func generalizedPartialCreditAgainstMirt() throws {

@@ -17,7 +17,7 @@ struct LayoutHintCLITests {
     static let semicolon = "session_id;q1;q2;q3\nu1;1;0;1\nu2;0;0;1\n"
     static let semicolonHint = "hint: the header is 1 field but holds 3 ';' separators: the file looks ';'-separated (4 columns); read it with --delimiter ';'"
     static let polytomous = "session_id,q1,q2,q3\nu1,1,2,1\nu2,0,3,1\n"
-    static let polytomousHint = "hint: response cells hold whole numbers up to 3: scores in more than two categories, which calibrate reads with --model graded, gpcm, pcm or nominal; for right/wrong items recode them to 1 = correct, 0 = incorrect"
+    static let polytomousHint = "hint: response cells hold whole numbers up to 3: scores in more than two categories, which calibrate reads with --model graded, gpcm, pcm, rsm or nominal; for right/wrong items recode them to 1 = correct, 0 = incorrect"
     static let letters = "session_id,q1,q2,q3\nu1,A,C,B\nu2,B,D,A\n"
     static let lettersHint = "hint: response cells hold option letters (A, B, C, D): score reads them against the bank's answer keys (a key column of letters is used as it is; --key-column COLUMN names another), or recode them to 1 = the key, 0 = another option; iqscore analyze --options reads raw choices for distractor analysis"
 
@@ -106,7 +106,7 @@ struct LayoutHintCLITests {
         try ws.write("mixed.csv", "session_id,q1,q2,q3\nu1,1,0,1\nu2,0,2,1\n")
         let mixed = try ws.run("score", "mixed.csv", "--bank", "BANK.csv", "--out", "mixed.out")
         #expect(mixed.status == 2)
-        #expect(mixed.stderrLines.dropLast().last == "hint: response cells hold whole numbers up to 2: scores in more than two categories, which calibrate reads with --model graded, gpcm, pcm or nominal; for right/wrong items recode them to 1 = correct, 0 = incorrect")
+        #expect(mixed.stderrLines.dropLast().last == "hint: response cells hold whole numbers up to 2: scores in more than two categories, which calibrate reads with --model graded, gpcm, pcm, rsm or nominal; for right/wrong items recode them to 1 = correct, 0 = incorrect")
         try ws.write("empty.csv", "session_id,q1,q2,q3\n")
         let empty = try ws.run("score", "empty.csv", "--bank", "BANK.csv", "--out", "empty.out")
         #expect(empty.status == 1)

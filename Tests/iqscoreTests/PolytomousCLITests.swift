@@ -41,6 +41,32 @@ struct PolytomousCLITests {
         #expect(!perfect.isEmpty && perfect.allSatisfy { $0[10].contains("perfect_score") })
     }
 
+    @Test("calibrate --model rsm on Science: mirt's rsm log-likelihood within 1e-3, the thresholds printed and shared by the rows; score reads the bank")
+    func ratingScaleCalibrateAndScore() throws {
+        let ws = try CLIWorkspace()
+        var r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "rsm", "--tolerance", "1e-6", "--out", "bank.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        // mirt 1.47, mirt(Science, 1, "rsm", TOL = 1e-6): −1636.908447, latent variance 0.9827448.
+        let summary = try JSONSerialization.jsonObject(with: Data(try ws.read("bank.summary.json").utf8)) as! [String: Any]
+        #expect(abs((summary["log_likelihood"] as! Double) + 1636.908447) < 1e-3, "\(summary["log_likelihood"]!)")
+        #expect(summary["n_parameters"] as? Int == 7)
+        #expect(r.stderr.contains("rating-scale thresholds τ (shared"), "\(r.stderr)")
+        let bank = try Self.byID(ws, "bank.csv")
+        let b1 = bank.header.firstIndex(of: "b1")!
+        var centred: [[Double]] = []
+        for row in bank.rows.values {
+            #expect(row[1] == "rsm" && row[2] == "1.000000")
+            let steps = (0..<3).map { Double(row[b1 + $0])! }
+            let mean = steps.reduce(0, +) / 3
+            centred.append(steps.map { $0 - mean })
+        }
+        // Every row's steps less their mean are the same thresholds (to the bank's 6 decimals).
+        for row in centred { for v in 0..<3 { #expect(abs(row[v] - centred[0][v]) < 2e-6) } }
+        r = try ws.run("score", "\(Self.data)/science.csv", "--bank", "bank.csv", "--out", "scores.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try Self.byID(ws, "scores.csv").rows.count == 392)
+    }
+
     @Test("mirt's coef(IRTpars = TRUE) graded table with --bank-model: θ equals mirt's EAP (4 decimals)")
     func mirtTableScores() throws {
         let ws = try CLIWorkspace()
@@ -93,7 +119,7 @@ struct PolytomousCLITests {
         #expect(bank.header.contains("a_3") && bank.header.contains("c_3") && bank.header.last == "domain")
         try ws.write("bad-items.csv", "item_id,model\nComfort,3pl\n")
         let bad = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--items", "bad-items.csv", "--out", "bank2.csv")
-        #expect(bad.status == 1 && bad.stderr.contains("item 'Comfort': model '3pl' is not one of graded, gpcm, pcm, nominal"), "\(bad.stderr)")
+        #expect(bad.status == 1 && bad.stderr.contains("item 'Comfort': model '3pl' is not one of graded, gpcm, pcm, rsm, nominal"), "\(bad.stderr)")
     }
 
     @Test("report draws the category curves of a pcm bank; norms build scores a sample with it and names a bad cell; 0/1 options are refused by name")
@@ -118,7 +144,7 @@ struct PolytomousCLITests {
         r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--slope-prior", "lognormal:0,0.5", "--out", "b.csv")
         #expect(r.status == 64 && r.stderr.contains("fitted without priors"), "\(r.stderr)")
         r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "2pl", "--out", "b.csv")
-        #expect(r.status == 1 && r.stderr.contains("--model graded, gpcm, pcm or nominal"), "\(r.stderr)")
+        #expect(r.status == 1 && r.stderr.contains("--model graded, gpcm, pcm, rsm or nominal"), "\(r.stderr)")
     }
 
     @Test("simulate --model graded --categories 5, then calibrate --model graded: parameters recovered; simulate --bank draws from a mixed bank")

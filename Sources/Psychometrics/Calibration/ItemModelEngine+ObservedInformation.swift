@@ -2,33 +2,35 @@ import CKernels
 import Foundation
 
 extension ItemModelEngine {
-    /// Where item j's free working parameters sit in the vector the standard errors are computed for: the common
-    /// slope (when any item shares it) at 0, then each item's free parameters in order (a shared-slope item's
-    /// intercepts only).
+    /// Where item j's free working parameters sit in the vector the standard errors are computed for: the shared
+    /// parameters (σ, then the rating-scale thresholds; `ItemModelEngine.shared`) first, then each item's own
+    /// parameters in order.
     struct ParameterLayout {
         /// Per item: the global index of its working parameter `first[j]`.
         let offset: [Int]
-        /// Per item: its first free working parameter (1 for a shared-slope item, else 0).
+        /// Per item: its first own working parameter (the number it shares).
         let first: [Int]
         let count: Int
-        let hasShared: Bool
+        /// The number of shared parameters, at global indices 0 ..< sharedCount.
+        let sharedCount: Int
+        var hasShared: Bool { sharedCount > 0 }
 
-        /// The global index of item j's working parameter a, or nil when it is fixed.
+        /// The global index of item j's working parameter a.
         func global(_ j: Int, _ a: Int) -> Int {
-            a < first[j] ? 0 : offset[j] + a - first[j]
+            a < first[j] ? a : offset[j] + a - first[j]
         }
     }
 
     func parameterLayout() -> ParameterLayout {
         var offset: [Int] = [], first: [Int] = []
-        var next = hasSharedSlope ? 1 : 0
+        var next = sharedCount
         for (j, item) in items.enumerated() {
-            let f = sharedSlope[j] ? 1 : 0
+            let f = shared[j]
             offset.append(next)
             first.append(f)
             next += item.workingParameters.count - f
         }
-        return ParameterLayout(offset: offset, first: first, count: next, hasShared: hasSharedSlope)
+        return ParameterLayout(offset: offset, first: first, count: next, sharedCount: sharedCount)
     }
 
     /// The observed information of the marginal log-likelihood in the working parameters (Louis 1982), P × P
@@ -82,7 +84,7 @@ extension ItemModelEngine {
         let w = workers, persons = data.personCount
         var largest = 0
         for i in 0..<persons {
-            var m = layout.hasShared ? 1 : 0
+            var m = layout.sharedCount
             for cell in data.cells(ofPerson: i) { let j = Int(data.itemIndices[cell]); m += items[j].workingParameters.count - layout.first[j] }
             largest = max(largest, m)
         }
@@ -110,22 +112,22 @@ extension ItemModelEngine {
                                                           table: table, rowStart: rowStarts.baseAddress!).support
                     let t0 = support.lowerBound, width = support.count
                     for t in support { root[t] = post[t].squareRoot() }
-                    // The person's parameters: the common slope (when one of their items shares it), then their items'.
+                    // The person's parameters: the shared ones (when one of their items shares any), then their items'.
                     var m = 0
-                    let shared = layout.hasShared && cells.contains { sharedSlope[Int(itemIndices[$0])] }
-                    if shared { local[0] = 0; m = 1 }
+                    let sharedRows = layout.hasShared && cells.contains { shared[Int(itemIndices[$0])] > 0 } ? layout.sharedCount : 0
+                    while m < sharedRows { local[m] = m; m += 1 }
                     for cell in cells {
                         let j = Int(itemIndices[cell]), mj = items[j].workingParameters.count
                         for a in layout.first[j]..<mj { local[m] = layout.global(j, a); m += 1 }
                     }
                     g.initialize(repeating: 0, count: m * width)
-                    var row = shared ? 1 : 0
+                    var row = sharedRows
                     for cell in cells {
                         let j = Int(itemIndices[cell]), u = Int(responses[cell]), mj = items[j].workingParameters.count, f = layout.first[j]
                         let block = gradients.baseAddress! + gradientOffset[j] + u * nq * mj
                         for s in 0..<width {
                             let rootT = root[t0 + s], gq = block + (t0 + s) * mj
-                            if f == 1 { g[s] += gq[0] * rootT }
+                            for a in 0..<f { g[a * width + s] += gq[a] * rootT }
                             for a in f..<mj { g[(row + a - f) * width + s] += gq[a] * rootT }
                         }
                         row += mj - f

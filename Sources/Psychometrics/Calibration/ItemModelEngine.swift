@@ -14,10 +14,11 @@ import Foundation
 /// increases inside the model's domain (`withWorkingParameters`) — the Newton step of mirt's M-step with the
 /// expected in place of the observed Hessian, which is positive definite wherever F is.
 ///
-/// Items in `sharedSlope` (the Rasch family: partial credit with a = 1 and the latent SD estimated) share one
-/// slope σ: on the N(0, 1) grid their P_k ∝ exp(σ k z + d_k), the model on θ = σz with a = 1 (as `EMEngine` does
-/// for the dichotomous Rasch model). Their intercepts are moved with σ held, then σ by a one-dimensional Fisher
-/// step over all of them.
+/// Items with `shared[j] > 0` share their first `shared[j]` working parameters with each other (the scale's
+/// parameters): the Rasch family's slope σ (partial credit and rating scale with a = 1 and the latent SD
+/// estimated: on the N(0, 1) grid their P_k ∝ exp(σ k z + d_k), the model on θ = σz with a = 1, as `EMEngine`
+/// does for the dichotomous Rasch model), and the rating-scale items' thresholds τ₁ … τ_{K−2} after it. Their own
+/// parameters are moved with the shared ones held, then the shared ones by a Fisher step over all of them.
 struct ItemModelEngine: EMIterable {
     struct Expectation: EMExpectation {
         var counts: [Double]
@@ -30,27 +31,36 @@ struct ItemModelEngine: EMIterable {
     let grid: QuadratureGrid
     let workers: Int
     let maximumSlope: Double
-    /// Per item: whether its working parameter 0 is the common slope.
-    let sharedSlope: [Bool]
+    /// Per item: how many of its leading working parameters are the scale's shared ones (0: none; 1: the
+    /// common slope σ; a rating-scale item in K categories: σ and K − 2 thresholds).
+    let shared: [Int]
+    /// The number of shared parameters (the largest `shared[j]`).
+    let sharedCount: Int
     let rowStart: [Int]
     var q: Int { grid.count }
 
     init(items: [any CalibratableItemModel], data: ResponseMatrix, grid: QuadratureGrid, workers: Int, maximumSlope: Double,
-         sharedSlope: [Bool]) {
+         shared: [Int]) {
         self.items = items
         self.data = data
         self.grid = grid
         self.workers = max(1, min(workers, max(1, data.personCount / 256)))
         self.maximumSlope = maximumSlope
-        self.sharedSlope = sharedSlope
+        self.shared = shared
+        self.sharedCount = shared.max() ?? 0
         var starts = [0]
         for item in items { starts.append(starts.last! + item.categoryCount) }
         rowStart = starts
     }
 
-    var hasSharedSlope: Bool { sharedSlope.contains(true) }
+    var hasSharedSlope: Bool { sharedCount > 0 }
     /// The common slope σ of the shared-slope items (1 when there are none).
-    var commonSlope: Double { sharedSlope.firstIndex(of: true).map { items[$0].workingParameters[0] } ?? 1 }
+    var commonSlope: Double { sharedParameters().first ?? 1 }
+
+    /// The shared parameters' current values (each from the first item that shares it).
+    func sharedParameters() -> [Double] {
+        (0..<sharedCount).map { a in items[shared.firstIndex { $0 > a }!].workingParameters[a] }
+    }
 
     func eStep() -> Expectation {
         let table = LogCategoryTable(items: items, nodes: grid.points)
@@ -65,20 +75,20 @@ struct ItemModelEngine: EMIterable {
             let box = UncheckedSendableBox(buffer.baseAddress!)
             parallelFor(lanes) { lane in
                 for j in stride(from: lane, to: engine.items.count, by: lanes) {
-                    box.value[j] = engine.maximize(engine.items[j], item: j, counts: e.counts, fixingSlope: engine.sharedSlope[j])
+                    box.value[j] = engine.maximize(engine.items[j], item: j, counts: e.counts, holding: engine.shared[j])
                 }
             }
         }
         items = updated
-        if hasSharedSlope { updateCommonSlope(e) }
+        if hasSharedSlope { updateSharedParameters(e) }
     }
 
     /// Item j's Q_j(x) maximised by Fisher scoring from its current parameters (see the type's documentation);
-    /// with `fixingSlope` the working parameter 0 stays.
-    func maximize<Item: CalibratableItemModel>(_ item: Item, item j: Int, counts: [Double], fixingSlope: Bool) -> any CalibratableItemModel {
+    /// the first `holding` working parameters (the shared ones) stay.
+    func maximize<Item: CalibratableItemModel>(_ item: Item, item j: Int, counts: [Double], holding first: Int) -> any CalibratableItemModel {
         var current = item
         var value = objective(current, item: j, counts: counts)
-        let first = fixingSlope ? 1 : 0
+        let fixingSlope = first > 0
         for _ in 0..<25 {
             let x = current.workingParameters, m = x.count, free = m - first
             let (g, f) = scoreAndInformation(current, item: j, counts: counts)
@@ -147,26 +157,31 @@ struct ItemModelEngine: EMIterable {
         return (g, f)
     }
 
-    /// One Fisher step in the common slope σ over the shared-slope items (their intercepts held), halved until
-    /// Σ_j Q_j increases.
-    private mutating func updateCommonSlope(_ e: Expectation) {
-        let shared = items.indices.filter { sharedSlope[$0] }
-        func total(_ set: [any CalibratableItemModel]) -> Double { shared.reduce(0) { $0 + objective(set[$1], item: $1, counts: e.counts) } }
+    /// Fisher steps in the shared parameters (σ, and the rating-scale thresholds) over the items that share them,
+    /// the items' own parameters held: the gradient and expected information of Σ_j Q_j in the shared
+    /// coordinates (item j contributes to its first `shared[j]`), the step halved until Σ_j Q_j increases.
+    private mutating func updateSharedParameters(_ e: Expectation) {
+        let sharing = items.indices.filter { shared[$0] > 0 }, S = sharedCount
+        func total(_ set: [any CalibratableItemModel]) -> Double { sharing.reduce(0) { $0 + objective(set[$1], item: $1, counts: e.counts) } }
         var before = total(items)
         for _ in 0..<10 {
-            var g = 0.0, f = 0.0
-            for j in shared {
+            var g = [Double](repeating: 0, count: S), f = [Double](repeating: 0, count: S * S)
+            for j in sharing {
                 let (gj, fj) = scoreAndInformation(items[j], item: j, counts: e.counts)
-                g += gj[0]
-                f += fj[0]
+                let m = items[j].workingParameters.count, s = shared[j]
+                for a in 0..<s {
+                    g[a] += gj[a]
+                    for b in 0..<s { f[a * S + b] += fj[a * m + b] }
+                }
             }
-            guard f > 0 else { return }
-            var step = g / f, moved = false
+            guard f[0] > 0 else { return }
+            var step = solveSmallSPD(f, g, n: S), moved = false
+            let current = sharedParameters()
             for _ in 0..<40 {
-                let sigma = min(max(commonSlope + step, 1e-3), maximumSlope)
+                var values = zip(current, step).map { $0 + $1 }
+                values[0] = min(max(values[0], 1e-3), maximumSlope)
                 let candidate = items.enumerated().map { j, item -> any CalibratableItemModel in
-                    guard sharedSlope[j] else { return item }
-                    return withSlope(item, sigma) ?? item
+                    shared[j] > 0 ? withShared(item, values, count: shared[j]) ?? item : item
                 }
                 let after = total(candidate)
                 if after >= before - 1e-12 * abs(before) {
@@ -175,15 +190,16 @@ struct ItemModelEngine: EMIterable {
                     moved = true
                     break
                 }
-                step /= 2
+                step = step.map { $0 / 2 }
             }
-            if !moved || abs(step) < 1e-10 { return }
+            if !moved || step.reduce(0, { max($0, abs($1)) }) < 1e-10 { return }
         }
     }
 
-    private func withSlope<Item: CalibratableItemModel>(_ item: Item, _ sigma: Double) -> (any CalibratableItemModel)? {
+    /// The item with its first `count` working parameters set from `values`.
+    private func withShared<Item: CalibratableItemModel>(_ item: Item, _ values: [Double], count: Int) -> (any CalibratableItemModel)? {
         var x = item.workingParameters
-        x[0] = sigma
+        for a in 0..<count { x[a] = values[a] }
         return item.withWorkingParameters(x)
     }
 
@@ -192,16 +208,17 @@ struct ItemModelEngine: EMIterable {
     func naturalParameters() -> [Double] { items.flatMap(\.workingParameters) }
     func workingParameters() -> [Double] { items.flatMap(\.workingParameters) }
 
-    /// Sets every item's working parameters from `x` (items out of their domain keep theirs); the shared-slope
-    /// items all take the first one's slope, so that the constraint survives an extrapolation per block.
+    /// Sets every item's working parameters from `x` (items out of their domain keep theirs); each shared
+    /// parameter is taken from the first item that shares it, so that the constraint survives an extrapolation
+    /// per block.
     mutating func setWorkingParameters(_ x: [Double]) {
-        var offset = 0, sigma: Double?
+        var offset = 0, values: [Double] = []
         for j in items.indices {
             let m = items[j].workingParameters.count
             var y = Array(x[offset..<(offset + m)])
-            if sharedSlope[j] {
-                if sigma == nil { sigma = min(max(y[0], 1e-3), maximumSlope) }
-                y[0] = sigma!
+            for a in 0..<shared[j] {
+                if a == values.count { values.append(a == 0 ? min(max(y[0], 1e-3), maximumSlope) : y[a]) }
+                y[a] = values[a]
             }
             if y[0] > maximumSlope { y[0] = maximumSlope }
             if let item = items[j].withWorkingParameters(y) { items[j] = item }

@@ -79,6 +79,11 @@ public struct PolytomousCalibrator: Sendable {
         }
 
         let kinds = data.itemIDs.map { itemModels[$0] ?? model }
+        // Rating-scale items share their thresholds, so they need the same number of categories in use.
+        let ratingScale = kinds.indices.filter { kinds[$0] == .ratingScale }
+        if let first = ratingScale.first, let other = ratingScale.first(where: { data.categoryCounts[$0] != data.categoryCounts[first] }) {
+            throw PsychometricsError(.invalidOptions, "rating-scale (rsm) items share their thresholds, so they need the same categories in use: item \(data.itemIDs[first]) has \(data.categoryCounts[first]) (\(keptMaps[first].map(String.init).joined(separator: ", "))), item \(data.itemIDs[other]) has \(data.categoryCounts[other]) (\(keptMaps[other].map(String.init).joined(separator: ", "))); fit items on another scale as pcm or gpcm")
+        }
         let finalTotals = data.categoryTotals()
         let start: [any CalibratableItemModel] = (0..<data.itemCount).map { j in
             let n = Double(finalTotals[j].reduce(0, +))
@@ -87,7 +92,7 @@ public struct PolytomousCalibrator: Sendable {
         let grid = QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound)
         let workers = options.workers
         var run = EMRun(engine: ItemModelEngine(items: start, data: data, grid: grid, workers: workers, maximumSlope: options.maximumSlope,
-                                                sharedSlope: kinds.map { $0 == .partialCredit }),
+                                                shared: (0..<data.itemCount).map { Self.sharedParameters(kinds[$0], categories: data.categoryCounts[$0]) }),
                         options: options, started: started, progress: progress)
         switch options.acceleration {
         case .none: try run.runPlain()
@@ -115,23 +120,23 @@ public struct PolytomousCalibrator: Sendable {
         }
         let sigma = engine.commonSlope, shared = engine.hasSharedSlope
         let items = (0..<data.itemCount).map { j -> PolytomousCalibrationResult.Item in
-            let fitted = engine.items[j]
-            let reported = shared && kinds[j] == .partialCredit ? Self.onThetaScale(fitted, sigma: sigma) : fitted
+            let fitted = engine.items[j], rasch = engine.shared[j] > 0
+            let reported = rasch ? Self.onThetaScale(fitted, sigma: sigma) : fitted
             let working = fitted.workingParameters
             var workingSE = [Double?](repeating: nil, count: working.count)
             var parameterSE = [Double?](repeating: nil, count: reported.parameterValues.count)
             if let covariance {
                 let indices = working.indices.map { layout.global(j, $0) }
-                for a in working.indices where !(kinds[j] == .partialCredit && a == 0) {
+                for a in working.indices where !(rasch && a == 0) {
                     workingSE[a] = covariance.entry(indices[a], indices[a]).squareRoot()
                 }
                 // Delta method: J = ∂(reported parameters)/∂(working) by central differences.
-                let jacobian = Self.jacobian(fitted, sigma: shared && kinds[j] == .partialCredit ? sigma : nil)
+                let jacobian = Self.jacobian(fitted, sigma: rasch ? sigma : nil)
                 let m = working.count
                 for p in parameterSE.indices {
                     var v = 0.0
                     for a in 0..<m { for b in 0..<m { v += jacobian[p * m + a] * covariance.entry(indices[a], indices[b]) * jacobian[p * m + b] } }
-                    parameterSE[p] = kinds[j] == .partialCredit && p == 0 ? nil : max(0, v).squareRoot()
+                    parameterSE[p] = rasch && p == 0 ? nil : max(0, v).squareRoot()
                 }
             }
             return .init(itemID: data.itemIDs[j], model: kinds[j], item: reported, parameterNames: reported.parameterNames,
@@ -153,8 +158,23 @@ public struct PolytomousCalibrator: Sendable {
             elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
     }
 
-    /// A partial-credit item fitted on the N(0, 1) grid with slope σ, on θ = σz: a = 1 and steps σ·b.
+    /// The working parameters an item of `kind` in K categories shares with the other items of its scale: the
+    /// common slope σ for partial-credit items, σ and the thresholds τ₁ … τ_{K−2} for rating-scale items, none
+    /// for the others.
+    static func sharedParameters(_ kind: ItemModelKind, categories k: Int) -> Int {
+        switch kind {
+        case .partialCredit: 1
+        case .ratingScale: k - 1
+        case .graded, .generalizedPartialCredit, .nominal: 0
+        }
+    }
+
+    /// A partial-credit or rating-scale item fitted on the N(0, 1) grid with slope σ, on θ = σz: a = 1 and steps
+    /// σ·b (the rating-scale item's location and thresholds are in θ units already).
     static func onThetaScale(_ item: any CalibratableItemModel, sigma: Double) -> any CalibratableItemModel {
+        if let rating = item as? RatingScaleItem {
+            return RatingScaleItem(discrimination: 1, location: rating.location, thresholds: rating.thresholds)
+        }
         guard let gpc = item as? GeneralizedPartialCreditItem else { return item }
         return GeneralizedPartialCreditItem(discrimination: 1, steps: gpc.steps.map { $0 * sigma })
     }

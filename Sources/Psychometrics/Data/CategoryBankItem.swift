@@ -1,6 +1,6 @@
 import Foundation
 
-/// The model of a bank item scored in more than two categories (graded, gpcm, pcm or nominal;
+/// The model of a bank item scored in more than two categories (graded, gpcm, pcm, rsm or nominal;
 /// `ItemModelKind`), its parameters in the IRT form under their bank names, their standard errors and the
 /// response each category stands for.
 ///
@@ -97,7 +97,7 @@ extension BankItem {
     /// The number of response categories (2 for a 0/1 item).
     public var categoryCount: Int { categoryModel?.categoryCount ?? 2 }
 
-    /// The name the bank's `model` column writes: rasch, 1pl, 2pl, 3pl, graded, gpcm, pcm or nominal.
+    /// The name the bank's `model` column writes: rasch, 1pl, 2pl, 3pl, graded, gpcm, pcm, rsm or nominal.
     public var modelName: String { categoryModel?.kind.rawValue ?? model.rawValue }
 }
 
@@ -115,7 +115,7 @@ extension ItemBank {
     /// categories in use), a collapsed one also as the flag `categories collapsed`. With pcm items
     /// in, the latent scale is N(0, σ̂²).
     public init(calibration: PolytomousCalibrationResult, metadata: ItemMetadata? = nil) throws(PsychometricsError) {
-        let hasPCM = calibration.items.contains { $0.model == .partialCredit }
+        let hasPCM = calibration.items.contains { $0.model == .partialCredit || $0.model == .ratingScale }
         if hasPCM, let scale = try? LatentScale(mean: 0, sd: calibration.latentSD) { latentScale = scale } else { latentScale = .standard }
         metadataColumns = (metadata?.columns ?? []).filter { !Self.coreColumns.contains($0) }
         var items: [BankItem] = []
@@ -128,7 +128,7 @@ extension ItemBank {
                                responses: fitted.responses, pValue: pValue, flags: collapsed ? ["categories collapsed"] : [],
                                metadata: metadata?.values[fitted.itemID] ?? [:])
             if k == 2 && fitted.item.categoriesAreScores && fitted.categoryMap == [0, 1] {
-                row.model = fitted.model == .partialCredit ? .rasch : .twoPL
+                row.model = fitted.model == .partialCredit || fitted.model == .ratingScale ? .rasch : .twoPL
                 row.parameters = ItemParameters(discrimination: fitted.parameters[0], difficulty: fitted.parameters[1])
                 row.standardErrors = ItemStandardErrors(discrimination: fitted.standardErrors[0], difficulty: fitted.standardErrors[1])
             } else {

@@ -6,11 +6,15 @@ import Foundation
 /// - `gpcm`: Muraki's generalized partial credit model (`GeneralizedPartialCreditItem`); two categories: the 2PL.
 /// - `pcm`: Masters' partial credit model, the Rasch case of the GPCM: a = 1 for every item and the latent SD
 ///   estimated (mirt's `Rasch` item type on polytomous items); two categories: the Rasch model.
+/// - `rsm`: Andrich's rating scale model (`RatingScaleItem`), the partial-credit model whose thresholds are shared
+///   by every rating-scale item of the calibration (mirt's `rsm`); the bank writes its items as partial-credit
+///   rows (a = 1 and the item's steps).
 /// - `nominal`: Bock's nominal response model (`NominalResponseItem`), for unordered options.
 public enum ItemModelKind: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
     case graded
     case generalizedPartialCredit = "gpcm"
     case partialCredit = "pcm"
+    case ratingScale = "rsm"
     case nominal
 
     public var description: String { rawValue }
@@ -18,6 +22,8 @@ public enum ItemModelKind: String, Sendable, Hashable, Codable, CaseIterable, Cu
     /// The starting item for `proportions` (the observed share of each category, all positive):
     /// - graded: a = 1, d_k = logit P(u ≥ k) (decreasing in k as the cumulative shares fall);
     /// - partial credit: a = 1, d_k = log(p_k / p_0) (the category odds at θ = 0);
+    /// - rating scale: a = 1, thresholds 0 (they are shared: the first M-step moves them for all the items) and
+    ///   λ = log(p_0 / p_{K−1}) / (K − 1), the mean step of the partial-credit start;
     /// - nominal: slopes 0, 1/(K−1), …, 1 (mirt's default scoring start) and c_k = log(p_k / p_0).
     func startingItem(proportions p: [Double]) -> any CalibratableItemModel {
         let k = p.count
@@ -34,6 +40,8 @@ public enum ItemModelKind: String, Sendable, Hashable, Codable, CaseIterable, Cu
         case .generalizedPartialCredit, .partialCredit:
             let d = (0..<k).map { log(p[$0] / p[0]) }
             return GeneralizedPartialCreditItem(discrimination: 1, steps: (1..<k).map { -(d[$0] - d[$0 - 1]) })
+        case .ratingScale:
+            return RatingScaleItem(discrimination: 1, location: log(p[0] / p[k - 1]) / Double(k - 1), thresholds: [Double](repeating: 0, count: k - 1))
         case .nominal:
             return NominalResponseItem(slopes: (0..<k).map { Double($0) / Double(k - 1) }, intercepts: (0..<k).map { log(p[$0] / p[0]) })
         }
@@ -47,30 +55,32 @@ extension ItemModelKind {
     /// underscore keeps `a1` for mirt's slope–intercept slope).
     public func parameterNames(categories k: Int) -> [String] {
         switch self {
-        case .graded, .generalizedPartialCredit, .partialCredit: ["a"] + (1..<k).map { "b\($0)" }
+        case .graded, .generalizedPartialCredit, .partialCredit, .ratingScale: ["a"] + (1..<k).map { "b\($0)" }
         case .nominal: (0..<k).map { "a_\($0)" } + (0..<k).map { "c_\($0)" }
         }
     }
 
     /// The parameters a calibration estimates for an item in `k` categories (S-X²'s df, AIC): K for graded and
-    /// gpcm (a and K − 1 intercepts), K − 1 for pcm (a = 1), 2(K − 1) for nominal (a_0 = c_0 = 0).
+    /// gpcm (a and K − 1 intercepts), K − 1 for pcm (a = 1), 1 for rsm (its location: the shared thresholds
+    /// belong to the scale, and the calibration counts them once), 2(K − 1) for nominal (a_0 = c_0 = 0).
     public func freeParameters(categories k: Int) -> Int {
         switch self {
         case .graded, .generalizedPartialCredit: k
         case .partialCredit: k - 1
+        case .ratingScale: 1
         case .nominal: 2 * (k - 1)
         }
     }
 
     /// IRT-form `values` (and their standard errors) on the scale θ_old = slope · θ + intercept, and the model
     /// they then belong to: graded, gpcm a/slope, b_k → slope·b_k + intercept (a pcm item becomes gpcm unless the
-    /// slope is 1, its a being 1/slope); nominal a_k/slope, c_k − a_k·intercept/slope (a_k θ + c_k unchanged). A
+    /// slope is 1, its a being 1/slope; so does an rsm item); nominal a_k/slope, c_k − a_k·intercept/slope (a_k θ + c_k unchanged). A
     /// nominal intercept's standard error, which would need the slope's covariance, is left out.
     public func transformed(_ values: [Double], standardErrors: [Double?], slope: Double, intercept: Double)
         -> (kind: ItemModelKind, values: [Double], standardErrors: [Double?]) {
         switch self {
-        case .graded, .generalizedPartialCredit, .partialCredit:
-            return (self == .partialCredit && slope != 1 ? .generalizedPartialCredit : self,
+        case .graded, .generalizedPartialCredit, .partialCredit, .ratingScale:
+            return ((self == .partialCredit || self == .ratingScale) && slope != 1 ? .generalizedPartialCredit : self,
                     [values[0] / slope] + values.dropFirst().map { slope * $0 + intercept },
                     [standardErrors[0].map { $0 / slope }] + standardErrors.dropFirst().map { $0.map { slope * $0 } })
         case .nominal:
@@ -83,14 +93,15 @@ extension ItemModelKind {
     /// The number of categories that `count` parameter values in the IRT form stand for (nil: no K fits).
     public func categories(parameterCount count: Int) -> Int? {
         switch self {
-        case .graded, .generalizedPartialCredit, .partialCredit: count >= 2 ? count : nil
+        case .graded, .generalizedPartialCredit, .partialCredit, .ratingScale: count >= 2 ? count : nil
         case .nominal: count >= 4 && count % 2 == 0 ? count / 2 : nil
         }
     }
 
     /// The item whose IRT-form parameters are `values` (`parameterNames(categories:)` order), checked.
     /// - Throws: `PsychometricsError.invalidParameters` for a count no K fits, a slope that is not positive and
-    ///   finite, graded thresholds that do not increase, a partial-credit (Rasch) item whose a is not 1, or a value
+    ///   finite, graded thresholds that do not increase, a partial-credit or rating-scale (Rasch) item whose a is
+    ///   not 1, or a value
     ///   that is not finite.
     public func item(values: [Double]) throws(PsychometricsError) -> any ItemResponseModel {
         guard categories(parameterCount: values.count) != nil else {
@@ -99,11 +110,14 @@ extension ItemModelKind {
         switch self {
         case .graded: return try GradedResponseItem(validating: values[0], thresholds: Array(values.dropFirst()))
         case .generalizedPartialCredit: return try GeneralizedPartialCreditItem(validating: values[0], steps: Array(values.dropFirst()))
-        case .partialCredit:
+        case .partialCredit, .ratingScale:
             guard values[0] == 1 else {
-                throw PsychometricsError(.invalidParameters, "a pcm (partial-credit Rasch) item has a = 1, got \(values[0]) (use gpcm for other slopes)")
+                throw PsychometricsError(.invalidParameters, "a \(rawValue) (\(self == .partialCredit ? "partial-credit" : "rating-scale") Rasch) item has a = 1, got \(values[0]) (use gpcm for other slopes)")
             }
-            return try GeneralizedPartialCreditItem(validating: 1, steps: Array(values.dropFirst()))
+            let steps = try GeneralizedPartialCreditItem(validating: 1, steps: Array(values.dropFirst())).steps
+            guard self == .ratingScale else { return GeneralizedPartialCreditItem(discrimination: 1, steps: steps) }
+            let location = steps.reduce(0, +) / Double(steps.count)
+            return RatingScaleItem(discrimination: 1, location: location, thresholds: steps.map { $0 - location })
         case .nominal:
             let k = values.count / 2
             return try NominalResponseItem(validating: Array(values[0..<k]), intercepts: Array(values[k...]))

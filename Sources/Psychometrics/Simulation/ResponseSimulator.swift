@@ -7,6 +7,8 @@ import Foundation
 /// location β ~ N(difficultyMean, difficultySD²) are drawn as for 0/1 items, then K − 1 offsets δ ~ N(0, 1),
 /// sorted:
 /// - graded, gpcm, pcm: thresholds (steps) b_k = β + δ_(k);
+/// - rsm: a = 1 and steps b_k = β + τ_k, the thresholds τ (K − 1 standard normals, sorted and centred) drawn once
+///   for the bank, before its items;
 /// - nominal: slopes a_k = a·k/(K − 1) + N(0, 0.2²) for 0 < k < K − 1 (a_0 = 0, a_(K−1) = a) and intercepts
 ///   c_k = −a·Σ_{v≤k} b_v/(K − 1) (c_0 = 0): the gpcm with scoring k/(K − 1) and its middle slopes shaken.
 public struct BankSpecification: Sendable, Hashable, Codable {
@@ -75,11 +77,18 @@ public struct BankSpecification: Sendable, Hashable, Codable {
     public func draw(using rng: inout some RandomNumberGenerator) -> ItemBank {
         var items: [BankItem] = []
         items.reserveCapacity(itemCount)
+        // A rating scale's thresholds are the scale's: drawn once (standard normals, sorted and centred).
+        var scale: [Double] = []
+        if categoryModel == .ratingScale {
+            scale = (1..<categories).map { _ in RandomVariate.normal(mean: 0, sd: 1, using: &rng) }.sorted()
+            let mean = scale.reduce(0, +) / Double(scale.count)
+            scale = scale.map { $0 - mean }
+        }
         for k in 0..<itemCount {
             if let kind = categoryModel {
                 var item = BankItem(itemID: itemID(k), model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0),
                                     metadata: domains.isEmpty ? [:] : ["domain": domains[k % domains.count]])
-                item.categoryModel = drawCategoryItem(kind, using: &rng)
+                item.categoryModel = drawCategoryItem(kind, scale: scale, using: &rng)
                 items.append(item)
                 continue
             }
@@ -99,7 +108,11 @@ public struct BankSpecification: Sendable, Hashable, Codable {
     }
 
     /// One item of `kind` in `categories` categories, as the type's documentation says.
-    private func drawCategoryItem(_ kind: ItemModelKind, using rng: inout some RandomNumberGenerator) -> CategoryBankItem {
+    private func drawCategoryItem(_ kind: ItemModelKind, scale: [Double], using rng: inout some RandomNumberGenerator) -> CategoryBankItem {
+        if kind == .ratingScale {
+            let location = RandomVariate.normal(mean: difficultyMean, sd: difficultySD, using: &rng)
+            return try! CategoryBankItem(kind: kind, values: [1] + scale.map { location + $0 })
+        }
         let a = kind == .partialCredit ? 1 : exp(RandomVariate.normal(mean: slopeMeanLog, sd: slopeSDLog, using: &rng))
         let beta = RandomVariate.normal(mean: difficultyMean, sd: difficultySD, using: &rng)
         let k = categories
