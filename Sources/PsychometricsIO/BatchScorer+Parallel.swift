@@ -388,8 +388,10 @@ extension BatchScorer {
                 case .invalid(let reason): fail(reason, line: rowLine, column: columns.age + 1)
                 }
             }
-            if let categories = categoryCells, let j = scanner.withField(ic, in: buf, scratch: &scratch, { table.index(of: $0.trimmingSpaces()) }),
-               categories.isCategoryItem(j) {
+            // The item, looked up once (`known`: nil until looked up) for the category and the 0/1 paths.
+            var known: Int?? = nil
+            if categoryCells != nil { known = .some(scanner.withField(ic, in: buf, scratch: &scratch, { table.index(of: $0.trimmingSpaces()) })) }
+            if let categories = categoryCells, let j = known ?? nil, categories.isCategoryItem(j) {
                 let v = scanner.withField(rc, in: buf, scratch: &scratch) { categories.value($0, item: j) }
                 if v == ResponseCell.missingCategory { blanks += 1; return }
                 if v == ResponseCell.invalidCategory {
@@ -402,8 +404,10 @@ extension BatchScorer {
                 return
             }
             var cell = scanner.withField(rc, in: buf, scratch: &scratch) { ResponseCell.parse($0) }
-            if let keys = optionKeys, keys.mayBeOption(cell),
-               let j = scanner.withField(ic, in: buf, scratch: &scratch, { table.index(of: $0.trimmingSpaces()) }),
+            if let keys = optionKeys, keys.mayBeOption(cell) {
+                if known == nil { known = .some(scanner.withField(ic, in: buf, scratch: &scratch, { table.index(of: $0.trimmingSpaces()) })) }
+            }
+            if let keys = optionKeys, keys.mayBeOption(cell), let j = known ?? nil,
                let keyed = scanner.withField(rc, in: buf, scratch: &scratch, { keys.score($0, item: j) }) { cell = keyed }
             if cell == .missing { blanks += 1; return }
             if cell == .invalid {
@@ -412,7 +416,8 @@ extension BatchScorer {
                      line: rowLine, column: rc + 1)
                 return
             }
-            guard let j = scanner.withField(ic, in: buf, scratch: &scratch, { table.index(of: $0.trimmingSpaces()) }) else {
+            if known == nil { known = .some(scanner.withField(ic, in: buf, scratch: &scratch, { table.index(of: $0.trimmingSpaces()) })) }
+            guard let j = known ?? nil else {
                 let text = scanner.withField(ic, in: buf, scratch: &scratch) { TextFidelity.quoted($0.trimmingSpaces()) }
                 fail("unknown item id \(text) (not in the bank)",
                      line: rowLine, column: ic + 1)

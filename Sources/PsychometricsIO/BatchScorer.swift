@@ -312,8 +312,12 @@ package final class BatchScorer {
                         continue
                     }
                     if ac >= 0 { try ageCell(reader.withField(ac) { SessionAge.parse($0) }, file: fileIndex, line: line, column: ac + 1) }
-                    // An item in more than two categories: its category (`CategoryCells`).
-                    if let categories = owner.categoryCells, let j = reader.withField(ic, { table.index(of: $0.trimmingSpaces()) }), categories.isCategoryItem(j) {
+                    // An item in more than two categories: its category (`CategoryCells`). The item is looked up once
+                    // (`known`: nil until looked up) for both paths.
+                    func lookUp() -> Int? { reader.withField(ic, { table.index(of: $0.trimmingSpaces()) }) }
+                    var known: Int?? = nil
+                    if owner.categoryCells != nil { known = .some(lookUp()) }
+                    if let categories = owner.categoryCells, let j = known ?? nil, categories.isCategoryItem(j) {
                         let v = reader.withField(rc) { categories.value($0, item: j) }
                         if v == ResponseCell.missingCategory { report.blankResponses += 1; try event(Self.blank, file: fileIndex, line: line); continue }
                         if v == ResponseCell.invalidCategory {
@@ -326,8 +330,7 @@ package final class BatchScorer {
                         continue
                     }
                     var cell = reader.withField(rc) { ResponseCell.parse($0) }
-                    if let keys = owner.optionKeys, keys.mayBeOption(cell),
-                       let j = reader.withField(ic, { table.index(of: $0.trimmingSpaces()) }),
+                    if let keys = owner.optionKeys, keys.mayBeOption(cell), let j = known ?? lookUp(),
                        let keyed = reader.withField(rc, { keys.score($0, item: j) }) { cell = keyed }
                     if cell == .missing { report.blankResponses += 1; try event(Self.blank, file: fileIndex, line: line); continue }
                     if cell == .invalid {
@@ -335,7 +338,7 @@ package final class BatchScorer {
                                   reason: "\(options.responseColumn) \(reader.withField(rc) { TextFidelity.quoted($0) }) is not a response; allowed: \(ResponseCell.allowedDescription)")
                         continue
                     }
-                    guard let j = reader.withField(ic, { table.index(of: $0.trimmingSpaces()) }) else {
+                    guard let j = known ?? lookUp() else {
                         try event(Self.failure, file: fileIndex, line: line, column: ic + 1,
                                   reason: "unknown item id \(reader.withField(ic) { TextFidelity.quoted($0.trimmingSpaces()) }) (not in the bank)")
                         continue

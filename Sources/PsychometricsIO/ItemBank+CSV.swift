@@ -142,20 +142,17 @@ extension ItemBank {
             firstLine[id] = line
             func number(_ c: Int?, _ name: String, allowEmpty: Bool) -> Double?? {
                 guard let c else { return .some(nil) }
-                var text = reader.string(c).trimmingCharacters(in: .whitespaces)
-                if decimalCommas, !text.contains("."), text.firstIndex(of: ",") == text.lastIndex(of: ",") {
-                    text = text.replacingOccurrences(of: ",", with: ".")
-                }
-                if text.isEmpty || text == "NA" {
+                switch BankNumberCell(reader.string(c), decimalCommas: decimalCommas) {
+                case .empty:
                     if allowEmpty { return .some(nil) }
                     errors.add(InputError(file: path, line: line, column: c + 1, message: "item '\(id)': \(name) is empty"))
                     return nil
-                }
-                guard let v = DecimalNumber.parse(text) else {
+                case .invalid(let text):
                     errors.add(InputError(file: path, line: line, column: c + 1, message: "item '\(id)': \(name) '\(text.escapingControlCharacters)' is not a number"))
                     return nil
+                case .number(let v):
+                    return .some(v)
                 }
-                return .some(v)
             }
             /// n_responses, flags, the latent scale's cells and the metadata: the columns every row has, whatever its model.
             func rowTail(line: Int, id: String) -> (responses: Int?, flags: [String], metadata: [String: String])? {
@@ -358,5 +355,28 @@ extension ItemBank {
             out += row.joined(separator: ",") + "\n"
         }
         return out
+    }
+}
+
+/// A number cell of a bank file, as both bank readers (the 0/1 columns here, the category columns in
+/// `CategoryRow`) read it: spaces around ignored, empty or `NA` for no value, a lone decimal comma (`0,85`) read as
+/// a point when the file's separator is not a comma (`decimalCommas`), then `DecimalNumber.parse`.
+enum BankNumberCell: Equatable {
+    case empty
+    case number(Double)
+    /// Not a number: the cell's text as read (trimmed, a comma turned to a point).
+    case invalid(String)
+
+    init(_ raw: String, decimalCommas: Bool) {
+        var t = Self.text(raw)
+        if t.isEmpty { self = .empty; return }
+        if decimalCommas, !t.contains("."), t.firstIndex(of: ",") == t.lastIndex(of: ",") { t = t.replacingOccurrences(of: ",", with: ".") }
+        self = DecimalNumber.parse(t).map { .number($0) } ?? .invalid(t)
+    }
+
+    /// The cell trimmed, `NA` as empty.
+    static func text(_ raw: String) -> String {
+        let t = raw.trimmingCharacters(in: .whitespaces)
+        return t == "NA" ? "" : t
     }
 }

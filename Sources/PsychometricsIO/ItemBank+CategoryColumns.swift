@@ -34,17 +34,14 @@ struct CategoryRow {
         InputError(file: path, line: line, column: column.map { $0 + 1 }, message: "item '\(id)': " + message)
     }
 
-    private func text(_ c: Int) -> String {
-        let t = cell(c).trimmingCharacters(in: .whitespaces)
-        return t == "NA" ? "" : t
-    }
+    private func text(_ c: Int) -> String { BankNumberCell.text(cell(c)) }
 
     private func number(_ c: Int, _ name: String) -> Result<Double?, InputError> {
-        var t = text(c)
-        if t.isEmpty { return .success(nil) }
-        if decimalCommas, !t.contains("."), t.firstIndex(of: ",") == t.lastIndex(of: ",") { t = t.replacingOccurrences(of: ",", with: ".") }
-        guard let v = DecimalNumber.parse(t) else { return .failure(error(c, "\(name) '\(t.escapingControlCharacters)' is not a number")) }
-        return .success(v)
+        switch BankNumberCell(cell(c), decimalCommas: decimalCommas) {
+        case .empty: .success(nil)
+        case .number(let v): .success(v)
+        case .invalid(let t): .failure(error(c, "\(name) '\(t.escapingControlCharacters)' is not a number"))
+        }
     }
 
     /// The filled cells `prefix + k` for k = first, first + 1, …: a run from the first with nothing filled after

@@ -156,8 +156,8 @@ struct PersonPass {
         c.table.rowStart.withUnsafeBufferPointer { rowStart in
         rows.withUnsafeBufferPointer { rows in
         posterior.withUnsafeMutableBufferPointer { posterior in
-            GridPosterior.posterior(into: posterior.baseAddress!, prior: prior.baseAddress!, items: rows.baseAddress,
-                                    responses: responses.baseAddress, count: n, table: c.table, rowStart: rowStart.baseAddress!)
+            _ = GridPosterior.posterior(into: posterior.baseAddress!, prior: prior.baseAddress!, items: rows.baseAddress,
+                                        responses: responses.baseAddress, count: n, table: c.table, rowStart: rowStart.baseAddress!)
         }}}}
         var rng = SeededGenerator(seed: 0x9E37_79B9_7F4A_7C15 &* UInt64(i + 1))
         for k in 0..<n {

@@ -22,6 +22,8 @@ public struct AbilityEstimator: Sendable {
     /// a graded or partial-credit item (the category is the score), 0 for a nominal item (an option is no score).
     /// Empty on the dichotomous path.
     let maximumPoints: [Int]
+    /// Whether item j's response counts in the raw score (every item but a nominal item's options).
+    @inline(__always) func scoresPoints(item j: Int) -> Bool { maximumPoints.isEmpty || maximumPoints[j] > 0 }
     public let options: AbilityOptions
     /// The prior N(priorMean, priorSD²) of EAP and MAP: the options' prior, or the latent scale's where they
     /// give none.

@@ -33,8 +33,6 @@ public struct SessionScorer: Sendable {
     package let hasUnscoredItems: Bool
     /// Per item: its number of response categories K (2 for a 0/1 item); responses are 0 ..< K.
     package let itemCategories: [Int]
-    /// Per item: whether its response counts in the domain's raw score (not a nominal item's option).
-    package let itemScoresPoints: [Bool]
 
     /// Scores on `bank` honour its latent scale (`ItemBank.latentScale`): a prior not given in `ability` is the
     /// bank's latent distribution, and `scale` is `scale.expressed(on:)` the bank (the calibration population's
@@ -47,7 +45,6 @@ public struct SessionScorer: Sendable {
             ? try AbilityEstimator(items: bank.items.map(\.responseModel), options: ability, latentScale: bank.latentScale)
             : try AbilityEstimator(parameters: bank.items.map(\.parameters), options: ability, latentScale: bank.latentScale)
         self.itemCategories = bank.items.map(\.categoryCount)
-        self.itemScoresPoints = bank.items.map { $0.categoryModel?.model.categoriesAreScores ?? true }
         self.scale = scale.expressed(on: bank.latentScale)
         var domains: [String] = [], domainIndex: [String: Int] = [:], itemDomain: [Int] = []
         let hasDomain = bank.metadataColumns.contains("domain")
@@ -161,7 +158,7 @@ public struct SessionScorer: Sendable {
             itemDomain.withUnsafeBufferPointer { itemDomain in
                 for k in 0..<items.count {
                     let d = itemDomain[items[k]]
-                    if d >= 0 { domainCounts[2 * d] += 1; domainCounts[2 * d + 1] += itemScoresPoints[items[k]] ? Int(responses[k]) : 0 }
+                    if d >= 0 { domainCounts[2 * d] += 1; domainCounts[2 * d + 1] += estimator.scoresPoints(item: items[k]) ? Int(responses[k]) : 0 }
                 }
             }
         }
