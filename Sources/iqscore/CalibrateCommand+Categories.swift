@@ -6,8 +6,8 @@ import PsychometricsIO
 extension CalibrateCommand {
     /// The options a fit of items in more than two categories does not take, refused by name.
     func validateCategoryModel() throws {
-        if guessingPrior != nil || slopePrior != nil {
-            throw ValidationError("--guessing-prior and --slope-prior apply to --model 2pl or 3pl; --model \(model) is fitted without priors")
+        if guessingPrior != nil {
+            throw ValidationError("--guessing-prior applies to --model 3pl; --model \(model) has no lower asymptote (--slope-prior applies to its graded and gpcm items)")
         }
         if fixedBankPath != nil {
             throw ValidationError("--fixed holds 0/1 items at their values; --model \(model) calibrates every item (online calibration of items in more than two categories is not built yet)")
@@ -53,7 +53,7 @@ extension CalibrateCommand {
         let bank = try ItemBank(calibration: result, metadata: metadata)
         try bankWriter.write(bank.csv())
         try OutputSet.commit([("bank", bankWriter, bank.items.count)], manifest: manifestWriter) { entries in
-            var summary = CategoryCalibrationSummary(result: result, model: kind, itemModels: perItem, data: data, report: report,
+            var summary = CategoryCalibrationSummary(result: result, model: kind, itemModels: perItem, report: report,
                                                      responsesPath: responses, bankPath: out, readSeconds: readSeconds, options: options)
             summary.outputs = entries
             return try encodeJSON(summary)
@@ -63,6 +63,7 @@ extension CalibrateCommand {
         lines.append("data: \(formatCount(result.personCount)) persons × \(result.items.count) items (\(counts.joined(separator: ", "))), \(formatCount(data.cellCount)) responses; categories per item \(Set(bank.items.map(\.categoryCount)).sorted().map(String.init).joined(separator: ", "))")
         let state = result.converged ? "converged in \(result.cycles) cycles" : "NOT CONVERGED after \(result.cycles) cycles"
         lines.append("\(state) (\(result.eSteps) E-steps, \(options.acceleration.rawValue)); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s")
+        if let prior = options.slopePrior { lines.append("slope prior: a ~ \(prior) on the graded and gpcm items (MAP item estimates)") }
         lines.append("log-likelihood \(fixed(result.logLikelihood, 2)), AIC \(fixed(result.aic, 2)), BIC \(fixed(result.bic, 2)) (\(result.parameterCount) parameters)")
         let rasch: Set<ItemModelKind> = [.partialCredit, .ratingScale]
         if rasch.contains(kind) || perItem.values.contains(where: rasch.contains) {
@@ -112,12 +113,14 @@ struct CategoryCalibrationSummary: Encodable {
     var latent_sd: Double
     var latent_sd_se: Double?
     var standard_errors: String
+    /// The prior on the graded and gpcm items' slopes (`--slope-prior`), or "none".
+    var priors: [String: String]
     var warnings: [String]
     var read_seconds: Double
     var fit_seconds: Double
     var elapsed_seconds: Double
 
-    init(result: PolytomousCalibrationResult, model kind: ItemModelKind, itemModels: [String: ItemModelKind], data: ResponseMatrix,
+    init(result: PolytomousCalibrationResult, model kind: ItemModelKind, itemModels: [String: ItemModelKind],
          report: ResponseFileReport, responsesPath: String, bankPath: String, readSeconds: Double, options: CalibrationOptions) {
         model = kind.rawValue
         item_models = itemModels.mapValues(\.rawValue)
@@ -145,6 +148,7 @@ struct CategoryCalibrationSummary: Encodable {
         latent_sd_se = result.latentSDStandardError
         standard_errors = !options.standardErrors ? "none (--no-se)"
             : result.items.contains(where: { $0.standardErrors.contains { $0 != nil } }) ? "observed information (Louis 1982), delta method to the IRT form" : "unavailable (see warnings)"
+        priors = ["slope": options.slopePrior.map { "a ~ \($0) on graded and gpcm items" } ?? "none"]
         warnings = result.warnings
         read_seconds = readSeconds
         fit_seconds = result.elapsedSeconds

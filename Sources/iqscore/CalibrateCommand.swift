@@ -35,7 +35,8 @@ struct CalibrateCommand: ParsableCommand {
             bank writes such an item's slope in a, its thresholds in b1…b(K−1) (nominal: a_0…, c_0…) with their \
             se_ columns, and in categories the data's responses when they are not 0…K−1 (data coded 1…4: \
             1;2;3;4). A category nobody chose between two chosen ones is collapsed with a warning and the flag \
-            'categories collapsed'. Priors, --fixed and --e-step dense are for 0/1 items only.
+            'categories collapsed'. --slope-prior puts its prior on the graded and gpcm items' slopes (MAP item \
+            estimates); --guessing-prior, --fixed and --e-step dense are for 0/1 items only.
 
             Online (fixed-parameter) calibration: --fixed BANK.csv holds the bank's items at their values \
             (their model, a, b, c) and estimates the other items on the bank's scale under --model, with the \
@@ -92,7 +93,7 @@ struct CalibrateCommand: ParsableCommand {
     @Option(name: .customLong("guessing-prior"), help: "3PL prior on c: 'beta:ALPHA,BETA' (each in \(BetaPrior.allowedShapes)), 'options:K' (K \(BetaPrior.allowedOptionCounts.text); mode 1/K, weight 20), 'options' (K per item from the options column of --items; items without one keep beta:5,17) or 'none'. Default beta:5,17.")
     var guessingPrior: String?
 
-    @Option(name: .customLong("slope-prior"), help: "Prior on slopes (2PL/3PL): 'lognormal:MEANLOG,SDLOG' (MEANLOG in \(LogNormalPrior.allowedMeanLogs), SDLOG in \(LogNormalPrior.allowedSDLogs)) or 'none'. Default lognormal:0,0.5 for 3PL, none for 2PL.")
+    @Option(name: .customLong("slope-prior"), help: "Prior on slopes (2PL/3PL; graded and gpcm items): 'lognormal:MEANLOG,SDLOG' (MEANLOG in \(LogNormalPrior.allowedMeanLogs), SDLOG in \(LogNormalPrior.allowedSDLogs)) or 'none'. Default lognormal:0,0.5 for 3PL, none for 2PL.")
     var slopePrior: String?
 
     @Option(name: .customLong("min-item-responses"), help: "Exclude items with fewer responses.")
@@ -189,7 +190,9 @@ struct CalibrateCommand: ParsableCommand {
     /// `--slope-prior` as a prior (`.some(nil)`: 'none'; `.none`: not given), within `LogNormalPrior`'s ranges.
     func parsedSlopePrior() throws -> LogNormalPrior?? {
         guard let text = slopePrior else { return .none }
-        if model.dichotomous?.hasItemSlopes != true { throw ValidationError("--slope-prior applies to --model 2pl or 3pl only") }
+        if model.dichotomous?.hasItemSlopes != true && model.categories == nil {
+            throw ValidationError("--slope-prior applies to --model 2pl or 3pl, and to the graded and gpcm items of a polytomous fit")
+        }
         if text == "none" { return .some(nil) }
         if text.hasPrefix("lognormal:") {
             let fields = text.dropFirst(10).split(separator: ",", omittingEmptySubsequences: false)

@@ -141,8 +141,16 @@ struct PolytomousCLITests {
                      + rows.dropFirst().enumerated().map { "\($0.offset + 1),\(20 + $0.offset % 40),\($0.element)" }.joined(separator: "\n") + "\n")
         r = try ws.run("norms", "build", "science_sample.csv", "--bank", "bank.csv", "--age-column", "age", "--name", "sci", "--norms-version", "1", "--out", "norms.json")
         #expect(r.status == 0 && r.stderr.contains("392 persons aged 20.0–59.0"), "\(r.stderr)")
-        r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--slope-prior", "lognormal:0,0.5", "--out", "b.csv")
-        #expect(r.status == 64 && r.stderr.contains("fitted without priors"), "\(r.stderr)")
+        r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--guessing-prior", "beta:5,17", "--out", "b.csv")
+        #expect(r.status == 64 && r.stderr.contains("--guessing-prior applies to --model 3pl"), "\(r.stderr)")
+        // A slope prior on graded items: MAP estimates (mirt 1.47 with PRIOR = (1-4, a1, lnorm, 0, 0.5): log-likelihood
+        // −1609.147598, item 3's a 2.0190 instead of 2.3005), said on stderr and in the summary.
+        r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--slope-prior", "lognormal:0,0.5", "--tolerance", "1e-6", "--out", "b.csv")
+        #expect(r.status == 0 && r.stderr.contains("slope prior: a ~ LogNormal(0, 0.5) on the graded and gpcm items"), "\(r.stderr)")
+        let prior = try JSONSerialization.jsonObject(with: Data(try ws.read("b.summary.json").utf8)) as! [String: Any]
+        #expect(abs((prior["log_likelihood"] as! Double) + 1609.147598) < 1e-3, "\(prior["log_likelihood"]!)")
+        #expect((prior["priors"] as? [String: String])?["slope"]?.hasPrefix("a ~ LogNormal") == true)
+        #expect(abs(Double(try Self.byID(ws, "b.csv").rows["Future"]![2])! - 2.019) < 2e-3)
         r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "2pl", "--out", "b.csv")
         #expect(r.status == 1 && r.stderr.contains("--model graded, gpcm, pcm, rsm or nominal"), "\(r.stderr)")
     }

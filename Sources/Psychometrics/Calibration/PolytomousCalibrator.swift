@@ -13,9 +13,10 @@ import Foundation
 /// with its reason. Categories below the lowest one chosen are the data's coding (1…4 as mirt's `Science`) and
 /// are dropped without a warning (the map says so).
 public struct PolytomousCalibrator: Sendable {
-    /// Quadrature, tolerance, cycle limit, acceleration, workers, standard errors, the slope bound and the minimum
-    /// responses per item are read; the dichotomous `model`, priors, fixed items, the E-step strategy and the
-    /// memory budget are not (yet).
+    /// Quadrature, tolerance, cycle limit, acceleration, workers, standard errors, the slope bound, the minimum
+    /// responses per item and the slope prior (`slopePrior`: on graded and gpcm items' a, MAP item estimates) are
+    /// read; the dichotomous `model`, the guessing prior, fixed items, the E-step strategy and the memory budget
+    /// are not (yet).
     public var options: CalibrationOptions
 
     /// The most free parameters standard errors are computed for: the observed information is P × P doubles per
@@ -92,7 +93,9 @@ public struct PolytomousCalibrator: Sendable {
         let grid = QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound)
         let workers = options.workers
         var run = EMRun(engine: ItemModelEngine(items: start, data: data, grid: grid, workers: workers, maximumSlope: options.maximumSlope,
-                                                shared: (0..<data.itemCount).map { Self.sharedParameters(kinds[$0], categories: data.categoryCounts[$0]) }),
+                                                shared: (0..<data.itemCount).map { Self.sharedParameters(kinds[$0], categories: data.categoryCounts[$0]) },
+                                                slopePrior: options.slopePrior,
+                                                priorOnSlope: kinds.map { $0 == .graded || $0 == .generalizedPartialCredit }),
                         options: options, started: started, progress: progress)
         switch options.acceleration {
         case .none: try run.runPlain()
