@@ -32,6 +32,11 @@ public struct ResponseFileOptions: Sendable, Hashable {
     /// partial-credit or nominal; `calibrate --model graded`), not 0/1 answers; item j's number of categories is
     /// its largest response plus one (at least 2). Empty or `NA`: not administered.
     public var categoryResponses = false
+    /// With `categoryResponses`: a cell of one letter A–Z (either case) is an option chosen, read as the value
+    /// `ResponseCell.optionLetterBase` + its place in the alphabet (A = 128, B = 129, …), and numbers are then
+    /// 0…127, so that letters and numbers stay apart (`calibrate` reads nominal items' options so and turns them
+    /// into categories per item).
+    public var optionLetters = false
 
     /// The columns of a wide `header` read as items, in order: after the id column (when `hasID`), without the
     /// age column `age` (−1: none) and `ignoredColumns`. Both wide readers (`ResponseMatrix.load`, `BatchScorer`)
@@ -154,23 +159,37 @@ package enum ResponseCell: Sendable, Hashable {
 
     /// A category cell (`ResponseFileOptions.categoryResponses`): 0…255, `missingCategory` for empty or `NA`,
     /// `invalidCategory` for anything else (signs, decimals, more than three digits); spaces around are ignored.
+    /// With `letters` (`ResponseFileOptions.optionLetters`) one letter A–Z (either case) is `optionLetterBase` +
+    /// its place in the alphabet, and numbers go up to 127.
     @inline(__always)
-    package static func parseCategory(_ raw: UnsafeBufferPointer<UInt8>) -> Int {
+    package static func parseCategory(_ raw: UnsafeBufferPointer<UInt8>, letters: Bool = false) -> Int {
         let b = raw.trimmingSpaces()
         if b.count == 0 { return missingCategory }
         if b.count == 2 && (b[0] | 0x20) == UInt8(ascii: "n") && (b[1] | 0x20) == UInt8(ascii: "a") { return missingCategory }
+        if letters && b.count == 1 {
+            let lower = b[0] | 0x20
+            if lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z") { return optionLetterBase + Int(lower - UInt8(ascii: "a")) }
+        }
         guard b.count <= 3 else { return invalidCategory }
         var v = 0
         for c in b {
             guard c >= 48 && c <= 57 else { return invalidCategory }
             v = v * 10 + Int(c - 48)
         }
-        return v <= 255 ? v : invalidCategory
+        return v < (letters ? optionLetterBase : 256) ? v : invalidCategory
     }
 
     package static let missingCategory = -1
     package static let invalidCategory = -2
+    /// The value of option letter A in `parseCategory(_:letters:)`; B is one more, and so on to Z.
+    package static let optionLetterBase = 128
     package static let allowedCategoryDescription = "a whole number 0…255 (the response's category), or empty/NA for not administered"
+    package static let allowedOptionDescription = "an option letter A–Z, a whole number 0…127 (the response's category), or empty/NA for not administered"
+
+    /// What a cell may hold under `options`.
+    package static func allowedDescription(_ options: ResponseFileOptions) -> String {
+        !options.categoryResponses ? allowedDescription : options.optionLetters ? allowedOptionDescription : allowedCategoryDescription
+    }
 
     /// Per item (0 ..< `itemCount`), its largest category in `values` plus one, at least 2.
     package static func categoryCounts(itemCount: Int, items: [Int32], values: [UInt8]) -> [Int] {

@@ -116,7 +116,7 @@ extension ResponseMatrix {
             // 0/1 answers, or category indices (`categoryResponses`): the value kept, −1 for not administered.
             let value: Int
             if options.categoryResponses {
-                value = fields.withField(rc, in: buf, scratch: &scratch) { ResponseCell.parseCategory($0) }
+                value = fields.withField(rc, in: buf, scratch: &scratch) { ResponseCell.parseCategory($0, letters: options.optionLetters) }
             } else {
                 let cell = fields.withField(rc, in: buf, scratch: &scratch) { ResponseCell.parse($0) }
                 value = cell == .correct ? 1 : cell == .incorrect ? 0 : cell == .missing ? ResponseCell.missingCategory : ResponseCell.invalidCategory
@@ -124,7 +124,7 @@ extension ResponseMatrix {
             if value == ResponseCell.invalidCategory {
                 let text = fields.withField(rc, in: buf, scratch: &scratch) { TextFidelity.quoted($0) }
                 errors.add(InputError(file: path, line: line, column: rc + 1,
-                                      message: "\(options.responseColumn) \(text) is not a response; allowed: \(options.categoryResponses ? ResponseCell.allowedCategoryDescription : ResponseCell.allowedDescription)"))
+                                      message: "\(options.responseColumn) \(text) is not a response; allowed: \(ResponseCell.allowedDescription(options))"))
                 return
             }
             let j = fields.withField(ic, in: buf, scratch: &scratch) { raw -> Int in
@@ -486,6 +486,8 @@ extension ResponseMatrix {
         let itemIndex: [Int32]
         /// Cells are category indices (`ResponseFileOptions.categoryResponses`).
         let categories: Bool
+        /// Option letters read as categories (`ResponseFileOptions.optionLetters`).
+        var letters = false
     }
 
     /// One chunk of a wide file as its worker parses it: every data row with the end of its responses, and the
@@ -544,7 +546,7 @@ extension ResponseMatrix {
                 let j = columns.itemIndex[c]
                 if j < 0 { continue }
                 if columns.categories {
-                    let v = fields.withField(c, in: buf, scratch: &scratch, { ResponseCell.parseCategory($0) })
+                    let v = fields.withField(c, in: buf, scratch: &scratch, { ResponseCell.parseCategory($0, letters: columns.letters) })
                     if v >= 0 { items.append(j); values.append(UInt8(v)); continue }
                     if v == ResponseCell.missingCategory { continue }
                     badCells.append((row, Int32(c)))
@@ -650,7 +652,8 @@ extension ResponseMatrix {
         let itemColumns = try options.wideItemColumns(header: header, hasID: hasID, file: path, line: headerLine)
         var itemIndex = [Int32](repeating: -1, count: header.count)
         for (k, c) in itemColumns.enumerated() { itemIndex[c] = Int32(k) }
-        let columns = WideColumns(fieldCount: header.count, hasID: hasID, idName: first, itemIndex: itemIndex, categories: options.categoryResponses)
+        var columns = WideColumns(fieldCount: header.count, hasID: hasID, idName: first, itemIndex: itemIndex, categories: options.categoryResponses)
+        columns.letters = options.optionLetters
         let itemIDs = itemColumns.map { header[$0] }
         var seenItem: [String: Int] = [:]
         for (k, id) in itemIDs.enumerated() {
@@ -681,7 +684,7 @@ extension ResponseMatrix {
             guard let bad = join.badCells[c] else { continue }
             let more = bad.count > 1 ? " (\(bad.count) invalid cells in this column)" : ""
             errors.add(InputError(file: path, line: bad.line, column: c + 1,
-                                  message: "column \(TextFidelity.quoted(header[c])): \(bad.text ?? texts[c] ?? "") is not a response; allowed: \(options.categoryResponses ? ResponseCell.allowedCategoryDescription : ResponseCell.allowedDescription)\(more)"))
+                                  message: "column \(TextFidelity.quoted(header[c])): \(bad.text ?? texts[c] ?? "") is not a response; allowed: \(ResponseCell.allowedDescription(options))\(more)"))
         }
         try errors.throwIfAny()
         if join.rows == 0 { throw InputError(file: path, line: headerLine, message: "no data rows after the header") }

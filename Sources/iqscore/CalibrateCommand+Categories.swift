@@ -34,6 +34,48 @@ extension CalibrateCommand {
         return models
     }
 
+    /// Nominal items' options given as letters (read with `ResponseFileOptions.optionLetters`: A = 128, …) turned
+    /// into categories per item: an item answered in letters gets categories 0… (A = 0) and the labels A, B, …
+    /// for the bank's `categories` column; an item answered in numbers keeps them. The items file's `key`
+    /// column (a letter, or an option number) names each nominal item's correct option for its start.
+    /// - Throws: `InputError` naming the items that mix letters and numbers, or that are answered in letters but
+    ///   fitted under an ordered model.
+    static func optionLetterCategories(_ data: ResponseMatrix, model: ItemModelKind, itemModels: [String: ItemModelKind], keys metadata: ItemMetadata?,
+                                       file: String) throws -> (data: ResponseMatrix, labels: [String: [String]], keys: [String: Int], notes: [String]) {
+        let base = ResponseCell.optionLetterBase, J = data.itemCount
+        var letters = [Bool](repeating: false, count: J), numbers = letters, largest = [Int](repeating: 0, count: J)
+        for cell in 0..<data.cellCount {
+            let j = Int(data.itemIndices[cell]), v = Int(data.responses[cell])
+            if v >= base { letters[j] = true; largest[j] = max(largest[j], v - base) } else { numbers[j] = true }
+        }
+        var problems: [String] = [], labels: [String: [String]] = [:], keys: [String: Int] = [:], notes: [String] = []
+        for j in 0..<J {
+            let id = data.itemIDs[j], kind = itemModels[id] ?? model
+            if letters[j] && numbers[j] {
+                problems.append("item \(TextFidelity.quoted(id)) is answered both in option letters and in numbers; give its options one way (A, B, … or 0, 1, …)")
+            } else if letters[j] && kind != .nominal {
+                problems.append("item \(TextFidelity.quoted(id)) is answered in option letters but fitted as \(kind.rawValue); letters are a nominal item's options (give it model nominal in the items file, or recode its cells to categories 0…K−1)")
+            } else if letters[j] {
+                labels[id] = (0...largest[j]).map { String(UnicodeScalar(UInt8(65 + $0))) }
+            }
+            guard kind == .nominal, let text = metadata?.values[id]?["key"]?.trimmingCharacters(in: .whitespaces).uppercased(), !text.isEmpty else { continue }
+            let category = letters[j] ? labels[id]!.firstIndex(of: text) : Int(text)
+            if let category, letters[j] || category < data.categoryCounts[j] { keys[id] = category }
+            else { notes.append("item \(id): key \(TextFidelity.quoted(text)) is none of its options in the data; the fit starts without it") }
+        }
+        if !problems.isEmpty {
+            throw InputError(file: file, message: problems.prefix(5).joined(separator: "; ") + (problems.count > 5 ? "; … (\(problems.count) items)" : ""))
+        }
+        guard letters.contains(true) else { return (data, labels, keys, notes) }
+        let responses = (0..<data.cellCount).map { cell -> UInt8 in
+            let v = data.responses[cell]
+            return Int(v) >= base ? v - UInt8(base) : v
+        }
+        let counts = (0..<J).map { letters[$0] ? max(2, largest[$0] + 1) : data.categoryCounts[$0] }
+        return (ResponseMatrix(validatedPersonIDs: data.personIDs, itemIDs: data.itemIDs, rowOffsets: data.rowOffsets, itemIndices: data.itemIndices,
+                               responses: responses, categoryCounts: counts), labels, keys, notes)
+    }
+
     /// `calibrate --model graded|gpcm|pcm|rsm|nominal`: responses read as categories, `PolytomousCalibrator`, the bank
     /// (`ItemBank(calibration:metadata:)`) and its summary written as one set.
     func runCategoryModel(_ kind: ItemModelKind, bankWriter: AtomicFileWriter, manifestWriter: AtomicFileWriter?) throws -> Int32 {
@@ -43,12 +85,19 @@ extension CalibrateCommand {
         let perItem = try metadata.map { try Self.itemModels($0, file: items!) } ?? [:]
         var fileOptions = columns.fileOptions
         fileOptions.categoryResponses = true
-        let (data, report) = try ResponseMatrix.load(csv: responses, options: fileOptions, maxMemoryBytes: maxMemory.bytes,
+        // Nominal items may give the options chosen as letters (A–Z).
+        fileOptions.optionLetters = kind == .nominal || perItem.values.contains(.nominal)
+        let (read, report) = try ResponseMatrix.load(csv: responses, options: fileOptions, maxMemoryBytes: maxMemory.bytes,
                                                      threads: threads ?? WorkerThreads.all)
         noteUnnamedIDColumn(report)
+        let coded = fileOptions.optionLetters
+            ? try Self.optionLetterCategories(read, model: kind, itemModels: perItem, keys: metadata, file: responses)
+            : (data: read, labels: [:], keys: [:], notes: [])
+        let data = coded.data
         let readSeconds = Date().timeIntervalSince(readStart)
         let status = TerminalStatusLine()
-        let result = try PolytomousCalibrator(options: options).calibrate(data, model: kind, itemModels: perItem, progress: Self.progress(on: status))
+        let result = try PolytomousCalibrator(options: options).calibrate(data, model: kind, itemModels: perItem, categoryLabels: coded.labels,
+                                                                          keys: coded.keys, progress: Self.progress(on: status))
         status.clear()
         let bank = try ItemBank(calibration: result, metadata: metadata)
         try bankWriter.write(bank.csv())
@@ -73,6 +122,7 @@ extension CalibrateCommand {
             lines.append("rating-scale thresholds τ (shared; an rsm item's steps are its location + τ): "
                          + scale.thresholds.map { fixed($0, 4) }.joined(separator: ", "))
         }
+        for note in coded.notes { lines.append("warning: \(note)") }
         for warning in result.warnings.prefix(8) { lines.append("warning: \(warning)") }
         if result.warnings.count > 8 { lines.append("warning: … and \(result.warnings.count - 8) more (see the summary JSON)") }
         lines.append("wrote \(out) (\(bank.items.count) items)" + (manifestPath.map { " and \($0)" } ?? ""))

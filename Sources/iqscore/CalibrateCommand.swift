@@ -35,7 +35,10 @@ struct CalibrateCommand: ParsableCommand {
             bank writes such an item's slope in a, its thresholds in b1…b(K−1) (nominal: a_0…, c_0…) with their \
             se_ columns, and in categories the data's responses when they are not 0…K−1 (data coded 1…4: \
             1;2;3;4). A category nobody chose between two chosen ones is collapsed with a warning and the flag \
-            'categories collapsed'. --slope-prior puts its prior on the graded and gpcm items' slopes (MAP item \
+            'categories collapsed'. Nominal items may be answered in option letters A–Z (either case; numbers \
+            then go up to 127, and one item takes one or the other): an item answered in letters has the \
+            categories A = 0, B = 1, … and the bank's categories column says A;B;…; the items file's key column \
+            names its correct option, which starts with the largest slope. --slope-prior puts its prior on the graded and gpcm items' slopes (MAP item \
             estimates); --guessing-prior, --fixed and --e-step dense are for 0/1 items only.
 
             Online (fixed-parameter) calibration: --fixed BANK.csv holds the bank's items at their values \

@@ -67,6 +67,46 @@ struct PolytomousCLITests {
         #expect(try Self.byID(ws, "scores.csv").rows.count == 392)
     }
 
+    @Test("nominal items answered in option letters: the same fit as their category numbers, the bank's categories say A;B;C;D, score reads the letters; keys start the fit; mixed or ordered-model letters are refused by item")
+    func nominalOptionLetters() throws {
+        let ws = try CLIWorkspace()
+        var r = try ws.run("simulate", "--model", "nominal", "--categories", "4", "--items", "6", "--persons", "1500", "--seed", "11", "--no-id", "--out", "digits.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = try ws.read("digits.csv").split(separator: "\n").map(String.init)
+        func lettered(_ line: String) -> String {
+            line.split(separator: ",", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : String(UnicodeScalar(UInt8(65 + Int($0)!))) }.joined(separator: ",")
+        }
+        // Lower case on the odd rows: letters are read in either case.
+        try ws.write("letters.csv", ([lines[0]] + lines.dropFirst().enumerated().map { $0.offset % 2 == 0 ? lettered($0.element) : lettered($0.element).lowercased() })
+            .joined(separator: "\n") + "\n")
+        r = try ws.run("calibrate", "digits.csv", "--model", "nominal", "--no-se", "--out", "d.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try ws.run("calibrate", "letters.csv", "--model", "nominal", "--no-se", "--out", "l.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        let digits = try ws.json("d.summary.json"), letters = try ws.json("l.summary.json")
+        #expect(abs((digits["log_likelihood"] as! Double) - (letters["log_likelihood"] as! Double)) < 1e-9)
+        let bank = try Self.byID(ws, "l.csv"), categories = bank.header.firstIndex(of: "categories")!
+        #expect(bank.rows.count == 6 && bank.rows.values.allSatisfy { $0[1] == "nominal" && $0[categories] == "A;B;C;D" })
+        r = try ws.run("score", "letters.csv", "--bank", "l.csv", "--out", "scores.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try ws.csvRows("scores.csv").count == 1501)
+        // Keys in the items file (item 1's key names no option in its data): the fit starts from them and reaches the
+        // same maximum.
+        let ids = lines[0].split(separator: ",").map(String.init)
+        try ws.write("items.csv", "item_id,key\n" + ids.enumerated().map { "\($0.element),\($0.offset == 0 ? "F" : "D")" }.joined(separator: "\n") + "\n")
+        r = try ws.run("calibrate", "letters.csv", "--model", "nominal", "--items", "items.csv", "--no-se", "--out", "k.csv")
+        #expect(r.status == 0 && r.stderr.contains("warning: item \(ids[0]): key 'F' is none of its options in the data"), "\(r.stderr)")
+        #expect(abs((try ws.json("k.summary.json")["log_likelihood"] as! Double) - (letters["log_likelihood"] as! Double)) < 1e-3)
+        #expect(try Self.byID(ws, "k.csv").header.contains("key"))
+        // One item in letters and numbers; letters on an item fitted as graded.
+        try ws.write("mixed.csv", lines[0] + "\n" + lettered(lines[1]) + "\n" + lines[2] + "\n" + lines.dropFirst(3).map(lettered).joined(separator: "\n") + "\n")
+        r = try ws.run("calibrate", "mixed.csv", "--model", "nominal", "--out", "m.csv")
+        #expect(r.status == 1 && r.stderr.contains("is answered both in option letters and in numbers"), "\(r.stderr)")
+        try ws.write("models.csv", "item_id,model\n\(ids[0]),graded\n")
+        r = try ws.run("calibrate", "letters.csv", "--model", "nominal", "--items", "models.csv", "--out", "g.csv")
+        #expect(r.status == 1 && r.stderr.contains("item '\(ids[0])' is answered in option letters but fitted as graded"), "\(r.stderr)")
+    }
+
     @Test("mirt's coef(IRTpars = TRUE) graded table with --bank-model: θ equals mirt's EAP (4 decimals)")
     func mirtTableScores() throws {
         let ws = try CLIWorkspace()

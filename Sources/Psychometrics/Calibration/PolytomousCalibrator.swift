@@ -29,9 +29,15 @@ public struct PolytomousCalibrator: Sendable {
     /// - Parameters:
     ///   - model: the model of every item not in `itemModels`.
     ///   - itemModels: models of single items by item id (ids not in the data are ignored).
+    ///   - categoryLabels: per item id, the label of each data category (index = the response), where the data's
+    ///     categories stand for something other than their numbers (option letters: `["A", "B", "C", "D"]`); the
+    ///     warnings and `Item.categoryLabels` use them.
+    ///   - keys: per item id, the data category of a nominal item's correct option (its starting slope is the
+    ///     largest; the fit does not depend on which option is the reference).
     /// - Throws: `PsychometricsError` `.invalidOptions` for options outside their ranges, `.insufficientData`
     ///   when fewer than 2 items or 2 persons remain, `.numericalFailure` when the iterations diverge.
     public func calibrate(_ input: ResponseMatrix, model: ItemModelKind, itemModels: [String: ItemModelKind] = [:],
+                          categoryLabels: [String: [String]] = [:], keys: [String: Int] = [:],
                           progress: ((CalibrationProgress) -> Void)? = nil) throws -> PolytomousCalibrationResult {
         let started = DispatchTime.now().uptimeNanoseconds
         let problems = options.validationProblems()
@@ -67,9 +73,13 @@ public struct PolytomousCalibrator: Sendable {
                                   itemIndices: kept.itemIndices, responses: responses, categoryCounts: keptMaps.map(\.count))
         // Categories below the lowest in use are the data's coding (responses 1…4, as mirt's Science), not a gap:
         // the map says so without a warning (`Item.categoryMap`).
+        func label(_ j: Int, _ category: Int) -> String {
+            guard let labels = categoryLabels[data.itemIDs[j]], category < labels.count else { return String(category) }
+            return labels[category]
+        }
         for (j, used) in keptMaps.enumerated() where used.count < used.last! - used.first! + 1 {
             let unused = (used.first!...used.last!).filter { !used.contains($0) }
-            warnings.append("item \(data.itemIDs[j]): categor\(unused.count == 1 ? "y" : "ies") \(unused.map(String.init).joined(separator: ", ")) of 0…\(kept.categoryCounts[j] - 1) \(unused.count == 1 ? "has" : "have") no responses and \(unused.count == 1 ? "is" : "are") collapsed: \(used.count) categories fitted (the categories above move down)")
+            warnings.append("item \(data.itemIDs[j]): categor\(unused.count == 1 ? "y" : "ies") \(unused.map { label(j, $0) }.joined(separator: ", ")) of \(label(j, 0))…\(label(j, kept.categoryCounts[j] - 1)) \(unused.count == 1 ? "has" : "have") no responses and \(unused.count == 1 ? "is" : "are") collapsed: \(used.count) categories fitted (the categories above move down)")
         }
         guard data.itemCount >= 2 else {
             throw PsychometricsError(.insufficientData, "only \(data.itemCount) of \(input.itemCount) items can be calibrated (at least 2 needed)"
@@ -88,7 +98,8 @@ public struct PolytomousCalibrator: Sendable {
         let finalTotals = data.categoryTotals()
         let start: [any CalibratableItemModel] = (0..<data.itemCount).map { j in
             let n = Double(finalTotals[j].reduce(0, +))
-            return kinds[j].startingItem(proportions: finalTotals[j].map { Double($0) / n })
+            let key = keys[data.itemIDs[j]].flatMap { keptMaps[j].firstIndex(of: $0) }
+            return kinds[j].startingItem(proportions: finalTotals[j].map { Double($0) / n }, key: key)
         }
         let grid = QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound)
         let workers = options.workers
@@ -145,7 +156,8 @@ public struct PolytomousCalibrator: Sendable {
             return .init(itemID: data.itemIDs[j], model: kinds[j], item: reported, parameterNames: reported.parameterNames,
                          parameters: reported.parameterValues, standardErrors: parameterSE,
                          workingParameters: working, workingStandardErrors: workingSE,
-                         responses: finalTotals[j].reduce(0, +), categoryResponses: finalTotals[j], categoryMap: keptMaps[j])
+                         responses: finalTotals[j].reduce(0, +), categoryResponses: finalTotals[j], categoryMap: keptMaps[j],
+                         categoryLabels: keptMaps[j].map { label(j, $0) })
         }
         for (id, reason) in excluded { warnings.append("item \(id) excluded: \(reason)") }
         if !droppedPersons.isEmpty { warnings.append("\(droppedPersons.count) person\(droppedPersons.count == 1 ? "" : "s") excluded: no responses to any calibrated item") }
@@ -225,6 +237,9 @@ public struct PolytomousCalibrationResult: Sendable {
         /// Fitted category k is the data's category `categoryMap[k]` (the identity unless the data's categories
         /// start above 0 or a category was collapsed).
         public var categoryMap: [Int]
+        /// The data's label of each fitted category (`categoryMap` as text, or the labels the calibration was
+        /// given: option letters).
+        public var categoryLabels: [String]
     }
 
     public var items: [Item]

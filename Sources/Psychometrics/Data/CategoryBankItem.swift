@@ -112,7 +112,8 @@ extension ItemBank {
     /// b = b1), pcm as `rasch`; nominal items keep their model. The p-value of an item in K categories is its mean
     /// score over K − 1 (its mean proportion of the maximum score). Data categories other than 0 ..< K (coded
     /// from 1, or with a collapsed category between) are written as the item's response labels (the data's
-    /// categories in use), a collapsed one also as the flag `categories collapsed`. With pcm items
+    /// categories in use, or the labels the calibration was given, such as option letters), a collapsed one also
+    /// as the flag `categories collapsed`. With pcm items
     /// in, the latent scale is N(0, σ̂²).
     public init(calibration: PolytomousCalibrationResult, metadata: ItemMetadata? = nil) throws(PsychometricsError) {
         let hasPCM = calibration.items.contains { $0.model == .partialCredit || $0.model == .ratingScale }
@@ -133,7 +134,7 @@ extension ItemBank {
                 row.standardErrors = ItemStandardErrors(discrimination: fitted.standardErrors[0], difficulty: fitted.standardErrors[1])
             } else {
                 row.categoryModel = try CategoryBankItem(kind: fitted.model, values: fitted.parameters, standardErrors: fitted.standardErrors,
-                                                         responseLabels: fitted.categoryMap.map(String.init))
+                                                         responseLabels: fitted.categoryLabels)
             }
             items.append(row)
         }

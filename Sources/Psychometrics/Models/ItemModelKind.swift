@@ -24,8 +24,10 @@ public enum ItemModelKind: String, Sendable, Hashable, Codable, CaseIterable, Cu
     /// - partial credit: a = 1, d_k = log(p_k / p_0) (the category odds at θ = 0);
     /// - rating scale: a = 1, thresholds 0 (they are shared: the first M-step moves them for all the items) and
     ///   λ = log(p_0 / p_{K−1}) / (K − 1), the mean step of the partial-credit start;
-    /// - nominal: slopes 0, 1/(K−1), …, 1 (mirt's default scoring start) and c_k = log(p_k / p_0).
-    func startingItem(proportions p: [Double]) -> any CalibratableItemModel {
+    /// - nominal: slopes 0, 1/(K−1), …, 1 (mirt's default scoring start) and c_k = log(p_k / p_0); with the item's
+    ///   `key` (the category of its correct option) slope 1 on the key and 0 on the other options, so that the
+    ///   option chosen by the able starts as the one that rises with θ whatever its place among the options.
+    func startingItem(proportions p: [Double], key: Int? = nil) -> any CalibratableItemModel {
         let k = p.count
         switch self {
         case .graded:
@@ -43,7 +45,9 @@ public enum ItemModelKind: String, Sendable, Hashable, Codable, CaseIterable, Cu
         case .ratingScale:
             return RatingScaleItem(discrimination: 1, location: log(p[0] / p[k - 1]) / Double(k - 1), thresholds: [Double](repeating: 0, count: k - 1))
         case .nominal:
-            return NominalResponseItem(slopes: (0..<k).map { Double($0) / Double(k - 1) }, intercepts: (0..<k).map { log(p[$0] / p[0]) })
+            var slopes: [Double] = (0..<k).map { Double($0) / Double(k - 1) }
+            if let key { slopes = (0..<k).map { c -> Double in c == key ? 1 : 0 } }
+            return NominalResponseItem(slopes: slopes, intercepts: (0..<k).map { log(p[$0] / p[0]) })
         }
     }
 }
