@@ -44,9 +44,10 @@ extension CalibrateCommand {
                                        file: String) throws -> (data: ResponseMatrix, labels: [String: [String]], keys: [String: Int], notes: [String]) {
         let base = ResponseCell.optionLetterBase, J = data.itemCount
         var letters = [Bool](repeating: false, count: J), numbers = letters, largest = [Int](repeating: 0, count: J)
+        var smallest = [Int](repeating: 26, count: J)
         for cell in 0..<data.cellCount {
             let j = Int(data.itemIndices[cell]), v = Int(data.responses[cell])
-            if v >= base { letters[j] = true; largest[j] = max(largest[j], v - base) } else { numbers[j] = true }
+            if v >= base { letters[j] = true; largest[j] = max(largest[j], v - base); smallest[j] = min(smallest[j], v - base) } else { numbers[j] = true }
         }
         var problems: [String] = [], labels: [String: [String]] = [:], keys: [String: Int] = [:], notes: [String] = []
         for j in 0..<J {
@@ -57,6 +58,12 @@ extension CalibrateCommand {
                 problems.append("item \(TextFidelity.quoted(id)) is answered in option letters but fitted as \(kind.rawValue); letters are a nominal item's options (give it model nominal in the items file, or recode its cells to categories 0…K−1)")
             } else if letters[j] {
                 labels[id] = (0...largest[j]).map { String(UnicodeScalar(UInt8(65 + $0))) }
+                // Options before the first one chosen are options nobody chose (the calibration drops categories
+                // below the lowest in use), so say so; gaps between chosen ones get the calibration's warning.
+                if smallest[j] > 0 {
+                    let unchosen = labels[id]![0..<smallest[j]]
+                    notes.append("item \(id): option\(unchosen.count == 1 ? "" : "s") \(unchosen.joined(separator: ", ")) \(unchosen.count == 1 ? "was" : "were") never chosen and \(unchosen.count == 1 ? "is" : "are") left out of its categories (the bank's categories column lists those fitted; score refuses the others)")
+                }
             }
             guard kind == .nominal, let text = metadata?.values[id]?["key"]?.trimmingCharacters(in: .whitespaces).uppercased(), !text.isEmpty else { continue }
             let category = letters[j] ? labels[id]!.firstIndex(of: text) : Int(text)

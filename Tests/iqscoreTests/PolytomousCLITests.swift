@@ -98,6 +98,17 @@ struct PolytomousCLITests {
         #expect(r.status == 0 && r.stderr.contains("warning: item \(ids[0]): key 'F' is none of its options in the data"), "\(r.stderr)")
         #expect(abs((try ws.json("k.summary.json")["log_likelihood"] as! Double) - (letters["log_likelihood"] as! Double)) < 1e-3)
         #expect(try Self.byID(ws, "k.csv").header.contains("key"))
+        // Nobody chose item 1's option A: named in a warning, and the bank lists B;C;D for it.
+        var noA: [String] = []
+        for (n, line) in try ws.read("letters.csv").split(separator: "\n").map(String.init).enumerated() {
+            var fields = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            if n > 0 && fields[0].uppercased() == "A" { fields[0] = "B" }
+            noA.append(fields.joined(separator: ","))
+        }
+        try ws.write("noa.csv", noA.joined(separator: "\n") + "\n")
+        r = try ws.run("calibrate", "noa.csv", "--model", "nominal", "--no-se", "--out", "n.csv")
+        #expect(r.status == 0 && r.stderr.contains("warning: item \(ids[0]): option A was never chosen"), "\(r.stderr)")
+        #expect(try Self.byID(ws, "n.csv").rows[ids[0]]![categories] == "B;C;D")
         // One item in letters and numbers; letters on an item fitted as graded.
         try ws.write("mixed.csv", lines[0] + "\n" + lettered(lines[1]) + "\n" + lines[2] + "\n" + lines.dropFirst(3).map(lettered).joined(separator: "\n") + "\n")
         r = try ws.run("calibrate", "mixed.csv", "--model", "nominal", "--out", "m.csv")
