@@ -9,9 +9,6 @@ extension CalibrateCommand {
         if guessingPrior != nil {
             throw ValidationError("--guessing-prior applies to --model 3pl; --model \(model) has no lower asymptote (--slope-prior applies to its graded and gpcm items)")
         }
-        if fixedBankPath != nil {
-            throw ValidationError("--fixed holds 0/1 items at their values; --model \(model) calibrates every item (online calibration of items in more than two categories is not built yet)")
-        }
         if eStep == .dense {
             throw ValidationError("--e-step dense is the 0/1 engine's BLAS E-step; --model \(model) runs the sparse E-step over answered cells")
         }
@@ -41,7 +38,7 @@ extension CalibrateCommand {
     /// - Throws: `InputError` naming the items that mix letters and numbers, or that are answered in letters but
     ///   fitted under an ordered model.
     static func optionLetterCategories(_ data: ResponseMatrix, model: ItemModelKind, itemModels: [String: ItemModelKind], keys metadata: ItemMetadata?,
-                                       file: String) throws -> (data: ResponseMatrix, labels: [String: [String]], keys: [String: Int], notes: [String]) {
+                                       fixed: Set<String> = [], file: String) throws -> (data: ResponseMatrix, labels: [String: [String]], keys: [String: Int], notes: [String]) {
         let base = ResponseCell.optionLetterBase, J = data.itemCount
         var letters = [Bool](repeating: false, count: J), numbers = letters, largest = [Int](repeating: 0, count: J)
         var smallest = [Int](repeating: 26, count: J)
@@ -54,13 +51,13 @@ extension CalibrateCommand {
             let id = data.itemIDs[j], kind = itemModels[id] ?? model
             if letters[j] && numbers[j] {
                 problems.append("item \(TextFidelity.quoted(id)) is answered both in option letters and in numbers; give its options one way (A, B, … or 0, 1, …)")
-            } else if letters[j] && kind != .nominal {
+            } else if letters[j] && kind != .nominal && !fixed.contains(id) {
                 problems.append("item \(TextFidelity.quoted(id)) is answered in option letters but fitted as \(kind.rawValue); letters are a nominal item's options (give it model nominal in the items file, or recode its cells to categories 0…K−1)")
             } else if letters[j] {
                 labels[id] = (0...largest[j]).map { String(UnicodeScalar(UInt8(65 + $0))) }
                 // Options before the first one chosen are options nobody chose (the calibration drops categories
                 // below the lowest in use), so say so; gaps between chosen ones get the calibration's warning.
-                if smallest[j] > 0 {
+                if smallest[j] > 0 && !fixed.contains(id) {
                     let unchosen = labels[id]![0..<smallest[j]]
                     notes.append("item \(id): option\(unchosen.count == 1 ? "" : "s") \(unchosen.joined(separator: ", ")) \(unchosen.count == 1 ? "was" : "were") never chosen and \(unchosen.count == 1 ? "is" : "are") left out of its categories (the bank's categories column lists those fitted; score refuses the others)")
                 }
@@ -83,6 +80,43 @@ extension CalibrateCommand {
                                responses: responses, categoryCounts: counts), labels, keys, notes)
     }
 
+    /// The cells of the `--fixed` bank's items read as their bank categories: a cell's text (its option letter,
+    /// `labels`, or its number) is the category the bank row's categories column gives it (0…K−1 without one; 0/1
+    /// for a 0/1 item).
+    /// - Throws: `InputError` naming each fixed item with a cell that is none of its categories, the cell, how
+    ///   many there are and what the item allows.
+    static func fixedItemCategories(_ data: ResponseMatrix, labels: [String: [String]], fixed: [String: BankItem], file: String) throws -> ResponseMatrix {
+        let J = data.itemCount
+        // Per item and data category: the bank category (−1: none; nil: not a fixed item).
+        let tables: [[Int]?] = (0..<J).map { j in
+            guard let item = fixed[data.itemIDs[j]] else { return nil }
+            return (0..<data.categoryCounts[j]).map { v in
+                let text = labels[data.itemIDs[j]].map { v < $0.count ? $0[v] : String(v) } ?? String(v)
+                if let model = item.categoryModel { return model.category(of: text) ?? -1 }
+                return text == "0" ? 0 : text == "1" ? 1 : -1
+            }
+        }
+        var bad: [Int: (value: Int, count: Int)] = [:]
+        var responses = data.responses
+        for cell in 0..<data.cellCount {
+            let j = Int(data.itemIndices[cell])
+            guard let table = tables[j] else { continue }
+            let category = table[Int(responses[cell])]
+            if category < 0 { bad[j, default: (Int(responses[cell]), 0)].count += 1 } else { responses[cell] = UInt8(category) }
+        }
+        if !bad.isEmpty {
+            let named = bad.keys.sorted().prefix(5).map { j -> String in
+                let id = data.itemIDs[j], v = bad[j]!.value, item = fixed[id]!
+                let text = labels[id].map { v < $0.count ? $0[v] : String(v) } ?? String(v)
+                return "fixed item \(TextFidelity.quoted(id)) has \(bad[j]!.count) response\(bad[j]!.count == 1 ? "" : "s") such as \(TextFidelity.quoted(text)) that \(bad[j]!.count == 1 ? "is" : "are") none of its bank categories (allowed: \(item.categoryModel?.allowedResponses ?? "0, 1"))"
+            }
+            throw InputError(file: file, message: named.joined(separator: "; ") + (bad.count > 5 ? "; … (\(bad.count) items)" : ""))
+        }
+        let counts = (0..<J).map { j in fixed[data.itemIDs[j]]?.categoryCount ?? data.categoryCounts[j] }
+        return ResponseMatrix(validatedPersonIDs: data.personIDs, itemIDs: data.itemIDs, rowOffsets: data.rowOffsets, itemIndices: data.itemIndices,
+                              responses: responses, categoryCounts: counts)
+    }
+
     /// `calibrate --model graded|gpcm|pcm|rsm|nominal`: responses read as categories, `PolytomousCalibrator`, the bank
     /// (`ItemBank(calibration:metadata:)`) and its summary written as one set.
     func runCategoryModel(_ kind: ItemModelKind, bankWriter: AtomicFileWriter, manifestWriter: AtomicFileWriter?) throws -> Int32 {
@@ -90,27 +124,38 @@ extension CalibrateCommand {
         let readStart = Date()
         let metadata = try items.map { try ItemMetadata.load(csv: $0) }
         let perItem = try metadata.map { try Self.itemModels($0, file: items!) } ?? [:]
+        let fixedBank = try fixedBankPath.map { try loadBank($0, categoryItems: .read()) }
+        let fixedItems = Dictionary((fixedBank?.items ?? []).map { ($0.itemID, $0) }, uniquingKeysWith: { first, _ in first })
         var fileOptions = columns.fileOptions
         fileOptions.categoryResponses = true
-        // Nominal items may give the options chosen as letters (A–Z).
+        // Nominal items (fitted, or fixed with option letters) may give the options chosen as letters (A–Z).
         fileOptions.optionLetters = kind == .nominal || perItem.values.contains(.nominal)
+            || fixedItems.values.contains { $0.categoryModel?.responseLabels.contains { $0.count == 1 && ("A"..."Z").contains($0) } ?? false }
         let (read, report) = try ResponseMatrix.load(csv: responses, options: fileOptions, maxMemoryBytes: maxMemory.bytes,
                                                      threads: threads ?? WorkerThreads.all)
         noteUnnamedIDColumn(report)
         let coded = fileOptions.optionLetters
-            ? try Self.optionLetterCategories(read, model: kind, itemModels: perItem, keys: metadata, file: responses)
+            ? try Self.optionLetterCategories(read, model: kind, itemModels: perItem, keys: metadata, fixed: Set(fixedItems.keys), file: responses)
             : (data: read, labels: [:], keys: [:], notes: [])
-        let data = coded.data
+        let data = fixedItems.isEmpty ? coded.data : try Self.fixedItemCategories(coded.data, labels: coded.labels, fixed: fixedItems, file: responses)
         let readSeconds = Date().timeIntervalSince(readStart)
         let status = TerminalStatusLine()
         let result = try PolytomousCalibrator(options: options).calibrate(data, model: kind, itemModels: perItem, categoryLabels: coded.labels,
-                                                                          keys: coded.keys, progress: Self.progress(on: status))
+                                                                          keys: coded.keys, fixedItems: fixedItems.mapValues(\.responseModel),
+                                                                          progress: Self.progress(on: status))
         status.clear()
-        let bank = try ItemBank(calibration: result, metadata: metadata)
+        let bank = try ItemBank(calibration: result, metadata: metadata, fixed: fixedBank)
         try bankWriter.write(bank.csv())
         try OutputSet.commit([("bank", bankWriter, bank.items.count)], manifest: manifestWriter) { entries in
             var summary = CategoryCalibrationSummary(result: result, model: kind, itemModels: perItem, report: report,
                                                      responsesPath: responses, bankPath: out, readSeconds: readSeconds, options: options)
+            if let fixedBankPath {
+                summary.fixed_bank = fixedBankPath
+                summary.fixed_items = result.fixedItemIDs
+                summary.fixed_items_not_in_data = result.fixedItemsNotInData
+                summary.latent_mean = result.latentMean
+                summary.latent_mean_se = result.latentMeanStandardError
+            }
             summary.outputs = entries
             return try encodeJSON(summary)
         }
@@ -122,7 +167,12 @@ extension CalibrateCommand {
         if let prior = options.slopePrior { lines.append("slope prior: a ~ \(prior) on the graded and gpcm items (MAP item estimates)") }
         lines.append("log-likelihood \(fixed(result.logLikelihood, 2)), AIC \(fixed(result.aic, 2)), BIC \(fixed(result.bic, 2)) (\(result.parameterCount) parameters)")
         let rasch: Set<ItemModelKind> = [.partialCredit, .ratingScale]
-        if rasch.contains(kind) || perItem.values.contains(where: rasch.contains) {
+        if let fixedBankPath {
+            let notInData = result.fixedItemsNotInData.count
+            lines.append("fixed: \(result.fixedItemIDs.count) items held at their values in \(fixedBankPath), \(result.items.count - result.fixedItemIDs.count) free items estimated on its scale" + (notInData > 0 ? "; \(notInData) bank item\(notInData == 1 ? "" : "s") not in the data (carried over)" : ""))
+            lines.append("latent distribution: mean \(fixed(result.latentMean, 4))" + (result.latentMeanStandardError.map { " (SE \(fixed($0, 4)))" } ?? "")
+                         + ", SD \(fixed(result.latentSD, 4))" + (result.latentSDStandardError.map { " (SE \(fixed($0, 4)))" } ?? ""))
+        } else if rasch.contains(kind) || perItem.values.contains(where: rasch.contains) {
             lines.append("latent SD \(fixed(result.latentSD, 4))" + (result.latentSDStandardError.map { " (SE \(fixed($0, 4)))" } ?? ""))
         }
         if let scale = result.items.lazy.compactMap({ $0.item as? RatingScaleItem }).first {
@@ -169,6 +219,11 @@ struct CategoryCalibrationSummary: Encodable {
     var theta_bound: Double
     var latent_sd: Double
     var latent_sd_se: Double?
+    var latent_mean: Double?
+    var latent_mean_se: Double?
+    var fixed_bank: String?
+    var fixed_items: [String]?
+    var fixed_items_not_in_data: [String]?
     var standard_errors: String
     /// The prior on the graded and gpcm items' slopes (`--slope-prior`), or "none".
     var priors: [String: String]

@@ -39,13 +39,16 @@ struct CalibrateCommand: ParsableCommand {
             then go up to 127, and one item takes one or the other): an item answered in letters has the \
             categories A = 0, B = 1, … and the bank's categories column says A;B;…; the items file's key column \
             names its correct option, which starts with the largest slope. --slope-prior puts its prior on the graded and gpcm items' slopes (MAP item \
-            estimates); --guessing-prior, --fixed and --e-step dense are for 0/1 items only.
+            estimates); --guessing-prior and --e-step dense are for 0/1 items only.
 
             Online (fixed-parameter) calibration: --fixed BANK.csv holds the bank's items at their values \
             (their model, a, b, c) and estimates the other items on the bank's scale under --model, with the \
             latent mean and SD estimated (reported as latent_mean/latent_sd). The output bank holds the fixed \
             items (flag 'fixed', bank values unchanged) and the new items; bank items not in the data are \
-            carried over (flags 'fixed;not in data').
+            carried over (flags 'fixed;not in data'). Under graded, gpcm, pcm, rsm or nominal the fixed bank may \
+            hold 0/1 items of any model (3PL included) and items in several categories; a fixed item's cells are \
+            read as its bank categories (its categories column, or 0…K−1) and any other is refused by item; \
+            pcm and rsm items are fitted with a = 1 on the bank's scale.
 
             BANK and the summary are one set: the bank is written to a temporary file, synced and renamed, and \
             the summary (the manifest: `iqscore verify SUMMARY` checks it) is written last. An output that is the \

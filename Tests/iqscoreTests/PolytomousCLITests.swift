@@ -136,12 +136,7 @@ struct PolytomousCLITests {
     @Test("data coded 1…4: the bank's categories column maps the cells; a 0 or a 5 is rejected naming the item")
     func labelsAndRejects() throws {
         let ws = try CLIWorkspace()
-        let lines = try String(contentsOfFile: "\(Self.data)/science.csv", encoding: .utf8).split(separator: "\n")
-        var long = "session_id,item_id,response\n"
-        let items = lines[0].split(separator: ",")
-        for (i, line) in lines.dropFirst().enumerated() {
-            for (j, cell) in line.split(separator: ",").enumerated() { long += "p\(i + 1),\(items[j]),\(Int(cell)! + 1)\n" }
-        }
+        let long = try Self.codedScience()
         try ws.write("coded.csv", long)
         var r = try ws.run("calibrate", "coded.csv", "--model", "gpcm", "--out", "bank.csv")
         #expect(r.status == 0, "\(r.stderr)")
@@ -158,6 +153,56 @@ struct PolytomousCLITests {
         let scores = try Self.byID(ws, "scores.csv")
         #expect(scores.rows.count == 393 && scores.rows["z"]![2] == "3")
     }
+
+    @Test("calibrate --model graded --fixed: a gpcm bank's items (categories 1;2;3;4) held, the others estimated on its scale; bank rows carried over; a cell outside a fixed item's categories refused by item")
+    func onlineCalibrationWithFixedItems() throws {
+        let ws = try CLIWorkspace()
+        let long = try Self.codedScience()
+        try ws.write("coded.csv", long)
+        var r = try ws.run("calibrate", "coded.csv", "--model", "gpcm", "--tolerance", "1e-6", "--out", "full.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        // The fixed bank: Comfort and Work from the gpcm fit, and a row nobody answered (Ghost, a copy of Work).
+        let full = try ws.read("full.csv").split(separator: "\n").map(String.init)
+        let comfort = try #require(full.first { $0.hasPrefix("Comfort,") }), work = try #require(full.first { $0.hasPrefix("Work,") })
+        try ws.write("fixed.csv", [full[0], comfort, work, "Ghost" + work.dropFirst(4)].joined(separator: "\n") + "\n")
+        r = try ws.run("calibrate", "coded.csv", "--model", "graded", "--fixed", "fixed.csv", "--tolerance", "1e-6", "--out", "online.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("fixed: 2 items held at their values in fixed.csv, 2 free items estimated on its scale; 1 bank item not in the data (carried over)"), "\(r.stderr)")
+        #expect(r.stderr.contains("latent distribution: mean "), "\(r.stderr)")
+        let bank = try Self.byID(ws, "online.csv")
+        let flags = try #require(bank.header.firstIndex(of: "flags")), categories = try #require(bank.header.firstIndex(of: "categories"))
+        #expect(bank.rows["Comfort"]![1] == "gpcm" && bank.rows["Comfort"]![flags] == "fixed" && bank.rows["Comfort"]![categories] == "1;2;3;4")
+        #expect(bank.rows["Comfort"]![2...4] == Self.cells(comfort)[2...4])
+        #expect(bank.rows["Ghost"]![flags] == "fixed;not in data")
+        #expect(bank.rows["Future"]![1] == "graded" && bank.rows["Benefit"]![1] == "graded" && bank.rows["Future"]![categories] == "1;2;3;4")
+        let summary = try JSONSerialization.jsonObject(with: Data(try ws.read("online.summary.json").utf8)) as! [String: Any]
+        #expect(summary["fixed_items"] as? [String] == ["Comfort", "Work"] && summary["fixed_items_not_in_data"] as? [String] == ["Ghost"])
+        // The gpcm fit's own scale: the graded items estimated beside it leave μ near 0 and σ near 1.
+        let mean = try #require(summary["latent_mean"] as? Double), sd = try #require(summary["latent_sd"] as? Double)
+        #expect(abs(mean) < 0.1 && abs(sd - 1) < 0.15, "μ \(mean), σ \(sd)")
+        #expect(summary["latent_mean_se"] is Double && summary["n_parameters"] as? Int == 10)
+        r = try ws.run("score", "coded.csv", "--bank", "online.csv", "--out", "scores.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        // A cell that is none of a fixed item's bank categories is refused, naming the item and what it allows.
+        try ws.write("bad.csv", long + "q1,Comfort,5\nq1,Work,2\n")
+        r = try ws.run("calibrate", "bad.csv", "--model", "graded", "--fixed", "fixed.csv", "--out", "bad-bank.csv")
+        #expect(r.status != 0 && r.stderr.contains("fixed item 'Comfort' has 1 response such as '5' that is none of its bank categories (allowed: 1, 2, 3, 4)"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: ws.directory.appendingPathComponent("bad-bank.csv").path))
+    }
+
+    /// Science in the long layout with its categories coded 1…4 (as mirt ships it), persons p1…p392.
+    static func codedScience() throws -> String {
+        let lines = try String(contentsOfFile: "\(Self.data)/science.csv", encoding: .utf8).split(separator: "\n")
+        var long = "session_id,item_id,response\n"
+        let items = lines[0].split(separator: ",")
+        for (i, line) in lines.dropFirst().enumerated() {
+            for (j, cell) in line.split(separator: ",").enumerated() { long += "p\(i + 1),\(items[j]),\(Int(cell)! + 1)\n" }
+        }
+        return long
+    }
+
+    /// A bank row's cells (no quoted commas in these).
+    static func cells(_ line: String) -> [String] { line.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
 
     @Test("per-item models from --items: a nominal item beside graded ones, in one bank")
     func perItemModels() throws {

@@ -80,15 +80,7 @@ public struct EMCalibrator: Sendable {
                 excluded.append(ExcludedItem(itemID: input.itemIDs[j], responses: n, correct: r, reason: reason))
             }
         }
-        var fixedNotInData: [String] = []
-        if !fixedItems.isEmpty {
-            let present = Set(input.itemIDs)
-            fixedNotInData = (fixedItems.keys.filter { !present.contains($0) } + unansweredFixed).sorted()
-            if fixedNotInData.count == fixedItems.count {
-                let listed = fixedNotInData.prefix(5).joined(separator: ", ") + (fixedNotInData.count > 5 ? ", …" : "")
-                throw PsychometricsError(.insufficientData, "none of the \(fixedItems.count) fixed item\(fixedItems.count == 1 ? " is" : "s is") answered in the data (\(listed)); fixed-parameter calibration needs responses to at least one fixed item to put the other items on the bank's scale")
-            }
-        }
+        let fixedNotInData = try fixedItemsNobodyAnswered(fixedItems.keys, dataItems: input.itemIDs, unanswered: unansweredFixed)
         var data = input
         var excludedPersons: [String] = []
         if !excluded.isEmpty || !unansweredFixed.isEmpty {

@@ -61,15 +61,7 @@ extension EMEngine {
             }
         }
         if estimatesLatent {
-            // −E[∇² log N(θ; μ, σ²)] summed over persons: (1/σ², 2(θ−μ)/σ³, −1/σ² + 3(θ−μ)²/σ⁴) at the mass.
-            let mass = e.mass!, mu = latentMean, sigma = latentSD, s2 = sigma * sigma
-            var imm = 0.0, ims = 0.0, iss = 0.0
-            for t in 0..<nq {
-                let dev = theta[t] - mu
-                imm += mass[t] / s2
-                ims += mass[t] * 2 * dev / (s2 * sigma)
-                iss += mass[t] * (-1 / s2 + 3 * dev * dev / (s2 * s2))
-            }
+            let (imm, ims, iss) = NormalLatentDistribution.completeInformation(mass: e.mass!, nodes: theta, mean: latentMean, sd: latentSD)
             let m = latentMeanIndex, v = latentSDIndex
             info[m * P + m] += imm
             info[m * P + v] += ims

@@ -48,12 +48,10 @@ extension EMEngine {
     /// Bounds the M-step keeps the working parameters within, and SQUAREM's extrapolated points are projected
     /// into: a ≥ 10⁻³ (s = log a ≥ log 10⁻³ with a slope prior; the Rasch/1PL common slope), |a| ≤
     /// `maximumSlope`, |d| ≤ 100, γ = logit c in [−20, 10] (c from 2·10⁻⁹ to 0.99995); with fixed items
-    /// |μ| ≤ 100 and σ in [10⁻³, 10³] (the latent M-step keeps σ² ≥ 10⁻⁶).
+    /// μ and σ within `NormalLatentDistribution`'s bounds (the latent M-step keeps σ² ≥ 10⁻⁶).
     static let minimumSlope = 1e-3
     static let interceptBound = 100.0
     static let guessingLogitRange = -20.0...10.0
-    static let latentMeanBound = 100.0
-    static let latentSDRange = 1e-3...1e3
 
     @inline(__always) func clampedSlope(working s: Double) -> Double {
         logSlope ? min(max(s, log(Self.minimumSlope)), log(maximumSlope)) : min(max(s, -maximumSlope), maximumSlope)
@@ -99,8 +97,8 @@ extension EMEngine {
             }
         }
         if estimatesLatent {
-            let mean = min(max(x[latentMeanIndex], -Self.latentMeanBound), Self.latentMeanBound)
-            let sd = min(max(exp(x[latentSDIndex]), Self.latentSDRange.lowerBound), Self.latentSDRange.upperBound)
+            let mean = min(max(x[latentMeanIndex], -NormalLatentDistribution.meanBound), NormalLatentDistribution.meanBound)
+            let sd = min(max(exp(x[latentSDIndex]), NormalLatentDistribution.sdRange.lowerBound), NormalLatentDistribution.sdRange.upperBound)
             setLatentDistribution(mean: mean, sd: sd)
         }
     }

@@ -185,14 +185,11 @@ extension EMEngine {
                         }
                     }
                     if estimatesLatent {
-                        let mu = latentMean, sigma = latentSD, s2 = sigma * sigma
-                        for r in 0..<2 {
-                            let lx = m - 2 + r
-                            let grow = g + lx * width
-                            for t in t0..<t1 {
-                                let dev = theta[t] - mu
-                                grow[t - t0] += (r == 0 ? dev / s2 : -1 / sigma + dev * dev / (s2 * sigma)) * root[t]
-                            }
+                        let meanRow = g + (m - 2) * width, sdRow = g + (m - 1) * width
+                        for t in t0..<t1 {
+                            let score = NormalLatentDistribution.score(at: theta[t], mean: latentMean, sd: latentSD)
+                            meanRow[t - t0] += score.mean * root[t]
+                            sdRow[t - t0] += score.sd * root[t]
                         }
                     }
                     // sᵢ = Gᵢ √wᵢ (Σ_q wᵢ(q) Sᵢ(θ_q)); centred rows G̃ᵢ[x, q] = Gᵢ[x, q] − sᵢₓ √wᵢ(q); Cᵢ = G̃ᵢ G̃ᵢᵀ.

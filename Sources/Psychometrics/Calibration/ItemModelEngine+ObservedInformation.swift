@@ -4,7 +4,9 @@ import Foundation
 extension ItemModelEngine {
     /// Where item j's free working parameters sit in the vector the standard errors are computed for: the shared
     /// parameters (σ, then the rating-scale thresholds; `ItemModelEngine.shared`) first, then each item's own
-    /// parameters in order.
+    /// parameters in order, then μ and σ of the latent distribution when they are estimated (fixed items). With
+    /// fixed items the common slope (global 0, when items share parameters) is held at 1: `held` lists it, and
+    /// the calibrator leaves its row and column out before inverting.
     struct ParameterLayout {
         /// Per item: the global index of its working parameter `first[j]`.
         let offset: [Int]
@@ -14,6 +16,10 @@ extension ItemModelEngine {
         /// The number of shared parameters, at global indices 0 ..< sharedCount.
         let sharedCount: Int
         var hasShared: Bool { sharedCount > 0 }
+        /// The global index of μ (σ follows), or nil when the latent distribution is N(0, 1).
+        let latentMean: Int?
+        /// Global indices in the layout that are not estimated (the held common slope).
+        let held: [Int]
 
         /// The global index of item j's working parameter a.
         func global(_ j: Int, _ a: Int) -> Int {
@@ -30,7 +36,8 @@ extension ItemModelEngine {
             first.append(f)
             next += item.workingParameters.count - f
         }
-        return ParameterLayout(offset: offset, first: first, count: next, sharedCount: sharedCount)
+        return ParameterLayout(offset: offset, first: first, count: next + (estimatesLatent ? 2 : 0), sharedCount: sharedCount,
+                               latentMean: estimatesLatent ? next : nil, held: estimatesLatent && sharedCount > 0 ? [0] : [])
     }
 
     /// The observed information of the marginal log-likelihood in the working parameters (Louis 1982), P × P
@@ -40,7 +47,9 @@ extension ItemModelEngine {
     /// sᵢ(θ) = Σ_{j answered} ∇ log P_{j uᵢⱼ}(θ)
     /// ```
     /// the complete-data information from the E-step's counts, less each person's posterior covariance of the
-    /// complete-data score over the grid (the person's own parameters only). ∇² log P_jk is the central difference
+    /// complete-data score over the grid (the person's own parameters only); with an estimated latent distribution
+    /// (μ, σ) join as `NormalLatentDistribution`'s complete-data score and information on the moving nodes, for
+    /// every person. ∇² log P_jk is the central difference
     /// of the analytic gradient (`workingLogGradient`, step 10⁻⁵·max(1, |x|): error ≈ 10⁻¹⁰ relative). Cost:
     /// Σᵢ mᵢ² × (support nodes) for mᵢ parameters of person i's items.
     func observedInformation(_ e: Expectation) -> [Double] {
@@ -55,7 +64,7 @@ extension ItemModelEngine {
             let base = rowStart[j] * nq
             var g = [Double](repeating: 0, count: k * m), up = g, down = g
             for t in 0..<nq {
-                let theta = grid.points[t]
+                let theta = nodes[t]
                 g.withUnsafeMutableBufferPointer { item.workingLogGradient(at: theta, into: $0) }
                 for c in 0..<k { for a in 0..<m { gradients[gradientOffset[j] + (c * nq + t) * m + a] = g[c * m + a] } }
                 // Complete-data information: −Σ_k r_kq ∇² log P_k, column b from the difference of gradients (a
@@ -85,11 +94,18 @@ extension ItemModelEngine {
         // Less the persons' posterior score covariances, per worker into its own matrix: Gᵢ[x, q] = sᵢₓ(θ_q) √wᵢ(q)
         // over the posterior's support, centred (`iqscore_centre_rows`: Gᵢ − sᵢ √wᵢᵀ) so that Gᵢ Gᵢᵀ is the
         // covariance, whose upper triangle `gramUpperPacked` forms (the dichotomous engine's kernels).
-        let table = LogCategoryTable(items: items, nodes: grid.points)
-        let w = workers, persons = data.personCount
+        if let mu = layout.latentMean, let mass = e.mass {
+            let c = NormalLatentDistribution.completeInformation(mass: mass, nodes: nodes, mean: latentMean, sd: latentSD)
+            info[mu * P + mu] += c.meanMean
+            info[mu * P + mu + 1] += c.meanSD
+            info[(mu + 1) * P + mu] += c.meanSD
+            info[(mu + 1) * P + mu + 1] += c.sdSD
+        }
+        let table = LogCategoryTable(items: items, nodes: nodes)
+        let w = workers, persons = data.personCount, latentRows = layout.latentMean == nil ? 0 : 2
         var largest = 0
         for i in 0..<persons {
-            var m = layout.sharedCount
+            var m = layout.sharedCount + latentRows
             for cell in data.cells(ofPerson: i) { let j = Int(data.itemIndices[cell]); m += items[j].workingParameters.count - layout.first[j] }
             largest = max(largest, m)
         }
@@ -136,6 +152,17 @@ extension ItemModelEngine {
                             for a in f..<mj { g[(row + a - f) * width + s] += gq[a] * rootT }
                         }
                         row += mj - f
+                    }
+                    if let mu = layout.latentMean {
+                        local[m] = mu
+                        local[m + 1] = mu + 1
+                        let meanRow = g + m * width, sdRow = g + (m + 1) * width
+                        for s in 0..<width {
+                            let score = NormalLatentDistribution.score(at: nodes[t0 + s], mean: latentMean, sd: latentSD)
+                            meanRow[s] = score.mean * root[t0 + s]
+                            sdRow[s] = score.sd * root[t0 + s]
+                        }
+                        m += 2
                     }
                     iqscore_centre_rows(g, m, width, root + t0)
                     gramUpperPacked(g, rows: m, columns: width, rowStride: width, scratch: scratch, into: packed)

@@ -24,10 +24,18 @@ import Foundation
 /// estimated: on the N(0, 1) grid their P_k ∝ exp(σ k z + d_k), the model on θ = σz with a = 1, as `EMEngine`
 /// does for the dichotomous Rasch model), and the rating-scale items' thresholds τ₁ … τ_{K−2} after it. Their own
 /// parameters are moved with the shared ones held, then the shared ones by a Fisher step over all of them.
+///
+/// With fixed items (`FixedItemModel`: no working parameters; `estimatesLatent`) the engine estimates the latent
+/// distribution instead, as `EMEngine` does: θ ~ N(μ, σ²) on the moving nodes θ_q = μ + σ z_q
+/// (`NormalLatentDistribution`), the fixed items set the scale, the free items are estimated on it, and the
+/// Rasch family's common slope stays 1 (its σ is the latent SD; a rating-scale item's thresholds are still
+/// shared).
 struct ItemModelEngine: EMIterable {
     struct Expectation: EMExpectation {
         var counts: [Double]
         var logLikelihood: Double
+        /// m_q = Σᵢ wᵢ(q), with `estimatesLatent`.
+        var mass: [Double]?
         var blasSeconds: Double { 0 }
     }
 
@@ -45,10 +53,20 @@ struct ItemModelEngine: EMIterable {
     let slopePrior: LogNormalPrior?
     let priorOnSlope: [Bool]
     let rowStart: [Int]
+    /// True with fixed items: μ and σ are estimated and the nodes move with them.
+    let estimatesLatent: Bool
+    /// Latent mean and SD (0 and 1 unless `estimatesLatent`).
+    var latentMean = 0.0
+    var latentSD = 1.0
+    /// θ at each quadrature node: `grid.points`, or μ + σ z_q with `estimatesLatent`.
+    var nodes: [Double]
     var q: Int { grid.count }
+    /// The first shared parameter that is estimated: 1 with `estimatesLatent` (the common slope σ is held at 1,
+    /// the latent SD taking its place), else 0.
+    var firstEstimatedShared: Int { estimatesLatent ? 1 : 0 }
 
     init(items: [any CalibratableItemModel], data: ResponseMatrix, grid: QuadratureGrid, workers: Int, maximumSlope: Double,
-         shared: [Int], slopePrior: LogNormalPrior? = nil, priorOnSlope: [Bool] = []) {
+         shared: [Int], slopePrior: LogNormalPrior? = nil, priorOnSlope: [Bool] = [], estimatesLatent: Bool = false) {
         self.items = items
         self.data = data
         self.grid = grid
@@ -61,6 +79,8 @@ struct ItemModelEngine: EMIterable {
         var starts = [0]
         for item in items { starts.append(starts.last! + item.categoryCount) }
         rowStart = starts
+        self.estimatesLatent = estimatesLatent
+        self.nodes = grid.points
     }
 
     var hasSharedSlope: Bool { sharedCount > 0 }
@@ -73,9 +93,9 @@ struct ItemModelEngine: EMIterable {
     }
 
     func eStep() -> Expectation {
-        let table = LogCategoryTable(items: items, nodes: grid.points)
-        let c = sparseCategoryCounts(data: data, table: table, logPrior: grid.logWeights, workers: workers, withMass: false)
-        return Expectation(counts: c.counts, logLikelihood: c.logLikelihood)
+        let table = LogCategoryTable(items: items, nodes: nodes)
+        let c = sparseCategoryCounts(data: data, table: table, logPrior: grid.logWeights, workers: workers, withMass: estimatesLatent)
+        return Expectation(counts: c.counts, logLikelihood: c.logLikelihood, mass: c.mass)
     }
 
     mutating func mStep(_ e: Expectation) {
@@ -84,13 +104,23 @@ struct ItemModelEngine: EMIterable {
         updated.withUnsafeMutableBufferPointer { buffer in
             let box = UncheckedSendableBox(buffer.baseAddress!)
             parallelFor(lanes) { lane in
-                for j in stride(from: lane, to: engine.items.count, by: lanes) {
+                for j in stride(from: lane, to: engine.items.count, by: lanes) where engine.items[j].workingParameters.count > engine.shared[j] {
                     box.value[j] = engine.maximize(engine.items[j], item: j, counts: e.counts, holding: engine.shared[j])
                 }
             }
         }
         items = updated
-        if hasSharedSlope { updateSharedParameters(e) }
+        if sharedCount > firstEstimatedShared { updateSharedParameters(e) }
+        if estimatesLatent, let mass = e.mass, let (mean, sd) = NormalLatentDistribution.moments(mass: mass, nodes: nodes) {
+            setLatentDistribution(mean: mean, sd: sd)
+        }
+    }
+
+    /// Sets μ and σ and moves the nodes with them: θ_q = μ + σ z_q.
+    mutating func setLatentDistribution(mean: Double, sd: Double) {
+        latentMean = mean
+        latentSD = sd
+        nodes = grid.points.map { mean + sd * $0 }
     }
 
     /// Item j's Q_j(x) maximised by Fisher scoring from its current parameters (see the type's documentation);
@@ -136,7 +166,7 @@ struct ItemModelEngine: EMIterable {
         var total = priorOnSlope[j] ? slopePriorTerms(item.workingParameters[0]).logDensity : 0
         withUnsafeTemporaryAllocation(of: Double.self, capacity: k) { logP in
             for t in 0..<nq {
-                item.logCategoryProbabilities(at: grid.points[t], into: logP)
+                item.logCategoryProbabilities(at: nodes[t], into: logP)
                 for c in 0..<k { total += counts[base + c * nq + t] * logP[c] }
             }
         }
@@ -150,7 +180,7 @@ struct ItemModelEngine: EMIterable {
         var g = [Double](repeating: 0, count: m), f = [Double](repeating: 0, count: m * m)
         var grad = [Double](repeating: 0, count: k * m), logP = [Double](repeating: 0, count: k)
         for t in 0..<nq {
-            let theta = grid.points[t]
+            let theta = nodes[t]
             grad.withUnsafeMutableBufferPointer { item.workingLogGradient(at: theta, into: $0) }
             logP.withUnsafeMutableBufferPointer { item.logCategoryProbabilities(at: theta, into: $0) }
             var n = 0.0
@@ -172,33 +202,31 @@ struct ItemModelEngine: EMIterable {
         return (g, f)
     }
 
-    /// The log-normal slope prior at a: log p(a) = −log a − (log a − μ)²/(2σ²) (up to a constant), its derivative
-    /// −(1 + (log a − μ)/σ²)/a and second derivative (1 − 1/σ² + (log a − μ)/σ²)/a².
+    /// The log-normal slope prior's log density, gradient and curvature at a (`LogNormalPrior.logDensityTerms`).
     func slopePriorTerms(_ a: Double) -> (logDensity: Double, gradient: Double, curvature: Double) {
-        guard let prior = slopePrior, a > 0 else { return (0, 0, 0) }
-        let v = prior.sdLog * prior.sdLog, z = log(a) - prior.meanLog
-        return (-log(a) - z * z / (2 * v), -(1 + z / v) / a, (1 - 1 / v + z / v) / (a * a))
+        slopePrior?.logDensityTerms(slope: a) ?? (0, 0, 0)
     }
 
     /// Fisher steps in the shared parameters (σ, and the rating-scale thresholds) over the items that share them,
     /// the items' own parameters held: the gradient and expected information of Σ_j Q_j in the shared
-    /// coordinates (item j contributes to its first `shared[j]`), the step halved until Σ_j Q_j increases.
+    /// coordinates (item j contributes to its first `shared[j]`), the step halved until Σ_j Q_j increases. The
+    /// shared parameters before `firstEstimatedShared` are held.
     private mutating func updateSharedParameters(_ e: Expectation) {
-        let sharing = items.indices.filter { shared[$0] > 0 }, S = sharedCount
+        let sharing = items.indices.filter { shared[$0] > firstEstimatedShared }, s0 = firstEstimatedShared, S = sharedCount - s0
         func total(_ set: [any CalibratableItemModel]) -> Double { sharing.reduce(0) { $0 + objective(set[$1], item: $1, counts: e.counts) } }
         var before = total(items)
         for _ in 0..<10 {
             var g = [Double](repeating: 0, count: S), f = [Double](repeating: 0, count: S * S)
             for j in sharing {
                 let (gj, fj) = scoreAndInformation(items[j], item: j, counts: e.counts)
-                let m = items[j].workingParameters.count, s = shared[j]
-                for a in 0..<s {
-                    g[a] += gj[a]
-                    for b in 0..<s { f[a * S + b] += fj[a * m + b] }
+                let m = items[j].workingParameters.count
+                for a in s0..<shared[j] {
+                    g[a - s0] += gj[a]
+                    for b in s0..<shared[j] { f[(a - s0) * S + b - s0] += fj[a * m + b] }
                 }
             }
             guard f[0] > 0 else { return }
-            var step = solveSmallSPD(f, g, n: S), moved = false
+            var step = [Double](repeating: 0, count: s0) + solveSmallSPD(f, g, n: S), moved = false
             let current = sharedParameters()
             for _ in 0..<40 {
                 var values = zip(current, step).map { $0 + $1 }
@@ -228,8 +256,10 @@ struct ItemModelEngine: EMIterable {
 
     // MARK: - Parameters for the iterations (EMIterable)
 
-    func naturalParameters() -> [Double] { items.flatMap(\.workingParameters) }
-    func workingParameters() -> [Double] { items.flatMap(\.workingParameters) }
+    /// Every item's working parameters, then μ and σ when they are estimated.
+    func naturalParameters() -> [Double] { items.flatMap(\.workingParameters) + (estimatesLatent ? [latentMean, latentSD] : []) }
+    /// Every item's working parameters, then μ and log σ when they are estimated.
+    func workingParameters() -> [Double] { items.flatMap(\.workingParameters) + (estimatesLatent ? [latentMean, log(latentSD)] : []) }
 
     /// Sets every item's working parameters from `x` (items out of their domain keep theirs); each shared
     /// parameter is taken from the first item that shares it, so that the constraint survives an extrapolation
@@ -243,9 +273,14 @@ struct ItemModelEngine: EMIterable {
                 if a == values.count { values.append(a == 0 ? min(max(y[0], 1e-3), maximumSlope) : y[a]) }
                 y[a] = values[a]
             }
-            if y[0] > maximumSlope { y[0] = maximumSlope }
+            if m > 0, y[0] > maximumSlope { y[0] = maximumSlope }
             if let item = items[j].withWorkingParameters(y) { items[j] = item }
             offset += m
+        }
+        if estimatesLatent {
+            let bounds = NormalLatentDistribution.self
+            setLatentDistribution(mean: min(max(x[offset], -bounds.meanBound), bounds.meanBound),
+                                  sd: min(max(exp(x[offset + 1]), bounds.sdRange.lowerBound), bounds.sdRange.upperBound))
         }
     }
 
@@ -253,9 +288,10 @@ struct ItemModelEngine: EMIterable {
         var blocks: [Range<Int>] = [], offset = 0
         for item in items {
             let m = item.workingParameters.count
-            blocks.append(offset..<(offset + m))
+            if m > 0 { blocks.append(offset..<(offset + m)) }
             offset += m
         }
+        if estimatesLatent { blocks.append(offset..<(offset + 2)) }
         return blocks
     }
 

@@ -12,11 +12,18 @@ import Foundation
 /// result says so per item (`Item.categoryMap`) and in a warning; an item left with one category is excluded
 /// with its reason. Categories below the lowest one chosen are the data's coding (1…4 as mirt's `Science`) and
 /// are dropped without a warning (the map says so).
+///
+/// **Fixed-parameter ("online") calibration.** Items given in `fixedItems` (any `ItemResponseModel`: 0/1 items
+/// of any logistic model, the 3PL included, or items in several categories) keep their values and put the free
+/// items on their scale: θ ~ N(μ, σ²) with μ and σ estimated (`NormalLatentDistribution`), the free items'
+/// parameters on the θ scale (partial-credit and rating-scale items with a = 1: the latent SD is σ), standard
+/// errors over the free parameters and (μ, σ). A fixed item's data categories are its categories (no
+/// collapsing); a response outside them is refused. At least one fixed item must be answered.
 public struct PolytomousCalibrator: Sendable {
     /// Quadrature, tolerance, cycle limit, acceleration, workers, standard errors, the slope bound, the minimum
     /// responses per item and the slope prior (`slopePrior`: on graded and gpcm items' a, MAP item estimates) are
-    /// read; the dichotomous `model`, the guessing prior, fixed items, the E-step strategy and the memory budget
-    /// are not (yet).
+    /// read; the dichotomous `model`, the guessing prior, `fixedItems` (given to `calibrate` as models instead),
+    /// the E-step strategy and the memory budget are not.
     public var options: CalibrationOptions
 
     /// The most free parameters standard errors are computed for: the observed information is P × P doubles per
@@ -34,10 +41,14 @@ public struct PolytomousCalibrator: Sendable {
     ///     warnings and `Item.categoryLabels` use them.
     ///   - keys: per item id, the data category of a nominal item's correct option (its starting slope is the
     ///     largest; the fit does not depend on which option is the reference).
-    /// - Throws: `PsychometricsError` `.invalidOptions` for options outside their ranges, `.insufficientData`
-    ///   when fewer than 2 items or 2 persons remain, `.numericalFailure` when the iterations diverge.
+    ///   - fixedItems: per item id, a model held at its values (online calibration; see the type). The item's
+    ///     responses are its categories 0 ..< K.
+    /// - Throws: `PsychometricsError` `.invalidOptions` for options outside their ranges, `.invalidResponse` for a
+    ///   fixed item's response outside its categories, `.insufficientData` when fewer than 2 items or 2 persons
+    ///   remain or no fixed item is answered, `.numericalFailure` when the iterations diverge.
     public func calibrate(_ input: ResponseMatrix, model: ItemModelKind, itemModels: [String: ItemModelKind] = [:],
                           categoryLabels: [String: [String]] = [:], keys: [String: Int] = [:],
+                          fixedItems: [String: any ItemResponseModel] = [:],
                           progress: ((CalibrationProgress) -> Void)? = nil) throws -> PolytomousCalibrationResult {
         let started = DispatchTime.now().uptimeNanoseconds
         let problems = options.validationProblems()
@@ -48,8 +59,19 @@ public struct PolytomousCalibrator: Sendable {
         let totals = input.categoryTotals()
         var keep = [Bool](repeating: true, count: input.itemCount), maps: [[Int]] = []
         var excluded: [(String, String)] = []
+        var unansweredFixed: [String] = []
         for j in 0..<input.itemCount {
             let used = totals[j].indices.filter { totals[j][$0] > 0 }, n = totals[j].reduce(0, +)
+            if let held = fixedItems[input.itemIDs[j]] {
+                // A fixed item's categories are its model's: kept whole (no collapsing), responses inside them.
+                let k = held.categoryCount
+                if let outside = used.first(where: { $0 >= k }) {
+                    throw PsychometricsError(.invalidResponse, "fixed item \(input.itemIDs[j]) has \(totals[j][outside]) response\(totals[j][outside] == 1 ? "" : "s") in category \(outside); its bank model has categories 0…\(k - 1)")
+                }
+                if n == 0 { keep[j] = false; unansweredFixed.append(input.itemIDs[j]) }
+                maps.append(Array(0..<k))
+                continue
+            }
             if n < options.minimumItemResponses {
                 keep[j] = false
                 excluded.append((input.itemIDs[j], "\(n) responses (at least \(options.minimumItemResponses) needed)"))
@@ -59,6 +81,7 @@ public struct PolytomousCalibrator: Sendable {
             }
             maps.append(used)
         }
+        let fixedNotInData = try fixedItemsNobodyAnswered(fixedItems.keys, dataItems: input.itemIDs, unanswered: unansweredFixed)
         let (kept, droppedPersons) = input.keepingItems(keep)
         let keptMaps = maps.indices.filter { keep[$0] }.map { maps[$0] }
         // Renumber the categories in use 0 ..< K′ (order kept).
@@ -71,13 +94,14 @@ public struct PolytomousCalibrator: Sendable {
         newCategory.removeAll()
         let data = ResponseMatrix(validatedPersonIDs: kept.personIDs, itemIDs: kept.itemIDs, rowOffsets: kept.rowOffsets,
                                   itemIndices: kept.itemIndices, responses: responses, categoryCounts: keptMaps.map(\.count))
+        let fixed = data.itemIDs.map { fixedItems[$0] }, estimatesLatent = fixed.contains { $0 != nil }
         // Categories below the lowest in use are the data's coding (responses 1…4, as mirt's Science), not a gap:
         // the map says so without a warning (`Item.categoryMap`).
         func label(_ j: Int, _ category: Int) -> String {
             guard let labels = categoryLabels[data.itemIDs[j]], category < labels.count else { return String(category) }
             return labels[category]
         }
-        for (j, used) in keptMaps.enumerated() where used.count < used.last! - used.first! + 1 {
+        for (j, used) in keptMaps.enumerated() where fixed[j] == nil && used.count < used.last! - used.first! + 1 {
             let unused = (used.first!...used.last!).filter { !used.contains($0) }
             warnings.append("item \(data.itemIDs[j]): categor\(unused.count == 1 ? "y" : "ies") \(unused.map { label(j, $0) }.joined(separator: ", ")) of \(label(j, 0))…\(label(j, kept.categoryCounts[j] - 1)) \(unused.count == 1 ? "has" : "have") no responses and \(unused.count == 1 ? "is" : "are") collapsed: \(used.count) categories fitted (the categories above move down)")
         }
@@ -91,12 +115,13 @@ public struct PolytomousCalibrator: Sendable {
 
         let kinds = data.itemIDs.map { itemModels[$0] ?? model }
         // Rating-scale items share their thresholds, so they need the same number of categories in use.
-        let ratingScale = kinds.indices.filter { kinds[$0] == .ratingScale }
+        let ratingScale = kinds.indices.filter { kinds[$0] == .ratingScale && fixed[$0] == nil }
         if let first = ratingScale.first, let other = ratingScale.first(where: { data.categoryCounts[$0] != data.categoryCounts[first] }) {
             throw PsychometricsError(.invalidOptions, "rating-scale (rsm) items share their thresholds, so they need the same categories in use: item \(data.itemIDs[first]) has \(data.categoryCounts[first]) (\(keptMaps[first].map(String.init).joined(separator: ", "))), item \(data.itemIDs[other]) has \(data.categoryCounts[other]) (\(keptMaps[other].map(String.init).joined(separator: ", "))); fit items on another scale as pcm or gpcm")
         }
         let finalTotals = data.categoryTotals()
         let start: [any CalibratableItemModel] = (0..<data.itemCount).map { j in
+            if let held = fixed[j] { return FixedItemModel(model: held) }
             let n = Double(finalTotals[j].reduce(0, +))
             let key = keys[data.itemIDs[j]].flatMap { keptMaps[j].firstIndex(of: $0) }
             return kinds[j].startingItem(proportions: finalTotals[j].map { Double($0) / n }, key: key)
@@ -104,9 +129,10 @@ public struct PolytomousCalibrator: Sendable {
         let grid = QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound)
         let workers = options.workers
         var run = EMRun(engine: ItemModelEngine(items: start, data: data, grid: grid, workers: workers, maximumSlope: options.maximumSlope,
-                                                shared: (0..<data.itemCount).map { Self.sharedParameters(kinds[$0], categories: data.categoryCounts[$0]) },
+                                                shared: (0..<data.itemCount).map { fixed[$0] != nil ? 0 : Self.sharedParameters(kinds[$0], categories: data.categoryCounts[$0]) },
                                                 slopePrior: options.slopePrior,
-                                                priorOnSlope: kinds.map { $0 == .graded || $0 == .generalizedPartialCredit }),
+                                                priorOnSlope: kinds.indices.map { fixed[$0] == nil && (kinds[$0] == .graded || kinds[$0] == .generalizedPartialCredit) },
+                                                estimatesLatent: estimatesLatent),
                         options: options, started: started, progress: progress)
         switch options.acceleration {
         case .none: try run.runPlain()
@@ -120,20 +146,27 @@ public struct PolytomousCalibrator: Sendable {
 
         // Standard errors of the working parameters (Louis), then the delta method.
         let layout = engine.parameterLayout()
-        var covariance: CholeskyInverse?
-        if options.standardErrors && layout.count > Self.maximumStandardErrorParameters {
-            warnings.append("standard errors not computed: \(layout.count) free parameters, more than the \(Self.maximumStandardErrorParameters) the observed information is formed for (\(layout.count * layout.count * 8 >> 20) MiB per worker)")
+        var covariance: ParameterCovariance?
+        let freeCount = layout.count - layout.held.count
+        if options.standardErrors && freeCount > Self.maximumStandardErrorParameters {
+            warnings.append("standard errors not computed: \(freeCount) free parameters, more than the \(Self.maximumStandardErrorParameters) the observed information is formed for (\(freeCount * freeCount * 8 >> 20) MiB per worker)")
         } else if options.standardErrors {
             progress?(CalibrationProgress(phase: .standardErrors, cycle: run.cycles, logLikelihood: final.logLikelihood, largestChange: run.change,
                                           elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
-            var info = engine.observedInformation(final)
-            covariance = info.allSatisfy(\.isFinite) ? CholeskyInverse(upperTriangleOf: &info, n: layout.count, workers: engine.workers) : nil
+            covariance = ParameterCovariance(information: engine.observedInformation(final), count: layout.count, held: layout.held, workers: engine.workers)
             if covariance == nil {
                 warnings.append("standard errors unavailable: the observed information matrix is not positive definite (the model may not be identified by these data)")
             }
         }
-        let sigma = engine.commonSlope, shared = engine.hasSharedSlope
+        let sigma = engine.commonSlope, shared = engine.hasSharedSlope && !estimatesLatent
         let items = (0..<data.itemCount).map { j -> PolytomousCalibrationResult.Item in
+            if let held = fixed[j] {
+                return .init(itemID: data.itemIDs[j], model: kinds[j], item: FixedItemModel(model: held), parameterNames: held.parameterNames,
+                             parameters: held.parameterValues, standardErrors: held.parameterValues.map { _ in nil },
+                             workingParameters: [], workingStandardErrors: [],
+                             responses: finalTotals[j].reduce(0, +), categoryResponses: finalTotals[j], categoryMap: keptMaps[j],
+                             categoryLabels: keptMaps[j].map { label(j, $0) }, isFixed: true)
+            }
             let fitted = engine.items[j], rasch = engine.shared[j] > 0
             let reported = rasch ? Self.onThetaScale(fitted, sigma: sigma) : fitted
             let working = fitted.workingParameters
@@ -145,7 +178,7 @@ public struct PolytomousCalibrator: Sendable {
                     workingSE[a] = covariance.entry(indices[a], indices[a]).squareRoot()
                 }
                 // Delta method: J = ∂(reported parameters)/∂(working) by central differences.
-                let jacobian = Self.jacobian(fitted, sigma: rasch ? sigma : nil)
+                let jacobian = Self.jacobian(fitted, sigma: rasch && !estimatesLatent ? sigma : nil)
                 let m = working.count
                 for p in parameterSE.indices {
                     var v = 0.0
@@ -161,13 +194,17 @@ public struct PolytomousCalibrator: Sendable {
         }
         for (id, reason) in excluded { warnings.append("item \(id) excluded: \(reason)") }
         if !droppedPersons.isEmpty { warnings.append("\(droppedPersons.count) person\(droppedPersons.count == 1 ? "" : "s") excluded: no responses to any calibrated item") }
-        let parameterCount = layout.count
+        let parameterCount = freeCount
         let n = Double(data.personCount), ll = final.logLikelihood
+        let latentSE = layout.latentMean.flatMap { mu in covariance.map { ($0.entry(mu, mu).squareRoot(), $0.entry(mu + 1, mu + 1).squareRoot()) } }
         return PolytomousCalibrationResult(
             items: items, logLikelihood: ll, parameterCount: parameterCount,
             aic: -2 * ll + 2 * Double(parameterCount), bic: -2 * ll + log(n) * Double(parameterCount),
-            latentSD: shared ? sigma : 1,
-            latentSDStandardError: shared ? covariance.map { $0.entry(0, 0).squareRoot() } : nil,
+            latentMean: engine.latentMean, latentMeanStandardError: latentSE?.0,
+            latentSD: estimatesLatent ? engine.latentSD : shared ? sigma : 1,
+            latentSDStandardError: estimatesLatent ? latentSE?.1 : shared ? covariance.map { $0.entry(0, 0).squareRoot() } : nil,
+            fixedItemIDs: data.itemIDs.indices.filter { fixed[$0] != nil }.map { data.itemIDs[$0] },
+            fixedItemsNotInData: fixedNotInData,
             cycles: run.cycles, eSteps: run.eSteps, converged: run.converged, personCount: data.personCount,
             excludedItems: excluded.map(\.0), warnings: warnings,
             elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
@@ -240,6 +277,9 @@ public struct PolytomousCalibrationResult: Sendable {
         /// The data's label of each fitted category (`categoryMap` as text, or the labels the calibration was
         /// given: option letters).
         public var categoryLabels: [String]
+        /// True for an item held at its given values (`fixedItems`): its parameters are those values, with no
+        /// standard errors, and `model` is the calibration's (the item's own model is `item`'s).
+        public var isFixed: Bool = false
     }
 
     public var items: [Item]
@@ -247,9 +287,15 @@ public struct PolytomousCalibrationResult: Sendable {
     public var parameterCount: Int
     public var aic: Double
     public var bic: Double
-    /// The latent SD: estimated with partial-credit (Rasch) items, otherwise 1.
+    /// The latent mean: estimated with fixed items, otherwise 0.
+    public var latentMean: Double
+    public var latentMeanStandardError: Double?
+    /// The latent SD: estimated with fixed items or partial-credit (Rasch) items, otherwise 1.
     public var latentSD: Double
     public var latentSDStandardError: Double?
+    /// The items held at their given values (answered in the data), and the given ones nobody answered.
+    public var fixedItemIDs: [String]
+    public var fixedItemsNotInData: [String]
     public var cycles: Int
     public var eSteps: Int
     public var converged: Bool

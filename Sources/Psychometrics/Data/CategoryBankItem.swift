@@ -115,12 +115,34 @@ extension ItemBank {
     /// categories in use, or the labels the calibration was given, such as option letters), a collapsed one also
     /// as the flag `categories collapsed`. With pcm items
     /// in, the latent scale is N(0, σ̂²).
-    public init(calibration: PolytomousCalibrationResult, metadata: ItemMetadata? = nil) throws(PsychometricsError) {
-        let hasPCM = calibration.items.contains { $0.model == .partialCredit || $0.model == .ratingScale }
-        if hasPCM, let scale = try? LatentScale(mean: 0, sd: calibration.latentSD) { latentScale = scale } else { latentScale = .standard }
-        metadataColumns = (metadata?.columns ?? []).filter { !Self.coreColumns.contains($0) }
+    ///
+    /// With `fixed` (a fixed-parameter calibration, `PolytomousCalibrator.calibrate(fixedItems:)`): the fixed
+    /// items are that bank's rows (values, standard errors, metadata) with the data's counts and the flag `fixed`,
+    /// the bank's items nobody answered are carried over (flags `fixed;not in data`), and the latent scale is the
+    /// bank's.
+    public init(calibration: PolytomousCalibrationResult, metadata: ItemMetadata? = nil, fixed: ItemBank? = nil) throws(PsychometricsError) {
+        let hasPCM = calibration.items.contains { !$0.isFixed && ($0.model == .partialCredit || $0.model == .ratingScale) }
+        if let fixed { latentScale = fixed.latentScale }
+        else if hasPCM, let scale = try? LatentScale(mean: 0, sd: calibration.latentSD) { latentScale = scale } else { latentScale = .standard }
+        var columns = (metadata?.columns ?? []).filter { !Self.coreColumns.contains($0) }
+        for column in fixed?.metadataColumns ?? [] where !columns.contains(column) && !Self.coreColumns.contains(column) {
+            columns.append(column)
+        }
+        metadataColumns = columns
+        let bankItems = Dictionary((fixed?.items ?? []).map { ($0.itemID, $0) }, uniquingKeysWith: { first, _ in first })
         var items: [BankItem] = []
         for fitted in calibration.items {
+            if fitted.isFixed, var row = bankItems[fitted.itemID] {
+                let k = fitted.categoryResponses.count
+                let scoreSum = fitted.categoryResponses.enumerated().reduce(0) { $0 + $1.offset * $1.element }
+                row.responses = fitted.responses
+                row.pValue = fitted.responses > 0 ? Double(scoreSum) / Double(fitted.responses * (k - 1)) : nil
+                row.flags = Self.fixedFlags(row, [])
+                row.metadata = row.metadata.merging(metadata?.values[fitted.itemID] ?? [:]) { _, mine in mine }
+                row.sourceLine = nil
+                items.append(row)
+                continue
+            }
             let k = fitted.categoryResponses.count
             let scoreSum = fitted.categoryResponses.enumerated().reduce(0) { $0 + $1.offset * $1.element }
             let pValue = fitted.responses > 0 ? Double(scoreSum) / Double(fitted.responses * (k - 1)) : nil
@@ -138,6 +160,7 @@ extension ItemBank {
             }
             items.append(row)
         }
+        items += Self.carriedOver(fixed, calibrated: calibration.items.map(\.itemID), notInData: calibration.fixedItemsNotInData, metadata: metadata)
         self.items = items
     }
 }

@@ -96,9 +96,6 @@ public struct ItemBank: Sendable, Hashable, Codable {
         }
         self.metadataColumns = columns
         let bankItems = Dictionary((fixed?.items ?? []).map { ($0.itemID, $0) }, uniquingKeysWith: { first, _ in first })
-        func fixedFlags(_ bank: BankItem, _ extra: [String]) -> [String] {
-            ["fixed"] + extra + bank.flags.filter { $0 != "fixed" && $0 != "not in data" }
-        }
         var items = calibration.items.map { item in
             var row = BankItem(itemID: item.itemID, model: calibration.model, parameters: item.parameters,
                                standardErrors: item.standardErrors, responses: item.responses, pValue: item.pValue,
@@ -106,20 +103,32 @@ public struct ItemBank: Sendable, Hashable, Codable {
             if item.isFixed, let bank = bankItems[item.itemID] {
                 row.model = bank.model
                 row.standardErrors = bank.standardErrors
-                row.flags = fixedFlags(bank, [])
+                row.flags = Self.fixedFlags(bank, [])
                 row.metadata = bank.metadata.merging(row.metadata) { _, mine in mine }
             }
             return row
         }
-        let calibrated = Set(calibration.items.map(\.itemID))
-        for bank in fixed?.items ?? [] where !calibrated.contains(bank.itemID) && calibration.fixedItemsNotInData.contains(bank.itemID) {
+        items += Self.carriedOver(fixed, calibrated: calibration.items.map(\.itemID), notInData: calibration.fixedItemsNotInData, metadata: metadata)
+        self.items = items
+    }
+
+    /// The fixed bank's items nobody answered, carried over into the bank of a fixed-parameter calibration:
+    /// flagged `fixed;not in data`, with the items file's metadata joined.
+    static func carriedOver(_ fixed: ItemBank?, calibrated: [String], notInData: [String], metadata: ItemMetadata?) -> [BankItem] {
+        let calibrated = Set(calibrated), notInData = Set(notInData)
+        return (fixed?.items ?? []).filter { !calibrated.contains($0.itemID) && notInData.contains($0.itemID) }.map { bank in
             var row = bank
             row.flags = fixedFlags(bank, ["not in data"])
             row.metadata = bank.metadata.merging(metadata?.values[bank.itemID] ?? [:]) { _, mine in mine }
             row.sourceLine = nil
-            items.append(row)
+            return row
         }
-        self.items = items
+    }
+
+    /// A fixed item's flags in the bank of a fixed-parameter calibration: `fixed`, then `extra` (`not in data`),
+    /// then the bank row's own flags.
+    static func fixedFlags(_ bank: BankItem, _ extra: [String]) -> [String] {
+        ["fixed"] + extra + bank.flags.filter { $0 != "fixed" && $0 != "not in data" }
     }
 }
 
