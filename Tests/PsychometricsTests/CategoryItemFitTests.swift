@@ -26,7 +26,8 @@ struct CategoryItemFitTests {
                                               GeneralizedPartialCreditItem(discrimination: 0.9, steps: [0.2, -0.3]),
                                               GradedResponseItem(discrimination: 1.6, thresholds: [-1.0, 0.4])]
         let data = try ResponseMatrix(itemIDs: ["a", "b", "c"], rows: [[2, 1, 0]], categoryCounts: [3, 3, 3])
-        let fit = try CategoryItemFit(data: data, items: items, freeParameters: [3, 3, 3])
+        // No parameters estimated and no minimum cell, so that one person's three cells stay as they are.
+        let fit = try CategoryItemFit(data: data, items: items, freeParameters: [0, 0, 0], minimumExpected: 0)
         // Enumerate the 27 patterns on the grid: P(item 0 = k | s = 3).
         let grid = QuadratureGrid(validatedCount: 61, bound: 6)
         var joint = [Double](repeating: 0, count: 3), marginal = 0.0
@@ -69,6 +70,36 @@ struct CategoryItemFitTests {
             let means = zip(item.categoryMeanRestScore, item.categoryCounts).filter { $0.1 >= 100 }.map { $0.0! }
             #expect(zip(means, means.dropFirst()).allSatisfy { $0 < $1 }, "\(means) \(item.categoryCounts)")
             #expect(item.itemRestCorrelation! > 0.1 && item.maximumScore == 3, "\(item)")
+        }
+    }
+
+    @Test("sparse cells collapse within a score group as mirt's collapseCells: the smallest below 1 joins its smaller neighbour until two are left")
+    func collapsedCells() {
+        // Science's Comfort item at s = 5 (mirt's E table): category 0 joins 1, then category 3 joins 2.
+        #expect(CategoryItemFit.collapsedCells(expected: [0.873, 7.02, 23.15, 0.957], minimum: 1) == [[0, 1], [2, 3]])
+        // Ties: the last of equal smallest cells; in the middle it joins the smaller neighbour, the left on a tie.
+        #expect(CategoryItemFit.collapsedCells(expected: [5, 0.5, 0.5, 5], minimum: 1) == [[0], [1, 2], [3]])
+        // 0.1 (end) joins 0.2, then 0.3 (end) joins 3, then 0.4 joins the smaller of 5 and 3.3.
+        #expect(CategoryItemFit.collapsedCells(expected: [5, 0.4, 3, 0.2, 0.1], minimum: 1) == [[0], [1, 2, 3, 4]])
+        // Never below two cells, and nothing to do when every cell is filled.
+        #expect(CategoryItemFit.collapsedCells(expected: [0.1, 0.2, 0.3], minimum: 1) == [[0, 1], [2]])
+        #expect(CategoryItemFit.collapsedCells(expected: [0.1, 0.2], minimum: 1) == [[0], [1]])
+        #expect(CategoryItemFit.collapsedCells(expected: [2, 3, 4], minimum: 1) == [[0], [1], [2]])
+    }
+
+    @Test("Science (392 × 4, 4 categories) under gpcm: every item's S-X² has positive df once sparse cells collapse within score groups (whole groups pooled gave df −1)")
+    func shortTestDegreesOfFreedom() throws {
+        let data = try PolytomousCalibratorTests.science()
+        var options = CalibrationOptions(model: .twoPL)
+        options.standardErrors = false
+        let fit = try PolytomousCalibrator(options: options).calibrate(data, model: .generalizedPartialCredit)
+        let items = try CategoryItemFit(data: data, items: fit.items.map(\.item), freeParameters: [Int](repeating: 4, count: 4))
+        // mirt 1.47 reports df 6, 10, 8, 11: it also merges the score groups where a category is impossible
+        // (s = 1, 2 into 3; 10, 11 into 9) before collapsing, which these cells keep.
+        #expect(items.items.map(\.sx2DegreesOfFreedom) == [8, 12, 10, 13])
+        for item in items.items {
+            let p = try #require(item.sx2P)
+            #expect(p > 0.01, "\(item.sx2!) on \(item.sx2DegreesOfFreedom!) df")
         }
     }
 }

@@ -13,15 +13,19 @@ import Foundation
 /// with f_{F∖j} = (prefix of F before j) ⊛ (suffix after j), so no division is needed: O(|F| · S · K · nodes)
 /// per person for S = the form's highest score. From it:
 /// - **generalised S-X²** (Kang & Chen 2008, over each person's form): persons grouped by (highest score M of
-///   their form, s), ordered by s/M, those at s = 0 or s = M left out; groups pooled from the low end until
-///   every expected count E_gk = Σ_{i∈g} P_ij(k | s_i, F_i) reaches `minimumExpected`; with d_g = O_g − E_g
-///   over categories 0…K−2 and V_g = Σ_{i∈g} (diag p_i − p_i p_iᵀ), the exact covariance of the counts given the
-///   scores (the persons are independent multinomials),
+///   their form, s), ordered by s/M, those at s = 0 or s = M left out. Sparse cells are collapsed as mirt's
+///   `itemfit` does (its `collapseCells`, mincell 1): within a group, the category with the smallest expected
+///   count E_gk = Σ_{i∈g} P_ij(k | s_i, F_i) below `minimumExpected` is merged into its neighbour (the smaller
+///   one; the left on a tie) while more than two cells are left (`collapsedCells`); groups are pooled from the
+///   low end until every cell of the group's collapse reaches `minimumExpected`. With d_g = O_g − E_g over the
+///   group's cells c = 1 … C_g − 1 and V_g = Σ_{i∈g} (diag p_i − p_i p_iᵀ) summed over the cells' categories,
+///   the exact covariance of the counts given the scores (the persons are independent multinomials),
 ///   ```
-///   S-X² = Σ_g d_gᵀ V_g⁻¹ d_g,   df = groups · (K − 1) − the item's free parameters
+///   S-X² = Σ_g d_gᵀ V_g⁻¹ d_g,   df = Σ_g (C_g − 1) − the item's free parameters
 ///   ```
-///   which is Kang & Chen's Σ_k N_g (O − E)²/E when every person of a group has the same form, and Orlando &
-///   Thissen's Σ (O − E)²/Σ E(1 − E) (`OrlandoThissenSX2`) for K = 2;
+///   which is Kang & Chen's Σ_c N_g (O − E)²/E when every person of a group has the same form, and Orlando &
+///   Thissen's Σ (O − E)²/Σ E(1 − E) (`OrlandoThissenSX2`) for K = 2. With df ≤ 0 (too few persons or score
+///   groups for the item's parameters) S-X² is not reported (df 0, as mirt);
 /// - **infit and outfit** of the residuals u − E[u | s] with W and C from the same probabilities
 ///   (`ConditionalMeanSquares`), for items whose categories are scores;
 /// - **classical statistics per category**: counts, the mean rest score (s minus the item's points) of the
@@ -184,15 +188,18 @@ public struct CategoryItemFit: Sendable {
                 let vx = mo[3] / n - mo[1] / n * mo[1] / n, vy = mo[4] / n - mo[2] / n * mo[2] / n
                 if vx > 1e-12 && vy > 1e-12 { item.itemRestCorrelation = cov / (vx * vy).squareRoot() }
             }
-            // Groups by s/M, pooled from the low end until every expected count reaches the minimum.
+            // Groups by s/M; sparse categories collapsed within a group, groups pooled from the low end until
+            // every cell of the collapse reaches the minimum.
             let ordered = groups[j].sorted { a, b in
                 let (ma, sa) = (a.key / stride, a.key % stride), (mb, sb) = (b.key / stride, b.key % stride)
                 return sa * mb != sb * ma ? sa * mb < sb * ma : ma < mb
             }.map(\.value)
+            func cells(_ g: [Double]) -> [[Int]] { Self.collapsedCells(expected: Array(g[(1 + K)..<(1 + 2 * K)]), minimum: minimumExpected) }
+            func filled(_ g: [Double]) -> Bool { cells(g).allSatisfy { $0.reduce(0) { $0 + g[1 + K + $1] } >= minimumExpected } }
             var pooled: [[Double]] = [], pending = [Double](repeating: 0, count: 1 + 2 * K + K * K)
             for g in ordered {
                 for c in g.indices { pending[c] += g[c] }
-                if (0..<K).allSatisfy({ pending[1 + K + $0] >= minimumExpected }) {
+                if filled(pending) {
                     pooled.append(pending)
                     pending = [Double](repeating: 0, count: pending.count)
                 }
@@ -201,16 +208,25 @@ public struct CategoryItemFit: Sendable {
                 if pooled.isEmpty { pooled.append(pending) } else { for c in pending.indices { pooled[pooled.count - 1][c] += pending[c] } }
             }
             if !pooled.isEmpty {
-                var statistic = 0.0
+                var statistic = 0.0, cellCount = 0
                 for g in pooled {
-                    let d = (0..<(K - 1)).map { g[1 + $0] - g[1 + K + $0] }
-                    let v = (0..<(K - 1)).flatMap { k in (0..<(K - 1)).map { g[1 + 2 * K + k * K + $0] } }
+                    let partition = cells(g), C = partition.count - 1
+                    cellCount += C
+                    var d = [Double](repeating: 0, count: C), v = [Double](repeating: 0, count: C * C)
+                    for c in 0..<C {
+                        for k in partition[c] {
+                            d[c] += g[1 + k] - g[1 + K + k]
+                            for e in 0..<C { for l in partition[e] { v[c * C + e] += g[1 + 2 * K + k * K + l] } }
+                        }
+                    }
                     statistic += Self.quadraticForm(d, covariance: v)
                 }
-                let df = pooled.count * (K - 1) - freeParameters[j]
-                item.sx2 = statistic
-                item.sx2DegreesOfFreedom = df
-                item.sx2P = df > 0 ? ChiSquare.upperTail(statistic, degreesOfFreedom: Double(df)) : nil
+                let df = cellCount - freeParameters[j]
+                item.sx2DegreesOfFreedom = max(0, df)
+                if df > 0 {
+                    item.sx2 = statistic
+                    item.sx2P = ChiSquare.upperTail(statistic, degreesOfFreedom: Double(df))
+                }
             }
             if let fit = meanSquares.result(item: j) {
                 (item.infit, item.outfit, item.infitZ, item.outfitZ) = (fit.infit, fit.outfit, fit.infitZ, fit.outfitZ)
@@ -218,6 +234,23 @@ public struct CategoryItemFit: Sendable {
             out.append(item)
         }
         items = out
+    }
+
+    /// The cells of one score group: categories merged as mirt's `collapseCells` does within a row — while more
+    /// than two cells are left and the smallest expected count is below `minimum`, that cell (the last of equal
+    /// ones) joins its neighbour: the only one at either end, else the one with the smaller expected count (the
+    /// left on a tie). Each cell lists its categories in order.
+    static func collapsedCells(expected: [Double], minimum: Double) -> [[Int]] {
+        var cells = expected.indices.map { [$0] }, e = expected
+        while cells.count > 2, let m = e.min(), m < minimum {
+            let w = e.lastIndex(of: m)!
+            let into = w == 0 ? 1 : w == e.count - 1 ? w - 1 : (e[w - 1] <= e[w + 1] ? w - 1 : w + 1)
+            e[into] += e[w]
+            cells[into] = (cells[into] + cells[w]).sorted()
+            e.remove(at: w)
+            cells.remove(at: w)
+        }
+        return cells
     }
 
     /// dᵀ V⁻¹ d for a symmetric positive-definite V (row-major, n × n) by Cholesky; directions of V with no
