@@ -692,7 +692,7 @@ public enum OpenAPIDocument {
           "n_correct": {
             "type": "integer",
             "minimum": 0,
-            "description": "The raw score: the number correct of right/wrong items plus the categories of graded and partial-credit items (a nominal item's option counts nothing)."
+            "description": "The raw score: the number correct of right/wrong items plus the categories of graded and partial-credit items (a nominal item counts 1 for its key, the bank's key column, and nothing without one)."
           },
           "theta": {
             "type": "number",
@@ -850,7 +850,7 @@ public enum OpenAPIDocument {
           "n_correct": {
             "type": "integer",
             "minimum": 0,
-            "description": "The raw score: the number correct of right/wrong items plus the categories of graded and partial-credit items (a nominal item's option counts nothing)."
+            "description": "The raw score: the number correct of right/wrong items plus the categories of graded and partial-credit items (a nominal item counts 1 for its key, the bank's key column, and nothing without one)."
           },
           "theta": {
             "type": "number",

@@ -220,6 +220,14 @@ extension ItemBank {
                 guard let tail = rowTail(line: line, id: id) else { continue }
                 var item = BankItem(itemID: id, model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0),
                                     responses: tail.responses, pValue: statistics[0], flags: tail.flags, metadata: tail.metadata)
+                // A nominal item's key column names its correct option (it counts 1 in the raw score).
+                if let cell = tail.metadata["key"] {
+                    do throws(PsychometricsError) { categoryItem = try categoryItem!.keyed(by: cell) } catch {
+                        errors.add(InputError(file: path, line: line, column: metadataIndex[metadataColumns.firstIndex(of: "key")!] + 1,
+                                              message: "item '\(id)': " + error.message))
+                        continue
+                    }
+                }
                 item.categoryModel = categoryItem
                 item.sourceLine = line
                 items.append(item)

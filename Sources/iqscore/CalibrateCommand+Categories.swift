@@ -34,9 +34,10 @@ extension CalibrateCommand {
     /// Nominal items' options given as letters (read with `ResponseFileOptions.optionLetters`: A = 128, …) turned
     /// into categories per item: an item answered in letters gets categories 0… (A = 0) and the labels A, B, …
     /// for the bank's `categories` column; an item answered in numbers keeps them. The items file's `key`
-    /// column (a letter, or an option number) names each nominal item's correct option for its start.
-    /// - Throws: `InputError` naming the items that mix letters and numbers, or that are answered in letters but
-    ///   fitted under an ordered model.
+    /// column (a letter, or an option number) names each nominal item's correct option: its start, and its point
+    /// in the raw score.
+    /// - Throws: `InputError` naming the items that mix letters and numbers, that are answered in letters but
+    ///   fitted under an ordered model, or whose key is none of their options in the data.
     static func optionLetterCategories(_ data: ResponseMatrix, model: ItemModelKind, itemModels: [String: ItemModelKind], keys metadata: ItemMetadata?,
                                        fixed: Set<String> = [], file: String) throws -> (data: ResponseMatrix, labels: [String: [String]], keys: [String: Int], notes: [String]) {
         let base = ResponseCell.optionLetterBase, J = data.itemCount
@@ -65,7 +66,7 @@ extension CalibrateCommand {
             guard kind == .nominal, let text = metadata?.values[id]?["key"]?.trimmingCharacters(in: .whitespaces).uppercased(), !text.isEmpty else { continue }
             let category = letters[j] ? labels[id]!.firstIndex(of: text) : Int(text)
             if let category, letters[j] || category < data.categoryCounts[j] { keys[id] = category }
-            else { notes.append("item \(id): key \(TextFidelity.quoted(text)) is none of its options in the data; the fit starts without it") }
+            else { problems.append("item \(TextFidelity.quoted(id)): key \(TextFidelity.quoted(text)) in the items file is none of its options in the data (\(letters[j] ? labels[id]!.joined(separator: ", ") : "0…\(data.categoryCounts[j] - 1)")); the key counts in the raw score, so correct it or leave it empty") }
         }
         if !problems.isEmpty {
             throw InputError(file: file, message: problems.prefix(5).joined(separator: "; ") + (problems.count > 5 ? "; … (\(problems.count) items)" : ""))

@@ -38,7 +38,7 @@ struct ScoreCommand: ParsableCommand {
             slope–intercept a1,d1,… and a1,ak0,…,d0,…): their cells are the categories 0…K−1, or the bank's \
             response labels (its categories column, e.g. 1;2;3;4 for data coded from 1). n_correct and the \
             <domain>_correct columns are then raw scores: the number correct of 0/1 items plus the categories of \
-            graded and partial-credit items (a nominal item's option counts nothing); perfect_score and \
+            graded and partial-credit items (a nominal item counts 1 for its key, the bank's key column, and nothing without one); perfect_score and \
             zero_score refer to the highest and lowest raw score.
 
             Every session read is scored or written to REJECTS (session_id,file,line,column,reason): unknown \

@@ -169,4 +169,41 @@ struct CategoryBankTests {
             }
         }
     }
+
+    @Test("a nominal item's key counts 1 in the raw score: points, maximum, expected score P_key; the bank's key cell matched in either case, a key that is no response refused with its line and column")
+    func nominalKey() throws {
+        let item = NominalResponseItem(slopes: [0, 0.4, 1.1], intercepts: [0, 0.3, -0.2], key: 2)
+        #expect((0..<3).map { item.points(category: $0) } == [0, 0, 1] && item.maximumScore == 1)
+        #expect(abs(item.expectedScore(at: 0.7) - item.categoryProbabilities(at: 0.7)[2]) < 1e-15)
+        let unkeyed = NominalResponseItem(slopes: [0, 0.4, 1.1], intercepts: [0, 0.3, -0.2])
+        #expect(unkeyed.maximumScore == 0 && unkeyed.points(category: 2) == 0)
+        // The key survives the calibrator's working-parameter round trip.
+        #expect(item.withWorkingParameters(item.workingParameters)?.key == 2)
+        // Raw score: a 0/1 item answered right, the nominal item's key chosen → 2 of 2.
+        let estimator = try AbilityEstimator(items: [ItemParameters(discrimination: 1, difficulty: 0), item])
+        let both = try estimator.estimate(items: [0, 1], responses: [1, 2]), other = try estimator.estimate(items: [0, 1], responses: [1, 1])
+        #expect(both.correctCount == 2 && both.maximumScore == 2 && other.correctCount == 1)
+
+        let header = "item_id,model,a,b,c,categories,a_0,a_1,a_2,c_0,c_1,c_2,key\n"
+        let bank = try Self.load(header + "n1,nominal,,,,A;B;C,0,0.4,1.1,0,0.3,-0.2,c\nq1,2pl,1,0,,,,,,,,,B\n")
+        #expect(bank.items[0].categoryModel?.key == 2 && bank.items[0].responseModel.maximumScore == 1)
+        #expect(bank.items[1].responseModel.maximumScore == 1 && bank.items[1].metadata["key"] == "B")
+        let failure = Self.failure(header + "n1,nominal,,,,A;B;C,0,0.4,1.1,0,0.3,-0.2,D\n")
+        #expect(failure.contains(":2:13:") && failure.contains("item 'n1': key 'D' is none of the item's responses (allowed: A, B, C)"), "\(failure)")
+        // Written back, the key cell reads to the same item.
+        let again = try Self.load(bank.csv())
+        #expect(again.items[0].categoryModel == bank.items[0].categoryModel)
+    }
+
+    @Test("the calibrator refuses a key that nobody chose, naming the item and the options fitted")
+    func keyNobodyChose() throws {
+        let rows: [[UInt8?]] = (0..<30).map { [UInt8($0 % 3), UInt8($0 % 2)] }
+        let data = try ResponseMatrix(itemIDs: ["a", "b"], rows: rows, categoryCounts: [4, 2])
+        #expect {
+            _ = try PolytomousCalibrator().calibrate(data, model: .graded, itemModels: ["a": .nominal], keys: ["a": 3])
+        } throws: { error in
+            let e = error as? PsychometricsError
+            return e?.code == .invalidOptions && e!.message.contains("item a: its key, option 3, was chosen by nobody") && e!.message.contains("fitted: 0, 1, 2")
+        }
+    }
 }

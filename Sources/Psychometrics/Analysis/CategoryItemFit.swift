@@ -4,7 +4,7 @@ import Foundation
 /// 0/1 items), over the items each person answered, so that it is defined for missing-by-design data as well.
 ///
 /// Each response adds its category's points to the person's summed score s on their form F: k for a 0/1,
-/// graded or partial-credit item, 0 for a nominal item (an option is no score; `categoriesAreScores`). Given s,
+/// graded or partial-credit item, for a nominal item 1 for its key and 0 otherwise (`ItemResponseModel.points`). Given s,
 /// the category of item j ∈ F has the probability (Kang & Chen 2008, the generalised Lord & Wingersky 1984
 /// recursion on the quadrature grid, θ ~ the bank's latent distribution)
 /// ```
@@ -37,10 +37,10 @@ public struct CategoryItemFit: Sendable {
         public var categoryCounts: [Int]
         /// Mean rest score of the persons in each category (nil where nobody chose it).
         public var categoryMeanRestScore: [Double?]
-        /// Mean points (nil for a nominal item) and the highest points of the item.
+        /// Mean points (nil for a nominal item without a key) and the highest points of the item.
         public var meanScore: Double?
         public var maximumScore: Int
-        /// Pearson correlation of the item's points with the rest score (nil for a nominal item, or no variance).
+        /// Pearson correlation of the item's points with the rest score (nil for a nominal item without a key, or no variance).
         public var itemRestCorrelation: Double?
         public var sx2: Double?
         public var sx2DegreesOfFreedom: Int?
@@ -78,7 +78,7 @@ public struct CategoryItemFit: Sendable {
                 for (k, p) in m.categoryProbabilities(at: grid.points[q]).enumerated() { probability[offset[j] + k * Q + q] = p }
             }
         }
-        let points = models.map { m in (0..<m.categoryCount).map { m.categoriesAreScores ? $0 : 0 } }
+        let points = models.map { m in (0..<m.categoryCount).map { m.points(category: $0) } }
 
         var counts = models.map { [Int](repeating: 0, count: $0.categoryCount) }
         var restSums = models.map { [Double](repeating: 0, count: $0.categoryCount) }
@@ -164,7 +164,7 @@ public struct CategoryItemFit: Sendable {
                 }
                 groups[j][key] = cell
                 // Conditional residuals of scored items.
-                if models[j].categoriesAreScores {
+                if models[j].maximumScore > 0 {
                     var e = 0.0
                     for k in 0..<K { e += Double(points[j][k]) * conditional[k] }
                     var w = 0.0, c = 0.0
@@ -179,7 +179,7 @@ public struct CategoryItemFit: Sendable {
 
         var out: [Item] = []
         for j in 0..<J {
-            let K = models[j].categoryCount, mo = moments[j], scored = models[j].categoriesAreScores
+            let K = models[j].categoryCount, mo = moments[j], scored = models[j].maximumScore > 0
             var item = Item(responses: counts[j].reduce(0, +), categoryCounts: counts[j],
                             categoryMeanRestScore: (0..<K).map { counts[j][$0] > 0 ? restSums[j][$0] / Double(counts[j][$0]) : nil },
                             meanScore: scored && mo[0] > 0 ? mo[1] / mo[0] : nil, maximumScore: models[j].maximumScore)

@@ -11,6 +11,8 @@ struct FixedItemModel: CalibratableItemModel {
     var parameterNames: [String] { model.parameterNames }
     var parameterValues: [Double] { model.parameterValues }
     var categoriesAreScores: Bool { model.categoriesAreScores }
+    func points(category k: Int) -> Int { model.points(category: k) }
+    var maximumScore: Int { model.maximumScore }
 
     func logCategoryProbabilities(at theta: Double, into logProbabilities: UnsafeMutableBufferPointer<Double>) {
         model.logCategoryProbabilities(at: theta, into: logProbabilities)

@@ -39,13 +39,15 @@ public struct PolytomousCalibrator: Sendable {
     ///   - categoryLabels: per item id, the label of each data category (index = the response), where the data's
     ///     categories stand for something other than their numbers (option letters: `["A", "B", "C", "D"]`); the
     ///     warnings and `Item.categoryLabels` use them.
-    ///   - keys: per item id, the data category of a nominal item's correct option (its starting slope is the
-    ///     largest; the fit does not depend on which option is the reference).
+    ///   - keys: per item id, the data category of a nominal item's correct option: its starting slope is the
+    ///     largest (the fit does not depend on which option is the reference), and the fitted item counts it 1 in
+    ///     the raw score (`NominalResponseItem.key`).
     ///   - fixedItems: per item id, a model held at its values (online calibration; see the type). The item's
     ///     responses are its categories 0 ..< K.
     /// - Throws: `PsychometricsError` `.invalidOptions` for options outside their ranges, `.invalidResponse` for a
     ///   fixed item's response outside its categories, `.insufficientData` when fewer than 2 items or 2 persons
-    ///   remain or no fixed item is answered, `.numericalFailure` when the iterations diverge.
+    ///   remain or no fixed item is answered, `.invalidOptions` for a key nobody chose, `.numericalFailure` when
+    ///   the iterations diverge.
     public func calibrate(_ input: ResponseMatrix, model: ItemModelKind, itemModels: [String: ItemModelKind] = [:],
                           categoryLabels: [String: [String]] = [:], keys: [String: Int] = [:],
                           fixedItems: [String: any ItemResponseModel] = [:],
@@ -118,6 +120,11 @@ public struct PolytomousCalibrator: Sendable {
         let ratingScale = kinds.indices.filter { kinds[$0] == .ratingScale && fixed[$0] == nil }
         if let first = ratingScale.first, let other = ratingScale.first(where: { data.categoryCounts[$0] != data.categoryCounts[first] }) {
             throw PsychometricsError(.invalidOptions, "rating-scale (rsm) items share their thresholds, so they need the same categories in use: item \(data.itemIDs[first]) has \(data.categoryCounts[first]) (\(keptMaps[first].map(String.init).joined(separator: ", "))), item \(data.itemIDs[other]) has \(data.categoryCounts[other]) (\(keptMaps[other].map(String.init).joined(separator: ", "))); fit items on another scale as pcm or gpcm")
+        }
+        // A key is a fitted category (it counts in the raw score); one nobody chose has none.
+        if let j = data.itemIDs.indices.first(where: { j in keys[data.itemIDs[j]].map { !keptMaps[j].contains($0) } ?? false }) {
+            let key = keys[data.itemIDs[j]]!
+            throw PsychometricsError(.invalidOptions, "item \(data.itemIDs[j]): its key, option \(label(j, key)), was chosen by nobody, so the fit has no category for it (fitted: \(keptMaps[j].map { label(j, $0) }.joined(separator: ", "))); correct the key or leave it empty")
         }
         let finalTotals = data.categoryTotals()
         let start: [any CalibratableItemModel] = (0..<data.itemCount).map { j in

@@ -16,13 +16,18 @@ public struct CategoryBankItem: Sendable, Hashable, Codable {
     /// `responseLabels[k]`. Empty: category k is the cell `k` (0 ..< K). A calibration that collapsed an unused
     /// category writes the data's categories here (e.g. `0;1;3`), so that the bank scores the data's cells.
     public let responseLabels: [String]
+    /// A nominal item's correct option, as its category (nil: none, or not nominal): it counts 1 in the raw score
+    /// (`NominalResponseItem.key`). The bank's `key` column names it by its response label.
+    public let key: Int?
     /// The item as a model (built and checked once, at `init`).
     public let model: any ItemResponseModel
 
     /// - Throws: `PsychometricsError.invalidParameters` for values `ItemModelKind.item(values:)` refuses, standard
     ///   errors not one per value, or labels not one per category (or repeated, or empty).
-    public init(kind: ItemModelKind, values: [Double], standardErrors: [Double?]? = nil, responseLabels: [String] = []) throws(PsychometricsError) {
-        let model = try kind.item(values: values)
+    public init(kind: ItemModelKind, values: [Double], standardErrors: [Double?]? = nil, responseLabels: [String] = [],
+                key: Int? = nil) throws(PsychometricsError) {
+        let key = kind == .nominal ? key : nil
+        let model = try kind.item(values: values, key: key)
         let k = model.categoryCount
         let errors = standardErrors ?? [Double?](repeating: nil, count: values.count)
         guard errors.count == values.count else {
@@ -40,7 +45,21 @@ public struct CategoryBankItem: Sendable, Hashable, Codable {
         self.values = values
         self.standardErrors = errors
         self.responseLabels = responseLabels.enumerated().allSatisfy({ $0.element == String($0.offset) }) ? [] : responseLabels
+        self.key = key
         self.model = model
+    }
+
+    /// The item keyed by the response a bank's `key` cell names (an option letter matches either case); a blank
+    /// cell, or an item that is not nominal, leaves it as it is.
+    /// - Throws: `PsychometricsError.invalidParameters` naming the cell and the item's responses when the key is
+    ///   none of them.
+    public func keyed(by cell: String) throws(PsychometricsError) -> CategoryBankItem {
+        let text = cell.trimmingCharacters(in: .whitespaces)
+        guard kind == .nominal, !text.isEmpty else { return self }
+        guard let k = category(of: text) ?? category(of: text.uppercased()) ?? category(of: text.lowercased()) else {
+            throw PsychometricsError(.invalidParameters, "key \(TextFidelity.quoted(text)) is none of the item's responses (allowed: \(allowedResponses))")
+        }
+        return try CategoryBankItem(kind: kind, values: values, standardErrors: standardErrors, responseLabels: responseLabels, key: k)
     }
 
     /// The number of categories K.
@@ -62,13 +81,13 @@ public struct CategoryBankItem: Sendable, Hashable, Codable {
         responseLabels.isEmpty ? "0…\(categoryCount - 1)" : responseLabels.joined(separator: ", ")
     }
 
-    private enum CodingKeys: String, CodingKey { case kind, values, standardErrors, responseLabels }
+    private enum CodingKeys: String, CodingKey { case kind, values, standardErrors, responseLabels, key }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         try self.init(kind: c.decode(ItemModelKind.self, forKey: .kind), values: c.decode([Double].self, forKey: .values),
                       standardErrors: c.decode([Double?].self, forKey: .standardErrors),
-                      responseLabels: c.decode([String].self, forKey: .responseLabels))
+                      responseLabels: c.decode([String].self, forKey: .responseLabels), key: c.decodeIfPresent(Int.self, forKey: .key))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -77,16 +96,18 @@ public struct CategoryBankItem: Sendable, Hashable, Codable {
         try c.encode(values, forKey: .values)
         try c.encode(standardErrors, forKey: .standardErrors)
         try c.encode(responseLabels, forKey: .responseLabels)
+        try c.encodeIfPresent(key, forKey: .key)
     }
 
     public static func == (l: Self, r: Self) -> Bool {
-        l.kind == r.kind && l.values == r.values && l.standardErrors == r.standardErrors && l.responseLabels == r.responseLabels
+        l.kind == r.kind && l.values == r.values && l.standardErrors == r.standardErrors && l.responseLabels == r.responseLabels && l.key == r.key
     }
 
     public func hash(into h: inout Hasher) {
         h.combine(kind)
         h.combine(values)
         h.combine(responseLabels)
+        h.combine(key)
     }
 }
 
@@ -156,7 +177,7 @@ extension ItemBank {
                 row.standardErrors = ItemStandardErrors(discrimination: fitted.standardErrors[0], difficulty: fitted.standardErrors[1])
             } else {
                 row.categoryModel = try CategoryBankItem(kind: fitted.model, values: fitted.parameters, standardErrors: fitted.standardErrors,
-                                                         responseLabels: fitted.categoryLabels)
+                                                         responseLabels: fitted.categoryLabels, key: (fitted.item as? NominalResponseItem)?.key)
             }
             items.append(row)
         }

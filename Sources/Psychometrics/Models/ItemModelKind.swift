@@ -47,7 +47,7 @@ public enum ItemModelKind: String, Sendable, Hashable, Codable, CaseIterable, Cu
         case .nominal:
             var slopes: [Double] = (0..<k).map { Double($0) / Double(k - 1) }
             if let key { slopes = (0..<k).map { c -> Double in c == key ? 1 : 0 } }
-            return NominalResponseItem(slopes: slopes, intercepts: (0..<k).map { log(p[$0] / p[0]) })
+            return NominalResponseItem(slopes: slopes, intercepts: (0..<k).map { log(p[$0] / p[0]) }, key: key)
         }
     }
 }
@@ -106,8 +106,9 @@ extension ItemModelKind {
     /// - Throws: `PsychometricsError.invalidParameters` for a count no K fits, a slope that is not positive and
     ///   finite, graded thresholds that do not increase, a partial-credit or rating-scale (Rasch) item whose a is
     ///   not 1, or a value
-    ///   that is not finite.
-    public func item(values: [Double]) throws(PsychometricsError) -> any ItemResponseModel {
+    ///   that is not finite, or a nominal key outside the categories. A nominal item's `key` (its correct option's
+    ///   category) counts 1 in the raw score; other models ignore it.
+    public func item(values: [Double], key: Int? = nil) throws(PsychometricsError) -> any ItemResponseModel {
         guard categories(parameterCount: values.count) != nil else {
             throw PsychometricsError(.invalidParameters, "a \(rawValue) item needs \(self == .nominal ? "a slope and an intercept per category (at least 2 categories)" : "a slope and at least one threshold"), got \(values.count) values")
         }
@@ -124,7 +125,7 @@ extension ItemModelKind {
             return RatingScaleItem(discrimination: 1, location: location, thresholds: steps.map { $0 - location })
         case .nominal:
             let k = values.count / 2
-            return try NominalResponseItem(validating: Array(values[0..<k]), intercepts: Array(values[k...]))
+            return try NominalResponseItem(validating: Array(values[0..<k]), intercepts: Array(values[k...]), key: key)
         }
     }
 }

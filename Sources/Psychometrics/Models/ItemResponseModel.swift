@@ -38,12 +38,22 @@ public protocol ItemResponseModel: Sendable {
     /// Whether the category is a score (0/1, graded and partial-credit items: the raw score adds it) or only a
     /// label (a nominal item's option). Default true.
     var categoriesAreScores: Bool { get }
+
+    /// The points a response in category k adds to the raw score: k where the categories are scores, else 0
+    /// (default); a keyed nominal item gives 1 for its key and 0 for the other options.
+    func points(category k: Int) -> Int
+    /// The highest points a response can add to the raw score (default: K − 1, or 0 when the categories are no
+    /// scores).
+    var maximumScore: Int { get }
 }
 
 extension ItemResponseModel {
     public var categoriesAreScores: Bool { true }
 
-    /// The highest score a response can add to the raw score: K − 1, or 0 when the categories are no scores.
+    /// k where the categories are scores, else 0.
+    public func points(category k: Int) -> Int { categoriesAreScores ? k : 0 }
+
+    /// K − 1, or 0 when the categories are no scores.
     public var maximumScore: Int { categoriesAreScores ? categoryCount - 1 : 0 }
 
     /// P(u = k | θ) for k = 0 ..< K.
@@ -69,9 +79,10 @@ extension ItemResponseModel {
         }
     }
 
-    /// The expected score E(u | θ) = Σ_k k P_k(θ) (for a dichotomous item, P(θ)).
+    /// The expected score E(x | θ) = Σ_k x_k P_k(θ) with x_k = `points(category: k)` (for a dichotomous item,
+    /// P(θ); for a keyed nominal item, the key's probability).
     public func expectedScore(at theta: Double) -> Double {
-        categoryProbabilities(at: theta).enumerated().reduce(0) { $0 + Double($1.offset) * $1.element }
+        categoryProbabilities(at: theta).enumerated().reduce(0) { $0 + Double(points(category: $1.offset)) * $1.element }
     }
 
     /// d/dθ log P_u(θ) and d²/dθ² log P_u(θ) of the response u, for the ML/MAP/WLE estimators:

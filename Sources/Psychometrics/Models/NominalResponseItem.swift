@@ -9,46 +9,67 @@ import Foundation
 /// a_0 = c_0 = 0 (category 0's option is the reference), and the bank stores the values as given. mirt's
 /// `coef(IRTpars = TRUE)` for `nominal` prints Bock's centred form (Σ a_k = Σ c_k = 0) as a1…aK, c1…cK, read as
 /// they are. Probabilities through `DivideByTotal`.
+///
+/// A multiple-choice item may name its correct option (`key`, a category): the raw score then counts 1 for the
+/// key and 0 for the other options (`points(category:)`); without a key an option counts nothing. The key does
+/// not enter the probabilities.
 public struct NominalResponseItem: CalibratableItemModel, DivideByTotalModel, Hashable, Codable {
     /// a_k per category.
     public let slopes: [Double]
     /// c_k per category.
     public let intercepts: [Double]
+    /// The category of the correct option, or nil.
+    public let key: Int?
     var categorySlopes: [Double] { slopes }
     var categoryIntercepts: [Double] { intercepts }
 
-    /// - Precondition: equal counts, at least two.
-    public init(slopes: [Double], intercepts: [Double]) {
+    /// - Precondition: equal counts, at least two; a key among the categories.
+    public init(slopes: [Double], intercepts: [Double], key: Int? = nil) {
         precondition(slopes.count == intercepts.count && slopes.count >= 2, "a nominal item has one slope and one intercept per category, at least two")
+        precondition(key.map { (0..<slopes.count).contains($0) } ?? true, "the key is one of the item's categories")
         self.slopes = slopes
         self.intercepts = intercepts
+        self.key = key
     }
 
     /// - Throws: `PsychometricsError.invalidParameters` unless there are as many finite slopes as finite
     ///   intercepts, at least two.
-    public init(validating slopes: [Double], intercepts: [Double]) throws(PsychometricsError) {
+    public init(validating slopes: [Double], intercepts: [Double], key: Int? = nil) throws(PsychometricsError) {
         guard slopes.count == intercepts.count, slopes.count >= 2 else {
             throw PsychometricsError(.invalidParameters, "a nominal item needs one slope and one intercept per category, at least two; got \(slopes.count) and \(intercepts.count)")
         }
         guard slopes.allSatisfy(\.isFinite), intercepts.allSatisfy(\.isFinite) else {
             throw PsychometricsError(.invalidParameters, "a nominal item's slopes and intercepts must be finite")
         }
-        self.init(slopes: slopes, intercepts: intercepts)
+        if let key, !(0..<slopes.count).contains(key) {
+            throw PsychometricsError(.invalidParameters, "a nominal item's key is one of its categories 0…\(slopes.count - 1), got \(key)")
+        }
+        self.init(slopes: slopes, intercepts: intercepts, key: key)
     }
 
-    private enum CodingKeys: String, CodingKey { case slopes, intercepts }
+    private enum CodingKeys: String, CodingKey { case slopes, intercepts, key }
 
-    /// Decodes and checks (`init(validating:intercepts:)`).
+    /// Decodes and checks (`init(validating:intercepts:key:)`).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        try self.init(validating: container.decode([Double].self, forKey: .slopes), intercepts: container.decode([Double].self, forKey: .intercepts))
+        try self.init(validating: container.decode([Double].self, forKey: .slopes), intercepts: container.decode([Double].self, forKey: .intercepts),
+                      key: container.decodeIfPresent(Int.self, forKey: .key))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(slopes, forKey: .slopes)
+        try container.encode(intercepts, forKey: .intercepts)
+        try container.encodeIfPresent(key, forKey: .key)
     }
 
     public var categoryCount: Int { slopes.count }
 
     public var parameterNames: [String] { ItemModelKind.nominal.parameterNames(categories: slopes.count) }
-    /// An option is no score: a nominal response adds nothing to the raw score.
+    /// An option is no score (the categories are labels); the key, when there is one, counts 1.
     public var categoriesAreScores: Bool { false }
+    public func points(category k: Int) -> Int { k == key ? 1 : 0 }
+    public var maximumScore: Int { key == nil ? 0 : 1 }
     public var parameterValues: [Double] { slopes + intercepts }
 
     /// (a_1 − a_0, …, a_{K−1} − a_0, c_1 − c_0, …, c_{K−1} − c_0).
@@ -60,7 +81,7 @@ public struct NominalResponseItem: CalibratableItemModel, DivideByTotalModel, Ha
     public func withWorkingParameters(_ x: [Double]) -> NominalResponseItem? {
         let m = categoryCount - 1
         guard x.count == 2 * m, x.allSatisfy(\.isFinite) else { return nil }
-        return NominalResponseItem(slopes: [0] + x[0..<m], intercepts: [0] + x[m...])
+        return NominalResponseItem(slopes: [0] + x[0..<m], intercepts: [0] + x[m...], key: key)
     }
 
     /// For x = (a_1 … a_{K−1}, c_1 … c_{K−1}):

@@ -23,7 +23,11 @@ public struct AbilityEstimator: Sendable {
     /// Empty on the dichotomous path.
     let maximumPoints: [Int]
     /// Whether item j's response counts in the raw score (every item but a nominal item's options).
-    @inline(__always) func scoresPoints(item j: Int) -> Bool { maximumPoints.isEmpty || maximumPoints[j] > 0 }
+    /// Per item and category, the points a response adds to the raw score (`ItemResponseModel.points`); empty
+    /// for 0/1 items (the response is the point).
+    let pointTable: [[Int]]
+    /// The points response u to item j adds to the raw score.
+    @inline(__always) func points(item j: Int, response u: Int) -> Int { pointTable.isEmpty ? u : pointTable[j][u] }
     public let options: AbilityOptions
     /// The prior N(priorMean, priorSD²) of EAP and MAP: the options' prior, or the latent scale's where they
     /// give none.
@@ -67,6 +71,7 @@ public struct AbilityEstimator: Sendable {
         dichotomous = items.count == parameters.count
         hasLowerAsymptote = items.map { ($0 as? ItemParameters).map { $0.guessing > 0 } ?? false }
         maximumPoints = dichotomous ? [] : items.map(\.maximumScore)
+        pointTable = dichotomous ? [] : items.map { m in (0..<m.categoryCount).map { m.points(category: $0) } }
         self.options = options
         (priorMean, priorSD) = options.prior(on: latentScale)
         let priorMean = priorMean, priorSD = priorSD
@@ -136,12 +141,12 @@ public struct AbilityEstimator: Sendable {
             case .map, .ml, .wle: return root(items, responses, correct)
             }
         }
-        // The raw score: categories of graded and partial-credit items, 0/1 answers; nominal options count nothing.
+        // The raw score: categories of graded and partial-credit items, 0/1 answers, a nominal item's key (other
+        // options count nothing).
         var points = 0, maximum = 0
         for k in 0..<items.count {
-            let m = maximumPoints[items[k]]
-            maximum += m
-            if m > 0 { points += Int(responses[k]) }
+            maximum += maximumPoints[items[k]]
+            points += pointTable[items[k]][Int(responses[k])]
         }
         var estimate: AbilityEstimate
         switch options.method {

@@ -158,7 +158,7 @@ public struct SessionScorer: Sendable {
             itemDomain.withUnsafeBufferPointer { itemDomain in
                 for k in 0..<items.count {
                     let d = itemDomain[items[k]]
-                    if d >= 0 { domainCounts[2 * d] += 1; domainCounts[2 * d + 1] += estimator.scoresPoints(item: items[k]) ? Int(responses[k]) : 0 }
+                    if d >= 0 { domainCounts[2 * d] += 1; domainCounts[2 * d + 1] += estimator.points(item: items[k], response: Int(responses[k])) }
                 }
             }
         }
