@@ -8,8 +8,8 @@ extension AnalyzeCommand {
     /// item_id,model,categories,n,mean_score,max_score,item_rest_r,category_n,category_mean_rest,sx2,sx2_df,sx2_p,
     /// infit,outfit,infit_z,outfit_z,flags for the items in both the responses and the bank.
     func runCategoryAnalysis(bank itemBank: ItemBank, rules: FlagRules) throws -> Int32 {
-        if personsOut != nil || q3Out != nil || options != nil {
-            throw ValidationError("--persons-out, --q3-out and --options are computed for banks of 0/1 items; this bank has items in more than two categories (its analysis: S-X², infit/outfit and classical statistics per category)")
+        if q3Out != nil || options != nil {
+            throw ValidationError("--q3-out and --options are computed for banks of 0/1 items; this bank has items in more than two categories (its analysis: S-X², infit/outfit and classical statistics per category, and person fit with --persons-out)")
         }
         let (data, bankItems, unknown) = try Self.categoryData(responses: responses, fileOptions: columns.fileOptions, bank: itemBank, bankPath: bank)
         let fit = try CategoryItemFit(data: data, items: bankItems.map(\.responseModel), freeParameters: Self.freeParameters(bankItems),
@@ -45,16 +45,38 @@ extension AnalyzeCommand {
                 .joined(separator: ",") + "\n"
         }
         try writeAtomically(text, to: out)
+        var personFit: [String: Any] = [:]
+        if let personsOut {
+            // WLE on the bank's scale, then l_z and l_z* there (`PersonFitLz.statistics(models:…)`).
+            let models = bankItems.map(\.responseModel)
+            let estimator = try AbilityEstimator(items: models, options: AbilityOptions(method: .wle), latentScale: itemBank.latentScale)
+            var p = "person_id,theta_wle,se,lz,lz_star\n", lzCount = 0, lzStarCount = 0, misfitting = 0, misfittingStar = 0
+            for i in 0..<data.personCount {
+                let cells = data.cells(ofPerson: i)
+                let items = cells.map { Int(data.itemIndices[$0]) }, answers = cells.map { data.responses[$0] }
+                let wle = try estimator.estimate(items: items, responses: answers)
+                let fit = items.withUnsafeBufferPointer { i in answers.withUnsafeBufferPointer { PersonFitLz.statistics(models: models, items: i, responses: $0, theta: wle.theta) } }
+                if let lz = fit.lz { lzCount += 1; if lz < -1.96 { misfitting += 1 } }
+                if let lz = fit.lzStar { lzStarCount += 1; if lz < -1.96 { misfittingStar += 1 } }
+                p += "\(csvField(data.personIDs[i])),\(num(wle.theta)),\(num(wle.standardError)),\(num(fit.lz)),\(num(fit.lzStar))\n"
+            }
+            try writeAtomically(p, to: personsOut)
+            personFit = ["lz": ["tested": lzCount, "flagged": misfitting], "lz_star": ["tested": lzStarCount, "flagged": misfittingStar]]
+        }
         if let summaryJSON {
-            let json: [String: Any] = ["n_persons": data.personCount, "n_items": data.itemCount, "flagged_items": flagged, "fit_flags": fitFlags,
+            var json: [String: Any] = ["n_persons": data.personCount, "n_items": data.itemCount, "flagged_items": flagged, "fit_flags": fitFlags,
                                        "items_not_in_bank": unknown, "analysis": "items in more than two categories (CategoryItemFit)"]
+            if !personFit.isEmpty { json["person_fit"] = personFit }
             let bytes = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
             try writeAtomically(String(decoding: bytes, as: UTF8.self) + "\n", to: summaryJSON)
         }
         var lines = ["iqscore analyze: \(formatCount(data.personCount)) persons × \(data.itemCount) items (\(Set(bankItems.map(\.modelName)).sorted().joined(separator: ", ")))"]
         if !unknown.isEmpty { lines.append("warning: \(unknown.count) item\(unknown.count == 1 ? "" : "s") not in the bank left out: \(unknown.prefix(5).joined(separator: ", "))\(unknown.count > 5 ? ", …" : "")") }
         lines.append("flagged items: \(flagged) of \(data.itemCount); fit: S-X² \(fitFlags["sx2"]!), infit/outfit \(fitFlags["infit_or_outfit"]!); sparse categories \(fitFlags["categories"]!)")
-        lines.append("wrote \(out)" + (summaryJSON.map { ", \($0)" } ?? ""))
+        if let lz = personFit["lz_star"] as? [String: Int] {
+            lines.append("person fit: l_z* < −1.96 for \(lz["flagged"]!) of \(lz["tested"]!) persons (\(fixed(100 * Double(lz["flagged"]!) / Double(max(1, lz["tested"]!)), 1))%)")
+        }
+        lines.append("wrote \(out)" + (personsOut.map { ", \($0)" } ?? "") + (summaryJSON.map { ", \($0)" } ?? ""))
         printError(lines.joined(separator: "\n"))
         return ExitStatus.success
     }
@@ -66,6 +88,8 @@ extension AnalyzeCommand {
         -> (data: ResponseMatrix, items: [BankItem], unknown: [String]) {
         var fileOptions = given
         fileOptions.categoryResponses = true
+        // Nominal items may be answered in option letters (their bank labels A, B, …).
+        fileOptions.optionLetters = itemBank.items.contains { $0.categoryModel?.kind == .nominal }
         let (raw, _) = try ResponseMatrix.load(csv: responses, options: fileOptions)
         // The data's items in the bank, their cells mapped to the bank's categories (labels, 0/1).
         let position = Dictionary(itemBank.items.enumerated().map { ($1.itemID, $0) }, uniquingKeysWith: { first, _ in first })
@@ -83,7 +107,9 @@ extension AnalyzeCommand {
             let start = indices.count
             for c in raw.cells(ofPerson: i) where newIndex[Int(raw.itemIndices[c])] >= 0 {
                 let k = Int(newIndex[Int(raw.itemIndices[c])]), item = bankItems[k], v = Int(raw.responses[c])
-                let category = item.categoryModel.map { $0.category(of: String(v)) } ?? (v <= 1 ? v : nil)
+                let base = ResponseCell.optionLetterBase
+                let text = v >= base ? String(UnicodeScalar(UInt8(65 + v - base))) : String(v)
+                let category = item.categoryModel.map { $0.category(of: text) } ?? (v <= 1 ? v : nil)
                 guard let category else {
                     problems[item.itemID, default: (0, v)].count += 1
                     continue
@@ -95,7 +121,8 @@ extension AnalyzeCommand {
         if !problems.isEmpty {
             let listed = problems.sorted { $0.key < $1.key }.prefix(5).map { id, p in
                 let item = bankItems.first { $0.itemID == id }!
-                return "item '\(id)': \(p.count) response\(p.count == 1 ? "" : "s") such as \(p.value) outside its categories (allowed \(item.categoryModel?.allowedResponses ?? "0 or 1"))"
+                let shown = p.value >= ResponseCell.optionLetterBase ? String(UnicodeScalar(UInt8(65 + p.value - ResponseCell.optionLetterBase))) : String(p.value)
+                return "item '\(id)': \(p.count) response\(p.count == 1 ? "" : "s") such as \(shown) outside its categories (allowed \(item.categoryModel?.allowedResponses ?? "0 or 1"))"
             }
             throw InputError(file: responses, message: listed.joined(separator: "; ") + (problems.count > 5 ? "; …" : ""))
         }

@@ -45,8 +45,9 @@ struct AnalyzeCommand: ParsableCommand {
             flags, with the generalised S-X² (Kang & Chen 2008, over each person's form, the exact covariance of \
             the category counts given the scores: Orlando–Thissen's for 0/1 items) and the conditional \
             infit/outfit of the scores; flags: misfit, infit/outfit, low item-rest correlation, a category chosen \
-            by fewer than 10, category mean rest scores out of order. --persons-out, --q3-out and --options are \
-            for 0/1 banks.
+            by fewer than 10, category mean rest scores out of order. --persons-out writes each person's WLE with \
+            l_z and l_z* for items in any number of categories (Drasgow, Levine & Williams 1985; Sinharay 2016); \
+            --q3-out and --options are for 0/1 banks.
             """
     )
 

@@ -70,12 +70,8 @@ struct PolytomousCLITests {
     @Test("nominal items answered in option letters: the same fit as their category numbers, the bank's categories say A;B;C;D, score reads the letters; keys start the fit and count in the raw score; mixed or ordered-model letters are refused by item")
     func nominalOptionLetters() throws {
         let ws = try CLIWorkspace()
-        var r = try ws.run("simulate", "--model", "nominal", "--categories", "4", "--items", "6", "--persons", "1500", "--seed", "11", "--no-id", "--out", "digits.csv")
-        #expect(r.status == 0, "\(r.stderr)")
-        let lines = try ws.read("digits.csv").split(separator: "\n").map(String.init)
-        func lettered(_ line: String) -> String {
-            line.split(separator: ",", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : String(UnicodeScalar(UInt8(65 + Int($0)!))) }.joined(separator: ",")
-        }
+        let lines = try Self.simulatedNominal(ws, persons: 1500, seed: 11), lettered = Self.lettered
+        var r: IQScoreCLI.Result
         // Lower case on the odd rows: letters are read in either case.
         try ws.write("letters.csv", ([lines[0]] + lines.dropFirst().enumerated().map { $0.offset % 2 == 0 ? lettered($0.element) : lettered($0.element).lowercased() })
             .joined(separator: "\n") + "\n")
@@ -209,6 +205,18 @@ struct PolytomousCLITests {
             for (j, cell) in line.split(separator: ",").enumerated() { long += "p\(i + 1),\(items[j]),\(Int(cell)! + 1)\n" }
         }
         return long
+    }
+
+    /// Six nominal items in 4 options, simulated into digits.csv (no id column): its lines, header first.
+    static func simulatedNominal(_ ws: CLIWorkspace, persons: Int, seed: Int) throws -> [String] {
+        let r = try ws.run("simulate", "--model", "nominal", "--categories", "4", "--items", "6", "--persons", String(persons), "--seed", String(seed), "--no-id", "--out", "digits.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        return try ws.read("digits.csv").split(separator: "\n").map(String.init)
+    }
+
+    /// A data line of option numbers as option letters (0 = A); empty cells stay empty.
+    static func lettered(_ line: String) -> String {
+        line.split(separator: ",", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : String(UnicodeScalar(UInt8(65 + Int($0)!))) }.joined(separator: ",")
     }
 
     /// A bank row's cells (no quoted commas in these).
@@ -355,5 +363,34 @@ struct PolytomousCLITests {
         }
         r = try ws.run("analyze", "\(Self.data)/science.csv", "--bank", "bank.csv", "--out", "items2.csv", "--q3-out", "q3.csv")
         #expect(r.status == 64 && r.stderr.contains("computed for banks of 0/1 items"), "\(r.stderr)")
+        // Person fit: each person's WLE with l_z and l_z* (extreme patterns have no finite WLE-based l_z*).
+        r = try ws.run("analyze", "\(Self.data)/science.csv", "--bank", "bank.csv", "--out", "items3.csv", "--persons-out", "persons.csv", "--summary-json", "p.json")
+        #expect(r.status == 0 && r.stderr.contains("person fit: l_z* < −1.96 for "), "\(r.stderr)")
+        let persons = try ws.csvRows("persons.csv")
+        #expect(persons[0] == ["person_id", "theta_wle", "se", "lz", "lz_star"] && persons.count == 393)
+        let stars = persons.dropFirst().compactMap { Double($0[4]) }
+        #expect(stars.count > 350 && stars.allSatisfy(\.isFinite))
+        let mean = stars.reduce(0, +) / Double(stars.count)
+        // Four items: the first-order correction leaves a mean of 0.27 here (within ±0.12 on 20 items, PersonFitLzTests).
+        #expect(abs(mean) < 0.4, "mean l_z* \(mean)")
+        let fit = try ws.json("p.json")["person_fit"] as? [String: [String: Int]]
+        #expect(fit?["lz_star"]?["tested"] == stars.count)
+    }
+
+    @Test("analyze reads nominal items answered in option letters through the bank's categories")
+    func analyzeNominalLetters() throws {
+        let ws = try CLIWorkspace()
+        let lines = try Self.simulatedNominal(ws, persons: 800, seed: 5), lettered = lines.dropFirst().map(Self.lettered)
+        var r: IQScoreCLI.Result
+        try ws.write("letters.csv", ([lines[0]] + lettered).joined(separator: "\n") + "\n")
+        r = try ws.run("calibrate", "letters.csv", "--model", "nominal", "--no-se", "--out", "bank.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try ws.run("analyze", "letters.csv", "--bank", "bank.csv", "--out", "items.csv", "--persons-out", "persons.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try Self.byID(ws, "items.csv").rows.count == 6 && (try ws.csvRows("persons.csv")).count == 801)
+        // A first row whose first cell is E (no such option).
+        try ws.write("bad.csv", lines[0] + "\nE" + lettered[0].dropFirst() + "\n" + lettered.dropFirst().joined(separator: "\n") + "\n")
+        r = try ws.run("analyze", "bad.csv", "--bank", "bank.csv", "--out", "items2.csv")
+        #expect(r.status != 0 && r.stderr.contains("1 response such as E outside its categories (allowed A, B, C, D)"), "\(r.stderr)")
     }
 }
