@@ -280,7 +280,7 @@ extension ItemBank {
                             errors.add(InputError(file: path, line: line, column: modelColumn + 1, message: "item '\(id)': model '4pl' has an upper asymptote below 1, which iqscore does not model; allowed rasch, 1pl, 2pl, 3pl (refit as 3pl)"))
                             continue
                         }
-                        errors.add(InputError(file: path, line: line, column: modelColumn + 1, message: "item '\(id)': model '\(text.escapingControlCharacters)' is not one of rasch, 1pl, 2pl, 3pl, \(ItemModelKind.allCases.map(\.rawValue).joined(separator: ", "))"))
+                        errors.add(InputError(file: path, line: line, column: modelColumn + 1, message: "item '\(id)': model '\(text.escapingControlCharacters)' is not one of rasch, 1pl, 2pl, 3pl, \(ItemModelKind.categoryRowKinds.map(\.rawValue).joined(separator: ", "))"))
                         continue
                     }
                     if m == .rasch && slope != 1 {

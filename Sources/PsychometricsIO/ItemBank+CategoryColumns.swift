@@ -69,7 +69,9 @@ struct CategoryRow {
     /// The row's model when it is an item in more than two categories (nil: a 0/1 item), from the `model` cell or,
     /// when that is empty, from the filled columns.
     func kind(modelText: String, modelColumn: Int?, reading: CategoryItemReading) -> Result<ItemModelKind?, InputError> {
-        var kind = ItemModelKind(rawValue: modelText)
+        // A 3pl row is a 0/1 row (its a, b, c columns), not a category row.
+        var kind = ItemModelKind(rawValue: modelText).flatMap { $0 == .threePL ? nil : $0 }
+        if modelText == ItemModelKind.threePL.rawValue { return .success(nil) }
         if kind == nil && modelText.isEmpty {
             if filled("a_", from: 0) || filled("c_", from: 0) { kind = .nominal }
             else if filled("ak", from: 0) {
@@ -159,6 +161,9 @@ struct CategoryRow {
                     let name = i < k ? "a_\(i)" : "c_\(i - k)"
                     throw error(layout.categoryColumns[name] ?? slopeColumn, "\(name) = \(values[i].formatted6); allowed \((i < k ? ItemBank.allowedSlopes : ItemBank.allowedDifficulties).inequality(name))")
                 }
+            case .threePL:
+                // `kind(modelText:…)` reads a 3pl row as a 0/1 row; no category row has this kind.
+                throw error(slopeColumn, "a 3pl item is a 0/1 row (model 3pl with a, b, c), not a category row")
             }
             let names = kind.parameterNames(categories: kind.categories(parameterCount: values.count) ?? 2)
             var standardErrors: [Double?] = []

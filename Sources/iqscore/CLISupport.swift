@@ -120,7 +120,7 @@ enum ModelArgument: Hashable, ExpressibleByArgument, CustomStringConvertible {
     var dichotomous: IRTModel? { if case .dichotomous(let m) = self { m } else { nil } }
     var categories: ItemModelKind? { if case .categories(let k) = self { k } else { nil } }
     var description: String { dichotomous?.rawValue ?? categories!.rawValue }
-    static var allValueStrings: [String] { IRTModel.allCases.map(\.rawValue) + ItemModelKind.allCases.map(\.rawValue) }
+    static var allValueStrings: [String] { IRTModel.allCases.map(\.rawValue) + ItemModelKind.categoryRowKinds.map(\.rawValue) }
     var defaultValueDescription: String { description }
 }
 

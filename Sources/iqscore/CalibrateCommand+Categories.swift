@@ -6,9 +6,6 @@ import PsychometricsIO
 extension CalibrateCommand {
     /// The options a fit of items in more than two categories does not take, refused by name.
     func validateCategoryModel() throws {
-        if guessingPrior != nil {
-            throw ValidationError("--guessing-prior applies to --model 3pl; --model \(model) has no lower asymptote (--slope-prior applies to its graded and gpcm items)")
-        }
         if eStep == .dense {
             throw ValidationError("--e-step dense is the 0/1 engine's BLAS E-step; --model \(model) runs the sparse E-step over answered cells")
         }
@@ -22,7 +19,7 @@ extension CalibrateCommand {
             let text = (row["model"] ?? "").trimmingCharacters(in: .whitespaces).lowercased()
             if text.isEmpty { continue }
             guard let kind = ItemModelKind(rawValue: text) else {
-                problems.append("item '\(id)': model \(TextFidelity.quoted(text)) is not one of \(ItemModelKind.allCases.map(\.rawValue).joined(separator: ", ")) (0/1 items are fitted as 2PL by graded and gpcm, as Rasch by pcm)")
+                problems.append("item '\(id)': model \(TextFidelity.quoted(text)) is not one of \(ItemModelKind.allCases.map(\.rawValue).joined(separator: ", ")) (0/1 items are fitted as 2PL by graded and gpcm, as Rasch by pcm, with a lower asymptote by 3pl)")
                 continue
             }
             models[id] = kind
@@ -141,7 +138,14 @@ extension CalibrateCommand {
         let data = fixedItems.isEmpty ? coded.data : try Self.fixedItemCategories(coded.data, labels: coded.labels, fixed: fixedItems, file: responses)
         let readSeconds = Date().timeIntervalSince(readStart)
         let status = TerminalStatusLine()
-        let result = try PolytomousCalibrator(options: options).calibrate(data, model: kind, itemModels: perItem, categoryLabels: coded.labels,
+        var calibrator = PolytomousCalibrator(options: options)
+        let threePL = kind == .threePL || perItem.values.contains(.threePL)
+        if guessingPrior != nil && !threePL {
+            throw ValidationError("--guessing-prior applies to 3pl items; this --model \(kind.rawValue) fit has none (give an item model 3pl in the items file's model column)")
+        }
+        if case .some(let prior) = try parsedGuessingPrior() { calibrator.threePLGuessingPrior = prior }
+        if case .some(let prior) = try parsedSlopePrior() { calibrator.threePLSlopePrior = prior }
+        let result = try calibrator.calibrate(data, model: kind, itemModels: perItem, categoryLabels: coded.labels,
                                                                           keys: coded.keys, fixedItems: fixedItems.mapValues(\.responseModel),
                                                                           progress: Self.progress(on: status))
         status.clear()
@@ -150,6 +154,11 @@ extension CalibrateCommand {
         try OutputSet.commit([("bank", bankWriter, bank.items.count)], manifest: manifestWriter) { entries in
             var summary = CategoryCalibrationSummary(result: result, model: kind, itemModels: perItem, report: report,
                                                      responsesPath: responses, bankPath: out, readSeconds: readSeconds, options: options)
+            if threePL {
+                summary.priors["guessing"] = calibrator.threePLGuessingPrior.map { "c ~ \($0) on 3pl items" } ?? "none"
+                summary.priors["slope"] = (options.slopePrior.map { "a ~ \($0) on graded, gpcm and 3pl items" } ?? "none on graded and gpcm items")
+                    + (options.slopePrior == nil ? calibrator.threePLSlopePrior.map { "; a ~ \($0) on 3pl items" } ?? "" : "")
+            }
             if let fixedBankPath {
                 summary.fixed_bank = fixedBankPath
                 summary.fixed_items = result.fixedItemIDs
@@ -165,7 +174,10 @@ extension CalibrateCommand {
         lines.append("data: \(formatCount(result.personCount)) persons × \(result.items.count) items (\(counts.joined(separator: ", "))), \(formatCount(data.cellCount)) responses; categories per item \(Set(bank.items.map(\.categoryCount)).sorted().map(String.init).joined(separator: ", "))")
         let state = result.converged ? "converged in \(result.cycles) cycles" : "NOT CONVERGED after \(result.cycles) cycles"
         lines.append("\(state) (\(result.eSteps) E-steps, \(options.acceleration.rawValue)); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s")
-        if let prior = options.slopePrior { lines.append("slope prior: a ~ \(prior) on the graded and gpcm items (MAP item estimates)") }
+        if let prior = options.slopePrior { lines.append("slope prior: a ~ \(prior) on the graded, gpcm and 3pl items (MAP item estimates)") }
+        if threePL {
+            lines.append("3pl items: c ~ \(calibrator.threePLGuessingPrior.map(String.init(describing:)) ?? "no prior"), a ~ \((options.slopePrior ?? calibrator.threePLSlopePrior).map(String.init(describing:)) ?? "no prior")")
+        }
         lines.append("log-likelihood \(fixed(result.logLikelihood, 2)), AIC \(fixed(result.aic, 2)), BIC \(fixed(result.bic, 2)) (\(result.parameterCount) parameters)")
         let rasch: Set<ItemModelKind> = [.partialCredit, .ratingScale]
         if let fixedBankPath {

@@ -39,7 +39,9 @@ struct CalibrateCommand: ParsableCommand {
             then go up to 127, and one item takes one or the other): an item answered in letters has the \
             categories A = 0, B = 1, … and the bank's categories column says A;B;…; the items file's key column \
             names its correct option, which starts with the largest slope. --slope-prior puts its prior on the graded and gpcm items' slopes (MAP item \
-            estimates); --guessing-prior and --e-step dense are for 0/1 items only.
+            estimates). A 0/1 item with model 3pl in --items is fitted with a lower asymptote beside the others, \
+            under the 3PL's priors (c ~ Beta(5, 17), a ~ LogNormal(0, 0.5); --guessing-prior and --slope-prior \
+            change them) and written as a 3pl row. --e-step dense is for 0/1 items only.
 
             Online (fixed-parameter) calibration: --fixed BANK.csv holds the bank's items at their values \
             (their model, a, b, c) and estimates the other items on the bank's scale under --model, with the \
@@ -142,7 +144,8 @@ struct CalibrateCommand: ParsableCommand {
         options.eStep = eStep
         options.maxMemoryBytes = maxMemory.bytes
         if let threads { options.workers = threads }
-        if case .some(let prior) = try parsedGuessingPrior() { options.guessingPrior = prior }
+        // A polytomous fit's guessing prior is its 3pl items' (`PolytomousCalibrator.threePLGuessingPrior`).
+        if model.categories == nil, case .some(let prior) = try parsedGuessingPrior() { options.guessingPrior = prior }
         if case .some(let prior) = try parsedSlopePrior() { options.slopePrior = prior }
         return options
     }
@@ -151,11 +154,14 @@ struct CalibrateCommand: ParsableCommand {
     /// (`DecimalNumber`) within `BetaPrior`'s ranges.
     func parsedGuessingPrior() throws -> BetaPrior?? {
         guard let text = guessingPrior else { return .none }
-        if model != .dichotomous(.threePL) { throw ValidationError("--guessing-prior applies to --model 3pl only") }
+        if model != .dichotomous(.threePL) && model.categories == nil {
+            throw ValidationError("--guessing-prior applies to --model 3pl, and to the 3pl items of a polytomous fit")
+        }
         if text == "none" { return .some(nil) }
         let syntax = ValidationError("--guessing-prior must be 'beta:ALPHA,BETA', 'options:K', 'options' or 'none'; got '\(text)'")
         if text == "options" {
             // Per item from the items file (`itemGuessingPriors`, filled in `run()`); the default for the others.
+            if model.categories != nil { throw ValidationError("--guessing-prior options (per item) is for --model 3pl; a polytomous fit's 3pl items take beta:ALPHA,BETA, options:K or none") }
             if items == nil { throw ValidationError("--guessing-prior options reads the number of options per item from the options column of --items ITEMS.csv; give --items, or use options:K") }
             return .none
         }

@@ -78,12 +78,13 @@ struct ItemResponseModelTests {
         }
     }
 
-    @Test("P′, P″ and ∂ log P/∂x equal central differences (relative 1e-6) for every model")
+    @Test("P′, P″ and ∂ log P/∂x equal central differences (relative 1e-6) for every model, the 3PL included")
     func derivativesMatchDifferences() {
         let items: [any CalibratableItemModel] = [graded, partialCredit, nominal,
                                                   GradedResponseItem(discrimination: 0.8, thresholds: [-2, -1.5, 0, 3]),
                                                   RatingScaleItem(discrimination: 1.3, location: 0.4, thresholds: [-1.2, -0.1, 0.3, 1.0]),
-                                                  RatingScaleItem(discrimination: 0.9, location: -0.5, thresholds: [0])]
+                                                  RatingScaleItem(discrimination: 0.9, location: -0.5, thresholds: [0]),
+                                                  ThreeParameterLogisticItem(ItemParameters(discrimination: 1.4, difficulty: 0.3, guessing: 0.22))]
         for item in items {
             checkThetaDerivatives(item)
             checkWorkingGradient(item)

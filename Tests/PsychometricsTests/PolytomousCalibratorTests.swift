@@ -102,7 +102,7 @@ struct PolytomousCalibratorTests {
         // −∂²(log-likelihood + log prior) by central differences (step 1e-4) at the estimates, inverted.
         let data = try Self.science()
         var engine = ItemModelEngine(items: fit.items.map(\.item), data: data, grid: QuadratureGrid(validatedCount: 61, bound: 6), workers: 1,
-                                     maximumSlope: 20, shared: [0, 0, 0, 0], slopePrior: options.slopePrior, priorOnSlope: [true, true, true, true])
+                                     maximumSlope: 20, shared: [0, 0, 0, 0], slopePriors: [LogNormalPrior?](repeating: options.slopePrior, count: 4))
         let x0 = engine.workingParameters(), P = x0.count, h = 1e-4
         func value(_ x: [Double]) -> Double { engine.setWorkingParameters(x); return engine.eStep().logLikelihood + engine.logPrior() }
         let center = value(x0)

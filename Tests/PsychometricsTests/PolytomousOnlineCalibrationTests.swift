@@ -176,3 +176,82 @@ struct PolytomousOnlineCalibrationTests {
         }
     }
 }
+
+/// 3PL items (a lower asymptote) inside a calibration of items in several categories.
+@Suite("PolytomousCalibrator with 3PL items")
+struct PolytomousThreePLTests {
+    /// 12 3PL items, seeded, 3,000 persons.
+    static func threePLData() -> (items: [ItemParameters], data: ResponseMatrix) {
+        var rng = SeededGenerator(seed: 2_026_112_703)
+        let items = (0..<12).map { j in
+            ItemParameters(discrimination: 0.9 + 0.15 * Double(j % 5), difficulty: -1.6 + 0.3 * Double(j), guessing: 0.12 + 0.02 * Double(j % 4))
+        }
+        let (data, _) = CategoryResponseSimulator.matrix(items: items, itemIDs: (1...12).map { "m\($0)" }, persons: 3_000, using: &rng)
+        return (items, data)
+    }
+
+    @Test("on 0/1 data every item fitted as 3pl reaches the 0/1 engine's 3PL maximum (same priors): parameters within 2e-3, log-likelihood within 1e-3, SEs within 2%")
+    func equalsTheDichotomousEngine() throws {
+        let (_, data) = Self.threePLData()
+        var options = CalibrationOptions(model: .threePL)
+        options.tolerance = 1e-7
+        options.maxCycles = 20_000
+        let reference = try EMCalibrator(options: options).calibrate(data)
+        var polytomousOptions = CalibrationOptions(model: .twoPL)
+        polytomousOptions.tolerance = 1e-7
+        polytomousOptions.maxCycles = 20_000
+        let fit = try PolytomousCalibrator(options: polytomousOptions).calibrate(data, model: .threePL)
+        #expect(fit.converged && reference.converged)
+        #expect(abs(fit.logLikelihood - reference.logLikelihood) < 1e-3, "\(fit.logLikelihood) vs \(reference.logLikelihood)")
+        for (ours, theirs) in zip(fit.items, reference.items) {
+            let p = theirs.parameters
+            for (x, y) in zip(ours.parameters, [p.discrimination, p.difficulty, p.guessing]) { #expect(abs(x - y) < 2e-3, "\(ours.itemID): \(ours.parameters) vs \(p)") }
+            let se = theirs.standardErrors
+            for (x, y) in zip(ours.standardErrors, [se.discrimination, se.difficulty, se.guessing]) {
+                let a = try #require(x), b = try #require(y)
+                #expect(abs(a / b - 1) < 0.02, "\(ours.itemID) SE: \(ours.standardErrors) vs \(se)")
+            }
+        }
+    }
+
+    @Test("seeded recovery: 3pl items beside graded items in one fit (6,000 persons): every parameter within 3.5 SEs, standardised errors' mean square near 1")
+    func recoveryBesideGradedItems() throws {
+        var rng = SeededGenerator(seed: 2_026_112_704)
+        var items: [any ItemResponseModel] = (0..<10).map { j in
+            ItemParameters(discrimination: 1.0 + 0.2 * Double(j % 4), difficulty: -1.2 + 0.3 * Double(j), guessing: 0.2)
+        }
+        items += (0..<5).map { j in GradedResponseItem(discrimination: 1.2 + 0.1 * Double(j), thresholds: [-1 + 0.2 * Double(j), 0.2 * Double(j), 1.1 + 0.2 * Double(j)]) }
+        let ids = (0..<15).map { $0 < 10 ? "mc\($0 + 1)" : "puzzle\($0 - 9)" }
+        let (data, _) = CategoryResponseSimulator.matrix(items: items, itemIDs: ids, persons: 6_000, using: &rng)
+        let models = Dictionary(uniqueKeysWithValues: ids.prefix(10).map { ($0, ItemModelKind.threePL) })
+        let fit = try PolytomousCalibrator().calibrate(data, model: .graded, itemModels: models)
+        #expect(fit.converged)
+        // Each estimate within 3.5 SEs of the truth, and the standardised errors' mean square near 1 (the 3PL's a
+        // and c trade off, so fixed tolerances would have to be loose).
+        var squares = 0.0, count = 0
+        for (estimate, truth) in zip(fit.items, items) {
+            #expect(estimate.parameters.count == truth.parameterValues.count)
+            for (k, (x, y)) in zip(estimate.parameters, truth.parameterValues).enumerated() {
+                let se = try #require(estimate.standardErrors[k])
+                #expect(abs(x - y) < 3.5 * se, "\(estimate.itemID): \(estimate.parameters) vs \(truth.parameterValues), SEs \(estimate.standardErrors)")
+                squares += (x - y) * (x - y) / (se * se)
+                count += 1
+            }
+        }
+        #expect(squares / Double(count) > 0.4 && squares / Double(count) < 1.8, "mean squared standardised error \(squares / Double(count)) over \(count)")
+        // The bank writes the 3pl items as 0/1 rows with their c.
+        let bank = try ItemBank(calibration: fit)
+        #expect(bank.items.prefix(10).allSatisfy { $0.model == .threePL && $0.categoryModel == nil && $0.parameters.guessing > 0.1 })
+        #expect(bank.items.suffix(5).allSatisfy { $0.categoryModel?.kind == .graded })
+    }
+
+    @Test("an item fitted as 3pl must be answered 0/1")
+    func threePLNeedsTwoCategories() throws {
+        let data = try ResponseMatrix(itemIDs: ["a", "b"], rows: (0..<30).map { [UInt8($0 % 3), UInt8($0 % 2)] }, categoryCounts: [3, 2])
+        #expect {
+            _ = try PolytomousCalibrator().calibrate(data, model: .graded, itemModels: ["a": .threePL])
+        } throws: { error in
+            (error as? PsychometricsError)?.message.contains("item a is fitted as 3pl, a 0/1 item, but its responses in use are 0, 1, 2") == true
+        }
+    }
+}

@@ -231,9 +231,13 @@ struct PolytomousCLITests {
         let bank = try Self.byID(ws, "bank.csv")
         #expect(bank.rows["Comfort"]![1] == "nominal" && bank.rows["Work"]![1] == "graded")
         #expect(bank.header.contains("a_3") && bank.header.contains("c_3") && bank.header.last == "domain")
+        try ws.write("bad-items.csv", "item_id,model\nComfort,4pl\n")
+        var bad = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--items", "bad-items.csv", "--out", "bank2.csv")
+        #expect(bad.status == 1 && bad.stderr.contains("item 'Comfort': model '4pl' is not one of graded, gpcm, pcm, rsm, nominal, 3pl"), "\(bad.stderr)")
+        // 3pl is for 0/1 items: a 4-category item under it is refused by name.
         try ws.write("bad-items.csv", "item_id,model\nComfort,3pl\n")
-        let bad = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--items", "bad-items.csv", "--out", "bank2.csv")
-        #expect(bad.status == 1 && bad.stderr.contains("item 'Comfort': model '3pl' is not one of graded, gpcm, pcm, rsm, nominal"), "\(bad.stderr)")
+        bad = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--items", "bad-items.csv", "--out", "bank2.csv")
+        #expect(bad.status != 0 && bad.stderr.contains("item Comfort is fitted as 3pl, a 0/1 item, but its responses in use are 0, 1, 2, 3"), "\(bad.stderr)")
     }
 
     @Test("report draws the category curves of a pcm bank; norms build scores a sample with it and names a bad cell; 0/1 options are refused by name")
@@ -256,11 +260,11 @@ struct PolytomousCLITests {
         r = try ws.run("norms", "build", "science_sample.csv", "--bank", "bank.csv", "--age-column", "age", "--name", "sci", "--norms-version", "1", "--out", "norms.json")
         #expect(r.status == 0 && r.stderr.contains("392 persons aged 20.0–59.0"), "\(r.stderr)")
         r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--guessing-prior", "beta:5,17", "--out", "b.csv")
-        #expect(r.status == 64 && r.stderr.contains("--guessing-prior applies to --model 3pl"), "\(r.stderr)")
+        #expect(r.status == 64 && r.stderr.contains("--guessing-prior applies to 3pl items; this --model graded fit has none"), "\(r.stderr)")
         // A slope prior on graded items: MAP estimates (mirt 1.47 with PRIOR = (1-4, a1, lnorm, 0, 0.5): log-likelihood
         // −1609.147598, item 3's a 2.0190 instead of 2.3005), said on stderr and in the summary.
         r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--slope-prior", "lognormal:0,0.5", "--tolerance", "1e-6", "--out", "b.csv")
-        #expect(r.status == 0 && r.stderr.contains("slope prior: a ~ LogNormal(0, 0.5) on the graded and gpcm items"), "\(r.stderr)")
+        #expect(r.status == 0 && r.stderr.contains("slope prior: a ~ LogNormal(0, 0.5) on the graded, gpcm and 3pl items"), "\(r.stderr)")
         let prior = try JSONSerialization.jsonObject(with: Data(try ws.read("b.summary.json").utf8)) as! [String: Any]
         #expect(abs((prior["log_likelihood"] as! Double) + 1609.147598) < 1e-3, "\(prior["log_likelihood"]!)")
         #expect((prior["priors"] as? [String: String])?["slope"]?.hasPrefix("a ~ LogNormal") == true)
@@ -309,6 +313,33 @@ struct PolytomousCLITests {
         #expect(r.status == 0, "\(r.stderr)")
         r = try ws.run("simulate", "--bank", "mixed.csv", "--items", "5", "--persons", "2", "--out", "x.csv")
         #expect(r.status == 64 && r.stderr.contains("--items comes from --bank"), "\(r.stderr)")
+    }
+
+    @Test("3pl items beside graded ones: the items file's model column fits them with a lower asymptote under the 3PL's priors, the bank writes 3pl rows, score reads it; --guessing-prior without 3pl items is refused")
+    func threePLBesideGraded() throws {
+        let ws = try CLIWorkspace()
+        var bank = "item_id,model,a,b,c,categories,b1,b2,b3\n"
+        for j in 0..<8 { bank += "mc\(j + 1),3pl,\(1 + 0.1 * Double(j % 4)),\(-1.2 + 0.35 * Double(j)),0.2,,,,\n" }
+        for j in 0..<4 { bank += "pz\(j + 1),graded,1.3,,,,\(-1 + 0.3 * Double(j)),\(0.3 * Double(j)),\(1 + 0.3 * Double(j))\n" }
+        try ws.write("truth.csv", bank)
+        var r = try ws.run("simulate", "--bank", "truth.csv", "--persons", "3000", "--seed", "9", "--out", "data.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        try ws.write("items.csv", "item_id,model\n" + (1...8).map { "mc\($0),3pl" }.joined(separator: "\n") + "\n")
+        r = try ws.run("calibrate", "data.csv", "--model", "graded", "--items", "items.csv", "--out", "bank.csv")
+        #expect(r.status == 0 && r.stderr.contains("3pl items: c ~ Beta(5, 17), a ~ LogNormal(0, 0.5)"), "\(r.stderr)")
+        let fitted = try Self.byID(ws, "bank.csv")
+        let c = try #require(fitted.header.firstIndex(of: "c")), seC = try #require(fitted.header.firstIndex(of: "se_c"))
+        for j in 1...8 {
+            let row = try #require(fitted.rows["mc\(j)"])
+            #expect(row[1] == "3pl" && abs(Double(row[c])! - 0.2) < 0.12 && Double(row[seC])! > 0, "\(row)")
+        }
+        #expect((1...4).allSatisfy { fitted.rows["pz\($0)"]?[1] == "graded" })
+        let summary = try ws.json("bank.summary.json")
+        #expect((summary["priors"] as? [String: String])?["guessing"] == "c ~ Beta(5, 17) on 3pl items")
+        r = try ws.run("score", "data.csv", "--bank", "bank.csv", "--out", "scores.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try ws.run("calibrate", "data.csv", "--model", "graded", "--guessing-prior", "beta:4,12", "--out", "g.csv")
+        #expect(r.status == 64 && r.stderr.contains("--guessing-prior applies to 3pl items; this --model graded fit has none"), "\(r.stderr)")
     }
 
     @Test("link: a graded bank on another scale (θ_old = 1.3 θ_new − 0.4) is linked back by stocking-lord and haebara")

@@ -87,9 +87,11 @@ extension ItemModelEngine {
             }
         }
         // The slope priors' curvature (the information of the log posterior).
-        for j in 0..<J where priorOnSlope[j] {
-            let g0 = layout.global(j, 0)
-            info[g0 * P + g0] -= slopePriorTerms(items[j].workingParameters[0]).curvature
+        for j in 0..<J {
+            for (a, curvature) in priorCurvature(item: j) {
+                let g = layout.global(j, a)
+                info[g * P + g] -= curvature
+            }
         }
         // Less the persons' posterior score covariances, per worker into its own matrix: Gᵢ[x, q] = sᵢₓ(θ_q) √wᵢ(q)
         // over the posterior's support, centred (`iqscore_centre_rows`: Gᵢ − sᵢ √wᵢᵀ) so that Gᵢ Gᵢᵀ is the

@@ -14,7 +14,8 @@ import Foundation
 /// increases inside the model's domain (`withWorkingParameters`) — the Newton step of mirt's M-step with the
 /// expected in place of the observed Hessian, which is positive definite wherever F is.
 ///
-/// With a slope prior (`slopePrior`, log-normal on a, for the items in `priorOnSlope`: graded and gpcm) the
+/// With item priors (`slopePriors`: log-normal on a, working parameter 0 of graded, gpcm and 3PL items;
+/// `guessingPriors`: Beta on c = σ(γ), working parameter 2 of 3PL items, `PriorDensities.swift`) the
 /// M-step maximises Q_j plus the log prior density of the item's slope, log p(a) = −log a − (log a − μ)²/(2σ²),
 /// in the natural a as the dichotomous engine does (no Jacobian; BILOG-MG's and mirt's MAP item estimates), and
 /// the prior's curvature joins the information and the standard errors.
@@ -49,9 +50,10 @@ struct ItemModelEngine: EMIterable {
     let shared: [Int]
     /// The number of shared parameters (the largest `shared[j]`).
     let sharedCount: Int
-    /// The log-normal prior on the slopes of the items in `priorOnSlope` (working parameter 0 is their a).
-    let slopePrior: LogNormalPrior?
-    let priorOnSlope: [Bool]
+    /// Per item: the log-normal prior on its slope a (working parameter 0), or nil.
+    let slopePriors: [LogNormalPrior?]
+    /// Per item: the Beta prior on its lower asymptote c (working parameter 2, γ = logit c: 3PL items), or nil.
+    let guessingPriors: [BetaPrior?]
     let rowStart: [Int]
     /// True with fixed items: μ and σ are estimated and the nodes move with them.
     let estimatesLatent: Bool
@@ -66,7 +68,7 @@ struct ItemModelEngine: EMIterable {
     var firstEstimatedShared: Int { estimatesLatent ? 1 : 0 }
 
     init(items: [any CalibratableItemModel], data: ResponseMatrix, grid: QuadratureGrid, workers: Int, maximumSlope: Double,
-         shared: [Int], slopePrior: LogNormalPrior? = nil, priorOnSlope: [Bool] = [], estimatesLatent: Bool = false) {
+         shared: [Int], slopePriors: [LogNormalPrior?] = [], guessingPriors: [BetaPrior?] = [], estimatesLatent: Bool = false) {
         self.items = items
         self.data = data
         self.grid = grid
@@ -74,8 +76,8 @@ struct ItemModelEngine: EMIterable {
         self.maximumSlope = maximumSlope
         self.shared = shared
         self.sharedCount = shared.max() ?? 0
-        self.slopePrior = slopePrior
-        self.priorOnSlope = slopePrior == nil || priorOnSlope.isEmpty ? [Bool](repeating: false, count: items.count) : priorOnSlope
+        self.slopePriors = slopePriors.isEmpty ? [LogNormalPrior?](repeating: nil, count: items.count) : slopePriors
+        self.guessingPriors = guessingPriors.isEmpty ? [BetaPrior?](repeating: nil, count: items.count) : guessingPriors
         var starts = [0]
         for item in items { starts.append(starts.last! + item.categoryCount) }
         rowStart = starts
@@ -163,7 +165,7 @@ struct ItemModelEngine: EMIterable {
     /// Q_j(x) = Σ_q Σ_k r_jkq log P_k(θ_q), plus the slope's log prior density where item j has one.
     func objective(_ item: some CalibratableItemModel, item j: Int, counts: [Double]) -> Double {
         let k = item.categoryCount, nq = q, base = rowStart[j] * nq
-        var total = priorOnSlope[j] ? slopePriorTerms(item.workingParameters[0]).logDensity : 0
+        var total = logPrior(item, item: j)
         withUnsafeTemporaryAllocation(of: Double.self, capacity: k) { logP in
             for t in 0..<nq {
                 item.logCategoryProbabilities(at: nodes[t], into: logP)
@@ -194,17 +196,31 @@ struct ItemModelEngine: EMIterable {
                 }
             }
         }
-        if priorOnSlope[j] {
-            let prior = slopePriorTerms(item.workingParameters[0])
-            g[0] += prior.gradient
-            f[0] += max(0, -prior.curvature)
+        if let prior = slopePriors[j] {
+            let terms = prior.logDensityTerms(slope: item.workingParameters[0])
+            g[0] += terms.gradient
+            f[0] += max(0, -terms.curvature)
+        }
+        if let prior = guessingPriors[j] {
+            let d = prior.logDensityDerivatives(logitGuessing: item.workingParameters[2])
+            g[2] += d.first
+            f[2 * m + 2] += max(0, -d.second)
         }
         return (g, f)
     }
 
     /// The log-normal slope prior's log density, gradient and curvature at a (`LogNormalPrior.logDensityTerms`).
-    func slopePriorTerms(_ a: Double) -> (logDensity: Double, gradient: Double, curvature: Double) {
-        slopePrior?.logDensityTerms(slope: a) ?? (0, 0, 0)
+    /// Item j's log prior density at its working parameters: log p(a) + log p(c) where it has those priors.
+    func logPrior(_ item: some CalibratableItemModel, item j: Int) -> Double {
+        let x = item.workingParameters
+        return (slopePriors[j]?.logDensityTerms(slope: x[0]).logDensity ?? 0) + (guessingPriors[j]?.logDensity(logitGuessing: x[2]) ?? 0)
+    }
+
+    /// Item j's prior curvature ∂²/∂x² log p on the diagonal of its working parameters (a at 0, γ at 2).
+    func priorCurvature(item j: Int) -> [(parameter: Int, curvature: Double)] {
+        let x = items[j].workingParameters
+        return (slopePriors[j].map { [(0, $0.logDensityTerms(slope: x[0]).curvature)] } ?? [])
+            + (guessingPriors[j].map { [(2, $0.logDensityDerivatives(logitGuessing: x[2]).second)] } ?? [])
     }
 
     /// Fisher steps in the shared parameters (σ, and the rating-scale thresholds) over the items that share them,
@@ -296,6 +312,6 @@ struct ItemModelEngine: EMIterable {
     }
 
     func logPrior() -> Double {
-        items.indices.reduce(0) { $0 + (priorOnSlope[$1] ? slopePriorTerms(items[$1].workingParameters[0]).logDensity : 0) }
+        items.indices.reduce(0) { $0 + logPrior(items[$1], item: $1) }
     }
 }

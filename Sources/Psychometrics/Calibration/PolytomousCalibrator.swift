@@ -26,6 +26,12 @@ public struct PolytomousCalibrator: Sendable {
     /// the E-step strategy and the memory budget are not.
     public var options: CalibrationOptions
 
+    /// The priors of 3PL items (`ItemModelKind.threePL`): c ~ `threePLGuessingPrior` and a ~ `threePLSlopePrior`
+    /// (defaults: the 3PL's, Beta(5, 17) and LogNormal(0, 0.5); nil: none), MAP item estimates as the 0/1
+    /// engine's. `options.slopePrior`, when set, is the slope prior of the 3PL items too.
+    public var threePLGuessingPrior: BetaPrior? = .standard
+    public var threePLSlopePrior: LogNormalPrior? = .standard
+
     /// The most free parameters standard errors are computed for: the observed information is P × P doubles per
     /// worker (4,000 parameters: 128 MB each). Beyond it the fit is reported without standard errors, and a
     /// warning says so.
@@ -116,6 +122,10 @@ public struct PolytomousCalibrator: Sendable {
         }
 
         let kinds = data.itemIDs.map { itemModels[$0] ?? model }
+        // A 3PL item is a 0/1 item: responses 0 and 1 both in use.
+        if let j = kinds.indices.first(where: { kinds[$0] == .threePL && fixed[$0] == nil && keptMaps[$0] != [0, 1] }) {
+            throw PsychometricsError(.invalidOptions, "item \(data.itemIDs[j]) is fitted as 3pl, a 0/1 item, but its responses in use are \(keptMaps[j].map { label(j, $0) }.joined(separator: ", ")) (a 3pl item is answered 0 or 1)")
+        }
         // Rating-scale items share their thresholds, so they need the same number of categories in use.
         let ratingScale = kinds.indices.filter { kinds[$0] == .ratingScale && fixed[$0] == nil }
         if let first = ratingScale.first, let other = ratingScale.first(where: { data.categoryCounts[$0] != data.categoryCounts[first] }) {
@@ -137,8 +147,15 @@ public struct PolytomousCalibrator: Sendable {
         let workers = options.workers
         var run = EMRun(engine: ItemModelEngine(items: start, data: data, grid: grid, workers: workers, maximumSlope: options.maximumSlope,
                                                 shared: (0..<data.itemCount).map { fixed[$0] != nil ? 0 : Self.sharedParameters(kinds[$0], categories: data.categoryCounts[$0]) },
-                                                slopePrior: options.slopePrior,
-                                                priorOnSlope: kinds.indices.map { fixed[$0] == nil && (kinds[$0] == .graded || kinds[$0] == .generalizedPartialCredit) },
+                                                slopePriors: kinds.indices.map { j -> LogNormalPrior? in
+                                                    guard fixed[j] == nil else { return nil }
+                                                    switch kinds[j] {
+                                                    case .graded, .generalizedPartialCredit: return options.slopePrior
+                                                    case .threePL: return options.slopePrior ?? threePLSlopePrior
+                                                    case .partialCredit, .ratingScale, .nominal: return nil
+                                                    }
+                                                },
+                                                guessingPriors: kinds.indices.map { fixed[$0] == nil && kinds[$0] == .threePL ? threePLGuessingPrior : nil },
                                                 estimatesLatent: estimatesLatent),
                         options: options, started: started, progress: progress)
         switch options.acceleration {
@@ -224,7 +241,7 @@ public struct PolytomousCalibrator: Sendable {
         switch kind {
         case .partialCredit: 1
         case .ratingScale: k - 1
-        case .graded, .generalizedPartialCredit, .nominal: 0
+        case .graded, .generalizedPartialCredit, .nominal, .threePL: 0
         }
     }
 

@@ -172,9 +172,11 @@ extension ItemBank {
                                responses: fitted.responses, pValue: pValue, flags: collapsed ? ["categories collapsed"] : [],
                                metadata: metadata?.values[fitted.itemID] ?? [:])
             if k == 2 && fitted.item.categoriesAreScores && fitted.categoryMap == [0, 1] {
-                row.model = fitted.model == .partialCredit || fitted.model == .ratingScale ? .rasch : .twoPL
-                row.parameters = ItemParameters(discrimination: fitted.parameters[0], difficulty: fitted.parameters[1])
-                row.standardErrors = ItemStandardErrors(discrimination: fitted.standardErrors[0], difficulty: fitted.standardErrors[1])
+                let threePL = fitted.model == .threePL
+                row.model = fitted.model == .partialCredit || fitted.model == .ratingScale ? .rasch : threePL ? .threePL : .twoPL
+                row.parameters = ItemParameters(discrimination: fitted.parameters[0], difficulty: fitted.parameters[1], guessing: threePL ? fitted.parameters[2] : 0)
+                row.standardErrors = ItemStandardErrors(discrimination: fitted.standardErrors[0], difficulty: fitted.standardErrors[1],
+                                                        guessing: threePL ? fitted.standardErrors[2] : nil)
             } else {
                 row.categoryModel = try CategoryBankItem(kind: fitted.model, values: fitted.parameters, standardErrors: fitted.standardErrors,
                                                          responseLabels: fitted.categoryLabels, key: (fitted.item as? NominalResponseItem)?.key)

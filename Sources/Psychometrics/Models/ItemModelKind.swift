@@ -10,12 +10,19 @@ import Foundation
 ///   by every rating-scale item of the calibration (mirt's `rsm`); the bank writes its items as partial-credit
 ///   rows (a = 1 and the item's steps).
 /// - `nominal`: Bock's nominal response model (`NominalResponseItem`), for unordered options.
+/// - `3pl`: Birnbaum's three-parameter logistic model for a 0/1 item with a lower asymptote
+///   (`ThreeParameterLogisticItem`), so that multiple-choice items are fitted with guessing beside the others; the
+///   bank writes it as the 0/1 row it is (model 3pl, a, b, c), not as a category row.
 public enum ItemModelKind: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
     case graded
     case generalizedPartialCredit = "gpcm"
     case partialCredit = "pcm"
     case ratingScale = "rsm"
     case nominal
+    case threePL = "3pl"
+
+    /// The kinds a bank row's model column names as a category row (every kind but the 3PL, a 0/1 row).
+    public static var categoryRowKinds: [ItemModelKind] { allCases.filter { $0 != .threePL } }
 
     public var description: String { rawValue }
 
@@ -26,7 +33,8 @@ public enum ItemModelKind: String, Sendable, Hashable, Codable, CaseIterable, Cu
     ///   λ = log(p_0 / p_{K−1}) / (K − 1), the mean step of the partial-credit start;
     /// - nominal: slopes 0, 1/(K−1), …, 1 (mirt's default scoring start) and c_k = log(p_k / p_0); with the item's
     ///   `key` (the category of its correct option) slope 1 on the key and 0 on the other options, so that the
-    ///   option chosen by the able starts as the one that rises with θ whatever its place among the options.
+    ///   option chosen by the able starts as the one that rises with θ whatever its place among the options;
+    /// - 3PL: a = 1, c = 0.2 (the default guessing prior's mode), d = logit of the proportion right corrected for c.
     func startingItem(proportions p: [Double], key: Int? = nil) -> any CalibratableItemModel {
         let k = p.count
         switch self {
@@ -48,6 +56,9 @@ public enum ItemModelKind: String, Sendable, Hashable, Codable, CaseIterable, Cu
             var slopes: [Double] = (0..<k).map { Double($0) / Double(k - 1) }
             if let key { slopes = (0..<k).map { c -> Double in c == key ? 1 : 0 } }
             return NominalResponseItem(slopes: slopes, intercepts: (0..<k).map { log(p[$0] / p[0]) }, key: key)
+        case .threePL:
+            let c = 0.2, right = min(max((p[k - 1] - c) / (1 - c), 0.02), 0.98)
+            return ThreeParameterLogisticItem(ItemParameters(discrimination: 1, difficulty: -Logistic.logit(right), guessing: c))
         }
     }
 }
@@ -61,6 +72,7 @@ extension ItemModelKind {
         switch self {
         case .graded, .generalizedPartialCredit, .partialCredit, .ratingScale: ["a"] + (1..<k).map { "b\($0)" }
         case .nominal: (0..<k).map { "a_\($0)" } + (0..<k).map { "c_\($0)" }
+        case .threePL: ["a", "b", "c"]
         }
     }
 
@@ -73,6 +85,7 @@ extension ItemModelKind {
         case .partialCredit: k - 1
         case .ratingScale: 1
         case .nominal: 2 * (k - 1)
+        case .threePL: 3
         }
     }
 
@@ -91,6 +104,9 @@ extension ItemModelKind {
             let k = values.count / 2
             return (self, values[0..<k].map { $0 / slope } + (0..<k).map { values[k + $0] - values[$0] * intercept / slope },
                     standardErrors[0..<k].map { $0.map { $0 / slope } } + [Double?](repeating: nil, count: k))
+        case .threePL:
+            return (self, [values[0] / slope, slope * values[1] + intercept, values[2]],
+                    [standardErrors[0].map { $0 / slope }, standardErrors[1].map { slope * $0 }, standardErrors[2]])
         }
     }
 
@@ -99,6 +115,7 @@ extension ItemModelKind {
         switch self {
         case .graded, .generalizedPartialCredit, .partialCredit, .ratingScale: count >= 2 ? count : nil
         case .nominal: count >= 4 && count % 2 == 0 ? count / 2 : nil
+        case .threePL: count == 3 ? 2 : nil
         }
     }
 
@@ -110,7 +127,7 @@ extension ItemModelKind {
     ///   category) counts 1 in the raw score; other models ignore it.
     public func item(values: [Double], key: Int? = nil) throws(PsychometricsError) -> any ItemResponseModel {
         guard categories(parameterCount: values.count) != nil else {
-            throw PsychometricsError(.invalidParameters, "a \(rawValue) item needs \(self == .nominal ? "a slope and an intercept per category (at least 2 categories)" : "a slope and at least one threshold"), got \(values.count) values")
+            throw PsychometricsError(.invalidParameters, "a \(rawValue) item needs \(self == .nominal ? "a slope and an intercept per category (at least 2 categories)" : self == .threePL ? "a, b and c" : "a slope and at least one threshold"), got \(values.count) values")
         }
         switch self {
         case .graded: return try GradedResponseItem(validating: values[0], thresholds: Array(values.dropFirst()))
@@ -126,6 +143,11 @@ extension ItemModelKind {
         case .nominal:
             let k = values.count / 2
             return try NominalResponseItem(validating: Array(values[0..<k]), intercepts: Array(values[k...]), key: key)
+        case .threePL:
+            guard values[0] > 0, values[0].isFinite, values[1].isFinite, values[2] >= 0, values[2] < 1 else {
+                throw PsychometricsError(.invalidParameters, "a 3pl item has a > 0, a finite b and 0 ≤ c < 1, got \(values.map(\.formatted6).joined(separator: ", "))")
+            }
+            return ThreeParameterLogisticItem(ItemParameters(discrimination: values[0], difficulty: values[1], guessing: values[2]))
         }
     }
 }
