@@ -183,6 +183,12 @@ package enum ResponseCell: Sendable, Hashable {
     package static let invalidCategory = -2
     /// The value of option letter A in `parseCategory(_:letters:)`; B is one more, and so on to Z.
     package static let optionLetterBase = 128
+
+    /// The cell text a value of `parseCategory(_:letters:)` stands for: its option letter (A for
+    /// `optionLetterBase`, …), or the number.
+    package static func text(ofCategory v: Int) -> String {
+        v >= optionLetterBase ? String(UnicodeScalar(UInt8(65 + v - optionLetterBase))) : String(v)
+    }
     package static let allowedCategoryDescription = "a whole number 0…255 (the response's category), or empty/NA for not administered"
     package static let allowedOptionDescription = "an option letter A–Z, a whole number 0…127 (the response's category), or empty/NA for not administered"
 

@@ -107,9 +107,7 @@ extension AnalyzeCommand {
             let start = indices.count
             for c in raw.cells(ofPerson: i) where newIndex[Int(raw.itemIndices[c])] >= 0 {
                 let k = Int(newIndex[Int(raw.itemIndices[c])]), item = bankItems[k], v = Int(raw.responses[c])
-                let base = ResponseCell.optionLetterBase
-                let text = v >= base ? String(UnicodeScalar(UInt8(65 + v - base))) : String(v)
-                let category = item.categoryModel.map { $0.category(of: text) } ?? (v <= 1 ? v : nil)
+                let category = item.categoryModel.map { $0.category(of: ResponseCell.text(ofCategory: v)) } ?? (v <= 1 ? v : nil)
                 guard let category else {
                     problems[item.itemID, default: (0, v)].count += 1
                     continue
@@ -121,8 +119,7 @@ extension AnalyzeCommand {
         if !problems.isEmpty {
             let listed = problems.sorted { $0.key < $1.key }.prefix(5).map { id, p in
                 let item = bankItems.first { $0.itemID == id }!
-                let shown = p.value >= ResponseCell.optionLetterBase ? String(UnicodeScalar(UInt8(65 + p.value - ResponseCell.optionLetterBase))) : String(p.value)
-                return "item '\(id)': \(p.count) response\(p.count == 1 ? "" : "s") such as \(shown) outside its categories (allowed \(item.categoryModel?.allowedResponses ?? "0 or 1"))"
+                return "item '\(id)': \(p.count) response\(p.count == 1 ? "" : "s") such as \(ResponseCell.text(ofCategory: p.value)) outside its categories (allowed \(item.categoryModel?.allowedResponses ?? "0 or 1"))"
             }
             throw InputError(file: responses, message: listed.joined(separator: "; ") + (problems.count > 5 ? "; …" : ""))
         }

@@ -52,7 +52,7 @@ extension CalibrateCommand {
             } else if letters[j] && kind != .nominal && !fixed.contains(id) {
                 problems.append("item \(TextFidelity.quoted(id)) is answered in option letters but fitted as \(kind.rawValue); letters are a nominal item's options (give it model nominal in the items file, or recode its cells to categories 0…K−1)")
             } else if letters[j] {
-                labels[id] = (0...largest[j]).map { String(UnicodeScalar(UInt8(65 + $0))) }
+                labels[id] = (0...largest[j]).map { ResponseCell.text(ofCategory: base + $0) }
                 // Options before the first one chosen are options nobody chose (the calibration drops categories
                 // below the lowest in use), so say so; gaps between chosen ones get the calibration's warning.
                 if smallest[j] > 0 && !fixed.contains(id) {
@@ -85,11 +85,13 @@ extension CalibrateCommand {
     ///   many there are and what the item allows.
     static func fixedItemCategories(_ data: ResponseMatrix, labels: [String: [String]], fixed: [String: BankItem], file: String) throws -> ResponseMatrix {
         let J = data.itemCount
+        // The cell text data category v of an item stands for: its option letter, or the number.
+        func cellText(_ id: String, _ v: Int) -> String { labels[id].map { v < $0.count ? $0[v] : String(v) } ?? String(v) }
         // Per item and data category: the bank category (−1: none; nil: not a fixed item).
         let tables: [[Int]?] = (0..<J).map { j in
             guard let item = fixed[data.itemIDs[j]] else { return nil }
             return (0..<data.categoryCounts[j]).map { v in
-                let text = labels[data.itemIDs[j]].map { v < $0.count ? $0[v] : String(v) } ?? String(v)
+                let text = cellText(data.itemIDs[j], v)
                 if let model = item.categoryModel { return model.category(of: text) ?? -1 }
                 return text == "0" ? 0 : text == "1" ? 1 : -1
             }
@@ -104,9 +106,8 @@ extension CalibrateCommand {
         }
         if !bad.isEmpty {
             let named = bad.keys.sorted().prefix(5).map { j -> String in
-                let id = data.itemIDs[j], v = bad[j]!.value, item = fixed[id]!
-                let text = labels[id].map { v < $0.count ? $0[v] : String(v) } ?? String(v)
-                return "fixed item \(TextFidelity.quoted(id)) has \(bad[j]!.count) response\(bad[j]!.count == 1 ? "" : "s") such as \(TextFidelity.quoted(text)) that \(bad[j]!.count == 1 ? "is" : "are") none of its bank categories (allowed: \(item.categoryModel?.allowedResponses ?? "0, 1"))"
+                let id = data.itemIDs[j], item = fixed[id]!
+                return "fixed item \(TextFidelity.quoted(id)) has \(bad[j]!.count) response\(bad[j]!.count == 1 ? "" : "s") such as \(TextFidelity.quoted(cellText(id, bad[j]!.value))) that \(bad[j]!.count == 1 ? "is" : "are") none of its bank categories (allowed: \(item.categoryModel?.allowedResponses ?? "0, 1"))"
             }
             throw InputError(file: file, message: named.joined(separator: "; ") + (bad.count > 5 ? "; … (\(bad.count) items)" : ""))
         }

@@ -12,6 +12,6 @@ extension EMEngine {
     mutating func setLatentDistribution(mean: Double, sd: Double) {
         latentMean = mean
         latentSD = sd
-        nodes = grid.points.map { mean + sd * $0 }
+        nodes = NormalLatentDistribution.nodes(grid, mean: mean, sd: sd)
     }
 }

@@ -97,9 +97,8 @@ extension EMEngine {
             }
         }
         if estimatesLatent {
-            let mean = min(max(x[latentMeanIndex], -NormalLatentDistribution.meanBound), NormalLatentDistribution.meanBound)
-            let sd = min(max(exp(x[latentSDIndex]), NormalLatentDistribution.sdRange.lowerBound), NormalLatentDistribution.sdRange.upperBound)
-            setLatentDistribution(mean: mean, sd: sd)
+            let latent = NormalLatentDistribution.projected(mean: x[latentMeanIndex], logSD: x[latentSDIndex])
+            setLatentDistribution(mean: latent.mean, sd: latent.sd)
         }
     }
 

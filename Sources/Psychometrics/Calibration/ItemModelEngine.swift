@@ -122,7 +122,7 @@ struct ItemModelEngine: EMIterable {
     mutating func setLatentDistribution(mean: Double, sd: Double) {
         latentMean = mean
         latentSD = sd
-        nodes = grid.points.map { mean + sd * $0 }
+        nodes = NormalLatentDistribution.nodes(grid, mean: mean, sd: sd)
     }
 
     /// Item j's Q_j(x) maximised by Fisher scoring from its current parameters (see the type's documentation);
@@ -209,9 +209,10 @@ struct ItemModelEngine: EMIterable {
         return (g, f)
     }
 
-    /// The log-normal slope prior's log density, gradient and curvature at a (`LogNormalPrior.logDensityTerms`).
-    /// Item j's log prior density at its working parameters: log p(a) + log p(c) where it has those priors.
+    /// Item j's log prior density at its working parameters: log p(a) + log p(c) where it has those priors
+    /// (0 without a prior, before the working parameters are formed: the M-step's line search calls this often).
     func logPrior(_ item: some CalibratableItemModel, item j: Int) -> Double {
+        guard slopePriors[j] != nil || guessingPriors[j] != nil else { return 0 }
         let x = item.workingParameters
         return (slopePriors[j]?.logDensityTerms(slope: x[0]).logDensity ?? 0) + (guessingPriors[j]?.logDensity(logitGuessing: x[2]) ?? 0)
     }
@@ -294,9 +295,8 @@ struct ItemModelEngine: EMIterable {
             offset += m
         }
         if estimatesLatent {
-            let bounds = NormalLatentDistribution.self
-            setLatentDistribution(mean: min(max(x[offset], -bounds.meanBound), bounds.meanBound),
-                                  sd: min(max(exp(x[offset + 1]), bounds.sdRange.lowerBound), bounds.sdRange.upperBound))
+            let latent = NormalLatentDistribution.projected(mean: x[offset], logSD: x[offset + 1])
+            setLatentDistribution(mean: latent.mean, sd: latent.sd)
         }
     }
 

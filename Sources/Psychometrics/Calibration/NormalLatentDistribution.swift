@@ -45,9 +45,17 @@ enum NormalLatentDistribution {
         return (imm, ims, iss)
     }
 
+    /// The moving nodes θ_q = μ + σ z_q of the standard grid.
+    static func nodes(_ grid: QuadratureGrid, mean: Double, sd: Double) -> [Double] { grid.points.map { mean + sd * $0 } }
+
     /// |μ| ≤ 100 and σ in [10⁻³, 10³]: the ranges an extrapolated (SQUAREM) latent distribution is projected into.
     static let meanBound = 100.0
     static let sdRange = 1e-3...1e3
+
+    /// Working values (μ, log σ), as SQUAREM extrapolates them, projected into `meanBound` and `sdRange`.
+    static func projected(mean: Double, logSD: Double) -> (mean: Double, sd: Double) {
+        (min(max(mean, -meanBound), meanBound), min(max(exp(logSD), sdRange.lowerBound), sdRange.upperBound))
+    }
 }
 
 /// The fixed items of an online calibration that no person answered, sorted: those not in the data and those in

@@ -21,7 +21,7 @@ import Foundation
 /// collapsing); a response outside them is refused. At least one fixed item must be answered.
 public struct PolytomousCalibrator: Sendable {
     /// Quadrature, tolerance, cycle limit, acceleration, workers, standard errors, the slope bound, the minimum
-    /// responses per item and the slope prior (`slopePrior`: on graded and gpcm items' a, MAP item estimates) are
+    /// responses per item and the slope prior (`slopePrior`: on graded, gpcm and 3PL items' a, MAP item estimates) are
     /// read; the dichotomous `model`, the guessing prior, `fixedItems` (given to `calibrate` as models instead),
     /// the E-step strategy and the memory budget are not.
     public var options: CalibrationOptions

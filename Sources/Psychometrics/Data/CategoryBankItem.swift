@@ -145,28 +145,22 @@ extension ItemBank {
         let hasPCM = calibration.items.contains { !$0.isFixed && ($0.model == .partialCredit || $0.model == .ratingScale) }
         if let fixed { latentScale = fixed.latentScale }
         else if hasPCM, let scale = try? LatentScale(mean: 0, sd: calibration.latentSD) { latentScale = scale } else { latentScale = .standard }
-        var columns = (metadata?.columns ?? []).filter { !Self.coreColumns.contains($0) }
-        for column in fixed?.metadataColumns ?? [] where !columns.contains(column) && !Self.coreColumns.contains(column) {
-            columns.append(column)
-        }
-        metadataColumns = columns
+        metadataColumns = Self.metadataColumns(metadata, fixed: fixed)
         let bankItems = Dictionary((fixed?.items ?? []).map { ($0.itemID, $0) }, uniquingKeysWith: { first, _ in first })
         var items: [BankItem] = []
         for fitted in calibration.items {
+            let k = fitted.categoryResponses.count
+            let scoreSum = fitted.categoryResponses.enumerated().reduce(0) { $0 + $1.offset * $1.element }
+            let pValue = fitted.responses > 0 ? Double(scoreSum) / Double(fitted.responses * (k - 1)) : nil
             if fitted.isFixed, var row = bankItems[fitted.itemID] {
-                let k = fitted.categoryResponses.count
-                let scoreSum = fitted.categoryResponses.enumerated().reduce(0) { $0 + $1.offset * $1.element }
                 row.responses = fitted.responses
-                row.pValue = fitted.responses > 0 ? Double(scoreSum) / Double(fitted.responses * (k - 1)) : nil
+                row.pValue = pValue
                 row.flags = Self.fixedFlags(row, [])
                 row.metadata = row.metadata.merging(metadata?.values[fitted.itemID] ?? [:]) { _, mine in mine }
                 row.sourceLine = nil
                 items.append(row)
                 continue
             }
-            let k = fitted.categoryResponses.count
-            let scoreSum = fitted.categoryResponses.enumerated().reduce(0) { $0 + $1.offset * $1.element }
-            let pValue = fitted.responses > 0 ? Double(scoreSum) / Double(fitted.responses * (k - 1)) : nil
             let collapsed = fitted.categoryMap.last! - fitted.categoryMap.first! + 1 != k
             var row = BankItem(itemID: fitted.itemID, model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0),
                                responses: fitted.responses, pValue: pValue, flags: collapsed ? ["categories collapsed"] : [],

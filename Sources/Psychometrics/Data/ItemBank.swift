@@ -90,11 +90,7 @@ public struct ItemBank: Sendable, Hashable, Codable {
         if let fixed { latentScale = fixed.latentScale }
         else if calibration.model == .rasch, let scale = try? LatentScale(mean: 0, sd: calibration.latentSD) { latentScale = scale }
         else { latentScale = .standard }
-        var columns = (metadata?.columns ?? []).filter { !Self.coreColumns.contains($0) }
-        for column in fixed?.metadataColumns ?? [] where !columns.contains(column) && !Self.coreColumns.contains(column) {
-            columns.append(column)
-        }
-        self.metadataColumns = columns
+        self.metadataColumns = Self.metadataColumns(metadata, fixed: fixed)
         let bankItems = Dictionary((fixed?.items ?? []).map { ($0.itemID, $0) }, uniquingKeysWith: { first, _ in first })
         var items = calibration.items.map { item in
             var row = BankItem(itemID: item.itemID, model: calibration.model, parameters: item.parameters,
@@ -123,6 +119,16 @@ public struct ItemBank: Sendable, Hashable, Codable {
             row.sourceLine = nil
             return row
         }
+    }
+
+    /// The metadata columns of a calibration's bank: the items file's, then the fixed bank's not among them (core
+    /// columns left out).
+    static func metadataColumns(_ metadata: ItemMetadata?, fixed: ItemBank?) -> [String] {
+        var columns = (metadata?.columns ?? []).filter { !coreColumns.contains($0) }
+        for column in fixed?.metadataColumns ?? [] where !columns.contains(column) && !coreColumns.contains(column) {
+            columns.append(column)
+        }
+        return columns
     }
 
     /// A fixed item's flags in the bank of a fixed-parameter calibration: `fixed`, then `extra` (`not in data`),
