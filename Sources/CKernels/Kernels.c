@@ -1,6 +1,9 @@
 #include "CKernels.h"
 #include <math.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 
 // The same operations in every version: no a·b + c fused into one rounding.
 #pragma STDC FP_CONTRACT OFF
@@ -64,16 +67,23 @@ static inline __attribute__((always_inline)) double maximum(const double *restri
     return largest;
 }
 
-static inline __attribute__((always_inline)) double normalize(double *restrict v, long count, long *first, long *last) {
-    double m = maximum(v, count);
-    // The exponentials elementwise (full vector width), then four running sums over t mod 4 in t order.
-    for (long t = 0; t < count; t++) v[t] = exp_core(v[t] - m);
+/// Σ v[0 ..< count] over four running sums by t mod 4, added as ((s0 + s1) + s2) + s3, then the last count mod 4
+/// values in order: the same additions in the same order on every instruction set.
+static inline __attribute__((always_inline)) double lane_sum(const double *restrict v, long count) {
     long whole = count - count % 4;
     double s[4] = {0, 0, 0, 0};
     for (long t = 0; t < whole; t += 4)
         for (int l = 0; l < 4; l++) s[l] += v[t + l];
     double sum = ((s[0] + s[1]) + s[2]) + s[3];
     for (long t = whole; t < count; t++) sum += v[t];
+    return sum;
+}
+
+static inline __attribute__((always_inline)) double normalize(double *restrict v, long count, long *first, long *last) {
+    double m = maximum(v, count);
+    // The exponentials elementwise (full vector width), then four running sums over t mod 4 in t order.
+    for (long t = 0; t < count; t++) v[t] = exp_core(v[t] - m);
+    double sum = lane_sum(v, count);
     double inverse = 1 / sum;
     for (long t = 0; t < count; t++) v[t] *= inverse;
     // The support: from the first to the last weight at least 2⁻⁵⁰ of the largest. The largest is `inverse`:
@@ -85,6 +95,33 @@ static inline __attribute__((always_inline)) double normalize(double *restrict v
     *first = t0;
     *last = t1;
     return m + log(sum);
+}
+
+IQSCORE_CLONES
+double iqscore_specific_products(double *restrict acc, double *restrict rowSums, const double *restrict prior,
+                                 const int32_t *restrict items, const uint8_t *restrict responses, long count,
+                                 const int32_t *restrict rowStart, const double *restrict table, long q, long stride) {
+    const long nodes = q * q;
+#if defined(__x86_64__)
+    const unsigned int csr = _mm_getcsr();
+    _mm_setcsr(csr | 0x8040);   // FTZ (bit 15) and DAZ (bit 6)
+#endif
+    for (long t = 0; t < nodes; t++) acc[t] = prior[t];
+    for (long k = 0; k < count; k++) {
+        if (k + IQSCORE_AHEAD < count) iqscore_prefetch_row(table_row(table, rowStart, items, responses, k + IQSCORE_AHEAD, stride), 0, nodes);
+        const double *restrict row = table_row(table, rowStart, items, responses, k, stride);
+        for (long t = 0; t < nodes; t++) acc[t] *= row[t];
+    }
+    double largest = 0;
+    for (long a = 0; a < q; a++) {
+        double sum = lane_sum(acc + a * q, q);
+        rowSums[a] = sum;
+        largest = sum > largest ? sum : largest;
+    }
+#if defined(__x86_64__)
+    _mm_setcsr(csr);
+#endif
+    return largest;
 }
 
 IQSCORE_CLONES

@@ -108,19 +108,24 @@ extension ItemModelKind: ExpressibleByArgument {}
 enum ModelArgument: Hashable, ExpressibleByArgument, CustomStringConvertible {
     case dichotomous(IRTModel)
     case categories(ItemModelKind)
+    /// The bifactor model of 0/1 items (`BifactorCalibrator`): a general factor and one specific factor per item
+    /// group.
+    case bifactor
 
     /// Any case, as `IRTModel`'s argument.
     init?(argument: String) {
         let text = argument.lowercased()
         if let m = IRTModel(rawValue: text) { self = .dichotomous(m) }
         else if let k = ItemModelKind(rawValue: text) { self = .categories(k) }
+        else if text == "bifactor" { self = .bifactor }
         else { return nil }
     }
 
     var dichotomous: IRTModel? { if case .dichotomous(let m) = self { m } else { nil } }
     var categories: ItemModelKind? { if case .categories(let k) = self { k } else { nil } }
-    var description: String { dichotomous?.rawValue ?? categories!.rawValue }
-    static var allValueStrings: [String] { IRTModel.allCases.map(\.rawValue) + ItemModelKind.categoryRowKinds.map(\.rawValue) }
+    var isBifactor: Bool { self == .bifactor }
+    var description: String { dichotomous?.rawValue ?? categories?.rawValue ?? "bifactor" }
+    static var allValueStrings: [String] { IRTModel.allCases.map(\.rawValue) + ItemModelKind.categoryRowKinds.map(\.rawValue) + ["bifactor"] }
     var defaultValueDescription: String { description }
 }
 

@@ -63,11 +63,18 @@ struct CalibrateCommand: ParsableCommand {
     @Argument(help: "Responses CSV (wide or long layout).")
     var responses: String
 
-    @Option(help: "Model: rasch, 1pl, 2pl or 3pl for 0/1 items; graded, gpcm, pcm, rsm or nominal for items scored in more than two categories (cells 0…255; per item by the model column of --items).")
+    @Option(help: "Model: rasch, 1pl, 2pl or 3pl for 0/1 items; graded, gpcm, pcm, rsm or nominal for items scored in more than two categories (cells 0…255; per item by the model column of --items); bifactor for 0/1 items on a general factor and one specific factor per group of items (--factor-column).")
     var model: ModelArgument = .dichotomous(.twoPL)
 
-    /// The 0/1 model (`--model rasch|1pl|2pl|3pl`); 2PL's ranges check the options of the other models.
-    var irtModel: IRTModel { model.dichotomous ?? .twoPL }
+    @Option(name: .customLong("factor-column"), help: "With --model bifactor: the column of --items naming each item's specific factor (items with an empty cell or no row load on the general factor only).")
+    var factorColumn = "domain"
+
+    @Option(name: .customLong("item-type"), help: "With --model bifactor: the items' model, 2pl or 3pl (default 2pl).")
+    var itemType: IRTModel?
+
+    /// The 0/1 model (`--model rasch|1pl|2pl|3pl`, or a bifactor fit's `--item-type`); 2PL's ranges check the
+    /// options of the other models.
+    var irtModel: IRTModel { model.dichotomous ?? (model.isBifactor ? itemType ?? .twoPL : .twoPL) }
 
     @Option(help: "Output bank CSV (written atomically).")
     var out: String
@@ -83,8 +90,8 @@ struct CalibrateCommand: ParsableCommand {
 
     @OptionGroup var columns: ResponseColumnOptions
 
-    @Option(name: .customLong("quadrature-points"), help: "Quadrature points, \(QuadratureGrid.allowedPointCounts.text).")
-    var quadraturePoints = 61
+    @Option(name: .customLong("quadrature-points"), help: "Quadrature points (per dimension for bifactor), \(QuadratureGrid.allowedPointCounts.text); default 61, bifactor 31 (mirt's).")
+    var quadraturePoints: Int?
 
     @Option(name: .customLong("theta-bound"), help: "Quadrature grid on [-B, B]; B in \(QuadratureGrid.allowedBounds).")
     var thetaBound = 6.0
@@ -126,6 +133,8 @@ struct CalibrateCommand: ParsableCommand {
     func validate() throws {
         // The priors' texts first (as before the other ranges), then every range of the library's options.
         if model.categories != nil { try validateCategoryModel() }
+        if model.isBifactor { try validateBifactor() }
+        if itemType != nil && !model.isBifactor { throw ValidationError("--item-type goes with --model bifactor (the other models name the item type in --model)") }
         if irtModel == .threePL { _ = try parsedGuessingPrior() }
         if irtModel.hasItemSlopes { _ = try parsedSlopePrior() }
         try throwIfAny(try calibrationOptions().validationProblems(naming: .option))
@@ -134,7 +143,7 @@ struct CalibrateCommand: ParsableCommand {
     /// The library's options from the command line (validated by `validate()`, used by `run()`).
     func calibrationOptions() throws -> CalibrationOptions {
         var options = CalibrationOptions(model: irtModel)
-        options.quadraturePoints = quadraturePoints
+        options.quadraturePoints = quadraturePoints ?? (model.isBifactor ? BifactorCalibrator.defaultOptions.quadraturePoints : 61)
         options.thetaBound = thetaBound
         options.tolerance = tolerance
         options.maxCycles = maxCycles
@@ -154,14 +163,14 @@ struct CalibrateCommand: ParsableCommand {
     /// (`DecimalNumber`) within `BetaPrior`'s ranges.
     func parsedGuessingPrior() throws -> BetaPrior?? {
         guard let text = guessingPrior else { return .none }
-        if model != .dichotomous(.threePL) && model.categories == nil {
-            throw ValidationError("--guessing-prior applies to --model 3pl, and to the 3pl items of a polytomous fit")
+        if model != .dichotomous(.threePL) && model.categories == nil && !(model.isBifactor && itemType == .threePL) {
+            throw ValidationError("--guessing-prior applies to --model 3pl, to the 3pl items of a polytomous fit, and to --model bifactor --item-type 3pl")
         }
         if text == "none" { return .some(nil) }
         let syntax = ValidationError("--guessing-prior must be 'beta:ALPHA,BETA', 'options:K', 'options' or 'none'; got '\(text)'")
         if text == "options" {
             // Per item from the items file (`itemGuessingPriors`, filled in `run()`); the default for the others.
-            if model.categories != nil { throw ValidationError("--guessing-prior options (per item) is for --model 3pl; a polytomous fit's 3pl items take beta:ALPHA,BETA, options:K or none") }
+            if model.categories != nil || model.isBifactor { throw ValidationError("--guessing-prior options (per item) is for --model 3pl; a polytomous fit's 3pl items take beta:ALPHA,BETA, options:K or none") }
             if items == nil { throw ValidationError("--guessing-prior options reads the number of options per item from the options column of --items ITEMS.csv; give --items, or use options:K") }
             return .none
         }
@@ -202,7 +211,7 @@ struct CalibrateCommand: ParsableCommand {
     /// `--slope-prior` as a prior (`.some(nil)`: 'none'; `.none`: not given), within `LogNormalPrior`'s ranges.
     func parsedSlopePrior() throws -> LogNormalPrior?? {
         guard let text = slopePrior else { return .none }
-        if model.dichotomous?.hasItemSlopes != true && model.categories == nil {
+        if model.dichotomous?.hasItemSlopes != true && model.categories == nil && !model.isBifactor {
             throw ValidationError("--slope-prior applies to --model 2pl or 3pl, and to the graded and gpcm items of a polytomous fit")
         }
         if text == "none" { return .some(nil) }
@@ -228,6 +237,7 @@ struct CalibrateCommand: ParsableCommand {
             let manifestWriter = try manifestPath.map { try AtomicFileWriter(path: $0) }
             BLASConfiguration.setThreadCount(1)
             if let kind = model.categories { return try runCategoryModel(kind, bankWriter: bankWriter, manifestWriter: manifestWriter) }
+            if model.isBifactor { return try runBifactor(bankWriter: bankWriter, manifestWriter: manifestWriter) }
             var options = try calibrationOptions()
 
             let readStart = Date()

@@ -34,6 +34,16 @@ void iqscore_log_posterior(double *acc, const double *prior, const int32_t *item
 void iqscore_add_posterior(const double *w, long first, long last, const int32_t *items, const uint8_t *responses,
                            long count, const int32_t *rowStart, double *counts, long stride);
 
+/// One person's block of one specific factor of a bifactor model, in probability space (no exponentials):
+/// acc[a·q + t] = prior[a·q + t] · Π_k row_k[a·q + t] over the answers k = 0 ..< count in order (rows of a table of
+/// probabilities P(u | θ_g,a, θ_s,t), laid out as `iqscore_log_posterior`'s), then rowSums[a] = Σ_t acc[a·q + t]
+/// (four running sums over t mod 4, added in lane order, then the tail in order) for a in 0 ..< q; returns the
+/// largest row sum. Runs with flush-to-zero and denormals-are-zero set (restored on return): a product that falls
+/// below 2⁻¹⁰²² becomes 0 instead of crawling through denormals, so the caller must check the returned largest
+/// row sum is far above that (the bifactor E-step redoes a block below 2⁻⁷⁰⁰ in logs).
+double iqscore_specific_products(double *acc, double *rowSums, const double *prior, const int32_t *items, const uint8_t *responses,
+                                 long count, const int32_t *rowStart, const double *table, long q, long stride);
+
 /// v[t] = exp(v[t] − shift) for t in 0 ..< count, in place (the EAP and posterior weights).
 ///
 /// Method (Cody & Waite 1980; as in fdlibm and Cephes): x = k·ln2 + r with k = round(x/ln2) and |r| ≤ ln2/2, ln2

@@ -128,10 +128,8 @@ struct ItemModelEngine: EMIterable {
     /// Item j's Q_j(x) maximised by Fisher scoring from its current parameters (see the type's documentation);
     /// the first `holding` working parameters (the shared ones) stay.
     func maximize<Item: CalibratableItemModel>(_ item: Item, item j: Int, counts: [Double], holding first: Int) -> any CalibratableItemModel {
-        var current = item
-        var value = objective(current, item: j, counts: counts)
         let fixingSlope = first > 0
-        for _ in 0..<25 {
+        return FisherScoring.maximize(item, objective: { objective($0, item: j, counts: counts) }, direction: { current in
             let x = current.workingParameters, m = x.count, free = m - first
             let (g, f) = scoreAndInformation(current, item: j, counts: counts)
             var gFree = [Double](repeating: 0, count: free), fFree = [Double](repeating: 0, count: free * free)
@@ -139,27 +137,12 @@ struct ItemModelEngine: EMIterable {
                 gFree[a] = g[a + first]
                 for b in 0..<free { fFree[a * free + b] = f[(a + first) * m + b + first] }
             }
-            let step = solveSmallSPD(fFree, gFree, n: free)
-            var t = 1.0, accepted = false
-            for _ in 0..<40 {
-                var y = x
-                for a in 0..<free { y[a + first] += t * step[a] }
-                if !fixingSlope, y[0] > maximumSlope { y[0] = maximumSlope }
-                if let candidate = current.withWorkingParameters(y) {
-                    let v = objective(candidate, item: j, counts: counts)
-                    if v >= value - 1e-12 * abs(value) {
-                        current = candidate
-                        value = v
-                        accepted = true
-                        break
-                    }
-                }
-                t /= 2
-            }
-            let size = step.reduce(0) { max($0, abs($1)) } * t
-            if !accepted || size < 1e-9 { break }
-        }
-        return current
+            return (x, [Double](repeating: 0, count: first) + solveSmallSPD(fFree, gFree, n: free))
+        }, candidate: { y in
+            var y = y
+            if !fixingSlope, y[0] > maximumSlope { y[0] = maximumSlope }
+            return item.withWorkingParameters(y)
+        })
     }
 
     /// Q_j(x) = Σ_q Σ_k r_jkq log P_k(θ_q), plus the slope's log prior density where item j has one.

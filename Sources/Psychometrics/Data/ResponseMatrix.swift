@@ -180,4 +180,24 @@ public struct ResponseMatrix: Sendable, Hashable {
         return (ResponseMatrix(validatedPersonIDs: persons, itemIDs: ids, rowOffsets: offsets, itemIndices: items, responses: values,
                                categoryCounts: counts), dropped)
     }
+
+    /// The same responses with item j renumbered `newIndex[j]` (a permutation of 0 ..< items) and the items named
+    /// `itemIDs` in the new order; each person's answers re-sorted ascending.
+    package func renumberingItems(_ newIndex: [Int32], itemIDs ids: [String]) -> ResponseMatrix {
+        var counts = [Int](repeating: 2, count: itemCount)
+        for j in 0..<itemCount { counts[Int(newIndex[j])] = categoryCounts[j] }
+        var items = [Int32](repeating: 0, count: cellCount), values = [UInt8](repeating: 0, count: cellCount)
+        var row: [(Int32, UInt8)] = []
+        for i in 0..<personCount {
+            row.removeAll(keepingCapacity: true)
+            for k in cells(ofPerson: i) { row.append((newIndex[Int(itemIndices[k])], responses[k])) }
+            row.sort { $0.0 < $1.0 }
+            for (n, (j, u)) in row.enumerated() {
+                items[rowOffsets[i] + n] = j
+                values[rowOffsets[i] + n] = u
+            }
+        }
+        return ResponseMatrix(validatedPersonIDs: personIDs, itemIDs: ids, rowOffsets: rowOffsets, itemIndices: items, responses: values,
+                              categoryCounts: counts)
+    }
 }

@@ -1,0 +1,231 @@
+import Foundation
+
+/// Marginal maximum-likelihood calibration of a bifactor model (Gibbons & Hedeker 1992; `BifactorItem`): 0/1
+/// items, 2PL or 3PL, each on the general factor and at most one specific factor (`FactorStructure`), the
+/// factors independent N(0, 1). EM with the dimension reduction (`BifactorEngine`: the E-step integrates over
+/// the general factor × one specific factor at a time, so its cost is linear in the number of specific
+/// factors), SQUAREM or plain iterations and the unidimensional engines' stopping rule (`EMRun`), standard
+/// errors from the observed information (Oakes 1999). Dense or missing-by-design data.
+///
+/// Quadrature: `options.quadraturePoints` per dimension on [−`thetaBound`, `thetaBound`]; the default
+/// (`defaultOptions`) is mirt's for a two-dimensional integral, 31 points on [−6, 6] (`bfactor()`'s
+/// `quadpts`), so its log-likelihood is comparable with mirt's.
+///
+/// Identification: the factors' means and variances are fixed (0, 1) and they are uncorrelated; a specific
+/// factor's sign is free (flipping it and its slopes leaves the likelihood unchanged), so each is reported with
+/// its items' slopes summing positive. A specific factor needs at least two items (one item's specific slope is
+/// not separable from its general slope and intercept); with two its slopes are identified only through their
+/// product with each other's, and a warning says so.
+public struct BifactorCalibrator: Sendable {
+    /// Read: `model` (2PL or 3PL), quadrature points (per dimension) and bound, tolerance, cycle limit,
+    /// acceleration, workers, standard errors, the slope bound, the minimum responses per item, `slopePrior` (on
+    /// the general slope a_g) and `guessingPrior` (3PL). Not read: the E-step strategy, the dense products'
+    /// threading, per-item guessing priors, fixed items, the memory budget.
+    public var options: CalibrationOptions
+
+    /// The default options: the 2PL, 31 quadrature points per dimension on [−6, 6] (mirt's `bfactor()`), the
+    /// unidimensional defaults otherwise.
+    public static var defaultOptions: CalibrationOptions {
+        var options = CalibrationOptions(model: .twoPL)
+        options.quadraturePoints = 31
+        return options
+    }
+
+    /// The most free parameters standard errors are computed for: each costs two E-steps (Oakes' identity by
+    /// central differences), and the information is P × P doubles.
+    public static let maximumStandardErrorParameters = 2_000
+
+    public init(options: CalibrationOptions = BifactorCalibrator.defaultOptions) { self.options = options }
+
+    /// - Parameters:
+    ///   - structure: each item's specific factor (items of the data it does not list load on the general factor
+    ///     only; items it lists that are not in the data are named in a warning).
+    ///   - progress: told after each EM cycle and while the standard errors are computed.
+    /// - Throws: `PsychometricsError` `.invalidOptions` for options outside their ranges, a model other than 2PL
+    ///   or 3PL, or items in more than two categories; `.insufficientData` when fewer than 2 items or persons
+    ///   remain, no specific factor has items, or a specific factor keeps fewer than 2 items; `.numericalFailure`
+    ///   when the iterations diverge.
+    public func calibrate(_ input: ResponseMatrix, structure: FactorStructure,
+                          progress: ((CalibrationProgress) -> Void)? = nil) throws -> BifactorCalibrationResult {
+        let started = DispatchTime.now().uptimeNanoseconds
+        var problems = options.validationProblems()
+        if options.model != .twoPL && options.model != .threePL {
+            problems.append("the bifactor model's items are 2PL or 3PL, not \(options.model.rawValue)")
+        }
+        guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid options: " + problems.joined(separator: "; ")) }
+        if let j = input.categoryCounts.firstIndex(where: { $0 != 2 }) {
+            throw PsychometricsError(.invalidOptions, "item \(input.itemIDs[j]) has \(input.categoryCounts[j]) categories; the bifactor model's items are scored 0/1")
+        }
+        var warnings: [String] = []
+
+        // Items with too few responses or one category are excluded (as the unidimensional calibrators do).
+        let totals = input.categoryTotals()
+        var keep = [Bool](repeating: true, count: input.itemCount), excluded: [(String, String)] = []
+        for j in 0..<input.itemCount {
+            let n = totals[j][0] + totals[j][1]
+            if n < options.minimumItemResponses {
+                keep[j] = false
+                excluded.append((input.itemIDs[j], "\(n) responses (at least \(options.minimumItemResponses) needed)"))
+            } else if totals[j][0] == 0 || totals[j][1] == 0 {
+                keep[j] = false
+                excluded.append((input.itemIDs[j], "every response is \(totals[j][1] == 0 ? 0 : 1)"))
+            }
+        }
+        let (kept, droppedPersons) = input.keepingItems(keep)
+        guard kept.itemCount >= 2 else {
+            throw PsychometricsError(.insufficientData, "only \(kept.itemCount) of \(input.itemCount) items can be calibrated (at least 2 needed)"
+                                     + (excluded.isEmpty ? "" : "; excluded: " + excluded.map { "\($0.0) (\($0.1))" }.joined(separator: ", ")))
+        }
+        guard kept.personCount >= 2 else {
+            throw PsychometricsError(.insufficientData, "only \(kept.personCount) person has responses to calibrated items; at least 2 are needed")
+        }
+        let notInData = structure.specificFactorOfItem.keys.filter { !Set(input.itemIDs).contains($0) }.sorted()
+        if !notInData.isEmpty {
+            warnings.append("\(notInData.count) item\(notInData.count == 1 ? "" : "s") of the factor structure \(notInData.count == 1 ? "is" : "are") not in the data: \(notInData.prefix(10).joined(separator: ", "))\(notInData.count > 10 ? ", …" : "")")
+        }
+
+        // Groups: general-only items, then each specific factor's, in the structure's order.
+        let factorOf = kept.itemIDs.map { structure.specificFactorOfItem[$0] }
+        let s = structure.specificFactors.count
+        // The engine's numbering: items grouped by factor, general-only first; the responses renumbered with them.
+        let (order, engineIndex, groupOf, groupItems) = BifactorEngine.grouping(factorOf, specificCount: s)
+        guard groupItems.dropFirst().contains(where: { !$0.isEmpty }) else {
+            throw PsychometricsError(.insufficientData, "no calibrated item loads on a specific factor: the bifactor model needs item groups (the unidimensional model fits this structure)")
+        }
+        for f in 0..<s where groupItems[f + 1].count == 1 {
+            throw PsychometricsError(.insufficientData, "specific factor \(structure.specificFactors[f]) has one calibrated item (\(kept.itemIDs[order[groupItems[f + 1].lowerBound]])); a specific factor needs at least 2 items: give the item another factor or none")
+        }
+        for f in 0..<s where groupItems[f + 1].count == 2 {
+            warnings.append("specific factor \(structure.specificFactors[f]) has 2 items: their specific slopes are identified only through each other (3 or more items identify each)")
+        }
+        let emptyFactors = (0..<s).filter { groupItems[$0 + 1].isEmpty }.map { structure.specificFactors[$0] }
+        if !emptyFactors.isEmpty { warnings.append("specific factor\(emptyFactors.count == 1 ? "" : "s") \(emptyFactors.joined(separator: ", ")) \(emptyFactors.count == 1 ? "has" : "have") no calibrated items") }
+        let data = kept.renumberingItems(engineIndex, itemIDs: order.map { kept.itemIDs[$0] })
+
+        // Starting values: a_g = 1, a_s = 0.5, c at the guessing prior's mode (0.2 without one), d from the item's
+        // proportion correct p by the logistic–normal approximation E σ(z) ≈ σ(E z / √(1 + π Var z / 8)).
+        let threePL = options.model == .threePL, finalTotals = data.categoryTotals()
+        let guessingStart = threePL ? (options.guessingPrior.map { $0.mode } ?? 0.2) : 0
+        let start = (0..<data.itemCount).map { e -> BifactorItem in
+            let n = Double(finalTotals[e][0] + finalTotals[e][1])
+            let p = min(max(Double(finalTotals[e][1]) / n, 0.005), 0.995)
+            let g = Int(groupOf[e]), aS = g > 0 ? 0.5 : 0
+            let pStar = min(max((p - guessingStart) / (1 - guessingStart), 0.02), 0.98)
+            let d = Logistic.logit(pStar) * (1 + Double.pi / 8 * (1 + aS * aS)).squareRoot()
+            return BifactorItem(generalSlope: 1, specificSlope: aS, specific: g > 0 ? g - 1 : nil, intercept: d,
+                                guessing: guessingStart, estimatesGuessing: threePL)
+        }
+        let grid = QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound)
+        var run = EMRun(engine: BifactorEngine(items: start, data: data, grid: grid, group: groupOf, groupItems: groupItems,
+                                               workers: options.workers, maximumSlope: options.maximumSlope,
+                                               slopePrior: options.slopePrior, guessingPrior: threePL ? options.guessingPrior : nil),
+                        options: options, started: started, progress: progress)
+        switch options.acceleration {
+        case .none: try run.runPlain()
+        case .squarem: try run.runSQUAREM()
+        }
+        if !run.converged {
+            warnings.append("EM did not converge in \(run.cycles) cycles: the largest parameter change in the last cycle was \(run.change.formatted6) (tolerance \(options.tolerance.formatted6)); estimates are provisional")
+        }
+        var engine = run.engine
+        // Each specific factor's sign: its slopes summing positive.
+        for f in 0..<s {
+            let range = groupItems[f + 1]
+            if range.reduce(0.0, { $0 + engine.items[$1].specificSlope }) < 0 {
+                for e in range { engine.items[e].specificSlope.negate() }
+            }
+        }
+        let final = engine.eStep()
+
+        // Standard errors (Oakes), working parameters then c by the delta method.
+        let parameterCount = engine.items.reduce(0) { $0 + $1.workingParameterCount }
+        var covariance: ParameterCovariance?
+        if options.standardErrors && parameterCount > Self.maximumStandardErrorParameters {
+            warnings.append("standard errors not computed: \(parameterCount) free parameters, more than the \(Self.maximumStandardErrorParameters) the observed information is formed for (two E-steps each)")
+        } else if options.standardErrors {
+            let information = engine.observedInformation { done, total in
+                progress?(CalibrationProgress(phase: .standardErrors, cycle: run.cycles, logLikelihood: final.logLikelihood,
+                                              largestChange: Double(done) / Double(total),
+                                              elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
+            }
+            covariance = ParameterCovariance(information: information, count: parameterCount, held: [], workers: engine.workers)
+            if covariance == nil {
+                warnings.append("standard errors unavailable: the observed information matrix is not positive definite (the model may not be identified by these data)")
+            }
+        }
+        var itemsOut = [BifactorCalibrationResult.Item?](repeating: nil, count: data.itemCount)
+        var index = 0
+        for e in 0..<data.itemCount {
+            let item = engine.items[e], m = item.workingParameterCount
+            var se = [Double?](repeating: nil, count: m)
+            if let covariance {
+                for a in 0..<m { se[a] = covariance.entry(index + a, index + a).squareRoot() }
+                if item.estimatesGuessing, let sg = se[m - 1] { se[m - 1] = item.guessing * (1 - item.guessing) * sg }
+            }
+            index += m
+            var k = 0
+            let seGeneral = se[k]; k += 1
+            let seSpecific = item.specific != nil ? se[k] : nil; if item.specific != nil { k += 1 }
+            let seIntercept = se[k]; k += 1
+            let seGuessing = item.estimatesGuessing ? se[k] : nil
+            let n = finalTotals[e][0] + finalTotals[e][1]
+            itemsOut[order[e]] = .init(itemID: data.itemIDs[e], item: item, generalSlopeStandardError: seGeneral,
+                                       specificSlopeStandardError: seSpecific, interceptStandardError: seIntercept,
+                                       guessingStandardError: seGuessing, responses: n,
+                                       proportionCorrect: Double(finalTotals[e][1]) / Double(max(1, n)),
+                                       atSlopeBound: max(abs(item.generalSlope), abs(item.specificSlope)) >= options.maximumSlope * (1 - 1e-9))
+        }
+        let items = itemsOut.map { $0! }
+        let atBound = items.filter(\.atSlopeBound).map(\.itemID)
+        if !atBound.isEmpty {
+            warnings.append("\(atBound.count) item\(atBound.count == 1 ? "" : "s") reached the slope bound \(options.maximumSlope.formatted6) (\(atBound.prefix(10).joined(separator: ", "))): the likelihood rises without limit along the slope (a Heywood case); estimates are at the bound")
+        }
+        for (id, reason) in excluded { warnings.append("item \(id) excluded: \(reason)") }
+        if !droppedPersons.isEmpty { warnings.append("\(droppedPersons.count) person\(droppedPersons.count == 1 ? "" : "s") excluded: no responses to any calibrated item") }
+        let n = Double(data.personCount), ll = final.logLikelihood
+        return BifactorCalibrationResult(
+            items: items, structure: structure, model: options.model, logLikelihood: ll, parameterCount: parameterCount,
+            aic: -2 * ll + 2 * Double(parameterCount), bic: -2 * ll + log(n) * Double(parameterCount),
+            quadraturePoints: options.quadraturePoints, cycles: run.cycles, eSteps: run.eSteps, converged: run.converged,
+            personCount: data.personCount, excludedItems: excluded.map(\.0), warnings: warnings,
+            elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+    }
+}
+
+/// The outcome of a `BifactorCalibrator` run.
+public struct BifactorCalibrationResult: Sendable {
+    public struct Item: Sendable {
+        public var itemID: String
+        /// The fitted item (its `specific` indexes `structure.specificFactors`).
+        public var item: BifactorItem
+        public var generalSlopeStandardError: Double?
+        /// Nil for an item without a specific factor, or without standard errors.
+        public var specificSlopeStandardError: Double?
+        public var interceptStandardError: Double?
+        /// 3PL items only.
+        public var guessingStandardError: Double?
+        public var responses: Int
+        public var proportionCorrect: Double
+        /// Whether a slope reached ±`maximumSlope` (a Heywood case).
+        public var atSlopeBound: Bool
+    }
+
+    /// In the data's item order (excluded items left out).
+    public var items: [Item]
+    public var structure: FactorStructure
+    public var model: IRTModel
+    public var logLikelihood: Double
+    /// Free parameters (a_g, a_s, d and c per item).
+    public var parameterCount: Int
+    public var aic: Double
+    public var bic: Double
+    /// Quadrature points per dimension.
+    public var quadraturePoints: Int
+    public var cycles: Int
+    public var eSteps: Int
+    public var converged: Bool
+    public var personCount: Int
+    public var excludedItems: [String]
+    public var warnings: [String]
+    public var elapsedSeconds: Double
+}

@@ -1,0 +1,141 @@
+import ArgumentParser
+import Foundation
+import Psychometrics
+import PsychometricsIO
+
+extension CalibrateCommand {
+    /// `--model bifactor`'s own rules: the factor structure comes from a column of --items; the items are 2PL or 3PL.
+    func validateBifactor() throws {
+        guard items != nil else {
+            throw ValidationError("--model bifactor reads each item's specific factor from the \(factorColumn) column of --items ITEMS.csv (--factor-column names another); give --items")
+        }
+        if let itemType, itemType != .twoPL && itemType != .threePL {
+            throw ValidationError("--item-type must be 2pl or 3pl for --model bifactor, got \(itemType.rawValue)")
+        }
+        if fixedBankPath != nil { throw ValidationError("--fixed (online calibration) is for the unidimensional models; --model bifactor estimates every item") }
+        if eStep != .automatic { throw ValidationError("--e-step applies to the unidimensional 0/1 models; --model bifactor has its own E-step (general × one specific factor)") }
+    }
+
+    /// The bifactor fit: structure from `--factor-column` of `--items`, `BifactorCalibrator`, the bank
+    /// (`BifactorCalibrationResult.bankCSV`) and the summary as one output set.
+    func runBifactor(bankWriter: AtomicFileWriter, manifestWriter: AtomicFileWriter?) throws -> Int32 {
+        let options = try calibrationOptions()
+        let readStart = Date()
+        let itemsPath = items!
+        let metadata = try ItemMetadata.load(csv: itemsPath)
+        guard metadata.columns.contains(factorColumn) else {
+            throw InputError(file: itemsPath, line: 1, message: "--factor-column \(TextFidelity.quoted(factorColumn)) is not a column of the items file; its columns: \(metadata.columns.joined(separator: ","))")
+        }
+        let (data, report) = try ResponseMatrix.load(csv: responses, options: columns.fileOptions, maxMemoryBytes: maxMemory.bytes,
+                                                     threads: threads ?? WorkerThreads.all)
+        noteUnnamedIDColumn(report)
+        let readSeconds = Date().timeIntervalSince(readStart)
+        // Specific factors in the order their first item comes in the data.
+        let structure = try FactorStructure(items: data.itemIDs.map { ($0, metadata.values[$0]?[factorColumn]) })
+        let status = TerminalStatusLine()
+        let result = try BifactorCalibrator(options: options).calibrate(data, structure: structure, progress: Self.progress(on: status))
+        status.clear()
+        try bankWriter.write(result.bankCSV(metadata: metadata))
+        try OutputSet.commit([("bank", bankWriter, result.items.count)], manifest: manifestWriter) { entries in
+            var summary = BifactorCalibrationSummary(result: result, options: options, report: report, responsesPath: responses, bankPath: out,
+                                                     factorColumn: factorColumn, readSeconds: readSeconds)
+            summary.outputs = entries
+            return try encodeJSON(summary)
+        }
+        var lines = ["iqscore calibrate: bifactor \(result.model.rawValue.uppercased()) on \(responses) (\(report.layout.rawValue) layout, \(formatCount(report.dataRows)) data rows)"]
+        lines.append("data: \(formatCount(result.personCount)) persons × \(result.items.count) items, \(formatCount(data.cellCount)) responses")
+        let perFactor = result.structure.specificFactors.indices.map { f in
+            "\(result.structure.specificFactors[f]) (\(result.items.filter { $0.item.specific == f }.count))"
+        }
+        let generalOnly = result.items.filter { $0.item.specific == nil }.count
+        lines.append("factors: \(result.structure.generalFactor) (all items), specific: \(perFactor.joined(separator: ", "))" + (generalOnly > 0 ? "; \(generalOnly) items on the general factor only" : ""))
+        let state = result.converged ? "converged in \(result.cycles) cycles" : "NOT CONVERGED after \(result.cycles) cycles"
+        lines.append("\(state) (\(result.eSteps) E-steps, \(options.acceleration.rawValue), \(result.quadraturePoints)² nodes per specific factor); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s")
+        lines.append("log-likelihood \(fixed(result.logLikelihood, 3)), AIC \(fixed(result.aic, 2)), BIC \(fixed(result.bic, 2)) (\(result.parameterCount) parameters)")
+        if result.model == .threePL {
+            lines.append("priors: c ~ \(options.guessingPrior.map(String.init(describing:)) ?? "none"), a_\(result.structure.generalFactor) ~ \(options.slopePrior.map(String.init(describing:)) ?? "none")")
+        } else if let prior = options.slopePrior {
+            lines.append("priors: a_\(result.structure.generalFactor) ~ \(prior)")
+        }
+        for warning in result.warnings.prefix(8) { lines.append("warning: \(warning)") }
+        if result.warnings.count > 8 { lines.append("warning: … and \(result.warnings.count - 8) more (see the summary JSON)") }
+        lines.append("wrote \(out) (\(result.items.count) items)" + (manifestPath.map { " and \($0)" } ?? ""))
+        printError(lines.joined(separator: "\n"))
+        return result.converged ? ExitStatus.success : ExitStatus.notConverged
+    }
+}
+
+/// The `--summary-json` document of a bifactor fit.
+struct BifactorCalibrationSummary: Encodable {
+    var manifest_version = 1
+    var command = "calibrate"
+    var iqscore_version = iqscoreVersion
+    var outputs: [ManifestEntry] = []
+    var model = "bifactor"
+    var item_type: String
+    var responses: String
+    var bank: String
+    var layout: String
+    var factor_column: String
+    var general_factor: String
+    var specific_factors: [String]
+    /// Per specific factor, its items (in the data's order).
+    var factor_items: [String: [String]]
+    var n_persons: Int
+    var n_items: Int
+    var excluded_items: [String]
+    var log_likelihood: Double
+    var aic: Double
+    var bic: Double
+    var n_parameters: Int
+    var cycles: Int
+    var e_steps: Int
+    var converged: Bool
+    var tolerance: Double
+    var max_cycles: Int
+    var acceleration: String
+    /// Points per dimension; the E-step integrates over quadrature_points² nodes per specific factor.
+    var quadrature_points: Int
+    var theta_bound: Double
+    var standard_errors: String
+    var priors: [String: String]
+    var read_seconds: Double
+    var fit_seconds: Double
+    var warnings: [String]
+
+    init(result: BifactorCalibrationResult, options: CalibrationOptions, report: ResponseFileReport, responsesPath: String, bankPath: String,
+         factorColumn: String, readSeconds: Double) {
+        item_type = result.model.rawValue
+        responses = responsesPath
+        bank = bankPath
+        layout = report.layout.rawValue
+        factor_column = factorColumn
+        general_factor = result.structure.generalFactor
+        specific_factors = result.structure.specificFactors
+        factor_items = Dictionary(uniqueKeysWithValues: result.structure.specificFactors.indices.map { f in
+            (result.structure.specificFactors[f], result.items.filter { $0.item.specific == f }.map(\.itemID))
+        })
+        n_persons = result.personCount
+        n_items = result.items.count
+        excluded_items = result.excludedItems
+        log_likelihood = result.logLikelihood
+        aic = result.aic
+        bic = result.bic
+        n_parameters = result.parameterCount
+        cycles = result.cycles
+        e_steps = result.eSteps
+        converged = result.converged
+        tolerance = options.tolerance
+        max_cycles = options.maxCycles
+        acceleration = options.acceleration.rawValue
+        quadrature_points = result.quadraturePoints
+        theta_bound = options.thetaBound
+        standard_errors = options.standardErrors ? "observed information (Oakes 1999, central differences of the gradient)" : "not computed (--no-se)"
+        var p: [String: String] = ["general_slope": options.slopePrior?.description ?? "none"]
+        if result.model == .threePL { p["guessing"] = options.guessingPrior?.description ?? "none" }
+        priors = p
+        read_seconds = readSeconds
+        fit_seconds = result.elapsedSeconds
+        warnings = result.warnings
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+@testable import Psychometrics
+
+@Suite("Bifactor calibration")
+struct BifactorCalibratorTests {
+    /// Items of two specific factors (three items each) and two general-only items.
+    static let items: [BifactorItem] = [
+        BifactorItem(generalSlope: 1.2, specificSlope: 0.8, specific: 0, intercept: 0.3),
+        BifactorItem(generalSlope: 0.9, specificSlope: 1.1, specific: 0, intercept: -0.5),
+        BifactorItem(generalSlope: 1.5, specificSlope: 0.6, specific: 0, intercept: 1.0),
+        BifactorItem(generalSlope: 1.0, specificSlope: 1.3, specific: 1, intercept: 0.0),
+        BifactorItem(generalSlope: 1.4, specificSlope: 0.7, specific: 1, intercept: -1.1),
+        BifactorItem(generalSlope: 0.8, specificSlope: 0.9, specific: 1, intercept: 0.6),
+        BifactorItem(generalSlope: 1.1, intercept: 0.2),
+        BifactorItem(generalSlope: 0.7, intercept: -0.4, guessing: 0.2, estimatesGuessing: true),
+    ]
+
+    /// The engine for `items` on `data` (items in the data's order, grouped as the calibrator groups them).
+    static func engine(_ items: [BifactorItem], data: ResponseMatrix, points: Int, bound: Double = 5) -> BifactorEngine {
+        let specifics = (items.compactMap(\.specific).max() ?? -1) + 1
+        let (order, newIndex, groups, ranges) = BifactorEngine.grouping(items.map(\.specific), specificCount: specifics)
+        let renumbered = data.renumberingItems(newIndex, itemIDs: order.map { data.itemIDs[$0] })
+        return BifactorEngine(items: order.map { items[$0] }, data: renumbered, grid: QuadratureGrid(validatedCount: points, bound: bound),
+                              group: groups, groupItems: ranges, workers: 2, maximumSlope: 20, slopePrior: nil,
+                              guessingPrior: nil)
+    }
+
+    /// log L by brute force on the full product grid: Σ over (θ_g, θ_1, …, θ_S) of Π weights × Π_j P(u_j).
+    static func bruteForceLogLikelihood(_ items: [BifactorItem], data: ResponseMatrix, grid: QuadratureGrid) -> Double {
+        let specifics = (items.compactMap(\.specific).max() ?? -1) + 1, q = grid.count
+        var total = 0.0
+        for i in 0..<data.personCount {
+            var terms: [Double] = []
+            var index = [Int](repeating: 0, count: specifics + 1)
+            repeat {
+                var logTerm = 0.0
+                for d in index { logTerm += grid.logWeights[d] }
+                for k in data.cells(ofPerson: i) {
+                    let item = items[Int(data.itemIndices[k])]
+                    let z = item.logit(general: grid.points[index[0]], specific: item.specific.map { grid.points[index[$0 + 1]] } ?? 0)
+                    let lp = item.logProbabilities(logit: z)
+                    logTerm += data.responses[k] == 1 ? lp.right : lp.wrong
+                }
+                terms.append(logTerm)
+                var d = 0
+                while d <= specifics {
+                    index[d] += 1
+                    if index[d] < q { break }
+                    index[d] = 0
+                    d += 1
+                }
+                if d > specifics { break }
+            } while true
+            let m = terms.max()!
+            total += m + log(terms.reduce(0) { $0 + exp($1 - m) })
+        }
+        return total
+    }
+
+    @Test("the dimension-reduced E-step equals the full-grid integral, and every answer's posterior sums to 1")
+    func eStepKnownValue() throws {
+        var rng = SeededGenerator(seed: 7)
+        // Missing by design: 6 of the 8 items per person.
+        let (data, _) = BifactorSimulator(items: Self.items, specificFactorCount: 2, itemsPerSession: 6)
+            .matrix(count: 40, itemIDs: (1...8).map { "i\($0)" }, using: &rng)
+        let engine = Self.engine(Self.items, data: data, points: 9)
+        let e = engine.eStep()
+        let brute = Self.bruteForceLogLikelihood(Self.items, data: data, grid: engine.grid)
+        #expect(abs(e.logLikelihood - brute) < 1e-10 * abs(brute), "E-step \(e.logLikelihood), full grid \(brute)")
+        // Σ_nodes (r_0 + r_1) = the item's responses.
+        let answered = engine.data.itemTotals().responses
+        for j in 0..<engine.items.count {
+            let c = engine.itemCounts(e, item: j)
+            let sum = (0..<c.nodes).reduce(0.0) { $0 + c.counts[c.wrongOffset + $1] + c.counts[c.rightOffset + $1] }
+            #expect(abs(sum - Double(answered[j])) < 1e-9, "item \(j): counts sum to \(sum), \(answered[j]) responses")
+        }
+    }
+
+    @Test("a specific factor too long for products is integrated in logs, to the same value")
+    func logPathKnownValue() throws {
+        // 800 items of one specific factor answered at random: the best node's product is below 2^-700.
+        var items = (0..<800).map { BifactorItem(generalSlope: 1 + Double($0 % 5) * 0.2, specificSlope: 0.8, specific: 0, intercept: Double($0 % 7) - 3) }
+        items.append(BifactorItem(generalSlope: 1, intercept: 0))
+        var rng = SeededGenerator(seed: 11)
+        let rows: [[UInt8?]] = (0..<3).map { _ in (0..<801).map { _ in UInt8(rng.next() & 1) } }
+        let data = try ResponseMatrix(itemIDs: (0..<801).map { "i\($0)" }, rows: rows)
+        let engine = Self.engine(items, data: data, points: 7)
+        let e = engine.eStep(), brute = Self.bruteForceLogLikelihood(items, data: data, grid: engine.grid)
+        #expect(e.logLikelihood / 3 < -700 * log(2.0))
+        #expect(abs(e.logLikelihood - brute) < 1e-10 * abs(brute), "E-step \(e.logLikelihood), full grid \(brute)")
+    }
+
+    @Test("the gradient (Fisher's identity) equals the log-likelihood's central differences")
+    func gradientMatchesFiniteDifferences() throws {
+        var rng = SeededGenerator(seed: 3)
+        let (data, _) = BifactorSimulator(items: Self.items, specificFactorCount: 2).matrix(count: 200, itemIDs: (1...8).map { "i\($0)" }, using: &rng)
+        let engine = Self.engine(Self.items, data: data, points: 11)
+        let g = engine.gradient(engine.eStep()), x = engine.workingParameters()
+        for k in x.indices {
+            let h = 1e-5
+            var up = engine, down = engine
+            var xu = x, xd = x
+            xu[k] += h
+            xd[k] -= h
+            up.setWorkingParameters(xu)
+            down.setWorkingParameters(xd)
+            let numeric = (up.eStep().logLikelihood - down.eStep().logLikelihood) / (2 * h)
+            #expect(abs(g[k] - numeric) < 2e-4 * max(1, abs(numeric)), "parameter \(k): gradient \(g[k]), differences \(numeric)")
+        }
+    }
+
+    /// A battery of 3 specific factors × `perFactor` items plus 2 general-only items, slopes and intercepts drawn.
+    static func battery(perFactor: Int, seed: UInt64) -> [BifactorItem] {
+        var rng = SeededGenerator(seed: seed)
+        func uniform(_ lo: Double, _ hi: Double) -> Double { lo + (hi - lo) * RandomVariate.uniform(using: &rng) }
+        var items: [BifactorItem] = []
+        for f in 0..<3 {
+            for _ in 0..<perFactor {
+                items.append(BifactorItem(generalSlope: uniform(0.8, 2.0), specificSlope: uniform(0.5, 1.5), specific: f, intercept: uniform(-1.5, 1.5)))
+            }
+        }
+        items.append(BifactorItem(generalSlope: uniform(0.8, 2.0), intercept: uniform(-1, 1)))
+        items.append(BifactorItem(generalSlope: uniform(0.8, 2.0), intercept: uniform(-1, 1)))
+        return items
+    }
+
+    static func structure(_ items: [BifactorItem]) throws -> FactorStructure {
+        try FactorStructure(items: items.enumerated().map { ("i\($0.offset)", $0.element.specific.map { ["pattern", "verbal", "spatial"][$0] }) })
+    }
+
+    @Test("seeded recovery, dense: slopes and intercepts within their standard errors of the truth", arguments: [false, true])
+    func recovery(missingByDesign: Bool) throws {
+        let truth = Self.battery(perFactor: missingByDesign ? 8 : 4, seed: 21)
+        var rng = SeededGenerator(seed: missingByDesign ? 5 : 4)
+        let simulator = BifactorSimulator(items: truth, specificFactorCount: 3, itemsPerSession: missingByDesign ? 16 : nil)
+        let (data, _) = simulator.matrix(count: 4000, itemIDs: truth.indices.map { "i\($0)" }, using: &rng)
+        var options = BifactorCalibrator.defaultOptions
+        options.quadraturePoints = 15
+        options.tolerance = 1e-5
+        let result = try BifactorCalibrator(options: options).calibrate(data, structure: try Self.structure(truth))
+        #expect(result.converged)
+        #expect(result.items.map(\.itemID) == truth.indices.map { "i\($0)" })
+        var z: [Double] = [], errors: (g: [Double], s: [Double], d: [Double]) = ([], [], [])
+        for (fit, true_) in zip(result.items, truth) {
+            #expect(fit.item.specific == true_.specific)
+            errors.g.append(fit.item.generalSlope - true_.generalSlope)
+            errors.d.append(fit.item.intercept - true_.intercept)
+            z.append((fit.item.generalSlope - true_.generalSlope) / fit.generalSlopeStandardError!)
+            z.append((fit.item.intercept - true_.intercept) / fit.interceptStandardError!)
+            if true_.specific != nil {
+                errors.s.append(fit.item.specificSlope - true_.specificSlope)
+                z.append((fit.item.specificSlope - true_.specificSlope) / fit.specificSlopeStandardError!)
+            }
+        }
+        func rms(_ v: [Double]) -> Double { (v.reduce(0) { $0 + $1 * $1 } / Double(v.count)).squareRoot() }
+        // 4,000 persons: the slopes' SEs are about 0.06–0.12, the intercepts' 0.04–0.08.
+        #expect(rms(errors.g) < 0.15 && rms(errors.s) < 0.2 && rms(errors.d) < 0.12, "RMSE a_g \(rms(errors.g)), a_s \(rms(errors.s)), d \(rms(errors.d))")
+        // The standard errors are right in size: |z| mostly below 2, none beyond 4, and the z's RMS near 1.
+        #expect(z.allSatisfy { abs($0) < 4 }, "z \(z.map { ($0 * 100).rounded() / 100 })")
+        #expect(rms(z) > 0.6 && rms(z) < 1.4, "RMS of z \(rms(z))")
+    }
+}
