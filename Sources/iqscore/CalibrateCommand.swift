@@ -52,6 +52,14 @@ struct CalibrateCommand: ParsableCommand {
             read as its bank categories (its categories column, or 0…K−1) and any other is refused by item; \
             pcm and rsm items are fitted with a = 1 on the bank's scale.
 
+            A battery: --model bifactor fits 0/1 items on a general factor and at most one specific factor each \
+            (Gibbons & Hedeker 1992), the specific factor named by the --factor-column column of --items \
+            (default domain; empty: the general factor only), 2PL items or 3PL with --item-type 3pl, 31 \
+            quadrature points per dimension by default (mirt's bfactor()). The bank has one slope column per \
+            factor (a_general, a_<factor>…; 0 where an item does not load), d and c (slope–intercept form, \
+            P = c + (1 − c)/(1 + exp(−(a_general θ_general + a_<factor> θ_<factor> + d)))), their se_ columns and \
+            specific_factor; standard errors from the observed information (Oakes 1999).
+
             BANK and the summary are one set: the bank is written to a temporary file, synced and renamed, and \
             the summary (the manifest: `iqscore verify SUMMARY` checks it) is written last. An output that is the \
             same file as an input is refused before anything is read.
