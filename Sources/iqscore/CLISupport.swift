@@ -111,6 +111,8 @@ enum ModelArgument: Hashable, ExpressibleByArgument, CustomStringConvertible {
     /// The bifactor model of 0/1 items (`BifactorCalibrator`): a general factor and one specific factor per item
     /// group.
     case bifactor
+    /// The testlet model: the bifactor model with each factor's specific slopes proportional to the general ones.
+    case testlet
 
     /// Any case, as `IRTModel`'s argument.
     init?(argument: String) {
@@ -118,14 +120,16 @@ enum ModelArgument: Hashable, ExpressibleByArgument, CustomStringConvertible {
         if let m = IRTModel(rawValue: text) { self = .dichotomous(m) }
         else if let k = ItemModelKind(rawValue: text) { self = .categories(k) }
         else if text == "bifactor" { self = .bifactor }
+        else if text == "testlet" { self = .testlet }
         else { return nil }
     }
 
     var dichotomous: IRTModel? { if case .dichotomous(let m) = self { m } else { nil } }
     var categories: ItemModelKind? { if case .categories(let k) = self { k } else { nil } }
-    var isBifactor: Bool { self == .bifactor }
-    var description: String { dichotomous?.rawValue ?? categories?.rawValue ?? "bifactor" }
-    static var allValueStrings: [String] { IRTModel.allCases.map(\.rawValue) + ItemModelKind.categoryRowKinds.map(\.rawValue) + ["bifactor"] }
+    /// The bifactor model or its testlet constraint (`BifactorCalibrator`).
+    var isBifactor: Bool { self == .bifactor || self == .testlet }
+    var description: String { dichotomous?.rawValue ?? categories?.rawValue ?? (self == .testlet ? "testlet" : "bifactor") }
+    static var allValueStrings: [String] { IRTModel.allCases.map(\.rawValue) + ItemModelKind.categoryRowKinds.map(\.rawValue) + ["bifactor", "testlet"] }
     var defaultValueDescription: String { description }
 }
 

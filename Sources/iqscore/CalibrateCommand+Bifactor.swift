@@ -4,16 +4,16 @@ import Psychometrics
 import PsychometricsIO
 
 extension CalibrateCommand {
-    /// `--model bifactor`'s own rules: the factor structure comes from a column of --items; the items are 2PL or 3PL.
+    /// `--model bifactor|testlet`'s own rules: the factor structure comes from a column of --items; the items are 2PL or 3PL.
     func validateBifactor() throws {
         guard items != nil else {
-            throw ValidationError("--model bifactor reads each item's specific factor from the \(factorColumn) column of --items ITEMS.csv (--factor-column names another); give --items")
+            throw ValidationError("--model \(model.description) reads each item's specific factor from the \(factorColumn) column of --items ITEMS.csv (--factor-column names another); give --items")
         }
         if let itemType, itemType != .twoPL && itemType != .threePL {
-            throw ValidationError("--item-type must be 2pl or 3pl for --model bifactor, got \(itemType.rawValue)")
+            throw ValidationError("--item-type must be 2pl or 3pl for --model \(model.description), got \(itemType.rawValue)")
         }
-        if fixedBankPath != nil { throw ValidationError("--fixed (online calibration) is for the unidimensional models; --model bifactor estimates every item") }
-        if eStep != .automatic { throw ValidationError("--e-step applies to the unidimensional 0/1 models; --model bifactor has its own E-step (general × one specific factor)") }
+        if fixedBankPath != nil { throw ValidationError("--fixed (online calibration) is for the unidimensional models; --model \(model.description) estimates every item") }
+        if eStep != .automatic { throw ValidationError("--e-step applies to the unidimensional 0/1 models; --model \(model.description) has its own E-step (general × one specific factor)") }
     }
 
     /// The bifactor fit: structure from `--factor-column` of `--items`, `BifactorCalibrator`, the bank
@@ -33,22 +33,29 @@ extension CalibrateCommand {
         // Specific factors in the order their first item comes in the data.
         let structure = try FactorStructure(items: data.itemIDs.map { ($0, metadata.values[$0]?[factorColumn]) })
         let status = TerminalStatusLine()
-        let result = try BifactorCalibrator(options: options).calibrate(data, structure: structure, progress: Self.progress(on: status))
+        let result = try BifactorCalibrator(options: options, testlet: model == .testlet).calibrate(data, structure: structure, progress: Self.progress(on: status))
         status.clear()
         try bankWriter.write(result.bankCSV(metadata: metadata))
         try OutputSet.commit([("bank", bankWriter, result.items.count)], manifest: manifestWriter) { entries in
-            var summary = BifactorCalibrationSummary(result: result, options: options, report: report, responsesPath: responses, bankPath: out,
+            var summary = BifactorCalibrationSummary(model: model.description, result: result, options: options, report: report, responsesPath: responses, bankPath: out,
                                                      factorColumn: factorColumn, readSeconds: readSeconds)
             summary.outputs = entries
             return try encodeJSON(summary)
         }
-        var lines = ["iqscore calibrate: bifactor \(result.model.rawValue.uppercased()) on \(responses) (\(report.layout.rawValue) layout, \(formatCount(report.dataRows)) data rows)"]
+        var lines = ["iqscore calibrate: \(model.description) \(result.model.rawValue.uppercased()) on \(responses) (\(report.layout.rawValue) layout, \(formatCount(report.dataRows)) data rows)"]
         lines.append("data: \(formatCount(result.personCount)) persons × \(result.items.count) items, \(formatCount(data.cellCount)) responses")
         let perFactor = result.structure.specificFactors.indices.map { f in
             "\(result.structure.specificFactors[f]) (\(result.items.filter { $0.item.specific == f }.count))"
         }
         let generalOnly = result.items.filter { $0.item.specific == nil }.count
         lines.append("factors: \(result.structure.generalFactor) (all items), specific: \(perFactor.joined(separator: ", "))" + (generalOnly > 0 ? "; \(generalOnly) items on the general factor only" : ""))
+        if result.testlet {
+            let ratios = result.structure.specificFactors.indices.compactMap { f -> String? in
+                guard let ratio = result.testletRatios[f] else { return nil }
+                return "\(result.structure.specificFactors[f]) \(fixed(ratio, 3))" + (result.testletRatioStandardErrors[f].map { " (SE \(fixed($0, 3)))" } ?? "")
+            }
+            lines.append("testlet ratios λ (a_specific = λ · a_\(result.structure.generalFactor)): \(ratios.joined(separator: ", "))")
+        }
         let state = result.converged ? "converged in \(result.cycles) cycles" : "NOT CONVERGED after \(result.cycles) cycles"
         lines.append("\(state) (\(result.eSteps) E-steps, \(options.acceleration.rawValue), \(result.quadraturePoints)² nodes per specific factor); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s")
         lines.append("log-likelihood \(fixed(result.logLikelihood, 3)), AIC \(fixed(result.aic, 2)), BIC \(fixed(result.bic, 2)) (\(result.parameterCount) parameters)")
@@ -71,7 +78,8 @@ struct BifactorCalibrationSummary: Encodable {
     var command = "calibrate"
     var iqscore_version = iqscoreVersion
     var outputs: [ManifestEntry] = []
-    var model = "bifactor"
+    /// bifactor or testlet.
+    var model: String
     var item_type: String
     var responses: String
     var bank: String
@@ -81,6 +89,9 @@ struct BifactorCalibrationSummary: Encodable {
     var specific_factors: [String]
     /// Per specific factor, its items (in the data's order).
     var factor_items: [String: [String]]
+    /// The testlet model's λ per specific factor (a_specific = λ · a_general) and its standard error.
+    var testlet_ratios: [String: Double]?
+    var testlet_ratio_ses: [String: Double]?
     var n_persons: Int
     var n_items: Int
     var excluded_items: [String]
@@ -103,9 +114,15 @@ struct BifactorCalibrationSummary: Encodable {
     var fit_seconds: Double
     var warnings: [String]
 
-    init(result: BifactorCalibrationResult, options: CalibrationOptions, report: ResponseFileReport, responsesPath: String, bankPath: String,
+    init(model: String, result: BifactorCalibrationResult, options: CalibrationOptions, report: ResponseFileReport, responsesPath: String, bankPath: String,
          factorColumn: String, readSeconds: Double) {
+        self.model = model
         item_type = result.model.rawValue
+        if result.testlet {
+            let names = result.structure.specificFactors
+            testlet_ratios = Dictionary(uniqueKeysWithValues: names.indices.compactMap { f in result.testletRatios[f].map { (names[f], $0) } })
+            testlet_ratio_ses = Dictionary(uniqueKeysWithValues: names.indices.compactMap { f in result.testletRatioStandardErrors[f].map { (names[f], $0) } })
+        }
         responses = responsesPath
         bank = bankPath
         layout = report.layout.rawValue

@@ -58,7 +58,9 @@ struct CalibrateCommand: ParsableCommand {
             quadrature points per dimension by default (mirt's bfactor()). The bank has one slope column per \
             factor (a_general, a_<factor>…; 0 where an item does not load), d and c (slope–intercept form, \
             P = c + (1 − c)/(1 + exp(−(a_general θ_general + a_<factor> θ_<factor> + d)))), their se_ columns and \
-            specific_factor; standard errors from the observed information (Oakes 1999).
+            specific_factor; standard errors from the observed information (Oakes 1999). --model testlet \
+            constrains each factor's specific slopes to λ · a_general (Wainer, Bradlow & Wang's testlet model; one \
+            λ per factor, printed and in the summary's testlet_ratios), written as the same bank.
 
             BANK and the summary are one set: the bank is written to a temporary file, synced and renamed, and \
             the summary (the manifest: `iqscore verify SUMMARY` checks it) is written last. An output that is the \
@@ -71,7 +73,7 @@ struct CalibrateCommand: ParsableCommand {
     @Argument(help: "Responses CSV (wide or long layout).")
     var responses: String
 
-    @Option(help: "Model: rasch, 1pl, 2pl or 3pl for 0/1 items; graded, gpcm, pcm, rsm or nominal for items scored in more than two categories (cells 0…255; per item by the model column of --items); bifactor for 0/1 items on a general factor and one specific factor per group of items (--factor-column).")
+    @Option(help: "Model: rasch, 1pl, 2pl or 3pl for 0/1 items; graded, gpcm, pcm, rsm or nominal for items scored in more than two categories (cells 0…255; per item by the model column of --items); bifactor for 0/1 items on a general factor and one specific factor per group of items (--factor-column); testlet for the bifactor model with specific slopes proportional to the general ones.")
     var model: ModelArgument = .dichotomous(.twoPL)
 
     @Option(name: .customLong("factor-column"), help: "With --model bifactor: the column of --items naming each item's specific factor (items with an empty cell or no row load on the general factor only).")

@@ -91,11 +91,14 @@ struct BifactorCalibratorTests {
         #expect(abs(e.logLikelihood - brute) < 1e-10 * abs(brute), "E-step \(e.logLikelihood), full grid \(brute)")
     }
 
-    @Test("the gradient (Fisher's identity) equals the log-likelihood's central differences")
-    func gradientMatchesFiniteDifferences() throws {
+    @Test("the gradient (Fisher's identity) equals the log-likelihood's central differences (bifactor, testlet)", arguments: [false, true])
+    func gradientMatchesFiniteDifferences(testlet: Bool) throws {
         var rng = SeededGenerator(seed: 3)
-        let (data, _) = BifactorSimulator(items: Self.items, specificFactorCount: 2).matrix(count: 200, itemIDs: (1...8).map { "i\($0)" }, using: &rng)
-        let engine = Self.engine(Self.items, data: data, points: 11)
+        // The testlet model: factor 0's λ 0.7, factor 1's λ 1.2 (a_s = λ a_g).
+        let items = testlet ? Self.items.map { item in item.specific.map { item.withTestletRatio($0 == 0 ? 0.7 : 1.2) } ?? item } : Self.items
+        let (data, _) = BifactorSimulator(items: items, specificFactorCount: 2).matrix(count: 200, itemIDs: (1...8).map { "i\($0)" }, using: &rng)
+        let engine = Self.engine(items, data: data, points: 11)
+        #expect(engine.workingParameters().count == (testlet ? 19 : 23))
         let g = engine.gradient(engine.eStep()), x = engine.workingParameters()
         for k in x.indices {
             let h = 1e-5
@@ -159,5 +162,38 @@ struct BifactorCalibratorTests {
         // The standard errors are right in size: |z| mostly below 2, none beyond 4, and the z's RMS near 1.
         #expect(z.allSatisfy { abs($0) < 4 }, "z \(z.map { ($0 * 100).rounded() / 100 })")
         #expect(rms(z) > 0.6 && rms(z) < 1.4, "RMS of z \(rms(z))")
+    }
+
+    @Test("seeded recovery of the testlet model: λ per factor and the slopes within their standard errors; nested in the bifactor")
+    func testletRecovery() throws {
+        let ratios = [0.6, 1.0, 0.8]
+        let truth = Self.battery(perFactor: 4, seed: 22).map { item in item.specific.map { item.withTestletRatio(ratios[$0]) } ?? item }
+        var rng = SeededGenerator(seed: 9)
+        let (data, _) = BifactorSimulator(items: truth, specificFactorCount: 3).matrix(count: 4000, itemIDs: truth.indices.map { "i\($0)" }, using: &rng)
+        var options = BifactorCalibrator.defaultOptions
+        options.quadraturePoints = 15
+        options.tolerance = 1e-5
+        let structure = try Self.structure(truth)
+        let testlet = try BifactorCalibrator(options: options, testlet: true).calibrate(data, structure: structure)
+        #expect(testlet.converged && testlet.testlet)
+        #expect(testlet.parameterCount == 14 * 2 + 3)
+        for f in 0..<3 {
+            let ratio = try #require(testlet.testletRatios[f]), se = try #require(testlet.testletRatioStandardErrors[f])
+            #expect(abs(ratio - ratios[f]) < 3.5 * se, "factor \(f): λ \(ratio) (SE \(se)), truth \(ratios[f])")
+            #expect(se > 0.01 && se < 0.2)
+        }
+        for (fit, true_) in zip(testlet.items, truth) {
+            #expect(abs(fit.item.generalSlope - true_.generalSlope) < 3.5 * fit.generalSlopeStandardError!)
+            #expect(abs(fit.item.intercept - true_.intercept) < 3.5 * fit.interceptStandardError!)
+            if let f = true_.specific {
+                #expect(abs(fit.item.specificSlope - testlet.testletRatios[f]! * fit.item.generalSlope) < 1e-12)
+                #expect(fit.specificSlopeStandardError != nil)
+            }
+        }
+        // The bifactor model nests it: its maximum is not lower, and by less than the 11 extra parameters' χ² would
+        // allow at 0.001 (data from the testlet model).
+        let bifactor = try BifactorCalibrator(options: options).calibrate(data, structure: structure)
+        let difference = 2 * (bifactor.logLikelihood - testlet.logLikelihood)
+        #expect(difference > -1e-3 && difference < 31.3, "2ΔlogL \(difference)")
     }
 }

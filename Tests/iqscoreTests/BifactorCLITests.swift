@@ -51,4 +51,21 @@ struct BifactorCLITests {
         #expect(r.status == 3 && r.stderr.contains("specific: logic (4), pattern (8), spatial (4)"), "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: ws.directory.appendingPathComponent("bank.csv.tmp").path))
     }
+
+    @Test("--model testlet: one λ per factor on stderr and in the summary, the bank's specific slopes λ · a_general")
+    func testlet() throws {
+        let ws = try CLIWorkspace()
+        let r = try ws.run("calibrate", Self.data, "--model", "testlet", "--items", Self.items, "--factor-column", "family", "--no-se", "--out", "bank.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("iqscore calibrate: testlet 2PL on"))
+        #expect(r.stderr.contains("testlet ratios λ (a_specific = λ · a_general): verbal reasoning 0.3"), "\(r.stderr)")
+        #expect(r.stderr.contains("(36 parameters)"))
+        let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: ws.directory.appendingPathComponent("bank.summary.json"))) as! [String: Any]
+        #expect(summary["model"] as? String == "testlet" && summary["n_parameters"] as? Int == 36)
+        let ratios = try #require(summary["testlet_ratios"] as? [String: Double])
+        #expect(Set(ratios.keys) == ["verbal reasoning", "letter series", "matrix reasoning", "3-D rotation"])
+        let bank = try String(contentsOf: ws.directory.appendingPathComponent("bank.csv"), encoding: .utf8).split(separator: "\n")
+        let rotate = bank.first { $0.hasPrefix("rotate.3,") }!.split(separator: ",", omittingEmptySubsequences: false)
+        #expect(abs(Double(rotate[6])! - ratios["3-D rotation"]! * Double(rotate[2])!) < 2e-6)
+    }
 }

@@ -35,7 +35,16 @@ public struct BifactorCalibrator: Sendable {
     /// central differences), and the information is P × P doubles.
     public static let maximumStandardErrorParameters = 2_000
 
-    public init(options: CalibrationOptions = BifactorCalibrator.defaultOptions) { self.options = options }
+    /// The testlet model (Wainer, Bradlow & Wang 2007) instead: each specific factor's items have specific slopes
+    /// proportional to their general slopes, a_s = λ_f · a_g, one λ_f per factor (|λ_f| is the SD of the testlet
+    /// effect on the general factor's scale, reported positive): the bifactor model with one parameter per factor
+    /// in place of one per item, nested in it (a likelihood-ratio test compares the two).
+    public var testlet = false
+
+    public init(options: CalibrationOptions = BifactorCalibrator.defaultOptions, testlet: Bool = false) {
+        self.options = options
+        self.testlet = testlet
+    }
 
     /// - Parameters:
     ///   - structure: each item's specific factor (items of the data it does not list load on the general factor
@@ -113,7 +122,7 @@ public struct BifactorCalibrator: Sendable {
             let pStar = min(max((p - guessingStart) / (1 - guessingStart), 0.02), 0.98)
             let d = Logistic.logit(pStar) * (1 + Double.pi / 8 * (1 + aS * aS)).squareRoot()
             return BifactorItem(generalSlope: 1, specificSlope: aS, specific: g > 0 ? g - 1 : nil, intercept: d,
-                                guessing: guessingStart, estimatesGuessing: threePL)
+                                guessing: guessingStart, estimatesGuessing: threePL, testletRatio: testlet && g > 0 ? aS : nil)
         }
         let grid = QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound)
         var run = EMRun(engine: BifactorEngine(items: start, data: data, grid: grid, group: groupOf, groupItems: groupItems,
@@ -128,17 +137,19 @@ public struct BifactorCalibrator: Sendable {
             warnings.append("EM did not converge in \(run.cycles) cycles: the largest parameter change in the last cycle was \(run.change.formatted6) (tolerance \(options.tolerance.formatted6)); estimates are provisional")
         }
         var engine = run.engine
-        // Each specific factor's sign: its slopes summing positive.
-        for f in 0..<s {
+        // Each specific factor's sign: its slopes summing positive (a testlet's λ positive).
+        for f in 0..<s where !groupItems[f + 1].isEmpty {
             let range = groupItems[f + 1]
-            if range.reduce(0.0, { $0 + engine.items[$1].specificSlope }) < 0 {
+            if testlet {
+                if engine.testletRatio(f) < 0 { engine.setTestletRatio(f, -engine.testletRatio(f)) }
+            } else if range.reduce(0.0, { $0 + engine.items[$1].specificSlope }) < 0 {
                 for e in range { engine.items[e].specificSlope.negate() }
             }
         }
         let final = engine.eStep()
 
         // Standard errors (Oakes), working parameters then c by the delta method.
-        let parameterCount = engine.items.reduce(0) { $0 + $1.workingParameterCount }
+        let parameterCount = engine.workingParameters().count, ratioStart = parameterCount - engine.testletFactors.count
         var covariance: ParameterCovariance?
         if options.standardErrors && parameterCount > Self.maximumStandardErrorParameters {
             warnings.append("standard errors not computed: \(parameterCount) free parameters, more than the \(Self.maximumStandardErrorParameters) the observed information is formed for (two E-steps each)")
@@ -165,7 +176,14 @@ public struct BifactorCalibrator: Sendable {
             index += m
             var k = 0
             let seGeneral = se[k]; k += 1
-            let seSpecific = item.specific != nil ? se[k] : nil; if item.specific != nil { k += 1 }
+            var seSpecific = item.hasFreeSpecificSlope ? se[k] : nil; if item.hasFreeSpecificSlope { k += 1 }
+            if let ratio = item.testletRatio, let f = item.specific, let covariance, let position = engine.testletFactors.firstIndex(of: f) {
+                // a_s = λ a_g: Var = a_g² Var λ + λ² Var a_g + 2 λ a_g Cov(λ, a_g) (delta method).
+                let l = ratioStart + position, a = index - m
+                let v = item.generalSlope * item.generalSlope * covariance.entry(l, l) + ratio * ratio * covariance.entry(a, a)
+                    + 2 * ratio * item.generalSlope * covariance.entry(l, a)
+                seSpecific = max(0, v).squareRoot()
+            }
             let seIntercept = se[k]; k += 1
             let seGuessing = item.estimatesGuessing ? se[k] : nil
             let n = finalTotals[e][0] + finalTotals[e][1]
@@ -184,7 +202,12 @@ public struct BifactorCalibrator: Sendable {
         if !droppedPersons.isEmpty { warnings.append("\(droppedPersons.count) person\(droppedPersons.count == 1 ? "" : "s") excluded: no responses to any calibrated item") }
         let n = Double(data.personCount), ll = final.logLikelihood
         return BifactorCalibrationResult(
-            items: items, structure: structure, model: options.model, logLikelihood: ll, parameterCount: parameterCount,
+            items: items, structure: structure, model: options.model, testlet: testlet,
+            testletRatios: testlet ? (0..<s).map { groupItems[$0 + 1].isEmpty ? nil : engine.testletRatio($0) } : [],
+            testletRatioStandardErrors: testlet ? (0..<s).map { f in
+                engine.testletFactors.firstIndex(of: f).flatMap { p in covariance.map { $0.entry(ratioStart + p, ratioStart + p).squareRoot() } }
+            } : [],
+            logLikelihood: ll, parameterCount: parameterCount,
             aic: -2 * ll + 2 * Double(parameterCount), bic: -2 * ll + log(n) * Double(parameterCount),
             quadraturePoints: options.quadraturePoints, cycles: run.cycles, eSteps: run.eSteps, converged: run.converged,
             personCount: data.personCount, excludedItems: excluded.map(\.0), warnings: warnings,
@@ -214,8 +237,14 @@ public struct BifactorCalibrationResult: Sendable {
     public var items: [Item]
     public var structure: FactorStructure
     public var model: IRTModel
+    /// Whether this is the testlet model (`BifactorCalibrator.testlet`).
+    public var testlet: Bool
+    /// The testlet model's λ per specific factor (nil for a factor without items; empty for the bifactor model),
+    /// and their standard errors.
+    public var testletRatios: [Double?]
+    public var testletRatioStandardErrors: [Double?]
     public var logLikelihood: Double
-    /// Free parameters (a_g, a_s, d and c per item).
+    /// Free parameters (a_g, a_s, d and c per item; the testlet model: a_g, d and c per item and λ per factor).
     public var parameterCount: Int
     public var aic: Double
     public var bic: Double

@@ -98,6 +98,56 @@ struct BifactorEngine: EMIterable {
             }
         }
         items = updated
+        if testlet { for f in 0..<(groupCount - 1) where !groupItems[f + 1].isEmpty { updateTestletRatio(f, e) } }
+    }
+
+    // MARK: - Testlet ratios
+
+    /// Whether the items of the specific factors are testlet items (a_s = λ_s · a_g, one λ per factor).
+    var testlet: Bool { items.contains { $0.testletRatio != nil } }
+
+    /// Specific factor f's testlet ratio λ_f (from its first item).
+    func testletRatio(_ f: Int) -> Double { items[groupItems[f + 1].lowerBound].testletRatio ?? 0 }
+
+    /// Sets λ_f on every item of factor f.
+    mutating func setTestletRatio(_ f: Int, _ ratio: Double) {
+        for e in groupItems[f + 1] { items[e] = items[e].withTestletRatio(ratio) }
+    }
+
+    /// The gradient and expected information of Σ_{j ∈ f} Q_j in λ_f (∂z/∂λ = a_g θ_s), the items' own
+    /// parameters held.
+    func testletRatioScore(_ f: Int, _ e: Expectation) -> (gradient: Double, information: Double) {
+        var g = 0.0, info = 0.0
+        for j in groupItems[f + 1] {
+            let item = items[j], c = itemCounts(e, item: j), cc = item.guessing
+            c.counts.withUnsafeBufferPointer { r in
+                for n in 0..<c.nodes {
+                    let (tg, ts) = coordinates(n, specific: true)
+                    let r0 = r[c.wrongOffset + n], r1 = r[c.rightOffset + n], total = r0 + r1
+                    let psi = Logistic.sigmoid(item.logit(general: tg, specific: ts))
+                    let p = cc + (1 - cc) * psi
+                    let v = (cc == 0 ? 1 : psi / p) * item.generalSlope * ts
+                    g += (r1 - total * p) * v
+                    info += total * p * (1 - p) * v * v
+                }
+            }
+        }
+        return (g, info)
+    }
+
+    /// λ_f moved by Fisher scoring on Σ_{j ∈ f} Q_j (`FisherScoring`), the items' own parameters held.
+    mutating func updateTestletRatio(_ f: Int, _ e: Expectation) {
+        let engine = self, range = groupItems[f + 1]
+        func total(_ ratio: Double) -> Double {
+            range.reduce(0) { $0 + engine.objective(engine.items[$1].withTestletRatio(ratio), counts: engine.itemCounts(e, item: $1)) }
+        }
+        let ratio = FisherScoring.maximize(testletRatio(f), objective: total, direction: { ratio in
+            var moved = engine
+            moved.setTestletRatio(f, ratio)
+            let (g, info) = moved.testletRatioScore(f, e)
+            return ([ratio], [info > 0 ? g / info : 0])
+        }, candidate: { y in abs(y[0]) <= engine.maximumSlope ? y[0] : nil })
+        setTestletRatio(f, ratio)
     }
 
     /// Item j's rows of the expected counts: (wrong, right), each `nodeCount` long.
@@ -127,7 +177,7 @@ struct BifactorEngine: EMIterable {
     func bounded(_ item: BifactorItem, _ y: [Double]) -> BifactorItem? {
         var y = y
         y[0] = min(max(y[0], -maximumSlope), maximumSlope)
-        if item.specific != nil { y[1] = min(max(y[1], -maximumSlope), maximumSlope) }
+        if item.hasFreeSpecificSlope { y[1] = min(max(y[1], -maximumSlope), maximumSlope) }
         return item.withWorkingParameters(y)
     }
 
@@ -151,7 +201,7 @@ struct BifactorEngine: EMIterable {
 
     /// The gradient ∇Q_j and the expected information F_j (m × m, row-major) at the item's working parameters.
     func scoreAndInformation(_ item: BifactorItem, counts c: ItemCounts) -> (gradient: [Double], information: [Double]) {
-        let m = item.workingParameterCount, hasSpecific = item.specific != nil, cc = item.guessing
+        let m = item.workingParameterCount, hasSpecific = item.hasFreeSpecificSlope, cc = item.guessing, ratio = item.testletRatio ?? 0
         var g = [Double](repeating: 0, count: m), f = [Double](repeating: 0, count: m * m)
         var v = [Double](repeating: 0, count: m)
         c.counts.withUnsafeBufferPointer { r in
@@ -162,7 +212,7 @@ struct BifactorEngine: EMIterable {
                 let p = cc + (1 - cc) * psi
                 let uz = cc == 0 ? 1 : psi / p
                 var k = 0
-                v[k] = uz * tg; k += 1
+                v[k] = uz * (tg + ratio * ts); k += 1
                 if hasSpecific { v[k] = uz * ts; k += 1 }
                 v[k] = uz; k += 1
                 if item.estimatesGuessing { v[k] = cc / p }
@@ -197,8 +247,13 @@ struct BifactorEngine: EMIterable {
 
     // MARK: - Parameters for the iterations (EMIterable)
 
-    func naturalParameters() -> [Double] { items.flatMap(\.naturalParameters) }
-    func workingParameters() -> [Double] { items.flatMap(\.workingParameters) }
+    /// The specific factors with items whose testlet ratio is a parameter (none for the bifactor model).
+    var testletFactors: [Int] { testlet ? (0..<(groupCount - 1)).filter { !groupItems[$0 + 1].isEmpty } : [] }
+
+    /// Every item's natural parameters, then the testlet ratios.
+    func naturalParameters() -> [Double] { items.flatMap(\.naturalParameters) + testletFactors.map(testletRatio) }
+    /// Every item's working parameters, then the testlet ratios.
+    func workingParameters() -> [Double] { items.flatMap(\.workingParameters) + testletFactors.map(testletRatio) }
 
     mutating func setWorkingParameters(_ x: [Double]) {
         var offset = 0
@@ -206,6 +261,10 @@ struct BifactorEngine: EMIterable {
             let m = items[j].workingParameterCount
             if let item = bounded(items[j], Array(x[offset..<(offset + m)])) { items[j] = item }
             offset += m
+        }
+        for f in testletFactors {
+            if x[offset].isFinite { setTestletRatio(f, min(max(x[offset], -maximumSlope), maximumSlope)) }
+            offset += 1
         }
     }
 
@@ -215,6 +274,8 @@ struct BifactorEngine: EMIterable {
             blocks.append(offset..<(offset + item.workingParameterCount))
             offset += item.workingParameterCount
         }
+        let ratios = testletFactors.count
+        if ratios > 0 { blocks.append(offset..<(offset + ratios)) }
         return blocks
     }
 

@@ -9,8 +9,13 @@ import Foundation
 /// slope, a2… the specific ones, d, g), on the logistic metric (D = 1). An item without a specific factor
 /// (`specific == nil`) is a unidimensional item on the general factor.
 ///
+/// A **testlet** item (Wainer, Bradlow & Wang 2007: P = σ(a(θ − b − γ_d)) with the testlet effect γ_d ~ N(0, σ_d²)
+/// shared by the items of testlet d) is the bifactor item whose specific slope is its general slope times the
+/// testlet's ratio λ_d = ±σ_d (`testletRatio`): a_s = λ_d · a_g.
+///
 /// Working parameters, the coordinates of the EM's M-step and of the standard errors: (a_g, a_s, d) with a
-/// specific factor, (a_g, d) without, then γ = logit c for a 3PL item.
+/// specific factor, (a_g, d) without or for a testlet item (its λ is the testlet's, not the item's), then
+/// γ = logit c for a 3PL item.
 public struct BifactorItem: Sendable, Hashable, Codable {
     public var generalSlope: Double
     /// The specific slope a_s (0 when `specific` is nil). Its sign is identified per factor only up to a flip of
@@ -23,15 +28,30 @@ public struct BifactorItem: Sendable, Hashable, Codable {
     public var guessing: Double
     /// Whether c is a parameter of the item (a 3PL item), estimated and counted.
     public var estimatesGuessing: Bool
+    /// A testlet item's λ (its specific slope is λ · a_g); nil for a bifactor item (free specific slope).
+    public var testletRatio: Double?
 
+    /// With `testletRatio` the specific slope is `testletRatio · generalSlope` and `specificSlope` is not read.
     public init(generalSlope: Double, specificSlope: Double = 0, specific: Int? = nil, intercept: Double, guessing: Double = 0,
-                estimatesGuessing: Bool = false) {
+                estimatesGuessing: Bool = false, testletRatio: Double? = nil) {
         self.generalSlope = generalSlope
-        self.specificSlope = specific == nil ? 0 : specificSlope
         self.specific = specific
+        self.testletRatio = specific == nil ? nil : testletRatio
+        self.specificSlope = specific == nil ? 0 : (self.testletRatio.map { $0 * generalSlope } ?? specificSlope)
         self.intercept = intercept
         self.guessing = guessing
         self.estimatesGuessing = estimatesGuessing
+    }
+
+    /// Whether the item has a specific slope of its own (a bifactor item with a specific factor, not a testlet item).
+    var hasFreeSpecificSlope: Bool { specific != nil && testletRatio == nil }
+
+    /// The testlet item with ratio λ (a_s = λ · a_g).
+    func withTestletRatio(_ ratio: Double) -> BifactorItem {
+        var item = self
+        item.testletRatio = ratio
+        item.specificSlope = ratio * generalSlope
+        return item
     }
 
     /// The logit z = a_g θ_g + a_s θ_s + d.
@@ -51,13 +71,13 @@ public struct BifactorItem: Sendable, Hashable, Codable {
         return (log1p(-guessing) + Logistic.logSigmoid(-z), log(guessing + (1 - guessing) * Logistic.sigmoid(z)))
     }
 
-    /// The number of working parameters: a_g, a_s (with a specific factor), d, γ (3PL).
-    public var workingParameterCount: Int { 2 + (specific == nil ? 0 : 1) + (estimatesGuessing ? 1 : 0) }
+    /// The number of working parameters: a_g, a_s (with a specific factor, not a testlet item), d, γ (3PL).
+    public var workingParameterCount: Int { 2 + (hasFreeSpecificSlope ? 1 : 0) + (estimatesGuessing ? 1 : 0) }
 
     /// (a_g, [a_s,] d, [γ = logit c]).
     public var workingParameters: [Double] {
         var x = [generalSlope]
-        if specific != nil { x.append(specificSlope) }
+        if hasFreeSpecificSlope { x.append(specificSlope) }
         x.append(intercept)
         if estimatesGuessing { x.append(Logistic.logit(guessing)) }
         return x
@@ -68,7 +88,8 @@ public struct BifactorItem: Sendable, Hashable, Codable {
         guard x.allSatisfy(\.isFinite) else { return nil }
         var item = self, k = 0
         item.generalSlope = x[k]; k += 1
-        if specific != nil { item.specificSlope = x[k]; k += 1 }
+        if hasFreeSpecificSlope { item.specificSlope = x[k]; k += 1 }
+        if let ratio = testletRatio { item.specificSlope = ratio * item.generalSlope }
         item.intercept = x[k]; k += 1
         if estimatesGuessing { item.guessing = Logistic.sigmoid(x[k]) }
         return item
@@ -77,7 +98,7 @@ public struct BifactorItem: Sendable, Hashable, Codable {
     /// The natural parameters whose change the EM's stopping rule watches: a_g, [a_s,] d, [c].
     var naturalParameters: [Double] {
         var x = [generalSlope]
-        if specific != nil { x.append(specificSlope) }
+        if hasFreeSpecificSlope { x.append(specificSlope) }
         x.append(intercept)
         if estimatesGuessing { x.append(guessing) }
         return x
