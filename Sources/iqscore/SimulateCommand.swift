@@ -20,14 +20,27 @@ struct SimulateCommand: ParsableCommand {
             intercepts −a·Σ b_v/(K − 1)); cells are the categories 0…K−1. --bank BANK.csv instead draws the \
             responses from a bank as it is (0/1 and polytomous items mixed; cells 0…K−1 for the latter).
 
+            A battery: --model bifactor draws the bank above (a, b, c as 2pl, or 3pl with --item-type 3pl) and puts \
+            item k on the general factor (a_general = a, d = −a·b) and on the specific factor of --domains entry k \
+            mod D, with a_<factor> = r·a, r ~ U(0.3, 0.9) per item; --model testlet draws one r per factor (the \
+            testlet ratio λ). The factors are independent N(0, 1). --bank-out writes the true bank as calibrate \
+            --model bifactor writes one (a domain column too: calibrate it with --items BANK --factor-column \
+            domain); --thetas-out every factor's score (theta_general, theta_<factor>…).
+
             Example (the app's bank): iqscore simulate --model 2pl --items 1500 --items-per-session 25 \
             --persons 200000 --domains pattern,logic,spatial,math,verbal,memory --layout long \
             --out responses.csv --bank-out true_bank.csv --seed 7
             """
     )
 
-    @Option(help: "Model: rasch, 1pl, 2pl or 3pl; graded, gpcm, pcm, rsm or nominal for items in --categories categories.")
+    @Option(help: "Model: rasch, 1pl, 2pl or 3pl; graded, gpcm, pcm, rsm or nominal for items in --categories categories; bifactor or testlet for a general factor and one specific factor per --domains entry.")
     var model: ModelArgument = .dichotomous(.twoPL)
+
+    @Option(name: .customLong("item-type"), help: "With --model bifactor or testlet: the items' model, 2pl or 3pl (default 2pl).")
+    var itemType: IRTModel?
+
+    /// The unidimensional model the bank is drawn under (a bifactor bank's items: --item-type).
+    var irtModel: IRTModel { model.dichotomous ?? (model.isBifactor ? itemType ?? .twoPL : .twoPL) }
 
     @Option(help: "Categories per item with --model graded, gpcm, pcm, rsm or nominal, \(BankSpecification.allowedCategoryCounts.text).")
     var categories = 4
@@ -77,7 +90,7 @@ struct SimulateCommand: ParsableCommand {
 
     /// The bank to draw, as the library checks it.
     var specification: BankSpecification {
-        var spec = BankSpecification(model: model.dichotomous ?? .twoPL, itemCount: items ?? 0,
+        var spec = BankSpecification(model: irtModel, itemCount: items ?? 0,
                                      domains: domains.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } } ?? [])
         spec.slopeMeanLog = slopeMeanLog
         spec.slopeSDLog = slopeSDLog
@@ -93,6 +106,8 @@ struct SimulateCommand: ParsableCommand {
 
     /// Every range is the library's (`BankSpecification`, `ResponseSimulator`), named as options here.
     func validate() throws {
+        if model.isBifactor { try validateBifactor() }
+        if itemType != nil && !model.isBifactor { throw ValidationError("--item-type goes with --model bifactor or testlet") }
         if bank != nil {
             if items != nil { throw ValidationError("--items comes from --bank (its number of items); give one of them") }
         } else if items == nil {
@@ -107,6 +122,7 @@ struct SimulateCommand: ParsableCommand {
     }
 
     func run() throws {
+        if model.isBifactor { return try runBifactor() }
         try runReportingErrors {
             try prepareOutputs(inputs: given("--bank", self.bank), outputs: [("--out", out)] + given("--bank-out", bankOut) + given("--thetas-out", thetasOut))
             var rng = SeededGenerator(seed: seed)
@@ -123,47 +139,9 @@ struct SimulateCommand: ParsableCommand {
             let writer = try AtomicFileWriter(path: out)
             let thetaWriter = try thetasOut.map { try AtomicFileWriter(path: $0) }
             try thetaWriter?.write("session_id,theta\n")
-            let ids = bank.items.map(\.itemID)
-            let width = String(persons).count
-            func sessionID(_ k: Int) -> String {
-                let digits = String(k + 1)
-                return "s" + String(repeating: "0", count: width - digits.count) + digits
-            }
-            switch layout {
-            case .wide:
-                try writer.write(((noID ? [] : ["session_id"]) + ids).joined(separator: ",") + "\n")
-            case .long:
-                try writer.write("session_id,item_id,response\n")
-            }
-            var cells = [UInt8](repeating: 0, count: items), answered = [Bool](repeating: false, count: items)
-            var index = 0
-            var line: [UInt8] = []
-            line.reserveCapacity(4 * items + 32)
+            var lines = try SessionLines(itemIDs: bank.items.map(\.itemID), persons: persons, layout: layout, noID: noID, writer: writer)
             try simulator.generate(count: persons, using: &rng) { session in
-                let id = sessionID(index)
-                index += 1
-                line.removeAll(keepingCapacity: true)
-                switch layout {
-                case .wide:
-                    for (j, u) in session.responses { cells[j] = u; answered[j] = true }
-                    if !noID { line.append(contentsOf: id.utf8) }
-                    for j in 0..<items {
-                        if j > 0 || !noID { line.append(UInt8(ascii: ",")) }
-                        if answered[j] { Self.appendCategory(cells[j], to: &line) }
-                        answered[j] = false
-                    }
-                    line.append(UInt8(ascii: "\n"))
-                case .long:
-                    for (j, u) in session.responses {
-                        line.append(contentsOf: id.utf8)
-                        line.append(UInt8(ascii: ","))
-                        line.append(contentsOf: ids[j].utf8)
-                        line.append(UInt8(ascii: ","))
-                        Self.appendCategory(u, to: &line)
-                        line.append(UInt8(ascii: "\n"))
-                    }
-                }
-                try line.withUnsafeBufferPointer { try writer.write(bytes: $0) }
+                let id = try lines.write(session.responses)
                 try thetaWriter?.write("\(id),\(String(format: "%.6f", session.theta))\n")
             }
             try writer.commit()
@@ -175,6 +153,63 @@ struct SimulateCommand: ParsableCommand {
             printError("wrote \(out)" + (bankOut.map { ", \($0)" } ?? "") + (thetasOut.map { ", \($0)" } ?? ""))
             return ExitStatus.success
         }
+    }
+}
+
+/// The responses file of `simulate`, a session at a time: its header on creation, then per session one wide row or
+/// its long rows, session ids s1… zero-padded to the width of the session count.
+struct SessionLines {
+    let itemIDs: [String]
+    let layout: ResponseLayout
+    let noID: Bool
+    let writer: AtomicFileWriter
+    let width: Int
+    var index = 0
+    var cells: [UInt8], answered: [Bool], line: [UInt8] = []
+
+    init(itemIDs: [String], persons: Int, layout: ResponseLayout, noID: Bool, writer: AtomicFileWriter) throws {
+        self.itemIDs = itemIDs
+        self.layout = layout
+        self.noID = noID
+        self.writer = writer
+        width = String(persons).count
+        cells = [UInt8](repeating: 0, count: itemIDs.count)
+        answered = [Bool](repeating: false, count: itemIDs.count)
+        line.reserveCapacity(4 * itemIDs.count + 32)
+        switch layout {
+        case .wide: try writer.write(((noID ? [] : ["session_id"]) + itemIDs).joined(separator: ",") + "\n")
+        case .long: try writer.write("session_id,item_id,response\n")
+        }
+    }
+
+    /// Writes the next session's responses (item index, category) and returns its id.
+    mutating func write(_ responses: [(item: Int, response: UInt8)]) throws -> String {
+        let digits = String(index + 1)
+        let id = "s" + String(repeating: "0", count: width - digits.count) + digits
+        index += 1
+        line.removeAll(keepingCapacity: true)
+        switch layout {
+        case .wide:
+            for (j, u) in responses { cells[j] = u; answered[j] = true }
+            if !noID { line.append(contentsOf: id.utf8) }
+            for j in 0..<itemIDs.count {
+                if j > 0 || !noID { line.append(UInt8(ascii: ",")) }
+                if answered[j] { Self.appendCategory(cells[j], to: &line) }
+                answered[j] = false
+            }
+            line.append(UInt8(ascii: "\n"))
+        case .long:
+            for (j, u) in responses {
+                line.append(contentsOf: id.utf8)
+                line.append(UInt8(ascii: ","))
+                line.append(contentsOf: itemIDs[j].utf8)
+                line.append(UInt8(ascii: ","))
+                Self.appendCategory(u, to: &line)
+                line.append(UInt8(ascii: "\n"))
+            }
+        }
+        try line.withUnsafeBufferPointer { try writer.write(bytes: $0) }
+        return id
     }
 
     /// A response's digits (0, 1, or a category up to 255).

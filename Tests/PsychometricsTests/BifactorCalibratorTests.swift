@@ -196,4 +196,41 @@ struct BifactorCalibratorTests {
         let difference = 2 * (bifactor.logLikelihood - testlet.logLikelihood)
         #expect(difference > -1e-3 && difference < 31.3, "2ΔlogL \(difference)")
     }
+
+    @Test("EAP scores: means and posterior covariance equal the full-grid integral; an unanswered factor keeps its prior")
+    func eapKnownValue() throws {
+        // Three specific factors; the session answers items of factors 0 and 1 and a general-only item, none of factor 2.
+        let items = Self.items + [BifactorItem(generalSlope: 1.3, specificSlope: 0.9, specific: 2, intercept: 0.1)]
+        let scorer = try BifactorScorer(items: items, specificFactorCount: 3, quadraturePoints: 9, bound: 5)
+        let answers: [(item: Int, response: UInt8)] = [(0, 1), (1, 0), (2, 1), (3, 1), (5, 0), (6, 1)]
+        let estimate = try scorer.eap(answers)
+        // Brute force over (θ_g, θ_1, θ_2) (factor 2 unanswered integrates out).
+        let grid = scorer.grid, q = grid.count
+        var total = 0.0, m = [Double](repeating: 0, count: 3), mm = [Double](repeating: 0, count: 9)
+        for a in 0..<q { for b in 0..<q { for c in 0..<q {
+            let theta = [grid.points[a], grid.points[b], grid.points[c]]
+            var w = grid.weights[a] * grid.weights[b] * grid.weights[c]
+            for (j, u) in answers {
+                let item = items[j], p = item.probability(general: theta[0], specific: item.specific.map { theta[$0 + 1] } ?? 0)
+                w *= u == 1 ? p : 1 - p
+            }
+            total += w
+            for x in 0..<3 { m[x] += w * theta[x]; for y in 0..<3 { mm[x * 3 + y] += w * theta[x] * theta[y] } }
+        }}}
+        for x in 0..<3 {
+            #expect(abs(estimate.means[x] - m[x] / total) < 1e-10, "mean \(x): \(estimate.means[x]) against \(m[x] / total)")
+            for y in 0..<3 {
+                let cov = mm[x * 3 + y] / total - m[x] * m[y] / (total * total)
+                #expect(abs(estimate.covariance[x * 4 + y] - cov) < 1e-10, "cov \(x),\(y)")
+            }
+        }
+        #expect(abs(estimate.logLikelihood - log(total)) < 1e-10)
+        #expect(estimate.answersPerFactor == [3, 2, 0])
+        // Factor 2: the prior on the grid, uncorrelated with the rest.
+        #expect(abs(estimate.means[3]) < 1e-12 && abs(estimate.standardErrors[3] - 1) < 0.01 && abs(estimate.covariance[3]) < 1e-12)
+        #expect(estimate.standardErrors[0] < 1 && estimate.covariance[1] != 0)
+        #expect(throws: PsychometricsError.self) { try scorer.eap([(0, 2)]) }
+        #expect(throws: PsychometricsError.self) { try scorer.eap([(9, 1)]) }
+        #expect(throws: PsychometricsError.self) { try scorer.eap([(0, 1), (0, 0)]) }
+    }
 }
