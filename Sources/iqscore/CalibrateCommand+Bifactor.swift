@@ -59,6 +59,9 @@ extension CalibrateCommand {
         let state = result.converged ? "converged in \(result.cycles) cycles" : "NOT CONVERGED after \(result.cycles) cycles"
         lines.append("\(state) (\(result.eSteps) E-steps, \(options.acceleration.rawValue), \(result.quadraturePoints)² nodes per specific factor); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s")
         lines.append("log-likelihood \(fixed(result.logLikelihood, 3)), AIC \(fixed(result.aic, 2)), BIC \(fixed(result.bic, 2)) (\(result.parameterCount) parameters)")
+        let reliability = BifactorReliability(items: result.items.map(\.item), structure: result.structure)
+        lines.append("reliability (Rodriguez, Reise & Haviland 2016): ω \(fixed(reliability.omega, 3)), ω_H \(fixed(reliability.omegaHierarchical, 3)), ECV \(fixed(reliability.explainedCommonVariance, 3)), H \(fixed(reliability.construct, 3))")
+        lines.append("per domain ω_S / ω_HS / H: " + reliability.domains.map { "\($0.factor) \(fixed($0.omega, 3)) / \(fixed($0.omegaHierarchical, 3)) / \(fixed($0.construct, 3))" }.joined(separator: ", "))
         if result.model == .threePL {
             lines.append("priors: c ~ \(options.guessingPrior.map(String.init(describing:)) ?? "none"), a_\(result.structure.generalFactor) ~ \(options.slopePrior.map(String.init(describing:)) ?? "none")")
         } else if let prior = options.slopePrior {
@@ -95,6 +98,8 @@ struct BifactorCalibrationSummary: Encodable {
     var n_persons: Int
     var n_items: Int
     var excluded_items: [String]
+    /// Model-based reliability from the standardized loadings (`BifactorReliability`).
+    var reliability: ReliabilitySummary
     var log_likelihood: Double
     var aic: Double
     var bic: Double
@@ -132,6 +137,9 @@ struct BifactorCalibrationSummary: Encodable {
         factor_items = Dictionary(uniqueKeysWithValues: result.structure.specificFactors.indices.map { f in
             (result.structure.specificFactors[f], result.items.filter { $0.item.specific == f }.map(\.itemID))
         })
+        let r = BifactorReliability(items: result.items.map(\.item), structure: result.structure)
+        reliability = ReliabilitySummary(omega: r.omega, omega_h: r.omegaHierarchical, ecv: r.explainedCommonVariance, h: r.construct,
+                                         domains: r.domains.map { .init(factor: $0.factor, items: $0.items, omega_s: $0.omega, omega_hs: $0.omegaHierarchical, h: $0.construct) })
         n_persons = result.personCount
         n_items = result.items.count
         excluded_items = result.excludedItems
@@ -155,4 +163,21 @@ struct BifactorCalibrationSummary: Encodable {
         fit_seconds = result.elapsedSeconds
         warnings = result.warnings
     }
+}
+
+/// `BifactorReliability` in the summary's names: ω, ω_H, ECV and H of the general factor, then per domain ω_S, ω_HS
+/// and H of its specific factor.
+struct ReliabilitySummary: Encodable {
+    struct Domain: Encodable {
+        var factor: String
+        var items: Int
+        var omega_s: Double
+        var omega_hs: Double
+        var h: Double
+    }
+    var omega: Double
+    var omega_h: Double
+    var ecv: Double
+    var h: Double
+    var domains: [Domain]
 }

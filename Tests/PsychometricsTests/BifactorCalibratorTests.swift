@@ -233,4 +233,36 @@ struct BifactorCalibratorTests {
         #expect(throws: PsychometricsError.self) { try scorer.eap([(9, 1)]) }
         #expect(throws: PsychometricsError.self) { try scorer.eap([(0, 1), (0, 0)]) }
     }
+
+    @Test("ω, ω_H, ECV and H from standardized loadings: a battery worked by hand")
+    func reliabilityKnownValue() throws {
+        // Two domains of four items, every item λ_g = 0.6, λ_s = 0.4 (u = 0.48): a_k = 1.702 λ_k / √u.
+        let u = 1 - 0.36 - 0.16, scale = 1.702 / u.squareRoot()
+        let items = (0..<8).map { BifactorItem(generalSlope: 0.6 * scale, specificSlope: 0.4 * scale, specific: $0 / 4, intercept: 0) }
+        let structure = try FactorStructure(items: (0..<8).map { ("i\($0)", $0 < 4 ? "a" : "b") })
+        let r = BifactorReliability(items: items, structure: structure)
+        // (Σλ_g)² = 4.8² = 23.04, Σ_s (Σλ_s)² = 2 · 1.6² = 5.12, Σu = 3.84: ω = 28.16/32, ω_H = 23.04/32.
+        #expect(abs(r.omega - 0.88) < 1e-12 && abs(r.omegaHierarchical - 0.72) < 1e-12)
+        #expect(abs(r.explainedCommonVariance - 2.88 / 4.16) < 1e-12)
+        #expect(abs(r.construct - 4.5 / 5.5) < 1e-12)   // Σ λ²/(1 − λ²) = 8 · 0.36/0.64 = 4.5
+        #expect(r.domains.map(\.factor) == ["a", "b"] && r.domains.allSatisfy { $0.items == 4 })
+        for domain in r.domains {
+            // (2.4² + 1.6²)/(5.76 + 2.56 + 1.92) and 2.56/10.24; H: Σ = 4 · 0.16/0.84.
+            #expect(abs(domain.omega - 8.32 / 10.24) < 1e-12 && abs(domain.omegaHierarchical - 0.25) < 1e-12)
+            #expect(abs(domain.construct - (0.64 / 0.84) / (1 + 0.64 / 0.84)) < 1e-12)
+        }
+    }
+
+    @Test("standardized loadings as mirt 1.47's summary() gives them (ICAR16 by domain, mirt's own estimates)")
+    func loadingsAsMirt() {
+        // mirt: bfactor(icar16, domains, TOL = 1e-6); coef a1, a2 and summary()$rotF G, S.
+        let cases: [(a: (Double, Double), loadings: (Double, Double))] = [
+            ((1.66242406544898, 0.827858095731245), (0.65993079430129, 0.328633988185875)),     // reason.4
+            ((1.75651143239776, 2.10193806421305), (0.544663740345118, 0.651774549776349)),     // rotate.3
+        ]
+        for (a, expected) in cases {
+            let l = BifactorReliability.loadings(BifactorItem(generalSlope: a.0, specificSlope: a.1, specific: 0, intercept: 0))
+            #expect(abs(l.general - expected.0) < 1e-9 && abs(l.specific - expected.1) < 1e-9, "\(l) against \(expected)")
+        }
+    }
 }

@@ -62,6 +62,10 @@ struct BifactorCLITests {
         #expect(r.stderr.contains("(36 parameters)"))
         let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: ws.directory.appendingPathComponent("bank.summary.json"))) as! [String: Any]
         #expect(summary["model"] as? String == "testlet" && summary["n_parameters"] as? Int == 36)
+        // Model-based reliability: the general factor's and each domain's.
+        #expect(r.stderr.contains("reliability (Rodriguez, Reise & Haviland 2016): ω 0.") && r.stderr.contains("per domain ω_S / ω_HS / H: verbal reasoning 0."))
+        let reliability = try #require(summary["reliability"] as? [String: Any])
+        #expect((reliability["domains"] as? [[String: Any]])?.count == 4 && (reliability["omega_h"] as? Double ?? 0) > 0.5)
         let ratios = try #require(summary["testlet_ratios"] as? [String: Double])
         #expect(Set(ratios.keys) == ["verbal reasoning", "letter series", "matrix reasoning", "3-D rotation"])
         let bank = try String(contentsOf: ws.directory.appendingPathComponent("bank.csv"), encoding: .utf8).split(separator: "\n")
