@@ -67,9 +67,7 @@ extension CalibrateCommand {
         } else if let prior = options.slopePrior {
             lines.append("priors: a_\(result.structure.generalFactor) ~ \(prior)")
         }
-        for warning in result.warnings.prefix(8) { lines.append("warning: \(warning)") }
-        if result.warnings.count > 8 { lines.append("warning: … and \(result.warnings.count - 8) more (see the summary JSON)") }
-        lines.append("wrote \(out) (\(result.items.count) items)" + (manifestPath.map { " and \($0)" } ?? ""))
+        lines += summaryTail(warnings: result.warnings, bankItems: result.items.count)
         printError(lines.joined(separator: "\n"))
         return result.converged ? ExitStatus.success : ExitStatus.notConverged
     }

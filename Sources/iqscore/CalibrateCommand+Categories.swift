@@ -194,9 +194,7 @@ extension CalibrateCommand {
                          + scale.thresholds.map { fixed($0, 4) }.joined(separator: ", "))
         }
         for note in coded.notes { lines.append("warning: \(note)") }
-        for warning in result.warnings.prefix(8) { lines.append("warning: \(warning)") }
-        if result.warnings.count > 8 { lines.append("warning: … and \(result.warnings.count - 8) more (see the summary JSON)") }
-        lines.append("wrote \(out) (\(bank.items.count) items)" + (manifestPath.map { " and \($0)" } ?? ""))
+        lines += summaryTail(warnings: result.warnings, bankItems: bank.items.count)
         printError(lines.joined(separator: "\n"))
         return result.converged ? ExitStatus.success : ExitStatus.notConverged
     }

@@ -355,10 +355,16 @@ struct CalibrateCommand: ParsableCommand {
         if !free.isEmpty {
         lines.append((fixedBankPath == nil ? "" : "free items: ") + "a: \(fixed(a.min()!, 3)) … \(fixed(a.max()!, 3)), b: \(fixed(b.min()!, 3)) … \(fixed(b.max()!, 3))" + (result.model == .threePL ? ", c: \(fixed(free.map(\.parameters.guessing).min()!, 3)) … \(fixed(free.map(\.parameters.guessing).max()!, 3))" : ""))
         }
-        for warning in result.warnings.prefix(8) { lines.append("warning: \(warning)") }
-        if result.warnings.count > 8 { lines.append("warning: … and \(result.warnings.count - 8) more (see the summary JSON)") }
-        lines.append("wrote \(out) (\(bankItems) items)" + (manifestPath.map { " and \($0)" } ?? ""))
+        lines += summaryTail(warnings: result.warnings, bankItems: bankItems)
         return lines.joined(separator: "\n")
+    }
+
+    /// The last lines of every fit's stderr summary: the first 8 warnings (the rest counted), and the files written.
+    func summaryTail(warnings: [String], bankItems: Int) -> [String] {
+        var lines = warnings.prefix(8).map { "warning: \($0)" }
+        if warnings.count > 8 { lines.append("warning: … and \(warnings.count - 8) more (see the summary JSON)") }
+        lines.append("wrote \(out) (\(bankItems) items)" + (manifestPath.map { " and \($0)" } ?? ""))
+        return lines
     }
 }
 

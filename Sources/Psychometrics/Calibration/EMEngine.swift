@@ -60,7 +60,7 @@ struct EMEngine {
         self.dense = useDense ? DenseResponses(data) : nil
         self.maximumSlope = options.maximumSlope
         // Person-block workers only when OpenBLAS runs single-threaded; otherwise BLAS parallelises itself.
-        self.workers = max(1, min(options.workers, useDense && options.denseProductThreading == .blas ? 1 : options.workers, max(1, data.personCount / 256)))
+        self.workers = emWorkers(useDense && options.denseProductThreading == .blas ? 1 : options.workers, persons: data.personCount)
 
         self.nodes = grid.points
         precondition(fixed.isEmpty || fixed.count == data.itemCount, "one fixed-parameter slot per item, got \(fixed.count) for \(data.itemCount)")

@@ -18,6 +18,10 @@ protocol EMIterable {
     func logPrior() -> Double
 }
 
+/// The workers an EM engine uses: `requested`, but at least 256 persons each (a worker's own expected counts cost
+/// more to add than fewer persons save), and at least 1. One rule for every engine.
+func emWorkers(_ requested: Int, persons: Int) -> Int { max(1, min(requested, max(1, persons / 256))) }
+
 /// What an E-step reports to the iterations.
 protocol EMExpectation {
     var logLikelihood: Double { get }

@@ -72,7 +72,7 @@ struct ItemModelEngine: EMIterable {
         self.items = items
         self.data = data
         self.grid = grid
-        self.workers = max(1, min(workers, max(1, data.personCount / 256)))
+        self.workers = emWorkers(workers, persons: data.personCount)
         self.maximumSlope = maximumSlope
         self.shared = shared
         self.sharedCount = shared.max() ?? 0

@@ -57,7 +57,7 @@ struct BifactorEngine: EMIterable {
         self.grid = grid
         self.group = group
         self.groupItems = groupItems
-        self.workers = max(1, min(workers, max(1, data.personCount / 256)))
+        self.workers = emWorkers(workers, persons: data.personCount)
         self.maximumSlope = maximumSlope
         self.slopePrior = slopePrior
         self.guessingPrior = guessingPrior
