@@ -135,6 +135,7 @@ package final class BatchScorer {
         if ageColumn != nil { columns.append("age") }
         if scorer.hasUnscoredItems { columns.append("n_unscored") }
         for d in scorer.domains { columns += ["\(d)_correct", "\(d)_answered"] }
+        for name in scorer.battery?.reportedNames ?? [] { columns += ScoreText.indexColumns.map { "index_\(name)_\($0)" } }
         return columns.map(csvField).joined(separator: ",") + "\n"
     }
 
@@ -810,9 +811,9 @@ package final class BatchScorer {
                 let report: ((AbilityEstimate) throws -> IQScore)? = ageScale.map { scale in
                     { try scale.score($0, age: age.isNaN ? nil : age) }
                 }
-                let (estimate, score, unscored) = try scorer.score(items, responses, domainCounts: counts.baseAddress!, report: report)
+                let (estimate, score, unscored, indexes) = try scorer.score(items, responses, domainCounts: counts.baseAddress!, report: report)
                 for flag in score.flags { flags[flag.order] += 1 }
-                appendRow(id: id, estimate, score, unscored: unscored, age: age, counts.baseAddress!, labels, to: &out)
+                appendRow(id: id, estimate, score, unscored: unscored, indexes: indexes, age: age, counts.baseAddress!, labels, to: &out)
             } catch let error as PsychometricsError where error.code == .noResponses {
                 rejects.append((id, file, line, nil, Self.notAdministeredReason))
             } catch {
@@ -822,7 +823,7 @@ package final class BatchScorer {
     }
 
     /// One score row; `domainCounts` holds answered and correct per domain, interleaved.
-    private func appendRow(id: String, _ e: AbilityEstimate, _ s: IQScore, unscored: Int, age: Double, _ domainCounts: UnsafeMutablePointer<Int>,
+    private func appendRow(id: String, _ e: AbilityEstimate, _ s: IQScore, unscored: Int, indexes: [IndexScore], age: Double, _ domainCounts: UnsafeMutablePointer<Int>,
                            _ labels: OutputLabels, to out: inout ByteBuffer) {
         let method = labels.method, norms = labels.norms
         switch format {
@@ -849,10 +850,11 @@ package final class BatchScorer {
                 out.append(44); ScoreText.appendInt(domainCounts[2 * d + 1], to: &out)
                 out.append(44); ScoreText.appendInt(domainCounts[2 * d], to: &out)
             }
+            for index in indexes { ScoreText.appendIndexColumns(index, to: &out) }
             out.append(10)
         case .jsonl:
             out.append(UInt8(ascii: "{"))
-            ScoreText.appendScoreMembers(sessionID: id, e, s, unscored: unscored, domainCounts, scorer: scorer,
+            ScoreText.appendScoreMembers(sessionID: id, e, s, unscored: unscored, indexes: indexes, domainCounts, scorer: scorer,
                                          method: method, norms: norms, age: ageColumn == nil ? nil : age, to: &out)
             out.append("}\n")
         }

@@ -19,6 +19,10 @@ public struct BifactorBank: Sendable, Hashable {
     public var items: [BifactorItem]
     /// "iqscore" or "mirt slope–intercept (a1…ak, d, g, u)".
     public var layout: String
+    /// The columns the bank carries besides its parameters (a domain, a key, a status…), in file order, and per
+    /// item its cells (empty cells left out): what the unidimensional view (`scoringBank`) carries as metadata.
+    public var metadataColumns: [String] = []
+    public var metadata: [[String: String]] = []
 
     /// Whether `header` (trimmed names) is a multidimensional bank's: two or more `a_<factor>` columns, or mirt's
     /// `a1` and `a2`.
@@ -27,14 +31,22 @@ public struct BifactorBank: Sendable, Hashable {
             || (header.contains("a1") && header.contains("a2"))
     }
 
+    /// Whether the bank file at `path` has a multidimensional header (`isMultidimensional(header:)`); false for a
+    /// file that cannot be read or is empty (its reader names the problem).
+    public static func isMultidimensional(csv path: String) -> Bool {
+        guard let reader = try? CSVReader(path: path), (try? reader.nextRow()) == true else { return false }
+        return isMultidimensional(header: reader.strings().map { $0.trimmingCharacters(in: .whitespaces) })
+    }
+
     /// `a_0`, `a_1`, …: a nominal item's category slopes (`CategoryBankItem`), not factors.
     static func isNumberedNominal(_ name: String) -> Bool { Int(name.dropFirst(2)) != nil }
 
     /// - Throws: `InputError` naming the file, line and column for a header that is not a bifactor bank's, a
     ///   repeated item id, a cell that is not a plain number, a value outside its range (slopes in
     ///   `ItemBank.allowedSlopes`, |d| ≤ 100, c in [0, 1), u = 1), an item with two specific slopes, or a
-    ///   `specific_factor` that disagrees with the slopes.
-    public static func load(csv path: String) throws -> BifactorBank {
+    ///   `specific_factor` that disagrees with the slopes; with `requirePositiveGeneralSlopes` (a bank to score
+    ///   with), a general slope that is not in `ItemBank.allowedPositiveSlopes`.
+    public static func load(csv path: String, requirePositiveGeneralSlopes: Bool = false) throws -> BifactorBank {
         let reader = try CSVReader(path: path)
         guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a bifactor bank's header") }
         let header = reader.strings().map { $0.trimmingCharacters(in: .whitespaces) }
@@ -63,6 +75,11 @@ public struct BifactorBank: Sendable, Hashable {
         let cColumn = header.firstIndex(of: "c") ?? header.firstIndex(of: "g"), uColumn = header.firstIndex(of: "u")
         let modelColumn = header.firstIndex(of: "model"), factorColumn = header.firstIndex(of: "specific_factor")
         let structureNames = (general: names[0], specifics: Array(names.dropFirst()))
+        // Every other column but a bank's own (standard errors, counts, flags, row names) is metadata.
+        let parameterColumns = Set(slopeColumns + [idColumn, dColumn] + [cColumn, uColumn, modelColumn, factorColumn].compactMap { $0 })
+        let bankColumns: Set<String> = ["n_responses", "p_value", "flags", "se_d", "se_c", "se_g", "se_u"]
+        let metadataIndices = header.indices.filter { !parameterColumns.contains($0) && !bankColumns.contains(header[$0]) && !header[$0].hasPrefix("se_") && !header[$0].isEmpty }
+        var metadata: [[String: String]] = []
 
         var errors = ErrorCollector()
         var ids: [String] = [], items: [BifactorItem] = [], firstLine: [String: Int] = [:]
@@ -83,7 +100,10 @@ public struct BifactorBank: Sendable, Hashable {
                 if let problem = range.problem(value, name) { fail(column, problem); return nil }
                 return value
             }
-            let slopes = slopeColumns.enumerated().map { number($0.element, header[$0.element], ItemBank.allowedSlopes, emptyAs: $0.offset == 0 ? nil : 0) }
+            let slopes = slopeColumns.enumerated().map {
+                number($0.element, header[$0.element], $0.offset == 0 && requirePositiveGeneralSlopes ? ItemBank.allowedPositiveSlopes : ItemBank.allowedSlopes,
+                       emptyAs: $0.offset == 0 ? nil : 0)
+            }
             let intercept = number(dColumn, "d", .closed(-100, 100))
             guard slopes.allSatisfy({ $0 != nil }), let d = intercept else { continue }
             let c = cColumn.flatMap { number($0, header[$0], ItemBank.allowedGuessing, emptyAs: 0) } ?? 0
@@ -112,6 +132,12 @@ public struct BifactorBank: Sendable, Hashable {
             if !["", "2pl", "3pl"].contains(model) { fail(modelColumn!, "model \(TextFidelity.quoted(model)): a bifactor bank's items are 2pl or 3pl"); continue }
             if model == "2pl" && c != 0 { fail(cColumn!, "a 2pl item with c = \(c)"); continue }
             ids.append(id)
+            var cells: [String: String] = [:]
+            for c in metadataIndices {
+                let text = reader.string(c).trimmingCharacters(in: .whitespaces)
+                if !text.isEmpty { cells[header[c]] = text }
+            }
+            metadata.append(cells)
             items.append(BifactorItem(generalSlope: values[0], specificSlope: specific.map { values[$0 + 1] } ?? 0, specific: specific, intercept: d,
                                       guessing: c, estimatesGuessing: model == "3pl" || c > 0))
         }
@@ -123,6 +149,18 @@ public struct BifactorBank: Sendable, Hashable {
         var ordered = structure
         ordered.specificFactors = structureNames.specifics
         ordered.specificFactorOfItem = Dictionary(uniqueKeysWithValues: zip(ids, items).compactMap { id, item in item.specific.map { (id, $0) } })
-        return BifactorBank(structure: ordered, itemIDs: ids, items: items, layout: layout)
+        return BifactorBank(structure: ordered, itemIDs: ids, items: items, layout: layout,
+                            metadataColumns: metadataIndices.map { header[$0] }, metadata: metadata)
+    }
+
+    /// The bank as unidimensional items on its general factor: each item's general-factor marginal
+    /// (`BifactorItem.generalMarginal`, 2PL or 3PL as the item) with the bank's metadata, in bank order — what a
+    /// `SessionScorer(battery:bank:)`, the adaptive engine and form assembly see of a battery.
+    public var scoringBank: ItemBank {
+        let bankItems = items.indices.map { j in
+            BankItem(itemID: itemIDs[j], model: items[j].estimatesGuessing ? .threePL : .twoPL, parameters: items[j].generalMarginal,
+                     metadata: j < metadata.count ? metadata[j] : [:])
+        }
+        return ItemBank(items: bankItems, metadataColumns: metadataColumns)
     }
 }

@@ -6,10 +6,11 @@ extension ScoreText {
     /// One score as the members of a JSON object, without the braces: `"session_id":…,"n_items":…,"n_correct":…,
     /// "theta":…,"se":…,"iq":…,"iq_low":…,"iq_high":…,"percentile":…,"method":…,"flags":[…],"norms":…`, then
     /// `"age"` when one is given (at most 2 decimals, `appendAge`), `"n_unscored"` when the bank marks items unscored and `"domains":{name:{"correct","answered"}}` when it has
-    /// domains. θ and SE have 4 decimals and the percentile 1, rounded half away from zero (`appendFixed`), the
+    /// domains, then on a battery `"indexes":{name:{"theta","se","iq","iq_low","iq_high","percentile","flags",
+    /// "answered","correct"}}` (the reported domain indexes, `Battery`). θ and SE have 4 decimals and the percentile 1, rounded half away from zero (`appendFixed`), the
     /// same text as the CSV columns. `score --format jsonl` writes these members, and so does `iqscore serve`.
     /// A nil session id is written as `null`. `domainCounts` holds answered and correct per domain, interleaved.
-    static func appendScoreMembers(sessionID: String?, _ e: AbilityEstimate, _ s: IQScore, unscored: Int,
+    static func appendScoreMembers(sessionID: String?, _ e: AbilityEstimate, _ s: IQScore, unscored: Int, indexes: [IndexScore] = [],
                                    _ domainCounts: UnsafePointer<Int>, scorer: SessionScorer, method: String, norms: String,
                                    age: Double? = nil, to out: inout ByteBuffer) {
         out.append("\"session_id\":")
@@ -41,6 +42,46 @@ extension ScoreText {
                 out.append(UInt8(ascii: "}"))
             }
             out.append(UInt8(ascii: "}"))
+        }
+        if scorer.battery != nil {
+            out.append(",\"indexes\":{")
+            for (k, index) in indexes.enumerated() {
+                if k > 0 { out.append(44) }
+                appendJSONString(index.factor, to: &out)
+                out.append(":{\"theta\":"); appendFixed(index.theta, decimals: 4, to: &out)
+                out.append(",\"se\":"); appendFixed(index.standardError, decimals: 4, to: &out)
+                out.append(",\"iq\":"); appendInt(index.score.iq, to: &out)
+                out.append(",\"iq_low\":"); appendInt(index.score.low, to: &out)
+                out.append(",\"iq_high\":"); appendInt(index.score.high, to: &out)
+                out.append(",\"percentile\":"); appendFixed(index.score.percentile, decimals: 1, to: &out)
+                out.append(",\"flags\":[")
+                for (f, flag) in index.score.flags.enumerated() {
+                    if f > 0 { out.append(44) }
+                    appendJSONString(flag.rawValue, to: &out)
+                }
+                out.append("],\"answered\":"); appendInt(index.answered, to: &out)
+                out.append(",\"correct\":"); appendInt(index.correct, to: &out)
+                out.append(UInt8(ascii: "}"))
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// The CSV columns of one domain index, each after `index_<factor>_` in the header.
+    static let indexColumns = ["theta", "se", "iq", "iq_low", "iq_high", "percentile", "flags"]
+
+    /// One index's `indexColumns` cells, each preceded by a comma; flags joined by `;`.
+    static func appendIndexColumns(_ index: IndexScore, to out: inout ByteBuffer) {
+        out.append(44); appendFixed(index.theta, decimals: 4, to: &out)
+        out.append(44); appendFixed(index.standardError, decimals: 4, to: &out)
+        out.append(44); appendInt(index.score.iq, to: &out)
+        out.append(44); appendInt(index.score.low, to: &out)
+        out.append(44); appendInt(index.score.high, to: &out)
+        out.append(44); appendFixed(index.score.percentile, decimals: 1, to: &out)
+        out.append(44)
+        for (k, flag) in index.score.flags.enumerated() {
+            if k > 0 { out.append(UInt8(ascii: ";")) }
+            out.append(flag.rawValue)
         }
     }
 }
@@ -74,10 +115,10 @@ package struct ScoreJSONWriter: Sendable {
         try withUnsafeTemporaryAllocation(of: Int.self, capacity: max(2 * scorer.domains.count, 1)) { counts in
             let counts = counts.baseAddress!
             let report: ((AbilityEstimate) throws -> IQScore)? = ageNorms.map { scale in { try scale.score($0, age: age) } }
-            let (estimate, score, unscored) = try scorer.score(items, responses, domainCounts: counts, report: report)
+            let (estimate, score, unscored, indexes) = try scorer.score(items, responses, domainCounts: counts, report: report)
             var out = ByteBuffer(capacity: 320 + 48 * scorer.domains.count)
             defer { out.deallocate() }
-            ScoreText.appendScoreMembers(sessionID: sessionID, estimate, score, unscored: unscored, UnsafePointer(counts),
+            ScoreText.appendScoreMembers(sessionID: sessionID, estimate, score, unscored: unscored, indexes: indexes, UnsafePointer(counts),
                                          scorer: scorer, method: method, norms: norms, age: age, to: &out)
             return out.array
         }

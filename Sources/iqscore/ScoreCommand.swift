@@ -41,6 +41,20 @@ struct ScoreCommand: ParsableCommand {
             graded and partial-credit items (a nominal item counts 1 for its key, the bank's key column, and nothing without one); perfect_score and \
             zero_score refer to the highest and lowest raw score.
 
+            A bifactor or testlet bank (as `calibrate --model bifactor|testlet` writes it, a_<factor> columns, or \
+            mirt's bfactor coef(simplify = TRUE) table, a1…ak,d,g,u) is scored as a battery: theta and se are the \
+            general factor's posterior mean and SD (EAP on a grid of --quadrature-points per factor, default 31; \
+            every factor N(0, 1)), and the IQ, interval and percentile are the full-scale IQ under --norms. Each \
+            reported domain gets index_<domain>_theta,_se,_iq,_iq_low,_iq_high,_percentile,_flags (in JSON Lines \
+            an "indexes" object): the domain's reference composite w_g·θ_g + w_s·θ_s, the direction its items \
+            measure (Reckase 2009; the general-plus-specific composite DeMars 2013 recommends), N(0, 1) in the \
+            calibration population, so its IQ is 100 + 15·index with the same interval level and flags (few_items: \
+            the session answered none of the domain's items). --indexes auto (the default) reports the domains \
+            that add value over the full-scale score by Haberman's (2008) criterion, PRMSE of the true index from \
+            the domain's items alone above PRMSE from the full-scale score, computed on the bank as one form; the \
+            criterion's figures are on stderr and in the manifest. --method must be eap and --prior-mean, \
+            --prior-sd and --bank-model are refused.
+
             Every session read is scored or written to REJECTS (session_id,file,line,column,reason): unknown \
             item id, a response that is not 0/1 (for an item in more than two categories: not one of its \
             categories 0…K−1 or response labels), the same item twice in a session, a malformed row; with --age-column, an age that is not a number in 0–130, one that differs within \
@@ -64,7 +78,7 @@ struct ScoreCommand: ParsableCommand {
     @Argument(help: "Session CSV files (long or wide layout), at most \(BatchScorer.maximumInputFiles).")
     var sessions: [String]
 
-    @Option(help: "Item bank CSV (as written by calibrate: item_id,a,b[,c][,domain…]; items in more than two categories with model graded, gpcm, pcm, rsm or nominal).")
+    @Option(help: "Item bank CSV (as written by calibrate: item_id,a,b[,c][,domain…]; items in more than two categories with model graded, gpcm, pcm, rsm or nominal; a bifactor bank's a_<factor> columns score as a battery).")
     var bank: String
 
     @OptionGroup var bankModel: BankModelOption
@@ -83,6 +97,9 @@ struct ScoreCommand: ParsableCommand {
 
     @Option(help: "Output format: csv or jsonl.")
     var format: ScoreOutputFormat = .csv
+
+    @Option(help: ArgumentHelp("On a bifactor bank: the domain indexes each score carries — auto (those that add value over the full-scale score by Haberman's criterion), all, none, or a comma list of domains.", valueName: "which"))
+    var indexes: IndexSelection = .auto
 
     @Option(help: "Norms JSON for the IQ scale: a NORMS.json document from `iqscore norms build` (age-specific: needs --age-column) or linear {\"name\", \"version\", \"mean\", \"sd\"} (default: calibration population N(0, 1)).")
     var norms: String?
@@ -146,12 +163,14 @@ struct ScoreCommand: ParsableCommand {
             // Before anything else is read: age-specific norms need the age column.
             let ageNorms = try norms.map { try AgeNorms.load(json: $0) } ?? .linear(.calibrationPopulation)
             if ageNorms.isAgeSpecific && ageColumn == nil { throw Self.ageColumnNeeded(ageNorms) }
-            let itemBank = try loadBank(bank, categoryItems: bankModel.reading)
+            let battery = try loadBattery()
+            let itemBank = try battery?.bank ?? loadBank(bank, categoryItems: bankModel.reading)
             // Linear norms are `IQScale`'s own; age-specific ones report through `AgeNormScale` with the same settings.
             let linearNorms: Norms
             if case .linear(let n) = ageNorms.model { linearNorms = n } else { linearNorms = .calibrationPopulation }
             let settings = try scoring.scale(linearNorms)
-            let scorer = try SessionScorer(bank: itemBank, ability: scoring.ability(method), scale: settings)
+            let scorer = try battery.map { try SessionScorer(battery: $0.battery, bank: itemBank, ability: scoring.ability(method), scale: settings) }
+                ?? SessionScorer(bank: itemBank, ability: scoring.ability(method), scale: settings)
             // Linear norms as the scorer applies them (the calibration population on the bank's latent scale).
             let reportedNorms = ageNorms.isAgeSpecific ? ageNorms : .linear(scorer.scale.norms)
             let batch = BatchScorer(scorer: scorer, fileOptions: columns.fileOptions, format: format)
@@ -184,9 +203,11 @@ struct ScoreCommand: ParsableCommand {
             }
             try OutputSet.commit([("rejects", rejectsWriter, report.sessionsRejected), ("scores", scoresWriter, report.sessionsScored)],
                                  manifest: manifestWriter) { entries in
-                try ScoreRunSummary(command: self, report: report, scorer: scorer, norms: reportedNorms, outputs: entries).json()
+                var manifest = ScoreRunSummary(command: self, report: report, scorer: scorer, norms: reportedNorms, outputs: entries)
+                manifest.battery = battery.map { BatterySummary($0, selection: indexes) }
+                return try manifest.json()
             }
-            printError(summary(report, scorer: scorer, norms: reportedNorms, keys: batch.optionKeys) + (hint.map { "\nhint: " + $0 } ?? ""))
+            printError(summary(report, scorer: scorer, norms: reportedNorms, keys: batch.optionKeys, battery: battery) + (hint.map { "\nhint: " + $0 } ?? ""))
             let rejected = strict ? report.sessionsRejected : report.sessionsRefused
             return rejected == 0 ? ExitStatus.success : ExitStatus.someRejected
         }
@@ -225,7 +246,7 @@ struct ScoreCommand: ParsableCommand {
         return lines.joined(separator: "\n")
     }
 
-    func summary(_ r: BatchScoringReport, scorer: SessionScorer, norms: AgeNorms, keys: OptionKeys? = nil) -> String {
+    func summary(_ r: BatchScoringReport, scorer: SessionScorer, norms: AgeNorms, keys: OptionKeys? = nil, battery: ScoringBattery? = nil) -> String {
         let mb = Double(r.bytesRead) / 1e6
         var lines = ["iqscore score: read \(formatCount(r.sessionsRead)) session\(r.sessionsRead == 1 ? "" : "s") (\(formatCount(r.rowsRead)) row\(r.rowsRead == 1 ? "" : "s"), \(fixed(mb, 1)) MB) from \(r.files) file\(r.files == 1 ? "" : "s") in \(fixed(r.seconds, 2)) s (\(formatCount(Int(Double(r.sessionsRead) / max(r.seconds, 1e-9)))) sessions/s, \(fixed(mb / max(r.seconds, 1e-9), 1)) MB/s)"]
         lines.append("scored \(formatCount(r.sessionsScored)), "
@@ -242,8 +263,10 @@ struct ScoreCommand: ParsableCommand {
                          + (r.regroupPartitions > 1 ? "through \(r.regroupPartitions) partition files (--max-memory \(maxMemory))" : "in memory"))
         }
         let o = scorer.estimator.options, e = scorer.estimator
-        lines.append("method \(o.method.rawValue.uppercased())" + (o.method == .eap || o.method == .map ? " (prior N(\(e.priorMean.formatted6), \(e.priorSD.formatted6)²)" + (o.method == .eap ? ", \(o.quadraturePoints) points on [-\(o.thetaBound.formatted6), \(o.thetaBound.formatted6)])" : ")") : "")
-                     + "; norms \(normsDescription(norms)); \(fixed(100 * scorer.scale.confidenceLevel, 0))% intervals")
+        if let battery { lines += batteryLines(battery) }
+        else { lines.append("method \(o.method.rawValue.uppercased())" + (o.method == .eap || o.method == .map ? " (prior N(\(e.priorMean.formatted6), \(e.priorSD.formatted6)²)" + (o.method == .eap ? ", \(o.quadraturePoints) points on [-\(o.thetaBound.formatted6), \(o.thetaBound.formatted6)])" : ")") : "")
+                     + "; norms \(normsDescription(norms)); \(fixed(100 * scorer.scale.confidenceLevel, 0))% intervals") }
+        if battery != nil { lines.append("full-scale norms \(normsDescription(norms)); \(fixed(100 * scorer.scale.confidenceLevel, 0))% intervals") }
         let flags = ScoreFlag.allCases.compactMap { f in r.flagCounts[f].map { "\(f.rawValue) \(formatCount($0))" } }
         if !flags.isEmpty { lines.append("flags: " + flags.joined(separator: ", ")) }
         lines.append("wrote \(out) and \(rejectsPath)" + (manifestPath.map { ", manifest \($0)" } ?? ""))
@@ -304,6 +327,8 @@ struct ScoreRunSummary: Encodable {
     var flags: [String: Int]
     var seconds: Double
     var outputs: [ManifestEntry]
+    /// On a bifactor bank: its factors, the indexes reported and their added value.
+    var battery: BatterySummary?
 
     init(command c: ScoreCommand, report r: BatchScoringReport, scorer: SessionScorer, norms ageNorms: AgeNorms, outputs: [ManifestEntry]) {
         inputs = c.sessions

@@ -4,8 +4,8 @@ import Psychometrics
 /// The scoring settings `score` and `serve` share: the estimator's grid and prior and the IQ scale's interval
 /// and flags. Every range is the library's (`AbilityOptions`, `IQScale`), named as options here.
 struct ScoringSettings: ParsableArguments {
-    @Option(name: .customLong("quadrature-points"), help: "EAP quadrature points, \(QuadratureGrid.allowedPointCounts.text).")
-    var quadraturePoints = 61
+    @Option(name: .customLong("quadrature-points"), help: "EAP quadrature points, \(QuadratureGrid.allowedPointCounts.text) (default 61; on a bifactor bank, points per factor, \(BifactorScorer.allowedPointCounts.text), default 31).")
+    var quadraturePoints: Int?
 
     @Option(name: .customLong("theta-bound"), help: "θ grid and estimates on [-B, B]; B in \(QuadratureGrid.allowedBounds).")
     var thetaBound = 6.0
@@ -28,7 +28,7 @@ struct ScoringSettings: ParsableArguments {
     /// The estimator's options for `method`.
     func ability(_ method: AbilityMethod) -> AbilityOptions {
         var ability = AbilityOptions(method: method)
-        ability.quadraturePoints = quadraturePoints
+        ability.quadraturePoints = quadraturePoints ?? 61
         ability.thetaBound = thetaBound
         ability.priorMean = priorMean
         ability.priorSD = priorSD

@@ -67,8 +67,8 @@ struct BankLayoutTests {
 
     @Test("headers that fit no layout are refused with what to rename", arguments: [
         ("id,a,b\nq1,1,0\n", "BANK.csv:1: error: the bank header lacks item_id (found: id,a,b); name the item id column item_id (a file written by R's write.csv or pandas' to_csv, whose first header is empty, is read as such)"),
-        ("item_id,a1,a2,d\nq1,1,1,0\n", "BANK.csv:1: error: column 3 is 'a2', a second slope (a multidimensional model, such as mirt's bfactor): this command reads unidimensional banks; score with a unidimensional bank (refit with one factor)"),
-        ("item_id,model,a_general,a_logic,a_spatial,d,c\nq1,2pl,1,0.5,0,0,0\n", "BANK.csv:1: error: a bifactor bank (slope columns a_general, a_logic, a_spatial): this command reads unidimensional banks; score with a unidimensional bank (calibrate --model 2pl or 3pl)"),
+        ("item_id,a1,a2,d\nq1,1,1,0\n", "BANK.csv:1: error: column 3 is 'a2', a second slope (a multidimensional model, such as mirt's bfactor): this command reads unidimensional banks (score reads a bifactor bank as a battery); give it a unidimensional bank (refit with one factor)"),
+        ("item_id,model,a_general,a_logic,a_spatial,d,c\nq1,2pl,1,0.5,0,0,0\n", "BANK.csv:1: error: a bifactor bank (slope columns a_general, a_logic, a_spatial): this command reads unidimensional banks (score reads a bifactor bank as a battery); give it a unidimensional bank (calibrate --model 2pl or 3pl)"),
         ("item_id,a,b,c,g\nq1,1,0,0,0\n", "BANK.csv:1: error: the bank header names the lower asymptote twice (c and g) (found: item_id,a,b,c,g); keep one"),
         ("item_id,a,d\nq1,1,0\n", "BANK.csv:1: error: the bank header has a and d but no b (found: item_id,a,d): if d is mirt's intercept (aθ + d), name the slope a1; if it is a difficulty, name it b"),
         ("item_id,a1,b\nq1,1,0\n", "BANK.csv:1: error: the bank header has mirt's slope–intercept slope a1 with a difficulty b (found: item_id,a1,b): name the slope a (a, b: mirt's IRTpars = TRUE) or give the intercept d instead of b"),

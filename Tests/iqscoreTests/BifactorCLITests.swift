@@ -101,3 +101,88 @@ struct BifactorCLITests {
         #expect((squares.g / 12).squareRoot() < 0.2 && (squares.s / 12).squareRoot() < 0.25 && (squares.d / 12).squareRoot() < 0.15, "\(squares)")
     }
 }
+
+@Suite("score on a bifactor bank")
+struct BifactorScoreCLITests {
+    static let data = IQScoreCLI.packageRoot.appendingPathComponent("Data/icar16.csv").path
+    /// ICAR16 by domain as `calibrate --model bifactor` fits it (a_general, a_logic, a_pattern, a_spatial, d).
+    static let estimates: [(String, [Double])] = [
+        ("reason.4", [1.662479, 0.827908, 0, 0, 1.175350]), ("reason.16", [1.269149, 0.536498, 0, 0, 1.320763]),
+        ("reason.17", [2.191945, 1.652386, 0, 0, 2.092152]), ("reason.19", [1.285560, 0.565516, 0, 0, 0.822356]),
+        ("letter.7", [1.828917, 0, -0.494392, 0, 0.882747]), ("letter.33", [1.449778, 0, -0.289500, 0, 0.598070]),
+        ("letter.34", [1.960505, 0, -0.477017, 0, 0.974340]), ("letter.58", [1.546836, 0, -0.282975, 0, -0.156395]),
+        ("matrix.45", [1.532635, 0, 1.487239, 0, 0.356865]), ("matrix.46", [1.243979, 0, 0.611152, 0, 0.395935]),
+        ("matrix.47", [1.320191, 0, 0.168679, 0, 0.765586]), ("matrix.55", [0.819774, 0, 0.260948, 0, -0.510785]),
+        ("rotate.3", [1.756568, 0, 0, 2.101904, -2.713570]), ("rotate.4", [2.061834, 0, 0, 2.183490, -2.645871]),
+        ("rotate.6", [1.501758, 0, 0, 1.598842, -1.343162]), ("rotate.8", [1.371651, 0, 0, 1.767020, -2.450793]),
+    ]
+
+    /// The bank in iqscore's layout (with a domain column) or as mirt's coef(simplify = TRUE) through write.csv.
+    static func bank(mirt: Bool) -> String {
+        let header = mirt ? "\"\",\"a1\",\"a2\",\"a3\",\"a4\",\"d\",\"g\",\"u\"" : "item_id,a_general,a_logic,a_pattern,a_spatial,d,c,domain"
+        let domains = ["logic", "pattern", "spatial"]
+        return ([header] + estimates.map { id, p in
+            let domain = domains[(1...3).first { p[$0] != 0 }! - 1]
+            let cells = [id] + p.map { String($0) } + (mirt ? ["0", "1"] : ["0", domain])
+            return cells.joined(separator: ",")
+        }).joined(separator: "\n") + "\n"
+    }
+
+    @Test("FSIQ from the general factor, index IQs for the domains that add value, the criterion on stderr and in the manifest")
+    func icar16() throws {
+        let ws = try CLIWorkspace()
+        try ws.write("bank.csv", Self.bank(mirt: false))
+        var r = try ws.run("score", Self.data, "--bank", "bank.csv", "--out", "scores.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("full-scale θ = the general factor 'general'"))
+        #expect(r.stderr.contains("spatial: 4 items, PRMSE sub 0.6") && r.stderr.contains("indexes reported: spatial — those that add value (--indexes auto)"), "\(r.stderr)")
+        #expect(r.stderr.contains("logic: 4 items") && r.stderr.contains("no added value"))
+        var rows = try ws.read("scores.csv").split(separator: "\n")
+        #expect(rows.count == 1510)
+        #expect(rows[0] == "session_id,n_items,n_correct,theta,se,iq,iq_low,iq_high,percentile,method,flags,norms,logic_correct,logic_answered,pattern_correct,pattern_answered,spatial_correct,spatial_answered,index_spatial_theta,index_spatial_se,index_spatial_iq,index_spatial_iq_low,index_spatial_iq_high,index_spatial_percentile,index_spatial_flags")
+        let first = rows[1].split(separator: ",", omittingEmptySubsequences: false)
+        #expect(first[9] == "eap" && first.count == 25)
+        let theta = Double(first[18])!, iq = Int(first[20])!
+        #expect(iq == Int((100 + 15 * theta).rounded(.toNearestOrAwayFromZero)))
+        let manifest = try JSONSerialization.jsonObject(with: Data(ws.read("scores.summary.json").utf8)) as! [String: Any]
+        let battery = try #require(manifest["battery"] as? [String: Any])
+        #expect(battery["indexes_reported"] as? [String] == ["spatial"] && battery["index_selection"] as? String == "auto")
+        #expect((battery["added_value"] as? [[String: Any]])?.map { $0["adds_value"] as? Bool } == [false, false, true])
+        // Every index (JSON Lines), none, or those named.
+        r = try ws.run("score", Self.data, "--bank", "bank.csv", "--out", "scores.jsonl", "--format", "jsonl", "--indexes", "all")
+        #expect(r.status == 0)
+        let line = try #require(ws.read("scores.jsonl").split(separator: "\n").first)
+        let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
+        let indexes = try #require(object["indexes"] as? [String: [String: Any]])
+        #expect(Set(indexes.keys) == ["logic", "pattern", "spatial"] && indexes["logic"]?["answered"] as? Int == 4)
+        r = try ws.run("score", Self.data, "--bank", "bank.csv", "--out", "none.csv", "--indexes", "none")
+        rows = try ws.read("none.csv").split(separator: "\n")
+        #expect(r.status == 0 && !rows[0].contains("index_"))
+        r = try ws.run("score", Self.data, "--bank", "bank.csv", "--out", "two.csv", "--indexes", "pattern,logic")
+        rows = try ws.read("two.csv").split(separator: "\n")
+        #expect(r.status == 0 && rows[0].hasSuffix("index_pattern_flags,index_logic_theta,index_logic_se,index_logic_iq,index_logic_iq_low,index_logic_iq_high,index_logic_percentile,index_logic_flags"))
+        // mirt's table scores the same.
+        try ws.write("mirt.csv", Self.bank(mirt: true))
+        r = try ws.run("score", Self.data, "--bank", "mirt.csv", "--out", "mirt-scores.csv", "--indexes", "none")
+        #expect(r.status == 0 && r.stderr.contains("read as mirt slope–intercept"), "\(r.stderr)")
+        let mirtRows = try ws.read("mirt-scores.csv").split(separator: "\n"), ours = try ws.read("none.csv").split(separator: "\n")
+        #expect(zip(mirtRows.dropFirst(), ours.dropFirst()).allSatisfy { $0.split(separator: ",").prefix(9) == $1.split(separator: ",").prefix(9) })
+    }
+
+    @Test("what a battery does not take is refused by name")
+    func refusals() throws {
+        let ws = try CLIWorkspace()
+        try ws.write("bank.csv", Self.bank(mirt: false))
+        var r = try ws.run("score", Self.data, "--bank", "bank.csv", "--out", "s.csv", "--method", "map", "--prior-sd", "2")
+        #expect(r.status == 64 && r.stderr.contains("bank.csv is a bifactor bank; it does not take --method map (a bifactor bank is scored by EAP on its factors); --prior-mean/--prior-sd"), "\(r.stderr)")
+        r = try ws.run("score", Self.data, "--bank", "bank.csv", "--out", "s.csv", "--quadrature-points", "101")
+        #expect(r.status == 64 && r.stderr.contains("--quadrature-points on a bifactor bank"), "\(r.stderr)")
+        r = try ws.run("score", Self.data, "--bank", "bank.csv", "--out", "s.csv", "--indexes", "memory")
+        #expect(r.status == 1 && r.stderr.contains("no index \"memory\": the battery's domains are logic, pattern, spatial"), "\(r.stderr)")
+        // A general slope that is not positive cannot be scored: named by line and column.
+        try ws.write("bad.csv", Self.bank(mirt: false).replacingOccurrences(of: "rotate.3,1.756568", with: "rotate.3,-1.756568"))
+        r = try ws.run("score", Self.data, "--bank", "bad.csv", "--out", "s.csv")
+        #expect(r.status == 1 && r.stderr.contains("bad.csv:14:2"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: ws.directory.appendingPathComponent("s.csv").path))
+    }
+}

@@ -13,6 +13,15 @@ public struct BifactorEstimate: Sendable, Hashable {
     public var answersPerFactor: [Int]
     /// log ∫ L(u | θ) φ(θ) dθ, the session's marginal log-likelihood on the grid.
     public var logLikelihood: Double
+
+    /// The posterior mean and SD of the linear combination w_g θ_g + w_s θ_s of the general factor and specific
+    /// factor `factor` (an index composite, `IndexComposite`): wᵀμ and √(wᵀΣw) from the means and covariance.
+    public func combination(general wg: Double, specific ws: Double, factor: Int) -> (mean: Double, sd: Double) {
+        let dims = means.count, x = factor + 1
+        let mean = wg * means[0] + ws * means[x]
+        let variance = wg * wg * covariance[0] + 2 * wg * ws * covariance[x] + ws * ws * covariance[x * dims + x]
+        return (mean, max(0, variance).squareRoot())
+    }
 }
 
 /// EAP scoring on a bifactor bank (`BifactorItem`s on a general factor and at most one specific factor each,
@@ -25,23 +34,34 @@ public struct BifactorEstimate: Sendable, Hashable {
 /// E θ_g θ_s = Σ_q p(q) θ_q m_s(q),   E θ_s θ_s′ = Σ_q p(q) m_s(q) m_s′(q)   (s ≠ s′: independent given θ_g)
 /// ```
 /// A factor the session did not answer keeps its prior on the grid (mean Σ w_t θ_t = 0, variance Σ w_t θ_t²),
-/// uncorrelated with the rest. The sums run in logs where products could underflow (each block normalised by its
-/// largest entry), so any number of answers is safe. Cost per session: answers × Q² log-probabilities summed
-/// and (specific factors answered) × Q² exponentials.
+/// uncorrelated with the rest. The sums run in logs (each block normalised by its largest entry), so any number
+/// of answers is safe.
+///
+/// Layout: every item's log-probabilities of both answers are tabulated once, at construction — Q² pairs for an
+/// item on a specific factor (general node q major, specific node t minor), Q for a general-only item — so a
+/// session costs answers × Q² additions and (specific factors answered) × Q² exponentials; the table holds
+/// 16·Q² bytes per item (15 KB at the default 31 points, 23 MB for 1,500 items).
 public struct BifactorScorer: Sendable {
     public let items: [BifactorItem]
     public let specificFactorCount: Int
     public let grid: QuadratureGrid
+    /// Per item, where its table starts in `logTable`: `[log P(1) …, log P(0) …]`, each Q² (specific) or Q long.
+    let offsets: [Int]
+    let logTable: [Double]
+
+    /// Point counts the scorer accepts per dimension: 5…61 (the table grows with the square).
+    public static let allowedPointCounts = 5...61
 
     /// - Parameters:
     ///   - items: the bank's items (each `specific` below `specificFactorCount`).
-    ///   - quadraturePoints: points per dimension (default 31, the calibration's), `QuadratureGrid.allowedPointCounts`.
+    ///   - quadraturePoints: points per dimension (default 31, the calibration's), `allowedPointCounts`.
     ///   - bound: the grid's [−bound, bound], `QuadratureGrid.allowedBounds`.
     /// - Throws: `PsychometricsError(.invalidOptions)` for a grid outside its ranges or an item whose specific
     ///   factor is not below `specificFactorCount`; `.invalidParameters` for a parameter that is not finite or a
     ///   c outside [0, 1).
     public init(items: [BifactorItem], specificFactorCount: Int, quadraturePoints: Int = 31, bound: Double = 6) throws(PsychometricsError) {
-        let problems = QuadratureGrid.validationProblems(points: quadraturePoints, bound: bound)
+        var problems = QuadratureGrid.validationProblems(points: quadraturePoints, bound: bound)
+        if problems.isEmpty, let p = Self.allowedPointCounts.problem(quadraturePoints, "the bifactor scoring grid's points per dimension") { problems.append(p) }
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid scoring grid: " + problems.joined(separator: "; ")) }
         if let j = items.firstIndex(where: { item in item.specific.map { $0 < 0 || $0 >= specificFactorCount } ?? false }) {
             throw PsychometricsError(.invalidOptions, "item \(j): specific factor \(items[j].specific!) is not below the \(specificFactorCount) specific factors")
@@ -49,9 +69,37 @@ public struct BifactorScorer: Sendable {
         if let j = items.firstIndex(where: { !($0.generalSlope.isFinite && $0.specificSlope.isFinite && $0.intercept.isFinite && $0.guessing >= 0 && $0.guessing < 1) }) {
             throw PsychometricsError(.invalidParameters, "item \(j): slopes and intercept must be finite and c in [0, 1)")
         }
+        let grid = QuadratureGrid(validatedCount: quadraturePoints, bound: bound)
+        let q = grid.count, points = grid.points
+        var offsets: [Int] = [], size = 0
+        for item in items {
+            offsets.append(size)
+            size += 2 * (item.specific == nil ? q : q * q)
+        }
+        var table = [Double](repeating: 0, count: size)
+        for (j, item) in items.enumerated() {
+            let base = offsets[j]
+            if item.specific == nil {
+                for a in 0..<q {
+                    let lp = item.logProbabilities(logit: item.logit(general: points[a], specific: 0))
+                    table[base + a] = lp.right
+                    table[base + q + a] = lp.wrong
+                }
+            } else {
+                for a in 0..<q {
+                    for t in 0..<q {
+                        let lp = item.logProbabilities(logit: item.logit(general: points[a], specific: points[t]))
+                        table[base + a * q + t] = lp.right
+                        table[base + q * q + a * q + t] = lp.wrong
+                    }
+                }
+            }
+        }
         self.items = items
         self.specificFactorCount = specificFactorCount
-        self.grid = QuadratureGrid(validatedCount: quadraturePoints, bound: bound)
+        self.grid = grid
+        self.offsets = offsets
+        self.logTable = table
     }
 
     /// The factor scores of the answers `responses` (item index into `items`, 0/1). An empty session gets the prior.
@@ -64,29 +112,37 @@ public struct BifactorScorer: Sendable {
             guard u <= 1 else { throw PsychometricsError(.invalidResponse, "item index \(j): responses must be 0 or 1, got \(u)") }
             guard seen.insert(j).inserted else { throw PsychometricsError(.repeatedItem, "item index \(j) is answered twice") }
         }
-        let q = grid.count, points = grid.points, s = specificFactorCount, dims = 1 + s
+        return responses.withUnsafeBufferPointer { list in
+            var items = [Int](), answers = [UInt8]()
+            items.reserveCapacity(list.count); answers.reserveCapacity(list.count)
+            for (j, u) in list { items.append(j); answers.append(u) }
+            return items.withUnsafeBufferPointer { i in answers.withUnsafeBufferPointer { u in eap(validated: i, u) } }
+        }
+    }
+
+    /// `eap` of answers already checked (distinct indices in range, responses 0/1): the batch path.
+    package func eap(validated itemIndices: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>) -> BifactorEstimate {
+        let q = grid.count, q2 = q * q, points = grid.points, s = specificFactorCount, dims = 1 + s
         // log of the general factor's posterior (unnormalised) and, per specific factor answered, its block in logs.
         var h = grid.logWeights
         var blocks = [[Double]?](repeating: nil, count: s), answers = [Int](repeating: 0, count: s)
-        for (j, u) in responses {
-            let item = items[j]
-            if let f = item.specific {
-                answers[f] += 1
-                if blocks[f] == nil {
-                    var block = [Double](repeating: 0, count: q * q)
-                    for a in 0..<q { for t in 0..<q { block[a * q + t] = grid.logWeights[t] } }
-                    blocks[f] = block
-                }
-                for a in 0..<q {
-                    for t in 0..<q {
-                        let lp = item.logProbabilities(logit: item.logit(general: points[a], specific: points[t]))
-                        blocks[f]![a * q + t] += u == 1 ? lp.right : lp.wrong
+        logTable.withUnsafeBufferPointer { table in
+            for k in 0..<itemIndices.count {
+                let j = itemIndices[k], item = items[j]
+                if let f = item.specific {
+                    answers[f] += 1
+                    if blocks[f] == nil {
+                        var block = [Double](repeating: 0, count: q2)
+                        for a in 0..<q { for t in 0..<q { block[a * q + t] = grid.logWeights[t] } }
+                        blocks[f] = block
                     }
-                }
-            } else {
-                for a in 0..<q {
-                    let lp = item.logProbabilities(logit: item.logit(general: points[a], specific: 0))
-                    h[a] += u == 1 ? lp.right : lp.wrong
+                    let base = offsets[j] + (responses[k] == 1 ? 0 : q2)
+                    blocks[f]!.withUnsafeMutableBufferPointer { block in
+                        for n in 0..<q2 { block[n] += table[base + n] }
+                    }
+                } else {
+                    let base = offsets[j] + (responses[k] == 1 ? 0 : q)
+                    for a in 0..<q { h[a] += table[base + a] }
                 }
             }
         }

@@ -13,6 +13,8 @@ public struct SessionScore: Sendable, Hashable {
     /// Answered items the bank does not score (status pretest or retired): left out of θ, the IQ and the
     /// domain counts.
     public var unscoredCount: Int
+    /// On a battery (`SessionScorer.battery`): the reported domain indexes; empty otherwise.
+    public var indexes: [IndexScore] = []
 }
 
 /// Scores sessions against one bank: validation, ability estimation, IQ mapping and per-domain counts.
@@ -33,19 +35,48 @@ public struct SessionScorer: Sendable {
     package let hasUnscoredItems: Bool
     /// Per item: its number of response categories K (2 for a 0/1 item); responses are 0 ..< K.
     package let itemCategories: [Int]
+    /// A battery (a bifactor or testlet bank, items in `bank` order): θ is then the general factor's EAP from the
+    /// battery's posterior, and every score carries the battery's reported indexes (`Battery`). Nil: the bank's
+    /// unidimensional model.
+    public let battery: Battery?
+    /// The indexes' scale (`Battery.indexScale` of `scale`), with a battery.
+    package let indexScale: IQScale?
 
     /// Scores on `bank` honour its latent scale (`ItemBank.latentScale`): a prior not given in `ability` is the
     /// bank's latent distribution, and `scale` is `scale.expressed(on:)` the bank (the calibration population's
     /// norms and the low-precision threshold in population SDs).
     public init(bank: ItemBank, ability: AbilityOptions = AbilityOptions(), scale: IQScale) throws {
+        try self.init(bank: bank, battery: nil, ability: ability, scale: scale)
+    }
+
+    /// Scores on a battery: `bank` is its unidimensional view (item ids, metadata and each item's general-factor
+    /// marginal, `BifactorItem.generalMarginal`, in the battery's item order), θ and its SE are the general
+    /// factor's posterior mean and SD, and the reported indexes come with every score. Scoring is EAP on the
+    /// battery's grid; `ability` must ask for EAP.
+    /// - Throws: `PsychometricsError(.invalidOptions)` for another method, a bank whose items are not the
+    ///   battery's, or items in more than two categories.
+    public init(battery: Battery, bank: ItemBank, ability: AbilityOptions = AbilityOptions(), scale: IQScale) throws {
+        guard ability.method == .eap else {
+            throw PsychometricsError(.invalidOptions, "a battery (bifactor bank) is scored by EAP, not \(ability.method.rawValue.uppercased())")
+        }
+        guard bank.items.count == battery.scorer.items.count, !bank.hasCategoryItems else {
+            throw PsychometricsError(.invalidOptions, "the bank's \(bank.items.count) items are not the battery's \(battery.scorer.items.count) 0/1 items")
+        }
+        try self.init(bank: bank, battery: battery, ability: ability, scale: scale)
+    }
+
+    private init(bank: ItemBank, battery: Battery?, ability: AbilityOptions, scale: IQScale) throws {
         self.bank = bank
+        self.battery = battery
         // Items in more than two categories (`BankItem.categoryModel`) go through the models; a 0/1 bank keeps the
         // dichotomous path.
         self.estimator = bank.hasCategoryItems
             ? try AbilityEstimator(items: bank.items.map(\.responseModel), options: ability, latentScale: bank.latentScale)
             : try AbilityEstimator(parameters: bank.items.map(\.parameters), options: ability, latentScale: bank.latentScale)
         self.itemCategories = bank.items.map(\.categoryCount)
-        self.scale = scale.expressed(on: bank.latentScale)
+        let expressed = scale.expressed(on: bank.latentScale)
+        self.scale = expressed
+        self.indexScale = battery == nil ? nil : try Battery.indexScale(expressed)
         var domains: [String] = [], domainIndex: [String: Int] = [:], itemDomain: [Int] = []
         let hasDomain = bank.metadataColumns.contains("domain")
         for item in bank.items {
@@ -99,10 +130,10 @@ public struct SessionScorer: Sendable {
     /// - Throws: `PsychometricsError` when no responses, or the estimate cannot be reported.
     package func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>) throws -> SessionScore {
         try withUnsafeTemporaryAllocation(of: Int.self, capacity: max(2 * domains.count, 1)) { counts in
-            let (estimate, iq, unscored) = try score(items, responses, domainCounts: counts.baseAddress!)
+            let (estimate, iq, unscored, indexes) = try score(items, responses, domainCounts: counts.baseAddress!)
             let n = domains.count
             return SessionScore(estimate: estimate, score: iq, domainAnswered: (0..<n).map { counts[2 * $0] },
-                                domainCorrect: (0..<n).map { counts[2 * $0 + 1] }, unscoredCount: unscored)
+                                domainCorrect: (0..<n).map { counts[2 * $0 + 1] }, unscoredCount: unscored, indexes: indexes)
         }
     }
 
@@ -110,7 +141,7 @@ public struct SessionScorer: Sendable {
     /// `domainCounts[2d + 1]` (room for 2 × `domains.count`). Items the bank does not score are left out of
     /// everything but the returned count.
     package func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
-               domainCounts: UnsafeMutablePointer<Int>) throws -> (AbilityEstimate, IQScore, unscored: Int) {
+               domainCounts: UnsafeMutablePointer<Int>) throws -> (AbilityEstimate, IQScore, unscored: Int, indexes: [IndexScore]) {
         try score(items, responses, domainCounts: domainCounts, report: nil)
     }
 
@@ -119,11 +150,11 @@ public struct SessionScorer: Sendable {
     /// `.unscorable` reason, as `scale`'s is.
     package func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
                        domainCounts: UnsafeMutablePointer<Int>,
-                       report: ((AbilityEstimate) throws -> IQScore)?) throws -> (AbilityEstimate, IQScore, unscored: Int) {
+                       report: ((AbilityEstimate) throws -> IQScore)?) throws -> (AbilityEstimate, IQScore, unscored: Int, indexes: [IndexScore]) {
         guard items.count > 0 else { throw PsychometricsError(.noResponses, "the session has no responses") }
         guard hasUnscoredItems else {
-            let (estimate, iq) = try scoreAll(items, responses, domainCounts: domainCounts, report: report)
-            return (estimate, iq, 0)
+            let (estimate, iq, indexes) = try scoreAll(items, responses, domainCounts: domainCounts, report: report)
+            return (estimate, iq, 0, indexes)
         }
         return try withUnsafeTemporaryAllocation(of: Int.self, capacity: items.count) { kept in
             try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: items.count) { keptResponses in
@@ -137,9 +168,9 @@ public struct SessionScorer: Sendable {
                 guard n > 0 else {
                     throw PsychometricsError(.unscorable, "the session answered only items the bank does not score (\(unscored) pretest or retired)")
                 }
-                let (estimate, iq) = try scoreAll(UnsafeBufferPointer(rebasing: kept[0..<n]), UnsafeBufferPointer(rebasing: keptResponses[0..<n]),
-                                                  domainCounts: domainCounts, report: report)
-                return (estimate, iq, unscored)
+                let (estimate, iq, indexes) = try scoreAll(UnsafeBufferPointer(rebasing: kept[0..<n]), UnsafeBufferPointer(rebasing: keptResponses[0..<n]),
+                                                           domainCounts: domainCounts, report: report)
+                return (estimate, iq, unscored, indexes)
             }
         }
     }
@@ -147,10 +178,22 @@ public struct SessionScorer: Sendable {
     /// θ, IQ and domain counts from items that are all scored.
     private func scoreAll(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
                           domainCounts: UnsafeMutablePointer<Int>,
-                          report: ((AbilityEstimate) throws -> IQScore)?) throws -> (AbilityEstimate, IQScore) {
-        let estimate = estimator.estimate(items, responses)
-        let iq: IQScore
-        do { iq = try report?(estimate) ?? scale.score(estimate) } catch let error as PsychometricsError {
+                          report: ((AbilityEstimate) throws -> IQScore)?) throws -> (AbilityEstimate, IQScore, [IndexScore]) {
+        let estimate: AbilityEstimate, iq: IQScore
+        var indexes: [IndexScore] = []
+        do {
+            if let battery, let indexScale {
+                let scores = try battery.score(items, responses, indexScale: indexScale)
+                var correct = 0
+                for k in 0..<responses.count { correct += Int(responses[k]) }
+                estimate = AbilityEstimate(theta: scores.factors.means[0], standardError: scores.factors.standardErrors[0], method: .eap,
+                                           itemCount: items.count, correctCount: correct, atBound: false)
+                indexes = scores.indexes
+            } else {
+                estimate = estimator.estimate(items, responses)
+            }
+            iq = try report?(estimate) ?? scale.score(estimate)
+        } catch let error as PsychometricsError {
             throw PsychometricsError(.unscorable, "cannot report a score: \(error.message)")
         }
         if !domains.isEmpty {
@@ -162,6 +205,6 @@ public struct SessionScorer: Sendable {
                 }
             }
         }
-        return (estimate, iq)
+        return (estimate, iq, indexes)
     }
 }

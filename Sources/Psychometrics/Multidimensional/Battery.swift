@@ -1,0 +1,122 @@
+import Foundation
+
+/// A domain index of one session: the composite's estimate (`IndexComposite`) and its IQ.
+public struct IndexScore: Sendable, Hashable {
+    /// The specific factor's name (the domain).
+    public var factor: String
+    /// The posterior mean of the composite τ_s and its posterior SD.
+    public var theta: Double
+    public var standardError: Double
+    /// The domain's answered items and their number correct.
+    public var answered: Int
+    public var correct: Int
+    /// 100 + 15 τ_s on the calibration population, with the interval, percentile and flags of `IQScale.score`.
+    public var score: IQScore
+}
+
+/// The full-scale and index scores of one session on a battery.
+public struct BatteryScore: Sendable, Hashable {
+    /// Every factor's EAP, the posterior covariance and the marginal log-likelihood.
+    public var factors: BifactorEstimate
+    /// The reported indexes, in `Battery.reportedIndexes` order.
+    public var indexes: [IndexScore]
+}
+
+/// A battery: a bifactor (or testlet) bank scored to a full-scale θ, the general factor's EAP, and one index
+/// per domain, the general-plus-specific composite the domain's items measure (`IndexComposite`), all from one
+/// posterior (`BifactorScorer`). The full-scale θ goes through the caller's IQ scale and norms as a
+/// unidimensional θ does; an index's IQ is 100 + 15 τ_s on the calibration population (τ_s is N(0, 1) there by
+/// construction) with the same interval level, clamping and low-precision threshold, and is flagged
+/// `few_items` only when the session answered none of the domain's items (the index is then the general
+/// factor's prediction alone), `perfect_score` / `zero_score` by the domain's items.
+public struct Battery: Sendable {
+    public let structure: FactorStructure
+    public let scorer: BifactorScorer
+    /// Per specific factor with items, its composite (in the structure's order).
+    public let composites: [IndexComposite]
+    /// Which of `composites` a score reports (indices into `composites`).
+    public let reportedIndexes: [Int]
+
+    /// - Parameters:
+    ///   - items: the bank's items in bank order, their `specific` indexing `structure.specificFactors`.
+    ///   - reportedIndexes: the specific factors to report by name; nil: every factor with items.
+    ///   - quadraturePoints: points per dimension, `BifactorScorer.allowedPointCounts`.
+    /// - Throws: `PsychometricsError` from `BifactorScorer`, or `.invalidOptions` for a reported factor that is not
+    ///   one of the structure's factors with items.
+    public init(items: [BifactorItem], structure: FactorStructure, reportedIndexes: [String]? = nil,
+                quadraturePoints: Int = 31, bound: Double = 6) throws(PsychometricsError) {
+        let composites = structure.specificFactors.indices.compactMap { IndexComposite(factor: $0, items: items) }
+        self.scorer = try BifactorScorer(items: items, specificFactorCount: structure.specificFactors.count, quadraturePoints: quadraturePoints, bound: bound)
+        self.structure = structure
+        self.composites = composites
+        if let names = reportedIndexes { self.reportedIndexes = try Self.resolve(names, composites, structure) }
+        else { self.reportedIndexes = Array(composites.indices) }
+    }
+
+    /// This battery reporting other indexes (names as in `init`).
+    /// - Throws: `.invalidOptions` for a name that is not one of the battery's domains.
+    public func reporting(_ names: [String]) throws(PsychometricsError) -> Battery {
+        try Battery(scorer: scorer, structure: structure, composites: composites, reportedIndexes: Self.resolve(names, composites, structure))
+    }
+
+    private init(scorer: BifactorScorer, structure: FactorStructure, composites: [IndexComposite], reportedIndexes: [Int]) {
+        self.scorer = scorer
+        self.structure = structure
+        self.composites = composites
+        self.reportedIndexes = reportedIndexes
+    }
+
+    /// The composites' positions of the factors `names`, in order, repeats once.
+    private static func resolve(_ names: [String], _ composites: [IndexComposite], _ structure: FactorStructure) throws(PsychometricsError) -> [Int] {
+        var chosen: [Int] = []
+        for name in names {
+            guard let c = composites.firstIndex(where: { structure.specificFactors[$0.factor] == name }) else {
+                let known = composites.map { structure.specificFactors[$0.factor] }
+                throw PsychometricsError(.invalidOptions, "no index \"\(name.prefix(64))\": the battery's domains are \(known.joined(separator: ", "))")
+            }
+            if !chosen.contains(c) { chosen.append(c) }
+        }
+        return chosen
+    }
+
+    /// The names of the reported indexes, in order.
+    public var reportedNames: [String] { reportedIndexes.map { structure.specificFactors[composites[$0].factor] } }
+
+    /// Haberman's added value of every index on `form` (nil: the whole bank as one form), `IndexAddedValue`.
+    /// - Throws: `.unknownItem` for a form index outside the bank.
+    public func addedValue(form: [Int]? = nil, simulees: Int = IndexAddedValue.defaultSimulees) throws(PsychometricsError) -> [IndexAddedValue] {
+        try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: structure.specificFactors, form: form, simulees: simulees)
+    }
+
+    /// Scores validated answers (distinct item indices in range, responses 0/1): every factor's EAP and the
+    /// reported indexes on `indexScale` (its norms are ignored: indexes are normed on the calibration population).
+    /// - Throws: `PsychometricsError` from `IQScale.score` (an estimate that is not finite).
+    package func score(_ itemIndices: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, indexScale: IQScale) throws -> BatteryScore {
+        let factors = scorer.eap(validated: itemIndices, responses)
+        var indexes: [IndexScore] = []
+        indexes.reserveCapacity(reportedIndexes.count)
+        for c in reportedIndexes {
+            let composite = composites[c]
+            var answered = 0, correct = 0
+            for k in 0..<itemIndices.count where scorer.items[itemIndices[k]].specific == composite.factor {
+                answered += 1
+                correct += Int(responses[k])
+            }
+            let (mean, sd) = composite.estimate(factors)
+            var estimate = AbilityEstimate(theta: mean, standardError: sd, method: .eap, itemCount: max(answered, 1), correctCount: correct, atBound: false)
+            estimate.maximumScore = answered
+            var iq = try indexScale.score(estimate)
+            if answered == 0 { iq.flags.append(.fewItems); iq.flags.sort() }
+            indexes.append(IndexScore(factor: structure.specificFactors[composite.factor], theta: mean, standardError: sd,
+                                      answered: answered, correct: correct, score: iq))
+        }
+        return BatteryScore(factors: factors, indexes: indexes)
+    }
+
+    /// The scale of the indexes: `scale`'s interval level, IQ range and low-precision threshold on the calibration
+    /// population, every answered count enough (`few_items` is set by `score` for a domain not answered).
+    public static func indexScale(_ scale: IQScale) throws -> IQScale {
+        try IQScale(norms: .calibrationPopulation, confidenceLevel: scale.confidenceLevel, minimumIQ: scale.minimumIQ,
+                    maximumIQ: scale.maximumIQ, lowPrecisionSE: scale.lowPrecisionSE, minimumItems: 1)
+    }
+}

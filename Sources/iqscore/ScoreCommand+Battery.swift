@@ -1,0 +1,130 @@
+import ArgumentParser
+import Foundation
+import Psychometrics
+import PsychometricsIO
+
+/// Which domain indexes `score` reports on a bifactor bank (`--indexes`).
+enum IndexSelection: Equatable, ExpressibleByArgument {
+    /// Those with added value over the full-scale score (Haberman's criterion, `IndexAddedValue`).
+    case auto
+    case all
+    case none
+    case named([String])
+
+    init?(argument: String) {
+        switch argument.trimmingCharacters(in: .whitespaces) {
+        case "auto": self = .auto
+        case "all": self = .all
+        case "none": self = .none
+        case let list:
+            let names = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard !names.isEmpty, !names.contains(where: \.isEmpty) else { return nil }
+            self = .named(names)
+        }
+    }
+
+    var defaultValueDescription: String { "auto" }
+
+    /// The value as given on the command line.
+    var argument: String {
+        switch self {
+        case .auto: "auto"
+        case .all: "all"
+        case .none: "none"
+        case .named(let names): names.joined(separator: ",")
+        }
+    }
+}
+
+/// A bifactor bank as `score` uses it: the battery, its unidimensional view and the added value of its indexes.
+struct ScoringBattery {
+    var battery: Battery
+    var bank: ItemBank
+    var layout: String
+    var addedValue: [IndexAddedValue]
+}
+
+extension ScoreCommand {
+    /// The battery of a bifactor `--bank` (nil for a unidimensional one), its indexes chosen by `--indexes`; the
+    /// options a battery does not take refused.
+    func loadBattery() throws -> ScoringBattery? {
+        guard BifactorBank.isMultidimensional(csv: bank) else { return nil }
+        var refused: [String] = []
+        if method != .eap { refused.append("--method \(method.rawValue) (a bifactor bank is scored by EAP on its factors)") }
+        if scoring.priorMean != nil || scoring.priorSD != nil { refused.append("--prior-mean/--prior-sd (the factors are N(0, 1) by the model)") }
+        if bankModel.bankModel != nil { refused.append("--bank-model (a bifactor bank's items are 2pl or 3pl)") }
+        if let q = scoring.quadraturePoints, let problem = BifactorScorer.allowedPointCounts.problem(q, "--quadrature-points on a bifactor bank (points per factor)") {
+            refused.append(problem)
+        }
+        if !refused.isEmpty { throw ValidationError("\(bank) is a bifactor bank; it does not take " + refused.joined(separator: "; ")) }
+        let file = try BifactorBank.load(csv: bank, requirePositiveGeneralSlopes: true)
+        if file.layout != "iqscore" { printError("note: \(bank): read as \(file.layout)") }
+        var battery = try Battery(items: file.items, structure: file.structure, quadraturePoints: scoring.quadraturePoints ?? 31, bound: scoring.thetaBound)
+        let addedValue = try battery.addedValue()
+        switch indexes {
+        case .all: break
+        case .none: battery = try battery.reporting([])
+        case .auto: battery = try battery.reporting(addedValue.filter(\.hasAddedValue).map(\.factor))
+        case .named(let names): battery = try battery.reporting(names)
+        }
+        return ScoringBattery(battery: battery, bank: file.scoringBank, layout: file.layout, addedValue: addedValue)
+    }
+
+    /// The summary's lines on a battery: the model, each index's added value and what is reported.
+    func batteryLines(_ b: ScoringBattery) -> [String] {
+        let structure = b.battery.structure, points = b.battery.scorer.grid.count
+        var lines = ["bifactor bank: full-scale θ = the general factor '\(structure.generalFactor)' (EAP, \(points)×\(points) points per domain on [-\(scoring.thetaBound.formatted6), \(scoring.thetaBound.formatted6)]); "
+                     + "a domain's index = its reference composite w_g·θ_g + w_s·θ_s (Reckase 2009; DeMars 2013), IQ 100 + 15·index on the calibration population"]
+        if !b.addedValue.isEmpty {
+            lines.append("added value (Haberman 2008: PRMSE of the true index from the domain's items alone vs from the full-scale score; the bank as one form, \(formatCount(IndexAddedValue.defaultSimulees)) simulees):")
+            for v in b.addedValue {
+                lines.append("  \(v.factor): \(v.items) items, PRMSE sub \(fixed(v.subscore, 3)), total \(fixed(v.total, 3)), augmented \(fixed(v.augmented, 3)) (±\(fixed(v.monteCarloError, 3))): "
+                             + (v.hasAddedValue ? "adds value" : "no added value"))
+            }
+        }
+        let names = b.battery.reportedNames
+        let rule = indexes == .auto ? "those that add value" : "as asked"
+        lines.append("indexes reported: " + (names.isEmpty ? "none" : names.joined(separator: ", ")) + " — \(rule) (--indexes \(indexes.argument))")
+        return lines
+    }
+}
+
+/// The battery in `score`'s manifest.
+struct BatterySummary: Encodable {
+    var general_factor: String
+    var specific_factors: [String]
+    var bank_layout: String
+    var quadrature_points: Int
+    var index_definition = "reference composite w_g·θ_g + w_s·θ_s of the domain's slopes (Reckase 2009; DeMars 2013), N(0, 1) in the calibration population"
+    var indexes_reported: [String]
+    var index_selection: String
+    var added_value: [AddedValue]
+
+    struct AddedValue: Encodable {
+        var factor: String
+        var items: Int
+        var prmse_subscore: Double
+        var prmse_total: Double
+        var prmse_augmented: Double
+        var monte_carlo_error: Double
+        var adds_value: Bool
+        var general_weight: Double
+        var specific_weight: Double
+    }
+
+    init(_ b: ScoringBattery, selection: IndexSelection) {
+        let structure = b.battery.structure
+        general_factor = structure.generalFactor
+        specific_factors = structure.specificFactors
+        bank_layout = b.layout
+        quadrature_points = b.battery.scorer.grid.count
+        indexes_reported = b.battery.reportedNames
+        index_selection = selection.argument
+        added_value = b.addedValue.map { v in
+            let composite = b.battery.composites.first { structure.specificFactors[$0.factor] == v.factor }
+            return AddedValue(factor: v.factor, items: v.items, prmse_subscore: v.subscore, prmse_total: v.total, prmse_augmented: v.augmented,
+                              monte_carlo_error: v.monteCarloError, adds_value: v.hasAddedValue,
+                              general_weight: composite?.generalWeight ?? 0, specific_weight: composite?.specificWeight ?? 0)
+        }
+    }
+}
