@@ -786,6 +786,13 @@ public enum OpenAPIDocument {
               "additionalProperties": false
             }
           },
+          "indexes": {
+            "type": "object",
+            "description": "On a bifactor bank (GET /v1/bank model bifactor): the domain indexes the server reports (iqscore serve --indexes; default those that add value over the full-scale score by Haberman's criterion), keyed by domain; theta, se and the IQ are then the general factor's. Absent on a unidimensional bank.",
+            "additionalProperties": {
+              "$ref": "#/components/schemas/IndexScore"
+            }
+          },
           "bank_version": {
             "type": "string",
             "pattern": "^[0-9a-f]{16}$",
@@ -809,6 +816,69 @@ public enum OpenAPIDocument {
         ],
         "additionalProperties": false,
         "description": "One scored session: the score command's fields, with the same numbers."
+      },
+      "IndexScore": {
+        "type": "object",
+        "description": "A domain index on a bifactor bank: the domain's reference composite w_g·θ_g + w_s·θ_s (Reckase 2009; DeMars 2013), N(0, 1) in the calibration population, its posterior mean and SD and its IQ 100 + 15·index with the interval, percentile and flags of the full-scale score (few_items: no item of the domain was answered).",
+        "properties": {
+          "theta": {
+            "type": "number"
+          },
+          "se": {
+            "type": "number",
+            "exclusiveMinimum": 0
+          },
+          "iq": {
+            "type": "integer"
+          },
+          "iq_low": {
+            "type": "integer"
+          },
+          "iq_high": {
+            "type": "integer"
+          },
+          "percentile": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 100
+          },
+          "flags": {
+            "type": "array",
+            "items": {
+              "type": "string",
+              "enum": [
+                "clamped_low",
+                "clamped_high",
+                "low_precision",
+                "perfect_score",
+                "zero_score",
+                "few_items",
+                "theta_at_bound",
+                "age_outside_norms"
+              ]
+            }
+          },
+          "answered": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "correct": {
+            "type": "integer",
+            "minimum": 0
+          }
+        },
+        "required": [
+          "theta",
+          "se",
+          "iq",
+          "iq_low",
+          "iq_high",
+          "percentile",
+          "flags",
+          "answered",
+          "correct"
+        ],
+        "additionalProperties": false
       },
       "BatchRequest": {
         "type": "object",
@@ -942,6 +1012,13 @@ public enum OpenAPIDocument {
                 "answered"
               ],
               "additionalProperties": false
+            }
+          },
+          "indexes": {
+            "type": "object",
+            "description": "On a bifactor bank (GET /v1/bank model bifactor): the domain indexes the server reports (iqscore serve --indexes; default those that add value over the full-scale score by Haberman's criterion), keyed by domain; theta, se and the IQ are then the general factor's. Absent on a unidimensional bank.",
+            "additionalProperties": {
+              "$ref": "#/components/schemas/IndexScore"
             }
           },
           "bank_version": {
@@ -1484,15 +1561,43 @@ public enum OpenAPIDocument {
               "pcm",
               "rsm",
               "nominal",
-              "mixed"
+              "mixed",
+              "bifactor"
             ],
-            "description": "The items' model, or mixed when they differ (graded, gpcm, pcm and nominal items are scored in more than two categories)."
+            "description": "The items' model, or mixed when they differ (graded, gpcm, pcm and nominal items are scored in more than two categories); bifactor for a bank with a general and specific factors (also a testlet bank), scored as a battery."
           },
           "domains": {
             "type": "array",
             "items": {
               "type": "string"
             }
+          },
+          "factors": {
+            "type": "object",
+            "description": "On a bifactor bank: the general factor (the full-scale score's) and the specific factors (the domains).",
+            "properties": {
+              "general": {
+                "type": "string"
+              },
+              "specific": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              }
+            },
+            "required": [
+              "general",
+              "specific"
+            ],
+            "additionalProperties": false
+          },
+          "indexes": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "description": "On a bifactor bank: the domains whose indexes every score carries."
           },
           "method": {
             "type": "string",

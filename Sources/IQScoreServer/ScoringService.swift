@@ -322,7 +322,9 @@ public final class ScoringService: Sendable {
             }
             method = m
         }
-        let writer = state.writer(for: method)
+        guard let writer = state.writer(for: method) else {
+            throw Problem(.invalidRequest, "the bank is a bifactor battery, scored by EAP only; got method \(TextFidelity.quoted(request.method ?? ""))", field: prefix + "/method")
+        }
         let ids = request.itemIDs, responses = request.responses, n = ids.count
         guard n <= limits.maxItemsPerSession else {
             throw Problem(.tooManyItems, "\(n) items; at most \(limits.maxItemsPerSession) per session (iqscore serve --max-items-per-session)", field: prefix + "/item_ids")
@@ -385,7 +387,7 @@ public final class ScoringService: Sendable {
             }
             let n = scanned.itemIDs.count
             guard n > 0, n <= min(64, limits.maxItemsPerSession), n == scanned.responses.count else { return nil }
-            let writer = state.writer(for: method)
+            guard let writer = state.writer(for: method) else { return nil }
             let table = writer.scorer.itemTable
             var indices = [Int](repeating: 0, count: n)
             for k in 0..<n {

@@ -40,6 +40,11 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var confidenceLevel: Double
     public var lowPrecisionSE: Double
     public var minimumItems: Int
+    /// On a bifactor bank: the domain indexes every score carries (default: those that add value over the
+    /// full-scale score, `IndexAddedValue` on the bank as one form) and the scoring grid's points per factor
+    /// (`BifactorScorer.allowedPointCounts`, default 31).
+    public var indexes = IndexReporting.addingValue
+    public var batteryQuadraturePoints = 31
 
     /// The adaptive test without `--cat-config`: at most 25 items, the library's defaults otherwise (EAP, N(0, 1)
     /// prior, no SE target).

@@ -21,8 +21,14 @@ public final class ServingState: Sendable {
     public let configuration: ServerConfiguration
     /// When it was loaded.
     public let loadedAt: Date
-    /// The bank as read (`ItemBank.load(csv:)`).
+    /// The bank as read (`ItemBank.load(csv:)`); of a bifactor bank, its unidimensional view
+    /// (`BifactorBank.scoringBank`: each item's general-factor marginal), which adaptive steps and forms use.
     public let bank: ItemBank
+    /// A bifactor bank as a battery (`Battery`): scores are its general factor's EAP with the reported domain
+    /// indexes; nil for a unidimensional bank.
+    public let battery: Battery?
+    /// The added value of each of the battery's indexes (`IndexAddedValue`, the bank as one form).
+    public let indexAddedValue: [IndexAddedValue]
     /// The `model` of `GET /v1/bank`: the items' model (`rasch`, `1pl`, `2pl`, `3pl`), or `mixed`.
     public let model: String
     /// Domains in order of first appearance in the bank (empty without a `domain` column).
@@ -67,7 +73,28 @@ public final class ServingState: Sendable {
         let damage = BankIntegrity.problems(bankPath: path, bytes: bytes)
         if damage.count == 1 { throw damage[0] }
         if !damage.isEmpty { throw InputErrors(damage) }
-        bank = try ItemBank.load(csv: path, categoryItems: .read())
+        if BifactorBank.isMultidimensional(csv: path) {
+            let file = try BifactorBank.load(csv: path, requirePositiveGeneralSlopes: true)
+            guard configuration.ability.method == .eap, configuration.ability.priorMean == nil, configuration.ability.priorSD == nil else {
+                throw InputError(file: path, message: "a bifactor bank is scored by EAP with its factors N(0, 1); the configuration asks for method \(configuration.ability.method.rawValue)" + (configuration.ability.priorMean != nil || configuration.ability.priorSD != nil ? " and a prior of θ" : ""))
+            }
+            let points = configuration.batteryQuadraturePoints
+            guard BifactorScorer.allowedPointCounts.contains(points) else {
+                throw InputError(file: path, message: "a bifactor bank is scored on a grid of \(BifactorScorer.allowedPointCounts.text) points per factor; the configuration asks for \(points)")
+            }
+            let battery = try Battery(items: file.items, structure: file.structure, quadraturePoints: points, bound: configuration.ability.thetaBound)
+            indexAddedValue = try battery.addedValue()
+            do {
+                self.battery = try battery.reporting(configuration.indexes, addedValue: indexAddedValue)
+            } catch {
+                throw InputError(file: path, message: "the configured indexes: \(error.message)")
+            }
+            bank = file.scoringBank
+        } else {
+            bank = try ItemBank.load(csv: path, categoryItems: .read())
+            battery = nil
+            indexAddedValue = []
+        }
         let after = try Self.contents(of: path)
         guard after == bytes else {
             throw InputError(file: path, message: "the file changed while it was read; reload again when it is written (write a new file and rename it over the old one)")
@@ -76,7 +103,7 @@ public final class ServingState: Sendable {
         bankVersion = String(bankSHA256.prefix(16))
         loadedAt = Date()
         let models = Set(bank.items.map(\.modelName))
-        model = models.count == 1 ? models.first! : "mixed"
+        model = battery != nil ? "bifactor" : models.count == 1 ? models.first! : "mixed"
 
         let norms = try configuration.normsPath.map { try AgeNorms.load(json: $0) } ?? .linear(.calibrationPopulation)
         let linear: Norms = if case .linear(let n) = norms.model { n } else { .calibrationPopulation }
@@ -85,10 +112,14 @@ public final class ServingState: Sendable {
         // Age-specific norms report with the scale as the bank's scorers use it (`IQScale.expressed(on:)`).
         let ageNorms = norms.isAgeSpecific ? AgeNormScale(norms: norms, transformation: configuration.iqTransformation, settings: scale.expressed(on: bank.latentScale)) : nil
         var writers: [AbilityMethod: ScoreJSONWriter] = [:]
-        for method in AbilityMethod.allCases {
-            var ability = configuration.ability
-            ability.method = method
-            writers[method] = ScoreJSONWriter(scorer: try SessionScorer(bank: bank, ability: ability, scale: scale), ageNorms: ageNorms)
+        if let battery {
+            writers[.eap] = ScoreJSONWriter(scorer: try SessionScorer(battery: battery, bank: bank, ability: configuration.ability, scale: scale), ageNorms: ageNorms)
+        } else {
+            for method in AbilityMethod.allCases {
+                var ability = configuration.ability
+                ability.method = method
+                writers[method] = ScoreJSONWriter(scorer: try SessionScorer(bank: bank, ability: ability, scale: scale), ageNorms: ageNorms)
+            }
         }
         self.writers = writers
         defaultWriter = writers[configuration.ability.method]!
@@ -154,6 +185,17 @@ public final class ServingState: Sendable {
         json.key("domains"); json.beginArray()
         for domain in defaultWriter.scorer.domains { json.string(domain) }
         json.endArray()
+        if let battery {
+            json.key("factors"); json.beginObject()
+            json.key("general"); json.string(battery.structure.generalFactor)
+            json.key("specific"); json.beginArray()
+            for name in battery.structure.specificFactors { json.string(name) }
+            json.endArray()
+            json.endObject()
+            json.key("indexes"); json.beginArray()
+            for name in battery.reportedNames { json.string(name) }
+            json.endArray()
+        }
         json.key("method"); json.string(defaultWriter.method)
         json.key("norms"); json.string(defaultWriter.norms)
         json.key("adaptive"); json.bool(true)
@@ -165,9 +207,11 @@ public final class ServingState: Sendable {
         bankDescription = json.buffer
     }
 
-    /// The scorer writer for a request's method (nil: the configured one).
-    func writer(for method: AbilityMethod?) -> ScoreJSONWriter {
-        method.flatMap { writers[$0] } ?? defaultWriter
+    /// The scorer writer for a request's method (nil: the configured one); nil for a method this bank is not
+    /// scored by (a battery is scored by EAP only).
+    func writer(for method: AbilityMethod?) -> ScoreJSONWriter? {
+        guard let method else { return defaultWriter }
+        return writers[method]
     }
 
     /// The bytes of the bank file, at most 256 MiB (`readBoundedFile`, as JSON files are read).

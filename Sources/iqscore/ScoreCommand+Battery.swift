@@ -3,17 +3,11 @@ import Foundation
 import Psychometrics
 import PsychometricsIO
 
-/// Which domain indexes `score` reports on a bifactor bank (`--indexes`).
-enum IndexSelection: Equatable, ExpressibleByArgument {
-    /// Those with added value over the full-scale score (Haberman's criterion, `IndexAddedValue`).
-    case auto
-    case all
-    case none
-    case named([String])
-
-    init?(argument: String) {
+/// `--indexes auto|all|none|NAME,…` (`score`, `serve`).
+extension IndexReporting: ExpressibleByArgument {
+    public init?(argument: String) {
         switch argument.trimmingCharacters(in: .whitespaces) {
-        case "auto": self = .auto
+        case "auto": self = .addingValue
         case "all": self = .all
         case "none": self = .none
         case let list:
@@ -23,12 +17,12 @@ enum IndexSelection: Equatable, ExpressibleByArgument {
         }
     }
 
-    var defaultValueDescription: String { "auto" }
+    public var defaultValueDescription: String { "auto" }
 
     /// The value as given on the command line.
     var argument: String {
         switch self {
-        case .auto: "auto"
+        case .addingValue: "auto"
         case .all: "all"
         case .none: "none"
         case .named(let names): names.joined(separator: ",")
@@ -59,15 +53,9 @@ extension ScoreCommand {
         if !refused.isEmpty { throw ValidationError("\(bank) is a bifactor bank; it does not take " + refused.joined(separator: "; ")) }
         let file = try BifactorBank.load(csv: bank, requirePositiveGeneralSlopes: true)
         if file.layout != "iqscore" { printError("note: \(bank): read as \(file.layout)") }
-        var battery = try Battery(items: file.items, structure: file.structure, quadraturePoints: scoring.quadraturePoints ?? 31, bound: scoring.thetaBound)
+        let battery = try Battery(items: file.items, structure: file.structure, quadraturePoints: scoring.quadraturePoints ?? 31, bound: scoring.thetaBound)
         let addedValue = try battery.addedValue()
-        switch indexes {
-        case .all: break
-        case .none: battery = try battery.reporting([])
-        case .auto: battery = try battery.reporting(addedValue.filter(\.hasAddedValue).map(\.factor))
-        case .named(let names): battery = try battery.reporting(names)
-        }
-        return ScoringBattery(battery: battery, bank: file.scoringBank, layout: file.layout, addedValue: addedValue)
+        return ScoringBattery(battery: try battery.reporting(indexes, addedValue: addedValue), bank: file.scoringBank, layout: file.layout, addedValue: addedValue)
     }
 
     /// The summary's lines on a battery: the model, each index's added value and what is reported.
@@ -83,7 +71,7 @@ extension ScoreCommand {
             }
         }
         let names = b.battery.reportedNames
-        let rule = indexes == .auto ? "those that add value" : "as asked"
+        let rule = indexes == .addingValue ? "those that add value" : "as asked"
         lines.append("indexes reported: " + (names.isEmpty ? "none" : names.joined(separator: ", ")) + " — \(rule) (--indexes \(indexes.argument))")
         return lines
     }
@@ -112,7 +100,7 @@ struct BatterySummary: Encodable {
         var specific_weight: Double
     }
 
-    init(_ b: ScoringBattery, selection: IndexSelection) {
+    init(_ b: ScoringBattery, selection: IndexReporting) {
         let structure = b.battery.structure
         general_factor = structure.generalFactor
         specific_factors = structure.specificFactors

@@ -99,7 +99,7 @@ struct ScoreCommand: ParsableCommand {
     var format: ScoreOutputFormat = .csv
 
     @Option(help: ArgumentHelp("On a bifactor bank: the domain indexes each score carries — auto (those that add value over the full-scale score by Haberman's criterion), all, none, or a comma list of domains.", valueName: "which"))
-    var indexes: IndexSelection = .auto
+    var indexes: IndexReporting = .addingValue
 
     @Option(help: "Norms JSON for the IQ scale: a NORMS.json document from `iqscore norms build` (age-specific: needs --age-column) or linear {\"name\", \"version\", \"mean\", \"sd\"} (default: calibration population N(0, 1)).")
     var norms: String?

@@ -41,6 +41,14 @@ struct ServeCommand: AsyncParsableCommand {
             --max-buffered-body-bytes (503 overloaded beyond it). Adaptive steps use Sympson–Hetter exposure \
             control, calibrated at start-up unless --exposure names parameters or none.
 
+            A bifactor bank (calibrate --model bifactor|testlet, or mirt's bfactor coefficients) is served as a \
+            battery, as `iqscore score` scores it: theta and the IQ are the general factor's EAP under --norms, and \
+            each score carries an "indexes" object with the domains --indexes selects (default: those that add \
+            value by Haberman's criterion, computed at load); the method is EAP only (a request naming another \
+            gets 422). Adaptive steps and forms see each item's general-factor marginal 2PL/3PL (the specific \
+            factor integrated out): an adaptive test selects the item most informative about the general factor \
+            at the interim estimate on those items, and its final score comes from POST /v1/score on the full model.
+
             Logs go to stderr as text or JSON lines (--log-format), one line per request at info with its request \
             id, status, duration and client. Exit status: 0 after a graceful \
             shutdown; 1 a file could not be loaded at start-up, or the address could not be bound (named on \
@@ -48,7 +56,7 @@ struct ServeCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "Item bank CSV (as written by calibrate; a domain column enables adaptive tests and forms).")
+    @Option(help: "Item bank CSV (as written by calibrate; a domain column enables adaptive tests and forms; a bifactor bank is served as a battery).")
     var bank: String
 
     @Option(name: .customLong("cat-config"), help: "CAT rules JSON (as cat simulate --config; default: at most 25 items, EAP).")
@@ -74,6 +82,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "Default estimator (a request may name another): eap, map, ml or wle.")
     var method: AbilityMethod = .eap
+
+    @Option(help: ArgumentHelp("On a bifactor bank: the domain indexes each score carries — auto (those that add value over the full-scale score by Haberman's criterion), all, none, or a comma list of domains.", valueName: "which"))
+    var indexes: IndexReporting = .addingValue
 
     @OptionGroup var scoring: ScoringSettings
 
@@ -205,6 +216,8 @@ struct ServeCommand: AsyncParsableCommand {
                                                 exposurePath: exposure == "none" ? nil : exposure, normsPath: norms, ability: ability, confidenceLevel: scoring.confidence,
                                                 lowPrecisionSE: scoring.lowPrecisionSE, minimumItems: scoring.minItems, iqTransformation: iqTransform)
         configuration.exposureControl = exposure != "none"
+        configuration.indexes = indexes
+        if let points = scoring.quadraturePoints { configuration.batteryQuadraturePoints = points }
         configuration.tokensPath = tokens
         configuration.tokenEnvironment = ProcessInfo.processInfo.environment.filter { [AccessTokens.scoringVariable, AccessTokens.adminVariable].contains($0.key) }
         let service: ScoringService

@@ -14,6 +14,16 @@ public struct IndexScore: Sendable, Hashable {
     public var score: IQScore
 }
 
+/// Which domain indexes a battery's scores carry.
+public enum IndexReporting: Sendable, Hashable {
+    /// Those that add value over the full-scale score (`IndexAddedValue.hasAddedValue`, Haberman's criterion).
+    case addingValue
+    case all
+    case none
+    /// The domains named, in this order.
+    case named([String])
+}
+
 /// The full-scale and index scores of one session on a battery.
 public struct BatteryScore: Sendable, Hashable {
     /// Every factor's EAP, the posterior covariance and the marginal log-likelihood.
@@ -57,6 +67,18 @@ public struct Battery: Sendable {
     /// - Throws: `.invalidOptions` for a name that is not one of the battery's domains.
     public func reporting(_ names: [String]) throws(PsychometricsError) -> Battery {
         try Battery(scorer: scorer, structure: structure, composites: composites, reportedIndexes: Self.resolve(names, composites, structure))
+    }
+
+    /// This battery reporting the indexes `choice` selects; `.addingValue` decides by `addedValue` (this
+    /// battery's `addedValue()`).
+    /// - Throws: `.invalidOptions` for a name that is not one of the battery's domains.
+    public func reporting(_ choice: IndexReporting, addedValue: [IndexAddedValue]) throws(PsychometricsError) -> Battery {
+        switch choice {
+        case .addingValue: try reporting(addedValue.filter(\.hasAddedValue).map(\.factor))
+        case .all: try reporting(composites.map { structure.specificFactors[$0.factor] })
+        case .none: try reporting([])
+        case .named(let names): try reporting(names)
+        }
     }
 
     private init(scorer: BifactorScorer, structure: FactorStructure, composites: [IndexComposite], reportedIndexes: [Int]) {

@@ -1,0 +1,86 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import IQScoreServer
+import Psychometrics
+import PsychometricsIO
+import Testing
+
+/// `iqscore serve` on a bifactor bank (issue 28): scores carry the battery's indexes, with the library's numbers
+/// and the OpenAPI document's schemas; EAP only; adaptive steps and forms on the general-factor marginal items.
+@Suite("iqscore serve with a bifactor bank", .timeLimit(.minutes(2)))
+struct BatteryServingTests {
+    /// The shared 2PL bank as a bifactor bank: each item's slope on the general factor and 0.9 on its domain's.
+    static func batteryDirectory() throws -> URL {
+        let directory = try Fixtures.copyOfData()
+        let bank = try ItemBank.load(csv: directory.appendingPathComponent("bank.csv").path)
+        var lines = ["item_id,a_general,a_a,a_b,a_c,d,c,domain"]
+        for item in bank.items {
+            let domain = item.metadata["domain"]!, p = item.parameters
+            let slopes = ["a", "b", "c"].map { $0 == domain ? "0.9" : "0" }
+            lines.append(([item.itemID, String(p.discrimination)] + slopes + [String(p.intercept), "0", domain]).joined(separator: ","))
+        }
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: directory.appendingPathComponent("battery.csv"))
+        return directory
+    }
+
+    static func service(_ directory: URL, indexes: IndexReporting = .all, method: AbilityMethod = .eap) throws -> ScoringService {
+        var configuration = ServerConfiguration(bankPath: directory.appendingPathComponent("battery.csv").path,
+                                                catConfigurationPath: directory.appendingPathComponent("cat.json").path,
+                                                blueprintPath: directory.appendingPathComponent("blueprint.json").path,
+                                                ability: AbilityOptions(method: method))
+        configuration.exposureControl = false
+        configuration.indexes = indexes
+        configuration.batteryQuadraturePoints = 15
+        return try ScoringService(configuration: configuration, limits: ServerLimits(), instance: "test-instance", logger: Fixtures.quietLogger)
+    }
+
+    @Test("scores are SessionScorer's on the battery, with every index; the bank says bifactor; another method is a 422")
+    func score() async throws {
+        let directory = try Self.batteryDirectory()
+        let service = try Self.service(directory)
+        let file = try BifactorBank.load(csv: directory.appendingPathComponent("battery.csv").path)
+        let battery = try Battery(items: file.items, structure: file.structure, quadraturePoints: 15)
+        let scorer = try SessionScorer(battery: battery, bank: file.scoringBank, scale: IQScale())
+        try await Fixtures.application(service).test(.router) { client in
+            let info = try await OpenAPIDocumentTests.check(client, .get, "/v1/bank", expect: 200)
+            #expect(info["model"]?.string == "bifactor" && info["factors"]?["specific"]?.array?.compactMap(\.string) == ["a", "b", "c"])
+            #expect(info["indexes"]?.array?.compactMap(\.string) == ["a", "b", "c"])
+            let items = ["i0001", "i0002", "i0003", "i0041", "i0042"], responses = [1, 0, 1, 1, 1]
+            let json = try await OpenAPIDocumentTests.check(client, .post, "/v1/score", Fixtures.scoreBody(id: "b", items: items, responses: responses), expect: 200)
+            let expected = try scorer.score(itemIDs: items, responses: responses)
+            func rounded(_ x: Double) -> Double { (x * 10_000).rounded(.toNearestOrAwayFromZero) / 10_000 }
+            #expect(json["theta"]?.double == rounded(expected.estimate.theta) && json["iq"]?.int == expected.score.iq)
+            for index in expected.indexes {
+                #expect(json["indexes"]?[index.factor]?["theta"]?.double == rounded(index.theta), "\(index.factor)")
+                #expect(json["indexes"]?[index.factor]?["iq"]?.int == index.score.iq)
+                #expect(json["indexes"]?[index.factor]?["answered"]?.int == index.answered)
+            }
+            _ = try await OpenAPIDocumentTests.check(client, .post, "/v1/score/batch",
+                                                     #"{"sessions": [\#(Fixtures.scoreBody(id: "x", items: items, responses: responses))]}"#, expect: 200)
+            try await ProblemTests.expectProblem(client, "/v1/score", Fixtures.scoreBody(id: "m", items: items, responses: responses, method: "map"),
+                                                 status: .unprocessableContent, kind: "invalid-request", field: "/method",
+                                                 detail: "the bank is a bifactor battery, scored by EAP only; got method 'map'")
+            // Adaptive steps run on the general-factor marginal items.
+            var history: [(String, Int)] = []
+            for _ in 0..<8 {
+                let step = try await OpenAPIDocumentTests.check(client, .post, "/v1/cat/next", CATNextTests.body("bat", history), expect: 200)
+                guard let item = step["item_id"]?.string else { break }
+                history.append((item, history.count % 2))
+            }
+            #expect(history.count >= 6)
+            _ = try await OpenAPIDocumentTests.check(client, .post, "/v1/forms", #"{"seed": 3}"#, expect: 200)
+        }
+    }
+
+    @Test("a battery that cannot be served as configured is refused at load, naming the bank")
+    func refusals() throws {
+        let directory = try Self.batteryDirectory()
+        #expect { try Self.service(directory, method: .map) } throws: { "\($0)".contains("a bifactor bank is scored by EAP with its factors N(0, 1); the configuration asks for method map") }
+        #expect { try Self.service(directory, indexes: .named(["memory"])) } throws: { "\($0)".contains("the configured indexes: no index \"memory\"") }
+        // Only the indexes that add value, by default.
+        let service = try Self.service(directory, indexes: .addingValue)
+        #expect(service.state.battery?.reportedNames == service.state.indexAddedValue.filter(\.hasAddedValue).map(\.factor))
+    }
+}
