@@ -62,32 +62,10 @@ public struct BifactorCalibrator: Sendable {
             problems.append("the bifactor model's items are 2PL or 3PL, not \(options.model.rawValue)")
         }
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid options: " + problems.joined(separator: "; ")) }
-        if let j = input.categoryCounts.firstIndex(where: { $0 != 2 }) {
-            throw PsychometricsError(.invalidOptions, "item \(input.itemIDs[j]) has \(input.categoryCounts[j]) categories; the bifactor model's items are scored 0/1")
-        }
         var warnings: [String] = []
-
         // Items with too few responses or one category are excluded (as the unidimensional calibrators do).
-        let totals = input.categoryTotals()
-        var keep = [Bool](repeating: true, count: input.itemCount), excluded: [(String, String)] = []
-        for j in 0..<input.itemCount {
-            let n = totals[j][0] + totals[j][1]
-            if n < options.minimumItemResponses {
-                keep[j] = false
-                excluded.append((input.itemIDs[j], "\(n) responses (at least \(options.minimumItemResponses) needed)"))
-            } else if totals[j][0] == 0 || totals[j][1] == 0 {
-                keep[j] = false
-                excluded.append((input.itemIDs[j], "every response is \(totals[j][1] == 0 ? 0 : 1)"))
-            }
-        }
-        let (kept, droppedPersons) = input.keepingItems(keep)
-        guard kept.itemCount >= 2 else {
-            throw PsychometricsError(.insufficientData, "only \(kept.itemCount) of \(input.itemCount) items can be calibrated (at least 2 needed)"
-                                     + (excluded.isEmpty ? "" : "; excluded: " + excluded.map { "\($0.0) (\($0.1))" }.joined(separator: ", ")))
-        }
-        guard kept.personCount >= 2 else {
-            throw PsychometricsError(.insufficientData, "only \(kept.personCount) person has responses to calibrated items; at least 2 are needed")
-        }
+        let screen = try ZeroOneItemScreen(input, minimumResponses: options.minimumItemResponses, model: "bifactor")
+        let kept = screen.data
         let notInData = structure.specificFactorOfItem.keys.filter { !Set(input.itemIDs).contains($0) }.sorted()
         if !notInData.isEmpty {
             warnings.append("\(notInData.count) item\(notInData.count == 1 ? "" : "s") of the factor structure \(notInData.count == 1 ? "is" : "are") not in the data: \(notInData.prefix(10).joined(separator: ", "))\(notInData.count > 10 ? ", …" : "")")
@@ -198,8 +176,7 @@ public struct BifactorCalibrator: Sendable {
         if !atBound.isEmpty {
             warnings.append("\(atBound.count) item\(atBound.count == 1 ? "" : "s") reached the slope bound \(options.maximumSlope.formatted6) (\(atBound.prefix(10).joined(separator: ", "))): the likelihood rises without limit along the slope (a Heywood case); estimates are at the bound")
         }
-        for (id, reason) in excluded { warnings.append("item \(id) excluded: \(reason)") }
-        if !droppedPersons.isEmpty { warnings.append("\(droppedPersons.count) person\(droppedPersons.count == 1 ? "" : "s") excluded: no responses to any calibrated item") }
+        warnings += screen.warnings
         let n = Double(data.personCount), ll = final.logLikelihood
         return BifactorCalibrationResult(
             items: items, structure: structure, model: options.model, testlet: testlet,
@@ -210,7 +187,7 @@ public struct BifactorCalibrator: Sendable {
             logLikelihood: ll, parameterCount: parameterCount,
             aic: -2 * ll + 2 * Double(parameterCount), bic: -2 * ll + log(n) * Double(parameterCount),
             quadraturePoints: options.quadraturePoints, cycles: run.cycles, eSteps: run.eSteps, converged: run.converged,
-            personCount: data.personCount, excludedItems: excluded.map(\.0), warnings: warnings,
+            personCount: data.personCount, excludedItems: screen.excluded.map(\.itemID), warnings: warnings,
             elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
     }
 }

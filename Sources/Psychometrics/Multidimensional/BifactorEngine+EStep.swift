@@ -151,7 +151,7 @@ extension BifactorEngine {
             for j in range {
                 let item = items[j], wrong = table.row(2 * (j - range.lowerBound)), right = table.row(2 * (j - range.lowerBound) + 1)
                 for node in 0..<n {
-                    let (tg, ts) = coordinates(node, specific: true)
+                    let (tg, ts) = fit.coordinates(node, specific: true)
                     let z = item.logit(general: tg, specific: ts)
                     let p = item.guessing + (1 - item.guessing) * Logistic.sigmoid(z)
                     right[node] = p
@@ -170,7 +170,7 @@ extension BifactorEngine {
             for j in range {
                 let item = items[j], wrong = table.row(2 * (j - range.lowerBound)), right = table.row(2 * (j - range.lowerBound) + 1)
                 for node in 0..<n {
-                    let (tg, ts) = coordinates(node, specific: g > 0)
+                    let (tg, ts) = fit.coordinates(node, specific: g > 0)
                     let lp = item.logProbabilities(logit: item.logit(general: tg, specific: ts))
                     wrong[node] = lp.wrong
                     right[node] = lp.right

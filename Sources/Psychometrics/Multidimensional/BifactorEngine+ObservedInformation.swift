@@ -7,32 +7,10 @@ extension BifactorEngine {
     func gradient(_ e: Expectation) -> [Double] {
         var out: [Double] = []
         out.reserveCapacity(items.count * 4)
-        for j in items.indices { out += scoreAndInformation(items[j], counts: itemCounts(e, item: j)).gradient }
+        for j in items.indices { out += fit.scoreAndInformation(items[j], counts: itemCounts(e, item: j)).gradient }
         for f in testletFactors { out.append(testletRatioScore(f, e).gradient) }
         return out
     }
-
-    /// The observed information −∂² log posterior/∂x∂xᵀ at the current working parameters by Oakes' (1999)
-    /// identity, as mirt's default `SE.type = "Oakes"`: the Hessian is the Jacobian of the gradient
-    /// x ↦ Σ_j ∇Q_j(x | E-step at x), taken by central differences (step 10⁻⁵·max(1, |x_k|), two E-steps per
-    /// parameter), then symmetrised. P × P, row-major. `progress` is told each parameter done.
-    func observedInformation(progress: ((Int, Int) -> Void)? = nil) -> [Double] {
-        let x = workingParameters(), p = x.count
-        var hessian = [Double](repeating: 0, count: p * p)
-        for k in 0..<p {
-            let h = 1e-5 * max(1, abs(x[k]))
-            var up = self, down = self
-            var xu = x, xd = x
-            xu[k] += h
-            xd[k] -= h
-            up.setWorkingParameters(xu)
-            down.setWorkingParameters(xd)
-            let gu = up.gradient(up.eStep()), gd = down.gradient(down.eStep())
-            for a in 0..<p { hessian[a * p + k] = (gu[a] - gd[a]) / (2 * h) }
-            progress?(k + 1, p)
-        }
-        var information = [Double](repeating: 0, count: p * p)
-        for a in 0..<p { for b in 0..<p { information[a * p + b] = -0.5 * (hessian[a * p + b] + hessian[b * p + a]) } }
-        return information
-    }
 }
+
+extension BifactorEngine: FisherIdentityGradient {}

@@ -1,0 +1,238 @@
+import Foundation
+
+/// Marginal maximum-likelihood calibration of a correlated-factors model with simple structure: each 0/1 item
+/// (2PL or 3PL) on one of K ≥ 2 factors (its domain; `FactorStructure`'s specific factors are the factors, its
+/// general factor unused), the factors N(0, R) with unit variances and their correlations R estimated — the model
+/// behind index scores when no general factor is wanted (mirt's `mirt(data, model)` with `COV = F1*F2*…`).
+///
+/// EM (`CorrelatedFactorsEngine`) with exact quadrature on the product grid, SQUAREM or plain iterations and the
+/// unidimensional engines' stopping rule (`EMRun`); R positive definite by construction (`FactorCorrelation`);
+/// standard errors from the observed information (Oakes 1999), of the correlations by the delta method.
+///
+/// Quadrature: `quadraturePoints` per factor on [−`thetaBound`, `thetaBound`], by default mirt's for K factors
+/// (`defaultPoints`: 31, 15, 9, 7, 5 for K = 2…6), so the log-likelihood is comparable with mirt's. The grid has
+/// Q^K nodes and an E-step costs persons × Q^K: at most `maximumNodes` nodes and `maximumFactors` factors.
+/// With 4 or more factors mirt's default grids are coarse (9 points on [−6, 6] is a spacing of 1.5): say more
+/// points when the nodes allow, and compare the log-likelihood at two grids (the README gives ICAR16's).
+///
+/// Identification: means 0 and variances 1 fixed; each factor's sign is free, so each is reported with its
+/// items' slopes summing positive (flipping a factor flips its correlations).
+public struct CorrelatedFactorsCalibrator: Sendable {
+    /// Read: `model` (2PL or 3PL), `thetaBound`, tolerance, cycle limit, acceleration, workers, standard errors,
+    /// the slope bound, the minimum responses per item, `slopePrior`, `guessingPrior` (3PL). Not read:
+    /// `quadraturePoints` (this type's own, per factor), the E-step strategy, fixed items, the memory budget.
+    public var options: CalibrationOptions
+    /// Points per factor; nil: `defaultPoints(factors:)`.
+    public var quadraturePoints: Int?
+
+    /// The most factors, and the most nodes of the product grid.
+    public static let maximumFactors = 6
+    public static let maximumNodes = 250_000
+    /// The most free parameters standard errors are computed for (two E-steps each).
+    public static let maximumStandardErrorParameters = 2_000
+
+    /// mirt's default points per factor (`select_quadpts`): 31, 15, 9, 7 and 5 for 2…6 factors.
+    public static func defaultPoints(factors: Int) -> Int {
+        switch factors {
+        case ...2: 31
+        case 3: 15
+        case 4: 9
+        case 5: 7
+        default: 5
+        }
+    }
+
+    public init(options: CalibrationOptions = CalibrationOptions(model: .twoPL), quadraturePoints: Int? = nil) {
+        self.options = options
+        self.quadraturePoints = quadraturePoints
+    }
+
+    /// - Parameters:
+    ///   - structure: each item's factor (`specificFactorOfItem`); every item of the data must have one.
+    /// - Throws: `PsychometricsError` `.invalidOptions` for options outside their ranges, a model other than 2PL or
+    ///   3PL, items in more than two categories, an item without a factor, more than `maximumFactors` factors or
+    ///   a grid beyond `maximumNodes`; `.insufficientData` when fewer than 2 items or persons remain or fewer than
+    ///   2 factors have items; `.numericalFailure` when the iterations diverge.
+    public func calibrate(_ input: ResponseMatrix, structure: FactorStructure,
+                          progress: ((CalibrationProgress) -> Void)? = nil) throws -> CorrelatedFactorsResult {
+        let started = DispatchTime.now().uptimeNanoseconds
+        var problems = options.validationProblems()
+        if options.model != .twoPL && options.model != .threePL { problems.append("the correlated-factors model's items are 2PL or 3PL, not \(options.model.rawValue)") }
+        guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid options: " + problems.joined(separator: "; ")) }
+        let unassigned = input.itemIDs.filter { structure.specificFactorOfItem[$0] == nil }
+        guard unassigned.isEmpty else {
+            throw PsychometricsError(.invalidOptions, "\(unassigned.count) item\(unassigned.count == 1 ? " has" : "s have") no factor (\(unassigned.prefix(10).joined(separator: ", "))\(unassigned.count > 10 ? ", …" : "")); in the correlated-factors model every item loads on one factor")
+        }
+        var warnings: [String] = []
+        let screen = try ZeroOneItemScreen(input, minimumResponses: options.minimumItemResponses, model: "correlated-factors")
+        let kept = screen.data
+        // Factors with items, in the structure's order; the engine's numbering groups items by factor.
+        let used = structure.specificFactors.indices.filter { f in kept.itemIDs.contains { structure.specificFactorOfItem[$0] == f } }
+        guard used.count >= 2 else {
+            throw PsychometricsError(.insufficientData, "\(used.count) factor has calibrated items; the correlated-factors model needs at least 2 (the unidimensional model fits one)")
+        }
+        guard used.count <= Self.maximumFactors else {
+            throw PsychometricsError(.invalidOptions, "\(used.count) factors; the product grid is limited to \(Self.maximumFactors) (its nodes grow as Q^K)")
+        }
+        let k = used.count, points = quadraturePoints ?? Self.defaultPoints(factors: k)
+        let nodes = pow(Double(points), Double(k))
+        guard points >= 3, points <= QuadratureGrid.allowedPointCounts.upperBound, nodes <= Double(Self.maximumNodes) else {
+            throw PsychometricsError(.invalidOptions, "\(points) points per factor on \(k) factors is \(Int(min(nodes, 1e15))) nodes; at least 3 points and at most \(Self.maximumNodes) nodes")
+        }
+        let factorNames = used.map { structure.specificFactors[$0] }
+        let factorOf = kept.itemIDs.map { used.firstIndex(of: structure.specificFactorOfItem[$0]!)! }
+        let (order, engineIndex, groupOf, groups) = BifactorEngine.grouping(factorOf.map { Optional($0) }, specificCount: k)
+        let factorItems = Array(groups.dropFirst()), engineFactor = groupOf.map { $0 - 1 }
+        for f in 0..<k where factorItems[f].count == 1 {
+            warnings.append("factor \(factorNames[f]) has one item: its slope is identified only through the factor correlations")
+        }
+        let data = kept.renumberingItems(engineIndex, itemIDs: order.map { kept.itemIDs[$0] })
+
+        // Starts: a = 1, c at the guessing prior's mode (0.2 without one), d from p by the logistic–normal
+        // approximation, R = I.
+        let threePL = options.model == .threePL, totals = data.categoryTotals()
+        let guessingStart = threePL ? (options.guessingPrior.map { $0.mode } ?? 0.2) : 0
+        let start = (0..<data.itemCount).map { e -> BifactorItem in
+            let n = Double(totals[e][0] + totals[e][1]), p = min(max(Double(totals[e][1]) / n, 0.005), 0.995)
+            let pStar = min(max((p - guessingStart) / (1 - guessingStart), 0.02), 0.98)
+            return BifactorItem(generalSlope: 1, intercept: Logistic.logit(pStar) * (1 + Double.pi / 8).squareRoot(),
+                                guessing: guessingStart, estimatesGuessing: threePL)
+        }
+        let grid = QuadratureGrid(validatedCount: points, bound: options.thetaBound)
+        let model = FactorCorrelation(k: k, grid: grid)
+        var run = EMRun(engine: CorrelatedFactorsEngine(items: start, correlation: [Double](repeating: 0, count: model.parameterCount), data: data, grid: grid,
+                                                        factor: engineFactor, factorItems: factorItems, workers: options.workers,
+                                                        maximumSlope: options.maximumSlope, slopePrior: options.slopePrior,
+                                                        guessingPrior: threePL ? options.guessingPrior : nil),
+                        options: options, started: started, progress: progress)
+        switch options.acceleration {
+        case .none: try run.runPlain()
+        case .squarem: try run.runSQUAREM()
+        }
+        if !run.converged {
+            warnings.append("EM did not converge in \(run.cycles) cycles: the largest parameter change in the last cycle was \(run.change.formatted6) (tolerance \(options.tolerance.formatted6)); estimates are provisional")
+        }
+        var engine = run.engine
+        // Each factor's sign: its slopes summing positive (its correlations flip with it: R → D R D).
+        var r = model.matrix(engine.correlation)
+        for f in 0..<k where factorItems[f].reduce(0.0, { $0 + engine.items[$1].generalSlope }) < 0 {
+            for e in factorItems[f] { engine.items[e].generalSlope.negate() }
+            for g in 0..<k where g != f { r[f * k + g].negate(); r[g * k + f].negate() }
+        }
+        engine.correlation = model.parameters(of: r) ?? engine.correlation
+        let final = engine.eStep()
+
+        let parameterCount = engine.workingParameters().count, correlationStart = parameterCount - model.parameterCount
+        var covariance: ParameterCovariance?
+        if options.standardErrors && parameterCount > Self.maximumStandardErrorParameters {
+            warnings.append("standard errors not computed: \(parameterCount) free parameters, more than the \(Self.maximumStandardErrorParameters) the observed information is formed for (two E-steps each)")
+        } else if options.standardErrors {
+            let information = engine.observedInformation { done, total in
+                progress?(CalibrationProgress(phase: .standardErrors, cycle: run.cycles, logLikelihood: final.logLikelihood,
+                                              largestChange: Double(done) / Double(total),
+                                              elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
+            }
+            covariance = ParameterCovariance(information: information, count: parameterCount, held: [], workers: engine.workers)
+            if covariance == nil {
+                warnings.append("standard errors unavailable: the observed information matrix is not positive definite (the model may not be identified by these data)")
+            }
+        }
+        // Correlations' SEs by the delta method: J = ∂ρ/∂x by central differences.
+        var correlationSE = [Double](repeating: 0, count: k * k)
+        if let covariance {
+            let x = engine.correlation, p = x.count
+            var jacobian = [[Double]](repeating: [], count: p)
+            for c in 0..<p {
+                let h = 1e-6 * max(1, abs(x[c]))
+                var up = x, down = x
+                up[c] += h; down[c] -= h
+                let ru = model.matrix(up), rd = model.matrix(down)
+                jacobian[c] = (0..<(k * k)).map { (ru[$0] - rd[$0]) / (2 * h) }
+            }
+            for cell in 0..<(k * k) where cell / k != cell % k {
+                var v = 0.0
+                for a in 0..<p { for b in 0..<p { v += jacobian[a][cell] * jacobian[b][cell] * covariance.entry(correlationStart + a, correlationStart + b) } }
+                correlationSE[cell] = max(0, v).squareRoot()
+            }
+        }
+        var itemsOut = [CorrelatedFactorsResult.Item?](repeating: nil, count: data.itemCount)
+        var index = 0
+        for e in 0..<data.itemCount {
+            let item = engine.items[e], m = item.workingParameterCount
+            var se = [Double?](repeating: nil, count: m)
+            if let covariance {
+                for a in 0..<m { se[a] = covariance.entry(index + a, index + a).squareRoot() }
+                if item.estimatesGuessing, let sg = se[m - 1] { se[m - 1] = item.guessing * (1 - item.guessing) * sg }
+            }
+            index += m
+            let n = totals[e][0] + totals[e][1]
+            itemsOut[order[e]] = .init(itemID: data.itemIDs[e], factor: Int(engineFactor[e]), slope: item.generalSlope, intercept: item.intercept,
+                                       guessing: item.guessing, estimatesGuessing: item.estimatesGuessing,
+                                       slopeStandardError: se[0], interceptStandardError: se[1], guessingStandardError: item.estimatesGuessing ? se[2] : nil,
+                                       responses: n, proportionCorrect: Double(totals[e][1]) / Double(max(1, n)),
+                                       atSlopeBound: abs(item.generalSlope) >= options.maximumSlope * (1 - 1e-9))
+        }
+        let items = itemsOut.map { $0! }
+        let atBound = items.filter(\.atSlopeBound).map(\.itemID)
+        if !atBound.isEmpty {
+            warnings.append("\(atBound.count) item\(atBound.count == 1 ? "" : "s") reached the slope bound \(options.maximumSlope.formatted6) (\(atBound.prefix(10).joined(separator: ", "))): estimates are at the bound")
+        }
+        let correlations = model.matrix(engine.correlation)
+        if let (f, g) = (0..<k).flatMap({ f in (0..<f).map { (f, $0) } }).first(where: { abs(correlations[$0.0 * k + $0.1]) > 0.95 }) {
+            warnings.append("factors \(factorNames[g]) and \(factorNames[f]) correlate \(String(format: "%.3f", correlations[f * k + g])): nearly one factor (a model with fewer factors may fit as well)")
+        }
+        warnings += screen.warnings
+        let n = Double(data.personCount), ll = final.logLikelihood
+        return CorrelatedFactorsResult(
+            items: items, factors: factorNames, model: options.model, correlations: correlations, correlationStandardErrors: covariance == nil ? nil : correlationSE,
+            logLikelihood: ll, parameterCount: parameterCount, aic: -2 * ll + 2 * Double(parameterCount), bic: -2 * ll + log(n) * Double(parameterCount),
+            quadraturePoints: points, nodes: Int(nodes), cycles: run.cycles, eSteps: run.eSteps, converged: run.converged,
+            personCount: data.personCount, excludedItems: screen.excluded.map(\.itemID), warnings: warnings,
+            elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+    }
+}
+
+/// The outcome of a `CorrelatedFactorsCalibrator` run.
+public struct CorrelatedFactorsResult: Sendable {
+    public struct Item: Sendable {
+        public var itemID: String
+        /// Its factor, an index into `factors`.
+        public var factor: Int
+        /// P(u = 1 | θ) = c + (1 − c) σ(slope · θ_factor + intercept).
+        public var slope: Double
+        public var intercept: Double
+        public var guessing: Double
+        public var estimatesGuessing: Bool
+        public var slopeStandardError: Double?
+        public var interceptStandardError: Double?
+        public var guessingStandardError: Double?
+        public var responses: Int
+        public var proportionCorrect: Double
+        public var atSlopeBound: Bool
+    }
+
+    /// In the data's item order (excluded items left out).
+    public var items: [Item]
+    /// The factors with items, in the structure's order.
+    public var factors: [String]
+    public var model: IRTModel
+    /// R, K × K row-major (1 on the diagonal), and the correlations' standard errors (0 on the diagonal; nil
+    /// without standard errors).
+    public var correlations: [Double]
+    public var correlationStandardErrors: [Double]?
+    public var logLikelihood: Double
+    /// Free parameters: a, d (and c) per item and K(K − 1)/2 correlations.
+    public var parameterCount: Int
+    public var aic: Double
+    public var bic: Double
+    /// Points per factor and the product grid's nodes.
+    public var quadraturePoints: Int
+    public var nodes: Int
+    public var cycles: Int
+    public var eSteps: Int
+    public var converged: Bool
+    public var personCount: Int
+    public var excludedItems: [String]
+    public var warnings: [String]
+    public var elapsedSeconds: Double
+}

@@ -1,0 +1,262 @@
+import Foundation
+
+/// The state of one correlated-factors EM run: K factors θ ~ N(0, R), R a correlation matrix
+/// (`FactorCorrelation`), each item on one factor f(j) with P(u_j = 1 | θ) = c + (1 − c) σ(a_j θ_f(j) + d_j)
+/// (simple structure). Items are held as general-only `BifactorItem`s whose general slope is the slope on their
+/// factor, grouped by factor (each factor's items contiguous; `data` renumbered to match), so their M-step is
+/// `BifactorItemFit` on their factor's Q nodes. Internal: `CorrelatedFactorsCalibrator` validates input and
+/// wraps the outcome.
+///
+/// **E-step** on the full product grid of one Q-point rule per factor (equally spaced on [−B, B], as mirt's
+/// `mirt()`): the prior weight of node θ = (θ_q0, …, θ_qK−1) is exp(−½ θᵀR⁻¹θ) normalised over the Q^K nodes
+/// (`FactorCorrelation.gridPrior`).
+/// Simple structure makes the likelihood a product over factors, so for person i
+/// ```
+/// L_if(q) = Π_{j on f} P(u_ij | θ_q)                         (K × Q values, from per-item log tables)
+/// w_i(θ)  = prior(θ) Π_f L_if(θ_f),   L_i = Σ_θ w_i(θ)       (the marginal likelihood)
+/// m_if(q) = Σ_{θ: θ_f = θ_q} w_i(θ) / L_i                    (factor f's marginal posterior)
+/// S      += Σ_θ w_i(θ) θ θᵀ / L_i                            (posterior second moments)
+/// ```
+/// and an answer u to an item on factor f adds m_if to its count row r_ju. The node loop runs the last factor
+/// innermost: per node one multiplication by the prefix's product, one by L and the prior, and four additions;
+/// the prefix factors' marginals and moments take the inner row's sums. Cost Σ_i (answers_i × Q) + persons ×
+/// Q^K × ~6, exponential in K: the quadrature is exact on its grid, which is why the calibrator limits the nodes.
+/// Each L_if is scaled by its largest value (an offset added to log L_i); a person whose L_i still underflows is
+/// redone with logs over the nodes.
+///
+/// **M-step**: each item's Q_j by Fisher scoring (`BifactorItemFit`), and R by maximising the expected log prior
+/// on the grid, −½ tr(R⁻¹ S) − N log Z(R), over its unconstrained parameters (`FactorCorrelation`): R stays positive definite by
+/// construction at every step, SQUAREM's extrapolations included.
+struct CorrelatedFactorsEngine: EMIterable, FisherIdentityGradient {
+    struct Expectation: EMExpectation {
+        /// Per factor, its items' expected counts on its Q nodes: row 2k wrong, 2k + 1 right answers of its k-th item.
+        var counts: [[Double]]
+        /// Σ_i E[θ θᵀ | u_i], K × K row-major.
+        var secondMoments: [Double]
+        var logLikelihood: Double
+        var blasSeconds: Double { 0 }
+    }
+
+    var items: [BifactorItem]
+    /// The correlation matrix's free values (`FactorCorrelation`).
+    var correlation: [Double]
+    let data: ResponseMatrix
+    let grid: QuadratureGrid
+    /// Per engine item, its factor.
+    let factor: [Int32]
+    /// Per factor, its engine items.
+    let factorItems: [Range<Int>]
+    let workers: Int
+    let fit: BifactorItemFit
+
+    var k: Int { factorItems.count }
+    var q: Int { grid.count }
+    var correlationModel: FactorCorrelation { FactorCorrelation(k: k, grid: grid) }
+
+    init(items: [BifactorItem], correlation: [Double], data: ResponseMatrix, grid: QuadratureGrid, factor: [Int32], factorItems: [Range<Int>],
+         workers: Int, maximumSlope: Double, slopePrior: LogNormalPrior?, guessingPrior: BetaPrior?) {
+        self.items = items
+        self.correlation = correlation
+        self.data = data
+        self.grid = grid
+        self.factor = factor
+        self.factorItems = factorItems
+        self.workers = emWorkers(workers, persons: data.personCount)
+        self.fit = BifactorItemFit(grid: grid, maximumSlope: maximumSlope, slopePrior: slopePrior, guessingPrior: guessingPrior)
+    }
+
+    func eStep() -> Expectation {
+        let kk = k, nq = q, nodes = Int(pow(Double(nq), Double(kk)).rounded()), inner = nq, outer = nodes / nq
+        let logPrior = correlationModel.gridPrior(correlation).logWeights, prior = logPrior.map { exp($0) }
+        let points = grid.points
+        // Per item: log P(0) at the Q nodes, then log P(1).
+        let tables: [[Double]] = items.map { item in
+            var t = [Double](repeating: 0, count: 2 * nq)
+            for a in 0..<nq {
+                let lp = item.logProbabilities(logit: item.logit(general: points[a], specific: 0))
+                t[a] = lp.wrong; t[nq + a] = lp.right
+            }
+            return t
+        }
+        let w = workers, persons = data.personCount
+        let firstItem = factorItems.map(\.lowerBound)
+        var partialCounts = [[[Double]]](repeating: [], count: w), partialMoments = [[Double]](repeating: [], count: w)
+        var partialLL = [Double](repeating: 0, count: w)
+        let engine = self
+        partialCounts.withUnsafeMutableBufferPointer { countsOut in
+        partialMoments.withUnsafeMutableBufferPointer { momentsOut in
+        partialLL.withUnsafeMutableBufferPointer { llOut in
+            let boxes = UncheckedSendableBox((countsOut.baseAddress!, momentsOut.baseAddress!, llOut.baseAddress!))
+            parallelFor(w) { worker in
+                let lo = persons * worker / w, hi = persons * (worker + 1) / w
+                var counts = engine.factorItems.map { [Double](repeating: 0, count: 2 * $0.count * nq) }
+                var moments = [Double](repeating: 0, count: kk * kk), ll = 0.0
+                var h = [Double](repeating: 0, count: kk * nq), likelihood = h, marginal = h
+                var node = [Double](repeating: 0, count: kk * kk)
+                var digits = [Int](repeating: 0, count: kk)
+                for i in lo..<hi {
+                    for x in 0..<(kk * nq) { h[x] = 0 }
+                    for c in engine.data.cells(ofPerson: i) {
+                        let j = Int(engine.data.itemIndices[c]), f = Int(engine.factor[j]), base = Int(engine.data.responses[c]) * nq
+                        for a in 0..<nq { h[f * nq + a] += tables[j][base + a] }
+                    }
+                    var offset = 0.0
+                    for f in 0..<kk {
+                        var top = -Double.infinity
+                        for a in 0..<nq { top = max(top, h[f * nq + a]) }
+                        offset += top
+                        for a in 0..<nq { likelihood[f * nq + a] = exp(h[f * nq + a] - top) }
+                    }
+                    for x in 0..<(kk * nq) { marginal[x] = 0 }
+                    for x in 0..<(kk * kk) { node[x] = 0 }
+                    var total = 0.0
+                    // Products path: the last factor innermost.
+                    for o in 0..<outer {
+                        var rest = o, prefix = 1.0
+                        for f in stride(from: kk - 2, through: 0, by: -1) { digits[f] = rest % nq; rest /= nq }
+                        for f in 0..<(kk - 1) { prefix *= likelihood[f * nq + digits[f]] }
+                        if prefix == 0 { continue }
+                        var rowSum = 0.0, rowFirst = 0.0, rowSecond = 0.0
+                        let base = o * inner, last = (kk - 1) * nq
+                        for t in 0..<inner {
+                            let value = prefix * likelihood[last + t] * prior[base + t]
+                            rowSum += value
+                            rowFirst += value * points[t]
+                            rowSecond += value * points[t] * points[t]
+                            marginal[last + t] += value
+                        }
+                        total += rowSum
+                        for f in 0..<(kk - 1) {
+                            let tf = points[digits[f]]
+                            marginal[f * nq + digits[f]] += rowSum
+                            for g in 0...f { node[f * kk + g] += tf * points[digits[g]] * rowSum }
+                            node[(kk - 1) * kk + f] += tf * rowFirst
+                        }
+                        node[(kk - 1) * kk + kk - 1] += rowSecond
+                    }
+                    if !(total > 1e-280) {
+                        // Logs over the nodes: every weight relative to the largest.
+                        (total, offset) = engine.logPath(h: h, logPrior: logPrior, marginal: &marginal, moments: &node)
+                    }
+                    ll += log(total) + offset
+                    let inverse = 1 / total
+                    for c in engine.data.cells(ofPerson: i) {
+                        let j = Int(engine.data.itemIndices[c]), f = Int(engine.factor[j]), u = Int(engine.data.responses[c])
+                        let row = (2 * (j - firstItem[f]) + u) * nq
+                        for a in 0..<nq { counts[f][row + a] += marginal[f * nq + a] * inverse }
+                    }
+                    for f in 0..<kk { for g in 0...f {
+                        let v = node[f * kk + g] * inverse
+                        moments[f * kk + g] += v
+                        if g != f { moments[g * kk + f] += v }
+                    }}
+                }
+                boxes.value.0[worker] = counts
+                boxes.value.1[worker] = moments
+                boxes.value.2[worker] = ll
+            }
+        }}}
+        var counts = partialCounts[0], moments = partialMoments[0], ll = partialLL[0]
+        for worker in 1..<w {
+            for f in 0..<kk { for x in counts[f].indices { counts[f][x] += partialCounts[worker][f][x] } }
+            for x in moments.indices { moments[x] += partialMoments[worker][x] }
+            ll += partialLL[worker]
+        }
+        return Expectation(counts: counts, secondMoments: moments, logLikelihood: ll)
+    }
+
+    /// One person's node sums with logs (`h` each factor's log-likelihood on its nodes): the total of the
+    /// weights relative to the largest node, and that node's log weight as the offset; `marginal` and the lower
+    /// triangle of `moments` filled as the products path fills them.
+    func logPath(h: [Double], logPrior: [Double], marginal: inout [Double], moments: inout [Double]) -> (Double, Double) {
+        let kk = k, nq = q, nodes = logPrior.count, points = grid.points
+        var logs = [Double](repeating: 0, count: nodes), digits = [Int](repeating: 0, count: kk)
+        func decode(_ n: Int) { var rest = n; for f in stride(from: kk - 1, through: 0, by: -1) { digits[f] = rest % nq; rest /= nq } }
+        var top = -Double.infinity
+        for n in 0..<nodes {
+            decode(n)
+            var v = logPrior[n]
+            for f in 0..<kk { v += h[f * nq + digits[f]] }
+            logs[n] = v
+            top = max(top, v)
+        }
+        for x in marginal.indices { marginal[x] = 0 }
+        for x in moments.indices { moments[x] = 0 }
+        var total = 0.0
+        for n in 0..<nodes {
+            decode(n)
+            let value = exp(logs[n] - top)
+            total += value
+            for f in 0..<kk {
+                marginal[f * nq + digits[f]] += value
+                for g in 0...f { moments[f * kk + g] += value * points[digits[f]] * points[digits[g]] }
+            }
+        }
+        return (total, top)
+    }
+
+    /// Item j's count rows on its factor's nodes.
+    func itemCounts(_ e: Expectation, item j: Int) -> BifactorItemFit.Counts {
+        let f = Int(factor[j]), n = factorItems[f].lowerBound, kth = j - n
+        return BifactorItemFit.Counts(counts: e.counts[f], wrongOffset: 2 * kth * q, rightOffset: (2 * kth + 1) * q, nodes: q, specific: false)
+    }
+
+    // MARK: - M-step
+
+    mutating func mStep(_ e: Expectation) {
+        let engine = self, lanes = max(1, min(workers, items.count))
+        var updated = items
+        updated.withUnsafeMutableBufferPointer { buffer in
+            let box = UncheckedSendableBox(buffer.baseAddress!)
+            parallelFor(lanes) { lane in
+                for j in stride(from: lane, to: engine.items.count, by: lanes) {
+                    box.value[j] = engine.fit.maximize(engine.items[j], counts: engine.itemCounts(e, item: j))
+                }
+            }
+        }
+        items = updated
+        correlation = correlationModel.maximize(from: correlation, persons: Double(data.personCount), secondMoments: e.secondMoments)
+    }
+
+    // MARK: - Parameters (EMIterable, FisherIdentityGradient)
+
+    /// The items' parameters, then R's lower triangle.
+    func naturalParameters() -> [Double] {
+        let r = correlationModel.matrix(correlation)
+        var lower: [Double] = []
+        for i in 0..<k { for j in 0..<i { lower.append(r[i * k + j]) } }
+        return items.flatMap(\.naturalParameters) + lower
+    }
+
+    func workingParameters() -> [Double] { items.flatMap(\.workingParameters) + correlation }
+
+    mutating func setWorkingParameters(_ x: [Double]) {
+        var offset = 0
+        for j in items.indices {
+            let m = items[j].workingParameterCount
+            if let item = fit.bounded(items[j], Array(x[offset..<(offset + m)])) { items[j] = item }
+            offset += m
+        }
+        let values = Array(x[offset...])
+        if values.allSatisfy(\.isFinite) { correlation = values }
+    }
+
+    func parameterBlocks() -> [Range<Int>] {
+        var blocks: [Range<Int>] = [], offset = 0
+        for item in items {
+            blocks.append(offset..<(offset + item.workingParameterCount))
+            offset += item.workingParameterCount
+        }
+        if !correlation.isEmpty { blocks.append(offset..<(offset + correlation.count)) }
+        return blocks
+    }
+
+    func logPrior() -> Double { items.reduce(0) { $0 + fit.logPrior($1) } }
+
+    /// ∇ log posterior by Fisher's identity: each item's ∇Q_j, then ∂F/∂x of the correlation.
+    func gradient(_ e: Expectation) -> [Double] {
+        var out: [Double] = []
+        for j in items.indices { out += fit.scoreAndInformation(items[j], counts: itemCounts(e, item: j)).gradient }
+        return out + correlationModel.logDensity(correlation, persons: Double(data.personCount), secondMoments: e.secondMoments).gradient
+    }
+}
