@@ -56,6 +56,9 @@ public struct BifactorBank: Sendable, Hashable {
         if let c = header.firstIndex(of: "item_id") { idColumn = c }
         else if header.first == "" && header.count > 1 { idColumn = 0 }
         else { throw InputError(file: path, line: 1, message: "the bank header lacks item_id \(found)") }
+        if header.contains("factor") && header.contains(where: { $0.hasPrefix("r_") }) {
+            throw InputError(file: path, line: 1, message: "a correlated-factors bank (calibrate --model correlated: factor and r_<factor> columns); scoring reads bifactor and unidimensional banks, not this one yet")
+        }
         // Slope columns and factor names.
         var slopeColumns: [Int] = [], names: [String] = [], layout = "iqscore"
         let native = header.indices.filter { header[$0].hasPrefix("a_") && header[$0].count > 2 && !isNumberedNominal(header[$0]) }

@@ -113,6 +113,9 @@ enum ModelArgument: Hashable, ExpressibleByArgument, CustomStringConvertible {
     case bifactor
     /// The testlet model: the bifactor model with each factor's specific slopes proportional to the general ones.
     case testlet
+    /// Correlated factors, simple structure (`CorrelatedFactorsCalibrator`): each item on one factor, the factors'
+    /// correlations estimated.
+    case correlated
 
     /// Any case, as `IRTModel`'s argument.
     init?(argument: String) {
@@ -121,6 +124,7 @@ enum ModelArgument: Hashable, ExpressibleByArgument, CustomStringConvertible {
         else if let k = ItemModelKind(rawValue: text) { self = .categories(k) }
         else if text == "bifactor" { self = .bifactor }
         else if text == "testlet" { self = .testlet }
+        else if text == "correlated" { self = .correlated }
         else { return nil }
     }
 
@@ -128,8 +132,13 @@ enum ModelArgument: Hashable, ExpressibleByArgument, CustomStringConvertible {
     var categories: ItemModelKind? { if case .categories(let k) = self { k } else { nil } }
     /// The bifactor model or its testlet constraint (`BifactorCalibrator`).
     var isBifactor: Bool { self == .bifactor || self == .testlet }
-    var description: String { dichotomous?.rawValue ?? categories?.rawValue ?? (self == .testlet ? "testlet" : "bifactor") }
-    static var allValueStrings: [String] { IRTModel.allCases.map(\.rawValue) + ItemModelKind.categoryRowKinds.map(\.rawValue) + ["bifactor", "testlet"] }
+    /// A model of several factors over item groups (bifactor, testlet, correlated): its structure comes from a
+    /// column of --items, its items are 2PL or 3PL.
+    var isMultidimensional: Bool { isBifactor || self == .correlated }
+    var description: String {
+        dichotomous?.rawValue ?? categories?.rawValue ?? (self == .testlet ? "testlet" : self == .correlated ? "correlated" : "bifactor")
+    }
+    static var allValueStrings: [String] { IRTModel.allCases.map(\.rawValue) + ItemModelKind.categoryRowKinds.map(\.rawValue) + ["bifactor", "testlet", "correlated"] }
     var defaultValueDescription: String { description }
 }
 

@@ -7,19 +7,18 @@ extension CalibrateCommand {
     /// `--model bifactor|testlet`'s own rules: the factor structure comes from a column of --items; the items are 2PL or 3PL.
     func validateBifactor() throws {
         guard items != nil else {
-            throw ValidationError("--model \(model.description) reads each item's specific factor from the \(factorColumn) column of --items ITEMS.csv (--factor-column names another); give --items")
+            throw ValidationError("--model \(model.description) reads each item's \(model.isBifactor ? "specific factor" : "factor") from the \(factorColumn) column of --items ITEMS.csv (--factor-column names another); give --items")
         }
         if let itemType, itemType != .twoPL && itemType != .threePL {
             throw ValidationError("--item-type must be 2pl or 3pl for --model \(model.description), got \(itemType.rawValue)")
         }
         if fixedBankPath != nil { throw ValidationError("--fixed (online calibration) is for the unidimensional models; --model \(model.description) estimates every item") }
-        if eStep != .automatic { throw ValidationError("--e-step applies to the unidimensional 0/1 models; --model \(model.description) has its own E-step (general × one specific factor)") }
+        if eStep != .automatic { throw ValidationError("--e-step applies to the unidimensional 0/1 models; --model \(model.description) has its own E-step") }
     }
 
-    /// The bifactor fit: structure from `--factor-column` of `--items`, `BifactorCalibrator`, the bank
-    /// (`BifactorCalibrationResult.bankCSV`) and the summary as one output set.
-    func runBifactor(bankWriter: AtomicFileWriter, manifestWriter: AtomicFileWriter?) throws -> Int32 {
-        let options = try calibrationOptions()
+    /// The items file (which must have `--factor-column`) and the responses of a multidimensional fit, and the
+    /// seconds they took to read.
+    func readFactorData() throws -> (ItemMetadata, ResponseMatrix, ResponseFileReport, Double) {
         let readStart = Date()
         let itemsPath = items!
         let metadata = try ItemMetadata.load(csv: itemsPath)
@@ -29,7 +28,14 @@ extension CalibrateCommand {
         let (data, report) = try ResponseMatrix.load(csv: responses, options: columns.fileOptions, maxMemoryBytes: maxMemory.bytes,
                                                      threads: threads ?? WorkerThreads.all)
         noteUnnamedIDColumn(report)
-        let readSeconds = Date().timeIntervalSince(readStart)
+        return (metadata, data, report, Date().timeIntervalSince(readStart))
+    }
+
+    /// The bifactor fit: structure from `--factor-column` of `--items`, `BifactorCalibrator`, the bank
+    /// (`BifactorCalibrationResult.bankCSV`) and the summary as one output set.
+    func runBifactor(bankWriter: AtomicFileWriter, manifestWriter: AtomicFileWriter?) throws -> Int32 {
+        let options = try calibrationOptions()
+        let (metadata, data, report, readSeconds) = try readFactorData()
         // Specific factors in the order their first item comes in the data.
         let structure = try FactorStructure(items: data.itemIDs.map { ($0, metadata.values[$0]?[factorColumn]) })
         let status = TerminalStatusLine()

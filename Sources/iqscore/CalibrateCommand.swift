@@ -60,7 +60,13 @@ struct CalibrateCommand: ParsableCommand {
             P = c + (1 − c)/(1 + exp(−(a_general θ_general + a_<factor> θ_<factor> + d)))), their se_ columns and \
             specific_factor; standard errors from the observed information (Oakes 1999). --model testlet \
             constrains each factor's specific slopes to λ · a_general (Wainer, Bradlow & Wang's testlet model; one \
-            λ per factor, printed and in the summary's testlet_ratios), written as the same bank.
+            λ per factor, printed and in the summary's testlet_ratios), written as the same bank. --model \
+            correlated fits each item on its one factor (the --factor-column cell, which every item needs) with \
+            the factors' correlations estimated (variances 1; positive definite by construction), exact \
+            quadrature on the product grid (points per factor 31, 21, 15, 9, 7 for 2…6 factors, finer than mirt's; at most \
+            \(CorrelatedFactorsCalibrator.maximumNodes) nodes); its bank has a_<factor> columns (one nonzero per item), \
+            d, c, their se_ columns, factor, and r_<factor>: the item's factor's row of the correlation matrix; the \
+            summary has the matrix and its standard errors.
 
             BANK and the summary are one set: the bank is written to a temporary file, synced and renamed, and \
             the summary (the manifest: `iqscore verify SUMMARY` checks it) is written last. An output that is the \
@@ -73,18 +79,18 @@ struct CalibrateCommand: ParsableCommand {
     @Argument(help: "Responses CSV (wide or long layout).")
     var responses: String
 
-    @Option(help: "Model: rasch, 1pl, 2pl or 3pl for 0/1 items; graded, gpcm, pcm, rsm or nominal for items scored in more than two categories (cells 0…255; per item by the model column of --items); bifactor for 0/1 items on a general factor and one specific factor per group of items (--factor-column); testlet for the bifactor model with specific slopes proportional to the general ones.")
+    @Option(help: "Model: rasch, 1pl, 2pl or 3pl for 0/1 items; graded, gpcm, pcm, rsm or nominal for items scored in more than two categories (cells 0…255; per item by the model column of --items); bifactor for 0/1 items on a general factor and one specific factor per group of items (--factor-column); testlet for the bifactor model with specific slopes proportional to the general ones; correlated for 0/1 items each on one of several correlated factors (--factor-column).")
     var model: ModelArgument = .dichotomous(.twoPL)
 
-    @Option(name: .customLong("factor-column"), help: "With --model bifactor: the column of --items naming each item's specific factor (items with an empty cell or no row load on the general factor only).")
+    @Option(name: .customLong("factor-column"), help: "With --model bifactor|testlet: the column of --items naming each item's specific factor (items with an empty cell or no row load on the general factor only); with --model correlated, each item's factor (every item needs one).")
     var factorColumn = "domain"
 
-    @Option(name: .customLong("item-type"), help: "With --model bifactor: the items' model, 2pl or 3pl (default 2pl).")
+    @Option(name: .customLong("item-type"), help: "With --model bifactor, testlet or correlated: the items' model, 2pl or 3pl (default 2pl).")
     var itemType: IRTModel?
 
     /// The 0/1 model (`--model rasch|1pl|2pl|3pl`, or a bifactor fit's `--item-type`); 2PL's ranges check the
     /// options of the other models.
-    var irtModel: IRTModel { model.dichotomous ?? (model.isBifactor ? itemType ?? .twoPL : .twoPL) }
+    var irtModel: IRTModel { model.dichotomous ?? (model.isMultidimensional ? itemType ?? .twoPL : .twoPL) }
 
     @Option(help: "Output bank CSV (written atomically).")
     var out: String
@@ -100,7 +106,7 @@ struct CalibrateCommand: ParsableCommand {
 
     @OptionGroup var columns: ResponseColumnOptions
 
-    @Option(name: .customLong("quadrature-points"), help: "Quadrature points (per dimension for bifactor), \(QuadratureGrid.allowedPointCounts.text); default 61, bifactor 31 (mirt's).")
+    @Option(name: .customLong("quadrature-points"), help: "Quadrature points (per dimension for bifactor and correlated), \(QuadratureGrid.allowedPointCounts.text); default 61, bifactor 31 (mirt's), correlated 31, 21, 15, 9, 7 for 2…6 factors (finer than mirt's 31, 15, 9, 7, 5).")
     var quadraturePoints: Int?
 
     @Option(name: .customLong("theta-bound"), help: "Quadrature grid on [-B, B]; B in \(QuadratureGrid.allowedBounds).")
@@ -143,8 +149,8 @@ struct CalibrateCommand: ParsableCommand {
     func validate() throws {
         // The priors' texts first (as before the other ranges), then every range of the library's options.
         if model.categories != nil { try validateCategoryModel() }
-        if model.isBifactor { try validateBifactor() }
-        if itemType != nil && !model.isBifactor { throw ValidationError("--item-type goes with --model bifactor (the other models name the item type in --model)") }
+        if model.isMultidimensional { try validateBifactor() }
+        if itemType != nil && !model.isMultidimensional { throw ValidationError("--item-type goes with --model bifactor, testlet or correlated (the other models name the item type in --model)") }
         if irtModel == .threePL { _ = try parsedGuessingPrior() }
         if irtModel.hasItemSlopes { _ = try parsedSlopePrior() }
         try throwIfAny(try calibrationOptions().validationProblems(naming: .option))
@@ -173,14 +179,14 @@ struct CalibrateCommand: ParsableCommand {
     /// (`DecimalNumber`) within `BetaPrior`'s ranges.
     func parsedGuessingPrior() throws -> BetaPrior?? {
         guard let text = guessingPrior else { return .none }
-        if model != .dichotomous(.threePL) && model.categories == nil && !(model.isBifactor && itemType == .threePL) {
-            throw ValidationError("--guessing-prior applies to --model 3pl, to the 3pl items of a polytomous fit, and to --model bifactor --item-type 3pl")
+        if model != .dichotomous(.threePL) && model.categories == nil && !(model.isMultidimensional && itemType == .threePL) {
+            throw ValidationError("--guessing-prior applies to --model 3pl, to the 3pl items of a polytomous fit, and to --model bifactor|testlet|correlated --item-type 3pl")
         }
         if text == "none" { return .some(nil) }
         let syntax = ValidationError("--guessing-prior must be 'beta:ALPHA,BETA', 'options:K', 'options' or 'none'; got '\(text)'")
         if text == "options" {
             // Per item from the items file (`itemGuessingPriors`, filled in `run()`); the default for the others.
-            if model.categories != nil || model.isBifactor { throw ValidationError("--guessing-prior options (per item) is for --model 3pl; a polytomous fit's 3pl items take beta:ALPHA,BETA, options:K or none") }
+            if model.categories != nil || model.isMultidimensional { throw ValidationError("--guessing-prior options (per item) is for --model 3pl; a polytomous fit's 3pl items take beta:ALPHA,BETA, options:K or none") }
             if items == nil { throw ValidationError("--guessing-prior options reads the number of options per item from the options column of --items ITEMS.csv; give --items, or use options:K") }
             return .none
         }
@@ -221,7 +227,7 @@ struct CalibrateCommand: ParsableCommand {
     /// `--slope-prior` as a prior (`.some(nil)`: 'none'; `.none`: not given), within `LogNormalPrior`'s ranges.
     func parsedSlopePrior() throws -> LogNormalPrior?? {
         guard let text = slopePrior else { return .none }
-        if model.dichotomous?.hasItemSlopes != true && model.categories == nil && !model.isBifactor {
+        if model.dichotomous?.hasItemSlopes != true && model.categories == nil && !model.isMultidimensional {
             throw ValidationError("--slope-prior applies to --model 2pl or 3pl, and to the graded and gpcm items of a polytomous fit")
         }
         if text == "none" { return .some(nil) }
@@ -248,6 +254,7 @@ struct CalibrateCommand: ParsableCommand {
             BLASConfiguration.setThreadCount(1)
             if let kind = model.categories { return try runCategoryModel(kind, bankWriter: bankWriter, manifestWriter: manifestWriter) }
             if model.isBifactor { return try runBifactor(bankWriter: bankWriter, manifestWriter: manifestWriter) }
+            if model == .correlated { return try runCorrelated(bankWriter: bankWriter, manifestWriter: manifestWriter) }
             var options = try calibrationOptions()
 
             let readStart = Date()

@@ -8,7 +8,7 @@ extension SimulateCommand {
     /// distribution (the factors are N(0, 1)).
     func validateBifactor() throws {
         guard let domains, !domains.isEmpty else {
-            throw ValidationError("--model \(model.description) draws one specific factor per domain: give --domains (comma-separated, assigned to the items in turn)")
+            throw ValidationError("--model \(model.description) draws one \(model.isBifactor ? "specific factor" : "factor") per domain: give --domains (comma-separated, assigned to the items in turn)")
         }
         if bank != nil { throw ValidationError("--bank gives a unidimensional bank; --model \(model.description) draws its own (from --items and --domains)") }
         if let itemType, itemType != .twoPL && itemType != .threePL {
@@ -29,6 +29,7 @@ extension SimulateCommand {
                 throw ValidationError("--items-per-session must be in 1…\(count) (the bank's items), got \(k)")
             }
             let names = specification.domains
+            if model == .correlated { return try runCorrelated(bank: bank, names: names, rng: &rng) }
             // Domains in turn, as the unidimensional bank's domain column.
             let factors: [Int?] = (0..<count).map { $0 % names.count }
             let items = BifactorSimulator.items(from: bank, factors: factors, testlet: model == .testlet, using: &rng)
@@ -56,5 +57,46 @@ extension SimulateCommand {
             printError("wrote \(out)" + (bankOut.map { ", \($0)" } ?? "") + (thetasOut.map { ", \($0)" } ?? ""))
             return ExitStatus.success
         }
+    }
+
+    /// `--model correlated`: each item of the drawn bank on its domain's factor (a, d = −a·b, c), the factors
+    /// N(0, R) with every correlation --factor-correlation (`CorrelatedFactorsSimulator`).
+    func runCorrelated(bank: ItemBank, names: [String], rng: inout SeededGenerator) throws -> Int32 {
+        let k = names.count, rho = factorCorrelation ?? 0.6
+        guard k >= 2 else { throw ValidationError("--model correlated needs at least 2 --domains (its factors), got \(k)") }
+        guard rho > -1 / Double(k - 1), rho < 1 else {
+            throw ValidationError("--factor-correlation must be greater than −1/(K−1) = \(fixed(-1 / Double(k - 1), 4)) and below 1 for \(k) factors, got \(rho)")
+        }
+        let count = bank.items.count
+        let correlations = (0..<(k * k)).map { $0 / k == $0 % k ? 1 : rho }
+        let items = bank.items.indices.map { j -> CorrelatedFactorsResult.Item in
+            let p = bank.items[j].parameters
+            return .init(itemID: bank.items[j].itemID, factor: j % k, slope: p.discrimination, intercept: p.intercept, guessing: p.guessing,
+                         estimatesGuessing: bank.items[j].model == .threePL)
+        }
+        let simulator = try CorrelatedFactorsSimulator(items: items.map { BifactorItem(generalSlope: $0.slope, intercept: $0.intercept, guessing: $0.guessing) },
+                                                       factors: items.map(\.factor), correlations: correlations, itemsPerSession: itemsPerSession)
+        let started = Date()
+        let (data, scores) = simulator.matrix(count: persons, itemIDs: bank.items.map(\.itemID), using: &rng)
+        let writer = try AtomicFileWriter(path: out)
+        var lines = try SessionLines(itemIDs: data.itemIDs, persons: persons, layout: layout, noID: noID, writer: writer)
+        let thetaWriter = try thetasOut.map { try AtomicFileWriter(path: $0) }
+        try thetaWriter?.write((["session_id"] + names.map { "theta_" + $0 }).map(csvField).joined(separator: ",") + "\n")
+        for i in 0..<data.personCount {
+            let answers = data.cells(ofPerson: i).map { (item: Int(data.itemIndices[$0]), response: data.responses[$0]) }
+            let id = try lines.write(answers)
+            try thetaWriter?.write(([id] + scores[i].map { String(format: "%.6f", $0) }).joined(separator: ",") + "\n")
+        }
+        try writer.commit()
+        try thetaWriter?.commit()
+        if let bankOut {
+            let metadata = ItemMetadata(columns: ["domain"], values: Dictionary(uniqueKeysWithValues: bank.items.indices.map {
+                (bank.items[$0].itemID, ["domain": names[$0 % k]])
+            }))
+            try writeAtomically(CorrelatedFactorsResult.bankCSV(items: items, factors: names, correlations: correlations, metadata: metadata), to: bankOut)
+        }
+        printError("iqscore simulate: correlated \(irtModel.rawValue.uppercased()) bank of \(formatCount(count)) items on \(k) factors (\(names.joined(separator: ", ")); every correlation \(rho)), \(formatCount(persons)) sessions × \(itemsPerSession ?? count) items (\(layout.rawValue) layout, seed \(seed)) in \(fixed(Date().timeIntervalSince(started), 2)) s")
+        printError("wrote \(out)" + (bankOut.map { ", \($0)" } ?? "") + (thetasOut.map { ", \($0)" } ?? ""))
+        return ExitStatus.success
     }
 }

@@ -25,7 +25,10 @@ struct SimulateCommand: ParsableCommand {
             mod D, with a_<factor> = r·a, r ~ U(0.3, 0.9) per item; --model testlet draws one r per factor (the \
             testlet ratio λ). The factors are independent N(0, 1). --bank-out writes the true bank as calibrate \
             --model bifactor writes one (a domain column too: calibrate it with --items BANK --factor-column \
-            domain); --thetas-out every factor's score (theta_general, theta_<factor>…).
+            domain); --thetas-out every factor's score (theta_general, theta_<factor>…). --model correlated puts \
+            each item on its domain's factor only (a_<domain> = a), the factors N(0, R) with every correlation \
+            --factor-correlation (default 0.6); --bank-out writes the true bank as calibrate --model correlated \
+            writes one, --thetas-out theta_<factor>….
 
             Example (the app's bank): iqscore simulate --model 2pl --items 1500 --items-per-session 25 \
             --persons 200000 --domains pattern,logic,spatial,math,verbal,memory --layout long \
@@ -33,14 +36,17 @@ struct SimulateCommand: ParsableCommand {
             """
     )
 
-    @Option(help: "Model: rasch, 1pl, 2pl or 3pl; graded, gpcm, pcm, rsm or nominal for items in --categories categories; bifactor or testlet for a general factor and one specific factor per --domains entry.")
+    @Option(help: "Model: rasch, 1pl, 2pl or 3pl; graded, gpcm, pcm, rsm or nominal for items in --categories categories; bifactor or testlet for a general factor and one specific factor per --domains entry; correlated for one correlated factor per --domains entry.")
     var model: ModelArgument = .dichotomous(.twoPL)
 
-    @Option(name: .customLong("item-type"), help: "With --model bifactor or testlet: the items' model, 2pl or 3pl (default 2pl).")
+    @Option(name: .customLong("factor-correlation"), help: "With --model correlated: the correlation of every pair of factors (the domains), greater than −1/(K−1) and below 1 (default 0.6).")
+    var factorCorrelation: Double?
+
+    @Option(name: .customLong("item-type"), help: "With --model bifactor, testlet or correlated: the items' model, 2pl or 3pl (default 2pl).")
     var itemType: IRTModel?
 
     /// The unidimensional model the bank is drawn under (a bifactor bank's items: --item-type).
-    var irtModel: IRTModel { model.dichotomous ?? (model.isBifactor ? itemType ?? .twoPL : .twoPL) }
+    var irtModel: IRTModel { model.dichotomous ?? (model.isMultidimensional ? itemType ?? .twoPL : .twoPL) }
 
     @Option(help: "Categories per item with --model graded, gpcm, pcm, rsm or nominal, \(BankSpecification.allowedCategoryCounts.text).")
     var categories = 4
@@ -106,8 +112,9 @@ struct SimulateCommand: ParsableCommand {
 
     /// Every range is the library's (`BankSpecification`, `ResponseSimulator`), named as options here.
     func validate() throws {
-        if model.isBifactor { try validateBifactor() }
-        if itemType != nil && !model.isBifactor { throw ValidationError("--item-type goes with --model bifactor or testlet") }
+        if model.isMultidimensional { try validateBifactor() }
+        if itemType != nil && !model.isMultidimensional { throw ValidationError("--item-type goes with --model bifactor, testlet or correlated") }
+        if factorCorrelation != nil && model != .correlated { throw ValidationError("--factor-correlation goes with --model correlated") }
         if bank != nil {
             if items != nil { throw ValidationError("--items comes from --bank (its number of items); give one of them") }
         } else if items == nil {
@@ -122,7 +129,7 @@ struct SimulateCommand: ParsableCommand {
     }
 
     func run() throws {
-        if model.isBifactor { return try runBifactor() }
+        if model.isMultidimensional { return try runBifactor() }
         try runReportingErrors {
             try prepareOutputs(inputs: given("--bank", self.bank), outputs: [("--out", out)] + given("--bank-out", bankOut) + given("--thetas-out", thetasOut))
             var rng = SeededGenerator(seed: seed)

@@ -143,7 +143,7 @@ struct CorrelatedFactorsTests {
         var options = CalibrationOptions(model: .twoPL)
         options.tolerance = 1e-5
         let result = try CorrelatedFactorsCalibrator(options: options, quadraturePoints: 15).calibrate(data, structure: structure)
-        #expect(result.converged && result.factors == ["a", "b", "c"] && result.nodes == 3375)
+        #expect(result.converged && result.factors == ["a", "b", "c"] && result.nodes == 3375 && result.quadraturePoints == 15)
         let se = try #require(result.correlationStandardErrors)
         var zs: [Double] = []
         for (f, g) in [(1, 0), (2, 0), (2, 1)] {

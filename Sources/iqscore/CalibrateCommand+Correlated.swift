@@ -1,0 +1,121 @@
+import ArgumentParser
+import Foundation
+import Psychometrics
+import PsychometricsIO
+
+extension CalibrateCommand {
+    /// The correlated-factors fit: each item's factor from `--factor-column` of `--items`,
+    /// `CorrelatedFactorsCalibrator`, the bank (`CorrelatedFactorsResult.bankCSV`) and the summary as one output set.
+    func runCorrelated(bankWriter: AtomicFileWriter, manifestWriter: AtomicFileWriter?) throws -> Int32 {
+        let options = try calibrationOptions()
+        let (metadata, data, report, readSeconds) = try readFactorData()
+        let structure = try FactorStructure(items: data.itemIDs.map { ($0, metadata.values[$0]?[factorColumn]) })
+        let status = TerminalStatusLine()
+        let result = try CorrelatedFactorsCalibrator(options: options, quadraturePoints: quadraturePoints)
+            .calibrate(data, structure: structure, progress: Self.progress(on: status))
+        status.clear()
+        try bankWriter.write(result.bankCSV(metadata: metadata))
+        try OutputSet.commit([("bank", bankWriter, result.items.count)], manifest: manifestWriter) { entries in
+            var summary = CorrelatedCalibrationSummary(result: result, options: options, report: report, responsesPath: responses, bankPath: out,
+                                                       factorColumn: factorColumn, readSeconds: readSeconds)
+            summary.outputs = entries
+            return try encodeJSON(summary)
+        }
+        var lines = ["iqscore calibrate: correlated factors \(result.model.rawValue.uppercased()) on \(responses) (\(report.layout.rawValue) layout, \(formatCount(report.dataRows)) data rows)"]
+        lines.append("data: \(formatCount(result.personCount)) persons × \(result.items.count) items, \(formatCount(data.cellCount)) responses")
+        lines.append("factors: " + result.factors.indices.map { f in "\(result.factors[f]) (\(result.items.filter { $0.factor == f }.count))" }.joined(separator: ", "))
+        let state = result.converged ? "converged in \(result.cycles) cycles" : "NOT CONVERGED after \(result.cycles) cycles"
+        lines.append("\(state) (\(result.eSteps) E-steps, \(options.acceleration.rawValue), \(result.quadraturePoints)^\(result.factors.count) = \(formatCount(result.nodes)) nodes); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s")
+        lines.append("log-likelihood \(fixed(result.logLikelihood, 3)), AIC \(fixed(result.aic, 2)), BIC \(fixed(result.bic, 2)) (\(result.parameterCount) parameters)")
+        let k = result.factors.count
+        lines.append("factor correlations" + (result.correlationStandardErrors == nil ? ":" : " (SE):"))
+        for f in 1..<k {
+            let cells = (0..<f).map { g in
+                "\(result.factors[g]) \(fixed(result.correlations[f * k + g], 3))" + (result.correlationStandardErrors.map { " (\(fixed($0[f * k + g], 3)))" } ?? "")
+            }
+            lines.append("  \(result.factors[f]): " + cells.joined(separator: ", "))
+        }
+        lines += summaryTail(warnings: result.warnings, bankItems: result.items.count)
+        printError(lines.joined(separator: "\n"))
+        return result.converged ? ExitStatus.success : ExitStatus.notConverged
+    }
+}
+
+/// The `--summary-json` document of a correlated-factors fit.
+struct CorrelatedCalibrationSummary: Encodable {
+    var manifest_version = 1
+    var command = "calibrate"
+    var iqscore_version = iqscoreVersion
+    var outputs: [ManifestEntry] = []
+    var model = "correlated"
+    var item_type: String
+    var responses: String
+    var bank: String
+    var layout: String
+    var factor_column: String
+    var factors: [String]
+    /// Per factor, its items (in the data's order).
+    var factor_items: [String: [String]]
+    /// The factor correlation matrix, row by row, and its standard errors (absent without them).
+    var correlations: [[Double]]
+    var correlation_ses: [[Double]]?
+    var n_persons: Int
+    var n_items: Int
+    var excluded_items: [String]
+    var log_likelihood: Double
+    var aic: Double
+    var bic: Double
+    var n_parameters: Int
+    var cycles: Int
+    var e_steps: Int
+    var converged: Bool
+    var tolerance: Double
+    var max_cycles: Int
+    var acceleration: String
+    /// Points per factor, and the product grid's nodes.
+    var quadrature_points: Int
+    var nodes: Int
+    var theta_bound: Double
+    var standard_errors: String
+    var priors: [String: String]
+    var read_seconds: Double
+    var fit_seconds: Double
+    var warnings: [String]
+
+    init(result: CorrelatedFactorsResult, options: CalibrationOptions, report: ResponseFileReport, responsesPath: String, bankPath: String,
+         factorColumn: String, readSeconds: Double) {
+        let k = result.factors.count
+        item_type = result.model.rawValue
+        responses = responsesPath
+        bank = bankPath
+        layout = report.layout.rawValue
+        factor_column = factorColumn
+        factors = result.factors
+        factor_items = Dictionary(uniqueKeysWithValues: result.factors.indices.map { f in (result.factors[f], result.items.filter { $0.factor == f }.map(\.itemID)) })
+        correlations = (0..<k).map { f in Array(result.correlations[(f * k)..<((f + 1) * k)]) }
+        correlation_ses = result.correlationStandardErrors.map { se in (0..<k).map { f in Array(se[(f * k)..<((f + 1) * k)]) } }
+        n_persons = result.personCount
+        n_items = result.items.count
+        excluded_items = result.excludedItems
+        log_likelihood = result.logLikelihood
+        aic = result.aic
+        bic = result.bic
+        n_parameters = result.parameterCount
+        cycles = result.cycles
+        e_steps = result.eSteps
+        converged = result.converged
+        tolerance = options.tolerance
+        max_cycles = options.maxCycles
+        acceleration = options.acceleration.rawValue
+        quadrature_points = result.quadraturePoints
+        nodes = result.nodes
+        theta_bound = options.thetaBound
+        standard_errors = options.standardErrors ? "observed information (Oakes 1999, central differences of the gradient); correlations by the delta method" : "not computed (--no-se)"
+        var p: [String: String] = ["slope": options.slopePrior?.description ?? "none"]
+        if result.model == .threePL { p["guessing"] = options.guessingPrior?.description ?? "none" }
+        priors = p
+        read_seconds = readSeconds
+        fit_seconds = result.elapsedSeconds
+        warnings = result.warnings
+    }
+}

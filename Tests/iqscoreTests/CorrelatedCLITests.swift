@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+// Issue 28: `simulate --model correlated` and `calibrate --model correlated`.
+
+@Suite("calibrate --model correlated")
+struct CorrelatedCLITests {
+    @Test("a simulated three-factor bank recovered: the bank's a_<factor> and r_<factor> columns, the correlations on stderr and in the summary")
+    func roundTrip() throws {
+        let ws = try CLIWorkspace()
+        var r = try ws.run("simulate", "--model", "correlated", "--items", "18", "--persons", "1500", "--domains", "a,b,c",
+                           "--factor-correlation", "0.5", "--out", "responses.csv", "--bank-out", "truth.csv", "--thetas-out", "thetas.csv", "--seed", "3")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("correlated 2PL bank of 18 items on 3 factors (a, b, c; every correlation 0.5)"))
+        let truth = try ws.read("truth.csv").split(separator: "\n")
+        #expect(truth[0] == "item_id,model,a_a,a_b,a_c,d,c,se_a_a,se_a_b,se_a_c,se_d,se_c,factor,r_a,r_b,r_c,n_responses,p_value,flags,domain")
+        #expect(truth[2].contains(",b,0.500000,1.000000,0.500000,"))
+        #expect(try ws.read("thetas.csv").hasPrefix("session_id,theta_a,theta_b,theta_c\n"))
+        r = try ws.run("calibrate", "--model", "correlated", "responses.csv", "--items", "truth.csv", "--quadrature-points", "9", "--out", "bank.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("factors: a (6), b (6), c (6)") && r.stderr.contains("9^3 = 729 nodes"))
+        let summary = try JSONSerialization.jsonObject(with: Data(ws.read("bank.summary.json").utf8)) as! [String: Any]
+        #expect(summary["model"] as? String == "correlated" && summary["nodes"] as? Int == 729)
+        let correlations = try #require(summary["correlations"] as? [[Double]]), ses = try #require(summary["correlation_ses"] as? [[Double]])
+        for (f, g) in [(1, 0), (2, 0), (2, 1)] {
+            #expect(abs(correlations[f][g] - 0.5) < 4 * ses[f][g] && correlations[f][g] == correlations[g][f], "ρ\(f)\(g) \(correlations[f][g]) SE \(ses[f][g])")
+        }
+        let bank = try ws.read("bank.csv").split(separator: "\n")
+        #expect(bank.count == 19 && bank[0].hasPrefix("item_id,model,a_a,a_b,a_c,d,c,se_a_a,se_a_b,se_a_c,se_d,se_c,factor,r_a,r_b,r_c,n_responses,p_value,flags"))
+        // The bank cannot be scored yet; score says so instead of misreading it.
+        r = try ws.run("score", "responses.csv", "--bank", "bank.csv", "--out", "scores.csv")
+        #expect(r.status == 1 && r.stderr.contains("a correlated-factors bank"), "\(r.stderr)")
+    }
+
+    @Test("refusals: an item without a factor, one factor, a correlation that is not a correlation matrix's")
+    func refusals() throws {
+        let ws = try CLIWorkspace()
+        try ws.write("responses.csv", "id,i1,i2,i3,i4\n" + (0..<40).map { "p\($0),\($0 % 2),\($0 % 3 == 0 ? 1 : 0),\($0 % 5 == 0 ? 0 : 1),\($0 % 2)" }.joined(separator: "\n") + "\n")
+        try ws.write("items.csv", "item_id,domain\ni1,a\ni2,a\ni3,b\ni4,\n")
+        var r = try ws.run("calibrate", "--model", "correlated", "responses.csv", "--items", "items.csv", "--out", "bank.csv")
+        #expect(r.status == 1 && r.stderr.contains("1 item has no factor (i4)"), "\(r.stderr)")
+        try ws.write("items.csv", "item_id,domain\ni1,a\ni2,a\ni3,a\ni4,a\n")
+        r = try ws.run("calibrate", "--model", "correlated", "responses.csv", "--items", "items.csv", "--out", "bank.csv")
+        #expect(r.status == 1 && r.stderr.contains("the correlated-factors model needs at least 2"), "\(r.stderr)")
+        r = try ws.run("simulate", "--model", "correlated", "--items", "6", "--persons", "10", "--domains", "a,b,c", "--factor-correlation=-0.6", "--out", "x.csv")
+        #expect(r.status == 64 && r.stderr.contains("--factor-correlation must be greater than −1/(K−1) = -0.5000"), "\(r.stderr)")
+        r = try ws.run("simulate", "--model", "2pl", "--items", "6", "--persons", "10", "--factor-correlation", "0.3", "--out", "x.csv")
+        #expect(r.status == 64 && r.stderr.contains("--factor-correlation goes with --model correlated"))
+    }
+}
