@@ -141,7 +141,7 @@ public struct EMCalibrator: Sendable {
         var warnings: [String] = budgetNote.map { [$0] } ?? []
         func seconds(since start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
         if !converged {
-            warnings.append("EM did not converge in \(cycles) cycles: the largest parameter change in the last cycle was \(change.formatted6) (tolerance \(options.tolerance.formatted6)); estimates are provisional")
+            warnings.append(nonConvergenceWarning(cycles: cycles, change: change, tolerance: options.tolerance))
         }
 
         // Log-likelihood (and SEs) at the final estimates.
@@ -159,7 +159,7 @@ public struct EMCalibrator: Sendable {
                 seMethod = "observed information (Louis 1982), delta method to a, b, c"
             } else {
                 seMethod = "unavailable: the observed information matrix is not positive definite"
-                warnings.append("standard errors unavailable: the observed information matrix is not positive definite (the model may not be identified by these data)")
+                warnings.append(ParameterCovariance.notPositiveDefiniteWarning)
             }
         }
 

@@ -38,6 +38,11 @@ extension EMEngine.Expectation: EMExpectation {}
 /// A cycle is one application of the EM map: the M-step from the E-step at the current parameters. Both
 /// methods stop by the same rule, the largest change of any natural parameter (a, d, c; μ, σ) in a cycle below
 /// `tolerance`, or after `maxCycles` cycles.
+/// The warning of a run that stopped at its cycle limit: the cycles, the last change and the tolerance.
+func nonConvergenceWarning(cycles: Int, change: Double, tolerance: Double) -> String {
+    "EM did not converge in \(cycles) cycles: the largest parameter change in the last cycle was \(change.formatted6) (tolerance \(tolerance.formatted6)); estimates are provisional"
+}
+
 struct EMRun<Engine: EMIterable> {
     var engine: Engine
     let tolerance: Double
@@ -51,6 +56,9 @@ struct EMRun<Engine: EMIterable> {
     var converged = false
     /// Largest natural-parameter change in the last cycle.
     var change = Double.infinity
+
+    /// `nonConvergenceWarning` of this run, nil when it converged.
+    var nonConvergence: String? { converged ? nil : nonConvergenceWarning(cycles: cycles, change: change, tolerance: tolerance) }
     /// Per cycle, at the parameters the cycle started from: the marginal log-likelihood, and it plus the log
     /// priors (the objective EM increases).
     var logLikelihoodTrace: [Double] = []

@@ -4,6 +4,9 @@ import Foundation
 /// the fit estimated: entries of the layout that are held (a fixed-item calibration's common slope) are left out
 /// before inverting and have covariance 0 with everything.
 struct ParameterCovariance {
+    /// The warning when the information cannot be inverted.
+    static let notPositiveDefiniteWarning = "standard errors unavailable: the observed information matrix is not positive definite (the model may not be identified by these data)"
+
     private let inverse: CholeskyInverse
     /// Per layout index, its index in the inverted matrix (−1: held).
     private let position: [Int]

@@ -163,9 +163,7 @@ public struct PolytomousCalibrator: Sendable {
         case .squarem: try run.runSQUAREM()
         }
         let engine = run.engine
-        if !run.converged {
-            warnings.append("EM did not converge in \(run.cycles) cycles: the largest parameter change in the last cycle was \(run.change.formatted6) (tolerance \(options.tolerance.formatted6)); estimates are provisional")
-        }
+        if let warning = run.nonConvergence { warnings.append(warning) }
         let final = engine.eStep()
 
         // Standard errors of the working parameters (Louis), then the delta method.
@@ -179,7 +177,7 @@ public struct PolytomousCalibrator: Sendable {
                                           elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
             covariance = ParameterCovariance(information: engine.observedInformation(final), count: layout.count, held: layout.held, workers: engine.workers)
             if covariance == nil {
-                warnings.append("standard errors unavailable: the observed information matrix is not positive definite (the model may not be identified by these data)")
+                warnings.append(ParameterCovariance.notPositiveDefiniteWarning)
             }
         }
         let sigma = engine.commonSlope, shared = engine.hasSharedSlope && !estimatesLatent

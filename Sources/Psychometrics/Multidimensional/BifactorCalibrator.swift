@@ -111,9 +111,7 @@ public struct BifactorCalibrator: Sendable {
         case .none: try run.runPlain()
         case .squarem: try run.runSQUAREM()
         }
-        if !run.converged {
-            warnings.append("EM did not converge in \(run.cycles) cycles: the largest parameter change in the last cycle was \(run.change.formatted6) (tolerance \(options.tolerance.formatted6)); estimates are provisional")
-        }
+        if let warning = run.nonConvergence { warnings.append(warning) }
         var engine = run.engine
         // Each specific factor's sign: its slopes summing positive (a testlet's λ positive).
         for f in 0..<s where !groupItems[f + 1].isEmpty {
@@ -128,20 +126,9 @@ public struct BifactorCalibrator: Sendable {
 
         // Standard errors (Oakes), working parameters then c by the delta method.
         let parameterCount = engine.workingParameters().count, ratioStart = parameterCount - engine.testletFactors.count
-        var covariance: ParameterCovariance?
-        if options.standardErrors && parameterCount > Self.maximumStandardErrorParameters {
-            warnings.append("standard errors not computed: \(parameterCount) free parameters, more than the \(Self.maximumStandardErrorParameters) the observed information is formed for (two E-steps each)")
-        } else if options.standardErrors {
-            let information = engine.observedInformation { done, total in
-                progress?(CalibrationProgress(phase: .standardErrors, cycle: run.cycles, logLikelihood: final.logLikelihood,
-                                              largestChange: Double(done) / Double(total),
-                                              elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
-            }
-            covariance = ParameterCovariance(information: information, count: parameterCount, held: [], workers: engine.workers)
-            if covariance == nil {
-                warnings.append("standard errors unavailable: the observed information matrix is not positive definite (the model may not be identified by these data)")
-            }
-        }
+        let covariance = engine.oakesCovariance(standardErrors: options.standardErrors, maximumParameters: Self.maximumStandardErrorParameters,
+                                                cycle: run.cycles, logLikelihood: final.logLikelihood, started: started, workers: engine.workers,
+                                                progress: progress, warnings: &warnings)
         var itemsOut = [BifactorCalibrationResult.Item?](repeating: nil, count: data.itemCount)
         var index = 0
         for e in 0..<data.itemCount {

@@ -111,9 +111,7 @@ public struct CorrelatedFactorsCalibrator: Sendable {
         case .none: try run.runPlain()
         case .squarem: try run.runSQUAREM()
         }
-        if !run.converged {
-            warnings.append("EM did not converge in \(run.cycles) cycles: the largest parameter change in the last cycle was \(run.change.formatted6) (tolerance \(options.tolerance.formatted6)); estimates are provisional")
-        }
+        if let warning = run.nonConvergence { warnings.append(warning) }
         var engine = run.engine
         // Each factor's sign: its slopes summing positive (its correlations flip with it: R → D R D).
         var r = model.matrix(engine.correlation)
@@ -125,20 +123,9 @@ public struct CorrelatedFactorsCalibrator: Sendable {
         let final = engine.eStep()
 
         let parameterCount = engine.workingParameters().count, correlationStart = parameterCount - model.parameterCount
-        var covariance: ParameterCovariance?
-        if options.standardErrors && parameterCount > Self.maximumStandardErrorParameters {
-            warnings.append("standard errors not computed: \(parameterCount) free parameters, more than the \(Self.maximumStandardErrorParameters) the observed information is formed for (two E-steps each)")
-        } else if options.standardErrors {
-            let information = engine.observedInformation { done, total in
-                progress?(CalibrationProgress(phase: .standardErrors, cycle: run.cycles, logLikelihood: final.logLikelihood,
-                                              largestChange: Double(done) / Double(total),
-                                              elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
-            }
-            covariance = ParameterCovariance(information: information, count: parameterCount, held: [], workers: engine.workers)
-            if covariance == nil {
-                warnings.append("standard errors unavailable: the observed information matrix is not positive definite (the model may not be identified by these data)")
-            }
-        }
+        let covariance = engine.oakesCovariance(standardErrors: options.standardErrors, maximumParameters: Self.maximumStandardErrorParameters,
+                                                cycle: run.cycles, logLikelihood: final.logLikelihood, started: started, workers: engine.workers,
+                                                progress: progress, warnings: &warnings)
         // Correlations' SEs by the delta method: J = ∂ρ/∂x by central differences.
         var correlationSE = [Double](repeating: 0, count: k * k)
         if let covariance {
