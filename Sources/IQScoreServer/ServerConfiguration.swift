@@ -45,6 +45,9 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// (`BifactorScorer.allowedPointCounts`, default 31).
     public var indexes = IndexReporting.addingValue
     public var batteryQuadraturePoints = 31
+    /// Items per test for the indexes' added value (`Battery.addedValue(formLength:)`); nil: the bank as one form,
+    /// which `indexes` `.addingValue` allows up to `Battery.maximumFixedFormItems` items.
+    public var indexFormLength: Int?
 
     /// The adaptive test without `--cat-config`: at most 25 items, the library's defaults otherwise (EAP, N(0, 1)
     /// prior, no SE target).

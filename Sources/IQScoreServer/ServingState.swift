@@ -83,7 +83,13 @@ public final class ServingState: Sendable {
                 throw InputError(file: path, message: "a bifactor bank is scored on a grid of \(BifactorScorer.allowedPointCounts.text) points per factor; the configuration asks for \(points)")
             }
             let battery = try Battery(items: file.items, structure: file.structure, quadraturePoints: points, bound: configuration.ability.thetaBound)
-            indexAddedValue = try battery.addedValue()
+            if let k = configuration.indexFormLength, !(1...file.items.count).contains(k) {
+                throw InputError(file: path, message: "the configured index form length \(k) is not 1…\(file.items.count), the bank's items")
+            }
+            if configuration.indexes == .addingValue && configuration.indexFormLength == nil && file.items.count > Battery.maximumFixedFormItems {
+                throw InputError(file: path, message: "\(file.items.count) items are a pool tests are drawn from, not one form: choosing the indexes that add value needs the tests' length (iqscore serve --index-form-length), or name the indexes")
+            }
+            indexAddedValue = try battery.addedValue(formLength: configuration.indexFormLength)
             do {
                 self.battery = try battery.reporting(configuration.indexes, addedValue: indexAddedValue)
             } catch {

@@ -54,7 +54,13 @@ extension ScoreCommand {
         let file = try BifactorBank.load(csv: bank, requirePositiveGeneralSlopes: true)
         if file.layout != "iqscore" { printError("note: \(bank): read as \(file.layout)") }
         let battery = try Battery(items: file.items, structure: file.structure, quadraturePoints: scoring.quadraturePoints ?? 31, bound: scoring.thetaBound)
-        let addedValue = try battery.addedValue()
+        if let k = indexFormLength, !(1...file.items.count).contains(k) {
+            throw ValidationError("--index-form-length must be 1…\(file.items.count) (the bank's items), got \(k)")
+        }
+        if indexes == .addingValue && indexFormLength == nil && file.items.count > Battery.maximumFixedFormItems {
+            throw ValidationError("\(bank) has \(file.items.count) items, a pool tests are drawn from rather than one form: for --indexes auto give --index-form-length (the items a test draws), or name the indexes (--indexes all or a list)")
+        }
+        let addedValue = try battery.addedValue(formLength: indexFormLength)
         return ScoringBattery(battery: try battery.reporting(indexes, addedValue: addedValue), bank: file.scoringBank, layout: file.layout, addedValue: addedValue)
     }
 
@@ -64,7 +70,8 @@ extension ScoreCommand {
         var lines = ["bifactor bank: full-scale θ = the general factor '\(structure.generalFactor)' (EAP, \(points)×\(points) points per domain on [-\(scoring.thetaBound.formatted6), \(scoring.thetaBound.formatted6)]); "
                      + "a domain's index = its reference composite w_g·θ_g + w_s·θ_s (Reckase 2009; DeMars 2013), IQ 100 + 15·index on the calibration population"]
         if !b.addedValue.isEmpty {
-            lines.append("added value (Haberman 2008: PRMSE of the true index from the domain's items alone vs from the full-scale score; the bank as one form, \(formatCount(IndexAddedValue.defaultSimulees)) simulees):")
+            let form = indexFormLength.map { "tests of \($0) items drawn from the bank" } ?? "the bank as one form"
+            lines.append("added value (Haberman 2008: PRMSE of the true index from the domain's items alone vs from the full-scale score; \(form), \(formatCount(IndexAddedValue.defaultSimulees)) simulees):")
             for v in b.addedValue {
                 lines.append("  \(v.factor): \(v.items) items, PRMSE sub \(fixed(v.subscore, 3)), total \(fixed(v.total, 3)), augmented \(fixed(v.augmented, 3)) (±\(fixed(v.monteCarloError, 3))): "
                              + (v.hasAddedValue ? "adds value" : "no added value"))
@@ -86,6 +93,8 @@ struct BatterySummary: Encodable {
     var index_definition = "reference composite w_g·θ_g + w_s·θ_s of the domain's slopes (Reckase 2009; DeMars 2013), N(0, 1) in the calibration population"
     var indexes_reported: [String]
     var index_selection: String
+    /// Items per test the added value was computed for (the bank's size: one fixed form).
+    var index_form_length: Int
     var added_value: [AddedValue]
 
     struct AddedValue: Encodable {
@@ -108,6 +117,7 @@ struct BatterySummary: Encodable {
         quadrature_points = b.battery.scorer.grid.count
         indexes_reported = b.battery.reportedNames
         index_selection = selection.argument
+        index_form_length = b.addedValue.first?.formLength ?? b.battery.scorer.items.count
         added_value = b.addedValue.map { v in
             let composite = b.battery.composites.first { structure.specificFactors[$0.factor] == v.factor }
             return AddedValue(factor: v.factor, items: v.items, prmse_subscore: v.subscore, prmse_total: v.total, prmse_augmented: v.augmented,

@@ -51,7 +51,8 @@ struct ScoreCommand: ParsableCommand {
             calibration population, so its IQ is 100 + 15·index with the same interval level and flags (few_items: \
             the session answered none of the domain's items). --indexes auto (the default) reports the domains \
             that add value over the full-scale score by Haberman's (2008) criterion, PRMSE of the true index from \
-            the domain's items alone above PRMSE from the full-scale score, computed on the bank as one form; the \
+            the domain's items alone above PRMSE from the full-scale score, computed on the bank as one form, or for \
+            tests of --index-form-length items drawn from it (required beyond \(Battery.maximumFixedFormItems) items); the \
             criterion's figures are on stderr and in the manifest. --method must be eap and --prior-mean, \
             --prior-sd and --bank-model are refused.
 
@@ -100,6 +101,9 @@ struct ScoreCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("On a bifactor bank: the domain indexes each score carries — auto (those that add value over the full-scale score by Haberman's criterion), all, none, or a comma list of domains.", valueName: "which"))
     var indexes: IndexReporting = .addingValue
+
+    @Option(name: .customLong("index-form-length"), help: ArgumentHelp("On a bifactor bank: the added value of the indexes is computed for tests of this many items drawn at random from the bank (default: the whole bank as one form; needed by --indexes auto beyond \(Battery.maximumFixedFormItems) items).", valueName: "items"))
+    var indexFormLength: Int?
 
     @Option(help: "Norms JSON for the IQ scale: a NORMS.json document from `iqscore norms build` (age-specific: needs --age-column) or linear {\"name\", \"version\", \"mean\", \"sd\"} (default: calibration population N(0, 1)).")
     var norms: String?

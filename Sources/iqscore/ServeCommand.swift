@@ -86,6 +86,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("On a bifactor bank: the domain indexes each score carries — auto (those that add value over the full-scale score by Haberman's criterion), all, none, or a comma list of domains.", valueName: "which"))
     var indexes: IndexReporting = .addingValue
 
+    @Option(name: .customLong("index-form-length"), help: ArgumentHelp("On a bifactor bank: the indexes' added value is computed for tests of this many items drawn from the bank (default: the whole bank as one form; needed by --indexes auto beyond \(Battery.maximumFixedFormItems) items).", valueName: "items"))
+    var indexFormLength: Int?
+
     @OptionGroup var scoring: ScoringSettings
 
     @Option(name: .customLong("max-body-bytes"), help: "Largest request body, \(ServerLimits.allowedMaxBodyBytes.lowerBound)…\(ServerLimits.allowedMaxBodyBytes.upperBound) bytes; larger gets 413.")
@@ -217,6 +220,7 @@ struct ServeCommand: AsyncParsableCommand {
                                                 lowPrecisionSE: scoring.lowPrecisionSE, minimumItems: scoring.minItems, iqTransformation: iqTransform)
         configuration.exposureControl = exposure != "none"
         configuration.indexes = indexes
+        configuration.indexFormLength = indexFormLength
         if let points = scoring.quadraturePoints { configuration.batteryQuadraturePoints = points }
         configuration.tokensPath = tokens
         configuration.tokenEnvironment = ProcessInfo.processInfo.environment.filter { [AccessTokens.scoringVariable, AccessTokens.adminVariable].contains($0.key) }

@@ -116,9 +116,29 @@ struct BatteryScoringTests {
         #expect(exact0.sub < exact0.total && exact1.sub > exact1.total)
         // Seeded: the same call gives the same numbers; a form without the domain leaves it out; bad input throws.
         #expect(try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: ["logic", "spatial"], simulees: 6000) == values)
-        #expect(try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: ["logic", "spatial"], form: [0, 1, 6], simulees: 50).map(\.factor) == ["logic"])
-        #expect(throws: PsychometricsError.self) { try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: ["logic", "spatial"], form: [7]) }
+        #expect(try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: ["logic", "spatial"], pool: [0, 1, 6], simulees: 50).map(\.factor) == ["logic"])
+        #expect(throws: PsychometricsError.self) { try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: ["logic", "spatial"], pool: [7]) }
         #expect(throws: PsychometricsError.self) { try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: ["logic"]) }
+    }
+
+    @Test("added value of random tests drawn from a pool: the average of every form's exact PRMSEs, within their error")
+    func addedValueOfDrawnTests() throws {
+        let scorer = try BifactorScorer(items: Self.items, specificFactorCount: 2, quadraturePoints: 21)
+        let composites = (0..<2).compactMap { IndexComposite(factor: $0, items: Self.items) }
+        let values = try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: ["logic", "spatial"], formLength: 4, simulees: 6000)
+        #expect(values.map(\.formLength) == [4, 4] && values.map(\.items) == [3, 3])
+        // Every 4-item test of the 7 is equally likely: the expected posterior variances average over the 35 forms.
+        var forms: [[Int]] = []
+        for mask in 0..<(1 << 7) where mask.nonzeroBitCount == 4 { forms.append((0..<7).filter { mask & (1 << $0) != 0 }) }
+        for (w, v) in zip(composites, values) {
+            let exact = try forms.map { try Self.exactPRMSE(scorer, w, form: $0) }
+            let sub = exact.map(\.sub).reduce(0, +) / Double(forms.count), augmented = exact.map(\.augmented).reduce(0, +) / Double(forms.count)
+            #expect(abs(v.subscore - sub) < 0.03 && abs(v.augmented - augmented) < 0.03, "\(v.factor): sub \(v.subscore) / \(sub), aug \(v.augmented) / \(augmented)")
+        }
+        // Shorter tests hold less of each domain.
+        let whole = try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: ["logic", "spatial"], simulees: 6000)
+        #expect(zip(values, whole).allSatisfy { $0.subscore < $1.subscore && $0.augmented < $1.augmented })
+        #expect(throws: PsychometricsError.self) { try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: ["logic", "spatial"], formLength: 8) }
     }
 
     @Test("the general-factor marginal item is within 0.012 of the integral over the specific factor (|a_s| ≤ 3)")

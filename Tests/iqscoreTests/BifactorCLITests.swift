@@ -185,4 +185,21 @@ struct BifactorScoreCLITests {
         #expect(r.status == 1 && r.stderr.contains("bad.csv:14:2"), "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: ws.directory.appendingPathComponent("s.csv").path))
     }
+
+    @Test("a bank that is a pool: --indexes auto needs the tests' length, and the added value is then for drawn tests")
+    func pool() throws {
+        let ws = try CLIWorkspace()
+        var r = try ws.run("simulate", "--model", "bifactor", "--items", "240", "--items-per-session", "24", "--persons", "300", "--domains", "a,b,c",
+                           "--layout", "long", "--out", "responses.csv", "--bank-out", "bank.csv", "--seed", "5")
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try ws.run("score", "responses.csv", "--bank", "bank.csv", "--out", "scores.csv")
+        #expect(r.status == 64 && r.stderr.contains("bank.csv has 240 items, a pool tests are drawn from rather than one form: for --indexes auto give --index-form-length"), "\(r.stderr)")
+        r = try ws.run("score", "responses.csv", "--bank", "bank.csv", "--out", "scores.csv", "--index-form-length", "24")
+        #expect(r.status == 0 && r.stderr.contains("tests of 24 items drawn from the bank"), "\(r.stderr)")
+        let manifest = try JSONSerialization.jsonObject(with: Data(ws.read("scores.summary.json").utf8)) as! [String: Any]
+        #expect((manifest["battery"] as? [String: Any])?["index_form_length"] as? Int == 24)
+        r = try ws.run("score", "responses.csv", "--bank", "bank.csv", "--out", "scores.csv", "--index-form-length", "241")
+        #expect(r.status == 64 && r.stderr.contains("--index-form-length must be 1…240"))
+    }
 }
+

@@ -104,11 +104,16 @@ public struct Battery: Sendable {
     /// The names of the reported indexes, in order.
     public var reportedNames: [String] { reportedIndexes.map { structure.specificFactors[composites[$0].factor] } }
 
-    /// Haberman's added value of every index on `form` (nil: the whole bank as one form), `IndexAddedValue`.
-    /// - Throws: `.unknownItem` for a form index outside the bank.
-    public func addedValue(form: [Int]? = nil, simulees: Int = IndexAddedValue.defaultSimulees) throws(PsychometricsError) -> [IndexAddedValue] {
-        try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: structure.specificFactors, form: form, simulees: simulees)
+    /// Haberman's added value of every index (`IndexAddedValue`) for tests of `formLength` items drawn at random
+    /// from the bank (nil: the whole bank as one fixed form).
+    /// - Throws: `.invalidOptions` for a form length outside 1…the bank's items.
+    public func addedValue(formLength: Int? = nil, simulees: Int = IndexAddedValue.defaultSimulees) throws(PsychometricsError) -> [IndexAddedValue] {
+        try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: structure.specificFactors, formLength: formLength, simulees: simulees)
     }
+
+    /// The most items a bank may have for `--indexes auto` to take it as one fixed form without a form length: a
+    /// larger bank is a pool tests are drawn from, and the added value depends on the tests' length.
+    public static let maximumFixedFormItems = 200
 
     /// Scores validated answers (distinct item indices in range, responses 0/1): every factor's EAP and the
     /// reported indexes on `indexScale` (its norms are ignored: indexes are normed on the calibration population).

@@ -9,6 +9,7 @@ import Foundation
 /// PRMSE_total = Corr²(τ_s, E[θ_g | all answers])                     (linearly from the full-scale score)
 /// PRMSE_aug   = 1 − E Var(τ_s | all answers) / Var τ_s                (the augmented index iqscore reports)
 /// ```
+/// (each on the test a simulee takes: the whole pool as a fixed form, or a random test of `formLength` items)
 /// the index has added value when PRMSE_sub > PRMSE_total (Haberman's criterion: the domain's own score predicts
 /// the domain's true score better than the total does; Sinharay, Puhan & Haberman 2011 apply it to augmented
 /// subscores). Var τ_s = 1 by construction. The expectations are over the model's population: `simulees` persons
@@ -18,8 +19,10 @@ import Foundation
 /// the same form, seed and count give the same numbers.
 public struct IndexAddedValue: Sendable, Hashable, Codable {
     public var factor: String
-    /// The domain's items on the form.
+    /// The domain's items in the pool tests are drawn from.
     public var items: Int
+    /// Items per test (the pool's size for a fixed form).
+    public var formLength: Int
     public var subscore: Double
     public var total: Double
     public var augmented: Double
@@ -31,39 +34,51 @@ public struct IndexAddedValue: Sendable, Hashable, Codable {
     /// The simulees drawn by default.
     public static let defaultSimulees = 4000
 
-    /// The three PRMSEs of every index whose domain has items on `form` (indices into `scorer.items`; nil: every
-    /// item), in the order of `composites`.
+    /// The three PRMSEs of every index whose domain has items in `pool` (indices into `scorer.items`; nil: every
+    /// item), in the order of `composites`: every simulee answers the whole pool (a fixed form), or, with
+    /// `formLength`, a test of that many items drawn at random from it (as tests drawn from a large bank are; a
+    /// simulee whose test has none of a domain's items predicts its index from the other items alone).
     /// - Parameters:
     ///   - factorNames: the specific factors' names, indexed by `IndexComposite.factor`.
-    ///   - form: the items a test taker answers (repeats count once).
-    /// - Throws: `PsychometricsError(.unknownItem)` for a form index outside the items, `.invalidOptions` for a
-    ///   composite whose factor has no name or fewer than 2 simulees.
-    public static func evaluate(scorer: BifactorScorer, composites: [IndexComposite], factorNames: [String], form: [Int]? = nil,
+    ///   - pool: the items tests are made of (repeats count once).
+    ///   - formLength: items per test, 1…pool size; nil: the whole pool.
+    /// - Throws: `PsychometricsError(.unknownItem)` for a pool index outside the items, `.invalidOptions` for a
+    ///   composite whose factor has no name, a form length outside the pool or fewer than 2 simulees.
+    public static func evaluate(scorer: BifactorScorer, composites: [IndexComposite], factorNames: [String], pool: [Int]? = nil, formLength: Int? = nil,
                                 simulees: Int = defaultSimulees, seed: UInt64 = 20080601) throws(PsychometricsError) -> [IndexAddedValue] {
-        if let bad = form?.first(where: { !scorer.items.indices.contains($0) }) {
-            throw PsychometricsError(.unknownItem, "form item index \(bad) is outside 0…\(scorer.items.count - 1)")
+        if let bad = pool?.first(where: { !scorer.items.indices.contains($0) }) {
+            throw PsychometricsError(.unknownItem, "pool item index \(bad) is outside 0…\(scorer.items.count - 1)")
         }
         if let c = composites.first(where: { !factorNames.indices.contains($0.factor) || $0.factor >= scorer.specificFactorCount }) {
             throw PsychometricsError(.invalidOptions, "composite of factor \(c.factor): no such specific factor")
         }
         guard simulees >= 2 else { throw PsychometricsError(.invalidOptions, "at least 2 simulees are needed, got \(simulees)") }
-        let form = Array(Set(form ?? Array(scorer.items.indices))).sorted()
-        let members = composites.map { c in form.filter { scorer.items[$0].specific == c.factor } }
-        let used = composites.indices.filter { !members[$0].isEmpty }
-        let position = Dictionary(uniqueKeysWithValues: form.enumerated().map { ($1, $0) })
-        let memberPositions = members.map { $0.map { position[$0]! } }
+        let pool = Array(Set(pool ?? Array(scorer.items.indices))).sorted()
+        let length = formLength ?? pool.count
+        guard (1...max(1, pool.count)).contains(length) else {
+            throw PsychometricsError(.invalidOptions, "a test of \(length) items cannot be drawn from \(pool.count)")
+        }
+        let used = composites.indices.filter { c in pool.contains { scorer.items[$0].specific == composites[c].factor } }
         guard !used.isEmpty else { return [] }
         var rng = SeededGenerator(seed: seed)
         let s = scorer.specificFactorCount
         var subVariance = [Double](repeating: 0, count: composites.count), augVariance = subVariance
         var sumT = subVariance, sumTT = subVariance, sumTG = subVariance, sumG = 0.0, sumGG = 0.0
-        var answers = [UInt8](repeating: 0, count: form.count)
+        var order = pool, form = [Int](), answers = [UInt8](), domainItems = [Int](), domainAnswers = [UInt8]()
         for _ in 0..<simulees {
             let theta = (0...s).map { _ in RandomVariate.normal(using: &rng) }
-            for (k, j) in form.enumerated() {
+            if length < pool.count {
+                // Partial Fisher–Yates: the first `length` slots become a uniform sample without replacement.
+                for slot in 0..<length { order.swapAt(slot, slot + Int(rng.next(upperBound: UInt64(pool.count - slot)))) }
+                form = order.prefix(length).sorted()
+            } else {
+                form = pool
+            }
+            answers.removeAll(keepingCapacity: true)
+            for j in form {
                 let item = scorer.items[j]
                 let p = item.probability(general: theta[0], specific: item.specific.map { theta[$0 + 1] } ?? 0)
-                answers[k] = RandomVariate.uniform(using: &rng) < p ? 1 : 0
+                answers.append(RandomVariate.uniform(using: &rng) < p ? 1 : 0)
             }
             let all = form.withUnsafeBufferPointer { i in answers.withUnsafeBufferPointer { u in scorer.eap(validated: i, u) } }
             let g = all.means[0]
@@ -73,9 +88,13 @@ public struct IndexAddedValue: Sendable, Hashable, Codable {
                 let truth = composite.generalWeight * theta[0] + composite.specificWeight * theta[composite.factor + 1]
                 augVariance[c] += pow(composite.estimate(all).sd, 2)
                 sumT[c] += truth; sumTT[c] += truth * truth; sumTG[c] += truth * g
-                let domain = members[c]
-                let domainAnswers = memberPositions[c].map { answers[$0] }
-                let sub = domain.withUnsafeBufferPointer { i in domainAnswers.withUnsafeBufferPointer { u in scorer.eap(validated: i, u) } }
+                domainItems.removeAll(keepingCapacity: true)
+                domainAnswers.removeAll(keepingCapacity: true)
+                for (k, j) in form.enumerated() where scorer.items[j].specific == composite.factor {
+                    domainItems.append(j)
+                    domainAnswers.append(answers[k])
+                }
+                let sub = domainItems.withUnsafeBufferPointer { i in domainAnswers.withUnsafeBufferPointer { u in scorer.eap(validated: i, u) } }
                 subVariance[c] += pow(composite.estimate(sub).sd, 2)
             }
         }
@@ -84,8 +103,8 @@ public struct IndexAddedValue: Sendable, Hashable, Codable {
             let covariance = sumTG[c] / n - sumT[c] / n * sumG / n
             let varT = sumTT[c] / n - pow(sumT[c] / n, 2), varG = sumGG / n - pow(sumG / n, 2)
             let total = varT > 0 && varG > 0 ? covariance * covariance / (varT * varG) : 0
-            return IndexAddedValue(factor: factorNames[composites[c].factor], items: members[c].count,
-                                   subscore: 1 - subVariance[c] / n, total: total, augmented: 1 - augVariance[c] / n,
+            return IndexAddedValue(factor: factorNames[composites[c].factor], items: pool.filter { scorer.items[$0].specific == composites[c].factor }.count,
+                                   formLength: length, subscore: 1 - subVariance[c] / n, total: total, augmented: 1 - augVariance[c] / n,
                                    monteCarloError: 2 * total.squareRoot() * (1 - total) / n.squareRoot())
         }
     }
