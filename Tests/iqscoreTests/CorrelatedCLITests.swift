@@ -32,6 +32,26 @@ struct CorrelatedCLITests {
         #expect(r.status == 1 && r.stderr.contains("a correlated-factors bank"), "\(r.stderr)")
     }
 
+    @Test("equal to mirt 1.47 on the same data: log-likelihood, correlations and items (15 points per factor, TOL 1e-6)")
+    func asMirt() throws {
+        // mirt(d, mirt.model("a = 1,4,…\nb = …\nc = …\nCOV = a*b*c"), TOL = 1e-6) on these responses (quadpts 15, its
+        // default for 3 factors): logLik −21798.8495745, 74 cycles; cov a–b 0.4862430179, a–c 0.5519479180, b–c 0.5519719727.
+        let ws = try CLIWorkspace()
+        var r = try ws.run("simulate", "--model", "correlated", "--items", "18", "--persons", "2000", "--domains", "a,b,c",
+                           "--factor-correlation", "0.5", "--out", "r.csv", "--bank-out", "truth.csv", "--seed", "3")
+        #expect(r.status == 0)
+        r = try ws.run("calibrate", "--model", "correlated", "r.csv", "--items", "truth.csv", "--quadrature-points", "15", "--tolerance", "1e-6",
+                       "--no-se", "--out", "bank.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        let summary = try JSONSerialization.jsonObject(with: Data(ws.read("bank.summary.json").utf8)) as! [String: Any]
+        let ll = try #require(summary["log_likelihood"] as? Double), rho = try #require(summary["correlations"] as? [[Double]])
+        #expect(abs(ll - -21798.8495745) < 1e-3, "log-likelihood \(ll)")
+        #expect(abs(rho[1][0] - 0.4862430179) < 1e-4 && abs(rho[2][0] - 0.5519479180) < 1e-4 && abs(rho[2][1] - 0.5519719727) < 1e-4, "\(rho)")
+        // mirt's first item: a1 0.777665766938952, d 1.38205582191959.
+        let first = try #require(ws.read("bank.csv").split(separator: "\n").dropFirst().first).split(separator: ",")
+        #expect(abs(Double(first[2])! - 0.777665766938952) < 1e-3 && abs(Double(first[5])! - 1.38205582191959) < 1e-3, "\(first)")
+    }
+
     @Test("refusals: an item without a factor, one factor, a correlation that is not a correlation matrix's")
     func refusals() throws {
         let ws = try CLIWorkspace()
