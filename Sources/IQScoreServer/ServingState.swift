@@ -75,8 +75,8 @@ public final class ServingState: Sendable {
         if !damage.isEmpty { throw InputErrors(damage) }
         if BifactorBank.isMultidimensional(csv: path) {
             let file = try BifactorBank.load(csv: path, requirePositiveGeneralSlopes: true)
-            guard configuration.ability.method == .eap, configuration.ability.priorMean == nil, configuration.ability.priorSD == nil else {
-                throw InputError(file: path, message: "a bifactor bank is scored by EAP with its factors N(0, 1); the configuration asks for method \(configuration.ability.method.rawValue)" + (configuration.ability.priorMean != nil || configuration.ability.priorSD != nil ? " and a prior of θ" : ""))
+            guard [.eap, .map].contains(configuration.ability.method), configuration.ability.priorMean == nil, configuration.ability.priorSD == nil else {
+                throw InputError(file: path, message: "a bifactor bank is scored by EAP or MAP with its factors N(0, 1); the configuration asks for method \(configuration.ability.method.rawValue)" + (configuration.ability.priorMean != nil || configuration.ability.priorSD != nil ? " and a prior of θ" : ""))
             }
             let points = configuration.batteryQuadraturePoints
             guard BifactorScorer.allowedPointCounts.contains(points) else {
@@ -119,7 +119,11 @@ public final class ServingState: Sendable {
         let ageNorms = norms.isAgeSpecific ? AgeNormScale(norms: norms, transformation: configuration.iqTransformation, settings: scale.expressed(on: bank.latentScale)) : nil
         var writers: [AbilityMethod: ScoreJSONWriter] = [:]
         if let battery {
-            writers[.eap] = ScoreJSONWriter(scorer: try SessionScorer(battery: battery, bank: bank, ability: configuration.ability, scale: scale), ageNorms: ageNorms)
+            for method in [AbilityMethod.eap, .map] {
+                var ability = configuration.ability
+                ability.method = method
+                writers[method] = ScoreJSONWriter(scorer: try SessionScorer(battery: battery, bank: bank, ability: ability, scale: scale), ageNorms: ageNorms)
+            }
         } else {
             for method in AbilityMethod.allCases {
                 var ability = configuration.ability
@@ -214,7 +218,7 @@ public final class ServingState: Sendable {
     }
 
     /// The scorer writer for a request's method (nil: the configured one); nil for a method this bank is not
-    /// scored by (a battery is scored by EAP only).
+    /// scored by (a battery is scored by EAP or MAP).
     func writer(for method: AbilityMethod?) -> ScoreJSONWriter? {
         guard let method else { return defaultWriter }
         return writers[method]

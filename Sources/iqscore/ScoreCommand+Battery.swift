@@ -44,7 +44,7 @@ extension ScoreCommand {
     func loadBattery() throws -> ScoringBattery? {
         guard BifactorBank.isMultidimensional(csv: bank) else { return nil }
         var refused: [String] = []
-        if method != .eap { refused.append("--method \(method.rawValue) (a bifactor bank is scored by EAP on its factors)") }
+        if method != .eap && method != .map { refused.append("--method \(method.rawValue) (a bifactor bank is scored by EAP or MAP on its factors)") }
         if scoring.priorMean != nil || scoring.priorSD != nil { refused.append("--prior-mean/--prior-sd (the factors are N(0, 1) by the model)") }
         if bankModel.bankModel != nil { refused.append("--bank-model (a bifactor bank's items are 2pl or 3pl)") }
         if let q = scoring.quadraturePoints, let problem = BifactorScorer.allowedPointCounts.problem(q, "--quadrature-points on a bifactor bank (points per factor)") {
@@ -67,7 +67,8 @@ extension ScoreCommand {
     /// The summary's lines on a battery: the model, each index's added value and what is reported.
     func batteryLines(_ b: ScoringBattery) -> [String] {
         let structure = b.battery.structure, points = b.battery.scorer.grid.count
-        var lines = ["bifactor bank: full-scale θ = the general factor '\(structure.generalFactor)' (EAP, \(points)×\(points) points per domain on [-\(scoring.thetaBound.formatted6), \(scoring.thetaBound.formatted6)]); "
+        let estimator = method == .map ? "MAP, from the EAP on" : "EAP,"
+        var lines = ["bifactor bank: full-scale θ = the general factor '\(structure.generalFactor)' (\(estimator) \(points)×\(points) points per domain on [-\(scoring.thetaBound.formatted6), \(scoring.thetaBound.formatted6)]); "
                      + "a domain's index = its reference composite w_g·θ_g + w_s·θ_s (Reckase 2009; DeMars 2013), IQ 100 + 15·index on the calibration population"]
         if !b.addedValue.isEmpty {
             let form = indexFormLength.map { "tests of \($0) items drawn from the bank" } ?? "the bank as one form"

@@ -53,8 +53,8 @@ struct ScoreCommand: ParsableCommand {
             that add value over the full-scale score by Haberman's (2008) criterion, PRMSE of the true index from \
             the domain's items alone above PRMSE from the full-scale score, computed on the bank as one form, or for \
             tests of --index-form-length items drawn from it (required beyond \(Battery.maximumFixedFormItems) items); the \
-            criterion's figures are on stderr and in the manifest. --method must be eap and --prior-mean, \
-            --prior-sd and --bank-model are refused.
+            criterion's figures are on stderr and in the manifest. --method is eap or map (the posterior mode of \
+            every factor, SEs from the Hessian there); --prior-mean, --prior-sd and --bank-model are refused.
 
             Every session read is scored or written to REJECTS (session_id,file,line,column,reason): unknown \
             item id, a response that is not 0/1 (for an item in more than two categories: not one of its \

@@ -44,7 +44,7 @@ struct ServeCommand: AsyncParsableCommand {
             A bifactor bank (calibrate --model bifactor|testlet, or mirt's bfactor coefficients) is served as a \
             battery, as `iqscore score` scores it: theta and the IQ are the general factor's EAP under --norms, and \
             each score carries an "indexes" object with the domains --indexes selects (default: those that add \
-            value by Haberman's criterion, computed at load); the method is EAP only (a request naming another \
+            value by Haberman's criterion, computed at load); the method is EAP or MAP (a request naming another \
             gets 422). Adaptive steps and forms see each item's general-factor marginal 2PL/3PL (the specific \
             factor integrated out): an adaptive test selects the item most informative about the general factor \
             at the interim estimate on those items, and its final score comes from POST /v1/score on the full model.

@@ -36,7 +36,7 @@ struct BatteryServingTests {
         return try ScoringService(configuration: configuration, limits: ServerLimits(), instance: "test-instance", logger: Fixtures.quietLogger)
     }
 
-    @Test("scores are SessionScorer's on the battery, with every index; the bank says bifactor; another method is a 422")
+    @Test("scores are SessionScorer's on the battery, with every index; the bank says bifactor; EAP and MAP, another method is a 422")
     func score() async throws {
         let directory = try Self.batteryDirectory()
         let service = try Self.service(directory)
@@ -59,9 +59,14 @@ struct BatteryServingTests {
             }
             _ = try await OpenAPIDocumentTests.check(client, .post, "/v1/score/batch",
                                                      #"{"sessions": [\#(Fixtures.scoreBody(id: "x", items: items, responses: responses))]}"#, expect: 200)
-            try await ProblemTests.expectProblem(client, "/v1/score", Fixtures.scoreBody(id: "m", items: items, responses: responses, method: "map"),
+            try await ProblemTests.expectProblem(client, "/v1/score", Fixtures.scoreBody(id: "m", items: items, responses: responses, method: "wle"),
                                                  status: .unprocessableContent, kind: "invalid-request", field: "/method",
-                                                 detail: "the bank is a bifactor battery, scored by EAP only; got method 'map'")
+                                                 detail: "the bank is a bifactor battery, scored by EAP or MAP; got method 'wle'")
+            // MAP as the library gives it.
+            let map = try await OpenAPIDocumentTests.check(client, .post, "/v1/score", Fixtures.scoreBody(id: "p", items: items, responses: responses, method: "map"), expect: 200)
+            let modal = try SessionScorer(battery: battery, bank: file.scoringBank, ability: AbilityOptions(method: .map), scale: IQScale())
+                .score(itemIDs: items, responses: responses)
+            #expect(map["method"]?.string == "map" && map["theta"]?.double == rounded(modal.estimate.theta))
             // Adaptive steps run on the general-factor marginal items.
             var history: [(String, Int)] = []
             for _ in 0..<8 {
@@ -77,7 +82,7 @@ struct BatteryServingTests {
     @Test("a battery that cannot be served as configured is refused at load, naming the bank")
     func refusals() throws {
         let directory = try Self.batteryDirectory()
-        #expect { try Self.service(directory, method: .map) } throws: { "\($0)".contains("a bifactor bank is scored by EAP with its factors N(0, 1); the configuration asks for method map") }
+        #expect { try Self.service(directory, method: .ml) } throws: { "\($0)".contains("a bifactor bank is scored by EAP or MAP with its factors N(0, 1); the configuration asks for method ml") }
         #expect { try Self.service(directory, indexes: .named(["memory"])) } throws: { "\($0)".contains("the configured indexes: no index \"memory\"") }
         // Only the indexes that add value, by default.
         let service = try Self.service(directory, indexes: .addingValue)

@@ -141,6 +141,44 @@ struct BatteryScoringTests {
         #expect(throws: PsychometricsError.self) { try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: ["logic", "spatial"], formLength: 8) }
     }
 
+    @Test("MAP: the log posterior's gradient is 0 at the mode, the covariance inverts its Hessian; without specific slopes it is the unidimensional MAP")
+    func mapKnownValue() throws {
+        let scorer = try BifactorScorer(items: Self.items, specificFactorCount: 2, quadraturePoints: 21)
+        let answers: [(item: Int, response: UInt8)] = [(0, 1), (1, 0), (2, 1), (3, 1), (4, 1), (6, 0)]
+        let mode = try scorer.map(answers)
+        func logPosterior(_ t: [Double]) -> Double {
+            answers.reduce(0) { total, answer in
+                let item = Self.items[answer.item], p = item.probability(general: t[0], specific: item.specific.map { t[$0 + 1] } ?? 0)
+                return total + log(answer.response == 1 ? p : 1 - p)
+            } - t.reduce(0) { $0 + $1 * $1 } / 2
+        }
+        let h = 1e-4
+        var hessian = [Double](repeating: 0, count: 9)
+        for x in 0..<3 {
+            var up = mode.means, down = mode.means
+            up[x] += 1e-6; down[x] -= 1e-6
+            #expect(abs((logPosterior(up) - logPosterior(down)) / 2e-6) < 1e-6, "∂ℓ/∂θ\(x) at the mode")
+            for y in 0..<3 {
+                var pp = mode.means, pm = mode.means, mp = mode.means, mm = mode.means
+                pp[x] += h; pp[y] += h; pm[x] += h; pm[y] -= h; mp[x] -= h; mp[y] += h; mm[x] -= h; mm[y] -= h
+                hessian[x * 3 + y] = (logPosterior(pp) - logPosterior(pm) - logPosterior(mp) + logPosterior(mm)) / (4 * h * h)
+            }
+        }
+        // Covariance × (−Hessian) = I.
+        for x in 0..<3 { for y in 0..<3 {
+            let v = (0..<3).reduce(0.0) { $0 + mode.covariance[x * 3 + $1] * -hessian[$1 * 3 + y] }
+            #expect(abs(v - (x == y ? 1 : 0)) < 1e-5, "(Σ·(−H))[\(x),\(y)] = \(v)")
+        }}
+        // 2PL items without specific slopes: θ_g's MAP and SE are the unidimensional estimator's with the N(0, 1) prior.
+        let flat = Self.items.map { BifactorItem(generalSlope: $0.generalSlope, intercept: $0.intercept) }
+        let flatMode = try BifactorScorer(items: flat, specificFactorCount: 2).map(answers)
+        let oneFactor = try AbilityEstimator(parameters: flat.map(\.generalMarginal), options: AbilityOptions(method: .map))
+            .estimate(items: answers.map(\.item), responses: answers.map(\.response))
+        #expect(abs(flatMode.means[0] - oneFactor.theta) < 1e-6 && abs(flatMode.standardErrors[0] - oneFactor.standardError) < 1e-6,
+                "\(flatMode.means[0]) ± \(flatMode.standardErrors[0]) against \(oneFactor.theta) ± \(oneFactor.standardError)")
+        #expect(flatMode.means[1] == 0 && abs(flatMode.standardErrors[1] - 1) < 1e-12)
+    }
+
     @Test("the general-factor marginal item is within 0.012 of the integral over the specific factor (|a_s| ≤ 3)")
     func generalMarginal() throws {
         let grid = QuadratureGrid(validatedCount: 101, bound: 8)
@@ -190,7 +228,10 @@ struct BatteryScoringTests {
         let one = try SessionScorer(battery: battery.reporting(["spatial"]), bank: Self.view(Self.items), scale: IQScale())
         #expect(try one.score(itemIDs: ids, responses: responses).indexes.map(\.factor) == ["spatial"])
         #expect(throws: PsychometricsError.self) { try battery.reporting(["memory"]) }
-        #expect(throws: PsychometricsError.self) { try SessionScorer(battery: battery, bank: Self.view(Self.items), ability: AbilityOptions(method: .map), scale: IQScale()) }
+        #expect(throws: PsychometricsError.self) { try SessionScorer(battery: battery, bank: Self.view(Self.items), ability: AbilityOptions(method: .ml), scale: IQScale()) }
+        let modal = try SessionScorer(battery: battery, bank: Self.view(Self.items), ability: AbilityOptions(method: .map), scale: IQScale())
+        let mapScore = try modal.score(itemIDs: ids, responses: responses), mode = try battery.scorer.map([(0, 1), (1, 1), (2, 1), (6, 0)])
+        #expect(mapScore.estimate.method == .map && abs(mapScore.estimate.theta - mode.means[0]) < 1e-15 && mapScore.indexes.count == 2)
         #expect(throws: PsychometricsError.self) { try SessionScorer(battery: battery, bank: Self.view(Array(Self.items.prefix(3))), scale: IQScale()) }
         #expect(throws: PsychometricsError.self) { try scorer.score(itemIDs: ["i0"], responses: [2]) }
     }

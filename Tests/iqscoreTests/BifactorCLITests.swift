@@ -173,8 +173,13 @@ struct BifactorScoreCLITests {
     func refusals() throws {
         let ws = try CLIWorkspace()
         try ws.write("bank.csv", Self.bank(mirt: false))
-        var r = try ws.run("score", Self.data, "--bank", "bank.csv", "--out", "s.csv", "--method", "map", "--prior-sd", "2")
-        #expect(r.status == 64 && r.stderr.contains("bank.csv is a bifactor bank; it does not take --method map (a bifactor bank is scored by EAP on its factors); --prior-mean/--prior-sd"), "\(r.stderr)")
+        var r = try ws.run("score", Self.data, "--bank", "bank.csv", "--out", "s.csv", "--method", "ml", "--prior-sd", "2")
+        #expect(r.status == 64 && r.stderr.contains("bank.csv is a bifactor bank; it does not take --method ml (a bifactor bank is scored by EAP or MAP on its factors); --prior-mean/--prior-sd"), "\(r.stderr)")
+        // MAP: the method column says so, and the full-scale θ moves from the EAP's.
+        r = try ws.run("score", Self.data, "--bank", "bank.csv", "--out", "map.csv", "--method", "map", "--indexes", "all")
+        #expect(r.status == 0 && r.stderr.contains("(MAP, from the EAP on 31×31 points"), "\(r.stderr)")
+        let row = try #require(ws.read("map.csv").split(separator: "\n").dropFirst().first).split(separator: ",", omittingEmptySubsequences: false)
+        #expect(row[9] == "map" && row.count == 12 + 6 + 3 * 7)
         r = try ws.run("score", Self.data, "--bank", "bank.csv", "--out", "s.csv", "--quadrature-points", "101")
         #expect(r.status == 64 && r.stderr.contains("--quadrature-points on a bifactor bank"), "\(r.stderr)")
         r = try ws.run("score", Self.data, "--bank", "bank.csv", "--out", "s.csv", "--indexes", "memory")

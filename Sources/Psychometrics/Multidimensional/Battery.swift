@@ -26,7 +26,7 @@ public enum IndexReporting: Sendable, Hashable {
 
 /// The full-scale and index scores of one session on a battery.
 public struct BatteryScore: Sendable, Hashable {
-    /// Every factor's EAP, the posterior covariance and the marginal log-likelihood.
+    /// Every factor's estimate (EAP or MAP, `Battery.methods`) with its covariance.
     public var factors: BifactorEstimate
     /// The reported indexes, in `Battery.reportedIndexes` order.
     public var indexes: [IndexScore]
@@ -101,6 +101,10 @@ public struct Battery: Sendable {
         return chosen
     }
 
+    /// The methods a battery is scored by: EAP (the posterior means, `BifactorScorer.eap`) and MAP (the mode,
+    /// `BifactorScorer.map`); ML and WLE are not (the factors need their prior on a battery's few items per domain).
+    public static let methods: [AbilityMethod] = [.eap, .map]
+
     /// The names of the reported indexes, in order.
     public var reportedNames: [String] { reportedIndexes.map { structure.specificFactors[composites[$0].factor] } }
 
@@ -115,11 +119,13 @@ public struct Battery: Sendable {
     /// larger bank is a pool tests are drawn from, and the added value depends on the tests' length.
     public static let maximumFixedFormItems = 200
 
-    /// Scores validated answers (distinct item indices in range, responses 0/1): every factor's EAP and the
+    /// Scores validated answers (distinct item indices in range, responses 0/1) by `method` (one of `methods`):
+    /// every factor's estimate and the
     /// reported indexes on `indexScale` (its norms are ignored: indexes are normed on the calibration population).
     /// - Throws: `PsychometricsError` from `IQScale.score` (an estimate that is not finite).
-    package func score(_ itemIndices: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, indexScale: IQScale) throws -> BatteryScore {
-        let factors = scorer.eap(validated: itemIndices, responses)
+    package func score(_ itemIndices: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, method: AbilityMethod,
+                       indexScale: IQScale) throws -> BatteryScore {
+        let factors = method == .map ? scorer.map(validated: itemIndices, responses) : scorer.eap(validated: itemIndices, responses)
         var indexes: [IndexScore] = []
         indexes.reserveCapacity(reportedIndexes.count)
         for c in reportedIndexes {
@@ -130,7 +136,7 @@ public struct Battery: Sendable {
                 correct += Int(responses[k])
             }
             let (mean, sd) = composite.estimate(factors)
-            var estimate = AbilityEstimate(theta: mean, standardError: sd, method: .eap, itemCount: max(answered, 1), correctCount: correct, atBound: false)
+            var estimate = AbilityEstimate(theta: mean, standardError: sd, method: method, itemCount: max(answered, 1), correctCount: correct, atBound: false)
             estimate.maximumScore = answered
             var iq = try indexScale.score(estimate)
             if answered == 0 { iq.flags.append(.fewItems); iq.flags.sort() }

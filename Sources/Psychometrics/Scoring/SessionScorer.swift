@@ -51,13 +51,13 @@ public struct SessionScorer: Sendable {
 
     /// Scores on a battery: `bank` is its unidimensional view (item ids, metadata and each item's general-factor
     /// marginal, `BifactorItem.generalMarginal`, in the battery's item order), θ and its SE are the general
-    /// factor's posterior mean and SD, and the reported indexes come with every score. Scoring is EAP on the
-    /// battery's grid; `ability` must ask for EAP.
-    /// - Throws: `PsychometricsError(.invalidOptions)` for another method, a bank whose items are not the
-    ///   battery's, or items in more than two categories.
+    /// factor's posterior mean and SD (EAP) or mode with its normal-approximation SD (MAP), as `ability.method`
+    /// asks, and the reported indexes come with every score.
+    /// - Throws: `PsychometricsError(.invalidOptions)` for ML or WLE, a bank whose items are not the battery's, or
+    ///   items in more than two categories.
     public init(battery: Battery, bank: ItemBank, ability: AbilityOptions = AbilityOptions(), scale: IQScale) throws {
-        guard ability.method == .eap else {
-            throw PsychometricsError(.invalidOptions, "a battery (bifactor bank) is scored by EAP, not \(ability.method.rawValue.uppercased())")
+        guard Battery.methods.contains(ability.method) else {
+            throw PsychometricsError(.invalidOptions, "a battery is scored by EAP or MAP, not \(ability.method.rawValue.uppercased())")
         }
         guard bank.items.count == battery.scorer.items.count, !bank.hasCategoryItems else {
             throw PsychometricsError(.invalidOptions, "the bank's \(bank.items.count) items are not the battery's \(battery.scorer.items.count) 0/1 items")
@@ -66,17 +66,20 @@ public struct SessionScorer: Sendable {
     }
 
     private init(bank: ItemBank, battery: Battery?, ability: AbilityOptions, scale: IQScale) throws {
-        self.bank = bank
-        self.battery = battery
+        // Everything that can throw first, then the stored properties.
         // Items in more than two categories (`BankItem.categoryModel`) go through the models; a 0/1 bank keeps the
         // dichotomous path.
-        self.estimator = bank.hasCategoryItems
+        let estimator = bank.hasCategoryItems
             ? try AbilityEstimator(items: bank.items.map(\.responseModel), options: ability, latentScale: bank.latentScale)
             : try AbilityEstimator(parameters: bank.items.map(\.parameters), options: ability, latentScale: bank.latentScale)
-        self.itemCategories = bank.items.map(\.categoryCount)
         let expressed = scale.expressed(on: bank.latentScale)
+        let indexScale: IQScale? = battery == nil ? nil : try Battery.indexScale(expressed)
+        self.bank = bank
+        self.battery = battery
+        self.estimator = estimator
+        self.itemCategories = bank.items.map(\.categoryCount)
         self.scale = expressed
-        self.indexScale = battery == nil ? nil : try Battery.indexScale(expressed)
+        self.indexScale = indexScale
         var domains: [String] = [], domainIndex: [String: Int] = [:], itemDomain: [Int] = []
         let hasDomain = bank.metadataColumns.contains("domain")
         for item in bank.items {
@@ -183,10 +186,11 @@ public struct SessionScorer: Sendable {
         var indexes: [IndexScore] = []
         do {
             if let battery, let indexScale {
-                let scores = try battery.score(items, responses, indexScale: indexScale)
+                let method = estimator.options.method
+                let scores = try battery.score(items, responses, method: method, indexScale: indexScale)
                 var correct = 0
                 for k in 0..<responses.count { correct += Int(responses[k]) }
-                estimate = AbilityEstimate(theta: scores.factors.means[0], standardError: scores.factors.standardErrors[0], method: .eap,
+                estimate = AbilityEstimate(theta: scores.factors.means[0], standardError: scores.factors.standardErrors[0], method: method,
                                            itemCount: items.count, correctCount: correct, atBound: false)
                 indexes = scores.indexes
             } else {
