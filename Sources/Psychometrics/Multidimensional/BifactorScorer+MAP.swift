@@ -16,9 +16,7 @@ extension BifactorScorer {
     /// likelihood at the mode. Estimates stay within ±`grid`'s bound.
     /// - Throws: as `eap`.
     public func map(_ responses: [(item: Int, response: UInt8)]) throws(PsychometricsError) -> BifactorEstimate {
-        _ = try eap(responses)   // the same checks
-        var items = [Int](), answers = [UInt8]()
-        for (j, u) in responses { items.append(j); answers.append(u) }
+        let (items, answers) = try validated(responses)
         return items.withUnsafeBufferPointer { i in answers.withUnsafeBufferPointer { u in map(validated: i, u) } }
     }
 

@@ -106,18 +106,22 @@ public struct BifactorScorer: Sendable {
     /// - Throws: `PsychometricsError` `.unknownItem` for an index outside the items, `.invalidResponse` for a
     ///   response other than 0 or 1, `.repeatedItem` for an item answered twice.
     public func eap(_ responses: [(item: Int, response: UInt8)]) throws(PsychometricsError) -> BifactorEstimate {
-        var seen = Set<Int>()
+        let (items, answers) = try validated(responses)
+        return items.withUnsafeBufferPointer { i in answers.withUnsafeBufferPointer { u in eap(validated: i, u) } }
+    }
+
+    /// `responses` checked and split into item indices and answers, for `eap` and `map`.
+    /// - Throws: as `eap`.
+    func validated(_ responses: [(item: Int, response: UInt8)]) throws(PsychometricsError) -> ([Int], [UInt8]) {
+        var seen = Set<Int>(), indices = [Int](), answers = [UInt8]()
+        indices.reserveCapacity(responses.count); answers.reserveCapacity(responses.count)
         for (j, u) in responses {
             guard items.indices.contains(j) else { throw PsychometricsError(.unknownItem, "item index \(j) is outside 0…\(items.count - 1)") }
             guard u <= 1 else { throw PsychometricsError(.invalidResponse, "item index \(j): responses must be 0 or 1, got \(u)") }
             guard seen.insert(j).inserted else { throw PsychometricsError(.repeatedItem, "item index \(j) is answered twice") }
+            indices.append(j); answers.append(u)
         }
-        return responses.withUnsafeBufferPointer { list in
-            var items = [Int](), answers = [UInt8]()
-            items.reserveCapacity(list.count); answers.reserveCapacity(list.count)
-            for (j, u) in list { items.append(j); answers.append(u) }
-            return items.withUnsafeBufferPointer { i in answers.withUnsafeBufferPointer { u in eap(validated: i, u) } }
-        }
+        return (indices, answers)
     }
 
     /// `eap` of answers already checked (distinct indices in range, responses 0/1): the batch path.

@@ -171,10 +171,10 @@ struct CorrelatedFactorsEngine: EMIterable, FisherIdentityGradient {
     func logPath(h: [Double], logPrior: [Double], marginal: inout [Double], moments: inout [Double]) -> (Double, Double) {
         let kk = k, nq = q, nodes = logPrior.count, points = grid.points
         var logs = [Double](repeating: 0, count: nodes), digits = [Int](repeating: 0, count: kk)
-        func decode(_ n: Int) { var rest = n; for f in stride(from: kk - 1, through: 0, by: -1) { digits[f] = rest % nq; rest /= nq } }
+        let model = correlationModel
         var top = -Double.infinity
         for n in 0..<nodes {
-            decode(n)
+            model.decode(n, into: &digits)
             var v = logPrior[n]
             for f in 0..<kk { v += h[f * nq + digits[f]] }
             logs[n] = v
@@ -184,7 +184,7 @@ struct CorrelatedFactorsEngine: EMIterable, FisherIdentityGradient {
         for x in moments.indices { moments[x] = 0 }
         var total = 0.0
         for n in 0..<nodes {
-            decode(n)
+            model.decode(n, into: &digits)
             let value = exp(logs[n] - top)
             total += value
             for f in 0..<kk {
