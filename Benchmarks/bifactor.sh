@@ -7,7 +7,7 @@
 # iqscore --threads 1 against mirt single-threaded, iqscore --threads 2 against mirt with mirtCluster(2); the
 # log-likelihoods are printed beside the times (the comparison is at equal log-likelihood). SKIP_MIRT=1 times
 # iqscore only (the scaling study: 6, 12 and 24 specifics). Needs mirt 1.47 as ../shared/NOTES.md says
-# (R_LIBS=/work/Rlib); the data are drawn in R (set.seed(2026): a_g ~ U(1, 2), a_s ~ U(0.5, 1.5), d ~ N(0, 1)).
+# (R_LIBS=/work/Rlib); THREADS="1" runs one thread count only (default "1 2"); the data are drawn in R (set.seed(2026): a_g ~ U(1, 2), a_s ~ U(0.5, 1.5), d ~ N(0, 1)).
 #   bash Benchmarks/bifactor.sh [PERSONS SPECIFICS PER_FACTOR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +33,7 @@ write.csv(x, args[4], row.names = FALSE)
 write.csv(data.frame(item_id = colnames(x), domain = sprintf("f%02d", spec)), args[5], row.names = FALSE)
 R
 fi
-for t in 1 2; do
+for t in ${THREADS:-1 2}; do
     "$bin" calibrate "$data" --model bifactor --items "$items" --no-se --threads "$t" --out "$out/${tag}_bank_$t.csv" \
         --summary-json "$out/${tag}_iqscore_$t.json" 2>/dev/null || [ $? -eq 3 ]
     if [ "${SKIP_MIRT:-0}" = 1 ]; then

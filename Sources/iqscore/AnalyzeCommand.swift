@@ -48,6 +48,18 @@ struct AnalyzeCommand: ParsableCommand {
             by fewer than 10, category mean rest scores out of order. --persons-out writes each person's WLE with \
             l_z and l_z* for items in any number of categories (Drasgow, Levine & Williams 1985; Sinharay 2016); \
             --q3-out and --options are for 0/1 banks.
+
+            A bifactor or testlet bank (calibrate --model bifactor|testlet) gets a model comparison instead: the \
+            unidimensional model of the same item type fitted here to the same responses against the bank's model \
+            — log-likelihoods, AIC, BIC, the likelihood-ratio test G² (its χ² reference approximate: the specific \
+            slopes' signs are not identified under one factor), Maydeu-Olivares & Joe's M2 with RMSEA (90% \
+            interval) and SRMSR on the persons who answered every item (at most 80 items; as mirt's M2()), and \
+            Yen's Q3 at each model's EAPs averaged over pairs within and between specific factors (within a \
+            factor the bifactor's Q3 is biased below 0, because θ_s is estimated from those same items). \
+            ITEMS.csv: item_id,factor,n,p_value,a_general,a_specific,d,c,loading_general,loading_specific, \
+            communality,a_unidimensional,b_unidimensional,c_unidimensional,q3_max_unidimensional,q3_max_<model>; \
+            --q3-out: item_a,item_b,same_factor,n,q3_unidimensional,q3_<model>. A testlet bank is recognised by \
+            a_s = λ·a_g within every factor (one λ per factor counted).
             """
     )
 
@@ -115,6 +127,7 @@ struct AnalyzeCommand: ParsableCommand {
         try runReportingErrors {
             try prepareOutputs(inputs: [("input", responses), ("--bank", bank)] + given("--options", options) + given("--items", items),
                                outputs: [("--out", out)] + given("--summary-json", summaryJSON) + given("--persons-out", personsOut) + given("--q3-out", q3Out) + given("--distractors-out", distractorsOut))
+            if BifactorBank.isMultidimensional(csv: bank) { return try runBatteryAnalysis() }
             let itemBank = try loadBank(bank, requirePositiveSlopes: false, categoryItems: bankModel.reading)
             if itemBank.hasCategoryItems { return try runCategoryAnalysis(bank: itemBank, rules: try rules()) }
             let table = try ItemAnalysisTable(responses: responses, fileOptions: columns.fileOptions, bank: itemBank, rules: try rules())

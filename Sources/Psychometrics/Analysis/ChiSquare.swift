@@ -37,4 +37,40 @@ package enum ChiSquare {
         }
         return exp(logPrefix) * h
     }
+
+    /// P(X ≤ x) for X ~ χ²(df, λ), the non-central χ²: the Poisson(λ/2) mixture of central χ²(df + 2k)
+    /// distribution functions (Johnson, Kotz & Balakrishnan 1995, eq. 29.2), summed over k from 0 until the
+    /// Poisson weights beyond the mean are below 1e-15.
+    package static func noncentralLowerTail(_ x: Double, degreesOfFreedom df: Double, noncentrality lambda: Double) -> Double {
+        guard x > 0 else { return 0 }
+        guard lambda > 0 else { return 1 - upperTail(x, degreesOfFreedom: df) }
+        let half = lambda / 2
+        var total = 0.0
+        let last = Int(half + 12 * half.squareRoot() + 60)
+        for k in 0...last {
+            let logWeight = -half + Double(k) * log(half) - lgamma(Double(k) + 1)
+            let weight = exp(logWeight)
+            if weight > 0 { total += weight * (1 - upperTail(x, degreesOfFreedom: df + 2 * Double(k))) }
+            if Double(k) > half && weight < 1e-15 { break }
+        }
+        return min(1, max(0, total))
+    }
+
+    /// The (1 − level)/2 and (1 + level)/2 confidence limits of the non-centrality λ of an observed χ²(df, λ)
+    /// statistic x: λ_L with P(X ≤ x | λ_L) = (1 + level)/2 and λ_U with P(X ≤ x | λ_U) = (1 − level)/2, each 0
+    /// when even λ = 0 puts x below it (Steiger & Lind's RMSEA interval; mirt's RMSEA_5/RMSEA_95). By bisection
+    /// (the distribution function falls as λ grows) to 1e-8 relative.
+    package static func noncentralityInterval(_ x: Double, degreesOfFreedom df: Double, level: Double) -> (lower: Double, upper: Double) {
+        func limit(_ target: Double) -> Double {
+            guard noncentralLowerTail(x, degreesOfFreedom: df, noncentrality: 0) > target else { return 0 }
+            var low = 0.0, high = max(10.0, 2 * x)
+            while noncentralLowerTail(x, degreesOfFreedom: df, noncentrality: high) > target { high *= 2 }
+            while high - low > 1e-8 * max(1, high) {
+                let mid = (low + high) / 2
+                if noncentralLowerTail(x, degreesOfFreedom: df, noncentrality: mid) > target { low = mid } else { high = mid }
+            }
+            return (low + high) / 2
+        }
+        return (limit((1 + level) / 2), limit((1 - level) / 2))
+    }
 }

@@ -82,15 +82,31 @@ public struct LocalDependenceQ3: Sendable {
     /// The bytes the pairwise table needs.
     public static func tableBytes(itemCount: Int) -> Int { itemCount * (itemCount - 1) / 2 * 64 }
 
+    /// The unidimensional model the pairs' z is computed under (`LocalDependenceQ3`'s documentation).
+    package struct PredictiveModel {
+        /// P_j(θ_q), item-major, on the grid whose log weights (the prior) are `logWeights`.
+        package var probabilities: [Double]
+        /// log P(u | θ_q) on the same grid (`LogCategoryTable`), for each person's posterior.
+        package var logTable: LogCategoryTable
+        package var logWeights: [Double]
+        package init(probabilities: [Double], logTable: LogCategoryTable, logWeights: [Double]) {
+            self.probabilities = probabilities
+            self.logTable = logTable
+            self.logWeights = logWeights
+        }
+    }
+
     /// - Parameters:
     ///   - rowOffsets, items, responses, residuals: per person (rows of `rowOffsets`), the answered items in
-    ///     increasing order, the responses and their residuals at the WLE.
-    ///   - probabilities: P_j(θ_q), item-major, on the grid whose log weights (the prior) are `logWeights`.
-    ///   - logTable: log P(u | θ_q) on the same grid (`LogCategoryTable`), for each person's posterior.
+    ///     increasing order, the responses and their residuals at the person's θ estimate (the WLE for `analyze`;
+    ///     the EAPs of every factor for a multidimensional model).
+    ///   - model: the unidimensional model under which each candidate pair's z is computed; nil computes Q3 and
+    ///     Q3* only (no z, so no pair is flagged): for residuals of a model the z's leave-two-out posterior does
+    ///     not describe.
     package init(itemCount J: Int, rowOffsets: [Int], items: [Int32], responses: [UInt8], residuals: [Double],
-                 probabilities: [Double], logTable: LogCategoryTable, logWeights: [Double], options: Options, workers: Int) {
+                 model: PredictiveModel?, options: Options, workers: Int) {
         self.options = options
-        let pairCount = J * (J - 1) / 2, Q = logWeights.count
+        let pairCount = J * (J - 1) / 2
         precondition(options.minimumResponseCount <= 255, "the response counts per pair saturate at 255, got \(options.minimumResponseCount)")
         // One cache line per pair, so that a person's pair updates touch one line each.
         let raw = UnsafeMutableRawPointer.allocate(byteCount: max(1, pairCount) * MemoryLayout<PairSums>.stride, alignment: 64)
@@ -139,7 +155,8 @@ public struct LocalDependenceQ3: Sendable {
             candidate[index[i]] = true
             candidates += 1
         }
-        if candidates > 0 {
+        if candidates > 0, let model {
+            let probabilities = model.probabilities, logTable = model.logTable, logWeights = model.logWeights, Q = logWeights.count
             // 1/P, 1/(1 − P) and P/(1 − P), with P clamped to [1e-15, 1 − 1e-15] so that the leave-two-out
             // weights a_q / (L_j L_k) stay finite.
             var inverseP = [Double](repeating: 0, count: J * Q), inverseQ = inverseP, odds = inverseP

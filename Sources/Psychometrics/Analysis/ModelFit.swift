@@ -179,8 +179,8 @@ public struct ModelFit: Sendable {
             undefined["q3"] = "\(J) items: the pairwise table would take \(LocalDependenceQ3.tableBytes(itemCount: J) >> 20) MiB (64 bytes per pair), more than the \(Self.q3TableLimit >> 20) MiB allowed"
         } else {
             let q3 = LocalDependenceQ3(itemCount: J, rowOffsets: data.rowOffsets, items: data.itemIndices, responses: data.responses,
-                                       residuals: outputs.residuals.array, probabilities: expectation.probabilities,
-                                       logTable: context.table, logWeights: context.grid.logWeights,
+                                       residuals: outputs.residuals.array,
+                                       model: .init(probabilities: expectation.probabilities, logTable: context.table, logWeights: context.grid.logWeights),
                                        options: options.q3, workers: options.workers)
             localDependence = q3
             let total = J * (J - 1) / 2
