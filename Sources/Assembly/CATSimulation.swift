@@ -28,11 +28,27 @@ package enum CATSimulation {
         }
     }
 
+    /// A bifactor bank behind a pool of its general-factor marginal items (`BifactorItem.generalMarginal`): the
+    /// simulees are drawn from the bifactor model (θ_g and every specific θ_s independent N(0, 1)) and answer by
+    /// it, the CAT selects and stops on the marginal items (the rule `iqscore serve` uses), and each finished
+    /// test is scored by the full model (`BifactorScorer` EAP of θ_g over every factor), so the report shows what
+    /// the marginal selection achieves under the true model.
+    package struct Battery: Sendable {
+        package var scorer: BifactorScorer
+        /// Per pool item, its index in `scorer.items`.
+        package var poolItem: [Int]
+        package init(scorer: BifactorScorer, poolItem: [Int]) {
+            self.scorer = scorer
+            self.poolItem = poolItem
+        }
+    }
+
     /// Runs the study with Sympson–Hetter control calibrated by `SympsonHetter.calibrate` (its record goes into
-    /// the report's `exposureControl`), or with none when `exposure` is nil.
+    /// the report's `exposureControl`), or with none when `exposure` is nil; with `battery`, from a bifactor bank
+    /// (`Battery`).
     /// - Throws: `AssemblyError.invalidConfiguration` for settings outside `SimulationStudy`'s ranges.
-    package static func run(pool: CATItemPool, exposure: SympsonHetter?, options: Options) throws(AssemblyError) -> CATSimulationReport {
-        var report = try run(pool: pool, parameters: exposure?.parameters, options: options)
+    package static func run(pool: CATItemPool, exposure: SympsonHetter?, options: Options, battery: Battery? = nil) throws(AssemblyError) -> CATSimulationReport {
+        var report = try run(pool: pool, parameters: exposure?.parameters, options: options, battery: battery)
         if let exposure {
             report.exposureControl = .init(method: "sympson_hetter", target: exposure.target, margin: exposure.margin,
                                            simulees: exposure.simulees, converged: exposure.converged,
@@ -48,15 +64,15 @@ package enum CATSimulation {
     /// calibration record. Checks how a stored set of parameters holds up, e.g. on a changed bank or rules.
     /// - Throws: `AssemblyError.invalidConfiguration` for settings outside `SimulationStudy`'s ranges;
     ///   `AssemblyError.invalidExposure` when the parameters are not one per bank item.
-    package static func run(pool: CATItemPool, given parameters: ExposureParameters, options: Options) throws(AssemblyError) -> CATSimulationReport {
-        var report = try run(pool: pool, parameters: parameters, options: options)
+    package static func run(pool: CATItemPool, given parameters: ExposureParameters, options: Options, battery: Battery? = nil) throws(AssemblyError) -> CATSimulationReport {
+        var report = try run(pool: pool, parameters: parameters, options: options, battery: battery)
         report.exposureControl = .init(method: "sympson_hetter", target: nil, margin: nil, simulees: nil, converged: nil,
                                        controlledItems: parameters.controlledCount,
                                        minParameter: parameters.probabilities.min() ?? 1, rounds: nil, elapsedSeconds: nil)
         return report
     }
 
-    private static func run(pool: CATItemPool, parameters: ExposureParameters?, options: Options) throws(AssemblyError) -> CATSimulationReport {
+    private static func run(pool: CATItemPool, parameters: ExposureParameters?, options: Options, battery: Battery?) throws(AssemblyError) -> CATSimulationReport {
         let problems = options.validationProblems()
         guard problems.isEmpty else { throw AssemblyError(.invalidConfiguration, problems: problems) }
         if let parameters, parameters.probabilities.count != pool.itemCount {
@@ -64,13 +80,14 @@ package enum CATSimulation {
         }
         let started = Date()
         let run = runSimulees(pool: pool, exposure: parameters, count: options.simulees, seed: options.seed, stream: 0,
-                              thetaMean: options.thetaMean, thetaSD: options.thetaSD, threads: options.threads)
+                              thetaMean: options.thetaMean, thetaSD: options.thetaSD, threads: options.threads, battery: battery)
         let elapsed = Date().timeIntervalSince(started)
         let config = pool.configuration
         let n = Double(options.simulees)
         let outcomes = run.outcomes
 
         var recovery = RecoveryStatistics(binWidth: options.binWidth, binBound: options.binBound)
+        var interim = RecoveryStatistics(binWidth: options.binWidth, binBound: options.binBound)
         var violations = 0
         var minLength = Int.max, maxLength = 0
         var lengthCounts = [Int](repeating: 0, count: config.maxItems + 1)
@@ -78,6 +95,7 @@ package enum CATSimulation {
         for reason in AdaptiveSession.StopReason.allCases { reasons[reason.rawValue] = 0 }
         for o in outcomes {
             recovery.add(theta: o.theta, estimate: o.estimate, standardError: o.standardError, length: o.length, seReached: o.seReached)
+            interim.add(theta: o.theta, estimate: o.interimEstimate, standardError: o.interimStandardError, length: o.length, seReached: o.seReached)
             if !o.contentMet { violations += 1 }
             minLength = min(minLength, o.length)
             maxLength = max(maxLength, o.length)
@@ -107,7 +125,11 @@ package enum CATSimulation {
             itemsAboveExposureTarget: config.exposureTarget.map { r in run.administered.reduce(0) { $0 + (Double($1) / n > r ? 1 : 0) } },
             overlapRate: overlap, contentViolations: violations, stopReasons: reasons, domainMeanItems: domainMeans,
             bins: recovery.binReports(seTarget: config.seTarget), exposureControl: nil, configuration: config,
-            elapsedSeconds: elapsed, steps: run.totalLength, threads: max(1, min(options.threads, options.simulees)))
+            elapsedSeconds: elapsed, steps: run.totalLength, threads: max(1, min(options.threads, options.simulees)),
+            battery: battery.map { b in
+                .init(specificFactors: b.scorer.specificFactorCount, quadraturePoints: b.scorer.grid.count,
+                      marginalRMSE: interim.rmse, marginalBias: interim.bias, marginalMeanSE: interim.meanSE, marginalCorrelation: interim.correlation)
+            })
         return report
     }
 
@@ -121,6 +143,9 @@ package enum CATSimulation {
         var stop: AdaptiveSession.StopReason
         var contentMet: Bool
         var seReached: Bool
+        /// The CAT's own estimate and SE at the stop (equal to `estimate`/`standardError` without a battery).
+        var interimEstimate: Double
+        var interimStandardError: Double
     }
 
     struct Run {
@@ -147,7 +172,7 @@ package enum CATSimulation {
 
     /// Runs `count` simulated tests, simulee i on worker i mod W.
     static func runSimulees(pool: CATItemPool, exposure: ExposureParameters?, count: Int, seed: UInt64, stream: UInt64,
-                            thetaMean: Double, thetaSD: Double, threads: Int) -> Run {
+                            thetaMean: Double, thetaSD: Double, threads: Int, battery: Battery? = nil) -> Run {
         let J = pool.itemCount, D = pool.bank.domains.count
         let workers = max(1, min(threads, count))
         let stride = 2 * J + D
@@ -166,20 +191,35 @@ package enum CATSimulation {
             for i in Swift.stride(from: w, to: count, by: workers) {
                 var rng = SeededGenerator(seed: simuleeSeed(seed, stream: stream, index: i))
                 let theta = RandomVariate.normal(mean: thetaMean, sd: thetaSD, using: &rng)
+                // A battery's simulee: its specific factors after θ_g (the unidimensional draws are unchanged).
+                let specifics = battery.map { b in (0..<b.scorer.specificFactorCount).map { _ in RandomVariate.normal(using: &rng) } } ?? []
                 var session = AdaptiveSession(validatedPool: pool, exposure: exposure)
                 while true {
                     switch session.nextItem(using: &rng, onSelected: { selected[$0] += 1 }) {
                     case .administer(let j):
-                        let u = items[j].response(at: theta, uniform: RandomVariate.uniform(using: &rng))
+                        let u: UInt8
+                        if let battery {
+                            let item = battery.scorer.items[battery.poolItem[j]]
+                            let p = item.probability(general: theta, specific: item.specific.map { specifics[$0] } ?? 0)
+                            u = RandomVariate.uniform(using: &rng) < p ? 1 : 0
+                        } else {
+                            u = items[j].response(at: theta, uniform: RandomVariate.uniform(using: &rng))
+                        }
                         session.recordUnchecked(item: j, response: u)
                         administered[j] += 1
                         continue
                     case .stop(let reason):
                         for d in 0..<D { domains[d] += session.domainCounts[d] }
+                        var estimate = session.estimate.theta, standardError = session.estimate.standardError
+                        if let battery, let full = try? battery.scorer.eap(zip(session.items, session.responses).map { (item: battery.poolItem[$0], response: $1) }) {
+                            estimate = full.means[0]
+                            standardError = full.standardErrors[0]
+                        }
                         (outcomes.baseAddress! + i).initialize(to: Outcome(
-                            theta: theta, estimate: session.estimate.theta, standardError: session.estimate.standardError,
+                            theta: theta, estimate: estimate, standardError: standardError,
                             length: session.items.count, stop: reason, contentMet: session.meetsDomainMinimums,
-                            seReached: session.reachedSETarget))
+                            seReached: session.reachedSETarget, interimEstimate: session.estimate.theta,
+                            interimStandardError: session.estimate.standardError))
                     }
                     break
                 }
@@ -241,6 +281,22 @@ package struct CATSimulationReport: Sendable, Codable {
     /// Items administered in all (one step = one record + one selection).
     package var steps: Int
     package var threads: Int
+    /// From a bifactor bank (`CATSimulation.Battery`): `rmse`, `bias`, `meanSE` and `correlation` above are of
+    /// the full model's EAP of θ_g; these are of the CAT's own estimate on the marginal items.
+    package var battery: BatteryRecovery?
+
+    package struct BatteryRecovery: Sendable, Codable {
+        package var specificFactors: Int
+        package var quadraturePoints: Int
+        package var marginalRMSE: Double
+        package var marginalBias: Double
+        package var marginalMeanSE: Double
+        package var marginalCorrelation: Double
+        enum CodingKeys: String, CodingKey {
+            case specificFactors = "specific_factors", quadraturePoints = "quadrature_points", marginalRMSE = "marginal_rmse"
+            case marginalBias = "marginal_bias", marginalMeanSE = "marginal_mean_se", marginalCorrelation = "marginal_correlation"
+        }
+    }
 
     /// Conditional recovery in one θ bin [lower, upper) (nil bound = open).
     package struct Bin: Sendable, Codable {
@@ -298,7 +354,7 @@ package struct CATSimulationReport: Sendable, Codable {
         case meanExposure = "mean_exposure", itemsNeverAdministered = "items_never_administered"
         case itemsAboveExposureTarget = "items_above_exposure_target", overlapRate = "overlap_rate"
         case contentViolations = "content_violations", stopReasons = "stop_reasons", domainMeanItems = "domain_mean_items", bins
-        case exposureControl = "exposure_control", configuration, elapsedSeconds = "elapsed_seconds", steps, threads
+        case exposureControl = "exposure_control", configuration, elapsedSeconds = "elapsed_seconds", steps, threads, battery
     }
 
     package func encode(to encoder: Encoder) throws {
@@ -333,6 +389,7 @@ package struct CATSimulationReport: Sendable, Codable {
         try c.encode(elapsedSeconds, forKey: .elapsedSeconds)
         try c.encode(steps, forKey: .steps)
         try c.encode(threads, forKey: .threads)
+        try c.encodeIfPresent(battery, forKey: .battery)
     }
 
     /// The report as pretty-printed JSON with sorted keys (stable across runs except `elapsed_seconds`).

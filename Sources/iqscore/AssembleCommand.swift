@@ -22,6 +22,12 @@ struct AssembleCommand: ParsableCommand {
             scored in more than two categories is shown as the 2PL with its peak information: a = 2·√(max I), \
             b = the θ of that peak, c = 0; difficulty bands and the order use that θ).
 
+            A bifactor or testlet bank (calibrate --model bifactor|testlet) is assembled on its items' \
+            general-factor marginals (each item as a 2PL/3PL on θ_g with its specific factor integrated out: \
+            the information targets are about the full-scale ability); the summary and --report-json \
+            ("factor_information") add each form's information per factor: the general factor's from the \
+            marginals, each specific factor's about that factor from its items at θ_g = 0.
+
             Exit status: 0 every rule met; 2 forms written but some rule relaxed (listed on stderr); 1 the \
             blueprint cannot be met (each short constraint named with supply and demand) or bad input.
             """
@@ -80,7 +86,8 @@ struct AssembleCommand: ParsableCommand {
         try runReportingErrors {
             try prepareOutputs(inputs: [("--bank", bank), ("--blueprint", blueprint)] + given("--exclude", exclude) + given("--exposure", exposure),
                                outputs: [("--out", out)] + given("--report-json", reportJSON) + given("--simulation-out", simulationOut))
-            let assemblyBank = try AssemblyBank(bank: loadBank(bank, categoryItems: bankModel.reading))
+            let battery = try loadAssemblyBattery()
+            let assemblyBank = try AssemblyBank(bank: battery?.scoringBank ?? loadBank(bank, categoryItems: bankModel.reading))
             var spec = try Blueprint.load(json: blueprint)
             if let forms { spec.forms = forms }
             var options = AssemblyOptions(seed: seed)
@@ -101,8 +108,8 @@ struct AssembleCommand: ParsableCommand {
                 let started = Date()
                 result = try assembler.assemble(options: options)
                 let ms = Date().timeIntervalSince(started) * 1000
-                try write(result, assembler)
-                printError(summary(result, assembler, ms: ms, unknownExcluded: unknownExcluded))
+                try write(result, assembler, battery: battery)
+                printError(summary(result, assembler, ms: ms, unknownExcluded: unknownExcluded, battery: battery))
                 if let simulate, let simulationOut {
                     var study = FormSimulation.Options(simulees: simulate, seed: seed)
                     study.seTarget = seTarget
@@ -124,7 +131,7 @@ struct AssembleCommand: ParsableCommand {
         }
     }
 
-    func write(_ forms: [AssembledForm], _ assembler: FormAssembler) throws {
+    func write(_ forms: [AssembledForm], _ assembler: FormAssembler, battery: BifactorBank?) throws {
         var text = "form,position,item_id,domain,a,b,c,difficulty_class,anchor\n"
         for (f, form) in forms.enumerated() {
             for (p, k) in form.items.enumerated() {
@@ -143,6 +150,11 @@ struct AssembleCommand: ParsableCommand {
                                         "domain_counts": form.domainCounts, "difficulty_counts": form.difficultyCounts,
                                         "anchor_counts": form.anchorCounts, "relaxed": form.relaxed, "overlap_with_earlier": form.overlapWithEarlier,
                                         "information": form.information.map { ["theta": $0.theta, "information": $0.information, "se": $0.standardError.isFinite ? $0.standardError : NSNull()] as [String: Any] }]
+                if let battery {
+                    r["factor_information"] = Self.factorInformation(form, assembler, battery).map { f in
+                        ["factor": f.factor, "items": f.items, "information": f.values.map { ["theta": $0.theta, "information": $0.information] }] as [String: Any]
+                    }
+                }
                 if let s = form.targetScore { r["target_score"] = s }
                 if let b = form.targetUpperBound { r["target_upper_bound"] = b }
                 return r
@@ -152,8 +164,11 @@ struct AssembleCommand: ParsableCommand {
         }
     }
 
-    func summary(_ forms: [AssembledForm], _ assembler: FormAssembler, ms: Double, unknownExcluded: Int) -> String {
+    func summary(_ forms: [AssembledForm], _ assembler: FormAssembler, ms: Double, unknownExcluded: Int, battery: BifactorBank?) -> String {
         var lines = ["iqscore assemble: \(forms.count) form\(forms.count == 1 ? "" : "s") of \(assembler.blueprint.length) items from \(formatCount(assembler.bank.items.count)) (seed \(seed)) in \(fixed(ms, 2)) ms"]
+        if battery != nil {
+            lines.append("bifactor bank: forms assembled on the items' general-factor marginals (information about θ_g with the specific factors unknown, as the full-scale score sees them); information per factor below")
+        }
         if unknownExcluded > 0 { lines.append("note: \(unknownExcluded) excluded item id\(unknownExcluded == 1 ? " is" : "s are") not in the bank") }
         for (f, form) in forms.enumerated() {
             let domains = form.domainCounts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
@@ -162,6 +177,11 @@ struct AssembleCommand: ParsableCommand {
             if !form.anchorCounts.isEmpty { line += "; anchors " + form.anchorCounts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") }
             lines.append(line)
             lines.append("  information (SE): " + form.information.map { "θ \($0.theta.formatted6): \(fixed($0.information, 2)) (\(fixed($0.standardError, 3)))" }.joined(separator: ", "))
+            if let battery {
+                for f in Self.factorInformation(form, assembler, battery) {
+                    lines.append("  \(f.factor) (\(f.items) items\(f.general ? ", marginal" : ", at θ_g = 0")): " + f.values.map { "θ \($0.theta.formatted6): \(fixed($0.information, 2))" }.joined(separator: ", "))
+                }
+            }
             if let s = form.targetScore, let b = form.targetUpperBound {
                 lines.append("  information targets met to \(fixed(100 * s, 1))% (upper bound \(fixed(100 * b, 1))%)")
             }
@@ -215,6 +235,39 @@ struct AssembleCommand: ParsableCommand {
             }
             firstLine[id] = reader.line
             out[id] = v
+        }
+        return out
+    }
+}
+
+extension AssembleCommand {
+    /// The bifactor bank of `--bank` (nil for a unidimensional one); the options it does not take refused.
+    func loadAssemblyBattery() throws -> BifactorBank? {
+        guard BifactorBank.isMultidimensional(csv: bank) else { return nil }
+        var refused: [String] = []
+        if simulate != nil { refused.append("--simulate (the form simulation draws from one factor: simulate the battery with iqscore simulate --model bifactor and score it)") }
+        if bankModel.bankModel != nil { refused.append("--bank-model (a bifactor bank's items are 2pl or 3pl)") }
+        if !refused.isEmpty { throw ValidationError("\(bank) is a bifactor bank; assemble does not take " + refused.joined(separator: "; ")) }
+        let file = try BifactorBank.load(csv: bank, requirePositiveGeneralSlopes: true)
+        if file.layout != "iqscore" { printError("note: \(bank): read as \(file.layout)") }
+        return file
+    }
+
+    /// A form's information per factor at the θ points of its information: the general factor's from its items'
+    /// general-factor marginals (`BifactorItem.generalMarginal`), each specific factor's about that factor from its
+    /// items at θ_g = 0 (`BifactorItem.information(general:specific:)`); factors with no item in the form left out.
+    static func factorInformation(_ form: AssembledForm, _ assembler: FormAssembler, _ battery: BifactorBank)
+        -> [(factor: String, general: Bool, items: Int, values: [(theta: Double, information: Double)])] {
+        let position = Dictionary(uniqueKeysWithValues: battery.itemIDs.enumerated().map { ($1, $0) })
+        let items = form.items.compactMap { position[assembler.bank.items[$0].id] }.map { battery.items[$0] }
+        let thetas = form.information.map(\.theta)
+        var out: [(factor: String, general: Bool, items: Int, values: [(theta: Double, information: Double)])] = [
+            (battery.structure.generalFactor, true, items.count, thetas.map { t in (t, items.reduce(0) { $0 + $1.generalMarginal.information(at: t) }) }),
+        ]
+        for (f, name) in battery.structure.specificFactors.enumerated() {
+            let members = items.filter { $0.specific == f }
+            guard !members.isEmpty else { continue }
+            out.append((name, false, members.count, thetas.map { t in (t, members.reduce(0) { $0 + $1.information(general: 0, specific: t).specific }) }))
         }
         return out
     }

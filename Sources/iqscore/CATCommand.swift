@@ -35,6 +35,14 @@ struct CATSimulateCommand: ParsableCommand {
             overlap_rate, content_violations, stop_reasons, bins (conditional bias and RMSE by θ), \
             exposure_control (the calibration record) and more; a summary goes to stderr.
 
+            A bifactor or testlet bank (calibrate --model bifactor|testlet): simulees are drawn from the bifactor \
+            model (θ_g and each specific factor N(0, 1); --theta-mean/--theta-sd move θ_g), the CAT selects, \
+            estimates and stops on the items' general-factor marginals (the rule iqscore serve uses: most \
+            information about θ_g at the interim estimate, the specific factors integrated out), and each test \
+            is scored at the end by the full model (the EAP of θ_g over every factor, as score and serve report \
+            it): rmse, bias, mean_se are of that score, REPORT.json's "battery" holds those of the CAT's interim \
+            marginal estimate. Sympson–Hetter parameters are calibrated on the marginal model.
+
             Example: iqscore cat simulate --bank bank.csv --config cat.json --simulees 10000 --seed 7 \
             --out cat_report.json
 
@@ -95,7 +103,8 @@ struct CATSimulateCommand: ParsableCommand {
         try runReportingErrors {
             try prepareOutputs(inputs: [("--bank", bank), ("--config", config)] + given("--exposure", exposure), outputs: [("--out", out)] + given("--exposure-out", exposureOut))
             let configuration = try CATConfiguration.load(json: config)
-            let assemblyBank = try AssemblyBank(bank: loadBank(bank, categoryItems: bankModel.reading))
+            let battery = try loadCATBattery()
+            let assemblyBank = try AssemblyBank(bank: battery?.scoringBank ?? loadBank(bank, categoryItems: bankModel.reading))
             let pool: CATItemPool
             do {
                 pool = try CATItemPool(bank: assemblyBank, configuration: configuration)
@@ -103,15 +112,20 @@ struct CATSimulateCommand: ParsableCommand {
                 throw InputError(file: config, message: error.description)
             }
             let options = studyOptions(assemblyBank.latentScale)
+            let simulated = try battery.map { file -> CATSimulation.Battery in
+                let position = Dictionary(uniqueKeysWithValues: file.itemIDs.enumerated().map { ($1, $0) })
+                return CATSimulation.Battery(scorer: try BifactorScorer(items: file.items, specificFactorCount: file.structure.specificFactors.count),
+                                             poolItem: assemblyBank.items.map { position[$0.id]! })
+            }
             let calibration: SympsonHetter?
             var report: CATSimulationReport
             if let exposure {
                 calibration = nil
-                report = try CATSimulation.run(pool: pool, given: ExposureParameters.load(csv: exposure, bank: assemblyBank), options: options)
+                report = try CATSimulation.run(pool: pool, given: ExposureParameters.load(csv: exposure, bank: assemblyBank), options: options, battery: simulated)
                 report.exposureControl?.source = exposure
             } else {
                 calibration = try pool.configuration.exposureTarget.map { _ in try SympsonHetter.calibrate(pool: pool, seed: seed, threads: options.threads) }
-                report = try CATSimulation.run(pool: pool, exposure: calibration, options: options)
+                report = try CATSimulation.run(pool: pool, exposure: calibration, options: options, battery: simulated)
             }
             try writeAtomically(try report.json(), to: out)
             if let exposureOut, let calibration {
@@ -161,9 +175,26 @@ struct CATSimulateCommand: ParsableCommand {
             return n > 0 ? "\(reason.rawValue) \(formatCount(n))" : nil
         }
         lines.append("length: mean \(fixed(r.meanLength, 2)) (\(r.minLength)–\(r.maxLength))" + (r.shareSEReached.map { "; SE target reached by \(percent($0))" } ?? "") + "; stopped: " + reasons.joined(separator: ", "))
-        lines.append("recovery: bias \(fixed(r.bias, 3)), RMSE \(fixed(r.rmse, 3)), mean SE \(fixed(r.meanSE, 3)), r(θ, θ̂) \(fixed(r.correlation, 3))")
+        if let b = r.battery {
+            lines.append("bifactor bank (\(b.specificFactors) specific factors): selection and stopping on the general-factor marginal items; the final score the full model's EAP of θ_g (\(b.quadraturePoints)×\(b.quadraturePoints) points per factor)")
+            lines.append("recovery of θ_g, final score: bias \(fixed(r.bias, 3)), RMSE \(fixed(r.rmse, 3)), mean SE \(fixed(r.meanSE, 3)), r(θ, θ̂) \(fixed(r.correlation, 3))")
+            lines.append("recovery of θ_g, the CAT's marginal estimate: bias \(fixed(b.marginalBias, 3)), RMSE \(fixed(b.marginalRMSE, 3)), mean SE \(fixed(b.marginalMeanSE, 3)), r(θ, θ̂) \(fixed(b.marginalCorrelation, 3))")
+        } else {
+            lines.append("recovery: bias \(fixed(r.bias, 3)), RMSE \(fixed(r.rmse, 3)), mean SE \(fixed(r.meanSE, 3)), r(θ, θ̂) \(fixed(r.correlation, 3))")
+        }
         lines.append("exposure: max \(fixed(r.maxExposure, 3)), mean \(fixed(r.meanExposure, 4)), \(formatCount(r.itemsNeverAdministered)) items never used; overlap rate \(fixed(r.overlapRate, 3)); content violations \(formatCount(r.contentViolations))")
         lines.append("simulated in \(fixed(r.elapsedSeconds, 2)) s (\(formatCount(r.steps)) steps, \(r.threads) thread\(r.threads == 1 ? "" : "s"))")
         return lines
+    }
+}
+
+extension CATSimulateCommand {
+    /// The bifactor bank of `--bank` (nil for a unidimensional one).
+    func loadCATBattery() throws -> BifactorBank? {
+        guard BifactorBank.isMultidimensional(csv: bank) else { return nil }
+        if bankModel.bankModel != nil { throw ValidationError("\(bank) is a bifactor bank; cat simulate does not take --bank-model (its items are 2pl or 3pl)") }
+        let file = try BifactorBank.load(csv: bank, requirePositiveGeneralSlopes: true)
+        if file.layout != "iqscore" { printError("note: \(bank): read as \(file.layout)") }
+        return file
     }
 }

@@ -17,7 +17,10 @@ struct ReportCommand: ParsableCommand {
             groups with 95% Wilson intervals, the model's expected proportion per group, and item information on a \
             right-hand axis (every item up to 60 items, otherwise the flagged items and those whose groups miss the \
             model beyond a Bonferroni |z|, at most 60, the largest |z| first); the item table of `iqscore analyze` \
-            with each item's largest |z|; flagged items with reasons and flagged Q3 pairs.
+            with each item's largest |z|; flagged items with reasons and flagged Q3 pairs. A bifactor or testlet \
+            bank gets the comparison with one factor (as analyze), its reliabilities (ω, ω_H, ECV, H; per domain \
+            ω_S, ω_HS, H), the information per factor (the general factor's from the items' general-factor \
+            marginals; each domain's about its specific factor at θ_g = 0) and the loadings.
             Groups: persons who answered the item, by the EAP θ of their other responses (so the item's own \
             response takes no part in the grouping), quantile groups of at least 20 persons.
             """
@@ -46,6 +49,12 @@ struct ReportCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             try prepareOutputs(inputs: [("input", responses), ("--bank", bank)], outputs: [("--out", out)])
+            if BifactorBank.isMultidimensional(csv: bank) {
+                let report = try renderBatteryReport()
+                try writeAtomically(report.html, to: out)
+                printError("iqscore report: \(formatCount(report.persons)) persons × \(report.items) items, bifactor bank\nwrote \(out)")
+                return ExitStatus.success
+            }
             let itemBank = try loadBank(bank, requirePositiveSlopes: false, categoryItems: bankModel.reading)
             if itemBank.hasCategoryItems {
                 let report = try renderCategoryReport(bank: itemBank)

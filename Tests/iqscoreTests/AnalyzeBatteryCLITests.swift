@@ -8,11 +8,17 @@ struct AnalyzeBatteryCLITests {
     static let data = IQScoreCLI.packageRoot.appendingPathComponent("Data/icar16.csv").path
     static let items = IQScoreCLI.packageRoot.appendingPathComponent("Data/icar16_items.csv").path
 
+    /// A workspace with bank.csv: ICAR16 by domain under `model` (60 cycles, no SEs; exit 3 if not converged).
+    static func workspace(model: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIWorkspace {
+        let ws = try CLIWorkspace()
+        let c = try ws.run("calibrate", data, "--model", model, "--items", items, "--max-cycles", "60", "--no-se", "--out", "bank.csv")
+        #expect(c.status == 0 || c.status == 3, "\(c.stderr)", sourceLocation: sourceLocation)
+        return ws
+    }
+
     @Test("ICAR16 by domain: LR, AIC/BIC, M2 and Q3 for the 2PL against the bifactor bank; the files")
     func bifactor() throws {
-        let ws = try CLIWorkspace()
-        let c = try ws.run("calibrate", Self.data, "--model", "bifactor", "--items", Self.items, "--max-cycles", "60", "--no-se", "--out", "bank.csv")
-        #expect(c.status == 0 || c.status == 3, "\(c.stderr)")
+        let ws = try Self.workspace(model: "bifactor")
         let r = try ws.run("analyze", Self.data, "--bank", "bank.csv", "--out", "items.csv", "--summary-json", "fit.json", "--q3-out", "q3.csv")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("bifactor model, factors general + logic, pattern, spatial"))
@@ -39,9 +45,7 @@ struct AnalyzeBatteryCLITests {
 
     @Test("a testlet bank counts one ratio per factor; options of the unidimensional analysis are refused by name")
     func testletAndRefusals() throws {
-        let ws = try CLIWorkspace()
-        let c = try ws.run("calibrate", Self.data, "--model", "testlet", "--items", Self.items, "--max-cycles", "60", "--no-se", "--out", "bank.csv")
-        #expect(c.status == 0 || c.status == 3, "\(c.stderr)")
+        let ws = try Self.workspace(model: "testlet")
         let r = try ws.run("analyze", Self.data, "--bank", "bank.csv", "--out", "items.csv", "--summary-json", "fit.json")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("testlet model") && r.stderr.contains("(testlet: a_s/a_g constant within each factor)"))
@@ -51,5 +55,62 @@ struct AnalyzeBatteryCLITests {
 
         let refused = try ws.run("analyze", Self.data, "--bank", "bank.csv", "--out", "x.csv", "--persons-out", "p.csv")
         #expect(refused.status == 64 && refused.stderr.contains("is a multidimensional bank; analyze compares its model with one factor and does not take --persons-out"))
+    }
+
+    @Test("report on a bifactor bank: the comparison, reliabilities, information per factor and loadings in one HTML file")
+    func report() throws {
+        let ws = try Self.workspace(model: "bifactor")
+        let r = try ws.run("report", Self.data, "--bank", "bank.csv", "--out", "report.html")
+        #expect(r.status == 0 && r.stderr.contains("1,509 persons × 16 items, bifactor bank"), "\(r.stderr)")
+        let html = try ws.read("report.html")
+        for section in ["id=\"fit\"", "id=\"reliability\"", "id=\"information\"", "id=\"loadings\"", "<svg", "Information per factor",
+                        "spatial (4 items, at θ_g = 0)", "general (all 16 items, marginal)", "<td>rotate.3</td><td>spatial</td>"] {
+            #expect(html.contains(section), "missing \(section)")
+        }
+        #expect(!html.contains("nan") && !html.contains("inf<"))
+    }
+
+    @Test("assemble from a bifactor bank: forms on the general-factor marginals, information per factor; --simulate refused")
+    func assemble() throws {
+        let ws = try Self.workspace(model: "bifactor")
+        try ws.write("bp.json", #"{"length": 8, "domain_counts": {"logic": 2, "pattern": 4, "spatial": 2}}"#)
+        let r = try ws.run("assemble", "--bank", "bank.csv", "--blueprint", "bp.json", "--out", "form.csv", "--report-json", "forms.json", "--seed", "3")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("bifactor bank: forms assembled on the items' general-factor marginals"))
+        #expect(r.stderr.contains("  general (8 items, marginal): θ ") && r.stderr.contains("  spatial (2 items, at θ_g = 0): θ "))
+        let report = try JSONSerialization.jsonObject(with: Data(ws.read("forms.json").utf8)) as! [String: Any]
+        let form = (report["forms"] as! [[String: Any]])[0]
+        let factors = form["factor_information"] as! [[String: Any]]
+        #expect(factors.map { $0["factor"] as! String } == ["general", "logic", "pattern", "spatial"])
+        #expect(factors.map { $0["items"] as! Int } == [8, 2, 4, 2])
+        // The general factor's information is the form's (the assembler sees the same marginal items).
+        let formInformation = (form["information"] as! [[String: Any]]).map { $0["information"] as! Double }
+        let general = (factors[0]["information"] as! [[String: Any]]).map { $0["information"] as! Double }
+        #expect(zip(formInformation, general).allSatisfy { abs($0 - $1) < 1e-9 })
+
+        let refused = try ws.run("assemble", "--bank", "bank.csv", "--blueprint", "bp.json", "--out", "f.csv", "--simulate", "100", "--simulation-out", "s.json")
+        #expect(refused.status == 64 && refused.stderr.contains("is a bifactor bank; assemble does not take --simulate"))
+    }
+
+    @Test("cat simulate on a bifactor bank: simulees from the bifactor model, selection on the marginals, the final score by the full model")
+    func catSimulate() throws {
+        let ws = try Self.workspace(model: "bifactor")
+        try ws.write("cat.json", #"{"max_items": 8, "min_items": 4, "se_target": 0.45, "exposure_target": null}"#)
+        let r = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "1500", "--seed", "5", "--out", "report.json")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("bifactor bank (3 specific factors): selection and stopping on the general-factor marginal items"))
+        let report = try JSONSerialization.jsonObject(with: Data(ws.read("report.json").utf8)) as! [String: Any]
+        let battery = try #require(report["battery"] as? [String: Any])
+        #expect(battery["specific_factors"] as? Int == 3)
+        // The full model's posterior SD describes its error (mean SE within 10% of the RMSE); both estimates
+        // track θ_g.
+        let rmse = report["rmse"] as! Double, meanSE = report["mean_se"] as! Double
+        #expect(abs(meanSE / rmse - 1) < 0.1, "RMSE \(rmse), mean SE \(meanSE)")
+        #expect((report["correlation"] as! Double) > 0.75 && (battery["marginal_correlation"] as! Double) > 0.75)
+        // The same seed gives the same study.
+        let again = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "1500", "--seed", "5", "--out", "again.json", "--threads", "1")
+        #expect(again.status == 0)
+        let second = try JSONSerialization.jsonObject(with: Data(ws.read("again.json").utf8)) as! [String: Any]
+        #expect(second["rmse"] as! Double == rmse && (second["battery"] as! [String: Any])["marginal_rmse"] as! Double == battery["marginal_rmse"] as! Double)
     }
 }
