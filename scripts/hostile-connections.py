@@ -10,7 +10,7 @@ each reconnecting as soon as the server closes it, as a persistent attacker woul
 than --max-connections allows, so the server must choose whom to close. Beside them a second process behaves:
 GET /healthz and POST /v1/score (25 items) on a kept-alive connection, and every fifth request on a new one.
 
-Checks (exit 1 when one fails):
+Checks (exit 1 when one fails; exit 3 when the only failure is the p99 latency of the behaving client):
   * the behaving client: no failed request, p99 latency of /healthz and of /v1/score under --p99-ms (100 ms);
   * the server's peak resident memory under the bound it states at start-up for its limits
     (ConnectionLimits.memoryBound), above its resident memory before the attack;
@@ -300,13 +300,14 @@ def main():
             json.dump(figures, f, indent=1)
 
     failures = []
+    latency = []
     if result["failures"]:
         failures.append(f"{len(result['failures'])} requests of the behaving client failed: {result['failures'][:3]}")
     for route in ("healthz", "score"):
         if not lat[route]:
             failures.append(f"no {route} request was answered")
         elif percentile(lat[route], 99) > args.p99_ms:
-            failures.append(f"{route} p99 {percentile(lat[route], 99):.1f} ms > {args.p99_ms} ms")
+            latency.append(f"{route} p99 {percentile(lat[route], 99):.1f} ms > {args.p99_ms} ms")
     if peak[0] > bound_mb:
         failures.append(f"peak RSS {peak[0]:.0f} MB over the bound {bound_mb:.0f} MB")
     slack = 3
@@ -318,10 +319,12 @@ def main():
         failures.append(f"the server closed {tally.closed_by_server} of {tally.opened} hostile connections")
     if after.get("iqscore_connections_open", 0) > 2:
         failures.append(f"{after.get('iqscore_connections_open')} connections still open after the attack")
-    for f in failures:
+    for f in failures + latency:
         print("FAIL:", f, file=sys.stderr)
-    print(f"hostile connections: {'FAIL' if failures else 'ok'}")
-    sys.exit(1 if failures else 0)
+    print(f"hostile connections: {'FAIL' if failures or latency else 'ok'}")
+    # Exit 3 when the behaving client's latency is the only failure (a shared machine's noise can cause it; CI
+    # runs the attack once more then), 1 for any other failure.
+    sys.exit(1 if failures else 3 if latency else 0)
 
 
 if __name__ == "__main__":

@@ -66,7 +66,7 @@ package func bifactorBankCSV(_ rows: [BifactorBankRow], structure: FactorStructu
 
 extension BifactorCalibrationResult {
     /// The calibrated bank as CSV (`bifactorBankCSV`): estimates, standard errors, responses and proportion correct,
-    /// the flag `slope at bound` for a Heywood case, then `metadata`'s columns.
+    /// the flags `fixed` (held at its bank value) and `slope at bound` (a Heywood case), then `metadata`'s columns.
     public func bankCSV(metadata: ItemMetadata? = nil) -> String {
         bifactorBankCSV(items.map { entry in
             var row = BifactorBankRow(itemID: entry.itemID, item: entry.item)
@@ -76,7 +76,7 @@ extension BifactorCalibrationResult {
             row.guessingStandardError = entry.guessingStandardError
             row.responses = entry.responses
             row.proportionCorrect = entry.proportionCorrect
-            row.flags = entry.atSlopeBound ? ["slope at bound"] : []
+            row.flags = (entry.isFixed ? ["fixed"] : []) + (entry.atSlopeBound ? ["slope at bound"] : [])
             return row
         }, structure: structure, metadata: metadata)
     }

@@ -25,7 +25,9 @@ struct AnalyzeCommand: ParsableCommand {
             marginal_rxx, mirt's marginal reliability (the whole test's I/(I + 1) averaged over N(0, 1), every \
             item counted as in mirt); the reliability from the mean error variance, 1/(1 + mean 1/I(θ)) over \
             N(0, 1) and the persons' forms (Green et al. 1984); and the empirical reliability from EAP θ and its \
-            posterior SD (mirt's empirical_rxx). All are defined for any design.
+            posterior SD (mirt's empirical_rxx). All are defined for any design. Maydeu-Olivares & Joe's M2 \
+            (with RMSEA, its 90% interval, and SRMSR, as mirt's M2()) on the persons who answered every item \
+            (at least 50; at most 80 items), the bank's parameters taken as ML estimates from these responses.
 
             Flags: negative slope, low slope (a < --min-slope), extreme p-value (outside --p-range), low \
             point-biserial (< --min-point-biserial), misfit (S-X² p < --misfit-p), infit or outfit outside \
@@ -220,6 +222,13 @@ struct AnalyzeCommand: ParsableCommand {
                 json["q3_max_abs"] = value(fit.q3MaxAbs)
                 json["q3_critical_z"] = value(q3?.criticalZ)
                 json["mean_score"] = value(classical.meanScore)
+                if let m2 = table.m2 {
+                    json["m2"] = ["m2": m2.m2, "df": m2.degreesOfFreedom, "p": m2.pValue, "rmsea": m2.rmsea, "rmsea_5": m2.rmseaLower,
+                                  "rmsea_95": m2.rmseaUpper, "srmsr": m2.srmsr, "persons": m2.persons, "parameters": m2.parameters] as [String: Any]
+                } else {
+                    json["m2"] = NSNull()
+                    json["m2_undefined"] = table.m2Undefined ?? NSNull()
+                }
                 json["sd_score"] = value(classical.sdScore)
                 let data = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
                 try writeAtomically(String(decoding: data, as: UTF8.self) + "\n", to: summaryJSON)
@@ -236,6 +245,11 @@ struct AnalyzeCommand: ParsableCommand {
                 lines.append("Q3: \(count(q3.pairs.count, "pair")) answered together by ≥ \(table.rules.q3MinimumPersons) persons, mean \(fixed(mean, 3)), max |Q3| \(shown(q3.maxAbs)); \(count(fit.q3Flagged.count, "pair")) flagged (Q3* > \(table.rules.q3Threshold.formatted6), z > \(shown(q3.criticalZ)))")
             } else {
                 lines.append("Q3: no pair compared")
+            }
+            if let m2 = table.m2 {
+                lines.append("M2 \(fixed(m2.m2, 2)) on \(m2.degreesOfFreedom) df (p \(m2.pValue < 1e-4 ? "< 1e-4" : fixed(m2.pValue, 4))), RMSEA \(fixed(m2.rmsea, 4)) [\(fixed(m2.rmseaLower, 4)), \(fixed(m2.rmseaUpper, 4))], SRMSR \(fixed(m2.srmsr, 4)) on the \(formatCount(m2.persons)) persons who answered every item (Maydeu-Olivares & Joe; the bank's parameters taken as ML estimates from these data)")
+            } else if let why = table.m2Undefined {
+                lines.append("M2 undefined: \(why)")
             }
             lines.append("person fit: l_z < -1.96 for \(misfitting) of \(lz.count) persons, l_z* < -1.96 for \(misfittingStar) of \(lzStar.count)")
             if distractorsOut != nil { lines.append("distractors: \(distractorFlags) options flagged") }

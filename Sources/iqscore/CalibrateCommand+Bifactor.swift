@@ -12,7 +12,9 @@ extension CalibrateCommand {
         if let itemType, itemType != .twoPL && itemType != .threePL {
             throw ValidationError("--item-type must be 2pl or 3pl for --model \(model.description), got \(itemType.rawValue)")
         }
-        if fixedBankPath != nil { throw ValidationError("--fixed (online calibration) is for the unidimensional models; --model \(model.description) estimates every item") }
+        if fixedBankPath != nil && model != .bifactor {
+            throw ValidationError("--fixed (online calibration) goes with the unidimensional models and --model bifactor; --model \(model.description) estimates every item")
+        }
         if eStep != .automatic { throw ValidationError("--e-step applies to the unidimensional 0/1 models; --model \(model.description) has its own E-step") }
     }
 
@@ -36,16 +38,36 @@ extension CalibrateCommand {
     func runBifactor(bankWriter: AtomicFileWriter, manifestWriter: AtomicFileWriter?) throws -> Int32 {
         let options = try calibrationOptions()
         let (metadata, data, report, readSeconds) = try readFactorData()
+        // A fixed item's specific factor is the fixed bank's; the other items' come from --factor-column.
+        let fixedBank = try fixedBankPath.map { try BifactorBank.load(csv: $0) }
+        var fixedFactor: [String: String?] = [:]
+        if let fixedBank {
+            for (id, item) in zip(fixedBank.itemIDs, fixedBank.items) { fixedFactor[id] = item.specific.map { fixedBank.structure.specificFactors[$0] } }
+        }
         // Specific factors in the order their first item comes in the data.
-        let structure = try FactorStructure(items: data.itemIDs.map { ($0, metadata.values[$0]?[factorColumn]) })
+        let structure = try FactorStructure(items: data.itemIDs.map { id in (id, fixedFactor[id] ?? metadata.values[id]?[factorColumn]) })
+        var fixedItems: [String: BifactorItem] = [:]
+        if let fixedBank {
+            for (id, item) in zip(fixedBank.itemIDs, fixedBank.items) {
+                var held = item
+                held.specific = structure.specificFactorOfItem[id]
+                if held.specific == nil { held.specificSlope = 0 }
+                fixedItems[id] = held
+            }
+        }
         let status = TerminalStatusLine()
-        let result = try BifactorCalibrator(options: options, testlet: model == .testlet).calibrate(data, structure: structure, progress: Self.progress(on: status))
+        let result = try BifactorCalibrator(options: options, testlet: model == .testlet).calibrate(data, structure: structure, fixed: fixedItems, progress: Self.progress(on: status))
         status.clear()
         try bankWriter.write(result.bankCSV(metadata: metadata))
         try OutputSet.commit([("bank", bankWriter, result.items.count)], manifest: manifestWriter) { entries in
             var summary = BifactorCalibrationSummary(model: model.description, result: result, options: options, report: report, responsesPath: responses, bankPath: out,
                                                      factorColumn: factorColumn, readSeconds: readSeconds)
             summary.outputs = entries
+            if let fixedBankPath {
+                summary.fixed_bank = fixedBankPath
+                summary.fixed_items = result.items.filter(\.isFixed).map(\.itemID)
+                summary.fixed_items_not_in_data = result.fixedItemsNotInData
+            }
             return try encodeJSON(summary)
         }
         var lines = ["iqscore calibrate: \(model.description) \(result.model.rawValue.uppercased()) on \(responses) (\(report.layout.rawValue) layout, \(formatCount(report.dataRows)) data rows)"]
@@ -61,6 +83,11 @@ extension CalibrateCommand {
                 return "\(result.structure.specificFactors[f]) \(fixed(ratio, 3))" + (result.testletRatioStandardErrors[f].map { " (SE \(fixed($0, 3)))" } ?? "")
             }
             lines.append("testlet ratios λ (a_specific = λ · a_\(result.structure.generalFactor)): \(ratios.joined(separator: ", "))")
+        }
+        if let fixedBankPath {
+            let held = result.items.filter(\.isFixed).count
+            lines.append("fixed: \(held) items held at their values in \(fixedBankPath), \(result.items.count - held) free items estimated on its factors (N(0, 1), its calibration population)"
+                         + (result.fixedItemsNotInData.isEmpty ? "" : "; \(result.fixedItemsNotInData.count) bank item\(result.fixedItemsNotInData.count == 1 ? "" : "s") not in the data (not written)"))
         }
         let state = result.converged ? "converged in \(result.cycles) cycles" : "NOT CONVERGED after \(result.cycles) cycles"
         lines.append("\(state) (\(result.eSteps) E-steps, \(options.acceleration.rawValue), \(result.quadraturePoints)² nodes per specific factor); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s")
@@ -122,6 +149,10 @@ struct BifactorCalibrationSummary: Encodable {
     var read_seconds: Double
     var fit_seconds: Double
     var warnings: [String]
+    /// Online calibration (`--fixed`): the bank, its items held, and those not in the data.
+    var fixed_bank: String?
+    var fixed_items: [String]?
+    var fixed_items_not_in_data: [String]?
 
     init(model: String, result: BifactorCalibrationResult, options: CalibrationOptions, report: ResponseFileReport, responsesPath: String, bankPath: String,
          factorColumn: String, readSeconds: Double) {

@@ -60,7 +60,10 @@ struct CalibrateCommand: ParsableCommand {
             P = c + (1 − c)/(1 + exp(−(a_general θ_general + a_<factor> θ_<factor> + d)))), their se_ columns and \
             specific_factor; standard errors from the observed information (Oakes 1999). --model testlet \
             constrains each factor's specific slopes to λ · a_general (Wainer, Bradlow & Wang's testlet model; one \
-            λ per factor, printed and in the summary's testlet_ratios), written as the same bank. --model \
+            λ per factor, printed and in the summary's testlet_ratios), written as the same bank. With --fixed \
+            BIFACTOR_BANK.csv, --model bifactor holds the bank's items at their values (flag 'fixed'; their \
+            specific factors are the bank's) and estimates the new items on its factors, which stay N(0, 1): the \
+            new sample is taken from the bank's calibration population. --model \
             correlated fits each item on its one factor (the --factor-column cell, which every item needs) with \
             the factors' correlations estimated (variances 1; positive definite by construction), exact \
             quadrature on the product grid (points per factor 31, 21, 15, 9, 7 for 2…6 factors, finer than mirt's; at most \
@@ -101,7 +104,7 @@ struct CalibrateCommand: ParsableCommand {
     @Option(help: "Item metadata CSV (item_id plus columns such as domain) to carry into the bank.")
     var items: String?
 
-    @Option(name: .customLong("fixed"), help: "Bank CSV whose items are held fixed at their values (online calibration of new items onto the bank's scale).")
+    @Option(name: .customLong("fixed"), help: "Bank CSV whose items are held fixed at their values (online calibration of new items onto the bank's scale); a bifactor bank with --model bifactor.")
     var fixedBankPath: String?
 
     @OptionGroup var columns: ResponseColumnOptions

@@ -86,6 +86,9 @@ struct ItemAnalysisTable {
     var latentScale: LatentScale
     var personsWithoutResponses: Int
     var rules: FlagRules
+    /// Maydeu-Olivares & Joe's M2 of the bank's model on the persons who answered every item, or why not.
+    var m2: LimitedInformationFit?
+    var m2Undefined: String?
 
     /// Restricts the responses to the bank's items and computes classical statistics, fit and flags.
     init(responses: String, fileOptions: ResponseFileOptions, bank: ItemBank, rules: FlagRules) throws {
@@ -118,6 +121,12 @@ struct ItemAnalysisTable {
         let fit = try ModelFit(data: data, parameters: parameters, freeParameters: free, options: options)
         self.classical = classical
         self.fit = fit
+        if Set(bankItems.map(\.model)).count > 1 {
+            m2Undefined = "the bank mixes item models; M2 is computed for one"
+        } else {
+            (m2, m2Undefined) = UnidimensionalJointProbabilities.m2(data, items: parameters, model: model, grid: try QuadratureGrid(count: 61, bound: 6),
+                                                                    workers: WorkerThreads.all)
+        }
         let zCritical = rules.meanSquareCriticalZ
         rows = (0..<data.itemCount).map { j in
             let c = classical.items[j], f = fit.items[j], p = parameters[j]

@@ -31,6 +31,12 @@ struct AnalyzeCLITests {
         let meanError = try #require(json["mean_error_variance_reliability"] as? Double)
         #expect(abs(meanError - rxx) > 0.02)
         #expect(try ws.read("d.csv").hasPrefix("item_id,option,is_key,n,rate,rate_top,rate_bottom,discrimination,flags\n"))
+        // M2 on the 1,248 complete patterns: 136 moments, 32 parameters; near the 557.14 of the 2PL fitted at
+        // TOL 1e-6 by analyze's bifactor comparison (this bank stops at 1e-4).
+        let m2 = try #require(json["m2"] as? [String: Any])
+        #expect(m2["df"] as? Int == 104 && m2["persons"] as? Int == 1_248 && m2["parameters"] as? Int == 32)
+        #expect(abs((m2["m2"] as! Double) - 557.14) < 1, "\(m2)")
+        #expect(r.stderr.contains("M2 5") && r.stderr.contains("on 104 df (p < 1e-4), RMSEA 0.059"))
     }
 
     @Test("a missing-by-design bank (300 items, sessions of 15): every fit statistic defined, α undefined with the reason, no NaN")
@@ -47,6 +53,7 @@ struct AnalyzeCLITests {
         #expect(r.stderrLines.contains("note: alpha, SEM and alpha-if-deleted undefined: missing by design: persons answered 15.0 of the 300 items on average (5.0% of the cells, below the 50% at which α is computed); α describes the total score on all 300 items, which nobody took. The model's reliabilities (marginal_rxx, mean_error_variance_reliability) apply to any design"))
         let json = try JSONSerialization.jsonObject(with: Data(try ws.read("summary.json").utf8)) as! [String: Any]
         #expect(json["alpha"] is NSNull && json["sem"] is NSNull)
+        #expect(json["m2"] is NSNull && json["m2_undefined"] as? String == "M2 is computed for at most 80 items (45150 moments; its matrix grows as the square of that), got 300")
         let undefined = try #require(json["undefined"] as? [String: String])
         #expect(Set(undefined.keys).isSuperset(of: ["alpha", "sem", "alpha_if_deleted", "mean_score", "sd_score"]))
         // mirt's marginal_rxx counts all 300 items (the bank taken whole); the mean error variance the 15-item forms.

@@ -206,5 +206,31 @@ struct BifactorScoreCLITests {
         r = try ws.run("score", "responses.csv", "--bank", "bank.csv", "--out", "scores.csv", "--index-form-length", "241")
         #expect(r.status == 64 && r.stderr.contains("--index-form-length must be 1…240"))
     }
-}
 
+    @Test("--fixed BANK with --model bifactor: the bank's logic and spatial items held, the pattern items estimated on their factors")
+    func onlineCalibration() throws {
+        let ws = try AnalyzeBatteryCLITests.workspace(model: "bifactor")
+        // The fixed bank: the logic and spatial rows of the calibrated bank.
+        let rows = try ws.read("bank.csv").split(separator: "\n")
+        let held = rows.dropFirst().filter { $0.hasPrefix("reason.") || $0.hasPrefix("rotate.") }
+        try ws.write("fixed.csv", ([rows[0]] + held).joined(separator: "\n") + "\n")
+        let r = try ws.run("calibrate", AnalyzeBatteryCLITests.data, "--model", "bifactor", "--items", AnalyzeBatteryCLITests.items, "--fixed", "fixed.csv", "--max-cycles", "60",
+                           "--out", "new.csv", "--summary-json", "new.json")
+        #expect(r.status == 0 || r.status == 3, "\(r.stderr)")
+        #expect(r.stderr.contains("fixed: 8 items held at their values in fixed.csv, 8 free items estimated on its factors"))
+        let out = try ws.read("new.csv").split(separator: "\n")
+        #expect(out.count == 17)
+        // A held item's row: its bank values, no standard errors, flag 'fixed'.
+        let before = held.first { $0.hasPrefix("rotate.3,") }!.split(separator: ",", omittingEmptySubsequences: false)
+        let after = try #require(out.first { $0.hasPrefix("rotate.3,") }).split(separator: ",", omittingEmptySubsequences: false)
+        #expect(Array(after[0..<8]) == Array(before[0..<8]) && after[8...13].allSatisfy(\.isEmpty) && after[17] == "fixed")
+        // A free item has standard errors.
+        let free = try #require(out.first { $0.hasPrefix("letter.7,") }).split(separator: ",", omittingEmptySubsequences: false)
+        #expect(!free[8].isEmpty && free[17] != "fixed")
+        let summary = try JSONSerialization.jsonObject(with: Data(ws.read("new.json").utf8)) as! [String: Any]
+        #expect((summary["fixed_items"] as? [String])?.count == 8 && summary["fixed_bank"] as? String == "fixed.csv")
+
+        let testlet = try ws.run("calibrate", AnalyzeBatteryCLITests.data, "--model", "testlet", "--items", AnalyzeBatteryCLITests.items, "--fixed", "fixed.csv", "--out", "t.csv")
+        #expect(testlet.status == 64 && testlet.stderr.contains("--fixed (online calibration) goes with the unidimensional models and --model bifactor"))
+    }
+}

@@ -208,15 +208,43 @@ package struct UnidimensionalJointProbabilities: JointCorrectProbabilities {
         table = items.flatMap { item in grid.points.map { item.probability(at: $0) } }
     }
 
-    /// The free parameters of items of `model` (a, b and, for the 3PL, c), item after item.
+    /// The free parameters of items of `model` on the N(0, 1) metric: (a, b) per item for the 2PL, (a, b, c) for
+    /// the 3PL; for the Rasch model and the 1PL the common slope (the Rasch model's latent SD, standardized) then
+    /// each b.
     package static func parameters(_ items: [ItemParameters], model: IRTModel) -> [Double] {
-        items.flatMap { model == .threePL ? [$0.discrimination, $0.difficulty, $0.guessing] : [$0.discrimination, $0.difficulty] }
+        switch model {
+        case .rasch, .onePL: return [items.first?.discrimination ?? 1] + items.map(\.difficulty)
+        case .twoPL: return items.flatMap { [$0.discrimination, $0.difficulty] }
+        case .threePL: return items.flatMap { [$0.discrimination, $0.difficulty, $0.guessing] }
+        }
     }
 
     /// The items at free parameters `x` (`parameters(_:model:)`'s layout).
     package static func items(_ x: [Double], count: Int, model: IRTModel) -> [ItemParameters] {
-        let k = model == .threePL ? 3 : 2
-        return (0..<count).map { j in ItemParameters(discrimination: x[k * j], difficulty: x[k * j + 1], guessing: k == 3 ? x[k * j + 2] : 0) }
+        switch model {
+        case .rasch, .onePL: return (0..<count).map { ItemParameters(discrimination: x[0], difficulty: x[1 + $0]) }
+        case .twoPL: return (0..<count).map { ItemParameters(discrimination: x[2 * $0], difficulty: x[2 * $0 + 1]) }
+        case .threePL: return (0..<count).map { ItemParameters(discrimination: x[3 * $0], difficulty: x[3 * $0 + 1], guessing: x[3 * $0 + 2]) }
+        }
+    }
+
+    /// M2 of unidimensional 0/1 items of `model` (on the N(0, 1) metric) on the persons of `data` who answered
+    /// every item, integrated on `grid`; nil with the reason when it is not defined (items in more than two
+    /// categories, mixed models, too few complete patterns, too many items, Ξ₂ not positive definite).
+    package static func m2(_ data: ResponseMatrix, items: [ItemParameters], model: IRTModel, grid: QuadratureGrid,
+                           workers: Int) -> (fit: LimitedInformationFit?, undefined: String?) {
+        guard data.isDichotomous else { return (nil, "M2 is computed for 0/1 items") }
+        let complete = (0..<data.personCount).filter { data.cells(ofPerson: $0).count == data.itemCount }
+        var patterns = [UInt8](repeating: 0, count: complete.count * data.itemCount)
+        for (r, i) in complete.enumerated() {
+            for cell in data.cells(ofPerson: i) { patterns[r * data.itemCount + Int(data.itemIndices[cell])] = data.responses[cell] }
+        }
+        do {
+            let fit = try LimitedInformationFit.evaluate(
+                responses: patterns, persons: complete.count, itemCount: data.itemCount, parameters: parameters(items, model: model),
+                model: { UnidimensionalJointProbabilities(items: Self.items($0, count: items.count, model: model), grid: grid) }, workers: workers)
+            return (fit, nil)
+        } catch { return (nil, error.message) }
     }
 
     package func allCorrect(_ items: UnsafeBufferPointer<Int>) -> Double {

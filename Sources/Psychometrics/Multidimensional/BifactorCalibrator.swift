@@ -16,6 +16,12 @@ import Foundation
 /// its items' slopes summing positive. A specific factor needs at least two items (one item's specific slope is
 /// not separable from its general slope and intercept); with two its slopes are identified only through their
 /// product with each other's, and a warning says so.
+///
+/// **Online calibration** (`fixed`): items of a calibrated bank held at their values define the factors' scales
+/// and signs, and the new items are estimated on them — the unidimensional engine's fixed-parameter calibration
+/// (`EMCalibrator`) for the bifactor model. The factors stay N(0, 1): the new sample is taken to come from the
+/// bank's calibration population (the unidimensional engine estimates its mean and SD; here that would mean a
+/// mean and SD per factor, which the fixed items of one domain seldom determine).
 public struct BifactorCalibrator: Sendable {
     /// Read: `model` (2PL or 3PL), quadrature points (per dimension) and bound, tolerance, cycle limit,
     /// acceleration, workers, standard errors, the slope bound, the minimum responses per item, `slopePrior` (on
@@ -49,17 +55,31 @@ public struct BifactorCalibrator: Sendable {
     /// - Parameters:
     ///   - structure: each item's specific factor (items of the data it does not list load on the general factor
     ///     only; items it lists that are not in the data are named in a warning).
+    ///   - fixed: items held at their values by id (each `specific` indexing `structure.specificFactors`, as the
+    ///     structure gives it); the other data items are estimated. Fixed ids not in the data are named in a
+    ///     warning and in `fixedItemsNotInData`.
     ///   - progress: told after each EM cycle and while the standard errors are computed.
     /// - Throws: `PsychometricsError` `.invalidOptions` for options outside their ranges, a model other than 2PL
-    ///   or 3PL, or items in more than two categories; `.insufficientData` when fewer than 2 items or persons
+    ///   or 3PL, fixed items with the testlet model, a fixed item whose specific factor differs from the
+    ///   structure's, or items in more than two categories; `.insufficientData` when fewer than 2 items or persons
     ///   remain, no specific factor has items, or a specific factor keeps fewer than 2 items; `.numericalFailure`
     ///   when the iterations diverge.
-    public func calibrate(_ input: ResponseMatrix, structure: FactorStructure,
+    public func calibrate(_ input: ResponseMatrix, structure: FactorStructure, fixed: [String: BifactorItem] = [:],
                           progress: ((CalibrationProgress) -> Void)? = nil) throws -> BifactorCalibrationResult {
         let started = DispatchTime.now().uptimeNanoseconds
         var problems = options.validationProblems()
         if options.model != .twoPL && options.model != .threePL {
             problems.append("the bifactor model's items are 2PL or 3PL, not \(options.model.rawValue)")
+        }
+        if testlet && !fixed.isEmpty { problems.append("fixed items go with the bifactor model, not the testlet model (whose ratio λ is shared by a factor's items)") }
+        for (id, item) in fixed.sorted(by: { $0.key < $1.key }) {
+            if item.specific != structure.specificFactorOfItem[id] {
+                let named = { (f: Int?) in f.map { $0 < structure.specificFactors.count ? structure.specificFactors[$0] : "#\($0)" } ?? "none" }
+                problems.append("fixed item \(id)'s specific factor (\(named(item.specific))) is not the structure's (\(named(structure.specificFactorOfItem[id])))")
+            }
+            if !(item.generalSlope.isFinite && item.specificSlope.isFinite && item.intercept.isFinite && (0..<1).contains(item.guessing)) {
+                problems.append("fixed item \(id) has a parameter that is not finite or c outside [0, 1)")
+            }
         }
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid options: " + problems.joined(separator: "; ")) }
         var warnings: [String] = []
@@ -88,12 +108,24 @@ public struct BifactorCalibrator: Sendable {
         let emptyFactors = (0..<s).filter { groupItems[$0 + 1].isEmpty }.map { structure.specificFactors[$0] }
         if !emptyFactors.isEmpty { warnings.append("specific factor\(emptyFactors.count == 1 ? "" : "s") \(emptyFactors.joined(separator: ", ")) \(emptyFactors.count == 1 ? "has" : "have") no calibrated items") }
         let data = kept.renumberingItems(engineIndex, itemIDs: order.map { kept.itemIDs[$0] })
+        let isFixed = data.itemIDs.map { fixed[$0] != nil }
+        guard isFixed.contains(false) else {
+            throw PsychometricsError(.insufficientData, "every calibrated item is fixed: there is nothing to estimate")
+        }
+        let fixedNotInData = fixed.keys.filter { !Set(data.itemIDs).contains($0) }.sorted()
+        if !fixedNotInData.isEmpty {
+            warnings.append("\(fixedNotInData.count) fixed item\(fixedNotInData.count == 1 ? " is" : "s are") not among the calibrated items of the data (not written): \(fixedNotInData.prefix(10).joined(separator: ", "))\(fixedNotInData.count > 10 ? ", …" : "")")
+        }
+        if !fixed.isEmpty && !isFixed.contains(true) {
+            warnings.append("no fixed item was answered: the new items are not linked to the bank's scale beyond the N(0, 1) factors")
+        }
 
         // Starting values: a_g = 1, a_s = 0.5, c at the guessing prior's mode (0.2 without one), d from the item's
         // proportion correct p by the logistic–normal approximation E σ(z) ≈ σ(E z / √(1 + π Var z / 8)).
         let threePL = options.model == .threePL, finalTotals = data.categoryTotals()
         let guessingStart = threePL ? (options.guessingPrior.map { $0.mode } ?? 0.2) : 0
         let start = (0..<data.itemCount).map { e -> BifactorItem in
+            if let item = fixed[data.itemIDs[e]] { return item }
             let n = Double(finalTotals[e][0] + finalTotals[e][1])
             let p = min(max(Double(finalTotals[e][1]) / n, 0.005), 0.995)
             let g = Int(groupOf[e]), aS = g > 0 ? 0.5 : 0
@@ -103,18 +135,20 @@ public struct BifactorCalibrator: Sendable {
                                 guessing: guessingStart, estimatesGuessing: threePL, testletRatio: testlet && g > 0 ? aS : nil)
         }
         let grid = QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound)
-        var run = EMRun(engine: BifactorEngine(items: start, data: data, grid: grid, group: groupOf, groupItems: groupItems,
-                                               workers: options.workers, maximumSlope: options.maximumSlope,
-                                               slopePrior: options.slopePrior, guessingPrior: threePL ? options.guessingPrior : nil),
-                        options: options, started: started, progress: progress)
+        var engine0 = BifactorEngine(items: start, data: data, grid: grid, group: groupOf, groupItems: groupItems,
+                                     workers: options.workers, maximumSlope: options.maximumSlope,
+                                     slopePrior: options.slopePrior, guessingPrior: threePL ? options.guessingPrior : nil)
+        if isFixed.contains(true) { engine0.fixed = isFixed }
+        var run = EMRun(engine: engine0, options: options, started: started, progress: progress)
         switch options.acceleration {
         case .none: try run.runPlain()
         case .squarem: try run.runSQUAREM()
         }
         if let warning = run.nonConvergence { warnings.append(warning) }
         var engine = run.engine
-        // Each specific factor's sign: its slopes summing positive (a testlet's λ positive).
-        for f in 0..<s where !groupItems[f + 1].isEmpty {
+        // Each specific factor's sign: its slopes summing positive (a testlet's λ positive); a factor with fixed
+        // items keeps the sign they give it.
+        for f in 0..<s where !groupItems[f + 1].isEmpty && !groupItems[f + 1].contains(where: { isFixed[$0] }) {
             let range = groupItems[f + 1]
             if testlet {
                 if engine.testletRatio(f) < 0 { engine.setTestletRatio(f, -engine.testletRatio(f)) }
@@ -134,11 +168,11 @@ public struct BifactorCalibrator: Sendable {
         for e in 0..<data.itemCount {
             let item = engine.items[e], m = item.workingParameterCount
             var se = [Double?](repeating: nil, count: m)
-            if let covariance {
+            if let covariance, !isFixed[e] {
                 for a in 0..<m { se[a] = covariance.entry(index + a, index + a).squareRoot() }
                 if item.estimatesGuessing, let sg = se[m - 1] { se[m - 1] = item.guessing * (1 - item.guessing) * sg }
             }
-            index += m
+            if !isFixed[e] { index += m }
             var k = 0
             let seGeneral = se[k]; k += 1
             var seSpecific = item.hasFreeSpecificSlope ? se[k] : nil; if item.hasFreeSpecificSlope { k += 1 }
@@ -156,7 +190,8 @@ public struct BifactorCalibrator: Sendable {
                                        specificSlopeStandardError: seSpecific, interceptStandardError: seIntercept,
                                        guessingStandardError: seGuessing, responses: n,
                                        proportionCorrect: Double(finalTotals[e][1]) / Double(max(1, n)),
-                                       atSlopeBound: max(abs(item.generalSlope), abs(item.specificSlope)) >= options.maximumSlope * (1 - 1e-9))
+                                       atSlopeBound: !isFixed[e] && max(abs(item.generalSlope), abs(item.specificSlope)) >= options.maximumSlope * (1 - 1e-9),
+                                       isFixed: isFixed[e])
         }
         let items = itemsOut.map { $0! }
         let atBound = items.filter(\.atSlopeBound).map(\.itemID)
@@ -174,7 +209,7 @@ public struct BifactorCalibrator: Sendable {
             logLikelihood: ll, parameterCount: parameterCount,
             aic: -2 * ll + 2 * Double(parameterCount), bic: -2 * ll + log(n) * Double(parameterCount),
             quadraturePoints: options.quadraturePoints, cycles: run.cycles, eSteps: run.eSteps, converged: run.converged,
-            personCount: data.personCount, excludedItems: screen.excluded.map(\.itemID), warnings: warnings,
+            personCount: data.personCount, excludedItems: screen.excluded.map(\.itemID), fixedItemsNotInData: fixedNotInData, warnings: warnings,
             elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
     }
 }
@@ -195,6 +230,8 @@ public struct BifactorCalibrationResult: Sendable {
         public var proportionCorrect: Double
         /// Whether a slope reached ±`maximumSlope` (a Heywood case).
         public var atSlopeBound: Bool
+        /// Held at its `fixed` value (online calibration): no standard errors.
+        public var isFixed = false
     }
 
     /// In the data's item order (excluded items left out).
@@ -219,6 +256,8 @@ public struct BifactorCalibrationResult: Sendable {
     public var converged: Bool
     public var personCount: Int
     public var excludedItems: [String]
+    /// `fixed` ids not among the calibrated items of the data.
+    public var fixedItemsNotInData: [String] = []
     public var warnings: [String]
     public var elapsedSeconds: Double
 }

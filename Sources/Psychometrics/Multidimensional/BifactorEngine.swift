@@ -31,6 +31,10 @@ struct BifactorEngine: EMIterable {
     /// Per group, its engine items.
     let groupItems: [Range<Int>]
     let workers: Int
+    /// Per engine item, whether it is held at its value (online calibration; empty: every item is free). A fixed
+    /// item takes part in the E-step only: the M-step, the parameter vector the iterations extrapolate, the
+    /// gradient and the standard errors are over the free items.
+    var fixed: [Bool] = []
     /// Each item's M-step (Fisher scoring of Q_j, the slope bound and the priors).
     let fit: BifactorItemFit
     var maximumSlope: Double { fit.maximumSlope }
@@ -70,6 +74,11 @@ struct BifactorEngine: EMIterable {
     /// Nodes of group g's counts: Q for the general-only items, Q² for a specific factor's.
     func nodeCount(group g: Int) -> Int { g == 0 ? q : q * q }
 
+    /// Whether engine item j is estimated (not `fixed`).
+    @inline(__always) func isFree(_ j: Int) -> Bool { fixed.isEmpty || !fixed[j] }
+    /// The free items, in engine order.
+    var freeItems: [Int] { items.indices.filter(isFree) }
+
     // MARK: - M-step
 
     mutating func mStep(_ e: Expectation) {
@@ -78,7 +87,7 @@ struct BifactorEngine: EMIterable {
         updated.withUnsafeMutableBufferPointer { buffer in
             let box = UncheckedSendableBox(buffer.baseAddress!)
             parallelFor(lanes) { lane in
-                for j in stride(from: lane, to: engine.items.count, by: lanes) {
+                for j in stride(from: lane, to: engine.items.count, by: lanes) where engine.isFree(j) {
                     box.value[j] = engine.maximize(engine.items[j], counts: engine.itemCounts(e, item: j))
                 }
             }
@@ -150,14 +159,14 @@ struct BifactorEngine: EMIterable {
     /// The specific factors with items whose testlet ratio is a parameter (none for the bifactor model).
     var testletFactors: [Int] { testlet ? (0..<(groupCount - 1)).filter { !groupItems[$0 + 1].isEmpty } : [] }
 
-    /// Every item's natural parameters, then the testlet ratios.
-    func naturalParameters() -> [Double] { items.flatMap(\.naturalParameters) + testletFactors.map(testletRatio) }
-    /// Every item's working parameters, then the testlet ratios.
-    func workingParameters() -> [Double] { items.flatMap(\.workingParameters) + testletFactors.map(testletRatio) }
+    /// Every free item's natural parameters, then the testlet ratios.
+    func naturalParameters() -> [Double] { freeItems.flatMap { items[$0].naturalParameters } + testletFactors.map(testletRatio) }
+    /// Every free item's working parameters, then the testlet ratios.
+    func workingParameters() -> [Double] { freeItems.flatMap { items[$0].workingParameters } + testletFactors.map(testletRatio) }
 
     mutating func setWorkingParameters(_ x: [Double]) {
         var offset = 0
-        for j in items.indices {
+        for j in freeItems {
             let m = items[j].workingParameterCount
             if let item = fit.bounded(items[j], Array(x[offset..<(offset + m)])) { items[j] = item }
             offset += m
@@ -170,14 +179,14 @@ struct BifactorEngine: EMIterable {
 
     func parameterBlocks() -> [Range<Int>] {
         var blocks: [Range<Int>] = [], offset = 0
-        for item in items {
-            blocks.append(offset..<(offset + item.workingParameterCount))
-            offset += item.workingParameterCount
+        for j in freeItems {
+            blocks.append(offset..<(offset + items[j].workingParameterCount))
+            offset += items[j].workingParameterCount
         }
         let ratios = testletFactors.count
         if ratios > 0 { blocks.append(offset..<(offset + ratios)) }
         return blocks
     }
 
-    func logPrior() -> Double { items.reduce(0) { $0 + fit.logPrior($1) } }
+    func logPrior() -> Double { freeItems.reduce(0) { $0 + fit.logPrior(items[$1]) } }
 }

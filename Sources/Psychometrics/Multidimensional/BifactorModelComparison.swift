@@ -119,17 +119,14 @@ public struct BifactorModelComparison: Sendable {
         for (r, i) in complete.enumerated() {
             for cell in data.cells(ofPerson: i) { patterns[r * data.itemCount + Int(data.itemIndices[cell])] = data.responses[cell] }
         }
-        func m2(_ parameters: [Double], _ model: ([Double]) -> any JointCorrectProbabilities) -> (LimitedInformationFit?, String?) {
-            do {
-                return (try LimitedInformationFit.evaluate(responses: patterns, persons: complete.count, itemCount: data.itemCount,
-                                                           parameters: parameters, model: model, workers: workers), nil)
-            } catch { return (nil, error.message) }
-        }
         let uniModel: IRTModel = threePL ? .threePL : .twoPL
-        let uniM2 = m2(UnidimensionalJointProbabilities.parameters(uniItems, model: uniModel)) { x in
-            UnidimensionalJointProbabilities(items: UnidimensionalJointProbabilities.items(x, count: uniItems.count, model: uniModel), grid: uniGrid)
-        }
-        let multiM2 = m2(multiParameters) { x in BifactorJointProbabilities(items: BifactorJointProbabilities.items(items, at: x), grid: grid) }
+        let uniM2 = UnidimensionalJointProbabilities.m2(data, items: uniItems, model: uniModel, grid: uniGrid, workers: workers)
+        let multiM2: (LimitedInformationFit?, String?)
+        do {
+            multiM2 = (try LimitedInformationFit.evaluate(responses: patterns, persons: complete.count, itemCount: data.itemCount, parameters: multiParameters,
+                                                          model: { BifactorJointProbabilities(items: BifactorJointProbabilities.items(items, at: $0), grid: grid) },
+                                                          workers: workers), nil)
+        } catch { multiM2 = (nil, error.message) }
 
         // Q3 at each model's EAPs.
         let uniResiduals = unidimensionalResiduals(data, items: uniItems, grid: uniGrid)
@@ -171,7 +168,7 @@ public struct BifactorModelComparison: Sendable {
         let uniP = UnidimensionalJointProbabilities.parameters(uniItems, model: uniModel).count
         let uniFit = Fit(name: uniModel.rawValue.uppercased(), logLikelihood: uni.logLikelihood, parameters: uniP,
                          aic: -2 * uni.logLikelihood + 2 * Double(uniP), bic: -2 * uni.logLikelihood + logN * Double(uniP),
-                         m2: uniM2.0, m2Unavailable: uniM2.1, q3: summary(q3Uni))
+                         m2: uniM2.fit, m2Unavailable: uniM2.undefined, q3: summary(q3Uni))
         let g2 = 2 * (multiLL - uni.logLikelihood), df = multiP - uniP
         return BifactorModelComparison(
             unidimensional: uniFit, multidimensional: multi, likelihoodRatio: g2, degreesOfFreedom: df,
