@@ -13,22 +13,7 @@ extension AnalyzeCommand {
         if personsOut != nil { refused.append("--persons-out (iqscore score --bank writes every factor's score)") }
         if bankModel.bankModel != nil { refused.append("--bank-model (a bifactor bank's items are 2pl or 3pl)") }
         if !refused.isEmpty { throw ValidationError("\(bank) is a multidimensional bank; analyze compares its model with one factor and does not take " + refused.joined(separator: "; ")) }
-        var file = try BifactorBank.load(csv: bank)
-        if file.layout != "iqscore" { printError("note: \(bank): read as \(file.layout)") }
-        let testletFactors = Self.markTestletFactors(&file.items)
-        let (input, report) = try ResponseMatrix.load(csv: responses, options: columns.fileOptions)
-        noteUnnamedIDColumn(report)
-        let position = Dictionary(uniqueKeysWithValues: file.itemIDs.enumerated().map { ($1, $0) })
-        let keep = input.itemIDs.map { position[$0] != nil }
-        let notInBank = input.itemIDs.filter { position[$0] == nil }
-        let data = keep.allSatisfy({ $0 }) ? input : input.keepingItems(keep).matrix
-        guard data.itemCount >= 3 else {
-            throw ValidationError("\(responses) shares \(data.itemCount) items with \(bank); the comparison needs at least 3")
-        }
-        guard data.isDichotomous else {
-            throw ValidationError("\(responses): the items of a bifactor bank are scored 0/1; found items with more categories")
-        }
-        let items = data.itemIDs.map { file.items[position[$0]!] }
+        let (file, data, items, notInBank, testletFactors) = try Self.batteryData(bank: bank, responses: responses, fileOptions: columns.fileOptions)
         let structure = file.structure
         let r = try rules()
         var q3 = LocalDependenceQ3.Options()
@@ -122,6 +107,26 @@ extension AnalyzeCommand {
         lines.append("wrote \(out)" + ([summaryJSON, q3Out].compactMap { $0 }.map { ", \($0)" }.joined()) + " (\(fixed(seconds, 2)) s)")
         printError(lines.joined(separator: "\n"))
         return ExitStatus.success
+    }
+
+    /// The bifactor bank at `bank` (testlet factors marked, `markTestletFactors`) and the responses restricted to
+    /// its items, with each data item's bank item and the data items not in the bank; at least 3 shared 0/1 items.
+    static func batteryData(bank: String, responses: String, fileOptions: ResponseFileOptions) throws
+        -> (bank: BifactorBank, data: ResponseMatrix, items: [BifactorItem], notInBank: [String], testletFactors: [Int]) {
+        var file = try loadBifactorBank(bank)
+        let testletFactors = markTestletFactors(&file.items)
+        let (input, report) = try ResponseMatrix.load(csv: responses, options: fileOptions)
+        noteUnnamedIDColumn(report)
+        let position = Dictionary(uniqueKeysWithValues: file.itemIDs.enumerated().map { ($1, $0) })
+        let keep = input.itemIDs.map { position[$0] != nil }
+        let data = keep.allSatisfy({ $0 }) ? input : input.keepingItems(keep).matrix
+        guard data.itemCount >= 3 else {
+            throw ValidationError("\(responses) shares \(data.itemCount) items with \(bank); the comparison needs at least 3")
+        }
+        guard data.isDichotomous else {
+            throw ValidationError("\(responses): the items of a bifactor bank are scored 0/1; found items with more categories")
+        }
+        return (file, data, data.itemIDs.map { file.items[position[$0]!] }, input.itemIDs.filter { position[$0] == nil }, testletFactors)
     }
 
     /// A testlet bank as `calibrate --model testlet` writes it: in every factor of two or more items a_s = λ a_g

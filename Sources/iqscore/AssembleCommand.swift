@@ -248,8 +248,7 @@ extension AssembleCommand {
         if simulate != nil { refused.append("--simulate (the form simulation draws from one factor: simulate the battery with iqscore simulate --model bifactor and score it)") }
         if bankModel.bankModel != nil { refused.append("--bank-model (a bifactor bank's items are 2pl or 3pl)") }
         if !refused.isEmpty { throw ValidationError("\(bank) is a bifactor bank; assemble does not take " + refused.joined(separator: "; ")) }
-        let file = try BifactorBank.load(csv: bank, requirePositiveGeneralSlopes: true)
-        if file.layout != "iqscore" { printError("note: \(bank): read as \(file.layout)") }
+        let file = try loadBifactorBank(bank, requirePositiveGeneralSlopes: true)
         return file
     }
 

@@ -193,8 +193,7 @@ extension CATSimulateCommand {
     func loadCATBattery() throws -> BifactorBank? {
         guard BifactorBank.isMultidimensional(csv: bank) else { return nil }
         if bankModel.bankModel != nil { throw ValidationError("\(bank) is a bifactor bank; cat simulate does not take --bank-model (its items are 2pl or 3pl)") }
-        let file = try BifactorBank.load(csv: bank, requirePositiveGeneralSlopes: true)
-        if file.layout != "iqscore" { printError("note: \(bank): read as \(file.layout)") }
+        let file = try loadBifactorBank(bank, requirePositiveGeneralSlopes: true)
         return file
     }
 }

@@ -235,3 +235,11 @@ func loadBank(_ path: String, requirePositiveSlopes: Bool = true, categoryItems:
     }
     return bank
 }
+
+/// Reads a bifactor bank (`BifactorBank.load(csv:)`) and, when it is in mirt's layout, says so on stderr as
+/// `loadBank` does for the unidimensional ones.
+func loadBifactorBank(_ path: String, requirePositiveGeneralSlopes: Bool = false) throws -> BifactorBank {
+    let bank = try BifactorBank.load(csv: path, requirePositiveGeneralSlopes: requirePositiveGeneralSlopes)
+    if bank.layout != "iqscore" { printError("note: \(path): read as \(bank.layout)") }
+    return bank
+}

@@ -8,13 +8,7 @@ extension ReportCommand {
     /// (general: the items' general-factor marginals, the specific factors unknown; each domain: its items'
     /// information about its specific factor at θ_g = 0) and the table of loadings.
     func renderBatteryReport() throws -> (html: String, persons: Int, items: Int) {
-        var file = try BifactorBank.load(csv: bank)
-        _ = AnalyzeCommand.markTestletFactors(&file.items)
-        let (input, _) = try ResponseMatrix.load(csv: responses, options: columns.fileOptions)
-        let position = Dictionary(uniqueKeysWithValues: file.itemIDs.enumerated().map { ($1, $0) })
-        let keep = input.itemIDs.map { position[$0] != nil }
-        let data = keep.allSatisfy({ $0 }) ? input : input.keepingItems(keep).matrix
-        let items = data.itemIDs.map { file.items[position[$0]!] }
+        let (file, data, items, _, _) = try AnalyzeCommand.batteryData(bank: bank, responses: responses, fileOptions: columns.fileOptions)
         let structure = file.structure, factors = structure.specificFactors
         let comparison = try BifactorModelComparison.compare(data, items: items, specificFactorCount: factors.count)
         let reliability = BifactorReliability(items: items, structure: structure)

@@ -51,8 +51,7 @@ extension ScoreCommand {
             refused.append(problem)
         }
         if !refused.isEmpty { throw ValidationError("\(bank) is a bifactor bank; it does not take " + refused.joined(separator: "; ")) }
-        let file = try BifactorBank.load(csv: bank, requirePositiveGeneralSlopes: true)
-        if file.layout != "iqscore" { printError("note: \(bank): read as \(file.layout)") }
+        let file = try loadBifactorBank(bank, requirePositiveGeneralSlopes: true)
         let battery = try Battery(items: file.items, structure: file.structure, quadraturePoints: scoring.quadraturePoints ?? 31, bound: scoring.thetaBound)
         if let k = indexFormLength, !(1...file.items.count).contains(k) {
             throw ValidationError("--index-form-length must be 1…\(file.items.count) (the bank's items), got \(k)")

@@ -48,6 +48,17 @@ public struct LimitedInformationFit: Sendable, Hashable, Codable {
     /// The fewest complete response patterns M2 is computed from.
     public static let minimumPersons = 50
 
+    /// The response patterns of the persons of `data` who answered every item (persons × items, row-major): M2's
+    /// data.
+    package static func completePatterns(_ data: ResponseMatrix) -> (patterns: [UInt8], persons: Int) {
+        let complete = (0..<data.personCount).filter { data.cells(ofPerson: $0).count == data.itemCount }
+        var patterns = [UInt8](repeating: 0, count: complete.count * data.itemCount)
+        for (r, i) in complete.enumerated() {
+            for cell in data.cells(ofPerson: i) { patterns[r * data.itemCount + Int(data.itemIndices[cell])] = data.responses[cell] }
+        }
+        return (patterns, complete.count)
+    }
+
     /// M2 of a model of `itemCount` 0/1 items on the complete response patterns `responses` (persons × items,
     /// row-major, 0/1).
     /// - Parameters:
@@ -234,14 +245,10 @@ package struct UnidimensionalJointProbabilities: JointCorrectProbabilities {
     package static func m2(_ data: ResponseMatrix, items: [ItemParameters], model: IRTModel, grid: QuadratureGrid,
                            workers: Int) -> (fit: LimitedInformationFit?, undefined: String?) {
         guard data.isDichotomous else { return (nil, "M2 is computed for 0/1 items") }
-        let complete = (0..<data.personCount).filter { data.cells(ofPerson: $0).count == data.itemCount }
-        var patterns = [UInt8](repeating: 0, count: complete.count * data.itemCount)
-        for (r, i) in complete.enumerated() {
-            for cell in data.cells(ofPerson: i) { patterns[r * data.itemCount + Int(data.itemIndices[cell])] = data.responses[cell] }
-        }
+        let (patterns, persons) = LimitedInformationFit.completePatterns(data)
         do {
             let fit = try LimitedInformationFit.evaluate(
-                responses: patterns, persons: complete.count, itemCount: data.itemCount, parameters: parameters(items, model: model),
+                responses: patterns, persons: persons, itemCount: data.itemCount, parameters: parameters(items, model: model),
                 model: { UnidimensionalJointProbabilities(items: Self.items($0, count: items.count, model: model), grid: grid) }, workers: workers)
             return (fit, nil)
         } catch { return (nil, error.message) }

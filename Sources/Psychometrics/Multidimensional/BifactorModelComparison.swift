@@ -114,16 +114,12 @@ public struct BifactorModelComparison: Sendable {
         let uniGrid = try QuadratureGrid(count: options.quadraturePoints, bound: options.thetaBound)
 
         // M2 on the complete patterns.
-        let complete = (0..<data.personCount).filter { data.cells(ofPerson: $0).count == data.itemCount }
-        var patterns = [UInt8](repeating: 0, count: complete.count * data.itemCount)
-        for (r, i) in complete.enumerated() {
-            for cell in data.cells(ofPerson: i) { patterns[r * data.itemCount + Int(data.itemIndices[cell])] = data.responses[cell] }
-        }
+        let (patterns, completePersons) = LimitedInformationFit.completePatterns(data)
         let uniModel: IRTModel = threePL ? .threePL : .twoPL
         let uniM2 = UnidimensionalJointProbabilities.m2(data, items: uniItems, model: uniModel, grid: uniGrid, workers: workers)
         let multiM2: (LimitedInformationFit?, String?)
         do {
-            multiM2 = (try LimitedInformationFit.evaluate(responses: patterns, persons: complete.count, itemCount: data.itemCount, parameters: multiParameters,
+            multiM2 = (try LimitedInformationFit.evaluate(responses: patterns, persons: completePersons, itemCount: data.itemCount, parameters: multiParameters,
                                                           model: { BifactorJointProbabilities(items: BifactorJointProbabilities.items(items, at: $0), grid: grid) },
                                                           workers: workers), nil)
         } catch { multiM2 = (nil, error.message) }
