@@ -102,6 +102,7 @@ struct ResponseColumnOptions: ParsableArguments {
 
 extension ResponseLayout: ExpressibleByArgument {}
 extension ItemModelKind: ExpressibleByArgument {}
+extension CorrelatedFactorsCalibrator.Integration: ExpressibleByArgument {}
 
 /// `--model` of calibrate and simulate: a model of 0/1 items (rasch, 1pl, 2pl, 3pl: `EMCalibrator`) or of items
 /// scored in more than two categories (graded, gpcm, pcm, rsm, nominal: `PolytomousCalibrator`).

@@ -11,7 +11,7 @@ extension CalibrateCommand {
         let (metadata, data, report, readSeconds) = try readFactorData()
         let structure = try FactorStructure(items: data.itemIDs.map { ($0, metadata.values[$0]?[factorColumn]) })
         let status = TerminalStatusLine()
-        let result = try CorrelatedFactorsCalibrator(options: options, quadraturePoints: quadraturePoints)
+        let result = try CorrelatedFactorsCalibrator(options: options, quadraturePoints: quadraturePoints, integration: integration, monteCarloPoints: qmcPoints)
             .calibrate(data, structure: structure, progress: Self.progress(on: status))
         status.clear()
         try bankWriter.write(result.bankCSV(metadata: metadata))
@@ -25,7 +25,10 @@ extension CalibrateCommand {
         lines.append("data: \(formatCount(result.personCount)) persons × \(result.items.count) items, \(formatCount(data.cellCount)) responses")
         lines.append("factors: " + result.factors.indices.map { f in "\(result.factors[f]) (\(result.items.filter { $0.factor == f }.count))" }.joined(separator: ", "))
         let state = result.converged ? "converged in \(result.cycles) cycles" : "NOT CONVERGED after \(result.cycles) cycles"
-        lines.append("\(state) (\(result.eSteps) E-steps, \(options.acceleration.rawValue), \(result.quadraturePoints)^\(result.factors.count) = \(formatCount(result.nodes)) nodes); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s")
+        let integrationText = result.integration == .productGrid
+            ? "product grid \(result.quadraturePoints)^\(result.factors.count) = \(formatCount(result.nodes)) nodes"
+            : "adaptive quasi-Monte Carlo, \(formatCount(result.nodes)) Sobol nodes per person"
+        lines.append("\(state) (\(result.eSteps) E-steps, \(options.acceleration.rawValue), \(integrationText)); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s")
         lines.append("log-likelihood \(fixed(result.logLikelihood, 3)), AIC \(fixed(result.aic, 2)), BIC \(fixed(result.bic, 2)) (\(result.parameterCount) parameters)")
         let k = result.factors.count
         lines.append("factor correlations" + (result.correlationStandardErrors == nil ? ":" : " (SE):"))
@@ -72,7 +75,9 @@ struct CorrelatedCalibrationSummary: Encodable {
     var tolerance: Double
     var max_cycles: Int
     var acceleration: String
-    /// Points per factor, and the product grid's nodes.
+    /// "grid" or "qmc"; the product grid's points per factor and its nodes, or for qmc the fine grid's points per
+    /// factor and the Sobol nodes per person.
+    var integration: String
     var quadrature_points: Int
     var nodes: Int
     var theta_bound: Double
@@ -107,6 +112,7 @@ struct CorrelatedCalibrationSummary: Encodable {
         tolerance = options.tolerance
         max_cycles = options.maxCycles
         acceleration = options.acceleration.rawValue
+        integration = result.integration.rawValue
         quadrature_points = result.quadraturePoints
         nodes = result.nodes
         theta_bound = options.thetaBound

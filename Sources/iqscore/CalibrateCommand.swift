@@ -65,9 +65,12 @@ struct CalibrateCommand: ParsableCommand {
             specific factors are the bank's) and estimates the new items on its factors, which stay N(0, 1): the \
             new sample is taken from the bank's calibration population. --model \
             correlated fits each item on its one factor (the --factor-column cell, which every item needs) with \
-            the factors' correlations estimated (variances 1; positive definite by construction), exact \
-            quadrature on the product grid (points per factor 31, 21, 15, 9, 7 for 2…6 factors, finer than mirt's; at most \
-            \(CorrelatedFactorsCalibrator.maximumNodes) nodes); its bank has a_<factor> columns (one nonzero per item), \
+            the factors' correlations estimated (variances 1; positive definite by construction): up to 3 \
+            factors by exact quadrature on the product grid (31 points per factor for 2, 21 for 3), from 4 factors \
+            on (up to \(CorrelatedFactorsCalibrator.maximumAdaptiveFactors)) by adaptive quasi-Monte Carlo \
+            (--qmc-points Sobol nodes per person, default \(CorrelatedFactorsCalibrator.defaultMonteCarloPoints), \
+            moved onto each person's posterior; --integration grid or --quadrature-points keeps the grid up to \
+            \(CorrelatedFactorsCalibrator.maximumFactors) factors and \(CorrelatedFactorsCalibrator.maximumNodes) nodes); its bank has a_<factor> columns (one nonzero per item), \
             d, c, their se_ columns, factor, and r_<factor>: the item's factor's row of the correlation matrix; the \
             summary has the matrix and its standard errors.
 
@@ -109,8 +112,14 @@ struct CalibrateCommand: ParsableCommand {
 
     @OptionGroup var columns: ResponseColumnOptions
 
-    @Option(name: .customLong("quadrature-points"), help: "Quadrature points (per dimension for bifactor and correlated), \(QuadratureGrid.allowedPointCounts.text); default 61, bifactor 31 (mirt's), correlated 31, 21, 15, 9, 7 for 2…6 factors (finer than mirt's 31, 15, 9, 7, 5).")
+    @Option(name: .customLong("quadrature-points"), help: "Quadrature points (per dimension for bifactor and correlated), \(QuadratureGrid.allowedPointCounts.text); default 61, bifactor 31 (mirt's), correlated 31 for 2 factors and 21 for 3 (set, it keeps --model correlated on the product grid up to \(CorrelatedFactorsCalibrator.maximumFactors) factors: 15, 9, 7 for 4…6 are finer than mirt's 9, 7, 5 and still coarse).")
     var quadraturePoints: Int?
+
+    @Option(name: .customLong("integration"), help: "With --model correlated: auto (the product grid up to 3 factors or with --quadrature-points, adaptive quasi-Monte Carlo from 4 factors on), grid, or qmc (up to \(CorrelatedFactorsCalibrator.maximumAdaptiveFactors) factors).")
+    var integration: CorrelatedFactorsCalibrator.Integration = .automatic
+
+    @Option(name: .customLong("qmc-points"), help: "With --integration qmc: Sobol nodes per person, a power of two in \(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.lowerBound)…\(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.upperBound) (default \(CorrelatedFactorsCalibrator.defaultMonteCarloPoints)).")
+    var qmcPoints: Int?
 
     @Option(name: .customLong("theta-bound"), help: "Quadrature grid on [-B, B]; B in \(QuadratureGrid.allowedBounds).")
     var thetaBound = 6.0
@@ -153,6 +162,11 @@ struct CalibrateCommand: ParsableCommand {
         // The priors' texts first (as before the other ranges), then every range of the library's options.
         if model.categories != nil { try validateCategoryModel() }
         if model.isMultidimensional { try validateBifactor() }
+        if (integration != .automatic || qmcPoints != nil) && model != .correlated { throw ValidationError("--integration and --qmc-points go with --model correlated") }
+        if let qmcPoints, !(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.contains(qmcPoints) && qmcPoints & (qmcPoints - 1) == 0) {
+            throw ValidationError("--qmc-points must be a power of two in \(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.lowerBound)…\(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.upperBound), got \(qmcPoints)")
+        }
+        if qmcPoints != nil && integration == .productGrid { throw ValidationError("--qmc-points goes with --integration qmc or auto, not grid") }
         if itemType != nil && !model.isMultidimensional { throw ValidationError("--item-type goes with --model bifactor, testlet or correlated (the other models name the item type in --model)") }
         if irtModel == .threePL { _ = try parsedGuessingPrior() }
         if irtModel.hasItemSlopes { _ = try parsedSlopePrior() }

@@ -5,17 +5,19 @@ import Foundation
 /// general factor unused), the factors N(0, R) with unit variances and their correlations R estimated — the model
 /// behind index scores when no general factor is wanted (mirt's `mirt(data, model)` with `COV = F1*F2*…`).
 ///
-/// EM (`CorrelatedFactorsEngine`) with exact quadrature on the product grid, SQUAREM or plain iterations and the
-/// unidimensional engines' stopping rule (`EMRun`); R positive definite by construction (`FactorCorrelation`);
-/// standard errors from the observed information (Oakes 1999), of the correlations by the delta method.
+/// EM (`CorrelatedFactorsEngine`), SQUAREM or plain iterations and the unidimensional engines' stopping rule
+/// (`EMRun`); R positive definite by construction (`FactorCorrelation`); standard errors from the observed
+/// information (Oakes 1999), of the correlations by the delta method.
 ///
-/// Quadrature: `quadraturePoints` per factor on [−`thetaBound`, `thetaBound`] (`defaultPoints`: 31, 21, 15, 9, 7
-/// for K = 2…6). The grid has Q^K nodes and an E-step costs persons × Q^K: at most `maximumNodes` nodes and
-/// `maximumFactors` factors. The defaults are finer than mirt's (31, 15, 9, 7, 5), whose grids are too coarse
-/// from 3 factors on: on ICAR16 by domain (3 factors) the log-likelihood at 15 points is 2.0 below its value at 21
-/// or 31 points (which agree within 0.04), and by item family (4 factors) 9 points leave it 44.8 below the value
-/// at 21 points and the correlations up to 0.11 too low, where 15 points are within 2.1 and 0.005. Pass mirt's
-/// points to compare with mirt on its own grid; compare two grids when the nodes allow.
+/// Integration (`integration`): up to 3 factors, exact quadrature on the product grid (`quadraturePoints` per
+/// factor on [−`thetaBound`, `thetaBound`], `defaultPoints`: 31 for 2 factors, 21 for 3); from 4 factors on,
+/// **adaptive quasi–Monte Carlo** (`CorrelatedFactorsEngine.adaptiveEStep`: `monteCarloPoints` Sobol nodes moved
+/// onto each person's normal posterior approximation, each factor's likelihood on a fine grid of
+/// `adaptiveTablePoints`), whose cost grows with K² instead of Q^K. A product grid from 4 factors on is coarse
+/// (mirt's 15, 9, 7, 5 points for 3…6 factors): on ICAR16 by domain (3 factors) 15 points leave the
+/// log-likelihood 2.0 below 21 or 31 points (which agree within 0.04); by item family (4 factors) 9 points leave it
+/// 44.8 below 21 points and the correlations up to 0.11 too low. Setting `quadraturePoints` (or `.productGrid`)
+/// keeps the grid up to `maximumFactors` factors and `maximumNodes` nodes, to compare with mirt on its own grid.
 ///
 /// Identification: means 0 and variances 1 fixed; each factor's sign is free, so each is reported with its
 /// items' slopes summing positive (flipping a factor flips its correlations).
@@ -24,12 +26,36 @@ public struct CorrelatedFactorsCalibrator: Sendable {
     /// the slope bound, the minimum responses per item, `slopePrior`, `guessingPrior` (3PL). Not read:
     /// `quadraturePoints` (this type's own, per factor), the E-step strategy, fixed items, the memory budget.
     public var options: CalibrationOptions
-    /// Points per factor; nil: `defaultPoints(factors:)`.
+    /// Points per factor of the product grid; nil: `defaultPoints(factors:)`.
     public var quadraturePoints: Int?
+    /// How the E-step integrates over the factors.
+    public var integration: Integration
+    /// The adaptive quasi–Monte Carlo nodes per person; nil: `defaultMonteCarloPoints`.
+    public var monteCarloPoints: Int?
+
+    /// How the E-step integrates over the factors.
+    public enum Integration: String, Sendable, CaseIterable {
+        /// The product grid up to 3 factors, or whenever `quadraturePoints` is set; adaptive quasi–Monte Carlo
+        /// from 4 factors on.
+        case automatic = "auto"
+        /// Exact quadrature on the product grid (Q^K nodes).
+        case productGrid = "grid"
+        /// Adaptive quasi–Monte Carlo (`CorrelatedFactorsEngine.adaptiveEStep`).
+        case adaptiveQuasiMonteCarlo = "qmc"
+    }
 
     /// The most factors, and the most nodes of the product grid.
     public static let maximumFactors = 6
     public static let maximumNodes = 250_000
+    /// The most factors of the adaptive quasi–Monte Carlo E-step (the Sobol dimensions this build carries).
+    public static let maximumAdaptiveFactors = 12
+    /// Adaptive nodes per person a caller may ask for: powers of two in 64…65,536 (Sobol points balance in blocks
+    /// of 2^m).
+    public static let allowedMonteCarloPoints = 64...65_536
+    public static let defaultMonteCarloPoints = 1_024
+    /// The fine grid each factor's likelihood is tabulated on for the adaptive E-step: 241 points on
+    /// [−`thetaBound`, `thetaBound`] (0.05 apart at the default bound 6).
+    public static let adaptiveTablePoints = 241
     /// The most free parameters standard errors are computed for (two E-steps each).
     public static let maximumStandardErrorParameters = 2_000
 
@@ -44,9 +70,20 @@ public struct CorrelatedFactorsCalibrator: Sendable {
         }
     }
 
-    public init(options: CalibrationOptions = CalibrationOptions(model: .twoPL), quadraturePoints: Int? = nil) {
+    public init(options: CalibrationOptions = CalibrationOptions(model: .twoPL), quadraturePoints: Int? = nil,
+                integration: Integration = .automatic, monteCarloPoints: Int? = nil) {
         self.options = options
         self.quadraturePoints = quadraturePoints
+        self.integration = integration
+        self.monteCarloPoints = monteCarloPoints
+    }
+
+    /// The integration a fit on `factors` factors uses.
+    public func resolvedIntegration(factors: Int) -> Integration {
+        switch integration {
+        case .automatic: factors <= 3 || quadraturePoints != nil ? .productGrid : .adaptiveQuasiMonteCarlo
+        default: integration
+        }
     }
 
     /// - Parameters:
@@ -73,13 +110,29 @@ public struct CorrelatedFactorsCalibrator: Sendable {
         guard used.count >= 2 else {
             throw PsychometricsError(.insufficientData, "\(used.count) factor has calibrated items; the correlated-factors model needs at least 2 (the unidimensional model fits one)")
         }
-        guard used.count <= Self.maximumFactors else {
-            throw PsychometricsError(.invalidOptions, "\(used.count) factors; the product grid is limited to \(Self.maximumFactors) (its nodes grow as Q^K)")
-        }
-        let k = used.count, points = quadraturePoints ?? Self.defaultPoints(factors: k)
-        let nodes = pow(Double(points), Double(k))
-        guard points >= 3, points <= QuadratureGrid.allowedPointCounts.upperBound, nodes <= Double(Self.maximumNodes) else {
-            throw PsychometricsError(.invalidOptions, "\(points) points per factor on \(k) factors is \(Int(min(nodes, 1e15))) nodes; at least 3 points and at most \(Self.maximumNodes) nodes")
+        let k = used.count, method = resolvedIntegration(factors: k)
+        let points: Int, nodes: Double
+        var qmcNodes: [Double]? = nil
+        if method == .adaptiveQuasiMonteCarlo {
+            guard k <= Self.maximumAdaptiveFactors else {
+                throw PsychometricsError(.invalidOptions, "\(k) factors; the adaptive quasi–Monte Carlo E-step is limited to \(Self.maximumAdaptiveFactors) (its Sobol dimensions)")
+            }
+            let m = monteCarloPoints ?? Self.defaultMonteCarloPoints
+            guard Self.allowedMonteCarloPoints.contains(m), m & (m - 1) == 0 else {
+                throw PsychometricsError(.invalidOptions, "\(m) quasi–Monte Carlo points; a power of two in \(Self.allowedMonteCarloPoints.lowerBound)…\(Self.allowedMonteCarloPoints.upperBound)")
+            }
+            points = Self.adaptiveTablePoints
+            nodes = Double(m)
+            qmcNodes = SobolSequence.balancedNormalPoints(count: m, dimensions: k)
+        } else {
+            guard k <= Self.maximumFactors else {
+                throw PsychometricsError(.invalidOptions, "\(k) factors; the product grid is limited to \(Self.maximumFactors) (its nodes grow as Q^K; the adaptive quasi–Monte Carlo E-step takes up to \(Self.maximumAdaptiveFactors))")
+            }
+            points = quadraturePoints ?? Self.defaultPoints(factors: k)
+            nodes = pow(Double(points), Double(k))
+            guard points >= 3, points <= QuadratureGrid.allowedPointCounts.upperBound, nodes <= Double(Self.maximumNodes) else {
+                throw PsychometricsError(.invalidOptions, "\(points) points per factor on \(k) factors is \(Int(min(nodes, 1e15))) nodes; at least 3 points and at most \(Self.maximumNodes) nodes")
+            }
         }
         let factorNames = used.map { structure.specificFactors[$0] }
         let factorOf = kept.itemIDs.map { used.firstIndex(of: structure.specificFactorOfItem[$0]!)! }
@@ -105,7 +158,7 @@ public struct CorrelatedFactorsCalibrator: Sendable {
         var run = EMRun(engine: CorrelatedFactorsEngine(items: start, correlation: [Double](repeating: 0, count: model.parameterCount), data: data, grid: grid,
                                                         factor: engineFactor, factorItems: factorItems, workers: options.workers,
                                                         maximumSlope: options.maximumSlope, slopePrior: options.slopePrior,
-                                                        guessingPrior: threePL ? options.guessingPrior : nil),
+                                                        guessingPrior: threePL ? options.guessingPrior : nil, nodes: qmcNodes),
                         options: options, started: started, progress: progress)
         switch options.acceleration {
         case .none: try run.runPlain()
@@ -175,7 +228,7 @@ public struct CorrelatedFactorsCalibrator: Sendable {
         return CorrelatedFactorsResult(
             items: items, factors: factorNames, model: options.model, correlations: correlations, correlationStandardErrors: covariance == nil ? nil : correlationSE,
             logLikelihood: ll, parameterCount: parameterCount, aic: -2 * ll + 2 * Double(parameterCount), bic: -2 * ll + log(n) * Double(parameterCount),
-            quadraturePoints: points, nodes: Int(nodes), cycles: run.cycles, eSteps: run.eSteps, converged: run.converged,
+            integration: method, quadraturePoints: points, nodes: Int(nodes), cycles: run.cycles, eSteps: run.eSteps, converged: run.converged,
             personCount: data.personCount, excludedItems: screen.excluded.map(\.itemID), warnings: warnings,
             elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
     }
@@ -237,7 +290,10 @@ public struct CorrelatedFactorsResult: Sendable {
     public var parameterCount: Int
     public var aic: Double
     public var bic: Double
-    /// Points per factor and the product grid's nodes.
+    /// The E-step's integration (never `.automatic`).
+    public var integration: CorrelatedFactorsCalibrator.Integration
+    /// The product grid's points per factor and its Q^K nodes; for adaptive quasi–Monte Carlo, the fine grid's
+    /// points per factor (`adaptiveTablePoints`) and the nodes per person.
     public var quadraturePoints: Int
     public var nodes: Int
     public var cycles: Int

@@ -7,8 +7,8 @@ import Foundation
 /// `BifactorItemFit` on their factor's Q nodes. Internal: `CorrelatedFactorsCalibrator` validates input and
 /// wraps the outcome.
 ///
-/// **E-step** on the full product grid of one Q-point rule per factor (equally spaced on [−B, B], as mirt's
-/// `mirt()`): the prior weight of node θ = (θ_q0, …, θ_qK−1) is exp(−½ θᵀR⁻¹θ) normalised over the Q^K nodes
+/// **E-step** by adaptive quasi–Monte Carlo (`adaptiveEStep`, with `nodes`), or on the full product grid of one
+/// Q-point rule per factor (equally spaced on [−B, B], as mirt's `mirt()`): the prior weight of node θ = (θ_q0, …, θ_qK−1) is exp(−½ θᵀR⁻¹θ) normalised over the Q^K nodes
 /// (`FactorCorrelation.gridPrior`).
 /// Simple structure makes the likelihood a product over factors, so for person i
 /// ```
@@ -48,14 +48,18 @@ struct CorrelatedFactorsEngine: EMIterable, FisherIdentityGradient {
     let factorItems: [Range<Int>]
     let workers: Int
     let fit: BifactorItemFit
+    /// The adaptive quasi–Monte Carlo E-step's standard-normal nodes (M × K row-major), nil for the product grid;
+    /// with them `grid` is the fine grid each factor's likelihood is tabulated on (`adaptiveEStep`).
+    let nodes: [Double]?
 
     var k: Int { factorItems.count }
     var q: Int { grid.count }
-    var correlationModel: FactorCorrelation { FactorCorrelation(k: k, grid: grid) }
+    var correlationModel: FactorCorrelation { FactorCorrelation(k: k, grid: nodes == nil ? grid : nil) }
 
     init(items: [BifactorItem], correlation: [Double], data: ResponseMatrix, grid: QuadratureGrid, factor: [Int32], factorItems: [Range<Int>],
-         workers: Int, maximumSlope: Double, slopePrior: LogNormalPrior?, guessingPrior: BetaPrior?) {
+         workers: Int, maximumSlope: Double, slopePrior: LogNormalPrior?, guessingPrior: BetaPrior?, nodes: [Double]? = nil) {
         self.items = items
+        self.nodes = nodes
         self.correlation = correlation
         self.data = data
         self.grid = grid
@@ -66,103 +70,110 @@ struct CorrelatedFactorsEngine: EMIterable, FisherIdentityGradient {
     }
 
     func eStep() -> Expectation {
+        if let nodes { return adaptiveEStep(nodes: nodes) }
         let kk = k, nq = q, nodes = Int(pow(Double(nq), Double(kk)).rounded()), inner = nq, outer = nodes / nq
         let logPrior = correlationModel.gridPrior(correlation).logWeights, prior = logPrior.map { exp($0) }
         let points = grid.points
-        // Per item: log P(0) at the Q nodes, then log P(1).
-        let tables: [[Double]] = items.map { item in
-            var t = [Double](repeating: 0, count: 2 * nq)
-            for a in 0..<nq {
+        let tables = itemLogTables()
+        let firstItem = factorItems.map(\.lowerBound)
+        let engine = self
+        return summedOverWorkers { persons in
+            var counts = engine.factorItems.map { [Double](repeating: 0, count: 2 * $0.count * nq) }
+            var moments = [Double](repeating: 0, count: kk * kk), ll = 0.0
+            var h = [Double](repeating: 0, count: kk * nq), likelihood = h, marginal = h
+            var node = [Double](repeating: 0, count: kk * kk)
+            var digits = [Int](repeating: 0, count: kk)
+            for i in persons {
+                for x in 0..<(kk * nq) { h[x] = 0 }
+                for c in engine.data.cells(ofPerson: i) {
+                    let j = Int(engine.data.itemIndices[c]), f = Int(engine.factor[j]), base = Int(engine.data.responses[c]) * nq
+                    for a in 0..<nq { h[f * nq + a] += tables[j][base + a] }
+                }
+                var offset = 0.0
+                for f in 0..<kk {
+                    var top = -Double.infinity
+                    for a in 0..<nq { top = max(top, h[f * nq + a]) }
+                    offset += top
+                    for a in 0..<nq { likelihood[f * nq + a] = exp(h[f * nq + a] - top) }
+                }
+                for x in 0..<(kk * nq) { marginal[x] = 0 }
+                for x in 0..<(kk * kk) { node[x] = 0 }
+                var total = 0.0
+                // Products path: the last factor innermost.
+                for o in 0..<outer {
+                    var rest = o, prefix = 1.0
+                    for f in stride(from: kk - 2, through: 0, by: -1) { digits[f] = rest % nq; rest /= nq }
+                    for f in 0..<(kk - 1) { prefix *= likelihood[f * nq + digits[f]] }
+                    if prefix == 0 { continue }
+                    var rowSum = 0.0, rowFirst = 0.0, rowSecond = 0.0
+                    let base = o * inner, last = (kk - 1) * nq
+                    for t in 0..<inner {
+                        let value = prefix * likelihood[last + t] * prior[base + t]
+                        rowSum += value
+                        rowFirst += value * points[t]
+                        rowSecond += value * points[t] * points[t]
+                        marginal[last + t] += value
+                    }
+                    total += rowSum
+                    for f in 0..<(kk - 1) {
+                        let tf = points[digits[f]]
+                        marginal[f * nq + digits[f]] += rowSum
+                        for g in 0...f { node[f * kk + g] += tf * points[digits[g]] * rowSum }
+                        node[(kk - 1) * kk + f] += tf * rowFirst
+                    }
+                    node[(kk - 1) * kk + kk - 1] += rowSecond
+                }
+                if !(total > 1e-280) {
+                    // Logs over the nodes: every weight relative to the largest.
+                    (total, offset) = engine.logPath(h: h, logPrior: logPrior, marginal: &marginal, moments: &node)
+                }
+                ll += log(total) + offset
+                let inverse = 1 / total
+                for c in engine.data.cells(ofPerson: i) {
+                    let j = Int(engine.data.itemIndices[c]), f = Int(engine.factor[j]), u = Int(engine.data.responses[c])
+                    let row = (2 * (j - firstItem[f]) + u) * nq
+                    for a in 0..<nq { counts[f][row + a] += marginal[f * nq + a] * inverse }
+                }
+                for f in 0..<kk { for g in 0...f {
+                    let v = node[f * kk + g] * inverse
+                    moments[f * kk + g] += v
+                    if g != f { moments[g * kk + f] += v }
+                }}
+            }
+            return Expectation(counts: counts, secondMoments: moments, logLikelihood: ll)
+        }
+    }
+
+    /// Per item: log P(u = 0) at the grid's points, then log P(u = 1).
+    func itemLogTables() -> [[Double]] {
+        let points = grid.points, n = points.count
+        return items.map { item in
+            var t = [Double](repeating: 0, count: 2 * n)
+            for a in 0..<n {
                 let lp = item.logProbabilities(logit: item.logit(general: points[a], specific: 0))
-                t[a] = lp.wrong; t[nq + a] = lp.right
+                t[a] = lp.wrong; t[n + a] = lp.right
             }
             return t
         }
+    }
+
+    /// The E-step's sums over persons: `body` on each worker's contiguous range of persons, their counts, second
+    /// moments and log-likelihoods added.
+    func summedOverWorkers(_ body: (Range<Int>) -> Expectation) -> Expectation {
         let w = workers, persons = data.personCount
-        let firstItem = factorItems.map(\.lowerBound)
-        var partialCounts = [[[Double]]](repeating: [], count: w), partialMoments = [[Double]](repeating: [], count: w)
-        var partialLL = [Double](repeating: 0, count: w)
-        let engine = self
-        partialCounts.withUnsafeMutableBufferPointer { countsOut in
-        partialMoments.withUnsafeMutableBufferPointer { momentsOut in
-        partialLL.withUnsafeMutableBufferPointer { llOut in
-            let boxes = UncheckedSendableBox((countsOut.baseAddress!, momentsOut.baseAddress!, llOut.baseAddress!))
-            parallelFor(w) { worker in
-                let lo = persons * worker / w, hi = persons * (worker + 1) / w
-                var counts = engine.factorItems.map { [Double](repeating: 0, count: 2 * $0.count * nq) }
-                var moments = [Double](repeating: 0, count: kk * kk), ll = 0.0
-                var h = [Double](repeating: 0, count: kk * nq), likelihood = h, marginal = h
-                var node = [Double](repeating: 0, count: kk * kk)
-                var digits = [Int](repeating: 0, count: kk)
-                for i in lo..<hi {
-                    for x in 0..<(kk * nq) { h[x] = 0 }
-                    for c in engine.data.cells(ofPerson: i) {
-                        let j = Int(engine.data.itemIndices[c]), f = Int(engine.factor[j]), base = Int(engine.data.responses[c]) * nq
-                        for a in 0..<nq { h[f * nq + a] += tables[j][base + a] }
-                    }
-                    var offset = 0.0
-                    for f in 0..<kk {
-                        var top = -Double.infinity
-                        for a in 0..<nq { top = max(top, h[f * nq + a]) }
-                        offset += top
-                        for a in 0..<nq { likelihood[f * nq + a] = exp(h[f * nq + a] - top) }
-                    }
-                    for x in 0..<(kk * nq) { marginal[x] = 0 }
-                    for x in 0..<(kk * kk) { node[x] = 0 }
-                    var total = 0.0
-                    // Products path: the last factor innermost.
-                    for o in 0..<outer {
-                        var rest = o, prefix = 1.0
-                        for f in stride(from: kk - 2, through: 0, by: -1) { digits[f] = rest % nq; rest /= nq }
-                        for f in 0..<(kk - 1) { prefix *= likelihood[f * nq + digits[f]] }
-                        if prefix == 0 { continue }
-                        var rowSum = 0.0, rowFirst = 0.0, rowSecond = 0.0
-                        let base = o * inner, last = (kk - 1) * nq
-                        for t in 0..<inner {
-                            let value = prefix * likelihood[last + t] * prior[base + t]
-                            rowSum += value
-                            rowFirst += value * points[t]
-                            rowSecond += value * points[t] * points[t]
-                            marginal[last + t] += value
-                        }
-                        total += rowSum
-                        for f in 0..<(kk - 1) {
-                            let tf = points[digits[f]]
-                            marginal[f * nq + digits[f]] += rowSum
-                            for g in 0...f { node[f * kk + g] += tf * points[digits[g]] * rowSum }
-                            node[(kk - 1) * kk + f] += tf * rowFirst
-                        }
-                        node[(kk - 1) * kk + kk - 1] += rowSecond
-                    }
-                    if !(total > 1e-280) {
-                        // Logs over the nodes: every weight relative to the largest.
-                        (total, offset) = engine.logPath(h: h, logPrior: logPrior, marginal: &marginal, moments: &node)
-                    }
-                    ll += log(total) + offset
-                    let inverse = 1 / total
-                    for c in engine.data.cells(ofPerson: i) {
-                        let j = Int(engine.data.itemIndices[c]), f = Int(engine.factor[j]), u = Int(engine.data.responses[c])
-                        let row = (2 * (j - firstItem[f]) + u) * nq
-                        for a in 0..<nq { counts[f][row + a] += marginal[f * nq + a] * inverse }
-                    }
-                    for f in 0..<kk { for g in 0...f {
-                        let v = node[f * kk + g] * inverse
-                        moments[f * kk + g] += v
-                        if g != f { moments[g * kk + f] += v }
-                    }}
-                }
-                boxes.value.0[worker] = counts
-                boxes.value.1[worker] = moments
-                boxes.value.2[worker] = ll
-            }
-        }}}
-        var counts = partialCounts[0], moments = partialMoments[0], ll = partialLL[0]
-        for worker in 1..<w {
-            for f in 0..<kk { for x in counts[f].indices { counts[f][x] += partialCounts[worker][f][x] } }
-            for x in moments.indices { moments[x] += partialMoments[worker][x] }
-            ll += partialLL[worker]
+        var partial = [Expectation?](repeating: nil, count: w)
+        partial.withUnsafeMutableBufferPointer { out in
+            let box = UncheckedSendableBox(out.baseAddress!)
+            parallelFor(w) { worker in box.value[worker] = body((persons * worker / w)..<(persons * (worker + 1) / w)) }
         }
-        return Expectation(counts: counts, secondMoments: moments, logLikelihood: ll)
+        var total = partial[0]!
+        for worker in 1..<w {
+            let part = partial[worker]!
+            for f in total.counts.indices { for x in total.counts[f].indices { total.counts[f][x] += part.counts[f][x] } }
+            for x in total.secondMoments.indices { total.secondMoments[x] += part.secondMoments[x] }
+            total.logLikelihood += part.logLikelihood
+        }
+        return total
     }
 
     /// One person's node sums with logs (`h` each factor's log-likelihood on its nodes): the total of the

@@ -18,7 +18,9 @@ import Foundation
 /// ```
 /// (S₀ → R and log Z → ½ log|R| + constant as the grid refines: the normal log density), by Fisher scoring on
 /// the numerical Hessian of that gradient (`FisherScoring`). F is exactly the grid log-likelihood's dependence
-/// on R, so EM's log-likelihood never decreases and Fisher's identity holds on the grid.
+/// on R, so EM's log-likelihood never decreases and Fisher's identity holds on the grid. Without a grid (the
+/// adaptive quasi–Monte Carlo E-step, whose nodes follow each person's posterior) F is the normal density's,
+/// −½ tr(R⁻¹ S) − (N/2) log|R|.
 struct FactorCorrelation {
     let k: Int
     /// One factor's rule (the product grid's axes), which F needs; the parametrisation alone does not.
@@ -109,9 +111,8 @@ struct FactorCorrelation {
     }
 
     /// F(x) and ∂F/∂x for `persons` persons with posterior second moments `s` (K × K, summed over persons).
-    func logDensity(_ x: [Double], persons: Double, secondMoments s: [Double]) -> (value: Double, gradient: [Double]) {
-        let (l, norms) = cholesky(x)
-        // A = L⁻¹ (lower triangular, forward substitution), R⁻¹ = Aᵀ A.
+    /// A = L⁻¹ (lower triangular, by forward substitution; θᵀR⁻¹θ = ‖Aθ‖²) and R⁻¹ = AᵀA, from L of `cholesky`.
+    func inverse(cholesky l: [Double]) -> (a: [Double], inverse: [Double]) {
         var a = [Double](repeating: 0, count: k * k)
         for c in 0..<k {
             for i in c..<k {
@@ -126,15 +127,29 @@ struct FactorCorrelation {
             for m in max(i, j)..<k { v += a[m * k + i] * a[m * k + j] }
             inverse[i * k + j] = v
         }}
-        // The grid prior's normaliser and second moments S₀.
-        let (logWeights, logZ) = gridPrior(x), grid = self.grid!
-        var s0 = [Double](repeating: 0, count: k * k), digits = [Int](repeating: 0, count: k)
-        for (n, lw) in logWeights.enumerated() {
-            decode(n, into: &digits)
-            let p = exp(lw)
-            for i in 0..<k { for j in 0...i { s0[i * k + j] += p * grid.points[digits[i]] * grid.points[digits[j]] } }
+        return (a, inverse)
+    }
+
+    func logDensity(_ x: [Double], persons: Double, secondMoments s: [Double]) -> (value: Double, gradient: [Double]) {
+        let (l, norms) = cholesky(x)
+        let inverse = self.inverse(cholesky: l).inverse
+        // The prior's normaliser and second moments S₀: on the grid, its sums; without one, the normal density's
+        // (log Z = ½ log|R| = −Σ log ‖v_i‖, S₀ = R).
+        var s0 = [Double](repeating: 0, count: k * k), logZ = 0.0
+        if let grid {
+            let logWeights: [Double]
+            (logWeights, logZ) = gridPrior(x)
+            var digits = [Int](repeating: 0, count: k)
+            for (n, lw) in logWeights.enumerated() {
+                decode(n, into: &digits)
+                let p = exp(lw)
+                for i in 0..<k { for j in 0...i { s0[i * k + j] += p * grid.points[digits[i]] * grid.points[digits[j]] } }
+            }
+            for i in 0..<k { for j in 0..<i { s0[j * k + i] = s0[i * k + j] } }
+        } else {
+            s0 = matrix(x)
+            logZ = -norms.reduce(0) { $0 + log($1) }
         }
-        for i in 0..<k { for j in 0..<i { s0[j * k + i] = s0[i * k + j] } }
         var trace = 0.0
         for i in 0..<k { for j in 0..<k { trace += inverse[i * k + j] * s[j * k + i] } }
         // G = ½ R⁻¹ (S − N S₀) R⁻¹, then G L.

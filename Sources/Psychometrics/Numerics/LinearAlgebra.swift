@@ -74,6 +74,24 @@ func solveSmallSPD(_ h: [Double], _ g: [Double], n: Int) -> [Double] {
     return [Double](repeating: 0, count: n)
 }
 
+/// The lower Cholesky factor of the symmetric positive-definite n × n row-major `m`, in place (the upper
+/// triangle left as it was); false when a pivot is not positive.
+@inline(__always) func choleskyInPlace(_ m: inout [Double], n: Int) -> Bool {
+    for j in 0..<n {
+        var d = m[j * n + j]
+        for t in 0..<j { d -= m[j * n + t] * m[j * n + t] }
+        guard d > 0 else { return false }
+        let l = d.squareRoot()
+        m[j * n + j] = l
+        for i in (j + 1)..<n {
+            var v = m[i * n + j]
+            for t in 0..<j { v -= m[i * n + t] * m[j * n + t] }
+            m[i * n + j] = v / l
+        }
+    }
+    return true
+}
+
 /// Runs `body(worker)` for `workers` workers concurrently (inline when 1).
 @inline(__always)
 package func parallelFor(_ workers: Int, _ body: (Int) -> Void) {
