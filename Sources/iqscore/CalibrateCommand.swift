@@ -115,7 +115,7 @@ struct CalibrateCommand: ParsableCommand {
     @Option(name: .customLong("quadrature-points"), help: "Quadrature points (per dimension for bifactor and correlated), \(QuadratureGrid.allowedPointCounts.text); default 61, bifactor 31 (mirt's), correlated 31 for 2 factors and 21 for 3 (set, it keeps --model correlated on the product grid up to \(CorrelatedFactorsCalibrator.maximumFactors) factors: 15, 9, 7 for 4…6 are finer than mirt's 9, 7, 5 and still coarse).")
     var quadraturePoints: Int?
 
-    @Option(name: .customLong("integration"), help: "With --model correlated: auto (the product grid up to 3 factors or with --quadrature-points, adaptive quasi-Monte Carlo from 4 factors on), grid, or qmc (up to \(CorrelatedFactorsCalibrator.maximumAdaptiveFactors) factors).")
+    @Option(name: .customLong("integration"), help: "With --model correlated: auto (the product grid up to 3 factors or with --quadrature-points, adaptive quasi-Monte Carlo from 4 factors on or with --qmc-points), grid, or qmc (up to \(CorrelatedFactorsCalibrator.maximumAdaptiveFactors) factors).")
     var integration: CorrelatedFactorsCalibrator.Integration = .automatic
 
     @Option(name: .customLong("qmc-points"), help: "With --integration qmc: Sobol nodes per person, a power of two in \(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.lowerBound)…\(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.upperBound) (default \(CorrelatedFactorsCalibrator.defaultMonteCarloPoints)).")
@@ -167,6 +167,7 @@ struct CalibrateCommand: ParsableCommand {
             throw ValidationError("--qmc-points must be a power of two in \(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.lowerBound)…\(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.upperBound), got \(qmcPoints)")
         }
         if qmcPoints != nil && integration == .productGrid { throw ValidationError("--qmc-points goes with --integration qmc or auto, not grid") }
+        if qmcPoints != nil && quadraturePoints != nil && model == .correlated { throw ValidationError("--qmc-points and --quadrature-points choose different integrations; give one") }
         if itemType != nil && !model.isMultidimensional { throw ValidationError("--item-type goes with --model bifactor, testlet or correlated (the other models name the item type in --model)") }
         if irtModel == .threePL { _ = try parsedGuessingPrior() }
         if irtModel.hasItemSlopes { _ = try parsedSlopePrior() }

@@ -84,8 +84,10 @@ struct CorrelatedFactorsAdaptiveTests {
         var options = CalibrationOptions(model: .twoPL)
         options.tolerance = 1e-4
         let calibrator = CorrelatedFactorsCalibrator(options: options, monteCarloPoints: 128)
-        #expect(calibrator.resolvedIntegration(factors: 4) == .adaptiveQuasiMonteCarlo && calibrator.resolvedIntegration(factors: 3) == .productGrid)
+        #expect(CorrelatedFactorsCalibrator().resolvedIntegration(factors: 4) == .adaptiveQuasiMonteCarlo
+                && CorrelatedFactorsCalibrator().resolvedIntegration(factors: 3) == .productGrid)
         #expect(CorrelatedFactorsCalibrator(quadraturePoints: 9).resolvedIntegration(factors: 4) == .productGrid)
+        #expect(CorrelatedFactorsCalibrator(monteCarloPoints: 512).resolvedIntegration(factors: 2) == .adaptiveQuasiMonteCarlo)
         let result = try calibrator.calibrate(data, structure: structure)
         #expect(result.converged && result.integration == .adaptiveQuasiMonteCarlo && result.nodes == 128)
         let se = try #require(result.correlationStandardErrors)

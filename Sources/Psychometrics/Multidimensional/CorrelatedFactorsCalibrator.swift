@@ -36,7 +36,7 @@ public struct CorrelatedFactorsCalibrator: Sendable {
     /// How the E-step integrates over the factors.
     public enum Integration: String, Sendable, CaseIterable {
         /// The product grid up to 3 factors, or whenever `quadraturePoints` is set; adaptive quasi–Monte Carlo
-        /// from 4 factors on.
+        /// from 4 factors on, or whenever `monteCarloPoints` is set (and `quadraturePoints` is not).
         case automatic = "auto"
         /// Exact quadrature on the product grid (Q^K nodes).
         case productGrid = "grid"
@@ -81,7 +81,7 @@ public struct CorrelatedFactorsCalibrator: Sendable {
     /// The integration a fit on `factors` factors uses.
     public func resolvedIntegration(factors: Int) -> Integration {
         switch integration {
-        case .automatic: factors <= 3 || quadraturePoints != nil ? .productGrid : .adaptiveQuasiMonteCarlo
+        case .automatic: quadraturePoints != nil || (factors <= 3 && monteCarloPoints == nil) ? .productGrid : .adaptiveQuasiMonteCarlo
         default: integration
         }
     }
