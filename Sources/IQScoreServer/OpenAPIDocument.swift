@@ -788,7 +788,7 @@ public enum OpenAPIDocument {
           },
           "indexes": {
             "type": "object",
-            "description": "On a bifactor bank (GET /v1/bank model bifactor): the domain indexes the server reports (iqscore serve --indexes; default those that add value over the full-scale score by Haberman's criterion), keyed by domain; theta, se and the IQ are then the general factor's. Absent on a unidimensional bank.",
+            "description": "On a battery bank (GET /v1/bank model bifactor or correlated): the domain indexes the server reports (iqscore serve --indexes; default those that add value over the full-scale score by Haberman's criterion), keyed by domain; theta, se and the IQ are then the full-scale factor's (a bifactor bank's general factor; a correlated bank's equally weighted composite of its factors, standardised). Absent on a unidimensional bank.",
             "additionalProperties": {
               "$ref": "#/components/schemas/IndexScore"
             }
@@ -819,7 +819,7 @@ public enum OpenAPIDocument {
       },
       "IndexScore": {
         "type": "object",
-        "description": "A domain index on a bifactor bank: the domain's reference composite w_g·θ_g + w_s·θ_s (Reckase 2009; DeMars 2013), N(0, 1) in the calibration population, its posterior mean and SD and its IQ 100 + 15·index with the interval, percentile and flags of the full-scale score (few_items: no item of the domain was answered).",
+        "description": "A domain index on a battery bank: on a bifactor bank the domain's reference composite w_g·θ_g + w_s·θ_s (Reckase 2009; DeMars 2013), on a correlated-factors bank the domain's factor θ_f; N(0, 1) in the calibration population, its posterior mean and SD and its IQ 100 + 15·index with the interval, percentile and flags of the full-scale score (few_items: no item of the domain was answered).",
         "properties": {
           "theta": {
             "type": "number"
@@ -1016,7 +1016,7 @@ public enum OpenAPIDocument {
           },
           "indexes": {
             "type": "object",
-            "description": "On a bifactor bank (GET /v1/bank model bifactor): the domain indexes the server reports (iqscore serve --indexes; default those that add value over the full-scale score by Haberman's criterion), keyed by domain; theta, se and the IQ are then the general factor's. Absent on a unidimensional bank.",
+            "description": "On a battery bank (GET /v1/bank model bifactor or correlated): the domain indexes the server reports (iqscore serve --indexes; default those that add value over the full-scale score by Haberman's criterion), keyed by domain; theta, se and the IQ are then the full-scale factor's (a bifactor bank's general factor; a correlated bank's equally weighted composite of its factors, standardised). Absent on a unidimensional bank.",
             "additionalProperties": {
               "$ref": "#/components/schemas/IndexScore"
             }
@@ -1562,9 +1562,10 @@ public enum OpenAPIDocument {
               "rsm",
               "nominal",
               "mixed",
-              "bifactor"
+              "bifactor",
+              "correlated"
             ],
-            "description": "The items' model, or mixed when they differ (graded, gpcm, pcm and nominal items are scored in more than two categories); bifactor for a bank with a general and specific factors (also a testlet bank), scored as a battery."
+            "description": "The items' model, or mixed when they differ (graded, gpcm, pcm and nominal items are scored in more than two categories); bifactor for a bank with a general and specific factors (also a testlet bank), correlated for a bank of correlated factors, each item on one; both scored as a battery."
           },
           "domains": {
             "type": "array",
@@ -1574,7 +1575,7 @@ public enum OpenAPIDocument {
           },
           "factors": {
             "type": "object",
-            "description": "On a bifactor bank: the general factor (the full-scale score's) and the specific factors (the domains).",
+            "description": "On a battery bank: the full-scale factor (a bifactor bank's general factor; a correlated bank's composite, full_scale) and the index factors (the domains).",
             "properties": {
               "general": {
                 "type": "string"
@@ -1597,7 +1598,7 @@ public enum OpenAPIDocument {
             "items": {
               "type": "string"
             },
-            "description": "On a bifactor bank: the domains whose indexes every score carries."
+            "description": "On a battery bank: the domains whose indexes every score carries."
           },
           "method": {
             "type": "string",

@@ -323,7 +323,7 @@ public final class ScoringService: Sendable {
             method = m
         }
         guard let writer = state.writer(for: method) else {
-            throw Problem(.invalidRequest, "the bank is a bifactor battery, scored by EAP or MAP; got method \(TextFidelity.quoted(request.method ?? ""))", field: prefix + "/method")
+            throw Problem(.invalidRequest, "the bank is a battery (\(state.model)), scored by EAP or MAP; got method \(TextFidelity.quoted(request.method ?? ""))", field: prefix + "/method")
         }
         let ids = request.itemIDs, responses = request.responses, n = ids.count
         guard n <= limits.maxItemsPerSession else {

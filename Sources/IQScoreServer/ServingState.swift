@@ -21,15 +21,17 @@ public final class ServingState: Sendable {
     public let configuration: ServerConfiguration
     /// When it was loaded.
     public let loadedAt: Date
-    /// The bank as read (`ItemBank.load(csv:)`); of a bifactor bank, its unidimensional view
-    /// (`BifactorBank.scoringBank`: each item's general-factor marginal), which adaptive steps and forms use.
+    /// The bank as read (`ItemBank.load(csv:)`); of a battery bank, its unidimensional view (`BatteryBank.bank`:
+    /// each item's marginal on the full-scale factor: a bifactor bank's general factor, a correlated bank's
+    /// composite), which adaptive steps and forms use.
     public let bank: ItemBank
-    /// A bifactor bank as a battery (`Battery`): scores are its general factor's EAP with the reported domain
-    /// indexes; nil for a unidimensional bank.
+    /// A battery bank (bifactor, testlet or correlated factors) as a battery (`Battery`): scores are its
+    /// full-scale factor's EAP or MAP with the reported domain indexes; nil for a unidimensional bank.
     public let battery: Battery?
     /// The added value of each of the battery's indexes (`IndexAddedValue`, the bank as one form).
     public let indexAddedValue: [IndexAddedValue]
-    /// The `model` of `GET /v1/bank`: the items' model (`rasch`, `1pl`, `2pl`, `3pl`), or `mixed`.
+    /// The `model` of `GET /v1/bank`: the items' model (`rasch`, `1pl`, `2pl`, `3pl`), `mixed`, or for a battery
+    /// bank `bifactor` (also a testlet bank) or `correlated`.
     public let model: String
     /// Domains in order of first appearance in the bank (empty without a `domain` column).
     public var domains: [String] { defaultWriter.scorer.domains }
@@ -73,21 +75,23 @@ public final class ServingState: Sendable {
         let damage = BankIntegrity.problems(bankPath: path, bytes: bytes)
         if damage.count == 1 { throw damage[0] }
         if !damage.isEmpty { throw InputErrors(damage) }
+        var batteryModel: String? = nil
         if BifactorBank.isMultidimensional(csv: path) {
-            let file = try BifactorBank.load(csv: path, requirePositiveGeneralSlopes: true)
             guard [.eap, .map].contains(configuration.ability.method), configuration.ability.priorMean == nil, configuration.ability.priorSD == nil else {
-                throw InputError(file: path, message: "a bifactor bank is scored by EAP or MAP with its factors N(0, 1); the configuration asks for method \(configuration.ability.method.rawValue)" + (configuration.ability.priorMean != nil || configuration.ability.priorSD != nil ? " and a prior of θ" : ""))
+                throw InputError(file: path, message: "a multidimensional (battery) bank is scored by EAP or MAP with the model's factor distribution; the configuration asks for method \(configuration.ability.method.rawValue)" + (configuration.ability.priorMean != nil || configuration.ability.priorSD != nil ? " and a prior of θ" : ""))
             }
             let points = configuration.batteryQuadraturePoints
             guard BifactorScorer.allowedPointCounts.contains(points) else {
-                throw InputError(file: path, message: "a bifactor bank is scored on a grid of \(BifactorScorer.allowedPointCounts.text) points per factor; the configuration asks for \(points)")
+                throw InputError(file: path, message: "a battery bank is scored on a grid of \(BifactorScorer.allowedPointCounts.text) points per factor; the configuration asks for \(points)")
             }
-            let battery = try Battery(items: file.items, structure: file.structure, quadraturePoints: points, bound: configuration.ability.thetaBound)
-            if let k = configuration.indexFormLength, !(1...file.items.count).contains(k) {
-                throw InputError(file: path, message: "the configured index form length \(k) is not 1…\(file.items.count), the bank's items")
+            let file = try BatteryBank.load(csv: path, quadraturePoints: configuration.batteryQuadraturePoints, bound: configuration.ability.thetaBound)
+            let battery = file.battery, itemCount = battery.itemCount
+            batteryModel = file.model
+            if let k = configuration.indexFormLength, !(1...itemCount).contains(k) {
+                throw InputError(file: path, message: "the configured index form length \(k) is not 1…\(itemCount), the bank's items")
             }
-            if configuration.indexes == .addingValue && configuration.indexFormLength == nil && file.items.count > Battery.maximumFixedFormItems {
-                throw InputError(file: path, message: "\(file.items.count) items are a pool tests are drawn from, not one form: choosing the indexes that add value needs the tests' length (iqscore serve --index-form-length), or name the indexes")
+            if configuration.indexes == .addingValue && configuration.indexFormLength == nil && itemCount > Battery.maximumFixedFormItems {
+                throw InputError(file: path, message: "\(itemCount) items are a pool tests are drawn from, not one form: choosing the indexes that add value needs the tests' length (iqscore serve --index-form-length), or name the indexes")
             }
             indexAddedValue = try battery.addedValue(formLength: configuration.indexFormLength)
             do {
@@ -95,7 +99,7 @@ public final class ServingState: Sendable {
             } catch {
                 throw InputError(file: path, message: "the configured indexes: \(error.message)")
             }
-            bank = file.scoringBank
+            bank = file.bank
         } else {
             bank = try ItemBank.load(csv: path, categoryItems: .read())
             battery = nil
@@ -109,7 +113,7 @@ public final class ServingState: Sendable {
         bankVersion = String(bankSHA256.prefix(16))
         loadedAt = Date()
         let models = Set(bank.items.map(\.modelName))
-        model = battery != nil ? "bifactor" : models.count == 1 ? models.first! : "mixed"
+        model = batteryModel ?? (models.count == 1 ? models.first! : "mixed")
 
         let norms = try configuration.normsPath.map { try AgeNorms.load(json: $0) } ?? .linear(.calibrationPopulation)
         let linear: Norms = if case .linear(let n) = norms.model { n } else { .calibrationPopulation }

@@ -1,4 +1,5 @@
 import Foundation
+import Psychometrics
 
 /// Maximises a smooth function of a few dozen parameters by Newton's method with a Levenberg–Marquardt shift and
 /// a backtracking line search (Nocedal & Wright 2006, §3.1 and §3.4).
@@ -95,31 +96,11 @@ package struct NewtonMaximizer {
 /// Solves A x = b for a symmetric positive definite A (row-major n×n) by Cholesky; nil when A is not positive
 /// definite (a pivot ≤ 1e-14 times the largest diagonal entry) or not finite.
 package func choleskySolve(_ a: [Double], _ b: [Double], n: Int) -> [Double]? {
-    var l = [Double](repeating: 0, count: n * n)
     let largest = (0..<n).map { abs(a[$0 * n + $0]) }.max() ?? 0
     guard largest.isFinite, largest > 0 else { return nil }
-    for j in 0..<n {
-        var d = a[j * n + j]
-        for k in 0..<j { d -= l[j * n + k] * l[j * n + k] }
-        guard d > 1e-14 * largest, d.isFinite else { return nil }
-        let root = d.squareRoot()
-        l[j * n + j] = root
-        for i in (j + 1)..<max(n, j + 1) {
-            var s = a[i * n + j]
-            for k in 0..<j { s -= l[i * n + k] * l[j * n + k] }
-            l[i * n + j] = s / root
-        }
-    }
-    var y = b
-    for i in 0..<n {
-        var s = y[i]
-        for k in 0..<i { s -= l[i * n + k] * y[k] }
-        y[i] = s / l[i * n + i]
-    }
-    for i in stride(from: n - 1, through: 0, by: -1) {
-        var s = y[i]
-        for k in (i + 1)..<max(n, i + 1) { s -= l[k * n + i] * y[k] }
-        y[i] = s / l[i * n + i]
-    }
+    var l = a
+    guard choleskyInPlace(&l, n: n, minimumPivot: 1e-14 * largest) else { return nil }
+    var work = b, y = b
+    solveCholesky(l, b, n: n, work: &work, into: &y)
     return y.allSatisfy(\.isFinite) ? y : nil
 }

@@ -57,7 +57,7 @@ public struct BifactorBank: Sendable, Hashable {
         else if header.first == "" && header.count > 1 { idColumn = 0 }
         else { throw InputError(file: path, line: 1, message: "the bank header lacks item_id \(found)") }
         if header.contains("factor") && header.contains(where: { $0.hasPrefix("r_") }) {
-            throw InputError(file: path, line: 1, message: "a correlated-factors bank (calibrate --model correlated: factor and r_<factor> columns); scoring reads bifactor and unidimensional banks, not this one yet")
+            throw InputError(file: path, line: 1, message: "a correlated-factors bank (calibrate --model correlated: factor and r_<factor> columns); score and serve read it (BatteryBank), this reader takes bifactor and testlet banks")
         }
         // Slope columns and factor names.
         var slopeColumns: [Int] = [], names: [String] = [], layout = "iqscore"
@@ -84,67 +84,44 @@ public struct BifactorBank: Sendable, Hashable {
         let metadataIndices = header.indices.filter { !parameterColumns.contains($0) && !bankColumns.contains(header[$0]) && !header[$0].hasPrefix("se_") && !header[$0].isEmpty }
         var metadata: [[String: String]] = []
 
-        var errors = ErrorCollector()
-        var ids: [String] = [], items: [BifactorItem] = [], firstLine: [String: Int] = [:]
-        while try reader.nextRow() {
-            guard reader.fieldCount == header.count else { errors.add(reader.fieldCountError(expected: header.count)); continue }
-            let line = reader.line
-            let id = reader.string(idColumn).trimmingCharacters(in: .whitespaces)
-            func fail(_ column: Int, _ message: String) { errors.add(InputError(file: path, line: line, column: column + 1, message: "item '\(id.prefix(40))': " + message)) }
-            if id.isEmpty { fail(idColumn, "an empty item id"); continue }
-            if let previous = firstLine[id] { fail(idColumn, "already listed on line \(previous)"); continue }
-            firstLine[id] = line
-            func number(_ column: Int, _ name: String, _ range: NumberRange, emptyAs fallback: Double? = nil) -> Double? {
-                let text = reader.string(column).trimmingCharacters(in: .whitespaces)
-                if text.isEmpty, let fallback { return fallback }
-                guard let value = DecimalNumber.parse(text) else {
-                    fail(column, "\(name) \(TextFidelity.quoted(text)) is not a number"); return nil
-                }
-                if let problem = range.problem(value, name) { fail(column, problem); return nil }
-                return value
-            }
+        let row = BankRowChecker(reader: reader, path: path, header: header, idColumn: idColumn)
+        var ids: [String] = [], items: [BifactorItem] = []
+        while try row.nextItem() {
             let slopes = slopeColumns.enumerated().map {
-                number($0.element, header[$0.element], $0.offset == 0 && requirePositiveGeneralSlopes ? ItemBank.allowedPositiveSlopes : ItemBank.allowedSlopes,
-                       emptyAs: $0.offset == 0 ? nil : 0)
+                row.number($0.element, $0.offset == 0 && requirePositiveGeneralSlopes ? ItemBank.allowedPositiveSlopes : ItemBank.allowedSlopes,
+                           emptyAs: $0.offset == 0 ? nil : 0)
             }
-            let intercept = number(dColumn, "d", .closed(-100, 100))
+            let intercept = row.number(dColumn, .closed(-100, 100), name: "d")
             guard slopes.allSatisfy({ $0 != nil }), let d = intercept else { continue }
-            let c = cColumn.flatMap { number($0, header[$0], ItemBank.allowedGuessing, emptyAs: 0) } ?? 0
-            if let u = uColumn, let upper = number(u, "u", .closed(0, 1), emptyAs: 1), upper != 1 {
-                fail(u, "u = \(upper) is an upper asymptote below 1 (4PL), which the bifactor model does not have"); continue
+            let c = cColumn.flatMap { row.number($0, ItemBank.allowedGuessing, emptyAs: 0) } ?? 0
+            if let u = uColumn, let upper = row.number(u, .closed(0, 1), name: "u", emptyAs: 1), upper != 1 {
+                row.fail(u, "u = \(upper) is an upper asymptote below 1 (4PL), which the bifactor model does not have"); continue
             }
             let values = slopes.map { $0! }
             let loaded = (1..<values.count).filter { values[$0] != 0 }
             if loaded.count > 1 {
-                fail(slopeColumns[loaded[1]], "slopes on two specific factors (\(loaded.map { names[$0] }.joined(separator: ", "))); a bifactor item loads on at most one"); continue
+                row.fail(slopeColumns[loaded[1]], "slopes on two specific factors (\(loaded.map { names[$0] }.joined(separator: ", "))); a bifactor item loads on at most one"); continue
             }
             var specific = loaded.first.map { $0 - 1 }
             if let fc = factorColumn {
-                let named = reader.string(fc).trimmingCharacters(in: .whitespaces)
+                let named = row.text(fc)
                 if !named.isEmpty {
                     guard let f = structureNames.specifics.firstIndex(of: named) else {
-                        fail(fc, "specific_factor \(TextFidelity.quoted(named)) is not one of the slope columns' factors (\(structureNames.specifics.joined(separator: ", ")))"); continue
+                        row.fail(fc, "specific_factor \(TextFidelity.quoted(named)) is not one of the slope columns' factors (\(structureNames.specifics.joined(separator: ", ")))"); continue
                     }
-                    if let s = specific, s != f { fail(fc, "specific_factor \(named) but the nonzero slope is a_\(structureNames.specifics[s])"); continue }
+                    if let s = specific, s != f { row.fail(fc, "specific_factor \(named) but the nonzero slope is a_\(structureNames.specifics[s])"); continue }
                     specific = f
                 } else if let s = specific {
-                    fail(fc, "an empty specific_factor but a slope on \(structureNames.specifics[s])"); continue
+                    row.fail(fc, "an empty specific_factor but a slope on \(structureNames.specifics[s])"); continue
                 }
             }
-            let model = modelColumn.map { reader.string($0).trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-            if !["", "2pl", "3pl"].contains(model) { fail(modelColumn!, "model \(TextFidelity.quoted(model)): a bifactor bank's items are 2pl or 3pl"); continue }
-            if model == "2pl" && c != 0 { fail(cColumn!, "a 2pl item with c = \(c)"); continue }
-            ids.append(id)
-            var cells: [String: String] = [:]
-            for c in metadataIndices {
-                let text = reader.string(c).trimmingCharacters(in: .whitespaces)
-                if !text.isEmpty { cells[header[c]] = text }
-            }
-            metadata.append(cells)
+            guard let model = row.model(modelColumn, guessing: c, cColumn: cColumn, bank: "bifactor") else { continue }
+            ids.append(row.id)
+            metadata.append(row.cells(metadataIndices))
             items.append(BifactorItem(generalSlope: values[0], specificSlope: specific.map { values[$0 + 1] } ?? 0, specific: specific, intercept: d,
                                       guessing: c, estimatesGuessing: model == "3pl" || c > 0))
         }
-        try errors.throwIfAny()
+        try row.errors.throwIfAny()
         guard !items.isEmpty else { throw InputError(file: path, message: "the bank has no items") }
         let structure = try FactorStructure(generalFactor: structureNames.general,
                                             items: zip(ids, items).map { ($0, $1.specific.map { structureNames.specifics[$0] }) })

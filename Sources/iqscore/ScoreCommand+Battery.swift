@@ -30,7 +30,8 @@ extension IndexReporting: ExpressibleByArgument {
     }
 }
 
-/// A bifactor bank as `score` uses it: the battery, its unidimensional view and the added value of its indexes.
+/// A battery bank (bifactor, testlet or correlated factors) as `score` uses it: the battery, its unidimensional
+/// view and the added value of its indexes.
 struct ScoringBattery {
     var battery: Battery
     var bank: ItemBank
@@ -39,36 +40,44 @@ struct ScoringBattery {
 }
 
 extension ScoreCommand {
-    /// The battery of a bifactor `--bank` (nil for a unidimensional one), its indexes chosen by `--indexes`; the
-    /// options a battery does not take refused.
+    /// The battery of a multidimensional `--bank` (bifactor, testlet or correlated factors; nil for a
+    /// unidimensional one), its indexes chosen by `--indexes`; the options a battery does not take refused.
     func loadBattery() throws -> ScoringBattery? {
         guard BifactorBank.isMultidimensional(csv: bank) else { return nil }
         var refused: [String] = []
-        if method != .eap && method != .map { refused.append("--method \(method.rawValue) (a bifactor bank is scored by EAP or MAP on its factors)") }
-        if scoring.priorMean != nil || scoring.priorSD != nil { refused.append("--prior-mean/--prior-sd (the factors are N(0, 1) by the model)") }
-        if bankModel.bankModel != nil { refused.append("--bank-model (a bifactor bank's items are 2pl or 3pl)") }
-        if let q = scoring.quadraturePoints, let problem = BifactorScorer.allowedPointCounts.problem(q, "--quadrature-points on a bifactor bank (points per factor)") {
+        if method != .eap && method != .map { refused.append("--method \(method.rawValue) (a battery is scored by EAP or MAP on its factors)") }
+        if scoring.priorMean != nil || scoring.priorSD != nil { refused.append("--prior-mean/--prior-sd (the factors' distribution is the model's)") }
+        if bankModel.bankModel != nil { refused.append("--bank-model (a battery's items are 2pl or 3pl)") }
+        if let q = scoring.quadraturePoints, let problem = BifactorScorer.allowedPointCounts.problem(q, "--quadrature-points on a battery bank (points per factor)") {
             refused.append(problem)
         }
-        if !refused.isEmpty { throw ValidationError("\(bank) is a bifactor bank; it does not take " + refused.joined(separator: "; ")) }
-        let file = try loadBifactorBank(bank, requirePositiveGeneralSlopes: true)
-        let battery = try Battery(items: file.items, structure: file.structure, quadraturePoints: scoring.quadraturePoints ?? 31, bound: scoring.thetaBound)
-        if let k = indexFormLength, !(1...file.items.count).contains(k) {
-            throw ValidationError("--index-form-length must be 1…\(file.items.count) (the bank's items), got \(k)")
+        if !refused.isEmpty { throw ValidationError("\(bank) is a multidimensional (battery) bank; it does not take " + refused.joined(separator: "; ")) }
+        let file = try BatteryBank.load(csv: bank, quadraturePoints: scoring.quadraturePoints, bound: scoring.thetaBound)
+        if file.layout != "iqscore" { printError("note: \(bank): read as \(file.layout)") }
+        let battery = file.battery, items = battery.itemCount
+        if let k = indexFormLength, !(1...items).contains(k) {
+            throw ValidationError("--index-form-length must be 1…\(items) (the bank's items), got \(k)")
         }
-        if indexes == .addingValue && indexFormLength == nil && file.items.count > Battery.maximumFixedFormItems {
-            throw ValidationError("\(bank) has \(file.items.count) items, a pool tests are drawn from rather than one form: for --indexes auto give --index-form-length (the items a test draws), or name the indexes (--indexes all or a list)")
+        if indexes == .addingValue && indexFormLength == nil && items > Battery.maximumFixedFormItems {
+            throw ValidationError("\(bank) has \(items) items, a pool tests are drawn from rather than one form: for --indexes auto give --index-form-length (the items a test draws), or name the indexes (--indexes all or a list)")
         }
         let addedValue = try battery.addedValue(formLength: indexFormLength)
-        return ScoringBattery(battery: try battery.reporting(indexes, addedValue: addedValue), bank: file.scoringBank, layout: file.layout, addedValue: addedValue)
+        return ScoringBattery(battery: try battery.reporting(indexes, addedValue: addedValue), bank: file.bank, layout: file.layout, addedValue: addedValue)
     }
 
     /// The summary's lines on a battery: the model, each index's added value and what is reported.
     func batteryLines(_ b: ScoringBattery) -> [String] {
-        let structure = b.battery.structure, points = b.battery.scorer.grid.count
+        let structure = b.battery.structure
         let estimator = method == .map ? "MAP, from the EAP on" : "EAP,"
-        var lines = ["bifactor bank: full-scale θ = the general factor '\(structure.generalFactor)' (\(estimator) \(points)×\(points) points per domain on [-\(scoring.thetaBound.formatted6), \(scoring.thetaBound.formatted6)]); "
+        let integration = "\(estimator) \(b.battery.integrationDescription) on [-\(scoring.thetaBound.formatted6), \(scoring.thetaBound.formatted6)]"
+        var lines: [String]
+        if case .correlated(let scorer) = b.battery.model {
+            lines = ["correlated-factors bank (\(scorer.factorCount) factors): full-scale θ = their equally weighted composite w·Σθ_f, w = 1/√(1ᵀR1) = \(fixed(scorer.compositeWeight, 4)) "
+                     + "(\(integration)); a domain's index = its factor θ_f, IQ 100 + 15·index on the calibration population"]
+        } else {
+            lines = ["bifactor bank: full-scale θ = the general factor '\(structure.generalFactor)' (\(integration)); "
                      + "a domain's index = its reference composite w_g·θ_g + w_s·θ_s (Reckase 2009; DeMars 2013), IQ 100 + 15·index on the calibration population"]
+        }
         if !b.addedValue.isEmpty {
             let form = indexFormLength.map { "tests of \($0) items drawn from the bank" } ?? "the bank as one form"
             lines.append("added value (Haberman 2008: PRMSE of the true index from the domain's items alone vs from the full-scale score; \(form), \(formatCount(IndexAddedValue.defaultSimulees)) simulees):")
@@ -86,11 +95,18 @@ extension ScoreCommand {
 
 /// The battery in `score`'s manifest.
 struct BatterySummary: Encodable {
+    /// "bifactor" or "correlated".
+    var model: String
+    /// The full-scale factor: a bifactor bank's general factor, a correlated bank's composite.
     var general_factor: String
+    /// The index factors.
     var specific_factors: [String]
     var bank_layout: String
-    var quadrature_points: Int
-    var index_definition = "reference composite w_g·θ_g + w_s·θ_s of the domain's slopes (Reckase 2009; DeMars 2013), N(0, 1) in the calibration population"
+    /// Points per factor of the grid (nil: quasi–Monte Carlo, `integration`).
+    var quadrature_points: Int?
+    var integration: String
+    var full_scale_definition: String
+    var index_definition: String
     var indexes_reported: [String]
     var index_selection: String
     /// Items per test the added value was computed for (the bank's size: one fixed form).
@@ -111,13 +127,26 @@ struct BatterySummary: Encodable {
 
     init(_ b: ScoringBattery, selection: IndexReporting) {
         let structure = b.battery.structure
+        if case .correlated(let scorer) = b.battery.model {
+            model = "correlated"
+            full_scale_definition = "equally weighted composite of the factors, w·Σθ_f with w = 1/√(1ᵀR1) = \(fixed(scorer.compositeWeight, 6)), N(0, 1) in the calibration population"
+            index_definition = "the domain's factor θ_f, N(0, 1) in the calibration population"
+        } else {
+            model = "bifactor"
+            full_scale_definition = "the general factor θ_g"
+            index_definition = "reference composite w_g·θ_g + w_s·θ_s of the domain's slopes (Reckase 2009; DeMars 2013), N(0, 1) in the calibration population"
+        }
         general_factor = structure.generalFactor
         specific_factors = structure.specificFactors
         bank_layout = b.layout
-        quadrature_points = b.battery.scorer.grid.count
+        integration = b.battery.integrationDescription
+        switch b.battery.model {
+        case .bifactor(let scorer): quadrature_points = scorer.grid.count
+        case .correlated(let scorer): quadrature_points = scorer.integration == .productGrid ? scorer.grid.count : nil
+        }
         indexes_reported = b.battery.reportedNames
         index_selection = selection.argument
-        index_form_length = b.addedValue.first?.formLength ?? b.battery.scorer.items.count
+        index_form_length = b.addedValue.first?.formLength ?? b.battery.itemCount
         added_value = b.addedValue.map { v in
             let composite = b.battery.composites.first { structure.specificFactors[$0.factor] == v.factor }
             return AddedValue(factor: v.factor, items: v.items, prmse_subscore: v.subscore, prmse_total: v.total, prmse_augmented: v.augmented,

@@ -56,6 +56,12 @@ struct ScoreCommand: ParsableCommand {
             criterion's figures are on stderr and in the manifest. --method is eap or map (the posterior mode of \
             every factor, SEs from the Hessian there); --prior-mean, --prior-sd and --bank-model are refused.
 
+            A correlated-factors bank (calibrate --model correlated: a_<factor>, factor and r_<factor> columns) is \
+            scored the same way with the factors as the indexes (each N(0, 1), from one posterior over all factors \
+            N(0, R): a product grid of --quadrature-points per factor up to 3 factors, default 31; adaptive \
+            quasi-Monte Carlo with 4,096 nodes from 4) and as theta the full-scale composite w·Σθ_f, \
+            w = 1/√(1ᵀR1), N(0, 1) in the calibration population.
+
             Every session read is scored or written to REJECTS (session_id,file,line,column,reason): unknown \
             item id, a response that is not 0/1 (for an item in more than two categories: not one of its \
             categories 0…K−1 or response labels), the same item twice in a session, a malformed row; with --age-column, an age that is not a number in 0–130, one that differs within \
@@ -79,7 +85,7 @@ struct ScoreCommand: ParsableCommand {
     @Argument(help: "Session CSV files (long or wide layout), at most \(BatchScorer.maximumInputFiles).")
     var sessions: [String]
 
-    @Option(help: "Item bank CSV (as written by calibrate: item_id,a,b[,c][,domain…]; items in more than two categories with model graded, gpcm, pcm, rsm or nominal; a bifactor bank's a_<factor> columns score as a battery).")
+    @Option(help: "Item bank CSV (as written by calibrate: item_id,a,b[,c][,domain…]; items in more than two categories with model graded, gpcm, pcm, rsm or nominal; a bifactor or correlated-factors bank's a_<factor> columns score as a battery).")
     var bank: String
 
     @OptionGroup var bankModel: BankModelOption
@@ -99,10 +105,10 @@ struct ScoreCommand: ParsableCommand {
     @Option(help: "Output format: csv or jsonl.")
     var format: ScoreOutputFormat = .csv
 
-    @Option(help: ArgumentHelp("On a bifactor bank: the domain indexes each score carries — auto (those that add value over the full-scale score by Haberman's criterion), all, none, or a comma list of domains.", valueName: "which"))
+    @Option(help: ArgumentHelp("On a battery (bifactor or correlated) bank: the domain indexes each score carries — auto (those that add value over the full-scale score by Haberman's criterion), all, none, or a comma list of domains.", valueName: "which"))
     var indexes: IndexReporting = .addingValue
 
-    @Option(name: .customLong("index-form-length"), help: ArgumentHelp("On a bifactor bank: the added value of the indexes is computed for tests of this many items drawn at random from the bank (default: the whole bank as one form; needed by --indexes auto beyond \(Battery.maximumFixedFormItems) items).", valueName: "items"))
+    @Option(name: .customLong("index-form-length"), help: ArgumentHelp("On a battery bank: the added value of the indexes is computed for tests of this many items drawn at random from the bank (default: the whole bank as one form; needed by --indexes auto beyond \(Battery.maximumFixedFormItems) items).", valueName: "items"))
     var indexFormLength: Int?
 
     @Option(help: "Norms JSON for the IQ scale: a NORMS.json document from `iqscore norms build` (age-specific: needs --age-column) or linear {\"name\", \"version\", \"mean\", \"sd\"} (default: calibration population N(0, 1)).")
@@ -331,7 +337,7 @@ struct ScoreRunSummary: Encodable {
     var flags: [String: Int]
     var seconds: Double
     var outputs: [ManifestEntry]
-    /// On a bifactor bank: its factors, the indexes reported and their added value.
+    /// On a battery bank: its model, factors, the indexes reported and their added value.
     var battery: BatterySummary?
 
     init(command c: ScoreCommand, report r: BatchScoringReport, scorer: SessionScorer, norms ageNorms: AgeNorms, outputs: [ManifestEntry]) {

@@ -47,7 +47,10 @@ struct ServeCommand: AsyncParsableCommand {
             value by Haberman's criterion, computed at load); the method is EAP or MAP (a request naming another \
             gets 422). Adaptive steps and forms see each item's general-factor marginal 2PL/3PL (the specific \
             factor integrated out): an adaptive test selects the item most informative about the general factor \
-            at the interim estimate on those items, and its final score comes from POST /v1/score on the full model.
+            at the interim estimate on those items, and its final score comes from POST /v1/score on the full model. A \
+            correlated-factors bank (calibrate --model correlated) is served as a battery the same way, its \
+            factors the indexes and theta their composite w·Σθ_f (w = 1/√(1ᵀR1)); adaptive steps and forms then \
+            see each item's marginal on that composite.
 
             Logs go to stderr as text or JSON lines (--log-format), one line per request at info with its request \
             id, status, duration and client. Exit status: 0 after a graceful \
@@ -56,7 +59,7 @@ struct ServeCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "Item bank CSV (as written by calibrate; a domain column enables adaptive tests and forms; a bifactor bank is served as a battery).")
+    @Option(help: "Item bank CSV (as written by calibrate; a domain column enables adaptive tests and forms; a bifactor or correlated-factors bank is served as a battery).")
     var bank: String
 
     @Option(name: .customLong("cat-config"), help: "CAT rules JSON (as cat simulate --config; default: at most 25 items, EAP).")
@@ -83,10 +86,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Default estimator (a request may name another): eap, map, ml or wle.")
     var method: AbilityMethod = .eap
 
-    @Option(help: ArgumentHelp("On a bifactor bank: the domain indexes each score carries — auto (those that add value over the full-scale score by Haberman's criterion), all, none, or a comma list of domains.", valueName: "which"))
+    @Option(help: ArgumentHelp("On a battery (bifactor or correlated) bank: the domain indexes each score carries — auto (those that add value over the full-scale score by Haberman's criterion), all, none, or a comma list of domains.", valueName: "which"))
     var indexes: IndexReporting = .addingValue
 
-    @Option(name: .customLong("index-form-length"), help: ArgumentHelp("On a bifactor bank: the indexes' added value is computed for tests of this many items drawn from the bank (default: the whole bank as one form; needed by --indexes auto beyond \(Battery.maximumFixedFormItems) items).", valueName: "items"))
+    @Option(name: .customLong("index-form-length"), help: ArgumentHelp("On a battery bank: the indexes' added value is computed for tests of this many items drawn from the bank (default: the whole bank as one form; needed by --indexes auto beyond \(Battery.maximumFixedFormItems) items).", valueName: "items"))
     var indexFormLength: Int?
 
     @OptionGroup var scoring: ScoringSettings

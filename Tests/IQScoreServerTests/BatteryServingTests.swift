@@ -61,7 +61,7 @@ struct BatteryServingTests {
                                                      #"{"sessions": [\#(Fixtures.scoreBody(id: "x", items: items, responses: responses))]}"#, expect: 200)
             try await ProblemTests.expectProblem(client, "/v1/score", Fixtures.scoreBody(id: "m", items: items, responses: responses, method: "wle"),
                                                  status: .unprocessableContent, kind: "invalid-request", field: "/method",
-                                                 detail: "the bank is a bifactor battery, scored by EAP or MAP; got method 'wle'")
+                                                 detail: "the bank is a battery (bifactor), scored by EAP or MAP; got method 'wle'")
             // MAP as the library gives it.
             let map = try await OpenAPIDocumentTests.check(client, .post, "/v1/score", Fixtures.scoreBody(id: "p", items: items, responses: responses, method: "map"), expect: 200)
             let modal = try SessionScorer(battery: battery, bank: file.scoringBank, ability: AbilityOptions(method: .map), scale: IQScale())
@@ -82,10 +82,42 @@ struct BatteryServingTests {
     @Test("a battery that cannot be served as configured is refused at load, naming the bank")
     func refusals() throws {
         let directory = try Self.batteryDirectory()
-        #expect { try Self.service(directory, method: .ml) } throws: { "\($0)".contains("a bifactor bank is scored by EAP or MAP with its factors N(0, 1); the configuration asks for method ml") }
+        #expect { try Self.service(directory, method: .ml) } throws: { "\($0)".contains("a multidimensional (battery) bank is scored by EAP or MAP with the model's factor distribution; the configuration asks for method ml") }
         #expect { try Self.service(directory, indexes: .named(["memory"])) } throws: { "\($0)".contains("the configured indexes: no index \"memory\"") }
         // Only the indexes that add value, by default.
         let service = try Self.service(directory, indexes: .addingValue)
         #expect(service.state.battery?.reportedNames == service.state.indexAddedValue.filter(\.hasAddedValue).map(\.factor))
+    }
+
+    @Test("a correlated-factors bank: the bank says correlated with the composite as the full-scale factor, scores are SessionScorer's on the battery")
+    func correlated() async throws {
+        let directory = try Fixtures.copyOfData()
+        let bank = try ItemBank.load(csv: directory.appendingPathComponent("bank.csv").path)
+        var lines = ["item_id,model,a_a,a_b,a_c,d,c,factor,r_a,r_b,r_c,domain"]
+        let rows = ["a": "1,0.5,0.4", "b": "0.5,1,0.6", "c": "0.4,0.6,1"]
+        for item in bank.items {
+            let domain = item.metadata["domain"]!, p = item.parameters
+            let slopes = ["a", "b", "c"].map { $0 == domain ? String(p.discrimination) : "0" }
+            lines.append(([item.itemID, "2pl"] + slopes + [String(p.intercept), "0", domain, rows[domain]!, domain]).joined(separator: ","))
+        }
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: directory.appendingPathComponent("battery.csv"))
+        let service = try Self.service(directory)
+        let file = try BatteryBank.load(csv: directory.appendingPathComponent("battery.csv").path, quadraturePoints: 15, bound: 6)
+        let scorer = try SessionScorer(battery: file.battery, bank: file.bank, scale: IQScale())
+        try await Fixtures.application(service).test(.router) { client in
+            let info = try await OpenAPIDocumentTests.check(client, .get, "/v1/bank", expect: 200)
+            #expect(info["model"]?.string == "correlated" && info["factors"]?["general"]?.string == "full_scale")
+            #expect(info["factors"]?["specific"]?.array?.compactMap(\.string) == ["a", "b", "c"])
+            let items = ["i0001", "i0002", "i0003", "i0041", "i0042"], responses = [1, 0, 1, 1, 1]
+            let json = try await OpenAPIDocumentTests.check(client, .post, "/v1/score", Fixtures.scoreBody(id: "c", items: items, responses: responses), expect: 200)
+            let expected = try scorer.score(itemIDs: items, responses: responses)
+            func rounded(_ x: Double) -> Double { (x * 10_000).rounded(.toNearestOrAwayFromZero) / 10_000 }
+            #expect(json["theta"]?.double == rounded(expected.estimate.theta) && json["iq"]?.int == expected.score.iq)
+            #expect(expected.indexes.count == 3)
+            for index in expected.indexes {
+                #expect(json["indexes"]?[index.factor]?["theta"]?.double == rounded(index.theta), "\(index.factor)")
+                #expect(json["indexes"]?[index.factor]?["iq"]?.int == index.score.iq)
+            }
+        }
     }
 }

@@ -278,3 +278,11 @@ struct BatteryScoringTests {
         #expect(rate > 0.93 && rate < 0.97, "coverage \(rate)")
     }
 }
+
+extension Battery {
+    /// A bifactor battery's scorer (these tests build bifactor batteries only).
+    var scorer: BifactorScorer {
+        guard case .bifactor(let s) = model else { preconditionFailure("not a bifactor battery") }
+        return s
+    }
+}

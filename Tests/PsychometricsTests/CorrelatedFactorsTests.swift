@@ -119,7 +119,7 @@ struct CorrelatedFactorsTests {
         }
         var marginal = [Double](repeating: 0, count: 27), moments = [Double](repeating: 0, count: 9)
         let logPrior = FactorCorrelation(k: 3, grid: grid).gridPrior(engine.correlation).logWeights
-        let (sum, offset) = engine.logPath(h: h, logPrior: logPrior, marginal: &marginal, moments: &moments)
+        let (sum, offset) = engine.correlationModel.logSums(h: h, logPrior: logPrior, marginal: &marginal, moments: &moments)
         var person0 = 0.0
         for (n, t) in nodes.enumerated() {
             var v = prior[n] / mass

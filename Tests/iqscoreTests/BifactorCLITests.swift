@@ -174,14 +174,14 @@ struct BifactorScoreCLITests {
         let ws = try CLIWorkspace()
         try ws.write("bank.csv", Self.bank(mirt: false))
         var r = try ws.run("score", Self.data, "--bank", "bank.csv", "--out", "s.csv", "--method", "ml", "--prior-sd", "2")
-        #expect(r.status == 64 && r.stderr.contains("bank.csv is a bifactor bank; it does not take --method ml (a bifactor bank is scored by EAP or MAP on its factors); --prior-mean/--prior-sd"), "\(r.stderr)")
+        #expect(r.status == 64 && r.stderr.contains("bank.csv is a multidimensional (battery) bank; it does not take --method ml (a battery is scored by EAP or MAP on its factors); --prior-mean/--prior-sd"), "\(r.stderr)")
         // MAP: the method column says so, and the full-scale θ moves from the EAP's.
         r = try ws.run("score", Self.data, "--bank", "bank.csv", "--out", "map.csv", "--method", "map", "--indexes", "all")
         #expect(r.status == 0 && r.stderr.contains("(MAP, from the EAP on 31×31 points"), "\(r.stderr)")
         let row = try #require(ws.read("map.csv").split(separator: "\n").dropFirst().first).split(separator: ",", omittingEmptySubsequences: false)
         #expect(row[9] == "map" && row.count == 12 + 6 + 3 * 7)
         r = try ws.run("score", Self.data, "--bank", "bank.csv", "--out", "s.csv", "--quadrature-points", "101")
-        #expect(r.status == 64 && r.stderr.contains("--quadrature-points on a bifactor bank"), "\(r.stderr)")
+        #expect(r.status == 64 && r.stderr.contains("--quadrature-points on a battery bank"), "\(r.stderr)")
         r = try ws.run("score", Self.data, "--bank", "bank.csv", "--out", "s.csv", "--indexes", "memory")
         #expect(r.status == 1 && r.stderr.contains("no index \"memory\": the battery's domains are logic, pattern, spatial"), "\(r.stderr)")
         // A general slope that is not positive cannot be scored: named by line and column.

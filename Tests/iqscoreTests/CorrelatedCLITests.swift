@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-// Issue 28: `simulate --model correlated` and `calibrate --model correlated`.
+// Issue 28: `simulate --model correlated`, `calibrate --model correlated` and `score` on the bank it writes.
 
 @Suite("calibrate --model correlated")
 struct CorrelatedCLITests {
@@ -27,9 +27,26 @@ struct CorrelatedCLITests {
         }
         let bank = try ws.read("bank.csv").split(separator: "\n")
         #expect(bank.count == 19 && bank[0].hasPrefix("item_id,model,a_a,a_b,a_c,d,c,se_a_a,se_a_b,se_a_c,se_d,se_c,factor,r_a,r_b,r_c,n_responses,p_value,flags"))
-        // The bank cannot be scored yet; score says so instead of misreading it.
-        r = try ws.run("score", "responses.csv", "--bank", "bank.csv", "--out", "scores.csv")
-        #expect(r.status == 1 && r.stderr.contains("a correlated-factors bank"), "\(r.stderr)")
+        // Scored as a battery: the full-scale composite and every factor's index, which track the true factors.
+        r = try ws.run("score", "responses.csv", "--bank", "bank.csv", "--out", "scores.csv", "--indexes", "all", "--quadrature-points", "15")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("correlated-factors bank (3 factors): full-scale θ = their equally weighted composite") && r.stderr.contains("15^3 product grid"), "\(r.stderr)")
+        let manifest = try JSONSerialization.jsonObject(with: Data(ws.read("scores.summary.json").utf8)) as! [String: Any]
+        let battery = try #require(manifest["battery"] as? [String: Any])
+        #expect(battery["model"] as? String == "correlated" && battery["general_factor"] as? String == "full_scale" && battery["quadrature_points"] as? Int == 15)
+        let scores = try ws.read("scores.csv").split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        let thetas = try ws.read("thetas.csv").split(separator: "\n").dropFirst().map { $0.split(separator: ",").map(String.init) }
+        #expect(scores.count == 1501 && thetas.count == 1500)
+        for (f, name) in ["a", "b", "c"].enumerated() {
+            // Corr²(EAP, θ) is the reliability the posterior claims, 1 − E Var(θ | u) (about 0.56 for 6 items).
+            let column = try #require(scores[0].firstIndex(of: "index_\(name)_theta")), seColumn = try #require(scores[0].firstIndex(of: "index_\(name)_se"))
+            let estimates = scores.dropFirst().map { Double($0[column])! }, truth = thetas.map { Double($0[f + 1])! }
+            let n = Double(truth.count), me = estimates.reduce(0, +) / n, mt = truth.reduce(0, +) / n
+            let cov = zip(estimates, truth).reduce(0) { $0 + ($1.0 - me) * ($1.1 - mt) }
+            let ve = estimates.reduce(0) { $0 + ($1 - me) * ($1 - me) }, vt = truth.reduce(0) { $0 + ($1 - mt) * ($1 - mt) }
+            let claimed = 1 - scores.dropFirst().reduce(0) { $0 + pow(Double($1[seColumn])!, 2) } / n
+            #expect(abs(cov * cov / (ve * vt) - claimed) < 0.05, "factor \(name): r² = \(cov * cov / (ve * vt)), claimed \(claimed)")
+        }
     }
 
     @Test("equal to mirt 1.47 on the same data: log-likelihood, correlations and items (15 points per factor, TOL 1e-6)")

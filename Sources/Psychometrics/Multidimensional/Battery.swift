@@ -34,14 +34,23 @@ public struct BatteryScore: Sendable, Hashable {
 
 /// A battery: a bifactor (or testlet) bank scored to a full-scale θ, the general factor's EAP, and one index
 /// per domain, the general-plus-specific composite the domain's items measure (`IndexComposite`), all from one
-/// posterior (`BifactorScorer`). The full-scale θ goes through the caller's IQ scale and norms as a
+/// posterior (`BifactorScorer`); or a correlated-factors bank, whose indexes are its factors and whose
+/// full-scale θ is their equally weighted composite (`CorrelatedFactorsScorer`). The full-scale θ goes through the caller's IQ scale and norms as a
 /// unidimensional θ does; an index's IQ is 100 + 15 τ_s on the calibration population (τ_s is N(0, 1) there by
 /// construction) with the same interval level, clamping and low-precision threshold, and is flagged
 /// `few_items` only when the session answered none of the domain's items (the index is then the general
 /// factor's prediction alone), `perfect_score` / `zero_score` by the domain's items.
 public struct Battery: Sendable {
+    /// The model a battery scores with.
+    public enum Model: Sendable {
+        case bifactor(BifactorScorer)
+        case correlated(CorrelatedFactorsScorer)
+    }
+
+    /// The factors: `generalFactor` names the full-scale score (a bifactor bank's general factor; a correlated
+    /// bank's composite), `specificFactors` the index factors.
     public let structure: FactorStructure
-    public let scorer: BifactorScorer
+    public let model: Model
     /// Per specific factor with items, its composite (in the structure's order).
     public let composites: [IndexComposite]
     /// Which of `composites` a score reports (indices into `composites`).
@@ -56,17 +65,62 @@ public struct Battery: Sendable {
     public init(items: [BifactorItem], structure: FactorStructure, reportedIndexes: [String]? = nil,
                 quadraturePoints: Int = 31, bound: Double = 6) throws(PsychometricsError) {
         let composites = structure.specificFactors.indices.compactMap { IndexComposite(factor: $0, items: items) }
-        self.scorer = try BifactorScorer(items: items, specificFactorCount: structure.specificFactors.count, quadraturePoints: quadraturePoints, bound: bound)
+        let scorer = try BifactorScorer(items: items, specificFactorCount: structure.specificFactors.count, quadraturePoints: quadraturePoints, bound: bound)
+        try self.init(model: .bifactor(scorer), structure: structure, composites: composites, reportedIndexes: reportedIndexes)
+    }
+
+    /// A correlated-factors battery: an index per factor with items (the factor itself, composite weights (0, 1)),
+    /// the full-scale score the factors' composite (`CorrelatedFactorsScorer`).
+    /// - Parameters:
+    ///   - factors: the factors' names, in the scorer's order.
+    ///   - fullScale: the full-scale composite's name.
+    /// - Throws: `.invalidOptions` for names that are not one per factor or repeat, or a reported factor that is
+    ///   not one of them with items.
+    public init(correlated scorer: CorrelatedFactorsScorer, factors: [String], fullScale: String = "full_scale",
+                reportedIndexes: [String]? = nil) throws(PsychometricsError) {
+        guard factors.count == scorer.factorCount, Set(factors).count == factors.count, !factors.contains(fullScale) else {
+            throw PsychometricsError(.invalidOptions, "the \(scorer.factorCount) factors need distinct names other than \(fullScale), got \(factors.joined(separator: ", ").prefix(200))")
+        }
+        var structure = try FactorStructure(generalFactor: fullScale, items: [])
+        structure.specificFactors = factors
+        let used = Set(scorer.itemFactor)
+        let composites = factors.indices.filter { used.contains($0) }.map { IndexComposite(factor: $0, generalWeight: 0, specificWeight: 1) }
+        try self.init(model: .correlated(scorer), structure: structure, composites: composites, reportedIndexes: reportedIndexes)
+    }
+
+    private init(model: Model, structure: FactorStructure, composites: [IndexComposite], reportedIndexes names: [String]?) throws(PsychometricsError) {
+        self.model = model
         self.structure = structure
         self.composites = composites
-        if let names = reportedIndexes { self.reportedIndexes = try Self.resolve(names, composites, structure) }
+        if let names { self.reportedIndexes = try Self.resolve(names, composites, structure) }
         else { self.reportedIndexes = Array(composites.indices) }
+    }
+
+    /// The scorer behind `model`.
+    package var scoring: any FactorScoring {
+        switch model {
+        case .bifactor(let s): s
+        case .correlated(let s): s
+        }
+    }
+
+    /// The bank's items.
+    public var itemCount: Int { scoring.itemCount }
+
+    /// How the posterior is integrated, for summaries: "31×31 points per domain", "21^3 product grid", "4096
+    /// quasi–Monte Carlo nodes".
+    public var integrationDescription: String {
+        switch model {
+        case .bifactor(let s): "\(s.grid.count)×\(s.grid.count) points per domain"
+        case .correlated(let s) where s.integration == .productGrid: "\(s.grid.count)^\(s.factorCount) product grid"
+        case .correlated(let s): "\(s.sampler?.nodeCount ?? 0) adaptive quasi–Monte Carlo nodes per session"
+        }
     }
 
     /// This battery reporting other indexes (names as in `init`).
     /// - Throws: `.invalidOptions` for a name that is not one of the battery's domains.
     public func reporting(_ names: [String]) throws(PsychometricsError) -> Battery {
-        try Battery(scorer: scorer, structure: structure, composites: composites, reportedIndexes: Self.resolve(names, composites, structure))
+        try Battery(model: model, structure: structure, composites: composites, reportedIndexes: Self.resolve(names, composites, structure))
     }
 
     /// This battery reporting the indexes `choice` selects; `.addingValue` decides by `addedValue` (this
@@ -81,8 +135,8 @@ public struct Battery: Sendable {
         }
     }
 
-    private init(scorer: BifactorScorer, structure: FactorStructure, composites: [IndexComposite], reportedIndexes: [Int]) {
-        self.scorer = scorer
+    private init(model: Model, structure: FactorStructure, composites: [IndexComposite], reportedIndexes: [Int]) {
+        self.model = model
         self.structure = structure
         self.composites = composites
         self.reportedIndexes = reportedIndexes
@@ -112,7 +166,7 @@ public struct Battery: Sendable {
     /// from the bank (nil: the whole bank as one fixed form).
     /// - Throws: `.invalidOptions` for a form length outside 1…the bank's items.
     public func addedValue(formLength: Int? = nil, simulees: Int = IndexAddedValue.defaultSimulees) throws(PsychometricsError) -> [IndexAddedValue] {
-        try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: structure.specificFactors, formLength: formLength, simulees: simulees)
+        try IndexAddedValue.evaluate(model: scoring, composites: composites, factorNames: structure.specificFactors, formLength: formLength, simulees: simulees)
     }
 
     /// The most items a bank may have for `--indexes auto` to take it as one fixed form without a form length: a
@@ -125,13 +179,14 @@ public struct Battery: Sendable {
     /// - Throws: `PsychometricsError` from `IQScale.score` (an estimate that is not finite).
     package func score(_ itemIndices: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, method: AbilityMethod,
                        indexScale: IQScale) throws -> BatteryScore {
+        let scorer = scoring
         let factors = method == .map ? scorer.map(validated: itemIndices, responses) : scorer.eap(validated: itemIndices, responses)
         var indexes: [IndexScore] = []
         indexes.reserveCapacity(reportedIndexes.count)
         for c in reportedIndexes {
             let composite = composites[c]
             var answered = 0, correct = 0
-            for k in 0..<itemIndices.count where scorer.items[itemIndices[k]].specific == composite.factor {
+            for k in 0..<itemIndices.count where scorer.indexFactor(ofItem: itemIndices[k]) == composite.factor {
                 answered += 1
                 correct += Int(responses[k])
             }

@@ -71,6 +71,18 @@ public struct BifactorItem: Sendable, Hashable, Codable {
         return (log1p(-guessing) + Logistic.logSigmoid(-z), log(guessing + (1 - guessing) * Logistic.sigmoid(z)))
     }
 
+    /// ∂ log P(u | z)/∂z and ∂² log P(u | z)/∂z² at logit z for the answer `right` (u = 1) or wrong (u = 0): with
+    /// ψ = σ(z), P = c + (1 − c)ψ and D = (1 − c)ψ(1 − ψ), for u = 1 D/P and [D(1 − 2ψ)P − D²]/P², for u = 0
+    /// −D/(1 − P) and [−D(1 − 2ψ)(1 − P) − D²]/(1 − P)²; for the 2PL (c = 0) u − ψ and −ψ(1 − ψ). A score's
+    /// gradient and Hessian in θ are these times the slopes (the chain rule through z = a_g θ_g + a_s θ_s + d).
+    @inline(__always) func logitDerivatives(logit z: Double, right: Bool) -> (first: Double, second: Double) {
+        let psi = Logistic.sigmoid(z)
+        if guessing == 0 { return (right ? 1 - psi : -psi, -psi * (1 - psi)) }
+        let c = guessing, p = c + (1 - c) * psi, d = (1 - c) * psi * (1 - psi)
+        if right { return (d / p, (d * (1 - 2 * psi) * p - d * d) / (p * p)) }
+        return (-d / (1 - p), (-d * (1 - 2 * psi) * (1 - p) - d * d) / ((1 - p) * (1 - p)))
+    }
+
     /// The number of working parameters: a_g, a_s (with a specific factor, not a testlet item), d, γ (3PL).
     public var workingParameterCount: Int { 2 + (hasFreeSpecificSlope ? 1 : 0) + (estimatesGuessing ? 1 : 0) }
 

@@ -106,22 +106,8 @@ public struct BifactorScorer: Sendable {
     /// - Throws: `PsychometricsError` `.unknownItem` for an index outside the items, `.invalidResponse` for a
     ///   response other than 0 or 1, `.repeatedItem` for an item answered twice.
     public func eap(_ responses: [(item: Int, response: UInt8)]) throws(PsychometricsError) -> BifactorEstimate {
-        let (items, answers) = try validated(responses)
+        let (items, answers) = try validatedAnswers(responses, itemCount: self.items.count)
         return items.withUnsafeBufferPointer { i in answers.withUnsafeBufferPointer { u in eap(validated: i, u) } }
-    }
-
-    /// `responses` checked and split into item indices and answers, for `eap` and `map`.
-    /// - Throws: as `eap`.
-    func validated(_ responses: [(item: Int, response: UInt8)]) throws(PsychometricsError) -> ([Int], [UInt8]) {
-        var seen = Set<Int>(), indices = [Int](), answers = [UInt8]()
-        indices.reserveCapacity(responses.count); answers.reserveCapacity(responses.count)
-        for (j, u) in responses {
-            guard items.indices.contains(j) else { throw PsychometricsError(.unknownItem, "item index \(j) is outside 0…\(items.count - 1)") }
-            guard u <= 1 else { throw PsychometricsError(.invalidResponse, "item index \(j): responses must be 0 or 1, got \(u)") }
-            guard seen.insert(j).inserted else { throw PsychometricsError(.repeatedItem, "item index \(j) is answered twice") }
-            indices.append(j); answers.append(u)
-        }
-        return (indices, answers)
     }
 
     /// `eap` of answers already checked (distinct indices in range, responses 0/1): the batch path.
@@ -219,4 +205,19 @@ public struct BifactorScorer: Sendable {
         return BifactorEstimate(means: mean, covariance: covariance, standardErrors: (0..<dims).map { max(0, covariance[$0 * dims + $0]).squareRoot() },
                                 answersPerFactor: answers, logLikelihood: logLikelihood)
     }
+}
+
+/// `responses` checked and split into item indices and answers, for the multidimensional scorers' `eap` and `map`.
+/// - Throws: `PsychometricsError` `.unknownItem` for an index outside 0..<`itemCount`, `.invalidResponse` for a
+///   response other than 0 or 1, `.repeatedItem` for an item answered twice.
+func validatedAnswers(_ responses: [(item: Int, response: UInt8)], itemCount: Int) throws(PsychometricsError) -> ([Int], [UInt8]) {
+    var seen = Set<Int>(), indices = [Int](), answers = [UInt8]()
+    indices.reserveCapacity(responses.count); answers.reserveCapacity(responses.count)
+    for (j, u) in responses {
+        guard (0..<itemCount).contains(j) else { throw PsychometricsError(.unknownItem, "item index \(j) is outside 0…\(itemCount - 1)") }
+        guard u <= 1 else { throw PsychometricsError(.invalidResponse, "item index \(j): responses must be 0 or 1, got \(u)") }
+        guard seen.insert(j).inserted else { throw PsychometricsError(.repeatedItem, "item index \(j) is answered twice") }
+        indices.append(j); answers.append(u)
+    }
+    return (indices, answers)
 }

@@ -71,9 +71,8 @@ struct CorrelatedFactorsEngine: EMIterable, FisherIdentityGradient {
 
     func eStep() -> Expectation {
         if let nodes { return adaptiveEStep(nodes: nodes) }
-        let kk = k, nq = q, nodes = Int(pow(Double(nq), Double(kk)).rounded()), inner = nq, outer = nodes / nq
+        let kk = k, nq = q
         let logPrior = correlationModel.gridPrior(correlation).logWeights, prior = logPrior.map { exp($0) }
-        let points = grid.points
         let tables = itemLogTables()
         let firstItem = factorItems.map(\.lowerBound)
         let engine = self
@@ -89,44 +88,8 @@ struct CorrelatedFactorsEngine: EMIterable, FisherIdentityGradient {
                     let j = Int(engine.data.itemIndices[c]), f = Int(engine.factor[j]), base = Int(engine.data.responses[c]) * nq
                     for a in 0..<nq { h[f * nq + a] += tables[j][base + a] }
                 }
-                var offset = 0.0
-                for f in 0..<kk {
-                    var top = -Double.infinity
-                    for a in 0..<nq { top = max(top, h[f * nq + a]) }
-                    offset += top
-                    for a in 0..<nq { likelihood[f * nq + a] = exp(h[f * nq + a] - top) }
-                }
-                for x in 0..<(kk * nq) { marginal[x] = 0 }
-                for x in 0..<(kk * kk) { node[x] = 0 }
-                var total = 0.0
-                // Products path: the last factor innermost.
-                for o in 0..<outer {
-                    var rest = o, prefix = 1.0
-                    for f in stride(from: kk - 2, through: 0, by: -1) { digits[f] = rest % nq; rest /= nq }
-                    for f in 0..<(kk - 1) { prefix *= likelihood[f * nq + digits[f]] }
-                    if prefix == 0 { continue }
-                    var rowSum = 0.0, rowFirst = 0.0, rowSecond = 0.0
-                    let base = o * inner, last = (kk - 1) * nq
-                    for t in 0..<inner {
-                        let value = prefix * likelihood[last + t] * prior[base + t]
-                        rowSum += value
-                        rowFirst += value * points[t]
-                        rowSecond += value * points[t] * points[t]
-                        marginal[last + t] += value
-                    }
-                    total += rowSum
-                    for f in 0..<(kk - 1) {
-                        let tf = points[digits[f]]
-                        marginal[f * nq + digits[f]] += rowSum
-                        for g in 0...f { node[f * kk + g] += tf * points[digits[g]] * rowSum }
-                        node[(kk - 1) * kk + f] += tf * rowFirst
-                    }
-                    node[(kk - 1) * kk + kk - 1] += rowSecond
-                }
-                if !(total > 1e-280) {
-                    // Logs over the nodes: every weight relative to the largest.
-                    (total, offset) = engine.logPath(h: h, logPrior: logPrior, marginal: &marginal, moments: &node)
-                }
+                let (total, offset) = engine.correlationModel.posteriorSums(h: h, prior: prior, logPrior: logPrior, likelihood: &likelihood, marginal: &marginal,
+                                                                            moments: &node, digits: &digits)
                 ll += log(total) + offset
                 let inverse = 1 / total
                 for c in engine.data.cells(ofPerson: i) {
@@ -174,36 +137,6 @@ struct CorrelatedFactorsEngine: EMIterable, FisherIdentityGradient {
             total.logLikelihood += part.logLikelihood
         }
         return total
-    }
-
-    /// One person's node sums with logs (`h` each factor's log-likelihood on its nodes): the total of the
-    /// weights relative to the largest node, and that node's log weight as the offset; `marginal` and the lower
-    /// triangle of `moments` filled as the products path fills them.
-    func logPath(h: [Double], logPrior: [Double], marginal: inout [Double], moments: inout [Double]) -> (Double, Double) {
-        let kk = k, nq = q, nodes = logPrior.count, points = grid.points
-        var logs = [Double](repeating: 0, count: nodes), digits = [Int](repeating: 0, count: kk)
-        let model = correlationModel
-        var top = -Double.infinity
-        for n in 0..<nodes {
-            model.decode(n, into: &digits)
-            var v = logPrior[n]
-            for f in 0..<kk { v += h[f * nq + digits[f]] }
-            logs[n] = v
-            top = max(top, v)
-        }
-        for x in marginal.indices { marginal[x] = 0 }
-        for x in moments.indices { moments[x] = 0 }
-        var total = 0.0
-        for n in 0..<nodes {
-            model.decode(n, into: &digits)
-            let value = exp(logs[n] - top)
-            total += value
-            for f in 0..<kk {
-                marginal[f * nq + digits[f]] += value
-                for g in 0...f { moments[f * kk + g] += value * points[digits[f]] * points[digits[g]] }
-            }
-        }
-        return (total, top)
     }
 
     /// Item j's count rows on its factor's nodes.

@@ -110,7 +110,89 @@ struct FactorCorrelation {
         for f in stride(from: k - 1, through: 0, by: -1) { digits[f] = rest % q; rest /= q }
     }
 
-    /// F(x) and ∂F/∂x for `persons` persons with posterior second moments `s` (K × K, summed over persons).
+    /// One person's posterior sums over the product grid (`h`: each factor's log-likelihood on its Q points, K × Q;
+    /// `prior` and `logPrior`: `gridPrior`'s weights and their logs), the E-step's per-person work
+    /// (`CorrelatedFactorsEngine`) and the scorer's (`CorrelatedFactorsScorer`): with each factor's likelihood
+    /// scaled by its largest value (`likelihood`, K × Q), the nodes are visited with the last factor innermost — per
+    /// node one product with the prefix's, one with the prior, four additions — and the prefix factors' marginals
+    /// and moments take the inner row's sums. Returns the total of the scaled weights and the log of the scale
+    /// (log L = log total + offset), with `marginal` (K × Q) and the lower triangle of `moments` (K × K) summed on
+    /// the same scale; a person whose total still underflows is redone in logs (`logSums`).
+    @inline(__always)
+    func posteriorSums(h: [Double], prior: [Double], logPrior: [Double], likelihood: inout [Double], marginal: inout [Double],
+                       moments node: inout [Double], digits: inout [Int]) -> (total: Double, offset: Double) {
+        let kk = k, grid = self.grid!, nq = grid.count, points = grid.points, inner = nq, outer = prior.count / nq
+        var offset = 0.0
+        for f in 0..<kk {
+            var top = -Double.infinity
+            for a in 0..<nq { top = max(top, h[f * nq + a]) }
+            offset += top
+            for a in 0..<nq { likelihood[f * nq + a] = exp(h[f * nq + a] - top) }
+        }
+        for x in 0..<(kk * nq) { marginal[x] = 0 }
+        for x in 0..<(kk * kk) { node[x] = 0 }
+        var total = 0.0
+        // Products path: the last factor innermost.
+        for o in 0..<outer {
+            var rest = o, prefix = 1.0
+            for f in stride(from: kk - 2, through: 0, by: -1) { digits[f] = rest % nq; rest /= nq }
+            for f in 0..<(kk - 1) { prefix *= likelihood[f * nq + digits[f]] }
+            if prefix == 0 { continue }
+            var rowSum = 0.0, rowFirst = 0.0, rowSecond = 0.0
+            let base = o * inner, last = (kk - 1) * nq
+            for t in 0..<inner {
+                let value = prefix * likelihood[last + t] * prior[base + t]
+                rowSum += value
+                rowFirst += value * points[t]
+                rowSecond += value * points[t] * points[t]
+                marginal[last + t] += value
+            }
+            total += rowSum
+            for f in 0..<(kk - 1) {
+                let tf = points[digits[f]]
+                marginal[f * nq + digits[f]] += rowSum
+                for g in 0...f { node[f * kk + g] += tf * points[digits[g]] * rowSum }
+                node[(kk - 1) * kk + f] += tf * rowFirst
+            }
+            node[(kk - 1) * kk + kk - 1] += rowSecond
+        }
+        if !(total > 1e-280) {
+            // Logs over the nodes: every weight relative to the largest.
+            (total, offset) = logSums(h: h, logPrior: logPrior, marginal: &marginal, moments: &node)
+        }
+        return (total, offset)
+    }
+
+    /// One person's sums over the product grid's nodes, in logs (`h`: each factor's log-likelihood on its Q points,
+    /// K × Q; `logPrior`: `gridPrior`'s): the total of the weights relative to the largest node, and that node's
+    /// log weight as the offset; `marginal` (K × Q) and the lower triangle of `moments` (K × K) summed relative to
+    /// the same node, as the E-step's products path sums them (`CorrelatedFactorsEngine`).
+    func logSums(h: [Double], logPrior: [Double], marginal: inout [Double], moments: inout [Double]) -> (Double, Double) {
+        let kk = k, grid = self.grid!, nq = grid.count, nodes = logPrior.count, points = grid.points
+        var logs = [Double](repeating: 0, count: nodes), digits = [Int](repeating: 0, count: kk)
+        var top = -Double.infinity
+        for n in 0..<nodes {
+            decode(n, into: &digits)
+            var v = logPrior[n]
+            for f in 0..<kk { v += h[f * nq + digits[f]] }
+            logs[n] = v
+            top = max(top, v)
+        }
+        for x in marginal.indices { marginal[x] = 0 }
+        for x in moments.indices { moments[x] = 0 }
+        var total = 0.0
+        for n in 0..<nodes {
+            decode(n, into: &digits)
+            let value = exp(logs[n] - top)
+            total += value
+            for f in 0..<kk {
+                marginal[f * nq + digits[f]] += value
+                for g in 0...f { moments[f * kk + g] += value * points[digits[f]] * points[digits[g]] }
+            }
+        }
+        return (total, top)
+    }
+
     /// A = L⁻¹ (lower triangular, by forward substitution; θᵀR⁻¹θ = ‖Aθ‖²) and R⁻¹ = AᵀA, from L of `cholesky`.
     func inverse(cholesky l: [Double]) -> (a: [Double], inverse: [Double]) {
         var a = [Double](repeating: 0, count: k * k)
@@ -130,6 +212,7 @@ struct FactorCorrelation {
         return (a, inverse)
     }
 
+    /// F(x) and ∂F/∂x for `persons` persons with posterior second moments `s` (K × K, summed over persons).
     func logDensity(_ x: [Double], persons: Double, secondMoments s: [Double]) -> (value: Double, gradient: [Double]) {
         let (l, norms) = cholesky(x)
         let inverse = self.inverse(cholesky: l).inverse

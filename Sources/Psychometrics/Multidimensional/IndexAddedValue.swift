@@ -13,7 +13,8 @@ import Foundation
 /// the index has added value when PRMSE_sub > PRMSE_total (Haberman's criterion: the domain's own score predicts
 /// the domain's true score better than the total does; Sinharay, Puhan & Haberman 2011 apply it to augmented
 /// subscores). Var τ_s = 1 by construction. The expectations are over the model's population: `simulees` persons
-/// drawn θ ~ N(0, I) answering every item of the form (common random numbers for the three PRMSEs), so each is
+/// drawn θ ~ N(0, I) (a correlated-factors bank: N(0, R), its indexes the factors themselves and the full-scale
+/// score their composite, `CorrelatedFactorsScorer`) answering every item of the form (common random numbers for the three PRMSEs), so each is
 /// a Monte Carlo estimate with standard error about (1 − PRMSE)·√(2/simulees) for the posterior-variance ones and
 /// 2·√PRMSE·(1 − PRMSE)/√simulees for the correlation; they are reported with the latter, the larger. Seeded:
 /// the same form, seed and count give the same numbers.
@@ -46,27 +47,34 @@ public struct IndexAddedValue: Sendable, Hashable, Codable {
     ///   composite whose factor has no name, a form length outside the pool or fewer than 2 simulees.
     public static func evaluate(scorer: BifactorScorer, composites: [IndexComposite], factorNames: [String], pool: [Int]? = nil, formLength: Int? = nil,
                                 simulees: Int = defaultSimulees, seed: UInt64 = 20080601) throws(PsychometricsError) -> [IndexAddedValue] {
-        if let bad = pool?.first(where: { !scorer.items.indices.contains($0) }) {
-            throw PsychometricsError(.unknownItem, "pool item index \(bad) is outside 0…\(scorer.items.count - 1)")
+        try evaluate(model: scorer, composites: composites, factorNames: factorNames, pool: pool, formLength: formLength, simulees: simulees, seed: seed)
+    }
+
+    /// `evaluate` on any battery model: a bifactor bank's (`BifactorScorer`) or a correlated-factors bank's
+    /// (`CorrelatedFactorsScorer`, whose indexes are its factors and whose full-scale score is their composite).
+    package static func evaluate(model scorer: some FactorScoring, composites: [IndexComposite], factorNames: [String], pool: [Int]? = nil,
+                                 formLength: Int? = nil, simulees: Int = defaultSimulees, seed: UInt64 = 20080601) throws(PsychometricsError) -> [IndexAddedValue] {
+        let itemCount = scorer.itemCount
+        if let bad = pool?.first(where: { !(0..<itemCount).contains($0) }) {
+            throw PsychometricsError(.unknownItem, "pool item index \(bad) is outside 0…\(itemCount - 1)")
         }
-        if let c = composites.first(where: { !factorNames.indices.contains($0.factor) || $0.factor >= scorer.specificFactorCount }) {
+        if let c = composites.first(where: { !factorNames.indices.contains($0.factor) || $0.factor >= scorer.indexFactorCount }) {
             throw PsychometricsError(.invalidOptions, "composite of factor \(c.factor): no such specific factor")
         }
         guard simulees >= 2 else { throw PsychometricsError(.invalidOptions, "at least 2 simulees are needed, got \(simulees)") }
-        let pool = Array(Set(pool ?? Array(scorer.items.indices))).sorted()
+        let pool = Array(Set(pool ?? Array(0..<itemCount))).sorted()
         let length = formLength ?? pool.count
         guard (1...max(1, pool.count)).contains(length) else {
             throw PsychometricsError(.invalidOptions, "a test of \(length) items cannot be drawn from \(pool.count)")
         }
-        let used = composites.indices.filter { c in pool.contains { scorer.items[$0].specific == composites[c].factor } }
+        let used = composites.indices.filter { c in pool.contains { scorer.indexFactor(ofItem: $0) == composites[c].factor } }
         guard !used.isEmpty else { return [] }
         var rng = SeededGenerator(seed: seed)
-        let s = scorer.specificFactorCount
         var subVariance = [Double](repeating: 0, count: composites.count), augVariance = subVariance
         var sumT = subVariance, sumTT = subVariance, sumTG = subVariance, sumG = 0.0, sumGG = 0.0
         var order = pool, form = [Int](), answers = [UInt8](), domainItems = [Int](), domainAnswers = [UInt8]()
         for _ in 0..<simulees {
-            let theta = (0...s).map { _ in RandomVariate.normal(using: &rng) }
+            let theta = scorer.drawPerson(using: &rng)
             if length < pool.count {
                 // Partial Fisher–Yates: the first `length` slots become a uniform sample without replacement.
                 for slot in 0..<length { order.swapAt(slot, slot + Int(rng.next(upperBound: UInt64(pool.count - slot)))) }
@@ -76,9 +84,7 @@ public struct IndexAddedValue: Sendable, Hashable, Codable {
             }
             answers.removeAll(keepingCapacity: true)
             for j in form {
-                let item = scorer.items[j]
-                let p = item.probability(general: theta[0], specific: item.specific.map { theta[$0 + 1] } ?? 0)
-                answers.append(RandomVariate.uniform(using: &rng) < p ? 1 : 0)
+                answers.append(RandomVariate.uniform(using: &rng) < scorer.probability(item: j, person: theta) ? 1 : 0)
             }
             let all = form.withUnsafeBufferPointer { i in answers.withUnsafeBufferPointer { u in scorer.eap(validated: i, u) } }
             let g = all.means[0]
@@ -90,7 +96,7 @@ public struct IndexAddedValue: Sendable, Hashable, Codable {
                 sumT[c] += truth; sumTT[c] += truth * truth; sumTG[c] += truth * g
                 domainItems.removeAll(keepingCapacity: true)
                 domainAnswers.removeAll(keepingCapacity: true)
-                for (k, j) in form.enumerated() where scorer.items[j].specific == composite.factor {
+                for (k, j) in form.enumerated() where scorer.indexFactor(ofItem: j) == composite.factor {
                     domainItems.append(j)
                     domainAnswers.append(answers[k])
                 }
@@ -103,7 +109,7 @@ public struct IndexAddedValue: Sendable, Hashable, Codable {
             let covariance = sumTG[c] / n - sumT[c] / n * sumG / n
             let varT = sumTT[c] / n - pow(sumT[c] / n, 2), varG = sumGG / n - pow(sumG / n, 2)
             let total = varT > 0 && varG > 0 ? covariance * covariance / (varT * varG) : 0
-            return IndexAddedValue(factor: factorNames[composites[c].factor], items: pool.filter { scorer.items[$0].specific == composites[c].factor }.count,
+            return IndexAddedValue(factor: factorNames[composites[c].factor], items: pool.filter { scorer.indexFactor(ofItem: $0) == composites[c].factor }.count,
                                    formLength: length, subscore: 1 - subVariance[c] / n, total: total, augmented: 1 - augVariance[c] / n,
                                    monteCarloError: 2 * total.squareRoot() * (1 - total) / n.squareRoot())
         }

@@ -38,33 +38,11 @@ enum BLAS {
 func solveSmallSPD(_ h: [Double], _ g: [Double], n: Int) -> [Double] {
     var ridge = 0.0
     for _ in 0..<30 {
-        var l = [Double](repeating: 0, count: n * n)
-        var ok = true
-        outer: for i in 0..<n {
-            for j in 0...i {
-                var sum = h[i * n + j] + (i == j ? ridge : 0)
-                for k in 0..<j { sum -= l[i * n + k] * l[j * n + k] }
-                if i == j {
-                    if !(sum > 1e-12) { ok = false; break outer }
-                    l[i * n + i] = sum.squareRoot()
-                } else {
-                    l[i * n + j] = sum / l[j * n + j]
-                }
-            }
-        }
-        if ok {
-            var y = [Double](repeating: 0, count: n)
-            for i in 0..<n {
-                var sum = g[i]
-                for k in 0..<i { sum -= l[i * n + k] * y[k] }
-                y[i] = sum / l[i * n + i]
-            }
-            var x = [Double](repeating: 0, count: n)
-            for i in stride(from: n - 1, through: 0, by: -1) {
-                var sum = y[i]
-                for k in (i + 1)..<n { sum -= l[k * n + i] * x[k] }
-                x[i] = sum / l[i * n + i]
-            }
+        var l = h
+        if ridge != 0 { for i in 0..<n { l[i * n + i] += ridge } }
+        if choleskyInPlace(&l, n: n, minimumPivot: 1e-12) {
+            var y = [Double](repeating: 0, count: n), x = y
+            solveCholesky(l, g, n: n, work: &y, into: &x)
             return x
         }
         var scale = 0.0
@@ -75,12 +53,12 @@ func solveSmallSPD(_ h: [Double], _ g: [Double], n: Int) -> [Double] {
 }
 
 /// The lower Cholesky factor of the symmetric positive-definite n × n row-major `m`, in place (the upper
-/// triangle left as it was); false when a pivot is not positive.
-@inline(__always) func choleskyInPlace(_ m: inout [Double], n: Int) -> Bool {
+/// triangle left as it was); false when a pivot is not above `minimumPivot`.
+@inline(__always) package func choleskyInPlace(_ m: inout [Double], n: Int, minimumPivot: Double = 0) -> Bool {
     for j in 0..<n {
         var d = m[j * n + j]
         for t in 0..<j { d -= m[j * n + t] * m[j * n + t] }
-        guard d > 0 else { return false }
+        guard d > minimumPivot else { return false }
         let l = d.squareRoot()
         m[j * n + j] = l
         for i in (j + 1)..<n {
@@ -90,6 +68,21 @@ func solveSmallSPD(_ h: [Double], _ g: [Double], n: Int) -> [Double] {
         }
     }
     return true
+}
+
+/// x = (L Lᵀ)⁻¹ b from the Cholesky factor L (lower triangle of `l`, row-major n × n): forward then back
+/// substitution, `y` the intermediate L⁻¹ b.
+@inline(__always) package func solveCholesky(_ l: [Double], _ b: [Double], n: Int, work y: inout [Double], into x: inout [Double]) {
+    for i in 0..<n {
+        var v = b[i]
+        for t in 0..<i { v -= l[i * n + t] * y[t] }
+        y[i] = v / l[i * n + i]
+    }
+    for i in stride(from: n - 1, through: 0, by: -1) {
+        var v = y[i]
+        for t in (i + 1)..<n { v -= l[t * n + i] * x[t] }
+        x[i] = v / l[i * n + i]
+    }
 }
 
 /// Runs `body(worker)` for `workers` workers concurrently (inline when 1).

@@ -59,8 +59,8 @@ public struct SessionScorer: Sendable {
         guard Battery.methods.contains(ability.method) else {
             throw PsychometricsError(.invalidOptions, "a battery is scored by EAP or MAP, not \(ability.method.rawValue.uppercased())")
         }
-        guard bank.items.count == battery.scorer.items.count, !bank.hasCategoryItems else {
-            throw PsychometricsError(.invalidOptions, "the bank's \(bank.items.count) items are not the battery's \(battery.scorer.items.count) 0/1 items")
+        guard bank.items.count == battery.itemCount, !bank.hasCategoryItems else {
+            throw PsychometricsError(.invalidOptions, "the bank's \(bank.items.count) items are not the battery's \(battery.itemCount) 0/1 items")
         }
         try self.init(bank: bank, battery: battery, ability: ability, scale: scale)
     }
