@@ -10,11 +10,13 @@ import Foundation
 /// P = R⁻¹ + diag(λ),  μ = P⁻¹ b,  C = s L_P⁻ᵀ Q          (Q the person's rotation, s = proposalScale)
 /// θ_m = μ + C z_m,   w_m ∝ Π_f L_f(θ_mf) φ_R(θ_m) / φ(z_m),   log L = log[(1/M) Σ_m e^{log w_m}] + log|C| − ½ log|R|
 /// ```
-/// After `integrate`, `theta` holds the M nodes (row-major M × K) and `weight` their normalised posterior masses.
+/// After `integrate`, `theta` holds the M nodes factor-major (K × M: factor f of node m at f·M + m) and `weight`
+/// their normalised posterior masses.
 /// A value type with its own work buffers: one per worker thread.
 struct AdaptivePosteriorSampler {
     let k: Int
-    /// Standard-normal nodes (M × K, `SobolSequence.balancedNormalPoints`) and ½‖z_m‖².
+    /// Standard-normal nodes, stored factor-major (K × M: node m's coordinate e at e·M + m; the caller's
+    /// `SobolSequence.balancedNormalPoints` is M × K) and ½‖z_m‖².
     let z: [Double]
     let halfNormZ: [Double]
     let points: [Double]
@@ -37,7 +39,7 @@ struct AdaptivePosteriorSampler {
     init(nodes: [Double], k: Int, grid: QuadratureGrid, a: [Double], rInverse: [Double], halfLogDetR: Double) {
         let m = nodes.count / k
         self.k = k
-        self.z = nodes
+        self.z = (0..<(m * k)).map { x in nodes[(x % m) * k + x / m] }
         self.halfNormZ = (0..<m).map { n in (0..<k).reduce(0.0) { $0 + nodes[n * k + $1] * nodes[n * k + $1] } * 0.5 }
         self.points = grid.points
         self.logPhi = grid.points.map { -0.5 * $0 * $0 }
@@ -114,31 +116,46 @@ struct AdaptivePosteriorSampler {
             for t in f..<kk { v += c[f * kk + t] * rotation[t * kk + e] }
             rotated[f * kk + e] = v * scale
         }}
-        // The nodes and their log weights.
+        // The nodes and their log weights, factor by factor over all nodes (rows of M contiguous values, which the
+        // compiler vectorises): θ_f = μ_f + Σ_e (CQ)_fe z_e, log w += h_f(θ_f) by 4-point Lagrange interpolation
+        // on the fine grid, then −½‖Aθ‖² with (Aθ)_f = Σ_{e ≤ f} A_fe θ_e, and +½‖z‖².
+        let mu = self.mu, rotated = self.rotated, a = self.a, inverseStep = 1 / step
+        theta.withUnsafeMutableBufferPointer { theta in
+        weight.withUnsafeMutableBufferPointer { logWeight in
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: m) { row in
+        z.withUnsafeBufferPointer { z in
+        halfNormZ.withUnsafeBufferPointer { halfNormZ in
+            for n in 0..<m { logWeight[n] = halfNormZ[n] }
+            for f in 0..<kk {
+                let out = theta.baseAddress! + f * m
+                for n in 0..<m { out[n] = mu[f] }
+                for e in 0..<kk {
+                    let coefficient = rotated[f * kk + e], source = z.baseAddress! + e * m
+                    for n in 0..<m { out[n] += coefficient * source[n] }
+                }
+                let table = h.baseAddress! + f * ng
+                for n in 0..<m {
+                    let position = (out[n] - first) * inverseStep
+                    // floor by truncation of the clamped (positive) position, as the grid's ends extrapolate.
+                    let lower = Int(min(max(position, 1), Double(ng - 3)))
+                    let s = position - Double(lower), base = table + lower
+                    let below = s - 1, twoBelow = s - 2, above = s + 1, sixth = 1.0 / 6
+                    let wm = -s * below * twoBelow * sixth, w0 = above * below * twoBelow * 0.5
+                    let w1 = -above * s * twoBelow * 0.5, w2 = above * s * below * sixth
+                    logWeight[n] += wm * base[-1] + w0 * base[0] + w1 * base[1] + w2 * base[2]
+                }
+            }
+            for f in 0..<kk {
+                for n in 0..<m { row[n] = 0 }
+                for e in 0...f {
+                    let coefficient = a[f * kk + e], source = theta.baseAddress! + e * m
+                    for n in 0..<m { row[n] += coefficient * source[n] }
+                }
+                for n in 0..<m { logWeight[n] -= 0.5 * row[n] * row[n] }
+            }
+        }}}}}
         var top = -Double.infinity
-        for n in 0..<m {
-            var logLikelihood = 0.0, quadratic = 0.0
-            for f in 0..<kk {
-                var v = mu[f]
-                for e in 0..<kk { v += rotated[f * kk + e] * z[n * kk + e] }
-                theta[n * kk + f] = v
-                // h_f(v) by 4-point Lagrange interpolation on the fine grid.
-                let position = (v - first) / step
-                let lower = min(max(Int(position.rounded(.down)), 1), ng - 3)
-                let s = position - Double(lower), base = f * ng + lower
-                let wm = -s * (s - 1) * (s - 2) / 6, w0 = (s + 1) * (s - 1) * (s - 2) / 2
-                let w1 = -(s + 1) * s * (s - 2) / 2, w2 = (s + 1) * s * (s - 1) / 6
-                logLikelihood += wm * h[base - 1] + w0 * h[base] + w1 * h[base + 1] + w2 * h[base + 2]
-            }
-            for f in 0..<kk {
-                var v = 0.0
-                for e in 0...f { v += a[f * kk + e] * theta[n * kk + e] }
-                quadratic += v * v
-            }
-            let lw = logLikelihood - 0.5 * quadratic + halfNormZ[n]
-            weight[n] = lw
-            top = max(top, lw)
-        }
+        for n in 0..<m { top = max(top, weight[n]) }
         var total = 0.0
         for n in 0..<m { let v = exp(weight[n] - top); weight[n] = v; total += v }
         let inverse = 1 / total

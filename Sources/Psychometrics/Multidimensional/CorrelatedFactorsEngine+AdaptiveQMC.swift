@@ -30,7 +30,7 @@ import Foundation
 extension CorrelatedFactorsEngine {
     func adaptiveEStep(nodes z: [Double]) -> Expectation {
         let kk = k, ng = q, points = grid.points
-        let first = points[0], step = points[1] - points[0]
+        let first = points[0], inverseStep = 1 / (points[1] - points[0])
         let (lr, norms) = correlationModel.cholesky(correlation)
         // A = L_R⁻¹ (θᵀR⁻¹θ = ‖Aθ‖²), R⁻¹ = AᵀA, ½ log|R| = −Σ log ‖v_i‖.
         let (a, rInverse) = correlationModel.inverse(cholesky: lr)
@@ -43,39 +43,40 @@ extension CorrelatedFactorsEngine {
             var sampler = sampler
             var counts = engine.factorItems.map { [Double](repeating: 0, count: 2 * $0.count * ng) }
             var moments = [Double](repeating: 0, count: kk * kk), ll = 0.0
-            var h = [Double](repeating: 0, count: kk * ng), marginal = h
+            var h = [Double](repeating: 0, count: kk * ng), marginal = h, weighted = [Double](repeating: 0, count: m)
             for i in persons {
-                for x in 0..<(kk * ng) { h[x] = 0 }
-                for cell in engine.data.cells(ofPerson: i) {
-                    let j = Int(engine.data.itemIndices[cell]), f = Int(engine.factor[j]), base = Int(engine.data.responses[cell]) * ng
-                    tables[j].withUnsafeBufferPointer { t in
-                        for x in 0..<ng { h[f * ng + x] += t[base + x] }
-                    }
-                }
+                h.withUnsafeMutableBufferPointer { engine.logLikelihoods(person: i, tables: tables, into: $0) }
                 ll += h.withUnsafeBufferPointer { sampler.integrate(h: $0, seed: UInt64(i)) }
-                // Posterior masses onto the fine grid (linear split) and into the second moments.
+                // Posterior masses onto the fine grid (linear split) and into the second moments, factor by factor
+                // over the nodes (θ factor-major): S_fg += Σ_n (p_n θ_fn) θ_gn.
                 for x in 0..<(kk * ng) { marginal[x] = 0 }
                 sampler.theta.withUnsafeBufferPointer { theta in
                     sampler.weight.withUnsafeBufferPointer { weight in
-                        for n in 0..<m {
-                            let p = weight[n]
+                    marginal.withUnsafeMutableBufferPointer { marginal in
+                        weighted.withUnsafeMutableBufferPointer { pv in
                             for f in 0..<kk {
-                                let v = theta[n * kk + f], position = (v - first) / step
-                                let lower = min(max(Int(position.rounded(.down)), 0), ng - 2)
-                                let s = min(max(position - Double(lower), 0), 1)
-                                marginal[f * ng + lower] += p * (1 - s)
-                                marginal[f * ng + lower + 1] += p * s
-                                let pv = p * v
-                                for g in 0...f { moments[f * kk + g] += pv * theta[n * kk + g] }
+                                let row = theta.baseAddress! + f * m
+                                for n in 0..<m {
+                                    let p = weight[n], v = row[n], position = (v - first) * inverseStep
+                                    // floor by truncation of the clamped (non-negative) position.
+                                    let lower = Int(min(max(position, 0), Double(ng - 2)))
+                                    let s = min(max(position - Double(lower), 0), 1)
+                                    marginal[f * ng + lower] += p * (1 - s)
+                                    marginal[f * ng + lower + 1] += p * s
+                                    pv[n] = p * v
+                                }
+                                for g in 0...f {
+                                    let other = theta.baseAddress! + g * m
+                                    var sum = 0.0
+                                    for n in 0..<m { sum += pv[n] * other[n] }
+                                    moments[f * kk + g] += sum
+                                }
                             }
                         }
                     }
+                    }
                 }
-                for cell in engine.data.cells(ofPerson: i) {
-                    let j = Int(engine.data.itemIndices[cell]), f = Int(engine.factor[j]), u = Int(engine.data.responses[cell])
-                    let row = (2 * (j - firstItem[f]) + u) * ng
-                    for x in 0..<ng { counts[f][row + x] += marginal[f * ng + x] }
-                }
+                marginal.withUnsafeBufferPointer { engine.addCounts(person: i, marginal: $0, scale: 1, firstItem: firstItem, into: &counts) }
             }
             for f in 0..<kk { for g in 0..<f { moments[g * kk + f] = moments[f * kk + g] } }
             return Expectation(counts: counts, secondMoments: moments, logLikelihood: ll)

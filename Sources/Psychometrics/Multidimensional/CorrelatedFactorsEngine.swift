@@ -83,20 +83,12 @@ struct CorrelatedFactorsEngine: EMIterable, FisherIdentityGradient {
             var node = [Double](repeating: 0, count: kk * kk)
             var digits = [Int](repeating: 0, count: kk)
             for i in persons {
-                for x in 0..<(kk * nq) { h[x] = 0 }
-                for c in engine.data.cells(ofPerson: i) {
-                    let j = Int(engine.data.itemIndices[c]), f = Int(engine.factor[j]), base = Int(engine.data.responses[c]) * nq
-                    for a in 0..<nq { h[f * nq + a] += tables[j][base + a] }
-                }
+                h.withUnsafeMutableBufferPointer { engine.logLikelihoods(person: i, tables: tables, into: $0) }
                 let (total, offset) = engine.correlationModel.posteriorSums(h: h, prior: prior, logPrior: logPrior, likelihood: &likelihood, marginal: &marginal,
                                                                             moments: &node, digits: &digits)
                 ll += log(total) + offset
                 let inverse = 1 / total
-                for c in engine.data.cells(ofPerson: i) {
-                    let j = Int(engine.data.itemIndices[c]), f = Int(engine.factor[j]), u = Int(engine.data.responses[c])
-                    let row = (2 * (j - firstItem[f]) + u) * nq
-                    for a in 0..<nq { counts[f][row + a] += marginal[f * nq + a] * inverse }
-                }
+                marginal.withUnsafeBufferPointer { engine.addCounts(person: i, marginal: $0, scale: inverse, firstItem: firstItem, into: &counts) }
                 for f in 0..<kk { for g in 0...f {
                     let v = node[f * kk + g] * inverse
                     moments[f * kk + g] += v
@@ -117,6 +109,36 @@ struct CorrelatedFactorsEngine: EMIterable, FisherIdentityGradient {
                 t[a] = lp.wrong; t[n + a] = lp.right
             }
             return t
+        }
+    }
+
+    /// Person i's log-likelihood per factor on the grid, h_f(x) = Σ_{j on f} log P(u_ij | x) (K × Q, `tables` from
+    /// `itemLogTables`), written into `h`: both E-steps' first per-person step.
+    @inline(__always)
+    func logLikelihoods(person i: Int, tables: [[Double]], into h: UnsafeMutableBufferPointer<Double>) {
+        let nq = q
+        for x in 0..<h.count { h[x] = 0 }
+        for cell in data.cells(ofPerson: i) {
+            let j = Int(data.itemIndices[cell]), f = Int(factor[j]), base = Int(data.responses[cell]) * nq
+            tables[j].withUnsafeBufferPointer { t in
+                let source = t.baseAddress! + base, target = h.baseAddress! + f * nq
+                for x in 0..<nq { target[x] += source[x] }
+            }
+        }
+    }
+
+    /// Adds person i's posterior marginal of each factor (`marginal`, K × Q, times `scale`) to the count row of
+    /// every item the person answered (row 2k + u of its factor's k-th item): both E-steps' last per-person step.
+    @inline(__always)
+    func addCounts(person i: Int, marginal: UnsafeBufferPointer<Double>, scale: Double, firstItem: [Int], into counts: inout [[Double]]) {
+        let nq = q
+        for cell in data.cells(ofPerson: i) {
+            let j = Int(data.itemIndices[cell]), f = Int(factor[j]), u = Int(data.responses[cell])
+            let row = (2 * (j - firstItem[f]) + u) * nq
+            counts[f].withUnsafeMutableBufferPointer { c in
+                let target = c.baseAddress! + row, source = marginal.baseAddress! + f * nq
+                for x in 0..<nq { target[x] += source[x] * scale }
+            }
         }
     }
 

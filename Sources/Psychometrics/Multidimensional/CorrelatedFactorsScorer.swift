@@ -201,13 +201,12 @@ public struct CorrelatedFactorsScorer: Sendable {
                 seed = (seed ^ UInt64(itemIndices[x] &* 2 &+ Int(responses[x]))) &* 0x0000_0100_0000_01B3
             }
             logLikelihood = h.withUnsafeBufferPointer { sampler.integrate(h: $0, seed: seed) }
-            let theta = sampler.theta, weight = sampler.weight
-            for n in 0..<sampler.nodeCount {
-                let p = weight[n]
-                for f in 0..<k {
-                    let pv = p * theta[n * k + f]
+            let theta = sampler.theta, weight = sampler.weight, m = sampler.nodeCount
+            for f in 0..<k {
+                for n in 0..<m {
+                    let pv = weight[n] * theta[f * m + n]
                     mean[f] += pv
-                    for g in 0...f { second[f * k + g] += pv * theta[n * k + g] }
+                    for g in 0...f { second[f * k + g] += pv * theta[g * m + n] }
                 }
             }
             for f in 0..<k { for g in 0..<f { second[g * k + f] = second[f * k + g] } }
