@@ -10,12 +10,8 @@
 # (R_LIBS=/work/Rlib); THREADS="1" runs one thread count only (default "1 2"); the data are drawn in R (set.seed(2026): a_g ~ U(1, 2), a_s ~ U(0.5, 1.5), d ~ N(0, 1)).
 #   bash Benchmarks/bifactor.sh [PERSONS SPECIFICS PER_FACTOR]
 set -euo pipefail
-cd "$(dirname "$0")/.."
 persons=${1:-100000}; specifics=${2:-6}; per=${3:-10}
-out=bench-out; mkdir -p "$out"
-swift build -c release --product iqscore 2>&1 | tail -1
-bin=.build/release/iqscore
-rlib=${R_LIBS:-/work/Rlib}
+source "$(dirname "$0")/lib.sh"
 tag=bifactor_${persons}_${specifics}x${per}
 data=$out/$tag.csv; items=$out/${tag}_items.csv
 if [ ! -s "$data" ]; then

@@ -9,12 +9,8 @@
 # printed beside the truth. Needs mirt 1.47 as ../shared/NOTES.md says (R_LIBS=/work/Rlib).
 #   bash Benchmarks/correlated.sh [PERSONS ITEMS K]
 set -euo pipefail
-cd "$(dirname "$0")/.."
 persons=${1:-5000}; items=${2:-36}; k=${3:-6}
-out=bench-out; mkdir -p "$out"
-swift build -c release --product iqscore 2>&1 | tail -1
-bin=.build/release/iqscore
-rlib=${R_LIBS:-/work/Rlib}
+source "$(dirname "$0")/lib.sh"
 names=$(python3 -c "import sys; print(','.join(['pattern','logic','spatial','math','verbal','memory','f7','f8','f9','f10','f11','f12'][:int(sys.argv[1])]))" "$k")
 tag=correlated_${persons}_${items}x${k}
 data=$out/$tag.csv; truth=$out/${tag}_truth.csv

@@ -140,10 +140,7 @@ struct BatterySummary: Encodable {
         specific_factors = structure.specificFactors
         bank_layout = b.layout
         integration = b.battery.integrationDescription
-        switch b.battery.model {
-        case .bifactor(let scorer): quadrature_points = scorer.grid.count
-        case .correlated(let scorer): quadrature_points = scorer.integration == .productGrid ? scorer.grid.count : nil
-        }
+        quadrature_points = b.battery.quadraturePoints
         indexes_reported = b.battery.reportedNames
         index_selection = selection.argument
         index_form_length = b.addedValue.first?.formLength ?? b.battery.itemCount

@@ -107,6 +107,14 @@ public struct Battery: Sendable {
     /// The bank's items.
     public var itemCount: Int { scoring.itemCount }
 
+    /// The grid's points per factor (nil: a correlated bank integrated by quasi–Monte Carlo).
+    public var quadraturePoints: Int? {
+        switch model {
+        case .bifactor(let s): s.grid.count
+        case .correlated(let s): s.integration == .productGrid ? s.grid.count : nil
+        }
+    }
+
     /// How the posterior is integrated, for summaries: "31×31 points per domain", "21^3 product grid", "4096
     /// quasi–Monte Carlo nodes".
     public var integrationDescription: String {

@@ -71,6 +71,19 @@ public struct BifactorItem: Sendable, Hashable, Codable {
         return (log1p(-guessing) + Logistic.logSigmoid(-z), log(guessing + (1 - guessing) * Logistic.sigmoid(z)))
     }
 
+    /// The item on its general slope alone (a_g x + d, no specific factor) at each of `points`: log P(u = 0) at
+    /// every point, then log P(u = 1) — the per-item table of the correlated-factors E-step and scorer, where an
+    /// item's slope on its one factor is held as its general slope.
+    func generalLogTable(at points: [Double]) -> [Double] {
+        let n = points.count
+        var table = [Double](repeating: 0, count: 2 * n)
+        for a in 0..<n {
+            let lp = logProbabilities(logit: logit(general: points[a], specific: 0))
+            table[a] = lp.wrong; table[n + a] = lp.right
+        }
+        return table
+    }
+
     /// ∂ log P(u | z)/∂z and ∂² log P(u | z)/∂z² at logit z for the answer `right` (u = 1) or wrong (u = 0): with
     /// ψ = σ(z), P = c + (1 − c)ψ and D = (1 − c)ψ(1 − ψ), for u = 1 D/P and [D(1 − 2ψ)P − D²]/P², for u = 0
     /// −D/(1 − P) and [−D(1 − 2ψ)(1 − P) − D²]/(1 − P)²; for the 2PL (c = 0) u − ψ and −ψ(1 − ψ). A score's

@@ -53,6 +53,12 @@ public struct CorrelatedFactorsCalibrator: Sendable {
     /// of 2^m).
     public static let allowedMonteCarloPoints = 64...65_536
     public static let defaultMonteCarloPoints = 1_024
+
+    /// Why `m` adaptive nodes cannot be used (not a power of two in `allowedMonteCarloPoints`), or nil.
+    static func monteCarloPointsProblem(_ m: Int) -> String? {
+        allowedMonteCarloPoints.contains(m) && m & (m - 1) == 0 ? nil
+            : "\(m) quasi–Monte Carlo points; a power of two in \(allowedMonteCarloPoints.lowerBound)…\(allowedMonteCarloPoints.upperBound)"
+    }
     /// The fine grid each factor's likelihood is tabulated on for the adaptive E-step: 241 points on
     /// [−`thetaBound`, `thetaBound`] (0.05 apart at the default bound 6).
     public static let adaptiveTablePoints = 241
@@ -118,9 +124,7 @@ public struct CorrelatedFactorsCalibrator: Sendable {
                 throw PsychometricsError(.invalidOptions, "\(k) factors; the adaptive quasi–Monte Carlo E-step is limited to \(Self.maximumAdaptiveFactors) (its Sobol dimensions)")
             }
             let m = monteCarloPoints ?? Self.defaultMonteCarloPoints
-            guard Self.allowedMonteCarloPoints.contains(m), m & (m - 1) == 0 else {
-                throw PsychometricsError(.invalidOptions, "\(m) quasi–Monte Carlo points; a power of two in \(Self.allowedMonteCarloPoints.lowerBound)…\(Self.allowedMonteCarloPoints.upperBound)")
-            }
+            if let problem = Self.monteCarloPointsProblem(m) { throw PsychometricsError(.invalidOptions, problem) }
             points = Self.adaptiveTablePoints
             nodes = Double(m)
             qmcNodes = SobolSequence.balancedNormalPoints(count: m, dimensions: k)

@@ -101,15 +101,8 @@ struct CorrelatedFactorsEngine: EMIterable, FisherIdentityGradient {
 
     /// Per item: log P(u = 0) at the grid's points, then log P(u = 1).
     func itemLogTables() -> [[Double]] {
-        let points = grid.points, n = points.count
-        return items.map { item in
-            var t = [Double](repeating: 0, count: 2 * n)
-            for a in 0..<n {
-                let lp = item.logProbabilities(logit: item.logit(general: points[a], specific: 0))
-                t[a] = lp.wrong; t[n + a] = lp.right
-            }
-            return t
-        }
+        let points = grid.points
+        return items.map { $0.generalLogTable(at: points) }
     }
 
     /// Person i's log-likelihood per factor on the grid, h_f(x) = Σ_{j on f} log P(u_ij | x) (K × Q, `tables` from

@@ -104,26 +104,17 @@ public struct CorrelatedFactorsScorer: Sendable {
             grid = QuadratureGrid(validatedCount: quadraturePoints, bound: bound)
         } else {
             var problems = QuadratureGrid.validationProblems(points: CorrelatedFactorsCalibrator.adaptiveTablePoints, bound: bound)
-            if !(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.contains(monteCarloPoints) && monteCarloPoints.nonzeroBitCount == 1) {
-                problems.append("\(monteCarloPoints) quasi–Monte Carlo points; a power of two in \(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.lowerBound)…\(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.upperBound)")
-            }
+            if let p = CorrelatedFactorsCalibrator.monteCarloPointsProblem(monteCarloPoints) { problems.append(p) }
             guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid scoring rule: " + problems.joined(separator: "; ")) }
             grid = QuadratureGrid(validatedCount: CorrelatedFactorsCalibrator.adaptiveTablePoints, bound: bound)
         }
         let (l, norms) = model.cholesky(x)
         let (a, rInverse) = model.inverse(cholesky: l)
-        let points = grid.points, g = points.count
-        var tables = [Double](repeating: 0, count: 2 * g * items.count)
-        var bifactorItems: [BifactorItem] = []
-        for (j, item) in items.enumerated() {
-            let b = BifactorItem(generalSlope: item.slope, intercept: item.intercept, guessing: item.guessing, estimatesGuessing: item.estimatesGuessing)
-            bifactorItems.append(b)
-            for x in 0..<g {
-                let lp = b.logProbabilities(logit: b.logit(general: points[x], specific: 0))
-                tables[2 * g * j + x] = lp.wrong
-                tables[2 * g * j + g + x] = lp.right
-            }
+        let bifactorItems = items.map {
+            BifactorItem(generalSlope: $0.slope, intercept: $0.intercept, guessing: $0.guessing, estimatesGuessing: $0.estimatesGuessing)
         }
+        let points = grid.points
+        let tables = bifactorItems.flatMap { $0.generalLogTable(at: points) }
         self.items = bifactorItems
         self.itemFactor = items.map(\.factor)
         self.factorCount = k
