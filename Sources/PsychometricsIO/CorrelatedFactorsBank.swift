@@ -22,6 +22,13 @@ public struct CorrelatedFactorsBank: Sendable {
         header.contains("factor") && header.contains { $0.hasPrefix("r_") && $0.count > 2 }
     }
 
+    /// Whether the file at `path` has a correlated-factors bank's header (`isCorrelated(header:)`); false for a
+    /// file that cannot be read or is empty (its reader names the problem).
+    public static func isCorrelated(csv path: String) -> Bool {
+        guard let reader = try? CSVReader(path: path), (try? reader.nextRow()) == true else { return false }
+        return isCorrelated(header: reader.strings().map { $0.trimmingCharacters(in: .whitespaces) })
+    }
+
     /// - Throws: `InputError` naming the file, line and column for a header without the model's columns, `r_`
     ///   columns that are not the slope columns' factors, a repeated item id, a cell that is not a plain number, a
     ///   value outside its range (slopes on the item's factor in `ItemBank.allowedPositiveSlopes`, |d| ≤ 100, c in

@@ -61,7 +61,11 @@ struct AnalyzeCommand: ParsableCommand {
             ITEMS.csv: item_id,factor,n,p_value,a_general,a_specific,d,c,loading_general,loading_specific, \
             communality,a_unidimensional,b_unidimensional,c_unidimensional,q3_max_unidimensional,q3_max_<model>; \
             --q3-out: item_a,item_b,same_factor,n,q3_unidimensional,q3_<model>. A testlet bank is recognised by \
-            a_s = λ·a_g within every factor (one λ per factor counted).
+            a_s = λ·a_g within every factor (one λ per factor counted). A correlated-factors bank (calibrate \
+            --model correlated) gets the same comparison (the one factor is every correlation at 1; its log-likelihood \
+            integrated as calibrate integrates it, so it equals calibrate's on the same responses; M2 integrates each \
+            set of items over its own factors only, Δ₂ over items and correlations); ITEMS.csv: item_id,factor,n, \
+            p_value,a,d,c,loading,a_unidimensional,…; the summary adds factor_correlations.
             """
     )
 

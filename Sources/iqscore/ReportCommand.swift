@@ -20,7 +20,10 @@ struct ReportCommand: ParsableCommand {
             with each item's largest |z|; flagged items with reasons and flagged Q3 pairs. A bifactor or testlet \
             bank gets the comparison with one factor (as analyze), its reliabilities (ω, ω_H, ECV, H; per domain \
             ω_S, ω_HS, H), the information per factor (the general factor's from the items' general-factor \
-            marginals; each domain's about its specific factor at θ_g = 0) and the loadings.
+            marginals; each domain's about its specific factor at θ_g = 0) and the loadings. A correlated-factors \
+            bank gets the comparison, the factor correlations, each factor's added value over the full-scale \
+            composite (Haberman's PRMSEs on the bank as a fixed form), the information per factor (and the \
+            full-scale composite's, from the items' marginals) and the loadings.
             Groups: persons who answered the item, by the EAP θ of their other responses (so the item's own \
             response takes no part in the grouping), quantile groups of at least 20 persons.
             """
@@ -50,9 +53,10 @@ struct ReportCommand: ParsableCommand {
         try runReportingErrors {
             try prepareOutputs(inputs: [("input", responses), ("--bank", bank)], outputs: [("--out", out)])
             if BifactorBank.isMultidimensional(csv: bank) {
-                let report = try renderBatteryReport()
+                let correlated = CorrelatedFactorsBank.isCorrelated(csv: bank)
+                let report = try correlated ? renderCorrelatedReport() : renderBatteryReport()
                 try writeAtomically(report.html, to: out)
-                printError("iqscore report: \(formatCount(report.persons)) persons × \(report.items) items, bifactor bank\nwrote \(out)")
+                printError("iqscore report: \(formatCount(report.persons)) persons × \(report.items) items, \(correlated ? "correlated-factors" : "bifactor") bank\nwrote \(out)")
                 return ExitStatus.success
             }
             let itemBank = try loadBank(bank, requirePositiveSlopes: false, categoryItems: bankModel.reading)

@@ -3,7 +3,7 @@ import Testing
 @testable import Psychometrics
 @testable import PsychometricsIO
 
-@Suite("M2 and the bifactor model comparison")
+@Suite("M2 and the battery model comparison")
 struct LimitedInformationFitTests {
     /// ICAR16's 1,248 complete response patterns (persons × 16 items, row-major).
     static func icarPatterns() throws -> (patterns: [UInt8], persons: Int) {
@@ -50,7 +50,7 @@ struct LimitedInformationFitTests {
         let grid = try QuadratureGrid(count: 61, bound: 6)
         let fit = try LimitedInformationFit.evaluate(
             responses: patterns, persons: persons, itemCount: 16, parameters: UnidimensionalJointProbabilities.parameters(items, model: .twoPL),
-            model: { UnidimensionalJointProbabilities(items: UnidimensionalJointProbabilities.items($0, count: 16, model: .twoPL), grid: grid) },
+            model: { x, _ in UnidimensionalJointProbabilities(items: UnidimensionalJointProbabilities.items(x, count: 16, model: .twoPL), grid: grid) },
             workers: 2)
         #expect(fit.degreesOfFreedom == 104 && fit.parameters == 32)
         #expect(abs(fit.m2 / 553.17064691 - 1) < 1e-4, "M2 \(fit.m2)")
@@ -70,12 +70,104 @@ struct LimitedInformationFitTests {
         let grid = try QuadratureGrid(count: 31, bound: 6)
         let fit = try LimitedInformationFit.evaluate(
             responses: patterns, persons: persons, itemCount: 16, parameters: BifactorJointProbabilities.parameters(items),
-            model: { BifactorJointProbabilities(items: BifactorJointProbabilities.items(items, at: $0), grid: grid) }, workers: 2)
+            model: { x, _ in BifactorJointProbabilities(items: BifactorJointProbabilities.items(items, at: x), grid: grid) }, workers: 2)
         #expect(fit.degreesOfFreedom == 88 && fit.parameters == 48)
         #expect(abs(fit.m2 / 134.52739172 - 1) < 1e-5, "M2 \(fit.m2)")
         #expect(abs(fit.rmsea - 0.02059111) < 1e-6 && abs(fit.rmseaLower - 0.01320236) < 1e-6 && abs(fit.rmseaUpper - 0.02730290) < 1e-6,
                 "RMSEA \(fit.rmsea) [\(fit.rmseaLower), \(fit.rmseaUpper)]")
         #expect(abs(fit.srmsr - 0.02556864) < 1e-6, "SRMSR \(fit.srmsr)")
+    }
+
+    /// mirt 1.47 `mirt(cc, model, TOL = 1e-7, quadpts = 21)` with three correlated factors (logic = items 1–4,
+    /// pattern = 5–12, spatial = 13–16, `COV = logic*pattern*spatial`) on ICAR16's complete cases: (a, d) per item
+    /// and R (log-likelihood −10656.0693831; /work/ref/m2cor.R).
+    static let mirtCorrelated: [(Double, Double)] = [
+        (2.04512877678647, 1.27132598892819), (1.42647016206219, 1.43025153031097), (2.2594416293616, 1.8480537422944),
+        (1.4516384838775, 0.954308779610128), (1.7368533697281, 0.918607742230163), (1.38593858491758, 0.625039418511996),
+        (1.91969333748389, 1.02923526981772), (1.58064404017752, -0.115845635421972), (1.03323453091393, 0.287343253333745),
+        (1.19952506536392, 0.459568854612277), (1.30497459815328, 0.807289274132564), (0.775720917906762, -0.428329314118584),
+        (2.59591595866479, -2.55192335675646), (2.92678894807241, -2.44863665263709), (2.19559932396223, -1.28467847879691),
+        (2.20291552349034, -2.42008593611649),
+    ]
+    static let mirtCorrelations = [1, 0.856608660325, 0.707762085341, 0.856608660325, 1, 0.632085149449, 0.707762085341, 0.632085149449, 1.0]
+    static let mirtCorrelatedFactor = [0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2]
+
+    /// The correlated-factors model's M2 against mirt 1.47's `M2(mod, quadpts = 31)` of that fit: 192.37830783 on
+    /// 101 df, SRMSR 0.02938081 (at `quadpts = 21`: 192.35297468, SRMSR 0.02937857: mirt's grid in θ is coarse
+    /// across R's narrow axis; ours is in whitened coordinates). mirt's Δ₂ holds the item parameters only — the
+    /// factor correlations are left out of the derivatives although its df counts them — so ours with R held fixed
+    /// in Δ₂ reproduces its M2 (to 1e-5 relative), and ours with R's columns, the statistic Maydeu-Olivares & Joe
+    /// (2006) define (Δ₂ over every estimated parameter), is 0.46 lower: 191.92 on 101 df.
+    @Test func correlatedMatchesMirt() throws {
+        let (patterns, persons) = try Self.icarPatterns()
+        let items = Self.mirtCorrelated.map { BifactorItem(generalSlope: $0.0, intercept: $0.1) }
+        let factor = Self.mirtCorrelatedFactor, r = Self.mirtCorrelations
+        let parameters = try #require(CorrelatedJointProbabilities.parameters(items, correlations: r))
+        let fit = try LimitedInformationFit.evaluate(
+            responses: patterns, persons: persons, itemCount: 16, parameters: parameters,
+            model: { (x, largest) throws(PsychometricsError) in try CorrelatedJointProbabilities.model(items, factor: factor, factors: 3, at: x, largestSet: largest) },
+            workers: 2)
+        #expect(fit.degreesOfFreedom == 101 && fit.parameters == 35)
+        #expect(abs(fit.srmsr - 0.02938081) < 1e-6, "SRMSR \(fit.srmsr)")
+        // R held fixed in Δ₂ (item parameters only), as mirt's M2() does.
+        let itemsOnly = try LimitedInformationFit.evaluate(
+            responses: patterns, persons: persons, itemCount: 16, parameters: items.flatMap(\.workingParameters),
+            model: { (x, largest) throws(PsychometricsError) in
+                try CorrelatedJointProbabilities.model(items, factor: factor, factors: 3, at: x + Array(parameters[32...]), largestSet: largest)
+            }, workers: 2)
+        #expect(abs(itemsOnly.m2 / 192.37830783 - 1) < 1e-5, "M2 with R fixed in Δ₂ \(itemsOnly.m2)")
+        #expect(abs(fit.m2 - 191.92) < 0.01 && fit.m2 < itemsOnly.m2, "M2 \(fit.m2)")
+        let rmsea = (max(0, fit.m2 - 101) / (Double(persons - 1) * 101)).squareRoot()
+        #expect(abs(fit.rmsea - rmsea) < 1e-12)
+    }
+
+    /// The correlated model's joint probabilities of sets on 1…4 factors: with R = I, against the product of
+    /// one-dimensional integrals on 401 points (the rules' own error: 1e-5 up to 3 factors, 5e-5 on 4); with
+    /// correlations, against the 21⁴-node rule over all four factors at once (5e-5).
+    @Test func correlatedJointProbabilitiesAreAccurate() throws {
+        let items = [
+            BifactorItem(generalSlope: 1.8, intercept: 0.4), BifactorItem(generalSlope: 0.9, intercept: -0.7),
+            BifactorItem(generalSlope: 2.4, intercept: -1.5), BifactorItem(generalSlope: 1.2, intercept: 1.1),
+            BifactorItem(generalSlope: 1.5, intercept: 0.2, guessing: 0.2, estimatesGuessing: true), BifactorItem(generalSlope: 2.0, intercept: 0.8),
+        ]
+        let factor = [0, 0, 1, 2, 3, 3]
+        let sets = [[0], [2], [0, 1], [0, 2], [2, 3], [2, 5], [0, 2, 3], [0, 1, 4], [2, 3, 5], [1, 2, 3, 4], [0, 2, 3, 5], [0, 1, 2, 3], [4, 5, 0, 2]]
+        func factors(_ set: [Int]) -> Int { Set(set.map { factor[$0] }).count }
+        let identity: [Double] = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
+        let independent = try CorrelatedJointProbabilities(items: items, factor: factor, correlations: identity, largestSet: 4)
+        let fine = try CorrelatedJointProbabilities(items: items, factor: factor, correlations: identity, largestSet: 1, rules: [(401, 8)])
+        func p(_ model: CorrelatedJointProbabilities, _ set: [Int]) -> Double { set.withUnsafeBufferPointer { model.allCorrect($0) } }
+        for set in sets {
+            // Items on one factor integrate together; factors multiply.
+            var exact = 1.0
+            for f in Set(set.map { factor[$0] }) {
+                let members = set.filter { factor[$0] == f }
+                exact *= members.count == 1 ? p(fine, members) : p(independent, members)
+            }
+            if set.allSatisfy({ factor[$0] != 0 }) || set.filter({ factor[$0] == 0 }).count == 1 {
+                #expect(abs(p(independent, set) - exact) < (factors(set) == 4 ? 5e-5 : 1e-5), "R = I, set \(set): \(p(independent, set)) vs \(exact)")
+            }
+        }
+        let r: [Double] = [1, 0.7, 0.5, 0.3, 0.7, 1, 0.6, 0.4, 0.5, 0.6, 1, 0.2, 0.3, 0.4, 0.2, 1]
+        let joint = try CorrelatedJointProbabilities(items: items, factor: factor, correlations: r, largestSet: 4)
+        let grid = try QuadratureGrid(count: 21, bound: 6)
+        var l = r
+        #expect(choleskyInPlace(&l, n: 4))
+        for set in sets {
+            var total = 0.0
+            for a in 0..<21 { for b in 0..<21 { for c in 0..<21 { for d in 0..<21 {
+                let z = [grid.points[a], grid.points[b], grid.points[c], grid.points[d]]
+                var value = grid.weights[a] * grid.weights[b] * grid.weights[c] * grid.weights[d]
+                for j in set {
+                    let f = factor[j]
+                    var theta = 0.0
+                    for t in 0...f { theta += l[f * 4 + t] * z[t] }
+                    value *= items[j].probability(general: theta, specific: 0)
+                }
+                total += value
+            }}}}
+            #expect(abs(p(joint, set) - total) < 5e-5, "set \(set): \(p(joint, set)) vs \(total)")
+        }
     }
 
     /// The dimension-reduced joint probabilities equal brute-force integration over the full (θ_g, θ_1, θ_2)
@@ -141,7 +233,7 @@ struct LimitedInformationFitTests {
             let grid = try QuadratureGrid(count: 61, bound: 6)
             let fit = try LimitedInformationFit.evaluate(
                 responses: patterns, persons: 2_000, itemCount: 8, parameters: UnidimensionalJointProbabilities.parameters(fitted, model: .twoPL),
-                model: { UnidimensionalJointProbabilities(items: UnidimensionalJointProbabilities.items($0, count: 8, model: .twoPL), grid: grid) },
+                model: { x, _ in UnidimensionalJointProbabilities(items: UnidimensionalJointProbabilities.items(x, count: 8, model: .twoPL), grid: grid) },
                 workers: 1)
             #expect(fit.degreesOfFreedom == 20)
             values.append(fit.m2)
@@ -167,7 +259,7 @@ struct LimitedInformationFitTests {
     /// not reject at 0.1% while the 2PL's does, and the log-likelihood equals the calibrator's (1e-6). From a 2PL
     /// truth (every specific slope 0): G² stays below χ²₁₂'s 0.1% point (32.9) and BIC prefers the 2PL.
     @Test func comparisonOnKnownTruth() throws {
-        func run(specificSlope: Double, seed: UInt64) throws -> (BifactorModelComparison, BifactorCalibrationResult) {
+        func run(specificSlope: Double, seed: UInt64) throws -> (BatteryModelComparison, BifactorCalibrationResult) {
             let truth = (0..<12).map { j in
                 BifactorItem(generalSlope: 1 + 0.05 * Double(j), specificSlope: specificSlope * (0.8 + 0.1 * Double(j % 4)), specific: j / 4,
                              intercept: -1 + 0.2 * Double(j))
@@ -179,7 +271,7 @@ struct LimitedInformationFitTests {
             options.standardErrors = false
             options.tolerance = 1e-5
             let fitted = try BifactorCalibrator(options: options).calibrate(data, structure: structure)
-            return (try BifactorModelComparison.compare(data, items: fitted.items.map(\.item), specificFactorCount: 3, workers: 2), fitted)
+            return (try BatteryModelComparison.compare(data, items: fitted.items.map(\.item), specificFactorCount: 3, workers: 2), fitted)
         }
         let (bifactor, fitted) = try run(specificSlope: 1.2, seed: 31)
         #expect(abs(bifactor.multidimensional.logLikelihood - fitted.logLikelihood) < 1e-6 * abs(fitted.logLikelihood))

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-// Issue 28: `simulate --model correlated`, `calibrate --model correlated` and `score` on the bank it writes.
+// Issue 28: `simulate --model correlated`, `calibrate --model correlated`, and `score`, `analyze` and `report` on the bank it writes.
 
 @Suite("calibrate --model correlated")
 struct CorrelatedCLITests {
@@ -47,6 +47,20 @@ struct CorrelatedCLITests {
             let claimed = 1 - scores.dropFirst().reduce(0) { $0 + pow(Double($1[seColumn])!, 2) } / n
             #expect(abs(cov * cov / (ve * vt) - claimed) < 0.05, "factor \(name): r² = \(cov * cov / (ve * vt)), claimed \(claimed)")
         }
+        // analyze: the bank's model against one factor; on data simulated from the correlated model M2 fits and the LR test rejects one factor.
+        r = try ws.run("analyze", "responses.csv", "--bank", "bank.csv", "--out", "analysis.csv", "--summary-json", "analysis.json")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("correlated model, factors a, b, c") && r.stderr.contains("one factor is every correlation at 1"), "\(r.stderr)")
+        let analysis = try JSONSerialization.jsonObject(with: Data(ws.read("analysis.json").utf8)) as! [String: Any]
+        let lr = try #require(analysis["likelihood_ratio"] as? [String: Any]), multi = try #require(analysis["multidimensional"] as? [String: Any])
+        let m2 = try #require(multi["m2"] as? [String: Any]), uniM2 = try #require((analysis["unidimensional"] as? [String: Any])?["m2"] as? [String: Any])
+        #expect(lr["df"] as? Int == 3 && (lr["p"] as? Double ?? 1) < 1e-6 && multi["parameters"] as? Int == 39, "\(lr)")
+        #expect(m2["df"] as? Int == 171 - 39 && (m2["p"] as? Double ?? 0) > 0.001 && (uniM2["p"] as? Double ?? 1) < 1e-6, "\(m2) \(uniM2)")
+        #expect(try ws.read("analysis.csv").hasPrefix("item_id,factor,n,p_value,a,d,c,loading,a_unidimensional,"))
+        r = try ws.run("report", "responses.csv", "--bank", "bank.csv", "--out", "report.html")
+        #expect(r.status == 0 && r.stderr.contains("correlated-factors bank"), "\(r.stderr)")
+        let html = try ws.read("report.html")
+        #expect(html.contains("<h2 id=\"correlations\">Factor correlations</h2>") && html.contains("Which indexes add value") && html.contains("<svg"))
     }
 
     @Test("equal to mirt 1.47 on the same data: log-likelihood, correlations and items (15 points per factor, TOL 1e-6)")

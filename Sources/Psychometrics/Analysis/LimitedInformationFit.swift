@@ -63,12 +63,15 @@ public struct LimitedInformationFit: Sendable, Hashable, Codable {
     /// row-major, 0/1).
     /// - Parameters:
     ///   - parameters: the fitted model's free parameters γ̂.
-    ///   - model: the model at parameters γ (called at γ̂ and at each γ̂ ± h e_k).
+    ///   - model: the model at parameters γ for sets of up to the given number of items: called at γ̂ for sets of
+    ///     up to 4 items (Ξ₂) and at each γ̂ ± h e_k for sets of up to 2 (Δ₂), so a model that tabulates per set
+    ///     size can tabulate less for the derivatives.
     /// - Throws: `PsychometricsError` `.insufficientData` for fewer than 3 items, more than `maximumItems`, fewer
     ///   than `minimumPersons` patterns, or no degrees of freedom left; `.numericalFailure` when Ξ₂ is not
     ///   positive definite (an item everybody or nobody answers correctly under the model).
     package static func evaluate(responses: [UInt8], persons: Int, itemCount n: Int, parameters: [Double],
-                                 model: ([Double]) -> any JointCorrectProbabilities, workers: Int) throws(PsychometricsError) -> LimitedInformationFit {
+                                 model: ([Double], _ largestSet: Int) throws(PsychometricsError) -> any JointCorrectProbabilities,
+                                 workers: Int) throws(PsychometricsError) -> LimitedInformationFit {
         guard n >= 3 else { throw PsychometricsError(.insufficientData, "M2 needs at least 3 items, got \(n)") }
         guard n <= maximumItems else {
             throw PsychometricsError(.insufficientData, "M2 is computed for at most \(maximumItems) items (\(n * (n + 1) / 2) moments; its matrix grows as the square of that), got \(n)")
@@ -112,23 +115,29 @@ public struct LimitedInformationFit: Sendable, Hashable, Codable {
             }
             return out
         }
-        let fitted = model(parameters)
+        let fitted = try model(parameters, 4)
         let expected = moments(fitted)
 
         // Δ₂ (column-major m × q) by central differences; the columns in parallel.
         let h = 1e-5, lanes = max(1, min(workers, q))
         var delta = [Double](repeating: 0, count: m * max(q, 1))
+        var failures = [PsychometricsError?](repeating: nil, count: lanes)
         delta.withUnsafeMutableBufferPointer { buffer in
-            let box = UncheckedSendableBox(buffer.baseAddress!)
-            parallelFor(lanes) { lane in
-                for k in stride(from: lane, to: q, by: lanes) {
-                    var up = parameters, down = parameters
-                    up[k] += h; down[k] -= h
-                    let plus = moments(model(up)), minus = moments(model(down))
-                    for a in 0..<m { box.value[k * m + a] = (plus[a] - minus[a]) / (2 * h) }
+            failures.withUnsafeMutableBufferPointer { failed in
+                let box = UncheckedSendableBox(buffer.baseAddress!), failedBox = UncheckedSendableBox(failed.baseAddress!)
+                parallelFor(lanes) { lane in
+                    do throws(PsychometricsError) {
+                        for k in stride(from: lane, to: q, by: lanes) {
+                            var up = parameters, down = parameters
+                            up[k] += h; down[k] -= h
+                            let plus = moments(try model(up, 2)), minus = moments(try model(down, 2))
+                            for a in 0..<m { box.value[k * m + a] = (plus[a] - minus[a]) / (2 * h) }
+                        }
+                    } catch { failedBox.value[lane] = error }
                 }
             }
         }
+        if let failure = failures.lazy.compactMap({ $0 }).first { throw failure }
 
         // Ξ₂ (symmetric; rows filled in parallel, strided so the triangle's work is shared evenly).
         var xi = [Double](repeating: 0, count: m * m)
@@ -249,7 +258,7 @@ package struct UnidimensionalJointProbabilities: JointCorrectProbabilities {
         do {
             let fit = try LimitedInformationFit.evaluate(
                 responses: patterns, persons: persons, itemCount: data.itemCount, parameters: parameters(items, model: model),
-                model: { UnidimensionalJointProbabilities(items: Self.items($0, count: items.count, model: model), grid: grid) }, workers: workers)
+                model: { x, _ in UnidimensionalJointProbabilities(items: Self.items(x, count: items.count, model: model), grid: grid) }, workers: workers)
             return (fit, nil)
         } catch { return (nil, error.message) }
     }
