@@ -87,6 +87,9 @@ package final class BatchScorer {
     /// Age-specific norms: each session is reported on them at its age (`AgeNormScale.score(_:age:)`); nil: on
     /// `scorer.scale`. Norms that are age-specific need `ageColumn` (checked by `run`).
     package var ageScale: AgeNormScale?
+    /// On a battery: per reported index (`Battery.reportedIndexes` order), the norms it is reported on (nil: the
+    /// calibration population, `Battery.indexScale`); empty: every index on the calibration population.
+    package var indexScales: [AgeNormScale?] = []
     /// The column holding each session's age in years (`SessionAge`); nil: ages are not read. With it, every
     /// input must have the column, each score row gets an `age` column after `norms`, and a session whose age is
     /// bad, missing or not one number is rejected.
@@ -151,8 +154,11 @@ package final class BatchScorer {
         let started = Date()
         var problems = WorkerThreads.validationProblems(workers) + Self.validationProblems(fileCount: inputs.count)
         if maxMemoryBytes < 1 << 12 { problems.append("the memory budget must be at least 4 KiB, got \(maxMemoryBytes) bytes") }
-        if let norms = ageScale?.norms, norms.isAgeSpecific, ageColumn == nil {
+        for norms in ([ageScale] + indexScales).compactMap({ $0?.norms }) where norms.isAgeSpecific && ageColumn == nil {
             problems.append("the norms \(norms.label) are age-specific: name the age column")
+        }
+        if !indexScales.isEmpty && indexScales.count != (scorer.battery?.reportedIndexes.count ?? -1) {
+            problems.append("index norms are given for \(indexScales.count) indexes, the battery reports \(scorer.battery?.reportedIndexes.count ?? 0)")
         }
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid batch settings: " + problems.joined(separator: "; ")) }
         let prefix = spillPrefix ?? TemporaryFiles.spillPrefix(besideOutput: scores.isRegularFile ? scores.path
@@ -811,7 +817,13 @@ package final class BatchScorer {
                 let report: ((AbilityEstimate) throws -> IQScore)? = ageScale.map { scale in
                     { try scale.score($0, age: age.isNaN ? nil : age) }
                 }
-                let (estimate, score, unscored, indexes) = try scorer.score(items, responses, domainCounts: counts.baseAddress!, report: report)
+                let scales = indexScales, scorer = scorer
+                let indexReport: ((Int, AbilityEstimate) throws -> IQScore)? = scales.isEmpty ? nil : { position, estimate in
+                    if let scale = scales[position] { return try scale.score(estimate, age: age.isNaN ? nil : age) }
+                    return try scorer.indexScale!.score(estimate)
+                }
+                let (estimate, score, unscored, indexes) = try scorer.score(items, responses, domainCounts: counts.baseAddress!, report: report,
+                                                                            indexReport: indexReport)
                 for flag in score.flags { flags[flag.order] += 1 }
                 appendRow(id: id, estimate, score, unscored: unscored, indexes: indexes, age: age, counts.baseAddress!, labels, to: &out)
             } catch let error as PsychometricsError where error.code == .noResponses {

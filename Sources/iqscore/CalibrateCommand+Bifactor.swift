@@ -12,8 +12,8 @@ extension CalibrateCommand {
         if let itemType, itemType != .twoPL && itemType != .threePL {
             throw ValidationError("--item-type must be 2pl or 3pl for --model \(model.description), got \(itemType.rawValue)")
         }
-        if fixedBankPath != nil && model != .bifactor {
-            throw ValidationError("--fixed (online calibration) goes with the unidimensional models and --model bifactor; --model \(model.description) estimates every item")
+        if fixedBankPath != nil && model == .testlet {
+            throw ValidationError("--fixed (online calibration) goes with the unidimensional models, --model bifactor and --model correlated; --model testlet estimates every item (a factor's ratio λ is shared by its items)")
         }
         if eStep != .automatic { throw ValidationError("--e-step applies to the unidimensional 0/1 models; --model \(model.description) has its own E-step") }
     }

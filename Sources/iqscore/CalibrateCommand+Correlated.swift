@@ -9,21 +9,49 @@ extension CalibrateCommand {
     func runCorrelated(bankWriter: AtomicFileWriter, manifestWriter: AtomicFileWriter?) throws -> Int32 {
         let options = try calibrationOptions()
         let (metadata, data, report, readSeconds) = try readFactorData()
-        let structure = try FactorStructure(items: data.itemIDs.map { ($0, metadata.values[$0]?[factorColumn]) })
+        // A fixed item's factor is the fixed bank's; the other items' come from --factor-column.
+        let fixedBank = try fixedBankPath.map { path in
+            guard CorrelatedFactorsBank.isCorrelated(csv: path) else {
+                throw InputError(file: path, line: 1, message: "--fixed with --model correlated takes a correlated-factors bank (calibrate --model correlated writes one: a factor column and r_<factor> columns)")
+            }
+            return try CorrelatedFactorsBank.load(csv: path)
+        }
+        var fixedFactor: [String: String] = [:]
+        if let fixedBank { for item in fixedBank.items { fixedFactor[item.itemID] = fixedBank.factors[item.factor] } }
+        let structure = try FactorStructure(items: data.itemIDs.map { id in (id, fixedFactor[id] ?? metadata.values[id]?[factorColumn]) })
+        var fixedItems: [String: CorrelatedFactorsResult.Item] = [:]
+        if let fixedBank {
+            for item in fixedBank.items {
+                guard let factor = structure.specificFactorOfItem[item.itemID] else { continue }
+                var held = item
+                held.factor = factor
+                fixedItems[item.itemID] = held
+            }
+        }
         let status = TerminalStatusLine()
         let result = try CorrelatedFactorsCalibrator(options: options, quadraturePoints: quadraturePoints, integration: integration, monteCarloPoints: qmcPoints)
-            .calibrate(data, structure: structure, progress: Self.progress(on: status))
+            .calibrate(data, structure: structure, fixed: fixedItems, progress: Self.progress(on: status))
         status.clear()
         try bankWriter.write(result.bankCSV(metadata: metadata))
         try OutputSet.commit([("bank", bankWriter, result.items.count)], manifest: manifestWriter) { entries in
             var summary = CorrelatedCalibrationSummary(result: result, options: options, report: report, responsesPath: responses, bankPath: out,
                                                        factorColumn: factorColumn, readSeconds: readSeconds)
             summary.outputs = entries
+            if let fixedBankPath {
+                summary.fixed_bank = fixedBankPath
+                summary.fixed_items = result.items.filter(\.isFixed).map(\.itemID)
+                summary.fixed_items_not_in_data = result.fixedItemsNotInData
+            }
             return try encodeJSON(summary)
         }
         var lines = ["iqscore calibrate: correlated factors \(result.model.rawValue.uppercased()) on \(responses) (\(report.layout.rawValue) layout, \(formatCount(report.dataRows)) data rows)"]
         lines.append("data: \(formatCount(result.personCount)) persons × \(result.items.count) items, \(formatCount(data.cellCount)) responses")
         lines.append("factors: " + result.factors.indices.map { f in "\(result.factors[f]) (\(result.items.filter { $0.factor == f }.count))" }.joined(separator: ", "))
+        if let fixedBankPath {
+            let held = result.items.filter(\.isFixed).count
+            lines.append("fixed: \(held) items held at their values in \(fixedBankPath), \(result.items.count - held) free items estimated on its factors (the correlations estimated on this sample)"
+                         + (result.fixedItemsNotInData.isEmpty ? "" : "; \(result.fixedItemsNotInData.count) bank item\(result.fixedItemsNotInData.count == 1 ? "" : "s") not in the data (not written)"))
+        }
         let state = result.converged ? "converged in \(result.cycles) cycles" : "NOT CONVERGED after \(result.cycles) cycles"
         let integrationText = result.integration == .productGrid
             ? "product grid \(result.quadraturePoints)^\(result.factors.count) = \(formatCount(result.nodes)) nodes"
@@ -86,6 +114,10 @@ struct CorrelatedCalibrationSummary: Encodable {
     var read_seconds: Double
     var fit_seconds: Double
     var warnings: [String]
+    /// Online calibration (`--fixed`): the bank, its items held, and those not in the data.
+    var fixed_bank: String?
+    var fixed_items: [String]?
+    var fixed_items_not_in_data: [String]?
 
     init(result: CorrelatedFactorsResult, options: CalibrationOptions, report: ResponseFileReport, responsesPath: String, bankPath: String,
          factorColumn: String, readSeconds: Double) {

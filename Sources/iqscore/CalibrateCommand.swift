@@ -107,7 +107,7 @@ struct CalibrateCommand: ParsableCommand {
     @Option(help: "Item metadata CSV (item_id plus columns such as domain) to carry into the bank.")
     var items: String?
 
-    @Option(name: .customLong("fixed"), help: "Bank CSV whose items are held fixed at their values (online calibration of new items onto the bank's scale); a bifactor bank with --model bifactor.")
+    @Option(name: .customLong("fixed"), help: "Bank CSV whose items are held fixed at their values (online calibration of new items onto the bank's scale); a bifactor bank with --model bifactor, a correlated-factors bank with --model correlated (a held item's factor is the bank's; the correlations are estimated on the new sample).")
     var fixedBankPath: String?
 
     @OptionGroup var columns: ResponseColumnOptions

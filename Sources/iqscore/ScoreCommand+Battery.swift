@@ -37,6 +37,8 @@ struct ScoringBattery {
     var bank: ItemBank
     var layout: String
     var addedValue: [IndexAddedValue]
+    /// `--index-norms`: each normed index's norms label (the others on the calibration population).
+    var indexNorms: [String: String] = [:]
 }
 
 extension ScoreCommand {
@@ -89,6 +91,9 @@ extension ScoreCommand {
         let names = b.battery.reportedNames
         let rule = indexes == .addingValue ? "those that add value" : "as asked"
         lines.append("indexes reported: " + (names.isEmpty ? "none" : names.joined(separator: ", ")) + " — \(rule) (--indexes \(indexes.argument))")
+        if !b.indexNorms.isEmpty {
+            lines.append("index norms: " + names.map { "\($0) \(b.indexNorms[$0] ?? "calibration population")" }.joined(separator: ", "))
+        }
         return lines
     }
 }
@@ -112,6 +117,8 @@ struct BatterySummary: Encodable {
     /// Items per test the added value was computed for (the bank's size: one fixed form).
     var index_form_length: Int
     var added_value: [AddedValue]
+    /// Per reported index, the norms its IQ is on (`--index-norms`, else the calibration population).
+    var index_norms: [String: String]
 
     struct AddedValue: Encodable {
         var factor: String
@@ -144,6 +151,7 @@ struct BatterySummary: Encodable {
         indexes_reported = b.battery.reportedNames
         index_selection = selection.argument
         index_form_length = b.addedValue.first?.formLength ?? b.battery.itemCount
+        index_norms = Dictionary(uniqueKeysWithValues: b.battery.reportedNames.map { ($0, b.indexNorms[$0] ?? "calibration population") })
         added_value = b.addedValue.map { v in
             let composite = b.battery.composites.first { structure.specificFactors[$0.factor] == v.factor }
             return AddedValue(factor: v.factor, items: v.items, prmse_subscore: v.subscore, prmse_total: v.total, prmse_augmented: v.augmented,

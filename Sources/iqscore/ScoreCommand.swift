@@ -48,7 +48,8 @@ struct ScoreCommand: ParsableCommand {
             reported domain gets index_<domain>_theta,_se,_iq,_iq_low,_iq_high,_percentile,_flags (in JSON Lines \
             an "indexes" object): the domain's reference composite w_g·θ_g + w_s·θ_s, the direction its items \
             measure (Reckase 2009; the general-plus-specific composite DeMars 2013 recommends), N(0, 1) in the \
-            calibration population, so its IQ is 100 + 15·index with the same interval level and flags (few_items: \
+            calibration population, so its IQ is 100 + 15·index (or on its own norms, --index-norms NAME=NORMS.json: \
+            linear or age-specific, e.g. built by norms build --theta-column index_NAME_theta) with the same interval level and flags (few_items: \
             the session answered none of the domain's items). --indexes auto (the default) reports the domains \
             that add value over the full-scale score by Haberman's (2008) criterion, PRMSE of the true index from \
             the domain's items alone above PRMSE from the full-scale score, computed on the bank as one form, or for \
@@ -111,6 +112,9 @@ struct ScoreCommand: ParsableCommand {
     @Option(name: .customLong("index-form-length"), help: ArgumentHelp("On a battery bank: the added value of the indexes is computed for tests of this many items drawn at random from the bank (default: the whole bank as one form; needed by --indexes auto beyond \(Battery.maximumFixedFormItems) items).", valueName: "items"))
     var indexFormLength: Int?
 
+    @Option(name: .customLong("index-norms"), help: ArgumentHelp("On a battery bank: the norms of one reported index, NAME=NORMS.json (repeat for more): a NORMS.json from `iqscore norms build` on that index's θ (--theta-column index_NAME_theta of a score file; age-specific norms need --age-column) or linear {\"name\", \"version\", \"mean\", \"sd\"} on the index's scale. An index without one is normed on the calibration population.", valueName: "name=norms.json"))
+    var indexNorms: [String] = []
+
     @Option(help: "Norms JSON for the IQ scale: a NORMS.json document from `iqscore norms build` (age-specific: needs --age-column) or linear {\"name\", \"version\", \"mean\", \"sd\"} (default: calibration population N(0, 1)).")
     var norms: String?
 
@@ -168,12 +172,13 @@ struct ScoreCommand: ParsableCommand {
                 throw InputError(file: out, message: "--out is not a regular file, so there is no place beside it for the rejects; name one with --rejects")
             }
             let outputs = [("--out", out), ("--rejects", rejectsPath)] + given("--summary-json", manifestPath)
-            try prepareOutputs(inputs: sessions.map { ("input", $0) } + [("--bank", bank)] + given("--norms", norms),
+            let indexNormFiles = try parsedIndexNorms()
+            try prepareOutputs(inputs: sessions.map { ("input", $0) } + [("--bank", bank)] + given("--norms", norms) + indexNormFiles.map { ("--index-norms", $0.path) },
                                outputs: outputs)
             // Before anything else is read: age-specific norms need the age column.
             let ageNorms = try norms.map { try AgeNorms.load(json: $0) } ?? .linear(.calibrationPopulation)
             if ageNorms.isAgeSpecific && ageColumn == nil { throw Self.ageColumnNeeded(ageNorms) }
-            let battery = try loadBattery()
+            var battery = try loadBattery()
             let itemBank = try battery?.bank ?? loadBank(bank, categoryItems: bankModel.reading)
             // Linear norms are `IQScale`'s own; age-specific ones report through `AgeNormScale` with the same settings.
             let linearNorms: Norms
@@ -187,6 +192,21 @@ struct ScoreCommand: ParsableCommand {
             batch.optionKeys = try keyColumn.map { try OptionKeys(bank: itemBank, column: $0, everyCell: true) } ?? OptionKeys.letters(in: itemBank)
             if ageNorms.isAgeSpecific { batch.ageScale = AgeNormScale(norms: ageNorms, transformation: iqTransform, settings: scorer.scale) }
             batch.ageColumn = ageColumn
+            if !indexNormFiles.isEmpty {
+                guard let b = battery, let indexScale = scorer.indexScale else { throw ValidationError("--index-norms goes with a battery bank (bifactor, testlet or correlated factors); \(bank) is unidimensional") }
+                let names = b.battery.reportedNames
+                var scales = [AgeNormScale?](repeating: nil, count: names.count)
+                for file in indexNormFiles {
+                    guard let position = names.firstIndex(of: file.name) else {
+                        throw ValidationError("--index-norms \(file.name): not a reported index (reported: \(names.isEmpty ? "none" : names.joined(separator: ", ")); --indexes chooses them)")
+                    }
+                    let norms = try AgeNorms.load(json: file.path)
+                    if norms.isAgeSpecific && ageColumn == nil { throw Self.ageColumnNeeded(norms) }
+                    scales[position] = AgeNormScale(norms: norms, transformation: iqTransform, settings: indexScale)
+                    battery?.indexNorms[file.name] = norms.label
+                }
+                batch.indexScales = scales
+            }
             if let threads { batch.workers = threads }
             batch.maxMemoryBytes = maxMemory.bytes
             let scoresWriter = try AtomicFileWriter(path: out)
@@ -221,6 +241,20 @@ struct ScoreCommand: ParsableCommand {
             let rejected = strict ? report.sessionsRejected : report.sessionsRefused
             return rejected == 0 ? ExitStatus.success : ExitStatus.someRejected
         }
+    }
+
+    /// `--index-norms NAME=FILE` values: each split at its first `=`, names distinct.
+    func parsedIndexNorms() throws -> [(name: String, path: String)] {
+        var out: [(name: String, path: String)] = []
+        for value in indexNorms {
+            guard let equals = value.firstIndex(of: "="), value.startIndex != equals, value.index(after: equals) != value.endIndex else {
+                throw ValidationError("--index-norms must be NAME=NORMS.json (an index and its norms file), got \(TextFidelity.quoted(value))")
+            }
+            let name = String(value[..<equals]).trimmingCharacters(in: .whitespaces), path = String(value[value.index(after: equals)...])
+            guard !out.contains(where: { $0.name == name }) else { throw ValidationError("--index-norms names \(TextFidelity.quoted(name)) twice") }
+            out.append((name, path))
+        }
+        return out
     }
 
     /// Which options would read the first input that a misread layout explains (`ResponseLayoutHint`), named

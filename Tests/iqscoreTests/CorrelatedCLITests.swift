@@ -83,6 +83,81 @@ struct CorrelatedCLITests {
         #expect(abs(Double(first[2])! - 0.777665766938952) < 1e-3 && abs(Double(first[5])! - 1.38205582191959) < 1e-3, "\(first)")
     }
 
+    @Test("online calibration: --fixed holds a correlated bank's items to the bit and estimates the new ones on its factors")
+    func onlineCalibration() throws {
+        let ws = try CLIWorkspace()
+        var r = try ws.run("simulate", "--model", "correlated", "--items", "18", "--persons", "3000", "--domains", "a,b,c",
+                           "--factor-correlation", "0.5", "--out", "r.csv", "--bank-out", "truth.csv", "--seed", "5")
+        #expect(r.status == 0, "\(r.stderr)")
+        let truth = try ws.read("truth.csv").split(separator: "\n").map(String.init)
+        // Every other item of the true bank is held; the rest are new.
+        try ws.write("fixed.csv", ([truth[0]] + truth.dropFirst().enumerated().filter { $0.offset % 2 == 0 }.map(\.element)).joined(separator: "\n") + "\n")
+        r = try ws.run("calibrate", "--model", "correlated", "r.csv", "--items", "truth.csv", "--fixed", "fixed.csv", "--quadrature-points", "11",
+                       "--no-se", "--out", "online.csv")
+        #expect(r.status == 0 && r.stderr.contains("fixed: 9 items held at their values in fixed.csv, 9 free items"), "\(r.stderr)")
+        r = try ws.run("calibrate", "--model", "correlated", "r.csv", "--items", "truth.csv", "--quadrature-points", "11", "--no-se", "--out", "free.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        let online = try ws.read("online.csv").split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        let rows = truth.map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        let flags = try #require(online[0].firstIndex(of: "flags"))
+        var squared = 0.0
+        for i in 1..<rows.count {
+            let held = i % 2 == 1
+            #expect((online[i][flags] == "fixed") == held, "\(online[i])")
+            // Columns 2…5: a_a, a_b, a_c, d (the true bank's values to its 6 decimals when held).
+            if held { #expect(Array(online[i][2...5]) == Array(rows[i][2...5]), "\(online[i]) vs \(rows[i])") }
+            else { for c in 2...5 { squared += pow(Double(online[i][c])! - Double(rows[i][c])!, 2) } }
+        }
+        #expect((squared / 36).squareRoot() < 0.08, "RMSE of the free items' parameters \((squared / 36).squareRoot())")
+        let summary = try JSONSerialization.jsonObject(with: Data(ws.read("online.summary.json").utf8)) as! [String: Any]
+        let freeSummary = try JSONSerialization.jsonObject(with: Data(ws.read("free.summary.json").utf8)) as! [String: Any]
+        #expect((summary["fixed_items"] as? [String])?.count == 9 && summary["fixed_bank"] as? String == "fixed.csv")
+        let llOnline = try #require(summary["log_likelihood"] as? Double), llFree = try #require(freeSummary["log_likelihood"] as? Double)
+        #expect(llOnline <= llFree + 1e-6 && llFree - llOnline < 20, "online \(llOnline), free \(llFree)")
+        // A bank of another model is refused by name.
+        r = try ws.run("calibrate", "--model", "2pl", "r.csv", "--out", "uni.csv", "--no-se")
+        r = try ws.run("calibrate", "--model", "correlated", "r.csv", "--items", "truth.csv", "--fixed", "uni.csv", "--out", "x.csv")
+        #expect(r.status == 1 && r.stderr.contains("--fixed with --model correlated takes a correlated-factors bank"), "\(r.stderr)")
+    }
+
+    @Test("--index-norms: an index reported on its own norms, the others and the full scale unchanged; bad values named")
+    func indexNorms() throws {
+        let ws = try CLIWorkspace()
+        var r = try ws.run("simulate", "--model", "correlated", "--items", "12", "--persons", "400", "--domains", "a,b",
+                           "--factor-correlation", "0.6", "--out", "r.csv", "--bank-out", "truth.csv", "--seed", "8")
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try ws.run("score", "r.csv", "--bank", "truth.csv", "--indexes", "all", "--out", "plain.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        try ws.write("a.json", #"{"name": "a-norms", "version": "1", "mean": 0.5, "sd": 2}"#)
+        r = try ws.run("score", "r.csv", "--bank", "truth.csv", "--indexes", "all", "--index-norms", "a=a.json", "--out", "normed.csv")
+        #expect(r.status == 0 && r.stderr.contains("index norms: a a-norms@1, b calibration population"), "\(r.stderr)")
+        func table(_ name: String) throws -> [[String]] {
+            try ws.read(name).split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        }
+        let plain = try table("plain.csv"), normed = try table("normed.csv")
+        let header = normed[0]
+        let theta = try #require(header.firstIndex(of: "index_a_theta")), iq = try #require(header.firstIndex(of: "index_a_iq"))
+        let percentile = try #require(header.firstIndex(of: "index_a_percentile")), bStart = try #require(header.firstIndex(of: "index_b_theta"))
+        #expect(plain.count == 401 && normed.count == 401)
+        for (p, n) in zip(plain.dropFirst(), normed.dropFirst()) {
+            let z = (Double(n[theta])! - 0.5) / 2
+            #expect(abs(Double(n[iq])! - (100 + 15 * z)) <= 0.5 + 1e-3 * 15, "\(n[theta]) → \(n[iq])")
+            #expect(abs(Double(n[percentile])! - 100 * NormalCDF(z)) <= 0.05 + 1e-3, "\(n[theta]) → \(n[percentile])")
+            // The full scale and the other index as without index norms.
+            #expect(Array(p[0..<theta]) == Array(n[0..<theta]) && Array(p[bStart...]) == Array(n[bStart...]))
+        }
+        let manifest = try JSONSerialization.jsonObject(with: Data(ws.read("normed.summary.json").utf8)) as! [String: Any]
+        let norms = (manifest["battery"] as? [String: Any])?["index_norms"] as? [String: String]
+        #expect(norms == ["a": "a-norms@1", "b": "calibration population"], "\(String(describing: norms))")
+        r = try ws.run("score", "r.csv", "--bank", "truth.csv", "--indexes", "b", "--index-norms", "a=a.json", "--out", "x.csv")
+        #expect(r.status == 64 && r.stderr.contains("--index-norms a: not a reported index (reported: b; --indexes chooses them)"), "\(r.stderr)")
+        r = try ws.run("score", "r.csv", "--bank", "truth.csv", "--index-norms", "a:a.json", "--out", "x.csv")
+        #expect(r.status == 64 && r.stderr.contains("--index-norms must be NAME=NORMS.json"), "\(r.stderr)")
+    }
+
+    /// Φ(z) for the percentile check.
+    func NormalCDF(_ z: Double) -> Double { 0.5 * erfc(-z / 2.squareRoot()) }
+
     @Test("refusals: an item without a factor, one factor, a correlation that is not a correlation matrix's")
     func refusals() throws {
         let ws = try CLIWorkspace()

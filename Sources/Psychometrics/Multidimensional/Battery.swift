@@ -183,15 +183,18 @@ public struct Battery: Sendable {
 
     /// Scores validated answers (distinct item indices in range, responses 0/1) by `method` (one of `methods`):
     /// every factor's estimate and the
-    /// reported indexes on `indexScale` (its norms are ignored: indexes are normed on the calibration population).
-    /// - Throws: `PsychometricsError` from `IQScale.score` (an estimate that is not finite).
+    /// reported indexes on `indexScale` (its norms are ignored: indexes are normed on the calibration population),
+    /// or by `indexReport` (the reported index's position in `reportedIndexes` and its estimate: per-index norms,
+    /// e.g. age-specific ones, which this module does not know).
+    /// - Throws: `PsychometricsError` from `IQScale.score` (an estimate that is not finite), or what `indexReport`
+    ///   throws.
     package func score(_ itemIndices: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, method: AbilityMethod,
-                       indexScale: IQScale) throws -> BatteryScore {
+                       indexScale: IQScale, indexReport: ((Int, AbilityEstimate) throws -> IQScore)? = nil) throws -> BatteryScore {
         let scorer = scoring
         let factors = method == .map ? scorer.map(validated: itemIndices, responses) : scorer.eap(validated: itemIndices, responses)
         var indexes: [IndexScore] = []
         indexes.reserveCapacity(reportedIndexes.count)
-        for c in reportedIndexes {
+        for (position, c) in reportedIndexes.enumerated() {
             let composite = composites[c]
             var answered = 0, correct = 0
             for k in 0..<itemIndices.count where scorer.indexFactor(ofItem: itemIndices[k]) == composite.factor {
@@ -201,7 +204,7 @@ public struct Battery: Sendable {
             let (mean, sd) = composite.estimate(factors)
             var estimate = AbilityEstimate(theta: mean, standardError: sd, method: method, itemCount: max(answered, 1), correctCount: correct, atBound: false)
             estimate.maximumScore = answered
-            var iq = try indexScale.score(estimate)
+            var iq = try indexReport.map { try $0(position, estimate) } ?? indexScale.score(estimate)
             if answered == 0 { iq.flags.append(.fewItems); iq.flags.sort() }
             indexes.append(IndexScore(factor: structure.specificFactors[composite.factor], theta: mean, standardError: sd,
                                       answered: answered, correct: correct, score: iq))

@@ -108,17 +108,7 @@ public struct BifactorCalibrator: Sendable {
         let emptyFactors = (0..<s).filter { groupItems[$0 + 1].isEmpty }.map { structure.specificFactors[$0] }
         if !emptyFactors.isEmpty { warnings.append("specific factor\(emptyFactors.count == 1 ? "" : "s") \(emptyFactors.joined(separator: ", ")) \(emptyFactors.count == 1 ? "has" : "have") no calibrated items") }
         let data = kept.renumberingItems(engineIndex, itemIDs: order.map { kept.itemIDs[$0] })
-        let isFixed = data.itemIDs.map { fixed[$0] != nil }
-        guard isFixed.contains(false) else {
-            throw PsychometricsError(.insufficientData, "every calibrated item is fixed: there is nothing to estimate")
-        }
-        let fixedNotInData = fixed.keys.filter { !Set(data.itemIDs).contains($0) }.sorted()
-        if !fixedNotInData.isEmpty {
-            warnings.append("\(fixedNotInData.count) fixed item\(fixedNotInData.count == 1 ? " is" : "s are") not among the calibrated items of the data (not written): \(fixedNotInData.prefix(10).joined(separator: ", "))\(fixedNotInData.count > 10 ? ", …" : "")")
-        }
-        if !fixed.isEmpty && !isFixed.contains(true) {
-            warnings.append("no fixed item was answered: the new items are not linked to the bank's scale beyond the N(0, 1) factors")
-        }
+        let (isFixed, fixedNotInData) = try fixedItemMask(itemIDs: data.itemIDs, fixedIDs: fixed.keys, distribution: "N(0, 1)", warnings: &warnings)
 
         // Starting values: a_g = 1, a_s = 0.5, c at the guessing prior's mode (0.2 without one), d from the item's
         // proportion correct p by the logistic–normal approximation E σ(z) ≈ σ(E z / √(1 + π Var z / 8)).

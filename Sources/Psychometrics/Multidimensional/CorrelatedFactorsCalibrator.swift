@@ -21,6 +21,11 @@ import Foundation
 ///
 /// Identification: means 0 and variances 1 fixed; each factor's sign is free, so each is reported with its
 /// items' slopes summing positive (flipping a factor flips its correlations).
+///
+/// **Online calibration** (`fixed`): items of a calibrated bank held at their values fix their factors' scales and
+/// signs, and the new items are estimated on them, as the unidimensional engine's fixed-parameter calibration
+/// (Kim 2006, *JEM* 43) does. The factor correlations are estimated on the new sample (started at the identity),
+/// the factors' means and variances stay (0, 1): the sample is taken to come from the bank's population.
 public struct CorrelatedFactorsCalibrator: Sendable {
     /// Read: `model` (2PL or 3PL), `thetaBound`, tolerance, cycle limit, acceleration, workers, standard errors,
     /// the slope bound, the minimum responses per item, `slopePrior`, `guessingPrior` (3PL). Not read:
@@ -94,15 +99,28 @@ public struct CorrelatedFactorsCalibrator: Sendable {
 
     /// - Parameters:
     ///   - structure: each item's factor (`specificFactorOfItem`); every item of the data must have one.
+    ///   - fixed: items held at their values by id (each `factor` indexing `structure.specificFactors`, as the
+    ///     structure gives it); the other data items are estimated. Fixed ids not among the calibrated items are
+    ///     named in a warning.
     /// - Throws: `PsychometricsError` `.invalidOptions` for options outside their ranges, a model other than 2PL or
-    ///   3PL, items in more than two categories, an item without a factor, more than `maximumFactors` factors or
-    ///   a grid beyond `maximumNodes`; `.insufficientData` when fewer than 2 items or persons remain or fewer than
-    ///   2 factors have items; `.numericalFailure` when the iterations diverge.
-    public func calibrate(_ input: ResponseMatrix, structure: FactorStructure,
+    ///   3PL, items in more than two categories, an item without a factor, a fixed item whose factor is not the
+    ///   structure's or whose parameters are not finite, more than `maximumFactors` factors or a grid beyond
+    ///   `maximumNodes`; `.insufficientData` when fewer than 2 items or persons remain, fewer than 2 factors have
+    ///   items or every item is fixed; `.numericalFailure` when the iterations diverge.
+    public func calibrate(_ input: ResponseMatrix, structure: FactorStructure, fixed: [String: CorrelatedFactorsResult.Item] = [:],
                           progress: ((CalibrationProgress) -> Void)? = nil) throws -> CorrelatedFactorsResult {
         let started = DispatchTime.now().uptimeNanoseconds
         var problems = options.validationProblems()
         if options.model != .twoPL && options.model != .threePL { problems.append("the correlated-factors model's items are 2PL or 3PL, not \(options.model.rawValue)") }
+        for (id, item) in fixed.sorted(by: { $0.key < $1.key }) {
+            if let own = structure.specificFactorOfItem[id], own != item.factor {
+                let named = { (f: Int) in f >= 0 && f < structure.specificFactors.count ? structure.specificFactors[f] : "#\(f)" }
+                problems.append("fixed item \(id)'s factor (\(named(item.factor))) is not the structure's (\(named(own)))")
+            }
+            if !(item.slope.isFinite && item.intercept.isFinite && (0..<1).contains(item.guessing)) {
+                problems.append("fixed item \(id) has a parameter that is not finite or c outside [0, 1)")
+            }
+        }
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid options: " + problems.joined(separator: "; ")) }
         let unassigned = input.itemIDs.filter { structure.specificFactorOfItem[$0] == nil }
         guard unassigned.isEmpty else {
@@ -146,12 +164,19 @@ public struct CorrelatedFactorsCalibrator: Sendable {
             warnings.append("factor \(factorNames[f]) has one item: its slope is identified only through the factor correlations")
         }
         let data = kept.renumberingItems(engineIndex, itemIDs: order.map { kept.itemIDs[$0] })
+        let (isFixed, fixedNotInData) = try fixedItemMask(itemIDs: data.itemIDs, fixedIDs: fixed.keys, distribution: "N(0, R)", warnings: &warnings)
+        for f in 0..<k where !factorItems[f].isEmpty && factorItems[f].allSatisfy({ !isFixed[$0] }) && isFixed.contains(true) {
+            warnings.append("factor \(factorNames[f]) has no fixed item: its items are on the N(0, 1) scale of this sample, not linked to the bank's")
+        }
 
         // Starts: a = 1, c at the guessing prior's mode (0.2 without one), d from p by the logistic–normal
         // approximation, R = I.
         let threePL = options.model == .threePL, totals = data.categoryTotals()
         let guessingStart = threePL ? (options.guessingPrior.map { $0.mode } ?? 0.2) : 0
         let start = (0..<data.itemCount).map { e -> BifactorItem in
+            if let item = fixed[data.itemIDs[e]] {
+                return BifactorItem(generalSlope: item.slope, intercept: item.intercept, guessing: item.guessing, estimatesGuessing: item.estimatesGuessing)
+            }
             let n = Double(totals[e][0] + totals[e][1]), p = min(max(Double(totals[e][1]) / n, 0.005), 0.995)
             let pStar = min(max((p - guessingStart) / (1 - guessingStart), 0.02), 0.98)
             return BifactorItem(generalSlope: 1, intercept: Logistic.logit(pStar) * (1 + Double.pi / 8).squareRoot(),
@@ -159,20 +184,22 @@ public struct CorrelatedFactorsCalibrator: Sendable {
         }
         let grid = QuadratureGrid(validatedCount: points, bound: options.thetaBound)
         let model = FactorCorrelation(k: k, grid: grid)
-        var run = EMRun(engine: CorrelatedFactorsEngine(items: start, correlation: [Double](repeating: 0, count: model.parameterCount), data: data, grid: grid,
-                                                        factor: engineFactor, factorItems: factorItems, workers: options.workers,
-                                                        maximumSlope: options.maximumSlope, slopePrior: options.slopePrior,
-                                                        guessingPrior: threePL ? options.guessingPrior : nil, nodes: qmcNodes),
-                        options: options, started: started, progress: progress)
+        var engine0 = CorrelatedFactorsEngine(items: start, correlation: [Double](repeating: 0, count: model.parameterCount), data: data, grid: grid,
+                                              factor: engineFactor, factorItems: factorItems, workers: options.workers,
+                                              maximumSlope: options.maximumSlope, slopePrior: options.slopePrior,
+                                              guessingPrior: threePL ? options.guessingPrior : nil, nodes: qmcNodes)
+        if isFixed.contains(true) { engine0.fixed = isFixed }
+        var run = EMRun(engine: engine0, options: options, started: started, progress: progress)
         switch options.acceleration {
         case .none: try run.runPlain()
         case .squarem: try run.runSQUAREM()
         }
         if let warning = run.nonConvergence { warnings.append(warning) }
         var engine = run.engine
-        // Each factor's sign: its slopes summing positive (its correlations flip with it: R → D R D).
+        // Each factor's sign: its slopes summing positive (its correlations flip with it: R → D R D); a factor
+        // with fixed items keeps the sign they give it.
         var r = model.matrix(engine.correlation)
-        for f in 0..<k where factorItems[f].reduce(0.0, { $0 + engine.items[$1].generalSlope }) < 0 {
+        for f in 0..<k where !factorItems[f].contains(where: { isFixed[$0] }) && factorItems[f].reduce(0.0, { $0 + engine.items[$1].generalSlope }) < 0 {
             for e in factorItems[f] { engine.items[e].generalSlope.negate() }
             for g in 0..<k where g != f { r[f * k + g].negate(); r[g * k + f].negate() }
         }
@@ -206,17 +233,17 @@ public struct CorrelatedFactorsCalibrator: Sendable {
         for e in 0..<data.itemCount {
             let item = engine.items[e], m = item.workingParameterCount
             var se = [Double?](repeating: nil, count: m)
-            if let covariance {
+            if let covariance, !isFixed[e] {
                 for a in 0..<m { se[a] = covariance.entry(index + a, index + a).squareRoot() }
                 if item.estimatesGuessing, let sg = se[m - 1] { se[m - 1] = item.guessing * (1 - item.guessing) * sg }
             }
-            index += m
+            if !isFixed[e] { index += m }
             let n = totals[e][0] + totals[e][1]
             itemsOut[order[e]] = .init(itemID: data.itemIDs[e], factor: Int(engineFactor[e]), slope: item.generalSlope, intercept: item.intercept,
                                        guessing: item.guessing, estimatesGuessing: item.estimatesGuessing,
                                        slopeStandardError: se[0], interceptStandardError: se[1], guessingStandardError: item.estimatesGuessing ? se[2] : nil,
                                        responses: n, proportionCorrect: Double(totals[e][1]) / Double(max(1, n)),
-                                       atSlopeBound: abs(item.generalSlope) >= options.maximumSlope * (1 - 1e-9))
+                                       atSlopeBound: !isFixed[e] && abs(item.generalSlope) >= options.maximumSlope * (1 - 1e-9), isFixed: isFixed[e])
         }
         let items = itemsOut.map { $0! }
         let atBound = items.filter(\.atSlopeBound).map(\.itemID)
@@ -233,7 +260,7 @@ public struct CorrelatedFactorsCalibrator: Sendable {
             items: items, factors: factorNames, model: options.model, correlations: correlations, correlationStandardErrors: covariance == nil ? nil : correlationSE,
             logLikelihood: ll, parameterCount: parameterCount, aic: -2 * ll + 2 * Double(parameterCount), bic: -2 * ll + log(n) * Double(parameterCount),
             integration: method, quadraturePoints: points, nodes: Int(nodes), cycles: run.cycles, eSteps: run.eSteps, converged: run.converged,
-            personCount: data.personCount, excludedItems: screen.excluded.map(\.itemID), warnings: warnings,
+            personCount: data.personCount, excludedItems: screen.excluded.map(\.itemID), fixedItemsNotInData: fixedNotInData, warnings: warnings,
             elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
     }
 }
@@ -255,6 +282,8 @@ public struct CorrelatedFactorsResult: Sendable {
         public var responses: Int
         public var proportionCorrect: Double
         public var atSlopeBound: Bool
+        /// Held at its `fixed` value (online calibration): no standard errors.
+        public var isFixed = false
 
         /// An item without estimation details (a true item of a simulation: no standard errors, no responses).
         public init(itemID: String, factor: Int, slope: Double, intercept: Double, guessing: Double = 0, estimatesGuessing: Bool = false) {
@@ -264,7 +293,8 @@ public struct CorrelatedFactorsResult: Sendable {
         }
 
         init(itemID: String, factor: Int, slope: Double, intercept: Double, guessing: Double, estimatesGuessing: Bool, slopeStandardError: Double?,
-             interceptStandardError: Double?, guessingStandardError: Double?, responses: Int, proportionCorrect: Double, atSlopeBound: Bool) {
+             interceptStandardError: Double?, guessingStandardError: Double?, responses: Int, proportionCorrect: Double, atSlopeBound: Bool,
+             isFixed: Bool = false) {
             self.itemID = itemID
             self.factor = factor
             self.slope = slope
@@ -277,6 +307,7 @@ public struct CorrelatedFactorsResult: Sendable {
             self.responses = responses
             self.proportionCorrect = proportionCorrect
             self.atSlopeBound = atSlopeBound
+            self.isFixed = isFixed
         }
     }
 
@@ -305,6 +336,8 @@ public struct CorrelatedFactorsResult: Sendable {
     public var converged: Bool
     public var personCount: Int
     public var excludedItems: [String]
+    /// `fixed` ids not among the calibrated items of the data.
+    public var fixedItemsNotInData: [String] = []
     public var warnings: [String]
     public var elapsedSeconds: Double
 }

@@ -52,6 +52,13 @@ struct CorrelatedFactorsEngine: EMIterable, FisherIdentityGradient {
     /// with them `grid` is the fine grid each factor's likelihood is tabulated on (`adaptiveEStep`).
     let nodes: [Double]?
 
+    /// Per engine item, whether it is held at its value (online calibration; empty: every item is free).
+    var fixed: [Bool] = []
+
+    /// Whether engine item j is estimated (not `fixed`).
+    @inline(__always) func isFree(_ j: Int) -> Bool { fixed.isEmpty || !fixed[j] }
+    var freeItems: [Int] { items.indices.filter(isFree) }
+
     var k: Int { factorItems.count }
     var q: Int { grid.count }
     var correlationModel: FactorCorrelation { FactorCorrelation(k: k, grid: nodes == nil ? grid : nil) }
@@ -168,7 +175,7 @@ struct CorrelatedFactorsEngine: EMIterable, FisherIdentityGradient {
         updated.withUnsafeMutableBufferPointer { buffer in
             let box = UncheckedSendableBox(buffer.baseAddress!)
             parallelFor(lanes) { lane in
-                for j in stride(from: lane, to: engine.items.count, by: lanes) {
+                for j in stride(from: lane, to: engine.items.count, by: lanes) where engine.isFree(j) {
                     box.value[j] = engine.fit.maximize(engine.items[j], counts: engine.itemCounts(e, item: j))
                 }
             }
@@ -179,19 +186,19 @@ struct CorrelatedFactorsEngine: EMIterable, FisherIdentityGradient {
 
     // MARK: - Parameters (EMIterable, FisherIdentityGradient)
 
-    /// The items' parameters, then R's lower triangle.
+    /// The free items' parameters, then R's lower triangle.
     func naturalParameters() -> [Double] {
         let r = correlationModel.matrix(correlation)
         var lower: [Double] = []
         for i in 0..<k { for j in 0..<i { lower.append(r[i * k + j]) } }
-        return items.flatMap(\.naturalParameters) + lower
+        return freeItems.flatMap { items[$0].naturalParameters } + lower
     }
 
-    func workingParameters() -> [Double] { items.flatMap(\.workingParameters) + correlation }
+    func workingParameters() -> [Double] { freeItems.flatMap { items[$0].workingParameters } + correlation }
 
     mutating func setWorkingParameters(_ x: [Double]) {
         var offset = 0
-        for j in items.indices {
+        for j in freeItems {
             let m = items[j].workingParameterCount
             if let item = fit.bounded(items[j], Array(x[offset..<(offset + m)])) { items[j] = item }
             offset += m
@@ -202,20 +209,20 @@ struct CorrelatedFactorsEngine: EMIterable, FisherIdentityGradient {
 
     func parameterBlocks() -> [Range<Int>] {
         var blocks: [Range<Int>] = [], offset = 0
-        for item in items {
-            blocks.append(offset..<(offset + item.workingParameterCount))
-            offset += item.workingParameterCount
+        for j in freeItems {
+            blocks.append(offset..<(offset + items[j].workingParameterCount))
+            offset += items[j].workingParameterCount
         }
         if !correlation.isEmpty { blocks.append(offset..<(offset + correlation.count)) }
         return blocks
     }
 
-    func logPrior() -> Double { items.reduce(0) { $0 + fit.logPrior($1) } }
+    func logPrior() -> Double { freeItems.reduce(0) { $0 + fit.logPrior(items[$1]) } }
 
     /// ∇ log posterior by Fisher's identity: each item's ∇Q_j, then ∂F/∂x of the correlation.
     func gradient(_ e: Expectation) -> [Double] {
         var out: [Double] = []
-        for j in items.indices { out += fit.scoreAndInformation(items[j], counts: itemCounts(e, item: j)).gradient }
+        for j in freeItems { out += fit.scoreAndInformation(items[j], counts: itemCounts(e, item: j)).gradient }
         return out + correlationModel.logDensity(correlation, persons: Double(data.personCount), secondMoments: e.secondMoments).gradient
     }
 }

@@ -149,14 +149,15 @@ public struct SessionScorer: Sendable {
     }
 
     /// `score(_:_:domainCounts:)` with the estimate reported by `report` instead of `scale` (e.g. age-specific
-    /// norms, which this module does not know); nil: `scale.score`. An error `report` throws is the session's
-    /// `.unscorable` reason, as `scale`'s is.
+    /// norms, which this module does not know); nil: `scale.score`. On a battery, `indexReport` reports each
+    /// reported index (its position in `Battery.reportedIndexes`) instead of `indexScale`. An error either throws is
+    /// the session's `.unscorable` reason, as `scale`'s is.
     package func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
-                       domainCounts: UnsafeMutablePointer<Int>,
-                       report: ((AbilityEstimate) throws -> IQScore)?) throws -> (AbilityEstimate, IQScore, unscored: Int, indexes: [IndexScore]) {
+                       domainCounts: UnsafeMutablePointer<Int>, report: ((AbilityEstimate) throws -> IQScore)?,
+                       indexReport: ((Int, AbilityEstimate) throws -> IQScore)? = nil) throws -> (AbilityEstimate, IQScore, unscored: Int, indexes: [IndexScore]) {
         guard items.count > 0 else { throw PsychometricsError(.noResponses, "the session has no responses") }
         guard hasUnscoredItems else {
-            let (estimate, iq, indexes) = try scoreAll(items, responses, domainCounts: domainCounts, report: report)
+            let (estimate, iq, indexes) = try scoreAll(items, responses, domainCounts: domainCounts, report: report, indexReport: indexReport)
             return (estimate, iq, 0, indexes)
         }
         return try withUnsafeTemporaryAllocation(of: Int.self, capacity: items.count) { kept in
@@ -172,7 +173,7 @@ public struct SessionScorer: Sendable {
                     throw PsychometricsError(.unscorable, "the session answered only items the bank does not score (\(unscored) pretest or retired)")
                 }
                 let (estimate, iq, indexes) = try scoreAll(UnsafeBufferPointer(rebasing: kept[0..<n]), UnsafeBufferPointer(rebasing: keptResponses[0..<n]),
-                                                           domainCounts: domainCounts, report: report)
+                                                           domainCounts: domainCounts, report: report, indexReport: indexReport)
                 return (estimate, iq, unscored, indexes)
             }
         }
@@ -181,13 +182,14 @@ public struct SessionScorer: Sendable {
     /// θ, IQ and domain counts from items that are all scored.
     private func scoreAll(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
                           domainCounts: UnsafeMutablePointer<Int>,
-                          report: ((AbilityEstimate) throws -> IQScore)?) throws -> (AbilityEstimate, IQScore, [IndexScore]) {
+                          report: ((AbilityEstimate) throws -> IQScore)?,
+                          indexReport: ((Int, AbilityEstimate) throws -> IQScore)?) throws -> (AbilityEstimate, IQScore, [IndexScore]) {
         let estimate: AbilityEstimate, iq: IQScore
         var indexes: [IndexScore] = []
         do {
             if let battery, let indexScale {
                 let method = estimator.options.method
-                let scores = try battery.score(items, responses, method: method, indexScale: indexScale)
+                let scores = try battery.score(items, responses, method: method, indexScale: indexScale, indexReport: indexReport)
                 var correct = 0
                 for k in 0..<responses.count { correct += Int(responses[k]) }
                 estimate = AbilityEstimate(theta: scores.factors.means[0], standardError: scores.factors.standardErrors[0], method: method,
