@@ -28,18 +28,92 @@ package enum CATSimulation {
         }
     }
 
-    /// A bifactor bank behind a pool of its general-factor marginal items (`BifactorItem.generalMarginal`): the
-    /// simulees are drawn from the bifactor model (θ_g and every specific θ_s independent N(0, 1)) and answer by
-    /// it, the CAT selects and stops on the marginal items (the rule `iqscore serve` uses), and each finished
-    /// test is scored by the full model (`BifactorScorer` EAP of θ_g over every factor), so the report shows what
-    /// the marginal selection achieves under the true model.
+    /// A battery bank behind a pool of its items' marginals on the full-scale factor: the simulees are drawn from
+    /// the battery's model and answer by it, the CAT selects and stops on the marginal items (the rule
+    /// `iqscore serve` uses), and each finished test is scored by the full model (EAP of the full-scale factor over
+    /// every factor), so the report shows what the marginal selection achieves under the true model.
+    /// - A bifactor bank (`BifactorItem.generalMarginal`): θ_g is the simulee's θ, every specific θ_s an
+    ///   independent N(0, 1) draw after it.
+    /// - A correlated-factors bank (`CorrelatedFactorsScorer.fullScaleMarginal`): the simulee's θ is its full-scale
+    ///   composite θ_FS = wᵀθ, and its factors are drawn from N(0, R) given it: θ = e + Rw (θ_FS − wᵀe) with
+    ///   e ~ N(0, R) (Cov = R − Rw wᵀR, the conditional covariance, since wᵀRw = 1).
     package struct Battery: Sendable {
-        package var scorer: BifactorScorer
-        /// Per pool item, its index in `scorer.items`.
+        package enum Model: Sendable {
+            case bifactor(BifactorScorer)
+            case correlated(CorrelatedFactorsScorer, cholesky: [Double])
+        }
+        package var model: Model
+        /// Per pool item, its index in the model's items.
         package var poolItem: [Int]
+
         package init(scorer: BifactorScorer, poolItem: [Int]) {
-            self.scorer = scorer
+            self.model = .bifactor(scorer)
             self.poolItem = poolItem
+        }
+
+        package init(correlated scorer: CorrelatedFactorsScorer, poolItem: [Int]) {
+            var l = scorer.correlations
+            let positive = choleskyInPlace(&l, n: scorer.factorCount)
+            precondition(positive, "the scorer's R is positive definite")
+            self.model = .correlated(scorer, cholesky: l)
+            self.poolItem = poolItem
+        }
+
+        /// The factors beside the full-scale θ (specific factors, or correlated factors).
+        var factorCount: Int {
+            switch model {
+            case .bifactor(let s): s.specificFactorCount
+            case .correlated(let s, _): s.factorCount
+            }
+        }
+
+        var modelName: String {
+            if case .bifactor = model { return "bifactor" }
+            return "correlated"
+        }
+
+        /// Points per factor of the scoring rule (for quasi–Monte Carlo, the fine grid's).
+        var quadraturePoints: Int {
+            switch model {
+            case .bifactor(let s): s.grid.count
+            case .correlated(let s, _): s.grid.count
+            }
+        }
+
+        /// The simulee's other factors given its full-scale θ, drawn from `rng` after θ.
+        func drawFactors(theta: Double, using rng: inout SeededGenerator) -> [Double] {
+            switch model {
+            case .bifactor(let s):
+                return (0..<s.specificFactorCount).map { _ in RandomVariate.normal(using: &rng) }
+            case .correlated(let s, let l):
+                let k = s.factorCount, z = (0..<k).map { _ in RandomVariate.normal(using: &rng) }
+                let e = (0..<k).map { f in (0...f).reduce(0.0) { $0 + l[f * k + $1] * z[$1] } }
+                let w = s.compositeWeight, shift = theta - w * e.reduce(0, +)
+                return (0..<k).map { f in e[f] + w * (0..<k).reduce(0.0) { $0 + s.correlations[f * k + $1] } * shift }
+            }
+        }
+
+        /// P(u = 1) of pool item `j` for a simulee at full-scale `theta` with `factors` (`drawFactors`).
+        func probability(poolItem j: Int, theta: Double, factors: [Double]) -> Double {
+            switch model {
+            case .bifactor(let s):
+                let item = s.items[poolItem[j]]
+                return item.probability(general: theta, specific: item.specific.map { factors[$0] } ?? 0)
+            case .correlated(let s, _):
+                let m = poolItem[j]
+                return s.items[m].probability(general: factors[s.itemFactor[m]], specific: 0)
+            }
+        }
+
+        /// The full model's EAP of the full-scale factor and its posterior SD from the pool items answered.
+        func fullScale(items: [Int], responses: [UInt8]) -> (Double, Double)? {
+            let answers = zip(items, responses).map { (item: poolItem[$0], response: $1) }
+            let estimate: BifactorEstimate?
+            switch model {
+            case .bifactor(let s): estimate = try? s.eap(answers)
+            case .correlated(let s, _): estimate = try? s.eap(answers)
+            }
+            return estimate.map { ($0.means[0], $0.standardErrors[0]) }
         }
     }
 
@@ -127,7 +201,7 @@ package enum CATSimulation {
             bins: recovery.binReports(seTarget: config.seTarget), exposureControl: nil, configuration: config,
             elapsedSeconds: elapsed, steps: run.totalLength, threads: max(1, min(options.threads, options.simulees)),
             battery: battery.map { b in
-                .init(specificFactors: b.scorer.specificFactorCount, quadraturePoints: b.scorer.grid.count,
+                .init(model: b.modelName, specificFactors: b.factorCount, quadraturePoints: b.quadraturePoints,
                       marginalRMSE: interim.rmse, marginalBias: interim.bias, marginalMeanSE: interim.meanSE, marginalCorrelation: interim.correlation)
             })
         return report
@@ -191,16 +265,15 @@ package enum CATSimulation {
             for i in Swift.stride(from: w, to: count, by: workers) {
                 var rng = SeededGenerator(seed: simuleeSeed(seed, stream: stream, index: i))
                 let theta = RandomVariate.normal(mean: thetaMean, sd: thetaSD, using: &rng)
-                // A battery's simulee: its specific factors after θ_g (the unidimensional draws are unchanged).
-                let specifics = battery.map { b in (0..<b.scorer.specificFactorCount).map { _ in RandomVariate.normal(using: &rng) } } ?? []
+                // A battery's simulee: its other factors after θ (the unidimensional draws are unchanged).
+                let factors = battery?.drawFactors(theta: theta, using: &rng) ?? []
                 var session = AdaptiveSession(validatedPool: pool, exposure: exposure)
                 while true {
                     switch session.nextItem(using: &rng, onSelected: { selected[$0] += 1 }) {
                     case .administer(let j):
                         let u: UInt8
                         if let battery {
-                            let item = battery.scorer.items[battery.poolItem[j]]
-                            let p = item.probability(general: theta, specific: item.specific.map { specifics[$0] } ?? 0)
+                            let p = battery.probability(poolItem: j, theta: theta, factors: factors)
                             u = RandomVariate.uniform(using: &rng) < p ? 1 : 0
                         } else {
                             u = items[j].response(at: theta, uniform: RandomVariate.uniform(using: &rng))
@@ -211,9 +284,8 @@ package enum CATSimulation {
                     case .stop(let reason):
                         for d in 0..<D { domains[d] += session.domainCounts[d] }
                         var estimate = session.estimate.theta, standardError = session.estimate.standardError
-                        if let battery, let full = try? battery.scorer.eap(zip(session.items, session.responses).map { (item: battery.poolItem[$0], response: $1) }) {
-                            estimate = full.means[0]
-                            standardError = full.standardErrors[0]
+                        if let battery, let full = battery.fullScale(items: session.items, responses: session.responses) {
+                            (estimate, standardError) = full
                         }
                         (outcomes.baseAddress! + i).initialize(to: Outcome(
                             theta: theta, estimate: estimate, standardError: standardError,
@@ -286,6 +358,9 @@ package struct CATSimulationReport: Sendable, Codable {
     package var battery: BatteryRecovery?
 
     package struct BatteryRecovery: Sendable, Codable {
+        /// "bifactor" (θ is θ_g; `specificFactors` specific factors) or "correlated" (θ is the full-scale
+        /// composite; `specificFactors` correlated factors).
+        package var model: String
         package var specificFactors: Int
         package var quadraturePoints: Int
         package var marginalRMSE: Double
@@ -293,7 +368,7 @@ package struct CATSimulationReport: Sendable, Codable {
         package var marginalMeanSE: Double
         package var marginalCorrelation: Double
         enum CodingKeys: String, CodingKey {
-            case specificFactors = "specific_factors", quadraturePoints = "quadrature_points", marginalRMSE = "marginal_rmse"
+            case model, specificFactors = "specific_factors", quadraturePoints = "quadrature_points", marginalRMSE = "marginal_rmse"
             case marginalBias = "marginal_bias", marginalMeanSE = "marginal_mean_se", marginalCorrelation = "marginal_correlation"
         }
     }

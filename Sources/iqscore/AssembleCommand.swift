@@ -26,7 +26,9 @@ struct AssembleCommand: ParsableCommand {
             general-factor marginals (each item as a 2PL/3PL on θ_g with its specific factor integrated out: \
             the information targets are about the full-scale ability); the summary and --report-json \
             ("factor_information") add each form's information per factor: the general factor's from the \
-            marginals, each specific factor's about that factor from its items at θ_g = 0.
+            marginals, each specific factor's about that factor from its items at θ_g = 0. A correlated-factors \
+            bank (calibrate --model correlated) is assembled on its items' marginals on the full-scale composite \
+            θ_FS; "factor_information" holds full_scale's (the marginals') and each factor's from its own items.
 
             Exit status: 0 every rule met; 2 forms written but some rule relaxed (listed on stderr); 1 the \
             blueprint cannot be met (each short constraint named with supply and demand) or bad input.
@@ -131,7 +133,7 @@ struct AssembleCommand: ParsableCommand {
         }
     }
 
-    func write(_ forms: [AssembledForm], _ assembler: FormAssembler, battery: BifactorBank?) throws {
+    func write(_ forms: [AssembledForm], _ assembler: FormAssembler, battery: AssemblyBattery?) throws {
         var text = "form,position,item_id,domain,a,b,c,difficulty_class,anchor\n"
         for (f, form) in forms.enumerated() {
             for (p, k) in form.items.enumerated() {
@@ -164,11 +166,9 @@ struct AssembleCommand: ParsableCommand {
         }
     }
 
-    func summary(_ forms: [AssembledForm], _ assembler: FormAssembler, ms: Double, unknownExcluded: Int, battery: BifactorBank?) -> String {
+    func summary(_ forms: [AssembledForm], _ assembler: FormAssembler, ms: Double, unknownExcluded: Int, battery: AssemblyBattery?) -> String {
         var lines = ["iqscore assemble: \(forms.count) form\(forms.count == 1 ? "" : "s") of \(assembler.blueprint.length) items from \(formatCount(assembler.bank.items.count)) (seed \(seed)) in \(fixed(ms, 2)) ms"]
-        if battery != nil {
-            lines.append("bifactor bank: forms assembled on the items' general-factor marginals (information about θ_g with the specific factors unknown, as the full-scale score sees them); information per factor below")
-        }
+        if let battery { lines.append(battery.description) }
         if unknownExcluded > 0 { lines.append("note: \(unknownExcluded) excluded item id\(unknownExcluded == 1 ? " is" : "s are") not in the bank") }
         for (f, form) in forms.enumerated() {
             let domains = form.domainCounts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
@@ -179,7 +179,7 @@ struct AssembleCommand: ParsableCommand {
             lines.append("  information (SE): " + form.information.map { "θ \($0.theta.formatted6): \(fixed($0.information, 2)) (\(fixed($0.standardError, 3)))" }.joined(separator: ", "))
             if let battery {
                 for f in Self.factorInformation(form, assembler, battery) {
-                    lines.append("  \(f.factor) (\(f.items) items\(f.general ? ", marginal" : ", at θ_g = 0")): " + f.values.map { "θ \($0.theta.formatted6): \(fixed($0.information, 2))" }.joined(separator: ", "))
+                    lines.append("  \(f.factor) (\(f.items) items\(f.note.isEmpty ? "" : ", " + f.note)): " + f.values.map { "θ \($0.theta.formatted6): \(fixed($0.information, 2))" }.joined(separator: ", "))
                 }
             }
             if let s = form.targetScore, let b = form.targetUpperBound {
@@ -240,34 +240,87 @@ struct AssembleCommand: ParsableCommand {
     }
 }
 
-extension AssembleCommand {
-    /// The bifactor bank of `--bank` (nil for a unidimensional one); the options it does not take refused.
-    func loadAssemblyBattery() throws -> BifactorBank? {
-        guard BifactorBank.isMultidimensional(csv: bank) else { return nil }
-        var refused: [String] = []
-        if simulate != nil { refused.append("--simulate (the form simulation draws from one factor: simulate the battery with iqscore simulate --model bifactor and score it)") }
-        if bankModel.bankModel != nil { refused.append("--bank-model (a bifactor bank's items are 2pl or 3pl)") }
-        if !refused.isEmpty { throw ValidationError("\(bank) is a bifactor bank; assemble does not take " + refused.joined(separator: "; ")) }
-        let file = try loadBifactorBank(bank, requirePositiveGeneralSlopes: true)
-        return file
+/// A battery bank as `assemble` uses it: the unidimensional view forms are assembled on (each item's marginal on
+/// the full-scale factor) and a form's information per factor.
+struct AssemblyBattery {
+    /// The items' marginals on the full-scale factor, with ids and metadata.
+    var scoringBank: ItemBank
+    /// The stderr line saying what the forms are assembled on.
+    var description: String
+    /// A form's information (its bank item ids) at `thetas`: the full-scale factor's first, then each factor with
+    /// items in the form, with how its information is taken.
+    var information: (_ itemIDs: [String], _ thetas: [Double]) -> [FactorInformation]
+
+    struct FactorInformation {
+        var factor: String
+        var items: Int
+        /// "marginal", "at θ_g = 0", or "" (a correlated factor's items measure it alone).
+        var note: String
+        var values: [(theta: Double, information: Double)]
     }
 
-    /// A form's information per factor at the θ points of its information: the general factor's from its items'
-    /// general-factor marginals (`BifactorItem.generalMarginal`), each specific factor's about that factor from its
-    /// items at θ_g = 0 (`BifactorItem.information(general:specific:)`); factors with no item in the form left out.
-    static func factorInformation(_ form: AssembledForm, _ assembler: FormAssembler, _ battery: BifactorBank)
-        -> [(factor: String, general: Bool, items: Int, values: [(theta: Double, information: Double)])] {
+    /// A bifactor bank: the general factor's information from its items' general-factor marginals
+    /// (`BifactorItem.generalMarginal`), each specific factor's about that factor from its items at θ_g = 0
+    /// (`BifactorItem.information(general:specific:)`).
+    init(bifactor battery: BifactorBank) {
+        scoringBank = battery.scoringBank
+        description = "bifactor bank: forms assembled on the items' general-factor marginals (information about θ_g with the specific factors unknown, as the full-scale score sees them); information per factor below"
         let position = Dictionary(uniqueKeysWithValues: battery.itemIDs.enumerated().map { ($1, $0) })
-        let items = form.items.compactMap { position[assembler.bank.items[$0].id] }.map { battery.items[$0] }
-        let thetas = form.information.map(\.theta)
-        var out: [(factor: String, general: Bool, items: Int, values: [(theta: Double, information: Double)])] = [
-            (battery.structure.generalFactor, true, items.count, thetas.map { t in (t, items.reduce(0) { $0 + $1.generalMarginal.information(at: t) }) }),
-        ]
-        for (f, name) in battery.structure.specificFactors.enumerated() {
-            let members = items.filter { $0.specific == f }
-            guard !members.isEmpty else { continue }
-            out.append((name, false, members.count, thetas.map { t in (t, members.reduce(0) { $0 + $1.information(general: 0, specific: t).specific }) }))
+        information = { ids, thetas in
+            let items = ids.compactMap { position[$0] }.map { battery.items[$0] }
+            var out = [FactorInformation(factor: battery.structure.generalFactor, items: items.count, note: "marginal",
+                                         values: thetas.map { t in (t, items.reduce(0) { $0 + $1.generalMarginal.information(at: t) }) })]
+            for (f, name) in battery.structure.specificFactors.enumerated() {
+                let members = items.filter { $0.specific == f }
+                guard !members.isEmpty else { continue }
+                out.append(.init(factor: name, items: members.count, note: "at θ_g = 0",
+                                 values: thetas.map { t in (t, members.reduce(0) { $0 + $1.information(general: 0, specific: t).specific }) }))
+            }
+            return out
         }
-        return out
+    }
+
+    /// A correlated-factors bank: the full-scale composite's information from its items' marginals on it
+    /// (`CorrelatedFactorsScorer.fullScaleMarginal`), each factor's from its own items (which measure it alone).
+    init(correlated file: CorrelatedFactorsBank) throws {
+        let scorer = try CorrelatedFactorsScorer(items: file.items, correlations: file.correlations)
+        scoringBank = file.scoringBank(scorer)
+        description = "correlated-factors bank: forms assembled on the items' marginals on the full-scale composite w·Σθ_f (as the full-scale score sees them); information per factor below"
+        let position = Dictionary(uniqueKeysWithValues: file.items.enumerated().map { ($1.itemID, $0) })
+        let marginals = file.items.indices.map { scorer.fullScaleMarginal(item: $0) }
+        let own = file.items.map { ItemParameters(discrimination: $0.slope, difficulty: -$0.intercept / $0.slope, guessing: $0.guessing) }
+        information = { ids, thetas in
+            let members = ids.compactMap { position[$0] }
+            var out = [FactorInformation(factor: "full_scale", items: members.count, note: "marginal",
+                                         values: thetas.map { t in (t, members.reduce(0) { $0 + marginals[$1].information(at: t) }) })]
+            for (f, name) in file.factors.enumerated() {
+                let onFactor = members.filter { file.items[$0].factor == f }
+                guard !onFactor.isEmpty else { continue }
+                out.append(.init(factor: name, items: onFactor.count, note: "", values: thetas.map { t in (t, onFactor.reduce(0) { $0 + own[$1].information(at: t) }) }))
+            }
+            return out
+        }
+    }
+}
+
+extension AssembleCommand {
+    /// The battery bank of `--bank` (nil for a unidimensional one); the options it does not take refused.
+    func loadAssemblyBattery() throws -> AssemblyBattery? {
+        guard BifactorBank.isMultidimensional(csv: bank) else { return nil }
+        var refused: [String] = []
+        if simulate != nil { refused.append("--simulate (the form simulation draws from one factor: simulate the battery with iqscore simulate --model bifactor|correlated and score it)") }
+        if bankModel.bankModel != nil { refused.append("--bank-model (a battery bank's items are 2pl or 3pl)") }
+        if !refused.isEmpty { throw ValidationError("\(bank) is a multidimensional (battery) bank; assemble does not take " + refused.joined(separator: "; ")) }
+        if CorrelatedFactorsBank.isCorrelated(csv: bank) {
+            do { return try AssemblyBattery(correlated: CorrelatedFactorsBank.load(csv: bank)) } catch let error as PsychometricsError {
+                throw InputError(file: bank, message: error.message)
+            }
+        }
+        return AssemblyBattery(bifactor: try loadBifactorBank(bank, requirePositiveGeneralSlopes: true))
+    }
+
+    /// A form's information per factor at the θ points of its information (`AssemblyBattery.information`).
+    static func factorInformation(_ form: AssembledForm, _ assembler: FormAssembler, _ battery: AssemblyBattery) -> [AssemblyBattery.FactorInformation] {
+        battery.information(form.items.map { assembler.bank.items[$0].id }, form.information.map(\.theta))
     }
 }

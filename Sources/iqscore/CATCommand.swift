@@ -41,7 +41,10 @@ struct CATSimulateCommand: ParsableCommand {
             information about θ_g at the interim estimate, the specific factors integrated out), and each test \
             is scored at the end by the full model (the EAP of θ_g over every factor, as score and serve report \
             it): rmse, bias, mean_se are of that score, REPORT.json's "battery" holds those of the CAT's interim \
-            marginal estimate. Sympson–Hetter parameters are calibrated on the marginal model.
+            marginal estimate. Sympson–Hetter parameters are calibrated on the marginal model. A correlated-factors \
+            bank (calibrate --model correlated) is simulated the same way on its full-scale composite θ_FS: each \
+            simulee's factors drawn from N(0, R) given its θ_FS, selection on the items' marginals on θ_FS, the \
+            final score the full model's EAP of θ_FS ("battery": {"model": "correlated", …}).
 
             Example: iqscore cat simulate --bank bank.csv --config cat.json --simulees 10000 --seed 7 \
             --out cat_report.json
@@ -104,7 +107,7 @@ struct CATSimulateCommand: ParsableCommand {
             try prepareOutputs(inputs: [("--bank", bank), ("--config", config)] + given("--exposure", exposure), outputs: [("--out", out)] + given("--exposure-out", exposureOut))
             let configuration = try CATConfiguration.load(json: config)
             let battery = try loadCATBattery()
-            let assemblyBank = try AssemblyBank(bank: battery?.scoringBank ?? loadBank(bank, categoryItems: bankModel.reading))
+            let assemblyBank = try AssemblyBank(bank: battery?.bank ?? loadBank(bank, categoryItems: bankModel.reading))
             let pool: CATItemPool
             do {
                 pool = try CATItemPool(bank: assemblyBank, configuration: configuration)
@@ -112,10 +115,13 @@ struct CATSimulateCommand: ParsableCommand {
                 throw InputError(file: config, message: error.description)
             }
             let options = studyOptions(assemblyBank.latentScale)
-            let simulated = try battery.map { file -> CATSimulation.Battery in
-                let position = Dictionary(uniqueKeysWithValues: file.itemIDs.enumerated().map { ($1, $0) })
-                return CATSimulation.Battery(scorer: try BifactorScorer(items: file.items, specificFactorCount: file.structure.specificFactors.count),
-                                             poolItem: assemblyBank.items.map { position[$0.id]! })
+            let simulated = battery.map { file -> CATSimulation.Battery in
+                let position = Dictionary(uniqueKeysWithValues: file.bank.items.enumerated().map { ($1.itemID, $0) })
+                let poolItem = assemblyBank.items.map { position[$0.id]! }
+                switch file.battery.model {
+                case .bifactor(let scorer): return CATSimulation.Battery(scorer: scorer, poolItem: poolItem)
+                case .correlated(let scorer): return CATSimulation.Battery(correlated: scorer, poolItem: poolItem)
+                }
             }
             let calibration: SympsonHetter?
             var report: CATSimulationReport
@@ -176,9 +182,16 @@ struct CATSimulateCommand: ParsableCommand {
         }
         lines.append("length: mean \(fixed(r.meanLength, 2)) (\(r.minLength)–\(r.maxLength))" + (r.shareSEReached.map { "; SE target reached by \(percent($0))" } ?? "") + "; stopped: " + reasons.joined(separator: ", "))
         if let b = r.battery {
-            lines.append("bifactor bank (\(b.specificFactors) specific factors): selection and stopping on the general-factor marginal items; the final score the full model's EAP of θ_g (\(b.quadraturePoints)×\(b.quadraturePoints) points per factor)")
-            lines.append("recovery of θ_g, final score: bias \(fixed(r.bias, 3)), RMSE \(fixed(r.rmse, 3)), mean SE \(fixed(r.meanSE, 3)), r(θ, θ̂) \(fixed(r.correlation, 3))")
-            lines.append("recovery of θ_g, the CAT's marginal estimate: bias \(fixed(b.marginalBias, 3)), RMSE \(fixed(b.marginalRMSE, 3)), mean SE \(fixed(b.marginalMeanSE, 3)), r(θ, θ̂) \(fixed(b.marginalCorrelation, 3))")
+            let target: String
+            if b.model == "correlated" {
+                target = "θ_FS"
+                lines.append("correlated-factors bank (\(b.specificFactors) factors): selection and stopping on the items' marginals on the full-scale composite θ_FS; the final score the full model's EAP of θ_FS")
+            } else {
+                target = "θ_g"
+                lines.append("bifactor bank (\(b.specificFactors) specific factors): selection and stopping on the general-factor marginal items; the final score the full model's EAP of θ_g (\(b.quadraturePoints)×\(b.quadraturePoints) points per factor)")
+            }
+            lines.append("recovery of \(target), final score: bias \(fixed(r.bias, 3)), RMSE \(fixed(r.rmse, 3)), mean SE \(fixed(r.meanSE, 3)), r(θ, θ̂) \(fixed(r.correlation, 3))")
+            lines.append("recovery of \(target), the CAT's marginal estimate: bias \(fixed(b.marginalBias, 3)), RMSE \(fixed(b.marginalRMSE, 3)), mean SE \(fixed(b.marginalMeanSE, 3)), r(θ, θ̂) \(fixed(b.marginalCorrelation, 3))")
         } else {
             lines.append("recovery: bias \(fixed(r.bias, 3)), RMSE \(fixed(r.rmse, 3)), mean SE \(fixed(r.meanSE, 3)), r(θ, θ̂) \(fixed(r.correlation, 3))")
         }
@@ -189,11 +202,13 @@ struct CATSimulateCommand: ParsableCommand {
 }
 
 extension CATSimulateCommand {
-    /// The bifactor bank of `--bank` (nil for a unidimensional one).
-    func loadCATBattery() throws -> BifactorBank? {
+    /// The battery bank of `--bank` (bifactor, testlet or correlated factors; nil for a unidimensional one), read
+    /// as `score` reads it (`BatteryBank.load`, 31 points per factor for a grid).
+    func loadCATBattery() throws -> BatteryBank? {
         guard BifactorBank.isMultidimensional(csv: bank) else { return nil }
-        if bankModel.bankModel != nil { throw ValidationError("\(bank) is a bifactor bank; cat simulate does not take --bank-model (its items are 2pl or 3pl)") }
-        let file = try loadBifactorBank(bank, requirePositiveGeneralSlopes: true)
+        if bankModel.bankModel != nil { throw ValidationError("\(bank) is a multidimensional (battery) bank; cat simulate does not take --bank-model (its items are 2pl or 3pl)") }
+        let file = try BatteryBank.load(csv: bank, quadraturePoints: nil, bound: 6)
+        if file.layout != "iqscore" { printError("note: \(bank): read as \(file.layout)") }
         return file
     }
 }

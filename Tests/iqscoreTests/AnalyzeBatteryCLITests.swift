@@ -89,7 +89,7 @@ struct AnalyzeBatteryCLITests {
         #expect(zip(formInformation, general).allSatisfy { abs($0 - $1) < 1e-9 })
 
         let refused = try ws.run("assemble", "--bank", "bank.csv", "--blueprint", "bp.json", "--out", "f.csv", "--simulate", "100", "--simulation-out", "s.json")
-        #expect(refused.status == 64 && refused.stderr.contains("is a bifactor bank; assemble does not take --simulate"))
+        #expect(refused.status == 64 && refused.stderr.contains("is a multidimensional (battery) bank; assemble does not take --simulate"))
     }
 
     @Test("cat simulate on a bifactor bank: simulees from the bifactor model, selection on the marginals, the final score by the full model")
@@ -101,7 +101,7 @@ struct AnalyzeBatteryCLITests {
         #expect(r.stderr.contains("bifactor bank (3 specific factors): selection and stopping on the general-factor marginal items"))
         let report = try JSONSerialization.jsonObject(with: Data(ws.read("report.json").utf8)) as! [String: Any]
         let battery = try #require(report["battery"] as? [String: Any])
-        #expect(battery["specific_factors"] as? Int == 3)
+        #expect(battery["specific_factors"] as? Int == 3 && battery["model"] as? String == "bifactor")
         // The full model's posterior SD describes its error (mean SE within 10% of the RMSE); both estimates
         // track θ_g.
         let rmse = report["rmse"] as! Double, meanSE = report["mean_se"] as! Double

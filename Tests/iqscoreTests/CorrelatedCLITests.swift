@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-// Issue 28: `simulate --model correlated`, `calibrate --model correlated`, and `score`, `analyze` and `report` on the bank it writes.
+// Issue 28: `simulate --model correlated`, `calibrate --model correlated`, and `score`, `analyze`, `assemble`, `cat simulate` and `report` on the bank it writes.
 
 @Suite("calibrate --model correlated")
 struct CorrelatedCLITests {
@@ -57,6 +57,27 @@ struct CorrelatedCLITests {
         #expect(lr["df"] as? Int == 3 && (lr["p"] as? Double ?? 1) < 1e-6 && multi["parameters"] as? Int == 39, "\(lr)")
         #expect(m2["df"] as? Int == 171 - 39 && (m2["p"] as? Double ?? 0) > 0.001 && (uniM2["p"] as? Double ?? 1) < 1e-6, "\(m2) \(uniM2)")
         #expect(try ws.read("analysis.csv").hasPrefix("item_id,factor,n,p_value,a,d,c,loading,a_unidimensional,"))
+        // assemble: forms on the items' full-scale marginals, the information per factor reported.
+        try ws.write("bp.json", #"{"length": 6, "domain_counts": {"a": 2, "b": 2, "c": 2}}"#)
+        r = try ws.run("assemble", "--bank", "bank.csv", "--blueprint", "bp.json", "--out", "form.csv", "--report-json", "form.json")
+        #expect(r.status == 0 && r.stderr.contains("correlated-factors bank: forms assembled on the items' marginals"), "\(r.stderr)")
+        let forms = try JSONSerialization.jsonObject(with: Data(ws.read("form.json").utf8)) as! [String: Any]
+        let form = try #require((forms["forms"] as? [[String: Any]])?.first)
+        let factorInformation = try #require(form["factor_information"] as? [[String: Any]])
+        #expect(factorInformation.map { $0["factor"] as? String } == ["full_scale", "a", "b", "c"] && factorInformation.map { $0["items"] as? Int } == [6, 2, 2, 2])
+        let formInformation = (form["information"] as! [[String: Any]]).map { $0["information"] as! Double }
+        let fullScale = (factorInformation[0]["information"] as! [[String: Any]]).map { $0["information"] as! Double }
+        #expect(zip(formInformation, fullScale).allSatisfy { abs($0 - $1) < 1e-9 })
+        // cat simulate: simulees from N(0, R) given their full-scale θ, selection on the marginals, the final score by
+        // the full model, whose posterior SD describes its error.
+        try ws.write("cat.json", #"{"max_items": 8, "min_items": 4, "se_target": 0.45, "exposure_target": null}"#)
+        r = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "1500", "--seed", "5", "--out", "cat_report.json")
+        #expect(r.status == 0 && r.stderr.contains("correlated-factors bank (3 factors): selection and stopping on the items' marginals"), "\(r.stderr)")
+        let cat = try JSONSerialization.jsonObject(with: Data(ws.read("cat_report.json").utf8)) as! [String: Any]
+        let catBattery = try #require(cat["battery"] as? [String: Any])
+        #expect(catBattery["model"] as? String == "correlated" && catBattery["specific_factors"] as? Int == 3)
+        let catRMSE = cat["rmse"] as! Double, catSE = cat["mean_se"] as! Double
+        #expect(abs(catSE / catRMSE - 1) < 0.1 && (cat["correlation"] as! Double) > 0.75, "RMSE \(catRMSE), mean SE \(catSE)")
         r = try ws.run("report", "responses.csv", "--bank", "bank.csv", "--out", "report.html")
         #expect(r.status == 0 && r.stderr.contains("correlated-factors bank"), "\(r.stderr)")
         let html = try ws.read("report.html")
