@@ -48,6 +48,10 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// Items per test for the indexes' added value (`Battery.addedValue(formLength:)`); nil: the bank as one form,
     /// which `indexes` `.addingValue` allows up to `Battery.maximumFixedFormItems` items.
     public var indexFormLength: Int?
+    /// On a battery bank: per reported index (by name), the norms its IQ is on (`AgeNorms.load(json:)`: linear, or
+    /// age-specific, with which `POST /v1/score` needs `"age"`); an index not named is on the calibration
+    /// population. Read again at every reload.
+    public var indexNormsPaths: [String: String] = [:]
 
     /// The adaptive test without `--cat-config`: at most 25 items, the library's defaults otherwise (EAP, N(0, 1)
     /// prior, no SE target).

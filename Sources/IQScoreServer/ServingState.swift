@@ -123,12 +123,25 @@ public final class ServingState: Sendable {
         let ageNorms = norms.isAgeSpecific ? AgeNormScale(norms: norms, transformation: configuration.iqTransformation, settings: scale.expressed(on: bank.latentScale)) : nil
         var writers: [AbilityMethod: ScoreJSONWriter] = [:]
         if let battery {
+            // Per reported index, its own norms (`indexNormsPaths`) or none (the calibration population).
+            let names = battery.reportedNames
+            if let unknown = configuration.indexNormsPaths.keys.sorted().first(where: { !names.contains($0) }) {
+                throw InputError(file: path, message: "index norms are configured for \(unknown), which is not a reported index (reported: \(names.isEmpty ? "none" : names.joined(separator: ", ")))")
+            }
+            let indexScale = try Battery.indexScale(scale)
+            let indexScales: [AgeNormScale?] = try configuration.indexNormsPaths.isEmpty ? [] : names.map { name in
+                try configuration.indexNormsPaths[name].map { AgeNormScale(norms: try AgeNorms.load(json: $0), transformation: configuration.iqTransformation, settings: indexScale) }
+            }
             for method in [AbilityMethod.eap, .map] {
                 var ability = configuration.ability
                 ability.method = method
-                writers[method] = ScoreJSONWriter(scorer: try SessionScorer(battery: battery, bank: bank, ability: ability, scale: scale), ageNorms: ageNorms)
+                writers[method] = ScoreJSONWriter(scorer: try SessionScorer(battery: battery, bank: bank, ability: ability, scale: scale), ageNorms: ageNorms,
+                                                  indexScales: indexScales)
             }
         } else {
+            if let name = configuration.indexNormsPaths.keys.sorted().first {
+                throw InputError(file: path, message: "index norms are configured (\(name)) but the bank is unidimensional: it has no indexes")
+            }
             for method in AbilityMethod.allCases {
                 var ability = configuration.ability
                 ability.method = method

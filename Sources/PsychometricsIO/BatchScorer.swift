@@ -817,11 +817,7 @@ package final class BatchScorer {
                 let report: ((AbilityEstimate) throws -> IQScore)? = ageScale.map { scale in
                     { try scale.score($0, age: age.isNaN ? nil : age) }
                 }
-                let scales = indexScales, scorer = scorer
-                let indexReport: ((Int, AbilityEstimate) throws -> IQScore)? = scales.isEmpty ? nil : { position, estimate in
-                    if let scale = scales[position] { return try scale.score(estimate, age: age.isNaN ? nil : age) }
-                    return try scorer.indexScale!.score(estimate)
-                }
+                let indexReport = ScoreJSONWriter.indexReport(indexScales, scorer: scorer, age: age.isNaN ? nil : age)
                 let (estimate, score, unscored, indexes) = try scorer.score(items, responses, domainCounts: counts.baseAddress!, report: report,
                                                                             indexReport: indexReport)
                 for flag in score.flags { flags[flag.order] += 1 }

@@ -93,13 +93,17 @@ package struct ScoreJSONWriter: Sendable {
     /// Age-specific norms: the IQ, interval, percentile and flags come from them at the person's age (the
     /// scorer's own linear scale gives θ's settings only). Nil: the scorer's linear norms.
     package let ageNorms: AgeNormScale?
+    /// On a battery: per reported index, its own norms (`BatchScorer.indexScales`); empty: the calibration
+    /// population for every index.
+    package let indexScales: [AgeNormScale?]
     /// The `method` and `norms` fields, the same for every score.
     package let method: String
     package let norms: String
 
-    package init(scorer: SessionScorer, ageNorms: AgeNormScale? = nil) {
+    package init(scorer: SessionScorer, ageNorms: AgeNormScale? = nil, indexScales: [AgeNormScale?] = []) {
         self.scorer = scorer
         self.ageNorms = ageNorms
+        self.indexScales = indexScales
         method = scorer.estimator.options.method.rawValue
         norms = ageNorms?.norms.label ?? scorer.scale.norms.name + "@" + scorer.scale.norms.version
     }
@@ -115,13 +119,22 @@ package struct ScoreJSONWriter: Sendable {
         try withUnsafeTemporaryAllocation(of: Int.self, capacity: max(2 * scorer.domains.count, 1)) { counts in
             let counts = counts.baseAddress!
             let report: ((AbilityEstimate) throws -> IQScore)? = ageNorms.map { scale in { try scale.score($0, age: age) } }
-            let (estimate, score, unscored, indexes) = try scorer.score(items, responses, domainCounts: counts, report: report)
+            let (estimate, score, unscored, indexes) = try scorer.score(items, responses, domainCounts: counts, report: report,
+                                                                        indexReport: Self.indexReport(indexScales, scorer: scorer, age: age))
             var out = ByteBuffer(capacity: 320 + 48 * scorer.domains.count)
             defer { out.deallocate() }
             ScoreText.appendScoreMembers(sessionID: sessionID, estimate, score, unscored: unscored, indexes: indexes, UnsafePointer(counts),
                                          scorer: scorer, method: method, norms: norms, age: age, to: &out)
             return out.array
         }
+    }
+
+    /// The report of a battery's indexes on their own norms (`SessionScorer.score(…indexReport:)`): index at
+    /// `position` of the reported ones on `scales[position]` at `age`, or on the calibration population
+    /// (`SessionScorer.indexScale`) where that is nil; nil when no index has norms of its own (`scales` empty).
+    package static func indexReport(_ scales: [AgeNormScale?], scorer: SessionScorer, age: Double?) -> ((Int, AbilityEstimate) throws -> IQScore)? {
+        guard !scales.isEmpty, let calibrationPopulation = scorer.indexScale else { return nil }
+        return { position, estimate in try scales[position]?.score(estimate, age: age) ?? calibrationPopulation.score(estimate) }
     }
 
     /// `x` with `decimals` digits after the point, rounded half away from zero, as the score columns write θ and

@@ -56,13 +56,14 @@ extension CalibrateCommand {
             }
         }
         let status = TerminalStatusLine()
-        let result = try BifactorCalibrator(options: options, testlet: model == .testlet).calibrate(data, structure: structure, fixed: fixedItems, progress: Self.progress(on: status))
+        let result = try BifactorCalibrator(options: options, testlet: model == .testlet, starts: starts).calibrate(data, structure: structure, fixed: fixedItems, progress: Self.progress(on: status))
         status.clear()
         try bankWriter.write(result.bankCSV(metadata: metadata))
         try OutputSet.commit([("bank", bankWriter, result.items.count)], manifest: manifestWriter) { entries in
             var summary = BifactorCalibrationSummary(model: model.description, result: result, options: options, report: report, responsesPath: responses, bankPath: out,
                                                      factorColumn: factorColumn, readSeconds: readSeconds)
             summary.outputs = entries
+            if result.starts.count > 1 { summary.starts = result.starts }
             if let fixedBankPath {
                 summary.fixed_bank = fixedBankPath
                 summary.fixed_items = result.items.filter(\.isFixed).map(\.itemID)
@@ -100,6 +101,7 @@ extension CalibrateCommand {
         } else if let prior = options.slopePrior {
             lines.append("priors: a_\(result.structure.generalFactor) ~ \(prior)")
         }
+        if let line = startsLine(result.starts) { lines.append(line) }
         lines += summaryTail(warnings: result.warnings, bankItems: result.items.count)
         printError(lines.joined(separator: "\n"))
         return result.converged ? ExitStatus.success : ExitStatus.notConverged
@@ -149,6 +151,8 @@ struct BifactorCalibrationSummary: Encodable {
     var read_seconds: Double
     var fit_seconds: Double
     var warnings: [String]
+    /// Every start's run (with --starts).
+    var starts: [StartRecord]?
     /// Online calibration (`--fixed`): the bank, its items held, and those not in the data.
     var fixed_bank: String?
     var fixed_items: [String]?

@@ -29,7 +29,7 @@ extension CalibrateCommand {
             }
         }
         let status = TerminalStatusLine()
-        let result = try CorrelatedFactorsCalibrator(options: options, quadraturePoints: quadraturePoints, integration: integration, monteCarloPoints: qmcPoints)
+        let result = try CorrelatedFactorsCalibrator(options: options, quadraturePoints: quadraturePoints, integration: integration, monteCarloPoints: qmcPoints, starts: starts)
             .calibrate(data, structure: structure, fixed: fixedItems, progress: Self.progress(on: status))
         status.clear()
         try bankWriter.write(result.bankCSV(metadata: metadata))
@@ -37,6 +37,7 @@ extension CalibrateCommand {
             var summary = CorrelatedCalibrationSummary(result: result, options: options, report: report, responsesPath: responses, bankPath: out,
                                                        factorColumn: factorColumn, readSeconds: readSeconds)
             summary.outputs = entries
+            if result.starts.count > 1 { summary.starts = result.starts }
             if let fixedBankPath {
                 summary.fixed_bank = fixedBankPath
                 summary.fixed_items = result.items.filter(\.isFixed).map(\.itemID)
@@ -66,6 +67,7 @@ extension CalibrateCommand {
             }
             lines.append("  \(result.factors[f]): " + cells.joined(separator: ", "))
         }
+        if let line = startsLine(result.starts) { lines.append(line) }
         lines += summaryTail(warnings: result.warnings, bankItems: result.items.count)
         printError(lines.joined(separator: "\n"))
         return result.converged ? ExitStatus.success : ExitStatus.notConverged
@@ -114,6 +116,8 @@ struct CorrelatedCalibrationSummary: Encodable {
     var read_seconds: Double
     var fit_seconds: Double
     var warnings: [String]
+    /// Every start's run (with --starts).
+    var starts: [StartRecord]?
     /// Online calibration (`--fixed`): the bank, its items held, and those not in the data.
     var fixed_bank: String?
     var fixed_items: [String]?
@@ -155,5 +159,18 @@ struct CorrelatedCalibrationSummary: Encodable {
         read_seconds = readSeconds
         fit_seconds = result.elapsedSeconds
         warnings = result.warnings
+    }
+}
+
+extension CalibrateCommand {
+    /// The stderr line of a fit from several starts: each run's log-likelihood, the kept one marked, and how many
+    /// reached it (within 0.01); nil for one start.
+    func startsLine(_ starts: [StartRecord]) -> String? {
+        guard starts.count > 1, let best = starts.first(where: \.kept)?.logLikelihood else { return nil }
+        let reached = starts.filter { ($0.logLikelihood ?? -.infinity) > best - 0.01 }.count
+        let runs = starts.map { r in
+            (r.logLikelihood.map { fixed($0, 3) } ?? "diverged") + (r.kept ? " (kept)" : "") + (r.converged || r.logLikelihood == nil ? "" : " (not converged)")
+        }
+        return "starts: \(starts.count) runs, \(reached) reached the best log-likelihood within 0.01: " + runs.joined(separator: ", ")
     }
 }

@@ -121,6 +121,9 @@ struct CalibrateCommand: ParsableCommand {
     @Option(name: .customLong("qmc-points"), help: "With --integration qmc: Sobol nodes per person, a power of two in \(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.lowerBound)…\(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.upperBound) (default \(CorrelatedFactorsCalibrator.defaultMonteCarloPoints)).")
     var qmcPoints: Int?
 
+    @Option(help: "With --model bifactor, testlet or correlated: EM runs from this many starting values (1…\(StartRecord.maximumStarts)): the default start, then seeded perturbations of it (slopes ×exp(0.25z), intercepts +0.25z, correlations' free values +0.3z); the run with the highest log-likelihood is kept and every run's is reported. Each run costs a calibration.")
+    var starts = 1
+
     @Option(name: .customLong("theta-bound"), help: "Quadrature grid on [-B, B]; B in \(QuadratureGrid.allowedBounds).")
     var thetaBound = 6.0
 
@@ -168,6 +171,8 @@ struct CalibrateCommand: ParsableCommand {
         }
         if qmcPoints != nil && integration == .productGrid { throw ValidationError("--qmc-points goes with --integration qmc or auto, not grid") }
         if qmcPoints != nil && quadraturePoints != nil && model == .correlated { throw ValidationError("--qmc-points and --quadrature-points choose different integrations; give one") }
+        if starts != 1 && !model.isMultidimensional { throw ValidationError("--starts goes with --model bifactor, testlet or correlated (the multidimensional models, whose likelihood can have several maxima)") }
+        if !(1...StartRecord.maximumStarts).contains(starts) { throw ValidationError("--starts must be 1…\(StartRecord.maximumStarts), got \(starts)") }
         if itemType != nil && !model.isMultidimensional { throw ValidationError("--item-type goes with --model bifactor, testlet or correlated (the other models name the item type in --model)") }
         if irtModel == .threePL { _ = try parsedGuessingPrior() }
         if irtModel.hasItemSlopes { _ = try parsedSlopePrior() }

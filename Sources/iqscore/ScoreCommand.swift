@@ -247,14 +247,19 @@ struct ScoreCommand: ParsableCommand {
     func parsedIndexNorms() throws -> [(name: String, path: String)] {
         var out: [(name: String, path: String)] = []
         for value in indexNorms {
-            guard let equals = value.firstIndex(of: "="), value.startIndex != equals, value.index(after: equals) != value.endIndex else {
-                throw ValidationError("--index-norms must be NAME=NORMS.json (an index and its norms file), got \(TextFidelity.quoted(value))")
-            }
-            let name = String(value[..<equals]).trimmingCharacters(in: .whitespaces), path = String(value[value.index(after: equals)...])
+            let (name, path) = try Self.indexNormsArgument(value)
             guard !out.contains(where: { $0.name == name }) else { throw ValidationError("--index-norms names \(TextFidelity.quoted(name)) twice") }
             out.append((name, path))
         }
         return out
+    }
+
+    /// One `--index-norms NAME=FILE` value (`score`, `serve`), split at its first `=`.
+    static func indexNormsArgument(_ value: String) throws -> (name: String, path: String) {
+        guard let equals = value.firstIndex(of: "="), value.startIndex != equals, value.index(after: equals) != value.endIndex else {
+            throw ValidationError("--index-norms must be NAME=NORMS.json (an index and its norms file), got \(TextFidelity.quoted(value))")
+        }
+        return (String(value[..<equals]).trimmingCharacters(in: .whitespaces), String(value[value.index(after: equals)...]))
     }
 
     /// Which options would read the first input that a misread layout explains (`ResponseLayoutHint`), named

@@ -92,6 +92,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("index-form-length"), help: ArgumentHelp("On a battery bank: the indexes' added value is computed for tests of this many items drawn from the bank (default: the whole bank as one form; needed by --indexes auto beyond \(Battery.maximumFixedFormItems) items).", valueName: "items"))
     var indexFormLength: Int?
 
+    @Option(name: .customLong("index-norms"), help: ArgumentHelp("On a battery bank: the norms of one reported index, NAME=NORMS.json (repeat for more; linear, or age-specific: POST /v1/score then needs \"age\"), read again at every reload; an index without one is normed on the calibration population.", valueName: "name=norms.json"))
+    var indexNorms: [String] = []
+
     @OptionGroup var scoring: ScoringSettings
 
     @Option(name: .customLong("max-body-bytes"), help: "Largest request body, \(ServerLimits.allowedMaxBodyBytes.lowerBound)…\(ServerLimits.allowedMaxBodyBytes.upperBound) bytes; larger gets 413.")
@@ -207,6 +210,13 @@ struct ServeCommand: AsyncParsableCommand {
             || !instance.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._:-".unicodeScalars.contains($0)) }) {
             problems.append("--instance must be 1…64 characters of letters, digits and . _ : -, got \(instance.debugDescription.prefix(80))")
         }
+        var named = Set<String>()
+        for value in indexNorms {
+            do {
+                let name = try ScoreCommand.indexNormsArgument(value).name
+                if !named.insert(name).inserted { problems.append("--index-norms names \(TextFidelity.quoted(name)) twice") }
+            } catch let error as ValidationError { problems.append(error.message) }
+        }
         try throwIfAny(problems)
     }
 
@@ -224,6 +234,10 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.exposureControl = exposure != "none"
         configuration.indexes = indexes
         configuration.indexFormLength = indexFormLength
+        for value in indexNorms {
+            let (name, normsPath) = try ScoreCommand.indexNormsArgument(value)
+            configuration.indexNormsPaths[name] = normsPath
+        }
         if let points = scoring.quadraturePoints { configuration.batteryQuadraturePoints = points }
         configuration.tokensPath = tokens
         configuration.tokenEnvironment = ProcessInfo.processInfo.environment.filter { [AccessTokens.scoringVariable, AccessTokens.adminVariable].contains($0.key) }

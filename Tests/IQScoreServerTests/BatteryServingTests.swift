@@ -25,7 +25,7 @@ struct BatteryServingTests {
         return directory
     }
 
-    static func service(_ directory: URL, indexes: IndexReporting = .all, method: AbilityMethod = .eap) throws -> ScoringService {
+    static func service(_ directory: URL, indexes: IndexReporting = .all, method: AbilityMethod = .eap, indexNorms: [String: String] = [:]) throws -> ScoringService {
         var configuration = ServerConfiguration(bankPath: directory.appendingPathComponent("battery.csv").path,
                                                 catConfigurationPath: directory.appendingPathComponent("cat.json").path,
                                                 blueprintPath: directory.appendingPathComponent("blueprint.json").path,
@@ -33,6 +33,7 @@ struct BatteryServingTests {
         configuration.exposureControl = false
         configuration.indexes = indexes
         configuration.batteryQuadraturePoints = 15
+        configuration.indexNormsPaths = indexNorms
         return try ScoringService(configuration: configuration, limits: ServerLimits(), instance: "test-instance", logger: Fixtures.quietLogger)
     }
 
@@ -117,6 +118,25 @@ struct BatteryServingTests {
             for index in expected.indexes {
                 #expect(json["indexes"]?[index.factor]?["theta"]?.double == rounded(index.theta), "\(index.factor)")
                 #expect(json["indexes"]?[index.factor]?["iq"]?.int == index.score.iq)
+            }
+        }
+        // Index norms: index b on its own linear norms, the others and the full scale as before.
+        let normsPath = directory.appendingPathComponent("b.json").path
+        try Data(#"{"name": "b-norms", "version": "2", "mean": 0.4, "sd": 1.5}"#.utf8).write(to: URL(fileURLWithPath: normsPath))
+        let normed = try Self.service(directory, indexNorms: ["b": normsPath])
+        #expect { try Self.service(directory, indexNorms: ["memory": normsPath]) } throws: { "\($0)".contains("index norms are configured for memory, which is not a reported index (reported: a, b, c)") }
+        try await Fixtures.application(normed).test(.router) { client in
+            let items = ["i0001", "i0002", "i0003", "i0041", "i0042"], responses = [1, 0, 1, 1, 1]
+            let json = try await OpenAPIDocumentTests.check(client, .post, "/v1/score", Fixtures.scoreBody(id: "c", items: items, responses: responses), expect: 200)
+            let expected = try scorer.score(itemIDs: items, responses: responses)
+            #expect(json["iq"]?.int == expected.score.iq)
+            for index in expected.indexes {
+                let iq = json["indexes"]?[index.factor]?["iq"]?.int
+                if index.factor == "b" {
+                    #expect(iq == Int((100 + 15 * (index.theta - 0.4) / 1.5).rounded(.toNearestOrAwayFromZero)), "b: θ \(index.theta), IQ \(String(describing: iq))")
+                } else {
+                    #expect(iq == index.score.iq, "\(index.factor)")
+                }
             }
         }
     }

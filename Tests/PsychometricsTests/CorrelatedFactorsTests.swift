@@ -166,6 +166,46 @@ struct CorrelatedFactorsTests {
         for (f, g) in [(1, 0), (2, 0), (2, 1)] { #expect(abs(fit.correlations[f * 3 + g] - Self.correlations[f * 3 + g]) < 0.12) }
     }
 
+    @Test("multiple starts: start 0 is the single-start fit to the bit, every run recorded, the kept one the best; the bifactor and testlet fits too")
+    func multipleStarts() throws {
+        var rng = SeededGenerator(seed: 77)
+        let simulator = try CorrelatedFactorsSimulator(items: Self.items, factors: Self.factors, correlations: Self.correlations)
+        let ids = (0..<9).map { "i\($0)" }
+        let (data, _) = simulator.matrix(count: 800, itemIDs: ids, using: &rng)
+        let structure = try FactorStructure(items: ids.enumerated().map { ($1, ["a", "b", "c"][Self.factors[$0]]) })
+        var options = CalibrationOptions(model: .twoPL)
+        options.standardErrors = false
+        options.maxCycles = 30
+        let single = try CorrelatedFactorsCalibrator(options: options, quadraturePoints: 9).calibrate(data, structure: structure)
+        let several = try CorrelatedFactorsCalibrator(options: options, quadraturePoints: 9, starts: 4).calibrate(data, structure: structure)
+        #expect(single.starts.count == 1 && single.starts[0].kept && single.starts[0].start == 0)
+        #expect(several.starts.map(\.start) == [0, 1, 2, 3] && several.starts.filter(\.kept).count == 1)
+        #expect(several.starts[0].logLikelihood == single.starts[0].logLikelihood && several.starts[0].cycles == single.cycles)
+        // The kept run has the highest log-posterior (ties within 1e-9 go to the earliest); 30 cycles each, so the
+        // runs stop at different points.
+        let objectives = several.starts.compactMap(\.logPosterior)
+        let kept = try #require(several.starts.first { $0.kept })
+        #expect(objectives.count == 4 && kept.logPosterior! >= objectives.max()! - 1e-9 && abs(several.logLikelihood - kept.logLikelihood!) < 1e-6)
+        // The perturbed starts take different paths to about the same place.
+        let lls = several.starts.compactMap(\.logLikelihood)
+        #expect(Set(lls).count == 4 && lls.allSatisfy { abs($0 - kept.logLikelihood!) < 1 }, "\(lls)")
+        #expect(throws: PsychometricsError.self) { try CorrelatedFactorsCalibrator(options: options, starts: 0).calibrate(data, structure: structure) }
+        // Bifactor and testlet: the same rule.
+        let bifactorStructure = try FactorStructure(items: ids.enumerated().map { ($1, ["a", "b", "c"][Self.factors[$0]]) })
+        var bifactorOptions = BifactorCalibrator.defaultOptions
+        bifactorOptions.quadraturePoints = 11
+        bifactorOptions.standardErrors = false
+        bifactorOptions.maxCycles = 30
+        for testlet in [false, true] {
+            let one = try BifactorCalibrator(options: bifactorOptions, testlet: testlet).calibrate(data, structure: bifactorStructure)
+            let three = try BifactorCalibrator(options: bifactorOptions, testlet: testlet, starts: 3).calibrate(data, structure: bifactorStructure)
+            #expect(three.starts.count == 3 && three.starts[0].logLikelihood == one.starts[0].logLikelihood)
+            let best = three.starts.compactMap(\.logPosterior).max()!
+            let kept = try #require(three.starts.first { $0.kept })
+            #expect(kept.logPosterior! >= best - 1e-9 && abs(three.logLikelihood - kept.logLikelihood!) < 1e-6 && kept.logPosterior! >= three.starts[0].logPosterior!)
+        }
+    }
+
     @Test("refusals: an item without a factor, one factor, a grid beyond the node limit")
     func refusals() throws {
         var rng = SeededGenerator(seed: 1)

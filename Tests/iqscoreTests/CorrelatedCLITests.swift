@@ -170,6 +170,14 @@ struct CorrelatedCLITests {
         let manifest = try JSONSerialization.jsonObject(with: Data(ws.read("normed.summary.json").utf8)) as! [String: Any]
         let norms = (manifest["battery"] as? [String: Any])?["index_norms"] as? [String: String]
         #expect(norms == ["a": "a-norms@1", "b": "calibration population"], "\(String(describing: norms))")
+        // --starts: every run on stderr and in the summary, the kept one marked; refused for one-factor models.
+        r = try ws.run("calibrate", "--model", "correlated", "r.csv", "--items", "truth.csv", "--quadrature-points", "9", "--no-se", "--starts", "2", "--out", "bank2.csv")
+        #expect(r.status == 0 && r.stderr.contains("starts: 2 runs, ") && r.stderr.contains("(kept)"), "\(r.stderr)")
+        let fit = try JSONSerialization.jsonObject(with: Data(ws.read("bank2.summary.json").utf8)) as! [String: Any]
+        let starts = try #require(fit["starts"] as? [[String: Any]])
+        #expect(starts.count == 2 && starts.filter { $0["kept"] as? Bool == true }.count == 1 && starts[1]["start"] as? Int == 1)
+        r = try ws.run("calibrate", "--model", "2pl", "r.csv", "--starts", "3", "--out", "x.csv")
+        #expect(r.status == 64 && r.stderr.contains("--starts goes with --model bifactor, testlet or correlated"), "\(r.stderr)")
         r = try ws.run("score", "r.csv", "--bank", "truth.csv", "--indexes", "b", "--index-norms", "a=a.json", "--out", "x.csv")
         #expect(r.status == 64 && r.stderr.contains("--index-norms a: not a reported index (reported: b; --indexes chooses them)"), "\(r.stderr)")
         r = try ws.run("score", "r.csv", "--bank", "truth.csv", "--index-norms", "a:a.json", "--out", "x.csv")

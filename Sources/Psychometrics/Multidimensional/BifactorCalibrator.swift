@@ -46,8 +46,13 @@ public struct BifactorCalibrator: Sendable {
     /// effect on the general factor's scale, reported positive): the bifactor model with one parameter per factor
     /// in place of one per item, nested in it (a likelihood-ratio test compares the two).
     public var testlet = false
+    /// Starting values EM runs from (1…`StartRecord.maximumStarts`): the default start, then seeded perturbations
+    /// of it (`StartPerturbation`); the run with the highest log-likelihood plus log prior is kept
+    /// (`EMRun.best(of:engine:options:started:progress:)`). Each run costs a calibration.
+    public var starts = 1
 
-    public init(options: CalibrationOptions = BifactorCalibrator.defaultOptions, testlet: Bool = false) {
+    public init(options: CalibrationOptions = BifactorCalibrator.defaultOptions, testlet: Bool = false, starts: Int = 1) {
+        self.starts = starts
         self.options = options
         self.testlet = testlet
     }
@@ -125,15 +130,36 @@ public struct BifactorCalibrator: Sendable {
                                 guessing: guessingStart, estimatesGuessing: threePL, testletRatio: testlet && g > 0 ? aS : nil)
         }
         let grid = QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound)
-        var engine0 = BifactorEngine(items: start, data: data, grid: grid, group: groupOf, groupItems: groupItems,
-                                     workers: options.workers, maximumSlope: options.maximumSlope,
-                                     slopePrior: options.slopePrior, guessingPrior: threePL ? options.guessingPrior : nil)
-        if isFixed.contains(true) { engine0.fixed = isFixed }
-        var run = EMRun(engine: engine0, options: options, started: started, progress: progress)
-        switch options.acceleration {
-        case .none: try run.runPlain()
-        case .squarem: try run.runSQUAREM()
+        func engine(start k: Int) -> BifactorEngine {
+            var items = start
+            if k > 0 {
+                var perturbation = StartPerturbation(start: k)
+                for e in items.indices where !isFixed[e] {
+                    items[e].generalSlope = perturbation.slope(items[e].generalSlope)
+                    if items[e].specific != nil {
+                        items[e].specificSlope = perturbation.slope(items[e].specificSlope)
+                        if testlet { items[e].testletRatio = items[e].specificSlope }
+                    }
+                    items[e].intercept = perturbation.shift(items[e].intercept)
+                }
+                // A testlet factor's items share one ratio: its first item's.
+                if testlet {
+                    for range in groupItems.dropFirst() where !range.isEmpty {
+                        let ratio = items[range.lowerBound].specificSlope / items[range.lowerBound].generalSlope
+                        for e in range { items[e].testletRatio = ratio; items[e].specificSlope = ratio * items[e].generalSlope }
+                    }
+                }
+            }
+            var engine = BifactorEngine(items: items, data: data, grid: grid, group: groupOf, groupItems: groupItems,
+                                        workers: options.workers, maximumSlope: options.maximumSlope,
+                                        slopePrior: options.slopePrior, guessingPrior: threePL ? options.guessingPrior : nil)
+            if isFixed.contains(true) { engine.fixed = isFixed }
+            return engine
         }
+        guard (1...StartRecord.maximumStarts).contains(starts) else {
+            throw PsychometricsError(.invalidOptions, "starts must be 1…\(StartRecord.maximumStarts), got \(starts)")
+        }
+        let (run, startRecords) = try EMRun.best(of: starts, engine: engine(start:), options: options, started: started, progress: progress)
         if let warning = run.nonConvergence { warnings.append(warning) }
         var engine = run.engine
         // Each specific factor's sign: its slopes summing positive (a testlet's λ positive); a factor with fixed
@@ -190,7 +216,7 @@ public struct BifactorCalibrator: Sendable {
         }
         warnings += screen.warnings
         let n = Double(data.personCount), ll = final.logLikelihood
-        return BifactorCalibrationResult(
+        var result = BifactorCalibrationResult(
             items: items, structure: structure, model: options.model, testlet: testlet,
             testletRatios: testlet ? (0..<s).map { groupItems[$0 + 1].isEmpty ? nil : engine.testletRatio($0) } : [],
             testletRatioStandardErrors: testlet ? (0..<s).map { f in
@@ -201,6 +227,8 @@ public struct BifactorCalibrator: Sendable {
             quadraturePoints: options.quadraturePoints, cycles: run.cycles, eSteps: run.eSteps, converged: run.converged,
             personCount: data.personCount, excludedItems: screen.excluded.map(\.itemID), fixedItemsNotInData: fixedNotInData, warnings: warnings,
             elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+        result.starts = startRecords
+        return result
     }
 }
 
@@ -248,6 +276,8 @@ public struct BifactorCalibrationResult: Sendable {
     public var excludedItems: [String]
     /// `fixed` ids not among the calibrated items of the data.
     public var fixedItemsNotInData: [String] = []
+    /// Every start's run (`starts` of the calibrator; one record for a single start).
+    public var starts: [StartRecord] = []
     public var warnings: [String]
     public var elapsedSeconds: Double
 }

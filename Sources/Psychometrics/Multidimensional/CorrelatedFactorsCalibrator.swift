@@ -37,6 +37,10 @@ public struct CorrelatedFactorsCalibrator: Sendable {
     public var integration: Integration
     /// The adaptive quasi–Monte Carlo nodes per person; nil: `defaultMonteCarloPoints`.
     public var monteCarloPoints: Int?
+    /// Starting values EM runs from (1…`StartRecord.maximumStarts`): the default start (R = I), then seeded
+    /// perturbations of it (`StartPerturbation`: the items', and R's free values by N(0, 0.3²) each); the run with
+    /// the highest log-likelihood plus log prior is kept. Each run costs a calibration.
+    public var starts = 1
 
     /// How the E-step integrates over the factors.
     public enum Integration: String, Sendable, CaseIterable {
@@ -82,7 +86,8 @@ public struct CorrelatedFactorsCalibrator: Sendable {
     }
 
     public init(options: CalibrationOptions = CalibrationOptions(model: .twoPL), quadraturePoints: Int? = nil,
-                integration: Integration = .automatic, monteCarloPoints: Int? = nil) {
+                integration: Integration = .automatic, monteCarloPoints: Int? = nil, starts: Int = 1) {
+        self.starts = starts
         self.options = options
         self.quadraturePoints = quadraturePoints
         self.integration = integration
@@ -184,16 +189,27 @@ public struct CorrelatedFactorsCalibrator: Sendable {
         }
         let grid = QuadratureGrid(validatedCount: points, bound: options.thetaBound)
         let model = FactorCorrelation(k: k, grid: grid)
-        var engine0 = CorrelatedFactorsEngine(items: start, correlation: [Double](repeating: 0, count: model.parameterCount), data: data, grid: grid,
-                                              factor: engineFactor, factorItems: factorItems, workers: options.workers,
-                                              maximumSlope: options.maximumSlope, slopePrior: options.slopePrior,
-                                              guessingPrior: threePL ? options.guessingPrior : nil, nodes: qmcNodes)
-        if isFixed.contains(true) { engine0.fixed = isFixed }
-        var run = EMRun(engine: engine0, options: options, started: started, progress: progress)
-        switch options.acceleration {
-        case .none: try run.runPlain()
-        case .squarem: try run.runSQUAREM()
+        func engine(start k: Int) -> CorrelatedFactorsEngine {
+            var items = start, correlation = [Double](repeating: 0, count: model.parameterCount)
+            if k > 0 {
+                var perturbation = StartPerturbation(start: k)
+                for e in items.indices where !isFixed[e] {
+                    items[e].generalSlope = perturbation.slope(items[e].generalSlope)
+                    items[e].intercept = perturbation.shift(items[e].intercept)
+                }
+                correlation = correlation.map { perturbation.shift($0, by: 0.3) }
+            }
+            var engine = CorrelatedFactorsEngine(items: items, correlation: correlation, data: data, grid: grid,
+                                                 factor: engineFactor, factorItems: factorItems, workers: options.workers,
+                                                 maximumSlope: options.maximumSlope, slopePrior: options.slopePrior,
+                                                 guessingPrior: threePL ? options.guessingPrior : nil, nodes: qmcNodes)
+            if isFixed.contains(true) { engine.fixed = isFixed }
+            return engine
         }
+        guard (1...StartRecord.maximumStarts).contains(starts) else {
+            throw PsychometricsError(.invalidOptions, "starts must be 1…\(StartRecord.maximumStarts), got \(starts)")
+        }
+        let (run, startRecords) = try EMRun.best(of: starts, engine: engine(start:), options: options, started: started, progress: progress)
         if let warning = run.nonConvergence { warnings.append(warning) }
         var engine = run.engine
         // Each factor's sign: its slopes summing positive (its correlations flip with it: R → D R D); a factor
@@ -256,12 +272,14 @@ public struct CorrelatedFactorsCalibrator: Sendable {
         }
         warnings += screen.warnings
         let n = Double(data.personCount), ll = final.logLikelihood
-        return CorrelatedFactorsResult(
+        var result = CorrelatedFactorsResult(
             items: items, factors: factorNames, model: options.model, correlations: correlations, correlationStandardErrors: covariance == nil ? nil : correlationSE,
             logLikelihood: ll, parameterCount: parameterCount, aic: -2 * ll + 2 * Double(parameterCount), bic: -2 * ll + log(n) * Double(parameterCount),
             integration: method, quadraturePoints: points, nodes: Int(nodes), cycles: run.cycles, eSteps: run.eSteps, converged: run.converged,
             personCount: data.personCount, excludedItems: screen.excluded.map(\.itemID), fixedItemsNotInData: fixedNotInData, warnings: warnings,
             elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+        result.starts = startRecords
+        return result
     }
 }
 
@@ -338,6 +356,8 @@ public struct CorrelatedFactorsResult: Sendable {
     public var excludedItems: [String]
     /// `fixed` ids not among the calibrated items of the data.
     public var fixedItemsNotInData: [String] = []
+    /// Every start's run (`starts` of the calibrator; one record for a single start).
+    public var starts: [StartRecord] = []
     public var warnings: [String]
     public var elapsedSeconds: Double
 }
