@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "Psychometrics", targets: ["Psychometrics"]),
         .library(name: "Assembly", targets: ["Assembly"]),
         .library(name: "Norming", targets: ["Norming"]),
+        .library(name: "Fairness", targets: ["Fairness"]),
         .library(name: "PsychometricsIO", targets: ["PsychometricsIO"]),
         .library(name: "IQScoreServer", targets: ["IQScoreServer"]),
         .executable(name: "iqscore", targets: ["iqscore"]),
@@ -54,6 +55,12 @@ let package = Package(
 
         // Files in and out: the CSV grammar and readers, banks/responses/configurations/norms from files, batch
         // scoring of session files, atomic output sets and their manifests.
+        // Differential item and test functioning across groups (Mantel–Haenszel, logistic regression, IRT
+        // likelihood-ratio and Wald tests through the multiple-group calibration, DTF).
+        .target(
+            name: "Fairness",
+            dependencies: ["Psychometrics"]
+        ),
         .target(
             name: "PsychometricsIO",
             dependencies: ["Psychometrics", "Assembly", "Norming"]
@@ -98,6 +105,7 @@ let package = Package(
                 "Psychometrics",
                 "Assembly",
                 "Norming",
+                "Fairness",
                 "PsychometricsIO",
                 "IQScoreServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -151,6 +159,11 @@ let package = Package(
                 .product(name: "Numerics", package: "swift-numerics"),
             ],
             // Reference values read by path (mirt's scores on Data/ files), not bundled.
+            exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "FairnessTests",
+            dependencies: ["Fairness", "Psychometrics"],
             exclude: ["Fixtures"]
         ),
         .testTarget(

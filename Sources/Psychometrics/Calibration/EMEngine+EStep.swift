@@ -5,7 +5,7 @@ import Foundation
 extension EMEngine {
     /// Expected counts at the current parameters: `r[j·Q + q]` = expected correct responses to item j at node q,
     /// `n[j·Q + q]` = expected responses, and the marginal log-likelihood Σᵢ log Σ_q π_q Πⱼ P(uᵢⱼ | θ_q).
-    /// With `estimatesLatent`, `mass[q]` = Σᵢ wᵢ(q), the posterior mass of all persons at node q.
+    /// With `recordsMass`, `mass[q]` = Σᵢ wᵢ(q), the posterior mass of all persons at node q.
     struct Expectation {
         var r: [Double]
         var n: [Double]
@@ -25,7 +25,7 @@ extension EMEngine {
     /// row and n = wrong + right.
     private func sparseEStep(_ table: LogCategoryTable) -> Expectation {
         let nq = q, J = itemCount
-        let counts = sparseCategoryCounts(data: data, table: table, logPrior: grid.logWeights, workers: workers, withMass: estimatesLatent)
+        let counts = sparseCategoryCounts(data: data, table: table, logPrior: grid.logWeights, workers: workers, withMass: recordsMass)
         var rSum = [Double](repeating: 0, count: J * nq), nSum = rSum
         for j in 0..<J {
             let wrong = Int(table.rowStart[j]) * nq, right = wrong + nq
@@ -52,7 +52,7 @@ extension EMEngine {
             for j in 0..<J { for t in 0..<nq { base[t] += tables.logQ[j * nq + t] } }
         }
         let w = workers
-        let withMass = estimatesLatent
+        let withMass = recordsMass
         let block = DenseResponses.blockRows
         let blocks = (persons + block - 1) / block
         var r = [Double](repeating: 0, count: w * J * nq)

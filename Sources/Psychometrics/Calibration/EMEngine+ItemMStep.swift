@@ -39,11 +39,12 @@ extension EMEngine {
         return d
     }
 
-    /// Expected complete-data log-likelihood of one item (+ log priors).
-    func itemObjective(r: [Double], n: [Double], s: Double, d: Double, g: Double, item j: Int) -> Double {
+    /// Expected complete-data log-likelihood of one item (+ log priors), over `nodes` (the engine's own, or a
+    /// multiple-group fit's groups' nodes one after another) with r and n given at each.
+    func itemObjective(r: [Double], n: [Double], nodes: [Double], s: Double, d: Double, g: Double, item j: Int) -> Double {
         let a = slope(working: s), c = asymptote(working: g)
         var f = 0.0
-        for t in 0..<q {
+        for t in nodes.indices {
             let v = ItemResponseFunction.logProbabilities(logit: ItemResponseFunction.logit(slope: a, intercept: d, at: nodes[t]), guessing: c)
             f += r[t] * v.logP + (n[t] - r[t]) * v.logQ
         }
@@ -52,14 +53,15 @@ extension EMEngine {
 
     /// Fisher scoring with step halving for one 2PL/3PL item. The expected information
     /// Σ_q n_q ∇P ∇Pᵀ / (P(1 − P)) (minus the prior Hessian) is positive definite, so every step ascends.
-    func optimizeItem(r: [Double], n: [Double], x: inout [Double], item j: Int) {
+    /// `nodes` as in `itemObjective`; `item` names the item's own guessing prior.
+    func optimizeItem(r: [Double], n: [Double], nodes: [Double], x: inout [Double], item j: Int) {
         let p = perItem
-        var f = itemObjective(r: r, n: n, s: x[0], d: x[1], g: x[2], item: j)
+        var f = itemObjective(r: r, n: n, nodes: nodes, s: x[0], d: x[1], g: x[2], item: j)
         for _ in 0..<50 {
             var grad = [Double](repeating: 0, count: p)
             var info = [Double](repeating: 0, count: p * p)
             let a = slope(working: x[0]), aS = logSlope ? a : 1, c = asymptote(working: x[2])
-            for t in 0..<q {
+            for t in nodes.indices {
                 let theta = nodes[t]
                 let trace = ItemResponseFunction.trace(logit: ItemResponseFunction.logit(slope: a, intercept: x[1], at: theta), guessing: c)
                 let prob = trace.p
@@ -95,7 +97,7 @@ extension EMEngine {
                 trial[0] = clampedSlope(working: trial[0])
                 trial[1] = clampedIntercept(trial[1])
                 if model.hasGuessing { trial[2] = clampedGuessingLogit(trial[2]) }
-                let ft = itemObjective(r: r, n: n, s: trial[0], d: trial[1], g: trial[2], item: j)
+                let ft = itemObjective(r: r, n: n, nodes: nodes, s: trial[0], d: trial[1], g: trial[2], item: j)
                 if ft >= f - 1e-12 * abs(f) {
                     let change = (0..<p).map { abs(trial[$0] - x[$0]) }.max() ?? 0
                     x = trial

@@ -33,6 +33,9 @@ struct EMEngine {
     let freeItemCount: Int
     /// True with fixed items: μ and σ are estimated and the nodes move with them.
     let estimatesLatent: Bool
+    /// True when the E-step reports the posterior mass per node (`Expectation.mass`): with `estimatesLatent`, and
+    /// for a group of a multiple-group fit (`MultipleGroupEngine`), whose latent distribution is estimated there.
+    var recordsMass: Bool
     var itemCount: Int { data.itemCount }
     var q: Int { grid.count }
 
@@ -66,6 +69,7 @@ struct EMEngine {
         precondition(fixed.isEmpty || fixed.count == data.itemCount, "one fixed-parameter slot per item, got \(fixed.count) for \(data.itemCount)")
         self.fixedParameters = fixed.isEmpty ? [ItemParameters?](repeating: nil, count: data.itemCount) : fixed
         self.estimatesLatent = fixed.contains { $0 != nil }
+        self.recordsMass = estimatesLatent
         var index = [Int](repeating: -1, count: data.itemCount), free = 0
         for j in 0..<data.itemCount where fixedParameters[j] == nil { index[j] = free; free += 1 }
         self.freeIndex = index
@@ -147,7 +151,7 @@ struct EMEngine {
                     let rj = Array(e.r[j * nq ..< (j + 1) * nq]), nj = Array(e.n[j * nq ..< (j + 1) * nq])
                     var x = [engine.s[j], engine.d[j], engine.g[j]]
                     if engine.model.hasItemSlopes {
-                        engine.optimizeItem(r: rj, n: nj, x: &x, item: j)
+                        engine.optimizeItem(r: rj, n: nj, nodes: engine.nodes, x: &x, item: j)
                     } else {
                         x[1] = engine.optimizeIntercept(r: rj, n: nj, a: engine.s[j], d: engine.d[j])
                     }

@@ -35,7 +35,7 @@ enum BLAS {
 /// when H is not numerically positive definite. Used by the per-item M-steps (n ≤ 3 for the dichotomous models,
 /// one per working parameter of an item model in `ItemModelEngine`).
 @inline(__always)
-func solveSmallSPD(_ h: [Double], _ g: [Double], n: Int) -> [Double] {
+package func solveSmallSPD(_ h: [Double], _ g: [Double], n: Int) -> [Double] {
     var ridge = 0.0
     for _ in 0..<30 {
         var l = h

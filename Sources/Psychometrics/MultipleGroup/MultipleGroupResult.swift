@@ -1,0 +1,90 @@
+import Foundation
+
+/// One group's latent distribution in a multiple-group calibration: N(0, 1) for the reference group (the
+/// scale), estimated for the others.
+public struct GroupDistribution: Sendable, Hashable, Codable {
+    public var group: String
+    public var isReference: Bool
+    /// Persons of the group with at least one calibrated response, and their responses.
+    public var persons: Int
+    public var responses: Int
+    public var mean: Double
+    public var sd: Double
+    /// Standard errors of the mean and SD (nil for the reference group, or when standard errors were not computed).
+    public var meanStandardError: Double?
+    public var sdStandardError: Double?
+    /// The group's part of the marginal log-likelihood.
+    public var logLikelihood: Double
+}
+
+/// One item parameter set of a multiple-group calibration and the groups whose responses it describes: every
+/// group that answered the item when the item is invariant, otherwise the groups it was freed in (one set each)
+/// and the rest (one shared set).
+public struct GroupItem: Sendable, Hashable, Codable {
+    public var groups: [String]
+    /// Parameters, standard errors, flags; `responses` and `pValue` over these groups' responses.
+    public var item: CalibratedItem
+}
+
+/// Responses of one item left out for some groups only: a freed parameter set those groups' responses cannot
+/// estimate (too few responses, all correct or all incorrect). The item stays calibrated on the other groups.
+public struct GroupItemExclusion: Sendable, Hashable, Codable {
+    public var itemID: String
+    public var groups: [String]
+    public var responses: Int
+    public var correct: Int
+    public var reason: String
+}
+
+/// The outcome of `MultipleGroupCalibrator.calibrate`.
+public struct MultipleGroupResult: Sendable, Hashable {
+    public var model: IRTModel
+    /// The reference group first, then the others in the order given (`MultipleGroupCalibrator`).
+    public var groups: [GroupDistribution]
+    /// Parameter sets in item order; an item freed in some groups has several consecutive entries.
+    public var items: [GroupItem]
+    public var excludedItems: [ExcludedItem]
+    public var excludedGroupItems: [GroupItemExclusion]
+    /// Ids of persons left out: no responses to any calibrated item (after the exclusions).
+    public var excludedPersons: [String]
+    public var personCount: Int
+    public var cellCount: Int
+    /// Σ_g Σ_{i ∈ g} log ∫ Πⱼ P(uᵢⱼ | θ) N(θ; μ_g, σ_g²) dθ at the estimates (priors not included).
+    public var logLikelihood: Double
+    /// Estimated parameters: each parameter set's, plus μ and σ of every non-reference group.
+    public var parameterCount: Int
+    public var aic: Double
+    public var bic: Double
+    public var cycles: Int
+    public var eSteps: Int
+    public var converged: Bool
+    public var lastChange: Double
+    public var standardErrorMethod: String
+    public var options: CalibrationOptions
+    public var warnings: [String]
+    public var elapsedSeconds: Double
+    /// The covariance of the working parameters (per parameter set s, d[, γ], then μ and log σ per non-reference
+    /// group: `MultipleGroupEngine`'s layout), row-major; nil without standard errors.
+    package var workingCovariance: [Double]?
+    /// Per parameter set of `items`, the offset of its working parameters in `workingCovariance`'s layout.
+    package var workingOffsets: [Int]
+    /// The working parameters themselves, in the same layout.
+    package var workingParameters: [Double]
+
+    /// The parameters of `item` for the responses of `group`, nil when that group's responses to it were not
+    /// calibrated.
+    public func parameters(item: String, group: String) -> ItemParameters? {
+        items.first { $0.item.itemID == item && $0.groups.contains(group) }?.item.parameters
+    }
+
+    /// Ids of the items with more than one parameter set.
+    public var freedItemIDs: [String] {
+        var counts: [String: Int] = [:]
+        for entry in items { counts[entry.item.itemID, default: 0] += 1 }
+        var seen = Set<String>()
+        return items.map(\.item.itemID).filter { counts[$0]! > 1 && seen.insert($0).inserted }
+    }
+
+    /// The distribution of `group`, nil for a name not in the fit.
+    public func distribution(of group: String) -> GroupDistribution? { groups.first { $0.group == group } }
+}
