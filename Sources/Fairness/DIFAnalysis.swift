@@ -38,19 +38,22 @@ public struct DIFOptions: Sendable, Hashable {
 
     public init() {}
 
-    /// 1…100 strata, 1…50 rounds, a rate in (0, 1), at least 1 response per group and 2 persons per group.
-    public func validationProblems() -> [String] {
+    /// Problems with the options, each naming its setting as `naming` says (`--theta-strata` for the CLI): 1…100
+    /// strata, 1…50 rounds, a rate in (0, 1), an anchor of at least 1 item, at least 1 response per group, at least 2
+    /// persons per group, 0…100,000 draws, a 2PL or 3PL model.
+    package func validationProblems(naming: SettingNaming = .words) -> [String] {
         var problems: [String] = []
-        if methods.isEmpty { problems.append("no DIF method chosen (mh, lr, irt, wald)") }
-        if !(1...100).contains(thetaStrata) { problems.append("theta strata \(thetaStrata) outside 1…100") }
-        if !(1...50).contains(maximumPurificationRounds) { problems.append("purification rounds \(maximumPurificationRounds) outside 1…50") }
-        if !(falseDiscoveryRate > 0 && falseDiscoveryRate < 1) { problems.append("false discovery rate \(falseDiscoveryRate) outside (0, 1)") }
-        if let anchorCount, anchorCount < 1 { problems.append("anchor count \(anchorCount) below 1") }
-        if minimumResponsesPerGroup < 1 { problems.append("minimum responses per group \(minimumResponsesPerGroup) below 1") }
-        if minimumGroupPersons < 2 { problems.append("minimum group size \(minimumGroupPersons) below 2") }
-        if !(0...100_000).contains(dtfDraws) { problems.append("DTF draws \(dtfDraws) outside 0…100000") }
-        if calibration.model != .twoPL && calibration.model != .threePL { problems.append("the IRT DIF tests fit the 2PL or 3PL, not \(calibration.model.rawValue)") }
-        return problems
+        if methods.isEmpty { problems.append("\(naming.name("methods", words: "DIF methods")): none chosen (mh, lr, irt, wald)") }
+        if !(1...100).contains(thetaStrata) { problems.append("\(naming.name("theta_strata")) must be in 1…100, got \(thetaStrata)") }
+        if !(1...50).contains(maximumPurificationRounds) { problems.append("\(naming.name("purification_rounds")) must be in 1…50, got \(maximumPurificationRounds)") }
+        if !(falseDiscoveryRate > 0 && falseDiscoveryRate < 1) { problems.append("\(naming.name("fdr", words: "false discovery rate")) must be in (0, 1), got \(falseDiscoveryRate.formatted6)") }
+        if let anchorCount, anchorCount < 1 { problems.append("\(naming.name("anchor_count")) must be at least 1, got \(anchorCount)") }
+        if minimumResponsesPerGroup < 1 { problems.append("\(naming.name("min_item_responses", words: "minimum responses per group")) must be at least 1, got \(minimumResponsesPerGroup)") }
+        if minimumGroupPersons < 2 { problems.append("\(naming.name("min_group_persons", words: "minimum group size")) must be at least 2, got \(minimumGroupPersons)") }
+        if !(0...100_000).contains(dtfDraws) { problems.append("\(naming.name("dtf_draws", words: "DTF draws")) must be in 0…100000, got \(dtfDraws)") }
+        if calibration.model != .twoPL && calibration.model != .threePL { problems.append("\(naming.name("model")): the IRT DIF tests fit the 2PL or 3PL, not \(calibration.model.rawValue)") }
+        if anchorCount != nil && !purify { problems.append("\(naming.name("anchor_count")) applies after purification (purify)") }
+        return problems + calibration.validationProblems(naming: naming)
     }
 }
 

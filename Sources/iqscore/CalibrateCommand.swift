@@ -110,6 +110,15 @@ struct CalibrateCommand: ParsableCommand {
     @Option(name: .customLong("fixed"), help: "Bank CSV whose items are held fixed at their values (online calibration of new items onto the bank's scale); a bifactor bank with --model bifactor, a correlated-factors bank with --model correlated (a held item's factor is the bank's; the correlations are estimated on the new sample).")
     var fixedBankPath: String?
 
+    @Option(name: .customLong("group-column"), help: "Multiple-group calibration (2pl or 3pl): the response file's column holding each person's group; needs --reference. The bank holds the reference group's parameters; the summary JSON every group's mean and SD (the reference N(0, 1)) and the freed items' parameters per group.")
+    var groupColumn: String?
+
+    @Option(help: "With --group-column: the reference group (its θ is N(0, 1)).")
+    var reference: String?
+
+    @Option(name: .customLong("free-items"), help: ArgumentHelp("With --group-column: items whose parameters differ by group, ITEM:GROUP[|GROUP…] comma-separated (ITEM alone: free in every group); every other item is invariant.", valueName: "list"))
+    var freeItems: String?
+
     @OptionGroup var columns: ResponseColumnOptions
 
     @Option(name: .customLong("quadrature-points"), help: "Quadrature points (per dimension for bifactor and correlated), \(QuadratureGrid.allowedPointCounts.text); default 61, bifactor 31 (mirt's), correlated 31 for 2 factors and 21 for 3 (set, it keeps --model correlated on the product grid up to \(CorrelatedFactorsCalibrator.maximumFactors) factors: 15, 9, 7 for 4…6 are finer than mirt's 9, 7, 5 and still coarse).")
@@ -176,6 +185,7 @@ struct CalibrateCommand: ParsableCommand {
         if itemType != nil && !model.isMultidimensional { throw ValidationError("--item-type goes with --model bifactor, testlet or correlated (the other models name the item type in --model)") }
         if irtModel == .threePL { _ = try parsedGuessingPrior() }
         if irtModel.hasItemSlopes { _ = try parsedSlopePrior() }
+        try validateGroups()
         try throwIfAny(try calibrationOptions().validationProblems(naming: .option))
     }
 
@@ -278,6 +288,7 @@ struct CalibrateCommand: ParsableCommand {
             if let kind = model.categories { return try runCategoryModel(kind, bankWriter: bankWriter, manifestWriter: manifestWriter) }
             if model.isBifactor { return try runBifactor(bankWriter: bankWriter, manifestWriter: manifestWriter) }
             if model == .correlated { return try runCorrelated(bankWriter: bankWriter, manifestWriter: manifestWriter) }
+            if groupColumn != nil { return try runMultipleGroup(bankWriter: bankWriter, manifestWriter: manifestWriter) }
             var options = try calibrationOptions()
 
             let readStart = Date()

@@ -108,7 +108,7 @@ public struct MultipleGroupCalibrator: Sendable {
         for j in 0..<J {
             let answered = (0..<G).filter { n[$0 * J + j] > 0 }
             let own = answered.filter { freedIn[j].contains($0) }, shared = answered.filter { !freedIn[j].contains($0) }
-            let candidates = own.map { [$0] } + (shared.isEmpty ? [] : [shared])
+            let candidates = (shared.isEmpty ? [] : [shared]) + own.map { [$0] }
             var kept: [[Int]] = []
             for members in candidates {
                 let nj = members.reduce(0) { $0 + n[$1 * J + j] }, rj = members.reduce(0) { $0 + r[$1 * J + j] }

@@ -1,0 +1,173 @@
+import ArgumentParser
+import Foundation
+import Psychometrics
+import PsychometricsIO
+
+/// `calibrate --group-column`: the multiple-group fit (`MultipleGroupCalibrator`).
+extension CalibrateCommand {
+    /// --group-column needs --reference and a 2pl/3pl model; --reference and --free-items need --group-column.
+    func validateGroups() throws {
+        guard let groupColumn else {
+            if reference != nil || freeItems != nil { throw ValidationError("--reference and --free-items go with --group-column (a multiple-group calibration)") }
+            return
+        }
+        if groupColumn.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--group-column must name a column, got '\(groupColumn)'") }
+        guard reference != nil else { throw ValidationError("--group-column needs --reference GROUP: the group whose θ is N(0, 1)") }
+        guard model == .dichotomous(.twoPL) || model == .dichotomous(.threePL) else {
+            throw ValidationError("--group-column fits --model 2pl or 3pl, not \(model)")
+        }
+        if fixedBankPath != nil { throw ValidationError("--group-column and --fixed do not go together: the reference group's N(0, 1) sets the scale") }
+        _ = try parsedFreeItems()
+    }
+
+    /// --free-items as item → groups ("*" for every group, resolved once the groups are known).
+    func parsedFreeItems() throws -> [String: Set<String>] {
+        guard let freeItems else { return [:] }
+        var out: [String: Set<String>] = [:]
+        for entry in freeItems.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            let parts = entry.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            guard let item = parts.first, !item.isEmpty else { throw ValidationError("--free-items: an empty item in \(TextFidelity.quoted(freeItems)); write ITEM or ITEM:GROUP|GROUP, comma-separated") }
+            let groups = parts.count > 1 ? parts[1].split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) } : ["*"]
+            if groups.contains(where: \.isEmpty) { throw ValidationError("--free-items: an empty group name in \(TextFidelity.quoted(entry))") }
+            out[item, default: []].formUnion(groups)
+        }
+        return out
+    }
+
+    func runMultipleGroup(bankWriter: AtomicFileWriter, manifestWriter: AtomicFileWriter?) throws -> Int32 {
+        let options = try calibrationOptions()
+        let readStart = Date()
+        let metadata = try items.map { try ItemMetadata.load(csv: $0) }
+        var fileOptions = columns.fileOptions
+        if !fileOptions.ignoredColumns.contains(groupColumn!) { fileOptions.ignoredColumns.append(groupColumn!) }
+        let (data, report) = try ResponseMatrix.load(csv: responses, options: fileOptions, maxMemoryBytes: maxMemory.bytes, threads: threads ?? WorkerThreads.all)
+        noteUnnamedIDColumn(report)
+        let labels = try PersonGroups.load(csv: responses, column: groupColumn!, options: fileOptions, report: report, matrix: data)
+        let readSeconds = Date().timeIntervalSince(readStart)
+        let allGroups = Set(labels)
+        let free = try parsedFreeItems().mapValues { $0.contains("*") ? allGroups : $0 }
+        let status = TerminalStatusLine()
+        let fit = try MultipleGroupCalibrator(options: options).calibrate(data, groups: labels, reference: reference!, freeItems: free, progress: Self.progress(on: status))
+        status.clear()
+        let referenceItems = fit.items.filter { $0.groups.contains(reference!) }
+        let bankItems = referenceItems.map { entry in
+            BankItem(itemID: entry.item.itemID, model: fit.model, parameters: entry.item.parameters, standardErrors: entry.item.standardErrors,
+                     responses: entry.item.responses, pValue: entry.item.pValue,
+                     flags: entry.item.flags + (fit.freedItemIDs.contains(entry.item.itemID) ? ["freed by group"] : []),
+                     metadata: metadata?.values[entry.item.itemID] ?? [:])
+        }
+        let bank = ItemBank(items: bankItems, metadataColumns: (metadata?.columns ?? []).filter { !ItemBank.coreColumns.contains($0) })
+        try bankWriter.write(bank.csv())
+        try OutputSet.commit([("bank", bankWriter, bank.items.count)], manifest: manifestWriter) { entries in
+            try encodeJSON(MultipleGroupSummary(fit, responses: responses, bank: out, groupColumn: groupColumn!, layout: report.layout.rawValue,
+                                                readSeconds: readSeconds, outputs: entries))
+        }
+        var lines = ["iqscore calibrate: multiple-group \(fit.model.rawValue.uppercased()) on \(responses), \(fit.groups.count) groups in column \(TextFidelity.quoted(groupColumn!))"]
+        lines.append("data: \(formatCount(fit.personCount)) persons × \(bank.items.count) items, \(formatCount(fit.cellCount)) responses")
+        for g in fit.groups {
+            lines.append("  \(TextFidelity.quoted(g.group)): \(formatCount(g.persons)) persons, " + (g.isReference ? "reference N(0, 1)"
+                : "mean \(fixed(g.mean, 4))" + (g.meanStandardError.map { " (SE \(fixed($0, 4)))" } ?? "") + ", SD \(fixed(g.sd, 4))" + (g.sdStandardError.map { " (SE \(fixed($0, 4)))" } ?? "")))
+        }
+        if !fit.freedItemIDs.isEmpty { lines.append("freed by group: \(fit.freedItemIDs.prefix(8).joined(separator: ", "))\(fit.freedItemIDs.count > 8 ? ", …" : "") (their other groups' parameters: the summary JSON)") }
+        lines.append((fit.converged ? "converged in \(fit.cycles) cycles" : "NOT CONVERGED after \(fit.cycles) cycles") + " (\(fit.eSteps) E-steps); read \(fixed(readSeconds, 2)) s, fit \(fixed(fit.elapsedSeconds, 2)) s")
+        lines.append("log-likelihood \(fixed(fit.logLikelihood, 2)), AIC \(fixed(fit.aic, 2)), BIC \(fixed(fit.bic, 2)) (\(fit.parameterCount) parameters); standard errors: \(fit.standardErrorMethod)")
+        lines += summaryTail(warnings: fit.warnings, bankItems: bank.items.count)
+        printError(lines.joined(separator: "\n"))
+        return fit.converged ? ExitStatus.success : ExitStatus.notConverged
+    }
+}
+
+/// The summary JSON of a multiple-group calibration.
+struct MultipleGroupSummary: Encodable {
+    var manifest_version = 1
+    var command = "calibrate"
+    var iqscore_version = iqscoreVersion
+    var outputs: [ManifestEntry]
+    var model: String
+    var responses: String
+    var bank: String
+    var layout: String
+    var group_column: String
+    var reference: String
+    var groups: [Group]
+    var group_items: [GroupItemRow]
+    var excluded_items: [[String: String]]
+    var excluded_group_items: [[String: String]]
+    var excluded_persons: Int
+    var n_persons: Int
+    var n_responses: Int
+    var log_likelihood: Double
+    var aic: Double
+    var bic: Double
+    var n_parameters: Int
+    var cycles: Int
+    var e_steps: Int
+    var converged: Bool
+    var last_change: Double
+    var tolerance: Double
+    var standard_errors: String
+    var warnings: [String]
+    var read_seconds: Double
+    var fit_seconds: Double
+
+    struct Group: Encodable {
+        var group: String
+        var reference: Bool
+        var persons: Int
+        var responses: Int
+        var mean: Double
+        var sd: Double
+        var mean_se: Double?
+        var sd_se: Double?
+        var log_likelihood: Double
+    }
+    /// One parameter set of an item freed by group (invariant items are the bank's rows).
+    struct GroupItemRow: Encodable {
+        var item_id: String
+        var groups: [String]
+        var a: Double
+        var b: Double
+        var c: Double
+        var se_a: Double?
+        var se_b: Double?
+        var se_c: Double?
+        var n_responses: Int
+        var p_value: Double
+    }
+
+    init(_ fit: MultipleGroupResult, responses: String, bank: String, groupColumn: String, layout: String, readSeconds: Double, outputs: [ManifestEntry]) {
+        self.outputs = outputs
+        model = fit.model.rawValue
+        self.responses = responses
+        self.bank = bank
+        self.layout = layout
+        group_column = groupColumn
+        reference = fit.groups[0].group
+        groups = fit.groups.map { Group(group: $0.group, reference: $0.isReference, persons: $0.persons, responses: $0.responses, mean: $0.mean, sd: $0.sd,
+                                        mean_se: $0.meanStandardError, sd_se: $0.sdStandardError, log_likelihood: $0.logLikelihood) }
+        let freed = Set(fit.freedItemIDs)
+        group_items = fit.items.filter { freed.contains($0.item.itemID) }.map { entry in
+            let p = entry.item.parameters, se = entry.item.standardErrors
+            return GroupItemRow(item_id: entry.item.itemID, groups: entry.groups, a: p.discrimination, b: p.difficulty, c: p.guessing,
+                                se_a: se.discrimination, se_b: se.difficulty, se_c: se.guessing, n_responses: entry.item.responses, p_value: entry.item.pValue)
+        }
+        excluded_items = fit.excludedItems.map { ["item_id": $0.itemID, "reason": $0.reason] }
+        excluded_group_items = fit.excludedGroupItems.map { ["item_id": $0.itemID, "groups": $0.groups.joined(separator: "|"), "reason": $0.reason] }
+        excluded_persons = fit.excludedPersons.count
+        n_persons = fit.personCount
+        n_responses = fit.cellCount
+        log_likelihood = fit.logLikelihood
+        aic = fit.aic
+        bic = fit.bic
+        n_parameters = fit.parameterCount
+        cycles = fit.cycles
+        e_steps = fit.eSteps
+        converged = fit.converged
+        last_change = fit.lastChange
+        tolerance = fit.options.tolerance
+        standard_errors = fit.standardErrorMethod
+        warnings = fit.warnings
+        read_seconds = readSeconds
+        fit_seconds = fit.elapsedSeconds
+    }
+}

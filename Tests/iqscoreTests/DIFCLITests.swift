@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+
+// Issue 29: `iqscore dif` and `calibrate --group-column`.
+
+@Suite("iqscore dif and calibrate --group-column")
+struct DIFCLITests {
+    /// The FairnessTests fixture (2 × 1,000 persons, 12 items, i1 uniform and i2 non-uniform DIF).
+    static func fixture() throws -> String {
+        try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("FairnessTests/Fixtures/dif/two_groups.csv"), encoding: .utf8)
+    }
+
+    @Test("dif on a wide file: the table, DTF, summary manifest and stderr; the flagged items are the planted ones")
+    func wideFile() throws {
+        let ws = try CLIWorkspace()
+        try ws.write("responses.csv", try Self.fixture())
+        let r = try ws.run("dif", "responses.csv", "--group-column", "group", "--reference", "ref", "--out", "dif.csv", "--dtf-out", "dtf.csv", "--dtf-draws", "100")
+        #expect(r.status == 0, "\(r.stderr)")
+        let rows = try ws.csvRows("dif.csv")
+        #expect(rows.count == 13 && rows[0].first == "item_id" && rows[0].contains("ets_class") && rows[0].contains("irt_p_adj"))
+        let flagged = rows.dropFirst().filter { $0[rows[0].firstIndex(of: "flagged_by")!].contains("irt") }.map { $0[0] }
+        #expect(flagged == ["i1", "i2"], "\(flagged)")
+        let ets = rows[1][rows[0].firstIndex(of: "ets_class")!]
+        #expect(ets == "C-", "i1 is much harder for the focal group: \(ets)")
+        #expect(r.stderr.contains("mh: 2 items flagged") && r.stderr.contains("irt: 2 items flagged (BH-adjusted p < 0.05): i1, i2") && r.stderr.contains("DTF 'foc'"), "\(r.stderr)")
+        let summary = try ws.json("dif.summary.json")
+        #expect(summary["command"] as? String == "dif" && (summary["outputs"] as? [[String: Any]])?.count == 2)
+        #expect((summary["flagged"] as? [String: [String]])?["irt"] == ["i1@foc", "i2@foc"])
+        let verify = try ws.run("verify", "dif.summary.json")
+        #expect(verify.status == 0, "\(verify.stderr)")
+        let dtf = try ws.csvRows("dtf.csv")
+        #expect(dtf.count == 14 && dtf[0] == ["focal_group", "theta", "expected_score_reference", "expected_score_focal", "difference", "iq_gap"])
+    }
+
+    @Test("long layout with θ matching on a bank, purification: same flags; a session in two groups, an empty label, a small group and an unseen item named")
+    func longFileAndBadInput() throws {
+        let ws = try CLIWorkspace()
+        let lines = try Self.fixture().split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        let items = Array(lines[0].dropFirst(2))
+        var long = "session_id,item_id,response,country\n"
+        for row in lines.dropFirst() {
+            for (k, item) in items.enumerated() where !(row[1] == "foc" && item == "i12") { long += "\(row[0]),\(item),\(row[k + 2]),\(row[1])\n" }
+        }
+        try ws.write("long.csv", long)
+        var r = try ws.run("calibrate", "long.csv", "--out", "pooled.csv", "--no-se")
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try ws.run("dif", "long.csv", "--group-column", "country", "--reference", "ref", "--bank", "pooled.csv", "--matching", "theta",
+                       "--purify", "--methods", "mh,irt", "--out", "dif.csv", "--dtf-draws", "0")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("matching: theta: EAP") && r.stderr.contains("purification"), "\(r.stderr)")
+        let rows = try ws.csvRows("dif.csv")
+        let header = rows[0]
+        let flags = Dictionary(uniqueKeysWithValues: rows.dropFirst().map { ($0[0], $0[header.firstIndex(of: "flagged_by")!]) })
+        #expect(flags["i1"] == "mh;irt" && flags["i2"]?.contains("irt") == true, "\(flags)")
+        let i12 = try #require(rows.first { $0[0] == "i12" })
+        #expect(i12[header.firstIndex(of: "untestable")!].contains("group foc has no responses to this item"), "\(i12)")
+
+        // Bad input, each named with file:line:column or the group.
+        let p2 = try #require(long.range(of: "\np2,i5,"))
+        var bad = long
+        let end = try #require(bad[p2.upperBound...].firstIndex(of: "\n"))
+        bad.replaceSubrange(bad.index(end, offsetBy: -3)..<end, with: "foc")
+        try ws.write("two.csv", bad)
+        r = try ws.run("dif", "two.csv", "--group-column", "country", "--reference", "ref", "--out", "x.csv")
+        #expect(r.status != 0 && r.stderr.contains("session 'p2' is in group 'foc' here but in 'ref' on line 14"), "\(r.stderr)")
+        try ws.write("empty.csv", long.replacingOccurrences(of: "p7,i3,0,ref\n", with: "p7,i3,0,\n").replacingOccurrences(of: "p7,i3,1,ref\n", with: "p7,i3,1,\n"))
+        r = try ws.run("dif", "empty.csv", "--group-column", "country", "--reference", "ref", "--out", "x.csv")
+        #expect(r.status != 0 && r.stderr.contains("empty group label") && r.stderr.contains("empty.csv:"), "\(r.stderr)")
+        r = try ws.run("dif", "long.csv", "--group-column", "country", "--reference", "ref", "--out", "x.csv", "--min-group-persons", "1001")
+        #expect(r.status != 0 && r.stderr.contains("group 'ref' has 1000 persons with responses; each group needs at least 1001"), "\(r.stderr)")
+        r = try ws.run("dif", "long.csv", "--group-column", "nope", "--reference", "ref", "--out", "x.csv")
+        #expect(r.status != 0 && r.stderr.contains("no group column 'nope'"), "\(r.stderr)")
+        r = try ws.run("dif", "long.csv", "--group-column", "country", "--reference", "ref", "--out", "x.csv", "--fdr", "2", "--methods", "mh,xx")
+        #expect(r.status == 64 && r.stderr.contains("unknown method 'xx'"), "\(r.stderr)")
+        #expect(!ws.exists("x.csv"))
+    }
+
+    @Test("calibrate --group-column: the reference's bank, each group's mean and SD, freed items per group")
+    func multipleGroupCalibration() throws {
+        let ws = try CLIWorkspace()
+        try ws.write("responses.csv", try Self.fixture())
+        var r = try ws.run("calibrate", "responses.csv", "--group-column", "group", "--reference", "ref", "--free-items", "i1:foc,i2", "--out", "bank.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        // mirt 1.47 multipleGroup() with i1 and i2 free: log-likelihood −13378.584835.
+        let summary = try ws.json("bank.summary.json")
+        #expect(abs((summary["log_likelihood"] as? Double ?? 0) - -13378.584835) < 1e-3)
+        let groups = try #require(summary["groups"] as? [[String: Any]])
+        #expect(groups.count == 2 && groups[0]["group"] as? String == "ref" && groups[1]["mean"] as? Double ?? 0 < -0.3)
+        let freed = try #require(summary["group_items"] as? [[String: Any]])
+        #expect(freed.count == 4 && freed[0]["item_id"] as? String == "i1" && freed[0]["groups"] as? [String] == ["ref"])
+        let bank = try ws.csvRows("bank.csv")
+        #expect(bank.count == 13 && bank[1].last == "freed by group")
+        r = try ws.run("score", "responses.csv", "--bank", "bank.csv", "--out", "scores.csv", "--ignore-columns", "group")
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try ws.run("calibrate", "responses.csv", "--group-column", "group", "--out", "bank2.csv")
+        #expect(r.status == 64 && r.stderr.contains("--group-column needs --reference"), "\(r.stderr)")
+        r = try ws.run("calibrate", "responses.csv", "--group-column", "group", "--reference", "ref", "--model", "rasch", "--out", "bank2.csv")
+        #expect(r.status == 64 && r.stderr.contains("--group-column fits --model 2pl or 3pl"), "\(r.stderr)")
+    }
+}
