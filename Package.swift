@@ -145,6 +145,11 @@ let package = Package(
             path: "Benchmarks/GradedCalibration"
         ),
         .executableTarget(
+            name: "dif-study",
+            dependencies: ["Psychometrics", "Fairness"],
+            path: "Benchmarks/DIFStudy"
+        ),
+        .executableTarget(
             name: "norms-recovery",
             dependencies: ["Psychometrics", "Norming"],
             path: "Benchmarks/NormsRecovery"

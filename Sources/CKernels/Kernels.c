@@ -81,15 +81,30 @@ static inline __attribute__((always_inline)) double lane_sum(const double *restr
 
 static inline __attribute__((always_inline)) double normalize(double *restrict v, long count, long *first, long *last) {
     double m = maximum(v, count);
-    // The exponentials elementwise (full vector width), then four running sums over t mod 4 in t order.
-    for (long t = 0; t < count; t++) v[t] = exp_core(v[t] - m);
-    double sum = lane_sum(v, count);
+    // The exponentials elementwise (full vector width) over the nodes within e^-40 of the largest, 0 beyond them
+    // (e^-40 < 2^-50: below the support's floor, and below the sum's rounding unit), then four running sums over
+    // t mod 4 in t order.
+    // The range is widened to whole groups of 8 so that the loop runs at vector width without a scalar tail;
+    // one iteration per group (interleaving groups would leave ranges of under 32 nodes to the scalar tail).
+    const double cut = m - 40.0;
+    long lo = 0, hi = count;
+    while (lo < hi && v[lo] < cut) lo++;
+    while (hi > lo && v[hi - 1] < cut) hi--;
+    lo -= lo % 8;
+    hi = hi + 7 - (hi + 7) % 8 < count ? hi + 7 - (hi + 7) % 8 : count;
+    for (long t = 0; t < lo; t++) v[t] = 0.0;
+    for (long t = hi; t < count; t++) v[t] = 0.0;
+#pragma clang loop interleave_count(1)
+    for (long t = lo; t < hi; t++) v[t] = exp_core(v[t] - m);
+    // The zeros outside [lo, hi) add nothing, and lo is a multiple of 4: the sum over [lo, hi) by lanes t mod 4
+    // is the sum over all nodes, bit for bit.
+    double sum = lane_sum(v + lo, hi - lo);
     double inverse = 1 / sum;
-    for (long t = 0; t < count; t++) v[t] *= inverse;
+    for (long t = lo; t < hi; t++) v[t] *= inverse;
     // The support: from the first to the last weight at least 2⁻⁵⁰ of the largest. The largest is `inverse`:
     // exp(0) = 1 exactly at the maximum and every other e_t ≤ 1, so the largest weight is 1 · (1/S).
     double floor = inverse * 0x1p-50;
-    long t0 = 0, t1 = count;
+    long t0 = lo, t1 = hi;
     while (v[t0] < floor) t0++;
     while (v[t1 - 1] < floor) t1--;
     *first = t0;

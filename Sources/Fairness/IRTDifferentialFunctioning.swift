@@ -49,6 +49,9 @@ struct IRTDIFFits {
         var standardErrors: Bool
     }
 
+    /// The data split by group once for every fit (nil until the first fit).
+    private var prepared: MultipleGroupCalibrator.Prepared?
+
     init(data: ResponseMatrix, groups: [String], reference: String, calibrator: MultipleGroupCalibrator, names: [String]) {
         self.data = data
         self.groups = groups
@@ -66,7 +69,8 @@ struct IRTDIFFits {
         if let studied, let focal { freeItems[data.itemIDs[studied], default: []].insert(focal) }
         var calibrator = self.calibrator
         calibrator.options.standardErrors = standardErrors
-        let result = try calibrator.calibrate(data, groups: groups, reference: reference, freeItems: freeItems, start: base)
+        if prepared == nil { prepared = try calibrator.prepare(data, groups: groups, reference: reference) }
+        let result = try calibrator.fit(prepared!, freeItems: freeItems, start: base)
         fitsRun += 1
         cache[key] = result
         if base == nil { base = result }

@@ -17,8 +17,18 @@ extension EMEngine {
 
     func eStep() -> Expectation {
         let table = logTable()
+        if let patterns { return patternEStep(patterns, table) }
         if let dense { return denseEStep(dense, table.dichotomousColumns()) }
         return sparseEStep(table)
+    }
+
+    /// The E-step on item-block patterns (`PatternBlocks`): the blocks' tables, the sparse kernels over the
+    /// persons' pattern codes, then r and n folded out of the per-pattern sums.
+    private func patternEStep(_ patterns: PatternBlocks, _ table: LogCategoryTable) -> Expectation {
+        let blocks = patterns.table(table)
+        let counts = sparseCategoryCounts(data: patterns.codes, table: blocks, logPrior: grid.logWeights, workers: workers, withMass: recordsMass)
+        let (r, n) = patterns.fold(counts.counts, nodes: q, stride: q)
+        return Expectation(r: r, n: n, logLikelihood: counts.logLikelihood, mass: counts.mass)
     }
 
     /// The sparse E-step (`sparseCategoryCounts`: cost ∝ cells × Q), then per item r = the right answers' count

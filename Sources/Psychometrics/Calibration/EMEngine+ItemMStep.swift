@@ -51,12 +51,21 @@ extension EMEngine {
         return f + priors.logDensity(s: s, g: g, item: j)
     }
 
+    /// The largest step in any working parameter a concave (2PL) M-step takes without checking the objective.
+    static let newtonStepBound = 0.5
+
     /// Fisher scoring with step halving for one 2PL/3PL item. The expected information
     /// Σ_q n_q ∇P ∇Pᵀ / (P(1 − P)) (minus the prior Hessian) is positive definite, so every step ascends.
     /// `nodes` as in `itemObjective`; `item` names the item's own guessing prior.
+    ///
+    /// The 2PL without a slope prior is a logistic regression of the expected counts on (θ, 1): its objective is
+    /// concave and Fisher scoring is Newton's method, so a step of at most `newtonStepBound` in every parameter is
+    /// taken without evaluating the objective (the warm M-steps of EM take only such steps); larger ones are
+    /// halved until the objective does not fall, as for the other models.
     func optimizeItem(r: [Double], n: [Double], nodes: [Double], x: inout [Double], item j: Int) {
         let p = perItem
-        var f = itemObjective(r: r, n: n, nodes: nodes, s: x[0], d: x[1], g: x[2], item: j)
+        let concave = model == .twoPL && !logSlope
+        var known: Double? = concave ? nil : itemObjective(r: r, n: n, nodes: nodes, s: x[0], d: x[1], g: x[2], item: j)
         for _ in 0..<50 {
             var grad = [Double](repeating: 0, count: p)
             var info = [Double](repeating: 0, count: p * p)
@@ -89,6 +98,16 @@ extension EMEngine {
             info[p] = info[1]
             if p == 3 { info[2 * p] = info[2]; info[2 * p + 1] = info[p + 2] }
             let step = solveSmallSPD(info, grad, n: p)
+            if concave && step.allSatisfy({ abs($0) <= Self.newtonStepBound }) {
+                let s0 = clampedSlope(working: x[0] + step[0]), d0 = clampedIntercept(x[1] + step[1])
+                let change = max(abs(s0 - x[0]), abs(d0 - x[1]))
+                x[0] = s0
+                x[1] = d0
+                known = nil
+                if change < 1e-10 { return }
+                continue
+            }
+            let f = known ?? itemObjective(r: r, n: n, nodes: nodes, s: x[0], d: x[1], g: x[2], item: j)
             var scale = 1.0
             var accepted = false
             for _ in 0..<40 {
@@ -101,7 +120,7 @@ extension EMEngine {
                 if ft >= f - 1e-12 * abs(f) {
                     let change = (0..<p).map { abs(trial[$0] - x[$0]) }.max() ?? 0
                     x = trial
-                    f = ft
+                    known = ft
                     accepted = true
                     if change < 1e-10 { return }
                     break

@@ -24,6 +24,8 @@ struct EMEngine {
     let grid: QuadratureGrid
     let data: ResponseMatrix
     let dense: DenseResponses?
+    /// The responses as item-block patterns (`PatternBlocks`), when the E-step runs on them instead.
+    let patterns: PatternBlocks?
     let workers: Int
     let maximumSlope: Double
     /// Per item: the bank parameters of a fixed item, nil for a free one.
@@ -52,7 +54,7 @@ struct EMEngine {
     ///   - fixed: per item, the bank parameters of a fixed item or nil; empty = no fixed items.
     ///   - commonSlope: with fixed items, the slope of the Rasch/1PL free items (1 for Rasch).
     init(model: IRTModel, options: CalibrationOptions, data: ResponseMatrix, useDense: Bool,
-         fixed: [ItemParameters?] = [], commonSlope: Double = 1) {
+         fixed: [ItemParameters?] = [], commonSlope: Double = 1, usePatterns: Bool = false, patterns prebuilt: PatternBlocks? = nil) {
         self.model = model
         self.logSlope = options.slopePrior != nil
         var priors = WorkingPriors(slope: options.slopePrior, guessing: model.hasGuessing ? options.guessingPrior : nil)
@@ -60,7 +62,9 @@ struct EMEngine {
         self.priors = priors
         self.grid = QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound)
         self.data = data
-        self.dense = useDense ? DenseResponses(data) : nil
+        let patterns = usePatterns ? prebuilt ?? PatternBlocks(data) : nil
+        self.patterns = patterns
+        self.dense = useDense && patterns == nil ? DenseResponses(data) : nil
         self.maximumSlope = options.maximumSlope
         // Person-block workers only when OpenBLAS runs single-threaded; otherwise BLAS parallelises itself.
         self.workers = emWorkers(useDense && options.denseProductThreading == .blas ? 1 : options.workers, persons: data.personCount)

@@ -78,8 +78,16 @@ struct EMRun<Engine: EMIterable> {
 
     private static func seconds(since start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
 
+    /// An E-step already done at the engine's starting parameters (a warm start from a fit that ended there):
+    /// the first `expectation()` returns it instead of computing it again.
+    var pending: Engine.Expectation?
+
     /// The E-step at the engine's current parameters, timed and counted.
     mutating func expectation() -> Engine.Expectation {
+        if let e = pending {
+            pending = nil
+            return e
+        }
         let t0 = DispatchTime.now().uptimeNanoseconds
         let e = engine.eStep()
         timing.eStepSeconds += Self.seconds(since: t0)

@@ -44,7 +44,41 @@ public struct MultipleGroupCalibrator: Sendable {
     ///   than 2 items), `.numericalFailure` (divergence).
     public func calibrate(_ data: ResponseMatrix, groups labels: [String], reference: String, freeItems: [String: Set<String>] = [:],
                           start: MultipleGroupResult? = nil, progress: ((CalibrationProgress) -> Void)? = nil) throws(PsychometricsError) -> MultipleGroupResult {
-        let started = DispatchTime.now().uptimeNanoseconds
+        try fit(try prepare(data, groups: labels, reference: reference), freeItems: freeItems, start: start, progress: progress)
+    }
+
+    /// The data of a multiple-group fit checked and split by group once, for several fits of one data set (a DIF
+    /// scan): each group's response matrix and item-block patterns, the responses and correct answers per group and
+    /// item, and the final E-steps of the latest fits, whose estimates may start another (its first E-step is then that
+    /// one, not recomputed).
+    package final class Prepared: @unchecked Sendable {
+        let data: ResponseMatrix
+        let names: [String]
+        let groupOf: [Int]
+        let n: [Int]
+        let r: [Int]
+        let groupData: [ResponseMatrix]
+        let patterns: [PatternBlocks?]
+        private let lock = NSLock()
+        /// The final E-steps of the latest fits (newest first, at most `keptExpectations`), by their estimates.
+        var finalExpectations: [(parameters: [Double], latent: [Double], expectation: MultipleGroupEngine.Expectation)] = []
+        static let keptExpectations = 4
+
+        func withLock<T>(_ body: () -> T) -> T { lock.lock(); defer { lock.unlock() }; return body() }
+
+        init(data: ResponseMatrix, names: [String], groupOf: [Int], n: [Int], r: [Int], groupData: [ResponseMatrix], patterns: [PatternBlocks?]) {
+            self.data = data
+            self.names = names
+            self.groupOf = groupOf
+            self.n = n
+            self.r = r
+            self.groupData = groupData
+            self.patterns = patterns
+        }
+    }
+
+    /// Checks `data` and the labels (see `calibrate`) and splits the responses by group.
+    package func prepare(_ data: ResponseMatrix, groups labels: [String], reference: String) throws(PsychometricsError) -> Prepared {
         let problems = options.validationProblems()
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid options: " + problems.joined(separator: "; ")) }
         guard options.model == .twoPL || options.model == .threePL else {
@@ -77,6 +111,56 @@ public struct MultipleGroupCalibrator: Sendable {
         if let k = personsIn.firstIndex(where: { $0 < minimumGroupPersons }) {
             throw PsychometricsError(.insufficientData, "group \(TextFidelity.quoted(names[k])) has \(personsIn[k]) person\(personsIn[k] == 1 ? "" : "s") with responses; each group needs at least \(minimumGroupPersons)")
         }
+        // Responses and correct answers per group and item.
+        var n = [Int](repeating: 0, count: G * J), r = n
+        for i in 0..<data.personCount {
+            let k = groupOf[i]
+            for c in data.cells(ofPerson: i) {
+                let j = Int(data.itemIndices[c])
+                n[k * J + j] += 1
+                r[k * J + j] += Int(data.responses[c])
+            }
+        }
+
+        var groupData: [ResponseMatrix] = []
+        for k in 0..<G { groupData.append(try Self.groupMatrix(data, groupOf: groupOf, group: k, keep: { _ in true }).matrix) }
+        let patterns = groupData.map { Self.usesDense($0, options.eStep) ? PatternBlocks($0) : nil }
+        return Prepared(data: data, names: names, groupOf: groupOf, n: n, r: r, groupData: groupData, patterns: patterns)
+    }
+
+    /// Whether a group's E-step runs dense (`EStepStrategy`; automatic: at least 15% of the cells answered).
+    static func usesDense(_ matrix: ResponseMatrix, _ strategy: EStepStrategy) -> Bool {
+        switch strategy {
+        case .dense: return true
+        case .sparse: return false
+        case .automatic: return matrix.density >= 0.15 && Double(matrix.personCount) * Double(matrix.itemCount) <= 4e8
+        }
+    }
+
+    /// Group k's persons with the cells `keep` accepts (by item), and the persons left without a cell.
+    static func groupMatrix(_ data: ResponseMatrix, groupOf: [Int], group k: Int, keep: (Int) -> Bool) throws(PsychometricsError) -> (matrix: ResponseMatrix, emptied: [String]) {
+        var ids: [String] = [], offsets = [0], items: [Int32] = [], values: [UInt8] = [], emptied: [String] = []
+        for i in 0..<data.personCount where groupOf[i] == k {
+            let before = items.count
+            for c in data.cells(ofPerson: i) where keep(Int(data.itemIndices[c])) {
+                items.append(data.itemIndices[c]); values.append(data.responses[c])
+            }
+            if items.count == before {
+                if !data.cells(ofPerson: i).isEmpty { emptied.append(data.personIDs[i]) }
+                continue
+            }
+            ids.append(data.personIDs[i]); offsets.append(items.count)
+        }
+        return (try ResponseMatrix(personIDs: ids, itemIDs: data.itemIDs, rowOffsets: offsets, itemIndices: items, responses: values), emptied)
+    }
+
+    /// One fit of prepared data (see `calibrate`).
+    package func fit(_ prepared: Prepared, freeItems: [String: Set<String>] = [:], start: MultipleGroupResult? = nil,
+                     progress: ((CalibrationProgress) -> Void)? = nil) throws(PsychometricsError) -> MultipleGroupResult {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let data = prepared.data, names = prepared.names, n = prepared.n, r = prepared.r
+        let G = names.count, J = data.itemCount
+        let index = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
         let itemIndex = Dictionary(uniqueKeysWithValues: data.itemIDs.enumerated().map { ($1, $0) })
         var freedIn = [Set<Int>](repeating: [], count: J)
         for (id, groupNames) in freeItems.sorted(by: { $0.key < $1.key }) {
@@ -86,17 +170,6 @@ public struct MultipleGroupCalibrator: Sendable {
                     throw PsychometricsError(.invalidOptions, "item \(TextFidelity.quoted(id)) is freed in group \(TextFidelity.quoted(name)), which is not in the data (groups: \(Self.listed(names)))")
                 }
                 freedIn[j].insert(k)
-            }
-        }
-
-        // Responses and correct answers per group and item.
-        var n = [Int](repeating: 0, count: G * J), r = n
-        for i in 0..<data.personCount {
-            let k = groupOf[i]
-            for c in data.cells(ofPerson: i) {
-                let j = Int(data.itemIndices[c])
-                n[k * J + j] += 1
-                r[k * J + j] += Int(data.responses[c])
             }
         }
 
@@ -138,25 +211,19 @@ public struct MultipleGroupCalibrator: Sendable {
         }
         try Self.checkIdentified(slots: slots, names: names)
 
-        // One response matrix per group over the calibrated cells.
-        var groupData: [ResponseMatrix] = [], excludedPersons: [String] = []
-        var cellsIn = [Int](repeating: 0, count: G)
+        // One response matrix per group over the calibrated cells (the prepared one where no cell is left out).
+        var groupData: [ResponseMatrix] = [], excludedPersons: [String] = [], filtered = [Bool](repeating: false, count: G)
         for k in 0..<G {
-            var ids: [String] = [], offsets = [0], items: [Int32] = [], values: [UInt8] = []
-            for i in 0..<data.personCount where groupOf[i] == k {
-                let before = items.count
-                for c in data.cells(ofPerson: i) where slotOf[k][Int(data.itemIndices[c])] >= 0 {
-                    items.append(data.itemIndices[c]); values.append(data.responses[c])
-                }
-                if items.count == before {
-                    if !data.cells(ofPerson: i).isEmpty { excludedPersons.append(data.personIDs[i]) }
-                    continue
-                }
-                ids.append(data.personIDs[i]); offsets.append(items.count)
+            if (0..<J).allSatisfy({ slotOf[k][$0] >= 0 || n[k * J + $0] == 0 }) {
+                groupData.append(prepared.groupData[k])
+                continue
             }
-            cellsIn[k] = items.count
-            groupData.append(try ResponseMatrix(personIDs: ids, itemIDs: data.itemIDs, rowOffsets: offsets, itemIndices: items, responses: values))
+            filtered[k] = true
+            let split = try Self.groupMatrix(data, groupOf: prepared.groupOf, group: k, keep: { slotOf[k][$0] >= 0 })
+            groupData.append(split.matrix)
+            excludedPersons += split.emptied
         }
+        let cellsIn = groupData.map(\.cellCount)
         if let k = groupData.indices.first(where: { groupData[$0].personCount < minimumGroupPersons }) {
             throw PsychometricsError(.insufficientData, "group \(TextFidelity.quoted(names[k])) keeps \(groupData[k].personCount) persons with calibrated responses after the exclusions; each group needs at least \(minimumGroupPersons)")
         }
@@ -164,14 +231,10 @@ public struct MultipleGroupCalibrator: Sendable {
         // Engines, start values, EM.
         var options = self.options
         options.workers = max(1, options.workers)
-        let engines = groupData.map { matrix in
-            let dense: Bool
-            switch options.eStep {
-            case .dense: dense = true
-            case .sparse: dense = false
-            case .automatic: dense = matrix.density >= 0.15 && Double(matrix.personCount) * Double(matrix.itemCount) <= 4e8
-            }
-            return EMEngine(model: options.model, options: options, data: matrix, useDense: dense)
+        let engines = groupData.indices.map { k in
+            let dense = Self.usesDense(groupData[k], options.eStep)
+            return EMEngine(model: options.model, options: options, data: groupData[k], useDense: dense, usePatterns: dense,
+                            patterns: filtered[k] ? nil : prepared.patterns[k])
         }
         let first = engines[0]
         var starts: [(s: Double, d: Double, g: Double)] = []
@@ -192,6 +255,13 @@ public struct MultipleGroupCalibrator: Sendable {
         }
         var run = EMRun(engine: MultipleGroupEngine(groups: engines, slots: slots, slotOf: slotOf, start: starts, latent: latent, workers: options.workers),
                         options: options, started: started, progress: progress)
+        // Started exactly where the last fit of these data ended, on the same cells: its final E-step is this
+        // fit's first (the expected counts are per item and group, whatever the parameter sets).
+        let startLatent = latent.flatMap { [$0.mean, $0.sd] }
+        if !filtered.contains(true), let start,
+           let last = prepared.withLock({ prepared.finalExpectations.first { $0.parameters == start.workingParameters && $0.latent == startLatent } }) {
+            run.pending = last.expectation
+        }
         do {
             switch options.acceleration {
             case .none: try run.runPlain()
@@ -203,6 +273,13 @@ public struct MultipleGroupCalibrator: Sendable {
 
         // Log-likelihood and standard errors at the estimates.
         let final = engine.eStep()
+        if !filtered.contains(true) {
+            let key = (engine.workingParameters(), (1..<G).flatMap { [engine.latent($0).mean, engine.latent($0).sd] })
+            prepared.withLock {
+                prepared.finalExpectations.insert((key.0, key.1, final), at: 0)
+                if prepared.finalExpectations.count > Prepared.keptExpectations { prepared.finalExpectations.removeLast() }
+            }
+        }
         let covariance = engine.oakesCovariance(standardErrors: options.standardErrors, maximumParameters: Self.maximumStandardErrorParameters,
                                                 cycle: run.cycles, logLikelihood: final.logLikelihood, started: started, workers: options.workers,
                                                 progress: progress, warnings: &warnings)

@@ -65,6 +65,16 @@ public struct LogCategoryTable: @unchecked Sendable {
         storage = Storage(rows: rows)
     }
 
+    /// A table whose rows are already filled: `rows` (taken over, deallocated with the table) holds row
+    /// `rowStart[j] + k` for category k of item j, `nodeCount` values each.
+    package init(rowStart: [Int32], nodeCount: Int, rows: AlignedRows) {
+        precondition(rows.stride == (nodeCount + 7) / 8 * 8, "rows of \(nodeCount) nodes")
+        self.nodeCount = nodeCount
+        stride = rows.stride
+        self.rowStart = rowStart
+        storage = Storage(rows: rows)
+    }
+
     public var itemCount: Int { rowStart.count - 1 }
     public var rowCount: Int { Int(rowStart[itemCount]) }
     /// Categories of item j.
