@@ -14,9 +14,9 @@ import Psychometrics
 // the DIF items flagged; Type I: the share of the other items flagged (over items × replications). The null
 // condition also runs MH matched on the rest score, to show why the total score is the default.
 //
-//   swift run -c release dif-study [--replications R] [--persons N] [--items J] [--seed S]
+//   swift run -c release dif-study [--replications R] [--persons N] [--items J] [--seed S] [--threads T]
 
-var replications = 10, persons = 1_000, itemCount = 30
+var replications = 10, persons = 1_000, itemCount = 30, threads = WorkerThreads.all
 var seed: UInt64 = 29
 var arguments = CommandLine.arguments.dropFirst()
 while let flag = arguments.popFirst() {
@@ -26,6 +26,7 @@ while let flag = arguments.popFirst() {
     case "--persons": persons = Int(value)!
     case "--items": itemCount = Int(value)!
     case "--seed": seed = UInt64(value)!
+    case "--threads": threads = Int(value)!
     default: fatalError("unknown option \(flag)")
     }
 }
@@ -94,6 +95,7 @@ for (ci, condition) in conditions.enumerated() {
             options.purify = purify
             options.dtfDraws = 0
             options.calibration.standardErrors = false
+            options.calibration.workers = threads
             var runs = [(String, DIFOptions)]()
             runs.append(("", options))
             if condition.kind == .none && !condition.missing && !purify {

@@ -112,14 +112,19 @@ struct DIFCommand: ParsableCommand {
         try throwIfAny(try difOptions().validationProblems(naming: .option))
     }
 
-    func difOptions(bankModel: IRTModel? = nil) throws -> DIFOptions {
-        var options = DIFOptions()
+    /// A comma-separated list of methods (mh, lr, irt, wald), each once, in the order given.
+    static func parsedMethods(_ text: String, option: String) throws -> [DIFMethod] {
         var chosen: [DIFMethod] = []
-        for name in methods.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {
-            guard let method = DIFMethod(rawValue: name) else { throw ValidationError("--methods: unknown method \(TextFidelity.quoted(name)); allowed: mh, lr, irt, wald") }
+        for name in text.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {
+            guard let method = DIFMethod(rawValue: name) else { throw ValidationError("\(option): unknown method \(TextFidelity.quoted(name)); allowed: mh, lr, irt, wald") }
             if !chosen.contains(method) { chosen.append(method) }
         }
-        options.methods = chosen
+        return chosen
+    }
+
+    func difOptions(bankModel: IRTModel? = nil) throws -> DIFOptions {
+        var options = DIFOptions()
+        options.methods = try Self.parsedMethods(methods, option: "--methods")
         options.matching = matching
         options.thetaStrata = strata
         options.purify = purify

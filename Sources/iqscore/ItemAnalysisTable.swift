@@ -85,6 +85,8 @@ struct ItemAnalysisTable {
     /// `latentScale.theta(fromStandard:)`.
     var latentScale: LatentScale
     var personsWithoutResponses: Int
+    /// How the response file was read (its layout and id column).
+    var fileReport: ResponseFileReport
     var rules: FlagRules
     /// Maydeu-Olivares & Joe's M2 of the bank's model on the persons who answered every item, or why not.
     var m2: LimitedInformationFit?
@@ -104,6 +106,7 @@ struct ItemAnalysisTable {
         self.data = data
         self.rules = rules
         personsWithoutResponses = report.emptyPersons.count + dropped.count
+        fileReport = report
         let bankItems = data.itemIDs.map { byID[$0]! }
         // Fit statistics assume θ ~ N(0, 1): a bank with another latent scale (Rasch) is taken on that metric.
         latentScale = bank.latentScale

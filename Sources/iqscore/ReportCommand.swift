@@ -49,6 +49,20 @@ struct ReportCommand: ParsableCommand {
 
     @OptionGroup var bankModel: BankModelOption
 
+    @Option(name: .customLong("group-column"), help: "Add a DIF section (0/1 banks): the response file's column holding each person's group; needs --reference.")
+    var groupColumn: String?
+
+    @Option(help: "With --group-column: the reference group.")
+    var reference: String?
+
+    @Option(name: .customLong("dif-methods"), help: "With --group-column: the DIF methods, as `iqscore dif --methods` (default mh,irt).")
+    var difMethods = "mh,irt"
+
+    func validate() throws {
+        if (groupColumn == nil) != (reference == nil) { throw ValidationError("--group-column and --reference go together (the DIF section)") }
+        if groupColumn != nil { _ = try DIFCommand.parsedMethods(difMethods, option: "--dif-methods") }
+    }
+
     func run() throws {
         try runReportingErrors {
             try prepareOutputs(inputs: [("input", responses), ("--bank", bank)], outputs: [("--out", out)])
@@ -66,8 +80,14 @@ struct ReportCommand: ParsableCommand {
                 printError("iqscore report: \(formatCount(report.persons)) persons × \(report.items) items, \(report.flagged) flagged\nwrote \(out)")
                 return ExitStatus.success
             }
-            let table = try ItemAnalysisTable(responses: responses, fileOptions: columns.fileOptions, bank: itemBank, rules: FlagRules())
-            let html = try render(table, bank: itemBank)
+            var fileOptions = columns.fileOptions
+            if let groupColumn, !fileOptions.ignoredColumns.contains(groupColumn) { fileOptions.ignoredColumns.append(groupColumn) }
+            let table = try ItemAnalysisTable(responses: responses, fileOptions: fileOptions, bank: itemBank, rules: FlagRules())
+            var html = try render(table, bank: itemBank)
+            if let groupColumn, let reference {
+                let section = try difSection(table, fileOptions: fileOptions, groupColumn: groupColumn, reference: reference)
+                html = html.replacingOccurrences(of: "</body></html>", with: section + "</body></html>")
+            }
             try writeAtomically(html, to: out)
             printError("iqscore report: \(formatCount(table.data.personCount)) persons × \(table.rows.count) items, \(table.flaggedCount) flagged\nwrote \(out)")
             return ExitStatus.success

@@ -98,4 +98,21 @@ struct DIFCLITests {
         r = try ws.run("calibrate", "responses.csv", "--group-column", "group", "--reference", "ref", "--model", "rasch", "--out", "bank2.csv")
         #expect(r.status == 64 && r.stderr.contains("--group-column fits --model 2pl or 3pl"), "\(r.stderr)")
     }
+
+    @Test("report --group-column: the DIF section with the flagged items' curves per group and the IQ gap at equal θ")
+    func reportSection() throws {
+        let ws = try CLIWorkspace()
+        try ws.write("responses.csv", try Self.fixture())
+        var r = try ws.run("calibrate", "responses.csv", "--ignore-columns", "group", "--no-se", "--out", "pooled.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try ws.run("report", "responses.csv", "--bank", "pooled.csv", "--out", "report.html", "--group-column", "group", "--reference", "ref")
+        #expect(r.status == 0, "\(r.stderr)")
+        let html = try ws.read("report.html")
+        #expect(html.contains("<h2 id=\"dif\">Differential item functioning by group</h2>") && html.contains("IQ gap at equal θ"))
+        let section = try #require(html.range(of: "id=\"dif\"")).upperBound
+        #expect(html[section...].components(separatedBy: "<figure class=\"flag\">").count - 1 == 2, "one panel for each of i1 and i2")
+        #expect(html[section...].contains("<td>i1</td><td>foc</td>") && html[section...].contains("C-"))
+        r = try ws.run("report", "responses.csv", "--bank", "pooled.csv", "--out", "report2.html", "--group-column", "group")
+        #expect(r.status == 64 && r.stderr.contains("--group-column and --reference go together"), "\(r.stderr)")
+    }
 }
