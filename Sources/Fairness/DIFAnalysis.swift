@@ -226,6 +226,10 @@ public enum DIFAnalysis {
             func round(excluded: Set<Int>) throws(PsychometricsError) -> [(statistic: Double, p: Double)?] {
                 var out = [(statistic: Double, p: Double)?](repeating: nil, count: rows.count)
                 var criterion: MatchingCriterion?
+                if method == .likelihoodRatio || method == .wald {
+                    let tests = (0..<J).flatMap { j in (0..<F).filter { untestable(j, $0) == nil }.map { (item: j, focal: focalGroups[$0]) } }
+                    try irt.prefetch(tests: tests, free: excluded, standardErrors: method == .wald)
+                }
                 if method == .mantelHaenszel || method == .logisticRegression {
                     let anchor = (0..<J).map { !excluded.contains($0) && hasParameters[$0] }
                     criterion = MatchingCriterion(data: data, matching: matching, anchor: anchor, parameters: matchingParameters, grid: grid)

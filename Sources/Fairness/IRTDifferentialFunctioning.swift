@@ -64,17 +64,62 @@ struct IRTDIFFits {
     mutating func fit(free: Set<Int>, studied: Int? = nil, focal: String? = nil, standardErrors: Bool = false) throws(PsychometricsError) -> MultipleGroupResult {
         let key = Key(freeEverywhere: free.sorted(), studied: studied, focal: focal, standardErrors: standardErrors)
         if let done = cache[key] { return done }
-        var freeItems: [String: Set<String>] = [:]
-        for j in free { freeItems[data.itemIDs[j]] = Set(names) }
-        if let studied, let focal { freeItems[data.itemIDs[studied], default: []].insert(focal) }
-        var calibrator = self.calibrator
-        calibrator.options.standardErrors = standardErrors
         if prepared == nil { prepared = try calibrator.prepare(data, groups: groups, reference: reference) }
-        let result = try calibrator.fit(prepared!, freeItems: freeItems, start: base)
+        let result = try Self.run(key, calibrator: calibrator, prepared: prepared!, itemIDs: data.itemIDs, names: names, start: base, remember: base == nil)
         fitsRun += 1
         cache[key] = result
         if base == nil { base = result }
         return result
+    }
+
+    /// One fit by its key, started from `start`.
+    private static func run(_ key: Key, calibrator: MultipleGroupCalibrator, prepared: MultipleGroupCalibrator.Prepared, itemIDs: [String],
+                            names: [String], start: MultipleGroupResult?, remember: Bool = false) throws(PsychometricsError) -> MultipleGroupResult {
+        var freeItems: [String: Set<String>] = [:]
+        for j in key.freeEverywhere { freeItems[itemIDs[j]] = Set(names) }
+        if let studied = key.studied, let focal = key.focal { freeItems[itemIDs[studied], default: []].insert(focal) }
+        var calibrator = calibrator
+        calibrator.options.standardErrors = key.standardErrors
+        return try calibrator.fit(prepared, freeItems: freeItems, start: start, remember: remember)
+    }
+
+    /// Runs the fits a round of tests will ask for, several at once: with W worker threads (the calibration's
+    /// `workers`), W fits run side by side on one thread each — independent fits scale with the threads where one
+    /// fit's E-step over a few thousand persons would not. First the compact fits (free everywhere: `free` less
+    /// the studied item), then the augmented ones (the item also free in one focal group), all started from the
+    /// base fit. Fits already made are skipped; `fit` then finds every one in the cache.
+    mutating func prefetch(tests: [(item: Int, focal: String)], free: Set<Int>, standardErrors: Bool) throws(PsychometricsError) {
+        let lanes = max(1, min(calibrator.options.workers, tests.count))
+        guard lanes > 1 else { return }
+        if base == nil { _ = try fit(free: []) }
+        var compact: [Key] = [], augmented: [Key] = [], seen = Set<Key>(cache.keys)
+        for (j, focal) in tests {
+            let others = free.subtracting([j]).sorted()
+            let c = Key(freeEverywhere: others, studied: nil, focal: nil, standardErrors: false)
+            let a = Key(freeEverywhere: others, studied: j, focal: focal, standardErrors: standardErrors)
+            if !standardErrors && seen.insert(c).inserted { compact.append(c) }
+            if seen.insert(a).inserted { augmented.append(a) }
+        }
+        var single = calibrator
+        single.options.workers = 1
+        let prepared = self.prepared!, itemIDs = data.itemIDs, names = self.names, start = base
+        for batch in [compact, augmented] where !batch.isEmpty {
+            var results = [Result<MultipleGroupResult, PsychometricsError>?](repeating: nil, count: batch.count)
+            results.withUnsafeMutableBufferPointer { buffer in
+                let box = UncheckedSendableBox(buffer.baseAddress!)
+                parallelFor(min(lanes, batch.count)) { lane in
+                    for k in stride(from: lane, to: batch.count, by: lanes) {
+                        do throws(PsychometricsError) {
+                            box.value[k] = .success(try Self.run(batch[k], calibrator: single, prepared: prepared, itemIDs: itemIDs, names: names, start: start))
+                        } catch { box.value[k] = .failure(error) }
+                    }
+                }
+            }
+            for (key, result) in zip(batch, results) {
+                cache[key] = try result!.get()
+                fitsRun += 1
+            }
+        }
     }
 
     /// The likelihood-ratio test of item j in focal group f with the items `free` (j excluded) free everywhere;

@@ -104,4 +104,23 @@ struct DIFTests {
         #expect(abs(w1.chiSquare - 48.626) < 0.05, "W(i1) \(w1.chiSquare)")
         #expect(abs(w2.chiSquare - 22.400) < 0.05, "W(i2) \(w2.chiSquare)")
     }
+
+    /// Not bit for bit: the base fit's E-step adds its two workers' sums, in another order than one worker.
+    @Test("the IRT scan's fits run side by side on two threads with the statistics of one thread (to 1e-8)")
+    func parallelScan() throws {
+        let (data, groups) = try MultipleGroupCalibratorTests.twoGroups()
+        var options = DIFOptions()
+        options.methods = [.likelihoodRatio]
+        options.dtfDraws = 0
+        options.purify = true
+        options.calibration.workers = 1
+        let one = try DIFAnalysis.run(data, groups: groups, reference: "ref", options: options)
+        options.calibration.workers = 2
+        let two = try DIFAnalysis.run(data, groups: groups, reference: "ref", options: options)
+        for (a, b) in zip(one.rows, two.rows) {
+            let x = try #require(a.likelihoodRatio?.chiSquare), y = try #require(b.likelihoodRatio?.chiSquare)
+            #expect(abs(x - y) < 1e-8, "\(a.itemID): \(x) vs \(y)")
+        }
+        #expect(one.purification == two.purification && one.multipleGroupFits == two.multipleGroupFits)
+    }
 }

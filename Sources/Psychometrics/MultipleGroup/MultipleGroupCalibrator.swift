@@ -49,7 +49,7 @@ public struct MultipleGroupCalibrator: Sendable {
 
     /// The data of a multiple-group fit checked and split by group once, for several fits of one data set (a DIF
     /// scan): each group's response matrix and item-block patterns, the responses and correct answers per group and
-    /// item, and the final E-steps of the latest fits, whose estimates may start another (its first E-step is then that
+    /// item, and the final E-steps of fits whose estimates will start others (its first E-step is then that
     /// one, not recomputed).
     package final class Prepared: @unchecked Sendable {
         let data: ResponseMatrix
@@ -60,7 +60,8 @@ public struct MultipleGroupCalibrator: Sendable {
         let groupData: [ResponseMatrix]
         let patterns: [PatternBlocks?]
         private let lock = NSLock()
-        /// The final E-steps of the latest fits (newest first, at most `keptExpectations`), by their estimates.
+        /// The final E-steps of the latest fits asked to remember theirs (newest first, at most `keptExpectations`),
+        /// by their estimates.
         var finalExpectations: [(parameters: [Double], latent: [Double], expectation: MultipleGroupEngine.Expectation)] = []
         static let keptExpectations = 4
 
@@ -154,8 +155,9 @@ public struct MultipleGroupCalibrator: Sendable {
         return (try ResponseMatrix(personIDs: ids, itemIDs: data.itemIDs, rowOffsets: offsets, itemIndices: items, responses: values), emptied)
     }
 
-    /// One fit of prepared data (see `calibrate`).
-    package func fit(_ prepared: Prepared, freeItems: [String: Set<String>] = [:], start: MultipleGroupResult? = nil,
+    /// One fit of prepared data (see `calibrate`). With `remember`, its final E-step is kept in `prepared` for the
+    /// fits that will start from this one.
+    package func fit(_ prepared: Prepared, freeItems: [String: Set<String>] = [:], start: MultipleGroupResult? = nil, remember: Bool = false,
                      progress: ((CalibrationProgress) -> Void)? = nil) throws(PsychometricsError) -> MultipleGroupResult {
         let started = DispatchTime.now().uptimeNanoseconds
         let data = prepared.data, names = prepared.names, n = prepared.n, r = prepared.r
@@ -273,7 +275,7 @@ public struct MultipleGroupCalibrator: Sendable {
 
         // Log-likelihood and standard errors at the estimates.
         let final = engine.eStep()
-        if !filtered.contains(true) {
+        if remember && !filtered.contains(true) {
             let key = (engine.workingParameters(), (1..<G).flatMap { [engine.latent($0).mean, engine.latent($0).sd] })
             prepared.withLock {
                 prepared.finalExpectations.insert((key.0, key.1, final), at: 0)
