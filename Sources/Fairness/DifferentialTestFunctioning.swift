@@ -54,7 +54,7 @@ public struct DifferentialTestFunctioning: Sendable, Hashable, Codable {
         let nodes = (0..<61).map { -6 + Double($0) * 0.2 }
         let weights = nodes.map { exp(-0.5 * $0 * $0) }
         let total = weights.reduce(0, +)
-        let thetas = nodes.map { distribution.mean + distribution.sd * $0 }, w = weights.map { $0 / total }
+        let w = weights.map { $0 / total }
 
         func statistics(_ parameter: (String, String) -> ItemParameters?, mean: Double, sd: Double) -> (Double, Double) {
             var s = 0.0, u = 0.0
@@ -71,7 +71,6 @@ public struct DifferentialTestFunctioning: Sendable, Hashable, Codable {
         unsigned = point.1
         signedPercent = 100 * signed / Double(max(1, itemCount))
         unsignedPercent = 100 * unsigned / Double(max(1, itemCount))
-        _ = thetas
         self.draws = 0
         if draws > 0, let imputed = Self.imputations(fit: fit, draws: draws, seed: seed) {
             var signedDraws: [Double] = [], unsignedDraws: [Double] = []
