@@ -71,8 +71,32 @@ public struct BifactorCalibrator: Sendable {
     ///   when the iterations diverge.
     public func calibrate(_ input: ResponseMatrix, structure: FactorStructure, fixed: [String: BifactorItem] = [:],
                           progress: ((CalibrationProgress) -> Void)? = nil) throws -> BifactorCalibrationResult {
+        try fit(input, structure: structure, fixed: fixed, grouping: nil, progress: progress)
+    }
+
+    /// Multiple-group calibration of the bifactor model (as mirt's `bfactor(…, group =, invariance = c(<items>,
+    /// "free_means", "free_var"))`): person i in group `groups[i]`; the reference group's general factor N(0, 1),
+    /// every other group's N(μ_k, σ_k²) estimated; the specific factors N(0, 1) in every group (the dimension
+    /// reduction integrates each on the standard grid, as mirt constrains them); every item's parameters shared by
+    /// all groups (`MultipleGroupBifactorEngine`). Groups may see different items. The result's `groups` gives each
+    /// group's mean and SD with standard errors (delta method to σ) and its part of the log-likelihood.
+    /// - Parameters:
+    ///   - minimumGroupPersons: the fewest persons with calibrated responses a group may have.
+    /// - Throws: as `calibrate(_:structure:fixed:progress:)`, and `PsychometricsError` `.invalidOptions` with the
+    ///   testlet model; `.lengthMismatch` (not one label per person), `.invalidResponse` (an empty label),
+    ///   `.insufficientData` (a missing or small group, one group only, a group that shares no item with the
+    ///   reference).
+    public func calibrate(_ input: ResponseMatrix, structure: FactorStructure, groups labels: [String], reference: String,
+                          minimumGroupPersons: Int = 20, progress: ((CalibrationProgress) -> Void)? = nil) throws -> BifactorCalibrationResult {
+        try fit(input, structure: structure, fixed: [:], grouping: (labels, reference, minimumGroupPersons), progress: progress)
+    }
+
+    private func fit(_ input: ResponseMatrix, structure: FactorStructure, fixed: [String: BifactorItem],
+                     grouping: (labels: [String], reference: String, minimumPersons: Int)?,
+                     progress: ((CalibrationProgress) -> Void)?) throws -> BifactorCalibrationResult {
         let started = DispatchTime.now().uptimeNanoseconds
         var problems = options.validationProblems()
+        if grouping != nil && testlet { problems.append("multiple-group calibration fits the bifactor model, not the testlet model") }
         if options.model != .twoPL && options.model != .threePL {
             problems.append("the bifactor model's items are 2PL or 3PL, not \(options.model.rawValue)")
         }
@@ -159,9 +183,69 @@ public struct BifactorCalibrator: Sendable {
         guard (1...StartRecord.maximumStarts).contains(starts) else {
             throw PsychometricsError(.invalidOptions, "starts must be 1…\(StartRecord.maximumStarts), got \(starts)")
         }
-        let (run, startRecords) = try EMRun.best(of: starts, engine: engine(start:), options: options, started: started, progress: progress)
+        guard let grouping else {
+            let (run, startRecords) = try EMRun.best(of: starts, engine: engine(start:), options: options, started: started, progress: progress)
+            var outcome = try finish(run, data: data, order: order, isFixed: isFixed, context: (structure, screen, fixedNotInData), started: started,
+                                     progress: progress, warnings: &warnings)
+            outcome.result.starts = startRecords
+            return outcome.result
+        }
+
+        // Multiple groups: the kept persons' groups, one engine each over the same item numbering.
+        let (names, inputGroupOf) = try MultipleGroupCalibrator.indexGroups(input, labels: grouping.labels, reference: grouping.reference,
+                                                                             minimumPersons: grouping.minimumPersons)
+        let dropped = Set(screen.droppedPersonIndices)
+        let personGroup = inputGroupOf.indices.filter { !dropped.contains($0) }.map { inputGroupOf[$0] }
+        let groupData = try names.indices.map { k in try MultipleGroupCalibrator.groupMatrix(data, groupOf: personGroup, group: k, keep: { _ in true }).matrix }
+        if let k = groupData.indices.first(where: { groupData[$0].personCount < grouping.minimumPersons }) {
+            throw PsychometricsError(.insufficientData, "group \(TextFidelity.quoted(names[k])) keeps \(groupData[k].personCount) persons with calibrated responses after the exclusions; each group needs at least \(grouping.minimumPersons)")
+        }
+        let answered = groupData.map { $0.categoryTotals().map { $0[0] + $0[1] > 0 } }
+        try MultipleGroupCalibrator.checkIdentified(slots: (0..<data.itemCount).map { j in .init(item: j, groups: names.indices.filter { answered[$0][j] }) },
+                                                    names: names)
+        func groupsEngine(start k: Int) -> MultipleGroupBifactorEngine {
+            let base = engine(start: k)
+            return MultipleGroupBifactorEngine(groups: groupData.map { d in
+                BifactorEngine(items: base.items, data: d, grid: grid, group: groupOf, groupItems: groupItems, workers: options.workers,
+                               maximumSlope: options.maximumSlope, slopePrior: options.slopePrior, guessingPrior: threePL ? options.guessingPrior : nil)
+            }, latent: [(mean: Double, sd: Double)](repeating: (0, 1), count: names.count - 1))
+        }
+        let (run, startRecords) = try EMRun.best(of: starts, engine: groupsEngine(start:), options: options, started: started, progress: progress)
+        var outcome = try finish(run, data: data, order: order, isFixed: isFixed, context: (structure, screen, fixedNotInData), started: started,
+                                 progress: progress, warnings: &warnings)
+        outcome.result.starts = startRecords
+        let engine = outcome.engine, covariance = outcome.covariance
+        outcome.result.groups = names.indices.map { k in
+            let (mean, sd) = engine.latent(k)
+            var distribution = GroupDistribution(group: names[k], isReference: k == 0, persons: groupData[k].personCount,
+                                                 responses: groupData[k].cellCount, mean: mean, sd: sd,
+                                                 logLikelihood: outcome.final.groups[k].logLikelihood)
+            if k > 0, let covariance {
+                let i = engine.latentIndex(group: k)
+                distribution.meanStandardError = covariance.entry(i, i).squareRoot()
+                distribution.sdStandardError = sd * covariance.entry(i + 1, i + 1).squareRoot()
+            }
+            return distribution
+        }
+        for k in 1..<names.count {
+            let sd = engine.latent(k).sd
+            if sd <= NormalLatentDistribution.sdRange.lowerBound * 1.001 || sd >= NormalLatentDistribution.sdRange.upperBound * 0.999 {
+                outcome.result.warnings.append("group \(TextFidelity.quoted(names[k])): general factor's SD at its bound (\(sd.formatted6)); its responses may not vary")
+            }
+        }
+        return outcome.result
+    }
+
+    /// The run's end, for one group or several: each specific factor's sign, the final E-step, the standard errors
+    /// (Oakes) and the result (the items in the data's order).
+    private func finish<Engine: BifactorFitState>(_ run: EMRun<Engine>, data: ResponseMatrix, order: [Int], isFixed: [Bool],
+                                                  context: (structure: FactorStructure, screen: ZeroOneItemScreen, fixedNotInData: [String]),
+                                                  started: UInt64, progress: ((CalibrationProgress) -> Void)?, warnings: inout [String])
+        throws -> (result: BifactorCalibrationResult, engine: Engine, final: Engine.Expectation, covariance: ParameterCovariance?) {
+        let (structure, screen, fixedNotInData) = context
         if let warning = run.nonConvergence { warnings.append(warning) }
         var engine = run.engine
+        let s = structure.specificFactors.count, groupItems = engine.groupItems
         // Each specific factor's sign: its slopes summing positive (a testlet's λ positive); a factor with fixed
         // items keeps the sign they give it.
         for f in 0..<s where !groupItems[f + 1].isEmpty && !groupItems[f + 1].contains(where: { isFixed[$0] }) {
@@ -175,10 +259,11 @@ public struct BifactorCalibrator: Sendable {
         let final = engine.eStep()
 
         // Standard errors (Oakes), working parameters then c by the delta method.
-        let parameterCount = engine.workingParameters().count, ratioStart = parameterCount - engine.testletFactors.count
+        let parameterCount = engine.workingParameters().count, ratioStart = engine.itemParameterCount - engine.testletFactors.count
         let covariance = engine.oakesCovariance(standardErrors: options.standardErrors, maximumParameters: Self.maximumStandardErrorParameters,
                                                 cycle: run.cycles, logLikelihood: final.logLikelihood, started: started, workers: engine.workers,
                                                 progress: progress, warnings: &warnings)
+        let finalTotals = data.categoryTotals()
         var itemsOut = [BifactorCalibrationResult.Item?](repeating: nil, count: data.itemCount)
         var index = 0
         for e in 0..<data.itemCount {
@@ -216,7 +301,7 @@ public struct BifactorCalibrator: Sendable {
         }
         warnings += screen.warnings
         let n = Double(data.personCount), ll = final.logLikelihood
-        var result = BifactorCalibrationResult(
+        let result = BifactorCalibrationResult(
             items: items, structure: structure, model: options.model, testlet: testlet,
             testletRatios: testlet ? (0..<s).map { groupItems[$0 + 1].isEmpty ? nil : engine.testletRatio($0) } : [],
             testletRatioStandardErrors: testlet ? (0..<s).map { f in
@@ -227,9 +312,32 @@ public struct BifactorCalibrator: Sendable {
             quadraturePoints: options.quadraturePoints, cycles: run.cycles, eSteps: run.eSteps, converged: run.converged,
             personCount: data.personCount, excludedItems: screen.excluded.map(\.itemID), fixedItemsNotInData: fixedNotInData, warnings: warnings,
             elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
-        result.starts = startRecords
-        return result
+        return (result, engine, final, covariance)
     }
+}
+
+/// What `BifactorCalibrator` reads of a finished run, one group's engine or several groups'.
+protocol BifactorFitState: FisherIdentityGradient {
+    var items: [BifactorItem] { get set }
+    /// Per item group (general-only, then each specific factor), its items.
+    var groupItems: [Range<Int>] { get }
+    var testletFactors: [Int] { get }
+    func testletRatio(_ f: Int) -> Double
+    mutating func setTestletRatio(_ f: Int, _ ratio: Double)
+    /// The free items' working parameters (the first of the working parameters).
+    var itemParameterCount: Int { get }
+    var workers: Int { get }
+}
+
+extension BifactorEngine: BifactorFitState {
+    var itemParameterCount: Int { workingParameters().count }
+}
+
+extension MultipleGroupBifactorEngine: BifactorFitState {
+    var groupItems: [Range<Int>] { groups[0].groupItems }
+    var testletFactors: [Int] { [] }
+    func testletRatio(_ f: Int) -> Double { groups[0].testletRatio(f) }
+    mutating func setTestletRatio(_ f: Int, _ ratio: Double) { for k in groups.indices { groups[k].setTestletRatio(f, ratio) } }
 }
 
 /// The outcome of a `BifactorCalibrator` run.
@@ -278,6 +386,9 @@ public struct BifactorCalibrationResult: Sendable {
     public var fixedItemsNotInData: [String] = []
     /// Every start's run (`starts` of the calibrator; one record for a single start).
     public var starts: [StartRecord] = []
+    /// A multiple-group fit's groups (`calibrate(_:structure:groups:reference:minimumGroupPersons:progress:)`), the
+    /// reference first: each group's general-factor mean and SD with their standard errors; empty for one group.
+    public var groups: [GroupDistribution] = []
     public var warnings: [String]
     public var elapsedSeconds: Double
 }

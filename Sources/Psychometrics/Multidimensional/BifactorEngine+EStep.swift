@@ -51,8 +51,12 @@ extension BifactorEngine {
             }
         }
         var ll = [Double](repeating: 0, count: w)
+        // Per worker, the general factor's posterior mass (recordsMass).
+        var massRows = [Double](repeating: 0, count: recordsMass ? w * nq : 0)
+        let records = recordsMass
         let tableBases = UncheckedSendableBox(tables.map(\.base)), productBases = UncheckedSendableBox(products.map(\.base)), countBases = UncheckedSendableBox(counts.map(\.base))
         let strides = tables.map(\.stride)
+        massRows.withUnsafeMutableBufferPointer { massAll in
         ll.withUnsafeMutableBufferPointer { llAll in
         grid.logWeights.withUnsafeBufferPointer { logWeights in
         group.withUnsafeBufferPointer { groupOf in
@@ -115,6 +119,7 @@ extension BifactorEngine {
                     }
                     var first = 0, last = 0
                     total += iqscore_normalize_log_posterior(h, nq, &first, &last)
+                    if records { for row in first..<last { massAll[worker * nq + row] += h[row] } }
                     for run in runs {
                         if run.group == 0 {
                             iqscore_add_posterior(h, first, last, items + run.start, responses + run.start, run.end - run.start,
@@ -133,12 +138,13 @@ extension BifactorEngine {
                 }
                 llAll[worker] = total
             }
-        }}}}}}
+        }}}}}}}
         let summed = (0..<groups).map { g in
             sumWorkers(counts[g].base, workers: w, workerStride: rowCount[g] * counts[g].stride, rows: rowCount[g], rowStride: counts[g].stride,
                        length: nodeCount(group: g))
         }
-        return Expectation(counts: summed, logLikelihood: ll.reduce(0, +))
+        let mass = recordsMass ? (0..<nq).map { row in (0..<w).reduce(0.0) { $0 + massRows[$1 * nq + row] } } : nil
+        return Expectation(counts: summed, logLikelihood: ll.reduce(0, +), mass: mass)
     }
 
     /// Per specific factor's group (index 0: an empty placeholder for the general-only group), the rows
@@ -151,8 +157,8 @@ extension BifactorEngine {
             for j in range {
                 let item = items[j], wrong = table.row(2 * (j - range.lowerBound)), right = table.row(2 * (j - range.lowerBound) + 1)
                 for node in 0..<n {
-                    let (tg, ts) = fit.coordinates(node, specific: true)
-                    let z = item.logit(general: tg, specific: ts)
+                    let (zg, ts) = fit.coordinates(node, specific: true)
+                    let z = item.logit(general: generalMean + generalSD * zg, specific: ts)
                     let p = item.guessing + (1 - item.guessing) * Logistic.sigmoid(z)
                     right[node] = p
                     wrong[node] = (1 - item.guessing) * Logistic.sigmoid(-z)
@@ -170,8 +176,8 @@ extension BifactorEngine {
             for j in range {
                 let item = items[j], wrong = table.row(2 * (j - range.lowerBound)), right = table.row(2 * (j - range.lowerBound) + 1)
                 for node in 0..<n {
-                    let (tg, ts) = fit.coordinates(node, specific: g > 0)
-                    let lp = item.logProbabilities(logit: item.logit(general: tg, specific: ts))
+                    let (zg, ts) = fit.coordinates(node, specific: g > 0)
+                    let lp = item.logProbabilities(logit: item.logit(general: generalMean + generalSD * zg, specific: ts))
                     wrong[node] = lp.wrong
                     right[node] = lp.right
                 }

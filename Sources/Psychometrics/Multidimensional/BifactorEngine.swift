@@ -20,6 +20,8 @@ struct BifactorEngine: EMIterable {
         var counts: [[Double]]
         var logLikelihood: Double
         var blasSeconds: Double { 0 }
+        /// With `recordsMass`: the posterior mass of the general factor's nodes, Σᵢ pᵢ(q) (Q values).
+        var mass: [Double]? = nil
     }
 
     var items: [BifactorItem]
@@ -37,6 +39,12 @@ struct BifactorEngine: EMIterable {
     var fixed: [Bool] = []
     /// Each item's M-step (Fisher scoring of Q_j, the slope bound and the priors).
     let fit: BifactorItemFit
+    /// The general factor's distribution N(μ, σ²) (a group of a multiple-group fit; N(0, 1) otherwise): grid
+    /// point z_q stands for θ_g = μ + σ z_q, its weight unchanged. The specific factors stay N(0, 1).
+    var generalMean = 0.0
+    var generalSD = 1.0
+    /// Whether the E-step also sums the general factor's posterior mass (`Expectation.mass`).
+    var recordsMass = false
     var maximumSlope: Double { fit.maximumSlope }
 
     var q: Int { grid.count }
@@ -117,7 +125,7 @@ struct BifactorEngine: EMIterable {
             let item = items[j], c = itemCounts(e, item: j), cc = item.guessing
             c.counts.withUnsafeBufferPointer { r in
                 for n in 0..<c.nodes {
-                    let (tg, ts) = fit.coordinates(n, specific: true)
+                    let (z, ts) = fit.coordinates(n, specific: true), tg = generalMean + generalSD * z
                     let r0 = r[c.wrongOffset + n], r1 = r[c.rightOffset + n], total = r0 + r1
                     let psi = Logistic.sigmoid(item.logit(general: tg, specific: ts))
                     let p = cc + (1 - cc) * psi
@@ -148,7 +156,8 @@ struct BifactorEngine: EMIterable {
     /// Item j's rows of the expected counts: (wrong, right), each `nodeCount` long.
     func itemCounts(_ e: Expectation, item j: Int) -> BifactorItemFit.Counts {
         let g = Int(group[j]), n = nodeCount(group: g), k = j - groupItems[g].lowerBound
-        return BifactorItemFit.Counts(counts: e.counts[g], wrongOffset: 2 * k * n, rightOffset: (2 * k + 1) * n, nodes: n, specific: g > 0)
+        return BifactorItemFit.Counts(counts: e.counts[g], wrongOffset: 2 * k * n, rightOffset: (2 * k + 1) * n, nodes: n, specific: g > 0,
+                                      generalMean: generalMean, generalSD: generalSD)
     }
 
     /// Item j's Q_j maximised by Fisher scoring (`BifactorItemFit.maximize`).

@@ -24,19 +24,27 @@ struct BifactorItemFit: Sendable {
 
     var q: Int { grid.count }
 
-    /// One item's expected counts over its nodes (a view into the E-step's rows).
+    /// One item's expected counts over its nodes (a view into the E-step's rows), and the general factor's
+    /// distribution N(μ, σ²) they were counted under: the general coordinate of grid point z is μ + σz (a group of
+    /// a multiple-group fit; 0 and 1 otherwise).
     struct Counts {
         let counts: [Double]
         let wrongOffset: Int
         let rightOffset: Int
         let nodes: Int
         let specific: Bool
+        var generalMean = 0.0
+        var generalSD = 1.0
     }
 
     /// Item j's Q_j maximised by Fisher scoring from its current parameters (see the type's documentation).
-    func maximize(_ item: BifactorItem, counts: Counts) -> BifactorItem {
-        FisherScoring.maximize(item, objective: { objective($0, counts: counts) }, direction: { current in
-            let (g, f) = scoreAndInformation(current, counts: counts)
+    func maximize(_ item: BifactorItem, counts: Counts) -> BifactorItem { maximize(item, pooled: [counts]) }
+
+    /// Σ_g Q_jg over the counts of several groups (a multiple-group fit's invariant item: one parameter set, each
+    /// group's counts at its own general nodes), the priors counted once, maximised by Fisher scoring.
+    func maximize(_ item: BifactorItem, pooled: [Counts]) -> BifactorItem {
+        FisherScoring.maximize(item, objective: { objective($0, pooled: pooled) }, direction: { current in
+            let (g, f) = scoreAndInformation(current, pooled: pooled)
             return (current.workingParameters, solveSmallSPD(f, g, n: g.count))
         }, candidate: { bounded(item, $0) })
     }
@@ -55,13 +63,18 @@ struct BifactorItemFit: Sendable {
     }
 
     /// Q_j: Σ_n r_1 log P + r_0 log(1 − P), plus the item's log priors.
-    func objective(_ item: BifactorItem, counts c: Counts) -> Double {
+    func objective(_ item: BifactorItem, counts c: Counts) -> Double { objective(item, pooled: [c]) }
+
+    /// Σ over the counts of Σ_n r_1 log P + r_0 log(1 − P), plus the item's log priors once.
+    func objective(_ item: BifactorItem, pooled: [Counts]) -> Double {
         var total = logPrior(item)
-        c.counts.withUnsafeBufferPointer { r in
-            for n in 0..<c.nodes {
-                let (g, s) = coordinates(n, specific: c.specific)
-                let lp = item.logProbabilities(logit: item.logit(general: g, specific: s))
-                total += r[c.wrongOffset + n] * lp.wrong + r[c.rightOffset + n] * lp.right
+        for c in pooled {
+            c.counts.withUnsafeBufferPointer { r in
+                for n in 0..<c.nodes {
+                    let (g, s) = coordinates(n, specific: c.specific)
+                    let lp = item.logProbabilities(logit: item.logit(general: c.generalMean + c.generalSD * g, specific: s))
+                    total += r[c.wrongOffset + n] * lp.wrong + r[c.rightOffset + n] * lp.right
+                }
             }
         }
         return total
@@ -69,12 +82,18 @@ struct BifactorItemFit: Sendable {
 
     /// The gradient ∇Q_j and the expected information F_j (m × m, row-major) at the item's working parameters.
     func scoreAndInformation(_ item: BifactorItem, counts c: Counts) -> (gradient: [Double], information: [Double]) {
+        scoreAndInformation(item, pooled: [c])
+    }
+
+    /// ∇ and F of Σ over the counts of Q_j (each at its own general nodes), the priors' terms added once.
+    func scoreAndInformation(_ item: BifactorItem, pooled: [Counts]) -> (gradient: [Double], information: [Double]) {
         let m = item.workingParameterCount, hasSpecific = item.hasFreeSpecificSlope, cc = item.guessing, ratio = item.testletRatio ?? 0
         var g = [Double](repeating: 0, count: m), f = [Double](repeating: 0, count: m * m)
         var v = [Double](repeating: 0, count: m)
+        for c in pooled {
         c.counts.withUnsafeBufferPointer { r in
             for n in 0..<c.nodes {
-                let (tg, ts) = coordinates(n, specific: c.specific)
+                let (z, ts) = coordinates(n, specific: c.specific), tg = c.generalMean + c.generalSD * z
                 let r0 = r[c.wrongOffset + n], r1 = r[c.rightOffset + n], total = r0 + r1
                 let psi = Logistic.sigmoid(item.logit(general: tg, specific: ts))
                 let p = cc + (1 - cc) * psi
@@ -90,6 +109,7 @@ struct BifactorItemFit: Sendable {
                     for b in a..<m { f[a * m + b] += w * v[a] * v[b] }
                 }
             }
+        }
         }
         for a in 0..<m { for b in 0..<a { f[a * m + b] = f[b * m + a] } }
         if let prior = slopePrior {

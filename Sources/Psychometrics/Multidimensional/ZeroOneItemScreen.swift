@@ -7,7 +7,9 @@ struct ZeroOneItemScreen {
     var data: ResponseMatrix
     /// Excluded items and why.
     var excluded: [(itemID: String, reason: String)]
-    var droppedPersons: Int
+    /// Indices (in the input) of the persons left without a response to a kept item.
+    var droppedPersonIndices: [Int]
+    var droppedPersons: Int { droppedPersonIndices.count }
 
     /// - Throws: `PsychometricsError` `.invalidOptions` for an item in more than two categories (`model` names the
     ///   model in the message); `.insufficientData` when fewer than 2 items or 2 persons remain.
@@ -37,7 +39,7 @@ struct ZeroOneItemScreen {
         }
         self.data = kept
         self.excluded = excluded
-        self.droppedPersons = dropped.count
+        self.droppedPersonIndices = dropped
     }
 
     /// The warnings of the exclusions: one per item, one for the persons.

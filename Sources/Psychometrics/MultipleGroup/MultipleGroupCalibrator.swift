@@ -91,27 +91,8 @@ public struct MultipleGroupCalibrator: Sendable {
         if let j = data.categoryCounts.firstIndex(where: { $0 != 2 }) {
             throw PsychometricsError(.invalidResponse, "item \(data.itemIDs[j]) has \(data.categoryCounts[j]) categories; multiple-group calibration takes 0/1 items")
         }
-        guard labels.count == data.personCount else {
-            throw PsychometricsError(.lengthMismatch, "one group label per person: \(labels.count) labels for \(data.personCount) persons")
-        }
-        if let i = labels.firstIndex(where: \.isEmpty) {
-            throw PsychometricsError(.invalidResponse, "person \(data.personIDs[i]) has an empty group label")
-        }
-
-        // Groups: the reference first, then the others in order of first appearance.
-        var names = [reference], index = [reference: 0]
-        for label in labels where index[label] == nil { index[label] = names.count; names.append(label) }
+        let (names, groupOf) = try Self.indexGroups(data, labels: labels, reference: reference, minimumPersons: minimumGroupPersons)
         let G = names.count, J = data.itemCount
-        let groupOf = labels.map { index[$0]! }
-        var personsIn = [Int](repeating: 0, count: G)
-        for i in 0..<data.personCount where !data.cells(ofPerson: i).isEmpty { personsIn[groupOf[i]] += 1 }
-        guard personsIn[0] > 0 else {
-            throw PsychometricsError(.insufficientData, "the reference group \(TextFidelity.quoted(reference)) has no persons with responses (groups: \(Self.listed(names.dropFirst())))")
-        }
-        guard G >= 2 else { throw PsychometricsError(.insufficientData, "only one group (\(TextFidelity.quoted(reference))) in the data; a multiple-group fit needs at least two") }
-        if let k = personsIn.firstIndex(where: { $0 < minimumGroupPersons }) {
-            throw PsychometricsError(.insufficientData, "group \(TextFidelity.quoted(names[k])) has \(personsIn[k]) person\(personsIn[k] == 1 ? "" : "s") with responses; each group needs at least \(minimumGroupPersons)")
-        }
         // Responses and correct answers per group and item.
         var n = [Int](repeating: 0, count: G * J), r = n
         for i in 0..<data.personCount {
@@ -127,6 +108,36 @@ public struct MultipleGroupCalibrator: Sendable {
         for k in 0..<G { groupData.append(try Self.groupMatrix(data, groupOf: groupOf, group: k, keep: { _ in true }).matrix) }
         let patterns = groupData.map { Self.usesDense($0, options.eStep) ? PatternBlocks($0) : nil }
         return Prepared(data: data, names: names, groupOf: groupOf, n: n, r: r, groupData: groupData, patterns: patterns)
+    }
+
+    /// The groups of `labels` (one per person of `data`): the reference first, then the others in order of first
+    /// appearance, and each person's group index.
+    /// - Throws: `PsychometricsError` — `.lengthMismatch` (not one label per person), `.invalidResponse` (an empty
+    ///   label), `.insufficientData` (the reference without persons with responses, one group only, a group with
+    ///   fewer than `minimumPersons` persons with responses).
+    static func indexGroups(_ data: ResponseMatrix, labels: [String], reference: String, minimumPersons: Int) throws(PsychometricsError) -> (names: [String], groupOf: [Int]) {
+        guard labels.count == data.personCount else {
+            throw PsychometricsError(.lengthMismatch, "one group label per person: \(labels.count) labels for \(data.personCount) persons")
+        }
+        if let i = labels.firstIndex(where: \.isEmpty) {
+            throw PsychometricsError(.invalidResponse, "person \(data.personIDs[i]) has an empty group label")
+        }
+
+        // Groups: the reference first, then the others in order of first appearance.
+        var names = [reference], index = [reference: 0]
+        for label in labels where index[label] == nil { index[label] = names.count; names.append(label) }
+        let G = names.count
+        let groupOf = labels.map { index[$0]! }
+        var personsIn = [Int](repeating: 0, count: G)
+        for i in 0..<data.personCount where !data.cells(ofPerson: i).isEmpty { personsIn[groupOf[i]] += 1 }
+        guard personsIn[0] > 0 else {
+            throw PsychometricsError(.insufficientData, "the reference group \(TextFidelity.quoted(reference)) has no persons with responses (groups: \(Self.listed(names.dropFirst())))")
+        }
+        guard G >= 2 else { throw PsychometricsError(.insufficientData, "only one group (\(TextFidelity.quoted(reference))) in the data; a multiple-group fit needs at least two") }
+        if let k = personsIn.firstIndex(where: { $0 < minimumPersons }) {
+            throw PsychometricsError(.insufficientData, "group \(TextFidelity.quoted(names[k])) has \(personsIn[k]) person\(personsIn[k] == 1 ? "" : "s") with responses; each group needs at least \(minimumPersons)")
+        }
+        return (names, groupOf)
     }
 
     /// Whether a group's E-step runs dense (`EStepStrategy`; automatic: at least 15% of the cells answered).
