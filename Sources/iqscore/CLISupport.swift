@@ -244,3 +244,44 @@ func loadBifactorBank(_ path: String, requirePositiveGeneralSlopes: Bool = false
     if bank.layout != "iqscore" { printError("note: \(path): read as \(bank.layout)") }
     return bank
 }
+
+/// Where a multiple-group command's groups come from: a column of the response file (`--group-column`), or one file
+/// per group (`--group-file GROUP=PATH`, repeatable; the positional file then holds the reference group's
+/// responses).
+struct GroupSource {
+    var responses: String
+    var groupColumn: String?
+    var groupFiles: [String]
+    var reference: String
+
+    /// Whether groups were asked for at all.
+    var isGiven: Bool { groupColumn != nil || !groupFiles.isEmpty }
+
+    /// The files, the positional one first as the reference's (nil with --group-column).
+    func files() throws -> [(group: String, path: String)]? {
+        guard !groupFiles.isEmpty else { return nil }
+        guard groupColumn == nil else { throw ValidationError("--group-column and --group-file are two ways to give the groups; use one") }
+        switch GroupFiles.parse(["\(reference)=\(responses)"] + groupFiles) {
+        case .failure(let problem): throw ValidationError("--group-file \(problem) (the positional file is the reference group \(TextFidelity.quoted(reference))'s)")
+        case .success(let files): return files
+        }
+    }
+
+    /// The responses, the first file's read report and each person's group label.
+    func load(options: ResponseFileOptions, maxMemoryBytes: Int?, threads: Int) throws -> (ResponseMatrix, ResponseFileReport, [String]) {
+        if let files = try files() {
+            let (data, labels, reports) = try GroupFiles.load(files, options: options, maxMemoryBytes: maxMemoryBytes, threads: threads)
+            reports.forEach(noteUnnamedIDColumn)
+            return (data, reports[0], labels)
+        }
+        guard let groupColumn else { throw ValidationError("give the groups: --group-column COLUMN, or --group-file GROUP=PATH per non-reference group") }
+        var fileOptions = options
+        if !fileOptions.ignoredColumns.contains(groupColumn) { fileOptions.ignoredColumns.append(groupColumn) }
+        let (data, report) = try ResponseMatrix.load(csv: responses, options: fileOptions, maxMemoryBytes: maxMemoryBytes, threads: threads)
+        noteUnnamedIDColumn(report)
+        return (data, report, try PersonGroups.load(csv: responses, column: groupColumn, options: fileOptions, report: report, matrix: data))
+    }
+
+    /// The summaries' record of the groups' source: the group files by group (nil with a group column).
+    var filesByGroup: [String: String]? { (try? files())?.reduce(into: [String: String]()) { $0[$1.group] = $1.path } }
+}

@@ -20,24 +20,29 @@ extension CalibrateCommand {
 
     /// The items file (which must have `--factor-column`) and the responses of a multidimensional fit, and the
     /// seconds they took to read.
-    func readFactorData() throws -> (ItemMetadata, ResponseMatrix, ResponseFileReport, Double) {
+    /// With `--group-column` or `--group-file`, each person's group (`PersonGroups`, the column left out of the responses) as well.
+    func readFactorData() throws -> (ItemMetadata, ResponseMatrix, ResponseFileReport, Double, groups: [String]?) {
         let readStart = Date()
         let itemsPath = items!
         let metadata = try ItemMetadata.load(csv: itemsPath)
         guard metadata.columns.contains(factorColumn) else {
             throw InputError(file: itemsPath, line: 1, message: "--factor-column \(TextFidelity.quoted(factorColumn)) is not a column of the items file; its columns: \(metadata.columns.joined(separator: ","))")
         }
+        if let groupSource {
+            let (data, report, labels) = try groupSource.load(options: columns.fileOptions, maxMemoryBytes: maxMemory.bytes, threads: threads ?? WorkerThreads.all)
+            return (metadata, data, report, Date().timeIntervalSince(readStart), labels)
+        }
         let (data, report) = try ResponseMatrix.load(csv: responses, options: columns.fileOptions, maxMemoryBytes: maxMemory.bytes,
                                                      threads: threads ?? WorkerThreads.all)
         noteUnnamedIDColumn(report)
-        return (metadata, data, report, Date().timeIntervalSince(readStart))
+        return (metadata, data, report, Date().timeIntervalSince(readStart), nil)
     }
 
     /// The bifactor fit: structure from `--factor-column` of `--items`, `BifactorCalibrator`, the bank
     /// (`BifactorCalibrationResult.bankCSV`) and the summary as one output set.
     func runBifactor(bankWriter: AtomicFileWriter, manifestWriter: AtomicFileWriter?) throws -> Int32 {
         let options = try calibrationOptions()
-        let (metadata, data, report, readSeconds) = try readFactorData()
+        let (metadata, data, report, readSeconds, labels) = try readFactorData()
         // A fixed item's specific factor is the fixed bank's; the other items' come from --factor-column.
         let fixedBank = try fixedBankPath.map { try BifactorBank.load(csv: $0) }
         var fixedFactor: [String: String?] = [:]
@@ -56,7 +61,9 @@ extension CalibrateCommand {
             }
         }
         let status = TerminalStatusLine()
-        let result = try BifactorCalibrator(options: options, testlet: model == .testlet, starts: starts).calibrate(data, structure: structure, fixed: fixedItems, progress: Self.progress(on: status))
+        let calibrator = BifactorCalibrator(options: options, testlet: model == .testlet, starts: starts)
+        let result = try labels.map { try calibrator.calibrate(data, structure: structure, groups: $0, reference: reference!, progress: Self.progress(on: status)) }
+            ?? calibrator.calibrate(data, structure: structure, fixed: fixedItems, progress: Self.progress(on: status))
         status.clear()
         try bankWriter.write(result.bankCSV(metadata: metadata))
         try OutputSet.commit([("bank", bankWriter, result.items.count)], manifest: manifestWriter) { entries in
@@ -64,6 +71,12 @@ extension CalibrateCommand {
                                                      factorColumn: factorColumn, readSeconds: readSeconds)
             summary.outputs = entries
             if result.starts.count > 1 { summary.starts = result.starts }
+            if !result.groups.isEmpty {
+                summary.group_column = groupColumn
+                summary.group_files = groupSource?.filesByGroup
+                summary.reference = reference
+                summary.groups = result.groups.map(MultipleGroupSummary.Group.init)
+            }
             if let fixedBankPath {
                 summary.fixed_bank = fixedBankPath
                 summary.fixed_items = result.items.filter(\.isFixed).map(\.itemID)
@@ -84,6 +97,10 @@ extension CalibrateCommand {
                 return "\(result.structure.specificFactors[f]) \(fixed(ratio, 3))" + (result.testletRatioStandardErrors[f].map { " (SE \(fixed($0, 3)))" } ?? "")
             }
             lines.append("testlet ratios λ (a_specific = λ · a_\(result.structure.generalFactor)): \(ratios.joined(separator: ", "))")
+        }
+        if !result.groups.isEmpty {
+            lines.append("groups \(groupsOrigin) (general factor; specific factors N(0, 1) in every group; every item invariant):")
+            lines += result.groups.map(MultipleGroupSummary.Group.line)
         }
         if let fixedBankPath {
             let held = result.items.filter(\.isFixed).count
@@ -157,6 +174,12 @@ struct BifactorCalibrationSummary: Encodable {
     var fixed_bank: String?
     var fixed_items: [String]?
     var fixed_items_not_in_data: [String]?
+    /// A multiple-group fit (`--group-column`): the column, the reference and every group's general-factor
+    /// distribution.
+    var group_column: String?
+    var group_files: [String: String]?
+    var reference: String?
+    var groups: [MultipleGroupSummary.Group]?
 
     init(model: String, result: BifactorCalibrationResult, options: CalibrationOptions, report: ResponseFileReport, responsesPath: String, bankPath: String,
          factorColumn: String, readSeconds: Double) {

@@ -8,7 +8,7 @@ extension CalibrateCommand {
     /// `CorrelatedFactorsCalibrator`, the bank (`CorrelatedFactorsResult.bankCSV`) and the summary as one output set.
     func runCorrelated(bankWriter: AtomicFileWriter, manifestWriter: AtomicFileWriter?) throws -> Int32 {
         let options = try calibrationOptions()
-        let (metadata, data, report, readSeconds) = try readFactorData()
+        let (metadata, data, report, readSeconds, _) = try readFactorData()
         // A fixed item's factor is the fixed bank's; the other items' come from --factor-column.
         let fixedBank = try fixedBankPath.map { path in
             guard CorrelatedFactorsBank.isCorrelated(csv: path) else {

@@ -3,21 +3,32 @@ import Foundation
 import Psychometrics
 import PsychometricsIO
 
-/// `calibrate --group-column`: the multiple-group fit (`MultipleGroupCalibrator`).
+/// `calibrate --group-column`: the multiple-group fit (`MultipleGroupCalibrator`; the bifactor model's in
+/// `runBifactor`).
 extension CalibrateCommand {
     /// --group-column needs --reference and a 2pl/3pl model; --reference and --free-items need --group-column.
     func validateGroups() throws {
-        guard let groupColumn else {
-            if reference != nil || freeItems != nil { throw ValidationError("--reference and --free-items go with --group-column (a multiple-group calibration)") }
+        guard groupColumn != nil || !groupFiles.isEmpty else {
+            if reference != nil || freeItems != nil { throw ValidationError("--reference and --free-items go with --group-column or --group-file (a multiple-group calibration)") }
             return
         }
-        if groupColumn.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--group-column must name a column, got '\(groupColumn)'") }
-        guard reference != nil else { throw ValidationError("--group-column needs --reference GROUP: the group whose θ is N(0, 1)") }
-        guard model == .dichotomous(.twoPL) || model == .dichotomous(.threePL) else {
-            throw ValidationError("--group-column fits --model 2pl or 3pl, not \(model)")
+        if let groupColumn, groupColumn.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--group-column must name a column, got '\(groupColumn)'") }
+        guard reference != nil else { throw ValidationError("\(groupColumn != nil ? "--group-column" : "--group-file") needs --reference GROUP: the group whose θ is N(0, 1)") }
+        _ = try groupSource?.files()
+        guard model == .dichotomous(.twoPL) || model == .dichotomous(.threePL) || model == .bifactor else {
+            throw ValidationError("a multiple-group calibration fits --model 2pl, 3pl or bifactor, not \(model)")
         }
-        if fixedBankPath != nil { throw ValidationError("--group-column and --fixed do not go together: the reference group's N(0, 1) sets the scale") }
+        if model == .bifactor && freeItems != nil {
+            throw ValidationError("--free-items goes with --model 2pl or 3pl; a multiple-group bifactor fit holds every item invariant (each group its own general-factor mean and SD)")
+        }
+        if fixedBankPath != nil { throw ValidationError("a multiple-group calibration and --fixed do not go together: the reference group's N(0, 1) sets the scale") }
         _ = try parsedFreeItems()
+    }
+
+    /// The groups' source, nil without --group-column or --group-file.
+    var groupSource: GroupSource? {
+        guard groupColumn != nil || !groupFiles.isEmpty else { return nil }
+        return GroupSource(responses: responses, groupColumn: groupColumn, groupFiles: groupFiles, reference: reference ?? "")
     }
 
     /// --free-items as item → groups ("*" for every group, resolved once the groups are known).
@@ -34,15 +45,16 @@ extension CalibrateCommand {
         return out
     }
 
+    /// "in column 'g'" or "from N files", for the stderr summaries.
+    var groupsOrigin: String {
+        groupColumn.map { "in column \(TextFidelity.quoted($0))" } ?? "from \(groupFiles.count + 1) files (one per group)"
+    }
+
     func runMultipleGroup(bankWriter: AtomicFileWriter, manifestWriter: AtomicFileWriter?) throws -> Int32 {
         let options = try calibrationOptions()
         let readStart = Date()
         let metadata = try items.map { try ItemMetadata.load(csv: $0) }
-        var fileOptions = columns.fileOptions
-        if !fileOptions.ignoredColumns.contains(groupColumn!) { fileOptions.ignoredColumns.append(groupColumn!) }
-        let (data, report) = try ResponseMatrix.load(csv: responses, options: fileOptions, maxMemoryBytes: maxMemory.bytes, threads: threads ?? WorkerThreads.all)
-        noteUnnamedIDColumn(report)
-        let labels = try PersonGroups.load(csv: responses, column: groupColumn!, options: fileOptions, report: report, matrix: data)
+        let (data, report, labels) = try groupSource!.load(options: columns.fileOptions, maxMemoryBytes: maxMemory.bytes, threads: threads ?? WorkerThreads.all)
         let readSeconds = Date().timeIntervalSince(readStart)
         let allGroups = Set(labels)
         let free = try parsedFreeItems().mapValues { $0.contains("*") ? allGroups : $0 }
@@ -59,15 +71,12 @@ extension CalibrateCommand {
         let bank = ItemBank(items: bankItems, metadataColumns: (metadata?.columns ?? []).filter { !ItemBank.coreColumns.contains($0) })
         try bankWriter.write(bank.csv())
         try OutputSet.commit([("bank", bankWriter, bank.items.count)], manifest: manifestWriter) { entries in
-            try encodeJSON(MultipleGroupSummary(fit, responses: responses, bank: out, groupColumn: groupColumn!, layout: report.layout.rawValue,
-                                                readSeconds: readSeconds, outputs: entries))
+            try encodeJSON(MultipleGroupSummary(fit, responses: responses, bank: out, groupColumn: groupColumn, groupFiles: groupSource!.filesByGroup,
+                                                layout: report.layout.rawValue, readSeconds: readSeconds, outputs: entries))
         }
-        var lines = ["iqscore calibrate: multiple-group \(fit.model.rawValue.uppercased()) on \(responses), \(fit.groups.count) groups in column \(TextFidelity.quoted(groupColumn!))"]
+        var lines = ["iqscore calibrate: multiple-group \(fit.model.rawValue.uppercased()) on \(responses), \(fit.groups.count) groups " + groupsOrigin]
         lines.append("data: \(formatCount(fit.personCount)) persons × \(bank.items.count) items, \(formatCount(fit.cellCount)) responses")
-        for g in fit.groups {
-            lines.append("  \(TextFidelity.quoted(g.group)): \(formatCount(g.persons)) persons, " + (g.isReference ? "reference N(0, 1)"
-                : "mean \(fixed(g.mean, 4))" + (g.meanStandardError.map { " (SE \(fixed($0, 4)))" } ?? "") + ", SD \(fixed(g.sd, 4))" + (g.sdStandardError.map { " (SE \(fixed($0, 4)))" } ?? "")))
-        }
+        lines += fit.groups.map(MultipleGroupSummary.Group.line)
         if !fit.freedItemIDs.isEmpty { lines.append("freed by group: \(fit.freedItemIDs.prefix(8).joined(separator: ", "))\(fit.freedItemIDs.count > 8 ? ", …" : "") (their other groups' parameters: the summary JSON)") }
         lines.append((fit.converged ? "converged in \(fit.cycles) cycles" : "NOT CONVERGED after \(fit.cycles) cycles") + " (\(fit.eSteps) E-steps); read \(fixed(readSeconds, 2)) s, fit \(fixed(fit.elapsedSeconds, 2)) s")
         lines.append("log-likelihood \(fixed(fit.logLikelihood, 2)), AIC \(fixed(fit.aic, 2)), BIC \(fixed(fit.bic, 2)) (\(fit.parameterCount) parameters); standard errors: \(fit.standardErrorMethod)")
@@ -87,7 +96,9 @@ struct MultipleGroupSummary: Encodable {
     var responses: String
     var bank: String
     var layout: String
-    var group_column: String
+    /// Where the groups came from: a column of `responses`, or one file per group (the reference's is `responses`).
+    var group_column: String?
+    var group_files: [String: String]?
     var reference: String
     var groups: [Group]
     var group_items: [GroupItemRow]
@@ -120,6 +131,21 @@ struct MultipleGroupSummary: Encodable {
         var mean_se: Double?
         var sd_se: Double?
         var log_likelihood: Double
+
+        init(_ g: GroupDistribution) {
+            self.init(group: g.group, reference: g.isReference, persons: g.persons, responses: g.responses, mean: g.mean, sd: g.sd,
+                      mean_se: g.meanStandardError, sd_se: g.sdStandardError, log_likelihood: g.logLikelihood)
+        }
+        init(group: String, reference: Bool, persons: Int, responses: Int, mean: Double, sd: Double, mean_se: Double?, sd_se: Double?, log_likelihood: Double) {
+            self.group = group; self.reference = reference; self.persons = persons; self.responses = responses; self.mean = mean; self.sd = sd
+            self.mean_se = mean_se; self.sd_se = sd_se; self.log_likelihood = log_likelihood
+        }
+
+        /// The stderr line of a group: persons, and the mean and SD with their standard errors (the reference's N(0, 1)).
+        static func line(_ g: GroupDistribution) -> String {
+            "  \(TextFidelity.quoted(g.group)): \(formatCount(g.persons)) persons, " + (g.isReference ? "reference N(0, 1)"
+                : "mean \(fixed(g.mean, 4))" + (g.meanStandardError.map { " (SE \(fixed($0, 4)))" } ?? "") + ", SD \(fixed(g.sd, 4))" + (g.sdStandardError.map { " (SE \(fixed($0, 4)))" } ?? ""))
+        }
     }
     /// One parameter set of an item freed by group (invariant items are the bank's rows).
     struct GroupItemRow: Encodable {
@@ -135,7 +161,9 @@ struct MultipleGroupSummary: Encodable {
         var p_value: Double
     }
 
-    init(_ fit: MultipleGroupResult, responses: String, bank: String, groupColumn: String, layout: String, readSeconds: Double, outputs: [ManifestEntry]) {
+    init(_ fit: MultipleGroupResult, responses: String, bank: String, groupColumn: String?, groupFiles: [String: String]?, layout: String, readSeconds: Double,
+         outputs: [ManifestEntry]) {
+        group_files = groupFiles
         self.outputs = outputs
         model = fit.model.rawValue
         self.responses = responses
@@ -143,8 +171,7 @@ struct MultipleGroupSummary: Encodable {
         self.layout = layout
         group_column = groupColumn
         reference = fit.groups[0].group
-        groups = fit.groups.map { Group(group: $0.group, reference: $0.isReference, persons: $0.persons, responses: $0.responses, mean: $0.mean, sd: $0.sd,
-                                        mean_se: $0.meanStandardError, sd_se: $0.sdStandardError, log_likelihood: $0.logLikelihood) }
+        groups = fit.groups.map(Group.init)
         let freed = Set(fit.freedItemIDs)
         group_items = fit.items.filter { freed.contains($0.item.itemID) }.map { entry in
             let p = entry.item.parameters, se = entry.item.standardErrors

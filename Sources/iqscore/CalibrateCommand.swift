@@ -110,10 +110,13 @@ struct CalibrateCommand: ParsableCommand {
     @Option(name: .customLong("fixed"), help: "Bank CSV whose items are held fixed at their values (online calibration of new items onto the bank's scale); a bifactor bank with --model bifactor, a correlated-factors bank with --model correlated (a held item's factor is the bank's; the correlations are estimated on the new sample).")
     var fixedBankPath: String?
 
-    @Option(name: .customLong("group-column"), help: "Multiple-group calibration (2pl or 3pl): the response file's column holding each person's group; needs --reference. The bank holds the reference group's parameters; the summary JSON every group's mean and SD (the reference N(0, 1)) and the freed items' parameters per group.")
+    @Option(name: .customLong("group-column"), help: "Multiple-group calibration (2pl, 3pl or bifactor): the response file's column holding each person's group; needs --reference. The bank holds the reference group's parameters; the summary JSON every group's mean and SD (the reference N(0, 1); with --model bifactor the general factor's, the specific factors N(0, 1) in every group) and the freed items' parameters per group.")
     var groupColumn: String?
 
-    @Option(help: "With --group-column: the reference group (its θ is N(0, 1)).")
+    @Option(name: .customLong("group-file"), help: ArgumentHelp("Multiple-group calibration from one file per group instead of --group-column: a non-reference group's responses (repeat per group); the positional file holds the reference group's (named by --reference). Items are matched by id; groups may see different items.", valueName: "GROUP=PATH"))
+    var groupFiles: [String] = []
+
+    @Option(help: "With --group-column: the reference group (its θ is N(0, 1)); with --group-file, the positional file's group name.")
     var reference: String?
 
     @Option(name: .customLong("free-items"), help: ArgumentHelp("With --group-column: items whose parameters differ by group, ITEM:GROUP[|GROUP…] comma-separated (ITEM alone: free in every group); every other item is invariant.", valueName: "list"))
@@ -280,7 +283,7 @@ struct CalibrateCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            try prepareOutputs(inputs: [("input", responses)] + given("--items", items) + given("--fixed", fixedBankPath),
+            try prepareOutputs(inputs: [("input", responses)] + groupFiles.compactMap { try? GroupFiles.parse($0).get() }.map { ("--group-file", $0.path) } + given("--items", items) + given("--fixed", fixedBankPath),
                                outputs: [("--out", out)] + given("--summary-json", manifestPath))
             let bankWriter = try AtomicFileWriter(path: out)
             let manifestWriter = try manifestPath.map { try AtomicFileWriter(path: $0) }
@@ -288,7 +291,7 @@ struct CalibrateCommand: ParsableCommand {
             if let kind = model.categories { return try runCategoryModel(kind, bankWriter: bankWriter, manifestWriter: manifestWriter) }
             if model.isBifactor { return try runBifactor(bankWriter: bankWriter, manifestWriter: manifestWriter) }
             if model == .correlated { return try runCorrelated(bankWriter: bankWriter, manifestWriter: manifestWriter) }
-            if groupColumn != nil { return try runMultipleGroup(bankWriter: bankWriter, manifestWriter: manifestWriter) }
+            if groupSource != nil { return try runMultipleGroup(bankWriter: bankWriter, manifestWriter: manifestWriter) }
             var options = try calibrationOptions()
 
             let readStart = Date()

@@ -52,13 +52,16 @@ struct DIFCommand: ParsableCommand {
             are all correct or all incorrect likewise.
             """)
 
-    @Argument(help: "Responses CSV (wide or long, as calibrate reads it) with a group column.")
+    @Argument(help: "Responses CSV (wide or long, as calibrate reads it) with a group column; with --group-file, the reference group's responses.")
     var responses: String
 
     @Option(name: .customLong("group-column"), help: "Column holding each person's group (every row of a session the same).")
-    var groupColumn: String
+    var groupColumn: String?
 
-    @Option(help: "The reference group: its label in --group-column.")
+    @Option(name: .customLong("group-file"), help: ArgumentHelp("One file per group instead of --group-column: a non-reference group's responses (repeat per group); the positional file holds the reference group's. Items are matched by id; groups may see different items.", valueName: "GROUP=PATH"))
+    var groupFiles: [String] = []
+
+    @Option(help: "The reference group: its label in --group-column (with --group-file, the positional file's group name).")
     var reference: String
 
     @Option(help: "DIF table CSV (written atomically): one row per item × focal group.")
@@ -110,7 +113,11 @@ struct DIFCommand: ParsableCommand {
 
     func validate() throws {
         try throwIfAny(try difOptions().validationProblems(naming: .option))
+        guard groupSource.isGiven else { throw ValidationError("give the groups: --group-column COLUMN, or --group-file GROUP=PATH per non-reference group") }
+        _ = try groupSource.files()
     }
+
+    var groupSource: GroupSource { GroupSource(responses: responses, groupColumn: groupColumn, groupFiles: groupFiles, reference: reference) }
 
     /// A comma-separated list of methods (mh, lr, irt, wald), each once, in the order given.
     static func parsedMethods(_ text: String, option: String) throws -> [DIFMethod] {
@@ -143,16 +150,12 @@ struct DIFCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            try prepareOutputs(inputs: [("input", responses)] + given("--bank", bank),
+            try prepareOutputs(inputs: [("input", responses)] + (try groupSource.files() ?? []).dropFirst().map { ("--group-file", $0.path) } + given("--bank", bank),
                                outputs: [("--out", out)] + given("--dtf-out", dtfOut) + given("--summary-json", manifestPath))
             BLASConfiguration.setThreadCount(1)
             let started = Date()
             let itemBank = try bank.map { try loadBank($0, requirePositiveSlopes: false) }
-            var fileOptions = columns.fileOptions
-            if !fileOptions.ignoredColumns.contains(groupColumn) { fileOptions.ignoredColumns.append(groupColumn) }
-            let (data, report) = try ResponseMatrix.load(csv: responses, options: fileOptions, threads: threads ?? WorkerThreads.all)
-            noteUnnamedIDColumn(report)
-            let groups = try PersonGroups.load(csv: responses, column: groupColumn, options: fileOptions, report: report, matrix: data)
+            let (data, report, groups) = try groupSource.load(options: columns.fileOptions, maxMemoryBytes: nil, threads: threads ?? WorkerThreads.all)
             let bankModel = itemBank?.items.first.map(\.model).flatMap { $0 == .threePL ? IRTModel.threePL : .twoPL }
             let options = try difOptions(bankModel: bankModel)
             var parameters: [ItemParameters?]?
@@ -175,7 +178,7 @@ struct DIFCommand: ParsableCommand {
             let manifestWriter = try manifestPath.map { try AtomicFileWriter(path: $0) }
             let elapsed = Date().timeIntervalSince(started)
             try OutputSet.commit(outputs, manifest: manifestWriter) { entries in
-                try encodeJSON(DIFSummary(dif, responses: responses, groupColumn: groupColumn, bank: bank, layout: report.layout.rawValue, outputs: entries, elapsed: elapsed))
+                try encodeJSON(DIFSummary(dif, responses: responses, groupColumn: groupColumn, groupFiles: groupSource.filesByGroup, bank: bank, layout: report.layout.rawValue, outputs: entries, elapsed: elapsed))
             }
             printError(Self.humanSummary(dif, responses: responses, out: out, manifest: manifestPath, elapsed: elapsed))
             return ExitStatus.success
@@ -270,7 +273,9 @@ struct DIFSummary: Encodable {
     var outputs: [ManifestEntry]
     var responses: String
     var layout: String
-    var group_column: String
+    /// Where the groups came from: a column of `responses`, or one file per group (the reference's is `responses`).
+    var group_column: String?
+    var group_files: [String: String]?
     var bank: String?
     var reference: String
     var groups: [[String: Int]]
@@ -325,11 +330,13 @@ struct DIFSummary: Encodable {
         var sd_se: Double?
     }
 
-    init(_ dif: DIFReport, responses: String, groupColumn: String, bank: String?, layout: String, outputs: [ManifestEntry], elapsed: Double) {
+    init(_ dif: DIFReport, responses: String, groupColumn: String?, groupFiles: [String: String]?, bank: String?, layout: String, outputs: [ManifestEntry],
+         elapsed: Double) {
         self.outputs = outputs
         self.responses = responses
         self.layout = layout
         group_column = groupColumn
+        group_files = groupFiles
         self.bank = bank
         reference = dif.reference
         groups = dif.groupSizes.map { [$0.group: $0.persons] }

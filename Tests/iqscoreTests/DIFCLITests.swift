@@ -115,4 +115,46 @@ struct DIFCLITests {
         r = try ws.run("report", "responses.csv", "--bank", "pooled.csv", "--out", "report2.html", "--group-column", "group")
         #expect(r.status == 64 && r.stderr.contains("--group-column and --reference go together"), "\(r.stderr)")
     }
+
+    @Test("one file per group (--group-file): dif's table and calibrate's bank equal the group column's; the files' problems named")
+    func groupFiles() throws {
+        let ws = try CLIWorkspace()
+        let text = try Self.fixture()
+        try ws.write("responses.csv", text)
+        let lines = text.split(separator: "\n").map(String.init)
+        let header = lines[0].split(separator: ",").map(String.init)
+        // Each group's rows without the group column; the focal file's columns in another order (items by id).
+        func file(_ group: String, reversed: Bool) -> String {
+            let columns = [0] + (reversed ? Array((2..<header.count).reversed()) : Array(2..<header.count))
+            let rows = lines.dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }.filter { $0[1] == group }
+            return ([columns.map { header[$0] }] + rows.map { row in columns.map { row[$0] } }).map { $0.joined(separator: ",") }.joined(separator: "\n") + "\n"
+        }
+        try ws.write("ref.csv", file("ref", reversed: false))
+        try ws.write("foc.csv", file("foc", reversed: true))
+        var r = try ws.run("dif", "responses.csv", "--group-column", "group", "--reference", "ref", "--out", "column.csv", "--dtf-draws", "0")
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try ws.run("dif", "ref.csv", "--group-file", "foc=foc.csv", "--reference", "ref", "--out", "files.csv", "--dtf-draws", "0")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try ws.read("files.csv") == (try ws.read("column.csv")))
+        let summary = try ws.json("files.summary.json")
+        #expect((summary["group_files"] as? [String: String]) == ["ref": "ref.csv", "foc": "foc.csv"] && summary["group_column"] == nil)
+
+        r = try ws.run("calibrate", "responses.csv", "--group-column", "group", "--reference", "ref", "--out", "column-bank.csv", "--no-se")
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try ws.run("calibrate", "ref.csv", "--group-file", "foc=foc.csv", "--reference", "ref", "--out", "files-bank.csv", "--no-se")
+        #expect(r.status == 0 && r.stderr.contains("from 2 files (one per group)"), "\(r.stderr)")
+        #expect(try ws.read("files-bank.csv") == (try ws.read("column-bank.csv")))
+
+        // Problems: no '=', a repeated group, both ways at once, a person in two files.
+        r = try ws.run("dif", "ref.csv", "--group-file", "foc.csv", "--reference", "ref", "--out", "x.csv")
+        #expect(r.status == 64 && r.stderr.contains("--group-file takes GROUP=PATH"), "\(r.stderr)")
+        r = try ws.run("dif", "ref.csv", "--group-file", "ref=foc.csv", "--reference", "ref", "--out", "x.csv")
+        #expect(r.status == 64 && r.stderr.contains("group 'ref' is given twice"), "\(r.stderr)")
+        r = try ws.run("calibrate", "responses.csv", "--group-column", "group", "--group-file", "foc=foc.csv", "--reference", "ref", "--out", "x.csv")
+        #expect(r.status == 64 && r.stderr.contains("use one"), "\(r.stderr)")
+        try ws.write("overlap.csv", file("foc", reversed: false) + lines[1].split(separator: ",", omittingEmptySubsequences: false).enumerated()
+            .filter { $0.offset != 1 }.map(\.element).joined(separator: ",") + "\n")
+        r = try ws.run("dif", "ref.csv", "--group-file", "foc=overlap.csv", "--reference", "ref", "--out", "x.csv")
+        #expect(r.status != 0 && r.stderr.contains("is also in ref.csv"), "\(r.stderr)")
+    }
 }
