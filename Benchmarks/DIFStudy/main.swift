@@ -14,10 +14,16 @@ import Psychometrics
 // the DIF items flagged; Type I: the share of the other items flagged (over items × replications). The null
 // condition also runs MH matched on the rest score, to show why the total score is the default.
 //
+// --methods chooses the methods (default mh,lr,irt; wald as well); --anchor N adds a run per method purified and
+// then tested against a constant anchor of the N least-DIF unflagged items (DIFOptions.anchorCount), reported as
+// "+a".
+//
 //   swift run -c release dif-study [--replications R] [--persons N] [--items J] [--seed S] [--threads T]
+//                                  [--methods LIST] [--anchor N] [--dense-only]
 
 var replications = 10, persons = 1_000, itemCount = 30, threads = WorkerThreads.all
 var seed: UInt64 = 29
+var methods: [DIFMethod] = [.mantelHaenszel, .logisticRegression, .likelihoodRatio], anchor = 0, denseOnly = false
 var arguments = CommandLine.arguments.dropFirst()
 while let flag = arguments.popFirst() {
     guard let value = arguments.popFirst() else { fatalError("\(flag) needs a value") }
@@ -27,6 +33,9 @@ while let flag = arguments.popFirst() {
     case "--items": itemCount = Int(value)!
     case "--seed": seed = UInt64(value)!
     case "--threads": threads = Int(value)!
+    case "--methods": methods = value.split(separator: ",").map { DIFMethod(rawValue: String($0))! }
+    case "--anchor": anchor = Int(value)!
+    case "--dense-only": denseOnly = value == "yes"
     default: fatalError("unknown option \(flag)")
     }
 }
@@ -74,25 +83,25 @@ struct Tally { var hits = 0, difItems = 0, falseFlags = 0, cleanItems = 0
 }
 
 var conditions: [Condition] = []
-for missing in [false, true] {
+for missing in denseOnly ? [false] : [false, true] {
     conditions.append(Condition(kind: .none, balanced: false, share: 0, missing: missing))
     for kind in [Kind.uniform, .nonUniform] { for balanced in [false, true] { for share in [0.1, 0.2] {
         conditions.append(Condition(kind: kind, balanced: balanced, share: share, missing: missing))
     } } }
 }
-let methods: [DIFMethod] = [.mantelHaenszel, .logisticRegression, .likelihoodRatio]
-print("| design | condition | method | power | Type I | power (purified) | Type I (purified) |")
-print("|---|---|---|---|---|---|---|")
+print("| design | condition | method | power | Type I | power (purified) | Type I (purified) |" + (anchor > 0 ? " power (constant anchor) | Type I (constant anchor) |" : ""))
+print("|---|---|---|---|---|---|---|" + (anchor > 0 ? "---|---|" : ""))
 let started = Date()
 for (ci, condition) in conditions.enumerated() {
     var tallies: [String: Tally] = [:]
     for r in 0..<replications {
         var rng = SeededGenerator(seed: seed &+ UInt64(1_000 * ci + r))
         let (data, groups, dif) = try simulate(condition, rng: &rng)
-        for purify in [false, true] {
+        for (purify, anchored) in [(false, false), (true, false)] + (anchor > 0 ? [(true, true)] : []) {
             var options = DIFOptions()
             options.methods = methods
             options.purify = purify
+            if anchored { options.anchorCount = anchor }
             options.dtfDraws = 0
             options.calibration.standardErrors = false
             options.calibration.workers = threads
@@ -107,7 +116,7 @@ for (ci, condition) in conditions.enumerated() {
             for (suffix, o) in runs {
                 let report = try DIFAnalysis.run(data, groups: groups, reference: "ref", options: o)
                 for method in o.methods {
-                    let key = method.rawValue + suffix + (purify ? "+p" : "")
+                    let key = method.rawValue + suffix + (anchored ? "+a" : purify ? "+p" : "")
                     var t = tallies[key] ?? Tally()
                     for (j, row) in report.rows.enumerated() {
                         let flagged = row.flaggedBy.contains(method)
@@ -118,10 +127,11 @@ for (ci, condition) in conditions.enumerated() {
             }
         }
     }
-    for key in ["mh", "mh rest", "lr", "irt"] {
+    for key in ["mh", "mh rest", "lr", "irt", "wald"] {
         guard let plain = tallies[key] else { continue }
-        let purified = tallies[key + "+p"]
-        print("| \(condition.missing ? "missing by design" : "dense") | \(condition.name) | \(key == "mh rest" ? "mh (rest score)" : key) | \(plain.power) | \(plain.typeI) | \(purified?.power ?? "–") | \(purified?.typeI ?? "–") |")
+        let purified = tallies[key + "+p"], anchored = tallies[key + "+a"]
+        print("| \(condition.missing ? "missing by design" : "dense") | \(condition.name) | \(key == "mh rest" ? "mh (rest score)" : key) | \(plain.power) | \(plain.typeI) | \(purified?.power ?? "–") | \(purified?.typeI ?? "–") |"
+              + (anchor > 0 ? " \(anchored?.power ?? "–") | \(anchored?.typeI ?? "–") |" : ""))
     }
     FileHandle.standardError.write(Data("condition \(ci + 1)/\(conditions.count) done at \(Int(Date().timeIntervalSince(started))) s\n".utf8))
 }

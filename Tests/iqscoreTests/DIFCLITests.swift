@@ -157,4 +157,36 @@ struct DIFCLITests {
         r = try ws.run("dif", "ref.csv", "--group-file", "foc=overlap.csv", "--reference", "ref", "--out", "x.csv")
         #expect(r.status != 0 && r.stderr.contains("is also in ref.csv"), "\(r.stderr)")
     }
+
+    @Test("calibrate --model bifactor --group-column: the general factor's mean and SD per group as mirt 1.47's bfactor(group =) gives them")
+    func bifactorGroups() throws {
+        let ws = try CLIWorkspace()
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("FairnessTests/Fixtures/dif")
+        for name in ["bf_two_groups.csv", "bf_items.csv"] { try ws.write(name, try String(contentsOf: fixtures.appendingPathComponent(name), encoding: .utf8)) }
+        let r = try ws.run("calibrate", "bf_two_groups.csv", "--model", "bifactor", "--items", "bf_items.csv", "--factor-column", "domain",
+                           "--group-column", "group", "--reference", "A", "--tolerance", "1e-5", "--out", "bank.csv")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("'B': 1,500 persons, mean -0.5433 (SE 0.0498), SD 1.1817 (SE 0.0494)"), "\(r.stderr)")
+        // mirt 1.47 (Fixtures/dif/bf_make.R: 31 points, TOL 1e-6 (ours 1e-5: 34 cycles instead of 47, the same values to 1e-5), B's general mean and variance freed): log-likelihood
+        // −20012.6520819, mean −0.54331449 (SE 0.04978962), variance 1.3962358 (SE 0.1168024: SD 1.1816243, SE 0.0494249).
+        let summary = try ws.json("bank.summary.json")
+        let ll = try #require(summary["log_likelihood"] as? Double)
+        #expect(abs(ll - -20012.6520819) < 1e-3, "\(ll)")
+        let groups = try #require(summary["groups"] as? [[String: Any]])
+        let b = try #require(groups.first { $0["group"] as? String == "B" })
+        let mean = try #require(b["mean"] as? Double), sd = try #require(b["sd"] as? Double)
+        let meanSE = try #require(b["mean_se"] as? Double), sdSE = try #require(b["sd_se"] as? Double)
+        #expect(abs(mean - -0.54331449) < 2e-4 && abs(sd - 1.1816243) < 2e-4, "mean \(mean), SD \(sd)")
+        #expect(abs(meanSE - 0.04978962) < 1e-4 && abs(sdSE - 0.0494249) < 1e-4, "SEs \(meanSE), \(sdSE)")
+        #expect(summary["group_column"] as? String == "group" && groups.count == 2)
+        // mirt's i1: a_general 0.896202, a_s1 1.040246, d 0.060242.
+        let rows = try ws.csvRows("bank.csv"), header = rows[0]
+        let i1 = try #require(rows.first { $0[0] == "i1" })
+        let values = ["a_general", "a_s1", "d"].map { Double(i1[header.firstIndex(of: $0)!])! }
+        #expect(zip(values, [0.896202, 1.040246, 0.060242]).allSatisfy { abs($0 - $1) < 5e-4 }, "\(values)")
+        // Freed items do not go with the bifactor model.
+        let refused = try ws.run("calibrate", "bf_two_groups.csv", "--model", "bifactor", "--items", "bf_items.csv", "--factor-column", "domain",
+                                 "--group-column", "group", "--reference", "A", "--free-items", "i1", "--out", "x.csv")
+        #expect(refused.status == 64 && refused.stderr.contains("--free-items goes with --model 2pl or 3pl"), "\(refused.stderr)")
+    }
 }
