@@ -8,15 +8,15 @@
 # log-likelihoods are printed beside the times (the comparison is at equal log-likelihood). SKIP_MIRT=1 times
 # iqscore only (the scaling study: 6, 12 and 24 specifics). Needs mirt 1.47 as ../shared/NOTES.md says
 # (R_LIBS=/work/Rlib); THREADS="1" runs one thread count only (default "1 2"); the data are drawn in R (set.seed(2026): a_g ~ U(1, 2), a_s ~ U(0.5, 1.5), d ~ N(0, 1)).
-# GROUPS=1: two groups instead (issue 29), the first half of the sessions group A (the reference, N(0, 1)), the
-# second half group B with a general factor N(-0.5, 1.2^2); iqscore `--group-column group --reference A`, mirt
-# `bfactor(..., group =, invariance = <items>)` with B's general mean and variance freed by hand (the model iqscore
-# fits: the specific factors N(0, 1) in both groups).
+# TWO_GROUPS=1: two groups instead (issue 29), the first half of the sessions group A (the reference, N(0, 1)), the
+# second half group B with a general factor N(-0.5, 1.2^2); iqscore `--group-column group --reference A` (B's
+# general and specific factors' means and SDs estimated), mirt `bfactor(..., group =, invariance = c(<items>,
+# "free_means", "free_var"))`, the same model.
 #   bash Benchmarks/bifactor.sh [PERSONS SPECIFICS PER_FACTOR]
 set -euo pipefail
 persons=${1:-100000}; specifics=${2:-6}; per=${3:-10}
 source "$(dirname "$0")/lib.sh"
-groups=${GROUPS:-0}
+groups=${TWO_GROUPS:-0}
 tag=bifactor_${persons}_${specifics}x${per}$([ "$groups" = 1 ] && echo _groups || true)
 data=$out/$tag.csv; items=$out/${tag}_items.csv
 if [ ! -s "$data" ]; then
@@ -54,10 +54,8 @@ d <- read.csv(args[1]); spec <- as.integer(factor(read.csv(args[2])$domain)); th
 if (threads > 1) suppressMessages(mirtCluster(threads))
 if (args[5] == "1") {
     group <- d$group; d <- d[, -1]
-    sv <- bfactor(d, spec, group = group, invariance = colnames(d), pars = "values")
-    sv$est[sv$group == "B" & sv$name %in% c("MEAN_1", "COV_11")] <- TRUE
     t0 <- proc.time()
-    m <- bfactor(d, spec, group = group, invariance = colnames(d), pars = sv, SE = FALSE, verbose = FALSE)
+    m <- bfactor(d, spec, group = group, invariance = c(colnames(d), "free_means", "free_var"), SE = FALSE, verbose = FALSE)
 } else {
 t0 <- proc.time()
 m <- bfactor(d, spec, SE = FALSE, verbose = FALSE)

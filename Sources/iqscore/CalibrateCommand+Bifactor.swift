@@ -62,7 +62,8 @@ extension CalibrateCommand {
         }
         let status = TerminalStatusLine()
         let calibrator = BifactorCalibrator(options: options, testlet: model == .testlet, starts: starts)
-        let result = try labels.map { try calibrator.calibrate(data, structure: structure, groups: $0, reference: reference!, progress: Self.progress(on: status)) }
+        let result = try labels.map { try calibrator.calibrate(data, structure: structure, groups: $0, reference: reference!, specificFactorsByGroup: !fixedGroupSpecifics,
+                                                               progress: Self.progress(on: status)) }
             ?? calibrator.calibrate(data, structure: structure, fixed: fixedItems, progress: Self.progress(on: status))
         status.clear()
         try bankWriter.write(result.bankCSV(metadata: metadata))
@@ -75,7 +76,7 @@ extension CalibrateCommand {
                 summary.group_column = groupColumn
                 summary.group_files = groupSource?.filesByGroup
                 summary.reference = reference
-                summary.groups = result.groups.map(MultipleGroupSummary.Group.init)
+                summary.groups = zip(result.groups, result.groupSpecificFactors).map { MultipleGroupSummary.Group($0, specificFactors: $1) }
             }
             if let fixedBankPath {
                 summary.fixed_bank = fixedBankPath
@@ -99,8 +100,13 @@ extension CalibrateCommand {
             lines.append("testlet ratios λ (a_specific = λ · a_\(result.structure.generalFactor)): \(ratios.joined(separator: ", "))")
         }
         if !result.groups.isEmpty {
-            lines.append("groups \(groupsOrigin) (general factor; specific factors N(0, 1) in every group; every item invariant):")
-            lines += result.groups.map(MultipleGroupSummary.Group.line)
+            lines.append("groups \(groupsOrigin) (general factor" + (fixedGroupSpecifics ? "; specific factors N(0, 1) in every group" : ", then each specific factor") + "; every item invariant):")
+            for (g, specifics) in zip(result.groups, result.groupSpecificFactors) {
+                lines.append(MultipleGroupSummary.Group.line(g))
+                if !specifics.isEmpty {
+                    lines.append("    " + specifics.map { "\($0.factor) " + MultipleGroupSummary.Group.moments(mean: $0.mean, meanSE: $0.meanStandardError, sd: $0.sd, sdSE: $0.sdStandardError) }.joined(separator: "; "))
+                }
+            }
         }
         if let fixedBankPath {
             let held = result.items.filter(\.isFixed).count

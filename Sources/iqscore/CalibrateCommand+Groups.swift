@@ -9,6 +9,7 @@ extension CalibrateCommand {
     /// --group-column needs --reference and a 2pl/3pl model; --reference and --free-items need --group-column.
     func validateGroups() throws {
         guard groupColumn != nil || !groupFiles.isEmpty else {
+            if fixedGroupSpecifics { throw ValidationError("--fixed-group-specifics goes with --group-column or --group-file and --model bifactor") }
             if reference != nil || freeItems != nil { throw ValidationError("--reference and --free-items go with --group-column or --group-file (a multiple-group calibration)") }
             return
         }
@@ -18,6 +19,7 @@ extension CalibrateCommand {
         guard model == .dichotomous(.twoPL) || model == .dichotomous(.threePL) || model == .bifactor else {
             throw ValidationError("a multiple-group calibration fits --model 2pl, 3pl or bifactor, not \(model)")
         }
+        if fixedGroupSpecifics && model != .bifactor { throw ValidationError("--fixed-group-specifics goes with --model bifactor") }
         if model == .bifactor && freeItems != nil {
             throw ValidationError("--free-items goes with --model 2pl or 3pl; a multiple-group bifactor fit holds every item invariant (each group its own general-factor mean and SD)")
         }
@@ -131,10 +133,21 @@ struct MultipleGroupSummary: Encodable {
         var mean_se: Double?
         var sd_se: Double?
         var log_likelihood: Double
+        /// A bifactor fit's: the group's specific-factor distributions it estimated.
+        var specific_factors: [Factor]?
 
-        init(_ g: GroupDistribution) {
+        struct Factor: Encodable {
+            var factor: String
+            var mean: Double
+            var sd: Double
+            var mean_se: Double?
+            var sd_se: Double?
+        }
+
+        init(_ g: GroupDistribution, specificFactors: [FactorDistribution]? = nil) {
             self.init(group: g.group, reference: g.isReference, persons: g.persons, responses: g.responses, mean: g.mean, sd: g.sd,
                       mean_se: g.meanStandardError, sd_se: g.sdStandardError, log_likelihood: g.logLikelihood)
+            specific_factors = specificFactors.map { $0.map { Factor(factor: $0.factor, mean: $0.mean, sd: $0.sd, mean_se: $0.meanStandardError, sd_se: $0.sdStandardError) } }
         }
         init(group: String, reference: Bool, persons: Int, responses: Int, mean: Double, sd: Double, mean_se: Double?, sd_se: Double?, log_likelihood: Double) {
             self.group = group; self.reference = reference; self.persons = persons; self.responses = responses; self.mean = mean; self.sd = sd
@@ -144,7 +157,12 @@ struct MultipleGroupSummary: Encodable {
         /// The stderr line of a group: persons, and the mean and SD with their standard errors (the reference's N(0, 1)).
         static func line(_ g: GroupDistribution) -> String {
             "  \(TextFidelity.quoted(g.group)): \(formatCount(g.persons)) persons, " + (g.isReference ? "reference N(0, 1)"
-                : "mean \(fixed(g.mean, 4))" + (g.meanStandardError.map { " (SE \(fixed($0, 4)))" } ?? "") + ", SD \(fixed(g.sd, 4))" + (g.sdStandardError.map { " (SE \(fixed($0, 4)))" } ?? ""))
+                : moments(mean: g.mean, meanSE: g.meanStandardError, sd: g.sd, sdSE: g.sdStandardError))
+        }
+
+        /// "mean m (SE s), SD d (SE e)".
+        static func moments(mean: Double, meanSE: Double?, sd: Double, sdSE: Double?) -> String {
+            "mean \(fixed(mean, 4))" + (meanSE.map { " (SE \(fixed($0, 4)))" } ?? "") + ", SD \(fixed(sd, 4))" + (sdSE.map { " (SE \(fixed($0, 4)))" } ?? "")
         }
     }
     /// One parameter set of an item freed by group (invariant items are the bank's rows).
@@ -171,7 +189,7 @@ struct MultipleGroupSummary: Encodable {
         self.layout = layout
         group_column = groupColumn
         reference = fit.groups[0].group
-        groups = fit.groups.map(Group.init)
+        groups = fit.groups.map { Group($0) }
         let freed = Set(fit.freedItemIDs)
         group_items = fit.items.filter { freed.contains($0.item.itemID) }.map { entry in
             let p = entry.item.parameters, se = entry.item.standardErrors

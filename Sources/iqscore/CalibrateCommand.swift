@@ -119,6 +119,9 @@ struct CalibrateCommand: ParsableCommand {
     @Option(help: "With --group-column: the reference group (its θ is N(0, 1)); with --group-file, the positional file's group name.")
     var reference: String?
 
+    @Flag(name: .customLong("fixed-group-specifics"), help: "With --model bifactor and groups: keep every group's specific factors N(0, 1) (only the general factor's mean and SD differ by group); by default each non-reference group estimates each specific factor's mean and SD as well, as mirt's bfactor(group =, invariance = c(items, 'free_means', 'free_var')).")
+    var fixedGroupSpecifics = false
+
     @Option(name: .customLong("free-items"), help: ArgumentHelp("With --group-column: items whose parameters differ by group, ITEM:GROUP[|GROUP…] comma-separated (ITEM alone: free in every group); every other item is invariant.", valueName: "list"))
     var freeItems: String?
 

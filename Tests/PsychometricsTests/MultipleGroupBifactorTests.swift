@@ -3,27 +3,32 @@ import Testing
 @testable import Psychometrics
 
 /// The bifactor model in several groups (`BifactorCalibrator.calibrate(_:structure:groups:reference:)`): each group
-/// its own general-factor N(μ, σ²), the specific factors N(0, 1), the items invariant.
+/// its own general-factor N(μ, σ²) and (by default) specific-factor N(μ_s, σ_s²), the items invariant.
 @Suite("Multiple-group bifactor calibration")
 struct MultipleGroupBifactorTests {
-    /// A focal person with θ_g = μ + σz answers as a standard person answers the item with a_g σ and d + a_g μ.
-    static func shifted(_ items: [BifactorItem], mean: Double, sd: Double) -> [BifactorItem] {
+    /// A focal person with θ_g = μ + σz (and θ_s = μ_s + σ_s z_s) answers as a standard person answers the item with
+    /// a_g σ, a_s σ_s and d + a_g μ + a_s μ_s.
+    static func shifted(_ items: [BifactorItem], mean: Double, sd: Double, specific: [(mean: Double, sd: Double)] = []) -> [BifactorItem] {
         items.map { item in
             var moved = item
             moved.intercept += item.generalSlope * mean
             moved.generalSlope *= sd
+            if let f = item.specific, f < specific.count {
+                moved.intercept += item.specificSlope * specific[f].mean
+                moved.specificSlope *= specific[f].sd
+            }
             return moved
         }
     }
 
     /// Two groups simulated from `truth`: `n` reference persons N(0, 1) and `n` focal N(`mean`, `sd`²) on the
     /// general factor; with `itemsPerSession`, each session a random subset (missing by design).
-    static func twoGroups(_ truth: [BifactorItem], n: Int, mean: Double, sd: Double, seed: UInt64, itemsPerSession: Int? = nil) throws
-        -> (data: ResponseMatrix, groups: [String]) {
+    static func twoGroups(_ truth: [BifactorItem], n: Int, mean: Double, sd: Double, specific: [(mean: Double, sd: Double)] = [], seed: UInt64,
+                          itemsPerSession: Int? = nil) throws -> (data: ResponseMatrix, groups: [String]) {
         var rng = SeededGenerator(seed: seed)
         let ids = truth.indices.map { "i\($0)" }, specifics = (truth.compactMap(\.specific).max() ?? -1) + 1
         let (reference, _) = BifactorSimulator(items: truth, specificFactorCount: specifics, itemsPerSession: itemsPerSession).matrix(count: n, itemIDs: ids, using: &rng)
-        let (focal, _) = BifactorSimulator(items: shifted(truth, mean: mean, sd: sd), specificFactorCount: specifics, itemsPerSession: itemsPerSession)
+        let (focal, _) = BifactorSimulator(items: shifted(truth, mean: mean, sd: sd, specific: specific), specificFactorCount: specifics, itemsPerSession: itemsPerSession)
             .matrix(count: n, itemIDs: ids, using: &rng)
         var persons: [String] = [], offsets = [0], cells: [Int32] = [], values: [UInt8] = []
         for (label, m) in [("ref", reference), ("focal", focal)] {
@@ -59,27 +64,23 @@ struct MultipleGroupBifactorTests {
             return BifactorEngine(items: single.items, data: part, grid: single.grid, group: single.group, groupItems: single.groupItems, workers: 2,
                                   maximumSlope: 20, slopePrior: nil, guessingPrior: nil)
         }
-        let engine = MultipleGroupBifactorEngine(groups: engines, latent: [(mean: -0.3, sd: 1.2)])
+        var engine = MultipleGroupBifactorEngine(groups: engines, latent: [(mean: -0.3, sd: 1.2)], freeFactors: [[], [0, 1]])
+        engine.setDistribution(1, 0, mean: 0.2, sd: 0.8)
+        engine.setDistribution(1, 1, mean: -0.1, sd: 1.3)
         let g = engine.gradient(engine.eStep()), x = engine.workingParameters()
-        #expect(x.count == single.workingParameters().count + 2)
+        #expect(x.count == single.workingParameters().count + 6)
+        let differences = BifactorCalibratorTests.logLikelihoodDifferences(engine)
         for k in x.indices {
-            let h = 1e-5
-            var up = engine, down = engine
-            var xu = x, xd = x
-            xu[k] += h
-            xd[k] -= h
-            up.setWorkingParameters(xu)
-            down.setWorkingParameters(xd)
-            let numeric = (up.eStep().logLikelihood - down.eStep().logLikelihood) / (2 * h)
-            let tolerance = k < single.workingParameters().count ? 2e-4 : 5e-3
+            let numeric = differences[k], tolerance = k < single.workingParameters().count ? 2e-4 : 5e-3
             #expect(abs(g[k] - numeric) < tolerance * max(1, abs(numeric)), "parameter \(k): gradient \(g[k]), differences \(numeric)")
         }
     }
 
-    @Test("seeded recovery: the focal group's mean and SD within 3 SEs, the items near the truth; dense and missing by design", arguments: [false, true])
+    @Test("seeded recovery: the focal group's means and SDs within 3 SEs, the items near the truth; dense and missing by design", arguments: [false, true])
     func recovery(missingByDesign: Bool) throws {
         let truth = BifactorCalibratorTests.battery(perFactor: 4, seed: 31)
-        let (data, groups) = try Self.twoGroups(truth, n: 2500, mean: -0.5, sd: 1.25, seed: missingByDesign ? 12 : 11,
+        let specific = [(mean: 0.3, sd: 0.8), (mean: 0.0, sd: 1.0), (mean: -0.4, sd: 1.3)]
+        let (data, groups) = try Self.twoGroups(truth, n: 2500, mean: -0.5, sd: 1.25, specific: specific, seed: missingByDesign ? 12 : 11,
                                                 itemsPerSession: missingByDesign ? 10 : nil)
         var options = BifactorCalibrator.defaultOptions
         options.quadraturePoints = 15
@@ -94,16 +95,26 @@ struct MultipleGroupBifactorTests {
         #expect(abs(focal.sd - 1.25) < 3 * sdSE, "SD \(focal.sd) (SE \(sdSE))")
         #expect(meanSE > 0.02 && meanSE < 0.08 && sdSE > 0.02 && sdSE < 0.1)
         #expect(abs(result.groups.reduce(0) { $0 + $1.logLikelihood } - result.logLikelihood) < 1e-6)
+        #expect(result.groupSpecificFactors[0].isEmpty && result.groupSpecificFactors[1].map(\.factor) == ["pattern", "verbal", "spatial"])
+        for (estimate, true_) in zip(result.groupSpecificFactors[1], specific) {
+            let meanSE = try #require(estimate.meanStandardError), sdSE = try #require(estimate.sdStandardError)
+            #expect(abs(estimate.mean - true_.mean) < 3 * meanSE && abs(estimate.sd - true_.sd) < 3 * sdSE,
+                    "\(estimate.factor): mean \(estimate.mean) (SE \(meanSE)), SD \(estimate.sd) (SE \(sdSE)); truth \(true_)")
+        }
         var errors: [Double] = []
         for (fit, true_) in zip(result.items, truth) {
             errors += [fit.item.generalSlope - true_.generalSlope, fit.item.intercept - true_.intercept]
         }
         let rmse = (errors.reduce(0) { $0 + $1 * $1 } / Double(errors.count)).squareRoot()
         #expect(rmse < (missingByDesign ? 0.16 : 0.12), "RMSE of a_g and d: \(rmse)")
-        // Ignoring the groups misfits: the single-group fit's log-likelihood is lower by more than the 2 parameters' worth.
+        // The nested models: the specific factors N(0, 1) in both groups (2 parameters fewer per factor), then one group.
+        let generalOnly = try BifactorCalibrator(options: options).calibrate(data, structure: try BifactorCalibratorTests.structure(truth), groups: groups,
+                                                                              reference: "ref", specificFactorsByGroup: false)
+        #expect(generalOnly.parameterCount == result.parameterCount - 6 && generalOnly.groupSpecificFactors[1].isEmpty)
+        #expect(result.logLikelihood - generalOnly.logLikelihood > 10, "free \(result.logLikelihood), standard specifics \(generalOnly.logLikelihood)")
         let single = try BifactorCalibrator(options: options).calibrate(data, structure: try BifactorCalibratorTests.structure(truth))
-        #expect(result.logLikelihood - single.logLikelihood > 10, "multiple-group \(result.logLikelihood), one group \(single.logLikelihood)")
-        #expect(result.parameterCount == single.parameterCount + 2)
+        #expect(generalOnly.logLikelihood - single.logLikelihood > 10, "multiple-group \(generalOnly.logLikelihood), one group \(single.logLikelihood)")
+        #expect(generalOnly.parameterCount == single.parameterCount + 2)
     }
 
     @Test("bad groups are refused by name: the testlet model, one group, a small group, a group sharing no item with the reference")

@@ -158,13 +158,13 @@ struct DIFCLITests {
         #expect(r.status != 0 && r.stderr.contains("is also in ref.csv"), "\(r.stderr)")
     }
 
-    @Test("calibrate --model bifactor --group-column: the general factor's mean and SD per group as mirt 1.47's bfactor(group =) gives them")
+    @Test("calibrate --model bifactor --group-column: each group's factor means and SDs as mirt 1.47's bfactor(group =) gives them")
     func bifactorGroups() throws {
         let ws = try CLIWorkspace()
         let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("FairnessTests/Fixtures/dif")
         for name in ["bf_two_groups.csv", "bf_items.csv"] { try ws.write(name, try String(contentsOf: fixtures.appendingPathComponent(name), encoding: .utf8)) }
         let r = try ws.run("calibrate", "bf_two_groups.csv", "--model", "bifactor", "--items", "bf_items.csv", "--factor-column", "domain",
-                           "--group-column", "group", "--reference", "A", "--tolerance", "1e-5", "--out", "bank.csv")
+                           "--group-column", "group", "--reference", "A", "--fixed-group-specifics", "--tolerance", "1e-5", "--out", "bank.csv")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("'B': 1,500 persons, mean -0.5433 (SE 0.0498), SD 1.1817 (SE 0.0494)"), "\(r.stderr)")
         // mirt 1.47 (Fixtures/dif/bf_make.R: 31 points, TOL 1e-6 (ours 1e-5: 34 cycles instead of 47, the same values to 1e-5), B's general mean and variance freed): log-likelihood
@@ -184,6 +184,20 @@ struct DIFCLITests {
         let i1 = try #require(rows.first { $0[0] == "i1" })
         let values = ["a_general", "a_s1", "d"].map { Double(i1[header.firstIndex(of: $0)!])! }
         #expect(zip(values, [0.896202, 1.040246, 0.060242]).allSatisfy { abs($0 - $1) < 5e-4 }, "\(values)")
+        // The default: B's specific factors' means and SDs estimated too, as mirt's bfactor(group =, invariance = c(items,
+        // "free_means", "free_var")) (bf_make.R's last lines: log-likelihood −20010.7440719; B's means −0.62306878,
+        // 0.05557585, 0.15090981, 0.16050999, variances 1.4105962, 0.9879794, 0.7070257, 1.1269510).
+        let free = try ws.run("calibrate", "bf_two_groups.csv", "--model", "bifactor", "--items", "bf_items.csv", "--factor-column", "domain",
+                              "--group-column", "group", "--reference", "A", "--tolerance", "1e-5", "--no-se", "--out", "free.csv")
+        #expect(free.status == 0 && free.stderr.contains("s1 mean 0.0556, SD 0.9940"), "\(free.stderr)")
+        let freeSummary = try ws.json("free.summary.json")
+        #expect(abs(try #require(freeSummary["log_likelihood"] as? Double) - -20010.7440719) < 1e-3)
+        let freeB = try #require((freeSummary["groups"] as? [[String: Any]])?.first { $0["group"] as? String == "B" })
+        let specifics = try #require(freeB["specific_factors"] as? [[String: Any]])
+        let means = [freeB["mean"] as? Double] + specifics.map { $0["mean"] as? Double }
+        let variances = ([freeB["sd"] as? Double] + specifics.map { $0["sd"] as? Double }).map { $0.map { $0 * $0 } }
+        #expect(zip(means, [-0.62306878, 0.05557585, 0.15090981, 0.16050999]).allSatisfy { abs(($0 ?? .nan) - $1) < 5e-4 }, "\(means)")
+        #expect(zip(variances, [1.4105962, 0.9879794, 0.7070257, 1.1269510]).allSatisfy { abs(($0 ?? .nan) - $1) < 1e-3 }, "\(variances)")
         // Freed items do not go with the bifactor model.
         let refused = try ws.run("calibrate", "bf_two_groups.csv", "--model", "bifactor", "--items", "bf_items.csv", "--factor-column", "domain",
                                  "--group-column", "group", "--reference", "A", "--free-items", "i1", "--out", "x.csv")

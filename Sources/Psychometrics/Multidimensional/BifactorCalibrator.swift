@@ -75,24 +75,28 @@ public struct BifactorCalibrator: Sendable {
     }
 
     /// Multiple-group calibration of the bifactor model (as mirt's `bfactor(…, group =, invariance = c(<items>,
-    /// "free_means", "free_var"))`): person i in group `groups[i]`; the reference group's general factor N(0, 1),
-    /// every other group's N(μ_k, σ_k²) estimated; the specific factors N(0, 1) in every group (the dimension
-    /// reduction integrates each on the standard grid, as mirt constrains them); every item's parameters shared by
-    /// all groups (`MultipleGroupBifactorEngine`). Groups may see different items. The result's `groups` gives each
-    /// group's mean and SD with standard errors (delta method to σ) and its part of the log-likelihood.
+    /// "free_means", "free_var"))`): person i in group `groups[i]`; the reference group's factors N(0, 1), every
+    /// other group's general factor N(μ_k, σ_k²) estimated and, with `specificFactorsByGroup`, each specific factor's
+    /// N(μ_ks, σ_ks²) too (else N(0, 1) in every group); the factors independent within each group; every item's
+    /// parameters shared by all groups (`MultipleGroupBifactorEngine`). Groups may see different items; a group
+    /// that answered fewer than 2 of a specific factor's items keeps that factor N(0, 1) (a warning says so). The
+    /// result's `groups` gives each group's general mean and SD with standard errors (delta method to σ) and its part
+    /// of the log-likelihood, `groupSpecificFactors` the specific factors'.
     /// - Parameters:
+    ///   - specificFactorsByGroup: whether each group's specific factors get their own mean and SD.
     ///   - minimumGroupPersons: the fewest persons with calibrated responses a group may have.
     /// - Throws: as `calibrate(_:structure:fixed:progress:)`, and `PsychometricsError` `.invalidOptions` with the
     ///   testlet model; `.lengthMismatch` (not one label per person), `.invalidResponse` (an empty label),
     ///   `.insufficientData` (a missing or small group, one group only, a group that shares no item with the
     ///   reference).
     public func calibrate(_ input: ResponseMatrix, structure: FactorStructure, groups labels: [String], reference: String,
-                          minimumGroupPersons: Int = 20, progress: ((CalibrationProgress) -> Void)? = nil) throws -> BifactorCalibrationResult {
-        try fit(input, structure: structure, fixed: [:], grouping: (labels, reference, minimumGroupPersons), progress: progress)
+                          specificFactorsByGroup: Bool = true, minimumGroupPersons: Int = 20,
+                          progress: ((CalibrationProgress) -> Void)? = nil) throws -> BifactorCalibrationResult {
+        try fit(input, structure: structure, fixed: [:], grouping: (labels, reference, minimumGroupPersons, specificFactorsByGroup), progress: progress)
     }
 
     private func fit(_ input: ResponseMatrix, structure: FactorStructure, fixed: [String: BifactorItem],
-                     grouping: (labels: [String], reference: String, minimumPersons: Int)?,
+                     grouping: (labels: [String], reference: String, minimumPersons: Int, specifics: Bool)?,
                      progress: ((CalibrationProgress) -> Void)?) throws -> BifactorCalibrationResult {
         let started = DispatchTime.now().uptimeNanoseconds
         var problems = options.validationProblems()
@@ -203,34 +207,62 @@ public struct BifactorCalibrator: Sendable {
         let answered = groupData.map { $0.categoryTotals().map { $0[0] + $0[1] > 0 } }
         try MultipleGroupCalibrator.checkIdentified(slots: (0..<data.itemCount).map { j in .init(item: j, groups: names.indices.filter { answered[$0][j] }) },
                                                     names: names)
+        // Per group, the specific factors whose distribution it estimates: those it answered 2 or more items of.
+        var freeFactors = [[Int]](repeating: [], count: names.count)
+        if grouping.specifics {
+            for k in 1..<names.count {
+                for f in 0..<s where !groupItems[f + 1].isEmpty {
+                    if groupItems[f + 1].filter({ answered[k][$0] }).count >= 2 {
+                        freeFactors[k].append(f)
+                    } else {
+                        warnings.append("group \(TextFidelity.quoted(names[k])) answered fewer than 2 items of specific factor \(structure.specificFactors[f]): that factor stays N(0, 1) in the group")
+                    }
+                }
+            }
+        }
         func groupsEngine(start k: Int) -> MultipleGroupBifactorEngine {
             let base = engine(start: k)
             return MultipleGroupBifactorEngine(groups: groupData.map { d in
                 BifactorEngine(items: base.items, data: d, grid: grid, group: groupOf, groupItems: groupItems, workers: options.workers,
                                maximumSlope: options.maximumSlope, slopePrior: options.slopePrior, guessingPrior: threePL ? options.guessingPrior : nil)
-            }, latent: [(mean: Double, sd: Double)](repeating: (0, 1), count: names.count - 1))
+            }, latent: [(mean: Double, sd: Double)](repeating: (0, 1), count: names.count - 1), freeFactors: freeFactors)
         }
         let (run, startRecords) = try EMRun.best(of: starts, engine: groupsEngine(start:), options: options, started: started, progress: progress)
         var outcome = try finish(run, data: data, order: order, isFixed: isFixed, context: (structure, screen, fixedNotInData), started: started,
                                  progress: progress, warnings: &warnings)
         outcome.result.starts = startRecords
         let engine = outcome.engine, covariance = outcome.covariance
+        /// Group k's distribution of factor f with its standard errors (delta method to σ).
+        func estimate(_ k: Int, _ f: Int?, at i: Int) -> (mean: Double, sd: Double, meanSE: Double?, sdSE: Double?) {
+            let (mean, sd) = engine.distribution(k, f)
+            guard let covariance else { return (mean, sd, nil, nil) }
+            return (mean, sd, covariance.entry(i, i).squareRoot(), sd * covariance.entry(i + 1, i + 1).squareRoot())
+        }
         outcome.result.groups = names.indices.map { k in
             let (mean, sd) = engine.latent(k)
             var distribution = GroupDistribution(group: names[k], isReference: k == 0, persons: groupData[k].personCount,
                                                  responses: groupData[k].cellCount, mean: mean, sd: sd,
                                                  logLikelihood: outcome.final.groups[k].logLikelihood)
-            if k > 0, let covariance {
-                let i = engine.latentIndex(group: k)
-                distribution.meanStandardError = covariance.entry(i, i).squareRoot()
-                distribution.sdStandardError = sd * covariance.entry(i + 1, i + 1).squareRoot()
+            if k > 0 {
+                let general = estimate(k, nil, at: engine.latentIndex(group: k))
+                distribution.meanStandardError = general.meanSE
+                distribution.sdStandardError = general.sdSE
             }
             return distribution
         }
+        outcome.result.groupSpecificFactors = names.indices.map { k in
+            guard k > 0 else { return [] }
+            return engine.freeFactors[k].enumerated().map { position, f in
+                let e = estimate(k, f, at: engine.latentIndex(group: k) + 2 * (position + 1))
+                return FactorDistribution(factor: structure.specificFactors[f], mean: e.mean, sd: e.sd, meanStandardError: e.meanSE, sdStandardError: e.sdSE)
+            }
+        }
         for k in 1..<names.count {
-            let sd = engine.latent(k).sd
-            if sd <= NormalLatentDistribution.sdRange.lowerBound * 1.001 || sd >= NormalLatentDistribution.sdRange.upperBound * 0.999 {
-                outcome.result.warnings.append("group \(TextFidelity.quoted(names[k])): general factor's SD at its bound (\(sd.formatted6)); its responses may not vary")
+            for f in engine.distributions(k) {
+                let sd = engine.distribution(k, f).sd
+                if sd <= NormalLatentDistribution.sdRange.lowerBound * 1.001 || sd >= NormalLatentDistribution.sdRange.upperBound * 0.999 {
+                    outcome.result.warnings.append("group \(TextFidelity.quoted(names[k])): the SD of factor \(f.map { structure.specificFactors[$0] } ?? structure.generalFactor) at its bound (\(sd.formatted6)); its responses may not vary")
+                }
             }
         }
         return outcome.result
@@ -389,6 +421,9 @@ public struct BifactorCalibrationResult: Sendable {
     /// A multiple-group fit's groups (`calibrate(_:structure:groups:reference:minimumGroupPersons:progress:)`), the
     /// reference first: each group's general-factor mean and SD with their standard errors; empty for one group.
     public var groups: [GroupDistribution] = []
+    /// Parallel to `groups`: each group's estimated specific-factor distributions (empty for the reference, and for
+    /// factors a group keeps at N(0, 1)).
+    public var groupSpecificFactors: [[FactorDistribution]] = []
     public var warnings: [String]
     public var elapsedSeconds: Double
 }

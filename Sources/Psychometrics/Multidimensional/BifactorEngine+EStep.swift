@@ -51,11 +51,15 @@ extension BifactorEngine {
             }
         }
         var ll = [Double](repeating: 0, count: w)
-        // Per worker, the general factor's posterior mass (recordsMass).
-        var massRows = [Double](repeating: 0, count: recordsMass ? w * nq : 0)
+        // Per worker, the general factor's posterior mass, then each specific factor's, and per worker and specific
+        // factor the persons who answered it (recordsMass).
+        let massStride = groups * nq
+        var massRows = [Double](repeating: 0, count: recordsMass ? w * massStride : 0)
+        var answeredFactor = [Int](repeating: 0, count: recordsMass ? w * groups : 0)
         let records = recordsMass
         let tableBases = UncheckedSendableBox(tables.map(\.base)), productBases = UncheckedSendableBox(products.map(\.base)), countBases = UncheckedSendableBox(counts.map(\.base))
         let strides = tables.map(\.stride)
+        answeredFactor.withUnsafeMutableBufferPointer { answeredAll in
         massRows.withUnsafeMutableBufferPointer { massAll in
         ll.withUnsafeMutableBufferPointer { llAll in
         grid.logWeights.withUnsafeBufferPointer { logWeights in
@@ -119,7 +123,7 @@ extension BifactorEngine {
                     }
                     var first = 0, last = 0
                     total += iqscore_normalize_log_posterior(h, nq, &first, &last)
-                    if records { for row in first..<last { massAll[worker * nq + row] += h[row] } }
+                    if records { for row in first..<last { massAll[worker * massStride + row] += h[row] } }
                     for run in runs {
                         if run.group == 0 {
                             iqscore_add_posterior(h, first, last, items + run.start, responses + run.start, run.end - run.start,
@@ -131,6 +135,15 @@ extension BifactorEngine {
                             let scale = h[row] * inv[row], r = a + row * nq
                             for t in 0..<nq { r[t] *= scale }
                         }
+                        if records {
+                            // The specific factor's posterior p_i(t) = Σ_q p_i(q, t).
+                            let m = massAll.baseAddress! + worker * massStride + run.group * nq
+                            for row in first..<last {
+                                let r = a + row * nq
+                                for t in 0..<nq { m[t] += r[t] }
+                            }
+                            answeredAll[worker * groups + run.group] += 1
+                        }
                         iqscore_add_posterior(a, first * nq, last * nq, items + run.start, responses + run.start, run.end - run.start,
                                               starts.value[run.group], countBases.value[run.group] + worker * rowCount[run.group] * strides[run.group],
                                               strides[run.group])
@@ -138,13 +151,19 @@ extension BifactorEngine {
                 }
                 llAll[worker] = total
             }
-        }}}}}}}
+        }}}}}}}}
         let summed = (0..<groups).map { g in
             sumWorkers(counts[g].base, workers: w, workerStride: rowCount[g] * counts[g].stride, rows: rowCount[g], rowStride: counts[g].stride,
                        length: nodeCount(group: g))
         }
-        let mass = recordsMass ? (0..<nq).map { row in (0..<w).reduce(0.0) { $0 + massRows[$1 * nq + row] } } : nil
-        return Expectation(counts: summed, logLikelihood: ll.reduce(0, +), mass: mass)
+        guard recordsMass else { return Expectation(counts: summed, logLikelihood: ll.reduce(0, +)) }
+        // Summed over the workers in order; a person who answered none of a specific factor's items has its prior.
+        let mass = (0..<groups).map { g in (0..<nq).map { row in (0..<w).reduce(0.0) { $0 + massRows[$1 * massStride + g * nq + row] } } }
+        let specificMass = (1..<max(1, groups)).map { g in
+            let skipped = Double(persons - (0..<w).reduce(0) { $0 + answeredFactor[$1 * groups + g] })
+            return (0..<nq).map { t in mass[g][t] + skipped * grid.weights[t] }
+        }
+        return Expectation(counts: summed, logLikelihood: ll.reduce(0, +), mass: mass[0], specificMass: specificMass)
     }
 
     /// Per specific factor's group (index 0: an empty placeholder for the general-only group), the rows
@@ -157,8 +176,8 @@ extension BifactorEngine {
             for j in range {
                 let item = items[j], wrong = table.row(2 * (j - range.lowerBound)), right = table.row(2 * (j - range.lowerBound) + 1)
                 for node in 0..<n {
-                    let (zg, ts) = fit.coordinates(node, specific: true)
-                    let z = item.logit(general: generalMean + generalSD * zg, specific: ts)
+                    let (zg, zs) = fit.coordinates(node, specific: true), specific = specificDistribution(g - 1)
+                    let z = item.logit(general: generalMean + generalSD * zg, specific: specific.mean + specific.sd * zs)
                     let p = item.guessing + (1 - item.guessing) * Logistic.sigmoid(z)
                     right[node] = p
                     wrong[node] = (1 - item.guessing) * Logistic.sigmoid(-z)
@@ -176,8 +195,8 @@ extension BifactorEngine {
             for j in range {
                 let item = items[j], wrong = table.row(2 * (j - range.lowerBound)), right = table.row(2 * (j - range.lowerBound) + 1)
                 for node in 0..<n {
-                    let (zg, ts) = fit.coordinates(node, specific: g > 0)
-                    let lp = item.logProbabilities(logit: item.logit(general: generalMean + generalSD * zg, specific: ts))
+                    let (zg, zs) = fit.coordinates(node, specific: g > 0), specific = g > 0 ? specificDistribution(g - 1) : (mean: 0, sd: 1)
+                    let lp = item.logProbabilities(logit: item.logit(general: generalMean + generalSD * zg, specific: g > 0 ? specific.mean + specific.sd * zs : 0))
                     wrong[node] = lp.wrong
                     right[node] = lp.right
                 }

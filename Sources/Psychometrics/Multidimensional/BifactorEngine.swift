@@ -22,6 +22,9 @@ struct BifactorEngine: EMIterable {
         var blasSeconds: Double { 0 }
         /// With `recordsMass`: the posterior mass of the general factor's nodes, Σᵢ pᵢ(q) (Q values).
         var mass: [Double]? = nil
+        /// With `recordsMass`: per specific factor, the posterior mass of its nodes, Σᵢ pᵢ(t) (Q values; a person
+        /// who answered none of the factor's items adds its prior weights).
+        var specificMass: [[Double]]? = nil
     }
 
     var items: [BifactorItem]
@@ -40,11 +43,19 @@ struct BifactorEngine: EMIterable {
     /// Each item's M-step (Fisher scoring of Q_j, the slope bound and the priors).
     let fit: BifactorItemFit
     /// The general factor's distribution N(μ, σ²) (a group of a multiple-group fit; N(0, 1) otherwise): grid
-    /// point z_q stands for θ_g = μ + σ z_q, its weight unchanged. The specific factors stay N(0, 1).
+    /// point z_q stands for θ_g = μ + σ z_q, its weight unchanged.
     var generalMean = 0.0
     var generalSD = 1.0
-    /// Whether the E-step also sums the general factor's posterior mass (`Expectation.mass`).
+    /// Each specific factor's N(μ_s, σ_s²) the same way (empty: all N(0, 1)).
+    var specificMeans: [Double] = []
+    var specificSDs: [Double] = []
+    /// Whether the E-step also sums the factors' posterior mass (`Expectation.mass`, `specificMass`).
     var recordsMass = false
+
+    /// Specific factor f's mean and SD (0 and 1 unless set).
+    func specificDistribution(_ f: Int) -> (mean: Double, sd: Double) {
+        specificMeans.isEmpty ? (0, 1) : (specificMeans[f], specificSDs[f])
+    }
     var maximumSlope: Double { fit.maximumSlope }
 
     var q: Int { grid.count }
@@ -125,7 +136,7 @@ struct BifactorEngine: EMIterable {
             let item = items[j], c = itemCounts(e, item: j), cc = item.guessing
             c.counts.withUnsafeBufferPointer { r in
                 for n in 0..<c.nodes {
-                    let (z, ts) = fit.coordinates(n, specific: true), tg = generalMean + generalSD * z
+                    let (tg, ts) = c.coordinates(n, on: fit)
                     let r0 = r[c.wrongOffset + n], r1 = r[c.rightOffset + n], total = r0 + r1
                     let psi = Logistic.sigmoid(item.logit(general: tg, specific: ts))
                     let p = cc + (1 - cc) * psi
@@ -156,8 +167,9 @@ struct BifactorEngine: EMIterable {
     /// Item j's rows of the expected counts: (wrong, right), each `nodeCount` long.
     func itemCounts(_ e: Expectation, item j: Int) -> BifactorItemFit.Counts {
         let g = Int(group[j]), n = nodeCount(group: g), k = j - groupItems[g].lowerBound
+        let specific = g > 0 ? specificDistribution(g - 1) : (mean: 0, sd: 1)
         return BifactorItemFit.Counts(counts: e.counts[g], wrongOffset: 2 * k * n, rightOffset: (2 * k + 1) * n, nodes: n, specific: g > 0,
-                                      generalMean: generalMean, generalSD: generalSD)
+                                      generalMean: generalMean, generalSD: generalSD, specificMean: specific.mean, specificSD: specific.sd)
     }
 
     /// Item j's Q_j maximised by Fisher scoring (`BifactorItemFit.maximize`).

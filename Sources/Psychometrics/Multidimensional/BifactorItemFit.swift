@@ -24,9 +24,9 @@ struct BifactorItemFit: Sendable {
 
     var q: Int { grid.count }
 
-    /// One item's expected counts over its nodes (a view into the E-step's rows), and the general factor's
-    /// distribution N(μ, σ²) they were counted under: the general coordinate of grid point z is μ + σz (a group of
-    /// a multiple-group fit; 0 and 1 otherwise).
+    /// One item's expected counts over its nodes (a view into the E-step's rows), and the distributions N(μ, σ²) of
+    /// the general factor and of the item's specific factor they were counted under: the coordinate of grid point z
+    /// is μ + σz (a group of a multiple-group fit; 0 and 1 otherwise).
     struct Counts {
         let counts: [Double]
         let wrongOffset: Int
@@ -35,6 +35,14 @@ struct BifactorItemFit: Sendable {
         let specific: Bool
         var generalMean = 0.0
         var generalSD = 1.0
+        var specificMean = 0.0
+        var specificSD = 1.0
+
+        /// The factors' values at node n: (μ_g + σ_g z_q, μ_s + σ_s z_t), θ_s = 0 for a general-only item.
+        @inline(__always) func coordinates(_ n: Int, on fit: BifactorItemFit) -> (general: Double, specific: Double) {
+            let (g, s) = fit.coordinates(n, specific: specific)
+            return (generalMean + generalSD * g, specific ? specificMean + specificSD * s : 0)
+        }
     }
 
     /// Item j's Q_j maximised by Fisher scoring from its current parameters (see the type's documentation).
@@ -71,8 +79,8 @@ struct BifactorItemFit: Sendable {
         for c in pooled {
             c.counts.withUnsafeBufferPointer { r in
                 for n in 0..<c.nodes {
-                    let (g, s) = coordinates(n, specific: c.specific)
-                    let lp = item.logProbabilities(logit: item.logit(general: c.generalMean + c.generalSD * g, specific: s))
+                    let (g, s) = c.coordinates(n, on: self)
+                    let lp = item.logProbabilities(logit: item.logit(general: g, specific: s))
                     total += r[c.wrongOffset + n] * lp.wrong + r[c.rightOffset + n] * lp.right
                 }
             }
@@ -93,7 +101,7 @@ struct BifactorItemFit: Sendable {
         for c in pooled {
         c.counts.withUnsafeBufferPointer { r in
             for n in 0..<c.nodes {
-                let (z, ts) = coordinates(n, specific: c.specific), tg = c.generalMean + c.generalSD * z
+                let (tg, ts) = c.coordinates(n, on: self)
                 let r0 = r[c.wrongOffset + n], r1 = r[c.rightOffset + n], total = r0 + r1
                 let psi = Logistic.sigmoid(item.logit(general: tg, specific: ts))
                 let p = cc + (1 - cc) * psi

@@ -17,6 +17,16 @@ public struct GroupDistribution: Sendable, Hashable, Codable {
     public var logLikelihood: Double
 }
 
+/// One specific factor's distribution in one group of a multiple-group bifactor calibration (the reference group's
+/// N(0, 1)): estimated, with standard errors when they were computed.
+public struct FactorDistribution: Sendable, Hashable, Codable {
+    public var factor: String
+    public var mean: Double
+    public var sd: Double
+    public var meanStandardError: Double?
+    public var sdStandardError: Double?
+}
+
 /// One item parameter set of a multiple-group calibration and the groups whose responses it describes: every
 /// group that answered the item when the item is invariant, otherwise the groups it was freed in (one set each)
 /// and the rest (one shared set).

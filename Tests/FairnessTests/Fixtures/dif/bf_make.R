@@ -39,3 +39,9 @@ print(logLik(fit), digits = 12)
 cf <- coef(fit, printSE = TRUE)
 print(cf$B$GroupPars, digits = 10)
 print(coef(fit, simplify = TRUE)$A$items, digits = 9)
+
+# The default model of both: every factor's mean and variance free in group B.
+fit <- bfactor(dat, spec, group = group, invariance = c(colnames(dat), "free_means", "free_var"), quadpts = QP, TOL = 1e-6,
+               verbose = FALSE, technical = list(NCYCLES = 5000), SE = TRUE)
+print(logLik(fit), digits = 12)
+print(coef(fit, printSE = TRUE)$B$GroupPars, digits = 10)
