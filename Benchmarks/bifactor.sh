@@ -35,7 +35,7 @@ x <- matrix(as.integer(runif(n * J) < plogis(z)), n, J)
 colnames(x) <- sprintf("i%03d", seq_len(J))
 if (two) x <- data.frame(group = group, x)
 write.csv(x, args[4], row.names = FALSE, quote = FALSE)
-write.csv(data.frame(item_id = colnames(x), domain = sprintf("f%02d", spec)), args[5], row.names = FALSE)
+write.csv(data.frame(item_id = sprintf("i%03d", seq_len(J)), domain = sprintf("f%02d", spec)), args[5], row.names = FALSE)
 R
 fi
 for t in ${THREADS:-1 2}; do
