@@ -56,7 +56,7 @@ extension BifactorEngine {
         let massStride = groups * nq
         var massRows = [Double](repeating: 0, count: recordsMass ? w * massStride : 0)
         var answeredFactor = [Int](repeating: 0, count: recordsMass ? w * groups : 0)
-        let records = recordsMass
+        let records = recordsMass, recordsSpecific = recordsMass && !specificMeans.isEmpty
         let tableBases = UncheckedSendableBox(tables.map(\.base)), productBases = UncheckedSendableBox(products.map(\.base)), countBases = UncheckedSendableBox(counts.map(\.base))
         let strides = tables.map(\.stride)
         answeredFactor.withUnsafeMutableBufferPointer { answeredAll in
@@ -135,7 +135,7 @@ extension BifactorEngine {
                             let scale = h[row] * inv[row], r = a + row * nq
                             for t in 0..<nq { r[t] *= scale }
                         }
-                        if records {
+                        if recordsSpecific {
                             // The specific factor's posterior p_i(t) = Σ_q p_i(q, t).
                             let m = massAll.baseAddress! + worker * massStride + run.group * nq
                             for row in first..<last {
@@ -159,7 +159,7 @@ extension BifactorEngine {
         guard recordsMass else { return Expectation(counts: summed, logLikelihood: ll.reduce(0, +)) }
         // Summed over the workers in order; a person who answered none of a specific factor's items has its prior.
         let mass = (0..<groups).map { g in (0..<nq).map { row in (0..<w).reduce(0.0) { $0 + massRows[$1 * massStride + g * nq + row] } } }
-        let specificMass = (1..<max(1, groups)).map { g in
+        let specificMass = !recordsSpecific ? nil : (1..<max(1, groups)).map { g in
             let skipped = Double(persons - (0..<w).reduce(0) { $0 + answeredFactor[$1 * groups + g] })
             return (0..<nq).map { t in mass[g][t] + skipped * grid.weights[t] }
         }
@@ -176,8 +176,8 @@ extension BifactorEngine {
             for j in range {
                 let item = items[j], wrong = table.row(2 * (j - range.lowerBound)), right = table.row(2 * (j - range.lowerBound) + 1)
                 for node in 0..<n {
-                    let (zg, zs) = fit.coordinates(node, specific: true), specific = specificDistribution(g - 1)
-                    let z = item.logit(general: generalMean + generalSD * zg, specific: specific.mean + specific.sd * zs)
+                    let (tg, ts) = coordinates(node, group: g)
+                    let z = item.logit(general: tg, specific: ts)
                     let p = item.guessing + (1 - item.guessing) * Logistic.sigmoid(z)
                     right[node] = p
                     wrong[node] = (1 - item.guessing) * Logistic.sigmoid(-z)
@@ -195,8 +195,8 @@ extension BifactorEngine {
             for j in range {
                 let item = items[j], wrong = table.row(2 * (j - range.lowerBound)), right = table.row(2 * (j - range.lowerBound) + 1)
                 for node in 0..<n {
-                    let (zg, zs) = fit.coordinates(node, specific: g > 0), specific = g > 0 ? specificDistribution(g - 1) : (mean: 0, sd: 1)
-                    let lp = item.logProbabilities(logit: item.logit(general: generalMean + generalSD * zg, specific: g > 0 ? specific.mean + specific.sd * zs : 0))
+                    let (tg, ts) = coordinates(node, group: g)
+                    let lp = item.logProbabilities(logit: item.logit(general: tg, specific: ts))
                     wrong[node] = lp.wrong
                     right[node] = lp.right
                 }

@@ -22,7 +22,7 @@ struct BifactorEngine: EMIterable {
         var blasSeconds: Double { 0 }
         /// With `recordsMass`: the posterior mass of the general factor's nodes, Σᵢ pᵢ(q) (Q values).
         var mass: [Double]? = nil
-        /// With `recordsMass`: per specific factor, the posterior mass of its nodes, Σᵢ pᵢ(t) (Q values; a person
+        /// With `recordsMass` and `specificMeans` set: per specific factor, the posterior mass of its nodes, Σᵢ pᵢ(t) (Q values; a person
         /// who answered none of the factor's items adds its prior weights).
         var specificMass: [[Double]]? = nil
     }
@@ -49,7 +49,8 @@ struct BifactorEngine: EMIterable {
     /// Each specific factor's N(μ_s, σ_s²) the same way (empty: all N(0, 1)).
     var specificMeans: [Double] = []
     var specificSDs: [Double] = []
-    /// Whether the E-step also sums the factors' posterior mass (`Expectation.mass`, `specificMass`).
+    /// Whether the E-step also sums the factors' posterior mass: the general factor's (`Expectation.mass`) and, when
+    /// `specificMeans` are set, each specific factor's (`specificMass`).
     var recordsMass = false
 
     /// Specific factor f's mean and SD (0 and 1 unless set).
@@ -101,18 +102,34 @@ struct BifactorEngine: EMIterable {
     // MARK: - M-step
 
     mutating func mStep(_ e: Expectation) {
+        let engine = self
+        items = maximizedItems { [engine.itemCounts(e, item: $0)] }
+        if testlet { for f in 0..<(groupCount - 1) where !groupItems[f + 1].isEmpty { updateTestletRatio(f, e) } }
+    }
+
+    /// Every free item moved to the maximum of its Q_j over `counts(j)` (one group's counts, or several groups'
+    /// pooled: `BifactorItemFit.maximize(_:pooled:)`), the items dealt to the workers.
+    func maximizedItems(counts: @escaping @Sendable (Int) -> [BifactorItemFit.Counts]) -> [BifactorItem] {
         let engine = self, lanes = max(1, min(workers, items.count))
         var updated = items
         updated.withUnsafeMutableBufferPointer { buffer in
             let box = UncheckedSendableBox(buffer.baseAddress!)
             parallelFor(lanes) { lane in
                 for j in stride(from: lane, to: engine.items.count, by: lanes) where engine.isFree(j) {
-                    box.value[j] = engine.maximize(engine.items[j], counts: engine.itemCounts(e, item: j))
+                    box.value[j] = engine.fit.maximize(engine.items[j], pooled: counts(j))
                 }
             }
         }
-        items = updated
-        if testlet { for f in 0..<(groupCount - 1) where !groupItems[f + 1].isEmpty { updateTestletRatio(f, e) } }
+        return updated
+    }
+
+    /// The factors' values at node n of item group g's counts (grid point z standing for μ + σz on each factor;
+    /// θ_s = 0 for the general-only group).
+    @inline(__always) func coordinates(_ n: Int, group g: Int) -> (general: Double, specific: Double) {
+        let (zg, zs) = fit.coordinates(n, specific: g > 0)
+        guard g > 0 else { return (generalMean + generalSD * zg, 0) }
+        let specific = specificDistribution(g - 1)
+        return (generalMean + generalSD * zg, specific.mean + specific.sd * zs)
     }
 
     // MARK: - Testlet ratios
@@ -172,8 +189,6 @@ struct BifactorEngine: EMIterable {
                                       generalMean: generalMean, generalSD: generalSD, specificMean: specific.mean, specificSD: specific.sd)
     }
 
-    /// Item j's Q_j maximised by Fisher scoring (`BifactorItemFit.maximize`).
-    func maximize(_ item: BifactorItem, counts: BifactorItemFit.Counts) -> BifactorItem { fit.maximize(item, counts: counts) }
 
     // MARK: - Parameters for the iterations (EMIterable)
 

@@ -87,17 +87,8 @@ extension MultipleGroupBifactorEngine: EMIterable, FisherIdentityGradient {
     func eStep() -> Expectation { Expectation(groups: groups.map { $0.eStep() }) }
 
     mutating func mStep(_ e: Expectation) {
-        let engine = self, first = groups[0], lanes = max(1, min(workers, items.count))
-        var updated = items
-        updated.withUnsafeMutableBufferPointer { buffer in
-            let box = UncheckedSendableBox(buffer.baseAddress!)
-            parallelFor(lanes) { lane in
-                for j in stride(from: lane, to: first.items.count, by: lanes) where first.isFree(j) {
-                    box.value[j] = first.fit.maximize(first.items[j], pooled: engine.pooledCounts(e, item: j))
-                }
-            }
-        }
-        items = updated
+        let engine = self
+        items = groups[0].maximizedItems { engine.pooledCounts(e, item: $0) }
         for k in 1..<groupCount {
             for f in distributions(k) {
                 let current = distribution(k, f)
