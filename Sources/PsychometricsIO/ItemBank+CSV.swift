@@ -111,7 +111,12 @@ extension ItemBank {
         let cColumn = layout.guessingColumn, modelColumn = column("model")
         let seColumns = [column("se_a"), column("se_b"), column("se_c")]
         let nColumn = column("n_responses"), pColumn = column("p_value"), flagsColumn = column("flags")
-        let known = Set(coreColumns + latentScaleColumns)
+        let known = Set(coreColumns + latentScaleColumns + timeColumns + speedColumns)
+        let timeIndex = timeColumns.map(column), speedIndex = speedColumns.map(column)
+        if (timeIndex[0] == nil) != (timeIndex[1] == nil) || (speedIndex[0] == nil) != (speedIndex[1] == nil) {
+            throw InputError(file: path, line: headerLine, message: "the bank has \(timeIndex[0] == nil && timeIndex[1] == nil ? "" : "only one of time_intensity, time_discrimination")\((timeIndex[0] == nil) != (timeIndex[1] == nil) && (speedIndex[0] == nil) != (speedIndex[1] == nil) ? " and " : "")\((speedIndex[0] == nil) != (speedIndex[1] == nil) ? "only one of speed_sd, speed_correlation" : ""): a bank's response-time model needs both columns of each pair")
+        }
+        var speed: (sd: Double, correlation: Double, line: Int)?
         let latentColumns = latentScaleColumns.map(column)
         if (latentColumns[0] == nil) != (latentColumns[1] == nil) {
             throw InputError(file: path, line: headerLine, message: "the bank has \(latentColumns[0] == nil ? "latent_sd but no latent_mean" : "latent_mean but no latent_sd"): a bank's latent scale needs both (latent_mean 0 and the latent SD for a Rasch bank)")
@@ -155,7 +160,7 @@ extension ItemBank {
                 }
             }
             /// n_responses, flags, the latent scale's cells and the metadata: the columns every row has, whatever its model.
-            func rowTail(line: Int, id: String) -> (responses: Int?, flags: [String], metadata: [String: String])? {
+            func rowTail(line: Int, id: String) -> (responses: Int?, flags: [String], metadata: [String: String], time: LognormalTimeItem?, timeSE: [Double?])? {
                 var responses: Int?
                 if let nColumn {
                     let text = reader.string(nColumn).trimmingCharacters(in: .whitespaces)
@@ -185,6 +190,50 @@ extension ItemBank {
                         latent = (m!, sd!, line)
                     }
                 }
+                // Response-time parameters: both cells or neither; their SEs ≥ 0; the speed population the same on every row.
+                var time: LognormalTimeItem?
+                var timeSE: [Double?] = [nil, nil]
+                if let betaColumn = timeIndex[0], let alphaColumn = timeIndex[1] {
+                    guard let beta = number(betaColumn, "time_intensity", allowEmpty: true), let alpha = number(alphaColumn, "time_discrimination", allowEmpty: true) else { return nil }
+                    switch (beta, alpha) {
+                    case (nil, nil): break
+                    case (let beta?, let alpha?):
+                        do throws(PsychometricsError) { time = try LognormalTimeItem(timeIntensity: beta, timeDiscrimination: alpha) } catch {
+                            errors.add(InputError(file: path, line: line, column: (LognormalTimeItem.allowedTimeIntensities.contains(beta) ? alphaColumn : betaColumn) + 1,
+                                                  message: "item '\(id)': \(error.message)"))
+                            return nil
+                        }
+                    default:
+                        errors.add(InputError(file: path, line: line, column: (beta == nil ? betaColumn : alphaColumn) + 1,
+                                              message: "item '\(id)': \(beta == nil ? "time_intensity" : "time_discrimination") is empty but \(beta == nil ? "time_discrimination" : "time_intensity") is not: an item's time model needs both (or neither)"))
+                        return nil
+                    }
+                    for (k, name) in [(2, "se_time_intensity"), (3, "se_time_discrimination")] {
+                        guard let v = number(timeIndex[k], name, allowEmpty: true) else { return nil }
+                        if let v, !(v >= 0) {
+                            errors.add(InputError(file: path, line: line, column: timeIndex[k]! + 1, message: "item '\(id)': \(name) = \(v.formatted6); allowed \(name) ≥ 0"))
+                            return nil
+                        }
+                        timeSE[k - 2] = v
+                    }
+                }
+                if let sdColumn = speedIndex[0], let rhoColumn = speedIndex[1] {
+                    guard let sd = number(sdColumn, "speed_sd", allowEmpty: false), let rho = number(rhoColumn, "speed_correlation", allowEmpty: false) else { return nil }
+                    if let first = speed {
+                        if sd! != first.sd || rho! != first.correlation {
+                            errors.add(InputError(file: path, line: line, column: (sd! != first.sd ? sdColumn : rhoColumn) + 1,
+                                                  message: "item '\(id)': speed_sd, speed_correlation = \(sd!.formatted6), \(rho!.formatted6) differ from \(first.sd.formatted6), \(first.correlation.formatted6) on line \(first.line): the speed population is the bank's, the same on every row"))
+                            return nil
+                        }
+                    } else {
+                        do throws(PsychometricsError) { _ = try SpeedAccuracyPopulation(speedSD: sd!, correlation: rho!) } catch {
+                            errors.add(InputError(file: path, line: line, column: (SpeedAccuracyPopulation.allowedSpeedSDs.contains(sd!) ? rhoColumn : sdColumn) + 1,
+                                                  message: "item '\(id)': \(error.message)"))
+                            return nil
+                        }
+                        speed = (sd!, rho!, line)
+                    }
+                }
                 var metadata: [String: String] = [:]
                 for (name, c) in zip(metadataColumns, metadataIndex) { metadata[name] = reader.string(c) }
                 if let status = metadata["status"]?.trimmingCharacters(in: .whitespaces), !status.isEmpty,
@@ -193,7 +242,7 @@ extension ItemBank {
                                           message: "item '\(id)': status \(TextFidelity.quoted(status)) is not one of \(BankItem.statuses.joined(separator: ", "))"))
                     return nil
                 }
-                return (responses, flagsColumn.map { reader.string($0).split(separator: ";").map(String.init) } ?? [], metadata)
+                return (responses, flagsColumn.map { reader.string($0).split(separator: ";").map(String.init) } ?? [], metadata, time, timeSE)
             }
             let modelText = modelColumn.map { reader.string($0).trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
             let row = CategoryRow(path: path, line: line, id: id, layout: layout, decimalCommas: decimalCommas, cell: { reader.string($0) })
@@ -229,6 +278,9 @@ extension ItemBank {
                     }
                 }
                 item.categoryModel = categoryItem
+                item.timeModel = tail.time
+                item.timeIntensityStandardError = tail.timeSE[0]
+                item.timeDiscriminationStandardError = tail.timeSE[1]
                 item.sourceLine = line
                 items.append(item)
                 continue
@@ -311,6 +363,9 @@ extension ItemBank {
             var item = BankItem(
                 itemID: id, model: model, parameters: ItemParameters(discrimination: slope, difficulty: difficulty, guessing: guessing),
                 standardErrors: se, responses: tail.responses, pValue: statistics[3], flags: tail.flags, metadata: tail.metadata)
+            item.timeModel = tail.time
+            item.timeIntensityStandardError = tail.timeSE[0]
+            item.timeDiscriminationStandardError = tail.timeSE[1]
             item.sourceLine = line
             items.append(item)
         }
@@ -319,6 +374,11 @@ extension ItemBank {
         var bank = ItemBank(items: items, metadataColumns: metadataColumns,
                             latentScale: try latent.map { try LatentScale(mean: $0.mean, sd: $0.sd) } ?? .standard)
         bank.layout = layout
+        if let speed {
+            bank.speedPopulation = try SpeedAccuracyPopulation(speedSD: speed.sd, correlation: speed.correlation)
+        } else if bank.hasTimeModels {
+            throw InputError(file: path, line: headerLine, message: "the bank has time_intensity and time_discrimination but no speed_sd, speed_correlation: a bank's response-time model needs its speed population (calibrate with --time-column writes both)")
+        }
         return bank
     }
 }
@@ -332,7 +392,9 @@ extension ItemBank {
         let latentCells = latentScale.isStandard ? [] : [latentScale.mean, latentScale.sd].map { "\($0)" }
         let categoryColumns = self.categoryColumns
         let categoryIndex = Dictionary(uniqueKeysWithValues: categoryColumns.enumerated().map { ($1, $0) })
-        var out = (Self.coreColumns + categoryColumns + (latentScale.isStandard ? [] : Self.latentScaleColumns) + metadataColumns).map(csvField).joined(separator: ",") + "\n"
+        let timed = hasTimeModels || speedPopulation != nil
+        let timeHeader = timed ? Self.timeColumns + (speedPopulation == nil ? [] : Self.speedColumns) : []
+        var out = (Self.coreColumns + categoryColumns + (latentScale.isStandard ? [] : Self.latentScaleColumns) + timeHeader + metadataColumns).map(csvField).joined(separator: ",") + "\n"
         func num(_ v: Double?) -> String {
             guard let v, v.isFinite else { return "" }
             return String(format: "%.6f", v)
@@ -359,6 +421,11 @@ extension ItemBank {
                 row += [String](repeating: "", count: categoryColumns.count)
             }
             row += latentCells
+            if timed {
+                row += [num(item.timeModel?.timeIntensity), num(item.timeModel?.timeDiscrimination), num(item.timeIntensityStandardError),
+                        num(item.timeDiscriminationStandardError)]
+                if let p = speedPopulation { row += ["\(p.speedSD)", "\(p.correlation)"] }
+            }
             row += metadataColumns.map { csvField(item.metadata[$0] ?? "") }
             out += row.joined(separator: ",") + "\n"
         }

@@ -19,6 +19,12 @@ public struct ResponseFileOptions: Sendable, Hashable {
     public var itemColumn = "item_id"
     /// Long layout: the response column.
     public var responseColumn = "response"
+    /// Long layout: the column of each response's time in seconds (nil: times are not read). Its cells are
+    /// `ResponseTimeCell`s: a number of seconds, or empty/NA for none.
+    public var timeColumn: String?
+    /// Wide layout: the suffix that names an item's time column (`_time`: the times of item `q1` are in column
+    /// `q1_time`), nil: times are not read. Time columns are not items; an item may lack one.
+    public var timeSuffix: String?
     /// Force a layout; `nil` detects it from the header (long when the three long columns are present).
     public var layout: ResponseLayout?
     /// The field separator, one of `allowedDelimiters`: `,` (default), `;` (spreadsheets in locales whose decimal
@@ -43,14 +49,31 @@ public struct ResponseFileOptions: Sendable, Hashable {
     /// take their items from here.
     /// - Throws: `InputError` at `file`:`line` for an ignored name the header lacks, or when no column is left.
     package func wideItemColumns(header: [String], hasID: Bool, age: Int = -1, file: String, line: Int) throws -> [Int] {
+        try wideColumns(header: header, hasID: hasID, age: age, file: file, line: line).items
+    }
+
+    /// `wideItemColumns` and, with `timeSuffix`, each item column's time column (−1: none): the columns named
+    /// an item's name plus the suffix, which are then not items.
+    /// - Throws: as `wideItemColumns`, and when `timeSuffix` is set but no column pairs with an item.
+    package func wideColumns(header: [String], hasID: Bool, age: Int = -1, file: String, line: Int) throws -> (items: [Int], times: [Int]) {
         let missing = ignoredColumns.filter { !header.contains($0) }
         if !missing.isEmpty {
             throw InputError(file: file, line: line, message: "--ignore-columns names \(missing.map { TextFidelity.quoted($0) }.joined(separator: ", ")), which the header lacks (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))")
         }
         let ignored = Set(ignoredColumns)
-        let columns = ((hasID ? 1 : 0)..<header.count).filter { $0 != age && !ignored.contains(header[$0]) }
+        var columns = ((hasID ? 1 : 0)..<header.count).filter { $0 != age && !ignored.contains(header[$0]) }
+        var times: [Int] = []
+        if let suffix = timeSuffix, !suffix.isEmpty {
+            let position = Dictionary(header.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+            let timeColumns = Set(columns.filter { c in header[c].hasSuffix(suffix) && position[String(header[c].dropLast(suffix.count))].map { columns.contains($0) } == true })
+            guard !timeColumns.isEmpty else {
+                throw InputError(file: file, line: line, message: "--time-suffix \(TextFidelity.quoted(suffix)): no column is an item's name followed by it (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))")
+            }
+            columns.removeAll { timeColumns.contains($0) }
+            times = columns.map { c in position[header[c] + suffix].flatMap { timeColumns.contains($0) ? $0 : nil } ?? -1 }
+        }
         guard !columns.isEmpty else { throw InputError(file: file, line: line, message: "the header names no item columns") }
-        return columns
+        return (columns, times)
     }
 
     /// The separators a response file may use.
@@ -82,6 +105,12 @@ extension ResponseFileOptions {
     /// The long layout's session, item and response columns in `header`: each must be there exactly once (a
     /// second column of the same name would make the row's value ambiguous).
     package func longColumns(in header: [String], file: String, line: Int) throws -> (session: Int, item: Int, response: Int) {
+        let c = try longColumnsWithTime(in: header, file: file, line: line)
+        return (c.session, c.item, c.response)
+    }
+
+    /// `longColumns` and the `timeColumn` (−1 when times are not read); it too must be there exactly once.
+    package func longColumnsWithTime(in header: [String], file: String, line: Int) throws -> (session: Int, item: Int, response: Int, time: Int) {
         func column(_ name: String, _ role: String) throws -> Int {
             let matches = header.indices.filter { header[$0] == name }
             guard let c = matches.first else {
@@ -94,7 +123,8 @@ extension ResponseFileOptions {
             }
             return c
         }
-        return (try column(sessionColumn, "session"), try column(itemColumn, "item"), try column(responseColumn, "response"))
+        return (try column(sessionColumn, "session"), try column(itemColumn, "item"), try column(responseColumn, "response"),
+                try timeColumn.map { try column($0, "time") } ?? -1)
     }
 }
 
@@ -112,11 +142,17 @@ public struct ResponseFileReport: Sendable, Hashable {
     public var blankResponses: Int
     /// Wide layout: the id column's header, or nil when persons are numbered by data row.
     public var idColumn: String?
+    /// With `ResponseFileOptions.timeColumn` or `timeSuffix`: the times of the matrix's cells (NaN: none).
+    public var times: ResponseTimes?
+    /// Times outside `ResponseTimes.allowedSeconds` (0, or more than a day) whose responses were kept without
+    /// them, and the first one's line.
+    public var droppedTimes = 0
+    public var firstDroppedTimeLine: Int?
 
     public static func == (l: Self, r: Self) -> Bool {
         l.path == r.path && l.layout == r.layout && l.dataRows == r.dataRows && l.personsRead == r.personsRead
             && l.emptyPersons.map(\.id) == r.emptyPersons.map(\.id) && l.blankResponses == r.blankResponses
-            && l.idColumn == r.idColumn
+            && l.idColumn == r.idColumn && l.times == r.times && l.droppedTimes == r.droppedTimes
     }
     public func hash(into h: inout Hasher) { h.combine(path); h.combine(dataRows) }
 }

@@ -49,11 +49,17 @@ extension ResponseMatrix {
         let path: String
         let options: ResponseFileOptions
         let fieldCount: Int, sc: Int, ic: Int, rc: Int
+        /// The time column, −1 when times are not read.
+        let tc: Int
         let firstLine: Int
         /// Line of each data row, less `firstLine`.
         var rowLines: [UInt32] = []
         /// Each response: chunk item index, value (1/0), data row in the chunk.
         var cellItem: [Int32] = [], cellValue: [UInt8] = [], cellRow: [Int32] = []
+        /// Each response's time in seconds (NaN: none), when times are read.
+        var cellTime: [Float] = []
+        /// Times outside `ResponseTimes.allowedSeconds` dropped, and the first one's line.
+        var droppedTimes = 0, firstDroppedTime: Int?
         /// Runs of rows of one session: its id, first row, first response (up to the next run's), and the id's
         /// `ByteStringIndex.hash` (which the join's partitions use).
         var runs: [(id: String, firstRow: Int32, cellStart: Int, hash: UInt64)] = []
@@ -69,12 +75,12 @@ extension ResponseMatrix {
         var errors = ErrorCollector()
         var blanks = 0
 
-        init(path: String, options: ResponseFileOptions, columns: (session: Int, item: Int, response: Int), fieldCount: Int,
+        init(path: String, options: ResponseFileOptions, columns: (session: Int, item: Int, response: Int, time: Int), fieldCount: Int,
              range: CSVChunkRange) {
             self.path = path
             self.options = options
             self.fieldCount = fieldCount
-            (sc, ic, rc) = columns
+            (sc, ic, rc, tc) = columns
             firstLine = range.firstLine
             let expected = (range.end - range.start) / 12
             rowLines.reserveCapacity(expected)
@@ -144,6 +150,21 @@ extension ResponseMatrix {
             }
             if j < 0 { return }
             if value == ResponseCell.missingCategory { blanks += 1; return }
+            if tc >= 0 {
+                switch fields.withField(tc, in: buf, scratch: &scratch, { ResponseTimeCell.parse($0) }) {
+                case .seconds(let t): cellTime.append(t)
+                case .missing: cellTime.append(.nan)
+                case .dropped:
+                    cellTime.append(.nan)
+                    droppedTimes += 1
+                    if firstDroppedTime == nil { firstDroppedTime = line }
+                case .invalid:
+                    let text = fields.withField(tc, in: buf, scratch: &scratch) { TextFidelity.quoted($0) }
+                    errors.add(InputError(file: path, line: line, column: tc + 1,
+                                          message: "\(options.timeColumn ?? "time") \(text) is not a response time; allowed: \(ResponseTimeCell.allowedDescription)"))
+                    return
+                }
+            }
             cellItem.append(Int32(j))
             cellValue.append(UInt8(value))
             cellRow.append(row)
@@ -182,6 +203,7 @@ extension ResponseMatrix {
         var itemIndex: [String: Int32] = [:], itemIDs: [String] = []
         var errors = ErrorCollector()
         var rows = 0, blanks = 0, cells = 0
+        var droppedTimes = 0, firstDroppedTime: Int?
 
         /// Session-id partitions: enough for 16 workers to balance, and each table small enough to stay in cache.
         static var sessionPartitionCount: Int { 64 }
@@ -259,6 +281,8 @@ extension ResponseMatrix {
                 sessions += firsts[k]
                 rows += chunk.rowLines.count
                 blanks += chunk.blanks
+                droppedTimes += chunk.droppedTimes
+                if firstDroppedTime == nil { firstDroppedTime = chunk.firstDroppedTime }
                 cells += chunk.cellItem.count
             }
             // 4. Chunks in parallel: the new sessions' numbers, ids and first lines.
@@ -325,7 +349,7 @@ extension ResponseMatrix {
     static func loadLong(reader: CSVReader, header: [String], headerLine: Int, options: ResponseFileOptions, budget: MemoryCheck,
                          chunks: ParallelCSVChunks) throws -> (matrix: ResponseMatrix, report: ResponseFileReport) {
         let path = reader.path
-        let columns = try options.longColumns(in: header, file: path, line: headerLine)
+        let columns = try options.longColumnsWithTime(in: header, file: path, line: headerLine)
         var join = LongJoin(budget: budget, workers: chunks.workers)
         try withUnsafeMutablePointer(to: &join) { state in
             try chunks.read(reader, parse: { range, _, buf in
@@ -336,13 +360,14 @@ extension ResponseMatrix {
             })
         }
         if join.rows == 0 { throw InputError(file: path, line: headerLine, message: "no data rows after the header") }
-        return try groupLong(join, path: path, itemColumn: columns.item, workers: chunks.workers, categories: options.categoryResponses)
+        return try groupLong(join, path: path, itemColumn: columns.item, workers: chunks.workers, categories: options.categoryResponses,
+                             timed: columns.time >= 0)
     }
 
     /// Gathers the joined responses by session (each session's runs in file order) and sorts each session's
     /// responses by item, rejecting an item repeated in a session — in parallel over chunks, then over sessions.
     /// Serial: O(runs) to place each run, O(sessions) to concatenate.
-    private static func groupLong(_ join: LongJoin, path: String, itemColumn ic: Int, workers: Int, categories: Bool) throws
+    private static func groupLong(_ join: LongJoin, path: String, itemColumn ic: Int, workers: Int, categories: Bool, timed: Bool) throws
         -> (matrix: ResponseMatrix, report: ResponseFileReport)
     {
         var join = join
@@ -367,11 +392,12 @@ extension ResponseMatrix {
         // the workers that fill them.
         let item = UnsafeMutableBufferPointer<Int32>.allocate(capacity: n), value = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: n)
         let line = UnsafeMutableBufferPointer<Int>.allocate(capacity: n)
-        defer { item.deallocate(); value.deallocate(); line.deallocate() }
+        let time = UnsafeMutableBufferPointer<Float>.allocate(capacity: timed ? n : 0)
+        defer { item.deallocate(); value.deallocate(); line.deallocate(); time.deallocate() }
         let lanes = max(1, min(workers, join.chunks.count))
-        let buffers = UncheckedSendableBox((item, value, line))
+        let buffers = UncheckedSendableBox((item, value, line, time))
         parallelFor(lanes) { lane in
-            let (item, value, line) = buffers.value
+            let (item, value, line, time) = buffers.value
             for k in stride(from: lane, to: join.chunks.count, by: lanes) {
                 let chunk = join.chunks[k], map = join.itemMaps[k]
                 for r in chunk.runs.indices {
@@ -380,6 +406,7 @@ extension ResponseMatrix {
                         item[d] = map[Int(chunk.cellItem[c])]
                         value[d] = chunk.cellValue[c]
                         line[d] = chunk.firstLine + Int(chunk.rowLines[Int(chunk.cellRow[c])])
+                        if timed { time[d] = chunk.cellTime[c] }
                         d += 1
                     }
                 }
@@ -390,6 +417,7 @@ extension ResponseMatrix {
         // Each part of the sessions: its persons' sorted responses, empty sessions and repeats.
         struct Part {
             var items: [Int32] = [], values: [UInt8] = [], lengths: [Int] = []
+            var times: [Float] = []
             var personIDs: [String] = []
             var empty: [(id: String, line: Int)] = []
             var errors = ErrorCollector()
@@ -420,6 +448,7 @@ extension ResponseMatrix {
                             firstLine = line[k]
                             part.items.append(item[k])
                             part.values.append(value[k])
+                            if timed { part.times.append(time[k]) }
                             count += 1
                         }
                         part.personIDs.append(join.session(s).id)
@@ -464,10 +493,14 @@ extension ResponseMatrix {
             }
         }
         let items = gathered(\.items), values = gathered(\.values)
+        let times = timed ? ResponseTimes(validatedSeconds: gathered(\.times)) : nil
         let matrix = ResponseMatrix(validatedPersonIDs: personIDs, itemIDs: join.itemIDs, rowOffsets: offsets, itemIndices: items, responses: values,
                                     categoryCounts: categories ? ResponseCell.categoryCounts(itemCount: join.itemIDs.count, items: items, values: values) : nil)
-        let report = ResponseFileReport(path: path, layout: .long, dataRows: join.rows, personsRead: sessions,
+        var report = ResponseFileReport(path: path, layout: .long, dataRows: join.rows, personsRead: sessions,
                                         emptyPersons: empty, blankResponses: join.blanks, idColumn: nil)
+        report.times = times
+        report.droppedTimes = join.droppedTimes
+        report.firstDroppedTimeLine = join.firstDroppedTime
         return (matrix, report)
     }
 }
@@ -488,6 +521,10 @@ extension ResponseMatrix {
         let categories: Bool
         /// Option letters read as categories (`ResponseFileOptions.optionLetters`).
         var letters = false
+        /// Per field: the field of its item's time (`ResponseFileOptions.timeSuffix`), −1 for none; empty when
+        /// times are not read.
+        var timeField: [Int32] = []
+        var timed: Bool { !timeField.isEmpty }
     }
 
     /// One chunk of a wide file as its worker parses it: every data row with the end of its responses, and the
@@ -501,6 +538,9 @@ extension ResponseMatrix {
         var rows: [(line: Int, cellEnd: Int, id: String?, error: Int32)] = []
         var errors: [InputError] = []
         var items: [Int32] = [], values: [UInt8] = []
+        /// Per kept response, its time (NaN: none), when times are read; dropped times and the first one's line.
+        var times: [Float] = []
+        var droppedTimes = 0, firstDroppedTime: Int?
         /// Invalid cells in row order (row in the chunk, column), and the first one's text per column.
         var badCells: [(row: Int32, column: Int32)] = []
         var firstBad: [Int32: (row: Int32, text: String)] = [:]
@@ -545,6 +585,8 @@ extension ResponseMatrix {
             for c in columns.itemStart..<columns.fieldCount {
                 let j = columns.itemIndex[c]
                 if j < 0 { continue }
+                let before = items.count
+                defer { if columns.timed && items.count > before { time(of: c, row: row, line: line, buf, fields, &scratch) } }
                 if columns.categories {
                     let v = fields.withField(c, in: buf, scratch: &scratch, { ResponseCell.parseCategory($0, letters: columns.letters) })
                     if v >= 0 { items.append(j); values.append(UInt8(v)); continue }
@@ -564,6 +606,26 @@ extension ResponseMatrix {
             }
             rows.append((line, items.count, id, -1))
         }
+
+        /// Appends the time of the response just kept from field `c` (NaN without a time field or time); an invalid
+        /// time is a bad cell of its own field.
+        @inline(__always)
+        mutating func time(of c: Int, row: Int32, line: Int, _ buf: UnsafePointer<UInt8>, _ fields: borrowing CSVRecordScanner, _ scratch: inout [UInt8]) {
+            let tc = Int(columns.timeField[c])
+            guard tc >= 0 else { times.append(.nan); return }
+            switch fields.withField(tc, in: buf, scratch: &scratch, { ResponseTimeCell.parse($0) }) {
+            case .seconds(let t): times.append(t)
+            case .missing: times.append(.nan)
+            case .dropped:
+                times.append(.nan)
+                droppedTimes += 1
+                if firstDroppedTime == nil { firstDroppedTime = line }
+            case .invalid:
+                times.append(.nan)
+                badCells.append((row, Int32(tc)))
+                if firstBad[Int32(tc)] == nil { firstBad[Int32(tc)] = (row, fields.withField(tc, in: buf, scratch: &scratch) { TextFidelity.quoted($0) }) }
+            }
+        }
     }
 
     /// The file-order join of wide chunks: numbers rows, rejects repeated person ids, groups invalid cells per
@@ -581,6 +643,7 @@ extension ResponseMatrix {
         var seenPerson: [String: Int] = [:]
         var errors = ErrorCollector()
         var rows = 0
+        var droppedTimes = 0, firstDroppedTime: Int?
         /// Invalid cells per column: count, first line, and its text (nil when the chunk did not keep it: the
         /// chunk's first was in a row rejected here).
         var badCells: [(count: Int, line: Int, text: String?)?]
@@ -637,6 +700,8 @@ extension ResponseMatrix {
                 personIDs.append(id)
                 offsets.append(to + row.cellEnd - lo)
             }
+            droppedTimes += chunk.droppedTimes
+            if firstDroppedTime == nil { firstDroppedTime = chunk.firstDroppedTime }
             chunks.append(chunk)
             copies.append(plan)
         }
@@ -649,11 +714,16 @@ extension ResponseMatrix {
         var errors = ErrorCollector()
         let first = header.first ?? ""
         let hasID = ResponseFileOptions.isWideIDColumn(first, sessionColumn: options.sessionColumn)
-        let itemColumns = try options.wideItemColumns(header: header, hasID: hasID, file: path, line: headerLine)
+        let (itemColumns, timeColumns) = try options.wideColumns(header: header, hasID: hasID, file: path, line: headerLine)
         var itemIndex = [Int32](repeating: -1, count: header.count)
         for (k, c) in itemColumns.enumerated() { itemIndex[c] = Int32(k) }
         var columns = WideColumns(fieldCount: header.count, hasID: hasID, idName: first, itemIndex: itemIndex, categories: options.categoryResponses)
         columns.letters = options.optionLetters
+        if !timeColumns.isEmpty {
+            columns.timeField = [Int32](repeating: -1, count: header.count)
+            for (k, c) in itemColumns.enumerated() { columns.timeField[c] = Int32(timeColumns[k]) }
+        }
+        let isTimeField = Set(timeColumns)
         let itemIDs = itemColumns.map { header[$0] }
         var seenItem: [String: Int] = [:]
         for (k, id) in itemIDs.enumerated() {
@@ -683,32 +753,38 @@ extension ResponseMatrix {
         for c in 0..<columns.fieldCount {
             guard let bad = join.badCells[c] else { continue }
             let more = bad.count > 1 ? " (\(bad.count) invalid cells in this column)" : ""
+            let what = isTimeField.contains(c) ? "a response time; allowed: \(ResponseTimeCell.allowedDescription)" : "a response; allowed: \(ResponseCell.allowedDescription(options))"
             errors.add(InputError(file: path, line: bad.line, column: c + 1,
-                                  message: "column \(TextFidelity.quoted(header[c])): \(bad.text ?? texts[c] ?? "") is not a response; allowed: \(ResponseCell.allowedDescription(options))\(more)"))
+                                  message: "column \(TextFidelity.quoted(header[c])): \(bad.text ?? texts[c] ?? "") is not \(what)\(more)"))
         }
         try errors.throwIfAny()
         if join.rows == 0 { throw InputError(file: path, line: headerLine, message: "no data rows after the header") }
 
         let n = join.offsets[join.offsets.count - 1]
         var items = [Int32](repeating: 0, count: n), values = [UInt8](repeating: 0, count: n)
+        var times = [Float](repeating: .nan, count: columns.timed ? n : 0)
         let lanes = max(1, min(chunks.workers, join.chunks.count))
-        items.withUnsafeMutableBufferPointer { items in
-            values.withUnsafeMutableBufferPointer { values in
-                parallelFor(lanes) { lane in
-                    for k in stride(from: lane, to: join.chunks.count, by: lanes) {
-                        let chunk = join.chunks[k]
-                        for copy in join.copies[k] {
-                            chunk.items.withUnsafeBufferPointer { items.baseAddress!.advanced(by: copy.to).update(from: $0.baseAddress! + copy.from.lowerBound, count: copy.from.count) }
-                            chunk.values.withUnsafeBufferPointer { values.baseAddress!.advanced(by: copy.to).update(from: $0.baseAddress! + copy.from.lowerBound, count: copy.from.count) }
-                        }
+        parallelFor(lanes, mutating: &items, &values, &times) { lane, items, values, times in
+            for k in stride(from: lane, to: join.chunks.count, by: lanes) {
+                let chunk = join.chunks[k]
+                for copy in join.copies[k] {
+                    chunk.items.withUnsafeBufferPointer { items.baseAddress!.advanced(by: copy.to).update(from: $0.baseAddress! + copy.from.lowerBound, count: copy.from.count) }
+                    chunk.values.withUnsafeBufferPointer { values.baseAddress!.advanced(by: copy.to).update(from: $0.baseAddress! + copy.from.lowerBound, count: copy.from.count) }
+                    if columns.timed {
+                        chunk.times.withUnsafeBufferPointer { times.baseAddress!.advanced(by: copy.to).update(from: $0.baseAddress! + copy.from.lowerBound, count: copy.from.count) }
                     }
                 }
             }
         }
         let matrix = ResponseMatrix(validatedPersonIDs: join.personIDs, itemIDs: itemIDs, rowOffsets: join.offsets, itemIndices: items, responses: values,
                                     categoryCounts: options.categoryResponses ? ResponseCell.categoryCounts(itemCount: itemIDs.count, items: items, values: values) : nil)
-        let report = ResponseFileReport(path: path, layout: .wide, dataRows: join.rows, personsRead: join.personIDs.count + join.empty.count,
+        var report = ResponseFileReport(path: path, layout: .wide, dataRows: join.rows, personsRead: join.personIDs.count + join.empty.count,
                                         emptyPersons: join.empty, blankResponses: 0, idColumn: hasID ? first : nil)
+        if columns.timed {
+            report.times = ResponseTimes(validatedSeconds: times)
+            report.droppedTimes = join.droppedTimes
+            report.firstDroppedTimeLine = join.firstDroppedTime
+        }
         return (matrix, report)
     }
 

@@ -41,6 +41,30 @@ func throwIfAny(_ problems: [String]) throws {
 }
 
 /// Column names for long-layout response files (shared by every command that reads responses).
+/// The response-time columns of a response file (`ResponseFileOptions.timeColumn`, `timeSuffix`).
+struct ResponseTimeOptions: ParsableArguments {
+    @Option(name: .customLong("time-column"), help: "Long layout: the column of each response's time in seconds (empty/NA: none; 0 or more than a day: the response kept without its time, counted).")
+    var timeColumn: String?
+
+    @Option(name: .customLong("time-suffix"), help: ArgumentHelp("Wide layout: item Q's time in seconds is in column Q<suffix> (e.g. _time: q1_time).", valueName: "suffix"))
+    var timeSuffix: String?
+
+    var isSet: Bool { timeColumn != nil || timeSuffix != nil }
+
+    func validate() throws {
+        if timeColumn != nil && timeSuffix != nil { throw ValidationError("--time-column (long layout) and --time-suffix (wide layout) are two ways to name the times; give one") }
+        if timeColumn?.isEmpty == true || timeSuffix?.isEmpty == true { throw ValidationError("--time-column and --time-suffix need a non-empty name") }
+    }
+
+    /// `options` with the times to read.
+    func applied(to options: ResponseFileOptions) -> ResponseFileOptions {
+        var o = options
+        o.timeColumn = timeColumn
+        o.timeSuffix = timeSuffix
+        return o
+    }
+}
+
 struct ResponseColumnOptions: ParsableArguments {
     @Option(name: .customLong("session-column"), help: "Session/person id column (long layout; also recognised as the first column of a wide file).")
     var sessionColumn = "session_id"

@@ -127,6 +127,8 @@ struct CalibrateCommand: ParsableCommand {
 
     @OptionGroup var columns: ResponseColumnOptions
 
+    @OptionGroup var times: ResponseTimeOptions
+
     @Option(name: .customLong("quadrature-points"), help: "Quadrature points (per dimension for bifactor and correlated), \(QuadratureGrid.allowedPointCounts.text); default 61, bifactor 31 (mirt's), correlated 31 for 2 factors and 21 for 3 (set, it keeps --model correlated on the product grid up to \(CorrelatedFactorsCalibrator.maximumFactors) factors: 15, 9, 7 for 4…6 are finer than mirt's 9, 7, 5 and still coarse).")
     var quadraturePoints: Int?
 
@@ -192,6 +194,7 @@ struct CalibrateCommand: ParsableCommand {
         if irtModel == .threePL { _ = try parsedGuessingPrior() }
         if irtModel.hasItemSlopes { _ = try parsedSlopePrior() }
         try validateGroups()
+        try validateTimes()
         try throwIfAny(try calibrationOptions().validationProblems(naming: .option))
     }
 
@@ -295,6 +298,7 @@ struct CalibrateCommand: ParsableCommand {
             if model.isBifactor { return try runBifactor(bankWriter: bankWriter, manifestWriter: manifestWriter) }
             if model == .correlated { return try runCorrelated(bankWriter: bankWriter, manifestWriter: manifestWriter) }
             if groupSource != nil { return try runMultipleGroup(bankWriter: bankWriter, manifestWriter: manifestWriter) }
+            if times.isSet { return try runSpeedAccuracy(bankWriter: bankWriter, manifestWriter: manifestWriter) }
             var options = try calibrationOptions()
 
             let readStart = Date()
@@ -476,6 +480,8 @@ struct CalibrationSummary: Encodable {
     var m_step_seconds: Double
     var seconds_per_cycle: Double
     var elapsed_seconds: Double
+    /// A joint calibration of responses and times (`--time-column`, `--time-suffix`).
+    var response_times: ResponseTimeSummary?
 
     init(result: CalibrationResult, report: ResponseFileReport, responsesPath: String, bankPath: String, readSeconds: Double) {
         model = result.model.rawValue

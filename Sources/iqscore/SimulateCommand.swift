@@ -30,6 +30,8 @@ struct SimulateCommand: ParsableCommand {
             --factor-correlation (default 0.6); --bank-out writes the true bank as calibrate --model correlated \
             writes one, --thetas-out theta_<factor>….
 
+            Response times: --times draws each response's time under the hierarchical speed-accuracy model             (van der Linden 2007): item time intensities β ~ N(--time-intensity-mean, --time-intensity-sd²) and             discriminations α = exp(N(log --time-discrimination, 0.2²)) (a --bank with time columns keeps its own),             speed τ | θ ~ N(ρσ_τ z, σ_τ²(1 − ρ²)) with z the standardised θ, σ_τ = --speed-sd and ρ =             --speed-correlation, and log t = β − τ + N(0, 1/α²). The long layout gets a seconds column, the wide one             a <item>_time column per item; --bank-out writes the time parameters, --thetas-out each session's speed.
+
             Example (the app's bank): iqscore simulate --model 2pl --items 1500 --items-per-session 25 \
             --persons 200000 --domains pattern,logic,spatial,math,verbal,memory --layout long \
             --out responses.csv --bank-out true_bank.csv --seed 7
@@ -81,6 +83,15 @@ struct SimulateCommand: ParsableCommand {
     @Flag(name: .customLong("no-id"), help: "Wide layout without a session_id column (the format girth's loader reads).")
     var noID = false
 
+    @Flag(help: "Draw response times (seconds) too: a seconds column (long layout) or <item>_time columns (wide).")
+    var times = false
+
+    @Option(name: .customLong("speed-sd"), help: "With --times: the SD σ_τ of speed, in \(SpeedAccuracyPopulation.allowedSpeedSDs).") var speedSD = 0.3
+    @Option(name: .customLong("speed-correlation"), help: "With --times: the correlation ρ of ability and speed, in \(SpeedAccuracyPopulation.allowedCorrelations).") var speedCorrelation = 0.3
+    @Option(name: .customLong("time-intensity-mean"), help: "With --times: the mean of the items' time intensities β (log-seconds; 3.4 ≈ 30 s), in \(LognormalTimeItem.allowedTimeIntensities).") var timeIntensityMean = 3.4
+    @Option(name: .customLong("time-intensity-sd"), help: "With --times: the SD of β, in [0, 3].") var timeIntensitySD = 0.5
+    @Option(name: .customLong("time-discrimination"), help: "With --times: the median time discrimination α, in [0.2, 20].") var timeDiscrimination = 1.5
+
     @Option(help: "Random seed.")
     var seed: UInt64 = 1
 
@@ -126,6 +137,35 @@ struct SimulateCommand: ParsableCommand {
             + ResponseSimulator.validationProblems(itemCount: items ?? 100_000, itemsPerSession: bank == nil ? itemsPerSession : nil, sessions: persons,
                                                    thetaMean: thetaMean, thetaSD: thetaSD, naming: .option))
         if noID && layout == .long { throw ValidationError("--no-id applies to --layout wide only") }
+        if times {
+            if model.isMultidimensional { throw ValidationError("--times goes with the unidimensional models (the speed-accuracy model has one ability)") }
+            var problems: [String] = []
+            do throws(PsychometricsError) { _ = try SpeedAccuracyPopulation(speedSD: speedSD, correlation: speedCorrelation) } catch {
+                problems.append(SpeedAccuracyPopulation.allowedSpeedSDs.problem(speedSD, "--speed-sd") ?? SpeedAccuracyPopulation.allowedCorrelations.problem(speedCorrelation, "--speed-correlation") ?? error.message)
+            }
+            problems += [LognormalTimeItem.allowedTimeIntensities.problem(timeIntensityMean, "--time-intensity-mean"),
+                         NumberRange.closed(0, 3).problem(timeIntensitySD, "--time-intensity-sd"),
+                         NumberRange.closed(0.2, 20).problem(timeDiscrimination, "--time-discrimination")].compactMap { $0 }
+            try throwIfAny(problems)
+        } else if speedSD != 0.3 || speedCorrelation != 0.3 || timeIntensityMean != 3.4 || timeIntensitySD != 0.5 || timeDiscrimination != 1.5 {
+            throw ValidationError("--speed-sd, --speed-correlation, --time-intensity-mean, --time-intensity-sd and --time-discrimination go with --times")
+        }
+    }
+
+    /// The response-time model of the simulation: a bank's own time items when every item has one, else drawn.
+    func timeSimulator(bank: inout ItemBank, using rng: inout SeededGenerator) throws -> ResponseTimeSimulator? {
+        guard times else { return nil }
+        let population = try SpeedAccuracyPopulation(speedSD: speedSD, correlation: speedCorrelation)
+        let own = bank.items.compactMap(\.timeModel)
+        let items = own.count == bank.items.count ? own
+            : ResponseTimeSimulator.drawItems(count: bank.items.count, intensityMean: timeIntensityMean, intensitySD: timeIntensitySD,
+                                              discriminationMedian: timeDiscrimination, using: &rng)
+        for k in bank.items.indices { bank.items[k].timeModel = items[k] }
+        bank.speedPopulation = population
+        var simulator = ResponseTimeSimulator(items: items, population: population)
+        simulator.thetaMean = thetaMean
+        simulator.thetaSD = thetaSD
+        return simulator
     }
 
     func run() throws {
@@ -133,7 +173,8 @@ struct SimulateCommand: ParsableCommand {
         try runReportingErrors {
             try prepareOutputs(inputs: given("--bank", self.bank), outputs: [("--out", out)] + given("--bank-out", bankOut) + given("--thetas-out", thetasOut))
             var rng = SeededGenerator(seed: seed)
-            let bank = try self.bank.map { try loadBank($0, categoryItems: .read()) } ?? specification.draw(using: &rng)
+            var bank = try self.bank.map { try loadBank($0, categoryItems: .read()) } ?? specification.draw(using: &rng)
+            let timeSimulator = try self.timeSimulator(bank: &bank, using: &rng)
             let items = bank.items.count
             if let k = itemsPerSession, !(1...items).contains(k) {
                 throw ValidationError("--items-per-session must be in 1…\(items) (the bank's items), got \(k)")
@@ -145,11 +186,20 @@ struct SimulateCommand: ParsableCommand {
             let started = Date()
             let writer = try AtomicFileWriter(path: out)
             let thetaWriter = try thetasOut.map { try AtomicFileWriter(path: $0) }
-            try thetaWriter?.write("session_id,theta\n")
-            var lines = try SessionLines(itemIDs: bank.items.map(\.itemID), persons: persons, layout: layout, noID: noID, writer: writer)
+            try thetaWriter?.write(timeSimulator == nil ? "session_id,theta\n" : "session_id,theta,speed\n")
+            var lines = try SessionLines(itemIDs: bank.items.map(\.itemID), persons: persons, layout: layout, noID: noID, writer: writer, times: timeSimulator != nil)
+            // Times come from their own generator (seeded from the first), so the responses stay those of a run without --times.
+            var timeRNG = SeededGenerator(seed: seed &+ 0x9E37_79B9_7F4A_7C15)
+            var seconds: [Double] = []
             try simulator.generate(count: persons, using: &rng) { session in
-                let id = try lines.write(session.responses)
-                try thetaWriter?.write("\(id),\(String(format: "%.6f", session.theta))\n")
+                var speed: Double?
+                if let timeSimulator {
+                    let tau = timeSimulator.speed(theta: session.theta, using: &timeRNG)
+                    seconds = session.responses.map { timeSimulator.seconds(item: $0.item, speed: tau, using: &timeRNG) }
+                    speed = tau
+                }
+                let id = try lines.write(session.responses, seconds: speed == nil ? nil : seconds)
+                try thetaWriter?.write("\(id),\(String(format: "%.6f", session.theta))" + (speed.map { String(format: ",%.6f", $0) } ?? "") + "\n")
             }
             try writer.commit()
             try thetaWriter?.commit()
@@ -157,6 +207,7 @@ struct SimulateCommand: ParsableCommand {
             let perSession = itemsPerSession ?? items
             let what = self.bank.map { "bank \($0)" } ?? (model.categories.map { "\($0.rawValue) bank (\(categories) categories)" } ?? "\(model.description.uppercased()) bank")
             printError("iqscore simulate: \(what) of \(formatCount(items)) items, \(formatCount(persons)) sessions × \(perSession) items (\(layout.rawValue) layout, seed \(seed)) in \(fixed(Date().timeIntervalSince(started), 2)) s")
+            if let p = bank.speedPopulation { printError("response times: speed SD \(fixed(p.speedSD, 3)), ability-speed correlation \(fixed(p.correlation, 3))") }
             printError("wrote \(out)" + (bankOut.map { ", \($0)" } ?? "") + (thetasOut.map { ", \($0)" } ?? ""))
             return ExitStatus.success
         }
@@ -173,8 +224,10 @@ struct SessionLines {
     let width: Int
     var index = 0
     var cells: [UInt8], answered: [Bool], line: [UInt8] = []
+    /// With times: each item's time in the wide row being written.
+    var seconds: [Double]
 
-    init(itemIDs: [String], persons: Int, layout: ResponseLayout, noID: Bool, writer: AtomicFileWriter) throws {
+    init(itemIDs: [String], persons: Int, layout: ResponseLayout, noID: Bool, writer: AtomicFileWriter, times: Bool = false) throws {
         self.itemIDs = itemIDs
         self.layout = layout
         self.noID = noID
@@ -182,41 +235,67 @@ struct SessionLines {
         width = String(persons).count
         cells = [UInt8](repeating: 0, count: itemIDs.count)
         answered = [Bool](repeating: false, count: itemIDs.count)
-        line.reserveCapacity(4 * itemIDs.count + 32)
+        seconds = times ? [Double](repeating: 0, count: itemIDs.count) : []
+        line.reserveCapacity((times ? 14 : 4) * itemIDs.count + 32)
         switch layout {
-        case .wide: try writer.write(((noID ? [] : ["session_id"]) + itemIDs).joined(separator: ",") + "\n")
-        case .long: try writer.write("session_id,item_id,response\n")
+        case .wide: try writer.write(((noID ? [] : ["session_id"]) + itemIDs + (times ? itemIDs.map { $0 + "_time" } : [])).joined(separator: ",") + "\n")
+        case .long: try writer.write(times ? "session_id,item_id,response,seconds\n" : "session_id,item_id,response\n")
         }
     }
 
     /// Writes the next session's responses (item index, category) and returns its id.
-    mutating func write(_ responses: [(item: Int, response: UInt8)]) throws -> String {
+    mutating func write(_ responses: [(item: Int, response: UInt8)], seconds times: [Double]? = nil) throws -> String {
         let digits = String(index + 1)
         let id = "s" + String(repeating: "0", count: width - digits.count) + digits
         index += 1
         line.removeAll(keepingCapacity: true)
         switch layout {
         case .wide:
-            for (j, u) in responses { cells[j] = u; answered[j] = true }
+            for (k, (j, u)) in responses.enumerated() {
+                cells[j] = u
+                answered[j] = true
+                if let times { seconds[j] = times[k] }
+            }
             if !noID { line.append(contentsOf: id.utf8) }
             for j in 0..<itemIDs.count {
                 if j > 0 || !noID { line.append(UInt8(ascii: ",")) }
                 if answered[j] { Self.appendCategory(cells[j], to: &line) }
-                answered[j] = false
             }
+            if times != nil {
+                for j in 0..<itemIDs.count {
+                    line.append(UInt8(ascii: ","))
+                    if answered[j] { Self.appendSeconds(seconds[j], to: &line) }
+                }
+            }
+            for j in 0..<itemIDs.count { answered[j] = false }
             line.append(UInt8(ascii: "\n"))
         case .long:
-            for (j, u) in responses {
+            for (k, (j, u)) in responses.enumerated() {
                 line.append(contentsOf: id.utf8)
                 line.append(UInt8(ascii: ","))
                 line.append(contentsOf: itemIDs[j].utf8)
                 line.append(UInt8(ascii: ","))
                 Self.appendCategory(u, to: &line)
+                if let times {
+                    line.append(UInt8(ascii: ","))
+                    Self.appendSeconds(times[k], to: &line)
+                }
                 line.append(UInt8(ascii: "\n"))
             }
         }
         try line.withUnsafeBufferPointer { try writer.write(bytes: $0) }
         return id
+    }
+
+    /// A time in seconds with three decimals (milliseconds), as `ResponseTimeCell` reads it.
+    @inline(__always) static func appendSeconds(_ t: Double, to line: inout [UInt8]) {
+        let ms = Int((t * 1000).rounded())
+        line.append(contentsOf: String(ms / 1000).utf8)
+        line.append(UInt8(ascii: "."))
+        let frac = ms % 1000
+        line.append(UInt8(ascii: "0") + UInt8(frac / 100))
+        line.append(UInt8(ascii: "0") + UInt8(frac / 10 % 10))
+        line.append(UInt8(ascii: "0") + UInt8(frac % 10))
     }
 
     /// A response's digits (0, 1, or a category up to 255).

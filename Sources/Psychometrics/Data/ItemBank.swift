@@ -16,6 +16,11 @@ public struct BankItem: Sendable, Hashable, Codable {
     public var flags: [String]
     /// Extra columns (e.g. `domain`) in `ItemBank.metadataColumns` order.
     public var metadata: [String: String]
+    /// The item's response-time parameters (`LognormalTimeItem`, columns `time_intensity`, `time_discrimination`),
+    /// nil for an item without them; and their standard errors.
+    public var timeModel: LognormalTimeItem?
+    public var timeIntensityStandardError: Double?
+    public var timeDiscriminationStandardError: Double?
     /// The line of the bank file this item came from, when it was read from one (for error messages).
     package var sourceLine: Int?
 
@@ -63,6 +68,30 @@ public struct ItemBank: Sendable, Hashable, Codable {
     /// calibrated with a fixed slope (Rasch), whose population SD is estimated. Written as the columns
     /// `latent_mean` and `latent_sd`; scoring, norms, CATs and fit statistics honour it.
     public var latentScale: LatentScale
+    /// The speed population of a bank calibrated with response times (`SpeedAccuracyPopulation`, columns
+    /// `speed_sd` and `speed_correlation`, the same on every row); nil for a bank without times.
+    public var speedPopulation: SpeedAccuracyPopulation?
+
+    /// Whether any item has response-time parameters.
+    public var hasTimeModels: Bool { items.contains { $0.timeModel != nil } }
+
+    /// The response-time columns of a bank with times: per item, then the bank's speed population.
+    package static let timeColumns = ["time_intensity", "time_discrimination", "se_time_intensity", "se_time_discrimination"]
+    package static let speedColumns = ["speed_sd", "speed_correlation"]
+
+    /// The bank of a joint calibration of responses and times (`SpeedAccuracyCalibrator`): the IRT items as
+    /// `init(calibration:metadata:)` makes them, each with its time parameters, and the speed population.
+    public init(speedAccuracy result: SpeedAccuracyResult, metadata: ItemMetadata? = nil) {
+        self.init(calibration: result.irt, metadata: metadata)
+        let times = Dictionary(uniqueKeysWithValues: result.timeItems.map { ($0.itemID, $0) })
+        for k in items.indices {
+            guard let t = times[items[k].itemID] else { continue }
+            items[k].timeModel = t.parameters
+            items[k].timeIntensityStandardError = t.timeIntensityStandardError
+            items[k].timeDiscriminationStandardError = t.timeDiscriminationStandardError
+        }
+        speedPopulation = result.population
+    }
 
     public init(items: [BankItem], metadataColumns: [String] = [], latentScale: LatentScale = .standard) {
         self.items = items
@@ -124,8 +153,9 @@ public struct ItemBank: Sendable, Hashable, Codable {
     /// The metadata columns of a calibration's bank: the items file's, then the fixed bank's not among them (core
     /// columns left out).
     static func metadataColumns(_ metadata: ItemMetadata?, fixed: ItemBank?) -> [String] {
-        var columns = (metadata?.columns ?? []).filter { !coreColumns.contains($0) }
-        for column in fixed?.metadataColumns ?? [] where !columns.contains(column) && !coreColumns.contains(column) {
+        let reserved = Set(coreColumns + timeColumns + speedColumns + latentScaleColumns)
+        var columns = (metadata?.columns ?? []).filter { !reserved.contains($0) }
+        for column in fixed?.metadataColumns ?? [] where !columns.contains(column) && !reserved.contains(column) {
             columns.append(column)
         }
         return columns

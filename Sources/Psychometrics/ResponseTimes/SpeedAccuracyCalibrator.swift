@@ -30,7 +30,8 @@ public struct PersonSpeedEstimate: Sendable, Hashable, Codable {
 /// The outcome of `SpeedAccuracyCalibrator`.
 public struct SpeedAccuracyResult: Sendable, Hashable, Codable {
     /// The IRT items, estimated jointly with the times (their standard errors are the responses-only fit's: the
-    /// times move the estimates little and their information less).
+    /// times move the estimates little and their information less); its log-likelihood, parameter count, AIC and
+    /// BIC are the joint model's.
     public var irt: CalibrationResult
     /// Per calibrated item, in the order of `irt.items`.
     public var timeItems: [TimedItemEstimate]
@@ -153,7 +154,11 @@ public struct SpeedAccuracyCalibrator: Sendable {
             let a = engine.irt.slope(j), c = engine.irt.asymptote(j)
             irtResult.items[j].parameters = ItemParameters(discrimination: a, difficulty: -engine.irt.d[j] / a, guessing: c)
         }
+        // The joint model's fit statistics: the IRT parameters plus β and α per timed item, σ_τ and ρ.
         irtResult.logLikelihood = final.logLikelihood
+        irtResult.parameterCount += 2 * engine.timed.filter { $0 }.count + 2
+        irtResult.aic = -2 * final.logLikelihood + 2 * Double(irtResult.parameterCount)
+        irtResult.bic = -2 * final.logLikelihood + Double(irtResult.parameterCount) * log(Double(data.personCount))
         irtResult.cycles = run.cycles
         irtResult.converged = run.converged
 
