@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "Assembly", targets: ["Assembly"]),
         .library(name: "Norming", targets: ["Norming"]),
         .library(name: "Fairness", targets: ["Fairness"]),
+        .library(name: "Integrity", targets: ["Integrity"]),
         .library(name: "PsychometricsIO", targets: ["PsychometricsIO"]),
         .library(name: "IQScoreServer", targets: ["IQScoreServer"]),
         .executable(name: "iqscore", targets: ["iqscore"]),
@@ -61,6 +62,12 @@ let package = Package(
             name: "Fairness",
             dependencies: ["Psychometrics"]
         ),
+        // Unproctored testing: rapid guesses and response-time effort, person fit of times, item preknowledge,
+        // and item monitoring over time (CUSUM) for leaked items.
+        .target(
+            name: "Integrity",
+            dependencies: ["Psychometrics"]
+        ),
         .target(
             name: "PsychometricsIO",
             dependencies: ["Psychometrics", "Assembly", "Norming"]
@@ -106,6 +113,7 @@ let package = Package(
                 "Assembly",
                 "Norming",
                 "Fairness",
+                "Integrity",
                 "PsychometricsIO",
                 "IQScoreServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -165,6 +173,10 @@ let package = Package(
             ],
             // Reference values read by path (mirt's scores on Data/ files), not bundled.
             exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "IntegrityTests",
+            dependencies: ["Integrity", "Psychometrics"]
         ),
         .testTarget(
             name: "FairnessTests",

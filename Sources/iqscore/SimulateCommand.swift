@@ -30,7 +30,12 @@ struct SimulateCommand: ParsableCommand {
             --factor-correlation (default 0.6); --bank-out writes the true bank as calibrate --model correlated \
             writes one, --thetas-out theta_<factor>….
 
-            Response times: --times draws each response's time under the hierarchical speed-accuracy model             (van der Linden 2007): item time intensities β ~ N(--time-intensity-mean, --time-intensity-sd²) and             discriminations α = exp(N(log --time-discrimination, 0.2²)) (a --bank with time columns keeps its own),             speed τ | θ ~ N(ρσ_τ z, σ_τ²(1 − ρ²)) with z the standardised θ, σ_τ = --speed-sd and ρ =             --speed-correlation, and log t = β − τ + N(0, 1/α²). The long layout gets a seconds column, the wide one             a <item>_time column per item; --bank-out writes the time parameters, --thetas-out each session's speed.
+            Response times: --times draws each response's time under the hierarchical speed-accuracy model \
+            (van der Linden 2007): item time intensities β ~ N(--time-intensity-mean, --time-intensity-sd²) and \
+            discriminations α = exp(N(log --time-discrimination, 0.2²)) (a --bank with time columns keeps its own), \
+            speed τ | θ ~ N(ρσ_τ z, σ_τ²(1 − ρ²)) with z the standardised θ, σ_τ = --speed-sd and ρ = \
+            --speed-correlation, and log t = β − τ + N(0, 1/α²). The long layout gets a seconds column, the wide one \
+            a <item>_time column per item; --bank-out writes the time parameters, --thetas-out each session's speed.
 
             Example (the app's bank): iqscore simulate --model 2pl --items 1500 --items-per-session 25 \
             --persons 200000 --domains pattern,logic,spatial,math,verbal,memory --layout long \
