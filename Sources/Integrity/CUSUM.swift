@@ -6,8 +6,10 @@ import Psychometrics
 /// S₀ = 0,   S_n = max(0, S_{n−1} + x_n − k),   alarm when S_n > h
 /// ```
 /// k = δ/2 for a shift of δ SDs to detect fastest; h sets the false-alarm rate: the in-control average run length
-/// (observations between false alarms) is about 930 for k = 0.5, h = 5 and 340 for h = 4 (Montgomery,
-/// *Introduction to Statistical Quality Control*, 7th ed., table 9.3). After an alarm the sum restarts from 0.
+/// (observations between false alarms) is about 930 for k = 0.5, h = 5 (Montgomery, *Introduction to Statistical
+/// Quality Control*, 7th ed., table 9.3) and, by Siegmund's approximation ARL₀ ≈ (e^{2kb} − 2kb − 1)/(2k²) with
+/// b = h + 1.166, about 19,000 for h = 8, the default: on a bank of 1,500 items watched daily, one false alarm in
+/// about two weeks rather than one and a half a day. After an alarm the sum restarts from 0.
 ///
 /// The change point: within the run of S > 0 that ended in the alarm (observations r … n), the maximum-likelihood
 /// start of a shifted mean, argmax_d (Σ_{t=d}^{n} x_t)² / (n − d + 1) over d ≥ r with a positive sum (Pettitt-style
@@ -26,7 +28,7 @@ public struct CUSUM: Sendable, Hashable {
     public static let allowedReferences = NumberRange.closed(0, 5)
     public static let allowedThresholds = NumberRange.aboveUpTo(0, 100)
 
-    public init(k: Double = 0.5, h: Double = 5) {
+    public init(k: Double = 0.5, h: Double = 8) {
         self.k = k
         self.h = h
     }

@@ -30,8 +30,8 @@ public struct DatedSession: Sendable, Hashable {
 /// ```
 /// x_d = (Σ_d e / √n_d − Σ_d z / √m_d) / √2            (m_d timed responses; without any, Σ e / √n_d)
 /// ```
-/// fed to an upward `CUSUM` per item (k = 0.5: a shift of one SD detected fastest; h = 5: about one false alarm in
-/// 930 item-days). An alarm names the item, the day it fired and the estimated day the change began. Each item-day
+/// fed to an upward `CUSUM` per item (k = 0.5: a shift of one SD detected fastest; h = 8: about one false alarm in
+/// 19,000 item-days). An alarm names the item, the day it fired and the estimated day the change began. Each item-day
 /// also reports its moving window (the last `windowDays` days): proportion correct and time intensity
 /// β̂ = mean(log t + τ̂) beside the bank's β.
 public struct ItemMonitor: Sendable {
@@ -39,8 +39,11 @@ public struct ItemMonitor: Sendable {
     public var timeItems: [LognormalTimeItem?]
     public var estimator: AbilityEstimator
     public var reference = 0.5
-    public var threshold = 5.0
+    public var threshold = 8.0
     public var windowDays = 7
+    /// Responses faster than these thresholds (rapid guesses) are left out of everything (nil: none): a burst of
+    /// disengaged sessions is fast and wrong, which is not a leak but moves the residuals.
+    public var rapidGuesses: RapidGuessThresholds?
 
     /// Window lengths: 1…365 days.
     public static let allowedWindowDays = 1...365
@@ -89,7 +92,14 @@ public struct ItemMonitor: Sendable {
     public func run(_ sessions: [DatedSession]) -> Report {
         struct Accumulator { var n = 0, m = 0, correct = 0; var e = 0.0, z = 0.0, intensity = 0.0 }
         var perItem = [[Int: Accumulator]](repeating: [:], count: parameters.count)
-        for s in sessions where !s.items.isEmpty {
+        for var s in sessions where !s.items.isEmpty {
+            if let rapid = rapidGuesses {
+                let keep = s.items.indices.filter { s.seconds[$0].isNaN || !rapid.isRapid(item: s.items[$0], seconds: s.seconds[$0]) }
+                if keep.count < s.items.count {
+                    s = DatedSession(day: s.day, items: keep.map { s.items[$0] }, responses: keep.map { s.responses[$0] }, seconds: keep.map { s.seconds[$0] })
+                    if s.items.isEmpty { continue }
+                }
+            }
             let theta = estimator.estimate(s.items.withUnsafeBufferPointer { $0 }, s.responses.withUnsafeBufferPointer { $0 }).theta
             let fit = LognormalPersonFit(items: s.items.map { timeItems[$0] }, seconds: s.seconds)
             for (k, j) in s.items.enumerated() {
@@ -99,11 +109,10 @@ public struct ItemMonitor: Sendable {
                 a.correct += Int(s.responses[k])
                 a.e += (Double(s.responses[k]) - p) / (p * (1 - p)).squareRoot()
                 let r = fit.residuals[k]
-                if !r.isNaN, let item = timeItems[j] {
+                if !r.isNaN {
                     a.m += 1
                     a.z += r
                     a.intensity += log(s.seconds[k]) + fit.speed
-                    _ = item
                 }
                 perItem[j][s.day] = a
             }

@@ -9,6 +9,8 @@ enum ExitStatus {
     static let failure: Int32 = 1
     static let someRejected: Int32 = 2
     static let notConverged: Int32 = 3
+    /// `monitor` raised at least one alarm (the output is written).
+    static let alarms: Int32 = 4
 }
 
 /// Diagnostics go to stderr; stdout carries results only.

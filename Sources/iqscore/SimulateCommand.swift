@@ -37,6 +37,12 @@ struct SimulateCommand: ParsableCommand {
             --speed-correlation, and log t = β − τ + N(0, 1/α²). The long layout gets a seconds column, the wide one \
             a <item>_time column per item; --bank-out writes the time parameters, --thetas-out each session's speed.
 
+            Aberrant sessions, each with its truth in --thetas-out: --rapid-guessers F makes a share F of the sessions \
+            guess a share --rapid-share of their items rapidly (correct with probability --guess-probability, in 1–4 s \
+            uniformly); --days D spreads the sessions over D days from --start-date (a date column), and --leak-items \
+            K leaks K items (drawn at random; a leaked_on column in --bank-out) on day --leak-day, after which a share \
+            --preknowledge-share of the sessions knows them: correct with probability 0.95, in a fifth of the time.
+
             Example (the app's bank): iqscore simulate --model 2pl --items 1500 --items-per-session 25 \
             --persons 200000 --domains pattern,logic,spatial,math,verbal,memory --layout long \
             --out responses.csv --bank-out true_bank.csv --seed 7
@@ -97,6 +103,15 @@ struct SimulateCommand: ParsableCommand {
     @Option(name: .customLong("time-intensity-sd"), help: "With --times: the SD of β, in [0, 3].") var timeIntensitySD = 0.5
     @Option(name: .customLong("time-discrimination"), help: "With --times: the median time discrimination α, in [0.2, 20].") var timeDiscrimination = 1.5
 
+    @Option(name: .customLong("rapid-guessers"), help: "Share of sessions that rapid-guess, in [0, 1] (default 0).") var rapidGuessers = 0.0
+    @Option(name: .customLong("rapid-share"), help: "Share of a rapid guesser's items guessed, in (0, 1] (default 0.5).") var rapidShare = 0.5
+    @Option(name: .customLong("guess-probability"), help: "Probability that a rapid guess is correct, in [0, 1] (default 0.25: one of four options).") var guessProbability = 0.25
+    @Option(help: "Spread the sessions over this many days (1…3650) and write a date column.") var days: Int?
+    @Option(name: .customLong("start-date"), help: "The first day of --days, YYYY-MM-DD (default 2026-01-01).") var startDate = "2026-01-01"
+    @Option(name: .customLong("leak-items"), help: "With --days: items leaked (drawn at random) on --leak-day.") var leakItems = 0
+    @Option(name: .customLong("leak-day"), help: "With --leak-items: the day of the leak, 0-based from --start-date (default: the middle day).") var leakDay: Int?
+    @Option(name: .customLong("preknowledge-share"), help: "With --leak-items: share of sessions from the leak day on that know the leaked items, in [0, 1] (default 0.3).") var preknowledgeShare = 0.3
+
     @Option(help: "Random seed.")
     var seed: UInt64 = 1
 
@@ -152,9 +167,25 @@ struct SimulateCommand: ParsableCommand {
                          NumberRange.closed(0, 3).problem(timeIntensitySD, "--time-intensity-sd"),
                          NumberRange.closed(0.2, 20).problem(timeDiscrimination, "--time-discrimination")].compactMap { $0 }
             try throwIfAny(problems)
-        } else if speedSD != 0.3 || speedCorrelation != 0.3 || timeIntensityMean != 3.4 || timeIntensitySD != 0.5 || timeDiscrimination != 1.5 {
+        }
+        try validateAberrance()
+        if !times && (speedSD != 0.3 || speedCorrelation != 0.3 || timeIntensityMean != 3.4 || timeIntensitySD != 0.5 || timeDiscrimination != 1.5) {
             throw ValidationError("--speed-sd, --speed-correlation, --time-intensity-mean, --time-intensity-sd and --time-discrimination go with --times")
         }
+    }
+
+    /// The aberrance and date options' ranges and pairings.
+    func validateAberrance() throws {
+        var problems = [NumberRange.closed(0, 1).problem(rapidGuessers, "--rapid-guessers"), NumberRange.aboveUpTo(0, 1).problem(rapidShare, "--rapid-share"),
+                        NumberRange.closed(0, 1).problem(guessProbability, "--guess-probability"),
+                        NumberRange.closed(0, 1).problem(preknowledgeShare, "--preknowledge-share")].compactMap { $0 }
+        if let days, let p = (1...3650).problem(days, "--days") { problems.append(p) }
+        if SessionDate.day(startDate) == nil { problems.append("--start-date must be a date YYYY-MM-DD (years \(SessionDate.allowedYears.text)), got \(TextFidelity.quoted(startDate))") }
+        if leakItems < 0 { problems.append("--leak-items must be at least 0, got \(leakItems)") }
+        if (leakItems > 0 || leakDay != nil) && days == nil { problems.append("--leak-items and --leak-day need --days (a leak happens on a date)") }
+        if let leakDay, let days, !(0..<days).contains(leakDay) { problems.append("--leak-day must be in 0…\(days - 1) (a day of --days), got \(leakDay)") }
+        if model.isMultidimensional && (rapidGuessers > 0 || leakItems > 0) { problems.append("--rapid-guessers and --leak-items go with the unidimensional models") }
+        try throwIfAny(problems)
     }
 
     /// The response-time model of the simulation: a bank's own time items when every item has one, else drawn.
@@ -191,20 +222,56 @@ struct SimulateCommand: ParsableCommand {
             let started = Date()
             let writer = try AtomicFileWriter(path: out)
             let thetaWriter = try thetasOut.map { try AtomicFileWriter(path: $0) }
-            try thetaWriter?.write(timeSimulator == nil ? "session_id,theta\n" : "session_id,theta,speed\n")
-            var lines = try SessionLines(itemIDs: bank.items.map(\.itemID), persons: persons, layout: layout, noID: noID, writer: writer, times: timeSimulator != nil)
+            let aberrant = rapidGuessers > 0 || leakItems > 0
+            try thetaWriter?.write("session_id,theta" + (timeSimulator == nil ? "" : ",speed") + (aberrant ? ",rapid_guesses,preknowledge" : "") + "\n")
+            var lines = try SessionLines(itemIDs: bank.items.map(\.itemID), persons: persons, layout: layout, noID: noID, writer: writer, times: timeSimulator != nil,
+                                         dates: days != nil)
+            // Aberrance from its own generator too: the leaked items, then per session who guesses or knows.
+            var aberranceRNG = SeededGenerator(seed: seed &+ 0x5851_F42D_4C95_7F2D)
+            var leaked = [Bool](repeating: false, count: items)
+            if leakItems > 0 {
+                var order = Array(0..<items)
+                order.shuffle(using: &aberranceRNG)
+                for j in order.prefix(min(leakItems, items)) { leaked[j] = true }
+            }
+            let firstDay = SessionDate.day(startDate)!, leakOn = leakDay ?? (days ?? 1) / 2
+            if leakItems > 0 {
+                for j in 0..<items where leaked[j] { bank.items[j].metadata["leaked_on"] = SessionDate.text(firstDay + leakOn) }
+                bank.metadataColumns.append("leaked_on")
+            }
+            var sessionIndex = 0
             // Times come from their own generator (seeded from the first), so the responses stay those of a run without --times.
             var timeRNG = SeededGenerator(seed: seed &+ 0x9E37_79B9_7F4A_7C15)
             var seconds: [Double] = []
-            try simulator.generate(count: persons, using: &rng) { session in
+            try simulator.generate(count: persons, using: &rng) { drawn in
+                var session = drawn
                 var speed: Double?
                 if let timeSimulator {
                     let tau = timeSimulator.speed(theta: session.theta, using: &timeRNG)
                     seconds = session.responses.map { timeSimulator.seconds(item: $0.item, speed: tau, using: &timeRNG) }
                     speed = tau
                 }
-                let id = try lines.write(session.responses, seconds: speed == nil ? nil : seconds)
-                try thetaWriter?.write("\(id),\(String(format: "%.6f", session.theta))" + (speed.map { String(format: ",%.6f", $0) } ?? "") + "\n")
+                let day = days.map { sessionIndex * $0 / persons }
+                sessionIndex += 1
+                var rapid = 0, knows = false
+                if aberrant {
+                    let guesser = RandomVariate.uniform(using: &aberranceRNG) < rapidGuessers
+                    knows = day.map { $0 >= leakOn } == true && leakItems > 0 && RandomVariate.uniform(using: &aberranceRNG) < preknowledgeShare
+                    for k in session.responses.indices {
+                        let j = session.responses[k].item
+                        if knows && leaked[j] {
+                            session.responses[k].response = RandomVariate.uniform(using: &aberranceRNG) < 0.95 ? 1 : 0
+                            if speed != nil { seconds[k] /= 5 }
+                        } else if guesser && RandomVariate.uniform(using: &aberranceRNG) < rapidShare {
+                            session.responses[k].response = RandomVariate.uniform(using: &aberranceRNG) < guessProbability ? 1 : 0
+                            if speed != nil { seconds[k] = 1 + 3 * RandomVariate.uniform(using: &aberranceRNG) }
+                            rapid += 1
+                        }
+                    }
+                }
+                let id = try lines.write(session.responses, seconds: speed == nil ? nil : seconds, date: day.map { SessionDate.text(firstDay + $0) })
+                try thetaWriter?.write("\(id),\(String(format: "%.6f", session.theta))" + (speed.map { String(format: ",%.6f", $0) } ?? "")
+                                       + (aberrant ? ",\(rapid),\(knows ? 1 : 0)" : "") + "\n")
             }
             try writer.commit()
             try thetaWriter?.commit()
@@ -213,6 +280,7 @@ struct SimulateCommand: ParsableCommand {
             let what = self.bank.map { "bank \($0)" } ?? (model.categories.map { "\($0.rawValue) bank (\(categories) categories)" } ?? "\(model.description.uppercased()) bank")
             printError("iqscore simulate: \(what) of \(formatCount(items)) items, \(formatCount(persons)) sessions × \(perSession) items (\(layout.rawValue) layout, seed \(seed)) in \(fixed(Date().timeIntervalSince(started), 2)) s")
             if let p = bank.speedPopulation { printError("response times: speed SD \(fixed(p.speedSD, 3)), ability-speed correlation \(fixed(p.correlation, 3))") }
+            if let days { printError("dates: \(days) days from \(startDate)" + (leakItems > 0 ? "; \(leaked.filter { $0 }.count) items leaked on \(SessionDate.text(firstDay + leakOn)) (\(bank.items.indices.filter { leaked[$0] }.prefix(8).map { bank.items[$0].itemID }.joined(separator: ", "))\(leakItems > 8 ? ", …" : ""))" : "")) }
             printError("wrote \(out)" + (bankOut.map { ", \($0)" } ?? "") + (thetasOut.map { ", \($0)" } ?? ""))
             return ExitStatus.success
         }
@@ -232,7 +300,11 @@ struct SessionLines {
     /// With times: each item's time in the wide row being written.
     var seconds: [Double]
 
-    init(itemIDs: [String], persons: Int, layout: ResponseLayout, noID: Bool, writer: AtomicFileWriter, times: Bool = false) throws {
+    /// Whether sessions carry a date column.
+    let dates: Bool
+
+    init(itemIDs: [String], persons: Int, layout: ResponseLayout, noID: Bool, writer: AtomicFileWriter, times: Bool = false, dates: Bool = false) throws {
+        self.dates = dates
         self.itemIDs = itemIDs
         self.layout = layout
         self.noID = noID
@@ -243,13 +315,13 @@ struct SessionLines {
         seconds = times ? [Double](repeating: 0, count: itemIDs.count) : []
         line.reserveCapacity((times ? 14 : 4) * itemIDs.count + 32)
         switch layout {
-        case .wide: try writer.write(((noID ? [] : ["session_id"]) + itemIDs + (times ? itemIDs.map { $0 + "_time" } : [])).joined(separator: ",") + "\n")
-        case .long: try writer.write(times ? "session_id,item_id,response,seconds\n" : "session_id,item_id,response\n")
+        case .wide: try writer.write(((noID ? [] : ["session_id"]) + itemIDs + (times ? itemIDs.map { $0 + "_time" } : []) + (dates ? ["date"] : [])).joined(separator: ",") + "\n")
+        case .long: try writer.write("session_id,item_id,response" + (times ? ",seconds" : "") + (dates ? ",date" : "") + "\n")
         }
     }
 
     /// Writes the next session's responses (item index, category) and returns its id.
-    mutating func write(_ responses: [(item: Int, response: UInt8)], seconds times: [Double]? = nil) throws -> String {
+    mutating func write(_ responses: [(item: Int, response: UInt8)], seconds times: [Double]? = nil, date: String? = nil) throws -> String {
         let digits = String(index + 1)
         let id = "s" + String(repeating: "0", count: width - digits.count) + digits
         index += 1
@@ -273,6 +345,7 @@ struct SessionLines {
                 }
             }
             for j in 0..<itemIDs.count { answered[j] = false }
+            if let date { line.append(UInt8(ascii: ",")); line.append(contentsOf: date.utf8) }
             line.append(UInt8(ascii: "\n"))
         case .long:
             for (k, (j, u)) in responses.enumerated() {
@@ -285,6 +358,7 @@ struct SessionLines {
                     line.append(UInt8(ascii: ","))
                     Self.appendSeconds(times[k], to: &line)
                 }
+                if let date { line.append(UInt8(ascii: ",")); line.append(contentsOf: date.utf8) }
                 line.append(UInt8(ascii: "\n"))
             }
         }

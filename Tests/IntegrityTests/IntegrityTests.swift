@@ -166,7 +166,7 @@ struct IntegrityTests {
     /// ARL₀ ≈ 930): 200,000 observations give 150–330.
     @Test func cusumFalseAlarmRate() {
         var rng = SeededGenerator(seed: 8)
-        var c = CUSUM()
+        var c = CUSUM(k: 0.5, h: 5)
         var alarms = 0
         for _ in 0..<200_000 where c.add(RandomVariate.normal(using: &rng)) != nil { alarms += 1 }
         #expect(alarms > 150 && alarms < 330, "\(alarms) alarms")

@@ -78,3 +78,49 @@ struct ResponseTimesCLITests {
         #expect(noPairs.stderr.contains("no column is an item's name followed by it"), "\(noPairs.stderr)")
     }
 }
+
+/// `simulate --days --leak-items --rapid-guessers` and `monitor`: the leaked items alarm, from the leak day.
+@Suite("iqscore monitor end to end", .timeLimit(.minutes(10)))
+struct MonitorCLITests {
+    @Test("a planted leak is found: alarms on the leaked items within a week, the change dated to the leak day; exit 4")
+    func plantedLeak() throws {
+        let ws = try CLIWorkspace()
+        let sim = try ws.run("simulate", "--items", "60", "--items-per-session", "20", "--persons", "12000", "--times", "--days", "40",
+                             "--leak-items", "3", "--leak-day", "25", "--rapid-guessers", "0.02", "--layout", "long", "--seed", "4",
+                             "--out", "sessions.csv", "--bank-out", "truth.csv", "--thetas-out", "truth_sessions.csv")
+        #expect(sim.status == 0, "\(sim.stderr)")
+        #expect(sim.stderrLines.contains { $0.hasPrefix("dates: 40 days from 2026-01-01; 3 items leaked on 2026-01-26 (") })
+        let truth = try ws.csvRows("truth.csv")
+        let leakedColumn = try #require(truth[0].firstIndex(of: "leaked_on"))
+        let leaked = Set(truth.dropFirst().filter { $0[leakedColumn] == "2026-01-26" }.map { $0[0] })
+        #expect(leaked.count == 3)
+        let sessions = try ws.csvRows("truth_sessions.csv")
+        #expect(sessions[0] == ["session_id", "theta", "speed", "rapid_guesses", "preknowledge"])
+        #expect(sessions.dropFirst().contains { $0[4] == "1" } && sessions.dropFirst().contains { Int($0[3])! > 0 })
+        // The bank from the sessions before the leak, as a programme calibrates before it monitors.
+        let rows = try ws.read("sessions.csv").split(separator: "\n", omittingEmptySubsequences: true)
+        try ws.write("before.csv", ([rows[0]] + rows.dropFirst().filter { $0.suffix(10) < "2026-01-26" }).joined(separator: "\n") + "\n")
+        let cal = try ws.run("calibrate", "before.csv", "--time-column", "seconds", "--out", "bank.csv")
+        #expect(cal.status == 0, "\(cal.stderr)")
+        let mon = try ws.run("monitor", "sessions.csv", "--bank", "bank.csv", "--date-column", "date", "--time-column", "seconds", "--out", "monitor.csv")
+        #expect(mon.status == 4, "\(mon.stderr)")
+        let summary = try ws.json("monitor.summary.json")
+        let alarms = try #require(summary["alarms"] as? [[String: String]])
+        for item in leaked {
+            let first = try #require(alarms.first { $0["item_id"] == item }, "leaked item \(item) never alarmed: \(mon.stderr)")
+            #expect(first["alarm_date"]! <= "2026-02-02", "\(item) alarmed on \(first["alarm_date"]!)")
+            #expect(("2026-01-23"..."2026-01-29").contains(first["change_date"]!), "\(item) change from \(first["change_date"]!)")
+        }
+        #expect(Set(alarms.map { $0["item_id"]! }).subtracting(leaked).count <= 1, "\(mon.stderr)")
+        let out = try ws.csvRows("monitor.csv")
+        #expect(out[0] == ["item_id", "date", "n", "n_timed", "p_correct", "response_residual", "time_residual", "statistic", "cusum", "alarm",
+                           "window_n", "window_p_correct", "window_time_intensity", "time_intensity"])
+        // Without times the monitor watches correctness alone.
+        let plain = try ws.run("monitor", "sessions.csv", "--bank", "bank.csv", "--date-column", "date", "--out", "plain.csv")
+        #expect(plain.stderr.contains("(responses only: no times or no time model in the bank)"), "\(plain.stderr)")
+        // A bad date is named.
+        try ws.write("bad.csv", "session_id,item_id,response,date\na,i0001,1,2026-02-30\na,i0002,0,2026-02-30\n")
+        let bad = try ws.run("monitor", "bad.csv", "--bank", "bank.csv", "--date-column", "date", "--out", "x.csv")
+        #expect(bad.status == 1 && bad.stderr.contains("bad.csv:2:4: error: date '2026-02-30' is not a date YYYY-MM-DD"), "\(bad.stderr)")
+    }
+}
