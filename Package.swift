@@ -158,6 +158,11 @@ let package = Package(
             path: "Benchmarks/DIFStudy"
         ),
         .executableTarget(
+            name: "integrity-study",
+            dependencies: ["Psychometrics", "Integrity"],
+            path: "Benchmarks/IntegrityStudy"
+        ),
+        .executableTarget(
             name: "norms-recovery",
             dependencies: ["Psychometrics", "Norming"],
             path: "Benchmarks/NormsRecovery"

@@ -31,14 +31,14 @@ public struct AbilityEstimator: Sendable {
     public let options: AbilityOptions
     /// The prior N(priorMean, priorSD²) of EAP and MAP: the options' prior, or the latent scale's where they
     /// give none.
-    public let priorMean: Double
-    public let priorSD: Double
+    public private(set) var priorMean: Double
+    public private(set) var priorSD: Double
     public let grid: QuadratureGrid
     /// log P(u = k | θ_t) of every item's categories on the grid (`LogCategoryTable`: item j's rows 2j, 2j + 1
     /// hold log(1 − P) and log P), rows padded with zeros to whole blocks of four nodes.
     let table: LogCategoryTable
     /// The log prior in blocks of four nodes (the grid padded to a multiple of 4), padding −1e300 (weight 0).
-    let logPrior: [SIMD4<Double>]
+    private(set) var logPrior: [SIMD4<Double>]
     let paddedPoints: [SIMD4<Double>]
     let blocks: Int
 
@@ -55,6 +55,22 @@ public struct AbilityEstimator: Sendable {
     ///   probabilities are not finite on the grid.
     public init(items: [any ItemResponseModel], options: AbilityOptions = AbilityOptions(), latentScale: LatentScale = .standard) throws {
         try self.init(checking: items, options: options, latentScale: latentScale)
+    }
+
+    /// This estimator with EAP's and MAP's prior replaced by N(`mean`, `sd`²) — the items' tables shared, only the
+    /// prior recomputed (a few dozen values): the per-session prior of scoring with response times, whose times
+    /// add a Gaussian factor in θ (`SessionTimeEvidence.thetaTerms`). ML and WLE do not read the prior.
+    package func withPrior(mean: Double, sd: Double) -> AbilityEstimator {
+        var copy = self
+        copy.priorMean = mean
+        copy.priorSD = sd
+        var prior = [SIMD4<Double>](repeating: SIMD4(repeating: -1e300), count: blocks)
+        for (t, theta) in grid.points.enumerated() {
+            let z = (theta - mean) / sd
+            prior[t / 4][t % 4] = -0.5 * z * z
+        }
+        copy.logPrior = prior
+        return copy
     }
 
     private init(checking items: [any ItemResponseModel], options: AbilityOptions, latentScale: LatentScale) throws {

@@ -22,7 +22,7 @@ public struct SessionScore: Sendable, Hashable {
 /// Built once and reused; an immutable `Sendable` value, safe to call concurrently from a server.
 public struct SessionScorer: Sendable {
     public let bank: ItemBank
-    public let estimator: AbilityEstimator
+    public private(set) var estimator: AbilityEstimator
     public let scale: IQScale
     /// Domains in order of first appearance in the bank (empty when the bank has no `domain` column).
     public let domains: [String]
@@ -97,34 +97,45 @@ public struct SessionScorer: Sendable {
         self.hasUnscoredItems = itemScored.contains(false)
     }
 
+    /// This scorer with its estimator's prior N(`mean`, `sd`²) (`AbilityEstimator.withPrior`): a session's own prior.
+    package func withPrior(mean: Double, sd: Double) -> SessionScorer {
+        var copy = self
+        copy.estimator = estimator.withPrior(mean: mean, sd: sd)
+        return copy
+    }
+
     /// Scores one session given item ids and responses: 0/1, or the category 0 ..< K of an item in more than two
     /// categories (a server's entry point).
     /// - Throws: `PsychometricsError` for an unknown item, a response outside the item's categories, an item
     ///   answered twice, or no responses.
     public func score(itemIDs: [String], responses: [Int]) throws -> SessionScore {
+        let indices = try validatedIndices(itemIDs: itemIDs, responses: responses)
+        return try indices.withUnsafeBufferPointer { i in try responses.map { UInt8($0) }.withUnsafeBufferPointer { try score(i, $0) } }
+    }
+
+    /// The bank indices of a session's items, checked as `score(itemIDs:responses:)` checks them.
+    /// - Throws: `PsychometricsError` for an unknown item, a response outside the item's categories, an item
+    ///   answered twice, or no responses.
+    package func validatedIndices(itemIDs: [String], responses: [Int]) throws(PsychometricsError) -> [Int] {
         guard itemIDs.count == responses.count else {
             throw PsychometricsError(.lengthMismatch, "\(itemIDs.count) item ids but \(responses.count) responses")
         }
         guard !itemIDs.isEmpty else { throw PsychometricsError(.noResponses, "the session has no responses") }
         let n = itemIDs.count
-        return try withUnsafeTemporaryAllocation(of: Int.self, capacity: n) { indices in
-            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: n) { values in
-                // Repeats: a scan of the earlier indices for test-sized sessions, a set beyond.
-                var seen = n > 64 ? Set<Int>(minimumCapacity: n) : []
-                for k in 0..<n {
-                    let id = itemIDs[k], u = responses[k]
-                    guard let j = itemTable.index(of: id) else { throw PsychometricsError(.unknownItem, "unknown item id '\(id.escapingControlCharacters)' (not in the bank)") }
-                    guard u >= 0 && u < itemCategories[j] else {
-                        throw PsychometricsError(.invalidResponse, "item '\(id)': response \(u) is not \(itemCategories[j] == 2 ? "0 or 1" : "one of 0…\(itemCategories[j] - 1)")")
-                    }
-                    let repeated = n > 64 ? !seen.insert(j).inserted : (0..<k).contains { indices[$0] == j }
-                    guard !repeated else { throw PsychometricsError(.repeatedItem, "item '\(id)' answered twice") }
-                    indices[k] = j
-                    values[k] = UInt8(u)
-                }
-                return try score(UnsafeBufferPointer(indices), UnsafeBufferPointer(values))
+        var indices = [Int](repeating: 0, count: n)
+        // Repeats: a scan of the earlier indices for test-sized sessions, a set beyond.
+        var seen = n > 64 ? Set<Int>(minimumCapacity: n) : []
+        for k in 0..<n {
+            let id = itemIDs[k], u = responses[k]
+            guard let j = itemTable.index(of: id) else { throw PsychometricsError(.unknownItem, "unknown item id '\(id.escapingControlCharacters)' (not in the bank)") }
+            guard u >= 0 && u < itemCategories[j] else {
+                throw PsychometricsError(.invalidResponse, "item '\(id)': response \(u) is not \(itemCategories[j] == 2 ? "0 or 1" : "one of 0…\(itemCategories[j] - 1)")")
             }
+            let repeated = n > 64 ? !seen.insert(j).inserted : (0..<k).contains { indices[$0] == j }
+            guard !repeated else { throw PsychometricsError(.repeatedItem, "item '\(id)' answered twice") }
+            indices[k] = j
         }
+        return indices
     }
 
     /// Scores validated bank indices (distinct, in range) and responses within their items' categories: the batch
