@@ -74,6 +74,12 @@ struct CalibrateCommand: ParsableCommand {
             d, c, their se_ columns, factor, and r_<factor>: the item's factor's row of the correlation matrix; the \
             summary has the matrix and its standard errors.
 
+            Response times: --time-column (long layout) or --time-suffix (wide) with --model 1pl, 2pl or 3pl fits \
+            van der Linden's speed-accuracy model jointly with the items: log T ~ N(β − τ, 1/α²) per response, \
+            ability and speed bivariate normal (speed SD σ_τ, correlation ρ), speed integrated in closed form. The \
+            bank adds time_intensity (β), time_discrimination (α), their se_ columns, speed_sd and \
+            speed_correlation; the summary a response_times section.
+
             BANK and the summary are one set: the bank is written to a temporary file, synced and renamed, and \
             the summary (the manifest: `iqscore verify SUMMARY` checks it) is written last. An output that is the \
             same file as an input is refused before anything is read.
