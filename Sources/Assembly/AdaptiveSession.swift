@@ -255,6 +255,25 @@ public struct AdaptiveSession: Sendable {
         return true
     }
 
+    /// W of the progressive rule (`CATConfiguration.Selection.progressive`); 1 for maximum information.
+    private func progressiveWeight() -> Double {
+        let config = pool.configuration
+        guard config.selection == .progressive else { return 1 }
+        let t = config.progressiveAcceleration
+        if let target = config.seTarget {
+            let prior = 1 / (pool.estimator.priorSD * pool.estimator.priorSD)
+            let needed = 1 / (target * target) - prior
+            guard needed > 0 else { return 1 }
+            let se = estimate.standardError
+            let gathered = se > 0 && se.isFinite ? max(0, 1 / (se * se) - prior) : needed
+            return pow(min(1, gathered / needed), t)
+        }
+        let s = Double(items.count), q = Double(config.maxItems)
+        var numerator = 0.0, denominator = 0.0
+        for f in stride(from: 1.0, through: q, by: 1) { denominator += pow(f, t); if f <= s { numerator += pow(f, t) } }
+        return denominator > 0 ? numerator / denominator : 1
+    }
+
     /// Finds the best `randomesque` candidates under the given restrictions and draws one uniformly.
     private func scan<R: RandomNumberGenerator>(domains useDomains: Bool, stratum: Int32, admitBarred: Bool, rng: inout R) -> Int? {
         let k = pool.configuration.randomesque
@@ -292,10 +311,24 @@ public struct AdaptiveSession: Sendable {
                                 let x = min(max((theta - pool.gridLow) / pool.gridStep, 0), Double(pool.gridCount - 1))
                                 let g = min(Int(x), pool.gridCount - 2)
                                 let w = x - Double(g)
+                                let weight = progressiveWeight()
                                 pool.information.withUnsafeBufferPointer { table in
                                     let row0 = table.baseAddress! + g * J, row1 = row0 + J
+                                    if weight >= 1 {
+                                        for j in 0..<J where state[j] <= maxState && (!useDomains || open[Int(domainOf[j])]) {
+                                            offer(j, row0[j] + w * (row1[j] - row0[j]))
+                                        }
+                                        return
+                                    }
+                                    // Progressive: H, the largest information among the eligible, then each item's
+                                    // (1 − W)·U·H + W·I.
+                                    var top = 0.0
                                     for j in 0..<J where state[j] <= maxState && (!useDomains || open[Int(domainOf[j])]) {
-                                        offer(j, row0[j] + w * (row1[j] - row0[j]))
+                                        top = max(top, row0[j] + w * (row1[j] - row0[j]))
+                                    }
+                                    for j in 0..<J where state[j] <= maxState && (!useDomains || open[Int(domainOf[j])]) {
+                                        let u = Double(rng.next() >> 11) * 0x1p-53
+                                        offer(j, (1 - weight) * u * top + weight * (row0[j] + w * (row1[j] - row0[j])))
                                     }
                                 }
                             }

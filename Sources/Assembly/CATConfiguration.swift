@@ -18,6 +18,8 @@ import Psychometrics
 /// | `domain_weights` | target shares per domain (Kingsbury–Zara), e.g. `{"logic": 2, "math": 1}` | none |
 /// | `randomesque` | choose at random among the best k items (Kingsbury & Zara 1989) | 1 |
 /// | `a_stratification` | number of a-strata (Chang & Ying 1999); `null` = maximum information | `null` |
+/// | `selection` | `maximum_information`, or `progressive`: information plus a random part that fades as the test's information grows (`Selection`) | `maximum_information` |
+/// | `progressive_acceleration` | t of the progressive rule: the random part's weight is 1 − (I/I*)^t | 1 |
 /// | `exposure_target` | r_max of Sympson–Hetter exposure control; `null` = none | 0.25, raised on a bank too small for it (`adaptingDefaultExposureTarget(to:)`) |
 /// | `exposure_calibration_simulees` | simulees per Sympson–Hetter calibration round | 5000 |
 /// | `exposure_calibration_iterations` | largest number of calibration rounds | 40 |
@@ -35,6 +37,10 @@ public struct CATConfiguration: Sendable, Hashable {
     public var domainWeights: [String: Double]?
     public var randomesque: Int = 1
     public var aStratification: Int?
+    /// How an item is chosen among the eligible ones (with `a_stratification` unset).
+    public var selection: Selection = .maximumInformation
+    /// t of the progressive rule (`Selection.progressive`), in `allowedProgressiveAccelerations`.
+    public var progressiveAcceleration: Double = 1
     /// r_max of Sympson–Hetter exposure control; nil: none. Setting it makes it an explicit choice.
     public var exposureTarget: Double? = Self.defaultExposureTarget {
         didSet { exposureTargetIsDefault = false }
@@ -79,6 +85,30 @@ public struct CATConfiguration: Sendable, Hashable {
             }
         }
     }
+
+    /// The item-selection rule.
+    ///
+    /// - `maximumInformation`: the item most informative at θ̂ (randomesque: one of the best k).
+    /// - `progressive`: the progressive method (Revuelta & Ponsoda 1998; with the acceleration of Barrada, Olea,
+    ///   Ponsoda & Abad 2008), made for tests that stop at an SE target: each eligible item scores
+    ///   ```
+    ///   (1 − W) · U_j · H + W · I_j(θ̂),   U_j ~ U(0, 1) afresh at each step,   H = max_j I_j(θ̂)
+    ///   W = min(1, I_test / I*)^t
+    ///   ```
+    ///   where I_test = 1/SE² − 1/σ²_prior is the information the test has gathered and I* = 1/se_target² −
+    ///   1/σ²_prior the information it needs (without an SE target W = Σ_{f≤s} f^t / Σ_{f≤max_items} f^t after s
+    ///   items, Barrada et al.'s weight). The first items are drawn almost at random — when θ̂ is still the prior
+    ///   mean and the most informative items would be the same for everybody — and the rule turns into maximum
+    ///   information as the test nears its target. It spreads exposure over the bank where it costs little
+    ///   precision; with Sympson–Hetter (`exposure_target`) it is the progressive-restricted method.
+    public enum Selection: String, Sendable, Hashable, Codable, CaseIterable {
+        case maximumInformation = "maximum_information"
+        case progressive
+    }
+
+    /// `progressive_acceleration` allowed: [0, 20] (0: W = 1, maximum information; large t keeps the random part
+    /// until the test is nearly done).
+    public static let allowedProgressiveAccelerations = NumberRange.closed(0, 20)
 
     /// The default `exposure_target`: 0.25 (no item in more than a quarter of the tests), on a bank that allows
     /// it.
@@ -189,6 +219,8 @@ public struct CATConfiguration: Sendable, Hashable {
         if let weights = domainWeights { problems += domainWeightProblems(weights) }
         if let p = (1...100).problem(randomesque, "randomesque") { problems.append(p) }
         if let k = aStratification, k < 1 || k > maxItems { problems.append("a_stratification must be 1…max_items (\(maxItems)) strata, got \(k)") }
+        if let p = Self.allowedProgressiveAccelerations.problem(progressiveAcceleration, "progressive_acceleration") { problems.append(p) }
+        if selection == .progressive && aStratification != nil { problems.append("selection progressive and a_stratification are two selection rules; give one") }
         if let r = exposureTarget, !(r > 0 && r <= 1) { problems.append("exposure_target must be in (0, 1], got \(r)") }
         if let p = Self.allowedCalibrationSimulees.problem(exposureCalibrationSimulees, "exposure_calibration_simulees") { problems.append(p) }
         if let p = Self.allowedCalibrationIterations.problem(exposureCalibrationIterations, "exposure_calibration_iterations") { problems.append(p) }
@@ -269,6 +301,7 @@ public struct CATConfiguration: Sendable, Hashable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case minItems = "min_items", maxItems = "max_items", seTarget = "se_target", minPerDomain = "min_per_domain"
         case domainWeights = "domain_weights", randomesque, aStratification = "a_stratification"
+        case selection, progressiveAcceleration = "progressive_acceleration"
         case exposureTarget = "exposure_target", exposureCalibrationSimulees = "exposure_calibration_simulees"
         case exposureCalibrationIterations = "exposure_calibration_iterations", exposureMargin = "exposure_margin"
         case estimator, priorMean = "prior_mean", priorSD = "prior_sd", quadraturePoints = "quadrature_points"
@@ -314,6 +347,13 @@ extension CATConfiguration: Codable {
         domainWeights = try c.decodeIfPresent([String: Double].self, forKey: .domainWeights)
         randomesque = try c.decodeIfPresent(Int.self, forKey: .randomesque) ?? 1
         aStratification = try c.decodeIfPresent(Int.self, forKey: .aStratification)
+        if let text = try c.decodeIfPresent(String.self, forKey: .selection) {
+            guard let rule = Selection(rawValue: text) else {
+                throw DecodingError.dataCorruptedError(forKey: .selection, in: c, debugDescription: "selection '\(text)' is not one of maximum_information, progressive")
+            }
+            selection = rule
+        }
+        progressiveAcceleration = try c.decodeIfPresent(Double.self, forKey: .progressiveAcceleration) ?? 1
         // Absent: the default 0.25 (adapted to a small bank); explicit null: no exposure control.
         if c.contains(.exposureTarget) {
             exposureTarget = try c.decodeIfPresent(Double.self, forKey: .exposureTarget)
@@ -342,6 +382,8 @@ extension CATConfiguration: Codable {
         try c.encodeIfPresent(domainWeights, forKey: .domainWeights)
         try c.encode(randomesque, forKey: .randomesque)
         try c.encode(aStratification, forKey: .aStratification)
+        try c.encode(selection.rawValue, forKey: .selection)
+        if selection == .progressive { try c.encode(progressiveAcceleration, forKey: .progressiveAcceleration) }
         // The default is left out, so that it reads back as the default (adapted to a small bank).
         if !exposureTargetIsDefault { try c.encode(exposureTarget, forKey: .exposureTarget) }
         if exposureTarget != nil {

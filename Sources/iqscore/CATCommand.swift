@@ -20,7 +20,9 @@ struct CATSimulateCommand: ParsableCommand {
         discussion: """
             CAT.json holds the rules (snake_case keys; only max_items is required): min_items, max_items, \
             se_target, min_per_domain (an integer, or {"domain": n, …}), domain_weights, randomesque, \
-            a_stratification, exposure_target (Sympson–Hetter r_max, default 0.25; null = none), \
+            a_stratification, selection (maximum_information, or progressive: a random part that fades as the \
+            test gathers information, with progressive_acceleration t), exposure_target (Sympson–Hetter r_max, \
+            default 0.25; null = none), \
             exposure_calibration_simulees, exposure_calibration_iterations, exposure_margin, estimator \
             (eap|map|ml|wle), prior_mean, prior_sd, quadrature_points. The bank needs a domain column.
 
