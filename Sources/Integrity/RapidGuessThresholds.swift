@@ -103,3 +103,29 @@ public struct ResponseTimeEffort: Sendable, Hashable {
 
     public var isDisengaged: Bool { timedResponses > 0 && effort < Self.minimumEffort }
 }
+
+extension RapidGuessThresholds {
+    /// `matrix` and `times` without the responses these thresholds call rapid guesses (treated as not
+    /// administered: effort-moderated calibration, after Wise & DeMars 2006), persons left with no response
+    /// dropped; and how many responses were removed. A rapid guesser is fast and right at chance, so left in it
+    /// inflates the speed SD and pulls the ability–speed correlation towards 0.
+    public func removingRapidGuesses(from matrix: ResponseMatrix, times: ResponseTimes) -> (matrix: ResponseMatrix, times: ResponseTimes, removed: Int) {
+        var offsets = [0], items: [Int32] = [], values: [UInt8] = [], seconds: [Float] = [], persons: [String] = []
+        items.reserveCapacity(matrix.cellCount); values.reserveCapacity(matrix.cellCount); seconds.reserveCapacity(matrix.cellCount)
+        var removed = 0
+        for i in 0..<matrix.personCount {
+            let before = items.count
+            for k in matrix.cells(ofPerson: i) {
+                let t = times.seconds[k]
+                if !t.isNaN && isRapid(item: Int(matrix.itemIndices[k]), seconds: Double(t)) { removed += 1; continue }
+                items.append(matrix.itemIndices[k]); values.append(matrix.responses[k]); seconds.append(t)
+            }
+            if items.count == before { continue }
+            persons.append(matrix.personIDs[i])
+            offsets.append(items.count)
+        }
+        let kept = ResponseMatrix(validatedPersonIDs: persons, itemIDs: matrix.itemIDs, rowOffsets: offsets, itemIndices: items, responses: values,
+                                  categoryCounts: matrix.categoryCounts)
+        return (kept, ResponseTimes(validatedSeconds: seconds), removed)
+    }
+}

@@ -1,15 +1,18 @@
 import ArgumentParser
 import Foundation
+import Integrity
 import Psychometrics
 import PsychometricsIO
 
 extension CalibrateCommand {
     /// `--time-column`/`--time-suffix` go with the unidimensional 0/1 models, on one group, all items free.
     func validateTimes() throws {
+        if excludeRapidGuesses && !times.isSet { throw ValidationError("--exclude-rapid-guesses goes with --time-column or --time-suffix") }
         guard times.isSet else { return }
         guard let m = model.dichotomous, m != .rasch else {
             throw ValidationError("--time-column and --time-suffix calibrate the response times with --model 1pl, 2pl or 3pl (the speed-accuracy model's ability is N(0, 1)), not --model \(model)")
         }
+        if excludeRapidGuesses && !times.isSet { throw ValidationError("--exclude-rapid-guesses goes with --time-column or --time-suffix") }
         if groupSource != nil || fixedBankPath != nil {
             throw ValidationError("--time-column and --time-suffix calibrate one group with every item free: leave out \(fixedBankPath != nil ? "--fixed" : "--group-column/--group-file")")
         }
@@ -22,9 +25,15 @@ extension CalibrateCommand {
         let readStart = Date()
         let metadata = try items.map { try ItemMetadata.load(csv: $0) }
         if guessingPrior == "options", let metadata, let path = items { options.itemGuessingPriors = try Self.optionPriors(metadata, file: path) }
-        let (data, report) = try ResponseMatrix.load(csv: responses, options: times.applied(to: columns.fileOptions), maxMemoryBytes: maxMemory.bytes,
+        var (data, report) = try ResponseMatrix.load(csv: responses, options: times.applied(to: columns.fileOptions), maxMemoryBytes: maxMemory.bytes,
                                                      threads: threads ?? WorkerThreads.all)
         noteUnnamedIDColumn(report)
+        var removed = 0
+        if excludeRapidGuesses {
+            let kept = RapidGuessThresholds.normative(matrix: data, times: report.times!).removingRapidGuesses(from: data, times: report.times!)
+            (data, removed) = (kept.matrix, kept.removed)
+            report.times = kept.times
+        }
         let readSeconds = Date().timeIntervalSince(readStart)
         let status = TerminalStatusLine()
         let result = try SpeedAccuracyCalibrator(options: options).calibrate(data, times: report.times!, progress: Self.progress(on: status))
@@ -34,6 +43,7 @@ extension CalibrateCommand {
         try OutputSet.commit([("bank", bankWriter, bank.items.count)], manifest: manifestWriter) { entries in
             var summary = CalibrationSummary(result: result.irt, report: report, responsesPath: responses, bankPath: out, readSeconds: readSeconds)
             summary.response_times = ResponseTimeSummary(result: result, report: report)
+            summary.response_times?.rapid_guesses_removed = excludeRapidGuesses ? removed : nil
             summary.elapsed_seconds = result.elapsedSeconds + readSeconds
             summary.outputs = entries
             return try summary.json()
@@ -42,7 +52,7 @@ extension CalibrateCommand {
         let tail = lines[0].components(separatedBy: "\n").filter { $0.hasPrefix("warning:") || $0.hasPrefix("wrote ") }
         lines = lines[0].components(separatedBy: "\n").filter { !$0.hasPrefix("warning:") && !$0.hasPrefix("wrote ") }
         let p = result.population
-        lines.append("response times: \(formatCount(result.timedResponses)) timed responses" + (report.droppedTimes > 0 ? "; \(formatCount(report.droppedTimes)) times of 0 or more than a day dropped (first on line \(report.firstDroppedTimeLine!))" : ""))
+        lines.append("response times: \(formatCount(result.timedResponses)) timed responses" + (excludeRapidGuesses ? "; \(formatCount(removed)) rapid guesses (below NT10) left out" : "") + (report.droppedTimes > 0 ? "; \(formatCount(report.droppedTimes)) times of 0 or more than a day dropped (first on line \(report.firstDroppedTimeLine!))" : ""))
         lines.append("speed-accuracy model (van der Linden 2007): speed SD \(fixed(p.speedSD, 4))" + (result.speedSDStandardError.map { " (SE \(fixed($0, 4)))" } ?? "")
                      + ", ability-speed correlation \(fixed(p.correlation, 4))" + (result.correlationStandardError.map { " (SE \(fixed($0, 4)))" } ?? ""))
         let timed = result.timeItems.compactMap(\.parameters)
@@ -73,6 +83,8 @@ struct ResponseTimeSummary: Encodable {
     var theta_sd_ratio: Double
     var items_without_time_model: [String]
     var standard_errors: String
+    /// With --exclude-rapid-guesses: responses left out as rapid guesses.
+    var rapid_guesses_removed: Int?
 
     init(result: SpeedAccuracyResult, report: ResponseFileReport) {
         timed_responses = result.timedResponses

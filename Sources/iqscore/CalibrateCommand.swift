@@ -78,7 +78,8 @@ struct CalibrateCommand: ParsableCommand {
             van der Linden's speed-accuracy model jointly with the items: log T ~ N(β − τ, 1/α²) per response, \
             ability and speed bivariate normal (speed SD σ_τ, correlation ρ), speed integrated in closed form. The \
             bank adds time_intensity (β), time_discrimination (α), their se_ columns, speed_sd and \
-            speed_correlation; the summary a response_times section.
+            speed_correlation; the summary a response_times section. --exclude-rapid-guesses leaves out the \
+            responses below NT10 (rapid guesses inflate the speed SD and pull ρ towards 0).
 
             BANK and the summary are one set: the bank is written to a temporary file, synced and renamed, and \
             the summary (the manifest: `iqscore verify SUMMARY` checks it) is written last. An output that is the \
@@ -134,6 +135,9 @@ struct CalibrateCommand: ParsableCommand {
     @OptionGroup var columns: ResponseColumnOptions
 
     @OptionGroup var times: ResponseTimeOptions
+
+    @Flag(name: .customLong("exclude-rapid-guesses"), help: "With response times: leave out of the fit the responses faster than NT10 (10% of the item's mean time in these data, at most 10 s; Wise & Ma 2012) — effort-moderated calibration.")
+    var excludeRapidGuesses = false
 
     @Option(name: .customLong("quadrature-points"), help: "Quadrature points (per dimension for bifactor and correlated), \(QuadratureGrid.allowedPointCounts.text); default 61, bifactor 31 (mirt's), correlated 31 for 2 factors and 21 for 3 (set, it keeps --model correlated on the product grid up to \(CorrelatedFactorsCalibrator.maximumFactors) factors: 15, 9, 7 for 4…6 are finer than mirt's 9, 7, 5 and still coarse).")
     var quadraturePoints: Int?
