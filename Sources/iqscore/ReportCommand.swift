@@ -58,6 +58,9 @@ struct ReportCommand: ParsableCommand {
     @Option(name: .customLong("dif-methods"), help: "With --group-column: the DIF methods, as `iqscore dif --methods` (default mh,irt).")
     var difMethods = "mh,irt"
 
+    @Option(help: "Add an items-over-time section (0/1 banks) from iqscore monitor's output: the alarms and each alarmed item's moving-window proportion correct and time intensity.")
+    var monitor: String?
+
     func validate() throws {
         if (groupColumn == nil) != (reference == nil) { throw ValidationError("--group-column and --reference go together (the DIF section)") }
         if groupColumn != nil { _ = try DIFCommand.parsedMethods(difMethods, option: "--dif-methods") }
@@ -65,7 +68,7 @@ struct ReportCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            try prepareOutputs(inputs: [("input", responses), ("--bank", bank)], outputs: [("--out", out)])
+            try prepareOutputs(inputs: [("input", responses), ("--bank", bank)] + given("--monitor", monitor), outputs: [("--out", out)])
             if BifactorBank.isMultidimensional(csv: bank) {
                 let correlated = CorrelatedFactorsBank.isCorrelated(csv: bank)
                 let report = try correlated ? renderCorrelatedReport() : renderBatteryReport()
@@ -87,6 +90,9 @@ struct ReportCommand: ParsableCommand {
             if let groupColumn, let reference {
                 let section = try difSection(table, fileOptions: fileOptions, groupColumn: groupColumn, reference: reference)
                 html = html.replacingOccurrences(of: "</body></html>", with: section + "</body></html>")
+            }
+            if let monitor {
+                html = html.replacingOccurrences(of: "</body></html>", with: try monitorSection(monitor) + "</body></html>")
             }
             try writeAtomically(html, to: out)
             printError("iqscore report: \(formatCount(table.data.personCount)) persons × \(table.rows.count) items, \(table.flaggedCount) flagged\nwrote \(out)")

@@ -123,6 +123,13 @@ struct MonitorCLITests {
         let out = try ws.csvRows("monitor.csv")
         #expect(out[0] == ["item_id", "date", "n", "n_timed", "p_correct", "response_residual", "time_residual", "statistic", "cusum", "alarm",
                            "window_n", "window_p_correct", "window_time_intensity", "time_intensity"])
+        // The report's items-over-time section: the alarmed items' series.
+        let report = try ws.run("report", "before.csv", "--bank", "bank.csv", "--monitor", "monitor.csv", "--out", "report.html")
+        #expect(report.status == 0, "\(report.stderr)")
+        let html = try ws.read("report.html")
+        #expect(html.contains("<h2 id=\"monitor\">Items over time</h2>"))
+        for item in leaked { #expect(html.contains("<tr class=\"flag\"><td>\(item)</td>"), "\(item) not in the report's alarms") }
+        #expect(!html.contains("NaN") && !html.contains("inf\""))
         // Without times the monitor watches correctness alone.
         let plain = try ws.run("monitor", "sessions.csv", "--bank", "bank.csv", "--date-column", "date", "--out", "plain.csv")
         #expect(plain.stderr.contains("(responses only: no times or no time model in the bank)"), "\(plain.stderr)")
