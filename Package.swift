@@ -124,7 +124,7 @@ let package = Package(
         // MARK: benchmarks
         .executableTarget(
             name: "scoring-latency",
-            dependencies: ["Psychometrics", "PsychometricsIO"],
+            dependencies: ["Psychometrics", "PsychometricsIO", "Integrity"],
             path: "Benchmarks/ScoringLatency"
         ),
         .executableTarget(

@@ -4,6 +4,7 @@
 //   swift run -c release scoring-latency
 //   BANK_SIZE=100 METHOD=eap swift run -c release scoring-latency   # another bank size, one estimator
 //   MODEL=graded CATEGORIES=4 swift run -c release scoring-latency   # items in K categories (graded, gpcm, pcm, nominal)
+//   TIMES=1 swift run -c release scoring-latency   # EAP with response times (TimedSessionScorer) against without
 //
 // With MODEL the bank's items are drawn under that model (`BankSpecification.categoryModel`) and the sessions
 // answer with categories: the cost per session against the 0/1 bank's, same sizes, same seed.
@@ -11,6 +12,7 @@
 // Each figure is the median over 5 repetitions of 100,000 sessions (simulated with a fixed seed).
 import Dispatch
 import Foundation
+import Integrity
 import Psychometrics
 
 let bankSize = Int(ProcessInfo.processInfo.environment["BANK_SIZE"] ?? "") ?? 1500, perSession = 25, sessions = 100_000, repetitions = 5
@@ -74,4 +76,40 @@ for method in AbilityMethod.allCases where methodFilter == nil || methodFilter =
     }
     precondition(sink != 0)
     print("| \(method.rawValue) | \(String(format: "%.2f", median(byID) / Double(sessions) * 1e6)) | \(String(format: "%.2f", median(byIndex) / Double(sessions) * 1e6)) | \(String(format: "%.0f", Double(sessions) / median(parallel))) |")
+}
+
+// With response times: the same sessions, each response timed under the speed–accuracy model (σ_τ 0.3, ρ 0.3), scored
+// by `TimedSessionScorer` (collateral prior, speed, effort, l_t) against `SessionScorer` on the same bank, EAP, by
+// bank index, interleaved repetitions on one thread; the ratio is the cost of scoring with times.
+if ProcessInfo.processInfo.environment["TIMES"] == "1" {
+    var timedBank = bank
+    let timeItems = ResponseTimeSimulator.drawItems(count: bank.items.count, using: &rng)
+    let population = try SpeedAccuracyPopulation(speedSD: 0.3, correlation: 0.3)
+    for k in timedBank.items.indices { timedBank.items[k].timeModel = timeItems[k] }
+    timedBank.speedPopulation = population
+    let simulator = ResponseTimeSimulator(items: timeItems, population: population)
+    let secondsPerSession = patterns.map { p -> [Double] in
+        let tau = simulator.speed(theta: RandomVariate.normal(using: &rng), using: &rng)
+        return p.indices.map { simulator.seconds(item: $0, speed: tau, using: &rng) }
+    }
+    let plain = try SessionScorer(bank: timedBank, scale: try IQScale())
+    let timed = try TimedSessionScorer(scorer: plain)
+    var sink = 0
+    var without: [Double] = [], with: [Double] = []
+    for _ in 0..<repetitions {
+        without.append(seconds {
+            for p in patterns {
+                p.indices.withUnsafeBufferPointer { i in p.responses.withUnsafeBufferPointer { r in sink &+= (try? plain.score(i, r))?.score.iq ?? 0 } }
+            }
+        })
+        with.append(seconds {
+            for (k, p) in patterns.enumerated() {
+                p.indices.withUnsafeBufferPointer { i in p.responses.withUnsafeBufferPointer { r in secondsPerSession[k].withUnsafeBufferPointer { t in
+                    sink &+= (try? timed.score(i, r, t))?.score.score.iq ?? 0 } } }
+            }
+        })
+    }
+    precondition(sink != 0)
+    let a = median(without) / Double(sessions) * 1e6, b = median(with) / Double(sessions) * 1e6
+    print("\nEAP with response times: \(String(format: "%.2f", b)) µs/session against \(String(format: "%.2f", a)) without (\(String(format: "%.2f", b / a))×), one thread")
 }
