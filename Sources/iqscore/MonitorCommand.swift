@@ -64,12 +64,9 @@ struct MonitorCommand: ParsableCommand {
             }
             var fileOptions = times.applied(to: columns.fileOptions)
             if (fileOptions.layout ?? .wide) == .wide { fileOptions.ignoredColumns.append(dateColumn) }
-            var (data, report) = try ResponseMatrix.load(csv: responses, options: fileOptions)
+            // Unless the layout is forced long, the date column is not an item of a wide file.
+            let (data, report) = try ResponseMatrix.load(csv: responses, options: fileOptions)
             if report.layout == .long { fileOptions.ignoredColumns.removeAll { $0 == dateColumn } }
-            if report.layout == .wide && !fileOptions.ignoredColumns.contains(dateColumn) {
-                fileOptions.ignoredColumns.append(dateColumn)
-                (data, report) = try ResponseMatrix.load(csv: responses, options: fileOptions)
-            }
             let dates = try PersonGroups.load(csv: responses, column: dateColumn, options: fileOptions, report: report, matrix: data, noun: "date",
                                               maximumDistinct: nil) { text in
                 SessionDate.day(text) == nil ? "date \(TextFidelity.quoted(text)) is not a date YYYY-MM-DD (years \(SessionDate.allowedYears.text))" : nil

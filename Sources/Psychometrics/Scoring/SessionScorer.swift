@@ -109,20 +109,38 @@ public struct SessionScorer: Sendable {
     /// - Throws: `PsychometricsError` for an unknown item, a response outside the item's categories, an item
     ///   answered twice, or no responses.
     public func score(itemIDs: [String], responses: [Int]) throws -> SessionScore {
-        let indices = try validatedIndices(itemIDs: itemIDs, responses: responses)
-        return try indices.withUnsafeBufferPointer { i in try responses.map { UInt8($0) }.withUnsafeBufferPointer { try score(i, $0) } }
+        try checkCounts(itemIDs: itemIDs, responses: responses)
+        let n = itemIDs.count
+        return try withUnsafeTemporaryAllocation(of: Int.self, capacity: n) { indices in
+            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: n) { values in
+                try validate(itemIDs: itemIDs, responses: responses, into: indices)
+                for k in 0..<n { values[k] = UInt8(responses[k]) }
+                return try score(UnsafeBufferPointer(indices), UnsafeBufferPointer(values))
+            }
+        }
     }
 
     /// The bank indices of a session's items, checked as `score(itemIDs:responses:)` checks them.
     /// - Throws: `PsychometricsError` for an unknown item, a response outside the item's categories, an item
     ///   answered twice, or no responses.
     package func validatedIndices(itemIDs: [String], responses: [Int]) throws(PsychometricsError) -> [Int] {
+        try checkCounts(itemIDs: itemIDs, responses: responses)
+        var indices = [Int](repeating: 0, count: itemIDs.count)
+        try indices.withUnsafeMutableBufferPointer { (buffer) throws(PsychometricsError) in try validate(itemIDs: itemIDs, responses: responses, into: buffer) }
+        return indices
+    }
+
+    private func checkCounts(itemIDs: [String], responses: [Int]) throws(PsychometricsError) {
         guard itemIDs.count == responses.count else {
             throw PsychometricsError(.lengthMismatch, "\(itemIDs.count) item ids but \(responses.count) responses")
         }
         guard !itemIDs.isEmpty else { throw PsychometricsError(.noResponses, "the session has no responses") }
+    }
+
+    /// Each item's bank index into `indices` (room for one per item), checking ids, responses and repeats; no heap
+    /// allocation for test-sized sessions (a set only beyond 64 items).
+    private func validate(itemIDs: [String], responses: [Int], into indices: UnsafeMutableBufferPointer<Int>) throws(PsychometricsError) {
         let n = itemIDs.count
-        var indices = [Int](repeating: 0, count: n)
         // Repeats: a scan of the earlier indices for test-sized sessions, a set beyond.
         var seen = n > 64 ? Set<Int>(minimumCapacity: n) : []
         for k in 0..<n {
@@ -135,7 +153,6 @@ public struct SessionScorer: Sendable {
             guard !repeated else { throw PsychometricsError(.repeatedItem, "item '\(id)' answered twice") }
             indices[k] = j
         }
-        return indices
     }
 
     /// Scores validated bank indices (distinct, in range) and responses within their items' categories: the batch
