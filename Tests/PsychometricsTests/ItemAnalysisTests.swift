@@ -12,6 +12,15 @@ struct ItemAnalysisTests {
         #expect(ChiSquare.upperTail(3.841458820694124, degreesOfFreedom: 1).isApproximatelyEqual(to: 0.05, absoluteTolerance: 1e-12))
         #expect(ChiSquare.upperTail(5.991464547107979, degreesOfFreedom: 2).isApproximatelyEqual(to: 0.05, absoluteTolerance: 1e-12))
         #expect(ChiSquare.upperTail(18.307038053275146, degreesOfFreedom: 10).isApproximatelyEqual(to: 0.05, absoluteTolerance: 1e-12))
+        // The finite sums (whole df ≤ 200) against the series and continued fraction, from the far lower tail
+        // to p ≈ 1e-30.
+        for df in 1...200 {
+            for q in stride(from: 0.01, through: 8.0, by: 0.37) {
+                let x = Double(df) * q + q
+                let exact = ChiSquare.upperTail(x, degreesOfFreedom: Double(df)), general = ChiSquare.incompleteGammaUpperTail(x, degreesOfFreedom: Double(df))
+                #expect(abs(exact - general) <= 1e-10 * general + 1e-15, "df \(df), x \(x)")
+            }
+        }
         #expect(ChiSquare.upperTail(43.77297182574219, degreesOfFreedom: 30).isApproximatelyEqual(to: 0.05, absoluteTolerance: 1e-12))
         // χ²(2) has the closed form e^(−x/2).
         #expect(ChiSquare.upperTail(14.451071, degreesOfFreedom: 2).isApproximatelyEqual(to: exp(-14.451071 / 2), relativeTolerance: 1e-12))

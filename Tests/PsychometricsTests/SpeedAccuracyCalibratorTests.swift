@@ -87,7 +87,7 @@ struct SpeedAccuracyCalibratorTests {
             x[irt.globalIndex(item: j, parameter: 1)] = -item.parameters.discrimination * item.parameters.difficulty
         }
         irt.setWorkingParameters(x)
-        var engine = SpeedAccuracyEngine(irt: irt, logTimes: times.seconds.map { log(Double($0)) })
+        var engine = SpeedAccuracyEngine(irt: irt, logTimes: times.seconds.map { ResponseTimes.logSeconds($0) })
         engine.beta = fit.timeItems.map { $0.parameters!.timeIntensity }
         engine.logAlpha = fit.timeItems.map { log($0.parameters!.timeDiscrimination) }
         engine.kappa = fit.population.slope

@@ -28,19 +28,63 @@ package struct SessionTimeEvidence: Sendable {
     package var weightedSquares = 0.0
     /// Σ (log αⱼ − log tⱼ).
     package var logJacobian = 0.0
+    /// Whether `logJacobian` holds every timed response's term (false after the scorer's bulk `add`, which leaves
+    /// it out): `thetaTerms`' constant is NaN otherwise.
+    package var hasConstant = true
 
     package init() {}
 
     /// Adds one timed response: the item's parameters and log t.
     @inline(__always)
     package mutating func add(_ item: LognormalTimeItem, logSeconds y: Double) {
-        let a2 = item.timeDiscrimination * item.timeDiscrimination, z = item.timeIntensity - y
+        add(intensity: item.timeIntensity, squaredDiscrimination: item.timeDiscrimination * item.timeDiscrimination,
+            logDiscrimination: log(item.timeDiscrimination), logSeconds: y)
+    }
+
+    /// Adds a session's timed responses (`seconds[k]` NaN: none) to items with time terms `terms[item]` = (β, α²),
+    /// β NaN for an item without a time model; returns how many were timed and how many fell below their item's
+    /// `thresholds` (the scorer's rapid guesses). One logarithm per timed response, and Σ log α left out: the
+    /// scorer needs θ's linear and quadratic terms and the speed, not the likelihood's constant, which
+    /// `thetaTerms` then gives as NaN (`hasConstant`).
+    package mutating func add(_ items: UnsafeBufferPointer<Int>, _ seconds: UnsafeBufferPointer<Float>,
+                              terms: UnsafeBufferPointer<SIMD2<Double>>, thresholds: UnsafeBufferPointer<Float>) -> (timed: Int, belowThreshold: Int) {
+        var timed = 0, below = 0
+        var count = 0, precision = 0.0, sum = 0.0, squares = 0.0
+        for k in 0..<items.count where !seconds[k].isNaN {
+            let j = items[k], t = seconds[k]
+            timed += 1
+            if t < thresholds[j] { below += 1 }
+            let term = terms[j]
+            if term[0].isNaN { continue }
+            let a2 = term[1], z = term[0] - ResponseTimes.logSeconds(t)
+            count += 1
+            precision += a2
+            sum += a2 * z
+            squares += a2 * z * z
+        }
+        self.count += count
+        self.precision += precision
+        weightedSum += sum
+        weightedSquares += squares
+        if count > 0 { hasConstant = false }
+        return (timed, below)
+    }
+
+    /// Adds one timed response from the item's β, α² and log α (kept per item by a caller that adds many
+    /// sessions: one logarithm per response instead of two).
+    @inline(__always)
+    package mutating func add(intensity beta: Double, squaredDiscrimination a2: Double, logDiscrimination logAlpha: Double, logSeconds y: Double) {
+        let z = beta - y
         count += 1
         precision += a2
         weightedSum += a2 * z
         weightedSquares += a2 * z * z
-        logJacobian += log(item.timeDiscrimination) - y
+        logJacobian += logAlpha - y
     }
+
+    /// Σ αⱼ² (zⱼ − m)² = Σ αⱼ² zⱼ² − P m², the squared standardised residuals at the times' own speed m (the
+    /// lognormal person fit l_t), ≥ 0.
+    package var residualSquares: Double { max(weightedSquares - precision * mean * mean, 0) }
 
     /// m = Σ αⱼ² zⱼ / P, the times' estimate of τ (0 without times).
     package var mean: Double { precision > 0 ? weightedSum / precision : 0 }
@@ -50,8 +94,7 @@ package struct SessionTimeEvidence: Sendable {
         guard count > 0 else { return (0, 0, 0) }
         let s2 = population.residualVariance, kappa = population.slope, m = mean
         let v = 1 / precision + s2
-        let within = weightedSquares - precision * m * m   // Σ αⱼ² (zⱼ − m)²
-        let constant = logJacobian - Double(count) / 2 * log(2 * Double.pi) - 0.5 * max(within, 0) - 0.5 * log1p(precision * s2) - m * m / (2 * v)
+        let constant = hasConstant ? logJacobian - Double(count) / 2 * log(2 * Double.pi) - 0.5 * residualSquares - 0.5 * log1p(precision * s2) - m * m / (2 * v) : .nan
         return (constant, kappa * m / v, -kappa * kappa / (2 * v))
     }
 

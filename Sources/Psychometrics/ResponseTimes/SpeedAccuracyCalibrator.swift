@@ -106,7 +106,7 @@ public struct SpeedAccuracyCalibrator: Sendable {
         let keep = responses.itemIDs.map { keptIDs.contains($0) }
         let (data, _) = responses.keepingItems(keep)
         let keptTimes = times.keepingItems(keep, of: responses)
-        let logTimes = keptTimes.seconds.map { $0.isNaN ? Double.nan : log(Double($0)) }
+        let logTimes = keptTimes.seconds.map { $0.isNaN ? Double.nan : ResponseTimes.logSeconds($0) }
         let timedPersons = (0..<data.personCount).filter { i in data.cells(ofPerson: i).contains { !logTimes[$0].isNaN } }.count
         guard timedPersons >= 2 else {
             throw PsychometricsError(.insufficientData, "only \(timedPersons) person\(timedPersons == 1 ? " has" : "s have") response times on the calibrated items; at least 2 are needed")

@@ -5,11 +5,32 @@ extension AbilityEstimator {
     /// blocks of four nodes (the prior's padding −1e300 gives weight 0); weights w_t = exp(ℓ_t − max ℓ)
     /// (`expShifted`); θ̂ = Σ w θ / Σ w and SE² = Σ w (θ − θ̂)² / Σ w.
     func eap(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ correct: Int) -> AbilityEstimate {
+        logPrior.withUnsafeBufferPointer { eap(items, responses, correct, logPrior: $0, priorMean: priorMean, priorSD: priorSD) }
+    }
+
+    /// EAP under the prior N(`mean`, `sd`²) instead of the estimator's: the log prior is laid out on the stack, so
+    /// a session's own prior (`TimedSessionScorer`'s collateral information) costs no allocation.
+    func eap(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ correct: Int, priorMean mean: Double, priorSD sd: Double) -> AbilityEstimate {
+        withUnsafeTemporaryAllocation(of: SIMD4<Double>.self, capacity: blocks) { prior in
+            paddedPoints.withUnsafeBufferPointer { points in
+                let scale = SIMD4<Double>(repeating: 1 / sd), center = SIMD4<Double>(repeating: mean)
+                for b in 0..<blocks {
+                    let z = (points[b] - center) * scale
+                    prior[b] = -0.5 * z * z
+                }
+            }
+            // The padding nodes (beyond the grid) get weight 0, as in `logPrior`.
+            for t in grid.count..<(4 * blocks) { prior[t / 4][t % 4] = -1e300 }
+            return eap(items, responses, correct, logPrior: UnsafeBufferPointer(prior), priorMean: mean, priorSD: sd)
+        }
+    }
+
+    private func eap(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ correct: Int,
+                     logPrior prior: UnsafeBufferPointer<SIMD4<Double>>, priorMean: Double, priorSD: Double) -> AbilityEstimate {
         let v = blocks, n = items.count
         return withUnsafeTemporaryAllocation(of: SIMD4<Double>.self, capacity: v) { acc in
             let a = acc.baseAddress!
             var mean = 0.0, variance = 0.0
-            logPrior.withUnsafeBufferPointer { prior in
             paddedPoints.withUnsafeBufferPointer { points in
             table.rowStart.withUnsafeBufferPointer { rowStart in
                 withUnsafeTemporaryAllocation(of: Int32.self, capacity: n) { rows in
@@ -28,10 +49,10 @@ extension AbilityEstimator {
                     expShifted(UnsafeMutableBufferPointer(start: lanes, count: 4 * v), by: top[0])
                 }
                 (mean, variance) = GridPosterior.moments(weights: a, points: points.baseAddress!, blocks: v)
-            }}}
+            }}
             let spacing = 2 * options.thetaBound / Double(grid.count - 1)
             if variance < spacing * spacing {
-                return refinedEAP(items, responses, correct, mean: mean, step: spacing)
+                return refinedEAP(items, responses, correct, mean: mean, step: spacing, priorMean: priorMean, priorSD: priorSD)
             }
             return AbilityEstimate(theta: mean, standardError: variance.squareRoot(), method: .eap,
                                    itemCount: items.count, correctCount: correct, atBound: false)
@@ -44,7 +65,7 @@ extension AbilityEstimator {
     /// the mean found so far (clipped to [−B, B]), and again while it is still narrower than that spacing
     /// (at most four times: spacing 0.2 → 0.00002).
     private func refinedEAP(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ correct: Int,
-                            mean start: Double, step coarse: Double) -> AbilityEstimate {
+                            mean start: Double, step coarse: Double, priorMean: Double, priorSD: Double) -> AbilityEstimate {
         let bound = options.thetaBound, half = 40
         var mean = start, variance = 0.0, step = coarse
         for _ in 0..<4 {

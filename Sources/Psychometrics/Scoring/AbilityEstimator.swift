@@ -148,12 +148,16 @@ public struct AbilityEstimator: Sendable {
     }
 
     /// Pointer-based entry point for batch scoring (no copies), unchecked: the package's own callers pass validated
-    /// positions and responses within each item's categories.
-    package func estimate(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>) -> AbilityEstimate {
+    /// positions and responses within each item's categories. `prior`: the session's own prior N(mean, sd²) for EAP
+    /// and MAP instead of the estimator's (nil: the estimator's); under EAP it costs no allocation.
+    package func estimate(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
+                          prior: (mean: Double, sd: Double)? = nil) -> AbilityEstimate {
+        if let prior, options.method == .map { return withPrior(mean: prior.mean, sd: prior.sd).estimate(items, responses) }
+        let eapPrior = options.method == .eap ? prior : nil
         guard !dichotomous else {
             let correct = responses.reduce(0) { $0 + Int($1) }
             switch options.method {
-            case .eap: return eap(items, responses, correct)
+            case .eap: return eapPrior.map { eap(items, responses, correct, priorMean: $0.mean, priorSD: $0.sd) } ?? eap(items, responses, correct)
             case .map, .ml, .wle: return root(items, responses, correct)
             }
         }
@@ -166,7 +170,7 @@ public struct AbilityEstimator: Sendable {
         }
         var estimate: AbilityEstimate
         switch options.method {
-        case .eap: estimate = eap(items, responses, points)
+        case .eap: estimate = eapPrior.map { eap(items, responses, points, priorMean: $0.mean, priorSD: $0.sd) } ?? eap(items, responses, points)
         case .map, .ml, .wle: estimate = root(items, responses, points)
         }
         estimate.maximumScore = maximum

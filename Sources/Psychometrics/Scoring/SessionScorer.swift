@@ -15,6 +15,15 @@ public struct SessionScore: Sendable, Hashable {
     public var unscoredCount: Int
     /// On a battery (`SessionScorer.battery`): the reported domain indexes; empty otherwise.
     public var indexes: [IndexScore] = []
+
+    package init(estimate: AbilityEstimate, score: IQScore, domainAnswered: [Int], domainCorrect: [Int], unscoredCount: Int, indexes: [IndexScore] = []) {
+        self.estimate = estimate
+        self.score = score
+        self.domainAnswered = domainAnswered
+        self.domainCorrect = domainCorrect
+        self.unscoredCount = unscoredCount
+        self.indexes = indexes
+    }
 }
 
 /// Scores sessions against one bank: validation, ability estimation, IQ mapping and per-domain counts.
@@ -97,13 +106,6 @@ public struct SessionScorer: Sendable {
         self.hasUnscoredItems = itemScored.contains(false)
     }
 
-    /// This scorer with its estimator's prior N(`mean`, `sd`²) (`AbilityEstimator.withPrior`): a session's own prior.
-    package func withPrior(mean: Double, sd: Double) -> SessionScorer {
-        var copy = self
-        copy.estimator = estimator.withPrior(mean: mean, sd: sd)
-        return copy
-    }
-
     /// Scores one session given item ids and responses: 0/1, or the category 0 ..< K of an item in more than two
     /// categories (a server's entry point).
     /// - Throws: `PsychometricsError` for an unknown item, a response outside the item's categories, an item
@@ -180,12 +182,16 @@ public struct SessionScorer: Sendable {
     /// norms, which this module does not know); nil: `scale.score`. On a battery, `indexReport` reports each
     /// reported index (its position in `Battery.reportedIndexes`) instead of `indexScale`. An error either throws is
     /// the session's `.unscorable` reason, as `scale`'s is.
+    ///
+    /// `prior`: the session's own prior for θ under EAP and MAP (`AbilityEstimator.estimate(_:_:prior:)`; nil: the
+    /// estimator's). On a battery it is not used: the factors keep the battery's prior.
     package func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
                        domainCounts: UnsafeMutablePointer<Int>, report: ((AbilityEstimate) throws -> IQScore)?,
-                       indexReport: ((Int, AbilityEstimate) throws -> IQScore)? = nil) throws -> (AbilityEstimate, IQScore, unscored: Int, indexes: [IndexScore]) {
+                       indexReport: ((Int, AbilityEstimate) throws -> IQScore)? = nil,
+                       prior: (mean: Double, sd: Double)? = nil) throws -> (AbilityEstimate, IQScore, unscored: Int, indexes: [IndexScore]) {
         guard items.count > 0 else { throw PsychometricsError(.noResponses, "the session has no responses") }
         guard hasUnscoredItems else {
-            let (estimate, iq, indexes) = try scoreAll(items, responses, domainCounts: domainCounts, report: report, indexReport: indexReport)
+            let (estimate, iq, indexes) = try scoreAll(items, responses, domainCounts: domainCounts, report: report, indexReport: indexReport, prior: prior)
             return (estimate, iq, 0, indexes)
         }
         return try withUnsafeTemporaryAllocation(of: Int.self, capacity: items.count) { kept in
@@ -201,7 +207,7 @@ public struct SessionScorer: Sendable {
                     throw PsychometricsError(.unscorable, "the session answered only items the bank does not score (\(unscored) pretest or retired)")
                 }
                 let (estimate, iq, indexes) = try scoreAll(UnsafeBufferPointer(rebasing: kept[0..<n]), UnsafeBufferPointer(rebasing: keptResponses[0..<n]),
-                                                           domainCounts: domainCounts, report: report, indexReport: indexReport)
+                                                           domainCounts: domainCounts, report: report, indexReport: indexReport, prior: prior)
                 return (estimate, iq, unscored, indexes)
             }
         }
@@ -211,7 +217,8 @@ public struct SessionScorer: Sendable {
     private func scoreAll(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
                           domainCounts: UnsafeMutablePointer<Int>,
                           report: ((AbilityEstimate) throws -> IQScore)?,
-                          indexReport: ((Int, AbilityEstimate) throws -> IQScore)?) throws -> (AbilityEstimate, IQScore, [IndexScore]) {
+                          indexReport: ((Int, AbilityEstimate) throws -> IQScore)?,
+                          prior: (mean: Double, sd: Double)?) throws -> (AbilityEstimate, IQScore, [IndexScore]) {
         let estimate: AbilityEstimate, iq: IQScore
         var indexes: [IndexScore] = []
         do {
@@ -224,7 +231,7 @@ public struct SessionScorer: Sendable {
                                            itemCount: items.count, correctCount: correct, atBound: false)
                 indexes = scores.indexes
             } else {
-                estimate = estimator.estimate(items, responses)
+                estimate = estimator.estimate(items, responses, prior: prior)
             }
             iq = try report?(estimate) ?? scale.score(estimate)
         } catch let error as PsychometricsError {
