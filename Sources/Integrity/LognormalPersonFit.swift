@@ -43,8 +43,12 @@ public struct LognormalPersonFit: Sendable, Hashable {
             return item.residual(seconds: t, speed: tau)
         }
         guard count >= 2 else { statistic = nil; pValue = nil; return }
-        let l = residuals.reduce(0) { $1.isNaN ? $0 : $0 + $1 * $1 }
-        statistic = l
-        pValue = ChiSquare.upperTail(l, degreesOfFreedom: Double(count - 1))
+        statistic = evidence.residualSquares
+        pValue = Self.pValue(evidence.residualSquares, count: count)
+    }
+
+    /// P(χ²(n − 1) ≥ l_t) for l_t over n ≥ 2 timed responses.
+    static func pValue(_ statistic: Double, count: Int) -> Double {
+        ChiSquare.upperTail(statistic, degreesOfFreedom: Double(count - 1))
     }
 }
