@@ -70,7 +70,7 @@ let package = Package(
         ),
         .target(
             name: "PsychometricsIO",
-            dependencies: ["Psychometrics", "Assembly", "Norming"]
+            dependencies: ["Psychometrics", "Assembly", "Norming", "Integrity"]
         ),
 
         // HTTP/JSON serving of the libraries (`iqscore serve`): routes a team can mount in its own Hummingbird
@@ -181,7 +181,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrityTests",
-            dependencies: ["Integrity", "Psychometrics"]
+            dependencies: ["Integrity", "Psychometrics", "PsychometricsIO"]
         ),
         .testTarget(
             name: "FairnessTests",

@@ -16,9 +16,11 @@ extension BatchScorer {
         let session: Int, item: Int, response: Int
         /// The age column (−1: ages are not read).
         let age: Int
+        /// The time column (−1: times are not read).
+        let time: Int
         /// Fields every row has (as the header).
         let headerCount: Int
-        let sessionName: String, responseName: String
+        let sessionName: String, responseName: String, timeName: String
     }
 
     /// A session's rows as parsed from one chunk.
@@ -31,6 +33,8 @@ extension BatchScorer {
         var line = 0
         var items: [Int] = []
         var responses: [UInt8] = []
+        /// Seconds of each response (NaN: none).
+        var times: [Float] = []
         /// Line of each response (to name the first line of an item answered twice across a chunk border).
         var itemLines: [Int] = []
         /// The first error, leaving out a differing age: that depends on the age the joined session had before.
@@ -56,10 +60,11 @@ extension BatchScorer {
         var out: [UInt8] = []
         var rejects: [RejectRecord] = []
         var hashes: [Int] = []
-        var flags = [Int](repeating: 0, count: ScoreFlag.allCases.count)
+        var flags = [Int](repeating: 0, count: BatchScorer.flagSlots)
         var inner = 0
         var rows = 0
         var blanks = 0
+        var droppedTimes = 0
     }
 
     /// Parses `range` of `buf` and scores its inner sessions. Runs on a worker thread; touches only its chunk and
@@ -112,6 +117,8 @@ extension BatchScorer {
         var total = 0, capacity: Int
         var items: UnsafeMutablePointer<Int>
         var responses: UnsafeMutablePointer<UInt8>
+        /// Seconds of each response (NaN: none); written only when the run reads times.
+        var times: UnsafeMutablePointer<Float>
         /// Line of each response of the open session (index − curStart).
         var lines = UnsafeMutablePointer<Int>.allocate(capacity: 64)
         var lineCapacity = 64
@@ -132,7 +139,7 @@ extension BatchScorer {
         var idBytes: [UInt8] = []
         var errors: [RowError] = []
         var hashes: [Int] = []
-        var rows = 0, blanks = 0
+        var rows = 0, blanks = 0, droppedTimes = 0
 
         init(owner: BatchScorer, columns: LongColumns, fileIndex: Int, stamps: Stamps, labels: OutputLabels, expectedRows: Int) {
             self.owner = owner
@@ -148,23 +155,27 @@ extension BatchScorer {
             self.labels = labels
             ordinal = stamps.lastOrdinal
             // The previous round's buffers when big enough (fresh pages cost page faults).
-            if let i = stamps.items, let r = stamps.responses, stamps.bufferCapacity >= expectedRows {
-                items = i; responses = r; capacity = stamps.bufferCapacity
+            if let i = stamps.items, let r = stamps.responses, let t = stamps.times, stamps.bufferCapacity >= expectedRows {
+                items = i; responses = r; times = t; capacity = stamps.bufferCapacity
             } else {
                 stamps.items?.deallocate()
                 stamps.responses?.deallocate()
+                stamps.times?.deallocate()
                 capacity = max(expectedRows, 64)
                 items = .allocate(capacity: capacity)
                 responses = .allocate(capacity: capacity)
+                times = .allocate(capacity: capacity)
             }
             stamps.items = nil
             stamps.responses = nil
+            stamps.times = nil
         }
 
         /// Hands the (possibly grown) response buffers back to `stamps` for the next round.
         func deallocate() {
             stamps.items = items
             stamps.responses = responses
+            stamps.times = times
             stamps.bufferCapacity = capacity
             lines.deallocate()
         }
@@ -175,6 +186,7 @@ extension BatchScorer {
             return LongRun(id: curID, orphan: curOrphan, file: fileIndex, line: curLine,
                            items: Array(UnsafeBufferPointer(start: items + curStart, count: n)),
                            responses: Array(UnsafeBufferPointer(start: responses + curStart, count: n)),
+                           times: columns.time >= 0 ? Array(UnsafeBufferPointer(start: times + curStart, count: n)) : [],
                            itemLines: Array(UnsafeBufferPointer(start: lines, count: n)), error: curError,
                            age: curAge, ageLine: curAgeLine, differingAge: curDiffAge, differingLine: curDiffLine)
         }
@@ -227,14 +239,15 @@ extension BatchScorer {
             var out = stamps.out ?? ByteBuffer(capacity: pending.count * 100)
             out.removeAll()
             var rejects: [RejectRecord] = []
-            var flags = [Int](repeating: 0, count: ScoreFlag.allCases.count)
+            var flags = [Int](repeating: 0, count: BatchScorer.flagSlots)
             idBytes.withUnsafeBufferPointer { ids in
                 for s in pending {
                     let id = UnsafeBufferPointer(rebasing: ids[s.idStart..<s.idEnd])
                     owner.emit(id: TextFidelity.validString(id) ?? TextFidelity.display(id),
                                file: fileIndex, line: s.line, error: s.error >= 0 ? errors[s.error] : nil, age: s.age,
                                UnsafeBufferPointer(start: items + s.itemStart, count: s.itemEnd - s.itemStart),
-                               UnsafeBufferPointer(start: responses + s.itemStart, count: s.itemEnd - s.itemStart), labels,
+                               UnsafeBufferPointer(start: responses + s.itemStart, count: s.itemEnd - s.itemStart),
+                               UnsafeBufferPointer(start: columns.time >= 0 ? times + s.itemStart : nil, count: columns.time >= 0 ? s.itemEnd - s.itemStart : 0), labels,
                                out: &out, rejects: &rejects, flags: &flags)
                 }
             }
@@ -263,13 +276,14 @@ extension BatchScorer {
         }
 
         @inline(__always)
-        mutating func append(_ item: Int, _ response: UInt8, line: Int) {
+        mutating func append(_ item: Int, _ response: UInt8, seconds: Float, line: Int) {
             if total == capacity {
                 let bigger = capacity * 2
                 let i = UnsafeMutablePointer<Int>.allocate(capacity: bigger), r = UnsafeMutablePointer<UInt8>.allocate(capacity: bigger)
-                i.update(from: items, count: total); r.update(from: responses, count: total)
-                items.deallocate(); responses.deallocate()
-                items = i; responses = r
+                let t = UnsafeMutablePointer<Float>.allocate(capacity: bigger)
+                i.update(from: items, count: total); r.update(from: responses, count: total); t.update(from: times, count: total)
+                items.deallocate(); responses.deallocate(); times.deallocate()
+                items = i; responses = r; times = t
                 capacity = bigger
             }
             let k = total - curStart
@@ -282,6 +296,7 @@ extension BatchScorer {
             }
             items[total] = item
             responses[total] = response
+            times[total] = seconds
             lines[k] = line
             total += 1
         }
@@ -337,16 +352,26 @@ extension BatchScorer {
                 case .invalid: return false
                 }
             }
+            var seconds = Float.nan
+            if columns.time >= 0 {
+                let tc = 2 * columns.time
+                switch ResponseTimeCell.parse(UnsafeBufferPointer(start: buf + bounds[tc], count: bounds[tc + 1] - bounds[tc])) {
+                case .seconds(let t): seconds = t
+                case .missing: break
+                case .dropped: droppedTimes += 1
+                case .invalid: return false
+                }
+            }
             _ = enter(id, line: rowLine)
             if !age.isNaN { noteAge(age, line: rowLine) }
-            answer(j, response[0] &- 48, line: rowLine)
+            answer(j, response[0] &- 48, seconds: seconds, line: rowLine)
             return true
         }
 
         /// A response of the open session to bank item `j`: kept, or the session's error when the item was
         /// answered before in it.
         @inline(__always)
-        mutating func answer(_ j: Int, _ value: UInt8, line rowLine: Int) {
+        mutating func answer(_ j: Int, _ value: UInt8, seconds: Float = .nan, line rowLine: Int) {
             if stamps.session[j] == ordinal {
                 fail("item '\(owner.scorer.bank.items[j].itemID)' answered twice in the session (first on line \(stamps.line[j]))",
                      line: rowLine, column: columns.item + 1)
@@ -354,7 +379,7 @@ extension BatchScorer {
             }
             stamps.session[j] = ordinal
             stamps.line[j] = rowLine
-            append(j, value, line: rowLine)
+            append(j, value, seconds: seconds, line: rowLine)
         }
 
         /// One record of the chunk: the common row by `plainRow`, any other by the general field access.
@@ -362,9 +387,28 @@ extension BatchScorer {
         mutating func record(_ buf: UnsafePointer<UInt8>, _ scanner: borrowing CSVRecordScanner, line rowLine: Int, plain: Bool) {
             rows += 1
             if plain, plainRow(buf, scanner, line: rowLine) { return }
-            let sc = columns.session, ic = columns.item, rc = columns.response
-            // Only quoted fields are copied into it: no allocation for the others.
             var scratch: [UInt8] = []
+            generalRow(buf, scanner, line: rowLine, scratch: &scratch)
+        }
+
+        /// The row's time (NaN: none or not read); nil after a bad cell, which is the session's error.
+        mutating func seconds(_ buf: UnsafePointer<UInt8>, _ scanner: borrowing CSVRecordScanner, line rowLine: Int, scratch: inout [UInt8]) -> Float? {
+            guard columns.time >= 0 else { return .nan }
+            switch scanner.withField(columns.time, in: buf, scratch: &scratch, { ResponseTimeCell.parse($0) }) {
+            case .seconds(let t): return t
+            case .missing: return .nan
+            case .dropped: droppedTimes += 1; return .nan
+            case .invalid:
+                let text = scanner.withField(columns.time, in: buf, scratch: &scratch) { TextFidelity.quoted($0) }
+                fail("\(columns.timeName) \(text) is not a response time; allowed: \(ResponseTimeCell.allowedDescription)", line: rowLine, column: columns.time + 1)
+                return nil
+            }
+        }
+
+        /// A row that `plainRow` did not take, by the general field access.
+        mutating func generalRow(_ buf: UnsafePointer<UInt8>, _ scanner: borrowing CSVRecordScanner, line rowLine: Int, scratch: inout [UInt8]) {
+            let sc = columns.session, ic = columns.item, rc = columns.response
+            // Only quoted fields are copied into `scratch`: no allocation for the others.
             let fields = scanner.fieldCount
             if fields <= sc {
                 orphan(line: rowLine, column: fields,
@@ -400,7 +444,8 @@ extension BatchScorer {
                          line: rowLine, column: rc + 1)
                     return
                 }
-                answer(j, UInt8(v), line: rowLine)
+                guard let t = seconds(buf, scanner, line: rowLine, scratch: &scratch) else { return }
+                answer(j, UInt8(v), seconds: t, line: rowLine)
                 return
             }
             var cell = scanner.withField(rc, in: buf, scratch: &scratch) { ResponseCell.parse($0) }
@@ -423,7 +468,8 @@ extension BatchScorer {
                      line: rowLine, column: ic + 1)
                 return
             }
-            answer(j, cell == .correct ? 1 : 0, line: rowLine)
+            guard let t = seconds(buf, scanner, line: rowLine, scratch: &scratch) else { return }
+            answer(j, cell == .correct ? 1 : 0, seconds: t, line: rowLine)
         }
 
         /// After the last record: the counts, and the open session as the chunk's head or tail.
@@ -431,6 +477,7 @@ extension BatchScorer {
             stamps.lastOrdinal = ordinal
             chunk.rows = rows
             chunk.blanks = blanks
+            chunk.droppedTimes = droppedTimes
             if hasCur {
                 if runs == 0 { head = run(); chunk.headOpen = true } else { chunk.tail = run() }
             }
@@ -457,6 +504,7 @@ extension BatchScorer.RunState {
                 for chunk in chunks {
                     state.pointee.report.rowsRead += chunk.rows
                     state.pointee.report.blankResponses += chunk.blanks
+                    state.pointee.report.droppedTimes += chunk.droppedTimes
                     if let error = chunk.syntaxError { throw error }
                     try state.pointee.join(chunk, columns: columns)
                 }
@@ -506,7 +554,8 @@ extension BatchScorer.RunState {
                 }
             }
             if k < run.items.count {
-                apply(Self.response, item: run.items[k], value: run.responses[k], file: run.file, line: run.itemLines[k], column: itemColumn + 1, reason: nil)
+                apply(Self.response, item: run.items[k], value: run.responses[k], seconds: run.times.isEmpty ? .nan : run.times[k],
+                      file: run.file, line: run.itemLines[k], column: itemColumn + 1, reason: nil)
             }
         }
     }
@@ -526,7 +575,7 @@ extension BatchScorer.RunState {
         report.sessionsScored += chunk.inner - chunk.rejects.count
         report.sessionsRejected += chunk.rejects.count
         report.sessionsNotAdministered += BatchScorer.notAdministeredCount(chunk.rejects)
-        for (k, flag) in ScoreFlag.allCases.enumerated() where chunk.flags[k] > 0 { report.flagCounts[flag, default: 0] += chunk.flags[k] }
+        report.addFlags(chunk.flags)
         if let tail = chunk.tail { try replay(tail, columns: columns) }
     }
 }

@@ -71,6 +71,16 @@ extension BatchScorer {
         }
     }
 
+    /// One kept event of the regrouping pass (a response or a failure), 32 bytes: its session, item, value, kind,
+    /// seconds (NaN: none), input file, column (0: none) and line.
+    struct GatherEvent {
+        var session: Int32, item: Int32
+        var value: UInt8, kind: UInt8
+        var seconds: Float
+        var file: Int32, column: Int32
+        var line: Int
+    }
+
     /// A session of the regrouping pass: id, first appearance, and whether its outcome is settled (see `event`).
     struct GatherSession {
         var id: String
@@ -133,12 +143,15 @@ extension BatchScorer {
     /// Phase 1: the serial parser's calls, written to the partition of their session.
     final class PartitionRecorder {
         let partitions: [SpillFile]
+        /// Whether events carry seconds (a run with response times): 4 more bytes per event.
+        let timed: Bool
         private var current = 0
 
         static let enterTag: UInt8 = 1, eventTag: UInt8 = 2, orphanTag: UInt8 = 3, ageTag: UInt8 = 4
 
-        init(count: Int, spillPrefix: String) throws {
+        init(count: Int, spillPrefix: String, timed: Bool) throws {
             partitions = try (0..<count).map { _ in try SpillFile(prefix: spillPrefix) }
+            self.timed = timed
         }
 
         func enter(_ id: UnsafeBufferPointer<UInt8>, file: Int, line: Int, column: Int) throws {
@@ -151,12 +164,13 @@ extension BatchScorer {
             try f.write(string: id)
         }
 
-        func event(_ kind: UInt8, item: Int, value: UInt8, file: Int, line: Int, column: Int, reason: String?) throws {
+        func event(_ kind: UInt8, item: Int, value: UInt8, seconds: Float, file: Int, line: Int, column: Int, reason: String?) throws {
             let f = partitions[current]
             try f.write(byte: Self.eventTag)
             try f.write(byte: kind)
             try f.write(varint: UInt64(item + 1))
             try f.write(byte: value)
+            if timed { try f.write(varint: UInt64(seconds.bitPattern)) }
             try f.write(varint: UInt64(file))
             try f.write(varint: UInt64(line))
             try f.write(varint: UInt64(column))
@@ -195,7 +209,7 @@ extension BatchScorer.RunState {
             try replayGathered()
             return
         }
-        let recorder = try BatchScorer.PartitionRecorder(count: count, spillPrefix: spillPrefix)
+        let recorder = try BatchScorer.PartitionRecorder(count: count, spillPrefix: spillPrefix, timed: owner.timed)
         self.recorder = recorder
         try readAll()
         self.recorder = nil
@@ -219,13 +233,14 @@ extension BatchScorer.RunState {
                     let kind = try partition.readByte()
                     let item = Int(try partition.readVarint()) - 1
                     let value = try partition.readByte()
+                    let seconds = recorder.timed ? Float(bitPattern: UInt32(truncatingIfNeeded: try partition.readVarint())) : .nan
                     let file = Int(try partition.readVarint()), line = Int(try partition.readVarint()), column = Int(try partition.readVarint())
                     var reason: String?
                     if try partition.readByte() == 1 {
                         try partition.readString(into: &text)
                         reason = String(decoding: text, as: UTF8.self)
                     }
-                    try event(kind, item: item, value: value, file: file, line: line, column: column == 0 ? nil : column, reason: reason)
+                    try event(kind, item: item, value: value, seconds: seconds, file: file, line: line, column: column == 0 ? nil : column, reason: reason)
                 case BatchScorer.PartitionRecorder.ageTag:
                     let file = Int(try partition.readVarint()), line = Int(try partition.readVarint()), column = Int(try partition.readVarint())
                     try ageEvent(Double(bitPattern: try partition.readWord()), file: file, line: line, column: column)

@@ -1,4 +1,5 @@
 import Foundation
+import Integrity
 import Norming
 import Psychometrics
 
@@ -38,6 +39,18 @@ package struct BatchScoringReport: Sendable, Hashable {
     package var sessionHashRuns = 0
     /// How many scored sessions carry each flag.
     package var flagCounts: [ScoreFlag: Int] = [:]
+    /// With response times (`BatchScorer.timedScorer`): how many scored sessions carry each time flag.
+    package var timeFlagCounts: [TimeFlag: Int] = [:]
+    /// Time cells read with a response (0 or more than a day: kept without the time and counted in `droppedTimes`).
+    package var droppedTimes = 0
+
+    /// Adds per-slot flag counts (`BatchScorer.flagSlots` order: score flags, then time flags).
+    mutating func addFlags(_ counts: [Int]) {
+        for (k, flag) in ScoreFlag.allCases.enumerated() where counts[k] > 0 { flagCounts[flag, default: 0] += counts[k] }
+        for (k, flag) in TimeFlag.allCases.enumerated() where counts[ScoreFlag.allCases.count + k] > 0 {
+            timeFlagCounts[flag, default: 0] += counts[ScoreFlag.allCases.count + k]
+        }
+    }
     package var seconds = 0.0
     /// Wide files whose first column had no name and was read as the session ids (R's `write.csv()` row names).
     package var unnamedIDColumnFiles: [String] = []
@@ -96,6 +109,14 @@ package final class BatchScorer {
     package var ageColumn: String?
     /// Answer keys when the files hold chosen options (`OptionKeys`): cells are scored against them.
     package var optionKeys: OptionKeys?
+    /// Scores each session with its response times (the files' `ResponseFileOptions.timeColumn` or `timeSuffix`
+    /// columns, which `run` then requires): θ with the times' collateral information, and `ScoreText.timeColumns`
+    /// after the other columns. Every path carries a time with each response, as it carries the response.
+    package var timedScorer: TimedSessionScorer?
+    /// Whether responses carry times.
+    var timed: Bool { timedScorer != nil }
+    /// Per-session flag counters: `ScoreFlag`s, then `TimeFlag`s.
+    static let flagSlots = ScoreFlag.allCases.count + TimeFlag.allCases.count
     package var batchSize = 16384
     /// Threads that parse and score: 1…`WorkerThreads.maximum` (checked by `run`). Default: every core.
     package var workers = WorkerThreads.all
@@ -139,6 +160,8 @@ package final class BatchScorer {
         if scorer.hasUnscoredItems { columns.append("n_unscored") }
         for d in scorer.domains { columns += ["\(d)_correct", "\(d)_answered"] }
         for name in scorer.battery?.reportedNames ?? [] { columns += ScoreText.indexColumns.map { "index_\(name)_\($0)" } }
+        if timed { columns += ScoreText.timeColumns }
+        if timedScorer?.compromised != nil { columns += ScoreText.preknowledgeColumns }
         return columns.map(csvField).joined(separator: ",") + "\n"
     }
 
@@ -157,6 +180,9 @@ package final class BatchScorer {
         for norms in ([ageScale] + indexScales).compactMap({ $0?.norms }) where norms.isAgeSpecific && ageColumn == nil {
             problems.append("the norms \(norms.label) are age-specific: name the age column")
         }
+        let timeOptions = fileOptions.timeColumn != nil || fileOptions.timeSuffix != nil
+        if timed && !timeOptions { problems.append("scoring with response times needs the time column (long files) or the time columns' suffix (wide files)") }
+        if !timed && timeOptions { problems.append("time columns are named but the sessions are not scored with times (no timed scorer)") }
         if !indexScales.isEmpty && indexScales.count != (scorer.battery?.reportedIndexes.count ?? -1) {
             problems.append("index norms are given for \(indexScales.count) indexes, the battery reports \(scorer.battery?.reportedIndexes.count ?? 0)")
         }
@@ -218,7 +244,7 @@ package final class BatchScorer {
         /// Per id in `gatherIndex`, its session's index in `gatherSessions` (rows without an id have sessions too).
         var gatherOrdinals: [Int] = []
         var gatherSessions: [GatherSession] = []
-        var events: [(session: Int32, item: Int32, value: UInt8, kind: UInt8, file: Int32, line: Int, column: Int32)] = []
+        var events: [GatherEvent] = []
         var eventReasons: [Int: String] = [:]
         /// Gather mode with partitions: the calls being recorded into partition files (phase 1), the session
         /// ordinals used by earlier partitions, and where the current partition's outputs go (phase 2).
@@ -258,6 +284,8 @@ package final class BatchScorer {
             var error: RowError?
             var items: [Int] = []
             var responses: [UInt8] = []
+            /// Per response its seconds (NaN: none), when the run reads times.
+            var times: [Float] = []
             /// The first non-blank age (NaN: none yet), its input file and line.
             var age = Double.nan
             var ageFile = 0
@@ -266,6 +294,20 @@ package final class BatchScorer {
 
         // Event kinds.
         static let touch: UInt8 = 0, response: UInt8 = 1, blank: UInt8 = 2, failure: UInt8 = 3
+
+        /// The time cell of a response's row (column `column`): its seconds (NaN: none; a dropped time counted), or
+        /// nil after a bad cell, which is the session's failure on this row.
+        mutating func timeCell(_ cell: ResponseTimeCell, file: Int, line: Int, column: Int, text: () -> String) throws -> Float? {
+            switch cell {
+            case .seconds(let t): return t
+            case .missing: return .nan
+            case .dropped: report.droppedTimes += 1; return .nan
+            case .invalid:
+                try event(Self.failure, file: file, line: line, column: column,
+                          reason: "\(text()) is not a response time; allowed: \(ResponseTimeCell.allowedDescription)")
+                return nil
+            }
+        }
 
         mutating func readAll() throws {
             for (fileIndex, path) in readPaths.enumerated() {
@@ -291,13 +333,13 @@ package final class BatchScorer {
             let layout = options.layout ?? (hasLong ? .long : .wide)
             let table = owner.scorer.itemTable
             if layout == .long {
-                let (sc, ic, rc) = try options.longColumns(in: header, file: path, line: reader.line)
+                let (sc, ic, rc, tc) = try options.longColumnsWithTime(in: header, file: path, line: reader.line)
                 let ac = try owner.ageColumnIndex(in: header, file: path, line: reader.line)
                 ageColumns[fileIndex] = ac
                 if !gather && owner.parallelParsing {
                     try readLongParallel(reader, fileIndex: fileIndex, columns: LongColumns(
-                        session: sc, item: ic, response: rc, age: ac, headerCount: header.count,
-                        sessionName: options.sessionColumn, responseName: options.responseColumn))
+                        session: sc, item: ic, response: rc, age: ac, time: tc, headerCount: header.count,
+                        sessionName: options.sessionColumn, responseName: options.responseColumn, timeName: options.timeColumn ?? ""))
                     return
                 }
                 while try reader.nextRow() {
@@ -322,6 +364,12 @@ package final class BatchScorer {
                     // An item in more than two categories: its category (`CategoryCells`). The item is looked up once
                     // (`known`: nil until looked up) for both paths.
                     func lookUp() -> Int? { reader.withField(ic, { table.index(of: $0.trimmingSpaces()) }) }
+                    // The row's time (−1: times are not read); nil after a bad time cell.
+                    func seconds() throws -> Float? {
+                        guard tc >= 0 else { return .nan }
+                        return try timeCell(reader.withField(tc) { ResponseTimeCell.parse($0) }, file: fileIndex, line: line, column: tc + 1,
+                                            text: { "\(options.timeColumn ?? "time") \(reader.withField(tc) { TextFidelity.quoted($0) })" })
+                    }
                     var known: Int?? = nil
                     if owner.categoryCells != nil { known = .some(lookUp()) }
                     if let categories = owner.categoryCells, let j = known ?? nil, categories.isCategoryItem(j) {
@@ -332,7 +380,8 @@ package final class BatchScorer {
                                       reason: "\(options.responseColumn) \(reader.withField(rc) { TextFidelity.quoted($0) }) is not a response to item \(TextFidelity.quoted(owner.scorer.bank.items[j].itemID)); allowed: \(categories.allowed(item: j))")
                             continue
                         }
-                        try event(Self.response, item: j, value: UInt8(v), file: fileIndex, line: line, column: ic + 1)
+                        guard let t = try seconds() else { continue }
+                        try event(Self.response, item: j, value: UInt8(v), seconds: t, file: fileIndex, line: line, column: ic + 1)
                         maybeProgress(reader)
                         continue
                     }
@@ -350,7 +399,8 @@ package final class BatchScorer {
                                   reason: "unknown item id \(reader.withField(ic) { TextFidelity.quoted($0.trimmingSpaces()) }) (not in the bank)")
                         continue
                     }
-                    try event(Self.response, item: j, value: cell == .correct ? 1 : 0, file: fileIndex, line: line, column: ic + 1)
+                    guard let t = try seconds() else { continue }
+                    try event(Self.response, item: j, value: cell == .correct ? 1 : 0, seconds: t, file: fileIndex, line: line, column: ic + 1)
                     maybeProgress(reader)
                 }
             } else {
@@ -360,7 +410,7 @@ package final class BatchScorer {
                 let ac = try owner.ageColumnIndex(in: header, file: path, line: reader.line)
                 ageColumns[fileIndex] = ac
                 // The columns read as items: not the id, the age or an ignored column.
-                let itemColumns = try options.wideItemColumns(header: header, hasID: hasID, age: ac, file: path, line: reader.line)
+                let (itemColumns, timeColumns) = try options.wideColumns(header: header, hasID: hasID, age: ac, file: path, line: reader.line)
                 let columnItem: [Int?] = header.indices.map { table.index(of: header[$0]) }
                 var row = 0
                 let prefix = inputs.count > 1 ? (path as NSString).lastPathComponent + ":" : ""
@@ -386,7 +436,13 @@ package final class BatchScorer {
                         continue
                     }
                     if ac >= 0 { try ageCell(reader.withField(ac) { SessionAge.parse($0) }, file: fileIndex, line: line, column: ac + 1) }
-                    for c in itemColumns {
+                    for (k, c) in itemColumns.enumerated() {
+                        // The cell's time (NaN: none, or times are not read); nil after a bad time cell.
+                        func seconds() throws -> Float? {
+                            guard !timeColumns.isEmpty, case let tc = timeColumns[k], tc >= 0 else { return .nan }
+                            return try timeCell(reader.withField(tc) { ResponseTimeCell.parse($0) }, file: fileIndex, line: line, column: tc + 1,
+                                                text: { "column \(TextFidelity.quoted(header[tc])): \(reader.withField(tc) { TextFidelity.quoted($0) })" })
+                        }
                         if let categories = owner.categoryCells, let j = columnItem[c], categories.isCategoryItem(j) {
                             let v = reader.withField(c) { categories.value($0, item: j) }
                             if v == ResponseCell.missingCategory { continue }
@@ -395,7 +451,8 @@ package final class BatchScorer {
                                           reason: "column \(TextFidelity.quoted(header[c])): \(reader.withField(c) { TextFidelity.quoted($0) }) is not a response; allowed: \(categories.allowed(item: j))")
                                 continue
                             }
-                            try event(Self.response, item: j, value: UInt8(v), file: fileIndex, line: line, column: c + 1)
+                            guard let t = try seconds() else { continue }
+                            try event(Self.response, item: j, value: UInt8(v), seconds: t, file: fileIndex, line: line, column: c + 1)
                             continue
                         }
                         var cell = reader.withField(c) { ResponseCell.parse($0) }
@@ -411,7 +468,8 @@ package final class BatchScorer {
                                 try event(Self.failure, file: fileIndex, line: line, column: c + 1, reason: "unknown item id \(TextFidelity.quoted(header[c])) (column \(c + 1) is not in the bank)")
                                 continue
                             }
-                            try event(Self.response, item: j, value: cell == .correct ? 1 : 0, file: fileIndex, line: line, column: c + 1)
+                            guard let t = try seconds() else { continue }
+                            try event(Self.response, item: j, value: cell == .correct ? 1 : 0, seconds: t, file: fileIndex, line: line, column: c + 1)
                         }
                     }
                     if !gather { try closeCurrent() }
@@ -481,13 +539,13 @@ package final class BatchScorer {
             try closeCurrent()
         }
 
-        mutating func event(_ kind: UInt8, item: Int = -1, value: UInt8 = 0, file: Int, line: Int, column: Int? = nil, reason: String? = nil) throws {
+        mutating func event(_ kind: UInt8, item: Int = -1, value: UInt8 = 0, seconds: Float = .nan, file: Int, line: Int, column: Int? = nil, reason: String? = nil) throws {
             if gather {
                 // Only responses and failures change a session's outcome; once it has a failure, or more
                 // responses than the bank has items (so some item repeats), its first error is fixed and later
                 // events cannot change it: they are not kept, so a session holds at most bank size + 1 events.
                 guard kind == Self.response || kind == Self.failure else { return }
-                if let recorder { try recorder.event(kind, item: item, value: value, file: file, line: line, column: column ?? 0, reason: reason); return }
+                if let recorder { try recorder.event(kind, item: item, value: value, seconds: seconds, file: file, line: line, column: column ?? 0, reason: reason); return }
                 if gatherSessions[ordinal].settled { return }
                 if kind == Self.failure {
                     gatherSessions[ordinal].settled = true
@@ -496,10 +554,11 @@ package final class BatchScorer {
                     if gatherSessions[ordinal].responses > owner.scorer.bank.items.count { gatherSessions[ordinal].settled = true }
                 }
                 if let reason { eventReasons[events.count] = reason }
-                events.append((Int32(ordinal), Int32(item), value, kind, Int32(file), line, Int32(column ?? 0)))
+                events.append(GatherEvent(session: Int32(ordinal), item: Int32(item), value: value, kind: kind, seconds: seconds,
+                                          file: Int32(file), column: Int32(column ?? 0), line: line))
                 return
             }
-            apply(kind, item: item, value: value, file: file, line: line, column: column, reason: reason)
+            apply(kind, item: item, value: value, seconds: seconds, file: file, line: line, column: column, reason: reason)
         }
 
         /// One cell of the age column: a bad one is the session's failure on this row; an age is kept.
@@ -548,7 +607,7 @@ package final class BatchScorer {
                                second: second, secondLine: secondLine)
         }
 
-        mutating func apply(_ kind: UInt8, item: Int, value: UInt8, file: Int, line: Int, column: Int?, reason: String?) {
+        mutating func apply(_ kind: UInt8, item: Int, value: UInt8, seconds: Float = .nan, file: Int, line: Int, column: Int?, reason: String?) {
             switch kind {
             case Self.response:
                 if stamps.session[item] == ordinal {
@@ -564,6 +623,7 @@ package final class BatchScorer {
                 stamps.file[item] = file
                 current.items.append(item)
                 current.responses.append(value)
+                if owner.timed { current.times.append(seconds) }
             case Self.failure:
                 if current.error == nil { current.error = (reason ?? "invalid row", file, line, column) }
             default:
@@ -603,7 +663,8 @@ package final class BatchScorer {
                 hasCurrent = true
                 for k in counts[s]..<counts[s + 1] {
                     let e = events[order[k]]
-                    apply(e.kind, item: Int(e.item), value: e.value, file: Int(e.file), line: e.line, column: e.column == 0 ? nil : Int(e.column), reason: eventReasons[order[k]])
+                    apply(e.kind, item: Int(e.item), value: e.value, seconds: e.seconds, file: Int(e.file), line: e.line, column: e.column == 0 ? nil : Int(e.column),
+                          reason: eventReasons[order[k]])
                 }
                 try closeCurrent()
             }
@@ -643,7 +704,7 @@ package final class BatchScorer {
             report.sessionsScored += result.scored
             report.sessionsRejected += result.rejects.count
             report.sessionsNotAdministered += BatchScorer.notAdministeredCount(result.rejects)
-            for (flag, n) in result.flags { report.flagCounts[flag, default: 0] += n }
+            report.addFlags(result.flags)
         }
 
         func writeRejects(_ list: [RejectRecord]) throws {
@@ -667,6 +728,7 @@ package final class BatchScorer {
         /// The parallel path's per-chunk buffers, kept here between rounds.
         var items: UnsafeMutablePointer<Int>?
         var responses: UnsafeMutablePointer<UInt8>?
+        var times: UnsafeMutablePointer<Float>?
         var bufferCapacity = 0
         var out: ByteBuffer?
         let session: UnsafeMutablePointer<Int>
@@ -686,6 +748,7 @@ package final class BatchScorer {
             file.deallocate()
             items?.deallocate()
             responses?.deallocate()
+            times?.deallocate()
             out?.deallocate()
         }
     }
@@ -704,6 +767,8 @@ package final class BatchScorer {
         var offsets: [Int] = [0]
         var items: [Int] = []
         var responses: [UInt8] = []
+        /// Per response its seconds (NaN: none), when the run reads times; else empty.
+        var times: [Float] = []
         /// Per session: its age (NaN: none).
         var ages: [Double] = []
         var count: Int { ids.count }
@@ -716,6 +781,7 @@ package final class BatchScorer {
             errors.append(s.error)
             items.append(contentsOf: s.items)
             responses.append(contentsOf: s.responses)
+            times.append(contentsOf: s.times)
             offsets.append(items.count)
         }
     }
@@ -730,7 +796,8 @@ package final class BatchScorer {
         var rows: [[UInt8]]
         var rejects: [RejectRecord]
         var scored: Int
-        var flags: [ScoreFlag: Int]
+        /// Per `BatchScorer.flagSlots`: sessions flagged.
+        var flags: [Int]
         /// Per chunk, the end of each session's row in `rows[chunk]` (unchanged for a rejected session), and
         /// — when asked for — each session's first-appearance key (`sessionKey`), for regrouping in partitions.
         var ends: [[Int]]
@@ -745,7 +812,7 @@ package final class BatchScorer {
         var rows = [[UInt8]](repeating: [], count: chunks)
         var rejects = [[RejectRecord]](repeating: [], count: chunks)
         var ends = [[Int]](repeating: [], count: chunks)
-        var flagCounts = [[Int]](repeating: [Int](repeating: 0, count: ScoreFlag.allCases.count), count: chunks)
+        var flagCounts = [[Int]](repeating: [Int](repeating: 0, count: Self.flagSlots), count: chunks)
         let labels = OutputLabels(self)
         rows.withUnsafeMutableBufferPointer { rowsOut in
         ends.withUnsafeMutableBufferPointer { endsOut in
@@ -753,17 +820,19 @@ package final class BatchScorer {
         flagCounts.withUnsafeMutableBufferPointer { flagsOut in
         batch.items.withUnsafeBufferPointer { items in
         batch.responses.withUnsafeBufferPointer { responses in
+        batch.times.withUnsafeBufferPointer { times in
             parallelFor(chunks) { c in
                 let lo = n * c / chunks, hi = n * (c + 1) / chunks
                 var out = ByteBuffer(capacity: (hi - lo) * 100)
                 var localRejects: [RejectRecord] = []
-                var localFlags = [Int](repeating: 0, count: ScoreFlag.allCases.count)
+                var localFlags = [Int](repeating: 0, count: Self.flagSlots)
                 var localEnds: [Int] = []
                 localEnds.reserveCapacity(hi - lo)
                 for s in lo..<hi {
                     let range = batch.offsets[s]..<batch.offsets[s + 1]
                     emit(id: batch.ids[s], file: batch.files[s], line: batch.lines[s], error: batch.errors[s], age: batch.ages[s],
                          UnsafeBufferPointer(rebasing: items[range]), UnsafeBufferPointer(rebasing: responses[range]),
+                         timed ? UnsafeBufferPointer(rebasing: times[range]) : UnsafeBufferPointer(start: nil, count: 0),
                          labels, out: &out, rejects: &localRejects, flags: &localFlags)
                     localEnds.append(out.count)
                 }
@@ -773,12 +842,8 @@ package final class BatchScorer {
                 rejectsOut[c] = localRejects
                 flagsOut[c] = localFlags
             }
-        }}}}}}
-        var flags: [ScoreFlag: Int] = [:]
-        for (k, flag) in ScoreFlag.allCases.enumerated() {
-            let total = flagCounts.reduce(0) { $0 + $1[k] }
-            if total > 0 { flags[flag] = total }
-        }
+        }}}}}}}
+        let flags = (0..<Self.flagSlots).map { k in flagCounts.reduce(0) { $0 + $1[k] } }
         let allRejects = rejects.flatMap { $0 }
         let keys = keyed ? (0..<n).map { BatchScorer.sessionKey(file: batch.files[$0], line: batch.lines[$0]) } : []
         return BatchResult(rows: rows, rejects: allRejects, scored: n - allRejects.count, flags: flags, ends: ends, keys: keys)
@@ -805,8 +870,10 @@ package final class BatchScorer {
     /// One read session to its score row (appended to `out`, its flags counted) or to `rejects`: a session with
     /// a parse error is rejected with that error's line and column; one the scorer refuses, with its first line.
     @inline(__always)
+    ///
+    /// With a timed scorer `seconds` holds each response's time (NaN: none) and the session is scored with them.
     func emit(id: String, file: Int, line: Int, error: RowError?, age: Double,
-              _ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ labels: OutputLabels,
+              _ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ seconds: UnsafeBufferPointer<Float>, _ labels: OutputLabels,
               out: inout ByteBuffer, rejects: inout [RejectRecord], flags: inout [Int]) {
         if let error {
             rejects.append((id, error.file, error.line, error.column, error.reason))
@@ -818,10 +885,18 @@ package final class BatchScorer {
                     { try scale.score($0, age: age.isNaN ? nil : age) }
                 }
                 let indexReport = ScoreJSONWriter.indexReport(indexScales, scorer: scorer, age: age.isNaN ? nil : age)
-                let (estimate, score, unscored, indexes) = try scorer.score(items, responses, domainCounts: counts.baseAddress!, report: report,
+                let (estimate, score, unscored, indexes, times): (AbilityEstimate, IQScore, Int, [IndexScore], SessionTimeSummary?)
+                if let timedScorer {
+                    (estimate, score, unscored, indexes, times) = try timedScorer.score(items, responses, seconds, domainCounts: counts.baseAddress!,
+                                                                                         report: report, indexReport: indexReport)
+                } else {
+                    (estimate, score, unscored, indexes) = try scorer.score(items, responses, domainCounts: counts.baseAddress!, report: report,
                                                                             indexReport: indexReport)
+                    times = nil
+                }
                 for flag in score.flags { flags[flag.order] += 1 }
-                appendRow(id: id, estimate, score, unscored: unscored, indexes: indexes, age: age, counts.baseAddress!, labels, to: &out)
+                for flag in times?.flags ?? [] { flags[ScoreFlag.allCases.count + flag.order] += 1 }
+                appendRow(id: id, estimate, score, unscored: unscored, indexes: indexes, age: age, times: times, counts.baseAddress!, labels, to: &out)
             } catch let error as PsychometricsError where error.code == .noResponses {
                 rejects.append((id, file, line, nil, Self.notAdministeredReason))
             } catch {
@@ -831,7 +906,8 @@ package final class BatchScorer {
     }
 
     /// One score row; `domainCounts` holds answered and correct per domain, interleaved.
-    private func appendRow(id: String, _ e: AbilityEstimate, _ s: IQScore, unscored: Int, indexes: [IndexScore], age: Double, _ domainCounts: UnsafeMutablePointer<Int>,
+    private func appendRow(id: String, _ e: AbilityEstimate, _ s: IQScore, unscored: Int, indexes: [IndexScore], age: Double, times: SessionTimeSummary?,
+                           _ domainCounts: UnsafeMutablePointer<Int>,
                            _ labels: OutputLabels, to out: inout ByteBuffer) {
         let method = labels.method, norms = labels.norms
         switch format {
@@ -859,11 +935,13 @@ package final class BatchScorer {
                 out.append(44); ScoreText.appendInt(domainCounts[2 * d], to: &out)
             }
             for index in indexes { ScoreText.appendIndexColumns(index, to: &out) }
+            if let times { ScoreText.appendTimeColumns(times, to: &out) }
             out.append(10)
         case .jsonl:
             out.append(UInt8(ascii: "{"))
             ScoreText.appendScoreMembers(sessionID: id, e, s, unscored: unscored, indexes: indexes, domainCounts, scorer: scorer,
                                          method: method, norms: norms, age: ageColumn == nil ? nil : age, to: &out)
+            if let times { ScoreText.appendTimeMembers(times, to: &out) }
             out.append("}\n")
         }
     }

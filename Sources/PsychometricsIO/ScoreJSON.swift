@@ -1,4 +1,5 @@
 import Foundation
+import Integrity
 import Norming
 import Psychometrics
 
@@ -99,11 +100,15 @@ package struct ScoreJSONWriter: Sendable {
     /// The `method` and `norms` fields, the same for every score.
     package let method: String
     package let norms: String
+    /// Scores sessions sent with their response times: present when the bank has a response-time model
+    /// (`ItemBank.speedPopulation` and items' `timeModel`), nil otherwise.
+    package let timedScorer: TimedSessionScorer?
 
     package init(scorer: SessionScorer, ageNorms: AgeNormScale? = nil, indexScales: [AgeNormScale?] = []) {
         self.scorer = scorer
         self.ageNorms = ageNorms
         self.indexScales = indexScales
+        timedScorer = scorer.bank.speedPopulation != nil && scorer.bank.hasTimeModels ? try? TimedSessionScorer(scorer: scorer) : nil
         method = scorer.estimator.options.method.rawValue
         norms = ageNorms?.norms.label ?? scorer.scale.norms.name + "@" + scorer.scale.norms.version
     }
@@ -112,22 +117,38 @@ package struct ScoreJSONWriter: Sendable {
     /// path) and returns the score's JSON members without braces (`ScoreText.appendScoreMembers`).
     /// `age` (years, already checked against `AgeNormScale.allowedAges`) is written as the `age` member when
     /// given, and is required by age-specific norms.
+    ///
+    /// With `seconds` (each response's time, NaN: none; checked against `ResponseTimes.allowedSeconds`) the session
+    /// is scored with its times (`TimedSessionScorer`) and a `"times"` member follows (`ScoreText.appendTimeMembers`).
     /// - Throws: `PsychometricsError` when there are no responses, only unscored items, the estimate cannot
-    ///   be reported, or the norms are age-specific and no age is given (`.invalidOptions`).
+    ///   be reported, the norms are age-specific and no age is given (`.invalidOptions`), or times are given and
+    ///   the bank has no response-time model (`.invalidOptions`).
     package func members(sessionID: String?, items: UnsafeBufferPointer<Int>, responses: UnsafeBufferPointer<UInt8>,
-                         age: Double? = nil) throws -> [UInt8] {
+                         seconds: UnsafeBufferPointer<Float>? = nil, age: Double? = nil) throws -> [UInt8] {
         try withUnsafeTemporaryAllocation(of: Int.self, capacity: max(2 * scorer.domains.count, 1)) { counts in
             let counts = counts.baseAddress!
             let report: ((AbilityEstimate) throws -> IQScore)? = ageNorms.map { scale in { try scale.score($0, age: age) } }
-            let (estimate, score, unscored, indexes) = try scorer.score(items, responses, domainCounts: counts, report: report,
-                                                                        indexReport: Self.indexReport(indexScales, scorer: scorer, age: age))
-            var out = ByteBuffer(capacity: 320 + 48 * scorer.domains.count)
+            let indexReport = Self.indexReport(indexScales, scorer: scorer, age: age)
+            let (estimate, score, unscored, indexes): (AbilityEstimate, IQScore, Int, [IndexScore])
+            var times: SessionTimeSummary?
+            if let seconds {
+                guard let timedScorer else { throw Self.noTimeModel }
+                (estimate, score, unscored, indexes, times) = try timedScorer.score(items, responses, seconds, domainCounts: counts, report: report,
+                                                                                    indexReport: indexReport)
+            } else {
+                (estimate, score, unscored, indexes) = try scorer.score(items, responses, domainCounts: counts, report: report, indexReport: indexReport)
+            }
+            var out = ByteBuffer(capacity: 320 + 48 * scorer.domains.count + (times == nil ? 0 : 200))
             defer { out.deallocate() }
             ScoreText.appendScoreMembers(sessionID: sessionID, estimate, score, unscored: unscored, indexes: indexes, UnsafePointer(counts),
                                          scorer: scorer, method: method, norms: norms, age: age, to: &out)
+            if let times { ScoreText.appendTimeMembers(times, to: &out) }
             return out.array
         }
     }
+
+    /// Times sent for a bank without a response-time model.
+    package static let noTimeModel = PsychometricsError(.invalidOptions, "the bank has no response-time model (time_intensity, time_discrimination, speed_sd, speed_correlation), so response times cannot be used: send none, or calibrate the bank with times")
 
     /// The report of a battery's indexes on their own norms (`SessionScorer.score(…indexReport:)`): index at
     /// `position` of the reported ones on `scales[position]` at `age`, or on the calibration population
