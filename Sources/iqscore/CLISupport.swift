@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Integrity
 import Psychometrics
 import PsychometricsIO
 
@@ -127,6 +128,7 @@ struct ResponseColumnOptions: ParsableArguments {
 }
 
 extension ResponseLayout: ExpressibleByArgument {}
+extension RapidGuessThresholds.Rule: ExpressibleByArgument {}
 extension ItemModelKind: ExpressibleByArgument {}
 extension CorrelatedFactorsCalibrator.Integration: ExpressibleByArgument {}
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Integrity
 import Norming
 import Psychometrics
 import PsychometricsIO
@@ -126,6 +127,17 @@ struct ScoreCommand: ParsableCommand {
 
     @OptionGroup var columns: ResponseColumnOptions
 
+    @OptionGroup var times: ResponseTimeOptions
+
+    @Flag(name: .customLong("effort-moderated"), help: "With response times: leave each session's rapid guesses out of θ (effort-moderated scoring, Wise & DeMars 2006); rapid_excluded counts them.")
+    var effortModerated = false
+
+    @Option(name: .customLong("compromised"), help: ArgumentHelp("With response times: a file of item ids suspected of being compromised (one per line, e.g. the items `iqscore monitor` alarmed on): every session gets the preknowledge test on them (Sinharay 2017; pk_* columns, time flag preknowledge).", valueName: "file"))
+    var compromised: String?
+
+    @Option(name: .customLong("rapid-rule"), help: "With response times: the rapid-guess thresholds from the bank's time model — nt10 (10% of the item's expected time, at most 10 s; Wise & Ma 2012) or lognormal (the time the item's 0.1% fastest take).")
+    var rapidRule: RapidGuessThresholds.Rule = .nt10
+
     @OptionGroup var scoring: ScoringSettings
 
     @Option(help: "Threads that parse and score, 1…\(WorkerThreads.maximum) (default: all cores, at most \(WorkerThreads.maximum)); the output does not depend on it.")
@@ -146,6 +158,9 @@ struct ScoreCommand: ParsableCommand {
         try throwIfAny(scoring.validationProblems(method)
             + WorkerThreads.validationProblems(threads, naming: .option)
             + BatchScorer.validationProblems(fileCount: sessions.count))
+        if (effortModerated || rapidRule != .nt10 || compromised != nil) && !times.isSet {
+            throw ValidationError("--effort-moderated, --rapid-rule and --compromised go with response times: --time-column or --time-suffix")
+        }
         if let ageColumn {
             if ageColumn.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--age-column must name a column, got '\(ageColumn)'") }
             for (option, name) in [("--session-column", columns.sessionColumn), ("--item-column", columns.itemColumn), ("--response-column", columns.responseColumn)]
@@ -188,7 +203,14 @@ struct ScoreCommand: ParsableCommand {
                 ?? SessionScorer(bank: itemBank, ability: scoring.ability(method), scale: settings)
             // Linear norms as the scorer applies them (the calibration population on the bank's latent scale).
             let reportedNorms = ageNorms.isAgeSpecific ? ageNorms : .linear(scorer.scale.norms)
-            let batch = BatchScorer(scorer: scorer, fileOptions: columns.fileOptions, format: format)
+            let batch = BatchScorer(scorer: scorer, fileOptions: times.applied(to: columns.fileOptions), format: format)
+            if times.isSet {
+                guard itemBank.speedPopulation != nil && itemBank.hasTimeModels else {
+                    throw ValidationError("--time-column/--time-suffix score with the bank's response-time model, and \(bank) has none (time_intensity, time_discrimination, speed_sd, speed_correlation): calibrate it with the sessions' times (calibrate --time-column)")
+                }
+                let suspected = try compromised.map { try Self.suspectedItems($0, bank: itemBank) } ?? []
+                batch.timedScorer = try TimedSessionScorer(scorer: scorer, rule: rapidRule, effortModerated: effortModerated, compromised: suspected)
+            }
             batch.optionKeys = try keyColumn.map { try OptionKeys(bank: itemBank, column: $0, everyCell: true) } ?? OptionKeys.letters(in: itemBank)
             if ageNorms.isAgeSpecific { batch.ageScale = AgeNormScale(norms: ageNorms, transformation: iqTransform, settings: scorer.scale) }
             batch.ageColumn = ageColumn
@@ -241,6 +263,27 @@ struct ScoreCommand: ParsableCommand {
             let rejected = strict ? report.sessionsRejected : report.sessionsRefused
             return rejected == 0 ? ExitStatus.success : ExitStatus.someRejected
         }
+    }
+
+    /// The item ids of a `--compromised` file: one per line (surrounding spaces ignored; blank lines and a first
+    /// line `item_id` skipped), each in the bank.
+    /// - Throws: `InputError` naming the file and line of an id not in the bank, or when the file lists none.
+    static func suspectedItems(_ path: String, bank: ItemBank) throws -> Set<String> {
+        let reader = try CSVReader(path: path)
+        let known = Set(bank.items.map(\.itemID))
+        var ids = Set<String>()
+        while try reader.nextRow() {
+            let fields = reader.strings()
+            let id = (fields.first ?? "").trimmingCharacters(in: .whitespaces)
+            if id.isEmpty || (reader.line == 1 && id == "item_id") { continue }
+            guard fields.count == 1, known.contains(id) else {
+                throw InputError(file: path, line: reader.line, column: 1,
+                                 message: fields.count == 1 ? "item \(TextFidelity.quoted(id)) is not in the bank" : "expected one item id per line, found \(fields.count) fields")
+            }
+            ids.insert(id)
+        }
+        guard !ids.isEmpty else { throw InputError(file: path, message: "lists no item ids (one per line)") }
+        return ids
     }
 
     /// `--index-norms NAME=FILE` values: each split at its first `=`, names distinct.
@@ -318,6 +361,13 @@ struct ScoreCommand: ParsableCommand {
         if battery != nil { lines.append("full-scale norms \(normsDescription(norms)); \(fixed(100 * scorer.scale.confidenceLevel, 0))% intervals") }
         let flags = ScoreFlag.allCases.compactMap { f in r.flagCounts[f].map { "\(f.rawValue) \(formatCount($0))" } }
         if !flags.isEmpty { lines.append("flags: " + flags.joined(separator: ", ")) }
+        if times.isSet {
+            let timeFlags = TimeFlag.allCases.map { "\($0.rawValue) \(formatCount(r.timeFlagCounts[$0] ?? 0))" }
+            lines.append("response times: \(rapidRule.rawValue) rapid-guess thresholds" + (effortModerated ? ", rapid guesses left out of θ" : "")
+                         + (compromised.map { ", preknowledge test on the items of \($0)" } ?? "")
+                         + "; time flags: " + timeFlags.joined(separator: ", ")
+                         + (r.droppedTimes > 0 ? "; \(formatCount(r.droppedTimes)) times of 0 or more than a day dropped" : ""))
+        }
         lines.append("wrote \(out) and \(rejectsPath)" + (manifestPath.map { ", manifest \($0)" } ?? ""))
         return lines.joined(separator: "\n")
     }
@@ -378,6 +428,18 @@ struct ScoreRunSummary: Encodable {
     var outputs: [ManifestEntry]
     /// On a battery bank: its model, factors, the indexes reported and their added value.
     var battery: BatterySummary?
+    /// With response times: how they were read and used, and the sessions carrying each time flag.
+    var response_times: TimesSummary?
+
+    struct TimesSummary: Encodable {
+        var time_column: String?
+        var time_suffix: String?
+        var rapid_rule: String
+        var effort_moderated: Bool
+        var compromised: String?
+        var dropped_times: Int
+        var flags: [String: Int]
+    }
 
     init(command c: ScoreCommand, report r: BatchScoringReport, scorer: SessionScorer, norms ageNorms: AgeNorms, outputs: [ManifestEntry]) {
         inputs = c.sessions
@@ -403,6 +465,11 @@ struct ScoreRunSummary: Encodable {
         flags = Dictionary(uniqueKeysWithValues: r.flagCounts.map { ($0.key.rawValue, $0.value) })
         seconds = r.seconds
         self.outputs = outputs
+        if c.times.isSet {
+            response_times = TimesSummary(time_column: c.times.timeColumn, time_suffix: c.times.timeSuffix, rapid_rule: c.rapidRule.rawValue,
+                                          effort_moderated: c.effortModerated, compromised: c.compromised, dropped_times: r.droppedTimes,
+                                          flags: Dictionary(uniqueKeysWithValues: TimeFlag.allCases.map { ($0.rawValue, r.timeFlagCounts[$0] ?? 0) }))
+        }
     }
 
     func json() throws -> String { try encodeJSON(self) }

@@ -34,10 +34,41 @@ struct ResponseTimesCLITests {
             let times = try #require(summary["response_times"] as? [String: Any])
             #expect(times["timed_responses"] as? Int == 40_000)
             #expect((times["theta_sd_ratio"] as? Double).map { $0 < 1 } == true)
-            // The bank scores as any bank (its time columns read back).
+            // The bank scores as any bank (its time columns read back), and with the times.
             if layout == "long" {
                 let score = try ws.run("score", "long.csv", "--bank", "bank_long.csv", "--out", "scores.csv")
                 #expect(score.status == 0, "\(score.stderr)")
+                let timed = try ws.run("score", "long.csv", "--bank", "bank_long.csv", "--out", "timed.csv", "--time-column", "seconds")
+                #expect(timed.status == 0, "\(timed.stderr)")
+                #expect(timed.stderrLines.contains { $0.hasPrefix("response times: nt10 rapid-guess thresholds; time flags: rapid_guessing ") }, "\(timed.stderr)")
+                let plain = try ws.csvRows("scores.csv"), withTimes = try ws.csvRows("timed.csv")
+                #expect(Array(withTimes[0].prefix(plain[0].count)) == plain[0] && withTimes[0].count == plain[0].count + 9)
+                let se = plain[0].firstIndex(of: "se")!, nTimed = withTimes[0].firstIndex(of: "n_timed")!
+                // ρ = 0.5: the times narrow the posteriors (on average, and nine in ten at least; a prior mean moved
+                // to where the items inform less can widen one).
+                let pairs = Array(zip(plain.dropFirst(), withTimes.dropFirst()))
+                let meanWithout = pairs.reduce(0) { $0 + Double($1.0[se])! }, meanWith = pairs.reduce(0) { $0 + Double($1.1[se])! }
+                #expect(meanWith < meanWithout && pairs.filter { Double($0.1[se])! <= Double($0.0[se])! }.count >= pairs.count * 9 / 10)
+                #expect(withTimes.dropFirst().allSatisfy { $0[nTimed] == "20" })
+                let manifest = try ws.json("timed.summary.json")
+                #expect((manifest["response_times"] as? [String: Any])?["time_column"] as? String == "seconds")
+                // A bank without a time model cannot score times; the options need times.
+                let rows = try ws.csvRows("bank_long.csv")
+                let keep = rows[0].indices.filter { !["time_intensity", "time_discrimination", "se_time_intensity", "se_time_discrimination", "speed_sd", "speed_correlation"].contains(rows[0][$0]) }
+                try ws.write("untimed.csv", rows.map { r in keep.map { r[$0] }.joined(separator: ",") }.joined(separator: "\n") + "\n")
+                let refused = try ws.run("score", "long.csv", "--bank", "untimed.csv", "--out", "u.csv", "--time-column", "seconds")
+                #expect(refused.status == 64 && refused.stderr.contains("untimed.csv has none"), "\(refused.stderr)")
+                // Suspected items: the preknowledge columns, and an unknown id named with its line.
+                try ws.write("suspected.txt", "item_id\ni0001\ni0002\n\ni0003\n")
+                let pk = try ws.run("score", "long.csv", "--bank", "bank_long.csv", "--out", "pk.csv", "--time-column", "seconds", "--compromised", "suspected.txt")
+                #expect(pk.status == 0 && pk.stderr.contains("preknowledge test on the items of suspected.txt"), "\(pk.stderr)")
+                let pkRows = try ws.csvRows("pk.csv")
+                #expect(Array(pkRows[0].suffix(4)) == ["pk_answered", "pk_lr", "pk_speed_z", "pk_p"] && pkRows[1][pkRows[0].count - 4] == "3")
+                try ws.write("unknown.txt", "i0001\nq99\n")
+                let unknown = try ws.run("score", "long.csv", "--bank", "bank_long.csv", "--out", "u.csv", "--time-column", "seconds", "--compromised", "unknown.txt")
+                #expect(unknown.status != 0 && unknown.stderr.contains("unknown.txt:2:1: error: item 'q99' is not in the bank"), "\(unknown.stderr)")
+                let lonely = try ws.run("score", "long.csv", "--bank", "bank_long.csv", "--out", "u.csv", "--effort-moderated")
+                #expect(lonely.status == 64 && lonely.stderr.contains("go with response times"), "\(lonely.stderr)")
             }
         }
         #expect(try ws.csvRows("thetas.csv")[0] == ["session_id", "theta", "speed"])
