@@ -665,6 +665,22 @@ public enum OpenAPIDocument {
             "minimum": 0,
             "maximum": 130,
             "description": "The person's age in years. Required when the server's norms are age-specific (a NORMS.json from `iqscore norms build`; `GET /v1/bank` names them): the IQ, interval and percentile are then those of the person's age group, and an age outside the ages the norms cover is scored at the nearest covered age and flagged `age_outside_norms`. With linear norms it is checked and echoed."
+          },
+          "seconds": {
+            "type": [
+              "array",
+              "null"
+            ],
+            "items": {
+              "type": [
+                "number",
+                "null"
+              ],
+              "minimum": 0.001,
+              "maximum": 86400
+            },
+            "maxItems": 10000,
+            "description": "Each response's time in seconds, one per item id (null: not recorded), as the app measured it. Needs a bank calibrated with response times (`GET /v1/bank` says `response_times: true`): the times then add their information about θ (the speed–accuracy model's collateral information under EAP and MAP) and the score gains a `times` member (speed, rapid guesses, response-time effort, the l_t person fit and the time flags). A time of 0, below 0.001 s, above a day, or not a number is refused with 422 naming its position; so are times sent to a bank without a response-time model."
           }
         },
         "required": [
@@ -797,6 +813,9 @@ public enum OpenAPIDocument {
             "type": "string",
             "pattern": "^[0-9a-f]{16}$",
             "description": "The first 16 hexadecimal digits of the SHA-256 of the bank file (`sha256sum BANK.csv | cut -c1-16`)."
+          },
+          "times": {
+            "$ref": "#/components/schemas/TimeSummary"
           }
         },
         "required": [
@@ -1025,6 +1044,9 @@ public enum OpenAPIDocument {
             "type": "string",
             "pattern": "^[0-9a-f]{16}$",
             "description": "The first 16 hexadecimal digits of the SHA-256 of the bank file (`sha256sum BANK.csv | cut -c1-16`)."
+          },
+          "times": {
+            "$ref": "#/components/schemas/TimeSummary"
           }
         },
         "required": [
@@ -1125,6 +1147,15 @@ public enum OpenAPIDocument {
             "minimum": 0,
             "maximum": 255,
             "description": "1 (or true) correct, 0 (or false) incorrect; the category 0…K−1 for an item in K categories."
+          },
+          "seconds": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": 0.001,
+            "maximum": 86400,
+            "description": "The response's time in seconds (null or absent: not recorded). The finished test's score uses the times as POST /v1/score does (a bank with a response-time model is needed); item selection uses the responses."
           }
         },
         "required": [
@@ -1629,6 +1660,10 @@ public enum OpenAPIDocument {
           "exposure": {
             "type": "string",
             "description": "How adaptive steps control item exposure: 'sympson-hetter r_max R calibrated at load (…)', 'sympson-hetter from FILE', or 'off (…)'; a default exposure_target that the bank is too small for is raised or switched off, with the reason in parentheses."
+          },
+          "response_times": {
+            "type": "boolean",
+            "description": "Whether the bank has a response-time model (calibrated with `calibrate --time-column`): then score requests and adaptive steps may send each response's seconds."
           }
         },
         "required": [
@@ -1644,7 +1679,8 @@ public enum OpenAPIDocument {
           "default_blueprint",
           "exposure_control",
           "loaded_at",
-          "exposure"
+          "exposure",
+          "response_times"
         ],
         "additionalProperties": false
       },
@@ -1764,6 +1800,88 @@ public enum OpenAPIDocument {
           "status",
           "bank_version",
           "n_items"
+        ],
+        "additionalProperties": false
+      },
+      "TimeSummary": {
+        "type": "object",
+        "description": "What the session's response times say (present when the request sent times). Definitions: README, Unproctored testing.",
+        "properties": {
+          "n_timed": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Responses with a time."
+          },
+          "rapid_guesses": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Timed responses faster than their item's NT10 threshold (10% of the item's expected time under the bank's time model, at most 10 s; Wise & Ma 2012)."
+          },
+          "rapid_excluded": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Rapid guesses left out of θ (the server scores without effort moderation: 0)."
+          },
+          "rte": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": "Response-time effort (Wise & Kong 2005): 1 − rapid_guesses / n_timed; 1 without timed responses."
+          },
+          "speed": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "description": "Posterior mean of the speed τ (log-seconds scale, population mean 0); null without a timed response."
+          },
+          "speed_sd": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": 0,
+            "description": "Posterior SD of τ; null without a timed response or when θ has no finite SE."
+          },
+          "lt": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": 0,
+            "description": "The lognormal person fit l_t = Σ α²(log t − β + τ̂)², χ²(n − 1) under the model; null with fewer than two timed responses."
+          },
+          "lt_p": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": 0,
+            "maximum": 1,
+            "description": "P(χ²(n − 1) ≥ l_t)."
+          },
+          "flags": {
+            "type": "array",
+            "items": {
+              "type": "string",
+              "enum": [
+                "rapid_guessing",
+                "aberrant_times"
+              ]
+            },
+            "description": "rapid_guessing: rte below 0.90; aberrant_times: lt_p below 0.01."
+          }
+        },
+        "required": [
+          "n_timed",
+          "rapid_guesses",
+          "rapid_excluded",
+          "rte",
+          "speed",
+          "speed_sd",
+          "lt",
+          "lt_p",
+          "flags"
         ],
         "additionalProperties": false
       }

@@ -56,7 +56,8 @@ enum RequestDecoding {
                             itemIDs: try strings(required(members, "item_ids", at: path), at: path + "/item_ids"),
                             responses: try responses(required(members, "responses", at: path), document, at: path + "/responses"),
                             method: try optionalString(members["method"], at: path + "/method"),
-                            age: try optionalAge(members["age"], document, at: path + "/age"))
+                            age: try optionalAge(members["age"], document, at: path + "/age"),
+                            seconds: try optionalSeconds(members["seconds"], document, at: path + "/seconds"))
     }
 
     /// The sessions of a batch, each read on its own so that one with a problem is rejected alone (with its
@@ -84,14 +85,16 @@ enum RequestDecoding {
         let list = try array(required(members, "administered", at: ""), at: "/administered")
         var administered: [AdministeredItem] = []
         administered.reserveCapacity(list.count)
+        var times: [Float] = [], timed = false
         for (k, entry) in list.enumerated() {
             let path = "/administered/\(k)"
             let fields = try object(entry, at: path, keys: CATNextRequest.administeredKeys)
             let itemID = try string(required(fields, "item_id", at: path), at: path + "/item_id")
             let response = try response(required(fields, "response", at: path), document, at: path + "/response")
             administered.append(AdministeredItem(itemID: itemID, response: response))
+            if let value = fields["seconds"] { timed = true; times.append(try seconds(value, document, at: path + "/seconds")) } else { times.append(.nan) }
         }
-        return CATNextRequest(sessionID: sessionID, administered: administered,
+        return CATNextRequest(sessionID: sessionID, administered: administered, seconds: timed ? times : nil,
                               exclude: try members["exclude"].map { value throws(Problem) in try optionalStrings(value, at: "/exclude") } ?? [],
                               age: try optionalAge(members["age"], document, at: "/age"))
     }
@@ -219,6 +222,29 @@ enum RequestDecoding {
             throw Problem(.invalidRequest, "age must be a number of years in 0–130; got \(TextFidelity.quoted(text))", field: path)
         }
         return age
+    }
+
+    /// Response times: an array of numbers of seconds in `ResponseTimes.allowedSeconds` or `null` (none: NaN); nil
+    /// for a missing or `null` member. Zero, negative and absurd times are refused at their position.
+    static func optionalSeconds(_ value: RequestJSON.Value?, _ document: Document, at path: String) throws(Problem) -> [Float]? {
+        guard let value, !isNull(value) else { return nil }
+        let list = try array(value, at: path)
+        var out: [Float] = []
+        out.reserveCapacity(list.count)
+        for (k, entry) in list.enumerated() { out.append(try seconds(entry, document, at: "\(path)/\(k)")) }
+        return out
+    }
+
+    /// One response time: a number of seconds in `ResponseTimes.allowedSeconds`, or `null` (NaN: none).
+    static func seconds(_ entry: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) -> Float {
+        if isNull(entry) { return .nan }
+        let seconds: Float? = if case .number = entry.kind, let t = Double(document.text(entry)), t.isFinite { Float(t) } else { nil }
+        guard let seconds, ResponseTimes.allowedSeconds.contains(seconds) else {
+            let got: String = if case .number = entry.kind { "got \(TextFidelity.quoted(document.text(entry)))" } else { "found \(entry.kindName)" }
+            throw Problem(.invalidRequest, "a response time must be a number of seconds \(ResponseTimes.allowedSeconds.lowerBound)…\(Int(ResponseTimes.allowedSeconds.upperBound)), or null for none; \(got)",
+                          field: path)
+        }
+        return seconds
     }
 
     /// A response: a category written as a JSON integer 0…255 in plain digits (`0`, `1`, `3`; an item in K

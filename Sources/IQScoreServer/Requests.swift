@@ -16,21 +16,27 @@ struct ScoreRequest: Sendable {
     /// The person's age in years, 0–130 (needed when the served norms are age-specific; otherwise checked and
     /// echoed).
     var age: Double?
+    /// Each response's time in seconds (`ResponseTimes.allowedSeconds`; NaN for a JSON `null`: none), one per item;
+    /// nil: the session is scored without times.
+    var seconds: [Float]?
 
-    static let keys = ["session_id", "item_ids", "responses", "method", "age"]
+    static let keys = ["session_id", "item_ids", "responses", "method", "age", "seconds"]
 }
 
 /// `POST /v1/cat/next`.
 struct CATNextRequest: Sendable {
     var sessionID: String
     var administered: [AdministeredItem]
+    /// Per administered item its response time in seconds (NaN: none); nil when no entry has `seconds`. The
+    /// finished test's score uses them; item selection uses the responses.
+    var seconds: [Float]?
     var exclude: [String]
     /// The person's age in years, for the finished test's score (required when the served norms are
     /// age-specific).
     var age: Double?
 
     static let keys = ["session_id", "administered", "exclude", "age"]
-    static let administeredKeys = ["item_id", "response"]
+    static let administeredKeys = ["item_id", "response", "seconds"]
 }
 
 /// `POST /v1/forms`.

@@ -1,4 +1,5 @@
 import NIOCore
+import Psychometrics
 
 /// The fast path of `POST /v1/score`: reads the body a client usually sends straight into its fields (`Scanned`,
 /// the item ids left as byte ranges of the body for `ScoringService.plainScoreMembers` to look up), without
@@ -8,7 +9,9 @@ import NIOCore
 /// same request from each of them: one object (white space as RFC 8259 §2 allows it between tokens, no byte-order
 /// mark) whose keys are distinct members of `ScoreRequest.keys` other than `age`; strings of printable ASCII
 /// without escapes (`session_id`, `method`: such a string or `null`; `item_ids`: an array of them); `responses`:
-/// an array of the one-digit numbers `0` and `1`; arrays no longer than `maximumArrayLength`. Every other body —
+/// an array of the one-digit numbers `0` and `1`; `seconds`: an array of `null` and plain decimals (`12`, `3.25`:
+/// no sign, no exponent, at most 15 digits) within `ResponseTimes.allowedSeconds`; arrays no longer than
+/// `maximumArrayLength`. Every other body —
 /// an escape, a byte above 0x7E, an age, a `1.0`, a repeated or unknown key, a syntax error, a missing key —
 /// returns nil and goes the strict way, which answers it (or its problem) as before. `ScoreRequestScannerTests`
 /// checks the two ways agree on valid bodies and on thousands of mutated ones.
@@ -22,6 +25,8 @@ struct ScoreRequestScanner {
         var method: String?
         var itemIDs: [Range<Int>]
         var responses: [UInt8]
+        /// Per response its seconds (NaN: `null`); nil without a `seconds` member.
+        var seconds: [Float]?
     }
 
     private let bytes: UnsafeRawBufferPointer
@@ -42,7 +47,7 @@ struct ScoreRequestScanner {
 
     private mutating func request(maximumArrayLength: Int) -> Scanned? {
         var sessionID: String?, method: String?
-        var itemIDs: [Range<Int>]?, responses: [UInt8]?
+        var itemIDs: [Range<Int>]?, responses: [UInt8]?, seconds: [Float]?
         var seen = 0   // a bit per key of ScoreRequest.keys
         guard consume(UInt8(ascii: "{")) else { return nil }
         repeat {
@@ -62,6 +67,10 @@ struct ScoreRequestScanner {
             case 3:
                 guard let value = stringOrNull() else { return nil }
                 method = value
+            case 5:
+                if null() { seconds = nil; break }
+                guard let value = times(limit: maximumArrayLength) else { return nil }
+                seconds = value
             default:
                 return nil
             }
@@ -69,7 +78,7 @@ struct ScoreRequestScanner {
         guard consume(UInt8(ascii: "}")) else { return nil }
         skipSpace()
         guard i == bytes.count, let itemIDs, let responses else { return nil }
-        return Scanned(sessionID: sessionID, method: method, itemIDs: itemIDs, responses: responses)
+        return Scanned(sessionID: sessionID, method: method, itemIDs: itemIDs, responses: responses, seconds: seconds)
     }
 
     /// After white space, `byte`: consumes it.
@@ -100,7 +109,7 @@ struct ScoreRequestScanner {
         return nil
     }
 
-    /// Which of `ScoreRequest.keys` the next key is: 0 session_id, 1 item_ids, 2 responses, 3 method, 4 age.
+    /// Which of `ScoreRequest.keys` the next key is: 0 session_id, 1 item_ids, 2 responses, 3 method, 4 age, 5 seconds.
     private mutating func keyIndex() -> Int? {
         guard let range = plainString() else { return nil }
         let key = bytes[range]
@@ -110,13 +119,19 @@ struct ScoreRequestScanner {
 
     private static let keyBytes: [[UInt8]] = ScoreRequest.keys.map { Array($0.utf8) }
 
+    /// After white space, `null`: consumes it.
+    private mutating func null() -> Bool {
+        skipSpace()
+        guard i + 4 <= bytes.count, bytes[i] == UInt8(ascii: "n"), bytes[i + 1] == UInt8(ascii: "u"), bytes[i + 2] == UInt8(ascii: "l"), bytes[i + 3] == UInt8(ascii: "l") else {
+            return false
+        }
+        i += 4
+        return true
+    }
+
     /// A plain string (`.some(text)`) or `null` (`.some(nil)`); nil for anything else.
     private mutating func stringOrNull() -> String?? {
-        skipSpace()
-        if i + 4 <= bytes.count, bytes[i] == UInt8(ascii: "n"), bytes[i + 1] == UInt8(ascii: "u"), bytes[i + 2] == UInt8(ascii: "l"), bytes[i + 3] == UInt8(ascii: "l") {
-            i += 4
-            return .some(nil)
-        }
+        if null() { return .some(nil) }
         guard let range = plainString() else { return nil }
         return .some(String(decoding: bytes[range], as: UTF8.self))
     }
@@ -130,6 +145,49 @@ struct ScoreRequestScanner {
         repeat {
             guard out.count < limit, let range = plainString() else { return nil }
             out.append(range)
+        } while consume(UInt8(ascii: ","))
+        return consume(UInt8(ascii: "]")) ? out : nil
+    }
+
+    /// An array of response times: `null` (NaN) or a plain decimal `digits[.digits]` as JSON writes it (no leading
+    /// zero before another digit), at most 15 digits, within `ResponseTimes.allowedSeconds`; at most `limit`. The
+    /// value is the decimal's digits divided by its power of ten, both exact, so it is the correctly rounded number
+    /// the strict reader's `Double(text)` gives.
+    private mutating func times(limit: Int) -> [Float]? {
+        guard consume(UInt8(ascii: "[")) else { return nil }
+        var out: [Float] = []
+        out.reserveCapacity(32)
+        if consume(UInt8(ascii: "]")) { return out }
+        repeat {
+            guard out.count < limit else { return nil }
+            if null() {
+                out.append(.nan)
+            } else {
+                guard i < bytes.count else { return nil }
+                let start = i
+                var value = 0.0, scale = 1.0, digits = 0, point = -1
+                while i < bytes.count {
+                    let b = bytes[i]
+                    if b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") {
+                        value = value * 10 + Double(b - UInt8(ascii: "0"))
+                        if point >= 0 { scale *= 10 }
+                        digits += 1
+                    } else if b == UInt8(ascii: "."), point < 0, digits > 0 {
+                        point = i
+                    } else {
+                        break
+                    }
+                    i += 1
+                }
+                guard digits > 0, digits <= 15, point != i - 1 else { return nil }
+                // `01` is not JSON; `0.5` is.
+                if bytes[start] == UInt8(ascii: "0"), i - start > 1, bytes[start + 1] != UInt8(ascii: ".") { return nil }
+                let seconds = Float(value / scale)
+                guard ResponseTimes.allowedSeconds.contains(seconds) else { return nil }
+                out.append(seconds)
+            }
+            if i < bytes.count, bytes[i] != UInt8(ascii: ","), bytes[i] != UInt8(ascii: "]"),
+               bytes[i] != 0x20, bytes[i] != 0x0A, bytes[i] != 0x0D, bytes[i] != 0x09 { return nil }
         } while consume(UInt8(ascii: ","))
         return consume(UInt8(ascii: "]")) ? out : nil
     }

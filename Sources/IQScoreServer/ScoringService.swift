@@ -334,6 +334,12 @@ public final class ScoringService: Sendable {
         }
         guard n > 0 else { throw Problem(.noResponses, "the session has no responses", field: prefix + "/item_ids") }
         try requireAge(request.age, state, field: prefix + "/age")
+        if let seconds = request.seconds {
+            guard seconds.count == n else {
+                throw Problem(.lengthMismatch, "\(n) item ids but \(seconds.count) response times", field: prefix + "/seconds")
+            }
+            guard writer.timedScorer != nil else { throw Problem(ScoreJSONWriter.noTimeModel, field: prefix + "/seconds") }
+        }
         var indices = [Int](repeating: 0, count: n)
         var values = [UInt8](repeating: 0, count: n)
         var seen = n > 64 ? Set<Int>(minimumCapacity: n) : []
@@ -355,15 +361,17 @@ public final class ScoringService: Sendable {
             indices[k] = j
             values[k] = UInt8(responses[k])
         }
-        return try Self.members(writer, sessionID: request.sessionID, items: indices, responses: values, age: request.age, at: prefix)
+        return try Self.members(writer, sessionID: request.sessionID, items: indices, responses: values, seconds: request.seconds, age: request.age, at: prefix)
     }
 
     /// The members of a checked session's score (`ScoreJSONWriter.members`); a scoring failure as a problem at `prefix`.
-    static func members(_ writer: ScoreJSONWriter, sessionID: String?, items: [Int], responses: [UInt8], age: Double?, at prefix: String) throws -> [UInt8] {
+    static func members(_ writer: ScoreJSONWriter, sessionID: String?, items: [Int], responses: [UInt8], seconds: [Float]? = nil, age: Double?,
+                        at prefix: String) throws -> [UInt8] {
         do {
             return try items.withUnsafeBufferPointer { items in
                 try responses.withUnsafeBufferPointer { responses in
-                    try writer.members(sessionID: sessionID, items: items, responses: responses, age: age)
+                    guard let seconds else { return try writer.members(sessionID: sessionID, items: items, responses: responses, age: age) }
+                    return try seconds.withUnsafeBufferPointer { try writer.members(sessionID: sessionID, items: items, responses: responses, seconds: $0, age: age) }
                 }
             }
         } catch let error as PsychometricsError {
@@ -388,6 +396,7 @@ public final class ScoringService: Sendable {
             let n = scanned.itemIDs.count
             guard n > 0, n <= min(64, limits.maxItemsPerSession), n == scanned.responses.count else { return nil }
             guard let writer = state.writer(for: method) else { return nil }
+            if let seconds = scanned.seconds, seconds.count != n || writer.timedScorer == nil { return nil }
             let table = writer.scorer.itemTable
             var indices = [Int](repeating: 0, count: n)
             for k in 0..<n {
@@ -395,7 +404,7 @@ public final class ScoringService: Sendable {
                 guard let j = table.index(of: id), !indices[0..<k].contains(j) else { return nil }
                 indices[k] = j
             }
-            return try Self.members(writer, sessionID: scanned.sessionID, items: indices, responses: scanned.responses, age: nil, at: "")
+            return try Self.members(writer, sessionID: scanned.sessionID, items: indices, responses: scanned.responses, seconds: scanned.seconds, age: nil, at: "")
         }
     }
 
@@ -425,6 +434,9 @@ public final class ScoringService: Sendable {
             throw Problem(.tooManyItems, "\(exclude.count) excluded items; at most \(limits.maxExcludedItems) (iqscore serve --max-excluded-items)", field: "/exclude")
         }
         let history = request.administered
+        if let seconds = request.seconds, state.writer(for: nil)?.timedScorer == nil {
+            throw Problem(ScoreJSONWriter.noTimeModel, field: "/administered/\(seconds.firstIndex { !$0.isNaN } ?? 0)/seconds")
+        }
         let seed = BankVersion.catSeed(sessionID: request.sessionID, bankVersion: state.bankVersion)
         let step = try pool.nextStep(administered: history, excluding: exclude, exposure: state.exposure, seed: seed)
         var json = JSONWriter(capacity: 512)
@@ -444,7 +456,7 @@ public final class ScoringService: Sendable {
             // The finished test scored as POST /v1/score scores it; null when nothing scorable was administered
             // (the pool was exhausted before the first item, or only unscored items were given).
             let scoreRequest = ScoreRequest(sessionID: request.sessionID, itemIDs: history.map(\.itemID), responses: history.map(\.response), method: nil,
-                                            age: request.age)
+                                            age: request.age, seconds: request.seconds)
             if !history.isEmpty, let members = try? scoreMembers(scoreRequest, state, at: "") {
                 json.beginObject()
                 json.members(members)

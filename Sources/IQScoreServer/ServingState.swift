@@ -225,6 +225,7 @@ public final class ServingState: Sendable {
         }
         json.key("method"); json.string(defaultWriter.method)
         json.key("norms"); json.string(defaultWriter.norms)
+        json.key("response_times"); json.bool(defaultWriter.timedScorer != nil)
         json.key("adaptive"); json.bool(true)
         json.key("default_blueprint"); json.bool(defaultBlueprint != nil)
         json.key("exposure_control"); json.bool(exposure != nil)

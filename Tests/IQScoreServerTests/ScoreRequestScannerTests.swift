@@ -17,12 +17,13 @@ struct ScoreRequestScannerTests {
     static func fast(_ text: [UInt8]) -> ScoreRequest? {
         ScoreRequestScanner.scan(ByteBuffer(bytes: text), maximumArrayLength: RequestDecoding.longestArray(limits)) { scanned, bytes in
             ScoreRequest(sessionID: scanned.sessionID, itemIDs: scanned.itemIDs.map { String(decoding: bytes[$0], as: UTF8.self) },
-                         responses: scanned.responses.map(Int.init), method: scanned.method, age: nil)
+                         responses: scanned.responses.map(Int.init), method: scanned.method, age: nil, seconds: scanned.seconds)
         }
     }
 
     static func same(_ a: ScoreRequest, _ b: ScoreRequest) -> Bool {
         a.sessionID == b.sessionID && a.itemIDs == b.itemIDs && a.responses == b.responses && a.method == b.method && a.age == b.age
+            && a.seconds?.map(\.bitPattern) == b.seconds?.map(\.bitPattern)
     }
 
     /// A small xorshift generator: the same bodies on every run.
@@ -54,6 +55,21 @@ struct ScoreRequestScannerTests {
         switch Int.random(in: 0..<4, using: &rng) {
         case 0: members.append("\"method\": \"\(["eap", "map", "mle", "wle"].randomElement(using: &rng)!)\"")
         case 1: members.append("\"method\":null")
+        default: break
+        }
+        switch Int.random(in: 0..<3, using: &rng) {
+        case 0:
+            // Response times as apps write them: whole seconds, milliseconds, nulls.
+            let times = (0..<n).map { _ in
+                switch Int.random(in: 0..<4, using: &rng) {
+                case 0: "null"
+                case 1: String(Int.random(in: 1...600, using: &rng))
+                case 2: "0.\(Int.random(in: 100...999, using: &rng))"
+                default: "\(Int.random(in: 1...120, using: &rng)).\(Int.random(in: 0...999, using: &rng))"
+                }
+            }
+            members.append("\"seconds\"\(ws()):\(ws())[\(times.joined(separator: ws() + "," + ws()))]")
+        case 1: members.append("\"seconds\": null")
         default: break
         }
         members.shuffle(using: &rng)
@@ -115,6 +131,13 @@ struct ScoreRequestScannerTests {
             "{\"item_ids\": [\(Array(repeating: "\"i\"", count: RequestDecoding.longestArray(Self.limits) + 1).joined(separator: ","))], \"responses\": []}",
         ]
         for body in bodies { #expect(Self.fast(Array(body.utf8)) == nil, "\(body.prefix(80))") }
+        // Times outside the plain subset or the allowed range: the strict way reads 1e1 and refuses the rest.
+        for times in ["[1e1]", "[01]", "[1.]", "[-1]", "[0]", "[0.0001]", "[100000]", "[\"3\"]", "[true]"] {
+            let body = #"{"item_ids": ["i0001"], "responses": [1], "seconds": "# + times + "}"
+            #expect(Self.fast(Array(body.utf8)) == nil, "\(body)")
+            #expect((Self.strict(Array(body.utf8)) != nil) == (times == "[1e1]"), "\(body)")
+        }
+        #expect(Self.fast(Array(#"{"item_ids": ["i0001", "i0002"], "responses": [1, 0], "seconds": [0.5, null]}"#.utf8))?.seconds?.first == 0.5)
         // The strict reader still reads the valid ones (the age, the escape, the é, the byte-order mark).
         #expect(Self.strict(Array(bodies[0].utf8))?.age == 30)
         #expect(Self.strict(Array(bodies[1].utf8))?.itemIDs == ["i0001"])
