@@ -30,7 +30,13 @@ the peer: one uvicorn worker), wrk -t1 -c16 on core 1. Without it wrk's two thre
 servers, and a server thread the scheduler sets aside for wrk leaves its connections waiting a time slice: the p99
 then measures the scheduler more than the server.
 
+`--times` (issue 30) measures the cost of response times instead: the bank is simulated with a response-time model
+(`simulate --times`) and each round runs our /v1/score on the same 2,000 sessions without and with their 25
+`seconds` (lognormal times from the bank's model at each person's speed), and /healthz; the ratio with/without
+is the median of the within-round ratios. No peer.
+
     python3 Benchmarks/serve_load.py --bin .build/release/iqscore --out bench-out [--seconds 10] [--rounds 3] [--soak 300] [--plain] [--pinned]
+    python3 Benchmarks/serve_load.py --times --soak 0 [--pinned]
 """
 import argparse, json, math, os, random, shutil, signal, socket, statistics, subprocess, sys, tempfile, time, urllib.request
 
@@ -125,6 +131,52 @@ def rss_mb(pid):
     return float("nan")
 
 
+def script_writer(work, token):
+    """A function writing the wrk Lua script of one run (`bodies` None: a GET)."""
+    def script(name, path, bodies=None, auth=True):
+        lua = os.path.join(work, name + ".lua")
+        header = f', ["Authorization"] = "Bearer {token}"' if token and auth else ""
+        if bodies is None:
+            get_headers = f', {{{header[2:]}}}' if header else ""
+            open(lua, "w").write(LUA_GET % {"path": path, "done": DONE, "auth": get_headers})
+        else:
+            data = os.path.join(work, name + "_bodies.lua")
+            lua_bodies(data, bodies)
+            open(lua, "w").write(LUA % {"bodies": data, "path": path, "done": DONE, "auth": header})
+        return lua
+    return script
+
+
+def times_runs(args, work, port, token, sessions, timed_sessions, script):
+    """`--times`: our /v1/score without and with the sessions' response times, and /healthz, in interleaved rounds."""
+    runs = [("/v1/score (25 items)", script("score", "/v1/score", sessions)),
+            ("/v1/score (25 items + seconds)", script("score_times", "/v1/score", timed_sessions)),
+            ("GET /healthz (HTTP alone)", script("healthz", "/healthz", auth=False))]
+    client = dict(threads=1, prefix=CLIENT_CORE) if args.pinned else {}
+    rounds = []
+    for k in range(args.rounds):
+        this = []
+        for endpoint, lua in runs:
+            r = wrk(f"http://127.0.0.1:{port}", lua, args.seconds, **client)
+            r.update(endpoint=endpoint)
+            this.append(r)
+            print(f"round {k + 1}: {endpoint:32} {r['rps']:>10,.0f} req/s  p50 {r['p50_ms']:.3f} ms  p99 {r['p99_ms']:.3f} ms  "
+                  f"errors {sum(r['errors'].values())}", file=sys.stderr)
+        rounds.append(this)
+    print("| endpoint | requests/s | p50 (ms) | p99 (ms) | errors |")
+    print("|---|---:|---:|---:|---:|")
+    for j, (endpoint, _) in enumerate(runs):
+        each = [rnd[j] for rnd in rounds]
+        print(f"| {endpoint} | {statistics.median(x['rps'] for x in each):,.0f} | {statistics.median(x['p50_ms'] for x in each):.3f} | "
+              f"{statistics.median(x['p99_ms'] for x in each):.3f} | {sum(sum(x['errors'].values()) for x in each)} |")
+    ratios = [rnd[1]["rps"] / rnd[0]["rps"] for rnd in rounds]
+    ratio = statistics.median(ratios)
+    print(f"\n/v1/score with times: {ratio:.2f} of the throughput without (rounds {', '.join(f'{x:.2f}' for x in ratios)}; "
+          f"goal ≥ 0.70: {'met' if ratio >= 0.7 else 'NOT met'})")
+    json.dump({"machine": {"cores": os.cpu_count()}, "pinned": args.pinned, "seconds": args.seconds, "rounds": rounds, "ratio": ratio},
+              open(os.path.join(args.out, "serve_load_times.json"), "w"), indent=2)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=".build/release/iqscore")
@@ -138,6 +190,7 @@ def main():
     ap.add_argument("--pinned", action="store_true",
                     help="thread for thread with the client off the servers' core: ours with one event loop and the peer with one "
                          "worker on core 0, wrk -t1 on core 1 (needs 2 cores and taskset)")
+    ap.add_argument("--times", action="store_true", help="/v1/score with response times against without (no peer)")
     args = ap.parse_args()
     token = None if args.plain else TOKEN
     os.makedirs(args.out, exist_ok=True)
@@ -158,7 +211,8 @@ def main():
     try:
         bank = os.path.join(work, "bank.csv")
         subprocess.run([args.bin, "simulate", "--model", "2pl", "--items", "1500", "--persons", "1", "--domains", ",".join(DOMAINS),
-                        "--slope-mean-log", "0.3", "--bank-out", bank, "--out", "/dev/null", "--seed", "7"],
+                        "--slope-mean-log", "0.3", "--bank-out", bank, "--out", "/dev/null", "--seed", "7"]
+                       + (["--times", "--speed-sd", "0.3", "--speed-correlation", "0.3"] if args.times else []),
                        check=True, capture_output=True)
         cat = os.path.join(work, "cat.json")
         open(cat, "w").write('{"min_items": 8, "max_items": 25, "se_target": 0.30, "min_per_domain": 1, "randomesque": 5, "exposure_target": 0.25}')
@@ -184,6 +238,14 @@ def main():
             theta = rng.gauss(0, 1)
             chosen = rng.sample(ids, 25)
             sessions.append({"session_id": f"s{k}", "item_ids": chosen, "responses": [answer(i, theta) for i in chosen]})
+        timed_sessions = []
+        if args.times:
+            # log T = β − τ + ε/α, τ ~ N(0, 0.3²), milliseconds as an app records them.
+            times = {r["item_id"]: (float(r["time_intensity"]), float(r["time_discrimination"])) for r in items}
+            for s in sessions:
+                tau = rng.gauss(0, 0.3)
+                seconds = [round(math.exp(times[i][0] - tau + rng.gauss(0, 1) / times[i][1]), 3) for i in s["item_ids"]]
+                timed_sessions.append(dict(s, seconds=[max(t, 0.001) for t in seconds]))
 
         ours_port, peer_port = free_port(), free_port()
         tokens = os.path.join(work, "tokens")
@@ -213,6 +275,10 @@ def main():
         # The same bodies, checked once: every one answers 200 on ours, and the peer scores the same sessions.
         status, first = post(ours_port, "/v1/score", sessions[0], token)
         assert status == 200 and "iq" in first, first
+        if args.times:
+            status, timed_first = post(ours_port, "/v1/score", timed_sessions[0], token)
+            assert status == 200 and "times" in timed_first, timed_first
+            return times_runs(args, work, ours_port, token, sessions, timed_sessions, script_writer(work, token))
 
         peer = subprocess.Popen([*server_prefix, os.path.join(args.peers, "aiq_scoring_server.py"), bank, "--port", str(peer_port),
                                  "--workers", "1" if args.pinned else "2"],
@@ -222,17 +288,7 @@ def main():
         status, peer_first = post(peer_port, "/score", {"item_ids": sessions[0]["item_ids"], "responses": sessions[0]["responses"]})
         assert status == 200, peer_first
 
-        def script(name, path, bodies=None, auth=True):
-            lua = os.path.join(work, name + ".lua")
-            header = f', ["Authorization"] = "Bearer {token}"' if token and auth else ""
-            if bodies is None:
-                get_headers = f', {{{header[2:]}}}' if header else ""
-                open(lua, "w").write(LUA_GET % {"path": path, "done": DONE, "auth": get_headers})
-            else:
-                data = os.path.join(work, name + "_bodies.lua")
-                lua_bodies(data, bodies)
-                open(lua, "w").write(LUA % {"bodies": data, "path": path, "done": DONE, "auth": header})
-            return lua
+        script = script_writer(work, token)
 
         peer_bodies = [{"item_ids": s["item_ids"], "responses": s["responses"]} for s in sessions]
         runs = [

@@ -88,28 +88,49 @@ if ProcessInfo.processInfo.environment["TIMES"] == "1" {
     for k in timedBank.items.indices { timedBank.items[k].timeModel = timeItems[k] }
     timedBank.speedPopulation = population
     let simulator = ResponseTimeSimulator(items: timeItems, population: population)
-    let secondsPerSession = patterns.map { p -> [Double] in
+    let secondsPerSession = patterns.map { p -> [Float] in
         let tau = simulator.speed(theta: RandomVariate.normal(using: &rng), using: &rng)
-        return p.indices.map { simulator.seconds(item: $0, speed: tau, using: &rng) }
+        return p.indices.map { Float(simulator.seconds(item: $0, speed: tau, using: &rng)) }
     }
     let plain = try SessionScorer(bank: timedBank, scale: try IQScale())
     let timed = try TimedSessionScorer(scorer: plain)
     var sink = 0
     var without: [Double] = [], with: [Double] = []
-    for _ in 0..<repetitions {
-        without.append(seconds {
-            for p in patterns {
-                p.indices.withUnsafeBufferPointer { i in p.responses.withUnsafeBufferPointer { r in sink &+= (try? plain.score(i, r))?.score.iq ?? 0 } }
-            }
-        })
-        with.append(seconds {
-            for (k, p) in patterns.enumerated() {
-                p.indices.withUnsafeBufferPointer { i in p.responses.withUnsafeBufferPointer { r in secondsPerSession[k].withUnsafeBufferPointer { t in
-                    sink &+= (try? timed.score(i, r, t))?.score.score.iq ?? 0 } } }
-            }
-        })
+    // The batch path of each (`score` and `/v1/score` run the same calls): domain counts into a buffer, and the
+    // sessions laid out one after another as `BatchScorer` holds a batch (items, responses and seconds each in one
+    // array), so that both read their input as the batch does.
+    let counts = UnsafeMutablePointer<Int>.allocate(capacity: 2 * max(plain.domains.count, 1))
+    defer { counts.deallocate() }
+    var offsets = [0], flatItems: [Int] = [], flatResponses: [UInt8] = [], flatSeconds: [Float] = []
+    for (k, p) in patterns.enumerated() {
+        flatItems += p.indices
+        flatResponses += p.responses
+        flatSeconds += secondsPerSession[k]
+        offsets.append(flatItems.count)
     }
+    let pairs = 11
+    flatItems.withUnsafeBufferPointer { items in flatResponses.withUnsafeBufferPointer { responses in flatSeconds.withUnsafeBufferPointer { times in
+        for _ in 0..<pairs {
+            without.append(seconds {
+                for k in 0..<sessions {
+                    let range = offsets[k]..<offsets[k + 1]
+                    sink &+= (try? plain.score(UnsafeBufferPointer(rebasing: items[range]), UnsafeBufferPointer(rebasing: responses[range]),
+                                               domainCounts: counts, report: nil))?.1.iq ?? 0
+                }
+            })
+            with.append(seconds {
+                for k in 0..<sessions {
+                    let range = offsets[k]..<offsets[k + 1]
+                    sink &+= (try? timed.score(UnsafeBufferPointer(rebasing: items[range]), UnsafeBufferPointer(rebasing: responses[range]),
+                                               UnsafeBufferPointer(rebasing: times[range]), domainCounts: counts, report: nil))?.1.iq ?? 0
+                }
+            })
+        }
+    }}}
     precondition(sink != 0)
+    // Each repetition times both back to back: the median of the per-repetition ratios is robust to the machine's
+    // load changing between repetitions.
     let a = median(without) / Double(sessions) * 1e6, b = median(with) / Double(sessions) * 1e6
-    print("\nEAP with response times: \(String(format: "%.2f", b)) µs/session against \(String(format: "%.2f", a)) without (\(String(format: "%.2f", b / a))×), one thread")
+    let ratio = median(zip(with, without).map { $0 / $1 })
+    print("\nEAP with response times: \(String(format: "%.2f", b)) µs/session against \(String(format: "%.2f", a)) without; ratio \(String(format: "%.2f", ratio))× (median of \(pairs) paired repetitions), one thread")
 }
