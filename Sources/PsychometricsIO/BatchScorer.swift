@@ -112,9 +112,9 @@ package final class BatchScorer {
     /// Scores each session with its response times (the files' `ResponseFileOptions.timeColumn` or `timeSuffix`
     /// columns, which `run` then requires): θ with the times' collateral information, and `ScoreText.timeColumns`
     /// after the other columns. Every path carries a time with each response, as it carries the response.
-    package var timedScorer: TimedSessionScorer?
-    /// Whether responses carry times.
-    var timed: Bool { timedScorer != nil }
+    package var timedScorer: TimedSessionScorer? { didSet { timed = timedScorer != nil } }
+    /// Whether responses carry times (kept beside `timedScorer`: read per response on the serial path).
+    private(set) var timed = false
     /// Per-session flag counters: `ScoreFlag`s, then `TimeFlag`s.
     static let flagSlots = ScoreFlag.allCases.count + TimeFlag.allCases.count
     package var batchSize = 16384
