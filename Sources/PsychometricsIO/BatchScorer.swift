@@ -112,9 +112,22 @@ package final class BatchScorer {
     /// Scores each session with its response times (the files' `ResponseFileOptions.timeColumn` or `timeSuffix`
     /// columns, which `run` then requires): θ with the times' collateral information, and `ScoreText.timeColumns`
     /// after the other columns. Every path carries a time with each response, as it carries the response.
-    package var timedScorer: TimedSessionScorer? { didSet { timed = timedScorer != nil } }
+    package var timedScorer: TimedSessionScorer? {
+        didSet {
+            timed = timedScorer != nil
+            timedBox = timedScorer.map(TimedScorerBox.init)
+        }
+    }
     /// Whether responses carry times (kept beside `timedScorer`: read per response on the serial path).
     private(set) var timed = false
+    /// `timedScorer` behind a reference: each session calls it through the box's `let`, in place (binding the
+    /// optional struct itself copied it, one retain and release per array and class it holds, every session).
+    private(set) var timedBox: TimedScorerBox?
+
+    final class TimedScorerBox: Sendable {
+        let scorer: TimedSessionScorer
+        init(_ scorer: TimedSessionScorer) { self.scorer = scorer }
+    }
     /// Per-session flag counters: `ScoreFlag`s, then `TimeFlag`s.
     static let flagSlots = ScoreFlag.allCases.count + TimeFlag.allCases.count
     package var batchSize = 16384
@@ -886,8 +899,8 @@ package final class BatchScorer {
                 }
                 let indexReport = ScoreJSONWriter.indexReport(indexScales, scorer: scorer, age: age.isNaN ? nil : age)
                 let (estimate, score, unscored, indexes, times): (AbilityEstimate, IQScore, Int, [IndexScore], SessionTimeSummary?)
-                if let timedScorer {
-                    (estimate, score, unscored, indexes, times) = try timedScorer.score(items, responses, seconds, domainCounts: counts.baseAddress!,
+                if let timedBox {
+                    (estimate, score, unscored, indexes, times) = try timedBox.scorer.score(items, responses, seconds, domainCounts: counts.baseAddress!,
                                                                                          report: report, indexReport: indexReport)
                 } else {
                     (estimate, score, unscored, indexes) = try scorer.score(items, responses, domainCounts: counts.baseAddress!, report: report,

@@ -362,7 +362,7 @@ struct ScoreCommand: ParsableCommand {
         let flags = ScoreFlag.allCases.compactMap { f in r.flagCounts[f].map { "\(f.rawValue) \(formatCount($0))" } }
         if !flags.isEmpty { lines.append("flags: " + flags.joined(separator: ", ")) }
         if times.isSet {
-            let timeFlags = TimeFlag.allCases.map { "\($0.rawValue) \(formatCount(r.timeFlagCounts[$0] ?? 0))" }
+            let timeFlags = TimeFlag.allCases.filter { $0 != .preknowledge || compromised != nil }.map { "\($0.rawValue) \(formatCount(r.timeFlagCounts[$0] ?? 0))" }
             lines.append("response times: \(rapidRule.rawValue) rapid-guess thresholds" + (effortModerated ? ", rapid guesses left out of θ" : "")
                          + (compromised.map { ", preknowledge test on the items of \($0)" } ?? "")
                          + "; time flags: " + timeFlags.joined(separator: ", ")
