@@ -28,7 +28,8 @@ extension BatchScorer {
         let names: [String]
         let paths: [String]
         let totalBytes: Int?
-        /// Keeps the copies alive (they are removed when released).
+        /// Keeps the copies alive: they are removed when released, so a caller reads `paths` within
+        /// `withExtendedLifetime` of this value.
         private let spools: [SpillFile]
 
         init(_ inputs: [String], spillPrefix: String) throws {

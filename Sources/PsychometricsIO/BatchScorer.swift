@@ -203,23 +203,28 @@ package final class BatchScorer {
         let prefix = spillPrefix ?? TemporaryFiles.spillPrefix(besideOutput: scores.isRegularFile ? scores.path
             : rejects.isRegularFile ? rejects.path : FileManager.default.temporaryDirectory.appendingPathComponent("iqscore").path)
         let sources = try InputSources(inputs, spillPrefix: prefix)
-        do {
-            var state = try RunState(owner: self, sources: sources, scores: scores, rejects: rejects, gather: false, progress: progress, started: started,
-                                     spillPrefix: prefix)
-            try state.readAll()
-            guard try state.seen.allDistinct() else { throw Regroup() }
-            var report = state.finish()
-            report.sessionHashRuns = state.seen.runCount
-            return report
-        } catch is Regroup {
-            try scores.reset()
-            try rejects.reset()
-            var state = try RunState(owner: self, sources: sources, scores: scores, rejects: rejects, gather: true, progress: progress, started: started,
-                                     spillPrefix: prefix)
-            try state.regroup()
-            var report = state.finish()
-            report.regrouped = true
-            return report
+        // A pipe's spooled copy is removed when `sources` is released, and an optimised build ends a value's
+        // lifetime at its last use (the second pass's `RunState` init), not at the end of the scope: both passes
+        // read inside its extended lifetime (without it, release builds lost a FIFO's copy before regrouping).
+        return try withExtendedLifetime(sources) {
+            do {
+                var state = try RunState(owner: self, sources: sources, scores: scores, rejects: rejects, gather: false, progress: progress, started: started,
+                                         spillPrefix: prefix)
+                try state.readAll()
+                guard try state.seen.allDistinct() else { throw Regroup() }
+                var report = state.finish()
+                report.sessionHashRuns = state.seen.runCount
+                return report
+            } catch is Regroup {
+                try scores.reset()
+                try rejects.reset()
+                var state = try RunState(owner: self, sources: sources, scores: scores, rejects: rejects, gather: true, progress: progress, started: started,
+                                         spillPrefix: prefix)
+                try state.regroup()
+                var report = state.finish()
+                report.regrouped = true
+                return report
+            }
         }
     }
 
