@@ -169,15 +169,24 @@ let package = Package(
         ),
 
         // MARK: tests
+        // What several test targets share: the built `iqscore` and how it is run, a seeded generator, temporary
+        // folders, the package's own files. Not a product.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "PsychometricsTests",
             dependencies: [
                 "Psychometrics",
                 "PsychometricsIO",
+                "TestSupport",
                 .product(name: "Numerics", package: "swift-numerics"),
             ],
             // Reference values read by path (mirt's scores on Data/ files), not bundled.
             exclude: ["Fixtures"]
+        ),
+        // Files in and out: the CSV grammar, banks and responses from files, JSON inputs, batch scoring.
+        .testTarget(
+            name: "PsychometricsIOTests",
+            dependencies: ["PsychometricsIO", "Psychometrics", "Integrity", "TestSupport"]
         ),
         .testTarget(
             name: "IntegrityTests",
@@ -213,6 +222,7 @@ let package = Package(
                 "Psychometrics",
                 "Assembly",
                 "PsychometricsIO",
+                "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -220,7 +230,7 @@ let package = Package(
         ),
         .testTarget(
             name: "iqscoreTests",
-            dependencies: ["iqscore"]
+            dependencies: ["iqscore", "TestSupport"]
         ),
     ]
 )

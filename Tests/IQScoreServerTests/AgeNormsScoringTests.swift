@@ -5,6 +5,7 @@ import Norming
 import Psychometrics
 import PsychometricsIO
 import Testing
+import TestSupport
 
 /// `POST /v1/score` with `"age"` under norms built by `iqscore norms build`: the IQ is the one of the person's
 /// age group, an age is required and checked, and linear norms echo it.
@@ -25,7 +26,7 @@ struct AgeNormsScoringTests {
     static func directoryWithNorms() throws -> URL {
         let dir = try Fixtures.copyOfData()
         try sample.write(to: dir.appendingPathComponent("sample.csv"), atomically: true, encoding: .utf8)
-        let build = try Fixtures.run(["norms", "build", "sample.csv", "--age-column", "age", "--theta-column", "theta", "--max-degrees", "2,1,-,-",
+        let build = try IQScoreCLI.run(["norms", "build", "sample.csv", "--age-column", "age", "--theta-column", "theta", "--max-degrees", "2,1,-,-",
                                       "--name", "adults", "--norms-version", "1", "--extrapolation", "5", "--out", "NORMS.json"], in: dir)
         try #require(build.status == 0, "\(build.stderr)")
         try #"{"name": "flat", "version": "2", "mean": 0.2, "sd": 0.9}"#.write(to: dir.appendingPathComponent("linear.json"), atomically: true, encoding: .utf8)

@@ -3,6 +3,7 @@ import HTTPTypes
 import HummingbirdTesting
 @testable import IQScoreServer
 import Testing
+import TestSupport
 
 /// The committed OpenAPI document matches the implementation: it is what the server serves, every path in it is
 /// routed (and every route is in it), and real responses of every endpoint carry exactly the properties its
@@ -13,7 +14,7 @@ struct OpenAPIDocumentTests {
 
     @Test("docs/openapi.json is the embedded document (run scripts/embed-openapi.sh after editing it)")
     func committed() throws {
-        let file = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("docs/openapi.json"), encoding: .utf8)
+        let file = try String(contentsOf: IQScoreCLI.packageRoot.appendingPathComponent("docs/openapi.json"), encoding: .utf8)
         #expect(file == OpenAPIDocument.json + "\n", "docs/openapi.json and Sources/IQScoreServer/OpenAPIDocument.swift differ: run scripts/embed-openapi.sh")
         #expect(Self.document["openapi"]?.string == "3.1.0")
     }

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 @testable import IQScoreServer
 import Testing
+import TestSupport
 
 /// Every error status of the API, as application/problem+json naming the field; and no input that gets a 5xx.
 @Suite("iqscore serve: errors are problems, never a crash or a 500", .timeLimit(.minutes(2)))
@@ -274,7 +275,7 @@ struct ProblemTests {
             ("/v1/cat/next", #"{"session_id": "m", "administered": [{"item_id": "i0001", "response": 1}], "exclude": ["i0002"]}"#),
             ("/v1/forms", #"{"blueprint": {"length": 3, "domain_counts": {"a": 1, "b": 1, "c": 1}}, "exclude": ["i0004"], "seed": 3}"#),
         ]
-        var rng = SplitMix(seed: 12)
+        var rng = SplitMix64(seed: 12)
         let alphabet = Array(#"{}[]":,.-0123456789eE truefalsnul\"#.utf8) + [0, 0xFF, 0xC3]
         var mutated: [(uri: String, bytes: [UInt8])] = []
         for _ in 0..<75 {
@@ -298,18 +299,5 @@ struct ProblemTests {
                 #expect([200, 400, 422].contains(response.status.code), "\(uri) \(String(decoding: bytes, as: UTF8.self)): \(response.status)")
             }
         }
-    }
-}
-
-/// A small seeded generator for the mutation test (SplitMix64).
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -30,6 +30,7 @@ struct ReloadTests {
         try await Fixtures.application(service).test(.live) { client in
             let port = try #require(client.port)
             let stop = StopFlag()
+            let answered = AnsweredRequests()
             let results = try await withThrowingTaskGroup(of: [String: Int].self) { group in
                 for _ in 0..<4 {
                     group.addTask {
@@ -43,18 +44,21 @@ struct ReloadTests {
                             #expect(response.status == .ok)
                             #expect(response.headers[HTTPField.Name("X-Bank-Version")!] == version)
                             seen["\(response.status.code) \(version)", default: 0] += 1
+                            await answered.record(version)
                         }
                         try await connection.shutdown()
                         return seen
                     }
                 }
-                try await Task.sleep(for: .milliseconds(200))
+                // Each step waits for requests answered (events), not for a time window: 8 on the first bank
+                // before the reload, 8 on the second after it, 8 more after the refused reload.
+                await answered.wait(for: first, count: 8)
                 try Self.replace("bank.csv", in: dir, with: try Data(contentsOf: dir.appendingPathComponent("bank2.csv")))
                 let (status, json, headers) = try await client.post("/v1/admin/reload", "", headers: Fixtures.adminHeaders)
                 #expect(status == .ok)
                 #expect(json == .object([("reloaded", .bool(true)), ("previous_version", .string(first)), ("bank_version", .string(second))]))
                 #expect(headers[HTTPField.Name("X-Bank-Version")!] == second)
-                try await Task.sleep(for: .milliseconds(200))
+                await answered.wait(for: second, count: 8)
                 // A broken bank is refused with a problem; the second bank keeps serving.
                 try Self.replace("bank.csv", in: dir, with: Data("item_id,a,b\ni0001,abc,0\n".utf8))
                 let (refused, problem, _) = try await client.post("/v1/admin/reload", "", headers: Fixtures.adminHeaders)
@@ -62,15 +66,15 @@ struct ReloadTests {
                 #expect(problem["type"]?.string == "urn:iqscore:problem:reload-failed")
                 #expect(problem["detail"]?.string?.contains("bank.csv:2") == true, "\(problem)")
                 #expect(problem["bank_version"]?.string == second)
-                try await Task.sleep(for: .milliseconds(200))
+                await answered.wait(for: second, count: await answered.count(of: second) + 8)
                 stop.value.store(true, ordering: .relaxed)
                 var total: [String: Int] = [:]
                 for try await seen in group { total.merge(seen, uniquingKeysWith: +) }
                 return total
             }
             #expect(Set(results.keys) == ["200 \(first)", "200 \(second)"], "\(results)")
-            // Requests on both sides of each reload (a busy test machine answers few in the 600 ms).
-            #expect(results.values.reduce(0, +) > 4, "\(results)")
+            // Requests on both sides of each reload.
+            #expect(results["200 \(first)", default: 0] >= 8 && results["200 \(second)", default: 0] >= 16, "\(results)")
             let (_, bank, _) = try await client.get("/v1/bank")
             #expect(bank["bank_version"]?.string == second)
             let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
@@ -103,4 +107,30 @@ struct ReloadTests {
 /// Tells the load tasks to stop.
 final class StopFlag: Sendable {
     let value = Atomic<Bool>(false)
+}
+
+/// Requests answered so far, by bank version; a test waits for a count to be reached (an event) instead of
+/// sleeping for a window that a busy machine may not fill.
+actor AnsweredRequests {
+    private var counts: [String: Int] = [:]
+    private var waiters: [(version: String, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+    func record(_ version: String) {
+        counts[version, default: 0] += 1
+        let reached = counts[version, default: 0]
+        waiters.removeAll { waiter in
+            guard waiter.version == version, reached >= waiter.count else { return false }
+            waiter.continuation.resume()
+            return true
+        }
+    }
+
+    func count(of version: String) -> Int { counts[version, default: 0] }
+
+    /// Returns once `count` requests have been answered on `version` (the suite's time limit ends a wait that
+    /// never does).
+    func wait(for version: String, count: Int) async {
+        guard counts[version, default: 0] < count else { return }
+        await withCheckedContinuation { waiters.append((version, count, $0)) }
+    }
 }

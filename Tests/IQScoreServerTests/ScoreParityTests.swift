@@ -2,6 +2,7 @@ import Foundation
 import HummingbirdTesting
 import IQScoreServer
 import Testing
+import TestSupport
 
 /// A session scored by the server equals `iqscore score`'s row for it: the CLI binary is run on the same bank and
 /// sessions, and every field is compared as text.
@@ -11,9 +12,9 @@ struct ScoreParityTests {
     static func cliScores(_ extra: [String] = []) throws -> (header: [String], rows: [String: [String]], jsonl: [String: TestJSON]) {
         let dir = try Fixtures.copyOfData()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let csv = try Fixtures.run(["score", "responses.csv", "--bank", "bank.csv", "--out", "scores.csv"] + extra, in: dir)
+        let csv = try IQScoreCLI.run(["score", "responses.csv", "--bank", "bank.csv", "--out", "scores.csv"] + extra, in: dir)
         #expect(csv.status == 0, "\(csv.stderr)")
-        let jsonl = try Fixtures.run(["score", "responses.csv", "--bank", "bank.csv", "--out", "scores.jsonl", "--format", "jsonl"] + extra, in: dir)
+        let jsonl = try IQScoreCLI.run(["score", "responses.csv", "--bank", "bank.csv", "--out", "scores.jsonl", "--format", "jsonl"] + extra, in: dir)
         #expect(jsonl.status == 0, "\(jsonl.stderr)")
         let lines = try String(contentsOf: dir.appendingPathComponent("scores.csv"), encoding: .utf8).split(separator: "\n").map(String.init)
         let header = lines[0].split(separator: ",", omittingEmptySubsequences: false).map(String.init)

@@ -1,6 +1,7 @@
 @testable import IQScoreServer
 import NIOCore
 import Testing
+import TestSupport
 
 /// The fast path of `POST /v1/score` (`ScoreRequestScanner`) against the strict one (`RequestJSON` +
 /// `RequestDecoding`): every body the scanner reads, the strict way reads to the same request; the bodies clients
@@ -26,18 +27,9 @@ struct ScoreRequestScannerTests {
             && a.seconds?.map(\.bitPattern) == b.seconds?.map(\.bitPattern)
     }
 
-    /// A small xorshift generator: the same bodies on every run.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state ^= state << 13; state ^= state >> 7; state ^= state << 17
-            return state
-        }
-    }
-
     /// A valid body as clients write it: keys in any order, optional members present or not (or null), white
     /// space between tokens.
-    static func body(_ rng: inout Generator) -> String {
+    static func body(_ rng: inout SplitMix64) -> String {
         let space = ["", " ", "\n", "\t ", "\r\n  "]
         func ws() -> String { space.randomElement(using: &rng)! }
         let n = Int.random(in: 0...30, using: &rng)
@@ -78,7 +70,7 @@ struct ScoreRequestScannerTests {
 
     @Test("valid bodies: the scanner reads every one, to the strict reader's request")
     func validBodies() {
-        var rng = Generator(state: 0x9E37_79B9_7F4A_7C15)
+        var rng = SplitMix64(seed: 0x9E37_79B9_7F4A_7C15)
         for _ in 0..<2_000 {
             let text = Array(Self.body(&rng).utf8)
             guard let strict = Self.strict(text) else { Issue.record("the strict reader refused \(String(decoding: text, as: UTF8.self))"); continue }
@@ -89,7 +81,7 @@ struct ScoreRequestScannerTests {
 
     @Test("mutated bodies: whatever the scanner reads, the strict reader reads the same; it gives up on the rest")
     func mutatedBodies() {
-        var rng = Generator(state: 0xD1B5_4A32_D192_ED03)
+        var rng = SplitMix64(seed: 0xD1B5_4A32_D192_ED03)
         let alphabet: [UInt8] = Array("\"\\,:[]{}012.eE-+ \n\tnulltruefalsex".utf8) + [0x00, 0x1F, 0x7F, 0x80, 0xC3, 0xA9, 0xEF, 0xBB, 0xBF]
         var read = 0, refusedByBoth = 0
         for _ in 0..<20_000 {
@@ -156,7 +148,7 @@ struct PlainScoreMembersTests {
         let service = try Fixtures.service()
         let state = service.state
         let ids = state.bank.items.map(\.itemID)
-        var rng = ScoreRequestScannerTests.Generator(state: 0x2545_F491_4F6C_DD1D)
+        var rng = SplitMix64(seed: 0x2545_F491_4F6C_DD1D)
         var fast = 0, strictOnly = 0, refused = 0
         for round in 0..<3_000 {
             let n = Int.random(in: 0...min(ids.count + 2, 70), using: &rng)

@@ -5,6 +5,7 @@ import IQScoreServer
 import NIOCore
 import Synchronization
 import Testing
+import TestSupport
 
 /// The real `iqscore serve` process: start-up, SIGHUP reload, graceful shutdown, and start-up errors.
 @Suite("iqscore serve: the process", .timeLimit(.minutes(2)))
@@ -22,7 +23,7 @@ struct ServeCommandTests {
         }
 
         init(_ arguments: [String], in directory: URL) throws {
-            let binary = try #require(Fixtures.executable, "iqscore executable not found; build it with `swift build --build-tests`")
+            let binary = try #require(IQScoreCLI.executable, "iqscore executable not found; build it with `swift build --build-tests`")
             stderr = directory.appendingPathComponent("serve.stderr")
             _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
             process.executableURL = binary
@@ -52,6 +53,17 @@ struct ServeCommandTests {
                 try await Task.sleep(for: .milliseconds(20))
             }
             throw TestJSON.ParseError(description: "no 'listening on' line; stderr:\n\(log)")
+        }
+
+        /// Waits for the log to hold `text` (the event a test waits on); false when the process ended or `seconds`
+        /// (a guard against a hang, not a window the event must fit in) passed first.
+        func waitForLog(_ text: String, within seconds: Double = 60) async throws -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while !log.contains(text) {
+                guard process.isRunning, Date() < deadline else { return log.contains(text) }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return true
         }
 
         /// Waits for the process to end; nil when it is still running after `seconds`.
@@ -97,22 +109,16 @@ struct ServeCommandTests {
 
         try ReloadTests.replace("bank.csv", in: dir, with: try Data(contentsOf: dir.appendingPathComponent("bank2.csv")))
         kill(server.process.processIdentifier, SIGHUP)
-        var version = firstVersion
-        for _ in 0..<250 where version == firstVersion {
-            try await Task.sleep(for: .milliseconds(20))
-            version = try await Self.get(port, "/v1/bank")["bank_version"]?.string ?? ""
-        }
-        #expect(version == BankVersion.version(ofBankBytes: Array(try Data(contentsOf: dir.appendingPathComponent("bank2.csv")))))
-        // Logged at notice (written at once) just after the new bank is installed, so it may follow the response.
+        // The event is the reload's log line (notice, written at once, just after the new bank is installed).
+        let version = BankVersion.version(ofBankBytes: Array(try Data(contentsOf: dir.appendingPathComponent("bank2.csv"))))
         let reloaded = "notice iqscore.serve: reloaded (SIGHUP): bank \(firstVersion) → \(version)"
-        for _ in 0..<250 where !server.log.contains(reloaded) { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(server.log.contains(reloaded))
+        #expect(try await server.waitForLog(reloaded), "\(server.log)")
+        #expect(try await Self.get(port, "/v1/bank")["bank_version"]?.string == version)
 
         // A bad file on SIGHUP: refused, logged, still serving.
         try ReloadTests.replace("bank.csv", in: dir, with: Data("item_id,a,b\n".utf8))
         kill(server.process.processIdentifier, SIGHUP)
-        for _ in 0..<250 where !server.log.contains("reload refused (SIGHUP)") { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(server.log.contains("reload refused (SIGHUP)"))
+        #expect(try await server.waitForLog("reload refused (SIGHUP)"), "\(server.log)")
         #expect(try await Self.get(port, "/healthz")["bank_version"]?.string == version)
 
         // An open keep-alive connection does not hold the shutdown up.
@@ -209,12 +215,12 @@ struct ServeCommandTests {
             (["--bank", "bank.csv", "--exposure", "cat.json"], "cat.json"),
         ]
         for (arguments, message) in cases {
-            let run = try Fixtures.run(["serve"] + arguments + ["--port", "0"], in: dir)
+            let run = try IQScoreCLI.run(["serve"] + arguments + ["--port", "0"], in: dir)
             #expect(run.status == 1, "\(arguments): \(run.stderr)")
             #expect(run.stderr.contains(message), "\(arguments): \(run.stderr)")
             #expect(!run.stderr.contains("listening"))
         }
-        let usage = try Fixtures.run(["serve", "--bank", "bank.csv", "--max-body-bytes", "0"], in: dir)
+        let usage = try IQScoreCLI.run(["serve", "--bank", "bank.csv", "--max-body-bytes", "0"], in: dir)
         #expect(usage.status == 64)
         #expect(usage.stderr.contains("--max-body-bytes must be 1024…268435456, got 0"), "\(usage.stderr)")
     }

@@ -5,57 +5,10 @@ import IQScoreServer
 import Logging
 import NIOCore
 import Testing
+import TestSupport
 
-/// Banks, sessions and services for the server tests, and the built `iqscore` binary.
+/// Banks, sessions and services for the server tests (the built `iqscore` binary is `IQScoreCLI`'s, TestSupport).
 enum Fixtures {
-    /// The package root (…/Tests/IQScoreServerTests/ServerFixtures.swift → …).
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-    /// The `iqscore` binary built beside the test bundle, else `.build/debug/iqscore`.
-    static let executable: URL? = {
-        var directories: [URL] = []
-        let main = Bundle.main.bundleURL
-        directories.append(main.hasDirectoryPath && main.pathExtension != "xctest" ? main : main.deletingLastPathComponent())
-        if let argument0 = CommandLine.arguments.first, !argument0.isEmpty {
-            directories.append(URL(fileURLWithPath: argument0).deletingLastPathComponent())
-        }
-        directories.append(packageRoot.appendingPathComponent(".build/debug"))
-        for directory in directories {
-            for dir in [directory, directory.deletingLastPathComponent()] {
-                let candidate = dir.appendingPathComponent("iqscore")
-                if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            }
-        }
-        return nil
-    }()
-
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    /// Runs `iqscore arguments…` in `directory` to completion (output through files, so no pipe fills up).
-    static func run(_ arguments: [String], in directory: URL) throws -> Run {
-        let binary = try #require(executable, "iqscore executable not found; build it with `swift build --build-tests`")
-        let out = directory.appendingPathComponent(".stdout-\(UUID().uuidString)"), err = directory.appendingPathComponent(".stderr-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: out); try? FileManager.default.removeItem(at: err) }
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        try process.run()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: try String(contentsOf: out, encoding: .utf8),
-                   stderr: try String(contentsOf: err, encoding: .utf8))
-    }
-
     /// A directory, made once per test run, with:
     /// - `bank.csv`: a simulated 120-item 2PL bank in domains a, b, c (`iqscore simulate --seed 3`);
     /// - `bank2.csv`: the same item ids with other parameters (`--seed 4`), for reloads;
@@ -69,7 +22,7 @@ enum Fixtures {
         sharedDirectory = directory.path
         atexit { if let path = Fixtures.sharedDirectory { try? FileManager.default.removeItem(atPath: path) } }
         for (seed, bank, out) in [("3", "bank.csv", "responses.csv"), ("4", "bank2.csv", "responses2.csv")] {
-            let run = try run(["simulate", "--model", "2pl", "--items", "120", "--persons", "40", "--items-per-session", "20",
+            let run = try IQScoreCLI.run(["simulate", "--model", "2pl", "--items", "120", "--persons", "40", "--items-per-session", "20",
                                "--domains", "a,b,c", "--layout", "long", "--slope-mean-log", "0.3", "--out", out,
                                "--bank-out", bank, "--seed", seed], in: directory)
             guard run.status == 0 else { throw TestJSON.ParseError(description: "simulate failed: \(run.stderr)") }

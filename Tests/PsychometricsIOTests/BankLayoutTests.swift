@@ -2,6 +2,7 @@ import Foundation
 import Psychometrics
 import PsychometricsIO
 import Testing
+import TestSupport
 
 @Suite("BankLayout: banks written by mirt, catR and girth are read with a stated conversion, or refused")
 struct BankLayoutTests {

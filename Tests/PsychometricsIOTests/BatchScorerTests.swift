@@ -2,6 +2,7 @@ import Foundation
 import Psychometrics
 import PsychometricsIO
 import Testing
+import TestSupport
 
 // Tests of batch scoring through the public API: `BatchScorer.run(inputs:scores:rejects:)` writing through
 // `AtomicFileWriter`s into a temporary folder, `SessionScorer.score(itemIDs:responses:)` and the located errors

@@ -2,6 +2,7 @@ import Foundation
 import Psychometrics
 import PsychometricsIO
 import Testing
+import TestSupport
 
 /// Responses in more than two categories read from files and scored: `ResponseFileOptions.categoryResponses`
 /// for calibration, the bank's items for `SessionScorer` and `BatchScorer` (every reading path: long serial and

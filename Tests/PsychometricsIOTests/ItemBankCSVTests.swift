@@ -2,6 +2,7 @@ import Foundation
 import Psychometrics
 import PsychometricsIO
 import Testing
+import TestSupport
 
 @Suite("ItemBank.load: hostile numbers, contradicting models, repeated columns")
 struct ItemBankCSVTests {

@@ -2,6 +2,7 @@ import Foundation
 import Psychometrics
 import PsychometricsIO
 import Testing
+import TestSupport
 
 @Suite("JSONInput: strict reading of every JSON input file")
 struct JSONInputTests {

@@ -2,6 +2,7 @@ import Foundation
 import Psychometrics
 import PsychometricsIO
 import Testing
+import TestSupport
 
 // The parallel long-file path of `BatchScorer` (chunks parsed and scored on several threads, joined in order)
 // must give exactly what the one-thread path gives: same score file, reject file and counts, same errors. These

@@ -2,34 +2,11 @@ import Foundation
 import Psychometrics
 import PsychometricsIO
 import Testing
+import TestSupport
 
 // Tests of the CSV layer through its public API: `CSVReader` (RFC 4180 details, line numbers, chunk
 // boundaries) and `ResponseMatrix.load(csv:options:)` (wide and long layouts, empty persons, located errors).
 // Every fixture is written byte for byte to a fresh temporary directory.
-
-/// A fresh temporary directory for one test's fixture files, removed when released.
-final class CSVFixtures {
-    let directory: URL
-
-    init() throws {
-        directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("iqscore-csv-tests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: directory) }
-
-    /// Writes the UTF-8 bytes of `text` exactly (no line-end translation) and returns the file's path.
-    func write(_ name: String, _ text: String) throws -> String {
-        try write(name, bytes: Array(text.utf8))
-    }
-
-    func write(_ name: String, bytes: [UInt8]) throws -> String {
-        let url = directory.appendingPathComponent(name)
-        try Data(bytes).write(to: url)
-        return url.path
-    }
-}
 
 /// One record as the reader saw it.
 struct CSVRecord: Equatable, CustomStringConvertible {
@@ -47,10 +24,6 @@ func readRecords(_ path: String, chunkSize: Int = 1 << 20) throws -> [CSVRecord]
     }
     return records
 }
-
-/// The package root (…/Tests/PsychometricsTests/ThisFile.swift → …).
-private let packageRoot = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
 // MARK: - CSVReader
 
@@ -327,7 +300,7 @@ struct ResponseMatrixLoadTests {
 
     @Test("ICAR16 (quoted header, no id column, 16 persons without responses) loads")
     func icar16() throws {
-        let (m, report) = try ResponseMatrix.load(csv: packageRoot.appendingPathComponent("Data/icar16.csv").path)
+        let (m, report) = try ResponseMatrix.load(csv: Repository.root.appendingPathComponent("Data/icar16.csv").path)
         #expect(report.layout == .wide)
         #expect(report.idColumn == nil)
         #expect(report.dataRows == 1525)

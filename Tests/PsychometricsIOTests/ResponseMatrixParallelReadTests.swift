@@ -2,6 +2,7 @@ import Foundation
 import Psychometrics
 import PsychometricsIO
 import Testing
+import TestSupport
 
 // `ResponseMatrix.load` reads the records after the header in parallel chunks. These tests read messy files
 // with one thread and with several, in chunks from 64 bytes (so records, quoted line breaks and CRLF pairs

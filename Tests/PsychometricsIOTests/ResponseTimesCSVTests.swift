@@ -2,6 +2,7 @@ import Foundation
 @testable import Psychometrics
 @testable import PsychometricsIO
 import Testing
+import TestSupport
 
 /// Response times read with the responses (`ResponseFileOptions.timeColumn`, `timeSuffix`): each time lands on its
 /// own cell whatever the row order and the parallel chunking, missing and dropped times are NaN.

@@ -2,6 +2,7 @@ import Foundation
 import Psychometrics
 import PsychometricsIO
 import Testing
+import TestSupport
 
 /// Banks of items scored in more than two categories: iqscore's columns written and read back, mirt 1.47's
 /// `coef()` tables (IRT and slope–intercept form, `Fixtures/mirt-banks`, made by `make.R` there) read as they

@@ -3,6 +3,7 @@ import Numerics
 import Psychometrics
 import PsychometricsIO
 import Testing
+import TestSupport
 
 @Suite("Item analysis and model fit: known values")
 struct ItemAnalysisTests {
@@ -174,7 +175,7 @@ struct DistractorAnalysisTests {
 
     @Test("ICAR16 options scored with the keys reproduce ability.csv (real data)")
     func icar16() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = Repository.root
         let keys = ["reason.4": "4", "reason.16": "4", "reason.17": "4", "reason.19": "6", "letter.7": "6", "letter.33": "3",
                     "letter.34": "4", "letter.58": "4", "matrix.45": "5", "matrix.46": "2", "matrix.47": "2", "matrix.55": "4",
                     "rotate.3": "3", "rotate.4": "2", "rotate.6": "6", "rotate.8": "7"]

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import Psychometrics
 @testable import PsychometricsIO
 
@@ -7,7 +8,7 @@ import Testing
 struct LimitedInformationFitTests {
     /// ICAR16's 1,248 complete response patterns (persons × 16 items, row-major).
     static func icarPatterns() throws -> (patterns: [UInt8], persons: Int) {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = Repository.root
         let data = try ResponseMatrix.load(csv: root.appendingPathComponent("Data/icar16.csv").path).matrix
         var patterns: [UInt8] = [], persons = 0
         for i in 0..<data.personCount where data.cells(ofPerson: i).count == data.itemCount {

@@ -2,12 +2,13 @@ import Foundation
 import Numerics
 @testable import Psychometrics
 import Testing
+import TestSupport
 
 /// The item-model calibrator against mirt 1.47 on real polytomous data (mirt's `Science`: 392 persons × 4
 /// items, 4 categories; `Data/science.csv`), and on seeded simulations.
 @Suite("PolytomousCalibrator: graded, partial credit, nominal against mirt and in recovery")
 struct PolytomousCalibratorTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = Repository.root
 
     /// `Data/science.csv`: a header, then 0…3 per cell.
     static func science() throws -> ResponseMatrix {

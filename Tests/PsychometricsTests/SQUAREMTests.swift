@@ -3,13 +3,14 @@ import Numerics
 @testable import Psychometrics
 import PsychometricsIO
 import Testing
+import TestSupport
 
 /// SQUAREM against plain EM on the same data and settings: the same optimum in fewer E-steps, a log posterior
 /// that never drops, fixed items that never move, and a sparse 3PL bank that plain EM does not finish.
 @Suite("SQUAREM: accelerated EM reaches plain EM's optimum")
 struct SQUAREMTests {
     static let icar16: ResponseMatrix = {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = Repository.root
         return try! ResponseMatrix.load(csv: root.appendingPathComponent("Data/icar16.csv").path).matrix
     }()
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 // Issue 28: `analyze` on a bifactor or testlet bank compares its model with one factor.
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @Suite("iqscore analyze end to end")
 struct AnalyzeCLITests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @Suite("iqscore assemble end to end")
 struct AssembleCLITests {

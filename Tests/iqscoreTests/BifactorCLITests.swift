@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 // Issue 28: `calibrate --model bifactor` on the shipped ICAR16 battery, and its refusals.
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @Suite("iqscore cat simulate end to end", .timeLimit(.minutes(10)))
 struct CATCLITests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @Suite("iqscore calibrate --fixed (online calibration) end to end", .timeLimit(.minutes(10)))
 struct CalibrateFixedCLITests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 // Issue 15, item 6: `calibrate` shows each EM cycle on a terminal (as mirt prints its iterations) and nothing of
 // the kind when stderr is piped.

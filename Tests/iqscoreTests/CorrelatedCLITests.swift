@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 // Issue 28: `simulate --model correlated`, `calibrate --model correlated`, and `score`, `analyze`, `assemble`, `cat simulate` and `report` on the bank it writes.
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 // Issue 29: `iqscore dif` and `calibrate --group-column`.
 

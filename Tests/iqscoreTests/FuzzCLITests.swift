@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,11 +31,14 @@ import Glibc
 // recorded, then one summary per target with every kind and its case numbers. A crash is run once more with the
 // Swift backtracer to name the function and line where it happened (the kind of failure).
 //
-// Default: 1,970 cases over ten targets, about 2,250 runs of the debug binary (~27 ms of CPU each, ~65 s of CPU in
-// all; each hang adds IQSCORE_FUZZ_TIMEOUT): 46 s on two cores shared with other work (load ~2), 2 hangs included.
+// Default (a plain `swift test`): 212 cases, a tenth of each target's long run and the first cases of its sequence;
+// the targets run one after another (`.serialized`), so the suite's other tests keep a thread while a case's
+// process runs. The long run, IQSCORE_FUZZ_LONG=1, is 2,120 cases over eleven targets (a run of the binary each,
+// and `iqscore verify` on every third; each hang adds IQSCORE_FUZZ_TIMEOUT); CI runs it after the suite.
 // Environment:
+//   IQSCORE_FUZZ_LONG=1 swift test --skip-build --filter FuzzCLITests          the long run (2,120 cases)
 //   IQSCORE_FUZZ_CASES=100000 swift test --skip-build --filter FuzzCLITests    more cases, shared by the targets as
-//                                                                              the defaults are
+//                                                                              the long run's are
 //   IQSCORE_FUZZ_SECONDS=600 swift test --skip-build --filter FuzzCLITests     each target runs for 600 s (alone or
 //                                                                              with IQSCORE_FUZZ_CASES as a cap)
 //   IQSCORE_FUZZ_SEED=42            another base seed (decimal or 0x hex; default 20261123)
@@ -44,62 +48,15 @@ import Glibc
 
 // MARK: - Generator
 
-/// SplitMix64 (Steele, Lea & Flood 2014, "Fast splittable pseudorandom number generators"): a 64-bit state
-/// advanced by the golden-ratio increment and mixed by two multiply–xorshift rounds; period 2⁶⁴.
-///
-/// The helpers below use only `next()` (not the standard library's `random(in:)`, whose algorithm may change),
-/// so a case is the same on every platform and Swift version.
-struct SplitMix64: RandomNumberGenerator {
-    private(set) var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// Uniform on 0..<n (n ≥ 1); the modulo bias is below n/2⁶⁴.
-    mutating func below(_ n: Int) -> Int {
-        precondition(n >= 1, "below(_:) needs n ≥ 1, got \(n)")
-        return Int(next() % UInt64(n))
-    }
-
-    /// Uniform on lower...upper.
-    mutating func inRange(_ lower: Int, _ upper: Int) -> Int { lower + below(upper - lower + 1) }
-
-    /// True with probability p.
-    mutating func chance(_ p: Double) -> Bool { Double(next() >> 11) * 0x1p-53 < p }
-
-    mutating func pick<T>(_ values: [T]) -> T { values[below(values.count)] }
-
-    /// Fisher–Yates.
-    mutating func shuffle<T>(_ values: inout [T]) {
-        guard values.count > 1 else { return }
-        for i in stride(from: values.count - 1, to: 0, by: -1) { values.swapAt(i, below(i + 1)) }
-    }
-
-    /// The generator of case `index` of `target` under `seed`: the seed, the target name (FNV-1a) and the index
-    /// mixed into one SplitMix64 output.
-    static func forCase(seed: UInt64, target: String, index: Int) -> SplitMix64 {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in target.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-        var mixer = SplitMix64(seed: seed ^ hash ^ (UInt64(index) &* 0xD1B5_4A32_D192_ED03))
-        return SplitMix64(seed: mixer.next())
-    }
-}
-
 // MARK: - Settings
 
 /// The environment's settings (see the top of the file).
 enum FuzzSettings {
     static let environment = ProcessInfo.processInfo.environment
-    static let seed: UInt64 = environment["IQSCORE_FUZZ_SEED"].flatMap(parseSeed) ?? 20_261_123
+    static let seed: UInt64 = environment["IQSCORE_FUZZ_SEED"].flatMap(SplitMix64.parseSeed) ?? 20_261_123
     static let onlyCase: Int? = environment["IQSCORE_FUZZ_CASE"].flatMap { Int($0) }
     static let totalCases: Int? = environment["IQSCORE_FUZZ_CASES"].flatMap { Int($0) }
+    static let long = environment["IQSCORE_FUZZ_LONG"].map { $0 != "0" && !$0.isEmpty } ?? false
     static let seconds: Double? = environment["IQSCORE_FUZZ_SECONDS"].flatMap { Double($0) }
     static let timeout: Double = environment["IQSCORE_FUZZ_TIMEOUT"].flatMap { Double($0) } ?? 10
     /// Cases run in /dev/shm when there is one (the outputs are fsynced: on a disk that is most of a run's wall
@@ -120,9 +77,6 @@ enum FuzzSettings {
     /// Issues recorded per kind of failure and target (the summary lists every case).
     static let issuesPerKind = 2
 
-    static func parseSeed(_ text: String) -> UInt64? {
-        text.lowercased().hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text)
-    }
 }
 
 /// What a target mutates; each is one `@Test`.
@@ -132,8 +86,9 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case assembleBlueprint, catConfig
     case normsSample
 
-    /// Cases in the default run (tuned so that all targets take under a minute on two cores, debug build).
-    var defaultCases: Int {
+    /// Cases in the long run (`IQSCORE_FUZZ_LONG=1`, which CI runs after the suite: 2,120 cases, about a minute
+    /// of two cores with the debug build).
+    var longCases: Int {
         switch self {
         case .scoreLong: 380
         case .scoreWide: 230
@@ -166,14 +121,19 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         }
     }
 
-    /// Cases to run: the default, or IQSCORE_FUZZ_CASES shared out as the defaults are; unbounded when only
-    /// IQSCORE_FUZZ_SECONDS is set.
+    /// Cases in the suite's default run: a tenth of the long run's (at least 10), the first cases of the same
+    /// sequence, so that a plain `swift test` stays short and the long run extends what it checked.
+    var defaultCases: Int { max(10, longCases / 10) }
+
+    /// Cases to run: the default; the long run's with IQSCORE_FUZZ_LONG=1; IQSCORE_FUZZ_CASES shared out as the
+    /// long run's are; unbounded when only IQSCORE_FUZZ_SECONDS is set.
     var caseCount: Int {
         if let total = FuzzSettings.totalCases {
-            let all = FuzzTarget.allCases.reduce(0) { $0 + $1.defaultCases }
-            return max(1, Int((Double(total) * Double(defaultCases) / Double(all)).rounded()))
+            let all = FuzzTarget.allCases.reduce(0) { $0 + $1.longCases }
+            return max(1, Int((Double(total) * Double(longCases) / Double(all)).rounded()))
         }
-        return FuzzSettings.seconds == nil ? defaultCases : Int.max
+        if FuzzSettings.seconds != nil { return Int.max }
+        return FuzzSettings.long ? longCases : defaultCases
     }
 }
 
@@ -2128,7 +2088,7 @@ struct FuzzFailureLog {
 }
 
 enum FuzzDriver {
-    /// Runs the target's cases one after another (the targets run in parallel as separate tests).
+    /// Runs the target's cases one after another (the targets, too, run one after another: the suite is serialized).
     static func run(_ target: FuzzTarget, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let binary = try #require(IQScoreCLI.executable, "iqscore executable not found; build it with `swift build --build-tests`", sourceLocation: sourceLocation)
         let runner = try FuzzRunner(binary: binary)
@@ -2168,7 +2128,7 @@ enum FuzzDriver {
 
 // MARK: - Tests
 
-@Suite("iqscore fuzzing: mutated inputs and options never crash, hang or break the output contract")
+@Suite("iqscore fuzzing: mutated inputs and options never crash, hang or break the output contract", .serialized)
 struct FuzzCLITests {
     @Test("score: mutated long-layout session files") func scoreLongSessions() throws { try FuzzDriver.run(.scoreLong) }
     @Test("score: mutated wide-layout session files") func scoreWideSessions() throws { try FuzzDriver.run(.scoreWide) }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 // Issue 10, "hostile input": no option, JSON value or file content may crash the binary (a trap, an integer
 // conversion, an allocation of hundreds of gigabytes) or be accepted silently when it is nonsense. Each case

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 // Issue 15, item 3: a file misread because of its layout, id column, delimiter or cells says which options would
 // read it; a score run that scores no session exits 1 and writes nothing; the options named do read the file.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// End-to-end tests of `iqscore link` (helpers `IQScoreCLI`, `CLIWorkspace` in CLITests.swift).
 @Suite("iqscore link end to end", .timeLimit(.minutes(10)))

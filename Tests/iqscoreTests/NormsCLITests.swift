@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// End-to-end tests of `iqscore norms build` and `iqscore norms table` (helpers in CLITests.swift).
 @Suite("iqscore norms end to end", .timeLimit(.minutes(10)))
@@ -132,15 +133,9 @@ struct NormsCLITests {
         for j in 0..<30 { bank += "q\(j),1.5,\(String(format: "%.3f", -2 + 4 * Double(j) / 29))\n" }
         try ws.write("bank.csv", bank)
         var rows = "person,age," + (0..<30).map { "q\($0)" }.joined(separator: ",") + "\n"
-        // SplitMix64 uniforms (this target sees only the executable): the same file on every run.
-        var state: UInt64 = 14
-        func uniform() -> Double {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return (Double((z ^ (z >> 31)) >> 11) + 0.5) / 0x1p53
-        }
+        // SplitMix64 uniforms: the same file on every run.
+        var generator = SplitMix64(seed: 14)
+        func uniform() -> Double { generator.uniform() }
         for k in 0..<1500 {
             let age = 20 + Double(k % 601) / 10
             let normal = (-2 * log(uniform())).squareRoot() * cos(2 * Double.pi * uniform())

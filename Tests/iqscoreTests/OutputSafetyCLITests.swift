@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -124,7 +125,7 @@ struct OutputSafetyCLITests {
         #expect(try ws.contents() == ["BANK.csv", "in.csv", "scores.csv", "scores.rejects.csv", "scores.summary.json", ".scores.csv.tmp-1"])
     }
 
-    @Test("SIGTERM or SIGKILL at a random moment: the previous set stays whole (by its manifest) and no temporary file outlives the next run",
+    @Test("SIGTERM or SIGKILL at seeded moments of a run: the previous set stays whole (by its manifest) and no temporary file outlives the next run",
           arguments: [SIGTERM, SIGKILL])
     func interrupted(signal: Int32) throws {
         let ws = try CLIWorkspace()
@@ -149,25 +150,27 @@ struct OutputSafetyCLITests {
         try ws.write("small.csv", lines.prefix(2001).joined(separator: "\n") + "\n")
         let first = try ws.run("score", "small.csv", "--bank", "bank.csv", "--out", "scores.csv")
         #expect(first.status == 0)
-        var generator = SystemRandomNumberGenerator()
+        let command = ["score", "big.csv", "--bank", "bank.csv", "--out", "scores.csv", "--threads", "1"]
+        var moments = try KillMoments(test: "interrupted-\(signal)", fullRun: ["score", "big.csv", "--bank", "bank.csv", "--out", "timing.csv", "--threads", "1"], in: ws)
         for round in 0..<3 {
-            let p = try iqscore(["score", "big.csv", "--bank", "bank.csv", "--out", "scores.csv", "--threads", "1"])
-            usleep(UInt32.random(in: 50_000...900_000, using: &generator))
+            let p = try iqscore(command)
+            let delay = moments.next()
+            usleep(delay.microseconds)
             kill(p.processIdentifier, signal)
             p.waitUntilExit()
             let verified = try ws.run("verify", "scores.summary.json")
             let status = p.terminationStatus
             if p.terminationReason == .exit && (status == 0 || status == 2) {
-                #expect(verified.status == 0, "round \(round): a finished run must leave a complete set")
+                #expect(verified.status == 0, "round \(round), \(delay): a finished run must leave a complete set")
             } else {
                 // Killed: the previous set (from `first` or an earlier finished round) is complete.
-                #expect(verified.status == 0, "round \(round): \(verified.stderr)")
+                #expect(verified.status == 0, "round \(round), \(delay): \(verified.stderr)")
                 if signal == SIGTERM {
                     // Before the command installs its handler (at its start, before it reads or writes anything) the
                     // signal ends it as it ends any process; from then on it removes its temporary files and exits
                     // 128 + 15. A busy machine can take longer than the shortest wait to start the binary.
                     let beforeHandler = p.terminationReason == .uncaughtSignal && status == SIGTERM
-                    #expect(beforeHandler || (p.terminationReason == .exit && status == 128 + SIGTERM), "round \(round): \(p.terminationReason) \(status)")
+                    #expect(beforeHandler || (p.terminationReason == .exit && status == 128 + SIGTERM), "round \(round), \(delay): \(p.terminationReason) \(status)")
                     #expect(try ws.contents().filter { $0.hasPrefix(".") }.isEmpty, "SIGTERM removes temporary files")
                 }
             }
@@ -186,7 +189,7 @@ struct OutputSafetyCLITests {
         let first = try ws.run("calibrate", "r.csv", "--out", "bank.csv", "--max-cycles", "3", "--no-se")
         #expect(first.status == 0 || first.status == 3)
         let binary = try #require(IQScoreCLI.executable)
-        var generator = SystemRandomNumberGenerator()
+        var moments = try KillMoments(test: "calibrateInterrupted-\(signal)", fullRun: ["calibrate", "r.csv", "--out", "timing.csv", "--threads", "1"], in: ws)
         for round in 0..<3 {
             let p = Process()
             p.executableURL = binary
@@ -196,11 +199,12 @@ struct OutputSafetyCLITests {
             p.standardOutput = FileHandle.nullDevice
             p.standardError = FileHandle.nullDevice
             try p.run()
-            usleep(UInt32.random(in: 20_000...1_500_000, using: &generator))
+            let delay = moments.next()
+            usleep(delay.microseconds)
             kill(p.processIdentifier, signal)
             p.waitUntilExit()
             let verified = try ws.run("verify", "bank.summary.json")
-            #expect(verified.status == 0, "round \(round) (\(p.terminationReason), \(p.terminationStatus)): \(verified.stderr)")
+            #expect(verified.status == 0, "round \(round), \(delay) (\(p.terminationReason), \(p.terminationStatus)): \(verified.stderr)")
             if signal == SIGTERM && p.terminationReason == .exit && p.terminationStatus == 128 + SIGTERM {
                 #expect(try ws.contents().filter { $0.hasPrefix(".") }.isEmpty, "SIGTERM removes temporary files")
             }
@@ -247,5 +251,40 @@ struct ModelNameCLITests {
         #expect(r.status == 0 || r.status == 3, "\(r.stderr)")
         #expect(try ws.read("b.csv").split(separator: "\n").dropFirst().allSatisfy { $0.split(separator: ",")[1] == "rasch" })
         #expect(try ws.run("calibrate", "r.csv", "--model", "4pl", "--out", "b.csv").status == 64)
+    }
+}
+
+/// When the interruption tests send their signal: at seeded fractions (2 % to 98 %) of a complete run of the same
+/// work timed first on this machine, so that the kills land inside the run whatever the build and the load, and a
+/// failure names its seed and fraction (`IQSCORE_TEST_SEED=<seed>` draws the same fractions again).
+struct KillMoments {
+    struct Moment: CustomStringConvertible {
+        var fraction: Double
+        var microseconds: UInt32
+        var seed: UInt64
+        var description: String {
+            "killed at \(Int((fraction * 100).rounded())) % of a full run (\(microseconds) µs; seed \(seed))"
+        }
+    }
+
+    private var generator: SplitMix64
+    let seed: UInt64
+    /// A complete run's wall time, in microseconds.
+    let fullRun: Double
+
+    init(test: String, fullRun arguments: [String], in workspace: CLIWorkspace) throws {
+        let drawn = SplitMix64.forTest(test, fallback: 20_261_129)
+        generator = drawn.generator
+        seed = drawn.seed
+        let started = ContinuousClock.now
+        let run = try workspace.run(arguments)
+        let elapsed = ContinuousClock.now - started
+        #expect(run.status == 0 || run.status == 3, "the timed full run: \(run.stderr)")
+        fullRun = Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) * 1e-12
+    }
+
+    mutating func next() -> Moment {
+        let fraction = 0.02 + 0.96 * generator.uniform()
+        return Moment(fraction: fraction, microseconds: UInt32(min(fraction * fullRun, 60e6)), seed: seed)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Items scored in more than two categories end to end (issue 27): `calibrate --model graded|gpcm|pcm|nominal`
 /// writes a bank `score` reads, mirt's tables score as mirt does, cells outside an item's categories are

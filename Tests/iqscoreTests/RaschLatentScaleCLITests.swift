@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// A Rasch bank carries its latent scale (issue 26, item 1): `calibrate --model rasch` writes the estimated
 /// population SD as `latent_sd`, and `score`, `analyze`, `cat simulate` and `link` honour it. Before, the bank

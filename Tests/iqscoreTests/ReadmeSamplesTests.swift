@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 // The README's samples of the main job (`bash scripts/icar16.sh`) are what its commands print and write: every
 // line of the calibrate and score summaries (timings and rates masked) and the bank and score rows shown.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @Suite("iqscore report end to end", .timeLimit(.minutes(10)))
 struct ReportCLITests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Response times end to end: `simulate --times` in both layouts, `calibrate --time-column`/`--time-suffix`
 /// recovering the simulated speed–accuracy model, the bank's time columns read back, and bad time cells named.

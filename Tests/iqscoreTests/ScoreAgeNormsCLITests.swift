@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 // End-to-end tests of `iqscore score --norms NORMS.json --age-column age` (helpers in CLITests.swift and
 // ScoreCLITests.swift): age-specific norms written by hand with known coefficients, so that every expected IQ is

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 // End-to-end tests of `iqscore score`: the real binary (located by `IQScoreCLI`, CLITests.swift) runs in a fresh
 // `CLIWorkspace`; exit status, stderr, the score file and the rejects file are checked exactly.

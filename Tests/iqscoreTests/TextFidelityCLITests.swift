@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 // Ids are bytes: valid UTF-8 ids round-trip exactly (CR LF inside a quoted id included); ids that are not valid
 // UTF-8 are rejected with one error in every command. Bad values are quoted up to 100 bytes with their length.
