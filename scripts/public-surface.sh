@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Counts the libraries' public API from the compiler's symbol graph (issue 11: count before and after).
+# Counts each library module's Swift lines and public API (from the compiler's symbol graph; issues 11 and 31:
+# count before and after). Every library module is counted, Norming, Fairness and Integrity included.
 #   bash scripts/public-surface.sh [--list]      (--list: every public symbol, one per line)
 # Declared = written in our sources; synthesized = conformance members the compiler adds (==, hash(into:),
 # init(from:), rawValue, …), which the symbol graph lists without a source location.
@@ -10,7 +11,13 @@ dir=$(find .build -type d -path '*symbolgraph' | head -1)
 python3 - "$dir" "${1:-}" <<'PY'
 import collections, glob, json, os, sys
 directory, mode = sys.argv[1], sys.argv[2]
-modules = ["Psychometrics", "Assembly", "PsychometricsIO", "IQScoreServer"]
+modules = ["Psychometrics", "Assembly", "Norming", "Fairness", "Integrity", "PsychometricsIO", "IQScoreServer"]
+def lines(module):
+    total = 0
+    for path in glob.glob(os.path.join("Sources", module, "**", "*.swift"), recursive=True):
+        with open(path, encoding="utf-8") as f:
+            total += sum(1 for _ in f)
+    return total
 rows = collections.defaultdict(lambda: collections.Counter())
 names = []
 for path in sorted(glob.glob(os.path.join(directory, "*.symbols.json"))):
@@ -31,12 +38,13 @@ for path in sorted(glob.glob(os.path.join(directory, "*.symbols.json"))):
 if mode == "--list":
     print("\n".join(sorted(names)))
     sys.exit()
-print(f'{"module":<18}{"public":>8}{"declared":>10}{"synthesized":>13}{"top-level":>11}')
+print(f'{"module":<18}{"lines":>8}{"public":>8}{"declared":>10}{"synthesized":>13}{"top-level":>11}')
 total = collections.Counter()
 for module in modules:
     if module in rows:
         r = rows[module]
         total.update(r)
-        print(f'{module:<18}{r["all"]:>8}{r["declared"]:>10}{r["synthesized"]:>13}{r["top-level"]:>11}')
-print(f'{"total":<18}{total["all"]:>8}{total["declared"]:>10}{total["synthesized"]:>13}{total["top-level"]:>11}')
+        total["lines"] += lines(module)
+        print(f'{module:<18}{lines(module):>8}{r["all"]:>8}{r["declared"]:>10}{r["synthesized"]:>13}{r["top-level"]:>11}')
+print(f'{"total":<18}{total["lines"]:>8}{total["all"]:>8}{total["declared"]:>10}{total["synthesized"]:>13}{total["top-level"]:>11}')
 PY

@@ -9,8 +9,9 @@ cd "$(dirname "$0")/.."
 examples=${1:-40}
 venv=${SCHEMATHESIS_VENV:-../.schemathesis-venv}
 [ -x "$venv/bin/schemathesis" ] || { python3 -m venv "$venv" && "$venv/bin/pip" install -q 'schemathesis>=4,<5'; }
-swift build --product iqscore >/dev/null
-bin=$(swift build --show-bin-path)/iqscore
+# The server as operators build it (release); CI has built it just before.
+swift build -c release --product iqscore >/dev/null
+bin=$(swift build -c release --show-bin-path)/iqscore
 work=$(mktemp -d)
 server=
 cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
