@@ -43,8 +43,8 @@ total = collections.Counter()
 for module in modules:
     if module in rows:
         r = rows[module]
+        r["lines"] = lines(module)
         total.update(r)
-        total["lines"] += lines(module)
-        print(f'{module:<18}{lines(module):>8}{r["all"]:>8}{r["declared"]:>10}{r["synthesized"]:>13}{r["top-level"]:>11}')
+        print(f'{module:<18}{r["lines"]:>8}{r["all"]:>8}{r["declared"]:>10}{r["synthesized"]:>13}{r["top-level"]:>11}')
 print(f'{"total":<18}{total["lines"]:>8}{total["all"]:>8}{total["declared"]:>10}{total["synthesized"]:>13}{total["top-level"]:>11}')
 PY

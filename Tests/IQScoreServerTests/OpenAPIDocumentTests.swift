@@ -14,7 +14,7 @@ struct OpenAPIDocumentTests {
 
     @Test("docs/openapi.json is the embedded document (run scripts/embed-openapi.sh after editing it)")
     func committed() throws {
-        let file = try String(contentsOf: IQScoreCLI.packageRoot.appendingPathComponent("docs/openapi.json"), encoding: .utf8)
+        let file = try String(contentsOf: Repository.file("docs/openapi.json"), encoding: .utf8)
         #expect(file == OpenAPIDocument.json + "\n", "docs/openapi.json and Sources/IQScoreServer/OpenAPIDocument.swift differ: run scripts/embed-openapi.sh")
         #expect(Self.document["openapi"]?.string == "3.1.0")
     }

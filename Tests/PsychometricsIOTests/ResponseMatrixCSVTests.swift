@@ -300,7 +300,7 @@ struct ResponseMatrixLoadTests {
 
     @Test("ICAR16 (quoted header, no id column, 16 persons without responses) loads")
     func icar16() throws {
-        let (m, report) = try ResponseMatrix.load(csv: Repository.root.appendingPathComponent("Data/icar16.csv").path)
+        let (m, report) = try ResponseMatrix.load(csv: Repository.file("Data/icar16.csv").path)
         #expect(report.layout == .wide)
         #expect(report.idColumn == nil)
         #expect(report.dataRows == 1525)

@@ -9,9 +9,6 @@ import Glibc
 
 /// Locating and running the built `iqscore`.
 package enum IQScoreCLI {
-    /// The package root.
-    package static var packageRoot: URL { Repository.root }
-
     /// The `iqscore` binary built beside the test bundle (SwiftPM puts products and the test runner in the same
     /// `.build/<triple>/<configuration>` folder), else `.build/debug/iqscore`.
     package static let executable: URL? = {
@@ -29,7 +26,7 @@ package enum IQScoreCLI {
         if let argument0 = CommandLine.arguments.first, !argument0.isEmpty {
             addWithParents(URL(fileURLWithPath: argument0).deletingLastPathComponent())
         }
-        directories.append(packageRoot.appendingPathComponent(".build/debug"))
+        directories.append(Repository.file(".build/debug"))
         for directory in directories {
             let candidate = directory.appendingPathComponent("iqscore")
             var isDirectory: ObjCBool = false
@@ -51,7 +48,7 @@ package enum IQScoreCLI {
     /// Runs `iqscore arguments…` with `directory` as the working directory; output is captured through files
     /// outside that directory (no pipe can fill up).
     package static func run(_ arguments: [String], in directory: URL, sourceLocation: SourceLocation = #_sourceLocation) throws -> Result {
-        let binary = try #require(executable, "iqscore executable not found next to the test bundle (\(Bundle.main.bundleURL.path), \(CommandLine.arguments.first ?? "?")) nor at \(packageRoot.path)/.build/debug/iqscore; build it with `swift build --build-tests`", sourceLocation: sourceLocation)
+        let binary = try #require(executable, "iqscore executable not found next to the test bundle (\(Bundle.main.bundleURL.path), \(CommandLine.arguments.first ?? "?")) nor at \(Repository.root.path)/.build/debug/iqscore; build it with `swift build --build-tests`", sourceLocation: sourceLocation)
         let logs = FileManager.default.temporaryDirectory.appendingPathComponent("iqscore-cli-logs-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: logs) }

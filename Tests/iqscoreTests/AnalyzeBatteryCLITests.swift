@@ -6,8 +6,8 @@ import TestSupport
 
 @Suite("analyze on a multidimensional bank")
 struct AnalyzeBatteryCLITests {
-    static let data = IQScoreCLI.packageRoot.appendingPathComponent("Data/icar16.csv").path
-    static let items = IQScoreCLI.packageRoot.appendingPathComponent("Data/icar16_items.csv").path
+    static let data = Repository.file("Data/icar16.csv").path
+    static let items = Repository.file("Data/icar16_items.csv").path
 
     /// A workspace with bank.csv: ICAR16 by domain under `model` (60 cycles, no SEs; exit 3 if not converged).
     static func workspace(model: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIWorkspace {

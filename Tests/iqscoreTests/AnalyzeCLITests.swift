@@ -7,7 +7,7 @@ struct AnalyzeCLITests {
     @Test("ICAR16: ITEMS.csv and the summary JSON carry the contract fields")
     func icar16() throws {
         let ws = try CLIWorkspace()
-        let data = IQScoreCLI.packageRoot.appendingPathComponent("Data").path
+        let data = Repository.file("Data").path
         var r = try ws.run("calibrate", "\(data)/icar16.csv", "--model", "2pl", "--items", "\(data)/icar16_items.csv", "--out", "bank.csv")
         #expect(r.status == 0)
         r = try ws.run("analyze", "\(data)/icar16.csv", "--bank", "bank.csv", "--out", "items.csv", "--summary-json", "summary.json",

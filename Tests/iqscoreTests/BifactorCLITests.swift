@@ -6,8 +6,8 @@ import TestSupport
 
 @Suite("calibrate --model bifactor")
 struct BifactorCLITests {
-    static let data = IQScoreCLI.packageRoot.appendingPathComponent("Data/icar16.csv").path
-    static let items = IQScoreCLI.packageRoot.appendingPathComponent("Data/icar16_items.csv").path
+    static let data = Repository.file("Data/icar16.csv").path
+    static let items = Repository.file("Data/icar16_items.csv").path
 
     @Test("ICAR16 by item family: a bank with one slope column per factor, the structure in the summary")
     func icar16() throws {
@@ -105,7 +105,7 @@ struct BifactorCLITests {
 
 @Suite("score on a bifactor bank")
 struct BifactorScoreCLITests {
-    static let data = IQScoreCLI.packageRoot.appendingPathComponent("Data/icar16.csv").path
+    static let data = Repository.file("Data/icar16.csv").path
     /// ICAR16 by domain as `calibrate --model bifactor` fits it (a_general, a_logic, a_pattern, a_spatial, d).
     static let estimates: [(String, [Double])] = [
         ("reason.4", [1.662479, 0.827908, 0, 0, 1.175350]), ("reason.16", [1.269149, 0.536498, 0, 0, 1.320763]),

@@ -177,7 +177,7 @@ struct CLITests {
     @Test("ICAR16 calibrates under 3PL and converges")
     func icar16ThreePL() throws {
         let ws = try CLIWorkspace()
-        let data = IQScoreCLI.packageRoot.appendingPathComponent("Data/icar16.csv").path
+        let data = Repository.file("Data/icar16.csv").path
         let cal = try ws.run("calibrate", data, "--model", "3pl", "--out", "BANK.csv", "--summary-json", "summary.json")
         #expect(cal.status == 0, "\(cal.stderr)")
         let summary = try ws.json("summary.json")

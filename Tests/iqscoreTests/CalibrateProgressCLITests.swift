@@ -13,7 +13,7 @@ struct CalibrateProgressCLITests {
         let script = URL(fileURLWithPath: "/usr/bin/script")
         try #require(FileManager.default.isExecutableFile(atPath: script.path), "script(1) (util-linux) is needed for a pseudo-terminal")
         let ws = try CLIWorkspace()
-        let data = IQScoreCLI.packageRoot.appendingPathComponent("Data/icar16.csv").path
+        let data = Repository.file("Data/icar16.csv").path
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "CI")
         let command = "'\(binary.path)' calibrate '\(data)' --model 3pl --out bank.csv"
@@ -32,7 +32,7 @@ struct CalibrateProgressCLITests {
     @Test("piped stderr: the summary only, no carriage returns or escape sequences")
     func piped() throws {
         let ws = try CLIWorkspace()
-        let data = IQScoreCLI.packageRoot.appendingPathComponent("Data/icar16.csv").path
+        let data = Repository.file("Data/icar16.csv").path
         let r = try ws.run("calibrate", data, "--model", "2pl", "--out", "bank.csv")
         #expect(r.status == 0)
         #expect(!r.stderr.contains("\r") && !r.stderr.contains("\u{1B}") && !r.stderr.contains("EM cycle"))

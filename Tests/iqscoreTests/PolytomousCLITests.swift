@@ -7,8 +7,8 @@ import TestSupport
 /// rejected with the item and what it allows, and the commands that read 0/1 items only say so.
 @Suite("iqscore with graded, partial-credit and nominal items")
 struct PolytomousCLITests {
-    static let data = IQScoreCLI.packageRoot.appendingPathComponent("Data").path
-    static let mirtBanks = IQScoreCLI.packageRoot.appendingPathComponent("Tests/PsychometricsTests/Fixtures/mirt-banks").path
+    static let data = Repository.file("Data").path
+    static let mirtBanks = Repository.file("Tests/PsychometricsTests/Fixtures/mirt-banks").path
 
     /// A CSV's rows keyed by the first column.
     static func byID(_ ws: CLIWorkspace, _ name: String) throws -> (header: [String], rows: [String: [String]]) {

@@ -8,7 +8,7 @@ import TestSupport
 /// (mirt −1.936; the equivalent 1PL bank IQ 79), 1,182 low_precision flags instead of 165.
 @Suite("Rasch banks on their latent scale")
 struct RaschLatentScaleCLITests {
-    static let data = IQScoreCLI.packageRoot.appendingPathComponent("Data").path
+    static let data = Repository.file("Data").path
 
     /// mirt 1.47: `mod <- mirt(icar16, 1, itemtype = "Rasch", TOL = 1e-6); fscores(mod, method = "EAP",
     /// full.scores.SE = TRUE)` (61 points on [−6, 6], prior N(0, COV_11) with COV_11 = 1.908214, SD

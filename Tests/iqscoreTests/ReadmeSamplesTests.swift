@@ -14,10 +14,10 @@ struct ReadmeSamplesTests {
 
     @Test("the main job's summaries, bank row and score rows as the README shows them")
     func mainJob() throws {
-        let readme = try String(contentsOf: IQScoreCLI.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: Repository.file("README.md"), encoding: .utf8)
         let readmeLines = Set(readme.split(separator: "\n", omittingEmptySubsequences: false).map { Self.masked(String($0)) })
         let ws = try CLIWorkspace()
-        try FileManager.default.createSymbolicLink(at: ws.url("Data"), withDestinationURL: IQScoreCLI.packageRoot.appendingPathComponent("Data"))
+        try FileManager.default.createSymbolicLink(at: ws.url("Data"), withDestinationURL: Repository.file("Data"))
         try FileManager.default.createDirectory(at: ws.url("out"), withIntermediateDirectories: true)
 
         // The commands exactly as the README lists them.

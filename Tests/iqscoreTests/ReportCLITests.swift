@@ -7,7 +7,7 @@ struct ReportCLITests {
     @Test("ICAR16: one self-contained HTML file with every section, empirical points, a second axis and legends")
     func icar16() throws {
         let ws = try CLIWorkspace()
-        let data = IQScoreCLI.packageRoot.appendingPathComponent("Data").path
+        let data = Repository.file("Data").path
         var r = try ws.run("calibrate", "\(data)/icar16.csv", "--model", "2pl", "--items", "\(data)/icar16_items.csv", "--out", "bank.csv")
         #expect(r.status == 0)
         r = try ws.run("report", "\(data)/icar16.csv", "--bank", "bank.csv", "--out", "report.html", "--title", "ICAR16 <2PL>")

@@ -356,8 +356,8 @@ struct ScoreCLITests {
     @Test("ICAR16: calibrate (2PL, --items) then score: 1,509 scored + 16 rejected = 1,525 read, exit 2")
     func icar16() throws {
         let ws = try CLIWorkspace()
-        let data = IQScoreCLI.packageRoot.appendingPathComponent("Data/icar16.csv").path
-        let items = IQScoreCLI.packageRoot.appendingPathComponent("Data/icar16_items.csv").path
+        let data = Repository.file("Data/icar16.csv").path
+        let items = Repository.file("Data/icar16_items.csv").path
         let cal = try ws.run("calibrate", data, "--model", "2pl", "--items", items, "--out", "BANK.csv")
         #expect(cal.status == 0, "\(cal.stderr)")
         // The 16 empty rows are not administered: exit 0 (issue 26, item 9: was 2, which stopped `set -e` scripts).

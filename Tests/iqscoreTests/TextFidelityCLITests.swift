@@ -113,7 +113,7 @@ struct PretestCLITests {
     @Test("ICAR16 with 4 items marked pretest: θ, SE and IQ of every session equal scoring without those items; n_unscored counts them")
     func icar16Pretest() throws {
         let ws = try CLIWorkspace()
-        let data = IQScoreCLI.packageRoot.appendingPathComponent("Data/icar16.csv").path
+        let data = Repository.file("Data/icar16.csv").path
         #expect(try ws.run("calibrate", data, "--model", "2pl", "--out", "bank.csv").status == 0)
         let pretest: Set<String> = ["rotate.3", "rotate.4", "matrix.45", "matrix.46"]
         let bankLines = try ws.read("bank.csv").split(separator: "\n").map(String.init)
