@@ -94,7 +94,9 @@ let package = Package(
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-            ]
+            ],
+            // The OpenAPI document, compiled in as bytes (`PackageResources.openapi_json`): one source, no bundle.
+            resources: [.embedInCode("openapi.json")]
         ),
 
         // MARK: system libraries

@@ -287,7 +287,7 @@ struct ConnectionGuardTests {
             #expect(answer.text.hasPrefix("HTTP/1.1 400 Bad Request\r\n") && answer.text.contains("exactly one Host header"), "\(answer.text)")
             #expect(answer.closed)
         }
-        // Sixty pipelined requests for the 40 KB OpenAPI document, never read: the response that cannot be handed to
+        // Sixty pipelined requests for the 60 KB OpenAPI document, never read: the response that cannot be handed to
         // the socket holds the connection in `sending` until the send timeout closes it.
         let reader = try RawConnection(port: port, receiveBuffer: 4_096)
         reader.send(String(repeating: "GET /openapi.json HTTP/1.1\r\nHost: t\r\n\r\n", count: 60))
