@@ -35,8 +35,14 @@ let package = Package(
         // MARK: public libraries
         .target(
             name: "Psychometrics",
-            dependencies: ["CLapack", "CKernels"]
+            dependencies: ["InputSupport", "CLapack", "CKernels"]
         ),
+
+        // Input plumbing below every library, not a product: the strict JSON parser (files and request bodies),
+        // the schema check of JSON inputs, located input errors, how bytes become text in messages, decimal
+        // numbers, the byte-keyed id table, the bank header's layouts. Psychometrics re-exports its three public
+        // types (InputError, InputErrors, BankLayout); the rest is `package`.
+        .target(name: "InputSupport"),
 
         // The calibrator's innermost loops in C, built for SSE2, AVX2 and AVX-512 with the CPU's best chosen
         // at load time (Swift builds for the x86-64 baseline only). Plumbing of Psychometrics, not a product.
@@ -44,14 +50,14 @@ let package = Package(
 
         .target(
             name: "Assembly",
-            dependencies: ["Psychometrics"]
+            dependencies: ["Psychometrics", "InputSupport"]
         ),
 
         // Norm-referenced IQ: raking a norm sample to population margins, the sinh–arcsinh distribution,
         // continuous (age-polynomial) and age-banded norms, the area transformation, the NORMS.json document.
         .target(
             name: "Norming",
-            dependencies: ["Psychometrics"]
+            dependencies: ["Psychometrics", "InputSupport"]
         ),
 
         // Files in and out: the CSV grammar and readers, banks/responses/configurations/norms from files, batch
@@ -60,17 +66,17 @@ let package = Package(
         // likelihood-ratio and Wald tests through the multiple-group calibration, DTF).
         .target(
             name: "Fairness",
-            dependencies: ["Psychometrics"]
+            dependencies: ["Psychometrics", "InputSupport"]
         ),
         // Unproctored testing: rapid guesses and response-time effort, person fit of times, item preknowledge,
         // and item monitoring over time (CUSUM) for leaked items.
         .target(
             name: "Integrity",
-            dependencies: ["Psychometrics"]
+            dependencies: ["Psychometrics", "InputSupport"]
         ),
         .target(
             name: "PsychometricsIO",
-            dependencies: ["Psychometrics", "Assembly", "Norming", "Integrity"]
+            dependencies: ["Psychometrics", "InputSupport", "Assembly", "Norming", "Integrity"]
         ),
 
         // HTTP/JSON serving of the libraries (`iqscore serve`): routes a team can mount in its own Hummingbird
@@ -79,6 +85,7 @@ let package = Package(
             name: "IQScoreServer",
             dependencies: [
                 "Psychometrics",
+                "InputSupport",
                 "Assembly",
                 "Norming",
                 "PsychometricsIO",
@@ -112,6 +119,7 @@ let package = Package(
             name: "iqscore",
             dependencies: [
                 "Psychometrics",
+                "InputSupport",
                 "Assembly",
                 "Norming",
                 "Fairness",
@@ -136,7 +144,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "blas-reference",
-            dependencies: ["Psychometrics"],
+            dependencies: ["Psychometrics", "CKernels"],
             path: "Benchmarks/BLASReference"
         ),
         .executableTarget(
@@ -188,7 +196,7 @@ let package = Package(
         // Files in and out: the CSV grammar, banks and responses from files, JSON inputs, batch scoring.
         .testTarget(
             name: "PsychometricsIOTests",
-            dependencies: ["PsychometricsIO", "Psychometrics", "Integrity", "TestSupport"]
+            dependencies: ["PsychometricsIO", "Psychometrics", "InputSupport", "Integrity", "TestSupport"]
         ),
         .testTarget(
             name: "IntegrityTests",
@@ -222,6 +230,7 @@ let package = Package(
                 "IQScoreServer",
                 "iqscore",
                 "Psychometrics",
+                "InputSupport",
                 "Assembly",
                 "PsychometricsIO",
                 "TestSupport",

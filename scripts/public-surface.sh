@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Counts each library module's Swift lines and public API (from the compiler's symbol graph; issues 11 and 31:
-# count before and after). Every library module is counted, Norming, Fairness and Integrity included.
+# count before and after). Every library module is counted, Norming, Fairness and Integrity included, and
+# InputSupport (not a product; Psychometrics re-exports its public types).
 #   bash scripts/public-surface.sh [--list]      (--list: every public symbol, one per line)
 # Declared = written in our sources; synthesized = conformance members the compiler adds (==, hash(into:),
 # init(from:), rawValue, …), which the symbol graph lists without a source location.
@@ -11,7 +12,7 @@ dir=$(find .build -type d -path '*symbolgraph' | head -1)
 python3 - "$dir" "${1:-}" <<'PY'
 import collections, glob, json, os, sys
 directory, mode = sys.argv[1], sys.argv[2]
-modules = ["Psychometrics", "Assembly", "Norming", "Fairness", "Integrity", "PsychometricsIO", "IQScoreServer"]
+modules = ["Psychometrics", "InputSupport", "Assembly", "Norming", "Fairness", "Integrity", "PsychometricsIO", "IQScoreServer"]
 def lines(module):
     total = 0
     for path in glob.glob(os.path.join("Sources", module, "**", "*.swift"), recursive=True):

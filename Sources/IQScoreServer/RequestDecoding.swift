@@ -6,7 +6,7 @@ import Psychometrics
 
 /// Reads request bodies into the request types, with every problem located by a JSON Pointer.
 ///
-/// The body is parsed strictly (`RequestJSON`: RFC 8259, no repeated keys, bounded depth and array length); a
+/// The body is parsed strictly (`StrictJSON`: RFC 8259, no repeated keys, bounded depth and array length); a
 /// body that is not JSON is 400 `malformed-json`. Then each field is read by hand against the API: an unknown or
 /// missing key, or a value of the wrong type, is 422 `invalid-request` naming the field; a response that is not
 /// written `0` or `1` is 422 `invalid-response`. The blueprint of `POST /v1/forms` is checked against the
@@ -16,9 +16,9 @@ enum RequestDecoding {
     /// A parsed body: its bytes and root value.
     struct Document {
         let bytes: [UInt8]
-        let root: RequestJSON.Value
+        let root: StrictJSON.Value
 
-        func text(_ value: RequestJSON.Value) -> String { String(decoding: bytes[value.start..<value.end], as: UTF8.self) }
+        func text(_ value: StrictJSON.Value) -> String { String(decoding: bytes[value.start..<value.end], as: UTF8.self) }
     }
 
     /// Parses `body`. An array longer than every limit of `limits` is refused while parsing (422 naming it), so
@@ -27,12 +27,13 @@ enum RequestDecoding {
         let bytes = Array(body.readableBytesView)
         let longest = longestArray(limits)
         do {
-            return Document(bytes: bytes, root: try RequestJSON.parse(bytes, maximumArrayLength: longest))
-        } catch let error as RequestJSON.SyntaxError {
-            throw Problem(.malformedJSON, "line \(error.line), column \(error.column): not valid JSON: \(error.message)")
-        } catch let error as RequestJSON.ArrayTooLong {
-            throw Problem(error.pointer == "/sessions" ? .tooManySessions : .tooManyItems,
-                          "the array has more than \(longest) elements, more than any limit of this server allows", field: error.pointer)
+            return Document(bytes: bytes, root: try StrictJSON.parse(bytes, input: .body, maximumArrayLength: longest))
+        } catch let error as StrictJSON.SyntaxError {
+            throw Problem(.malformedJSON, "line \(error.line), column \(error.column): \(error.sentence)")
+        } catch let error as StrictJSON.ArrayTooLong {
+            let pointer = JSONPointer.from(components: error.path)
+            throw Problem(pointer == "/sessions" ? .tooManySessions : .tooManyItems,
+                          "the array has more than \(longest) elements, more than any limit of this server allows", field: pointer)
         } catch {
             throw Problem(.malformedJSON, "\(error)")
         }
@@ -50,7 +51,7 @@ enum RequestDecoding {
     }
 
     /// One score request at `path` (`""` for the body, `/sessions/3` in a batch).
-    static func scoreRequest(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) -> ScoreRequest {
+    static func scoreRequest(_ value: StrictJSON.Value, _ document: Document, at path: String) throws(Problem) -> ScoreRequest {
         let members = try object(value, at: path, keys: ScoreRequest.keys)
         return ScoreRequest(sessionID: try optionalSessionID(members["session_id"], document, at: path + "/session_id"),
                             itemIDs: try strings(required(members, "item_ids", at: path), at: path + "/item_ids"),
@@ -117,7 +118,7 @@ enum RequestDecoding {
 
     /// A blueprint: its keys and whole-number fields checked as a blueprint file's are (`JSONObjectInput`), then
     /// decoded by `JSONDecoder` from its own bytes.
-    static func blueprint(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) -> Blueprint {
+    static func blueprint(_ value: StrictJSON.Value, _ document: Document, at path: String) throws(Problem) -> Blueprint {
         guard case .object = value.kind else { throw Problem(.invalidRequest, "expected an object; found \(value.kindName)", field: path) }
         try checkInput(value, of: Blueprint.self, document, at: path)
         do {
@@ -131,17 +132,17 @@ enum RequestDecoding {
 
     // MARK: Fields
 
-    static func isNull(_ value: RequestJSON.Value) -> Bool {
+    static func isNull(_ value: StrictJSON.Value) -> Bool {
         if case .null = value.kind { return true }
         return false
     }
 
     /// An object's members by key; a key not in `keys` is an error naming it.
-    static func object(_ value: RequestJSON.Value, at path: String, keys: [String]) throws(Problem) -> [String: RequestJSON.Value] {
+    static func object(_ value: StrictJSON.Value, at path: String, keys: [String]) throws(Problem) -> [String: StrictJSON.Value] {
         guard case .object(let members) = value.kind else {
             throw Problem(.invalidRequest, path.isEmpty ? "the request body must be a JSON object" : "expected an object; found \(value.kindName)", field: path)
         }
-        var byKey: [String: RequestJSON.Value] = [:]
+        var byKey: [String: StrictJSON.Value] = [:]
         for member in members {
             guard keys.contains(member.key) else {
                 throw Problem(.invalidRequest, "unknown key \(quoted(member.key)) (known: \(keys.sorted().joined(separator: ", ")))",
@@ -152,12 +153,12 @@ enum RequestDecoding {
         return byKey
     }
 
-    static func required(_ members: [String: RequestJSON.Value], _ key: String, at path: String) throws(Problem) -> RequestJSON.Value {
+    static func required(_ members: [String: StrictJSON.Value], _ key: String, at path: String) throws(Problem) -> StrictJSON.Value {
         guard let value = members[key] else { throw Problem(.invalidRequest, "\(quoted(key)) is required", field: path + "/" + key) }
         return value
     }
 
-    static func string(_ value: RequestJSON.Value, at path: String) throws(Problem) -> String {
+    static func string(_ value: StrictJSON.Value, at path: String) throws(Problem) -> String {
         guard case .string(let s) = value.kind else { throw Problem(.invalidRequest, "expected a string; found \(value.kindName)", field: path) }
         return s
     }
@@ -165,7 +166,7 @@ enum RequestDecoding {
     /// A session id: a string, or a whole number written in digits (an optional `-`, then digits), as
     /// a back end with integer keys sends it (`{"session_id": 8812}` from Python's `json.dumps`). A number is
     /// taken as its digits: the response echoes `"8812"`, and the adaptive test's draws are those of `"8812"`.
-    static func sessionID(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) -> String {
+    static func sessionID(_ value: StrictJSON.Value, _ document: Document, at path: String) throws(Problem) -> String {
         switch value.kind {
         case .string(let s): return s
         case .number:
@@ -180,22 +181,22 @@ enum RequestDecoding {
         }
     }
 
-    static func optionalSessionID(_ value: RequestJSON.Value?, _ document: Document, at path: String) throws(Problem) -> String? {
+    static func optionalSessionID(_ value: StrictJSON.Value?, _ document: Document, at path: String) throws(Problem) -> String? {
         guard let value, !isNull(value) else { return nil }
         return try sessionID(value, document, at: path)
     }
 
-    static func optionalString(_ value: RequestJSON.Value?, at path: String) throws(Problem) -> String? {
+    static func optionalString(_ value: StrictJSON.Value?, at path: String) throws(Problem) -> String? {
         guard let value, !isNull(value) else { return nil }
         return try string(value, at: path)
     }
 
-    static func array(_ value: RequestJSON.Value, at path: String) throws(Problem) -> [RequestJSON.Value] {
+    static func array(_ value: StrictJSON.Value, at path: String) throws(Problem) -> [StrictJSON.Value] {
         guard case .array(let elements) = value.kind else { throw Problem(.invalidRequest, "expected an array; found \(value.kindName)", field: path) }
         return elements
     }
 
-    static func strings(_ value: RequestJSON.Value, at path: String) throws(Problem) -> [String] {
+    static func strings(_ value: StrictJSON.Value, at path: String) throws(Problem) -> [String] {
         let elements = try array(value, at: path)
         var out: [String] = []
         out.reserveCapacity(elements.count)
@@ -209,12 +210,12 @@ enum RequestDecoding {
     }
 
     /// An array of strings, or null for none.
-    static func optionalStrings(_ value: RequestJSON.Value, at path: String) throws(Problem) -> [String] {
+    static func optionalStrings(_ value: StrictJSON.Value, at path: String) throws(Problem) -> [String] {
         isNull(value) ? [] : try strings(value, at: path)
     }
 
     /// An age in years: a JSON number in `AgeNormScale.allowedAges` (0–130), or null / absent for none.
-    static func optionalAge(_ value: RequestJSON.Value?, _ document: Document, at path: String) throws(Problem) -> Double? {
+    static func optionalAge(_ value: StrictJSON.Value?, _ document: Document, at path: String) throws(Problem) -> Double? {
         guard let value, !isNull(value) else { return nil }
         guard case .number = value.kind else { throw Problem(.invalidRequest, "age must be a number of years; found \(value.kindName)", field: path) }
         let text = document.text(value)
@@ -226,7 +227,7 @@ enum RequestDecoding {
 
     /// Response times: an array of numbers of seconds in `ResponseTimes.allowedSeconds` or `null` (none: NaN); nil
     /// for a missing or `null` member. Zero, negative and absurd times are refused at their position.
-    static func optionalSeconds(_ value: RequestJSON.Value?, _ document: Document, at path: String) throws(Problem) -> [Float]? {
+    static func optionalSeconds(_ value: StrictJSON.Value?, _ document: Document, at path: String) throws(Problem) -> [Float]? {
         guard let value, !isNull(value) else { return nil }
         let list = try array(value, at: path)
         var out: [Float] = []
@@ -236,7 +237,7 @@ enum RequestDecoding {
     }
 
     /// One response time: a number of seconds in `ResponseTimes.allowedSeconds`, or `null` (NaN: none).
-    static func seconds(_ entry: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) -> Float {
+    static func seconds(_ entry: StrictJSON.Value, _ document: Document, at path: String) throws(Problem) -> Float {
         if isNull(entry) { return .nan }
         let seconds: Float? = if case .number = entry.kind, let t = Double(document.text(entry)), t.isFinite { Float(t) } else { nil }
         guard let seconds, ResponseTimes.allowedSeconds.contains(seconds) else {
@@ -250,7 +251,7 @@ enum RequestDecoding {
     /// A response: a category written as a JSON integer 0…255 in plain digits (`0`, `1`, `3`; an item in K
     /// categories takes 0…K−1, a 0/1 item 0 or 1, checked against the bank by `scoreMembers`), or the boolean
     /// false or true (0 and 1, as a back end's booleans serialise). `1.0`, `01`, `-1`, `"1"` are refused.
-    static func response(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) -> Int {
+    static func response(_ value: StrictJSON.Value, _ document: Document, at path: String) throws(Problem) -> Int {
         if case .bool(let correct) = value.kind { return correct ? 1 : 0 }
         if case .number = value.kind, value.end - value.start <= 3 {
             var v = 0, digits = true
@@ -265,7 +266,7 @@ enum RequestDecoding {
         throw Problem(.invalidResponse, "a response must be 0 or 1 (or false or true), or an item's category 0…K−1, written as a JSON integer or boolean; \(got)", field: path)
     }
 
-    static func responses(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) -> [Int] {
+    static func responses(_ value: StrictJSON.Value, _ document: Document, at path: String) throws(Problem) -> [Int] {
         let elements = try array(value, at: path)
         var out: [Int] = []
         out.reserveCapacity(elements.count)
@@ -275,41 +276,18 @@ enum RequestDecoding {
 
     // MARK: Library input types
 
-    /// Checks an object against a library input type's schema: unknown keys at any level of its nested objects,
-    /// and numbers that must be whole (`JSONDecoder` reports 2.5 for an `Int` as invalid JSON, naming no key).
-    static func checkInput(_ value: RequestJSON.Value, of type: any JSONObjectInput.Type, _ document: Document, at path: String) throws(Problem) {
-        guard case .object(let members) = value.kind else { return } // a wrong type is the decoder's to report
-        for member in members {
-            let here = path + JSONPointer.from(components: [member.key])
-            guard type.jsonKeys.contains(member.key) else {
-                throw Problem(.invalidRequest, "unknown key \(quoted(member.key)) (known: \(type.jsonKeys.joined(separator: ", ")))", field: here)
-            }
-            if type.integerKeys.contains(member.key) { try checkWholeNumbers(member.value, document, at: here) }
-            if let nested = type.nestedJSONObjects[member.key] {
-                if case .array(let elements) = member.value.kind {
-                    for (k, element) in elements.enumerated() { try checkInput(element, of: nested, document, at: "\(here)/\(k)") }
-                } else {
-                    try checkInput(member.value, of: nested, document, at: here)
-                }
-            }
-        }
-    }
-
-    /// Numbers in `value` (itself, or inside its objects and arrays) that are not whole numbers within `Int`.
-    static func checkWholeNumbers(_ value: RequestJSON.Value, _ document: Document, at path: String) throws(Problem) {
-        switch value.kind {
-        case .number:
-            let text = document.text(value)
-            if Int(text) != nil { return }
-            let v = Double(text) ?? .nan
-            if v == v.rounded() && abs(v) < 0x1p63 { return }
-            throw Problem(.invalidRequest, "must be a whole number\(v == v.rounded() ? " within ±\(Int.max)" : ""); got \(TextFidelity.quoted(text))", field: path)
-        case .object(let members):
-            for member in members { try checkWholeNumbers(member.value, document, at: path + JSONPointer.from(components: [member.key])) }
-        case .array(let elements):
-            for (k, element) in elements.enumerated() { try checkWholeNumbers(element, document, at: "\(path)/\(k)") }
-        default:
-            break
+    /// Checks an object against a library input type's schema (`JSONInput.schemaProblems`, the check a file gets):
+    /// the first unknown key at any level of its nested objects, or number that must be whole, is 422 naming it.
+    static func checkInput(_ value: StrictJSON.Value, of type: any JSONObjectInput.Type, _ document: Document, at path: String) throws(Problem) {
+        guard let problem = JSONInput.schemaProblems(value, of: type, bytes: document.bytes).first else { return }
+        let field = path + JSONPointer.from(components: problem.path.map { step in
+            switch step { case .key(let key): key; case .index(let k): String(k) }
+        })
+        switch problem.kind {
+        case .unknownKey(let key, let known):
+            throw Problem(.invalidRequest, "unknown key \(quoted(key)) (known: \(known.joined(separator: ", ")))", field: field)
+        case .notWholeNumber(let text, let tooLarge):
+            throw Problem(.invalidRequest, "must be a whole number\(tooLarge ? " within ±\(Int.max)" : ""); got \(TextFidelity.quoted(text))", field: field)
         }
     }
 

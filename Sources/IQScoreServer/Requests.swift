@@ -1,7 +1,7 @@
 import Assembly
 import Psychometrics
 
-// The request bodies of the API, read by `RequestDecoding` from a strictly parsed body (`RequestJSON`). Keys are
+// The request bodies of the API, read by `RequestDecoding` from a strictly parsed body (`StrictJSON`). Keys are
 // snake_case as the `score` CSV columns are; a key the API does not define is an error (422 `invalid-request`),
 // so a misspelt `"methd"` is never silently ignored.
 

@@ -3,9 +3,9 @@ import Psychometrics
 
 /// The fast path of `POST /v1/score`: reads the body a client usually sends straight into its fields (`Scanned`,
 /// the item ids left as byte ranges of the body for `ScoringService.plainScoreMembers` to look up), without
-/// building `RequestJSON`'s value tree, and gives up (nil) on anything else.
+/// building `StrictJSON`'s value tree, and gives up (nil) on anything else.
 ///
-/// It takes only a subset of the documents `RequestJSON` + `RequestDecoding.scoreRequest` accept, and reads the
+/// It takes only a subset of the documents `StrictJSON` + `RequestDecoding.scoreRequest` accept, and reads the
 /// same request from each of them: one object (white space as RFC 8259 §2 allows it between tokens, no byte-order
 /// mark) whose keys are distinct members of `ScoreRequest.keys` other than `age`; strings of printable ASCII
 /// without escapes (`session_id`, `method`: such a string or `null`; `item_ids`: an array of them); `responses`:

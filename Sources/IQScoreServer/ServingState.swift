@@ -68,15 +68,16 @@ public final class ServingState: Sendable {
         self.configuration = configuration
         access = try AccessTokens.load(file: configuration.tokensPath, environment: configuration.tokenEnvironment)
         let path = configuration.bankPath
-        // The version hashes the bytes the bank is parsed from: read once, hashed, then parsed from the same
-        // file (a replacement between the two reads is caught by comparing sizes and hashing again).
+        // The file is read once: its version hashes the bytes the bank is parsed from, so a file replaced while
+        // it loads cannot give the version of one file and the items of another.
         let bytes = try Self.contents(of: path)
+        let source = CSVSource.bytes(bytes, name: path)
         // A cut or changed file is refused before it is parsed (a number cut short still parses).
         let damage = BankIntegrity.problems(bankPath: path, bytes: bytes)
         if damage.count == 1 { throw damage[0] }
         if !damage.isEmpty { throw InputErrors(damage) }
         var batteryModel: String? = nil
-        if BifactorBank.isMultidimensional(csv: path) {
+        if BifactorBank.isMultidimensional(source) {
             guard [.eap, .map].contains(configuration.ability.method), configuration.ability.priorMean == nil, configuration.ability.priorSD == nil else {
                 throw InputError(file: path, message: "a multidimensional (battery) bank is scored by EAP or MAP with the model's factor distribution; the configuration asks for method \(configuration.ability.method.rawValue)" + (configuration.ability.priorMean != nil || configuration.ability.priorSD != nil ? " and a prior of θ" : ""))
             }
@@ -84,7 +85,7 @@ public final class ServingState: Sendable {
             guard BifactorScorer.allowedPointCounts.contains(points) else {
                 throw InputError(file: path, message: "a battery bank is scored on a grid of \(BifactorScorer.allowedPointCounts.text) points per factor; the configuration asks for \(points)")
             }
-            let file = try BatteryBank.load(csv: path, quadraturePoints: configuration.batteryQuadraturePoints, bound: configuration.ability.thetaBound)
+            let file = try BatteryBank.load(source, quadraturePoints: configuration.batteryQuadraturePoints, bound: configuration.ability.thetaBound)
             let battery = file.battery, itemCount = battery.itemCount
             batteryModel = file.model
             if let k = configuration.indexFormLength, !(1...itemCount).contains(k) {
@@ -101,13 +102,9 @@ public final class ServingState: Sendable {
             }
             bank = file.bank
         } else {
-            bank = try ItemBank.load(csv: path, categoryItems: .read())
+            bank = try ItemBank.load(source, categoryItems: .read())
             battery = nil
             indexAddedValue = []
-        }
-        let after = try Self.contents(of: path)
-        guard after == bytes else {
-            throw InputError(file: path, message: "the file changed while it was read; reload again when it is written (write a new file and rename it over the old one)")
         }
         bankSHA256 = BankVersion.sha256Hex(bytes)
         bankVersion = String(bankSHA256.prefix(16))

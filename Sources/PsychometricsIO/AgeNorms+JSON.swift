@@ -28,8 +28,7 @@ extension NormsDocument {
     /// Whether the JSON text is an object with a top-level "format" key (a syntax error is reported here, naming
     /// the line and column).
     package static func hasFormatKey(_ data: Data, file: String) throws -> Bool {
-        var scanner = JSONScanner(bytes: Array(data), file: file)
-        guard case .object(let members) = try scanner.document().kind else { return false }
+        guard case .object(let members) = try JSONInput.document(Array(data), file: file).kind else { return false }
         return members.contains { $0.key == "format" }
     }
 }

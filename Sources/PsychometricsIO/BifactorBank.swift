@@ -33,8 +33,11 @@ public struct BifactorBank: Sendable, Hashable {
 
     /// Whether the bank file at `path` has a multidimensional header (`isMultidimensional(header:)`); false for a
     /// file that cannot be read or is empty (its reader names the problem).
-    public static func isMultidimensional(csv path: String) -> Bool {
-        guard let reader = try? CSVReader(path: path), (try? reader.nextRow()) == true else { return false }
+    public static func isMultidimensional(csv path: String) -> Bool { isMultidimensional(.path(path)) }
+
+    /// `isMultidimensional(csv:)` of a file or of its bytes already read.
+    package static func isMultidimensional(_ source: CSVSource) -> Bool {
+        guard let reader = try? source.reader(), (try? reader.nextRow()) == true else { return false }
         return isMultidimensional(header: reader.strings().map { $0.trimmingCharacters(in: .whitespaces) })
     }
 
@@ -47,7 +50,13 @@ public struct BifactorBank: Sendable, Hashable {
     ///   `specific_factor` that disagrees with the slopes; with `requirePositiveGeneralSlopes` (a bank to score
     ///   with), a general slope that is not in `ItemBank.allowedPositiveSlopes`.
     public static func load(csv path: String, requirePositiveGeneralSlopes: Bool = false) throws -> BifactorBank {
-        let reader = try CSVReader(path: path)
+        try load(.path(path), requirePositiveGeneralSlopes: requirePositiveGeneralSlopes)
+    }
+
+    /// `load(csv:requirePositiveGeneralSlopes:)` from a file or from its bytes already read.
+    package static func load(_ source: CSVSource, requirePositiveGeneralSlopes: Bool = false) throws -> BifactorBank {
+        let path = source.name
+        let reader = try source.reader()
         guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a bifactor bank's header") }
         let header = reader.strings().map { $0.trimmingCharacters(in: .whitespaces) }
         try CSVHeader.checkUnique(header, file: path, line: reader.line)

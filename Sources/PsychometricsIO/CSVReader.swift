@@ -84,8 +84,24 @@ package final class CSVReader {
         if filled >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { position = 3 }
     }
 
+    /// Reads `bytes` already in memory (a bank the server read once to hash it); messages name `name`. The same
+    /// grammar, line numbers and errors as reading the file they came from.
+    package init(bytes: [UInt8], name: String, delimiter: UInt8 = UInt8(ascii: ",")) {
+        path = name
+        maxRecordBytes = CSVReader.defaultMaxRecordBytes
+        fd = -1
+        fileSize = bytes.count
+        let capacity = max(bytes.count, 64)
+        state = .allocate(capacity: 1)
+        state.initialize(to: State(buffer: .allocate(capacity: capacity), capacity: capacity, scanner: CSVRecordScanner(delimiter: delimiter)))
+        bytes.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: $0.count) }
+        filled = bytes.count
+        atEOF = true
+        if filled >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { position = 3 }
+    }
+
     deinit {
-        close(fd)
+        if fd >= 0 { close(fd) }
         buffer.deallocate()
         state.pointee.scanner.deallocate()
         state.deinitialize(count: 1)

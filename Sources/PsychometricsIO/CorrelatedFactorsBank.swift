@@ -25,7 +25,7 @@ public struct CorrelatedFactorsBank: Sendable {
     /// Whether the file at `path` has a correlated-factors bank's header (`isCorrelated(header:)`); false for a
     /// file that cannot be read or is empty (its reader names the problem).
     public static func isCorrelated(csv path: String) -> Bool {
-        guard let reader = try? CSVReader(path: path), (try? reader.nextRow()) == true else { return false }
+        guard let reader = try? CSVSource.path(path).reader(), (try? reader.nextRow()) == true else { return false }
         return isCorrelated(header: reader.strings().map { $0.trimmingCharacters(in: .whitespaces) })
     }
 
@@ -35,8 +35,12 @@ public struct CorrelatedFactorsBank: Sendable {
     ///   [0, 1), correlations in [−1, 1]), an item with a slope on a factor other than its own, a `factor` cell that
     ///   is not one of the factors, rows of R that disagree between items of one factor or with R's symmetry, a
     ///   factor without items, or a matrix that is not a positive-definite correlation matrix.
-    public static func load(csv path: String) throws -> CorrelatedFactorsBank {
-        let reader = try CSVReader(path: path)
+    public static func load(csv path: String) throws -> CorrelatedFactorsBank { try load(.path(path)) }
+
+    /// `load(csv:)` from a file or from its bytes already read.
+    package static func load(_ source: CSVSource) throws -> CorrelatedFactorsBank {
+        let path = source.name
+        let reader = try source.reader()
         guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a correlated-factors bank's header") }
         let header = reader.strings().map { $0.trimmingCharacters(in: .whitespaces) }
         try CSVHeader.checkUnique(header, file: path, line: reader.line)
@@ -133,15 +137,21 @@ public struct BatteryBank: Sendable {
     /// - Throws: `InputError` from the readers, or naming the file for a model the bank's values do not make
     ///   (`PsychometricsError` from the scorers).
     public static func load(csv path: String, quadraturePoints: Int?, bound: Double) throws -> BatteryBank {
-        let reader = try CSVReader(path: path)
+        try load(.path(path), quadraturePoints: quadraturePoints, bound: bound)
+    }
+
+    /// `load(csv:quadraturePoints:bound:)` from a file or from its bytes already read.
+    package static func load(_ source: CSVSource, quadraturePoints: Int?, bound: Double) throws -> BatteryBank {
+        let path = source.name
+        let reader = try source.reader()
         let header = try reader.nextRow() ? reader.strings().map { $0.trimmingCharacters(in: .whitespaces) } : []
         do {
             if CorrelatedFactorsBank.isCorrelated(header: header) {
-                let file = try CorrelatedFactorsBank.load(csv: path)
+                let file = try CorrelatedFactorsBank.load(source)
                 let scorer = try CorrelatedFactorsScorer(items: file.items, correlations: file.correlations, quadraturePoints: quadraturePoints, bound: bound)
                 return BatteryBank(battery: try Battery(correlated: scorer, factors: file.factors), bank: file.scoringBank(scorer), layout: "iqscore", model: "correlated")
             }
-            let file = try BifactorBank.load(csv: path, requirePositiveGeneralSlopes: true)
+            let file = try BifactorBank.load(source, requirePositiveGeneralSlopes: true)
             let battery = try Battery(items: file.items, structure: file.structure, quadraturePoints: quadraturePoints ?? 31, bound: bound)
             return BatteryBank(battery: battery, bank: file.scoringBank, layout: file.layout, model: "bifactor")
         } catch let error as PsychometricsError {

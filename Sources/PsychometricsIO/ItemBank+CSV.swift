@@ -81,17 +81,23 @@ extension ItemBank {
     ///     whose thresholds (`b1`, `b2`, …) say neither (mirt's `coef(IRTpars = TRUE)` graded and gpcm tables
     ///     look the same; nil: such a row must name its model).
     public static func load(csv path: String, requirePositiveSlopes: Bool = true, categoryItems: CategoryItemReading = .refused) throws -> ItemBank {
-        var bank = try loadRows(path, requirePositiveSlopes: requirePositiveSlopes, categoryItems: categoryItems)
-        bank.sourcePath = path
+        try load(.path(path), requirePositiveSlopes: requirePositiveSlopes, categoryItems: categoryItems)
+    }
+
+    /// `load(csv:requirePositiveSlopes:categoryItems:)` from a file or from its bytes already read.
+    package static func load(_ source: CSVSource, requirePositiveSlopes: Bool = true, categoryItems: CategoryItemReading = .refused) throws -> ItemBank {
+        var bank = try loadRows(source, requirePositiveSlopes: requirePositiveSlopes, categoryItems: categoryItems)
+        bank.sourcePath = source.name
         return bank
     }
 
-    private static func loadRows(_ path: String, requirePositiveSlopes: Bool, categoryItems: CategoryItemReading) throws -> ItemBank {
+    private static func loadRows(_ source: CSVSource, requirePositiveSlopes: Bool, categoryItems: CategoryItemReading) throws -> ItemBank {
+        let path = source.name
         // R's write.csv2 and European Excel separate fields by ';' and write decimal commas; tab- and
         // '|'-separated exports happen too. The first line says which (`FieldSeparatorSniffer`).
-        let separator = FieldSeparatorSniffer.sniff(path: path, expected: UInt8(ascii: ","))?.separator ?? UInt8(ascii: ",")
+        let separator = source.sniffSeparator(expected: UInt8(ascii: ","))?.separator ?? UInt8(ascii: ",")
         let decimalCommas = separator == UInt8(ascii: ";")
-        let reader = try CSVReader(path: path, delimiter: separator)
+        let reader = try source.reader(delimiter: separator)
         guard try reader.nextRow() else { throw InputError(file: path, message: "the bank file is empty; expected a header with item_id,a,b") }
         let header = reader.strings().map { $0.trimmingCharacters(in: .whitespaces) }
         let headerLine = reader.line

@@ -3,7 +3,7 @@ import NIOCore
 import Testing
 import TestSupport
 
-/// The fast path of `POST /v1/score` (`ScoreRequestScanner`) against the strict one (`RequestJSON` +
+/// The fast path of `POST /v1/score` (`ScoreRequestScanner`) against the strict one (`StrictJSON` +
 /// `RequestDecoding`): every body the scanner reads, the strict way reads to the same request; the bodies clients
 /// send are read by the scanner; the rest goes the strict way.
 @Suite("ScoreRequestScanner: the fast path of POST /v1/score reads what the strict path reads, or nothing")

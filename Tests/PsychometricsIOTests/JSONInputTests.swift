@@ -1,4 +1,5 @@
 import Foundation
+import InputSupport
 import Psychometrics
 import PsychometricsIO
 import Testing
@@ -75,5 +76,55 @@ struct JSONInputTests {
         #expect(throws: InputError(file: extreme, message: "norms mean must be in [-10, 10], got 1e+300; norms sd must be in [0.01, 10], got 1e-300")) {
             try Norms.load(json: extreme)
         }
+    }
+
+    /// The error `StrictJSON` gives `text` read as `input`, or nil when it parses.
+    static func parseError(_ text: [UInt8], _ input: StrictJSON.Input, maximumArrayLength: Int = .max) -> String? {
+        do {
+            _ = try StrictJSON.parse(text, input: input, maximumArrayLength: maximumArrayLength)
+            return nil
+        } catch let error as StrictJSON.SyntaxError {
+            return "\(error.line):\(error.column): \(error.sentence)"
+        } catch let error as StrictJSON.ArrayTooLong {
+            return "too long: /" + error.path.joined(separator: "/")
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test("one parser: a file and a request body get the same errors at the same places (only the end is named apart)")
+    func oneParser() {
+        let cases: [(String, String)] = [
+            ("{\"a\": 1,\n \"b\": [1, 2,]}", "2:13: not valid JSON: expected a value, found ']'"),
+            ("{\"a\": 1, \"a\": 2}", "1:10: key \"a\" appears twice in one object (first on line 1)"),
+            ("[1e400]", "1:2: not valid JSON: the number 1e400 is too large for a double"),
+            ("{\"s\": \"a\tb\"}", "1:9: not valid JSON: a control character (byte 0x09) inside a string; write it as an escape"),
+            ("\"\\uD800\"", "1:8: not valid JSON: a \\u escape starts a surrogate pair that is not completed"),
+            ("\"\\q\"", "1:3: not valid JSON: unknown escape \\q"),
+            ("\u{FEFF}{\"é\": 01}", "1:8: not valid JSON: expected ',' or '}', found '1'"),
+            ("[" + String(repeating: "[", count: 64) + "]", "1:65: not valid JSON: arrays and objects nested more than 64 deep"),
+        ]
+        for (text, expected) in cases {
+            #expect(Self.parseError(Array(text.utf8), .file) == expected, "\(text)")
+            #expect(Self.parseError(Array(text.utf8), .body) == expected, "\(text)")
+        }
+        #expect(Self.parseError(Array("{\"a\": ".utf8), .file) == "1:7: not valid JSON: expected a value, found the end of the file")
+        #expect(Self.parseError(Array("{\"a\": ".utf8), .body) == "1:7: not valid JSON: expected a value, found the end of the body")
+        #expect(Self.parseError([0x22, 0xC3, 0x28, 0x22], .file) == "1:2: not valid JSON: a string is not valid UTF-8")
+        // An array over the caller's limit is refused while it is read, naming where it is.
+        #expect(Self.parseError(Array(#"{"x": [{"y": [0, 0, 0, 0]}]}"#.utf8), .body, maximumArrayLength: 3) == "too long: /x/0/y")
+        // A key repeated after many: found through the table (first on its own line).
+        let many = "{" + (0..<20).map { "\"k\($0)\": 1,\n" }.joined() + "\"k3\": 2}"
+        #expect(Self.parseError(Array(many.utf8), .file) == "21:1: key \"k3\" appears twice in one object (first on line 4)")
+    }
+
+    @Test("the schema check a file gets is the one a request body gets: unknown keys and fractions, in document order")
+    func schemaProblems() throws {
+        let text = Array(#"{"name": "a", "extra": 1, "version": "1", "mean": 0, "sd": 1, "more": {}}"#.utf8)
+        let root = try StrictJSON.parse(text)
+        let problems = JSONInput.schemaProblems(root, of: Norms.self, bytes: text)
+        #expect(problems.map(\.sentence) == [#"unknown key "extra" (known: name, version, mean, sd)"#,
+                                             #"unknown key "more" (known: name, version, mean, sd)"#])
+        #expect(problems.map(\.offset) == [14, 62])
     }
 }

@@ -2,8 +2,8 @@ import Foundation
 
 /// Responses as dense persons × items `Double` matrices for the BLAS E-step: U (1 = correct) and, when some
 /// cells are missing, the answered mask M.
-struct DenseResponses: Sendable {
-    static let blockRows = 1024
+package struct DenseResponses: Sendable {
+    package static let blockRows = 1024
     let rows: Int
     let columns: Int
     let u: [Double]

@@ -2,10 +2,10 @@ import CLapack
 import Dispatch
 
 /// Thin wrappers over the OpenBLAS/LAPACKE calls the calibrator uses. Matrices are row-major `Double`.
-enum BLAS {
+package enum BLAS {
     /// C = α·op(A)·op(B) + β·C with op(A) m×k, op(B) k×n, C m×n (`cblas_dgemm`).
     @inline(__always)
-    static func gemm(transposeA: Bool = false, transposeB: Bool = false, m: Int, n: Int, k: Int,
+    package static func gemm(transposeA: Bool = false, transposeB: Bool = false, m: Int, n: Int, k: Int,
                      alpha: Double = 1, a: UnsafePointer<Double>, lda: Int, b: UnsafePointer<Double>, ldb: Int,
                      beta: Double, c: UnsafeMutablePointer<Double>, ldc: Int) {
         cblas_dgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans, transposeB ? CblasTrans : CblasNoTrans,

@@ -1,5 +1,6 @@
 import CKernels
 import Dispatch
+import Psychometrics
 
 /// A physical reference for the sparse E-step: how long this machine takes to move the E-step's rows, with
 /// none of its arithmetic beyond additions. Per cell (a person's answer to an item drawn at random from `items`):

@@ -1,4 +1,5 @@
 import Dispatch
+import Psychometrics
 
 /// A physical reference for benchmarks: how long this machine's OpenBLAS takes for a given number of
 /// multiply-adds on the dense E-step's shape (1,024-row blocks × items × quadrature nodes), with one block per

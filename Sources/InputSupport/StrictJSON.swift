@@ -1,33 +1,41 @@
-/// A request body parsed strictly by RFC 8259, in one pass, keeping where each value is.
+/// The one strict JSON parser of iqscore: RFC 8259 in one pass, keeping where every value and key is. It reads
+/// the JSON files the command line takes (`JSONInput`: norms, blueprints, CAT rules) and the server's request
+/// bodies (`RequestDecoding`).
 ///
-/// Stricter than Foundation's `JSONDecoder`, which accepts trailing commas, keeps one of two equal keys, and
-/// turns `1.0` into the integer 1: here each of those is an error or stays visible (a number keeps its text, so a
-/// response written `1.0` is refused as not `1`). Also refused: invalid UTF-8 in a string, a lone surrogate
-/// escape, nesting deeper than `maximumDepth`, a number beyond a double's range, and an array longer than
-/// `maximumArrayLength` (the caller passes its largest limit, so a body of two million zeros is refused while it
-/// is read, before it becomes two million values).
+/// Stricter than Foundation's `JSONSerialization`/`JSONDecoder`, which accept trailing commas, keep one of two
+/// equal keys, report only a character offset, and turn `1.0` into the integer 1. Here each of these is an error
+/// located by line and column, or stays visible (a number keeps its text, so a response written `1.0` is refused
+/// as not `1`):
+/// - a syntax error; a key that appears twice in one object (naming the line of the first);
+/// - invalid UTF-8 in a string, a control character in a string, a lone surrogate escape;
+/// - a number beyond the range of a double (`1e400`);
+/// - nesting deeper than `maximumDepth` (a recursive parser would exhaust the stack);
+/// - an array longer than the caller's `maximumArrayLength`, refused while it is read (the server passes its
+///   largest limit, so a body of two million zeros never becomes two million values).
 ///
-/// Measured on `POST /v1/score` (25 items, `perf`), `JSONDecoder` after the repository's `JSONScanner` took 38%
-/// of the server's CPU; this parser and the hand-written extraction in `RequestDecoding` take a few percent.
-struct RequestJSON {
-    struct Value {
-        enum Kind {
+/// Lines and columns are worked out only for an error (counting them for every value made a long one-line
+/// document quadratic). Measured on `POST /v1/score` (25 items, `perf`): `JSONDecoder` after a key-checking
+/// scanner took 38% of the server's CPU; this parser and the hand-written extraction in `RequestDecoding` take a
+/// few percent.
+package struct StrictJSON {
+    package struct Value {
+        package enum Kind {
             case object([Member])
             case array([Value])
             case string(String)
-            /// The number's text: `bytes[start..<end]`.
+            /// The number's text is `bytes[start..<end]`.
             case number
             case bool(Bool)
             case null
         }
 
-        var kind: Kind
-        /// Where the value's text is in the body: `bytes[start..<end]`.
-        var start: Int
-        var end: Int
+        package var kind: Kind
+        /// Where the value's text is in the input: `bytes[start..<end]`.
+        package var start: Int
+        package var end: Int
 
         /// What a message calls this kind of value: "a string", "a number", "an object", …
-        var kindName: String {
+        package var kindName: String {
             switch kind {
             case .object: "an object"
             case .array: "an array"
@@ -39,29 +47,46 @@ struct RequestJSON {
         }
     }
 
-    struct Member {
-        var key: String
-        var value: Value
+    package struct Member {
+        package var key: String
+        /// Where the key's opening quote is in the input.
+        package var keyOffset: Int
+        package var value: Value
     }
 
-    /// Why the body is not JSON, and where (1-based line and column, in characters).
-    struct SyntaxError: Error {
-        var message: String
-        var line: Int
-        var column: Int
+    /// What the input is, as messages name its end: "the end of the file", "the end of the body".
+    package enum Input: Sendable {
+        case file, body
+        var end: String { self == .file ? "the end of the file" : "the end of the body" }
     }
 
-    /// A value outside the caller's limits, found while parsing: the pointer to the array and its length so far.
-    struct ArrayTooLong: Error {
-        var pointer: String
+    /// Why the input is refused, and where (1-based line and column, in characters).
+    package struct SyntaxError: Error, Equatable {
+        package var message: String
+        package var line: Int
+        package var column: Int
+        /// A key repeated in one object: RFC 8259 grammar allows it (its names "SHOULD be unique"); iqscore does
+        /// not, as parsers disagree on which value wins.
+        package var isRepeatedKey = false
+
+        /// The message as both readers state it: "not valid JSON: …" for a syntax error.
+        package var sentence: String { isRepeatedKey ? message : "not valid JSON: " + message }
     }
 
-    static let maximumDepth = 64
+    /// An array longer than the caller's limit, found while parsing: the keys and indices from the root to it.
+    package struct ArrayTooLong: Error {
+        package var path: [String]
+    }
+
+    /// The deepest nesting of arrays and objects accepted (iqscore's documents need 3).
+    package static let maximumDepth = 64
 
     let bytes: [UInt8]
+    private let input: Input
+    private let maximumArrayLength: Int
+    private let textStart: Int
     private var i = 0
     private var depth = 0
-    private let maximumArrayLength: Int
     /// Keys and indices from the root to the value being parsed (for `ArrayTooLong`).
     private var path: [PathStep] = []
 
@@ -71,9 +96,9 @@ struct RequestJSON {
     }
 
     /// Parses `bytes` as one JSON document (white space around it allowed, a UTF-8 byte-order mark skipped).
-    static func parse(_ bytes: [UInt8], maximumArrayLength: Int) throws -> Value {
-        var parser = RequestJSON(bytes: bytes, maximumArrayLength: maximumArrayLength)
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { parser.i = 3 }
+    /// - Throws: `SyntaxError`, or `ArrayTooLong` when an array has more than `maximumArrayLength` elements.
+    package static func parse(_ bytes: [UInt8], input: Input = .file, maximumArrayLength: Int = .max) throws -> Value {
+        var parser = StrictJSON(bytes: bytes, input: input, maximumArrayLength: maximumArrayLength)
         parser.skipSpace()
         let value = try parser.value()
         parser.skipSpace()
@@ -81,28 +106,39 @@ struct RequestJSON {
         return value
     }
 
-    private init(bytes: [UInt8], maximumArrayLength: Int) {
+    private init(bytes: [UInt8], input: Input, maximumArrayLength: Int) {
         self.bytes = bytes
+        self.input = input
         self.maximumArrayLength = maximumArrayLength
+        textStart = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        i = textStart
     }
 
-    /// The text of a number value.
-    func text(_ value: Value) -> Substring {
-        Substring(decoding: bytes[value.start..<value.end], as: UTF8.self)
+    /// The 1-based line and column (in characters; UTF-8 continuation bytes and a byte-order mark do not count)
+    /// of byte `offset` of `bytes`.
+    package static func location(of offset: Int, in bytes: [UInt8]) -> (line: Int, column: Int) {
+        var line = 1, column = 1
+        let first = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        var k = first
+        while k < min(offset, bytes.count) {
+            if bytes[k] == 0x0A { line += 1; column = 1 } else if bytes[k] & 0xC0 != 0x80 { column += 1 }
+            k += 1
+        }
+        return (line, column)
     }
 
     private func failure(_ message: String, at offset: Int? = nil) -> SyntaxError {
-        let at = min(offset ?? i, bytes.count)
-        var line = 1, column = 1
-        for k in 0..<at {
-            if bytes[k] == 0x0A { line += 1; column = 1 } else if bytes[k] & 0xC0 != 0x80 { column += 1 }
-        }
+        let (line, column) = Self.location(of: offset ?? i, in: bytes)
         return SyntaxError(message: message, line: line, column: column)
     }
 
     private func found() -> String {
-        guard i < bytes.count else { return "the end of the body" }
-        let b = bytes[i]
+        guard i < bytes.count else { return input.end }
+        return Self.describe(byte: bytes[i])
+    }
+
+    /// `'x'` for a printable ASCII byte, else `byte 0xFF`.
+    private static func describe(byte b: UInt8) -> String {
         if b >= 0x21 && b < 0x7F { return "'\(Character(UnicodeScalar(b)))'" }
         let hex = Array("0123456789ABCDEF")
         return "byte 0x\(hex[Int(b >> 4)])\(hex[Int(b & 15)])"
@@ -113,7 +149,7 @@ struct RequestJSON {
     }
 
     private mutating func value() throws -> Value {
-        guard i < bytes.count else { throw failure("expected a value, found the end of the body") }
+        guard i < bytes.count else { throw failure("expected a value, found \(input.end)") }
         let start = i
         switch bytes[i] {
         case UInt8(ascii: "{"): return try object()
@@ -137,7 +173,8 @@ struct RequestJSON {
         try enter()
         i += 1
         var members: [Member] = []
-        var keys: Set<String> = []   // used beyond 8 members, so a hostile object with many keys stays linear
+        // Looked up beyond 8 members, so a hostile object with many keys stays linear.
+        var firstOffset: [String: Int] = [:]
         skipSpace()
         if i < bytes.count && bytes[i] == UInt8(ascii: "}") {
             i += 1
@@ -149,20 +186,25 @@ struct RequestJSON {
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw failure("expected a key in double quotes, found \(found())") }
             let keyOffset = i
             let key = try string()
-            if members.count == 8 { keys = Set(members.map(\.key)) }
-            let repeated = members.count < 8 ? members.contains(where: { $0.key == key }) : !keys.insert(key).inserted
-            if repeated {
-                throw failure("key \(RequestDecoding.quoted(key)) appears twice in one object", at: keyOffset)
+            if members.count == 8 { for member in members { firstOffset[member.key] = member.keyOffset } }
+            let first = members.count < 8 ? members.first(where: { $0.key == key })?.keyOffset : firstOffset.updateValue(keyOffset, forKey: key)
+            if let first {
+                var error = failure("key \"\(key.escapingControlCharacters)\" appears twice in one object (first on line \(Self.location(of: first, in: bytes).line))",
+                                    at: keyOffset)
+                error.isRepeatedKey = true
+                throw error
             }
             skipSpace()
-            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw failure("expected ':' after a key, found \(found())") }
+            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else {
+                throw failure("expected ':' after the key \"\(key.escapingControlCharacters)\", found \(found())")
+            }
             i += 1
             skipSpace()
             path.append(.key(key))
-            members.append(Member(key: key, value: try value()))
+            members.append(Member(key: key, keyOffset: keyOffset, value: try value()))
             path.removeLast()
             skipSpace()
-            guard i < bytes.count else { throw failure("expected ',' or '}', found the end of the body") }
+            guard i < bytes.count else { throw failure("expected ',' or '}', found \(input.end)") }
             if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
             if bytes[i] == UInt8(ascii: "}") {
                 i += 1
@@ -186,16 +228,16 @@ struct RequestJSON {
         }
         while true {
             guard elements.count < maximumArrayLength else {
-                throw ArrayTooLong(pointer: JSONPointer.from(components: path.map { step in
+                throw ArrayTooLong(path: path.map { step in
                     switch step { case .key(let key): key; case .index(let k): String(k) }
-                }))
+                })
             }
             skipSpace()
             path.append(.index(elements.count))
             elements.append(try value())
             path.removeLast()
             skipSpace()
-            guard i < bytes.count else { throw failure("expected ',' or ']', found the end of the body") }
+            guard i < bytes.count else { throw failure("expected ',' or ']', found \(input.end)") }
             if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
             if bytes[i] == UInt8(ascii: "]") {
                 i += 1
@@ -238,7 +280,8 @@ struct RequestJSON {
         // Short integers are always finite; anything else must be a finite double.
         if !(plain && i - start <= 18) {
             guard let v = Double(String(decoding: bytes[start..<i], as: UTF8.self)), v.isFinite else {
-                throw failure("the number \(String(decoding: bytes[start..<min(i, start + 40)], as: UTF8.self)) is beyond the range of a double", at: start)
+                let shown = String(decoding: bytes[start..<min(i, start + 40)], as: UTF8.self) + (i - start > 40 ? "…" : "")
+                throw failure("the number \(shown) is too large for a double", at: start)
             }
         }
     }
@@ -260,7 +303,7 @@ struct RequestJSON {
             guard i < bytes.count else { throw failure("a string is not closed") }
             let b = bytes[i]
             if b == UInt8(ascii: "\"") { i += 1; break }
-            if b < 0x20 { throw failure("a control character inside a string; write it as an escape") }
+            if b < 0x20 { throw failure("a control character (\(Self.describe(byte: b))) inside a string; write it as an escape") }
             if b != UInt8(ascii: "\\") { out.append(b); i += 1; continue }
             i += 1
             guard i < bytes.count else { throw failure("a string is not closed") }
@@ -288,7 +331,7 @@ struct RequestJSON {
                 out.append(contentsOf: String(Character(scalar)).utf8)
             default:
                 i -= 1
-                throw failure("unknown escape \\\(found().replacingOccurrences(of: "'", with: ""))")
+                throw failure("unknown escape \\\(found().filter { $0 != "'" })")
             }
         }
         guard let text = String(validating: out, as: UTF8.self) else { throw failure("a string is not valid UTF-8") }
