@@ -10,6 +10,8 @@ import NIOHTTPTypesHTTP1
 final class ConnectionGuardShared: Sendable {
     let limits: ConnectionLimits
     let maxBodyBytes: Int
+    /// How a refusal names `maxBodyBytes` (`ConnectionLimits.naming`).
+    let maxBodyBytesName: String
     let registry: ConnectionRegistry
     let budget: BodyBudget
     let metrics: ServerMetrics
@@ -21,6 +23,7 @@ final class ConnectionGuardShared: Sendable {
     init(limits: ConnectionLimits, maxBodyBytes: Int, metrics: ServerMetrics, logger: Logger, bankVersion: @escaping @Sendable () -> String) {
         self.limits = limits
         self.maxBodyBytes = maxBodyBytes
+        maxBodyBytesName = limits.name("max_body_bytes")
         self.metrics = metrics
         self.logger = logger
         self.bankVersion = bankVersion
@@ -236,7 +239,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private var overloadedDetail: String {
-        "the server holds \(shared.limits.maxBufferedBodyBytes) bytes of request bodies already (iqscore serve --max-buffered-body-bytes); retry in a second"
+        "the server holds \(shared.limits.maxBufferedBodyBytes) bytes of request bodies already (limit: \(shared.limits.name("max_buffered_body_bytes"))); retry in a second"
     }
 
     /// A request the guard answers itself, before the routes see it; nil for a request to pass on. A refused head
@@ -253,7 +256,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             guard lengths.count == 1, let length = Int(text), length >= 0 else {
                 return (Problem(.badRequest, "Content-Length must be one non-negative integer; got \(TextFidelity.quoted(lengths.joined(separator: ", ")))"), .protocolError)
             }
-            if length > shared.maxBodyBytes { return (Problem.bodyTooLarge(limit: shared.maxBodyBytes), .refusedBody) }
+            if length > shared.maxBodyBytes { return (Problem.bodyTooLarge(limit: shared.maxBodyBytes, name: shared.maxBodyBytesName), .refusedBody) }
             // A body that cannot fit the budget now is refused before it is sent (before `100 Continue`).
             if length > shared.budget.limit - shared.budget.bytesHeld { return (Problem(.overloaded, overloadedDetail), .refusedBody) }
         }
@@ -271,7 +274,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             close(context)
             return
         case HTTPParserError.headerOverflow:
-            problem = Problem(.headerTooLarge, "the request head is over \(shared.limits.maxHeaderBytes) bytes (iqscore serve --max-header-bytes)")
+            problem = Problem(.headerTooLarge, "the request head is over \(shared.limits.maxHeaderBytes) bytes (limit: \(shared.limits.name("max_header_bytes")))")
         case HTTPParserError.unknown:
             problem = Problem(.badRequest, "the request is not valid HTTP/1.1 (RFC 9112): a Transfer-Encoding other than chunked, or a framing the parser cannot read")
         case let error as HTTPParserError:
@@ -353,7 +356,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         if event is ConnectionEviction {
             // Chosen by the registry to make room: a request under way is told why.
             if readingBody || !pending.isEmpty {
-                abandon(context, Problem(.overloaded, "the server is at its connection limit (iqscore serve --max-connections) and this request was the slowest to arrive; retry"),
+                abandon(context, Problem(.overloaded, "the server is at its connection limit (\(shared.limits.name("max_connections"))) and this request was the slowest to arrive; retry"),
                         reason: .evicted)
             } else {
                 shared.metrics.recordConnectionClosed(.evicted)
@@ -430,8 +433,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             shared.metrics.recordConnectionClosed(.headerTimeout)
             close(context)
         default:
-            let (what, option) = limit.reason == .bodyTimeout ? ("body", "--body-timeout") : ("head", "--header-timeout")
-            abandon(context, Problem(.requestTimeout, "the request \(what) did not arrive within \(limit.timeout) (iqscore serve \(option))"), reason: limit.reason)
+            let (what, key) = limit.reason == .bodyTimeout ? ("body", "body_timeout") : ("head", "header_timeout")
+            abandon(context, Problem(.requestTimeout, "the request \(what) did not arrive within \(limit.timeout) (limit: \(shared.limits.name(key)))"), reason: limit.reason)
         }
     }
 

@@ -1,3 +1,5 @@
+import Psychometrics
+
 /// What one connection, and all of them together, may hold of the server: time, memory and places. Each limit is
 /// enforced by `ConnectionGuard` below the routes, so a client that sends slowly, sends nothing, or sends much at
 /// once cannot take the server away from the clients that behave; every value can be set on the command line
@@ -50,7 +52,14 @@ public struct ConnectionLimits: Sendable, Hashable {
     /// mid-head, with 64 MiB of bodies, peaked at 216 MB against 354 MB (about 25 KB a connection, heads included).
     public static let perConnectionOverhead = 12 << 10
 
+    /// How messages name a limit: in words for a program that sets these limits in code ("header timeout"), as
+    /// options for `iqscore serve` ("--header-timeout").
+    package var naming = SettingNaming.words
+
     public init() {}
+
+    /// The name of the limit whose key is `key` ("max_connections"), as `naming` says.
+    package func name(_ key: String) -> String { naming.name(key) }
 
     /// The most memory connections and their requests can hold at once (bytes), with `parseWorkers` requests
     /// being decoded at a time (the cores) and bodies of at most `maxBodyBytes`.
@@ -58,20 +67,21 @@ public struct ConnectionLimits: Sendable, Hashable {
         maxConnections * (maxHeaderBytes + Self.perConnectionOverhead) + maxBufferedBodyBytes + parseWorkers * 16 * maxBodyBytes
     }
 
-    /// One sentence per limit outside its range, naming the option (`--header-timeout must be 1…3600 seconds, got 0`).
+    /// One sentence per limit outside its range, naming it (`header timeout must be 1…3600 seconds, got 0`; as an
+    /// option for `iqscore serve`).
     public func validationProblems() -> [String] {
         var problems: [String] = []
-        func check(_ value: Int, _ range: ClosedRange<Int>, _ option: String, _ unit: String = "") {
-            if !range.contains(value) { problems.append("\(option) must be \(range.lowerBound)…\(range.upperBound)\(unit), got \(value)") }
+        func check(_ value: Int, _ range: ClosedRange<Int>, _ key: String, _ unit: String = "") {
+            if !range.contains(value) { problems.append("\(name(key)) must be \(range.lowerBound)…\(range.upperBound)\(unit), got \(value)") }
         }
-        check(Int(headerTimeout.components.seconds), Self.allowedTimeoutSeconds, "--header-timeout", " seconds")
-        check(Int(bodyTimeout.components.seconds), Self.allowedTimeoutSeconds, "--body-timeout", " seconds")
-        check(Int(sendTimeout.components.seconds), Self.allowedTimeoutSeconds, "--send-timeout", " seconds")
-        check(Int(idleTimeout.components.seconds), Self.allowedTimeoutSeconds, "--idle-timeout", " seconds")
-        check(Int(shutdownTimeout.components.seconds), Self.allowedShutdownSeconds, "--shutdown-timeout", " seconds")
-        check(maxConnections, Self.allowedMaxConnections, "--max-connections")
-        check(maxHeaderBytes, Self.allowedMaxHeaderBytes, "--max-header-bytes")
-        check(maxBufferedBodyBytes, Self.allowedMaxBufferedBodyBytes, "--max-buffered-body-bytes")
+        check(Int(headerTimeout.components.seconds), Self.allowedTimeoutSeconds, "header_timeout", " seconds")
+        check(Int(bodyTimeout.components.seconds), Self.allowedTimeoutSeconds, "body_timeout", " seconds")
+        check(Int(sendTimeout.components.seconds), Self.allowedTimeoutSeconds, "send_timeout", " seconds")
+        check(Int(idleTimeout.components.seconds), Self.allowedTimeoutSeconds, "idle_timeout", " seconds")
+        check(Int(shutdownTimeout.components.seconds), Self.allowedShutdownSeconds, "shutdown_timeout", " seconds")
+        check(maxConnections, Self.allowedMaxConnections, "max_connections")
+        check(maxHeaderBytes, Self.allowedMaxHeaderBytes, "max_header_bytes")
+        check(maxBufferedBodyBytes, Self.allowedMaxBufferedBodyBytes, "max_buffered_body_bytes")
         return problems
     }
 }

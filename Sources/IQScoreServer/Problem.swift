@@ -140,8 +140,8 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// A body over `ServerLimits.maxBodyBytes` (`limit`): refused by the connection guard on its `Content-Length`,
     /// or by the routes when reading passes the limit.
-    static func bodyTooLarge(limit: Int) -> Problem {
-        Problem(.bodyTooLarge, "the request body is larger than \(limit) bytes (iqscore serve --max-body-bytes)")
+    static func bodyTooLarge(limit: Int, name: String) -> Problem {
+        Problem(.bodyTooLarge, "the request body is larger than \(limit) bytes (limit: \(name))")
     }
 
     /// A library's scoring error, with the field it concerns when the caller knows it.

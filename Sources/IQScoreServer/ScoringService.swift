@@ -159,7 +159,7 @@ public final class ScoringService: Sendable {
         guard route.scope != nil, let rateLimiter else { return }
         let client = token.map { "token " + $0 } ?? clientAddress(forwardedFor: forwardedFor(), peer: peer)
         if let wait = rateLimiter.admit(client, at: NIODeadline.now().uptimeNanoseconds) {
-            throw Problem(.rateLimited, "more than \(rateLimiter.rate) requests a second (bursts of \(Int(rateLimiter.burst))) from this client (iqscore serve --rate-limit); retry in \(wait) s",
+            throw Problem(.rateLimited, "more than \(rateLimiter.rate) requests a second (bursts of \(Int(rateLimiter.burst))) from this client (limit: \(limits.name("rate_limit"))); retry in \(wait) s",
                           retryAfter: wait)
         }
     }
@@ -196,7 +196,7 @@ public final class ScoringService: Sendable {
         guard let needed = route.scope else { return nil }
         let access = state.access
         if needed == .admin && access.adminCount == 0 {
-            throw Problem(.forbidden, "no admin token is configured, so reloading over HTTP is off (a proxy on this host would relay anyone's request): give one with iqscore serve --tokens FILE or $\(AccessTokens.adminVariable), or send SIGHUP")
+            throw Problem(.forbidden, "no admin token is configured, so reloading over HTTP is off (a proxy on this host would relay anyone's request): configure one (\(state.configuration.naming.name("tokens")) or $\(AccessTokens.adminVariable)), or send SIGHUP")
         }
         if needed == .scoring && !access.requiresScoringToken { return nil }
         guard let identified = access.identify(authorization: header) else {
@@ -235,11 +235,11 @@ public final class ScoringService: Sendable {
     /// never a 500; one the connection guard answered itself (`ConnectionAbandoned.answered`) is passed on as it is.
     func readBody(_ request: Request) async throws -> ByteBuffer {
         let limit = limits.maxBodyBytes
-        if let text = request.headers[.contentLength], let length = Int(text), length > limit { throw Problem.bodyTooLarge(limit: limit) }
+        if let text = request.headers[.contentLength], let length = Int(text), length > limit { throw Problem.bodyTooLarge(limit: limit, name: limits.name("max_body_bytes")) }
         do {
             return try await request.body.collect(upTo: limit)
         } catch is NIOTooManyBytesError {
-            throw Problem.bodyTooLarge(limit: limit)
+            throw Problem.bodyTooLarge(limit: limit, name: limits.name("max_body_bytes"))
         } catch let abandoned as ConnectionAbandoned where abandoned.answered {
             throw abandoned
         } catch {
@@ -274,7 +274,7 @@ public final class ScoringService: Sendable {
     func scoreBatch(_ state: ServingState, _ body: ByteBuffer) throws -> Response {
         let sessions = try RequestDecoding.batchRequest(RequestDecoding.document(body, limits: limits))
         guard sessions.count <= limits.maxSessionsPerBatch else {
-            throw Problem(.tooManySessions, "\(sessions.count) sessions; at most \(limits.maxSessionsPerBatch) per batch (iqscore serve --max-sessions-per-batch)",
+            throw Problem(.tooManySessions, "\(sessions.count) sessions; at most \(limits.maxSessionsPerBatch) per batch (limit: \(limits.name("max_sessions_per_batch")))",
                           field: "/sessions")
         }
         var json = JSONWriter(capacity: 400 * sessions.count + 64)
@@ -327,7 +327,7 @@ public final class ScoringService: Sendable {
         }
         let ids = request.itemIDs, responses = request.responses, n = ids.count
         guard n <= limits.maxItemsPerSession else {
-            throw Problem(.tooManyItems, "\(n) items; at most \(limits.maxItemsPerSession) per session (iqscore serve --max-items-per-session)", field: prefix + "/item_ids")
+            throw Problem(.tooManyItems, "\(n) items; at most \(limits.maxItemsPerSession) per session (limit: \(limits.name("max_items_per_session")))", field: prefix + "/item_ids")
         }
         guard n == responses.count else {
             throw Problem(.lengthMismatch, "\(n) item ids but \(responses.count) responses", field: prefix + "/responses")
@@ -426,12 +426,12 @@ public final class ScoringService: Sendable {
         let maxItems = min(limits.maxItemsPerSession, pool.configuration.maxItems)
         guard request.administered.count <= maxItems else {
             throw Problem(.tooManyItems, "\(request.administered.count) administered items; the adaptive test has at most \(pool.configuration.maxItems) (max_items of the CAT configuration)"
-                          + (maxItems < pool.configuration.maxItems ? " and a session at most \(limits.maxItemsPerSession) (iqscore serve --max-items-per-session)" : ""),
+                          + (maxItems < pool.configuration.maxItems ? " and a session at most \(limits.maxItemsPerSession) (limit: \(limits.name("max_items_per_session")))" : ""),
                           field: "/administered")
         }
         let exclude = request.exclude
         guard exclude.count <= limits.maxExcludedItems else {
-            throw Problem(.tooManyItems, "\(exclude.count) excluded items; at most \(limits.maxExcludedItems) (iqscore serve --max-excluded-items)", field: "/exclude")
+            throw Problem(.tooManyItems, "\(exclude.count) excluded items; at most \(limits.maxExcludedItems) (limit: \(limits.name("max_excluded_items")))", field: "/exclude")
         }
         let history = request.administered
         if let seconds = request.seconds, state.writer(for: nil)?.timedScorer == nil {
@@ -478,7 +478,7 @@ public final class ScoringService: Sendable {
         let bank = state.assemblyBank
         let exclude = request.exclude
         guard exclude.count <= limits.maxExcludedItems else {
-            throw Problem(.tooManyItems, "\(exclude.count) excluded items; at most \(limits.maxExcludedItems) (iqscore serve --max-excluded-items)", field: "/exclude")
+            throw Problem(.tooManyItems, "\(exclude.count) excluded items; at most \(limits.maxExcludedItems) (limit: \(limits.name("max_excluded_items")))", field: "/exclude")
         }
         let assembler: FormAssembler
         let fieldPrefix: String?
@@ -491,11 +491,11 @@ public final class ScoringService: Sendable {
                               field: "/blueprint/forms")
             }
             guard blueprint.length <= limits.maxItemsPerSession else {
-                throw Problem(.tooManyItems, "length \(blueprint.length); at most \(limits.maxItemsPerSession) items per form (iqscore serve --max-items-per-session)",
+                throw Problem(.tooManyItems, "length \(blueprint.length); at most \(limits.maxItemsPerSession) items per form (limit: \(limits.name("max_items_per_session")))",
                               field: "/blueprint/length")
             }
             guard (blueprint.exclude?.count ?? 0) <= limits.maxExcludedItems else {
-                throw Problem(.tooManyItems, "\(blueprint.exclude?.count ?? 0) excluded items; at most \(limits.maxExcludedItems) (iqscore serve --max-excluded-items)",
+                throw Problem(.tooManyItems, "\(blueprint.exclude?.count ?? 0) excluded items; at most \(limits.maxExcludedItems) (limit: \(limits.name("max_excluded_items")))",
                               field: "/blueprint/exclude")
             }
             do {
@@ -507,7 +507,7 @@ public final class ScoringService: Sendable {
             fieldPrefix = nil
             assembler = defaultAssembler
         } else {
-            throw Problem(.invalidRequest, "the request has no blueprint, and the server has no default one (iqscore serve --blueprint)", field: "/blueprint")
+            throw Problem(.invalidRequest, "the request has no blueprint, and the server has no default one (\(state.configuration.naming.name("blueprint")))", field: "/blueprint")
         }
         let seed = request.seed ?? UInt64.random(in: 0...UInt64.max)
         var options = AssemblyOptions(seed: seed)
@@ -519,7 +519,7 @@ public final class ScoringService: Sendable {
             throw Problem(error.code == .infeasibleBlueprint ? .infeasibleBlueprint : .invalidBlueprint, error.message, field: fieldPrefix)
         }
         guard let assembled else {
-            throw Problem(.busy, "\(limits.maxQueuedForms) form requests are waiting already (iqscore serve --max-queued-forms); retry in a second")
+            throw Problem(.busy, "\(limits.maxQueuedForms) form requests are waiting already (limit: \(limits.name("max_queued_forms"))); retry in a second")
         }
         guard let form = assembled.first else { throw Problem(.internal, "no form assembled") }
         var json = JSONWriter(capacity: 128 * form.items.count + 512)

@@ -21,6 +21,9 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// a fixed seed so every instance gets the same parameters; false serves adaptive tests without exposure
     /// control (`iqscore serve --exposure none`), which lets the best items reach most examinees.
     public var exposureControl = true
+    /// How messages name a setting: in words for a program that configures the server in code, as options for
+    /// `iqscore serve` ("--index-form-length").
+    package var naming = SettingNaming.words
     /// Norms of the IQ scale (`AgeNorms.load(json:)`): linear `{"name","version","mean","sd"}` norms, or a
     /// NORMS.json document from `iqscore norms build`, age-specific, with which `POST /v1/score` needs `"age"`.
     /// Default the calibration population.

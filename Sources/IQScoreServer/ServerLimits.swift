@@ -1,4 +1,5 @@
 import Foundation
+import Psychometrics
 
 /// What one request may ask of the server. Each limit is checked before any work that grows with it, and a request
 /// over a limit gets a problem response naming the limit and the option that raises it, never a crash or a
@@ -59,22 +60,30 @@ public struct ServerLimits: Sendable, Hashable {
         rateLimit > 0 ? RateLimiter(rate: rateLimit, burst: rateBurst > 0 ? rateBurst : max(1, rateLimit)) : nil
     }
 
+    /// How messages name a limit: in words for a program that sets these limits in code ("max items per
+    /// session"), as options for `iqscore serve` ("--max-items-per-session").
+    package var naming = SettingNaming.words
+
     public init() {}
 
-    /// One sentence per limit outside its range, naming the option (`--max-body-bytes must be …, got 0`).
+    /// The name of the limit whose key is `key` ("max_items_per_session"), as `naming` says.
+    package func name(_ key: String) -> String { naming.name(key) }
+
+    /// One sentence per limit outside its range, naming it (`max body bytes must be …, got 0`; as an option
+    /// for `iqscore serve`).
     public func validationProblems() -> [String] {
         var problems: [String] = []
-        func check(_ value: Int, _ range: ClosedRange<Int>, _ option: String) {
-            if !range.contains(value) { problems.append("\(option) must be \(range.lowerBound)…\(range.upperBound), got \(value)") }
+        func check(_ value: Int, _ range: ClosedRange<Int>, _ key: String) {
+            if !range.contains(value) { problems.append("\(name(key)) must be \(range.lowerBound)…\(range.upperBound), got \(value)") }
         }
-        check(maxBodyBytes, Self.allowedMaxBodyBytes, "--max-body-bytes")
-        check(maxItemsPerSession, Self.allowedMaxItemsPerSession, "--max-items-per-session")
-        check(maxSessionsPerBatch, Self.allowedMaxSessionsPerBatch, "--max-sessions-per-batch")
-        check(maxExcludedItems, Self.allowedMaxExcludedItems, "--max-excluded-items")
-        check(maxConcurrentForms, Self.allowedMaxConcurrentForms, "--max-concurrent-forms")
-        check(maxQueuedForms, Self.allowedMaxQueuedForms, "--max-queued-forms")
-        for (value, option) in [(rateLimit, "--rate-limit"), (rateBurst, "--rate-burst")] where !(Self.allowedRate.contains(value)) {
-            problems.append("\(option) must be 0…1000000 requests a second, got \(value)")
+        check(maxBodyBytes, Self.allowedMaxBodyBytes, "max_body_bytes")
+        check(maxItemsPerSession, Self.allowedMaxItemsPerSession, "max_items_per_session")
+        check(maxSessionsPerBatch, Self.allowedMaxSessionsPerBatch, "max_sessions_per_batch")
+        check(maxExcludedItems, Self.allowedMaxExcludedItems, "max_excluded_items")
+        check(maxConcurrentForms, Self.allowedMaxConcurrentForms, "max_concurrent_forms")
+        check(maxQueuedForms, Self.allowedMaxQueuedForms, "max_queued_forms")
+        for (value, key) in [(rateLimit, "rate_limit"), (rateBurst, "rate_burst")] where !(Self.allowedRate.contains(value)) {
+            problems.append("\(name(key)) must be 0…1000000 requests a second, got \(value)")
         }
         return problems
     }

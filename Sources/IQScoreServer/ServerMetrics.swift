@@ -95,7 +95,7 @@ public final class ServerMetrics: Sendable {
         requests: "Requests answered, by route template and HTTP status.",
         durations: "Time from routing a request to its response, by route template.",
         problems: "Problem responses (application/problem+json), by kind.",
-        fastLane: "Requests of iqscore_http_requests_total answered on the connection's event loop (iqscore serve --fast-lane), by route template; the others went through the router.",
+        fastLane: "Requests of iqscore_http_requests_total answered on the connection's event loop (the fast lane), by route template; the others went through the router.",
         build: "The version of iqscore this process runs (value 1).",
         bank: "The item bank being served (value 1): its version (first 16 hex digits of its SHA-256) and item count.",
         reloads: "Reloads of the bank and configuration files, applied or refused.",

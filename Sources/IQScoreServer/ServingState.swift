@@ -92,7 +92,7 @@ public final class ServingState: Sendable {
                 throw InputError(file: path, message: "the configured index form length \(k) is not 1…\(itemCount), the bank's items")
             }
             if configuration.indexes == .addingValue && configuration.indexFormLength == nil && itemCount > Battery.maximumFixedFormItems {
-                throw InputError(file: path, message: "\(itemCount) items are a pool tests are drawn from, not one form: choosing the indexes that add value needs the tests' length (iqscore serve --index-form-length), or name the indexes")
+                throw InputError(file: path, message: "\(itemCount) items are a pool tests are drawn from, not one form: choosing the indexes that add value needs the tests' length (\(configuration.naming.name("index_form_length"))), or name the indexes")
             }
             indexAddedValue = try battery.addedValue(formLength: configuration.indexFormLength)
             do {
@@ -163,7 +163,7 @@ public final class ServingState: Sendable {
             exposureControl = "sympson-hetter from \(exposurePath)"
         } else if !configuration.exposureControl {
             exposure = nil
-            exposureControl = "off (--exposure none)"
+            exposureControl = "off (\(configuration.naming == .option ? "--exposure none" : "exposure control turned off"))"
         } else if let target = pool.configuration.exposureTarget {
             let calibration: SympsonHetter
             do {

@@ -78,7 +78,7 @@ public struct BankLayout: Sendable, Hashable, Codable {
         // A bifactor bank (`calibrate --model bifactor`: a_<factor> columns; mirt's bfactor: a1, a2, …).
         let factorSlopes = header.filter { $0.hasPrefix("a_") && $0.count > 2 && Int($0.dropFirst(2)) == nil }
         if factorSlopes.count >= 2 {
-            return refuse("a bifactor bank (slope columns \(factorSlopes.prefix(4).joined(separator: ", "))\(factorSlopes.count > 4 ? ", …" : "")): this command reads unidimensional banks (score reads a bifactor bank as a battery); give it a unidimensional bank (calibrate --model 2pl or 3pl)")
+            return refuse("a bifactor bank (slope columns \(factorSlopes.prefix(4).joined(separator: ", "))\(factorSlopes.count > 4 ? ", …" : "")): this command reads unidimensional banks (score reads a bifactor bank as a battery); give it a unidimensional bank (a 2PL or 3PL calibration)")
         }
         if let c = foreign("a2") {
             return refuse("column \(c + 1) is 'a2', a second slope (a multidimensional model, such as mirt's bfactor): this command reads unidimensional banks (score reads a bifactor bank as a battery); give it a unidimensional bank (refit with one factor)")

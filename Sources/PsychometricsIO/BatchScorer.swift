@@ -983,7 +983,7 @@ package final class BatchScorer {
     func ageColumnIndex(in header: [String], file: String, line: Int) throws -> Int {
         guard let name = ageColumn else { return -1 }
         let matches = header.indices.filter { header[$0] == name }
-        guard let c = matches.first else { throw SessionAge.missingColumn(name, header: header, file: file, line: line) }
+        guard let c = matches.first else { throw SessionAge.missingColumn(name, header: header, file: file, line: line, naming: fileOptions.naming) }
         if matches.count > 1 {
             throw InputError(file: file, line: line, column: matches[1] + 1,
                              message: "age column '\(name.escapingControlCharacters)' appears twice in the header (columns \(c + 1) and \(matches[1] + 1))")

@@ -66,7 +66,7 @@ public struct BifactorBank: Sendable, Hashable {
         else if header.first == "" && header.count > 1 { idColumn = 0 }
         else { throw InputError(file: path, line: 1, message: "the bank header lacks item_id \(found)") }
         if header.contains("factor") && header.contains(where: { $0.hasPrefix("r_") }) {
-            throw InputError(file: path, line: 1, message: "a correlated-factors bank (calibrate --model correlated: factor and r_<factor> columns); score and serve read it (BatteryBank), this reader takes bifactor and testlet banks")
+            throw InputError(file: path, line: 1, message: "a correlated-factors bank (factor and r_<factor> columns), read as a battery by BatteryBank; this reader takes bifactor and testlet banks")
         }
         // Slope columns and factor names.
         var slopeColumns: [Int] = [], names: [String] = [], layout = "iqscore"

@@ -84,14 +84,17 @@ extension ItemBank {
         try load(.path(path), requirePositiveSlopes: requirePositiveSlopes, categoryItems: categoryItems)
     }
 
-    /// `load(csv:requirePositiveSlopes:categoryItems:)` from a file or from its bytes already read.
-    package static func load(_ source: CSVSource, requirePositiveSlopes: Bool = true, categoryItems: CategoryItemReading = .refused) throws -> ItemBank {
-        var bank = try loadRows(source, requirePositiveSlopes: requirePositiveSlopes, categoryItems: categoryItems)
+    /// `load(csv:requirePositiveSlopes:categoryItems:)` from a file or from its bytes already read; messages name
+    /// settings as `naming` says (the command line: `--bank-model`).
+    package static func load(_ source: CSVSource, requirePositiveSlopes: Bool = true, categoryItems: CategoryItemReading = .refused,
+                             naming: SettingNaming = .words) throws -> ItemBank {
+        var bank = try loadRows(source, requirePositiveSlopes: requirePositiveSlopes, categoryItems: categoryItems, naming: naming)
         bank.sourcePath = source.name
         return bank
     }
 
-    private static func loadRows(_ source: CSVSource, requirePositiveSlopes: Bool, categoryItems: CategoryItemReading) throws -> ItemBank {
+    private static func loadRows(_ source: CSVSource, requirePositiveSlopes: Bool, categoryItems: CategoryItemReading,
+                                 naming: SettingNaming) throws -> ItemBank {
         let path = source.name
         // R's write.csv2 and European Excel separate fields by ';' and write decimal commas; tab- and
         // '|'-separated exports happen too. The first line says which (`FieldSeparatorSniffer`).
@@ -253,7 +256,7 @@ extension ItemBank {
             let modelText = modelColumn.map { reader.string($0).trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
             let row = CategoryRow(path: path, line: line, id: id, layout: layout, decimalCommas: decimalCommas, cell: { reader.string($0) })
             var categoryItem: CategoryBankItem?
-            switch row.kind(modelText: modelText, modelColumn: modelColumn, reading: categoryItems) {
+            switch row.kind(modelText: modelText, modelColumn: modelColumn, reading: categoryItems, naming: naming) {
             case .failure(let error): errors.add(error); continue
             case .success(nil):
                 if let problem = row.strayCategoryCell() { errors.add(problem); continue }
@@ -383,7 +386,7 @@ extension ItemBank {
         if let speed {
             bank.speedPopulation = try SpeedAccuracyPopulation(speedSD: speed.sd, correlation: speed.correlation)
         } else if bank.hasTimeModels {
-            throw InputError(file: path, line: headerLine, message: "the bank has time_intensity and time_discrimination but no speed_sd, speed_correlation: a bank's response-time model needs its speed population (calibrate with --time-column writes both)")
+            throw InputError(file: path, line: headerLine, message: "the bank has time_intensity and time_discrimination but no speed_sd, speed_correlation: a bank's response-time model needs its speed population (a calibration with response times writes both)")
         }
         return bank
     }

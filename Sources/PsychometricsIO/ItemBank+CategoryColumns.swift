@@ -68,7 +68,7 @@ struct CategoryRow {
 
     /// The row's model when it is an item in more than two categories (nil: a 0/1 item), from the `model` cell or,
     /// when that is empty, from the filled columns.
-    func kind(modelText: String, modelColumn: Int?, reading: CategoryItemReading) -> Result<ItemModelKind?, InputError> {
+    func kind(modelText: String, modelColumn: Int?, reading: CategoryItemReading, naming: SettingNaming) -> Result<ItemModelKind?, InputError> {
         // A 3pl row is a 0/1 row (its a, b, c columns), not a category row.
         var kind = ItemModelKind(rawValue: modelText).flatMap { $0 == .threePL ? nil : $0 }
         if modelText == ItemModelKind.threePL.rawValue { return .success(nil) }
@@ -81,7 +81,7 @@ struct CategoryRow {
             else if filled("b", from: 1) {
                 guard case .read(let model?) = reading else {
                     return .failure(error(modelColumn ?? layout.categoryColumns["b1"],
-                                          "thresholds b1, b2, … but no model: graded and gpcm items are written alike (mirt's coef(IRTpars = TRUE)); give the row a model column (graded, gpcm or pcm)" + (reading == .refused ? "" : " or say which for the whole bank (--bank-model)")))
+                                          "thresholds b1, b2, … but no model: graded and gpcm items are written alike (mirt's coef(IRTpars = TRUE)); give the row a model column (graded, gpcm or pcm)" + (reading == .refused ? "" : " or say which for the whole bank (\(naming.name("bank_model", words: "the thresholds model")))")))
                 }
                 kind = model
             }

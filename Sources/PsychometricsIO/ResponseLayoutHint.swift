@@ -31,14 +31,14 @@ package enum ResponseLayoutHint {
             || (options.layout == nil && [options.sessionColumn, options.itemColumn, options.responseColumn].allSatisfy(header.contains))
         if readsAsLong {
             guard let r = header.firstIndex(of: options.responseColumn), !options.categoryResponses else { return nil }
-            return cellHint(sample, columns: [r])
+            return cellHint(sample, columns: [r], naming: options.naming)
         }
-        if options.layout != .wide, let hint = longHint(sample, itemIDs: itemIDs) { return hint }
+        if options.layout != .wide, let hint = longHint(sample, itemIDs: itemIDs, naming: options.naming) { return hint }
         if let hint = idColumnHint(sample, options: options) { return hint }
         if let hint = extraColumnsHint(sample, itemIDs: itemIDs, options: options, ageColumn: ageColumn) { return hint }
         let idColumn = ResponseFileOptions.isWideIDColumn(header[0], sessionColumn: options.sessionColumn)
         // Cells read as categories (`categoryResponses`) are whole numbers by design.
-        return options.categoryResponses ? nil : cellHint(sample, columns: Array((idColumn ? 1 : 0)..<header.count))
+        return options.categoryResponses ? nil : cellHint(sample, columns: Array((idColumn ? 1 : 0)..<header.count), naming: options.naming)
     }
 
     /// The header and first records as strings.
@@ -85,7 +85,7 @@ package enum ResponseLayoutHint {
         let best = candidates.filter { $0.0 != options.delimiter }.map { ($0, text.components(separatedBy: $0.1).count - 1) }.max { $0.1 < $1.1 }
         guard let (candidate, count) = best, count >= 1 else { return nil }
         let fields = text.components(separatedBy: candidate.1).count
-        return "the header is \(header.count) field\(header.count == 1 ? "" : "s") but holds \(count) \(candidate.2) separator\(count == 1 ? "" : "s"): the file looks \(candidate.2)-separated (\(fields) columns); read it with --delimiter \(candidate.1 == "\t" ? "tab" : candidate.2)"
+        return "the header is \(header.count) field\(header.count == 1 ? "" : "s") but holds \(count) \(candidate.2) separator\(count == 1 ? "" : "s"): the file looks \(candidate.2)-separated (\(fields) columns); read it with \(options.naming.name("delimiter")) \(candidate.1 == "\t" ? "tab" : candidate.2)"
     }
 
     /// The hint for a header that did not parse: its first line holds another separator outside its quotes, as
@@ -93,7 +93,7 @@ package enum ResponseLayoutHint {
     package static func headerHint(forFile path: String, options: ResponseFileOptions) -> String? {
         guard let (separator, count) = FieldSeparatorSniffer.sniff(path: path, expected: options.delimiter) else { return nil }
         let name = FieldSeparatorSniffer.name(separator)
-        return "the header holds \(count) \(name) separator\(count == 1 ? "" : "s") outside its quotes and no \(FieldSeparatorSniffer.name(options.delimiter)): the file looks \(name)-separated (\(count + 1) columns)\(separator == UInt8(ascii: ";") ? ", as R's write.csv2 and Excel in European locales write it" : ""); read it with --delimiter \(separator == UInt8(ascii: "\t") ? "tab" : name)"
+        return "the header holds \(count) \(name) separator\(count == 1 ? "" : "s") outside its quotes and no \(FieldSeparatorSniffer.name(options.delimiter)): the file looks \(name)-separated (\(count + 1) columns)\(separator == UInt8(ascii: ";") ? ", as R's write.csv2 and Excel in European locales write it" : ""); read it with \(options.naming.name("delimiter")) \(separator == UInt8(ascii: "\t") ? "tab" : name)"
     }
 
     /// Names of an age column that `--age-column` would read.
@@ -125,14 +125,14 @@ package enum ResponseLayoutHint {
         let ages = names.filter { ageNames.contains($0.lowercased()) }, others = names.filter { !ageNames.contains($0.lowercased()) }
         let list = names.map { "'\($0.escapingControlCharacters)'" }.joined(separator: ", ")
         var advice: [String] = []
-        if !others.isEmpty { advice.append("leave \(others.count == 1 ? "it" : "them") out with --ignore-columns \(option(others.joined(separator: ",")))") }
-        if let age = ages.first { advice.append("read ages from \(TextFidelity.quoted(age)) with --age-column \(option(age)) (score, norms build) or leave it out with --ignore-columns \(option(ages.joined(separator: ",")))") }
+        if !others.isEmpty { advice.append("leave \(others.count == 1 ? "it" : "them") out with \(options.naming.name("ignore_columns")) \(option(others.joined(separator: ",")))") }
+        if let age = ages.first { advice.append("read ages from \(TextFidelity.quoted(age)) with \(options.naming.name("age_column")) \(option(age))\(options.naming == .option ? " (score, norms build)" : "") or leave it out with \(options.naming.name("ignore_columns")) \(option(ages.joined(separator: ",")))") }
         return "column\(names.count == 1 ? "" : "s") \(list) \(names.count == 1 ? "is" : "are") not \(itemIDs == nil ? "responses" : "items of the bank"): " + advice.joined(separator: "; ")
     }
 
     /// A long file (one row per response) read as wide: a response column, an item column and a session column
     /// among the first three-or-more columns.
-    static func longHint(_ sample: Sample, itemIDs: Set<String>?) -> String? {
+    static func longHint(_ sample: Sample, itemIDs: Set<String>?, naming: SettingNaming) -> String? {
         let header = sample.header
         guard header.count >= 3, sample.rows.count >= 2 else { return nil }
         let columns = header.indices.map { sample.cells($0) }
@@ -157,7 +157,7 @@ package enum ResponseLayoutHint {
         if session == nil { session = rest.max { runs(columns[$0]) < runs(columns[$1]) } }
         if item == nil, let s = session { item = rest.first { $0 != s && Set(columns[$0]).count < columns[$0].count && !columns[$0].allSatisfy { Double($0) != nil } } }
         guard let i = item, let s = session, i != s, runs(columns[s]) > 0 || Set(columns[s]).count < columns[s].count else { return nil }
-        return "the file looks long (one row per response: session '\(header[s])', item '\(header[i])', response '\(header[r])') but was read as wide; read it with --session-column \(option(header[s])) --item-column \(option(header[i])) --response-column \(option(header[r]))"
+        return "the file looks long (one row per response: session '\(header[s])', item '\(header[i])', response '\(header[r])') but was read as wide; read it with \(naming.name("session_column")) \(option(header[s])) \(naming.name("item_column")) \(option(header[i])) \(naming.name("response_column")) \(option(header[r]))"
     }
 
     static func fraction(_ cells: [String], in set: Set<String>) -> Double {
@@ -177,19 +177,19 @@ package enum ResponseLayoutHint {
         guard !first.isEmpty, !first.contains(where: isResponse), Set(first).count == first.count else { return nil }
         let rest = (1..<header.count).map { sample.cells($0) }.filter { !$0.isEmpty }
         guard !rest.isEmpty, rest.allSatisfy(isResponseColumn) else { return nil }
-        return "the first column '\(header[0])' holds ids, not responses: read it with --session-column \(option(header[0]))"
+        return "the first column '\(header[0])' holds ids, not responses: read it with \(options.naming.name("session_column")) \(option(header[0]))"
     }
 
     /// Response cells that are whole numbers beyond 1 or option letters: not right/wrong responses.
-    static func cellHint(_ sample: Sample, columns: [Int]) -> String? {
+    static func cellHint(_ sample: Sample, columns: [Int], naming: SettingNaming) -> String? {
         let cells = columns.flatMap { sample.cells($0) }.filter { !isResponse($0) }
         guard !cells.isEmpty else { return nil }
         if cells.allSatisfy({ Int($0).map { $0 >= 2 && $0 <= 100 } ?? false }) {
             let largest = cells.compactMap { Int($0) }.max()!
-            return "response cells hold whole numbers up to \(largest): scores in more than two categories, which calibrate reads with --model graded, gpcm, pcm, rsm or nominal; for right/wrong items recode them to 1 = correct, 0 = incorrect"
+            return "response cells hold whole numbers up to \(largest): scores in more than two categories, \(naming == .option ? "which calibrate reads with --model graded, gpcm, pcm, rsm or nominal" : "which the graded, gpcm, pcm, rsm and nominal models read"); for right/wrong items recode them to 1 = correct, 0 = incorrect"
         }
         if cells.allSatisfy({ $0.count == 1 && $0.first!.isLetter }) {
-            return "response cells hold option letters (\(Set(cells).sorted().prefix(6).joined(separator: ", "))): score reads them against the bank's answer keys (a key column of letters is used as it is; --key-column COLUMN names another), or recode them to 1 = the key, 0 = another option; iqscore analyze --options reads raw choices for distractor analysis"
+            return "response cells hold option letters (\(Set(cells).sorted().prefix(6).joined(separator: ", "))): score reads them against the bank's answer keys (a key column of letters is used as it is; \(naming.name("key_column"))\(naming == .option ? " COLUMN" : "") names another), or recode them to 1 = the key, 0 = another option; \(naming == .option ? "iqscore analyze --options reads raw choices for distractor analysis" : "distractor analysis reads raw choices")"
         }
         return nil
     }

@@ -38,6 +38,9 @@ public struct ResponseFileOptions: Sendable, Hashable {
     /// partial-credit or nominal; `calibrate --model graded`), not 0/1 answers; item j's number of categories is
     /// its largest response plus one (at least 2). Empty or `NA`: not administered.
     public var categoryResponses = false
+    /// How messages and hints name a setting: in words for a program that sets these options in code ("ignore
+    /// columns"), as options for the command line ("--ignore-columns").
+    package var naming = SettingNaming.words
     /// With `categoryResponses`: a cell of one letter A–Z (either case) is an option chosen, read as the value
     /// `ResponseCell.optionLetterBase` + its place in the alphabet (A = 128, B = 129, …), and numbers are then
     /// 0…127, so that letters and numbers stay apart (`calibrate` reads nominal items' options so and turns them
@@ -58,7 +61,7 @@ public struct ResponseFileOptions: Sendable, Hashable {
     package func wideColumns(header: [String], hasID: Bool, age: Int = -1, file: String, line: Int) throws -> (items: [Int], times: [Int]) {
         let missing = ignoredColumns.filter { !header.contains($0) }
         if !missing.isEmpty {
-            throw InputError(file: file, line: line, message: "--ignore-columns names \(missing.map { TextFidelity.quoted($0) }.joined(separator: ", ")), which the header lacks (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))")
+            throw InputError(file: file, line: line, message: "\(naming.name("ignore_columns")) names \(missing.map { TextFidelity.quoted($0) }.joined(separator: ", ")), which the header lacks (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))")
         }
         let ignored = Set(ignoredColumns)
         var columns = ((hasID ? 1 : 0)..<header.count).filter { $0 != age && !ignored.contains(header[$0]) }
@@ -67,7 +70,7 @@ public struct ResponseFileOptions: Sendable, Hashable {
             let position = Dictionary(header.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
             let timeColumns = Set(columns.filter { c in header[c].hasSuffix(suffix) && position[String(header[c].dropLast(suffix.count))].map { columns.contains($0) } == true })
             guard !timeColumns.isEmpty else {
-                throw InputError(file: file, line: line, message: "--time-suffix \(TextFidelity.quoted(suffix)): no column is an item's name followed by it (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))")
+                throw InputError(file: file, line: line, message: "\(naming.name("time_suffix")) \(TextFidelity.quoted(suffix)): no column is an item's name followed by it (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))")
             }
             columns.removeAll { timeColumns.contains($0) }
             times = columns.map { c in position[header[c] + suffix].flatMap { timeColumns.contains($0) ? $0 : nil } ?? -1 }
@@ -288,7 +291,7 @@ extension ResponseMatrix {
         -> (matrix: ResponseMatrix, report: ResponseFileReport)
     {
         let reader = try CSVReader(path: path, delimiter: options.delimiter)
-        let budget = MemoryCheck(limit: maxMemoryBytes, path: path)
+        let budget = MemoryCheck(limit: maxMemoryBytes, path: path, limitName: options.naming.name("max_memory"))
         guard try reader.nextRow() else {
             throw InputError(file: path, message: "the file is empty; expected a header row")
         }
@@ -310,6 +313,8 @@ extension ResponseMatrix {
     struct MemoryCheck {
         let limit: Int?
         let path: String
+        /// How the message names the limit (`ResponseFileOptions.naming`).
+        let limitName: String
 
         func check(line: Int, responses: Int, persons: Int, bytesPerResponse: Int) throws {
             guard let limit else { return }
@@ -317,7 +322,7 @@ extension ResponseMatrix {
             if need > limit {
                 throw InputError(file: path, line: line, message: "by this line the responses need about \(need >> 20) MiB in memory "
                                  + "(\(responses) responses, \(persons) persons), more than the limit of \(limit >> 20) MiB; calibration keeps "
-                                 + "every response in memory: raise --max-memory")
+                                 + "every response in memory: raise \(limitName)")
             }
         }
     }

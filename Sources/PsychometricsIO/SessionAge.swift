@@ -65,9 +65,9 @@ package enum SessionAge {
     package static let missing = "no age: the age column is blank on every row of the session"
 
     /// The error of a file whose header lacks the age column.
-    static func missingColumn(_ name: String, header: [String], file: String, line: Int) -> InputError {
+    static func missingColumn(_ name: String, header: [String], file: String, line: Int, naming: SettingNaming) -> InputError {
         InputError(file: file, line: line,
-                   message: "no age column '\(name.escapingControlCharacters)' in the header (\(header.map(\.escapingControlCharacters).joined(separator: ","))); name it with --age-column")
+                   message: "no age column '\(name.escapingControlCharacters)' in the header (\(header.map(\.escapingControlCharacters).joined(separator: ","))); name it with \(naming.name("age_column"))")
     }
 }
 

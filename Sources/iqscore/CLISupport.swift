@@ -122,6 +122,7 @@ struct ResponseColumnOptions: ParsableArguments {
     var fileOptions: ResponseFileOptions {
         var options = ResponseFileOptions(sessionColumn: sessionColumn, itemColumn: itemColumn, responseColumn: responseColumn, layout: layout,
                                           delimiter: delimiterByte ?? UInt8(ascii: ","))
+        options.naming = .option
         options.ignoredColumns = ignoredColumns
         return options
     }
@@ -258,7 +259,7 @@ func noteUnnamedIDColumn(_ report: ResponseFileReport) {
 /// Reads a bank (`ItemBank.load(csv:)`) and, when its header is a foreign layout (mirt, catR, girth), says on
 /// stderr how it was read, e.g. `note: bank.csv: read as mirt slope–intercept (a1, d, g): b = −d/a1; c = g`.
 func loadBank(_ path: String, requirePositiveSlopes: Bool = true, categoryItems: CategoryItemReading = .refused) throws -> ItemBank {
-    let bank = try ItemBank.load(csv: path, requirePositiveSlopes: requirePositiveSlopes, categoryItems: categoryItems)
+    let bank = try ItemBank.load(.path(path), requirePositiveSlopes: requirePositiveSlopes, categoryItems: categoryItems, naming: .option)
     if let layout = bank.layout, !layout.isNative {
         printError("note: \(path): read as \(layout.name)" + (layout.conversion.isEmpty ? "" : ": \(layout.conversion)"))
     }

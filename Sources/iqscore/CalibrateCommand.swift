@@ -211,6 +211,7 @@ struct CalibrateCommand: ParsableCommand {
     /// The library's options from the command line (validated by `validate()`, used by `run()`).
     func calibrationOptions() throws -> CalibrationOptions {
         var options = CalibrationOptions(model: irtModel)
+        options.naming = .option
         options.quadraturePoints = quadraturePoints ?? (model.isBifactor ? BifactorCalibrator.defaultOptions.quadraturePoints : 61)
         options.thetaBound = thetaBound
         options.tolerance = tolerance

@@ -138,6 +138,7 @@ struct DIFCommand: ParsableCommand {
         options.anchorCount = anchorCount
         options.falseDiscoveryRate = fdr
         var calibration = CalibrationOptions(model: model ?? bankModel ?? .twoPL)
+        calibration.naming = .option
         if let threads { calibration.workers = threads }
         options.calibration = calibration
         options.minimumGroupPersons = minGroupPersons

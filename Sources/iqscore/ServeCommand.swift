@@ -174,6 +174,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     var limits: ServerLimits {
         var limits = ServerLimits()
+        limits.naming = .option
         limits.maxBodyBytes = maxBodyBytes
         limits.maxItemsPerSession = maxItemsPerSession
         limits.maxSessionsPerBatch = maxSessionsPerBatch
@@ -188,6 +189,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     var connections: ConnectionLimits {
         var connections = ConnectionLimits()
+        connections.naming = .option
         connections.headerTimeout = .seconds(headerTimeout)
         connections.bodyTimeout = .seconds(bodyTimeout)
         connections.sendTimeout = .seconds(sendTimeout)
@@ -231,6 +233,7 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = ServerConfiguration(bankPath: bank, catConfigurationPath: catConfig, blueprintPath: blueprint,
                                                 exposurePath: exposure == "none" ? nil : exposure, normsPath: norms, ability: ability, confidenceLevel: scoring.confidence,
                                                 lowPrecisionSE: scoring.lowPrecisionSE, minimumItems: scoring.minItems, iqTransformation: iqTransform)
+        configuration.naming = .option
         configuration.exposureControl = exposure != "none"
         configuration.indexes = indexes
         configuration.indexFormLength = indexFormLength

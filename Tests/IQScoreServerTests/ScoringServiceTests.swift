@@ -32,7 +32,7 @@ struct ScoringServiceTests {
             let (status, json, _) = try await client.get("/healthz")
             #expect(status == .ok)
             let exposure = service.state.exposureControl
-            #expect(exposure == "off (--exposure none)")
+            #expect(exposure == "off (exposure control turned off)")
             #expect(json == .object([("status", .string("ok")), ("bank_version", .string(version)), ("exposure", .string(exposure))]))
             _ = try await client.post("/v1/score", Fixtures.scoreBody(id: "m", items: ["i0001"], responses: [1]))
             _ = try await client.post("/v1/score", Fixtures.scoreBody(id: "m", items: ["nope"], responses: [1]))

@@ -93,7 +93,13 @@ struct ServingStateLoadTests {
 
         // Turned off on request, or by the configuration: said so.
         #expect(try Self.load(dir, cat: "cat-exposure.json").exposure == nil)
-        #expect(try Self.load(dir, cat: "cat-exposure.json").exposureControl == "off (--exposure none)")
+        #expect(try Self.load(dir, cat: "cat-exposure.json").exposureControl == "off (exposure control turned off)")
+        // `iqscore serve` names its option; a program configuring the server in code reads words.
+        var served = ServerConfiguration(bankPath: dir.appendingPathComponent("bank.csv").path,
+                                         catConfigurationPath: dir.appendingPathComponent("cat-exposure.json").path)
+        served.exposureControl = false
+        served.naming = .option
+        #expect(try ServingState.load(served).exposureControl == "off (--exposure none)")
         let nullTarget = try Self.load(dir, cat: "cat.json", exposureControl: true)
         #expect(nullTarget.exposure == nil)
         #expect(nullTarget.exposureControl == "off (exposure_target is null in \(dir.appendingPathComponent("cat.json").path))")

@@ -462,7 +462,12 @@ struct ResponseMatrixMemoryTests {
             _ = try ResponseMatrix.load(csv: path, maxMemoryBytes: 1_000_000)
             Issue.record("no error")
         } catch {
-            #expect("\(error)" == "\(path):65537: error: by this line the responses need about 3 MiB in memory (65535 responses, 6554 persons), more than the limit of 0 MiB; calibration keeps every response in memory: raise --max-memory")
+            #expect("\(error)" == "\(path):65537: error: by this line the responses need about 3 MiB in memory (65535 responses, 6554 persons), more than the limit of 0 MiB; calibration keeps every response in memory: raise max memory")
+            var named = ResponseFileOptions()
+            named.naming = .option
+            #expect(throws: InputError(file: path, line: 65537, message: "by this line the responses need about 3 MiB in memory (65535 responses, 6554 persons), more than the limit of 0 MiB; calibration keeps every response in memory: raise --max-memory")) {
+                try ResponseMatrix.load(csv: path, options: named, maxMemoryBytes: 1_000_000)
+            }
         }
         let bounded = try ResponseMatrix.load(csv: path, maxMemoryBytes: 1 << 30)
         let free = try ResponseMatrix.load(csv: path)

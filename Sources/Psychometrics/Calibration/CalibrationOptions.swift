@@ -178,6 +178,16 @@ public struct CalibrationOptions: Sendable, Hashable, Codable {
     /// have a = 1 and 1PL free items take the fixed items' common slope (they must share one).
     /// Fixed ids missing from the data are reported, not an error; data items not listed here are free.
     public var fixedItems: [String: ItemParameters] = [:]
+    /// How runtime messages name a setting they suggest changing (a memory limit the fit does not fit in): in
+    /// words for a program that calibrates in code, as options for the command line ("--max-memory"). Not part of
+    /// the options' JSON.
+    package var naming = SettingNaming.words
+
+    private enum CodingKeys: String, CodingKey {
+        case model, quadraturePoints, thetaBound, tolerance, maxCycles, acceleration, guessingPrior, itemGuessingPriors
+        case slopePrior, minimumItemResponses, maximumSlope, eStep, workers, denseProductThreading, standardErrors
+        case maxMemoryBytes, fixedItems
+    }
 
     public init(model: IRTModel) {
         self.model = model

@@ -123,7 +123,8 @@ public struct EMCalibrator: Sendable {
             if need > limit {
                 throw PsychometricsError(.resourceLimit, "the fit needs about \(need >> 20) MiB of memory (\(data.personCount) persons, \(data.itemCount) items, "
                                        + "\(data.cellCount) responses\(useDense ? ", dense E-step" : "")), more than the limit of \(limit >> 20) MiB; "
-                                       + "raise --max-memory\(useDense ? ", use --e-step sparse" : "")\(options.standardErrors ? " or skip standard errors (--no-se)" : "")")
+                                       + "raise \(options.naming.name("max_memory"))\(useDense ? ", use \(options.naming.name("e_step")) sparse" : "")"
+                                       + (options.standardErrors ? " or skip standard errors\(options.naming == .option ? " (--no-se)" : "")" : ""))
             }
         }
         let fixed: [ItemParameters?] = fixedItems.isEmpty ? [] : data.itemIDs.map { fixedItems[$0] }
