@@ -329,10 +329,14 @@ public final class ScoringService: Sendable {
         guard n <= limits.maxItemsPerSession else {
             throw Problem(.tooManyItems, "\(n) items; at most \(limits.maxItemsPerSession) per session (limit: \(limits.name("max_items_per_session")))", field: prefix + "/item_ids")
         }
-        guard n == responses.count else {
-            throw Problem(.lengthMismatch, "\(n) item ids but \(responses.count) responses", field: prefix + "/responses")
+        // The session's items checked as every scorer checks them (`SessionScorer.validatedIndices`); a problem
+        // points at the item's position.
+        let indices: [Int]
+        do {
+            indices = try writer.scorer.validatedIndices(itemIDs: ids, responses: responses)
+        } catch {
+            throw Problem(error, field: Self.pointer(to: error, at: prefix))
         }
-        guard n > 0 else { throw Problem(.noResponses, "the session has no responses", field: prefix + "/item_ids") }
         try requireAge(request.age, state, field: prefix + "/age")
         if let seconds = request.seconds {
             guard seconds.count == n else {
@@ -340,28 +344,19 @@ public final class ScoringService: Sendable {
             }
             guard writer.timedScorer != nil else { throw Problem(ScoreJSONWriter.noTimeModel, field: prefix + "/seconds") }
         }
-        var indices = [Int](repeating: 0, count: n)
-        var values = [UInt8](repeating: 0, count: n)
-        var seen = n > 64 ? Set<Int>(minimumCapacity: n) : []
-        for k in 0..<n {
-            guard let j = writer.scorer.itemTable.index(of: ids[k]) else {
-                throw Problem(.unknownItem, "item \(TextFidelity.quoted(ids[k])) is not in the bank", field: "\(prefix)/item_ids/\(k)")
-            }
-            let repeated = n > 64 ? !seen.insert(j).inserted : indices[0..<k].contains(j)
-            guard !repeated else {
-                let first = indices[0..<k].firstIndex(of: j).map { " (first at item_ids/\($0))" } ?? ""
-                throw Problem(.repeatedItem, "item \(TextFidelity.quoted(ids[k])) is answered twice\(first)", field: "\(prefix)/item_ids/\(k)")
-            }
-            let categories = writer.scorer.itemCategories[j]
-            guard responses[k] >= 0 && responses[k] < categories else {
-                throw Problem(.invalidResponse, categories == 2 ? "a response to item \(TextFidelity.quoted(ids[k])) must be 0 or 1; got \(responses[k])"
-                              : "a response to item \(TextFidelity.quoted(ids[k])) must be one of its categories 0…\(categories - 1); got \(responses[k])",
-                              field: "\(prefix)/responses/\(k)")
-            }
-            indices[k] = j
-            values[k] = UInt8(responses[k])
-        }
+        let values = responses.map { UInt8($0) }
         return try Self.members(writer, sessionID: request.sessionID, items: indices, responses: values, seconds: request.seconds, age: request.age, at: prefix)
+    }
+
+    /// Where in a score request `error` (from `SessionScorer.validatedIndices`) is: the item's id or response at
+    /// its position, the responses when the lengths differ, the item ids when there are none.
+    static func pointer(to error: PsychometricsError, at prefix: String) -> String {
+        switch (error.code, error.position) {
+        case (.invalidResponse, let k?): "\(prefix)/responses/\(k)"
+        case (_, let k?): "\(prefix)/item_ids/\(k)"
+        case (.lengthMismatch, nil): prefix + "/responses"
+        default: prefix + "/item_ids"
+        }
     }
 
     /// The members of a checked session's score (`ScoreJSONWriter.members`); a scoring failure as a problem at `prefix`.

@@ -31,10 +31,15 @@ public struct PsychometricsError: Error, Sendable, Hashable, CustomStringConvert
 
     public var code: Code
     public var message: String
+    /// For a problem with one item of a session (`unknownItem`, `invalidResponse`, `repeatedItem` from
+    /// `SessionScorer`): the item's 0-based position in the session's item ids and responses, so a front end can
+    /// point at it (the server's `/item_ids/3` or `/responses/3`).
+    public var position: Int?
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, position: Int? = nil) {
         self.code = code
         self.message = message
+        self.position = position
     }
 
     public var description: String { message }

@@ -102,7 +102,7 @@ struct ProblemTests {
             func score(_ body: String, _ kind: String, _ field: String?, detail: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws {
                 try await Self.expectProblem(client, "/v1/score", body, status: .unprocessableContent, kind: kind, field: field, detail: detail, sourceLocation: sourceLocation)
             }
-            try await score(#"{"item_ids": ["i0001", "zz"], "responses": [1, 0]}"#, "unknown-item", "/item_ids/1", detail: "item 'zz' is not in the bank")
+            try await score(#"{"item_ids": ["i0001", "zz"], "responses": [1, 0]}"#, "unknown-item", "/item_ids/1", detail: "unknown item id 'zz' (not in the bank)")
             try await score(#"{"item_ids": ["i0001", "i0002"], "responses": [1, 2]}"#, "invalid-response", "/responses/1")
             try await score(#"{"item_ids": ["i0001", "i0002"], "responses": [1, 1.0]}"#, "invalid-response", "/responses/1",
                             detail: "a response must be 0 or 1 (or false or true), or an item's category 0…K−1, written as a JSON integer or boolean; got '1.0'")

@@ -138,7 +138,7 @@ struct ScoringServiceTests {
             #expect(rejects.map { $0["field"]?.string } == ["/sessions/1/item_ids/1", "/sessions/2/responses/0", "/sessions/3/item_ids",
                                                              "/sessions/5/item_ids/1", "/sessions/6/responses/0"])
             #expect(rejects[0]["session_id"]?.string == "bad-item")
-            #expect(rejects[0]["reason"]?.string == "item 'x9' is not in the bank")
+            #expect(rejects[0]["reason"]?.string == "unknown item id 'x9' (not in the bank)")
         }
     }
 

@@ -456,9 +456,13 @@ struct SessionScorerTests {
         }
         #expect(message(["q1", "zz"], [1, 0]) == "unknown item id 'zz' (not in the bank)")
         #expect(message(["q1", "z\nz"], [1, 0]) == "unknown item id 'z\\nz' (not in the bank)")
-        #expect(message(["q1", "q2"], [1, 2]) == "item 'q2': response 2 is not 0 or 1")
-        #expect(message(["q1", "q2"], [-1, 0]) == "item 'q1': response -1 is not 0 or 1")
-        #expect(message(["q1", "q2", "q1"], [1, 0, 1]) == "item 'q1' answered twice")
+        #expect(message(["q1", "q2"], [1, 2]) == "a response to item 'q2' must be 0 or 1; got 2")
+        #expect(message(["q1", "q2"], [-1, 0]) == "a response to item 'q1' must be 0 or 1; got -1")
+        #expect(message(["q1", "q2", "q1"], [1, 0, 1]) == "item 'q1' answered twice (items 1 and 3 of the session)")
+        // Each names the item's position, for a front end to point at.
+        #expect(throws: PsychometricsError(.unknownItem, "unknown item id 'zz' (not in the bank)", position: 1)) { try scorer.score(itemIDs: ["q1", "zz"], responses: [1, 0]) }
+        #expect(throws: PsychometricsError(.invalidResponse, "a response to item 'q2' must be 0 or 1; got 2", position: 1)) { try scorer.score(itemIDs: ["q1", "q2"], responses: [1, 2]) }
+        #expect(throws: PsychometricsError(.repeatedItem, "item 'q1' answered twice (items 1 and 3 of the session)", position: 2)) { try scorer.score(itemIDs: ["q1", "q2", "q1"], responses: [1, 0, 1]) }
         #expect(message([], []) == "the session has no responses")
         #expect(message(["q1", "q2"], [1]) == "2 item ids but 1 responses")
     }

@@ -59,8 +59,12 @@ struct CategoryResponseTests {
         #expect(score.score.flags.contains(.perfectScore))
         #expect(score.domainAnswered == [2, 2] && score.domainCorrect == [4, 2])
         #expect(throws: PsychometricsError.self) { try scorer.score(itemIDs: ["g"], responses: [4]) }
-        do { _ = try scorer.score(itemIDs: ["p"], responses: [3]) } catch { #expect("\(error)".contains("item 'p': response 3 is not one of 0…2"), "\(error)") }
-        do { _ = try scorer.score(itemIDs: ["q"], responses: [2]) } catch { #expect("\(error)".contains("item 'q': response 2 is not 0 or 1"), "\(error)") }
+        #expect(throws: PsychometricsError(.invalidResponse, "a response to item 'p' must be one of its categories 0…2; got 3", position: 0)) {
+            try scorer.score(itemIDs: ["p"], responses: [3])
+        }
+        #expect(throws: PsychometricsError(.invalidResponse, "a response to item 'q' must be 0 or 1; got 2", position: 0)) {
+            try scorer.score(itemIDs: ["q"], responses: [2])
+        }
         // A session of the nominal item alone has no raw score to be perfect or zero in.
         let nominalOnly = try scorer.score(itemIDs: ["n"], responses: [0])
         #expect(nominalOnly.estimate.maximumScore == 0 && !nominalOnly.estimate.isZero && !nominalOnly.estimate.isPerfect)

@@ -122,9 +122,11 @@ public struct SessionScorer: Sendable {
         }
     }
 
-    /// The bank indices of a session's items, checked as `score(itemIDs:responses:)` checks them.
+    /// The bank indices of a session's items, checked as `score(itemIDs:responses:)` checks them: the one check of
+    /// a session's items, which the server uses too (its problems point at `PsychometricsError.position`).
     /// - Throws: `PsychometricsError` for an unknown item, a response outside the item's categories, an item
-    ///   answered twice, or no responses.
+    ///   answered twice (each with the item's `position`), ids and responses of different lengths, or no
+    ///   responses.
     package func validatedIndices(itemIDs: [String], responses: [Int]) throws(PsychometricsError) -> [Int] {
         try checkCounts(itemIDs: itemIDs, responses: responses)
         var indices = [Int](repeating: 0, count: itemIDs.count)
@@ -147,12 +149,18 @@ public struct SessionScorer: Sendable {
         var seen = n > 64 ? Set<Int>(minimumCapacity: n) : []
         for k in 0..<n {
             let id = itemIDs[k], u = responses[k]
-            guard let j = itemTable.index(of: id) else { throw PsychometricsError(.unknownItem, "unknown item id '\(id.escapingControlCharacters)' (not in the bank)") }
+            guard let j = itemTable.index(of: id) else {
+                throw PsychometricsError(.unknownItem, "unknown item id \(TextFidelity.quoted(id)) (not in the bank)", position: k)
+            }
             guard u >= 0 && u < itemCategories[j] else {
-                throw PsychometricsError(.invalidResponse, "item '\(id)': response \(u) is not \(itemCategories[j] == 2 ? "0 or 1" : "one of 0…\(itemCategories[j] - 1)")")
+                throw PsychometricsError(.invalidResponse, "a response to item \(TextFidelity.quoted(id)) must be "
+                                         + (itemCategories[j] == 2 ? "0 or 1" : "one of its categories 0…\(itemCategories[j] - 1)") + "; got \(u)", position: k)
             }
             let repeated = n > 64 ? !seen.insert(j).inserted : (0..<k).contains { indices[$0] == j }
-            guard !repeated else { throw PsychometricsError(.repeatedItem, "item '\(id)' answered twice") }
+            guard !repeated else {
+                let first = (0..<k).first { indices[$0] == j }!
+                throw PsychometricsError(.repeatedItem, "item \(TextFidelity.quoted(id)) answered twice (items \(first + 1) and \(k + 1) of the session)", position: k)
+            }
             indices[k] = j
         }
     }
