@@ -30,12 +30,16 @@ the peer: one uvicorn worker), wrk -t1 -c16 on core 1. Without it wrk's two thre
 servers, and a server thread the scheduler sets aside for wrk leaves its connections waiting a time slice: the p99
 then measures the scheduler more than the server.
 
+`--baseline BIN` runs a second build of ours (an earlier commit's binary) on the same files beside this one, and
+each round measures /v1/score on both: the ratio this build / baseline is the median of the within-round ratios, a
+before/after of a change in one run (issue 31).
+
 `--times` (issue 30) measures the cost of response times instead: the bank is simulated with a response-time model
 (`simulate --times`) and each round runs our /v1/score on the same 2,000 sessions without and with their 25
 `seconds` (lognormal times from the bank's model at each person's speed), and /healthz; the ratio with/without
 is the median of the within-round ratios. No peer.
 
-    python3 Benchmarks/serve_load.py --bin .build/release/iqscore --out bench-out [--seconds 10] [--rounds 3] [--soak 300] [--plain] [--pinned]
+    python3 Benchmarks/serve_load.py --bin .build/release/iqscore --out bench-out [--seconds 10] [--rounds 3] [--soak 300] [--plain] [--pinned] [--baseline OLD-BIN]
     python3 Benchmarks/serve_load.py --times --soak 0 [--pinned]
 """
 import argparse, json, math, os, random, shutil, signal, socket, statistics, subprocess, sys, tempfile, time, urllib.request
@@ -191,6 +195,7 @@ def main():
                     help="thread for thread with the client off the servers' core: ours with one event loop and the peer with one "
                          "worker on core 0, wrk -t1 on core 1 (needs 2 cores and taskset)")
     ap.add_argument("--times", action="store_true", help="/v1/score with response times against without (no peer)")
+    ap.add_argument("--baseline", help="an earlier build's iqscore, served beside this one: /v1/score before/after in each round")
     args = ap.parse_args()
     token = None if args.plain else TOKEN
     os.makedirs(args.out, exist_ok=True)
@@ -280,6 +285,17 @@ def main():
             assert status == 200 and "times" in timed_first, timed_first
             return times_runs(args, work, ours_port, token, sessions, timed_sessions, script_writer(work, token))
 
+        baseline = None
+        if args.baseline:
+            baseline_port = free_port()
+            baseline = subprocess.Popen([*server_prefix, args.baseline, "serve", "--bank", bank, "--cat-config", cat, "--blueprint", blueprint,
+                                         "--exposure", exposure, "--port", str(baseline_port)] + operator,
+                                        stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "baseline.log"), "w"), env=environment)
+            procs.append(baseline)
+            wait_port(baseline_port, baseline)
+            status, baseline_first = post(baseline_port, "/v1/score", sessions[0], token)
+            assert status == 200 and baseline_first["iq"] == first["iq"], baseline_first
+
         peer = subprocess.Popen([*server_prefix, os.path.join(args.peers, "aiq_scoring_server.py"), bank, "--port", str(peer_port),
                                  "--workers", "1" if args.pinned else "2"],
                                 stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "peer.log"), "w"))
@@ -291,8 +307,10 @@ def main():
         script = script_writer(work, token)
 
         peer_bodies = [{"item_ids": s["item_ids"], "responses": s["responses"]} for s in sessions]
+        score_lua = script("score", "/v1/score", sessions)
         runs = [
-            ("/v1/score (25 items)", "ours", ours_port, script("score", "/v1/score", sessions)),
+            ("/v1/score (25 items)", "ours", ours_port, score_lua),
+            *([("/v1/score (25 items)", "baseline", baseline_port, score_lua)] if baseline else []),
             ("/v1/score (25 items)", "peer", peer_port, script("peer_score", "/score", peer_bodies, auth=False)),
             ("/v1/cat/next (10 administered)", "ours", ours_port, script("cat", "/v1/cat/next", cat_bodies)),
             ("/v1/forms (25-item blueprint)", "ours", ours_port, script("forms", "/v1/forms", form_bodies)),
@@ -321,6 +339,9 @@ def main():
             results.append(r)
         peer.send_signal(signal.SIGTERM)
         peer.wait(10)
+        if baseline:
+            baseline.send_signal(signal.SIGTERM)
+            baseline.wait(10)
 
         soak = None
         if args.soak > 0:
@@ -370,6 +391,10 @@ def main():
                   f"{r['p999_ms']:.3f} | {sum(r['errors'].values())} | {ref} | {ratio} |")
         print(f"\np99 of /v1/score: ours {ours_score['p99_ms']:.3f} ms vs peer {peer_score['p99_ms']:.3f} ms "
               f"({peer_score['p99_ms'] / ours_score['p99_ms']:.1f}× lower)")
+        if baseline:
+            before = next(r for r in results if r["server"] == "baseline")
+            print(f"/v1/score this build / baseline ({args.baseline}): {within(ours_score, before):.3f} of its requests/s "
+                  f"(median of {args.rounds} within-round ratios); p99 {ours_score['p99_ms']:.3f} vs {before['p99_ms']:.3f} ms")
         vs_peer, vs_ceiling = within(ours_score, peer_score), within(ours_score, health)
         print(f"goals (issue 25): {vs_peer:.1f}× the peer (≥ 8: {'met' if vs_peer >= 8 else 'NOT met'}), "
               f"{100 * vs_ceiling:.0f}% of /healthz (≥ 85%: {'met' if vs_ceiling >= 0.85 else 'NOT met'}), "
