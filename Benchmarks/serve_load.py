@@ -31,8 +31,8 @@ servers, and a server thread the scheduler sets aside for wrk leaves its connect
 then measures the scheduler more than the server.
 
 `--baseline BIN` runs a second build of ours (an earlier commit's binary) on the same files beside this one, and
-each round measures /v1/score on both: the ratio this build / baseline is the median of the within-round ratios, a
-before/after of a change in one run (issue 31).
+each round measures /v1/score on both, in alternating order (the second of a pair runs faster on this machine): the
+ratio this build / baseline is the median of the within-round ratios, a before/after of a change in one run (issue 31).
 
 `--times` (issue 30) measures the cost of response times instead: the bank is simulated with a response-time model
 (`simulate --times`) and each round runs our /v1/score on the same 2,000 sessions without and with their 25
@@ -322,11 +322,18 @@ def main():
         client = dict(threads=1, prefix=CLIENT_CORE) if args.pinned else {}
         rounds = []
         for k in range(args.rounds):
-            this = []
-            for endpoint, who, port, lua in runs:
+            # With a baseline, the two builds' /v1/score runs swap order every other round: the one measured second
+            # in a pair ran 6–10% faster here whichever build it was (measured both ways), so a fixed order biases
+            # the ratio.
+            order = list(range(len(runs)))
+            if baseline and k % 2 == 1:
+                order[0], order[1] = order[1], order[0]
+            this = [None] * len(runs)
+            for j in order:
+                endpoint, who, port, lua = runs[j]
                 r = wrk(f"http://127.0.0.1:{port}", lua, args.seconds, **client)
                 r.update(endpoint=endpoint, server=who)
-                this.append(r)
+                this[j] = r
                 print(f"round {k + 1}: {who:5} {endpoint:32} {r['rps']:>10,.0f} req/s  p50 {r['p50_ms']:.3f} ms  p99 {r['p99_ms']:.3f} ms  "
                       f"p99.9 {r['p999_ms']:.3f} ms  errors {sum(r['errors'].values())}", file=sys.stderr)
             rounds.append(this)
