@@ -280,9 +280,7 @@ enum RequestDecoding {
     /// the first unknown key at any level of its nested objects, or number that must be whole, is 422 naming it.
     static func checkInput(_ value: StrictJSON.Value, of type: any JSONObjectInput.Type, _ document: Document, at path: String) throws(Problem) {
         guard let problem = JSONInput.schemaProblems(value, of: type, bytes: document.bytes).first else { return }
-        let field = path + JSONPointer.from(components: problem.path.map { step in
-            switch step { case .key(let key): key; case .index(let k): String(k) }
-        })
+        let field = path + JSONPointer.from(components: problem.path.map(\.component))
         switch problem.kind {
         case .unknownKey(let key, let known):
             throw Problem(.invalidRequest, "unknown key \(quoted(key)) (known: \(known.joined(separator: ", ")))", field: field)

@@ -76,12 +76,6 @@ package enum JSONInput {
         }
     }
 
-    /// A place in a JSON document: the keys and indices from the root.
-    package enum PathStep: Sendable, Hashable {
-        case key(String)
-        case index(Int)
-    }
-
     /// A value that breaks its type's schema, found by `schemaProblems`.
     package struct SchemaProblem {
         package enum Kind {
@@ -93,12 +87,12 @@ package enum JSONInput {
 
         package var kind: Kind
         /// The unknown key, or the number, from the root of the checked value.
-        package var path: [PathStep]
+        package var path: [StrictJSON.PathStep]
         /// Where the key or the number is in the input.
         package var offset: Int
 
-        /// The path as a file's messages write it: `target_information[1].theta`.
-        package var dotted: String {
+        /// A path as a file's messages write it: `target_information[1].theta`.
+        package static func dotted(_ path: some Collection<StrictJSON.PathStep>) -> String {
             var text = ""
             for step in path {
                 switch step {
@@ -113,11 +107,11 @@ package enum JSONInput {
         package var sentence: String {
             switch kind {
             case .unknownKey(let key, let known):
-                let place = path.count > 1 ? " in \(SchemaProblem(kind: kind, path: Array(path.dropLast()), offset: offset).dotted)" : ""
+                let place = path.count > 1 ? " in \(Self.dotted(path.dropLast()))" : ""
                 return "unknown key \"\(key.escapingControlCharacters)\"\(place) (known: \(known.joined(separator: ", ")))"
             case .notWholeNumber(let text, let tooLarge):
                 let problem = tooLarge ? "is too large for a whole number (at most \(Int.max))" : "must be a whole number"
-                return "\"\(dotted)\" \(problem), got \(text)"
+                return "\"\(Self.dotted(path))\" \(problem), got \(text)"
             }
         }
     }
@@ -132,7 +126,7 @@ package enum JSONInput {
         return problems
     }
 
-    private static func collect(_ value: StrictJSON.Value, of type: any JSONObjectInput.Type, at path: [PathStep],
+    private static func collect(_ value: StrictJSON.Value, of type: any JSONObjectInput.Type, at path: [StrictJSON.PathStep],
                                 bytes: [UInt8], into problems: inout [SchemaProblem]) {
         guard case .object(let members) = value.kind else { return }
         for member in members {
@@ -152,7 +146,7 @@ package enum JSONInput {
     }
 
     /// Numbers in `value` (itself, or inside its objects and arrays) that are not whole numbers within `Int`.
-    private static func wholeNumbers(_ value: StrictJSON.Value, at path: [PathStep], bytes: [UInt8],
+    private static func wholeNumbers(_ value: StrictJSON.Value, at path: [StrictJSON.PathStep], bytes: [UInt8],
                                      into problems: inout [SchemaProblem]) {
         switch value.kind {
         case .number:

@@ -84,15 +84,23 @@ package struct StrictJSON {
     let bytes: [UInt8]
     private let input: Input
     private let maximumArrayLength: Int
-    private let textStart: Int
     private var i = 0
     private var depth = 0
     /// Keys and indices from the root to the value being parsed (for `ArrayTooLong`).
     private var path: [PathStep] = []
 
-    private enum PathStep {
+    /// A place in a document: a key of an object or an index of an array, from the root down.
+    package enum PathStep: Sendable, Hashable {
         case key(String)
         case index(Int)
+
+        /// The step as a JSON Pointer component names it (unescaped): the key, or the index's digits.
+        package var component: String {
+            switch self {
+            case .key(let key): key
+            case .index(let k): String(k)
+            }
+        }
     }
 
     /// Parses `bytes` as one JSON document (white space around it allowed, a UTF-8 byte-order mark skipped).
@@ -110,8 +118,7 @@ package struct StrictJSON {
         self.bytes = bytes
         self.input = input
         self.maximumArrayLength = maximumArrayLength
-        textStart = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        i = textStart
+        i = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
     }
 
     /// The 1-based line and column (in characters; UTF-8 continuation bytes and a byte-order mark do not count)
@@ -228,9 +235,7 @@ package struct StrictJSON {
         }
         while true {
             guard elements.count < maximumArrayLength else {
-                throw ArrayTooLong(path: path.map { step in
-                    switch step { case .key(let key): key; case .index(let k): String(k) }
-                })
+                throw ArrayTooLong(path: path.map(\.component))
             }
             skipSpace()
             path.append(.index(elements.count))

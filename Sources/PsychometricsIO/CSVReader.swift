@@ -80,8 +80,7 @@ package final class CSVReader {
         state = .allocate(capacity: 1)
         state.initialize(to: State(buffer: .allocate(capacity: capacity), capacity: capacity, scanner: CSVRecordScanner(delimiter: delimiter)))
         try fill()
-        // Skip a UTF-8 byte-order mark.
-        if filled >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { position = 3 }
+        skipByteOrderMark()
     }
 
     /// Reads `bytes` already in memory (a bank the server read once to hash it); messages name `name`. The same
@@ -94,9 +93,15 @@ package final class CSVReader {
         let capacity = max(bytes.count, 64)
         state = .allocate(capacity: 1)
         state.initialize(to: State(buffer: .allocate(capacity: capacity), capacity: capacity, scanner: CSVRecordScanner(delimiter: delimiter)))
-        bytes.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: $0.count) }
+        // An empty array's buffer may have no base address: nothing to copy then.
+        bytes.withUnsafeBufferPointer { if let base = $0.baseAddress { buffer.update(from: base, count: $0.count) } }
         filled = bytes.count
         atEOF = true
+        skipByteOrderMark()
+    }
+
+    /// Starts after a UTF-8 byte-order mark at the start of the buffer.
+    private func skipByteOrderMark() {
         if filled >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { position = 3 }
     }
 
