@@ -9,7 +9,6 @@ let package = Package(
         .library(name: "Psychometrics", targets: ["Psychometrics"]),
         .library(name: "Assembly", targets: ["Assembly"]),
         .library(name: "Norming", targets: ["Norming"]),
-        .library(name: "Fairness", targets: ["Fairness"]),
         .library(name: "Integrity", targets: ["Integrity"]),
         .library(name: "PsychometricsIO", targets: ["PsychometricsIO"]),
         .library(name: "IQScoreServer", targets: ["IQScoreServer"]),
@@ -63,7 +62,8 @@ let package = Package(
         // Files in and out: the CSV grammar and readers, banks/responses/configurations/norms from files, batch
         // scoring of session files, atomic output sets and their manifests.
         // Differential item and test functioning across groups (Mantel–Haenszel, logistic regression, IRT
-        // likelihood-ratio and Wald tests through the multiple-group calibration, DTF).
+        // likelihood-ratio and Wald tests through the multiple-group calibration, DTF). Not a product: a DIF
+        // study is a batch job whose interface is `iqscore dif`; its types are package access.
         .target(
             name: "Fairness",
             dependencies: ["Psychometrics", "InputSupport"]

@@ -2,7 +2,11 @@
 # Counts each library module's Swift lines and public API (from the compiler's symbol graph; issues 11 and 31:
 # count before and after). Every library module is counted, Norming, Fairness and Integrity included, and
 # InputSupport (not a product; Psychometrics re-exports its public types).
-#   bash scripts/public-surface.sh [--list]      (--list: every public symbol, one per line)
+#   bash scripts/public-surface.sh [--list|--check]
+#     --list: every public symbol, one per line
+#     --check: fails (exit 1) naming each public top-level symbol that its module's DocC catalog does not curate
+#              (``Name`` in Sources/<Module>/<Module>.docc/*.md) and each public throwing declaration whose doc
+#              comment has no `- Throws:` (CI runs it)
 # Declared = written in our sources; synthesized = conformance members the compiler adds (==, hash(into:),
 # init(from:), rawValue, …), which the symbol graph lists without a source location.
 set -euo pipefail
@@ -39,10 +43,33 @@ for path in sorted(glob.glob(os.path.join(directory, "*.symbols.json"))):
 if mode == "--list":
     print("\n".join(sorted(names)))
     sys.exit()
+if mode == "--check":
+    import re
+    problems = []
+    for path in sorted(glob.glob(os.path.join(directory, "*.symbols.json"))):
+        module = os.path.basename(path).split(".")[0].split("@")[0]
+        if module not in modules or "@" in os.path.basename(path):
+            continue   # extensions of other modules' types are curated under the modules they extend
+        catalog = "".join(open(f, encoding="utf-8").read() for f in glob.glob(os.path.join("Sources", module, module + ".docc", "*.md")))
+        curated = set(re.findall(r"``([A-Za-z_][A-Za-z0-9_]*)", catalog))
+        for symbol in json.load(open(path))["symbols"]:
+            if symbol.get("accessLevel") not in ("public", "open") or "location" not in symbol:
+                continue
+            where = f'{symbol["location"]["uri"].split("/Sources/")[-1]}:{symbol["location"]["position"]["line"] + 1}'
+            name = ".".join(symbol["pathComponents"])
+            if len(symbol["pathComponents"]) == 1 and name not in curated:
+                problems.append(f"{where}: {module}.{name} is public but not curated in Sources/{module}/{module}.docc")
+            fragments = symbol.get("declarationFragments", [])
+            throwing = any(f["kind"] == "keyword" and f["spelling"] in ("throws", "rethrows") for f in fragments)
+            doc = "\n".join(line["text"] for line in (symbol.get("docComment") or {}).get("lines", []))
+            if throwing and "- Throws:" not in doc:
+                problems.append(f"{where}: {module}.{name} throws but its doc comment has no '- Throws:'")
+    print("\n".join(problems) if problems else "every public top-level symbol is curated; every public throwing declaration says what it throws")
+    sys.exit(1 if problems else 0)
 print(f'{"module":<18}{"lines":>8}{"public":>8}{"declared":>10}{"synthesized":>13}{"top-level":>11}')
 total = collections.Counter()
 for module in modules:
-    if module in rows:
+    if True:   # a module with no public symbol (package-only: Fairness) is listed with 0
         r = rows[module]
         r["lines"] = lines(module)
         total.update(r)

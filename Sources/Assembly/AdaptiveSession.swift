@@ -102,6 +102,8 @@ public struct AdaptiveSession: Sendable {
     }
 
     /// Builds the pool and a session in one call (costly: prefer one `CATItemPool` shared by all sessions).
+    /// - Throws: `AssemblyError`: `.invalidConfiguration` as `CATItemPool.init(bank:configuration:)`,
+    ///   `.invalidExposure` for exposure parameters not one per bank item.
     public init(bank: AssemblyBank, configuration: CATConfiguration, exposure: ExposureParameters? = nil,
                 excluding excluded: some Sequence<String> = [String]()) throws {
         try self.init(pool: try CATItemPool(bank: bank, configuration: configuration), exposure: exposure, excluding: excluded)
@@ -153,13 +155,13 @@ public struct AdaptiveSession: Sendable {
     }
 
     /// Every domain has at least its `min_per_domain` items.
-    public var meetsDomainMinimums: Bool {
+    package var meetsDomainMinimums: Bool {
         for d in domainCounts.indices where domainCounts[d] < pool.minimumPerDomain[d] { return false }
         return true
     }
 
     /// The SE part of the stopping rule: length ≥ `min_items` and SE ≤ `se_target`.
-    public var reachedSETarget: Bool {
+    package var reachedSETarget: Bool {
         guard let target = pool.configuration.seTarget else { return false }
         return estimate.standardError <= target
     }

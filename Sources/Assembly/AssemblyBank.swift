@@ -25,9 +25,9 @@ public struct AssemblyItem: Sendable, Hashable {
     public let categoryModel: CategoryBankItem?
     /// Where the item measures best: b for a 0/1 item, else the θ in [−5, 5] (step 0.05) of its largest
     /// information.
-    public let location: Double
+    package let location: Double
     /// The slope a-stratification ranks by: a for a 0/1 item, 2·√(max I) for one in more categories.
-    public let slope: Double
+    package let slope: Double
     public var status: ItemStatus
     /// Anchor (linking) item: blueprints can require a number per domain.
     public var isAnchor: Bool
@@ -61,17 +61,17 @@ public struct AssemblyItem: Sendable, Hashable {
     }
 
     /// The item's model (`ItemResponseModel`): the category model, or the 0/1 parameters.
-    public var responseModel: any ItemResponseModel { categoryModel?.model ?? parameters }
+    package var responseModel: any ItemResponseModel { categoryModel?.model ?? parameters }
 
     /// Fisher information at θ (Birnbaum's formula for a 0/1 item; Σ_k P_k′²/P_k for the others).
     @inline(__always)
-    public func information(at theta: Double) -> Double { categoryModel?.model.information(at: theta) ?? parameters.information(at: theta) }
+    package func information(at theta: Double) -> Double { categoryModel?.model.information(at: theta) ?? parameters.information(at: theta) }
 
     /// Responses are 0 ..< `categoryCount`.
-    public var categoryCount: Int { categoryModel?.categoryCount ?? 2 }
+    package var categoryCount: Int { categoryModel?.categoryCount ?? 2 }
 
     /// A response drawn at θ from the item's category probabilities, with one uniform draw `u` in [0, 1).
-    public func response(at theta: Double, uniform u: Double) -> UInt8 {
+    package func response(at theta: Double, uniform u: Double) -> UInt8 {
         guard let model = categoryModel?.model else { return u < parameters.probability(at: theta) ? 1 : 0 }
         return CategoryResponseSimulator.response(to: model, at: theta, uniform: u)
     }
@@ -84,18 +84,18 @@ public struct AssemblyBank: Sendable {
     /// Domains in order of first appearance.
     public let domains: [String]
     /// Per item: index into `domains`.
-    public let domainIndex: [Int]
+    package let domainIndex: [Int]
     /// θ in the bank's calibration population (`ItemBank.latentScale`): the CAT's default prior and the
     /// simulees' default θ distribution.
     public let latentScale: LatentScale
     /// Per domain: its items whose status is active (the items a test may give).
-    public let activeCountByDomain: [Int]
+    package let activeCountByDomain: [Int]
     /// Whether any item is scored in more than two categories (`AssemblyItem.categoryModel`).
-    public let hasCategoryItems: Bool
+    package let hasCategoryItems: Bool
     private let index: [String: Int]
 
     /// The one domain of a bank without a `domain` column.
-    public static let singleDomain = "all"
+    package static let singleDomain = "all"
 
     public init(items: [AssemblyItem], latentScale: LatentScale = .standard) {
         self.items = items
@@ -122,6 +122,8 @@ public struct AssemblyBank: Sendable {
     ///
     /// A bank without a `domain` column (girth's, catR's, mirt's) is one domain, `singleDomain`: a CAT runs on
     /// it without content balancing, and a blueprint may name that domain.
+    /// - Throws: `InputErrors` listing every bad metadata cell (an unknown status, anchor flag or empty domain),
+    ///   each naming the bank file and line.
     public init(bank: ItemBank) throws {
         let file = bank.sourcePath ?? "bank"
         let hasDomains = bank.metadataColumns.contains("domain")
@@ -156,10 +158,10 @@ public struct AssemblyBank: Sendable {
         self.init(items: items, latentScale: bank.latentScale)
     }
 
-    public func index(of id: String) -> Int? { index[id] }
+    package func index(of id: String) -> Int? { index[id] }
 
     /// Test information Σ Iⱼ(θ) of the items at `positions`.
-    public func information(of positions: some Sequence<Int>, at theta: Double) -> Double {
+    package func information(of positions: some Sequence<Int>, at theta: Double) -> Double {
         positions.reduce(0) { $0 + items[$1].information(at: theta) }
     }
 }

@@ -26,7 +26,7 @@ public struct AssemblyError: Error, Sendable, Hashable, CustomStringConvertible 
     /// Each problem, when the error lists several (configuration, blueprint); else the message alone.
     public var problems: [String]
 
-    public init(_ code: Code, field: String? = nil, _ message: String) {
+    package init(_ code: Code, field: String? = nil, _ message: String) {
         self.code = code
         self.field = field
         self.message = message
@@ -34,7 +34,7 @@ public struct AssemblyError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 
     /// An error listing several problems: the message is "`prefix`" followed by the problems joined with "; ".
-    public init(_ code: Code, problems: [String], prefix: String = "") {
+    package init(_ code: Code, problems: [String], prefix: String = "") {
         self.code = code
         field = nil
         message = prefix + problems.joined(separator: "; ")

@@ -57,7 +57,7 @@ public struct Blueprint: Sendable, Hashable, Codable {
     }
 
     /// Decodes and validates blueprint JSON; errors name `file`.
-    public static func decode(_ data: Data, file: String) throws -> Blueprint {
+    package static func decode(_ data: Data, file: String) throws -> Blueprint {
         try validated(JSONInput.decode(Blueprint.self, from: data, file: file), file: file)
     }
 
@@ -69,25 +69,25 @@ public struct Blueprint: Sendable, Hashable, Codable {
 
     /// `length` allowed: 1…`TestLength.maximum` (10,000). Forms, flows and swap searches are sized by the
     /// length, and a count above it could not be met by any bank this reads in reasonable time.
-    public static let allowedLengths = 1...TestLength.maximum
+    package static let allowedLengths = 1...TestLength.maximum
 
     /// `forms` allowed: 1…1,000. Each form is assembled in turn and compared with every earlier one for the
     /// overlap rule, so time grows with forms²: 1,000 six-item forms take ~2 s, 10,000 took 41 s (release).
-    public static let allowedFormCounts = 1...1_000
+    package static let allowedFormCounts = 1...1_000
 
     /// `target_information` θs allowed: [−10, 10] (SDs of the population; IQ 100 ± 150).
-    public static let allowedTargetThetas = NumberRange.closed(-10, 10)
+    package static let allowedTargetThetas = NumberRange.closed(-10, 10)
 
     /// `target_information` values allowed: (0, 1,000,000]. An item's information is at most a²/4, so with
     /// slopes ≤ 50 and 10,000 items no form exceeds 6.25·10⁶; targets are typically 5–20.
-    public static let allowedTargetInformation = NumberRange.aboveUpTo(0, 1_000_000)
+    package static let allowedTargetInformation = NumberRange.aboveUpTo(0, 1_000_000)
 
     /// Information targets allowed: at most 100. Each is evaluated for every item of the bank at every swap.
-    public static let maximumTargets = 100
+    package static let maximumTargets = 100
 
     /// Internal consistency (independent of any bank). Every count is checked against its range before any
     /// sum, so no sum can overflow.
-    public func validationProblems() -> [String] {
+    package func validationProblems() -> [String] {
         var problems: [String] = []
         if let p = Self.allowedLengths.problem(length, "length") { problems.append(p) }
         let perCell = 0...max(length, 0)
@@ -140,7 +140,7 @@ public struct Blueprint: Sendable, Hashable, Codable {
     /// Per-domain counts: `domainCounts` as given, or `domainWeights` turned into counts by the largest-remainder
     /// (Hamilton) rule: each domain gets ⌊length·wᵢ/Σw⌋, and the items left over go one each to the domains with
     /// the largest fractional parts (ties: larger weight first, then domain name). Nil when neither is given.
-    public func resolvedDomainCounts() -> [String: Int]? {
+    package func resolvedDomainCounts() -> [String: Int]? {
         if let domainCounts { return domainCounts }
         guard let weights = domainWeights else { return nil }
         let total = weights.values.reduce(0, +)

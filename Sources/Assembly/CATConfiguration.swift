@@ -48,10 +48,10 @@ public struct CATConfiguration: Sendable, Hashable {
     /// Whether `exposureTarget` is the default (no `exposure_target` key, or an initialiser without the
     /// argument): on a bank that cannot meet it, a `CATItemPool` raises it to what the bank allows instead of
     /// refusing (`adaptingDefaultExposureTarget(to:)`). An explicit target that cannot be met is an error.
-    public private(set) var exposureTargetIsDefault = true
-    public var exposureCalibrationSimulees: Int = 5000
-    public var exposureCalibrationIterations: Int = 40
-    public var exposureMargin: Double = 0.02
+    package private(set) var exposureTargetIsDefault = true
+    package var exposureCalibrationSimulees: Int = 5000
+    package var exposureCalibrationIterations: Int = 40
+    package var exposureMargin: Double = 0.02
     public var estimator: AbilityMethod = .eap
     /// nil: the bank's latent mean and SD (`AssemblyBank.latentScale`).
     public var priorMean: Double?
@@ -63,12 +63,16 @@ public struct CATConfiguration: Sendable, Hashable {
         case all(Int)
         case perDomain([String: Int])
 
+        /// Decodes a whole number (every domain) or an object of domain → minimum.
+        /// - Throws: `DecodingError` when the value is neither.
         public init(from decoder: Decoder) throws {
             let container = try decoder.singleValueContainer()
             if let n = try? container.decode(Int.self) { self = .all(n); return }
             self = .perDomain(try container.decode([String: Int].self))
         }
 
+        /// Encodes as `init(from:)` reads.
+        /// - Throws: what the encoder throws.
         public func encode(to encoder: Encoder) throws {
             var container = encoder.singleValueContainer()
             switch self {
@@ -108,11 +112,11 @@ public struct CATConfiguration: Sendable, Hashable {
 
     /// `progressive_acceleration` allowed: [0, 20] (0: W = 1, maximum information; large t keeps the random part
     /// until the test is nearly done).
-    public static let allowedProgressiveAccelerations = NumberRange.closed(0, 20)
+    package static let allowedProgressiveAccelerations = NumberRange.closed(0, 20)
 
     /// The default `exposure_target`: 0.25 (no item in more than a quarter of the tests), on a bank that allows
     /// it.
-    public static let defaultExposureTarget = 0.25
+    package static let defaultExposureTarget = 0.25
 
     /// A configuration with the default exposure target (`defaultExposureTarget`, adapted to a small bank).
     public init(minItems: Int = 1, maxItems: Int, seTarget: Double? = nil, minPerDomain: DomainMinimum = .all(0),
@@ -143,7 +147,7 @@ public struct CATConfiguration: Sendable, Hashable {
     /// to everybody. The target becomes max(L/N, kₔ/nₔ) + `exposure_margin`, rounded up to 0.01 — the lowest
     /// the bank allows with the calibration's room — and exposure control is off when that reaches 1 (every
     /// item is in every test). An explicit `exposure_target` is never changed.
-    public func adaptingDefaultExposureTarget(to bank: AssemblyBank) -> (configuration: CATConfiguration, note: String?) {
+    package func adaptingDefaultExposureTarget(to bank: AssemblyBank) -> (configuration: CATConfiguration, note: String?) {
         guard exposureTargetIsDefault, let r = exposureTarget else { return (self, nil) }
         let active = bank.activeCountByDomain
         let n = active.reduce(0, +)
@@ -167,7 +171,7 @@ public struct CATConfiguration: Sendable, Hashable {
     }
 
     /// The ability options the session's estimator uses.
-    public var abilityOptions: AbilityOptions {
+    package var abilityOptions: AbilityOptions {
         var options = AbilityOptions(method: estimator)
         options.priorMean = priorMean
         options.priorSD = priorSD
@@ -179,24 +183,24 @@ public struct CATConfiguration: Sendable, Hashable {
 
     /// `max_items` allowed: 1…`TestLength.maximum` (10,000). A session reserves room for `max_items` items
     /// and the study counts lengths 0…`max_items`, so the bound is also a bound on memory.
-    public static let allowedMaxItems = 1...TestLength.maximum
+    package static let allowedMaxItems = 1...TestLength.maximum
 
     /// `se_target` allowed: (0, 10]. SE(θ̂) is in SDs of the population; 10 is 150 IQ points, met before the
     /// first item by any prior.
-    public static let allowedSETargets = NumberRange.aboveUpTo(0, 10)
+    package static let allowedSETargets = NumberRange.aboveUpTo(0, 10)
 
     /// `exposure_calibration_simulees` allowed: 100…1,000,000. Fewer than 100 simulees estimate an exposure
     /// rate of 0.25 with an SE above 0.04, larger than any useful margin; the upper end is the study limit
     /// (`SimulationStudy.allowedSimulees`): every round keeps each simulee's outcome.
-    public static let allowedCalibrationSimulees = 100...SimulationStudy.allowedSimulees.upperBound
+    package static let allowedCalibrationSimulees = 100...SimulationStudy.allowedSimulees.upperBound
 
     /// `exposure_calibration_iterations` allowed: 1…1,000. Sympson–Hetter calibration converges in tens of
     /// rounds; each round is a full simulation.
-    public static let allowedCalibrationIterations = 1...1_000
+    package static let allowedCalibrationIterations = 1...1_000
 
     /// Internal consistency (independent of any bank). Empty when the configuration is usable. Each problem
     /// names the JSON key and the allowed range.
-    public func validationProblems() -> [String] {
+    package func validationProblems() -> [String] {
         var problems: [String] = []
         if let p = Self.allowedMaxItems.problem(maxItems, "max_items") { problems.append(p) }
         if minItems < 0 { problems.append("min_items must not be negative, got \(minItems)") }
@@ -233,7 +237,7 @@ public struct CATConfiguration: Sendable, Hashable {
 
     /// Problems of this configuration on `bank`: domains named in `min_per_domain` or `domain_weights` that the
     /// bank lacks, a domain with fewer active items than its minimum, minima that cannot fit in `max_items`.
-    public func validationProblems(for bank: AssemblyBank) -> [String] {
+    package func validationProblems(for bank: AssemblyBank) -> [String] {
         var problems: [String] = []
         let known = Set(bank.domains)
         let list = bank.domains.joined(separator: ", ")
@@ -274,7 +278,7 @@ public struct CATConfiguration: Sendable, Hashable {
     /// The same holds for each domain's minimum kₔ against its nₔ active items (r_max ≥ kₔ/nₔ). Necessary
     /// conditions only: a feasible target can still be missed by the Sympson–Hetter calibration, which then
     /// reports it. The mean exposure rate is L/N (Chen, Ankenmann & Spray 2003, J. Educ. Meas. 40, 129–145).
-    public func exposureProblems(activeItems n: Int, activeByDomain: [String: Int]) -> [String] {
+    package func exposureProblems(activeItems n: Int, activeByDomain: [String: Int]) -> [String] {
         guard let r = exposureTarget, r > 0, r <= 1, n > 0 else { return [] }
         var problems: [String] = []
         /// ⌈count / r⌉ items, written without converting an astronomically large count to Int.
@@ -309,7 +313,7 @@ public struct CATConfiguration: Sendable, Hashable {
 
     /// Decodes and validates configuration JSON; errors name `file`. Unknown or repeated keys are errors (see
     /// `JSONInput`): a misspelt rule must not be ignored silently.
-    public static func decode(_ data: Data, file: String) throws -> CATConfiguration {
+    package static func decode(_ data: Data, file: String) throws -> CATConfiguration {
         try validated(JSONInput.decode(CATConfiguration.self, from: data, file: file), file: file)
     }
 
@@ -331,6 +335,10 @@ extension CATConfiguration: JSONObjectInput {
 }
 
 extension CATConfiguration: Codable {
+    /// Decodes the CAT rules' JSON keys (snake case, as `iqscore cat` reads them): `max_items` is required, any
+    /// other missing key takes its default.
+    /// - Throws: `DecodingError` for a value of the wrong type; the values' ranges are checked where the
+    ///   configuration is used (`CATItemPool`).
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         maxItems = try c.decode(Int.self, forKey: .maxItems)
@@ -373,6 +381,8 @@ extension CATConfiguration: Codable {
         quadraturePoints = try c.decodeIfPresent(Int.self, forKey: .quadraturePoints) ?? 61
     }
 
+    /// Encodes the keys `init(from:)` reads.
+    /// - Throws: what the encoder throws.
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(minItems, forKey: .minItems)

@@ -18,7 +18,7 @@ public final class CATItemPool: Sendable {
     public let bank: AssemblyBank
     public let configuration: CATConfiguration
     /// Estimator over all bank items (indices are bank positions).
-    public let estimator: AbilityEstimator
+    package let estimator: AbilityEstimator
     /// Items the session may select (status active).
     let eligible: [Bool]
     /// Per item: index into `bank.domains`.
@@ -38,7 +38,7 @@ public final class CATItemPool: Sendable {
     /// Iⱼ(θ_g) at `g * itemCount + j`.
     let information: [Double]
 
-    public var itemCount: Int { bank.items.count }
+    package var itemCount: Int { bank.items.count }
 
     /// What `CATConfiguration.adaptingDefaultExposureTarget(to:)` changed for this bank, as a sentence (nil:
     /// the configuration as given). `configuration` is the adapted one.
@@ -47,6 +47,8 @@ public final class CATItemPool: Sendable {
     /// Prepares `bank` for `configuration` (a default exposure target adapted to the bank,
     /// `exposureTargetNote`); throws `AssemblyError` `.invalidConfiguration` listing every problem of the
     /// configuration (alone or on this bank).
+    /// - Throws: `AssemblyError` `.invalidConfiguration` listing every problem of the configuration, alone or on
+    ///   this bank.
     public init(bank: AssemblyBank, configuration given: CATConfiguration) throws {
         let (configuration, note) = given.adaptingDefaultExposureTarget(to: bank)
         let problems = configuration.validationProblems() + configuration.validationProblems(for: bank)

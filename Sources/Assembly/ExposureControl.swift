@@ -36,14 +36,14 @@ public struct ExposureParameters: Sendable, Hashable, Codable {
 /// round are returned) or after `maxRounds` rounds (not converged: the last parameters are returned with
 /// `converged = false`). Aiming r′ a margin below r_max leaves room for simulation noise: with n simulees an
 /// exposure estimate has SE √(r(1 − r)/n) ≈ 0.006 at r = 0.25, n = 5,000.
-public struct SympsonHetter: Sendable {
+package struct SympsonHetter: Sendable {
     /// One calibration round (under the parameters in force during the round).
-    public struct Round: Sendable, Hashable, Codable {
-        public var round: Int
-        public var maxExposure: Double
-        public var maxSelectionRate: Double
-        public var controlledItems: Int
-        public var meanLength: Double
+    package struct Round: Sendable, Hashable, Codable {
+        package var round: Int
+        package var maxExposure: Double
+        package var maxSelectionRate: Double
+        package var controlledItems: Int
+        package var meanLength: Double
 
         enum CodingKeys: String, CodingKey {
             case round, maxExposure = "max_exposure", maxSelectionRate = "max_selection_rate"
@@ -51,19 +51,19 @@ public struct SympsonHetter: Sendable {
         }
     }
 
-    public var parameters: ExposureParameters
-    public var rounds: [Round]
-    public var converged: Bool
-    public var target: Double
-    public var margin: Double
-    public var simulees: Int
-    public var elapsedSeconds: Double
+    package var parameters: ExposureParameters
+    package var rounds: [Round]
+    package var converged: Bool
+    package var target: Double
+    package var margin: Double
+    package var simulees: Int
+    package var elapsedSeconds: Double
 
     /// Calibrates with the pool's configuration (`exposure_target`, `exposure_margin`,
     /// `exposure_calibration_simulees`, `exposure_calibration_iterations`). Reproducible from `seed` for any
     /// thread count.
     /// - Throws: `AssemblyError.invalidConfiguration` when the configuration has no `exposure_target`.
-    public static func calibrate(pool: CATItemPool, seed: UInt64, threads: Int = WorkerThreads.all) throws(AssemblyError) -> SympsonHetter {
+    package static func calibrate(pool: CATItemPool, seed: UInt64, threads: Int = WorkerThreads.all) throws(AssemblyError) -> SympsonHetter {
         let config = pool.configuration
         guard let target = config.exposureTarget else {
             throw AssemblyError(.invalidConfiguration, "Sympson–Hetter calibration needs an exposure_target in the CAT configuration")
@@ -72,7 +72,7 @@ public struct SympsonHetter: Sendable {
                          maxRounds: config.exposureCalibrationIterations, seed: seed, threads: threads)
     }
 
-    public static func calibrate(pool: CATItemPool, target: Double, margin: Double, simulees: Int, maxRounds: Int, seed: UInt64,
+    package static func calibrate(pool: CATItemPool, target: Double, margin: Double, simulees: Int, maxRounds: Int, seed: UInt64,
                                  threads: Int = WorkerThreads.all) throws(AssemblyError) -> SympsonHetter {
         var problems: [String] = []
         if !(target > 0 && target <= 1) { problems.append("the exposure target must be in (0, 1], got \(target.formatted6)") }

@@ -69,7 +69,7 @@ public struct FormAssembler: Sendable {
     /// Difficulty class of each item (index into `classes`), or −1 when it falls in none.
     let itemClass: [Int]
     /// Difficulty classes in a fixed order (sorted names), empty when the blueprint has no difficulty counts.
-    public let classes: [String]
+    package let classes: [String]
     let domainCounts: [String: Int]?
     /// Enemy sets (the bank's groups, then the blueprint's sets) as bank positions, and per item the sets it is in.
     let enemySets: [[Int]]
@@ -77,6 +77,10 @@ public struct FormAssembler: Sendable {
     /// Item information at the blueprint's target θs (items × targets).
     let targetInformation: [[Double]]
 
+    /// Prepares the assembly of `blueprint`'s forms from `bank` (each item's information at the target θs, its
+    /// difficulty class, the enemy sets).
+    /// - Throws: `AssemblyError` `.infeasibleBlueprint` listing every problem of the blueprint, alone or on this
+    ///   bank (a domain the bank does not have, more items than a domain holds).
     public init(bank: AssemblyBank, blueprint: Blueprint) throws {
         let problems = blueprint.validationProblems()
         guard problems.isEmpty else { throw AssemblyError.infeasibleBlueprint(problems) }
@@ -122,7 +126,7 @@ public struct FormAssembler: Sendable {
     }
 
     /// The difficulty class name of the item at bank position `k`, if the blueprint counts difficulty.
-    public func difficultyClass(of k: Int) -> String? {
+    package func difficultyClass(of k: Int) -> String? {
         itemClass[k] >= 0 && !classes.isEmpty ? classes[itemClass[k]] : nil
     }
 

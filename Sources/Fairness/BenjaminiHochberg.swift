@@ -7,8 +7,8 @@ import Foundation
 /// tests). nil entries (tests not run) are left out of m and stay nil.
 ///
 /// Benjamini, Y. & Hochberg, Y. (1995). Controlling the false discovery rate. *JRSS B* 57(1), 289–300.
-public enum BenjaminiHochberg {
-    public static func adjusted(_ p: [Double?]) -> [Double?] {
+package enum BenjaminiHochberg {
+    package static func adjusted(_ p: [Double?]) -> [Double?] {
         let present = p.indices.filter { p[$0] != nil }.sorted { p[$0]! < p[$1]! }
         let m = Double(present.count)
         var out = [Double?](repeating: nil, count: p.count)

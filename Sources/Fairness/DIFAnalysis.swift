@@ -2,7 +2,7 @@ import Foundation
 import Psychometrics
 
 /// A DIF method.
-public enum DIFMethod: String, Sendable, Hashable, Codable, CaseIterable {
+package enum DIFMethod: String, Sendable, Hashable, Codable, CaseIterable {
     /// Mantel–Haenszel with the ETS delta and A/B/C class (`MantelHaenszelDIF`).
     case mantelHaenszel = "mh"
     /// Logistic regression, uniform and non-uniform (`LogisticRegressionDIF`).
@@ -14,29 +14,29 @@ public enum DIFMethod: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// Options of `DIFAnalysis`.
-public struct DIFOptions: Sendable, Hashable {
-    public var methods: [DIFMethod] = [.mantelHaenszel, .logisticRegression, .likelihoodRatio]
-    public var matching = DIFMatching.automatic
+package struct DIFOptions: Sendable, Hashable {
+    package var methods: [DIFMethod] = [.mantelHaenszel, .logisticRegression, .likelihoodRatio]
+    package var matching = DIFMatching.automatic
     /// θ matching: equal-count strata of the two groups' persons who answered the studied item (MH): 20.
-    public var thetaStrata = 20
+    package var thetaStrata = 20
     /// Iterative purification (see `DIFAnalysis`); off by default, as in mirt's `DIF()` and difR.
-    public var purify = false
-    public var maximumPurificationRounds = 10
+    package var purify = false
+    package var maximumPurificationRounds = 10
     /// After purification, test every item against this many anchor items (the unflagged ones with the smallest
     /// statistics) instead of all unflagged items; nil: all unflagged items.
-    public var anchorCount: Int?
+    package var anchorCount: Int?
     /// The false discovery rate of the Benjamini–Hochberg adjustment; a test is flagged when its adjusted p is
     /// below it: 0.05.
-    public var falseDiscoveryRate = 0.05
+    package var falseDiscoveryRate = 0.05
     /// The item model and EM settings of the multiple-group fits (2PL by default; 2PL or 3PL).
-    public var calibration = CalibrationOptions(model: .twoPL)
-    public var minimumGroupPersons = 20
+    package var calibration = CalibrationOptions(model: .twoPL)
+    package var minimumGroupPersons = 20
     /// An item is tested for a focal group only when each of the two groups gave it at least this many responses: 10.
-    public var minimumResponsesPerGroup = 10
+    package var minimumResponsesPerGroup = 10
     /// Parameter draws for the DTF intervals (0: none): 1,000.
-    public var dtfDraws = 1_000
+    package var dtfDraws = 1_000
 
-    public init() {}
+    package init() {}
 
     /// Problems with the options, each naming its setting as `naming` says (`--theta-strata` for the CLI): 1…100
     /// strata, 1…50 rounds, a rate in (0, 1), an anchor of at least 1 item, at least 1 response per group, at least 2
@@ -58,60 +58,60 @@ public struct DIFOptions: Sendable, Hashable {
 }
 
 /// One item × focal group of a DIF analysis.
-public struct DIFRow: Sendable, Hashable, Codable {
-    public var itemID: String
-    public var focal: String
+package struct DIFRow: Sendable, Hashable, Codable {
+    package var itemID: String
+    package var focal: String
     /// Responses to the item and proportions correct in the reference and the focal group.
-    public var referenceResponses: Int
-    public var focalResponses: Int
-    public var referenceProportion: Double?
-    public var focalProportion: Double?
-    public var mantelHaenszel: MantelHaenszelDIF?
-    public var logisticRegression: LogisticRegressionDIF?
-    public var likelihoodRatio: IRTItemTest?
-    public var wald: IRTItemTest?
+    package var referenceResponses: Int
+    package var focalResponses: Int
+    package var referenceProportion: Double?
+    package var focalProportion: Double?
+    package var mantelHaenszel: MantelHaenszelDIF?
+    package var logisticRegression: LogisticRegressionDIF?
+    package var likelihoodRatio: IRTItemTest?
+    package var wald: IRTItemTest?
     /// Benjamini–Hochberg adjusted p-values of each method over all its tests (item × focal group).
-    public var adjustedP: [DIFMethod: Double] = [:]
+    package var adjustedP: [DIFMethod: Double] = [:]
     /// The methods whose adjusted p is below the false discovery rate.
-    public var flaggedBy: [DIFMethod] = []
+    package var flaggedBy: [DIFMethod] = []
     /// Per method, why it could not test this item for this group.
-    public var untestable: [DIFMethod: String] = [:]
+    package var untestable: [DIFMethod: String] = [:]
     /// Per method, whether the item was in the final matching criterion / anchor.
-    public var anchor: [DIFMethod: Bool] = [:]
+    package var anchor: [DIFMethod: Bool] = [:]
 }
 
 /// One method's purification record.
-public struct DIFPurification: Sendable, Hashable, Codable {
-    public var method: DIFMethod
+package struct DIFPurification: Sendable, Hashable, Codable {
+    package var method: DIFMethod
     /// The items flagged in each round (round 1: all other items as the matching criterion / anchor).
-    public var flaggedPerRound: [[String]]
-    public var converged: Bool
+    package var flaggedPerRound: [[String]]
+    package var converged: Bool
     /// The items of the final matching criterion or anchor.
-    public var anchorItems: [String]
+    package var anchorItems: [String]
 }
 
 /// The outcome of `DIFAnalysis.run`.
-public struct DIFReport: Sendable {
-    public var reference: String
-    public var focalGroups: [String]
+package struct DIFReport: Sendable {
+    package var reference: String
+    package var focalGroups: [String]
     /// Persons per group (reference first).
-    public var groupSizes: [(group: String, persons: Int)]
-    public var matching: DIFMatching
-    public var matchingDescription: String
-    public var options: DIFOptions
-    public var rows: [DIFRow]
-    public var purification: [DIFPurification]
+    package var groupSizes: [(group: String, persons: Int)]
+    package var matching: DIFMatching
+    package var matchingDescription: String
+    package var options: DIFOptions
+    package var rows: [DIFRow]
+    package var purification: [DIFPurification]
     /// DTF of each focal group in the multiple-group model with the flagged items free (`flaggedModel`).
-    public var dtf: [DifferentialTestFunctioning]
+    package var dtf: [DifferentialTestFunctioning]
     /// The multiple-group fit with every IRT-flagged item (else every flagged item) free in all groups; nil when no
     /// IRT fit was possible.
-    public var flaggedModel: MultipleGroupResult?
+    package var flaggedModel: MultipleGroupResult?
     /// The invariant multiple-group fit (every item's parameters shared).
-    public var invariantModel: MultipleGroupResult?
-    public var multipleGroupFits: Int
-    public var warnings: [String]
+    package var invariantModel: MultipleGroupResult?
+    package var multipleGroupFits: Int
+    package var warnings: [String]
     /// Seconds per method, and for the DTF fit.
-    public var seconds: [String: Double]
+    package var seconds: [String: Double]
 }
 
 /// Differential item functioning of every item for every focal group against the reference, by the chosen
@@ -130,13 +130,13 @@ public struct DIFReport: Sendable {
 ///
 /// The multiple-group fits start from the invariant fit and are cached, so a scan of J items for F focal
 /// groups runs 1 + J·F fits per round (plus J compact fits per round with purification).
-public enum DIFAnalysis {
+package enum DIFAnalysis {
     /// - Parameters:
     ///   - groups: the group of each person.
     ///   - parameters: per item of `data`, the bank's parameters for θ matching; nil calibrates a pooled 2PL for it.
     /// - Throws: `PsychometricsError` for invalid options, labels, a missing reference, a small group, or a
     ///   multiple-group fit that cannot run.
-    public static func run(_ data: ResponseMatrix, groups: [String], reference: String, parameters: [ItemParameters?]? = nil,
+    package static func run(_ data: ResponseMatrix, groups: [String], reference: String, parameters: [ItemParameters?]? = nil,
                            options: DIFOptions = DIFOptions()) throws(PsychometricsError) -> DIFReport {
         let problems = options.validationProblems()
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid DIF options: " + problems.joined(separator: "; ")) }

@@ -3,7 +3,7 @@ import Psychometrics
 
 /// The matching criterion of the observed-score DIF methods (Mantel–Haenszel, logistic regression): what
 /// persons of equal ability share.
-public enum DIFMatching: String, Sendable, Hashable, Codable, CaseIterable {
+package enum DIFMatching: String, Sendable, Hashable, Codable, CaseIterable {
     /// `totalScore` when every person answered every item, `theta` otherwise.
     case automatic
     /// The number correct over the matching items including the studied item (Holland & Thayer 1988; the

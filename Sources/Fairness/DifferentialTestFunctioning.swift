@@ -19,32 +19,32 @@ import Psychometrics
 /// Chalmers, R. P., Counsell, A. & Flora, D. B. (2016). It might not make a big DIF: Improved differential test
 /// functioning statistics that account for sampling variability. *Educational and Psychological Measurement*
 /// 76(1), 114–140.
-public struct DifferentialTestFunctioning: Sendable, Hashable, Codable {
-    public var focal: String
+package struct DifferentialTestFunctioning: Sendable, Hashable, Codable {
+    package var focal: String
     /// Items whose parameters differ between the two groups in the fit.
-    public var freedItems: [String]
-    public var itemCount: Int
-    public var signed: Double
-    public var unsigned: Double
-    public var signedPercent: Double
-    public var unsignedPercent: Double
+    package var freedItems: [String]
+    package var itemCount: Int
+    package var signed: Double
+    package var unsigned: Double
+    package var signedPercent: Double
+    package var unsignedPercent: Double
     /// 95% intervals by imputation (nil without the fit's covariance).
-    public var signedInterval: ClosedRange<Double>?
-    public var unsignedInterval: ClosedRange<Double>?
-    public var draws: Int
-    public var table: [Point]
+    package var signedInterval: ClosedRange<Double>?
+    package var unsignedInterval: ClosedRange<Double>?
+    package var draws: Int
+    package var table: [Point]
 
     /// One θ of the table.
-    public struct Point: Sendable, Hashable, Codable {
-        public var theta: Double
-        public var referenceExpectedScore: Double
-        public var focalExpectedScore: Double
+    package struct Point: Sendable, Hashable, Codable {
+        package var theta: Double
+        package var referenceExpectedScore: Double
+        package var focalExpectedScore: Double
         /// 15(θ − T_R⁻¹(T_F(θ))).
-        public var iqGap: Double
+        package var iqGap: Double
     }
 
     /// DTF of `focal` in `fit`; `draws` parameter draws for the intervals (0: none), seeded by `seed`.
-    public init(fit: MultipleGroupResult, focal: String, draws: Int = 1_000, seed: UInt64 = 29) {
+    package init(fit: MultipleGroupResult, focal: String, draws: Int = 1_000, seed: UInt64 = 29) {
         self.focal = focal
         let reference = fit.groups[0].group
         let ids = fit.items.map(\.item.itemID).reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } }

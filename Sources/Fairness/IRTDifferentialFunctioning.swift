@@ -4,14 +4,14 @@ import Psychometrics
 /// An IRT test of one item for one focal group: the likelihood-ratio test (Thissen, Steinberg & Wainer 1993)
 /// or the Wald test (Lord 1980's χ² with the covariance of the multiple-group fit, Langer 2008), with the item's
 /// parameters in the two groups under the augmented model.
-public struct IRTItemTest: Sendable, Hashable, Codable {
-    public var chiSquare: Double
-    public var degreesOfFreedom: Int
-    public var p: Double
+package struct IRTItemTest: Sendable, Hashable, Codable {
+    package var chiSquare: Double
+    package var degreesOfFreedom: Int
+    package var p: Double
     /// The item's parameters for the reference group's and the focal group's responses in the model where it is
     /// free in the focal group.
-    public var reference: ItemParameters
-    public var focal: ItemParameters
+    package var reference: ItemParameters
+    package var focal: ItemParameters
 }
 
 /// The multiple-group fits an IRT DIF scan needs, each identified by which items are free in every group and
@@ -177,6 +177,6 @@ struct IRTDIFFits {
 }
 
 /// Why a test could not be run for one item and focal group.
-public struct Untestable: Error, Sendable, Hashable, Codable {
-    public var reason: String
+package struct Untestable: Error, Sendable, Hashable, Codable {
+    package var reason: String
 }

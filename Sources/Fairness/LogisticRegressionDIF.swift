@@ -19,24 +19,24 @@ import Psychometrics
 /// procedures. *Journal of Educational Measurement* 27(4), 361–370. Zumbo, B. D. (1999). *A handbook on the
 /// theory and methods of differential item functioning*. Jodoin, M. G. & Gierl, M. J. (2001). *Applied
 /// Measurement in Education* 14(4), 329–349.
-public struct LogisticRegressionDIF: Sendable, Hashable, Codable {
-    public var uniformChiSquare: Double
-    public var uniformP: Double
-    public var nonUniformChiSquare: Double
-    public var nonUniformP: Double
+package struct LogisticRegressionDIF: Sendable, Hashable, Codable {
+    package var uniformChiSquare: Double
+    package var uniformP: Double
+    package var nonUniformChiSquare: Double
+    package var nonUniformP: Double
     /// M3 vs M1, 2 df.
-    public var chiSquare: Double
-    public var p: Double
-    public var deltaR2: Double
-    public var uniformDeltaR2: Double
-    public var zumboThomasClass: String
-    public var jodoinGierlClass: String
+    package var chiSquare: Double
+    package var p: Double
+    package var deltaR2: Double
+    package var uniformDeltaR2: Double
+    package var zumboThomasClass: String
+    package var jodoinGierlClass: String
     /// β₂ of M2 on the standardised criterion: negative when the item is harder for the focal group.
-    public var groupCoefficient: Double
+    package var groupCoefficient: Double
 
     /// The tests over the responses `u` (0/1), criterion values `score` and focal flags; nil with fewer than 10
     /// responses, without both groups, or without variation in u.
-    public init?(responses u: [UInt8], score: [Double], focal: [Bool]) {
+    package init?(responses u: [UInt8], score: [Double], focal: [Bool]) {
         let n = u.count
         guard n >= 10, score.count == n, focal.count == n, focal.contains(true), focal.contains(false) else { return nil }
         let correct = u.reduce(0) { $0 + Int($1) }

@@ -28,26 +28,26 @@ import Psychometrics
 /// (1988). Differential item performance and the Mantel–Haenszel procedure. In H. Wainer & H. Braun (Eds.),
 /// *Test Validity* (pp. 129–145). Zwick, R. (2012). *A review of ETS differential item functioning assessment
 /// procedures* (ETS RR-12-08).
-public struct MantelHaenszelDIF: Sendable, Hashable, Codable {
-    public var chiSquare: Double
-    public var p: Double
+package struct MantelHaenszelDIF: Sendable, Hashable, Codable {
+    package var chiSquare: Double
+    package var p: Double
     /// α_MH; nil when a sum of off-diagonal products is 0 (every stratum's odds ratio 0 or infinite).
-    public var commonOddsRatio: Double?
+    package var commonOddsRatio: Double?
     /// MH D-DIF = −2.35 ln α_MH and its standard error (nil with `commonOddsRatio`).
-    public var delta: Double?
-    public var deltaStandardError: Double?
+    package var delta: Double?
+    package var deltaStandardError: Double?
     /// "A", "B−", "B+", "C−" or "C+" (see above); nil without a delta.
-    public var etsClass: String?
+    package var etsClass: String?
     /// Strata with both groups present.
-    public var strata: Int
+    package var strata: Int
 
     /// The 2 × 2 table of one stratum.
-    public struct Table: Sendable, Hashable {
-        public var referenceCorrect: Double
-        public var referenceIncorrect: Double
-        public var focalCorrect: Double
-        public var focalIncorrect: Double
-        public init(referenceCorrect: Double = 0, referenceIncorrect: Double = 0, focalCorrect: Double = 0, focalIncorrect: Double = 0) {
+    package struct Table: Sendable, Hashable {
+        package var referenceCorrect: Double
+        package var referenceIncorrect: Double
+        package var focalCorrect: Double
+        package var focalIncorrect: Double
+        package init(referenceCorrect: Double = 0, referenceIncorrect: Double = 0, focalCorrect: Double = 0, focalIncorrect: Double = 0) {
             self.referenceCorrect = referenceCorrect
             self.referenceIncorrect = referenceIncorrect
             self.focalCorrect = focalCorrect
@@ -56,7 +56,7 @@ public struct MantelHaenszelDIF: Sendable, Hashable, Codable {
     }
 
     /// The statistic over `tables` (one per stratum); nil when no stratum has both groups.
-    public init?(tables: [Table]) {
+    package init?(tables: [Table]) {
         var sumA = 0.0, sumE = 0.0, sumV = 0.0, r = 0.0, s = 0.0, pr = 0.0, psqr = 0.0, qs = 0.0, used = 0
         for t in tables {
             let a = t.referenceCorrect, b = t.referenceIncorrect, c = t.focalCorrect, d = t.focalIncorrect
@@ -87,7 +87,7 @@ public struct MantelHaenszelDIF: Sendable, Hashable, Codable {
     }
 
     /// The ETS A/B/C class of a delta with its SE and the χ²_MH p-value (see the type's description).
-    public static func etsClass(delta d: Double, standardError se: Double, p: Double) -> String {
+    package static func etsClass(delta d: Double, standardError se: Double, p: Double) -> String {
         if abs(d) < 1 || p >= 0.05 { return "A" }
         let sign = d < 0 ? "-" : "+"
         if abs(d) >= 1.5 && se > 0 && (abs(d) - 1) / se > 1.645 { return "C" + sign }

@@ -15,33 +15,33 @@ import PsychometricsIO
 /// Without scoring tokens the API is open to whoever can connect (`iqscore serve` allows that only on a loopback
 /// address, or with `--allow-anonymous`); without admin tokens, `POST /v1/admin/reload` is refused (SIGHUP still
 /// reloads): a load balancer on the same host relays requests from everywhere, so the peer address proves nothing.
-public struct AccessTokens: Sendable, Hashable {
+package struct AccessTokens: Sendable, Hashable {
     /// What a token may do.
-    public enum Scope: String, Sendable, Hashable, Comparable {
+    package enum Scope: String, Sendable, Hashable, Comparable {
         case scoring, admin
-        public static func < (a: Scope, b: Scope) -> Bool { a == .scoring && b == .admin }
+        package static func < (a: Scope, b: Scope) -> Bool { a == .scoring && b == .admin }
     }
 
     /// SHA-256 digest of each token, and its scope.
     private var digests: [[UInt8]: Scope] = [:]
 
     /// Tokens of each scope (an admin token counts once, as admin).
-    public private(set) var scoringCount = 0
-    public private(set) var adminCount = 0
+    package private(set) var scoringCount = 0
+    package private(set) var adminCount = 0
 
     /// The environment variables read: comma-separated tokens of each scope.
-    public static let scoringVariable = "IQSCORE_SCORING_TOKENS"
-    public static let adminVariable = "IQSCORE_ADMIN_TOKENS"
+    package static let scoringVariable = "IQSCORE_SCORING_TOKENS"
+    package static let adminVariable = "IQSCORE_ADMIN_TOKENS"
     /// The lengths a token may have.
-    public static let allowedLength = 16...512
+    package static let allowedLength = 16...512
     /// The most tokens a file may hold (a bound on what a reload reads).
-    public static let maxTokens = 10_000
+    package static let maxTokens = 10_000
 
-    public init() {}
+    package init() {}
 
     /// Whether the scoring endpoints need a token: when scoring tokens are configured (admin tokens alone only
     /// open reloading over HTTP).
-    public var requiresScoringToken: Bool { scoringCount > 0 }
+    package var requiresScoringToken: Bool { scoringCount > 0 }
 
     /// Adds `token` with `scope`; nil when it is acceptable, else why not.
     mutating func add(_ token: Substring, _ scope: Scope) -> String? {
@@ -62,7 +62,7 @@ public struct AccessTokens: Sendable, Hashable {
     /// The token in an `Authorization` header's value (`Bearer TOKEN`, the scheme case-insensitive): its scope, and
     /// an id for logs and rate limits (the first 12 hexadecimal digits of its SHA-256, never the token); nil for no
     /// header, another scheme, or a token not configured.
-    public func identify(authorization: String?) -> (scope: Scope, id: String)? {
+    package func identify(authorization: String?) -> (scope: Scope, id: String)? {
         guard var header = authorization, !digests.isEmpty else { return nil }
         // "Bearer" (any case), one or more spaces, the token, optional trailing white space (RFC 6750 §2.1).
         let digest: [UInt8]? = header.withUTF8 { value in
@@ -81,7 +81,7 @@ public struct AccessTokens: Sendable, Hashable {
 
     /// The tokens of `path` (when given) and of the environment. A malformed line throws an `InputError` naming the
     /// file, line and column; a malformed variable, one naming it.
-    public static func load(file path: String?, environment: [String: String]) throws -> AccessTokens {
+    package static func load(file path: String?, environment: [String: String]) throws -> AccessTokens {
         var tokens = AccessTokens()
         var errors: [InputError] = []
         for (variable, scope) in [(scoringVariable, Scope.scoring), (adminVariable, .admin)] {

@@ -4,14 +4,14 @@
 /// so an operator can check which file a server holds with `sha256sum BANK.csv | cut -c1-16`; `GET /v1/bank`
 /// also gives the whole digest. It changes with any byte of the bank file, and with nothing else (norms, CAT rules
 /// and the blueprint are configuration, not the bank).
-public enum BankVersion {
+package enum BankVersion {
     /// The first 16 hexadecimal digits (64 bits) of `sha256(bytes)`.
-    public static func version(ofBankBytes bytes: some Collection<UInt8>) -> String {
+    package static func version(ofBankBytes bytes: some Collection<UInt8>) -> String {
         String(sha256Hex(bytes).prefix(16))
     }
 
     /// The SHA-256 digest of `bytes` as 64 lowercase hexadecimal digits.
-    public static func sha256Hex(_ bytes: some Collection<UInt8>) -> String {
+    package static func sha256Hex(_ bytes: some Collection<UInt8>) -> String {
         hex(SHA256.digest(Array(bytes)))
     }
 
@@ -33,7 +33,7 @@ public enum BankVersion {
     /// Stable across processes, machines and releases (unlike Swift's `Hasher`, which is seeded per process), so
     /// every instance behind a load balancer gives the same next item for the same session and history, and a
     /// new bank version gives a session new draws. Fowler–Noll–Vo, FNV-1a (IETF draft-eastlake-fnv).
-    public static func catSeed(sessionID: String, bankVersion: String) -> UInt64 {
+    package static func catSeed(sessionID: String, bankVersion: String) -> UInt64 {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         @inline(__always) func mix(_ x: UInt8) { h = (h ^ UInt64(x)) &* 0x0000_0100_0000_01b3 }
         for x in sessionID.utf8 { mix(x) }

@@ -41,16 +41,16 @@ public struct ConnectionLimits: Sendable, Hashable {
 
     /// The ranges each limit may be set to: timeouts 1 s … 1 h (shutdown 0 … 1 h), 1 … 1,000,000 connections,
     /// heads of 1 KiB … 1 MiB, 1 MiB … 64 GiB of buffered bodies.
-    public static let allowedTimeoutSeconds = 1...3_600
-    public static let allowedShutdownSeconds = 0...3_600
-    public static let allowedMaxConnections = 1...1_000_000
-    public static let allowedMaxHeaderBytes = 1 << 10 ... 1 << 20
-    public static let allowedMaxBufferedBodyBytes = 1 << 20 ... 64 << 30
+    package static let allowedTimeoutSeconds = 1...3_600
+    package static let allowedShutdownSeconds = 0...3_600
+    package static let allowedMaxConnections = 1...1_000_000
+    package static let allowedMaxHeaderBytes = 1 << 10 ... 1 << 20
+    package static let allowedMaxBufferedBodyBytes = 1 << 20 ... 64 << 30
 
     /// The allowance for what an open connection costs besides its head, used in `memoryBound`: 12 KiB.
     /// `scripts/hostile-connections.py` checks the bound it implies: 4,000 connections at the limit, half of them
     /// mid-head, with 64 MiB of bodies, peaked at 216 MB against 354 MB (about 25 KB a connection, heads included).
-    public static let perConnectionOverhead = 12 << 10
+    package static let perConnectionOverhead = 12 << 10
 
     /// How messages name a limit: in words for a program that sets these limits in code ("header timeout"), as
     /// options for `iqscore serve` ("--header-timeout").
@@ -63,13 +63,13 @@ public struct ConnectionLimits: Sendable, Hashable {
 
     /// The most memory connections and their requests can hold at once (bytes), with `parseWorkers` requests
     /// being decoded at a time (the cores) and bodies of at most `maxBodyBytes`.
-    public func memoryBound(maxBodyBytes: Int, parseWorkers: Int) -> Int {
+    package func memoryBound(maxBodyBytes: Int, parseWorkers: Int) -> Int {
         maxConnections * (maxHeaderBytes + Self.perConnectionOverhead) + maxBufferedBodyBytes + parseWorkers * 16 * maxBodyBytes
     }
 
     /// One sentence per limit outside its range, naming it (`header timeout must be 1…3600 seconds, got 0`; as an
     /// option for `iqscore serve`).
-    public func validationProblems() -> [String] {
+    package func validationProblems() -> [String] {
         var problems: [String] = []
         func check(_ value: Int, _ range: ClosedRange<Int>, _ key: String, _ unit: String = "") {
             if !range.contains(value) { problems.append("\(name(key)) must be \(range.lowerBound)…\(range.upperBound)\(unit), got \(value)") }

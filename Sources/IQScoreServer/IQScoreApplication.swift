@@ -24,9 +24,9 @@ public enum IQScoreApplication {
         /// Whether `POST /v1/score`, `GET /healthz`, `/livez` and `/readyz` are answered on the connection's event
         /// loop when their answer is a 200 (`FastLane`; the same answer, without Hummingbird's per-request task);
         /// false sends every request through the router. Default true.
-        public var fastLane = true
+        package var fastLane = true
         /// The range `drain` may be set to: 0 … 300 s.
-        public static let allowedDrainSeconds = 0...300
+        package static let allowedDrainSeconds = 0...300
 
         public init(host: String = "127.0.0.1", port: Int = 8080) {
             self.host = host
@@ -43,7 +43,7 @@ public enum IQScoreApplication {
     }
 
     /// The Hummingbird application; `onRunning` gets the bound address once the server listens.
-    public static func makeApplication(service: ScoringService, options: Options = Options(),
+    package static func makeApplication(service: ScoringService, options: Options = Options(),
                                        onRunning: @escaping @Sendable (SocketAddress?) async -> Void = { _ in })
         -> Application<RouterResponder<IQScoreRequestContext>> {
         let store = service.store
@@ -64,6 +64,8 @@ public enum IQScoreApplication {
     /// Serves until SIGINT or SIGTERM, then drains for `options.drain` (`ScoringService.beginDraining()`), stops
     /// accepting connections, lets requests under way finish within `ConnectionLimits.shutdownTimeout` (then closes
     /// what remains), and returns. SIGHUP reloads the bank and configuration (`ScoringService.reload(trigger:)`).
+    /// - Throws: what binding the address throws (an address in use, a port not allowed); errors of single requests
+    ///   and connections are answered or logged, never thrown here.
     public static func run(service: ScoringService, options: Options = Options(),
                            onRunning: @escaping @Sendable (SocketAddress?) async -> Void = { _ in }) async throws {
         let application = makeApplication(service: service, options: options, onRunning: onRunning)

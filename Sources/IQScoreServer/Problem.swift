@@ -29,10 +29,10 @@ import Psychometrics
 /// | `overloaded` | 503 | the request bodies held by all connections would go over `ConnectionLimits.maxBufferedBodyBytes` (with `Retry-After: 1`) |
 /// | `connection-closed` | — | never sent: the client closed the connection, or the guard answered and closed it, before the body was read (counted; logged at debug) |
 /// | `internal` | 500 | a fault of the server, never the client's input |
-public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
+package struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
     /// What went wrong, as the last part of the problem's `type` (`urn:iqscore:problem:unknown-item`); each kind has
     /// one status and one title.
-    public enum Kind: String, Sendable, Hashable, CaseIterable {
+    package enum Kind: String, Sendable, Hashable, CaseIterable {
         case malformedJSON = "malformed-json"
         case badRequest = "bad-request"
         case requestTimeout = "request-timeout"
@@ -62,7 +62,7 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
         case connectionClosed = "connection-closed"
         case `internal`
 
-        public var status: HTTPResponse.Status {
+        package var status: HTTPResponse.Status {
             switch self {
             case .malformedJSON, .badRequest, .connectionClosed: .badRequest
             case .requestTimeout: .requestTimeout
@@ -81,7 +81,7 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
             }
         }
 
-        public var title: String {
+        package var title: String {
             switch self {
             case .malformedJSON: "The request body is not valid JSON"
             case .badRequest: "The request is not valid HTTP/1.1"
@@ -115,19 +115,19 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
         }
 
         /// The problem's `type` URI.
-        public var type: String { "urn:iqscore:problem:" + rawValue }
+        package var type: String { "urn:iqscore:problem:" + rawValue }
     }
 
-    public var kind: Kind
-    public var detail: String
+    package var kind: Kind
+    package var detail: String
     /// A JSON Pointer into the request body (`/responses/3`, `/administered/2/item_id`; `""` is the whole body).
-    public var field: String?
+    package var field: String?
     /// The methods a path accepts, for the `Allow` header of a 405.
-    public var allow: String?
+    package var allow: String?
     /// Seconds for `Retry-After` (a 429; 503s the client may retry say 1 without it).
-    public var retryAfter: Int?
+    package var retryAfter: Int?
 
-    public init(_ kind: Kind, _ detail: String, field: String? = nil, allow: String? = nil, retryAfter: Int? = nil) {
+    package init(_ kind: Kind, _ detail: String, field: String? = nil, allow: String? = nil, retryAfter: Int? = nil) {
         self.kind = kind
         self.detail = detail
         self.field = field
@@ -135,8 +135,8 @@ public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
         self.retryAfter = retryAfter
     }
 
-    public var status: HTTPResponse.Status { kind.status }
-    public var description: String { "\(kind.rawValue): \(detail)" + (field.map { " (field \($0))" } ?? "") }
+    package var status: HTTPResponse.Status { kind.status }
+    package var description: String { "\(kind.rawValue): \(detail)" + (field.map { " (field \($0))" } ?? "") }
 
     /// A body over `ServerLimits.maxBodyBytes` (`limit`): refused by the connection guard on its `Content-Length`,
     /// or by the routes when reading passes the limit.

@@ -13,10 +13,10 @@ import NIOConcurrencyHelpers
 /// clients on different cores rarely meet; a full shard first forgets the buckets that have refilled (a full
 /// bucket is the same as none), then the half that waited longest, so memory stays bounded whatever the number
 /// of addresses an attacker uses.
-public final class RateLimiter: Sendable {
-    public let rate: Double
-    public let burst: Double
-    public let maxClients: Int
+package final class RateLimiter: Sendable {
+    package let rate: Double
+    package let burst: Double
+    package let maxClients: Int
 
     private struct Bucket {
         var tokens: Double
@@ -28,7 +28,7 @@ public final class RateLimiter: Sendable {
     private let perShard: Int
 
     /// `rate` requests a second with bursts of `burst`, for at most `maxClients` clients at once.
-    public init(rate: Double, burst: Double, maxClients: Int = 100_000) {
+    package init(rate: Double, burst: Double, maxClients: Int = 100_000) {
         self.rate = rate
         self.burst = max(1, burst)
         self.maxClients = maxClients
@@ -37,7 +37,7 @@ public final class RateLimiter: Sendable {
     }
 
     /// Takes a token for `client` at `nanoseconds` (a monotonic clock): nil when admitted, else the seconds to wait.
-    public func admit(_ client: String, at nanoseconds: UInt64) -> Int? {
+    package func admit(_ client: String, at nanoseconds: UInt64) -> Int? {
         var hasher = Hasher()
         hasher.combine(client)
         let shard = shards[Int(UInt(bitPattern: hasher.finalize()) % UInt(Self.shardCount))]
@@ -57,7 +57,7 @@ public final class RateLimiter: Sendable {
     }
 
     /// Clients tracked now.
-    public var clientCount: Int { shards.reduce(0) { $0 + $1.withLockedValue { $0.count } } }
+    package var clientCount: Int { shards.reduce(0) { $0 + $1.withLockedValue { $0.count } } }
 
     /// Forgets the buckets that are full again, then, if that freed less than a quarter, the older half.
     private func makeRoom(_ table: inout [String: Bucket], now: UInt64) {

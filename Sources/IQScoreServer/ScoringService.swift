@@ -18,12 +18,12 @@ import Synchronization
 /// number of instances behind a load balancer answer alike. Each request reads the current `ServingState` once
 /// and answers from it; `reload(trigger:)` swaps in a new one without stopping.
 public final class ScoringService: Sendable {
-    public let store: ServingStateStore
-    public let limits: ServerLimits
-    public let metrics: ServerMetrics
-    public let logger: Logger
+    package let store: ServingStateStore
+    package let limits: ServerLimits
+    package let metrics: ServerMetrics
+    package let logger: Logger
     /// The name of this instance, in `X-IQScore-Instance` on every response (`iqscore serve --instance`).
-    public let instance: String
+    package let instance: String
     /// Where request lines go without building `Logger.Metadata` (`ServerLogHandler.logRequest`); nil: through
     /// `logger` at info.
     let requestLog: ServerLogHandler?
@@ -36,6 +36,8 @@ public final class ScoringService: Sendable {
     let formGate: AsyncGate
 
     /// Loads `configuration` (a bad file throws the loader's error naming it) and prepares the service.
+    /// - Throws: the loaders' errors (`InputError`/`InputErrors` naming the file, line and column;
+    ///   `PsychometricsError`, `AssemblyError` for a configuration that cannot serve this bank).
     public convenience init(configuration: ServerConfiguration, limits: ServerLimits = ServerLimits(), instance: String = ScoringService.defaultInstance,
                             logger: Logger = Logger(label: "iqscore.serve"), requestLog: ServerLogHandler? = nil,
                             metrics: ServerMetrics = ServerMetrics()) throws {
@@ -45,7 +47,7 @@ public final class ScoringService: Sendable {
     /// A service answering from `state`; reloads re-read `state.configuration`. Request lines go to `requestLog`
     /// when given (the handler `logger` writes through, so the line is written without building its metadata),
     /// else through `logger` at info.
-    public init(state: ServingState, limits: ServerLimits = ServerLimits(), instance: String = ScoringService.defaultInstance,
+    package init(state: ServingState, limits: ServerLimits = ServerLimits(), instance: String = ScoringService.defaultInstance,
                 logger: Logger = Logger(label: "iqscore.serve"), requestLog: ServerLogHandler? = nil, metrics: ServerMetrics = ServerMetrics()) {
         self.requestLog = requestLog
         store = ServingStateStore(state)
@@ -59,7 +61,7 @@ public final class ScoringService: Sendable {
     }
 
     /// The state new requests are answered from.
-    public var state: ServingState { store.current }
+    package var state: ServingState { store.current }
 
     /// The host's name: the default instance name (a container's host name is its id).
     public static var defaultInstance: String { ProcessInfo.processInfo.hostName }
@@ -67,12 +69,12 @@ public final class ScoringService: Sendable {
     /// Marks the service as draining: `GET /readyz` answers 503 `not-ready` from now on, so a load balancer stops
     /// sending it requests, while every endpoint keeps answering (`IQScoreApplication.run` drains on SIGTERM
     /// before it stops accepting connections).
-    public func beginDraining() {
+    package func beginDraining() {
         if !draining.exchange(true, ordering: .relaxed) { metrics.setReady(false) }
     }
 
     /// Whether `beginDraining()` was called.
-    public var isDraining: Bool { draining.load(ordering: .relaxed) }
+    package var isDraining: Bool { draining.load(ordering: .relaxed) }
 
     // MARK: Reload
 
@@ -85,6 +87,7 @@ public final class ScoringService: Sendable {
     /// Re-reads the bank and configuration files and, when every one loads, serves them to new requests
     /// (requests under way finish on the state they started with). A file that fails to load is refused: the
     /// error is logged and thrown, and the current state keeps serving. Reloads run one at a time.
+    /// - Throws: the first loader error, as `init(configuration:)`; the state in service is then unchanged.
     @discardableResult
     public func reload(trigger: String) async throws -> ReloadOutcome {
         try await reloads.run { [self] in

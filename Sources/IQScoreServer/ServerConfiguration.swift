@@ -58,7 +58,7 @@ public struct ServerConfiguration: Sendable, Hashable {
 
     /// The adaptive test without `--cat-config`: at most 25 items, the library's defaults otherwise (EAP, N(0, 1)
     /// prior, no SE target).
-    public static var defaultCATConfiguration: CATConfiguration { CATConfiguration(maxItems: 25) }
+    package static var defaultCATConfiguration: CATConfiguration { CATConfiguration(maxItems: 25) }
 
     public init(bankPath: String, catConfigurationPath: String? = nil, blueprintPath: String? = nil, exposurePath: String? = nil,
                 normsPath: String? = nil, ability: AbilityOptions = AbilityOptions(), confidenceLevel: Double = 0.95,

@@ -36,27 +36,27 @@ public struct ServerLimits: Sendable, Hashable {
     /// server directly could name itself anything. Default false.
     public var clientFromForwardedFor = false
 
-    public static let defaultMaxBodyBytes = 4 << 20
-    public static let defaultMaxItemsPerSession = 1_000
-    public static let defaultMaxSessionsPerBatch = 1_000
-    public static let defaultMaxExcludedItems = 20_000
-    public static let defaultMaxConcurrentForms = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
-    public static let defaultMaxQueuedForms = 64
+    package static let defaultMaxBodyBytes = 4 << 20
+    package static let defaultMaxItemsPerSession = 1_000
+    package static let defaultMaxSessionsPerBatch = 1_000
+    package static let defaultMaxExcludedItems = 20_000
+    package static let defaultMaxConcurrentForms = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
+    package static let defaultMaxQueuedForms = 64
 
     /// The ranges each limit may be set to: a body of 1 KiB … 256 MiB; 1 … 10,000 items a session (the longest
     /// test the libraries accept, `TestLength.maximum`); 1 … 100,000 sessions a batch; 0 … 1,000,000 exclusions;
     /// 1 … 1,024 concurrent and 0 … 1,000,000 queued form assemblies.
-    public static let allowedMaxBodyBytes = 1 << 10 ... 256 << 20
-    public static let allowedMaxItemsPerSession = 1...10_000
-    public static let allowedMaxSessionsPerBatch = 1...100_000
-    public static let allowedMaxExcludedItems = 0...1_000_000
-    public static let allowedMaxConcurrentForms = 1...1_024
-    public static let allowedMaxQueuedForms = 0...1_000_000
+    package static let allowedMaxBodyBytes = 1 << 10 ... 256 << 20
+    package static let allowedMaxItemsPerSession = 1...10_000
+    package static let allowedMaxSessionsPerBatch = 1...100_000
+    package static let allowedMaxExcludedItems = 0...1_000_000
+    package static let allowedMaxConcurrentForms = 1...1_024
+    package static let allowedMaxQueuedForms = 0...1_000_000
     /// Rates and bursts: 0 … 1,000,000 requests a second.
-    public static let allowedRate: ClosedRange<Double> = 0...1_000_000
+    package static let allowedRate: ClosedRange<Double> = 0...1_000_000
 
     /// The rate limiter these limits ask for; nil when `rateLimit` is 0.
-    public func makeRateLimiter() -> RateLimiter? {
+    package func makeRateLimiter() -> RateLimiter? {
         rateLimit > 0 ? RateLimiter(rate: rateLimit, burst: rateBurst > 0 ? rateBurst : max(1, rateLimit)) : nil
     }
 
@@ -71,7 +71,7 @@ public struct ServerLimits: Sendable, Hashable {
 
     /// One sentence per limit outside its range, naming it (`max body bytes must be …, got 0`; as an option
     /// for `iqscore serve`).
-    public func validationProblems() -> [String] {
+    package func validationProblems() -> [String] {
         var problems: [String] = []
         func check(_ value: Int, _ range: ClosedRange<Int>, _ key: String) {
             if !range.contains(value) { problems.append("\(name(key)) must be \(range.lowerBound)…\(range.upperBound), got \(value)") }

@@ -176,9 +176,9 @@ public struct ServerLogHandler: LogHandler {
 /// server writes per request cost a system call each before. The caller (an event loop, answering `FastLane`'s
 /// requests) does not write request lines itself unless the buffer reaches 8 MiB, the bound on what the sink holds
 /// when the file takes lines more slowly than they come. `flush()` writes what is buffered (at exit).
-public final class LogSink: Sendable {
+package final class LogSink: Sendable {
     /// Standard error, flushed at exit.
-    public static let standardError: LogSink = {
+    package static let standardError: LogSink = {
         let sink = LogSink(descriptor: 2)
         atexit { LogSink.standardError.flush() }
         return sink
@@ -222,7 +222,7 @@ public final class LogSink: Sendable {
     }
 
     /// Writes every buffered line.
-    public func flush() {
+    package func flush() {
         writing.withLock {
             let bytes = buffer.withLockedValue { bytes -> [UInt8] in
                 defer { bytes.removeAll(keepingCapacity: true) }

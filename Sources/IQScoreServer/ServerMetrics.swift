@@ -5,11 +5,11 @@ import Psychometrics
 
 /// The routes the server answers, as metric labels (the route template, never the raw path, so a client cannot
 /// create series at will).
-public enum ServerRoute: Int, Sendable, Hashable, CaseIterable {
+package enum ServerRoute: Int, Sendable, Hashable, CaseIterable {
     case score, scoreBatch, catNext, forms, bank, live, ready, health, metrics, openAPI, reload, unmatched
 
     /// The path, or `unmatched` for a request no route took.
-    public var label: String {
+    package var label: String {
         switch self {
         case .score: "/v1/score"
         case .scoreBatch: "/v1/score/batch"
@@ -28,7 +28,7 @@ public enum ServerRoute: Int, Sendable, Hashable, CaseIterable {
 
     /// The token a route needs when tokens are configured (`AccessTokens`), and whether it is rate-limited: the
     /// API's endpoints; nil for the probes, `/metrics`, `/openapi.json` and unknown paths.
-    public var scope: AccessTokens.Scope? {
+    package var scope: AccessTokens.Scope? {
         switch self {
         case .score, .scoreBatch, .catNext, .forms, .bank: .scoring
         case .reload: .admin

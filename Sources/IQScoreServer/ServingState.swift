@@ -12,55 +12,55 @@ import PsychometricsIO
 /// Loading does the work a request should not: reading and hashing the files, building the item-id table, the
 /// estimators (one per method), the CAT information table and the default form assembler, and the bank
 /// description that `GET /v1/bank` returns.
-public final class ServingState: Sendable {
+package final class ServingState: Sendable {
     /// The first 16 hexadecimal digits of the SHA-256 of the bank file (`BankVersion`).
-    public let bankVersion: String
+    package let bankVersion: String
     /// The whole SHA-256 of the bank file, 64 hexadecimal digits.
-    public let bankSHA256: String
+    package let bankSHA256: String
     /// The files and settings this state was loaded from.
-    public let configuration: ServerConfiguration
+    package let configuration: ServerConfiguration
     /// When it was loaded.
-    public let loadedAt: Date
+    package let loadedAt: Date
     /// The bank as read (`ItemBank.load(csv:)`); of a battery bank, its unidimensional view (`BatteryBank.bank`:
     /// each item's marginal on the full-scale factor: a bifactor bank's general factor, a correlated bank's
     /// composite), which adaptive steps and forms use.
-    public let bank: ItemBank
+    package let bank: ItemBank
     /// A battery bank (bifactor, testlet or correlated factors) as a battery (`Battery`): scores are its
     /// full-scale factor's EAP or MAP with the reported domain indexes; nil for a unidimensional bank.
-    public let battery: Battery?
+    package let battery: Battery?
     /// The added value of each of the battery's indexes (`IndexAddedValue`, the bank as one form).
-    public let indexAddedValue: [IndexAddedValue]
+    package let indexAddedValue: [IndexAddedValue]
     /// The `model` of `GET /v1/bank`: the items' model (`rasch`, `1pl`, `2pl`, `3pl`), `mixed`, or for a battery
     /// bank `bifactor` (also a testlet bank) or `correlated`.
-    public let model: String
+    package let model: String
     /// Domains in order of first appearance in the bank (empty without a `domain` column).
-    public var domains: [String] { defaultWriter.scorer.domains }
+    package var domains: [String] { defaultWriter.scorer.domains }
 
     /// Scores with the configured method, and with each method a request may name.
     let defaultWriter: ScoreJSONWriter
     let writers: [AbilityMethod: ScoreJSONWriter]
     /// The bank prepared for adaptive tests and forms (a bank without domains is one domain).
-    public let assemblyBank: AssemblyBank
-    public let pool: CATItemPool
-    public let exposure: ExposureParameters?
+    package let assemblyBank: AssemblyBank
+    package let pool: CATItemPool
+    package let exposure: ExposureParameters?
     /// How adaptive steps control exposure, in words (`/healthz`, `/v1/bank`, the logs): `sympson-hetter r_max 0.25
     /// calibrated at load (…)`, `sympson-hetter from FILE`, or `off (…)`.
-    public let exposureControl: String
+    package let exposureControl: String
     /// The seed of the start-up calibration: fixed, so instances with the same files serve the same items.
     static let exposureCalibrationSeed: UInt64 = 1
     /// The default blueprint and its assembler (`--blueprint`), checked at load.
-    public let defaultBlueprint: Blueprint?
+    package let defaultBlueprint: Blueprint?
     let defaultAssembler: FormAssembler?
     /// Age-specific norms (a NORMS.json document); nil for linear norms, which need no age.
-    public var ageNorms: AgeNormScale? { defaultWriter.ageNorms }
+    package var ageNorms: AgeNormScale? { defaultWriter.ageNorms }
     /// Who may call which endpoint (`ServerConfiguration.tokensPath`, `tokenEnvironment`).
-    public let access: AccessTokens
+    package let access: AccessTokens
     /// The body of `GET /v1/bank`, built once.
     let bankDescription: ByteBuffer
 
     /// Reads and checks every configured file. A problem throws the loader's error (`InputError`, `InputErrors`,
     /// `PsychometricsError`, `AssemblyError`), naming the file: the caller reports it and keeps what it had.
-    public static func load(_ configuration: ServerConfiguration) throws -> ServingState {
+    package static func load(_ configuration: ServerConfiguration) throws -> ServingState {
         try ServingState(configuration)
     }
 

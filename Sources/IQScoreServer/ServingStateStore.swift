@@ -6,19 +6,19 @@ import NIOConcurrencyHelpers
 /// installs a new state meanwhile changes nothing for it (the old state lives as long as a request holds it). The
 /// read is a lock held for one reference copy — tens of nanoseconds, no allocation — and a reload holds the same
 /// lock only to swap the reference, never while loading files.
-public final class ServingStateStore: Sendable {
+package final class ServingStateStore: Sendable {
     private let box: NIOLockedValueBox<ServingState>
 
-    public init(_ state: ServingState) {
+    package init(_ state: ServingState) {
         box = NIOLockedValueBox(state)
     }
 
     /// The state new requests are answered from.
-    public var current: ServingState { box.withLockedValue { $0 } }
+    package var current: ServingState { box.withLockedValue { $0 } }
 
     /// Installs `state` for new requests; returns the one it replaces.
     @discardableResult
-    public func replace(with state: ServingState) -> ServingState {
+    package func replace(with state: ServingState) -> ServingState {
         box.withLockedValue { current in
             let previous = current
             current = state

@@ -14,28 +14,28 @@ import Psychometrics
 /// The change point: within the run of S > 0 that ended in the alarm (observations r … n), the maximum-likelihood
 /// start of a shifted mean, argmax_d (Σ_{t=d}^{n} x_t)² / (n − d + 1) over d ≥ r with a positive sum (Pettitt-style
 /// refinement of Page's estimator r, which a run that drifts above 0 before the change places too early).
-public struct CUSUM: Sendable, Hashable {
-    public let k: Double
-    public let h: Double
-    public private(set) var value = 0.0
+package struct CUSUM: Sendable, Hashable {
+    package let k: Double
+    package let h: Double
+    package private(set) var value = 0.0
     /// Observations added so far.
-    public private(set) var count = 0
+    package private(set) var count = 0
     /// The observation (0-based) at which the current run of S > 0 began.
-    public private(set) var runStart = 0
+    package private(set) var runStart = 0
     /// The current run's observations.
     private var run: [Double] = []
 
-    public static let allowedReferences = NumberRange.closed(0, 5)
-    public static let allowedThresholds = NumberRange.aboveUpTo(0, 100)
+    package static let allowedReferences = NumberRange.closed(0, 5)
+    package static let allowedThresholds = NumberRange.aboveUpTo(0, 100)
 
-    public init(k: Double = 0.5, h: Double = 8) {
+    package init(k: Double = 0.5, h: Double = 8) {
         self.k = k
         self.h = h
     }
 
     /// Adds x; returns the estimated change point (0-based observation index) when this observation raises an
     /// alarm (the sum then restarts), nil otherwise.
-    public mutating func add(_ x: Double) -> Int? {
+    package mutating func add(_ x: Double) -> Int? {
         if value == 0 { runStart = count; run.removeAll(keepingCapacity: true) }
         value = max(0, value + x - k)
         count += 1

@@ -3,13 +3,13 @@ import Psychometrics
 
 /// One session as the item monitor reads it: its date (days since 1970-01-01), the bank indices it answered, its
 /// responses (0/1) and times in seconds (NaN: none).
-public struct DatedSession: Sendable, Hashable {
-    public var day: Int
-    public var items: [Int]
-    public var responses: [UInt8]
-    public var seconds: [Double]
+package struct DatedSession: Sendable, Hashable {
+    package var day: Int
+    package var items: [Int]
+    package var responses: [UInt8]
+    package var seconds: [Double]
 
-    public init(day: Int, items: [Int], responses: [UInt8], seconds: [Double]) {
+    package init(day: Int, items: [Int], responses: [UInt8], seconds: [Double]) {
         self.day = day
         self.items = items
         self.responses = responses
@@ -34,62 +34,62 @@ public struct DatedSession: Sendable, Hashable {
 /// 19,000 item-days). An alarm names the item, the day it fired and the estimated day the change began. Each item-day
 /// also reports its moving window (the last `windowDays` days): proportion correct and time intensity
 /// β̂ = mean(log t + τ̂) beside the bank's β.
-public struct ItemMonitor: Sendable {
-    public var parameters: [ItemParameters]
-    public var timeItems: [LognormalTimeItem?]
-    public var estimator: AbilityEstimator
-    public var reference = 0.5
-    public var threshold = 8.0
-    public var windowDays = 7
+package struct ItemMonitor: Sendable {
+    package var parameters: [ItemParameters]
+    package var timeItems: [LognormalTimeItem?]
+    package var estimator: AbilityEstimator
+    package var reference = 0.5
+    package var threshold = 8.0
+    package var windowDays = 7
     /// Responses faster than these thresholds (rapid guesses) are left out of everything (nil: none): a burst of
     /// disengaged sessions is fast and wrong, which is not a leak but moves the residuals.
-    public var rapidGuesses: RapidGuessThresholds?
+    package var rapidGuesses: RapidGuessThresholds?
 
     /// Window lengths: 1…365 days.
-    public static let allowedWindowDays = 1...365
+    package static let allowedWindowDays = 1...365
 
-    public init(parameters: [ItemParameters], timeItems: [LognormalTimeItem?], estimator: AbilityEstimator) {
+    package init(parameters: [ItemParameters], timeItems: [LognormalTimeItem?], estimator: AbilityEstimator) {
         self.parameters = parameters
         self.timeItems = timeItems
         self.estimator = estimator
     }
 
     /// One item on one day.
-    public struct ItemDay: Sendable, Hashable {
-        public var item: Int
-        public var day: Int
-        public var responses: Int
-        public var timed: Int
-        public var correct: Int
+    package struct ItemDay: Sendable, Hashable {
+        package var item: Int
+        package var day: Int
+        package var responses: Int
+        package var timed: Int
+        package var correct: Int
         /// Σe/√n and −Σz/√m (positive: faster than predicted), and x_d.
-        public var responseResidual: Double
-        public var timeResidual: Double?
-        public var statistic: Double
+        package var responseResidual: Double
+        package var timeResidual: Double?
+        package var statistic: Double
         /// The CUSUM after this day (0 right after an alarm).
-        public var cusum: Double
-        public var alarm: Bool
+        package var cusum: Double
+        package var alarm: Bool
         /// The trailing window: responses, proportion correct, time intensity (nil without times).
-        public var windowResponses: Int
-        public var windowProportionCorrect: Double
-        public var windowTimeIntensity: Double?
+        package var windowResponses: Int
+        package var windowProportionCorrect: Double
+        package var windowTimeIntensity: Double?
     }
 
-    public struct Alarm: Sendable, Hashable {
-        public var item: Int
+    package struct Alarm: Sendable, Hashable {
+        package var item: Int
         /// The day the CUSUM crossed h, and the estimated first day of the change.
-        public var day: Int
-        public var changeDay: Int
+        package var day: Int
+        package var changeDay: Int
     }
 
-    public struct Report: Sendable {
+    package struct Report: Sendable {
         /// Item-days in item order, then day order.
-        public var days: [ItemDay]
-        public var alarms: [Alarm]
-        public var sessions: Int
+        package var days: [ItemDay]
+        package var alarms: [Alarm]
+        package var sessions: Int
     }
 
     /// Runs the monitor over `sessions` (any order; each day's sessions are taken together).
-    public func run(_ sessions: [DatedSession]) -> Report {
+    package func run(_ sessions: [DatedSession]) -> Report {
         struct Accumulator { var n = 0, m = 0, correct = 0; var e = 0.0, z = 0.0, intensity = 0.0 }
         var perItem = [[Int: Accumulator]](repeating: [:], count: parameters.count)
         for var s in sessions where !s.items.isEmpty {

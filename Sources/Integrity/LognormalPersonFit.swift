@@ -29,7 +29,7 @@ public struct LognormalPersonFit: Sendable, Hashable {
     public var residuals: [Double]
 
     /// The fit of times `seconds` (NaN: none) to `items` (each nil: no time model).
-    public init(items: [LognormalTimeItem?], seconds: [Double]) {
+    package init(items: [LognormalTimeItem?], seconds: [Double]) {
         var evidence = SessionTimeEvidence()
         for (item, t) in zip(items, seconds) where !t.isNaN {
             if let item { evidence.add(item, logSeconds: log(t)) }

@@ -38,7 +38,7 @@ public struct PreknowledgeTest: Sendable, Hashable {
 
     /// The test for one session: `items` are bank indices with `responses` (0/1) and `seconds` (NaN: no time),
     /// `parameters` and `timeItems` the bank's, `compromised[j]` whether item j is suspected.
-    public init(items: [Int], responses: [UInt8], seconds: [Double], parameters: [ItemParameters], timeItems: [LognormalTimeItem?],
+    package init(items: [Int], responses: [UInt8], seconds: [Double], parameters: [ItemParameters], timeItems: [LognormalTimeItem?],
                 compromised: [Bool]) {
         var c: [(ItemParameters, UInt8)] = [], u: [(ItemParameters, UInt8)] = []
         var timeC = SessionTimeEvidence(), timeU = SessionTimeEvidence()

@@ -32,13 +32,13 @@ public struct RapidGuessThresholds: Sendable, Hashable {
     }
 
     /// NT-x percentages: (0, 100]; caps: (0, 600] s.
-    public static let allowedPercents = NumberRange.aboveUpTo(0, 100)
-    public static let allowedCaps = NumberRange.aboveUpTo(0, 600)
+    package static let allowedPercents = NumberRange.aboveUpTo(0, 100)
+    package static let allowedCaps = NumberRange.aboveUpTo(0, 600)
     /// Lognormal-rule quantiles: (0, 0.2].
-    public static let allowedQuantiles = NumberRange.aboveUpTo(0, 0.2)
+    package static let allowedQuantiles = NumberRange.aboveUpTo(0, 0.2)
 
     /// NT10 (`percent` of each item's mean time, at most `cap` seconds) from the timed responses of `matrix`.
-    public static func normative(matrix: ResponseMatrix, times: ResponseTimes, percent: Double = 10, cap: Double = 10) -> RapidGuessThresholds {
+    package static func normative(matrix: ResponseMatrix, times: ResponseTimes, percent: Double = 10, cap: Double = 10) -> RapidGuessThresholds {
         var sum = [Double](repeating: 0, count: matrix.itemCount), n = [Int](repeating: 0, count: matrix.itemCount)
         for k in 0..<matrix.cellCount where !times.seconds[k].isNaN {
             sum[Int(matrix.itemIndices[k])] += Double(times.seconds[k])
@@ -66,7 +66,7 @@ public struct RapidGuessThresholds: Sendable, Hashable {
     }
 
     /// Whether a response to item j in `seconds` is a rapid guess (a NaN time never is).
-    @inline(__always) public func isRapid(item j: Int, seconds t: Double) -> Bool { t < seconds[j] }
+    @inline(__always) package func isRapid(item j: Int, seconds t: Double) -> Bool { t < seconds[j] }
 }
 
 /// A session's response-time effort (Wise & Kong 2005): the share of its timed responses that are not rapid
@@ -89,7 +89,7 @@ public struct ResponseTimeEffort: Sendable, Hashable {
     public static let minimumEffort = 0.90
 
     /// The effort of a session answering `items` (bank indices) in `seconds` (NaN: no time).
-    public init(items: some Collection<Int>, seconds: some Collection<Double>, thresholds: RapidGuessThresholds) {
+    package init(items: some Collection<Int>, seconds: some Collection<Double>, thresholds: RapidGuessThresholds) {
         var timed = 0
         var rapid: [Int] = []
         for (k, (j, t)) in zip(items, seconds).enumerated() where !t.isNaN {
@@ -109,7 +109,7 @@ extension RapidGuessThresholds {
     /// administered: effort-moderated calibration, after Wise & DeMars 2006), persons left with no response
     /// dropped; and how many responses were removed. A rapid guesser is fast and right at chance, so left in it
     /// inflates the speed SD and pulls the ability–speed correlation towards 0.
-    public func removingRapidGuesses(from matrix: ResponseMatrix, times: ResponseTimes) -> (matrix: ResponseMatrix, times: ResponseTimes, removed: Int) {
+    package func removingRapidGuesses(from matrix: ResponseMatrix, times: ResponseTimes) -> (matrix: ResponseMatrix, times: ResponseTimes, removed: Int) {
         var offsets = [0], items: [Int32] = [], values: [UInt8] = [], seconds: [Float] = [], persons: [String] = []
         items.reserveCapacity(matrix.cellCount); values.reserveCapacity(matrix.cellCount); seconds.reserveCapacity(matrix.cellCount)
         var removed = 0

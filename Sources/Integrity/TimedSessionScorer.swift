@@ -31,7 +31,7 @@ public struct SessionTimeSummary: Sendable, Hashable {
     /// With suspected items (`TimedSessionScorer.compromised`): the preknowledge test on them.
     public var preknowledge: PreknowledgeTest?
 
-    public init() {}
+    package init() {}
 }
 
 /// What a session's times say about it.

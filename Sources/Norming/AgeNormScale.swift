@@ -40,7 +40,7 @@ public struct AgeNormScale: Sendable, Hashable {
     }
 
     /// Ages allowed: finite, 0–130 years.
-    public static let allowedAges = NumberRange.closed(0, 130)
+    package static let allowedAges = NumberRange.closed(0, 130)
 
     /// The unrounded IQ of θ at `age` (nil: allowed only for linear norms).
     public func rawIQ(theta: Double, age: Double?) -> Double {

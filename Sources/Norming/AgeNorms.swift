@@ -14,7 +14,7 @@ import Psychometrics
 /// extrapolated). Within `extrapolation` years of the range that is the norms' stated use; beyond it
 /// `isOutside(age:)` is true and a score is flagged `age_outside_norms`.
 public struct AgeNorms: Sendable, Hashable {
-    public enum Model: Sendable, Hashable {
+    package enum Model: Sendable, Hashable {
         case linear(Norms)
         case continuous(ContinuousNorms)
         case bands(BandNorms)
@@ -22,11 +22,11 @@ public struct AgeNorms: Sendable, Hashable {
 
     public var name: String
     public var version: String
-    public var model: Model
+    package var model: Model
     /// Years beyond the covered range within which the norms may be used without a flag (≥ 0).
     public var extrapolation: Double
 
-    public init(name: String, version: String, model: Model, extrapolation: Double = 0) {
+    package init(name: String, version: String, model: Model, extrapolation: Double = 0) {
         precondition(extrapolation >= 0 && extrapolation.isFinite, "the extrapolation margin must be finite and ≥ 0, got \(extrapolation)")
         self.name = name
         self.version = version
@@ -59,7 +59,7 @@ public struct AgeNorms: Sendable, Hashable {
     }
 
     /// The covered age nearest to `age` (the age the norms are evaluated at).
-    public func clampedAge(_ age: Double) -> Double {
+    package func clampedAge(_ age: Double) -> Double {
         guard let range = coveredAges else { return age }
         return min(max(age, range.lowerBound), range.upperBound)
     }
@@ -74,7 +74,7 @@ public struct AgeNorms: Sendable, Hashable {
     }
 
     /// The distribution of θ at `age` (a normal for linear norms), at the nearest covered age.
-    public func distribution(age: Double) -> SinhArcsinh {
+    package func distribution(age: Double) -> SinhArcsinh {
         switch model {
         case .linear(let n): SinhArcsinh(location: n.mean, scale: n.sd)
         case .continuous(let c): c.distribution(age: clampedAge(age))

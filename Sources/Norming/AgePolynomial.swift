@@ -11,23 +11,23 @@ import Foundation
 /// ```
 /// Ages outside [ageMin, ageMax] are clamped to it before t is computed: a polynomial fitted on the range is
 /// never extrapolated.
-public struct AgePolynomial: Sendable, Hashable, Codable {
+package struct AgePolynomial: Sendable, Hashable, Codable {
     /// c_0 … c_d.
-    public var coefficients: [Double]
+    package var coefficients: [Double]
 
-    public init(coefficients: [Double]) {
+    package init(coefficients: [Double]) {
         precondition(!coefficients.isEmpty, "an age polynomial needs at least one coefficient")
         self.coefficients = coefficients
     }
 
     /// The degree d (number of coefficients − 1).
-    public var degree: Int { coefficients.count - 1 }
+    package var degree: Int { coefficients.count - 1 }
 
     /// A constant.
-    public static func constant(_ value: Double) -> AgePolynomial { AgePolynomial(coefficients: [value]) }
+    package static func constant(_ value: Double) -> AgePolynomial { AgePolynomial(coefficients: [value]) }
 
     /// p(t) at standardised age t.
-    @inlinable public func value(at t: Double) -> Double {
+    @inlinable package func value(at t: Double) -> Double {
         var sum = coefficients[0]
         guard coefficients.count > 1 else { return sum }
         var previous = 1.0, current = t
@@ -57,19 +57,19 @@ public struct AgePolynomial: Sendable, Hashable, Codable {
 }
 
 /// The map from age to standardised age t ∈ [−1, 1] over the covered range (ages outside are clamped).
-public struct AgeStandardization: Sendable, Hashable, Codable {
-    public var minimum: Double
-    public var maximum: Double
+package struct AgeStandardization: Sendable, Hashable, Codable {
+    package var minimum: Double
+    package var maximum: Double
 
     /// - Precondition: minimum < maximum, both finite.
-    public init(minimum: Double, maximum: Double) {
+    package init(minimum: Double, maximum: Double) {
         precondition(minimum.isFinite && maximum.isFinite && minimum < maximum, "an age range needs minimum < maximum, got \(minimum)–\(maximum)")
         self.minimum = minimum
         self.maximum = maximum
     }
 
     /// t = 2·(clamp(age) − minimum)/(maximum − minimum) − 1.
-    @inlinable public func standardized(_ age: Double) -> Double {
+    @inlinable package func standardized(_ age: Double) -> Double {
         let a = min(max(age, minimum), maximum)
         return 2 * (a - minimum) / (maximum - minimum) - 1
     }

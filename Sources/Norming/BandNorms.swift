@@ -3,16 +3,16 @@ import Psychometrics
 
 /// One age band of conventional norms: ages [lowerAge, upperAge) (the last band includes its upper age) and the
 /// distribution of θ fitted to the band's persons.
-public struct NormBand: Sendable, Hashable, Codable {
-    public var lowerAge: Double
-    public var upperAge: Double
-    public var count: Int
-    public var effectiveN: Double
-    public var distribution: SinhArcsinh
+package struct NormBand: Sendable, Hashable, Codable {
+    package var lowerAge: Double
+    package var upperAge: Double
+    package var count: Int
+    package var effectiveN: Double
+    package var distribution: SinhArcsinh
     /// The family the criterion chose: (0, 0, nil, nil) normal, (0, 0, 0, nil) skewed, (0, 0, 0, 0) SHASH.
-    public var degrees: SHASHDegrees
+    package var degrees: SHASHDegrees
 
-    public init(lowerAge: Double, upperAge: Double, count: Int, effectiveN: Double, distribution: SinhArcsinh, degrees: SHASHDegrees) {
+    package init(lowerAge: Double, upperAge: Double, count: Int, effectiveN: Double, distribution: SinhArcsinh, degrees: SHASHDegrees) {
         self.lowerAge = lowerAge
         self.upperAge = upperAge
         self.count = count
@@ -23,17 +23,17 @@ public struct NormBand: Sendable, Hashable, Codable {
 }
 
 /// Options of `BandNorms.fit`.
-public struct BandNormsOptions: Sendable, Hashable {
+package struct BandNormsOptions: Sendable, Hashable {
     /// Interior band edges in years (ascending); nil: automatic bands of at least `minimumEffectiveN`.
-    public var edges: [Double]?
+    package var edges: [Double]?
     /// Automatic bands hold at least this many effective persons (Kish n_eff of their weights; default 200).
-    public var minimumEffectiveN = 200.0
-    public var criterion = InformationCriterion.bic
+    package var minimumEffectiveN = 200.0
+    package var criterion = InformationCriterion.bic
 
-    public init() {}
+    package init() {}
 
     /// n_eff per band allowed: 20–10,000,000.
-    public static let allowedMinimumEffectiveN = NumberRange.closed(20, 10_000_000)
+    package static let allowedMinimumEffectiveN = NumberRange.closed(20, 10_000_000)
 
     package func validationProblems() -> [String] {
         var problems: [String] = []
@@ -59,17 +59,17 @@ public struct BandNormsOptions: Sendable, Hashable {
 /// ⌊n_eff / minimum⌋ bands, then merge any band below the minimum n_eff into its smaller neighbour; persons of
 /// the same age are never split. IQ then jumps at band edges: the reason continuous norming exists (Lenhard et
 /// al. 2016), and the comparison `Benchmarks/norms_recovery.sh` makes.
-public struct BandNorms: Sendable, Hashable {
+package struct BandNorms: Sendable, Hashable {
     /// Contiguous bands, youngest first.
-    public var bands: [NormBand]
+    package var bands: [NormBand]
 
-    public init(bands: [NormBand]) {
+    package init(bands: [NormBand]) {
         precondition(!bands.isEmpty, "band norms need at least one band")
         self.bands = bands
     }
 
     /// The band of `age` (clamped to the covered range).
-    public func band(age: Double) -> NormBand {
+    package func band(age: Double) -> NormBand {
         var lo = 0, hi = bands.count - 1
         while lo < hi {
             let mid = (lo + hi + 1) / 2
@@ -78,15 +78,15 @@ public struct BandNorms: Sendable, Hashable {
         return bands[lo]
     }
 
-    public var coveredAges: ClosedRange<Double> { bands[0].lowerAge...bands[bands.count - 1].upperAge }
+    package var coveredAges: ClosedRange<Double> { bands[0].lowerAge...bands[bands.count - 1].upperAge }
 
-    public func cdf(theta: Double, age: Double) -> Double { band(age: age).distribution.cdf(theta) }
+    package func cdf(theta: Double, age: Double) -> Double { band(age: age).distribution.cdf(theta) }
 
     /// Fits band norms; `warnings` names bands below the minimum n_eff (given edges) and fits that did not
     /// converge.
     /// - Throws: `PsychometricsError.insufficientData` when a band has fewer than 10 persons or no spread of θ,
     ///   `.invalidOptions` for bad options.
-    public static func fit(ages: [Double], thetas: [Double], weights: [Double]? = nil,
+    package static func fit(ages: [Double], thetas: [Double], weights: [Double]? = nil,
                            options: BandNormsOptions = BandNormsOptions()) throws -> (norms: BandNorms, warnings: [String]) {
         let problems = options.validationProblems()
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "band norms: " + problems.joined(separator: "; ")) }

@@ -2,7 +2,7 @@ import Foundation
 import Psychometrics
 
 /// The information criterion that chooses the degrees.
-public enum InformationCriterion: String, Sendable, Hashable, Codable, CaseIterable {
+package enum InformationCriterion: String, Sendable, Hashable, Codable, CaseIterable {
     /// BIC = −2ℓ + k·log n_eff (Schwarz 1978): consistent, prefers smaller models at large n than AIC.
     case bic
     /// AIC = −2ℓ + 2k (Akaike 1974).
@@ -17,16 +17,16 @@ public enum InformationCriterion: String, Sendable, Hashable, Codable, CaseItera
 }
 
 /// How `ContinuousNorms.fit` chooses the degrees.
-public struct ContinuousNormsOptions: Sendable, Hashable {
+package struct ContinuousNormsOptions: Sendable, Hashable {
     /// The largest degrees the search may choose (default μ 5, log σ 3, ε 2, log δ 1).
-    public var maximumDegrees = SHASHDegrees(location: 5, logScale: 3, skewness: 2, logTailWeight: 1)
+    package var maximumDegrees = SHASHDegrees(location: 5, logScale: 3, skewness: 2, logTailWeight: 1)
     /// Fit these degrees only (no search).
-    public var fixedDegrees: SHASHDegrees?
-    public var criterion = InformationCriterion.bic
+    package var fixedDegrees: SHASHDegrees?
+    package var criterion = InformationCriterion.bic
     /// Newton iterations per fit.
-    public var maximumIterations = 200
+    package var maximumIterations = 200
 
-    public init() {}
+    package init() {}
 
     package func validationProblems() -> [String] {
         maximumDegrees.validationProblems(what: "maximum degrees") + (fixedDegrees?.validationProblems(what: "fixed degrees") ?? [])
@@ -35,28 +35,28 @@ public struct ContinuousNormsOptions: Sendable, Hashable {
 }
 
 /// One model the degree search fitted.
-public struct CriterionEntry: Sendable, Hashable, Codable {
-    public var degrees: SHASHDegrees
-    public var parameterCount: Int
-    public var logLikelihood: Double
+package struct CriterionEntry: Sendable, Hashable, Codable {
+    package var degrees: SHASHDegrees
+    package var parameterCount: Int
+    package var logLikelihood: Double
     /// The criterion's value (smaller is better).
-    public var value: Double
-    public var converged: Bool
+    package var value: Double
+    package var converged: Bool
 }
 
 /// The result of fitting continuous norms: the chosen model, the criterion table, and the checks.
-public struct ContinuousNormsFit: Sendable, Hashable {
-    public var norms: ContinuousNorms
-    public var criterion: InformationCriterion
+package struct ContinuousNormsFit: Sendable, Hashable {
+    package var norms: ContinuousNorms
+    package var criterion: InformationCriterion
     /// Every model fitted, in the order fitted.
-    public var table: [CriterionEntry]
+    package var table: [CriterionEntry]
     /// The chosen model's weighted log-likelihood (weights summing to n_eff).
-    public var logLikelihood: Double
-    public var converged: Bool
-    public var iterations: Int
-    public var percentileCheck: PercentileCurveCheck
+    package var logLikelihood: Double
+    package var converged: Bool
+    package var iterations: Int
+    package var percentileCheck: PercentileCurveCheck
     /// Degenerate or doubtful fits, in words.
-    public var warnings: [String]
+    package var warnings: [String]
 }
 
 extension ContinuousNorms {
@@ -76,7 +76,7 @@ extension ContinuousNorms {
     /// - Parameters: ages, thetas, weights (positive, finite; nil = equal), of equal length.
     /// - Throws: `PsychometricsError.insufficientData` when the sample cannot support even a constant normal
     ///   (fewer than 10 persons, no spread of θ or of age), `.invalidOptions` for options out of range.
-    public static func fit(ages: [Double], thetas: [Double], weights: [Double]? = nil,
+    package static func fit(ages: [Double], thetas: [Double], weights: [Double]? = nil,
                            options: ContinuousNormsOptions = ContinuousNormsOptions()) throws -> ContinuousNormsFit {
         let problems = options.validationProblems()
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "continuous norms: " + problems.joined(separator: "; ")) }

@@ -3,13 +3,13 @@ import Foundation
 /// Degrees of the four SHASH parameters as polynomials in standardised age (`AgePolynomial`). `nil` for the
 /// skewness fixes ε ≡ 0 (symmetric); `nil` for the tail weight fixes δ ≡ 1 (normal tails). (d, d', nil, nil) is a
 /// normal distribution whose mean and log-SD are polynomials in age.
-public struct SHASHDegrees: Sendable, Hashable, Codable, CustomStringConvertible {
-    public var location: Int
-    public var logScale: Int
-    public var skewness: Int?
-    public var logTailWeight: Int?
+package struct SHASHDegrees: Sendable, Hashable, Codable, CustomStringConvertible {
+    package var location: Int
+    package var logScale: Int
+    package var skewness: Int?
+    package var logTailWeight: Int?
 
-    public init(location: Int, logScale: Int, skewness: Int? = nil, logTailWeight: Int? = nil) {
+    package init(location: Int, logScale: Int, skewness: Int? = nil, logTailWeight: Int? = nil) {
         self.location = location
         self.logScale = logScale
         self.skewness = skewness
@@ -17,21 +17,21 @@ public struct SHASHDegrees: Sendable, Hashable, Codable, CustomStringConvertible
     }
 
     /// Coefficients estimated.
-    public var parameterCount: Int { location + 1 + logScale + 1 + (skewness.map { $0 + 1 } ?? 0) + (logTailWeight.map { $0 + 1 } ?? 0) }
+    package var parameterCount: Int { location + 1 + logScale + 1 + (skewness.map { $0 + 1 } ?? 0) + (logTailWeight.map { $0 + 1 } ?? 0) }
 
     /// Coefficient counts of μ, log σ, ε, log δ (0 for a fixed parameter).
     var counts: [Int] { [location + 1, logScale + 1, skewness.map { $0 + 1 } ?? 0, logTailWeight.map { $0 + 1 } ?? 0] }
 
     /// "μ 3, log σ 1, ε –, log δ –".
-    public var description: String {
+    package var description: String {
         "μ \(location), log σ \(logScale), ε \(skewness.map(String.init) ?? "–"), log δ \(logTailWeight.map(String.init) ?? "–")"
     }
 
     /// Degrees allowed: μ 0–8, log σ 0–6, ε 0–4, log δ 0–2 (beyond, a polynomial over one age range chases noise).
-    public static let limits = SHASHDegrees(location: 8, logScale: 6, skewness: 4, logTailWeight: 2)
+    package static let limits = SHASHDegrees(location: 8, logScale: 6, skewness: 4, logTailWeight: 2)
 
     /// Problems with these degrees as maxima or fixed degrees.
-    public func validationProblems(what: String) -> [String] {
+    package func validationProblems(what: String) -> [String] {
         var problems: [String] = []
         let limits = Self.limits
         if !(0...limits.location).contains(location) { problems.append("\(what): the μ degree must be 0–\(limits.location), got \(location)") }
@@ -51,17 +51,17 @@ public struct SHASHDegrees: Sendable, Hashable, Codable, CustomStringConvertible
 /// F_age(θ) = Φ(sinh(δ(t) · asinh((θ − μ(t))/σ(t)) − ε(t)))
 /// ```
 /// For every age F_age is a continuous, strictly increasing cdf, so percentile curves Q(p | age) cannot cross.
-public struct ContinuousNorms: Sendable, Hashable {
+package struct ContinuousNorms: Sendable, Hashable {
     /// The covered age range; ages outside are evaluated at the nearest covered age.
-    public var ages: AgeStandardization
-    public var location: AgePolynomial
-    public var logScale: AgePolynomial
+    package var ages: AgeStandardization
+    package var location: AgePolynomial
+    package var logScale: AgePolynomial
     /// nil: ε ≡ 0.
-    public var skewness: AgePolynomial?
+    package var skewness: AgePolynomial?
     /// nil: δ ≡ 1.
-    public var logTailWeight: AgePolynomial?
+    package var logTailWeight: AgePolynomial?
 
-    public init(ages: AgeStandardization, location: AgePolynomial, logScale: AgePolynomial, skewness: AgePolynomial? = nil,
+    package init(ages: AgeStandardization, location: AgePolynomial, logScale: AgePolynomial, skewness: AgePolynomial? = nil,
                 logTailWeight: AgePolynomial? = nil) {
         self.ages = ages
         self.location = location
@@ -70,19 +70,19 @@ public struct ContinuousNorms: Sendable, Hashable {
         self.logTailWeight = logTailWeight
     }
 
-    public var degrees: SHASHDegrees {
+    package var degrees: SHASHDegrees {
         SHASHDegrees(location: location.degree, logScale: logScale.degree, skewness: skewness?.degree, logTailWeight: logTailWeight?.degree)
     }
 
     /// The distribution of θ at `age` (clamped to the covered range).
-    public func distribution(age: Double) -> SinhArcsinh {
+    package func distribution(age: Double) -> SinhArcsinh {
         let t = ages.standardized(age)
         return SinhArcsinh(location: location.value(at: t), scale: exp(logScale.value(at: t)),
                            skewness: skewness?.value(at: t) ?? 0, tailWeight: exp(logTailWeight?.value(at: t) ?? 0))
     }
 
     /// F_age(θ).
-    public func cdf(theta: Double, age: Double) -> Double { distribution(age: age).cdf(theta) }
+    package func cdf(theta: Double, age: Double) -> Double { distribution(age: age).cdf(theta) }
 
     /// Whether every parameter is finite and σ, δ are representable at every age of the range (checked on a grid
     /// of 201 ages; the polynomials are smooth, and a NORMS.json document is checked with this before use).

@@ -8,13 +8,13 @@ import Foundation
 /// ```
 /// Valid for positive, finite weights; the variance of a weighted mean is deff times that of an unweighted one
 /// when the weights are unrelated to the variable measured.
-public struct KishDesignEffect: Sendable, Hashable, Codable {
-    public var count: Int
-    public var sumOfWeights: Double
-    public var sumOfSquaredWeights: Double
+package struct KishDesignEffect: Sendable, Hashable, Codable {
+    package var count: Int
+    package var sumOfWeights: Double
+    package var sumOfSquaredWeights: Double
 
     /// - Precondition: at least one weight; every weight positive and finite.
-    public init(weights: [Double]) {
+    package init(weights: [Double]) {
         precondition(!weights.isEmpty, "the design effect needs at least one weight")
         var sum = 0.0, squares = 0.0
         for w in weights {
@@ -28,8 +28,8 @@ public struct KishDesignEffect: Sendable, Hashable, Codable {
     }
 
     /// deff = n Σw² / (Σw)².
-    public var designEffect: Double { Double(count) * sumOfSquaredWeights / (sumOfWeights * sumOfWeights) }
+    package var designEffect: Double { Double(count) * sumOfSquaredWeights / (sumOfWeights * sumOfWeights) }
 
     /// n_eff = (Σw)² / Σw².
-    public var effectiveN: Double { sumOfWeights * sumOfWeights / sumOfSquaredWeights }
+    package var effectiveN: Double { sumOfWeights * sumOfWeights / sumOfSquaredWeights }
 }

@@ -7,29 +7,29 @@ import Psychometrics
 /// A norm sample is a sample of the population the IQ refers to — every age the norms cover, drawn or weighted to
 /// match the population on the variables that go with ability (education, region, sex, …). The θ are on the
 /// scale of the calibrated bank.
-public struct NormSample: Sendable, Hashable {
-    public var ages: [Double]
-    public var thetas: [Double]
-    public var standardErrors: [Double]?
-    public var weights: [Double]?
+package struct NormSample: Sendable, Hashable {
+    package var ages: [Double]
+    package var thetas: [Double]
+    package var standardErrors: [Double]?
+    package var weights: [Double]?
     /// Variable name → each person's category.
-    public var variables: [String: [String]]
+    package var variables: [String: [String]]
 
     /// The largest sample accepted: 10,000,000 persons (about 0.3 GB for ages, θ, SEs, weights and three short
     /// categorical variables; a fit's working arrays add about 0.5 GB at this size).
-    public static let maximumCount = 10_000_000
+    package static let maximumCount = 10_000_000
     /// Ages allowed: finite, 0–130 years.
-    public static let allowedAges = NumberRange.closed(0, 130)
+    package static let allowedAges = NumberRange.closed(0, 130)
     /// θ allowed: finite, −10 to 10 (SDs of the calibration population; IQ 100 ± 150).
-    public static let allowedThetas = NumberRange.closed(-10, 10)
+    package static let allowedThetas = NumberRange.closed(-10, 10)
     /// Standard errors allowed: finite, > 0, at most 10.
-    public static let allowedStandardErrors = NumberRange.aboveUpTo(0, 10)
+    package static let allowedStandardErrors = NumberRange.aboveUpTo(0, 10)
     /// Weights allowed: finite, > 0, at most 1e12.
-    public static let allowedWeights = NumberRange.aboveUpTo(0, 1e12)
+    package static let allowedWeights = NumberRange.aboveUpTo(0, 1e12)
 
     /// - Throws: `PsychometricsError.invalidOptions` naming the first person (1-based) with a value out of range,
     ///   or lengths that differ; `.resourceLimit` above `maximumCount`; `.insufficientData` when empty.
-    public init(ages: [Double], thetas: [Double], standardErrors: [Double]? = nil, weights: [Double]? = nil,
+    package init(ages: [Double], thetas: [Double], standardErrors: [Double]? = nil, weights: [Double]? = nil,
                 variables: [String: [String]] = [:]) throws {
         let n = ages.count
         guard n > 0 else { throw PsychometricsError(.insufficientData, "the norm sample is empty") }
@@ -65,5 +65,5 @@ public struct NormSample: Sendable, Hashable {
         self.variables = variables
     }
 
-    public var count: Int { ages.count }
+    package var count: Int { ages.count }
 }

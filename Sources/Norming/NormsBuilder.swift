@@ -2,25 +2,25 @@ import Foundation
 import Psychometrics
 
 /// What `NormsBuilder.build` makes and how.
-public struct NormsBuildOptions: Sendable, Hashable {
-    public var name: String
-    public var version: String
-    public var method = NormingMethod.continuous
+package struct NormsBuildOptions: Sendable, Hashable {
+    package var name: String
+    package var version: String
+    package var method = NormingMethod.continuous
     /// Years beyond the covered ages within which the norms may be used unflagged (default 0).
-    public var extrapolation = 0.0
-    public var raking = RakingOptions()
-    public var continuous = ContinuousNormsOptions()
-    public var bands = BandNormsOptions()
+    package var extrapolation = 0.0
+    package var raking = RakingOptions()
+    package var continuous = ContinuousNormsOptions()
+    package var bands = BandNormsOptions()
     /// Recorded as `created_by`.
-    public var createdBy = "iqscore \(iqscoreVersion)"
+    package var createdBy = "iqscore \(iqscoreVersion)"
 
-    public init(name: String, version: String) {
+    package init(name: String, version: String) {
         self.name = name
         self.version = version
     }
 
     /// Extrapolation margins allowed: 0–130 years.
-    public static let allowedExtrapolation = NumberRange.closed(0, 130)
+    package static let allowedExtrapolation = NumberRange.closed(0, 130)
 
     package func validationProblems() -> [String] {
         var problems: [String] = []
@@ -32,23 +32,23 @@ public struct NormsBuildOptions: Sendable, Hashable {
 }
 
 /// A built norm: the document, the final weights, and what a report shows beside it.
-public struct NormsBuild: Sendable {
-    public var document: NormsDocument
-    public var norms: AgeNorms
+package struct NormsBuild: Sendable {
+    package var document: NormsDocument
+    package var norms: AgeNorms
     /// Each person's final weight (raked, given, or 1), summing to n (raking and given weights are rescaled).
-    public var weights: [Double]
-    public var raking: RakingResult?
+    package var weights: [Double]
+    package var raking: RakingResult?
     /// Whether raking and the fit converged (a build that did not is still written, with warnings).
-    public var converged: Bool
+    package var converged: Bool
 }
 
 /// Builds norms from a norm sample: weights (raked to margins, given, or equal), then continuous or banded norms,
 /// the checks, and the NORMS.json document.
-public enum NormsBuilder {
+package enum NormsBuilder {
     /// - Parameters: margins: population margins to rake to (on top of the sample's weights, if any).
     /// - Throws: `PsychometricsError` for invalid options, margins that do not fit the sample, or a sample that
     ///   cannot support a fit.
-    public static func build(_ sample: NormSample, margins: RakingTargets?, options: NormsBuildOptions) throws -> NormsBuild {
+    package static func build(_ sample: NormSample, margins: RakingTargets?, options: NormsBuildOptions) throws -> NormsBuild {
         let problems = options.validationProblems()
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, problems.joined(separator: "; ")) }
         let n = sample.count

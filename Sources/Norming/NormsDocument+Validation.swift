@@ -5,7 +5,7 @@ extension NormsDocument {
     /// Reads a NORMS.json document strictly: RFC 8259 syntax, no unknown or repeated key at any level, the right
     /// types, whole numbers where counts are (`JSONInput`), then every value in range (`validationProblems`).
     /// - Throws: `InputError` / `InputErrors` naming `file`, and the line, column or key of each problem.
-    public static func decode(from data: Data, file: String) throws -> NormsDocument {
+    package static func decode(from data: Data, file: String) throws -> NormsDocument {
         let document = try JSONInput.decode(NormsDocument.self, from: data, file: file)
         let problems = document.validationProblems()
         if problems.count == 1 { throw InputError(file: file, message: problems[0]) }
@@ -16,7 +16,7 @@ extension NormsDocument {
     /// The document as JSON text: keys sorted, two-space indentation, every number the shortest decimal that reads
     /// back to the same double; ends with a newline.
     /// - Throws: `PsychometricsError.numericalFailure` if a number is not finite (never written).
-    public func jsonText() throws -> String {
+    package func jsonText() throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         do {
@@ -28,7 +28,7 @@ extension NormsDocument {
 
     /// The norms, ready to score with (`AgeNormScale`).
     /// - Throws: `PsychometricsError.invalidParameters` when `validationProblems` finds any.
-    public func ageNorms() throws -> AgeNorms {
+    package func ageNorms() throws -> AgeNorms {
         let problems = validationProblems()
         guard problems.isEmpty else { throw PsychometricsError(.invalidParameters, "invalid norms document: " + problems.joined(separator: "; ")) }
         let range = AgeStandardization(minimum: ages.minimum, maximum: ages.maximum)
@@ -49,7 +49,7 @@ extension NormsDocument {
     }
 
     /// Every value out of range, naming its key: `"ages.maximum" must be greater than "ages.minimum" …`.
-    public func validationProblems() -> [String] {
+    package func validationProblems() -> [String] {
         var problems: [String] = []
         func check(_ value: Double, _ range: NumberRange, _ key: String) {
             if !range.contains(value) { problems.append("\"\(key)\" must be in \(range), got \(value)") }

@@ -2,7 +2,7 @@ import Foundation
 import Psychometrics
 
 /// How norms were built: continuous in age or in age bands.
-public enum NormingMethod: String, Sendable, Hashable, Codable, CaseIterable {
+package enum NormingMethod: String, Sendable, Hashable, Codable, CaseIterable {
     case continuous
     case bands
 }
@@ -24,44 +24,44 @@ public enum NormingMethod: String, Sendable, Hashable, Codable, CaseIterable {
 /// `criterion`, `criterion_table` [{`mu`, `log_sigma`, `epsilon`, `log_delta`, `parameters`, `log_likelihood`,
 /// `value`, `converged`}], `percentile_check` {`ages`, `percentiles`, `crossings`, `minimum_gap`,
 /// `minimum_gap_age`}, `warnings`.
-public struct NormsDocument: Sendable, Hashable, Codable {
+package struct NormsDocument: Sendable, Hashable, Codable {
     /// The format this version writes and reads.
-    public static let currentFormat = "iqscore-norms/1"
+    package static let currentFormat = "iqscore-norms/1"
 
-    public var format: String
-    public var name: String
-    public var version: String
-    public var method: NormingMethod
-    public var createdBy: String
-    public var ages: AgeCoverage
-    public var sample: SampleSummary
-    public var weighting: WeightingSummary
-    public var model: ContinuousModel?
-    public var bands: [BandEntry]?
-    public var criterion: InformationCriterion
-    public var criterionTable: [CriterionRow]
-    public var percentileCheck: PercentileCurveCheck
-    public var warnings: [String]
+    package var format: String
+    package var name: String
+    package var version: String
+    package var method: NormingMethod
+    package var createdBy: String
+    package var ages: AgeCoverage
+    package var sample: SampleSummary
+    package var weighting: WeightingSummary
+    package var model: ContinuousModel?
+    package var bands: [BandEntry]?
+    package var criterion: InformationCriterion
+    package var criterionTable: [CriterionRow]
+    package var percentileCheck: PercentileCurveCheck
+    package var warnings: [String]
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case format, name, version, method, createdBy = "created_by", ages, sample, weighting, model, bands, criterion
         case criterionTable = "criterion_table", percentileCheck = "percentile_check", warnings
     }
 
-    public struct AgeCoverage: Sendable, Hashable, Codable {
-        public var minimum: Double
-        public var maximum: Double
+    package struct AgeCoverage: Sendable, Hashable, Codable {
+        package var minimum: Double
+        package var maximum: Double
         /// Years beyond [minimum, maximum] within which the norms may be used (at the nearest covered age) unflagged.
-        public var extrapolation: Double
+        package var extrapolation: Double
     }
 
-    public struct SampleSummary: Sendable, Hashable, Codable {
-        public var n: Int
-        public var effectiveN: Double
-        public var sumOfWeights: Double
-        public var designEffect: Double
+    package struct SampleSummary: Sendable, Hashable, Codable {
+        package var n: Int
+        package var effectiveN: Double
+        package var sumOfWeights: Double
+        package var designEffect: Double
         /// Mean SE of θ when the sample had them.
-        public var meanStandardError: Double?
+        package var meanStandardError: Double?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case n, effectiveN = "effective_n", sumOfWeights = "sum_of_weights", designEffect = "design_effect"
@@ -69,20 +69,20 @@ public struct NormsDocument: Sendable, Hashable, Codable {
         }
     }
 
-    public struct WeightingSummary: Sendable, Hashable, Codable {
+    package struct WeightingSummary: Sendable, Hashable, Codable {
         /// "raking" (to margins, on given weights if any), "given" (a weight column) or "none".
-        public var method: String
-        public var converged: Bool?
-        public var iterations: Int?
-        public var maximumMarginError: Double?
-        public var tolerance: Double?
-        public var trimFactor: Double?
-        public var trimmed: Int
-        public var trimRounds: Int
-        public var largestWeightRatio: Double
-        public var designEffect: Double
-        public var effectiveN: Double
-        public var margins: [AchievedMargin]
+        package var method: String
+        package var converged: Bool?
+        package var iterations: Int?
+        package var maximumMarginError: Double?
+        package var tolerance: Double?
+        package var trimFactor: Double?
+        package var trimmed: Int
+        package var trimRounds: Int
+        package var largestWeightRatio: Double
+        package var designEffect: Double
+        package var effectiveN: Double
+        package var margins: [AchievedMargin]
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case method, converged, iterations, maximumMarginError = "maximum_margin_error", tolerance, trimFactor = "trim_factor"
@@ -90,69 +90,69 @@ public struct NormsDocument: Sendable, Hashable, Codable {
             case effectiveN = "effective_n", margins
         }
 
-        public static let methods = ["raking", "given", "none"]
+        package static let methods = ["raking", "given", "none"]
     }
 
-    public struct Degrees: Sendable, Hashable, Codable {
-        public var mu: Int
-        public var logSigma: Int
-        public var epsilon: Int?
-        public var logDelta: Int?
+    package struct Degrees: Sendable, Hashable, Codable {
+        package var mu: Int
+        package var logSigma: Int
+        package var epsilon: Int?
+        package var logDelta: Int?
 
         enum CodingKeys: String, CodingKey, CaseIterable { case mu, logSigma = "log_sigma", epsilon, logDelta = "log_delta" }
     }
 
-    public struct Coefficients: Sendable, Hashable, Codable {
-        public var mu: [Double]
-        public var logSigma: [Double]
-        public var epsilon: [Double]?
-        public var logDelta: [Double]?
+    package struct Coefficients: Sendable, Hashable, Codable {
+        package var mu: [Double]
+        package var logSigma: [Double]
+        package var epsilon: [Double]?
+        package var logDelta: [Double]?
 
         enum CodingKeys: String, CodingKey, CaseIterable { case mu, logSigma = "log_sigma", epsilon, logDelta = "log_delta" }
     }
 
-    public struct ContinuousModel: Sendable, Hashable, Codable {
-        public var family: String
-        public var basis: String
-        public var degrees: Degrees
-        public var coefficients: Coefficients
-        public var logLikelihood: Double
-        public var converged: Bool
-        public var iterations: Int
+    package struct ContinuousModel: Sendable, Hashable, Codable {
+        package var family: String
+        package var basis: String
+        package var degrees: Degrees
+        package var coefficients: Coefficients
+        package var logLikelihood: Double
+        package var converged: Bool
+        package var iterations: Int
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case family, basis, degrees, coefficients, logLikelihood = "log_likelihood", converged, iterations
         }
     }
 
-    public struct BandEntry: Sendable, Hashable, Codable {
-        public var ageMinimum: Double
-        public var ageMaximum: Double
-        public var n: Int
-        public var effectiveN: Double
+    package struct BandEntry: Sendable, Hashable, Codable {
+        package var ageMinimum: Double
+        package var ageMaximum: Double
+        package var n: Int
+        package var effectiveN: Double
         /// "normal", "skewed" or "shash".
-        public var family: String
-        public var mu: Double
-        public var sigma: Double
-        public var epsilon: Double
-        public var delta: Double
+        package var family: String
+        package var mu: Double
+        package var sigma: Double
+        package var epsilon: Double
+        package var delta: Double
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case ageMinimum = "age_minimum", ageMaximum = "age_maximum", n, effectiveN = "effective_n", family, mu, sigma, epsilon, delta
         }
 
-        public static let families = ["normal", "skewed", "shash"]
+        package static let families = ["normal", "skewed", "shash"]
     }
 
-    public struct CriterionRow: Sendable, Hashable, Codable {
-        public var mu: Int
-        public var logSigma: Int
-        public var epsilon: Int?
-        public var logDelta: Int?
-        public var parameters: Int
-        public var logLikelihood: Double
-        public var value: Double
-        public var converged: Bool
+    package struct CriterionRow: Sendable, Hashable, Codable {
+        package var mu: Int
+        package var logSigma: Int
+        package var epsilon: Int?
+        package var logDelta: Int?
+        package var parameters: Int
+        package var logLikelihood: Double
+        package var value: Double
+        package var converged: Bool
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case mu, logSigma = "log_sigma", epsilon, logDelta = "log_delta", parameters, logLikelihood = "log_likelihood", value, converged

@@ -9,25 +9,25 @@ import Foundation
 /// For a SHASH at each age Q is strictly increasing in p by construction, so a crossing means a numerical failure
 /// (an underflowed scale, a non-finite coefficient) — which is what the check is for: it tests the model as
 /// fitted and stored, not the family.
-public struct PercentileCurveCheck: Sendable, Hashable, Codable {
+package struct PercentileCurveCheck: Sendable, Hashable, Codable {
     /// Ages evaluated (evenly spaced over the covered range, ends included).
-    public var ageCount: Int
+    package var ageCount: Int
     /// Percentiles evaluated (1…99).
-    public var percentileCount: Int
+    package var percentileCount: Int
     /// (age, k) pairs where Q(p_{k+1}) ≤ Q(p_k) or a quantile is not finite.
-    public var crossings: Int
+    package var crossings: Int
     /// The smallest Q(p_{k+1}) − Q(p_k) over the grid (θ units).
-    public var minimumGap: Double
+    package var minimumGap: Double
     /// The age at which the smallest gap occurs.
-    public var minimumGapAge: Double
+    package var minimumGapAge: Double
 
-    public var passed: Bool { crossings == 0 }
+    package var passed: Bool { crossings == 0 }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case ageCount = "ages", percentileCount = "percentiles", crossings, minimumGap = "minimum_gap", minimumGapAge = "minimum_gap_age"
     }
 
-    public init(ageCount: Int, percentileCount: Int, crossings: Int, minimumGap: Double, minimumGapAge: Double) {
+    package init(ageCount: Int, percentileCount: Int, crossings: Int, minimumGap: Double, minimumGapAge: Double) {
         self.ageCount = ageCount
         self.percentileCount = percentileCount
         self.crossings = crossings
@@ -36,7 +36,7 @@ public struct PercentileCurveCheck: Sendable, Hashable, Codable {
     }
 
     /// Checks `norms` on `ages` evenly spaced ages (401 by default: every 0.185 years over 16–90).
-    public init(norms model: AgeNorms.Model, ages: Int = 401) {
+    package init(norms model: AgeNorms.Model, ages: Int = 401) {
         let norms = AgeNorms(name: "check", version: "1", model: model)
         let range = norms.coveredAges ?? 0...0
         var crossings = 0, gap = Double.infinity, gapAge = range.lowerBound
@@ -57,7 +57,7 @@ public struct PercentileCurveCheck: Sendable, Hashable, Codable {
     }
 
     /// "no crossing: percentiles 1–99 at 401 ages, smallest gap 0.0123 θ at age 88.2".
-    public var summary: String {
+    package var summary: String {
         let head = crossings == 0 ? "no crossing" : "\(crossings) crossing\(crossings == 1 ? "" : "s")"
         return "\(head): percentiles 1–\(percentileCount) at \(ageCount) ages, smallest gap \(String(format: "%.4g", minimumGap)) θ at age \(String(format: "%.1f", minimumGapAge))"
     }

@@ -2,12 +2,12 @@ import Foundation
 import Psychometrics
 
 /// One population margin: the share of `category` of `variable` (e.g. education = high: 0.30).
-public struct RakingMargin: Sendable, Hashable, Codable {
-    public var variable: String
-    public var category: String
-    public var share: Double
+package struct RakingMargin: Sendable, Hashable, Codable {
+    package var variable: String
+    package var category: String
+    package var share: Double
 
-    public init(variable: String, category: String, share: Double) {
+    package init(variable: String, category: String, share: Double) {
         self.variable = variable
         self.category = category
         self.share = share
@@ -15,21 +15,21 @@ public struct RakingMargin: Sendable, Hashable, Codable {
 }
 
 /// Population margins to rake a sample to: per variable, categories with shares in (0, 1] summing to 1.
-public struct RakingTargets: Sendable, Hashable {
+package struct RakingTargets: Sendable, Hashable {
     /// Variables in order of first appearance.
-    public let variables: [String]
+    package let variables: [String]
     /// Per variable: its categories in order of appearance, and their shares rescaled to sum to exactly 1.
-    public let categories: [[String]]
-    public let shares: [[Double]]
+    package let categories: [[String]]
+    package let shares: [[Double]]
 
     /// How far a variable's shares may sum from 1: 1e-6 (shares written to six decimals).
-    public static let shareSumTolerance = 1e-6
+    package static let shareSumTolerance = 1e-6
 
     /// Validates the margins: every share finite in (0, 1], no (variable, category) twice, no empty name, and
     /// the shares of each variable summing to 1 within `shareSumTolerance`; they are then rescaled to sum to 1
     /// exactly.
     /// - Throws: `PsychometricsError.invalidOptions` naming the variable, category and value.
-    public init(_ margins: [RakingMargin]) throws {
+    package init(_ margins: [RakingMargin]) throws {
         var variables: [String] = [], categories: [[String]] = [], shares: [[Double]] = []
         var index: [String: Int] = [:]
         var problems: [String] = []
@@ -70,24 +70,24 @@ public struct RakingTargets: Sendable, Hashable {
     }
 
     /// The margins (shares as rescaled).
-    public var margins: [RakingMargin] {
+    package var margins: [RakingMargin] {
         variables.indices.flatMap { v in categories[v].indices.map { RakingMargin(variable: variables[v], category: categories[v][$0], share: shares[v][$0]) } }
     }
 }
 
 /// Raking options.
-public struct RakingOptions: Sendable, Hashable {
+package struct RakingOptions: Sendable, Hashable {
     /// Converged when the largest |achieved share − target share| over every margin is at most this (default 1e-10).
-    public var tolerance = 1e-10
+    package var tolerance = 1e-10
     /// Sweeps over all variables before giving up (default 1000).
-    public var maximumIterations = 1000
+    package var maximumIterations = 1000
     /// Weights above `trimFactor` × the mean weight are cut to it and the sample re-raked (default 5; nil: no
     /// trimming).
-    public var trimFactor: Double? = 5
+    package var trimFactor: Double? = 5
     /// Trim-and-rake rounds before giving up (default 20).
-    public var maximumTrimRounds = 20
+    package var maximumTrimRounds = 20
 
-    public init() {}
+    package init() {}
 
     package func validationProblems() -> [String] {
         var problems: [String] = []
@@ -100,15 +100,15 @@ public struct RakingOptions: Sendable, Hashable {
 }
 
 /// A margin after raking: its target, the weighted share achieved and the unweighted sample share.
-public struct AchievedMargin: Sendable, Hashable, Codable {
-    public var variable: String
-    public var category: String
-    public var target: Double
-    public var achieved: Double
-    public var sample: Double
-    public var count: Int
+package struct AchievedMargin: Sendable, Hashable, Codable {
+    package var variable: String
+    package var category: String
+    package var target: Double
+    package var achieved: Double
+    package var sample: Double
+    package var count: Int
 
-    public init(variable: String, category: String, target: Double, achieved: Double, sample: Double, count: Int) {
+    package init(variable: String, category: String, target: Double, achieved: Double, sample: Double, count: Int) {
         self.variable = variable
         self.category = category
         self.target = target
@@ -121,23 +121,23 @@ public struct AchievedMargin: Sendable, Hashable, Codable {
 }
 
 /// The outcome of raking: weights (summing to the sum of the base weights), convergence, trimming, design effect.
-public struct RakingResult: Sendable, Hashable {
-    public var weights: [Double]
-    public var converged: Bool
+package struct RakingResult: Sendable, Hashable {
+    package var weights: [Double]
+    package var converged: Bool
     /// Sweeps in the last raking (all rounds: `totalIterations`).
-    public var iterations: Int
-    public var totalIterations: Int
+    package var iterations: Int
+    package var totalIterations: Int
     /// max |achieved − target| over every margin at the end.
-    public var maximumMarginError: Double
+    package var maximumMarginError: Double
     /// Persons whose weight was cut at least once.
-    public var trimmedCount: Int
-    public var trimRounds: Int
-    public var trimFactor: Double?
+    package var trimmedCount: Int
+    package var trimRounds: Int
+    package var trimFactor: Double?
     /// Largest final weight / mean weight.
-    public var largestWeightRatio: Double
-    public var designEffect: KishDesignEffect
-    public var margins: [AchievedMargin]
-    public var warnings: [String]
+    package var largestWeightRatio: Double
+    package var designEffect: KishDesignEffect
+    package var margins: [AchievedMargin]
+    package var warnings: [String]
 }
 
 /// Raking (iterative proportional fitting) of sample weights to population margins: Deming, W. E. & Stephan,
@@ -156,13 +156,13 @@ public struct RakingResult: Sendable, Hashable {
 /// the base weights in the discrimination-information sense that matches every margin, when one exists (Ireland
 /// & Kullback 1968). When none exists (a margin unreachable from the sample's joint distribution), the sweeps
 /// do not converge: the result says so, with the margin error reached.
-public enum Raking {
+package enum Raking {
     /// Rakes `baseWeights` (nil: all 1) so that the weighted shares of each variable's categories match
     /// `targets`. `values[variable]` holds each person's category of that variable.
     /// - Throws: `PsychometricsError.invalidOptions` when a margin variable is not among `values`, a person's
     ///   category has no margin, a margin's category has no person, lengths differ, or a base weight is not
     ///   positive and finite.
-    public static func rake(values: [String: [String]], targets: RakingTargets, baseWeights: [Double]? = nil,
+    package static func rake(values: [String: [String]], targets: RakingTargets, baseWeights: [Double]? = nil,
                             options: RakingOptions = RakingOptions()) throws -> RakingResult {
         let problems = options.validationProblems()
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "raking: " + problems.joined(separator: "; ")) }

@@ -15,14 +15,14 @@ import Psychometrics
 /// ε > 0 skews to the right, ε < 0 to the left; δ < 1 gives heavier tails than the normal, δ > 1 lighter ones.
 /// The parameters are those of Jones, M. C. & Pewsey, A. (2009), "Sinh-arcsinh distributions", Biometrika 96(4),
 /// 761–780, eq. (2), with a location and a scale; gamlss writes the same family as `SHASHo`.
-public struct SinhArcsinh: Sendable, Hashable, Codable {
-    public var location: Double
-    public var scale: Double
-    public var skewness: Double
-    public var tailWeight: Double
+package struct SinhArcsinh: Sendable, Hashable, Codable {
+    package var location: Double
+    package var scale: Double
+    package var skewness: Double
+    package var tailWeight: Double
 
     /// - Precondition: σ > 0 and δ > 0, all four finite.
-    public init(location: Double, scale: Double, skewness: Double = 0, tailWeight: Double = 1) {
+    package init(location: Double, scale: Double, skewness: Double = 0, tailWeight: Double = 1) {
         precondition(location.isFinite && skewness.isFinite, "SHASH location and skewness must be finite, got \(location), \(skewness)")
         precondition(scale > 0 && scale.isFinite, "SHASH scale must be positive and finite, got \(scale)")
         precondition(tailWeight > 0 && tailWeight.isFinite, "SHASH tail weight must be positive and finite, got \(tailWeight)")
@@ -33,23 +33,23 @@ public struct SinhArcsinh: Sendable, Hashable, Codable {
     }
 
     /// The standard normal deviate S(x) of y: F(y) = Φ(S).
-    @inlinable public func normalDeviate(_ y: Double) -> Double {
+    @inlinable package func normalDeviate(_ y: Double) -> Double {
         let x = (y - location) / scale
         return sinh(tailWeight * asinh(x) - skewness)
     }
 
     /// F(y) = Φ(sinh(δ·asinh((y − μ)/σ) − ε)); in [0, 1] for every y, continuous and strictly increasing.
-    public func cdf(_ y: Double) -> Double { StandardNormal.cdf(normalDeviate(y)) }
+    package func cdf(_ y: Double) -> Double { StandardNormal.cdf(normalDeviate(y)) }
 
     /// Q(p) = μ + σ·sinh((asinh(Φ⁻¹(p)) + ε)/δ) for 0 < p < 1.
     /// - Precondition: 0 < p < 1.
-    public func quantile(_ p: Double) -> Double {
+    package func quantile(_ p: Double) -> Double {
         precondition(p > 0 && p < 1, "SHASH quantile needs 0 < p < 1, got \(p)")
         return location + scale * sinh((asinh(StandardNormal.quantile(p)) + skewness) / tailWeight)
     }
 
     /// log f(y); −∞ only where the density underflows (far in the tails).
-    public func logDensity(_ y: Double) -> Double {
+    package func logDensity(_ y: Double) -> Double {
         let x = (y - location) / scale
         let u = tailWeight * asinh(x) - skewness
         let s = sinh(u)
@@ -59,7 +59,7 @@ public struct SinhArcsinh: Sendable, Hashable, Codable {
     /// Mean and SD, by the trapezoidal rule over z ∈ [−9, 9] (step 0.025) of Y = Q(Φ(z)) against φ(z): for a
     /// Gaussian weight the rule converges geometrically in the step, and the truncation leaves less than 1e-12
     /// for δ ≥ 0.2. (Jones & Pewsey give the moments through Bessel functions K_ν(¼), which Foundation lacks.)
-    public var meanAndSD: (mean: Double, sd: Double) {
+    package var meanAndSD: (mean: Double, sd: Double) {
         var m1 = 0.0, m2 = 0.0, total = 0.0
         let h = 0.025, count = 720
         for k in 0...count {

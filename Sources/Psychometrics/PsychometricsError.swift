@@ -36,7 +36,7 @@ public struct PsychometricsError: Error, Sendable, Hashable, CustomStringConvert
     /// point at it (the server's `/item_ids/3` or `/responses/3`).
     public var position: Int?
 
-    public init(_ code: Code, _ message: String, position: Int? = nil) {
+    package init(_ code: Code, _ message: String, position: Int? = nil) {
         self.code = code
         self.message = message
         self.position = position

@@ -7,6 +7,8 @@ extension AgeNorms {
     /// - with it, a NORMS.json document as `iqscore norms build` writes it (`NormsDocument.decode`);
     /// - without it, linear norms `{"name", "version", "mean", "sd"}` (`Norms.load(json:)`), which apply at any age.
     /// Every problem is an `InputError` naming the file (and the line and column, or the key).
+    /// - Throws: `InputError` naming the file, line and column (unreadable file, bad JSON, an unknown format, key
+    ///   or value out of range).
     public static func load(json path: String) throws -> AgeNorms {
         let data = try JSONInput.contents(of: path, description: "a norms file")
         if try NormsDocument.hasFormatKey(data, file: path) {
@@ -21,7 +23,7 @@ extension AgeNorms {
 
 extension NormsDocument {
     /// Reads a NORMS.json document (`decode(from:file:)`) from `path`.
-    public static func load(json path: String) throws -> NormsDocument {
+    package static func load(json path: String) throws -> NormsDocument {
         try decode(from: JSONInput.contents(of: path, description: "a norms document"), file: path)
     }
 

@@ -67,7 +67,7 @@ package func bifactorBankCSV(_ rows: [BifactorBankRow], structure: FactorStructu
 extension BifactorCalibrationResult {
     /// The calibrated bank as CSV (`bifactorBankCSV`): estimates, standard errors, responses and proportion correct,
     /// the flags `fixed` (held at its bank value) and `slope at bound` (a Heywood case), then `metadata`'s columns.
-    public func bankCSV(metadata: ItemMetadata? = nil) -> String {
+    package func bankCSV(metadata: ItemMetadata? = nil) -> String {
         bifactorBankCSV(items.map { entry in
             var row = BifactorBankRow(itemID: entry.itemID, item: entry.item)
             row.generalSlopeStandardError = entry.generalSlopeStandardError

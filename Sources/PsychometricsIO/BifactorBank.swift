@@ -13,27 +13,27 @@ import Psychometrics
 ///
 /// An item loads on the general factor and on at most one specific factor: the specific factor is the one
 /// slope column besides the general one that is not 0 (or the `specific_factor` cell, which must then agree).
-public struct BifactorBank: Sendable, Hashable {
-    public var structure: FactorStructure
-    public var itemIDs: [String]
-    public var items: [BifactorItem]
+package struct BifactorBank: Sendable, Hashable {
+    package var structure: FactorStructure
+    package var itemIDs: [String]
+    package var items: [BifactorItem]
     /// "iqscore" or "mirt slope–intercept (a1…ak, d, g, u)".
-    public var layout: String
+    package var layout: String
     /// The columns the bank carries besides its parameters (a domain, a key, a status…), in file order, and per
     /// item its cells (empty cells left out): what the unidimensional view (`scoringBank`) carries as metadata.
-    public var metadataColumns: [String] = []
-    public var metadata: [[String: String]] = []
+    package var metadataColumns: [String] = []
+    package var metadata: [[String: String]] = []
 
     /// Whether `header` (trimmed names) is a multidimensional bank's: two or more `a_<factor>` columns, or mirt's
     /// `a1` and `a2`.
-    public static func isMultidimensional(header: [String]) -> Bool {
+    package static func isMultidimensional(header: [String]) -> Bool {
         header.filter { $0.hasPrefix("a_") && $0.count > 2 && !Self.isNumberedNominal($0) }.count >= 2
             || (header.contains("a1") && header.contains("a2"))
     }
 
     /// Whether the bank file at `path` has a multidimensional header (`isMultidimensional(header:)`); false for a
     /// file that cannot be read or is empty (its reader names the problem).
-    public static func isMultidimensional(csv path: String) -> Bool { isMultidimensional(.path(path)) }
+    package static func isMultidimensional(csv path: String) -> Bool { isMultidimensional(.path(path)) }
 
     /// `isMultidimensional(csv:)` of a file or of its bytes already read.
     package static func isMultidimensional(_ source: CSVSource) -> Bool {
@@ -49,7 +49,7 @@ public struct BifactorBank: Sendable, Hashable {
     ///   `ItemBank.allowedSlopes`, |d| ≤ 100, c in [0, 1), u = 1), an item with two specific slopes, or a
     ///   `specific_factor` that disagrees with the slopes; with `requirePositiveGeneralSlopes` (a bank to score
     ///   with), a general slope that is not in `ItemBank.allowedPositiveSlopes`.
-    public static func load(csv path: String, requirePositiveGeneralSlopes: Bool = false) throws -> BifactorBank {
+    package static func load(csv path: String, requirePositiveGeneralSlopes: Bool = false) throws -> BifactorBank {
         try load(.path(path), requirePositiveGeneralSlopes: requirePositiveGeneralSlopes)
     }
 
@@ -145,7 +145,7 @@ public struct BifactorBank: Sendable, Hashable {
     /// The bank as unidimensional items on its general factor: each item's general-factor marginal
     /// (`BifactorItem.generalMarginal`, 2PL or 3PL as the item) with the bank's metadata, in bank order — what a
     /// `SessionScorer(battery:bank:)`, the adaptive engine and form assembly see of a battery.
-    public var scoringBank: ItemBank {
+    package var scoringBank: ItemBank {
         let bankItems = items.indices.map { j in
             BankItem(itemID: itemIDs[j], model: items[j].estimatesGuessing ? .threePL : .twoPL, parameters: items[j].generalMarginal,
                      metadata: j < metadata.count ? metadata[j] : [:])

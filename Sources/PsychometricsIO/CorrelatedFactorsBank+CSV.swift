@@ -17,13 +17,13 @@ extension CorrelatedFactorsResult {
     /// an item's slopes on the other factors written 0 and their standard errors empty; `factor` names the item's
     /// factor and `r_<factor>…` its row of the factor correlation matrix (so the bank carries the matrix); then
     /// `metadata`'s columns (except a bank's own, `a_…`, `se_…` and `r_…`).
-    public func bankCSV(metadata: ItemMetadata? = nil) -> String {
+    package func bankCSV(metadata: ItemMetadata? = nil) -> String {
         Self.bankCSV(items: items, factors: factors, correlations: correlations, metadata: metadata)
     }
 
     /// `bankCSV` of any items on `factors` with correlation matrix `correlations` (K × K row-major): a true bank
     /// of `simulate`, whose items have no standard errors or responses (empty cells).
-    public static func bankCSV(items: [Item], factors: [String], correlations: [Double], metadata: ItemMetadata? = nil) -> String {
+    package static func bankCSV(items: [Item], factors: [String], correlations: [Double], metadata: ItemMetadata? = nil) -> String {
         let own = Set(bankColumns(factors)), k = factors.count
         let extra = (metadata?.columns ?? []).filter { !own.contains($0) && !$0.hasPrefix("a_") && !$0.hasPrefix("se_") && !$0.hasPrefix("r_") }
         var out = (bankColumns(factors) + extra).map(csvField).joined(separator: ",") + "\n"

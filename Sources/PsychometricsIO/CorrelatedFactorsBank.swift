@@ -6,25 +6,25 @@ import Psychometrics
 /// column per factor (the item's factor's row of the correlation matrix R); `model` (2pl/3pl) when present; the
 /// standard errors, counts and flags are not read and other columns are metadata. Every item loads on one factor:
 /// its `factor` cell names it, its slope on that factor is nonzero and its other slopes are 0 or empty.
-public struct CorrelatedFactorsBank: Sendable {
+package struct CorrelatedFactorsBank: Sendable {
     /// The factors, in the slope columns' order.
-    public var factors: [String]
+    package var factors: [String]
     /// R, K × K row-major.
-    public var correlations: [Double]
+    package var correlations: [Double]
     /// The items in file order (`factor` indexing `factors`).
-    public var items: [CorrelatedFactorsResult.Item]
-    public var metadataColumns: [String] = []
+    package var items: [CorrelatedFactorsResult.Item]
+    package var metadataColumns: [String] = []
     /// Per item, its metadata cells (empty cells left out).
-    public var metadata: [[String: String]] = []
+    package var metadata: [[String: String]] = []
 
     /// Whether `header` (trimmed names) is a correlated-factors bank's: a `factor` column and `r_<factor>` columns.
-    public static func isCorrelated(header: [String]) -> Bool {
+    package static func isCorrelated(header: [String]) -> Bool {
         header.contains("factor") && header.contains { $0.hasPrefix("r_") && $0.count > 2 }
     }
 
     /// Whether the file at `path` has a correlated-factors bank's header (`isCorrelated(header:)`); false for a
     /// file that cannot be read or is empty (its reader names the problem).
-    public static func isCorrelated(csv path: String) -> Bool {
+    package static func isCorrelated(csv path: String) -> Bool {
         guard let reader = try? CSVSource.path(path).reader(), (try? reader.nextRow()) == true else { return false }
         return isCorrelated(header: reader.strings().map { $0.trimmingCharacters(in: .whitespaces) })
     }
@@ -35,7 +35,7 @@ public struct CorrelatedFactorsBank: Sendable {
     ///   [0, 1), correlations in [−1, 1]), an item with a slope on a factor other than its own, a `factor` cell that
     ///   is not one of the factors, rows of R that disagree between items of one factor or with R's symmetry, a
     ///   factor without items, or a matrix that is not a positive-definite correlation matrix.
-    public static func load(csv path: String) throws -> CorrelatedFactorsBank { try load(.path(path)) }
+    package static func load(csv path: String) throws -> CorrelatedFactorsBank { try load(.path(path)) }
 
     /// `load(csv:)` from a file or from its bytes already read.
     package static func load(_ source: CSVSource) throws -> CorrelatedFactorsBank {
@@ -109,7 +109,7 @@ public struct CorrelatedFactorsBank: Sendable {
 
     /// The bank as unidimensional items on the full-scale composite (`CorrelatedFactorsScorer.fullScaleMarginal`),
     /// with the bank's metadata, in bank order: what a `SessionScorer(battery:bank:)` sees of the battery.
-    public func scoringBank(_ scorer: CorrelatedFactorsScorer) -> ItemBank {
+    package func scoringBank(_ scorer: CorrelatedFactorsScorer) -> ItemBank {
         ItemBank(items: items.indices.map { j in
             BankItem(itemID: items[j].itemID, model: items[j].estimatesGuessing ? .threePL : .twoPL, parameters: scorer.fullScaleMarginal(item: j),
                      metadata: metadata[j])

@@ -4,7 +4,7 @@ import Psychometrics
 extension DistractorAnalysis {
     /// Reads a wide option file (header of item ids, optionally a first id column; cells are option codes;
     /// empty, `0` or `NA` = omitted) and scores it against `keys` (item id → key).
-    public static func load(csv path: String, keys: [String: String], idColumn: String = "session_id") throws
+    package static func load(csv path: String, keys: [String: String], idColumn: String = "session_id") throws
         -> (analysis: DistractorAnalysis, scored: ResponseMatrix)
     {
         let reader = try CSVReader(path: path)

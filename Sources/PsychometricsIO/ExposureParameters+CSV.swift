@@ -7,6 +7,8 @@ extension ExposureParameters {
     /// row per item) for `bank`, in bank order. Bank items the file does not list get K = 1 (uncontrolled: items
     /// added to the bank after the calibration); a row for an item the bank lacks, a repeated item, a K that is
     /// not a plain number in [0, 1], a missing column or a short row is an error naming the line and column.
+    /// - Throws: `InputError` (an unreadable or empty file, a header without `item_id` and `k`) or `InputErrors`
+    ///   listing every bad row as above, each naming the file, line and column.
     public static func load(csv path: String, bank: AssemblyBank) throws -> ExposureParameters {
         let reader = try CSVReader(path: path)
         guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a header with item_id,k") }

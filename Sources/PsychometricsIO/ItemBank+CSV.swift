@@ -6,12 +6,12 @@ extension ItemBank {
     /// stops slopes at ±20 (`CalibrationOptions.maximumSlope`) because larger ones are not estimable from any
     /// realistic sample; 50 leaves room for a linking transformation (a/A with A ≥ 0.4). Beyond that,
     /// a(θ − b) overflows exp long before θ leaves the scale, and the value is a unit error.
-    public static let allowedSlopes = NumberRange.closed(-50, 50)
+    package static let allowedSlopes = NumberRange.closed(-50, 50)
     /// Slopes a bank for scoring, assembly or linking may hold: 0 < a ≤ 50.
-    public static let allowedPositiveSlopes = NumberRange.aboveUpTo(0, 50)
+    package static let allowedPositiveSlopes = NumberRange.aboveUpTo(0, 50)
     /// Difficulties a bank may hold: −100 ≤ b ≤ 100. Every θ estimate lies within ±20 (`--theta-bound`); an item
     /// 100 SDs away answers the same for everybody, and such a b is a unit error (a percentage, an IQ).
-    public static let allowedDifficulties = NumberRange.closed(-100, 100)
+    package static let allowedDifficulties = NumberRange.closed(-100, 100)
     /// A nearly flat item (|a| < `flatSlope`) may hold a difficulty beyond `allowedDifficulties` as long as its
     /// intercept a·b stays within ±`flatItemIntercept` (and |b| ≤ 10⁶): with a = 0.003 the fit puts b at 164, yet
     /// P(θ) = 1/(1 + exp(−a(θ − b))) is an ordinary curve (intercept −0.49). Calibration writes such items; a
@@ -30,9 +30,9 @@ extension ItemBank {
     }
 
     /// Lower asymptotes: 0 ≤ c < 1 (c = 1 is an item everybody answers correctly).
-    public static let allowedGuessing = NumberRange(lower: 0, upper: 1, includesUpper: false)
+    package static let allowedGuessing = NumberRange(lower: 0, upper: 1, includesUpper: false)
     /// p-values: 0 ≤ p_value ≤ 1.
-    public static let allowedPValues = NumberRange.closed(0, 1)
+    package static let allowedPValues = NumberRange.closed(0, 1)
 
     /// Items whose parameters lie outside what `load(csv:)` accepts (positive slopes), one sentence each, e.g.
     /// "item 'q1': a = 9183.5; allowed 0 < a ≤ 50". A command that computes a bank (linking divides slopes by
@@ -80,6 +80,7 @@ extension ItemBank {
     ///   - categoryItems: whether rows of items in more than two categories are read, and the model of rows
     ///     whose thresholds (`b1`, `b2`, …) say neither (mirt's `coef(IRTpars = TRUE)` graded and gpcm tables
     ///     look the same; nil: such a row must name its model).
+    /// - Throws: `InputError`/`InputErrors` naming the file, line and column, as listed above.
     public static func load(csv path: String, requirePositiveSlopes: Bool = true, categoryItems: CategoryItemReading = .refused) throws -> ItemBank {
         try load(.path(path), requirePositiveSlopes: requirePositiveSlopes, categoryItems: categoryItems)
     }

@@ -4,6 +4,8 @@ import Psychometrics
 extension ItemMetadata {
     /// Reads `item_id` plus every other column. Duplicate ids, repeated column names and rows of the wrong width
     /// are errors naming the line.
+    /// - Throws: `InputError` (an unreadable or empty file, no id column) or `InputErrors` listing every repeated
+    ///   id, each naming the file, line and column.
     public static func load(csv path: String, idColumn: String = "item_id") throws -> ItemMetadata {
         let reader = try CSVReader(path: path)
         guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a header with \(idColumn)") }

@@ -3,19 +3,19 @@ import Norming
 import Psychometrics
 
 /// The columns of a norm sample CSV.
-public struct NormSampleColumns: Sendable {
-    public var age: String
-    public var theta: String
-    public var standardError: String?
-    public var weight: String?
+package struct NormSampleColumns: Sendable {
+    package var age: String
+    package var theta: String
+    package var standardError: String?
+    package var weight: String?
     /// Categorical columns to read (the margins' variables).
-    public var variables: [String]
+    package var variables: [String]
     /// Response data instead of θ: each row's θ and SE are scored with this scorer (its method, EAP by
     /// default) from the row's responses in the columns named after the bank's items; `theta` and
     /// `standardError` are then not read.
-    public var scorer: SessionScorer?
+    package var scorer: SessionScorer?
 
-    public init(age: String, theta: String, standardError: String? = nil, weight: String? = nil, variables: [String] = [],
+    package init(age: String, theta: String, standardError: String? = nil, weight: String? = nil, variables: [String] = [],
                 scorer: SessionScorer? = nil) {
         self.age = age
         self.theta = theta
@@ -36,7 +36,7 @@ extension NormSample {
     /// width; a missing or repeated column is an error naming the header. More than `maximumCount` rows is an
     /// error (the file is not read further). With `columns.scorer`, a response that is not 0/1/blank, a row with
     /// no answered item, or a header with no item of the bank is an error too.
-    public static func load(csv path: String, columns: NormSampleColumns) throws -> NormSample {
+    package static func load(csv path: String, columns: NormSampleColumns) throws -> NormSample {
         let reader = try CSVReader(path: path)
         guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a header with \(columns.age),\(columns.theta)") }
         let header = try reader.headerFields()
@@ -166,7 +166,7 @@ extension RakingTargets {
     /// Each problem is an error naming the line and column: an empty variable or category, a share that is not a
     /// number in (0, 1], a (variable, category) given twice, and — on the variable's first line — shares of one
     /// variable that do not sum to 1 (±1e-6).
-    public static func load(csv path: String) throws -> RakingTargets {
+    package static func load(csv path: String) throws -> RakingTargets {
         let reader = try CSVReader(path: path)
         guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a header variable,category,share") }
         let header = try reader.headerFields()

@@ -8,6 +8,8 @@ extension Norms {
     /// `InputError` naming the file (see `JSONInput`).
     /// A NORMS.json document (age-specific norms, with a `"format"` key) is refused with a message that says so;
     /// `AgeNorms.load(json:)` reads both kinds.
+    /// - Throws: `InputError` naming the file, line and column (unreadable file, bad JSON, unknown key, a mean or
+    ///   SD out of range).
     public static func load(json path: String) throws -> Norms {
         let data = try JSONInput.contents(of: path, description: Norms.jsonDescription)
         if try NormsDocument.hasFormatKey(data, file: path) {

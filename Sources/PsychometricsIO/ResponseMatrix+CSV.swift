@@ -80,7 +80,7 @@ public struct ResponseFileOptions: Sendable, Hashable {
     }
 
     /// The separators a response file may use.
-    public static let allowedDelimiters: [UInt8] = [UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "\t"), UInt8(ascii: "|")]
+    package static let allowedDelimiters: [UInt8] = [UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "\t"), UInt8(ascii: "|")]
 
     public init(sessionColumn: String = "session_id", itemColumn: String = "item_id",
                 responseColumn: String = "response", layout: ResponseLayout? = nil, delimiter: UInt8 = UInt8(ascii: ",")) {
@@ -262,6 +262,9 @@ extension ResponseMatrix {
     ///
     /// When the file's problems look like a misread layout (long read as wide, an unrecognised id column, another
     /// delimiter, polytomous cells), the thrown `InputErrors` carry a `hint` naming the options that would read it.
+    /// - Throws: `InputError`/`InputErrors` naming the file, line and column (and a layout, id column or delimiter
+    ///   that would read the file), or `PsychometricsError` `.resourceLimit` when the responses would need more
+    ///   than `maxMemoryBytes`.
     public static func load(csv path: String, options: ResponseFileOptions = ResponseFileOptions(), maxMemoryBytes: Int? = nil,
                             threads: Int = WorkerThreads.all) throws -> (matrix: ResponseMatrix, report: ResponseFileReport)
     {

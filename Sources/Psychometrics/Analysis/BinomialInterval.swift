@@ -1,13 +1,13 @@
 import Foundation
 
 /// A confidence interval for a binomial proportion.
-public struct BinomialInterval: Sendable, Hashable {
-    public var lower: Double
-    public var upper: Double
+package struct BinomialInterval: Sendable, Hashable {
+    package var lower: Double
+    package var upper: Double
     /// The coverage asked for, e.g. 0.95.
-    public var confidenceLevel: Double
+    package var confidenceLevel: Double
 
-    public init(lower: Double, upper: Double, confidenceLevel: Double) {
+    package init(lower: Double, upper: Double, confidenceLevel: Double) {
         self.lower = lower
         self.upper = upper
         self.confidenceLevel = confidenceLevel
@@ -25,7 +25,7 @@ public struct BinomialInterval: Sendable, Hashable {
     /// It stays inside [0, 1] and is never empty, also at k = 0 (lower bound 0) and k = n (upper bound 1).
     /// Example: 7/20 at 95% gives [0.181192, 0.567146].
     /// - Precondition: `trials > 0`, `0 ≤ successes ≤ trials`, `0 < confidenceLevel < 1`.
-    public static func wilson(successes k: Int, trials n: Int, confidenceLevel: Double = 0.95) -> BinomialInterval {
+    package static func wilson(successes k: Int, trials n: Int, confidenceLevel: Double = 0.95) -> BinomialInterval {
         precondition(n > 0, "a binomial interval needs at least one trial, got \(n)")
         precondition(k >= 0 && k <= n, "successes must be in 0…\(n), got \(k)")
         precondition(confidenceLevel > 0 && confidenceLevel < 1, "the confidence level must be in (0, 1), got \(confidenceLevel)")
@@ -40,5 +40,5 @@ public struct BinomialInterval: Sendable, Hashable {
         return BinomialInterval(lower: lower, upper: upper, confidenceLevel: confidenceLevel)
     }
 
-    public func contains(_ p: Double) -> Bool { p >= lower && p <= upper }
+    package func contains(_ p: Double) -> Bool { p >= lower && p <= upper }
 }

@@ -30,35 +30,35 @@ import Foundation
 ///   (`ConditionalMeanSquares`), for items whose categories are scores;
 /// - **classical statistics per category**: counts, the mean rest score (s minus the item's points) of the
 ///   persons in each category, and the item–rest correlation of scored items.
-public struct CategoryItemFit: Sendable {
-    public struct Item: Sendable, Hashable {
-        public var responses: Int
+package struct CategoryItemFit: Sendable {
+    package struct Item: Sendable, Hashable {
+        package var responses: Int
         /// Responses per category.
-        public var categoryCounts: [Int]
+        package var categoryCounts: [Int]
         /// Mean rest score of the persons in each category (nil where nobody chose it).
-        public var categoryMeanRestScore: [Double?]
+        package var categoryMeanRestScore: [Double?]
         /// Mean points (nil for a nominal item without a key) and the highest points of the item.
-        public var meanScore: Double?
-        public var maximumScore: Int
+        package var meanScore: Double?
+        package var maximumScore: Int
         /// Pearson correlation of the item's points with the rest score (nil for a nominal item without a key, or no variance).
-        public var itemRestCorrelation: Double?
-        public var sx2: Double?
-        public var sx2DegreesOfFreedom: Int?
-        public var sx2P: Double?
-        public var infit: Double?
-        public var outfit: Double?
-        public var infitZ: Double?
-        public var outfitZ: Double?
+        package var itemRestCorrelation: Double?
+        package var sx2: Double?
+        package var sx2DegreesOfFreedom: Int?
+        package var sx2P: Double?
+        package var infit: Double?
+        package var outfit: Double?
+        package var infitZ: Double?
+        package var outfitZ: Double?
     }
 
-    public let items: [Item]
+    package let items: [Item]
 
     /// - Parameters:
     ///   - items: the data's items' models, in the data's item order (K of item j = `data.categoryCounts[j]`).
     ///   - freeParameters: per item, its estimated parameters (the S-X² df subtracts them).
     /// - Throws: `PsychometricsError.lengthMismatch` unless there is one model and one count per item with the
     ///   data's number of categories.
-    public init(data: ResponseMatrix, items models: [any ItemResponseModel], freeParameters: [Int], latentScale: LatentScale = .standard,
+    package init(data: ResponseMatrix, items models: [any ItemResponseModel], freeParameters: [Int], latentScale: LatentScale = .standard,
                 quadraturePoints: Int = 61, minimumExpected: Double = 1) throws(PsychometricsError) {
         let J = data.itemCount
         guard models.count == J, freeParameters.count == J else {

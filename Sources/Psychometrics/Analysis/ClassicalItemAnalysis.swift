@@ -17,33 +17,33 @@ import Foundation
 /// nothing about the 25-item forms people took. They are therefore computed only when at least
 /// `minimumDensityForAlpha` (50%) of the person × item cells are answered, and otherwise left nil with the
 /// reason in `undefined`; the model's reliabilities (`ModelFit`) are defined for any design.
-public struct ClassicalItemAnalysis: Sendable, Hashable {
-    public struct Item: Sendable, Hashable {
-        public var itemID: String
-        public var responses: Int
-        public var correct: Int
-        public var pValue: Double
+package struct ClassicalItemAnalysis: Sendable, Hashable {
+    package struct Item: Sendable, Hashable {
+        package var itemID: String
+        package var responses: Int
+        package var correct: Int
+        package var pValue: Double
         /// nil when undefined (constant item or rest score).
-        public var pointBiserial: Double?
-        public var alphaIfDeleted: Double?
+        package var pointBiserial: Double?
+        package var alphaIfDeleted: Double?
     }
 
     /// The share of answered cells below which α, SEM and α-if-deleted are not computed: 0.5.
-    public static let minimumDensityForAlpha = 0.5
+    package static let minimumDensityForAlpha = 0.5
 
-    public var items: [Item]
-    public var personCount: Int
+    package var items: [Item]
+    package var personCount: Int
     /// Persons who answered every item (listwise-complete).
-    public var completePersons: Int
-    public var alpha: Double?
-    public var sem: Double?
+    package var completePersons: Int
+    package var alpha: Double?
+    package var sem: Double?
     /// Mean and SD of the number-correct score over complete persons (nil with fewer than 2).
-    public var meanScore: Double?
-    public var sdScore: Double?
+    package var meanScore: Double?
+    package var sdScore: Double?
     /// Statistic → why it is undefined.
-    public var undefined: [String: String] = [:]
+    package var undefined: [String: String] = [:]
 
-    public init(_ data: ResponseMatrix) {
+    package init(_ data: ResponseMatrix) {
         let J = data.itemCount, N = data.personCount
         let density = N > 0 && J > 0 ? Double(data.cellCount) / (Double(N) * Double(J)) : 0
         let pairwise = density >= Self.minimumDensityForAlpha

@@ -8,27 +8,27 @@ import Foundation
 /// distractor), and flags: a distractor chosen by fewer than `minimumRate` (5%) of those who answered is
 /// non-functioning; a distractor with D > 0 attracts able persons; a key with D ≤ 0 does not discriminate.
 /// Omitted answers (empty, 0 or NA) are not counted as choices.
-public struct DistractorAnalysis: Sendable, Hashable {
-    public struct Option: Sendable, Hashable {
-        public var itemID: String
-        public var option: String
-        public var isKey: Bool
-        public var count: Int
-        public var rate: Double
-        public var rateTop: Double
-        public var rateBottom: Double
-        public var discrimination: Double
-        public var flags: [String]
+package struct DistractorAnalysis: Sendable, Hashable {
+    package struct Option: Sendable, Hashable {
+        package var itemID: String
+        package var option: String
+        package var isKey: Bool
+        package var count: Int
+        package var rate: Double
+        package var rateTop: Double
+        package var rateBottom: Double
+        package var discrimination: Double
+        package var flags: [String]
     }
 
-    public var options: [Option]
+    package var options: [Option]
     /// Persons in each of the top and bottom groups.
-    public var groupSize: Int
+    package var groupSize: Int
 
     /// - Parameters:
     ///   - choices: per person, per item (in `itemIDs` order), the chosen option or nil when omitted.
     ///   - keys: the keyed option per item.
-    public init(personCount: Int, itemIDs: [String], choices: [[String?]], keys: [String], minimumRate: Double = 0.05, groupShare: Double = 0.27) {
+    package init(personCount: Int, itemIDs: [String], choices: [[String?]], keys: [String], minimumRate: Double = 0.05, groupShare: Double = 0.27) {
         precondition(choices.count == personCount && keys.count == itemIDs.count, "one choice row per person and one key per item")
         let J = itemIDs.count
         // Rest scores per person and item.

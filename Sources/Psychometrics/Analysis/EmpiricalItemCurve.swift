@@ -22,48 +22,48 @@ import Foundation
 /// responses in a group are independent Bernoulli(Eᵢ) draws: O_g − E_g is pure sampling noise and z_g is
 /// approximately N(0, 1). E_g is flatter than the curve P_j(θ̄_g) at the extremes, because it averages P_j over
 /// each person's posterior; mirt instead plots O_g against the curve at the full-pattern EAP.
-public struct EmpiricalItemCurve: Sendable, Hashable {
-    public struct Options: Sendable, Hashable {
+package struct EmpiricalItemCurve: Sendable, Hashable {
+    package struct Options: Sendable, Hashable {
         /// Most groups per item (mirt's default for empirical plots: 10).
-        public var groups = 10
+        package var groups = 10
         /// Fewest persons per group; fewer groups are formed when an item has fewer than groups × this.
-        public var minimumGroupSize = 20
+        package var minimumGroupSize = 20
         /// Coverage of the Wilson intervals.
-        public var confidenceLevel = 0.95
+        package var confidenceLevel = 0.95
         /// The posterior grid: points on [−thetaBound, thetaBound] (81 points on ±6 are 0.15 apart).
-        public var quadraturePoints = 81
-        public var thetaBound = 6.0
+        package var quadraturePoints = 81
+        package var thetaBound = 6.0
         /// The prior of θ (the calibration population: N(0, 1)).
-        public var priorMean = 0.0
-        public var priorSD = 1.0
+        package var priorMean = 0.0
+        package var priorSD = 1.0
 
-        public init() {}
+        package init() {}
     }
 
-    public struct Group: Sendable, Hashable {
-        public var count: Int
-        public var correct: Int
+    package struct Group: Sendable, Hashable {
+        package var count: Int
+        package var correct: Int
         /// θ̄_g, the mean rest-of-pattern EAP, where the group is drawn.
-        public var meanTheta: Double
-        public var lowestTheta: Double
-        public var highestTheta: Double
+        package var meanTheta: Double
+        package var lowestTheta: Double
+        package var highestTheta: Double
         /// O_g = correct / count.
-        public var observed: Double
-        public var interval: BinomialInterval
+        package var observed: Double
+        package var interval: BinomialInterval
         /// E_g, the model's expected proportion correct for these persons.
-        public var expected: Double
+        package var expected: Double
         /// z_g = (correct − Σ Eᵢ) / √(Σ Eᵢ(1 − Eᵢ)); nil when that variance is below 1e-12.
-        public var standardizedResidual: Double?
+        package var standardizedResidual: Double?
     }
 
     /// Groups in increasing θ; empty when fewer than `minimumGroupSize` persons answered the item.
-    public var groups: [Group]
+    package var groups: [Group]
     /// Persons who answered the item.
-    public var responseCount: Int
+    package var responseCount: Int
 
     /// The groups for one item from each respondent's grouping θ, response (0/1) and model expectation Eᵢ.
     /// - Precondition: equal lengths, responses 0 or 1, finite θ, expectations in [0, 1], valid options.
-    public init(thetas: [Double], responses: [UInt8], expected: [Double], options: Options = Options()) {
+    package init(thetas: [Double], responses: [UInt8], expected: [Double], options: Options = Options()) {
         precondition(thetas.count == responses.count && thetas.count == expected.count,
                      "one θ, response and expectation per person, got \(thetas.count), \(responses.count), \(expected.count)")
         precondition(options.groups >= 1 && options.minimumGroupSize >= 1, "groups and minimumGroupSize must be positive, got \(options.groups), \(options.minimumGroupSize)")
@@ -119,18 +119,18 @@ public struct EmpiricalItemCurve: Sendable, Hashable {
     }
 
     /// The group with the largest |z_g|, if any has one.
-    public var largestResidual: Group? {
+    package var largestResidual: Group? {
         groups.filter { $0.standardizedResidual != nil }.max { abs($0.standardizedResidual!) < abs($1.standardizedResidual!) }
     }
 
     /// Groups whose interval does not contain the model's expectation E_g.
-    public var groupsMissingExpectation: Int { groups.filter { !$0.interval.contains($0.expected) }.count }
+    package var groupsMissingExpectation: Int { groups.filter { !$0.interval.contains($0.expected) }.count }
 
     /// One curve per item of `data` (in its item order), with θ̂ and Eᵢ from each person's posterior given the
     /// other responses (see the type's description), computed on `options`' grid.
     /// - Precondition: one parameter set per item, each with finite a, b and 0 ≤ c < 1; a grid of 2…100,000
     ///   points on a positive bound and a finite prior with a positive SD.
-    public static func curves(data: ResponseMatrix, parameters: [ItemParameters], options: Options = Options()) -> [EmpiricalItemCurve] {
+    package static func curves(data: ResponseMatrix, parameters: [ItemParameters], options: Options = Options()) -> [EmpiricalItemCurve] {
         precondition(parameters.count == data.itemCount, "one parameter set per item, got \(parameters.count) for \(data.itemCount) items")
         precondition(data.isDichotomous, "empirical curves of 0/1 items")
         let grid = checkedGrid(options)
@@ -149,7 +149,7 @@ public struct EmpiricalItemCurve: Sendable, Hashable {
     /// observed share of the group choosing k against P(u_ij = k | the other responses) (the type's description
     /// with P_jk for P_j). Every category of an item shares the item's groups.
     /// - Precondition: one model per item with the data's number of categories; usable options (as `curves`).
-    public static func categoryCurves(data: ResponseMatrix, items: [any ItemResponseModel], options: Options = Options()) -> [[EmpiricalItemCurve]] {
+    package static func categoryCurves(data: ResponseMatrix, items: [any ItemResponseModel], options: Options = Options()) -> [[EmpiricalItemCurve]] {
         precondition(items.count == data.itemCount && (0..<data.itemCount).allSatisfy { items[$0].categoryCount == data.categoryCounts[$0] },
                      "one model per item with the data's categories")
         let grid = checkedGrid(options)

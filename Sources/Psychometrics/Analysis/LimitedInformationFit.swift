@@ -28,25 +28,25 @@ package protocol JointCorrectProbabilities: Sendable {
 /// the eigenvalues of VᵀV above 1e-10 of the largest, so an unidentified parameter direction lowers q instead of
 /// failing. C₂ depends on Δ₂ only through its column space, so any smooth parametrisation of the same model gives
 /// the same M2. Cost: m² moments of up to four items (1,830² for 60 items) and an m³/3 factorisation.
-public struct LimitedInformationFit: Sendable, Hashable, Codable {
-    public var m2: Double
-    public var degreesOfFreedom: Int
-    public var pValue: Double
-    public var rmsea: Double
+package struct LimitedInformationFit: Sendable, Hashable, Codable {
+    package var m2: Double
+    package var degreesOfFreedom: Int
+    package var pValue: Double
+    package var rmsea: Double
     /// The RMSEA's 90% interval (mirt's RMSEA_5 and RMSEA_95).
-    public var rmseaLower: Double
-    public var rmseaUpper: Double
-    public var srmsr: Double
+    package var rmseaLower: Double
+    package var rmseaUpper: Double
+    package var srmsr: Double
     /// The persons who answered every item (M2's N).
-    public var persons: Int
-    public var items: Int
+    package var persons: Int
+    package var items: Int
     /// The model's free parameters as M2 counts them: the rank of Δ₂.
-    public var parameters: Int
+    package var parameters: Int
 
     /// The most items M2 is computed for: m = 3,240 moments, Ξ₂ 84 MB, its factorisation ~10¹⁰ operations.
-    public static let maximumItems = 80
+    package static let maximumItems = 80
     /// The fewest complete response patterns M2 is computed from.
-    public static let minimumPersons = 50
+    package static let minimumPersons = 50
 
     /// The response patterns of the persons of `data` who answered every item (persons × items, row-major): M2's
     /// data.

@@ -32,55 +32,55 @@ import Foundation
 /// Q3's moments into a triangular table of 64 bytes (one cache line) per item pair, 72 MB for 1,500 items;
 /// the second computes z (4 dot products over the quadrature grid per person and pair) for the pairs whose
 /// Q3* exceeds the threshold, the only ones it can flag (or for all, `zForEveryPair`).
-public struct LocalDependenceQ3: Sendable {
-    public struct Options: Sendable, Hashable {
+package struct LocalDependenceQ3: Sendable {
+    package struct Options: Sendable, Hashable {
         /// Pairs answered together by fewer persons are not compared (≥ 10).
-        public var minimumPairCount = 30
+        package var minimumPairCount = 30
         /// Pairs are compared only when, among the persons who answered both, each item has at least this many
         /// correct and this many incorrect responses (a residual correlation of an item nobody failed is noise).
-        public var minimumResponseCount = 3
+        package var minimumResponseCount = 3
         /// Q3* above which a pair may be flagged.
-        public var threshold = 0.2
+        package var threshold = 0.2
         /// Family-wise significance level over the pairs compared (for z).
-        public var significance = 0.01
+        package var significance = 0.01
         /// Compute z for every compared pair, not only for those whose Q3* exceeds the threshold (the only ones
         /// it can flag): four dot products over the grid per person and pair, which on dense data (100 items:
         /// 4,950 pairs per person) costs far more than Q3 itself.
-        public var zForEveryPair = false
-        public init() {}
+        package var zForEveryPair = false
+        package init() {}
     }
 
-    public struct Pair: Sendable, Hashable {
-        public var first: Int
-        public var second: Int
-        public var q3: Double
-        public var persons: Int
+    package struct Pair: Sendable, Hashable {
+        package var first: Int
+        package var second: Int
+        package var q3: Double
+        package var persons: Int
         /// Q3 − mean Q3.
-        public var q3Star: Double
+        package var q3Star: Double
         /// The model-based z of the pair's residual covariance (see the type's documentation); nil when not
         /// computed (Q3* at or below the threshold, unless `zForEveryPair`).
-        public var z: Double?
+        package var z: Double?
     }
 
-    public var options: Options
+    package var options: Options
     /// Every compared pair (j < k, in item order).
-    public private(set) var pairs: [Pair] = []
+    package private(set) var pairs: [Pair] = []
     /// Pairs answered together by at least one person but fewer than `minimumPairCount`.
-    public private(set) var pairsBelowMinimum = 0
+    package private(set) var pairsBelowMinimum = 0
     /// Pairs nobody answered together.
-    public private(set) var pairsNeverTogether = 0
-    public private(set) var mean: Double?
-    public private(set) var maxAbs: Double?
+    package private(set) var pairsNeverTogether = 0
+    package private(set) var mean: Double?
+    package private(set) var maxAbs: Double?
     /// Φ⁻¹(1 − α/m): the z a pair must exceed.
-    public private(set) var criticalZ: Double?
+    package private(set) var criticalZ: Double?
     /// Indices into `pairs` of the flagged pairs, largest Q3 first.
-    public private(set) var flagged: [Int] = []
+    package private(set) var flagged: [Int] = []
 
     /// Triangular index of j < k among `itemCount` items.
     @inline(__always) static func index(_ j: Int, _ k: Int, _ itemCount: Int) -> Int { j * (2 * itemCount - j - 1) / 2 + (k - j - 1) }
 
     /// The bytes the pairwise table needs.
-    public static func tableBytes(itemCount: Int) -> Int { itemCount * (itemCount - 1) / 2 * 64 }
+    package static func tableBytes(itemCount: Int) -> Int { itemCount * (itemCount - 1) / 2 * 64 }
 
     /// The unidimensional model the pairs' z is computed under (`LocalDependenceQ3`'s documentation).
     package struct PredictiveModel {
@@ -239,7 +239,7 @@ public struct LocalDependenceQ3: Sendable {
     }
 
     /// Q3 of items j and k (either order) when the pair was compared.
-    public func q3(_ j: Int, _ k: Int) -> Double? {
+    package func q3(_ j: Int, _ k: Int) -> Double? {
         let (a, b) = j < k ? (j, k) : (k, j)
         var lo = 0, hi = pairs.count
         while lo < hi {

@@ -16,9 +16,9 @@ import Foundation
 ///
 /// The integral: the trapezoid rule on 801 points of [−10σ, 10σ] with the normal density (the integrand is
 /// smooth and under the density; the error is below 1e-9, where mirt's `integrate` promises about 1e-4).
-public enum MarginalRXX {
+package enum MarginalRXX {
     /// ρ for `parameters` under N(0, σ²) with σ = `latentSD`; nil without items.
-    public static func compute(parameters: [ItemParameters], latentSD: Double = 1) -> Double? {
+    package static func compute(parameters: [ItemParameters], latentSD: Double = 1) -> Double? {
         guard !parameters.isEmpty else { return nil }
         let sd = latentSD > 0 && latentSD.isFinite ? latentSD : 1
         let points = 801

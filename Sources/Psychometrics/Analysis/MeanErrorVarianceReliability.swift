@@ -16,10 +16,10 @@ import Foundation
 ///
 /// The integral uses 161 equally spaced points on [−8σ, 8σ] with normalised normal weights (the integrand is
 /// smooth; 1/I(θ) is capped at 10⁸ where the information vanishes, as mirt caps it).
-public enum MeanErrorVarianceReliability {
+package enum MeanErrorVarianceReliability {
     /// ρ for the forms the persons of `data` answered (every person with at least one response), or nil
     /// when no person answered anything.
-    public static func compute(parameters: [ItemParameters], data: ResponseMatrix, latentSD: Double = 1) -> Double? {
+    package static func compute(parameters: [ItemParameters], data: ResponseMatrix, latentSD: Double = 1) -> Double? {
         let points = 161
         let sd = latentSD > 0 ? latentSD : 1
         let nodes = (0..<points).map { -8 * sd + 16 * sd * Double($0) / Double(points - 1) }

@@ -18,93 +18,93 @@ import Foundation
 ///   defined for any design because each person's SE is their own.
 ///
 /// A statistic that cannot be computed is nil, and `undefined` says which and why.
-public struct ModelFit: Sendable {
-    public struct Options: Sendable, Hashable {
-        public var quadraturePoints = 61
-        public var thetaBound = 6.0
+package struct ModelFit: Sendable {
+    package struct Options: Sendable, Hashable {
+        package var quadraturePoints = 61
+        package var thetaBound = 6.0
         /// S-X² pools score groups until their expected counts reach this (1, mirt's `mincell`).
-        public var minimumExpected = 1.0
+        package var minimumExpected = 1.0
         /// How S-X² pools sparse score groups: `.forward` (default) or mirt's rule (`SX2Pooling`).
-        public var sx2Pooling = SX2Pooling.forward
+        package var sx2Pooling = SX2Pooling.forward
         /// Level of RMSD's critical value (its replicates' 1 − α quantile).
-        public var significance = 0.01
+        package var significance = 0.01
         /// Posterior predictive replicates behind RMSD's critical value.
-        public var rmsdReplicates = 20
-        public var q3 = LocalDependenceQ3.Options()
-        public var workers = WorkerThreads.all
-        public init() {}
+        package var rmsdReplicates = 20
+        package var q3 = LocalDependenceQ3.Options()
+        package var workers = WorkerThreads.all
+        package init() {}
     }
 
-    public struct ItemFit: Sendable, Hashable {
-        public var itemID: String
+    package struct ItemFit: Sendable, Hashable {
+        package var itemID: String
         /// Persons who answered the item.
-        public var persons: Int
+        package var persons: Int
         /// Conditional infit/outfit mean squares (see `ConditionalMeanSquares`).
-        public var infit: Double?
-        public var outfit: Double?
+        package var infit: Double?
+        package var outfit: Double?
         /// Their Wilson–Hilferty standardisations.
-        public var infitZ: Double?
-        public var outfitZ: Double?
-        public var sx2: Double?
-        public var sx2DegreesOfFreedom: Int?
-        public var sx2P: Double?
-        public var rmsd: Double?
+        package var infitZ: Double?
+        package var outfitZ: Double?
+        package var sx2: Double?
+        package var sx2DegreesOfFreedom: Int?
+        package var sx2P: Double?
+        package var rmsd: Double?
         /// The RMSD this item's n reaches by chance with probability `Options.significance` under the model.
-        public var rmsdCritical: Double?
+        package var rmsdCritical: Double?
     }
 
-    public struct PersonFit: Sendable, Hashable {
-        public var personID: String
-        public var theta: Double
-        public var standardError: Double
-        public var lz: Double?
-        public var lzStar: Double?
+    package struct PersonFit: Sendable, Hashable {
+        package var personID: String
+        package var theta: Double
+        package var standardError: Double
+        package var lz: Double?
+        package var lzStar: Double?
     }
 
     /// A flagged pair of items, by id.
-    public struct Q3Pair: Sendable, Hashable {
-        public var first: String
-        public var second: String
-        public var q3: Double
-        public var persons: Int
-        public var q3Star: Double
-        public var z: Double
+    package struct Q3Pair: Sendable, Hashable {
+        package var first: String
+        package var second: String
+        package var q3: Double
+        package var persons: Int
+        package var q3Star: Double
+        package var z: Double
     }
 
-    public var items: [ItemFit]
-    public var persons: [PersonFit]
+    package var items: [ItemFit]
+    package var persons: [PersonFit]
     /// Persons whose summed score lies strictly between 0 and the number of items they answered: the persons
     /// S-X² and the mean squares use (the others carry no information about fit given their score).
-    public var sx2Persons: Int
+    package var sx2Persons: Int
     /// Empirical reliability of the EAP estimates (mirt's `empirical_rxx`): var(θ̂) / (var(θ̂) + mean PSD²).
-    public var empiricalReliability: Double?
+    package var empiricalReliability: Double?
     /// mirt's `marginal_rxx`: the whole test's conditional reliability I/(I + 1) averaged over N(0, 1)
     /// (`MarginalRXX`).
-    public var marginalRXX: Double?
+    package var marginalRXX: Double?
     /// The reliability from the mean error variance, σ² / (σ² + mean 1/I), averaged over the persons' forms
     /// (`MeanErrorVarianceReliability`).
-    public var meanErrorVarianceReliability: Double?
-    public var localDependence: LocalDependenceQ3?
+    package var meanErrorVarianceReliability: Double?
+    package var localDependence: LocalDependenceQ3?
     /// Statistic → why it is undefined (for all or some items, pairs or persons).
-    public var undefined: [String: String] = [:]
+    package var undefined: [String: String] = [:]
 
-    public var q3Mean: Double? { localDependence?.mean }
-    public var q3MaxAbs: Double? { localDependence?.maxAbs }
-    public var q3Flagged: [Q3Pair] {
+    package var q3Mean: Double? { localDependence?.mean }
+    package var q3MaxAbs: Double? { localDependence?.maxAbs }
+    package var q3Flagged: [Q3Pair] {
         guard let q3 = localDependence else { return [] }
         return q3.flagged.map { let p = q3.pairs[$0]; return Q3Pair(first: itemIDs[p.first], second: itemIDs[p.second], q3: p.q3, persons: p.persons, q3Star: p.q3Star, z: p.z ?? .nan) }
     }
     /// Q3 of items j and k when the pair was compared.
-    public func q3(_ j: Int, _ k: Int) -> Double? { localDependence?.q3(j, k) }
+    package func q3(_ j: Int, _ k: Int) -> Double? { localDependence?.q3(j, k) }
     private var itemIDs: [String]
 
     /// Largest pairwise Q3 table built (bytes); a larger bank leaves Q3 undefined.
-    public static let q3TableLimit = 2 << 30
+    package static let q3TableLimit = 2 << 30
 
     /// - Parameters:
     ///   - parameters: the item parameters in `data`'s item order.
     ///   - freeParameters: free parameters per item for the S-X² df (Rasch/1PL 1, 2PL 2, 3PL 3).
-    public init(data: ResponseMatrix, parameters: [ItemParameters], freeParameters: Int, options: Options = Options()) throws {
+    package init(data: ResponseMatrix, parameters: [ItemParameters], freeParameters: Int, options: Options = Options()) throws {
         precondition(parameters.count == data.itemCount, "one parameter set per item")
         guard data.isDichotomous else {
             throw PsychometricsError(.invalidResponse, "the fit statistics take 0/1 items; the data have items with more categories")
@@ -193,7 +193,7 @@ public struct ModelFit: Sendable {
     }
 
     /// Test information Σⱼ Iⱼ(θ) and SE = 1/√I at each θ.
-    public static func testInformation(_ parameters: [ItemParameters], at thetas: [Double]) -> [(theta: Double, information: Double, standardError: Double)] {
+    package static func testInformation(_ parameters: [ItemParameters], at thetas: [Double]) -> [(theta: Double, information: Double, standardError: Double)] {
         thetas.map { t in
             let info = parameters.reduce(0) { $0 + $1.information(at: t) }
             return (t, info, info > 0 ? 1 / info.squareRoot() : .infinity)

@@ -125,7 +125,7 @@ package struct OrlandoThissenSX2: Sendable {
 
 /// How S-X² pools sparse score groups (`OrlandoThissenSX2`): `forward` from the low end until both expected
 /// counts reach the minimum (iqscore's default), or `mirt` as mirt's `itemfit` collapses them.
-public enum SX2Pooling: String, Sendable, Hashable, Codable, CaseIterable {
+package enum SX2Pooling: String, Sendable, Hashable, Codable, CaseIterable {
     case forward
     case mirt
 }

@@ -22,8 +22,8 @@ import Foundation
 /// ```
 /// which for two categories is the formula above (w₁ − w₀ = log(P/(1 − P))); `statistics(parameters:…)` is that
 /// case written for the 0/1 engine's speed, and the tests hold the two equal.
-public enum PersonFitLz {
-    public static func statistics(parameters: [ItemParameters], items: UnsafeBufferPointer<Int>, responses: UnsafeBufferPointer<UInt8>,
+package enum PersonFitLz {
+    package static func statistics(parameters: [ItemParameters], items: UnsafeBufferPointer<Int>, responses: UnsafeBufferPointer<UInt8>,
                                   theta: Double) -> (lz: Double?, lzStar: Double?) {
         var w0 = 0.0, variance = 0.0, pw = 0.0, pr = 0.0, information = 0.0, skew = 0.0
         for (j, u) in zip(items, responses) {
@@ -53,7 +53,7 @@ public enum PersonFitLz {
 
     /// l_z and l_z* at θ (the person's WLE) for items of any model: `items[n]` indexes `models`, `responses[n]`
     /// is the category answered.
-    public static func statistics(models: [any ItemResponseModel], items: UnsafeBufferPointer<Int>, responses: UnsafeBufferPointer<UInt8>,
+    package static func statistics(models: [any ItemResponseModel], items: UnsafeBufferPointer<Int>, responses: UnsafeBufferPointer<UInt8>,
                                   theta: Double) -> (lz: Double?, lzStar: Double?) {
         var w0 = 0.0, variance = 0.0, pw = 0.0, pr = 0.0, information = 0.0, skew = 0.0
         let largest = items.map { models[$0].categoryCount }.max() ?? 2

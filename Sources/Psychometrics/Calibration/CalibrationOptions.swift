@@ -9,7 +9,7 @@ public struct BetaPrior: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Shape parameters a prior may have: [1, 1000]. Below 1 the log density is not concave (the M-step's
     /// Newton steps need it); α + β − 2 is the prior's weight in pseudo-responses, and 1000 of them would
     /// overrule any realistic sample.
-    public static let allowedShapes = NumberRange.closed(1, 1000)
+    package static let allowedShapes = NumberRange.closed(1, 1000)
 
     /// Problems with prior parameters (the initialiser throws them; `CalibrationOptions` checks them again).
     package static func validationProblems(alpha: Double, beta: Double) -> [String] {
@@ -30,6 +30,7 @@ public struct BetaPrior: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// Decoding checks what the initialiser checks.
+    /// - Throws: `DecodingError`, also for shapes `init(alpha:beta:)` refuses.
     public init(from decoder: any Decoder) throws {
         enum Keys: String, CodingKey { case alpha, beta }
         let c = try decoder.container(keyedBy: Keys.self)
@@ -41,7 +42,7 @@ public struct BetaPrior: Sendable, Hashable, Codable, CustomStringConvertible {
     public static let standard = BetaPrior(checkedAlpha: 5, beta: 17)
     /// Option counts K of `centred(onOptions:)` a setting may ask for: 2…100. Beyond 100 options the mode 1/K
     /// is indistinguishable from no guessing: use no prior.
-    public static let allowedOptionCounts = 2...100
+    package static let allowedOptionCounts = 2...100
 
     /// A prior centred (mode) on 1/`options` with weight `weight` pseudo-responses.
     /// - Throws: `PsychometricsError.invalidOptions` for `options` outside `allowedOptionCounts` or a weight
@@ -61,11 +62,11 @@ public struct LogNormalPrior: Sendable, Hashable, Codable, CustomStringConvertib
     public var sdLog: Double
     /// Means of log a a prior may have: [−3, 3], i.e. a median slope between e⁻³ ≈ 0.05 and e³ ≈ 20, the
     /// calibrator's slope bound.
-    public static let allowedMeanLogs = NumberRange.closed(-3, 3)
+    package static let allowedMeanLogs = NumberRange.closed(-3, 3)
 
     /// SDs of log a a prior may have: (0, 10]. Beyond 10 the prior is flat over every slope the calibrator
     /// allows (log a between log 0.001 and log 20).
-    public static let allowedSDLogs = NumberRange.aboveUpTo(0, 10)
+    package static let allowedSDLogs = NumberRange.aboveUpTo(0, 10)
 
     /// Problems with prior parameters (the initialiser throws them; `CalibrationOptions` checks them again).
     package static func validationProblems(meanLog: Double, sdLog: Double) -> [String] {
@@ -86,6 +87,7 @@ public struct LogNormalPrior: Sendable, Hashable, Codable, CustomStringConvertib
     }
 
     /// Decoding checks what the initialiser checks.
+    /// - Throws: `DecodingError`, also for values `init(meanLog:sdLog:)` refuses.
     public init(from decoder: any Decoder) throws {
         enum Keys: String, CodingKey { case meanLog, sdLog }
         let c = try decoder.container(keyedBy: Keys.self)
@@ -99,7 +101,7 @@ public struct LogNormalPrior: Sendable, Hashable, Codable, CustomStringConvertib
 }
 
 /// How the E-step visits the data.
-public enum EStepStrategy: String, Sendable, Hashable, Codable {
+package enum EStepStrategy: String, Sendable, Hashable, Codable {
     /// Dense BLAS products when at least 15% of cells are answered, per-cell sparse accumulation otherwise.
     case automatic
     /// Persons × items matrices and BLAS `dgemm` (missing cells masked).
@@ -119,7 +121,7 @@ public enum EMAcceleration: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// See `CalibrationOptions.denseProductThreading`.
-public enum DenseProductThreading: String, Sendable, Hashable, Codable {
+package enum DenseProductThreading: String, Sendable, Hashable, Codable {
     case personBlocks = "person_blocks"
     case blas
 }
@@ -150,19 +152,22 @@ public struct CalibrationOptions: Sendable, Hashable, Codable {
     public var minimumItemResponses = 10
     /// Largest |a| the M-step allows; estimates at the bound are flagged.
     public var maximumSlope = 20.0
-    public var eStep = EStepStrategy.automatic
-    /// Worker threads for the E-step, M-step and standard errors: 1…`WorkerThreads.maximum`, default every core
-    /// within that cap.
+    package var eStep = EStepStrategy.automatic
+    /// Worker threads for the E-step, M-step and standard errors: 1…256, default every core within that cap.
+    /// Each worker multiplies its own block of persons, so each BLAS call should run on one thread: set
+    /// `OPENBLAS_NUM_THREADS=1` in the environment of a process that calibrates (the `iqscore` executable sets one
+    /// BLAS thread at start-up); otherwise the two layers of threads compete (same results, slower). The library
+    /// never changes OpenBLAS's process-wide thread count itself.
     public var workers = WorkerThreads.all
     /// How the dense E-step's matrix products are threaded — an explicit choice, because OpenBLAS's thread count
     /// is a process-wide setting the library never changes:
     /// - `.personBlocks` (default): `workers` threads each multiply their own block of persons, so each BLAS
-    ///   call should run on one thread. Set `OPENBLAS_NUM_THREADS=1` in the environment or call
-    ///   `BLASConfiguration.setThreadCount(1)` once at start-up (the `iqscore` executable does); otherwise the two
+    ///   call should run on one thread. Set `OPENBLAS_NUM_THREADS=1` in the environment of a
+    ///   process that calibrates (the `iqscore` executable sets one BLAS thread at start-up); otherwise the two
     ///   layers of threads compete (same results, slower).
     /// - `.blas`: one worker, and OpenBLAS threads each product itself (for a process that keeps OpenBLAS
     ///   multi-threaded for other work). Measured slower on the E-step's tall-thin products (`../NOTES.md`).
-    public var denseProductThreading = DenseProductThreading.personBlocks
+    package var denseProductThreading = DenseProductThreading.personBlocks
     /// Compute standard errors (observed information by Louis' formula).
     public var standardErrors = true
     /// Memory budget of the fit in bytes: a fit whose estimated peak (`EMCalibrator.estimatedMemoryBytes`)
@@ -198,14 +203,14 @@ public struct CalibrationOptions: Sendable, Hashable, Codable {
     }
 
     /// Convergence tolerances: (0, 1).
-    public static let allowedTolerances = NumberRange.open(0, 1)
+    package static let allowedTolerances = NumberRange.open(0, 1)
 
     /// EM cycle limits: 1…100,000. A calibration that has not converged in 100,000 cycles will not, and each
     /// cycle is a full pass over the data.
-    public static let allowedMaxCycles = 1...100_000
+    package static let allowedMaxCycles = 1...100_000
 
     /// Minimum responses per item: at least 1.
-    public static let allowedMinimumItemResponses = 1...Int.max
+    package static let allowedMinimumItemResponses = 1...Int.max
 
     /// Problems with the options themselves (not the data), as sentences naming each setting as `naming` says.
     package func validationProblems(naming: SettingNaming = .words) -> [String] {

@@ -44,7 +44,7 @@ public struct CalibrationResult: Sendable, Hashable, Codable {
     /// Ids of persons left out because they had no responses to any calibrated item.
     public var excludedPersons: [String]
     public var personCount: Int
-    public var cellCount: Int
+    package var cellCount: Int
     /// SD of θ: estimated for Rasch (the latent variance is σ²) and with fixed items, 1 otherwise.
     public var latentSD: Double
     public var latentSDStandardError: Double?
@@ -68,30 +68,30 @@ public struct CalibrationResult: Sendable, Hashable, Codable {
     /// E-steps of the EM iterations: one per cycle, plus the E-steps of the extrapolations SQUAREM rejected
     /// (`options.acceleration`); without acceleration equal to `cycles`. The final E-step at the estimates (for
     /// the log-likelihood and standard errors) is not counted.
-    public var eSteps = 0
+    package var eSteps = 0
     /// SQUAREM extrapolations kept, and rejected by its safeguard (the penalised log-likelihood would have
     /// dropped; the iteration then went on from plain EM's point). 0 without acceleration.
-    public var extrapolations = 0
-    public var rejectedExtrapolations = 0
+    package var extrapolations = 0
+    package var rejectedExtrapolations = 0
     public var converged: Bool
     /// Largest parameter change in the last cycle.
-    public var lastChange: Double
+    package var lastChange: Double
     /// Marginal log-likelihood at the start of each cycle (its E-step's).
     public var logLikelihoodTrace: [Double]
     /// The same plus the log prior densities of the estimated parameters: the objective EM increases (the log
     /// posterior up to a constant; equal to `logLikelihoodTrace` without priors). Never decreases, with or
     /// without SQUAREM, beyond what the M-step's own rounding allows.
-    public var logPosteriorTrace: [Double] = []
-    public var eStep: EStepStrategy
+    package var logPosteriorTrace: [Double] = []
+    package var eStep: EStepStrategy
     /// How the standard errors were computed, or why there are none.
     public var standardErrorMethod: String
     public var options: CalibrationOptions
     public var warnings: [String]
     /// Wall time of the whole calibration, and of the standard-error step within it.
     public var elapsedSeconds: Double
-    public var standardErrorSeconds: Double
+    package var standardErrorSeconds: Double
     /// Where the EM cycles spent their time.
-    public var timing: CalibrationTiming
+    package var timing: CalibrationTiming
 
     /// The calibrated item parameters in item order, convenient for scoring.
     public var parameters: [ItemParameters] { items.map(\.parameters) }
@@ -100,11 +100,11 @@ public struct CalibrationResult: Sendable, Hashable, Codable {
 /// Time spent in the EM cycles (wall clock, summed over cycles; the final E-step and the standard errors are
 /// not included). `blasSeconds` is the part of the dense E-step spent inside its BLAS products (the slowest
 /// worker's sum): the machine's limit for the matrix work of each cycle. 0 for the sparse E-step.
-public struct CalibrationTiming: Sendable, Hashable, Codable {
-    public var eStepSeconds = 0.0
-    public var mStepSeconds = 0.0
-    public var blasSeconds = 0.0
-    public init() {}
+package struct CalibrationTiming: Sendable, Hashable, Codable {
+    package var eStepSeconds = 0.0
+    package var mStepSeconds = 0.0
+    package var blasSeconds = 0.0
+    package init() {}
 }
 
 /// Where a running calibration is, reported after every EM cycle and before the standard errors (for a

@@ -43,6 +43,10 @@ public struct EMCalibrator: Sendable {
 
     /// Calibrates `input`. `progress`, when given, is called on the calling thread after every EM cycle and
     /// once before the standard errors (`CalibrationProgress`); it must return quickly.
+    /// - Throws: `PsychometricsError`: `.invalidOptions` for options out of range, `.invalidResponse` for an item
+    ///   with more than two categories, `.insufficientData` when too few items or persons have responses,
+    ///   `.resourceLimit` when the fit would need more memory than `CalibrationOptions.maxMemoryBytes`. Non-
+    ///   convergence is not an error: it is `CalibrationResult.converged` with a warning.
     public func calibrate(_ input: ResponseMatrix, progress: ((CalibrationProgress) -> Void)? = nil) throws -> CalibrationResult {
         let started = DispatchTime.now().uptimeNanoseconds
         let problems = options.validationProblems()

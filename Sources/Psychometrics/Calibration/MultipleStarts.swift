@@ -2,20 +2,20 @@ import Foundation
 
 /// One EM run of a calibration with several starting values (`BifactorCalibrator.starts`,
 /// `CorrelatedFactorsCalibrator.starts`).
-public struct StartRecord: Sendable, Hashable, Codable {
+package struct StartRecord: Sendable, Hashable, Codable {
     /// 0 is the default start; 1… are its seeded perturbations (`StartPerturbation`).
-    public var start: Int
+    package var start: Int
     /// The marginal log-likelihood where the run stopped (nil: the run diverged).
-    public var logLikelihood: Double?
+    package var logLikelihood: Double?
     /// The log-likelihood plus the log priors of the parameters (what EM maximises, and what picks the kept run).
-    public var logPosterior: Double?
-    public var cycles: Int
-    public var converged: Bool
+    package var logPosterior: Double?
+    package var cycles: Int
+    package var converged: Bool
     /// Whether the calibration kept this run (the highest log-likelihood plus log prior).
-    public var kept: Bool
+    package var kept: Bool
 
     /// The most starts a calibration takes.
-    public static let maximumStarts = 100
+    package static let maximumStarts = 100
 
     enum CodingKeys: String, CodingKey { case start, logLikelihood = "log_likelihood", logPosterior = "log_posterior", cycles, converged, kept }
 }

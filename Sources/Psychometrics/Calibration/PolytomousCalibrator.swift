@@ -35,7 +35,7 @@ public struct PolytomousCalibrator: Sendable {
     /// The most free parameters standard errors are computed for: the observed information is P × P doubles per
     /// worker (4,000 parameters: 128 MB each). Beyond it the fit is reported without standard errors, and a
     /// warning says so.
-    public static let maximumStandardErrorParameters = 4_000
+    package static let maximumStandardErrorParameters = 4_000
 
     public init(options: CalibrationOptions = CalibrationOptions(model: .twoPL)) { self.options = options }
 
@@ -319,7 +319,7 @@ public struct PolytomousCalibrationResult: Sendable {
     public var fixedItemIDs: [String]
     public var fixedItemsNotInData: [String]
     public var cycles: Int
-    public var eSteps: Int
+    package var eSteps: Int
     public var converged: Bool
     public var personCount: Int
     public var excludedItems: [String]

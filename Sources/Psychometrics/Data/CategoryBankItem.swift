@@ -83,6 +83,7 @@ public struct CategoryBankItem: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey { case kind, values, standardErrors, responseLabels, key }
 
+    /// - Throws: `DecodingError` for an unknown model kind or values the model refuses.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         try self.init(kind: c.decode(ItemModelKind.self, forKey: .kind), values: c.decode([Double].self, forKey: .values),
@@ -90,6 +91,7 @@ public struct CategoryBankItem: Sendable, Hashable, Codable {
                       responseLabels: c.decode([String].self, forKey: .responseLabels), key: c.decodeIfPresent(Int.self, forKey: .key))
     }
 
+    /// - Throws: what the encoder throws.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(kind, forKey: .kind)
@@ -141,6 +143,8 @@ extension ItemBank {
     /// items are that bank's rows (values, standard errors, metadata) with the data's counts and the flag `fixed`,
     /// the bank's items nobody answered are carried over (flags `fixed;not in data`), and the latent scale is the
     /// bank's.
+    /// - Throws: `PsychometricsError` `.invalidParameters` when a fitted item's parameters or labels do not make a
+    ///   `CategoryBankItem` (a fit that should not happen; the message names the item's values).
     public init(calibration: PolytomousCalibrationResult, metadata: ItemMetadata? = nil, fixed: ItemBank? = nil) throws(PsychometricsError) {
         let hasPCM = calibration.items.contains { !$0.isFixed && ($0.model == .partialCredit || $0.model == .ratingScale) }
         if let fixed { latentScale = fixed.latentScale }

@@ -26,7 +26,7 @@ public struct BankItem: Sendable, Hashable, Codable {
 
     /// The values a bank's `status` column may hold: `active` (scored; also an empty cell), `pretest` (being
     /// calibrated: administered, not scored) and `retired` (no longer used, not scored).
-    public static let statuses = ["active", "pretest", "retired"]
+    package static let statuses = ["active", "pretest", "retired"]
 
     /// Whether responses to this item count towards θ and the IQ: its `status` is empty or `active`. Pretest
     /// and retired items are answered in real sessions (the app embeds new items in tests to calibrate them
@@ -81,7 +81,7 @@ public struct ItemBank: Sendable, Hashable, Codable {
 
     /// The bank of a joint calibration of responses and times (`SpeedAccuracyCalibrator`): the IRT items as
     /// `init(calibration:metadata:)` makes them, each with its time parameters, and the speed population.
-    public init(speedAccuracy result: SpeedAccuracyResult, metadata: ItemMetadata? = nil) {
+    package init(speedAccuracy result: SpeedAccuracyResult, metadata: ItemMetadata? = nil) {
         self.init(calibration: result.irt, metadata: metadata)
         let times = Dictionary(uniqueKeysWithValues: result.timeItems.map { ($0.itemID, $0) })
         for k in items.indices {

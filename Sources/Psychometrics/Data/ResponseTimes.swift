@@ -13,7 +13,7 @@ public struct ResponseTimes: Sendable, Hashable {
     public let seconds: [Float]
 
     /// Times a reader or a caller may store: 1 ms … 86,400 s (a day).
-    public static let allowedSeconds: ClosedRange<Float> = 0.001...86_400
+    package static let allowedSeconds: ClosedRange<Float> = 0.001...86_400
 
     /// log t of a stored time, in the times' own (Float) precision: the one logarithm the calibrator and the scorer
     /// take of a time, so a session scored with the calibrated bank gets exactly the calibration's posterior. The

@@ -26,13 +26,13 @@ package enum SettingNaming: Sendable, Hashable {
 
 /// An interval of allowed real values, each end open or closed. NaN and infinities are never inside (every
 /// range here has finite ends), so a range check is also the finiteness check.
-public struct NumberRange: Sendable, Hashable, CustomStringConvertible {
-    public let lower: Double
-    public let upper: Double
-    public let includesLower: Bool
-    public let includesUpper: Bool
+package struct NumberRange: Sendable, Hashable, CustomStringConvertible {
+    package let lower: Double
+    package let upper: Double
+    package let includesLower: Bool
+    package let includesUpper: Bool
 
-    public init(lower: Double, upper: Double, includesLower: Bool = true, includesUpper: Bool = true) {
+    package init(lower: Double, upper: Double, includesLower: Bool = true, includesUpper: Bool = true) {
         self.lower = lower
         self.upper = upper
         self.includesLower = includesLower
@@ -40,32 +40,32 @@ public struct NumberRange: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// [lower, upper].
-    public static func closed(_ lower: Double, _ upper: Double) -> NumberRange { NumberRange(lower: lower, upper: upper) }
+    package static func closed(_ lower: Double, _ upper: Double) -> NumberRange { NumberRange(lower: lower, upper: upper) }
     /// (lower, upper].
-    public static func aboveUpTo(_ lower: Double, _ upper: Double) -> NumberRange {
+    package static func aboveUpTo(_ lower: Double, _ upper: Double) -> NumberRange {
         NumberRange(lower: lower, upper: upper, includesLower: false)
     }
     /// (lower, upper).
-    public static func open(_ lower: Double, _ upper: Double) -> NumberRange {
+    package static func open(_ lower: Double, _ upper: Double) -> NumberRange {
         NumberRange(lower: lower, upper: upper, includesLower: false, includesUpper: false)
     }
 
-    public func contains(_ x: Double) -> Bool {
+    package func contains(_ x: Double) -> Bool {
         (includesLower ? x >= lower : x > lower) && (includesUpper ? x <= upper : x < upper)
     }
 
     /// "(0, 20]", "[0.01, 10]".
-    public var description: String {
+    package var description: String {
         (includesLower ? "[" : "(") + Self.text(lower) + ", " + Self.text(upper) + (includesUpper ? "]" : ")")
     }
 
     /// "0 < a ≤ 50", "0 ≤ c < 1": the range as an inequality on `symbol`.
-    public func inequality(_ symbol: String) -> String {
+    package func inequality(_ symbol: String) -> String {
         "\(Self.text(lower)) \(includesLower ? "≤" : "<") \(symbol) \(includesUpper ? "≤" : "<") \(Self.text(upper))"
     }
 
     /// "NAME must be in (0, 20], got VALUE", or nil when `value` is inside.
-    public func problem(_ value: Double, _ name: String) -> String? {
+    package func problem(_ value: Double, _ name: String) -> String? {
         contains(value) ? nil : "\(name) must be in \(self), got \(value)"
     }
 
@@ -77,11 +77,11 @@ public struct NumberRange: Sendable, Hashable, CustomStringConvertible {
 
 extension ClosedRange where Bound == Int {
     /// "5…401", or "at least 1" when the range has no upper end (`1...Int.max`).
-    public var text: String { upperBound == Int.max ? "at least \(lowerBound)" : "\(lowerBound)…\(upperBound)" }
+    package var text: String { upperBound == Int.max ? "at least \(lowerBound)" : "\(lowerBound)…\(upperBound)" }
 
     /// "NAME must be 5…401, got VALUE" ("must be at least 1" without an upper end), or nil when `value` is
     /// inside.
-    public func problem(_ value: Int, _ name: String) -> String? {
+    package func problem(_ value: Int, _ name: String) -> String? {
         contains(value) ? nil : "\(name) must be \(text), got \(value)"
     }
 }
@@ -92,11 +92,11 @@ extension ClosedRange where Bound == Int {
 /// accumulators), sized before any work starts, so `--threads 100000` once asked for ~800 GB before reading a
 /// line. 256 is well above the cores of any machine this runs on, and more workers than cores only adds
 /// overhead.
-public enum WorkerThreads {
+@usableFromInline package enum WorkerThreads {
     /// The largest thread count accepted: 256.
-    public static let maximum = 256
+    @usableFromInline package static let maximum = 256
     /// 1…256.
-    public static let allowed = 1...maximum
+    package static let allowed = 1...maximum
 
     /// Problems with a requested thread count (nil: the default, all cores, which is always allowed).
     package static func validationProblems(_ count: Int?, naming: SettingNaming = .words) -> [String] {
@@ -105,12 +105,12 @@ public enum WorkerThreads {
     }
 
     /// The default thread count: every core, within the cap.
-    public static var all: Int { min(max(1, ProcessInfo.processInfo.activeProcessorCount), maximum) }
+    @usableFromInline package static var all: Int { min(max(1, ProcessInfo.processInfo.activeProcessorCount), maximum) }
 }
 
 /// The longest test any setting may ask for: 10,000 items (a blueprint's `length`, a CAT's `max_items`, a
 /// scorer's minimum item count). Sessions and forms reserve room for the whole test up front, so an absurd
 /// length is an absurd allocation; a real test has tens of items, and 10,000 is already days of testing.
-public enum TestLength {
-    public static let maximum = 10_000
+package enum TestLength {
+    package static let maximum = 10_000
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A method for estimating the linking constants of a common-item (non-equivalent groups anchor test) design.
-public enum LinkingMethod: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+package enum LinkingMethod: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
     /// Loyd & Hoover (1980): slope = μ(a_new)/μ(a_old), intercept = μ(b_old) − slope·μ(b_new).
     case meanMean = "mean-mean"
     /// Marco (1977): slope = σ(b_old)/σ(b_new), intercept = μ(b_old) − slope·μ(b_new).
@@ -11,14 +11,14 @@ public enum LinkingMethod: String, Sendable, Hashable, Codable, CaseIterable, Cu
     /// Stocking & Lord (1983): least squares between the test characteristic curves of the common items.
     case stockingLord = "stocking-lord"
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 
     /// Whether the method minimises a characteristic-curve criterion (rather than matching moments).
-    public var isCharacteristicCurve: Bool { self == .haebara || self == .stockingLord }
+    package var isCharacteristicCurve: Bool { self == .haebara || self == .stockingLord }
 }
 
 /// Where the characteristic-curve criteria compare curves.
-public enum LinkingDirection: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+package enum LinkingDirection: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
     /// On the old scale: old-form curves against the new-form curves carried to the old scale, weighted by the
     /// old-scale quadrature (plink's default, `symmetric = FALSE`).
     case newToOld = "new-to-old"
@@ -28,19 +28,19 @@ public enum LinkingDirection: String, Sendable, Hashable, Codable, CaseIterable,
     /// The sum of both (Haebara 1980; plink's `symmetric = TRUE`, STUIRT's `SY BI BI`).
     case symmetric
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 }
 
 /// θ points and weights on one scale for the characteristic-curve criteria. Weights are normalised to sum to 1,
 /// which standardises the criteria as plink and STUIRT do.
-public struct LinkingQuadrature: Sendable, Hashable, Codable {
-    public let points: [Double]
-    public let weights: [Double]
+package struct LinkingQuadrature: Sendable, Hashable, Codable {
+    package let points: [Double]
+    package let weights: [Double]
 
     /// Weights are normalised to sum to 1.
     /// - Throws: `PsychometricsError.invalidOptions` unless there are as many weights as points (at least 1),
     ///   the points are finite and the weights non-negative and finite with a positive sum.
-    public init(points: [Double], weights: [Double]) throws(PsychometricsError) {
+    package init(points: [Double], weights: [Double]) throws(PsychometricsError) {
         var problems: [String] = []
         if points.isEmpty || points.count != weights.count { problems.append("linking quadrature needs as many weights as points (at least 1), got \(points.count) points and \(weights.count) weights") }
         if !points.allSatisfy(\.isFinite) { problems.append("linking quadrature points must be finite") }
@@ -56,7 +56,7 @@ public struct LinkingQuadrature: Sendable, Hashable, Codable {
         self.weights = weights.map { $0 / total }
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         enum Keys: String, CodingKey { case points, weights }
         let c = try decoder.container(keyedBy: Keys.self)
         let points = try c.decode([Double].self, forKey: .points), weights = try c.decode([Double].self, forKey: .weights)
@@ -66,14 +66,14 @@ public struct LinkingQuadrature: Sendable, Hashable, Codable {
     /// The calibration grid: `count` equally spaced points on [−bound, bound] with N(0, 1) density weights — the
     /// latent distribution each calibration assumes on its own scale.
     /// - Throws: `PsychometricsError.invalidOptions` for a grid `QuadratureGrid` refuses.
-    public static func standardNormal(count: Int = 61, bound: Double = 6) throws(PsychometricsError) -> LinkingQuadrature {
+    package static func standardNormal(count: Int = 61, bound: Double = 6) throws(PsychometricsError) -> LinkingQuadrature {
         try latent(.standard, count: count, bound: bound)
     }
 
     /// The grid with the density weights of a bank's latent distribution N(mean, sd²) (`ItemBank.latentScale`):
     /// a Rasch bank's population on its logit metric; `standardNormal` for a bank on the N(0, 1) metric.
     /// - Throws: `PsychometricsError.invalidOptions` for a grid `QuadratureGrid` refuses.
-    public static func latent(_ scale: LatentScale, count: Int = 61, bound: Double = 6) throws(PsychometricsError) -> LinkingQuadrature {
+    package static func latent(_ scale: LatentScale, count: Int = 61, bound: Double = 6) throws(PsychometricsError) -> LinkingQuadrature {
         let grid = try QuadratureGrid(count: count, bound: bound, mean: scale.mean, sd: scale.sd)
         return LinkingQuadrature(grid: grid.points, grid.weights)
     }
@@ -84,24 +84,24 @@ public struct LinkingQuadrature: Sendable, Hashable, Codable {
         return LinkingQuadrature(grid: grid.points, grid.weights)
     }()
 
-    public var count: Int { points.count }
+    package var count: Int { points.count }
 }
 
 /// Settings of `ScaleLinking.link`.
-public struct ScaleLinkingOptions: Sendable, Hashable, Codable {
-    public var method: LinkingMethod
+package struct ScaleLinkingOptions: Sendable, Hashable, Codable {
+    package var method: LinkingMethod
     /// Which curves the characteristic-curve criteria compare (ignored by the moment methods).
-    public var direction: LinkingDirection = .newToOld
+    package var direction: LinkingDirection = .newToOld
     /// Points and weights on the old scale (used by `newToOld` and `symmetric`). Default: 61 points on [−6, 6],
     /// N(0, 1) weights.
-    public var oldScaleQuadrature: LinkingQuadrature = .defaultGrid
+    package var oldScaleQuadrature: LinkingQuadrature = .defaultGrid
     /// Points and weights on the new scale (used by `oldToNew` and `symmetric`). Default as the old scale.
-    public var newScaleQuadrature: LinkingQuadrature = .defaultGrid
+    package var newScaleQuadrature: LinkingQuadrature = .defaultGrid
     /// Newton stops when a step changes slope and intercept by less than `tolerance · (1 + |value|)`.
-    public var tolerance: Double = 1e-10
-    public var maxIterations: Int = 100
+    package var tolerance: Double = 1e-10
+    package var maxIterations: Int = 100
 
-    public init(method: LinkingMethod = .stockingLord) {
+    package init(method: LinkingMethod = .stockingLord) {
         self.method = method
     }
 }
@@ -110,31 +110,31 @@ public struct ScaleLinkingOptions: Sendable, Hashable, Codable {
 /// carries the numbers that explain it.
 
 /// The outcome of linking a new calibration onto an old one.
-public struct ScaleLinkingResult: Sendable, Hashable, Codable {
-    public var method: LinkingMethod
+package struct ScaleLinkingResult: Sendable, Hashable, Codable {
+    package var method: LinkingMethod
     /// θ_old = slope · θ_new + intercept.
-    public var transformation: ScaleTransformation
+    package var transformation: ScaleTransformation
     /// The items in both banks, in new-bank order.
-    public var commonItemIDs: [String]
+    package var commonItemIDs: [String]
     /// The characteristic-curve methods' direction; nil for the moment methods.
-    public var direction: LinkingDirection?
+    package var direction: LinkingDirection?
     /// The standardised criterion at the solution (Haebara: weighted mean squared ICC difference per item;
     /// Stocking–Lord: weighted mean squared TCC difference); nil for the moment methods.
-    public var criterion: Double?
+    package var criterion: Double?
     /// Always true for the moment methods; for Haebara and Stocking–Lord, whether Newton met the tolerance.
-    public var converged: Bool
+    package var converged: Bool
     /// Newton iterations (0 for the moment methods).
-    public var iterations: Int
+    package var iterations: Int
     /// The mean–sigma or mean–mean constants the characteristic-curve search started from.
-    public var start: ScaleTransformation?
-    public var warnings: [String]
+    package var start: ScaleTransformation?
+    package var warnings: [String]
 
-    public var slope: Double { transformation.slope }
-    public var intercept: Double { transformation.intercept }
-    public var commonItemCount: Int { commonItemIDs.count }
+    package var slope: Double { transformation.slope }
+    package var intercept: Double { transformation.intercept }
+    package var commonItemCount: Int { commonItemIDs.count }
 
     /// The new bank on the old scale (all its items, not only the common ones).
-    public func linkedBank(_ newBank: ItemBank) -> ItemBank { transformation.bank(newBank) }
+    package func linkedBank(_ newBank: ItemBank) -> ItemBank { transformation.bank(newBank) }
 }
 
 /// Common-item linking of two dichotomous IRT calibrations (1PL/2PL/3PL, logistic metric D = 1, slope–difficulty
@@ -152,7 +152,7 @@ public struct ScaleLinkingResult: Sendable, Hashable, Codable {
 /// their sum (`LinkingDirection`) — by Newton's method with the analytic gradient and Hessian, a positive-definite
 /// modification and a backtracking line search, starting from mean–sigma (mean–mean when the common
 /// difficulties do not vary).
-public enum ScaleLinking {
+package enum ScaleLinking {
     /// Links `new` onto the scale of `old`.
     ///
     /// Common items scored in more than two categories (`BankItem.categoryModel`) must have the same model and
@@ -160,7 +160,7 @@ public enum ScaleLinking {
     /// (Haebara) or expected scores (Stocking–Lord; not for nominal items, whose options are no scores), as Kim &
     /// Lee (2006) extend them; the moment methods count each threshold b_k of a graded, gpcm or pcm item as a
     /// difficulty with the item's slope (nominal items have neither, and are refused).
-    public static func link(old: ItemBank, new: ItemBank, options: ScaleLinkingOptions = ScaleLinkingOptions()) throws(PsychometricsError) -> ScaleLinkingResult {
+    package static func link(old: ItemBank, new: ItemBank, options: ScaleLinkingOptions = ScaleLinkingOptions()) throws(PsychometricsError) -> ScaleLinkingResult {
         let oldByID = Dictionary(old.items.map { ($0.itemID, $0) }, uniquingKeysWith: { first, _ in first })
         var ids: [String] = [], oldItems: [ItemParameters] = [], newItems: [ItemParameters] = []
         var oldModels: [(any ItemResponseModel)?] = [], newModels: [(any ItemResponseModel)?] = []
@@ -247,7 +247,7 @@ public enum ScaleLinking {
     }
 
     /// Links from parallel arrays of common-item parameters (`old[k]` and `new[k]` are the same item).
-    public static func link(commonItemIDs ids: [String], old: [ItemParameters], new: [ItemParameters],
+    package static func link(commonItemIDs ids: [String], old: [ItemParameters], new: [ItemParameters],
                             options: ScaleLinkingOptions = ScaleLinkingOptions()) throws(PsychometricsError) -> ScaleLinkingResult {
         precondition(ids.count == old.count && ids.count == new.count, "linking needs one old and one new parameter set per common item")
         try validate(options)
@@ -285,7 +285,7 @@ public enum ScaleLinking {
     }
 
     /// Marco's (1977) mean–sigma constants: slope = σ(b_old)/σ(b_new), intercept = μ(b_old) − slope·μ(b_new).
-    public static func meanSigma(old: [ItemParameters], new: [ItemParameters]) throws(PsychometricsError) -> ScaleTransformation {
+    package static func meanSigma(old: [ItemParameters], new: [ItemParameters]) throws(PsychometricsError) -> ScaleTransformation {
         guard old.count >= 2, old.count == new.count else {
             throw PsychometricsError(.insufficientData, "mean-sigma needs at least 2 common items, got \(min(old.count, new.count))")
         }
@@ -304,7 +304,7 @@ public enum ScaleLinking {
     }
 
     /// Loyd & Hoover's (1980) mean–mean constants: slope = μ(a_new)/μ(a_old), intercept = μ(b_old) − slope·μ(b_new).
-    public static func meanMean(old: [ItemParameters], new: [ItemParameters]) throws(PsychometricsError) -> ScaleTransformation {
+    package static func meanMean(old: [ItemParameters], new: [ItemParameters]) throws(PsychometricsError) -> ScaleTransformation {
         guard !old.isEmpty, old.count == new.count else {
             throw PsychometricsError(.insufficientData, "mean-mean needs at least 1 common item, got \(min(old.count, new.count))")
         }

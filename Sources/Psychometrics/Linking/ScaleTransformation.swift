@@ -15,15 +15,15 @@ import Foundation
 ///
 /// This is the contract of `iqscore link`: `slope` and `intercept` are the A and B of Kolen & Brennan and of
 /// plink, with the new form as the "from" scale and the old form as the "to" scale.
-public struct ScaleTransformation: Sendable, Hashable, Codable {
+package struct ScaleTransformation: Sendable, Hashable, Codable {
     /// A: the multiplier of θ_new. Always positive and finite.
-    public let slope: Double
+    package let slope: Double
     /// B: the shift, in old-scale units. Always finite.
-    public let intercept: Double
+    package let intercept: Double
 
     /// - Throws: `PsychometricsError.invalidParameters` unless `slope > 0` and both are finite (a slope of −1
     ///   would mirror the scale, and every item's a would turn negative).
-    public init(slope: Double, intercept: Double) throws(PsychometricsError) {
+    package init(slope: Double, intercept: Double) throws(PsychometricsError) {
         var problems: [String] = []
         if !(slope > 0 && slope.isFinite) { problems.append("a scale transformation needs a positive, finite slope, got \(slope)") }
         if !intercept.isFinite { problems.append("a scale transformation needs a finite intercept, got \(intercept)") }
@@ -39,7 +39,7 @@ public struct ScaleTransformation: Sendable, Hashable, Codable {
     }
 
     /// Decoding checks what the initialiser checks: `{"slope": -2, "intercept": 0}` is a `DecodingError`.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         enum Keys: String, CodingKey { case slope, intercept }
         let c = try decoder.container(keyedBy: Keys.self)
         let slope = try c.decode(Double.self, forKey: .slope), intercept = try c.decode(Double.self, forKey: .intercept)
@@ -47,25 +47,25 @@ public struct ScaleTransformation: Sendable, Hashable, Codable {
     }
 
     /// θ_old = θ_new (slope 1, intercept 0).
-    public static let identity = ScaleTransformation(checkedSlope: 1, intercept: 0)
+    package static let identity = ScaleTransformation(checkedSlope: 1, intercept: 0)
 
     /// The map back, θ_new = (θ_old − intercept)/slope. (1/slope of a positive finite slope is positive; it is
     /// finite unless the slope is subnormal, where it saturates at the largest double.)
-    public var inverse: ScaleTransformation {
+    package var inverse: ScaleTransformation {
         let a = min(1 / slope, Double.greatestFiniteMagnitude)
         return ScaleTransformation(checkedSlope: a, intercept: min(max(-intercept * a, -Double.greatestFiniteMagnitude), Double.greatestFiniteMagnitude))
     }
 
     /// θ on the old scale for a θ on the new scale.
-    @inlinable public func theta(_ newTheta: Double) -> Double { slope * newTheta + intercept }
+    @inlinable package func theta(_ newTheta: Double) -> Double { slope * newTheta + intercept }
 
     /// New-scale parameters expressed on the old scale: a/slope, slope·b + intercept, c.
-    @inlinable public func parameters(_ p: ItemParameters) -> ItemParameters {
+    @inlinable package func parameters(_ p: ItemParameters) -> ItemParameters {
         ItemParameters(discrimination: p.discrimination / slope, difficulty: slope * p.difficulty + intercept, guessing: p.guessing)
     }
 
     /// Standard errors on the old scale: se_a/slope, slope·se_b, se_c.
-    public func standardErrors(_ e: ItemStandardErrors) -> ItemStandardErrors {
+    package func standardErrors(_ e: ItemStandardErrors) -> ItemStandardErrors {
         ItemStandardErrors(discrimination: e.discrimination.map { $0 / slope }, difficulty: e.difficulty.map { slope * $0 },
                            guessing: e.guessing)
     }
@@ -73,7 +73,7 @@ public struct ScaleTransformation: Sendable, Hashable, Codable {
     /// The item on the old scale. Everything but the parameters and their standard errors is kept (id, counts,
     /// p-value, flags, metadata). A Rasch item becomes a 1PL item unless the slope is 1, because its common slope
     /// is then 1/slope rather than 1.
-    public func item(_ item: BankItem) -> BankItem {
+    package func item(_ item: BankItem) -> BankItem {
         var out = item
         out.parameters = parameters(item.parameters)
         out.standardErrors = standardErrors(item.standardErrors)
@@ -83,14 +83,14 @@ public struct ScaleTransformation: Sendable, Hashable, Codable {
     }
 
     /// An item in more than two categories on the old scale (`ItemModelKind.transformed`).
-    public func categoryItem(_ m: CategoryBankItem) -> CategoryBankItem {
+    package func categoryItem(_ m: CategoryBankItem) -> CategoryBankItem {
         let moved = m.kind.transformed(m.values, standardErrors: m.standardErrors, slope: slope, intercept: intercept)
         // The transformation keeps slopes positive and values finite (slope > 0, both finite), so the item is valid.
         return try! CategoryBankItem(kind: moved.kind, values: moved.values, standardErrors: moved.standardErrors, responseLabels: m.responseLabels)
     }
 
     /// Every item of `bank` on the old scale, in the same order, with the same metadata columns.
-    public func bank(_ bank: ItemBank) -> ItemBank {
+    package func bank(_ bank: ItemBank) -> ItemBank {
         var out = ItemBank(items: bank.items.map(item), metadataColumns: bank.metadataColumns)
         out.sourcePath = bank.sourcePath
         return out

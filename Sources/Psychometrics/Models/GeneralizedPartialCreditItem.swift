@@ -34,11 +34,13 @@ public struct GeneralizedPartialCreditItem: CalibratableItemModel, DivideByTotal
     }
 
     /// Decodes and checks (`init(validating:steps:)`).
+    /// - Throws: `DecodingError`, also for parameters `init(validating:steps:)` refuses.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         try self.init(validating: container.decode(Double.self, forKey: .discrimination), steps: container.decode([Double].self, forKey: .steps))
     }
 
+    /// - Throws: what the encoder throws.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(discrimination, forKey: .discrimination)

@@ -48,6 +48,7 @@ public struct GradedResponseItem: CalibratableItemModel, Hashable, Codable {
     private enum CodingKeys: String, CodingKey { case discrimination, thresholds }
 
     /// Decodes and checks (`init(validating:thresholds:)`).
+    /// - Throws: `DecodingError`, also for parameters `init(validating:thresholds:)` refuses.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         try self.init(validating: container.decode(Double.self, forKey: .discrimination),

@@ -24,7 +24,7 @@ public enum IRTModel: String, Sendable, Hashable, Codable, CaseIterable, CustomS
 
     /// Number of free parameters for `itemCount` items (the Rasch latent variance and the 1PL common slope
     /// count once).
-    public func parameterCount(itemCount: Int) -> Int {
+    package func parameterCount(itemCount: Int) -> Int {
         switch self {
         case .rasch, .onePL: return itemCount + 1
         case .twoPL: return 2 * itemCount

@@ -22,7 +22,7 @@ public enum ItemModelKind: String, Sendable, Hashable, Codable, CaseIterable, Cu
     case threePL = "3pl"
 
     /// The kinds a bank row's model column names as a category row (every kind but the 3PL, a 0/1 row).
-    public static var categoryRowKinds: [ItemModelKind] { allCases.filter { $0 != .threePL } }
+    package static var categoryRowKinds: [ItemModelKind] { allCases.filter { $0 != .threePL } }
 
     public var description: String { rawValue }
 
@@ -68,7 +68,7 @@ extension ItemModelKind {
     /// (`ItemResponseModel.parameterNames`): `a, b1 … b_{K−1}` for graded, gpcm and pcm items (thresholds or
     /// steps), `a_0 … a_{K−1}, c_0 … c_{K−1}` for nominal items (Bock's category slopes and intercepts; the
     /// underscore keeps `a1` for mirt's slope–intercept slope).
-    public func parameterNames(categories k: Int) -> [String] {
+    package func parameterNames(categories k: Int) -> [String] {
         switch self {
         case .graded, .generalizedPartialCredit, .partialCredit, .ratingScale: ["a"] + (1..<k).map { "b\($0)" }
         case .nominal: (0..<k).map { "a_\($0)" } + (0..<k).map { "c_\($0)" }
@@ -79,7 +79,7 @@ extension ItemModelKind {
     /// The parameters a calibration estimates for an item in `k` categories (S-X²'s df, AIC): K for graded and
     /// gpcm (a and K − 1 intercepts), K − 1 for pcm (a = 1), 1 for rsm (its location: the shared thresholds
     /// belong to the scale, and the calibration counts them once), 2(K − 1) for nominal (a_0 = c_0 = 0).
-    public func freeParameters(categories k: Int) -> Int {
+    package func freeParameters(categories k: Int) -> Int {
         switch self {
         case .graded, .generalizedPartialCredit: k
         case .partialCredit: k - 1
@@ -93,7 +93,7 @@ extension ItemModelKind {
     /// they then belong to: graded, gpcm a/slope, b_k → slope·b_k + intercept (a pcm item becomes gpcm unless the
     /// slope is 1, its a being 1/slope; so does an rsm item); nominal a_k/slope, c_k − a_k·intercept/slope (a_k θ + c_k unchanged). A
     /// nominal intercept's standard error, which would need the slope's covariance, is left out.
-    public func transformed(_ values: [Double], standardErrors: [Double?], slope: Double, intercept: Double)
+    package func transformed(_ values: [Double], standardErrors: [Double?], slope: Double, intercept: Double)
         -> (kind: ItemModelKind, values: [Double], standardErrors: [Double?]) {
         switch self {
         case .graded, .generalizedPartialCredit, .partialCredit, .ratingScale:
@@ -111,7 +111,7 @@ extension ItemModelKind {
     }
 
     /// The number of categories that `count` parameter values in the IRT form stand for (nil: no K fits).
-    public func categories(parameterCount count: Int) -> Int? {
+    package func categories(parameterCount count: Int) -> Int? {
         switch self {
         case .graded, .generalizedPartialCredit, .partialCredit, .ratingScale: count >= 2 ? count : nil
         case .nominal: count >= 4 && count % 2 == 0 ? count / 2 : nil
@@ -125,7 +125,7 @@ extension ItemModelKind {
     ///   not 1, or a value
     ///   that is not finite, or a nominal key outside the categories. A nominal item's `key` (its correct option's
     ///   category) counts 1 in the raw score; other models ignore it.
-    public func item(values: [Double], key: Int? = nil) throws(PsychometricsError) -> any ItemResponseModel {
+    package func item(values: [Double], key: Int? = nil) throws(PsychometricsError) -> any ItemResponseModel {
         guard categories(parameterCount: values.count) != nil else {
             throw PsychometricsError(.invalidParameters, "a \(rawValue) item needs \(self == .nominal ? "a slope and an intercept per category (at least 2 categories)" : self == .threePL ? "a, b and c" : "a slope and at least one threshold"), got \(values.count) values")
         }

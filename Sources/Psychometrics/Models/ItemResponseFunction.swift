@@ -14,34 +14,34 @@ import Foundation
 /// Callers: the EM engine (E-step tables, item and common-slope M-steps), the Louis standard errors, every
 /// ability estimator (EAP tables, ML/MAP/WLE), the fit statistics (S-X², infit/outfit, l_z, Q3, RMSD, empirical
 /// curves via `ItemParameters`), and the linking criteria.
-public enum ItemResponseFunction {
+@usableFromInline package enum ItemResponseFunction {
     /// The logit of the slope–difficulty form, valid for any finite a, b, θ:
     /// ```
     /// z = a(θ − b)
     /// ```
     @inlinable @inline(__always)
-    public static func logit(slope a: Double, difficulty b: Double, at theta: Double) -> Double { a * (theta - b) }
+    @usableFromInline package static func logit(slope a: Double, difficulty b: Double, at theta: Double) -> Double { a * (theta - b) }
 
     /// The logit of the slope–intercept form, valid for any finite a, d, θ:
     /// ```
     /// z = aθ + d
     /// ```
     @inlinable @inline(__always)
-    public static func logit(slope a: Double, intercept d: Double, at theta: Double) -> Double { a * theta + d }
+    @usableFromInline package static func logit(slope a: Double, intercept d: Double, at theta: Double) -> Double { a * theta + d }
 
     /// P without a lower asymptote (Rasch, 1PL, 2PL), any finite z:
     /// ```
     /// P = ψ = σ(z)
     /// ```
     @inlinable @inline(__always)
-    public static func probability(logit z: Double) -> Double { Logistic.sigmoid(z) }
+    @usableFromInline package static func probability(logit z: Double) -> Double { Logistic.sigmoid(z) }
 
     /// P of the 3PL (2PL when c = 0), any finite z and 0 ≤ c < 1 (Birnbaum 1968):
     /// ```
     /// P = c + (1 − c) σ(z)
     /// ```
     @inlinable @inline(__always)
-    public static func probability(logit z: Double, guessing c: Double) -> Double { c + (1 - c) * Logistic.sigmoid(z) }
+    @usableFromInline package static func probability(logit z: Double, guessing c: Double) -> Double { c + (1 - c) * Logistic.sigmoid(z) }
 
     /// log P and log Q, stable in both tails: for c = 0 both through log σ (no cancellation for large |z|); for
     /// c > 0, log P ≥ log c and log Q = log(1 − c) + log σ(−z):
@@ -50,24 +50,24 @@ public enum ItemResponseFunction {
     /// c > 0:  log P = log(c + (1 − c)ψ),  log Q = log1p(−c) + log σ(−z)
     /// ```
     @inlinable @inline(__always)
-    public static func logProbabilities(logit z: Double, guessing c: Double) -> (logP: Double, logQ: Double) {
+    @usableFromInline package static func logProbabilities(logit z: Double, guessing c: Double) -> (logP: Double, logQ: Double) {
         if c == 0 { return (Logistic.logSigmoid(z), Logistic.logSigmoid(-z)) }
         return (log(c + (1 - c) * Logistic.sigmoid(z)), log1p(-c) + Logistic.logSigmoid(-z))
     }
 
     /// The trace line at one logit: ψ, ψ̄, P and Q (see the type's formulas), for callers that need more than P.
-    public struct Trace: Sendable {
+    @usableFromInline package struct Trace: Sendable {
         /// ψ = σ(z).
-        public var psi: Double
+        @usableFromInline package var psi: Double
         /// ψ̄ = σ(−z) = 1 − ψ, computed directly.
-        public var psiBar: Double
+        @usableFromInline package var psiBar: Double
         /// P = c + (1 − c) ψ.
-        public var p: Double
+        @usableFromInline package var p: Double
         /// Q = 1 − P = (1 − c) ψ̄.
-        public var q: Double
+        @usableFromInline package var q: Double
 
         @inlinable @inline(__always)
-        public init(psi: Double, psiBar: Double, p: Double, q: Double) {
+        @usableFromInline package init(psi: Double, psiBar: Double, p: Double, q: Double) {
             self.psi = psi
             self.psiBar = psiBar
             self.p = p
@@ -77,7 +77,7 @@ public enum ItemResponseFunction {
 
     /// ψ, ψ̄, P and Q at logit z, any finite z and 0 ≤ c < 1.
     @inlinable @inline(__always)
-    public static func trace(logit z: Double, guessing c: Double) -> Trace {
+    @usableFromInline package static func trace(logit z: Double, guessing c: Double) -> Trace {
         let psi = Logistic.sigmoid(z), psiBar = Logistic.sigmoid(-z)
         return Trace(psi: psi, psiBar: psiBar, p: c + (1 - c) * psi, q: (1 - c) * psiBar)
     }
@@ -89,7 +89,7 @@ public enum ItemResponseFunction {
     /// ```
     /// r is the weight of (u − P) in the score; `r` stays finite for c = 0 and c > 0.
     @inlinable @inline(__always)
-    public static func thetaDerivatives(slope a: Double, logit z: Double, guessing c: Double)
+    @usableFromInline package static func thetaDerivatives(slope a: Double, logit z: Double, guessing c: Double)
         -> (p: Double, q: Double, first: Double, second: Double, scoreWeight: Double)
     {
         let t = trace(logit: z, guessing: c)
@@ -103,7 +103,7 @@ public enum ItemResponseFunction {
     /// ```
     /// which reduces to a² P (1 − P) when c = 0; 0 where P = 0.
     @inlinable @inline(__always)
-    public static func information(probability p: Double, slope a: Double, guessing c: Double) -> Double {
+    @usableFromInline package static func information(probability p: Double, slope a: Double, guessing c: Double) -> Double {
         guard p > 0, c < 1 else { return 0 }
         let num = (p - c) * (p - c) * (1 - p)
         return a * a * num / ((1 - c) * (1 - c) * p)
@@ -117,7 +117,7 @@ public enum ItemResponseFunction {
     /// ```
     /// (Baker & Kim 2004, ch. 7; mirt's `dpars.cpp` for the 3PL in the logit-c form.) For 2PL only (h₀, h₁) is used.
     @inlinable @inline(__always)
-    public static func workingGradientRatio(theta: Double, slopeDerivative aS: Double, trace t: Trace, guessing c: Double)
+    @usableFromInline package static func workingGradientRatio(theta: Double, slopeDerivative aS: Double, trace t: Trace, guessing c: Double)
         -> (slope: Double, intercept: Double, guessing: Double)
     {
         (t.psi * theta * aS / t.p, t.psi / t.p, c / t.p)
@@ -131,7 +131,7 @@ public enum ItemResponseFunction {
     /// ```
     /// (from P_ss = (1 − c)(ψ″θ²aₛ² + ψ′θaₛₛ), P_sγ = −c′ψ′θaₛ, P_γγ = ψ̄ c′(1 − 2c), ψ″ = ψ′(ψ̄ − ψ)).
     @inlinable @inline(__always)
-    public static func workingCurvatureRatio(theta: Double, slopeDerivative aS: Double, slopeSecondDerivative aSS: Double,
+    @usableFromInline package static func workingCurvatureRatio(theta: Double, slopeDerivative aS: Double, slopeSecondDerivative aSS: Double,
                                              trace t: Trace, guessing c: Double)
         -> (ss: Double, sd: Double, sg: Double, dd: Double, dg: Double, gg: Double)
     {

@@ -50,12 +50,14 @@ public struct NominalResponseItem: CalibratableItemModel, DivideByTotalModel, Ha
     private enum CodingKeys: String, CodingKey { case slopes, intercepts, key }
 
     /// Decodes and checks (`init(validating:intercepts:key:)`).
+    /// - Throws: `DecodingError`, also for parameters `init(validating:intercepts:key:)` refuses.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         try self.init(validating: container.decode([Double].self, forKey: .slopes), intercepts: container.decode([Double].self, forKey: .intercepts),
                       key: container.decodeIfPresent(Int.self, forKey: .key))
     }
 
+    /// - Throws: what the encoder throws.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(slopes, forKey: .slopes)

@@ -42,7 +42,7 @@ public struct BatteryScore: Sendable, Hashable {
 /// factor's prediction alone), `perfect_score` / `zero_score` by the domain's items.
 public struct Battery: Sendable {
     /// The model a battery scores with.
-    public enum Model: Sendable {
+    package enum Model: Sendable {
         case bifactor(BifactorScorer)
         case correlated(CorrelatedFactorsScorer)
     }
@@ -50,7 +50,7 @@ public struct Battery: Sendable {
     /// The factors: `generalFactor` names the full-scale score (a bifactor bank's general factor; a correlated
     /// bank's composite), `specificFactors` the index factors.
     public let structure: FactorStructure
-    public let model: Model
+    package let model: Model
     /// Per specific factor with items, its composite (in the structure's order).
     public let composites: [IndexComposite]
     /// Which of `composites` a score reports (indices into `composites`).
@@ -76,7 +76,7 @@ public struct Battery: Sendable {
     ///   - fullScale: the full-scale composite's name.
     /// - Throws: `.invalidOptions` for names that are not one per factor or repeat, or a reported factor that is
     ///   not one of them with items.
-    public init(correlated scorer: CorrelatedFactorsScorer, factors: [String], fullScale: String = "full_scale",
+    package init(correlated scorer: CorrelatedFactorsScorer, factors: [String], fullScale: String = "full_scale",
                 reportedIndexes: [String]? = nil) throws(PsychometricsError) {
         guard factors.count == scorer.factorCount, Set(factors).count == factors.count, !factors.contains(fullScale) else {
             throw PsychometricsError(.invalidOptions, "the \(scorer.factorCount) factors need distinct names other than \(fullScale), got \(factors.joined(separator: ", ").prefix(200))")
@@ -117,7 +117,7 @@ public struct Battery: Sendable {
 
     /// How the posterior is integrated, for summaries: "31×31 points per domain", "21^3 product grid", "4096
     /// quasi–Monte Carlo nodes".
-    public var integrationDescription: String {
+    package var integrationDescription: String {
         switch model {
         case .bifactor(let s): "\(s.grid.count)×\(s.grid.count) points per domain"
         case .correlated(let s) where s.integration == .productGrid: "\(s.grid.count)^\(s.factorCount) product grid"
@@ -165,7 +165,7 @@ public struct Battery: Sendable {
 
     /// The methods a battery is scored by: EAP (the posterior means, `BifactorScorer.eap`) and MAP (the mode,
     /// `BifactorScorer.map`); ML and WLE are not (the factors need their prior on a battery's few items per domain).
-    public static let methods: [AbilityMethod] = [.eap, .map]
+    package static let methods: [AbilityMethod] = [.eap, .map]
 
     /// The names of the reported indexes, in order.
     public var reportedNames: [String] { reportedIndexes.map { structure.specificFactors[composites[$0].factor] } }
@@ -179,7 +179,7 @@ public struct Battery: Sendable {
 
     /// The most items a bank may have for `--indexes auto` to take it as one fixed form without a form length: a
     /// larger bank is a pool tests are drawn from, and the added value depends on the tests' length.
-    public static let maximumFixedFormItems = 200
+    package static let maximumFixedFormItems = 200
 
     /// Scores validated answers (distinct item indices in range, responses 0/1) by `method` (one of `methods`):
     /// every factor's estimate and the
@@ -214,7 +214,7 @@ public struct Battery: Sendable {
 
     /// The scale of the indexes: `scale`'s interval level, IQ range and low-precision threshold on the calibration
     /// population, every answered count enough (`few_items` is set by `score` for a domain not answered).
-    public static func indexScale(_ scale: IQScale) throws -> IQScale {
+    package static func indexScale(_ scale: IQScale) throws -> IQScale {
         try IQScale(norms: .calibrationPopulation, confidenceLevel: scale.confidenceLevel, minimumIQ: scale.minimumIQ,
                     maximumIQ: scale.maximumIQ, lowPrecisionSE: scale.lowPrecisionSE, minimumItems: 1)
     }

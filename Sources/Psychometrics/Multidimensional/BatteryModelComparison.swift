@@ -18,56 +18,56 @@ import Foundation
 ///
 /// The bank's log-likelihood is computed here from its parameters with the calibrator's integration, so the
 /// comparison is an ML test when the bank was calibrated on these responses.
-public struct BatteryModelComparison: Sendable {
+package struct BatteryModelComparison: Sendable {
     /// One model's fit.
-    public struct Fit: Sendable, Hashable {
-        public var name: String
-        public var logLikelihood: Double
-        public var parameters: Int
-        public var aic: Double
-        public var bic: Double
+    package struct Fit: Sendable, Hashable {
+        package var name: String
+        package var logLikelihood: Double
+        package var parameters: Int
+        package var aic: Double
+        package var bic: Double
         /// M2, or nil with `m2Unavailable` saying why.
-        public var m2: LimitedInformationFit?
-        public var m2Unavailable: String?
-        public var q3: Q3Summary
+        package var m2: LimitedInformationFit?
+        package var m2Unavailable: String?
+        package var q3: Q3Summary
     }
 
     /// Q3 at a model's EAPs over the compared pairs (`LocalDependenceQ3.Options`' minimum counts).
-    public struct Q3Summary: Sendable, Hashable {
-        public var pairs: Int
-        public var mean: Double?
+    package struct Q3Summary: Sendable, Hashable {
+        package var pairs: Int
+        package var mean: Double?
         /// Mean Q3 of the pairs of items on the same specific factor, and of the other pairs.
-        public var meanWithinFactors: Double?
-        public var meanBetweenFactors: Double?
+        package var meanWithinFactors: Double?
+        package var meanBetweenFactors: Double?
         /// The largest |Q3*| (Q3 − mean Q3).
-        public var maxAbsStar: Double?
+        package var maxAbsStar: Double?
         /// Pairs with Q3* above the threshold (0.2 by default; Christensen, Makransky & Horton 2017).
-        public var aboveThreshold: Int
+        package var aboveThreshold: Int
     }
 
     /// One compared item pair (data item indices).
-    public struct Pair: Sendable, Hashable {
-        public var first: Int
-        public var second: Int
-        public var sameFactor: Bool
-        public var persons: Int
-        public var q3Unidimensional: Double
-        public var q3Multidimensional: Double?
+    package struct Pair: Sendable, Hashable {
+        package var first: Int
+        package var second: Int
+        package var sameFactor: Bool
+        package var persons: Int
+        package var q3Unidimensional: Double
+        package var q3Multidimensional: Double?
     }
 
-    public var unidimensional: Fit
-    public var multidimensional: Fit
+    package var unidimensional: Fit
+    package var multidimensional: Fit
     /// G² = 2 (log L_multi − log L_uni), its degrees of freedom and χ² p-value.
-    public var likelihoodRatio: Double
-    public var degreesOfFreedom: Int
-    public var pValue: Double
+    package var likelihoodRatio: Double
+    package var degreesOfFreedom: Int
+    package var pValue: Double
     /// The unidimensional fit's items (data order).
-    public var unidimensionalItems: [ItemParameters]
+    package var unidimensionalItems: [ItemParameters]
     /// Q3 under both models for every pair compared under the unidimensional one.
-    public var pairs: [Pair]
-    public var q3Threshold: Double
+    package var pairs: [Pair]
+    package var q3Threshold: Double
     /// Persons with at least one answer (the N of BIC).
-    public var persons: Int
+    package var persons: Int
 
     /// - Parameters:
     ///   - data: 0/1 responses; item j's model is `items[j]`.
@@ -77,7 +77,7 @@ public struct BatteryModelComparison: Sendable {
     ///   - q3: the pairs' minimum counts and the Q3* threshold.
     /// - Throws: `PsychometricsError` for mismatched items, an item with a category other than 0/1, a
     ///   unidimensional fit that excludes an item (too few answers), or a failed fit.
-    public static func compare(_ data: ResponseMatrix, items: [BifactorItem], specificFactorCount: Int, quadraturePoints: Int = 31,
+    package static func compare(_ data: ResponseMatrix, items: [BifactorItem], specificFactorCount: Int, quadraturePoints: Int = 31,
                                q3: LocalDependenceQ3.Options = .init(), workers: Int = WorkerThreads.all) throws -> BatteryModelComparison {
         try checkItems(data, count: items.count)
         if let bad = items.firstIndex(where: { ($0.specific ?? 0) >= specificFactorCount || ($0.specific ?? 0) < 0 }) {
@@ -115,7 +115,7 @@ public struct BatteryModelComparison: Sendable {
     /// - Throws: `PsychometricsError` for mismatched items, a factor outside R, an R that is not positive
     ///   definite, an item with a category other than 0/1, a unidimensional fit that excludes an item, or a
     ///   failed fit.
-    public static func compare(_ data: ResponseMatrix, correlatedItems items: [CorrelatedFactorsResult.Item], correlations: [Double],
+    package static func compare(_ data: ResponseMatrix, correlatedItems items: [CorrelatedFactorsResult.Item], correlations: [Double],
                                q3: LocalDependenceQ3.Options = .init(), workers: Int = WorkerThreads.all) throws -> BatteryModelComparison {
         try checkItems(data, count: items.count)
         let k = Int(Double(correlations.count).squareRoot().rounded())

@@ -22,16 +22,16 @@ import Foundation
 /// (`EMCalibrator`) for the bifactor model. The factors stay N(0, 1): the new sample is taken to come from the
 /// bank's calibration population (the unidimensional engine estimates its mean and SD; here that would mean a
 /// mean and SD per factor, which the fixed items of one domain seldom determine).
-public struct BifactorCalibrator: Sendable {
+package struct BifactorCalibrator: Sendable {
     /// Read: `model` (2PL or 3PL), quadrature points (per dimension) and bound, tolerance, cycle limit,
     /// acceleration, workers, standard errors, the slope bound, the minimum responses per item, `slopePrior` (on
     /// the general slope a_g) and `guessingPrior` (3PL). Not read: the E-step strategy, the dense products'
     /// threading, per-item guessing priors, fixed items, the memory budget.
-    public var options: CalibrationOptions
+    package var options: CalibrationOptions
 
     /// The default options: the 2PL, 31 quadrature points per dimension on [−6, 6] (mirt's `bfactor()`), the
     /// unidimensional defaults otherwise.
-    public static var defaultOptions: CalibrationOptions {
+    package static var defaultOptions: CalibrationOptions {
         var options = CalibrationOptions(model: .twoPL)
         options.quadraturePoints = 31
         return options
@@ -39,19 +39,19 @@ public struct BifactorCalibrator: Sendable {
 
     /// The most free parameters standard errors are computed for: each costs two E-steps (Oakes' identity by
     /// central differences), and the information is P × P doubles.
-    public static let maximumStandardErrorParameters = 2_000
+    package static let maximumStandardErrorParameters = 2_000
 
     /// The testlet model (Wainer, Bradlow & Wang 2007) instead: each specific factor's items have specific slopes
     /// proportional to their general slopes, a_s = λ_f · a_g, one λ_f per factor (|λ_f| is the SD of the testlet
     /// effect on the general factor's scale, reported positive): the bifactor model with one parameter per factor
     /// in place of one per item, nested in it (a likelihood-ratio test compares the two).
-    public var testlet = false
+    package var testlet = false
     /// Starting values EM runs from (1…`StartRecord.maximumStarts`): the default start, then seeded perturbations
     /// of it (`StartPerturbation`); the run with the highest log-likelihood plus log prior is kept
     /// (`EMRun.best(of:engine:options:started:progress:)`). Each run costs a calibration.
-    public var starts = 1
+    package var starts = 1
 
-    public init(options: CalibrationOptions = BifactorCalibrator.defaultOptions, testlet: Bool = false, starts: Int = 1) {
+    package init(options: CalibrationOptions = BifactorCalibrator.defaultOptions, testlet: Bool = false, starts: Int = 1) {
         self.starts = starts
         self.options = options
         self.testlet = testlet
@@ -69,7 +69,7 @@ public struct BifactorCalibrator: Sendable {
     ///   structure's, or items in more than two categories; `.insufficientData` when fewer than 2 items or persons
     ///   remain, no specific factor has items, or a specific factor keeps fewer than 2 items; `.numericalFailure`
     ///   when the iterations diverge.
-    public func calibrate(_ input: ResponseMatrix, structure: FactorStructure, fixed: [String: BifactorItem] = [:],
+    package func calibrate(_ input: ResponseMatrix, structure: FactorStructure, fixed: [String: BifactorItem] = [:],
                           progress: ((CalibrationProgress) -> Void)? = nil) throws -> BifactorCalibrationResult {
         try fit(input, structure: structure, fixed: fixed, grouping: nil, progress: progress)
     }
@@ -89,7 +89,7 @@ public struct BifactorCalibrator: Sendable {
     ///   testlet model; `.lengthMismatch` (not one label per person), `.invalidResponse` (an empty label),
     ///   `.insufficientData` (a missing or small group, one group only, a group that shares no item with the
     ///   reference).
-    public func calibrate(_ input: ResponseMatrix, structure: FactorStructure, groups labels: [String], reference: String,
+    package func calibrate(_ input: ResponseMatrix, structure: FactorStructure, groups labels: [String], reference: String,
                           specificFactorsByGroup: Bool = true, minimumGroupPersons: Int = 20,
                           progress: ((CalibrationProgress) -> Void)? = nil) throws -> BifactorCalibrationResult {
         try fit(input, structure: structure, fixed: [:], grouping: (labels, reference, minimumGroupPersons, specificFactorsByGroup), progress: progress)
@@ -373,57 +373,57 @@ extension MultipleGroupBifactorEngine: BifactorFitState {
 }
 
 /// The outcome of a `BifactorCalibrator` run.
-public struct BifactorCalibrationResult: Sendable {
-    public struct Item: Sendable {
-        public var itemID: String
+package struct BifactorCalibrationResult: Sendable {
+    package struct Item: Sendable {
+        package var itemID: String
         /// The fitted item (its `specific` indexes `structure.specificFactors`).
-        public var item: BifactorItem
-        public var generalSlopeStandardError: Double?
+        package var item: BifactorItem
+        package var generalSlopeStandardError: Double?
         /// Nil for an item without a specific factor, or without standard errors.
-        public var specificSlopeStandardError: Double?
-        public var interceptStandardError: Double?
+        package var specificSlopeStandardError: Double?
+        package var interceptStandardError: Double?
         /// 3PL items only.
-        public var guessingStandardError: Double?
-        public var responses: Int
-        public var proportionCorrect: Double
+        package var guessingStandardError: Double?
+        package var responses: Int
+        package var proportionCorrect: Double
         /// Whether a slope reached ±`maximumSlope` (a Heywood case).
-        public var atSlopeBound: Bool
+        package var atSlopeBound: Bool
         /// Held at its `fixed` value (online calibration): no standard errors.
-        public var isFixed = false
+        package var isFixed = false
     }
 
     /// In the data's item order (excluded items left out).
-    public var items: [Item]
-    public var structure: FactorStructure
-    public var model: IRTModel
+    package var items: [Item]
+    package var structure: FactorStructure
+    package var model: IRTModel
     /// Whether this is the testlet model (`BifactorCalibrator.testlet`).
-    public var testlet: Bool
+    package var testlet: Bool
     /// The testlet model's λ per specific factor (nil for a factor without items; empty for the bifactor model),
     /// and their standard errors.
-    public var testletRatios: [Double?]
-    public var testletRatioStandardErrors: [Double?]
-    public var logLikelihood: Double
+    package var testletRatios: [Double?]
+    package var testletRatioStandardErrors: [Double?]
+    package var logLikelihood: Double
     /// Free parameters (a_g, a_s, d and c per item; the testlet model: a_g, d and c per item and λ per factor).
-    public var parameterCount: Int
-    public var aic: Double
-    public var bic: Double
+    package var parameterCount: Int
+    package var aic: Double
+    package var bic: Double
     /// Quadrature points per dimension.
-    public var quadraturePoints: Int
-    public var cycles: Int
-    public var eSteps: Int
-    public var converged: Bool
-    public var personCount: Int
-    public var excludedItems: [String]
+    package var quadraturePoints: Int
+    package var cycles: Int
+    package var eSteps: Int
+    package var converged: Bool
+    package var personCount: Int
+    package var excludedItems: [String]
     /// `fixed` ids not among the calibrated items of the data.
-    public var fixedItemsNotInData: [String] = []
+    package var fixedItemsNotInData: [String] = []
     /// Every start's run (`starts` of the calibrator; one record for a single start).
-    public var starts: [StartRecord] = []
+    package var starts: [StartRecord] = []
     /// A multiple-group fit's groups (`calibrate(_:structure:groups:reference:minimumGroupPersons:progress:)`), the
     /// reference first: each group's general-factor mean and SD with their standard errors; empty for one group.
-    public var groups: [GroupDistribution] = []
+    package var groups: [GroupDistribution] = []
     /// Parallel to `groups`: each group's estimated specific-factor distributions (empty for the reference, and for
     /// factors a group keeps at N(0, 1)).
-    public var groupSpecificFactors: [[FactorDistribution]] = []
-    public var warnings: [String]
-    public var elapsedSeconds: Double
+    package var groupSpecificFactors: [[FactorDistribution]] = []
+    package var warnings: [String]
+    package var elapsedSeconds: Double
 }

@@ -12,7 +12,7 @@ extension BifactorItem {
     /// adaptive engine selects items on its information, and a bifactor bank is shown to unidimensional tools
     /// (assembly, form information) through it. Scores are not computed from it: `BifactorScorer` integrates
     /// exactly.
-    public var generalMarginal: ItemParameters {
+    package var generalMarginal: ItemParameters {
         let scale = (1 + (specificSlope / BifactorReliability.normalOgiveScale) * (specificSlope / BifactorReliability.normalOgiveScale)).squareRoot()
         let a = generalSlope / scale, d = intercept / scale
         return ItemParameters(discrimination: a, difficulty: a == 0 ? 0 : -d / a, guessing: guessing)

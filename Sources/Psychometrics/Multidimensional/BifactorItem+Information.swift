@@ -10,7 +10,7 @@ extension BifactorItem {
     /// (`ItemResponseFunction.information`). Summed over a domain's items at θ_g = 0 it is the information the
     /// domain's items carry about its specific factor; the general factor's information with the specific factors
     /// unknown is that of `generalMarginal`.
-    public func information(general: Double, specific s: Double) -> (general: Double, specific: Double) {
+    package func information(general: Double, specific s: Double) -> (general: Double, specific: Double) {
         let p = probability(general: general, specific: s)
         return (ItemResponseFunction.information(probability: p, slope: generalSlope, guessing: guessing),
                 ItemResponseFunction.information(probability: p, slope: specificSlope, guessing: guessing))

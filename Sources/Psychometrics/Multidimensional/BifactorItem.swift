@@ -55,12 +55,12 @@ public struct BifactorItem: Sendable, Hashable, Codable {
     }
 
     /// The logit z = a_g θ_g + a_s θ_s + d.
-    @inline(__always) public func logit(general: Double, specific s: Double) -> Double {
+    @inline(__always) package func logit(general: Double, specific s: Double) -> Double {
         generalSlope * general + specificSlope * s + intercept
     }
 
     /// P(u = 1 | θ_g, θ_s).
-    public func probability(general: Double, specific s: Double) -> Double {
+    package func probability(general: Double, specific s: Double) -> Double {
         guessing + (1 - guessing) * Logistic.sigmoid(logit(general: general, specific: s))
     }
 
@@ -97,10 +97,10 @@ public struct BifactorItem: Sendable, Hashable, Codable {
     }
 
     /// The number of working parameters: a_g, a_s (with a specific factor, not a testlet item), d, γ (3PL).
-    public var workingParameterCount: Int { 2 + (hasFreeSpecificSlope ? 1 : 0) + (estimatesGuessing ? 1 : 0) }
+    package var workingParameterCount: Int { 2 + (hasFreeSpecificSlope ? 1 : 0) + (estimatesGuessing ? 1 : 0) }
 
     /// (a_g, [a_s,] d, [γ = logit c]).
-    public var workingParameters: [Double] {
+    package var workingParameters: [Double] {
         var x = [generalSlope]
         if hasFreeSpecificSlope { x.append(specificSlope) }
         x.append(intercept)

@@ -20,29 +20,29 @@ import Foundation
 /// and per domain (its items only) ω_S = [(Σ λ_g)² + (Σ λ_s)²] / [(Σ λ_g)² + (Σ λ_s)² + Σ u] (the subscale's
 /// reliability) and ω_HS = (Σ λ_s)² / [same] (what the domain's factor holds once the general factor is
 /// accounted for: a subscale score with a small ω_HS mostly repeats the total).
-public struct BifactorReliability: Sendable, Hashable, Codable {
-    public struct Domain: Sendable, Hashable, Codable {
-        public var factor: String
-        public var items: Int
-        public var omega: Double
-        public var omegaHierarchical: Double
+package struct BifactorReliability: Sendable, Hashable, Codable {
+    package struct Domain: Sendable, Hashable, Codable {
+        package var factor: String
+        package var items: Int
+        package var omega: Double
+        package var omegaHierarchical: Double
         /// H of the domain's specific factor.
-        public var construct: Double
+        package var construct: Double
     }
 
-    public var omega: Double
-    public var omegaHierarchical: Double
-    public var explainedCommonVariance: Double
+    package var omega: Double
+    package var omegaHierarchical: Double
+    package var explainedCommonVariance: Double
     /// H of the general factor.
-    public var construct: Double
+    package var construct: Double
     /// In the structure's order (factors without items left out).
-    public var domains: [Domain]
+    package var domains: [Domain]
 
     /// The normal-ogive scaling constant of the loadings (mirt's `summary()`).
-    public static let normalOgiveScale = 1.702
+    package static let normalOgiveScale = 1.702
 
     /// An item's standardized loadings (general, specific) as above.
-    public static func loadings(_ item: BifactorItem) -> (general: Double, specific: Double) {
+    package static func loadings(_ item: BifactorItem) -> (general: Double, specific: Double) {
         let g = item.generalSlope / normalOgiveScale, s = item.specificSlope / normalOgiveScale
         let scale = (1 + g * g + s * s).squareRoot()
         return (g / scale, s / scale)
@@ -50,7 +50,7 @@ public struct BifactorReliability: Sendable, Hashable, Codable {
 
     /// - Parameters:
     ///   - items: the battery's items (each `specific` indexes `structure.specificFactors`).
-    public init(items: [BifactorItem], structure: FactorStructure) {
+    package init(items: [BifactorItem], structure: FactorStructure) {
         let l = items.map(Self.loadings)
         func h(_ values: [Double]) -> Double {
             let sum = values.reduce(0) { $0 + $1 * $1 / max(1e-12, 1 - $1 * $1) }

@@ -13,7 +13,7 @@ extension BifactorScorer {
     /// a factor the session did not answer keeps mode 0 and variance 1. `logLikelihood` is log L(u | θ̂), the
     /// likelihood at the mode. Estimates stay within ±`grid`'s bound.
     /// - Throws: as `eap`.
-    public func map(_ responses: [(item: Int, response: UInt8)]) throws(PsychometricsError) -> BifactorEstimate {
+    package func map(_ responses: [(item: Int, response: UInt8)]) throws(PsychometricsError) -> BifactorEstimate {
         let (items, answers) = try validatedAnswers(responses, itemCount: self.items.count)
         return items.withUnsafeBufferPointer { i in answers.withUnsafeBufferPointer { u in map(validated: i, u) } }
     }

@@ -16,7 +16,7 @@ public struct BifactorEstimate: Sendable, Hashable {
 
     /// The posterior mean and SD of the linear combination w_g θ_g + w_s θ_s of the general factor and specific
     /// factor `factor` (an index composite, `IndexComposite`): wᵀμ and √(wᵀΣw) from the means and covariance.
-    public func combination(general wg: Double, specific ws: Double, factor: Int) -> (mean: Double, sd: Double) {
+    package func combination(general wg: Double, specific ws: Double, factor: Int) -> (mean: Double, sd: Double) {
         let dims = means.count, x = factor + 1
         let mean = wg * means[0] + ws * means[x]
         let variance = wg * wg * covariance[0] + 2 * wg * ws * covariance[x] + ws * ws * covariance[x * dims + x]
@@ -41,16 +41,16 @@ public struct BifactorEstimate: Sendable, Hashable {
 /// item on a specific factor (general node q major, specific node t minor), Q for a general-only item — so a
 /// session costs answers × Q² additions and (specific factors answered) × Q² exponentials; the table holds
 /// 16·Q² bytes per item (15 KB at the default 31 points, 23 MB for 1,500 items).
-public struct BifactorScorer: Sendable {
-    public let items: [BifactorItem]
-    public let specificFactorCount: Int
-    public let grid: QuadratureGrid
+package struct BifactorScorer: Sendable {
+    package let items: [BifactorItem]
+    package let specificFactorCount: Int
+    package let grid: QuadratureGrid
     /// Per item, where its table starts in `logTable`: `[log P(1) …, log P(0) …]`, each Q² (specific) or Q long.
     let offsets: [Int]
     let logTable: [Double]
 
     /// Point counts the scorer accepts per dimension: 5…61 (the table grows with the square).
-    public static let allowedPointCounts = 5...61
+    package static let allowedPointCounts = 5...61
 
     /// - Parameters:
     ///   - items: the bank's items (each `specific` below `specificFactorCount`).
@@ -59,7 +59,7 @@ public struct BifactorScorer: Sendable {
     /// - Throws: `PsychometricsError(.invalidOptions)` for a grid outside its ranges or an item whose specific
     ///   factor is not below `specificFactorCount`; `.invalidParameters` for a parameter that is not finite or a
     ///   c outside [0, 1).
-    public init(items: [BifactorItem], specificFactorCount: Int, quadraturePoints: Int = 31, bound: Double = 6) throws(PsychometricsError) {
+    package init(items: [BifactorItem], specificFactorCount: Int, quadraturePoints: Int = 31, bound: Double = 6) throws(PsychometricsError) {
         var problems = QuadratureGrid.validationProblems(points: quadraturePoints, bound: bound)
         if problems.isEmpty, let p = Self.allowedPointCounts.problem(quadraturePoints, "the bifactor scoring grid's points per dimension") { problems.append(p) }
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid scoring grid: " + problems.joined(separator: "; ")) }
@@ -105,7 +105,7 @@ public struct BifactorScorer: Sendable {
     /// The factor scores of the answers `responses` (item index into `items`, 0/1). An empty session gets the prior.
     /// - Throws: `PsychometricsError` `.unknownItem` for an index outside the items, `.invalidResponse` for a
     ///   response other than 0 or 1, `.repeatedItem` for an item answered twice.
-    public func eap(_ responses: [(item: Int, response: UInt8)]) throws(PsychometricsError) -> BifactorEstimate {
+    package func eap(_ responses: [(item: Int, response: UInt8)]) throws(PsychometricsError) -> BifactorEstimate {
         let (items, answers) = try validatedAnswers(responses, itemCount: self.items.count)
         return items.withUnsafeBufferPointer { i in answers.withUnsafeBufferPointer { u in eap(validated: i, u) } }
     }

@@ -26,24 +26,24 @@ import Foundation
 /// signs, and the new items are estimated on them, as the unidimensional engine's fixed-parameter calibration
 /// (Kim 2006, *JEM* 43) does. The factor correlations are estimated on the new sample (started at the identity),
 /// the factors' means and variances stay (0, 1): the sample is taken to come from the bank's population.
-public struct CorrelatedFactorsCalibrator: Sendable {
+package struct CorrelatedFactorsCalibrator: Sendable {
     /// Read: `model` (2PL or 3PL), `thetaBound`, tolerance, cycle limit, acceleration, workers, standard errors,
     /// the slope bound, the minimum responses per item, `slopePrior`, `guessingPrior` (3PL). Not read:
     /// `quadraturePoints` (this type's own, per factor), the E-step strategy, fixed items, the memory budget.
-    public var options: CalibrationOptions
+    package var options: CalibrationOptions
     /// Points per factor of the product grid; nil: `defaultPoints(factors:)`.
-    public var quadraturePoints: Int?
+    package var quadraturePoints: Int?
     /// How the E-step integrates over the factors.
-    public var integration: Integration
+    package var integration: Integration
     /// The adaptive quasi–Monte Carlo nodes per person; nil: `defaultMonteCarloPoints`.
-    public var monteCarloPoints: Int?
+    package var monteCarloPoints: Int?
     /// Starting values EM runs from (1…`StartRecord.maximumStarts`): the default start (R = I), then seeded
     /// perturbations of it (`StartPerturbation`: the items', and R's free values by N(0, 0.3²) each); the run with
     /// the highest log-likelihood plus log prior is kept. Each run costs a calibration.
-    public var starts = 1
+    package var starts = 1
 
     /// How the E-step integrates over the factors.
-    public enum Integration: String, Sendable, CaseIterable {
+    package enum Integration: String, Sendable, CaseIterable {
         /// The product grid up to 3 factors, or whenever `quadraturePoints` is set; adaptive quasi–Monte Carlo
         /// from 4 factors on, or whenever `monteCarloPoints` is set (and `quadraturePoints` is not).
         case automatic = "auto"
@@ -54,14 +54,14 @@ public struct CorrelatedFactorsCalibrator: Sendable {
     }
 
     /// The most factors, and the most nodes of the product grid.
-    public static let maximumFactors = 6
-    public static let maximumNodes = 250_000
+    package static let maximumFactors = 6
+    package static let maximumNodes = 250_000
     /// The most factors of the adaptive quasi–Monte Carlo E-step (the Sobol dimensions this build carries).
-    public static let maximumAdaptiveFactors = 12
+    package static let maximumAdaptiveFactors = 12
     /// Adaptive nodes per person a caller may ask for: powers of two in 64…65,536 (Sobol points balance in blocks
     /// of 2^m).
-    public static let allowedMonteCarloPoints = 64...65_536
-    public static let defaultMonteCarloPoints = 1_024
+    package static let allowedMonteCarloPoints = 64...65_536
+    package static let defaultMonteCarloPoints = 1_024
 
     /// Why `m` adaptive nodes cannot be used (not a power of two in `allowedMonteCarloPoints`), or nil.
     static func monteCarloPointsProblem(_ m: Int) -> String? {
@@ -70,12 +70,12 @@ public struct CorrelatedFactorsCalibrator: Sendable {
     }
     /// The fine grid each factor's likelihood is tabulated on for the adaptive E-step: 241 points on
     /// [−`thetaBound`, `thetaBound`] (0.05 apart at the default bound 6).
-    public static let adaptiveTablePoints = 241
+    package static let adaptiveTablePoints = 241
     /// The most free parameters standard errors are computed for (two E-steps each).
-    public static let maximumStandardErrorParameters = 2_000
+    package static let maximumStandardErrorParameters = 2_000
 
     /// The default points per factor: 31, 21, 15, 9 and 7 for 2…6 factors (see the type's documentation).
-    public static func defaultPoints(factors: Int) -> Int {
+    package static func defaultPoints(factors: Int) -> Int {
         switch factors {
         case ...2: 31
         case 3: 21
@@ -85,7 +85,7 @@ public struct CorrelatedFactorsCalibrator: Sendable {
         }
     }
 
-    public init(options: CalibrationOptions = CalibrationOptions(model: .twoPL), quadraturePoints: Int? = nil,
+    package init(options: CalibrationOptions = CalibrationOptions(model: .twoPL), quadraturePoints: Int? = nil,
                 integration: Integration = .automatic, monteCarloPoints: Int? = nil, starts: Int = 1) {
         self.starts = starts
         self.options = options
@@ -95,7 +95,7 @@ public struct CorrelatedFactorsCalibrator: Sendable {
     }
 
     /// The integration a fit on `factors` factors uses.
-    public func resolvedIntegration(factors: Int) -> Integration {
+    package func resolvedIntegration(factors: Int) -> Integration {
         switch integration {
         case .automatic: quadraturePoints != nil || (factors <= 3 && monteCarloPoints == nil) ? .productGrid : .adaptiveQuasiMonteCarlo
         default: integration
@@ -112,7 +112,7 @@ public struct CorrelatedFactorsCalibrator: Sendable {
     ///   structure's or whose parameters are not finite, more than `maximumFactors` factors or a grid beyond
     ///   `maximumNodes`; `.insufficientData` when fewer than 2 items or persons remain, fewer than 2 factors have
     ///   items or every item is fixed; `.numericalFailure` when the iterations diverge.
-    public func calibrate(_ input: ResponseMatrix, structure: FactorStructure, fixed: [String: CorrelatedFactorsResult.Item] = [:],
+    package func calibrate(_ input: ResponseMatrix, structure: FactorStructure, fixed: [String: CorrelatedFactorsResult.Item] = [:],
                           progress: ((CalibrationProgress) -> Void)? = nil) throws -> CorrelatedFactorsResult {
         let started = DispatchTime.now().uptimeNanoseconds
         var problems = options.validationProblems()
@@ -284,27 +284,27 @@ public struct CorrelatedFactorsCalibrator: Sendable {
 }
 
 /// The outcome of a `CorrelatedFactorsCalibrator` run.
-public struct CorrelatedFactorsResult: Sendable {
-    public struct Item: Sendable {
-        public var itemID: String
+package struct CorrelatedFactorsResult: Sendable {
+    package struct Item: Sendable {
+        package var itemID: String
         /// Its factor, an index into `factors`.
-        public var factor: Int
+        package var factor: Int
         /// P(u = 1 | θ) = c + (1 − c) σ(slope · θ_factor + intercept).
-        public var slope: Double
-        public var intercept: Double
-        public var guessing: Double
-        public var estimatesGuessing: Bool
-        public var slopeStandardError: Double?
-        public var interceptStandardError: Double?
-        public var guessingStandardError: Double?
-        public var responses: Int
-        public var proportionCorrect: Double
-        public var atSlopeBound: Bool
+        package var slope: Double
+        package var intercept: Double
+        package var guessing: Double
+        package var estimatesGuessing: Bool
+        package var slopeStandardError: Double?
+        package var interceptStandardError: Double?
+        package var guessingStandardError: Double?
+        package var responses: Int
+        package var proportionCorrect: Double
+        package var atSlopeBound: Bool
         /// Held at its `fixed` value (online calibration): no standard errors.
-        public var isFixed = false
+        package var isFixed = false
 
         /// An item without estimation details (a true item of a simulation: no standard errors, no responses).
-        public init(itemID: String, factor: Int, slope: Double, intercept: Double, guessing: Double = 0, estimatesGuessing: Bool = false) {
+        package init(itemID: String, factor: Int, slope: Double, intercept: Double, guessing: Double = 0, estimatesGuessing: Bool = false) {
             self.init(itemID: itemID, factor: factor, slope: slope, intercept: intercept, guessing: guessing, estimatesGuessing: estimatesGuessing,
                       slopeStandardError: nil, interceptStandardError: nil, guessingStandardError: nil, responses: 0, proportionCorrect: .nan,
                       atSlopeBound: false)
@@ -330,34 +330,34 @@ public struct CorrelatedFactorsResult: Sendable {
     }
 
     /// In the data's item order (excluded items left out).
-    public var items: [Item]
+    package var items: [Item]
     /// The factors with items, in the structure's order.
-    public var factors: [String]
-    public var model: IRTModel
+    package var factors: [String]
+    package var model: IRTModel
     /// R, K × K row-major (1 on the diagonal), and the correlations' standard errors (0 on the diagonal; nil
     /// without standard errors).
-    public var correlations: [Double]
-    public var correlationStandardErrors: [Double]?
-    public var logLikelihood: Double
+    package var correlations: [Double]
+    package var correlationStandardErrors: [Double]?
+    package var logLikelihood: Double
     /// Free parameters: a, d (and c) per item and K(K − 1)/2 correlations.
-    public var parameterCount: Int
-    public var aic: Double
-    public var bic: Double
+    package var parameterCount: Int
+    package var aic: Double
+    package var bic: Double
     /// The E-step's integration (never `.automatic`).
-    public var integration: CorrelatedFactorsCalibrator.Integration
+    package var integration: CorrelatedFactorsCalibrator.Integration
     /// The product grid's points per factor and its Q^K nodes; for adaptive quasi–Monte Carlo, the fine grid's
     /// points per factor (`adaptiveTablePoints`) and the nodes per person.
-    public var quadraturePoints: Int
-    public var nodes: Int
-    public var cycles: Int
-    public var eSteps: Int
-    public var converged: Bool
-    public var personCount: Int
-    public var excludedItems: [String]
+    package var quadraturePoints: Int
+    package var nodes: Int
+    package var cycles: Int
+    package var eSteps: Int
+    package var converged: Bool
+    package var personCount: Int
+    package var excludedItems: [String]
     /// `fixed` ids not among the calibrated items of the data.
-    public var fixedItemsNotInData: [String] = []
+    package var fixedItemsNotInData: [String] = []
     /// Every start's run (`starts` of the calibrator; one record for a single start).
-    public var starts: [StartRecord] = []
-    public var warnings: [String]
-    public var elapsedSeconds: Double
+    package var starts: [StartRecord] = []
+    package var warnings: [String]
+    package var elapsedSeconds: Double
 }

@@ -27,20 +27,20 @@ import Foundation
 /// gradient Σ_j ∂ℓ/∂z · a_j e_f(j) − R⁻¹θ, Hessian Σ_j ∂²ℓ/∂z² · a_j² e_f(j)e_f(j)ᵀ − R⁻¹
 /// (`BifactorItem.logitDerivatives`), negative definite for 2PL items; the covariance (−∇²ℓ)⁻¹ at the mode.
 /// An unanswered factor's mode follows the answered ones through R.
-public struct CorrelatedFactorsScorer: Sendable {
+package struct CorrelatedFactorsScorer: Sendable {
     /// Per item: its slope a_j as a general-only `BifactorItem`'s general slope, its intercept and c.
-    public let items: [BifactorItem]
+    package let items: [BifactorItem]
     /// Per item, its factor (0…K − 1).
-    public let itemFactor: [Int]
-    public let factorCount: Int
+    package let itemFactor: [Int]
+    package let factorCount: Int
     /// R, K × K row-major.
-    public let correlations: [Double]
+    package let correlations: [Double]
     /// The rule per factor: Q points for the product grid, the fine grid for quasi–Monte Carlo.
-    public let grid: QuadratureGrid
+    package let grid: QuadratureGrid
     /// `.productGrid` or `.adaptiveQuasiMonteCarlo`.
-    public let integration: CorrelatedFactorsCalibrator.Integration
+    package let integration: CorrelatedFactorsCalibrator.Integration
     /// The full-scale composite's weight on every factor, 1/√(1ᵀR1).
-    public let compositeWeight: Double
+    package let compositeWeight: Double
     /// Per item: log P(u = 0) at the grid's points, then log P(u = 1).
     let logTables: [Double]
     /// The product grid's normalised prior weights and their logs (Q^K), nil for quasi–Monte Carlo.
@@ -53,9 +53,9 @@ public struct CorrelatedFactorsScorer: Sendable {
 
     /// Quasi–Monte Carlo nodes per session by default: more than the calibration's 1,024, since one session's
     /// score, not a sum over thousands, carries the error.
-    public static let defaultMonteCarloPoints = 4096
+    package static let defaultMonteCarloPoints = 4096
     /// The most factors scored.
-    public static let maximumFactors = CorrelatedFactorsCalibrator.maximumAdaptiveFactors
+    package static let maximumFactors = CorrelatedFactorsCalibrator.maximumAdaptiveFactors
 
     /// - Parameters:
     ///   - items: the bank's items (`factor` below the matrix's order; slopes, intercepts and c as calibrated).
@@ -68,7 +68,7 @@ public struct CorrelatedFactorsScorer: Sendable {
     /// - Throws: `PsychometricsError(.invalidOptions)` for no items, more factors than `maximumFactors`, a factor
     ///   out of range, a matrix that is not a correlation matrix or not positive definite, or a rule outside its
     ///   ranges; `.invalidParameters` for a parameter that is not finite or a c outside [0, 1).
-    public init(items: [CorrelatedFactorsResult.Item], correlations: [Double], integration: CorrelatedFactorsCalibrator.Integration = .automatic,
+    package init(items: [CorrelatedFactorsResult.Item], correlations: [Double], integration: CorrelatedFactorsCalibrator.Integration = .automatic,
                 quadraturePoints: Int? = nil, monteCarloPoints: Int = defaultMonteCarloPoints, bound: Double = 6) throws(PsychometricsError) {
         let k = Int(Double(correlations.count).squareRoot().rounded())
         guard !items.isEmpty else { throw PsychometricsError(.invalidOptions, "a correlated-factors bank needs items") }
@@ -141,14 +141,14 @@ public struct CorrelatedFactorsScorer: Sendable {
     /// The factor scores (EAP) of the answers `responses` (item index into `items`, 0/1). An empty session gets the
     /// prior: every mean 0, covariance R.
     /// - Throws: `PsychometricsError` `.unknownItem`, `.invalidResponse`, `.repeatedItem` as `BifactorScorer.eap`.
-    public func eap(_ responses: [(item: Int, response: UInt8)]) throws(PsychometricsError) -> BifactorEstimate {
+    package func eap(_ responses: [(item: Int, response: UInt8)]) throws(PsychometricsError) -> BifactorEstimate {
         let (items, answers) = try validatedAnswers(responses, itemCount: self.items.count)
         return items.withUnsafeBufferPointer { i in answers.withUnsafeBufferPointer { u in eap(validated: i, u) } }
     }
 
     /// The factor scores (MAP) of the answers `responses`.
     /// - Throws: as `eap`.
-    public func map(_ responses: [(item: Int, response: UInt8)]) throws(PsychometricsError) -> BifactorEstimate {
+    package func map(_ responses: [(item: Int, response: UInt8)]) throws(PsychometricsError) -> BifactorEstimate {
         let (items, answers) = try validatedAnswers(responses, itemCount: self.items.count)
         return items.withUnsafeBufferPointer { i in answers.withUnsafeBufferPointer { u in map(validated: i, u) } }
     }
@@ -264,7 +264,7 @@ public struct CorrelatedFactorsScorer: Sendable {
     /// a bifactor item with general slope a ρ_f and specific slope a √(1 − ρ_f²), whose general-factor marginal
     /// (`BifactorItem.generalMarginal`, the normal-ogive approximation) it returns: what a unidimensional tool
     /// (the session scorer's bank view, assembly) sees of it. Scores are not computed from it.
-    public func fullScaleMarginal(item j: Int) -> ItemParameters {
+    package func fullScaleMarginal(item j: Int) -> ItemParameters {
         let k = factorCount, f = itemFactor[j], item = items[j]
         var rho = 0.0
         for g in 0..<k { rho += correlations[f * k + g] }

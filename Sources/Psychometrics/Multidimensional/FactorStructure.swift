@@ -13,7 +13,7 @@ public struct FactorStructure: Sendable, Hashable, Codable {
     public var specificFactorOfItem: [String: Int]
 
     /// The longest factor name accepted (names become bank column headers and report labels).
-    public static let maximumNameLength = 64
+    package static let maximumNameLength = 64
 
     /// A structure from each item's specific factor, in order (nil or empty: general only). A factor name may not
     /// repeat the general factor's.

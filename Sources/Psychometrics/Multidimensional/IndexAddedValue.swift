@@ -45,7 +45,7 @@ public struct IndexAddedValue: Sendable, Hashable, Codable {
     ///   - formLength: items per test, 1…pool size; nil: the whole pool.
     /// - Throws: `PsychometricsError(.unknownItem)` for a pool index outside the items, `.invalidOptions` for a
     ///   composite whose factor has no name, a form length outside the pool or fewer than 2 simulees.
-    public static func evaluate(scorer: BifactorScorer, composites: [IndexComposite], factorNames: [String], pool: [Int]? = nil, formLength: Int? = nil,
+    package static func evaluate(scorer: BifactorScorer, composites: [IndexComposite], factorNames: [String], pool: [Int]? = nil, formLength: Int? = nil,
                                 simulees: Int = defaultSimulees, seed: UInt64 = 20080601) throws(PsychometricsError) -> [IndexAddedValue] {
         try evaluate(model: scorer, composites: composites, factorNames: factorNames, pool: pool, formLength: formLength, simulees: simulees, seed: seed)
     }

@@ -21,7 +21,7 @@ public struct IndexComposite: Sendable, Hashable, Codable {
     public var generalWeight: Double
     public var specificWeight: Double
 
-    public init(factor: Int, generalWeight: Double, specificWeight: Double) {
+    package init(factor: Int, generalWeight: Double, specificWeight: Double) {
         self.factor = factor
         self.generalWeight = generalWeight
         self.specificWeight = specificWeight
@@ -49,7 +49,7 @@ public struct IndexComposite: Sendable, Hashable, Codable {
     }
 
     /// The index's posterior mean and SD from a session's factor scores.
-    public func estimate(_ e: BifactorEstimate) -> (mean: Double, sd: Double) {
+    package func estimate(_ e: BifactorEstimate) -> (mean: Double, sd: Double) {
         e.combination(general: generalWeight, specific: specificWeight, factor: factor)
     }
 }

@@ -23,14 +23,14 @@ import Foundation
 ///
 /// Bock, R. D. & Zimowski, M. F. (1997). Multiple group IRT. In W. J. van der Linden & R. K. Hambleton (Eds.),
 /// *Handbook of Modern Item Response Theory* (pp. 433–448). Springer.
-public struct MultipleGroupCalibrator: Sendable {
-    public var options: CalibrationOptions
+package struct MultipleGroupCalibrator: Sendable {
+    package var options: CalibrationOptions
     /// The fewest persons with responses a group may have: 20.
-    public var minimumGroupPersons = 20
+    package var minimumGroupPersons = 20
     /// Standard errors are formed for at most this many parameters (two E-steps each): 2,000.
-    public static let maximumStandardErrorParameters = 2_000
+    package static let maximumStandardErrorParameters = 2_000
 
-    public init(options: CalibrationOptions) { self.options = options }
+    package init(options: CalibrationOptions) { self.options = options }
 
     /// Calibrates `data` with `groups[i]` the group of person i.
     /// - Parameters:
@@ -42,7 +42,7 @@ public struct MultipleGroupCalibrator: Sendable {
     ///   `.lengthMismatch` (labels), `.invalidResponse` (a non-0/1 item, an empty label), `.unknownItem` (a freed id
     ///   not in the data), `.insufficientData` (a missing or small group, a group not tied to the reference, fewer
     ///   than 2 items), `.numericalFailure` (divergence).
-    public func calibrate(_ data: ResponseMatrix, groups labels: [String], reference: String, freeItems: [String: Set<String>] = [:],
+    package func calibrate(_ data: ResponseMatrix, groups labels: [String], reference: String, freeItems: [String: Set<String>] = [:],
                           start: MultipleGroupResult? = nil, progress: ((CalibrationProgress) -> Void)? = nil) throws(PsychometricsError) -> MultipleGroupResult {
         try fit(try prepare(data, groups: labels, reference: reference), freeItems: freeItems, start: start, progress: progress)
     }

@@ -6,13 +6,13 @@ import CLapack
 /// workers and expects single-threaded BLAS calls: call `setThreadCount(1)` once at start-up or set
 /// `OPENBLAS_NUM_THREADS=1`. That is also faster on the E-step's tall-thin products and keeps concurrent
 /// calibrations from competing for BLAS threads.
-public enum BLASConfiguration {
-    public static func setThreadCount(_ count: Int) {
+package enum BLASConfiguration {
+    package static func setThreadCount(_ count: Int) {
         openblas_set_num_threads(Int32(max(1, count)))
     }
 
-    public static var threadCount: Int { BLAS.threadCount }
+    package static var threadCount: Int { BLAS.threadCount }
 
     /// OpenBLAS's build description (e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64").
-    public static var buildDescription: String { String(cString: openblas_get_config()) }
+    package static var buildDescription: String { String(cString: openblas_get_config()) }
 }

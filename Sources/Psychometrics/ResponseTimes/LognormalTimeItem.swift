@@ -18,9 +18,9 @@ public struct LognormalTimeItem: Sendable, Hashable, Codable {
 
     /// Time intensities a bank may hold: log-seconds in [−7, 12] (1 ms … 45 hours: `ResponseTimes.allowedSeconds`
     /// with room for the speed's spread).
-    public static let allowedTimeIntensities = NumberRange.closed(-7, 12)
+    package static let allowedTimeIntensities = NumberRange.closed(-7, 12)
     /// Time discriminations: (0, 100] (100: log-times within 1% of their mean — no item's times are that tight).
-    public static let allowedTimeDiscriminations = NumberRange.aboveUpTo(0, 100)
+    package static let allowedTimeDiscriminations = NumberRange.aboveUpTo(0, 100)
 
     /// - Throws: `PsychometricsError.invalidParameters` for a value outside `allowedTimeIntensities` or
     ///   `allowedTimeDiscriminations`.
@@ -59,6 +59,7 @@ public extension LognormalTimeItem {
     private enum Keys: String, CodingKey { case timeIntensity, timeDiscrimination }
 
     /// Decodes and checks as `init(timeIntensity:timeDiscrimination:)`.
+    /// - Throws: `DecodingError`, also for parameters `init(timeIntensity:timeDiscrimination:)` refuses.
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
         let beta = try c.decode(Double.self, forKey: .timeIntensity), alpha = try c.decode(Double.self, forKey: .timeDiscrimination)

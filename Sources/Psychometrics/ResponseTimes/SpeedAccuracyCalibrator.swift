@@ -1,59 +1,59 @@
 import Foundation
 
 /// One item's estimates in the lognormal response-time model.
-public struct TimedItemEstimate: Sendable, Hashable, Codable {
-    public var itemID: String
+package struct TimedItemEstimate: Sendable, Hashable, Codable {
+    package var itemID: String
     /// β and α; nil for an item with fewer than two timed responses (it keeps its IRT parameters only).
-    public var parameters: LognormalTimeItem?
+    package var parameters: LognormalTimeItem?
     /// Standard errors of β and α (cross-product information); nil where not computed.
-    public var timeIntensityStandardError: Double?
-    public var timeDiscriminationStandardError: Double?
+    package var timeIntensityStandardError: Double?
+    package var timeDiscriminationStandardError: Double?
     /// Responses with a recorded time.
-    public var timedResponses: Int
+    package var timedResponses: Int
 }
 
 /// One person's ability and speed from a joint fit: posterior means and SDs given responses and times.
-public struct PersonSpeedEstimate: Sendable, Hashable, Codable {
-    public var personID: String
+package struct PersonSpeedEstimate: Sendable, Hashable, Codable {
+    package var personID: String
     /// E[θ | responses, times] and its posterior SD.
-    public var theta: Double
-    public var thetaSD: Double
+    package var theta: Double
+    package var thetaSD: Double
     /// The posterior SD of θ from the responses alone (the same items, times left out).
-    public var thetaSDWithoutTimes: Double
+    package var thetaSDWithoutTimes: Double
     /// E[τ | responses, times] and its posterior SD.
-    public var speed: Double
-    public var speedSD: Double
+    package var speed: Double
+    package var speedSD: Double
     /// Responses with a recorded time.
-    public var timedResponses: Int
+    package var timedResponses: Int
 }
 
 /// The outcome of `SpeedAccuracyCalibrator`.
-public struct SpeedAccuracyResult: Sendable, Hashable, Codable {
+package struct SpeedAccuracyResult: Sendable, Hashable, Codable {
     /// The IRT items, estimated jointly with the times (their standard errors are the responses-only fit's: the
     /// times move the estimates little and their information less); its log-likelihood, parameter count, AIC and
     /// BIC are the joint model's.
-    public var irt: CalibrationResult
+    package var irt: CalibrationResult
     /// Per calibrated item, in the order of `irt.items`.
-    public var timeItems: [TimedItemEstimate]
-    public var population: SpeedAccuracyPopulation
-    public var speedSDStandardError: Double?
-    public var correlationStandardError: Double?
+    package var timeItems: [TimedItemEstimate]
+    package var population: SpeedAccuracyPopulation
+    package var speedSDStandardError: Double?
+    package var correlationStandardError: Double?
     /// Per person kept by the calibration, in data order.
-    public var persons: [PersonSpeedEstimate]
+    package var persons: [PersonSpeedEstimate]
     /// The joint marginal log-likelihood Σᵢ log ∫∫ Πⱼ P(uᵢⱼ | θ) f(tᵢⱼ | τ) dG(θ, τ), times in seconds.
-    public var logLikelihood: Double
+    package var logLikelihood: Double
     /// The responses-only fit's marginal log-likelihood (`irt` before the times).
-    public var responseOnlyLogLikelihood: Double
-    public var cycles: Int
-    public var converged: Bool
-    public var timedResponses: Int
+    package var responseOnlyLogLikelihood: Double
+    package var cycles: Int
+    package var converged: Bool
+    package var timedResponses: Int
     /// How the standard errors of the time parameters were computed.
-    public var standardErrorMethod: String
-    public var warnings: [String]
-    public var elapsedSeconds: Double
+    package var standardErrorMethod: String
+    package var warnings: [String]
+    package var elapsedSeconds: Double
 
     /// The mean posterior SD of θ with times over without (< 1: the times' collateral information shrinks it).
-    public var collateralSDRatio: Double {
+    package var collateralSDRatio: Double {
         let with = persons.reduce(0.0) { $0 + $1.thetaSD }, without = persons.reduce(0.0) { $0 + $1.thetaSDWithoutTimes }
         return without > 0 ? with / without : 1
     }
@@ -76,19 +76,19 @@ public struct SpeedAccuracyResult: Sendable, Hashable, Codable {
 ///
 /// Compared with LNIRT (Fox, Klotzke & Klein Entink 2021), which samples the same model by MCMC with a normal θ
 /// and τ, this is its maximum-likelihood counterpart: the same parameters, the IRT scale fixed by θ ~ N(0, 1).
-public struct SpeedAccuracyCalibrator: Sendable {
-    public var options: CalibrationOptions
+package struct SpeedAccuracyCalibrator: Sendable {
+    package var options: CalibrationOptions
 
-    public init(options: CalibrationOptions) { self.options = options }
+    package init(options: CalibrationOptions) { self.options = options }
 
     /// Time parameters for which standard errors are computed: 4,002 (2,000 items), a 128 MB information matrix.
-    public static let maximumStandardErrorParameters = 4_002
+    package static let maximumStandardErrorParameters = 4_002
 
     /// Calibrates responses and their times.
     /// - Throws: `PsychometricsError.invalidOptions` for the Rasch model or fixed items (the θ scale is the
     ///   population's N(0, 1) here), `.lengthMismatch` when `times` is not one per cell of `responses`, and
     ///   what `EMCalibrator.calibrate` throws; `.insufficientData` when fewer than two persons have times.
-    public func calibrate(_ responses: ResponseMatrix, times: ResponseTimes, progress: ((CalibrationProgress) -> Void)? = nil) throws -> SpeedAccuracyResult {
+    package func calibrate(_ responses: ResponseMatrix, times: ResponseTimes, progress: ((CalibrationProgress) -> Void)? = nil) throws -> SpeedAccuracyResult {
         let started = DispatchTime.now().uptimeNanoseconds
         guard options.model != .rasch else {
             throw PsychometricsError(.invalidOptions, "the speed–accuracy model takes the 1PL, 2PL or 3PL (θ ~ N(0, 1) is its scale; the Rasch model estimates θ's SD)")

@@ -16,9 +16,9 @@ public struct SpeedAccuracyPopulation: Sendable, Hashable, Codable {
     public var correlation: Double
 
     /// Speed SDs: (0, 10] log-seconds (10: one person 20,000 times faster than another at ±1 SD).
-    public static let allowedSpeedSDs = NumberRange.aboveUpTo(0, 10)
+    package static let allowedSpeedSDs = NumberRange.aboveUpTo(0, 10)
     /// Correlations: [−0.999, 0.999] (at ±1 speed would be a function of ability).
-    public static let allowedCorrelations = NumberRange.closed(-0.999, 0.999)
+    package static let allowedCorrelations = NumberRange.closed(-0.999, 0.999)
 
     /// - Throws: `PsychometricsError.invalidParameters` for a value outside `allowedSpeedSDs` or
     ///   `allowedCorrelations`.

@@ -24,12 +24,12 @@ public struct Norms: Sendable, Hashable, Codable {
     /// Norm means (θ of the norm population's mean) allowed: [−10, 10]. θ is in SDs of the calibration
     /// population; a norm group 10 SDs away from it (IQ 250) cannot be the population the bank was calibrated
     /// for, and a mean of 100 is an IQ-scale number entered as θ.
-    public static let allowedMeans = NumberRange.closed(-10, 10)
+    package static let allowedMeans = NumberRange.closed(-10, 10)
 
     /// Norm SDs (θ units) allowed: [0.01, 10]. A norm group 100 times narrower or 10 times wider than the
     /// calibration population is a unit error — 15 is the IQ-scale SD entered as θ — and an SD near 0 turns
     /// every IQ into ±∞ (clamped to 40 or 160).
-    public static let allowedSDs = NumberRange.closed(0.01, 10)
+    package static let allowedSDs = NumberRange.closed(0.01, 10)
 
     /// Problems with the norms, naming each field as `naming` says ("norms sd" in words, `sd` as the JSON key).
     package func validationProblems(naming: SettingNaming = .words) -> [String] {
@@ -96,7 +96,7 @@ public struct IQScore: Sendable, Hashable, Codable {
     public var percentile: Double
     public var flags: [ScoreFlag]
 
-    public init(iq: Int, low: Int, high: Int, percentile: Double, flags: [ScoreFlag]) {
+    package init(iq: Int, low: Int, high: Int, percentile: Double, flags: [ScoreFlag]) {
         self.iq = iq
         self.low = low
         self.high = high
@@ -126,8 +126,10 @@ public struct IQScale: Sendable, Hashable, Codable {
     /// Fewer answered items than this are flagged `few_items`.
     public var minimumItems: Int
     /// z = Φ⁻¹((1 + confidenceLevel)/2), computed once.
-    public let criticalValue: Double
+    package let criticalValue: Double
 
+    /// - Throws: `PsychometricsError` `.invalidOptions` listing every setting out of range (confidence level, IQ
+    ///   bounds, low-precision SE, minimum items).
     public init(norms: Norms = .calibrationPopulation, confidenceLevel: Double = 0.95, minimumIQ: Int = 40,
                 maximumIQ: Int = 160, lowPrecisionSE: Double = 0.5, minimumItems: Int = 10) throws {
         var problems = norms.validationProblems()
@@ -149,14 +151,14 @@ public struct IQScale: Sendable, Hashable, Codable {
     /// (e.g. 0.9999999999999999) it rounds to exactly 1 and z would be +∞. Capping at 1 − 10⁻¹⁰ keeps z finite
     /// (z ≈ 6.5 at the cap) with room to spare, and no report needs more nines: the interval is clamped to
     /// 40–160 anyway.
-    public static let allowedConfidenceLevels = NumberRange.aboveUpTo(0, 0.9999999999)
+    package static let allowedConfidenceLevels = NumberRange.aboveUpTo(0, 0.9999999999)
 
     /// Low-precision SE thresholds allowed: (0, 100]. The SE of θ is in SDs of the population; 100 is 1,500
     /// IQ points, so larger thresholds are no threshold.
-    public static let allowedLowPrecisionSEs = NumberRange.aboveUpTo(0, 100)
+    package static let allowedLowPrecisionSEs = NumberRange.aboveUpTo(0, 100)
 
     /// Minimum item counts allowed: 1…`TestLength.maximum` (10,000), the longest test any setting may ask for.
-    public static let allowedMinimumItems = 1...TestLength.maximum
+    package static let allowedMinimumItems = 1...TestLength.maximum
 
     /// Problems with the scale's settings, naming each as `naming` says (`--confidence` on the command line).
     package static func validationProblems(confidenceLevel: Double, lowPrecisionSE: Double, minimumItems: Int,

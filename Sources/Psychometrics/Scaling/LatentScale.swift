@@ -23,10 +23,10 @@ public struct LatentScale: Sendable, Hashable, Codable {
     public static let standard = LatentScale(validatedMean: 0, sd: 1)
 
     /// Means allowed: [−10, 10] (as `AbilityOptions.allowedPriorMeans`).
-    public static let allowedMeans = NumberRange.closed(-10, 10)
+    package static let allowedMeans = NumberRange.closed(-10, 10)
     /// SDs allowed: [0.01, 100] (as `AbilityOptions.allowedPriorSDs`); the calibrator keeps its estimate in
     /// [0.001, 1000] only to stay finite, and a population SD of 0.01 logits is already degenerate.
-    public static let allowedSDs = NumberRange.closed(0.01, 100)
+    package static let allowedSDs = NumberRange.closed(0.01, 100)
 
     /// - Throws: `PsychometricsError.invalidOptions` when the mean or SD lies outside `allowedMeans` /
     ///   `allowedSDs` (NaN and infinities included).
@@ -42,6 +42,7 @@ public struct LatentScale: Sendable, Hashable, Codable {
         self.sd = sd
     }
 
+    /// - Throws: `DecodingError`, also for a mean or SD `init(mean:sd:)` refuses.
     public init(from decoder: any Decoder) throws {
         enum Keys: String, CodingKey { case mean, sd }
         let c = try decoder.container(keyedBy: Keys.self)

@@ -15,7 +15,7 @@ public struct AbilityEstimate: Sendable, Hashable, Codable {
     /// The estimate sits at ±thetaBound (ML for an all-correct/all-wrong pattern, or an extreme pattern).
     public var atBound: Bool
 
-    public init(theta: Double, standardError: Double, method: AbilityMethod, itemCount: Int, correctCount: Int, atBound: Bool) {
+    package init(theta: Double, standardError: Double, method: AbilityMethod, itemCount: Int, correctCount: Int, atBound: Bool) {
         self.theta = theta
         self.standardError = standardError
         self.method = method

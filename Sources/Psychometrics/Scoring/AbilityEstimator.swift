@@ -11,9 +11,9 @@ import Foundation
 public struct AbilityEstimator: Sendable {
     /// The items' dichotomous parameters when every item is dichotomous (`ItemParameters`); empty otherwise
     /// (`items` holds every item).
-    public let parameters: [ItemParameters]
+    package let parameters: [ItemParameters]
     /// The items, in index order.
-    public let items: [any ItemResponseModel]
+    package let items: [any ItemResponseModel]
     /// True when every item is an `ItemParameters` (the dichotomous fast path).
     let dichotomous: Bool
     /// Per item: whether it has a lower asymptote (a 3PL item), whose likelihood may have several maxima.
@@ -28,12 +28,12 @@ public struct AbilityEstimator: Sendable {
     let pointTable: [[Int]]
     /// The points response u to item j adds to the raw score.
     @inline(__always) func points(item j: Int, response u: Int) -> Int { pointTable.isEmpty ? u : pointTable[j][u] }
-    public let options: AbilityOptions
+    package let options: AbilityOptions
     /// The prior N(priorMean, priorSD²) of EAP and MAP: the options' prior, or the latent scale's where they
     /// give none.
-    public private(set) var priorMean: Double
-    public private(set) var priorSD: Double
-    public let grid: QuadratureGrid
+    package private(set) var priorMean: Double
+    package private(set) var priorSD: Double
+    package let grid: QuadratureGrid
     /// log P(u = k | θ_t) of every item's categories on the grid (`LogCategoryTable`: item j's rows 2j, 2j + 1
     /// hold log(1 − P) and log P), rows padded with zeros to whole blocks of four nodes.
     let table: LogCategoryTable

@@ -24,14 +24,14 @@ public struct AbilityOptions: Sendable, Hashable, Codable {
 
     /// Prior means a setting may ask for: [−10, 10]. θ is in SDs of the calibration population; a prior
     /// centred 10 SDs away (IQ 250) is a unit error, e.g. an IQ-scale mean entered as θ.
-    public static let allowedPriorMeans = NumberRange.closed(-10, 10)
+    package static let allowedPriorMeans = NumberRange.closed(-10, 10)
 
     /// Prior SDs a setting may ask for: [0.01, 100]. Below 0.01 the prior alone fixes θ whatever the answers;
     /// above 100 it is flat to double precision on any allowed grid (|θ| ≤ 20), so nothing is gained.
-    public static let allowedPriorSDs = NumberRange.closed(0.01, 100)
+    package static let allowedPriorSDs = NumberRange.closed(0.01, 100)
 
     /// Root-finding tolerances: (0, 0.01).
-    public static let allowedTolerances = NumberRange.open(0, 0.01)
+    package static let allowedTolerances = NumberRange.open(0, 0.01)
 
     /// Problems with the options, each naming the setting as `naming` says (`--prior-sd`, `prior_sd`, "prior
     /// SD") with its allowed range.

@@ -7,13 +7,13 @@ import Foundation
 /// (`nodeCount` values, then zero padding to whole 64-byte lines), so a response u to item j selects row
 /// `rowStart[j] + u`. For a dichotomous item rows 2j and 2j + 1 of an all-dichotomous table hold log Q and log P.
 /// Values come from the items' `logCategoryProbabilities(at:into:)`, stable in both tails.
-public struct LogCategoryTable: @unchecked Sendable {
+package struct LogCategoryTable: @unchecked Sendable {
     /// Nodes per row.
-    public let nodeCount: Int
+    package let nodeCount: Int
     /// Doubles from one row's start to the next (`nodeCount` rounded up to a multiple of 8).
-    public let stride: Int
+    package let stride: Int
     /// Per item, its first row; `rowStart[itemCount]` is the row count.
-    public let rowStart: [Int32]
+    package let rowStart: [Int32]
     /// The rows, `stride` apart, 64-byte aligned (`AlignedRows`), freed with the table's last copy.
     private let storage: Storage
 
@@ -24,14 +24,14 @@ public struct LogCategoryTable: @unchecked Sendable {
     }
 
     /// - Precondition: every item has at least two categories and at most 256 (responses are bytes).
-    public init<Item: ItemResponseModel>(items: [Item], nodes: [Double]) {
+    package init<Item: ItemResponseModel>(items: [Item], nodes: [Double]) {
         self.init(count: items.count, categories: { items[$0].categoryCount }, nodes: nodes) { j, theta, out in
             items[j].logCategoryProbabilities(at: theta, into: out)
         }
     }
 
     /// The same for a bank of mixed models.
-    public init(items: [any ItemResponseModel], nodes: [Double]) {
+    package init(items: [any ItemResponseModel], nodes: [Double]) {
         self.init(count: items.count, categories: { items[$0].categoryCount }, nodes: nodes) { j, theta, out in
             items[j].logCategoryProbabilities(at: theta, into: out)
         }
@@ -75,16 +75,16 @@ public struct LogCategoryTable: @unchecked Sendable {
         storage = Storage(rows: rows)
     }
 
-    public var itemCount: Int { rowStart.count - 1 }
-    public var rowCount: Int { Int(rowStart[itemCount]) }
+    package var itemCount: Int { rowStart.count - 1 }
+    package var rowCount: Int { Int(rowStart[itemCount]) }
     /// Categories of item j.
-    public func categoryCount(of j: Int) -> Int { Int(rowStart[j + 1] - rowStart[j]) }
+    package func categoryCount(of j: Int) -> Int { Int(rowStart[j + 1] - rowStart[j]) }
 
     /// The first of `rowCount × stride` doubles.
     package var base: UnsafePointer<Double> { UnsafePointer(storage.rows.base) }
 
     /// Item j's category k: `nodeCount` values.
-    public func row(item j: Int, category k: Int) -> UnsafeBufferPointer<Double> {
+    package func row(item j: Int, category k: Int) -> UnsafeBufferPointer<Double> {
         precondition(j >= 0 && j < itemCount && k >= 0 && k < categoryCount(of: j), "item \(j), category \(k) is outside the table")
         return UnsafeBufferPointer(start: base + (Int(rowStart[j]) + k) * stride, count: nodeCount)
     }

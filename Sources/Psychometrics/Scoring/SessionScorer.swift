@@ -31,10 +31,10 @@ public struct SessionScore: Sendable, Hashable {
 /// Built once and reused; an immutable `Sendable` value, safe to call concurrently from a server.
 public struct SessionScorer: Sendable {
     public let bank: ItemBank
-    public private(set) var estimator: AbilityEstimator
+    package private(set) var estimator: AbilityEstimator
     public let scale: IQScale
     /// Domains in order of first appearance in the bank (empty when the bank has no `domain` column).
-    public let domains: [String]
+    package let domains: [String]
     /// Per item: index into `domains`, or −1.
     package let itemDomain: [Int]
     package let itemTable: ByteKeyTable
@@ -54,6 +54,8 @@ public struct SessionScorer: Sendable {
     /// Scores on `bank` honour its latent scale (`ItemBank.latentScale`): a prior not given in `ability` is the
     /// bank's latent distribution, and `scale` is `scale.expressed(on:)` the bank (the calibration population's
     /// norms and the low-precision threshold in population SDs).
+    /// - Throws: `PsychometricsError` as `AbilityEstimator.init(parameters:options:latentScale:)`: `.invalidOptions`
+    ///   for ability options out of range, `.invalidParameters` for an item it cannot score.
     public init(bank: ItemBank, ability: AbilityOptions = AbilityOptions(), scale: IQScale) throws {
         try self.init(bank: bank, battery: nil, ability: ability, scale: scale)
     }

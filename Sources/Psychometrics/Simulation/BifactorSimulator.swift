@@ -3,13 +3,13 @@ import Foundation
 /// Simulated responses to bifactor items (`BifactorItem`): per session θ_g and one θ_s per specific factor drawn
 /// independent N(0, 1), each answer 1 with probability P(θ_g, θ_s of the item's factor); a random subset of
 /// `itemsPerSession` items per session (missing by design) or every item.
-public struct BifactorSimulator: Sendable {
-    public var items: [BifactorItem]
+package struct BifactorSimulator: Sendable {
+    package var items: [BifactorItem]
     /// The number of specific factors (each item's `specific` is below it).
-    public var specificFactorCount: Int
-    public var itemsPerSession: Int
+    package var specificFactorCount: Int
+    package var itemsPerSession: Int
 
-    public init(items: [BifactorItem], specificFactorCount: Int, itemsPerSession: Int? = nil) {
+    package init(items: [BifactorItem], specificFactorCount: Int, itemsPerSession: Int? = nil) {
         self.items = items
         self.specificFactorCount = specificFactorCount
         self.itemsPerSession = min(max(1, itemsPerSession ?? items.count), items.count)
@@ -17,7 +17,7 @@ public struct BifactorSimulator: Sendable {
 
     /// Generates `count` sessions, calling `body` for each in order with its factor scores (θ_g first, then the
     /// specific factors) and its answers (item, 0/1) ascending by item (streaming: nothing is kept).
-    public func generate(count: Int, using rng: inout some RandomNumberGenerator,
+    package func generate(count: Int, using rng: inout some RandomNumberGenerator,
                          _ body: (_ scores: [Double], _ responses: [(item: Int, response: UInt8)]) throws -> Void) rethrows {
         let J = items.count
         var order = Array(0..<J), chosen = [Int](), responses: [(item: Int, response: UInt8)] = []
@@ -47,7 +47,7 @@ public struct BifactorSimulator: Sendable {
 
     /// `count` sessions as a `ResponseMatrix` (sessions s1…, items `itemIDs`) and each session's factor scores
     /// (θ_g first, then the specific factors).
-    public func matrix(count: Int, itemIDs: [String], using rng: inout some RandomNumberGenerator) -> (ResponseMatrix, [[Double]]) {
+    package func matrix(count: Int, itemIDs: [String], using rng: inout some RandomNumberGenerator) -> (ResponseMatrix, [[Double]]) {
         var offsets = [0], cells: [Int32] = [], values: [UInt8] = [], scores: [[Double]] = []
         scores.reserveCapacity(count)
         generate(count: count, using: &rng) { theta, responses in
@@ -66,7 +66,7 @@ public struct BifactorSimulator: Sendable {
     /// d = −a·b and c, and loads on specific factor `factors[j]` (nil: the general factor only) with
     /// a_s = r_j · a_g, r_j ~ U(0.3, 0.9) per item, or for the testlet model a_s = λ_f · a_g with λ_f ~ U(0.3, 0.9)
     /// per factor (drawn first, in factor order).
-    public static func items(from bank: ItemBank, factors: [Int?], testlet: Bool, using rng: inout some RandomNumberGenerator) -> [BifactorItem] {
+    package static func items(from bank: ItemBank, factors: [Int?], testlet: Bool, using rng: inout some RandomNumberGenerator) -> [BifactorItem] {
         let count = (factors.compactMap { $0 }.max() ?? -1) + 1
         let ratios = testlet ? (0..<count).map { _ in 0.3 + 0.6 * RandomVariate.uniform(using: &rng) } : []
         return zip(bank.items, factors).map { entry, factor in

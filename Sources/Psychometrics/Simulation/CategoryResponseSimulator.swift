@@ -7,15 +7,15 @@ import Foundation
 /// ```
 /// For recovery studies of the item-model calibrator and for `simulate` on mixed banks. Every function takes the
 /// generator explicitly, so results are reproducible from a seed.
-public enum CategoryResponseSimulator {
+package enum CategoryResponseSimulator {
     /// One response to `item` at θ.
-    public static func response(to item: some ItemResponseModel, at theta: Double, using rng: inout some RandomNumberGenerator) -> UInt8 {
+    package static func response(to item: some ItemResponseModel, at theta: Double, using rng: inout some RandomNumberGenerator) -> UInt8 {
         response(to: item, at: theta, uniform: RandomVariate.uniform(using: &rng))
     }
 
     /// The response to `item` at θ for the uniform draw `u` in [0, 1): the first category whose cumulative
     /// probability reaches u.
-    public static func response(to item: some ItemResponseModel, at theta: Double, uniform u: Double) -> UInt8 {
+    package static func response(to item: some ItemResponseModel, at theta: Double, uniform u: Double) -> UInt8 {
         let k = item.categoryCount
         return withUnsafeTemporaryAllocation(of: Double.self, capacity: k) { p in
             item.logCategoryProbabilities(at: theta, into: p)
@@ -32,7 +32,7 @@ public enum CategoryResponseSimulator {
     /// replacement (missing by design); returns the matrix (item ids `itemIDs`, category counts from the items)
     /// and the θs drawn.
     /// - Precondition: one id per item, 1 ≤ `itemsPerPerson` ≤ items, at least one person, sd > 0.
-    public static func matrix(items: [any ItemResponseModel], itemIDs: [String], persons: Int, itemsPerPerson: Int? = nil,
+    package static func matrix(items: [any ItemResponseModel], itemIDs: [String], persons: Int, itemsPerPerson: Int? = nil,
                               mean: Double = 0, sd: Double = 1, using rng: inout some RandomNumberGenerator) -> (ResponseMatrix, [Double]) {
         let J = items.count, n = itemsPerPerson ?? J
         precondition(itemIDs.count == J && n >= 1 && n <= J && persons >= 1 && sd > 0, "one id per item, 1…\(J) items per person, a positive SD")

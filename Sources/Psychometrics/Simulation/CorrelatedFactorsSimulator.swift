@@ -4,18 +4,18 @@ import Foundation
 /// factor of the correlation matrix R, so θ ~ N(0, R); item j answers 1 with probability
 /// c_j + (1 − c_j) σ(a_j θ_f(j) + d_j) (the item's `generalSlope` is its slope on its factor f(j)); every item, or a
 /// random `itemsPerSession` of them (missing by design).
-public struct CorrelatedFactorsSimulator: Sendable {
-    public var items: [BifactorItem]
+package struct CorrelatedFactorsSimulator: Sendable {
+    package var items: [BifactorItem]
     /// Per item, its factor (below R's order).
-    public var factors: [Int]
+    package var factors: [Int]
     /// R, K × K row-major.
-    public var correlations: [Double]
-    public var itemsPerSession: Int
+    package var correlations: [Double]
+    package var itemsPerSession: Int
     let cholesky: [Double]
 
     /// - Throws: `PsychometricsError(.invalidOptions)` when R is not a K × K positive-definite correlation matrix,
     ///   a factor index is outside it, or `items` and `factors` differ in length.
-    public init(items: [BifactorItem], factors: [Int], correlations: [Double], itemsPerSession: Int? = nil) throws(PsychometricsError) {
+    package init(items: [BifactorItem], factors: [Int], correlations: [Double], itemsPerSession: Int? = nil) throws(PsychometricsError) {
         let k = Int(Double(correlations.count).squareRoot().rounded())
         guard k * k == correlations.count, k >= 1, (0..<k).allSatisfy({ correlations[$0 * k + $0] == 1 }),
               (0..<k).allSatisfy({ i in (0..<k).allSatisfy { correlations[i * k + $0] == correlations[$0 * k + i] } }),
@@ -35,7 +35,7 @@ public struct CorrelatedFactorsSimulator: Sendable {
     var k: Int { Int(Double(correlations.count).squareRoot().rounded()) }
 
     /// `count` sessions as a `ResponseMatrix` (sessions s1…, items `itemIDs`) and each session's factor scores.
-    public func matrix(count: Int, itemIDs: [String], using rng: inout some RandomNumberGenerator) -> (ResponseMatrix, [[Double]]) {
+    package func matrix(count: Int, itemIDs: [String], using rng: inout some RandomNumberGenerator) -> (ResponseMatrix, [[Double]]) {
         let kk = k, J = items.count
         var offsets = [0], cells: [Int32] = [], values: [UInt8] = [], scores: [[Double]] = [], order = Array(0..<J)
         for _ in 0..<count {

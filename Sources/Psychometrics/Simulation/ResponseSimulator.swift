@@ -36,22 +36,22 @@ public struct BankSpecification: Sendable, Hashable, Codable {
 
     /// Bank sizes a specification may ask for: 1…100,000 items. The bank is drawn and written whole, and a
     /// wide response file has a column per item; operational banks have hundreds to a few thousand items.
-    public static let allowedItemCounts = 1...100_000
+    package static let allowedItemCounts = 1...100_000
 
     /// Means of log a: [−3, 3] (median slopes e⁻³ ≈ 0.05 to e³ ≈ 20, the calibrator's slope bound).
-    public static let allowedSlopeMeanLogs = NumberRange.closed(-3, 3)
+    package static let allowedSlopeMeanLogs = NumberRange.closed(-3, 3)
     /// SDs of log a: [0, 2]. With SD 2 one slope in a thousand is e^6.6 ≈ 700 times the median already.
-    public static let allowedSlopeSDLogs = NumberRange.closed(0, 2)
+    package static let allowedSlopeSDLogs = NumberRange.closed(0, 2)
     /// Common slopes (1PL): (0, 20], the calibrator's slope bound.
-    public static let allowedCommonSlopes = NumberRange.aboveUpTo(0, 20)
+    package static let allowedCommonSlopes = NumberRange.aboveUpTo(0, 20)
     /// Mean difficulties: [−10, 10], and their SD [0, 10] (θ-scale units, like the examinees they target).
-    public static let allowedDifficultyMeans = NumberRange.closed(-10, 10)
-    public static let allowedDifficultySDs = NumberRange.closed(0, 10)
+    package static let allowedDifficultyMeans = NumberRange.closed(-10, 10)
+    package static let allowedDifficultySDs = NumberRange.closed(0, 10)
     /// Beta shapes of c: [0.5, 1000]. Below 0.5 the Gamma draws underflow to 0 often enough to give 0/0; 1000
     /// pins c to its mean α/(α + β) already.
-    public static let allowedGuessingShapes = NumberRange.closed(0.5, 1000)
+    package static let allowedGuessingShapes = NumberRange.closed(0.5, 1000)
     /// Categories per item: 2…10 (rating scales and partial-credit tasks rarely have more).
-    public static let allowedCategoryCounts = 2...10
+    package static let allowedCategoryCounts = 2...10
 
     /// Problems with the specification, naming each setting as `naming` says (`--slope-sd-log`).
     package func validationProblems(naming: SettingNaming = .words) -> [String] {
@@ -67,7 +67,7 @@ public struct BankSpecification: Sendable, Hashable, Codable {
     }
 
     /// Item ids `i0001`, `i0002`, … (width grows with the count).
-    public func itemID(_ k: Int) -> String {
+    package func itemID(_ k: Int) -> String {
         let width = max(4, String(itemCount).count)
         let digits = String(k + 1)
         return "i" + String(repeating: "0", count: width - digits.count) + digits
@@ -159,12 +159,12 @@ public struct ResponseSimulator: Sendable {
     }
 
     /// Means of simulated θ: [−10, 10]. θ is in SDs of the calibration population; 10 SDs is IQ 250.
-    public static let allowedThetaMeans = NumberRange.closed(-10, 10)
+    package static let allowedThetaMeans = NumberRange.closed(-10, 10)
     /// SDs of simulated θ: (0, 10].
-    public static let allowedThetaSDs = NumberRange.aboveUpTo(0, 10)
+    package static let allowedThetaSDs = NumberRange.aboveUpTo(0, 10)
     /// Sessions one run may generate: 1…100,000,000. They are streamed, but each is written out; 10⁸ sessions of
     /// 25 items are about 40 GB of long-layout CSV.
-    public static let allowedSessionCounts = 1...100_000_000
+    package static let allowedSessionCounts = 1...100_000_000
 
     /// Problems with a simulation of `sessions` sessions of `itemsPerSession` items (nil: all) from a bank of
     /// `itemCount` items with θ ~ N(thetaMean, thetaSD²) — checked before `init`, which traps on a bad count.
@@ -186,6 +186,7 @@ public struct ResponseSimulator: Sendable {
     }
 
     /// Generates `count` sessions, calling `body` for each in order (streaming: nothing is kept).
+    /// - Throws: what `body` throws (rethrows); generation itself does not throw.
     public func generate(count: Int, using rng: inout some RandomNumberGenerator, _ body: (Session) throws -> Void) rethrows {
         let J = parameters.count
         var order = Array(0..<J)
