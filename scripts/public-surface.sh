@@ -5,8 +5,12 @@
 #   bash scripts/public-surface.sh [--list|--check]
 #     --list: every public symbol, one per line
 #     --check: fails (exit 1) naming each public top-level symbol that its module's DocC catalog does not curate
-#              (``Name`` in Sources/<Module>/<Module>.docc/*.md) and each public throwing declaration whose doc
-#              comment has no `- Throws:` (CI runs it)
+#              (``Name`` in Sources/<Module>/<Module>.docc/*.md), each public throwing declaration whose doc
+#              comment has no `- Throws:`, and each public symbol added to or removed from docs/public-api.txt
+#              (the committed list: a change to the public API is made on purpose, by rewriting it with
+#              `bash scripts/public-surface.sh --list > docs/public-api.txt`). CI runs it. It complements
+#              `swift package diagnose-api-breaking-changes`, whose digester does not see a symbol that went from
+#              public to package.
 # Declared = written in our sources; synthesized = conformance members the compiler adds (==, hash(into:),
 # init(from:), rawValue, …), which the symbol graph lists without a source location.
 set -euo pipefail
@@ -64,7 +68,11 @@ if mode == "--check":
             doc = "\n".join(line["text"] for line in (symbol.get("docComment") or {}).get("lines", []))
             if throwing and "- Throws:" not in doc:
                 problems.append(f"{where}: {module}.{name} throws but its doc comment has no '- Throws:'")
-    print("\n".join(problems) if problems else "every public top-level symbol is curated; every public throwing declaration says what it throws")
+    committed = collections.Counter(open("docs/public-api.txt", encoding="utf-8").read().splitlines()) if os.path.exists("docs/public-api.txt") else collections.Counter()
+    now = collections.Counter(names)
+    problems += [f"public now, not in docs/public-api.txt: {n}" for n in sorted((now - committed).elements())]
+    problems += [f"in docs/public-api.txt, no longer public: {n}" for n in sorted((committed - now).elements())]
+    print("\n".join(problems) if problems else f"{len(names)} public symbols, as docs/public-api.txt lists; every public top-level symbol is curated; every public throwing declaration says what it throws")
     sys.exit(1 if problems else 0)
 print(f'{"module":<18}{"lines":>8}{"public":>8}{"declared":>10}{"synthesized":>13}{"top-level":>11}')
 total = collections.Counter()
