@@ -12,7 +12,7 @@ let package = Package(
         .library(name: "Integrity", targets: ["Integrity"]),
         .library(name: "PsychometricsIO", targets: ["PsychometricsIO"]),
         .library(name: "IQScoreServer", targets: ["IQScoreServer"]),
-        .executable(name: "iqscore", targets: ["iqscore"]),
+        .executable(name: "iqscore", targets: ["iqscore"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -28,7 +28,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // The HTTP/1 pipeline `iqscore serve` builds around its connection guard (Hummingbird's own, re-assembled).
-        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2")
     ],
     targets: [
         // MARK: public libraries
@@ -100,7 +100,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypes", package: "swift-http-types")
             ],
             // The OpenAPI document, compiled in as bytes (`PackageResources.openapi_json`): one source, no bundle.
             resources: [.embedInCode("openapi.json")]
@@ -127,7 +127,7 @@ let package = Package(
                 "PsychometricsIO",
                 "IQScoreServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
 
@@ -188,7 +188,7 @@ let package = Package(
                 "Psychometrics",
                 "PsychometricsIO",
                 "TestSupport",
-                .product(name: "Numerics", package: "swift-numerics"),
+                .product(name: "Numerics", package: "swift-numerics")
             ],
             // Reference values read by path (mirt's scores on Data/ files), not bundled.
             exclude: ["Fixtures"]
@@ -212,7 +212,7 @@ let package = Package(
             dependencies: [
                 "Assembly",
                 "PsychometricsIO",
-                .product(name: "Numerics", package: "swift-numerics"),
+                .product(name: "Numerics", package: "swift-numerics")
             ]
         ),
         .testTarget(
@@ -221,7 +221,7 @@ let package = Package(
                 "Norming",
                 "Psychometrics",
                 "PsychometricsIO",
-                .product(name: "Numerics", package: "swift-numerics"),
+                .product(name: "Numerics", package: "swift-numerics")
             ]
         ),
         .testTarget(
@@ -236,12 +236,12 @@ let package = Package(
                 "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         .testTarget(
             name: "iqscoreTests",
             dependencies: ["iqscore", "TestSupport"]
-        ),
+        )
     ]
 )

@@ -10,10 +10,12 @@ import Psychometrics
 var rng = SeededGenerator(seed: 2026)
 let spec = BankSpecification(model: .twoPL, itemCount: 1500, domains: ["pattern", "logic", "spatial", "math", "verbal", "memory"])
 let drawn = spec.draw(using: &rng)
-let bank = AssemblyBank(items: drawn.items.enumerated().map { k, item in
-    AssemblyItem(id: item.itemID, domain: item.metadata["domain"]!, parameters: item.parameters,
-                 isAnchor: k % 7 == 0, enemyGroup: k % 50 == 0 ? "g\(k / 500)" : nil)
-})
+let bank = AssemblyBank(
+    items: drawn.items.enumerated().map { k, item in
+        AssemblyItem(
+            id: item.itemID, domain: item.metadata["domain"]!, parameters: item.parameters,
+            isAnchor: k % 7 == 0, enemyGroup: k % 50 == 0 ? "g\(k / 500)" : nil)
+    })
 let counts = ["pattern": 5, "logic": 4, "spatial": 4, "math": 4, "verbal": 4, "memory": 4]
 
 var domainsOnly = Blueprint(length: 25, domainCounts: counts)
@@ -28,8 +30,10 @@ withTargets.targetInformation = [.init(theta: -1, information: 8), .init(theta: 
 
 print("| blueprint | method | median (ms) | p99 (ms) |")
 print("|---|---|---|---|")
-for (name, blueprint) in [("domain counts", domainsOnly), ("domain × difficulty counts", withDifficulty),
-                          ("+ anchors per domain + enemies", withRules), ("domain counts + information targets", withTargets)] {
+for (name, blueprint) in [
+    ("domain counts", domainsOnly), ("domain × difficulty counts", withDifficulty),
+    ("+ anchors per domain + enemies", withRules), ("domain counts + information targets", withTargets)
+] {
     let assembler = try FormAssembler(bank: bank, blueprint: blueprint)
     var times: [Double] = []
     var method = ""

@@ -20,8 +20,9 @@ package enum BLASReference {
                     b.withUnsafeBufferPointer { b in
                         c.withUnsafeMutableBufferPointer { c in
                             for _ in stride(from: worker, to: calls, by: workers) {
-                                BLAS.gemm(m: rows, n: nodes, k: items, a: a.baseAddress!, lda: items, b: b.baseAddress!, ldb: nodes,
-                                          beta: 0, c: c.baseAddress!, ldc: nodes)
+                                BLAS.gemm(
+                                    m: rows, n: nodes, k: items, a: a.baseAddress!, lda: items, b: b.baseAddress!, ldb: nodes,
+                                    beta: 0, c: c.baseAddress!, ldc: nodes)
                             }
                         }
                     }

@@ -15,8 +15,10 @@ import Psychometrics
 /// (`BLASReference`) does the same multiply-adds out of registers and L1, which a bank of 1,500 items does not
 /// fit in.
 package enum RowTrafficReference {
-    package static func seconds(cells: Int, items: Int, nodes: Int, cellsPerPerson: Int, passes: Int, workers: Int = 2,
-                                repeats: Int = 3) -> Double {
+    package static func seconds(
+        cells: Int, items: Int, nodes: Int, cellsPerPerson: Int, passes: Int, workers: Int = 2,
+        repeats: Int = 3
+    ) -> Double {
         precondition(cells > 0 && items > 0 && nodes > 0 && cellsPerPerson > 0 && passes > 0 && workers > 0, "positive sizes needed")
         let persons = max(1, cells / cellsPerPerson)
         // The same random forms on every repeat and worker layout: item k of person i from a seeded generator.
@@ -43,17 +45,21 @@ package enum RowTrafficReference {
                         let rowStart = (0...items).map { Int32(2 * $0) }
                         let post = UnsafeMutablePointer<Double>.allocate(capacity: table.stride)
                         defer { post.deallocate() }
-                        prior.withUnsafeBufferPointer { prior in rowStart.withUnsafeBufferPointer { rowStart in
-                            for _ in 0..<passes {
-                            for i in (persons * worker / workers)..<(persons * (worker + 1) / workers) {
-                                let cells = (i * cellsPerPerson)..<((i + 1) * cellsPerPerson)
-                                iqscore_log_posterior(post, prior.baseAddress!, items_ + cells.lowerBound, responses + cells.lowerBound,
-                                                      cells.count, rowStart.baseAddress!, table.base, nodes, table.stride)
-                                iqscore_add_posterior(post, 0, nodes, items_ + cells.lowerBound, responses + cells.lowerBound,
-                                                      cells.count, rowStart.baseAddress!, counts.base, counts.stride)
+                        prior.withUnsafeBufferPointer { prior in
+                            rowStart.withUnsafeBufferPointer { rowStart in
+                                for _ in 0..<passes {
+                                    for i in (persons * worker / workers)..<(persons * (worker + 1) / workers) {
+                                        let cells = (i * cellsPerPerson)..<((i + 1) * cellsPerPerson)
+                                        iqscore_log_posterior(
+                                            post, prior.baseAddress!, items_ + cells.lowerBound, responses + cells.lowerBound,
+                                            cells.count, rowStart.baseAddress!, table.base, nodes, table.stride)
+                                        iqscore_add_posterior(
+                                            post, 0, nodes, items_ + cells.lowerBound, responses + cells.lowerBound,
+                                            cells.count, rowStart.baseAddress!, counts.base, counts.stride)
+                                    }
+                                }
                             }
-                            }
-                        } }
+                        }
                         precondition((0..<(2 * items * counts.stride)).allSatisfy { counts.base[$0].isFinite })
                     }
                 }

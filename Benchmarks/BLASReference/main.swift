@@ -14,11 +14,13 @@ import Psychometrics
 
 let args = CommandLine.arguments
 func usage() -> Never {
-    FileHandle.standardError.write(Data("""
-        usage: blas-reference MULTIPLY_ADDS [ITEMS=100] [NODES=61] [WORKERS=2]
-               blas-reference rows CELLS ITEMS NODES CELLS_PER_PERSON PASSES [WORKERS=2]
+    FileHandle.standardError.write(
+        Data(
+            """
+            usage: blas-reference MULTIPLY_ADDS [ITEMS=100] [NODES=61] [WORKERS=2]
+                   blas-reference rows CELLS ITEMS NODES CELLS_PER_PERSON PASSES [WORKERS=2]
 
-        """.utf8))
+            """.utf8))
     exit(64)
 }
 BLASConfiguration.setThreadCount(1)
@@ -26,8 +28,9 @@ if args.count >= 2 && args[1] == "rows" {
     let numbers = args.dropFirst(2).map { Int($0) }
     guard numbers.count >= 5, numbers.allSatisfy({ ($0 ?? 0) > 0 }) else { usage() }
     let n = numbers.map { $0! }
-    let seconds = RowTrafficReference.seconds(cells: n[0], items: n[1], nodes: n[2], cellsPerPerson: n[3], passes: n[4],
-                                              workers: n.count > 5 ? n[5] : 2)
+    let seconds = RowTrafficReference.seconds(
+        cells: n[0], items: n[1], nodes: n[2], cellsPerPerson: n[3], passes: n[4],
+        workers: n.count > 5 ? n[5] : 2)
     print(String(format: "%.4f", seconds))
 } else {
     guard args.count >= 2, let work = Double(args[1]), work > 0 else { usage() }

@@ -17,7 +17,10 @@ import Psychometrics
 
 var slopeMeanLog = 0.3
 if let k = CommandLine.arguments.firstIndex(of: "--slope-mean-log"), k + 1 < CommandLine.arguments.count,
-   let v = Double(CommandLine.arguments[k + 1]) { slopeMeanLog = v }
+    let v = Double(CommandLine.arguments[k + 1])
+{
+    slopeMeanLog = v
+}
 
 let bankSize = 1500, tests = 5000
 var bankRNG = SeededGenerator(seed: 2026)
@@ -25,15 +28,21 @@ var spec = BankSpecification(model: .twoPL, itemCount: bankSize, domains: ["patt
 spec.slopeMeanLog = slopeMeanLog
 spec.slopeSDLog = 0.3
 if let k = CommandLine.arguments.firstIndex(of: "--model"), k + 1 < CommandLine.arguments.count {
-    guard let kind = ItemModelKind(rawValue: CommandLine.arguments[k + 1]) else { fatalError("--model must be one of \(ItemModelKind.allCases.map(\.rawValue))") }
+    guard let kind = ItemModelKind(rawValue: CommandLine.arguments[k + 1]) else {
+        fatalError("--model must be one of \(ItemModelKind.allCases.map(\.rawValue))")
+    }
     spec.categoryModel = kind
-    if let c = CommandLine.arguments.firstIndex(of: "--categories"), c + 1 < CommandLine.arguments.count { spec.categories = Int(CommandLine.arguments[c + 1]) ?? 4 }
+    if let c = CommandLine.arguments.firstIndex(of: "--categories"), c + 1 < CommandLine.arguments.count {
+        spec.categories = Int(CommandLine.arguments[c + 1]) ?? 4
+    }
 }
 let bank = try AssemblyBank(bank: spec.draw(using: &bankRNG))
 
 func percentile(_ sorted: [UInt64], _ p: Double) -> Double { Double(sorted[min(sorted.count - 1, Int(p * Double(sorted.count)))]) / 1000 }
 
-print("bank: \(bankSize) \(spec.categoryModel.map { "\($0.rawValue) (\(spec.categories) categories)" } ?? "2PL") items, six domains, a ~ LogNormal(\(slopeMeanLog), 0.3), b ~ N(0, 1); \(tests) simulated tests per row, one thread")
+print(
+    "bank: \(bankSize) \(spec.categoryModel.map { "\($0.rawValue) (\(spec.categories) categories)" } ?? "2PL") items, six domains, a ~ LogNormal(\(slopeMeanLog), 0.3), b ~ N(0, 1); \(tests) simulated tests per row, one thread"
+)
 print("")
 print("| configuration | steps | select median / p99 / mean (µs) | record (EAP) median / p99 / mean (µs) | whole step mean (µs) |")
 print("|---|---|---|---|---|")
@@ -81,7 +90,9 @@ for variant in variants {
     let meanRecord = Double(record.reduce(0, +)) / Double(record.count) / 1000
     select.sort()
     record.sort()
-    print("| \(variant.name) | \(record.count) | \(String(format: "%.1f / %.1f / %.1f", percentile(select, 0.5), percentile(select, 0.99), meanSelect)) | \(String(format: "%.1f / %.1f / %.1f", percentile(record, 0.5), percentile(record, 0.99), meanRecord)) | \(String(format: "%.1f", meanSelect + meanRecord)) |")
+    print(
+        "| \(variant.name) | \(record.count) | \(String(format: "%.1f / %.1f / %.1f", percentile(select, 0.5), percentile(select, 0.99), meanSelect)) | \(String(format: "%.1f / %.1f / %.1f", percentile(record, 0.5), percentile(record, 0.99), meanRecord)) | \(String(format: "%.1f", meanSelect + meanRecord)) |"
+    )
 }
 print("")
 print("building the pool (information and EAP tables): \(poolBuild.map { String(format: "%.1f", $0) }.joined(separator: ", ")) ms")

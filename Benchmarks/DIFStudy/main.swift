@@ -41,7 +41,8 @@ while let flag = arguments.popFirst() {
 }
 
 enum Kind: String { case none, uniform, nonUniform = "non-uniform" }
-struct Condition { var kind: Kind; var balanced: Bool; var share: Double; var missing: Bool
+struct Condition {
+    var kind: Kind; var balanced: Bool; var share: Double; var missing: Bool
     var name: String { kind == .none ? "no DIF" : "\(kind.rawValue), \(balanced ? "balanced" : "unbalanced"), \(Int(share * 100))%" }
 }
 
@@ -66,18 +67,20 @@ struct Condition { var kind: Kind; var balanced: Bool; var share: Double; var mi
         for _ in 0..<persons {
             let theta = group == "ref" ? RandomVariate.normal(using: &rng) : -0.5 + RandomVariate.normal(using: &rng)
             let skipped = c.missing ? Int(RandomVariate.uniform(using: &rng) * 3) : -1
-            rows.append((0..<J).map { j in
-                if j * 3 / J == skipped { return nil }
-                let (aj, bj) = group == "ref" ? (a[j], b[j]) : (af[j], bf[j])
-                return RandomVariate.uniform(using: &rng) < Logistic.sigmoid(aj * (theta - bj)) ? 1 : 0
-            })
+            rows.append(
+                (0..<J).map { j in
+                    if j * 3 / J == skipped { return nil }
+                    let (aj, bj) = group == "ref" ? (a[j], b[j]) : (af[j], bf[j])
+                    return RandomVariate.uniform(using: &rng) < Logistic.sigmoid(aj * (theta - bj)) ? 1 : 0
+                })
             groups.append(group)
         }
     }
     return (try ResponseMatrix(itemIDs: (0..<J).map { "i\($0)" }, rows: rows), groups, dif)
 }
 
-struct Tally { var hits = 0, difItems = 0, falseFlags = 0, cleanItems = 0
+struct Tally {
+    var hits = 0, difItems = 0, falseFlags = 0, cleanItems = 0
     var power: String { difItems == 0 ? "–" : String(format: "%.2f", Double(hits) / Double(difItems)) }
     var typeI: String { String(format: "%.3f", Double(falseFlags) / Double(max(1, cleanItems))) }
 }
@@ -85,11 +88,17 @@ struct Tally { var hits = 0, difItems = 0, falseFlags = 0, cleanItems = 0
 var conditions: [Condition] = []
 for missing in denseOnly ? [false] : [false, true] {
     conditions.append(Condition(kind: .none, balanced: false, share: 0, missing: missing))
-    for kind in [Kind.uniform, .nonUniform] { for balanced in [false, true] { for share in [0.1, 0.2] {
-        conditions.append(Condition(kind: kind, balanced: balanced, share: share, missing: missing))
-    } } }
+    for kind in [Kind.uniform, .nonUniform] {
+        for balanced in [false, true] {
+            for share in [0.1, 0.2] {
+                conditions.append(Condition(kind: kind, balanced: balanced, share: share, missing: missing))
+            }
+        }
+    }
 }
-print("| design | condition | method | power | Type I | power (purified) | Type I (purified) |" + (anchor > 0 ? " power (constant anchor) | Type I (constant anchor) |" : ""))
+print(
+    "| design | condition | method | power | Type I | power (purified) | Type I (purified) |"
+        + (anchor > 0 ? " power (constant anchor) | Type I (constant anchor) |" : ""))
 print("|---|---|---|---|---|---|---|" + (anchor > 0 ? "---|---|" : ""))
 let started = Date()
 for (ci, condition) in conditions.enumerated() {
@@ -120,7 +129,11 @@ for (ci, condition) in conditions.enumerated() {
                     var t = tallies[key] ?? Tally()
                     for (j, row) in report.rows.enumerated() {
                         let flagged = row.flaggedBy.contains(method)
-                        if dif.contains(j) { t.difItems += 1; if flagged { t.hits += 1 } } else { t.cleanItems += 1; if flagged { t.falseFlags += 1 } }
+                        if dif.contains(j) {
+                            t.difItems += 1; if flagged { t.hits += 1 }
+                        } else {
+                            t.cleanItems += 1; if flagged { t.falseFlags += 1 }
+                        }
                     }
                     tallies[key] = t
                 }
@@ -130,9 +143,12 @@ for (ci, condition) in conditions.enumerated() {
     for key in ["mh", "mh rest", "lr", "irt", "wald"] {
         guard let plain = tallies[key] else { continue }
         let purified = tallies[key + "+p"], anchored = tallies[key + "+a"]
-        print("| \(condition.missing ? "missing by design" : "dense") | \(condition.name) | \(key == "mh rest" ? "mh (rest score)" : key) | \(plain.power) | \(plain.typeI) | \(purified?.power ?? "–") | \(purified?.typeI ?? "–") |"
-              + (anchor > 0 ? " \(anchored?.power ?? "–") | \(anchored?.typeI ?? "–") |" : ""))
+        print(
+            "| \(condition.missing ? "missing by design" : "dense") | \(condition.name) | \(key == "mh rest" ? "mh (rest score)" : key) | \(plain.power) | \(plain.typeI) | \(purified?.power ?? "–") | \(purified?.typeI ?? "–") |"
+                + (anchor > 0 ? " \(anchored?.power ?? "–") | \(anchored?.typeI ?? "–") |" : ""))
     }
     FileHandle.standardError.write(Data("condition \(ci + 1)/\(conditions.count) done at \(Int(Date().timeIntervalSince(started))) s\n".utf8))
 }
-print("\n\(replications) replications per condition, \(persons) persons per group, \(itemCount) items, seed \(seed); \(Int(Date().timeIntervalSince(started))) s")
+print(
+    "\n\(replications) replications per condition, \(persons) persons per group, \(itemCount) items, seed \(seed); \(Int(Date().timeIntervalSince(started))) s"
+)

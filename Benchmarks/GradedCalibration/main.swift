@@ -29,7 +29,9 @@ func number(_ name: String, _ fallback: Double) -> Double {
 switch arguments.first {
 case "simulate":
     let persons = Int(number("--persons", 100_000)), items = Int(number("--items", 50)), k = Int(number("--categories", 5))
-    guard persons >= 1, items >= 2, (2...20).contains(k), let out = value("--out") else { fail("usage: simulate --persons N --items J --categories K --seed S --out FILE") }
+    guard persons >= 1, items >= 2, (2...20).contains(k), let out = value("--out") else {
+        fail("usage: simulate --persons N --items J --categories K --seed S --out FILE")
+    }
     var rng = SeededGenerator(seed: UInt64(number("--seed", 1)))
     var bank: [any ItemResponseModel] = []
     for _ in 0..<items {
@@ -83,9 +85,10 @@ case "fit":
     options.tolerance = number("--tolerance", 1e-4)
     options.standardErrors = !arguments.contains("--no-se")
     let fit = try! PolytomousCalibrator(options: options).calibrate(data, model: .graded)
-    print("{\"persons\": \(data.personCount), \"items\": \(data.itemCount), \"categories\": \(Int(largest) + 1), \"threads\": \(options.workers), "
-          + "\"seconds\": \(fit.elapsedSeconds), \"cycles\": \(fit.cycles), \"e_steps\": \(fit.eSteps), \"log_likelihood\": \(fit.logLikelihood), "
-          + "\"converged\": \(fit.converged), \"standard_errors\": \(options.standardErrors)}")
+    print(
+        "{\"persons\": \(data.personCount), \"items\": \(data.itemCount), \"categories\": \(Int(largest) + 1), \"threads\": \(options.workers), "
+            + "\"seconds\": \(fit.elapsedSeconds), \"cycles\": \(fit.cycles), \"e_steps\": \(fit.eSteps), \"log_likelihood\": \(fit.logLikelihood), "
+            + "\"converged\": \(fit.converged), \"standard_errors\": \(options.standardErrors)}")
 default:
     fail("usage: graded-calibration simulate … | fit DATA.csv …")
 }

@@ -42,7 +42,11 @@ let times = ResponseTimeSimulator(items: timeItems, population: population)
 let optionalTimes: [LognormalTimeItem?] = timeItems
 let nt10 = RapidGuessThresholds.normative(items: optionalTimes, population: population)
 let lognormalRule = RapidGuessThresholds.lognormal(items: optionalTimes, population: population, quantile: 0.001)
-let wle = try AbilityEstimator(parameters: parameters, options: { var o = AbilityOptions(); o.method = .wle; return o }())
+let wle = try AbilityEstimator(
+    parameters: parameters,
+    options: {
+        var o = AbilityOptions(); o.method = .wle; return o
+    }())
 
 struct Session { var items: [Int]; var responses: [UInt8]; var seconds: [Double]; var rapid: [Bool] }
 
@@ -80,11 +84,16 @@ struct Flags { var rte = false, lt = false, lz = false, pk = false; var nt10Resp
     f.lognormalResponses = ResponseTimeEffort(items: s.items, seconds: s.seconds, thresholds: lognormalRule).rapidGuesses
     f.lt = (LognormalPersonFit(items: s.items.map { timeItems[$0] }, seconds: s.seconds).pValue ?? 1) < 0.01
     let theta = s.items.withUnsafeBufferPointer { i in s.responses.withUnsafeBufferPointer { wle.estimate(i, $0) } }.theta
-    let lz = s.items.withUnsafeBufferPointer { i in s.responses.withUnsafeBufferPointer { PersonFitLz.statistics(parameters: parameters, items: i, responses: $0, theta: theta) } }
+    let lz = s.items.withUnsafeBufferPointer { i in
+        s.responses.withUnsafeBufferPointer { PersonFitLz.statistics(parameters: parameters, items: i, responses: $0, theta: theta) }
+    }
     f.lz = (lz.lzStar ?? 0) < -2.33
     let compromised = (0..<itemCount).map { $0 < compromisedSet }
-    f.pk = (PreknowledgeTest(items: s.items, responses: s.responses, seconds: s.seconds, parameters: parameters, timeItems: optionalTimes,
-                             compromised: compromised).combinedPValue ?? 1) < 0.01
+    f.pk =
+        (PreknowledgeTest(
+            items: s.items, responses: s.responses, seconds: s.seconds, parameters: parameters, timeItems: optionalTimes,
+            compromised: compromised
+        ).combinedPValue ?? 1) < 0.01
     return f
 }
 
@@ -103,7 +112,11 @@ print("|---|---|---|---|---|---|---|")
         // Responses: engaged ones (false flags) and planted rapid guesses (detections) counted apart.
         for k in s.items.indices {
             let isNT = nt10.isRapid(item: s.items[k], seconds: s.seconds[k]), isLN = lognormalRule.isRapid(item: s.items[k], seconds: s.seconds[k])
-            if s.rapid[k] { rapidTotal += 1; if isNT { rapidNT += 1 }; if isLN { rapidLN += 1 } } else { responses += 1; if isNT { nt += 1 }; if isLN { ln += 1 } }
+            if s.rapid[k] {
+                rapidTotal += 1; if isNT { rapidNT += 1 }; if isLN { rapidLN += 1 }
+            } else {
+                responses += 1; if isNT { nt += 1 }; if isLN { ln += 1 }
+            }
         }
     }
     let respNT = rapidTotal > 0 ? "\(rate(rapidNT, rapidTotal)) of guesses (\(rate(nt, responses)) of others)" : rate(nt, responses)
@@ -126,7 +139,9 @@ for _ in 0..<(sessions / 4) {
     var items = Array(0..<itemCount); items.shuffle(using: &rng); items = Array(items.prefix(25))
     var responses: [UInt8] = [], keep: [Int] = []
     for (k, j) in items.enumerated() {
-        if k % 2 == 0 { responses.append(RandomVariate.uniform(using: &rng) < 0.25 ? 1 : 0) } else {
+        if k % 2 == 0 {
+            responses.append(RandomVariate.uniform(using: &rng) < 0.25 ? 1 : 0)
+        } else {
             responses.append(RandomVariate.uniform(using: &rng) < parameters[j].probability(at: theta) ? 1 : 0); keep.append(k)
         }
     }
@@ -134,11 +149,15 @@ for _ in 0..<(sessions / 4) {
     let moderated = try eap.estimate(items: keep.map { items[$0] }, responses: keep.map { responses[$0] }).theta
     biasAll += all - theta; biasModerated += moderated - theta; n += 1
 }
-print("\nEffort-moderated scoring (half the items rapid-guessed at 25% correct, \(n) sessions): mean θ bias \(String(format: "%+.3f", biasAll / Double(n))) scoring every response, \(String(format: "%+.3f", biasModerated / Double(n))) leaving the guesses out.\n")
+print(
+    "\nEffort-moderated scoring (half the items rapid-guessed at 25% correct, \(n) sessions): mean θ bias \(String(format: "%+.3f", biasAll / Double(n))) scoring every response, \(String(format: "%+.3f", biasModerated / Double(n))) leaving the guesses out.\n"
+)
 
 // 3. The item monitor.
 print("## Item monitor (\(replications) replications: 200 items, 60 days × 500 sessions of 25 items, leak of 5 items on day 40)\n")
-print("| preknowledge share | leaked items found | days to first alarm (median, max) | change dated within ±2 days | false alarms per 1,000 item-days |")
+print(
+    "| preknowledge share | leaked items found | days to first alarm (median, max) | change dated within ±2 days | false alarms per 1,000 item-days |"
+)
 print("|---|---|---|---|---|")
 for share in [0.0, 0.1, 0.3] {
     var found = 0, planted = 0, delays: [Int] = [], datedCount = 0, falseAlarms = 0, itemDays = 0
@@ -171,8 +190,9 @@ for share in [0.0, 0.1, 0.3] {
             }
         }
         // Calibrate the bank (responses and times) on the 40 days before the leak.
-        let before = ResponseMatrix(validatedPersonIDs: (0..<(offsets.count - 1)).map { "s\($0)" }, itemIDs: (0..<200).map { "i\($0)" },
-                                    rowOffsets: offsets, itemIndices: cells, responses: values)
+        let before = ResponseMatrix(
+            validatedPersonIDs: (0..<(offsets.count - 1)).map { "s\($0)" }, itemIDs: (0..<200).map { "i\($0)" },
+            rowOffsets: offsets, itemIndices: cells, responses: values)
         var options = CalibrationOptions(model: .twoPL)
         options.standardErrors = false
         let fit = try SpeedAccuracyCalibrator(options: options).calibrate(before, times: ResponseTimes(validatedSeconds: seconds))
@@ -193,5 +213,7 @@ for share in [0.0, 0.1, 0.3] {
     }
     delays.sort()
     let delay = delays.isEmpty ? "–" : "\(delays[delays.count / 2]), \(delays.last!)"
-    print("| \(share == 0 ? "none (no leak)" : String(format: "%.0f%%", share * 100)) | \(share == 0 ? "–" : "\(found) of \(planted)") | \(delay) | \(share == 0 ? "–" : "\(datedCount) of \(found)") | \(String(format: "%.3f", 1000 * Double(falseAlarms) / Double(itemDays))) (\(falseAlarms) in \(itemDays)) |")
+    print(
+        "| \(share == 0 ? "none (no leak)" : String(format: "%.0f%%", share * 100)) | \(share == 0 ? "–" : "\(found) of \(planted)") | \(delay) | \(share == 0 ? "–" : "\(datedCount) of \(found)") | \(String(format: "%.3f", 1000 * Double(falseAlarms) / Double(itemDays))) (\(falseAlarms) in \(itemDays)) |"
+    )
 }

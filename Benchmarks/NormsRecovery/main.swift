@@ -27,7 +27,9 @@ while let flag = arguments.popFirst() {
 
 struct Cell { var rms = 0.0, largest = 0.0, seconds = 0.0, deff = 0.0, degrees: [String] = [], bands: [Int] = [], warnings = 0 }
 
-func run(n: Int, method: NormingMethod, raked: Bool, seed: UInt64) throws -> (rms: Double, largest: Double, seconds: Double, deff: Double, detail: String, warnings: Int) {
+func run(n: Int, method: NormingMethod, raked: Bool, seed: UInt64) throws -> (
+    rms: Double, largest: Double, seconds: Double, deff: Double, detail: String, warnings: Int
+) {
     var rng = SeededGenerator(seed: seed)
     let sample = NormingRecoveryPopulation.sample(count: n, selective: true, using: &rng)
     var options = NormsBuildOptions(name: "recovery", version: "1")
@@ -65,7 +67,9 @@ for n in sizes {
                 details[result.detail, default: 0] += 1
             }
             let model = details.sorted { $0.value > $1.value }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ")
-            print("| \(n) | \(method.rawValue) | \(raked ? "raked" : "none") | \(String(format: "%.2f", cell.rms)) | \(String(format: "%.2f", cell.largest)) | \(String(format: "%.2f", cell.deff)) | \(model) | \(cell.warnings) | \(String(format: "%.2f", cell.seconds)) |")
+            print(
+                "| \(n) | \(method.rawValue) | \(raked ? "raked" : "none") | \(String(format: "%.2f", cell.rms)) | \(String(format: "%.2f", cell.largest)) | \(String(format: "%.2f", cell.deff)) | \(model) | \(cell.warnings) | \(String(format: "%.2f", cell.seconds)) |"
+            )
         }
     }
 }
@@ -74,7 +78,9 @@ print("smallest n for RMS ≤ 1.5 (continuous, raked; mean over \(replications) 
 var found: Int?
 for n in ladder {
     var rms = 0.0
-    for r in 0..<replications { rms += try run(n: n, method: .continuous, raked: true, seed: UInt64(7_000_000 + 1000 * n + r)).rms / Double(replications) }
+    for r in 0..<replications {
+        rms += try run(n: n, method: .continuous, raked: true, seed: UInt64(7_000_000 + 1000 * n + r)).rms / Double(replications)
+    }
     print("  n = \(n): RMS \(String(format: "%.2f", rms))")
     if rms <= 1.5 { found = n; break }
 }

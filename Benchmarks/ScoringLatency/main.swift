@@ -41,7 +41,8 @@ func seconds(_ body: () -> Void) -> Double {
     return Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
 }
 
-print("| estimator | by item id (µs/session) | by bank index (µs/session) | all \(ProcessInfo.processInfo.activeProcessorCount) threads (sessions/s) |")
+print(
+    "| estimator | by item id (µs/session) | by bank index (µs/session) | all \(ProcessInfo.processInfo.activeProcessorCount) threads (sessions/s) |")
 print("|---|---|---|---|")
 let methodFilter = ProcessInfo.processInfo.environment["METHOD"]
 for method in AbilityMethod.allCases where methodFilter == nil || methodFilter == method.rawValue {
@@ -49,33 +50,38 @@ for method in AbilityMethod.allCases where methodFilter == nil || methodFilter =
     var sink = 0
     var byID: [Double] = [], byIndex: [Double] = [], parallel: [Double] = []
     for _ in 0..<repetitions {
-        byID.append(seconds {
-            for p in patterns { sink &+= (try? scorer.score(itemIDs: p.ids, responses: p.responses.map(Int.init)))?.score.iq ?? 0 }
-        })
-        byIndex.append(seconds {
-            for p in patterns {
-                p.indices.withUnsafeBufferPointer { i in
-                    p.responses.withUnsafeBufferPointer { r in sink &+= (try? scorer.score(i, r))?.score.iq ?? 0 }
-                }
-            }
-        })
-        let workers = ProcessInfo.processInfo.activeProcessorCount
-        let shared = patterns
-        parallel.append(seconds {
-            DispatchQueue.concurrentPerform(iterations: workers) { w in
-                var local = 0
-                for k in stride(from: w, to: sessions, by: workers) {
-                    let p = shared[k]
+        byID.append(
+            seconds {
+                for p in patterns { sink &+= (try? scorer.score(itemIDs: p.ids, responses: p.responses.map(Int.init)))?.score.iq ?? 0 }
+            })
+        byIndex.append(
+            seconds {
+                for p in patterns {
                     p.indices.withUnsafeBufferPointer { i in
-                        p.responses.withUnsafeBufferPointer { r in local &+= (try? scorer.score(i, r))?.score.iq ?? 0 }
+                        p.responses.withUnsafeBufferPointer { r in sink &+= (try? scorer.score(i, r))?.score.iq ?? 0 }
                     }
                 }
-                _ = local
-            }
-        })
+            })
+        let workers = ProcessInfo.processInfo.activeProcessorCount
+        let shared = patterns
+        parallel.append(
+            seconds {
+                DispatchQueue.concurrentPerform(iterations: workers) { w in
+                    var local = 0
+                    for k in stride(from: w, to: sessions, by: workers) {
+                        let p = shared[k]
+                        p.indices.withUnsafeBufferPointer { i in
+                            p.responses.withUnsafeBufferPointer { r in local &+= (try? scorer.score(i, r))?.score.iq ?? 0 }
+                        }
+                    }
+                    _ = local
+                }
+            })
     }
     precondition(sink != 0)
-    print("| \(method.rawValue) | \(String(format: "%.2f", median(byID) / Double(sessions) * 1e6)) | \(String(format: "%.2f", median(byIndex) / Double(sessions) * 1e6)) | \(String(format: "%.0f", Double(sessions) / median(parallel))) |")
+    print(
+        "| \(method.rawValue) | \(String(format: "%.2f", median(byID) / Double(sessions) * 1e6)) | \(String(format: "%.2f", median(byIndex) / Double(sessions) * 1e6)) | \(String(format: "%.0f", Double(sessions) / median(parallel))) |"
+    )
 }
 
 // With response times: the same sessions, each response timed under the speed–accuracy model (σ_τ 0.3, ρ 0.3), scored
@@ -109,28 +115,40 @@ if ProcessInfo.processInfo.environment["TIMES"] == "1" {
         offsets.append(flatItems.count)
     }
     let pairs = 11
-    flatItems.withUnsafeBufferPointer { items in flatResponses.withUnsafeBufferPointer { responses in flatSeconds.withUnsafeBufferPointer { times in
-        for _ in 0..<pairs {
-            without.append(seconds {
-                for k in 0..<sessions {
-                    let range = offsets[k]..<offsets[k + 1]
-                    sink &+= (try? plain.score(UnsafeBufferPointer(rebasing: items[range]), UnsafeBufferPointer(rebasing: responses[range]),
-                                               domainCounts: counts, report: nil))?.1.iq ?? 0
+    flatItems.withUnsafeBufferPointer { items in
+        flatResponses.withUnsafeBufferPointer { responses in
+            flatSeconds.withUnsafeBufferPointer { times in
+                for _ in 0..<pairs {
+                    without.append(
+                        seconds {
+                            for k in 0..<sessions {
+                                let range = offsets[k]..<offsets[k + 1]
+                                sink &+=
+                                    (try? plain.score(
+                                        UnsafeBufferPointer(rebasing: items[range]), UnsafeBufferPointer(rebasing: responses[range]),
+                                        domainCounts: counts, report: nil))?.1.iq ?? 0
+                            }
+                        })
+                    with.append(
+                        seconds {
+                            for k in 0..<sessions {
+                                let range = offsets[k]..<offsets[k + 1]
+                                sink &+=
+                                    (try? timed.score(
+                                        UnsafeBufferPointer(rebasing: items[range]), UnsafeBufferPointer(rebasing: responses[range]),
+                                        UnsafeBufferPointer(rebasing: times[range]), domainCounts: counts, report: nil))?.1.iq ?? 0
+                            }
+                        })
                 }
-            })
-            with.append(seconds {
-                for k in 0..<sessions {
-                    let range = offsets[k]..<offsets[k + 1]
-                    sink &+= (try? timed.score(UnsafeBufferPointer(rebasing: items[range]), UnsafeBufferPointer(rebasing: responses[range]),
-                                               UnsafeBufferPointer(rebasing: times[range]), domainCounts: counts, report: nil))?.1.iq ?? 0
-                }
-            })
+            }
         }
-    }}}
+    }
     precondition(sink != 0)
     // Each repetition times both back to back: the median of the per-repetition ratios is robust to the machine's
     // load changing between repetitions.
     let a = median(without) / Double(sessions) * 1e6, b = median(with) / Double(sessions) * 1e6
     let ratio = median(zip(with, without).map { $0 / $1 })
-    print("\nEAP with response times: \(String(format: "%.2f", b)) µs/session against \(String(format: "%.2f", a)) without; ratio \(String(format: "%.2f", ratio))× (median of \(pairs) paired repetitions), one thread")
+    print(
+        "\nEAP with response times: \(String(format: "%.2f", b)) µs/session against \(String(format: "%.2f", a)) without; ratio \(String(format: "%.2f", ratio))× (median of \(pairs) paired repetitions), one thread"
+    )
 }

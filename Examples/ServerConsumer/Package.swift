@@ -7,7 +7,7 @@ let package = Package(
     name: "ServerConsumer",
     platforms: [.macOS(.v13)],
     dependencies: [
-        .package(name: "iqscore", path: "../.."),
+        .package(name: "iqscore", path: "../..")
     ],
     targets: [
         .testTarget(
@@ -15,8 +15,8 @@ let package = Package(
             dependencies: [
                 .product(name: "Psychometrics", package: "iqscore"),
                 .product(name: "Assembly", package: "iqscore"),
-                .product(name: "PsychometricsIO", package: "iqscore"),
+                .product(name: "PsychometricsIO", package: "iqscore")
             ]
-        ),
+        )
     ]
 )

@@ -73,9 +73,11 @@ public struct AdaptiveSession: Sendable {
     /// `excluded` (items the person has seen) are never selected; ids the bank lacks are ignored (a person may
     /// have seen items since retired from the bank).
     /// - Throws: `AssemblyError.invalidExposure` when `exposure` does not hold one parameter per bank item.
-    public init(pool: CATItemPool, exposure: ExposureParameters? = nil, excluding excluded: some Sequence<String> = [String]()) throws(AssemblyError) {
+    public init(pool: CATItemPool, exposure: ExposureParameters? = nil, excluding excluded: some Sequence<String> = [String]()) throws(AssemblyError)
+    {
         if let exposure, exposure.probabilities.count != pool.itemCount {
-            throw AssemblyError(.invalidExposure, "one exposure parameter per bank item is needed: \(exposure.probabilities.count) given for \(pool.itemCount) items")
+            throw AssemblyError(
+                .invalidExposure, "one exposure parameter per bank item is needed: \(exposure.probabilities.count) given for \(pool.itemCount) items")
         }
         self.init(validatedPool: pool, exposure: exposure, excluding: excluded)
     }
@@ -104,8 +106,10 @@ public struct AdaptiveSession: Sendable {
     /// Builds the pool and a session in one call (costly: prefer one `CATItemPool` shared by all sessions).
     /// - Throws: `AssemblyError`: `.invalidConfiguration` as `CATItemPool.init(bank:configuration:)`,
     ///   `.invalidExposure` for exposure parameters not one per bank item.
-    public init(bank: AssemblyBank, configuration: CATConfiguration, exposure: ExposureParameters? = nil,
-                excluding excluded: some Sequence<String> = [String]()) throws {
+    public init(
+        bank: AssemblyBank, configuration: CATConfiguration, exposure: ExposureParameters? = nil,
+        excluding excluded: some Sequence<String> = [String]()
+    ) throws {
         try self.init(pool: try CATItemPool(bank: bank, configuration: configuration), exposure: exposure, excluding: excluded)
     }
 
@@ -129,12 +133,17 @@ public struct AdaptiveSession: Sendable {
             throw AssemblyError(.unknownItem, "item position \(item) is out of range 0..<\(pool.itemCount)")
         }
         guard state[item] != 2 else {
-            throw AssemblyError(.repeatedItem, "item \(TextFidelity.quoted(pool.bank.items[item].id)) was already administered in this session (position \(items.firstIndex(of: item)! + 1) of \(items.count))")
+            throw AssemblyError(
+                .repeatedItem,
+                "item \(TextFidelity.quoted(pool.bank.items[item].id)) was already administered in this session (position \(items.firstIndex(of: item)! + 1) of \(items.count))"
+            )
         }
         let categories = pool.bank.items[item].categoryCount
         guard response >= 0 && response < categories else {
-            throw AssemblyError(.invalidResponse, "the response to item \(TextFidelity.quoted(pool.bank.items[item].id)) is \(response); allowed "
-                                + (categories == 2 ? "0 (incorrect) or 1 (correct)" : "0…\(categories - 1) (its categories)"))
+            throw AssemblyError(
+                .invalidResponse,
+                "the response to item \(TextFidelity.quoted(pool.bank.items[item].id)) is \(response); allowed "
+                    + (categories == 2 ? "0 (incorrect) or 1 (correct)" : "0…\(categories - 1) (its categories)"))
         }
         recordUnchecked(item: item, response: UInt8(response))
     }

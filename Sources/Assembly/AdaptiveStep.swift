@@ -45,8 +45,10 @@ extension CATItemPool {
     /// - Throws: `AssemblyError` for an unknown item (`field` `administered[i].item_id`), an item given twice
     ///   (`administered[i].item_id`), a response other than 0/1 (`administered[i].response`), or exposure
     ///   parameters that do not fit the bank. Unknown ids in `excluded` are ignored (retired items).
-    public func nextStep(administered: [AdministeredItem], excluding excluded: some Sequence<String> = [String](),
-                         exposure: ExposureParameters? = nil, seed: UInt64) throws(AssemblyError) -> AdaptiveStep {
+    public func nextStep(
+        administered: [AdministeredItem], excluding excluded: some Sequence<String> = [String](),
+        exposure: ExposureParameters? = nil, seed: UInt64
+    ) throws(AssemblyError) -> AdaptiveStep {
         var session = try AdaptiveSession(pool: self, exposure: exposure, excluding: excluded)
         var rng = SeededGenerator(seed: seed)
         for (i, entry) in administered.enumerated() {

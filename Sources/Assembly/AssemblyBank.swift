@@ -36,8 +36,10 @@ public struct AssemblyItem: Sendable, Hashable {
     /// Optional difficulty label (e.g. easy/medium/hard) for blueprints that count by label.
     public var difficultyLabel: String?
 
-    public init(id: String, domain: String, parameters: ItemParameters, categoryModel: CategoryBankItem? = nil, status: ItemStatus = .active,
-                isAnchor: Bool = false, enemyGroup: String? = nil, difficultyLabel: String? = nil) {
+    public init(
+        id: String, domain: String, parameters: ItemParameters, categoryModel: CategoryBankItem? = nil, status: ItemStatus = .active,
+        isAnchor: Bool = false, enemyGroup: String? = nil, difficultyLabel: String? = nil
+    ) {
         self.id = id
         self.domain = domain
         self.parameters = parameters
@@ -151,8 +153,10 @@ public struct AssemblyBank: Sendable {
                 guard let v = item.metadata[key]?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
                 return v
             }
-            items.append(AssemblyItem(id: item.itemID, domain: domain, parameters: item.parameters, categoryModel: item.categoryModel, status: status, isAnchor: anchor,
-                                      enemyGroup: optional("enemy_group"), difficultyLabel: optional("difficulty_label")))
+            items.append(
+                AssemblyItem(
+                    id: item.itemID, domain: domain, parameters: item.parameters, categoryModel: item.categoryModel, status: status, isAnchor: anchor,
+                    enemyGroup: optional("enemy_group"), difficultyLabel: optional("difficulty_label")))
         }
         if !errors.isEmpty { throw InputErrors(errors) }
         self.init(items: items, latentScale: bank.latentScale)

@@ -128,7 +128,9 @@ public struct Blueprint: Sendable, Hashable, Codable {
             }
         }
         if let targets = targetInformation {
-            if targets.count > Self.maximumTargets { problems.append("target_information has \(targets.count) entries; at most \(Self.maximumTargets) are allowed") }
+            if targets.count > Self.maximumTargets {
+                problems.append("target_information has \(targets.count) entries; at most \(Self.maximumTargets) are allowed")
+            }
             for (k, t) in targets.enumerated().prefix(Self.maximumTargets) {
                 if let p = Self.allowedTargetThetas.problem(t.theta, "target_information[\(k)].theta") { problems.append(p) }
                 if let p = Self.allowedTargetInformation.problem(t.information, "target_information[\(k)].information") { problems.append(p) }

@@ -119,8 +119,10 @@ public struct CATConfiguration: Sendable, Hashable {
     package static let defaultExposureTarget = 0.25
 
     /// A configuration with the default exposure target (`defaultExposureTarget`, adapted to a small bank).
-    public init(minItems: Int = 1, maxItems: Int, seTarget: Double? = nil, minPerDomain: DomainMinimum = .all(0),
-                randomesque: Int = 1, aStratification: Int? = nil) {
+    public init(
+        minItems: Int = 1, maxItems: Int, seTarget: Double? = nil, minPerDomain: DomainMinimum = .all(0),
+        randomesque: Int = 1, aStratification: Int? = nil
+    ) {
         self.minItems = minItems
         self.maxItems = maxItems
         self.seTarget = seTarget
@@ -130,10 +132,13 @@ public struct CATConfiguration: Sendable, Hashable {
     }
 
     /// A configuration with an explicit exposure target (nil: no exposure control), checked as given.
-    public init(minItems: Int = 1, maxItems: Int, seTarget: Double? = nil, minPerDomain: DomainMinimum = .all(0),
-                randomesque: Int = 1, aStratification: Int? = nil, exposureTarget: Double?) {
-        self.init(minItems: minItems, maxItems: maxItems, seTarget: seTarget, minPerDomain: minPerDomain,
-                  randomesque: randomesque, aStratification: aStratification)
+    public init(
+        minItems: Int = 1, maxItems: Int, seTarget: Double? = nil, minPerDomain: DomainMinimum = .all(0),
+        randomesque: Int = 1, aStratification: Int? = nil, exposureTarget: Double?
+    ) {
+        self.init(
+            minItems: minItems, maxItems: maxItems, seTarget: seTarget, minPerDomain: minPerDomain,
+            randomesque: randomesque, aStratification: aStratification)
         self.exposureTarget = exposureTarget
         exposureTargetIsDefault = false
     }
@@ -217,14 +222,17 @@ public struct CATConfiguration: Sendable, Hashable {
             // A value above max_items makes the sum exceed it too; the sum saturates instead of overflowing.
             let total = map.values.reduce(0) { $0.saturatingAdd(max($1, 0)) }
             if total > maxItems {
-                problems.append("min_per_domain sums to \(total == Int.max ? "more than \(Int.max)" : String(total)), more than max_items (\(maxItems))")
+                problems.append(
+                    "min_per_domain sums to \(total == Int.max ? "more than \(Int.max)" : String(total)), more than max_items (\(maxItems))")
             }
         }
         if let weights = domainWeights { problems += domainWeightProblems(weights) }
         if let p = (1...100).problem(randomesque, "randomesque") { problems.append(p) }
         if let k = aStratification, k < 1 || k > maxItems { problems.append("a_stratification must be 1…max_items (\(maxItems)) strata, got \(k)") }
         if let p = Self.allowedProgressiveAccelerations.problem(progressiveAcceleration, "progressive_acceleration") { problems.append(p) }
-        if selection == .progressive && aStratification != nil { problems.append("selection progressive and a_stratification are two selection rules; give one") }
+        if selection == .progressive && aStratification != nil {
+            problems.append("selection progressive and a_stratification are two selection rules; give one")
+        }
         if let r = exposureTarget, !(r > 0 && r <= 1) { problems.append("exposure_target must be in (0, 1], got \(r)") }
         if let p = Self.allowedCalibrationSimulees.problem(exposureCalibrationSimulees, "exposure_calibration_simulees") { problems.append(p) }
         if let p = Self.allowedCalibrationIterations.problem(exposureCalibrationIterations, "exposure_calibration_iterations") { problems.append(p) }
@@ -257,11 +265,14 @@ public struct CATConfiguration: Sendable, Hashable {
             total = total.saturatingAdd(max(need, 0))
             if need > active[d] { problems.append("min_per_domain asks for \(need) \(domain) items, but the bank has \(active[d]) active ones") }
         }
-        if total > maxItems { problems.append("min_per_domain needs \(total) items over \(bank.domains.count) domains, more than max_items (\(maxItems))") }
+        if total > maxItems {
+            problems.append("min_per_domain needs \(total) items over \(bank.domains.count) domains, more than max_items (\(maxItems))")
+        }
         if !active.contains(where: { $0 > 0 }) { problems.append("the bank has no active items") }
         // Exposure bounds only once the lengths and minima themselves fit the bank (one cause, one message).
         if problems.isEmpty {
-            problems += exposureProblems(activeItems: active.reduce(0, +), activeByDomain: Dictionary(uniqueKeysWithValues: zip(bank.domains, active)))
+            problems += exposureProblems(
+                activeItems: active.reduce(0, +), activeByDomain: Dictionary(uniqueKeysWithValues: zip(bank.domains, active)))
         }
         return problems
     }
@@ -290,12 +301,16 @@ public struct CATConfiguration: Sendable, Hashable {
         if Double(length) > r * Double(n) + 1e-9 {
             let needed = itemsNeeded(length)
             let what = seTarget == nil ? "every test gives max_items = \(length) items" : "every test gives at least min_items = \(length) items"
-            problems.append("exposure_target \(r.formatted6) cannot be met: \(what), so the exposure rates of the \(n) active items sum to \(length) per test and average \((Double(length) / Double(n)).formatted6); meeting \(r.formatted6) needs at least \(needed) active items (or exposure_target ≥ \((Double(length) / Double(n)).formatted6), or fewer items per test)")
+            problems.append(
+                "exposure_target \(r.formatted6) cannot be met: \(what), so the exposure rates of the \(n) active items sum to \(length) per test and average \((Double(length) / Double(n)).formatted6); meeting \(r.formatted6) needs at least \(needed) active items (or exposure_target ≥ \((Double(length) / Double(n)).formatted6), or fewer items per test)"
+            )
         }
         for domain in activeByDomain.keys.sorted() {
             let k = minPerDomain.minimum(for: domain), nd = activeByDomain[domain] ?? 0
             guard k > 0, nd >= k, Double(k) > r * Double(nd) + 1e-9 else { continue }
-            problems.append("exposure_target \(r.formatted6) cannot be met in domain \(domain): min_per_domain gives every test \(k) of its \(nd) active items, an average exposure of \((Double(k) / Double(nd)).formatted6); it needs at least \(itemsNeeded(k)) active \(domain) items")
+            problems.append(
+                "exposure_target \(r.formatted6) cannot be met in domain \(domain): min_per_domain gives every test \(k) of its \(nd) active items, an average exposure of \((Double(k) / Double(nd)).formatted6); it needs at least \(itemsNeeded(k)) active \(domain) items"
+            )
         }
         return problems
     }
@@ -329,8 +344,10 @@ extension CATConfiguration: JSONObjectInput {
     package static var jsonDescription: String { "the CAT configuration" }
     package static var jsonExample: String { #"{"max_items": 25}"# }
     package static var integerKeys: Set<String> {
-        ["min_items", "max_items", "min_per_domain", "randomesque", "a_stratification", "exposure_calibration_simulees",
-         "exposure_calibration_iterations", "quadrature_points"]
+        [
+            "min_items", "max_items", "min_per_domain", "randomesque", "a_stratification", "exposure_calibration_simulees",
+            "exposure_calibration_iterations", "quadrature_points"
+        ]
     }
 }
 
@@ -348,8 +365,11 @@ extension CATConfiguration: Codable {
             do {
                 minPerDomain = try c.decode(DomainMinimum.self, forKey: .minPerDomain)
             } catch {
-                throw DecodingError.typeMismatch(DomainMinimum.self, .init(codingPath: [CodingKeys.minPerDomain],
-                    debugDescription: "an integer or an object of integers"))
+                throw DecodingError.typeMismatch(
+                    DomainMinimum.self,
+                    .init(
+                        codingPath: [CodingKeys.minPerDomain],
+                        debugDescription: "an integer or an object of integers"))
             }
         }
         domainWeights = try c.decodeIfPresent([String: Double].self, forKey: .domainWeights)
@@ -357,7 +377,8 @@ extension CATConfiguration: Codable {
         aStratification = try c.decodeIfPresent(Int.self, forKey: .aStratification)
         if let text = try c.decodeIfPresent(String.self, forKey: .selection) {
             guard let rule = Selection(rawValue: text) else {
-                throw DecodingError.dataCorruptedError(forKey: .selection, in: c, debugDescription: "selection '\(text)' is not one of maximum_information, progressive")
+                throw DecodingError.dataCorruptedError(
+                    forKey: .selection, in: c, debugDescription: "selection '\(text)' is not one of maximum_information, progressive")
             }
             selection = rule
         }
@@ -372,7 +393,8 @@ extension CATConfiguration: Codable {
         exposureMargin = try c.decodeIfPresent(Double.self, forKey: .exposureMargin) ?? 0.02
         if let text = try c.decodeIfPresent(String.self, forKey: .estimator) {
             guard let method = AbilityMethod(rawValue: text.lowercased()) else {
-                throw DecodingError.dataCorruptedError(forKey: .estimator, in: c, debugDescription: "estimator '\(text)' is not one of eap, map, ml, wle")
+                throw DecodingError.dataCorruptedError(
+                    forKey: .estimator, in: c, debugDescription: "estimator '\(text)' is not one of eap, map, ml, wle")
             }
             estimator = method
         }

@@ -57,7 +57,8 @@ public final class CATItemPool: Sendable {
         self.configuration = configuration
         exposureTargetNote = note
         let parameters = bank.items.map(\.parameters)
-        estimator = bank.hasCategoryItems
+        estimator =
+            bank.hasCategoryItems
             ? try AbilityEstimator(items: bank.items.map(\.responseModel), options: configuration.abilityOptions, latentScale: bank.latentScale)
             : try AbilityEstimator(parameters: parameters, options: configuration.abilityOptions, latentScale: bank.latentScale)
         let eligible = bank.items.map { $0.status == .active }

@@ -121,14 +121,17 @@ package enum CATSimulation {
     /// the report's `exposureControl`), or with none when `exposure` is nil; with `battery`, from a bifactor bank
     /// (`Battery`).
     /// - Throws: `AssemblyError.invalidConfiguration` for settings outside `SimulationStudy`'s ranges.
-    package static func run(pool: CATItemPool, exposure: SympsonHetter?, options: Options, battery: Battery? = nil) throws(AssemblyError) -> CATSimulationReport {
+    package static func run(pool: CATItemPool, exposure: SympsonHetter?, options: Options, battery: Battery? = nil) throws(AssemblyError)
+        -> CATSimulationReport
+    {
         var report = try run(pool: pool, parameters: exposure?.parameters, options: options, battery: battery)
         if let exposure {
-            report.exposureControl = .init(method: "sympson_hetter", target: exposure.target, margin: exposure.margin,
-                                           simulees: exposure.simulees, converged: exposure.converged,
-                                           controlledItems: exposure.parameters.controlledCount,
-                                           minParameter: exposure.parameters.probabilities.min() ?? 1,
-                                           rounds: exposure.rounds, elapsedSeconds: exposure.elapsedSeconds)
+            report.exposureControl = .init(
+                method: "sympson_hetter", target: exposure.target, margin: exposure.margin,
+                simulees: exposure.simulees, converged: exposure.converged,
+                controlledItems: exposure.parameters.controlledCount,
+                minParameter: exposure.parameters.probabilities.min() ?? 1,
+                rounds: exposure.rounds, elapsedSeconds: exposure.elapsedSeconds)
         }
         return report
     }
@@ -138,23 +141,30 @@ package enum CATSimulation {
     /// calibration record. Checks how a stored set of parameters holds up, e.g. on a changed bank or rules.
     /// - Throws: `AssemblyError.invalidConfiguration` for settings outside `SimulationStudy`'s ranges;
     ///   `AssemblyError.invalidExposure` when the parameters are not one per bank item.
-    package static func run(pool: CATItemPool, given parameters: ExposureParameters, options: Options, battery: Battery? = nil) throws(AssemblyError) -> CATSimulationReport {
+    package static func run(pool: CATItemPool, given parameters: ExposureParameters, options: Options, battery: Battery? = nil) throws(AssemblyError)
+        -> CATSimulationReport
+    {
         var report = try run(pool: pool, parameters: parameters, options: options, battery: battery)
-        report.exposureControl = .init(method: "sympson_hetter", target: nil, margin: nil, simulees: nil, converged: nil,
-                                       controlledItems: parameters.controlledCount,
-                                       minParameter: parameters.probabilities.min() ?? 1, rounds: nil, elapsedSeconds: nil)
+        report.exposureControl = .init(
+            method: "sympson_hetter", target: nil, margin: nil, simulees: nil, converged: nil,
+            controlledItems: parameters.controlledCount,
+            minParameter: parameters.probabilities.min() ?? 1, rounds: nil, elapsedSeconds: nil)
         return report
     }
 
-    private static func run(pool: CATItemPool, parameters: ExposureParameters?, options: Options, battery: Battery?) throws(AssemblyError) -> CATSimulationReport {
+    private static func run(pool: CATItemPool, parameters: ExposureParameters?, options: Options, battery: Battery?) throws(AssemblyError)
+        -> CATSimulationReport
+    {
         let problems = options.validationProblems()
         guard problems.isEmpty else { throw AssemblyError(.invalidConfiguration, problems: problems) }
         if let parameters, parameters.probabilities.count != pool.itemCount {
-            throw AssemblyError(.invalidExposure, "exposure parameters for \(parameters.probabilities.count) items given for a bank of \(pool.itemCount)")
+            throw AssemblyError(
+                .invalidExposure, "exposure parameters for \(parameters.probabilities.count) items given for a bank of \(pool.itemCount)")
         }
         let started = Date()
-        let run = runSimulees(pool: pool, exposure: parameters, count: options.simulees, seed: options.seed, stream: 0,
-                              thetaMean: options.thetaMean, thetaSD: options.thetaSD, threads: options.threads, battery: battery)
+        let run = runSimulees(
+            pool: pool, exposure: parameters, count: options.simulees, seed: options.seed, stream: 0,
+            thetaMean: options.thetaMean, thetaSD: options.thetaSD, threads: options.threads, battery: battery)
         let elapsed = Date().timeIntervalSince(started)
         let config = pool.configuration
         let n = Double(options.simulees)
@@ -201,8 +211,9 @@ package enum CATSimulation {
             bins: recovery.binReports(seTarget: config.seTarget), exposureControl: nil, configuration: config,
             elapsedSeconds: elapsed, steps: run.totalLength, threads: max(1, min(options.threads, options.simulees)),
             battery: battery.map { b in
-                .init(model: b.modelName, specificFactors: b.factorCount, quadraturePoints: b.quadraturePoints,
-                      marginalRMSE: interim.rmse, marginalBias: interim.bias, marginalMeanSE: interim.meanSE, marginalCorrelation: interim.correlation)
+                .init(
+                    model: b.modelName, specificFactors: b.factorCount, quadraturePoints: b.quadraturePoints,
+                    marginalRMSE: interim.rmse, marginalBias: interim.bias, marginalMeanSE: interim.meanSE, marginalCorrelation: interim.correlation)
             })
         return report
     }
@@ -245,8 +256,10 @@ package enum CATSimulation {
     }
 
     /// Runs `count` simulated tests, simulee i on worker i mod W.
-    static func runSimulees(pool: CATItemPool, exposure: ExposureParameters?, count: Int, seed: UInt64, stream: UInt64,
-                            thetaMean: Double, thetaSD: Double, threads: Int, battery: Battery? = nil) -> Run {
+    static func runSimulees(
+        pool: CATItemPool, exposure: ExposureParameters?, count: Int, seed: UInt64, stream: UInt64,
+        thetaMean: Double, thetaSD: Double, threads: Int, battery: Battery? = nil
+    ) -> Run {
         let J = pool.itemCount, D = pool.bank.domains.count
         let workers = max(1, min(threads, count))
         let stride = 2 * J + D
@@ -287,11 +300,12 @@ package enum CATSimulation {
                         if let battery, let full = battery.fullScale(items: session.items, responses: session.responses) {
                             (estimate, standardError) = full
                         }
-                        (outcomes.baseAddress! + i).initialize(to: Outcome(
-                            theta: theta, estimate: estimate, standardError: standardError,
-                            length: session.items.count, stop: reason, contentMet: session.meetsDomainMinimums,
-                            seReached: session.reachedSETarget, interimEstimate: session.estimate.theta,
-                            interimStandardError: session.estimate.standardError))
+                        (outcomes.baseAddress! + i).initialize(
+                            to: Outcome(
+                                theta: theta, estimate: estimate, standardError: standardError,
+                                length: session.items.count, stop: reason, contentMet: session.meetsDomainMinimums,
+                                seReached: session.reachedSETarget, interimEstimate: session.estimate.theta,
+                                interimStandardError: session.estimate.standardError))
                     }
                     break
                 }
@@ -307,8 +321,9 @@ package enum CATSimulation {
             for d in 0..<D { domainTotals[d] += counts[base + 2 * J + d] }
         }
         let list = Array(outcomes)
-        return Run(outcomes: list, selected: selected, administered: administered, domainTotals: domainTotals,
-                   totalLength: administered.reduce(0, +))
+        return Run(
+            outcomes: list, selected: selected, administered: administered, domainTotals: domainTotals,
+            totalLength: administered.reduce(0, +))
     }
 
 }
@@ -474,4 +489,3 @@ package struct CATSimulationReport: Sendable, Codable {
         return String(decoding: try encoder.encode(self), as: UTF8.self) + "\n"
     }
 }
-

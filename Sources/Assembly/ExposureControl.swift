@@ -8,7 +8,8 @@ public struct ExposureParameters: Sendable, Hashable, Codable {
     /// - Throws: `AssemblyError.invalidExposure` when some Kᵢ is outside [0, 1] (or not a number).
     public init(probabilities: [Double]) throws(AssemblyError) {
         if let i = probabilities.firstIndex(where: { !($0 >= 0 && $0 <= 1) }) {
-            throw AssemblyError(.invalidExposure, field: "probabilities[\(i)]", "exposure parameter \(i + 1) is \(probabilities[i]); allowed 0 ≤ K ≤ 1")
+            throw AssemblyError(
+                .invalidExposure, field: "probabilities[\(i)]", "exposure parameter \(i + 1) is \(probabilities[i]); allowed 0 ≤ K ≤ 1")
         }
         self.probabilities = probabilities
     }
@@ -68,12 +69,15 @@ package struct SympsonHetter: Sendable {
         guard let target = config.exposureTarget else {
             throw AssemblyError(.invalidConfiguration, "Sympson–Hetter calibration needs an exposure_target in the CAT configuration")
         }
-        return try calibrate(pool: pool, target: target, margin: config.exposureMargin, simulees: config.exposureCalibrationSimulees,
-                         maxRounds: config.exposureCalibrationIterations, seed: seed, threads: threads)
+        return try calibrate(
+            pool: pool, target: target, margin: config.exposureMargin, simulees: config.exposureCalibrationSimulees,
+            maxRounds: config.exposureCalibrationIterations, seed: seed, threads: threads)
     }
 
-    package static func calibrate(pool: CATItemPool, target: Double, margin: Double, simulees: Int, maxRounds: Int, seed: UInt64,
-                                 threads: Int = WorkerThreads.all) throws(AssemblyError) -> SympsonHetter {
+    package static func calibrate(
+        pool: CATItemPool, target: Double, margin: Double, simulees: Int, maxRounds: Int, seed: UInt64,
+        threads: Int = WorkerThreads.all
+    ) throws(AssemblyError) -> SympsonHetter {
         var problems: [String] = []
         if !(target > 0 && target <= 1) { problems.append("the exposure target must be in (0, 1], got \(target.formatted6)") }
         if !(margin >= 0 && margin < target) { problems.append("the exposure margin must be in [0, target), got \(margin.formatted6)") }
@@ -87,13 +91,16 @@ package struct SympsonHetter: Sendable {
         var rounds: [Round] = []
         var converged = false
         for round in 1...maxRounds {
-            let run = CATSimulation.runSimulees(pool: pool, exposure: parameters, count: simulees, seed: seed, stream: UInt64(round),
-                                                thetaMean: pool.estimator.priorMean, thetaSD: pool.estimator.priorSD, threads: threads)
+            let run = CATSimulation.runSimulees(
+                pool: pool, exposure: parameters, count: simulees, seed: seed, stream: UInt64(round),
+                thetaMean: pool.estimator.priorMean, thetaSD: pool.estimator.priorSD, threads: threads)
             let n = Double(simulees)
             let maxExposure = Double(run.administered.max() ?? 0) / n
             let maxSelection = Double(run.selected.max() ?? 0) / n
-            rounds.append(Round(round: round, maxExposure: maxExposure, maxSelectionRate: maxSelection,
-                                controlledItems: parameters.controlledCount, meanLength: Double(run.totalLength) / n))
+            rounds.append(
+                Round(
+                    round: round, maxExposure: maxExposure, maxSelectionRate: maxSelection,
+                    controlledItems: parameters.controlledCount, meanLength: Double(run.totalLength) / n))
             if maxExposure <= target { converged = true; break }
             if round == maxRounds { break }
             for i in parameters.probabilities.indices {
@@ -101,7 +108,8 @@ package struct SympsonHetter: Sendable {
                 parameters.probabilities[i] = selected > aim ? aim / selected : 1
             }
         }
-        return SympsonHetter(parameters: parameters, rounds: rounds, converged: converged, target: target, margin: margin,
-                             simulees: simulees, elapsedSeconds: Date().timeIntervalSince(started))
+        return SympsonHetter(
+            parameters: parameters, rounds: rounds, converged: converged, target: target, margin: margin,
+            simulees: simulees, elapsedSeconds: Date().timeIntervalSince(started))
     }
 }

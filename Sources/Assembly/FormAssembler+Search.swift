@@ -4,8 +4,10 @@ import Psychometrics
 extension FormAssembler {
     /// Assembles one form: feasibility checks, exact allocation, random draw within cells, then a swap search
     /// when enemies, anchors, information targets or overlap limits apply.
-    func assembleOne(eligible: [Bool], exclusionSummary: [String: Int], earlier: [[Int]], maxShared: Int,
-                     rng: inout SeededGenerator, options: AssemblyOptions) throws -> AssembledForm {
+    func assembleOne(
+        eligible: [Bool], exclusionSummary: [String: Int], earlier: [[Int]], maxShared: Int,
+        rng: inout SeededGenerator, options: AssemblyOptions
+    ) throws -> AssembledForm {
         let L = blueprint.length
         let D = bank.domains.count
         let hasClasses = !classes.isEmpty
@@ -27,7 +29,9 @@ extension FormAssembler {
         let totalEligible = domainSupply.reduce(0, +)
         if totalEligible < L {
             let why = exclusionSummary.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
-            problems.append("the form needs \(L) items; the bank has \(totalEligible) eligible" + (hasClasses ? " in the difficulty classes" : "") + (why.isEmpty ? "" : " (left out: \(why))"))
+            problems.append(
+                "the form needs \(L) items; the bank has \(totalEligible) eligible" + (hasClasses ? " in the difficulty classes" : "")
+                    + (why.isEmpty ? "" : " (left out: \(why))"))
         }
         if let demand = domainDemand {
             for d in 0..<D where demand[d] > domainSupply[d] {
@@ -38,7 +42,9 @@ extension FormAssembler {
                 var detail = "\(inDomain.count) in the domain"
                 if ineligible > 0 { detail += ", \(ineligible) of them excluded, retired, pretest or over-exposed" }
                 if outsideClasses > 0 { detail += ", \(outsideClasses) outside the difficulty classes" }
-                problems.append("\(bank.domains[d]) needs \(demand[d]) eligible items" + (hasClasses ? " in the difficulty classes" : "") + "; the bank has \(domainSupply[d]) (\(detail))")
+                problems.append(
+                    "\(bank.domains[d]) needs \(demand[d]) eligible items" + (hasClasses ? " in the difficulty classes" : "")
+                        + "; the bank has \(domainSupply[d]) (\(detail))")
             }
         }
         if hasClasses {
@@ -51,7 +57,8 @@ extension FormAssembler {
             for d in 0..<D where (domainDemand?[d] ?? 1) > 0 {
                 let supply = (0..<bank.items.count).filter { eligible[$0] && bank.domainIndex[$0] == d && bank.items[$0].isAnchor }.count
                 if supply < anchorsNeeded {
-                    problems.append("\(bank.domains[d]) needs \(anchorsNeeded) anchor item\(anchorsNeeded == 1 ? "" : "s"); the bank has \(supply) eligible")
+                    problems.append(
+                        "\(bank.domains[d]) needs \(anchorsNeeded) anchor item\(anchorsNeeded == 1 ? "" : "s"); the bank has \(supply) eligible")
                 }
                 if let demand = domainDemand, demand[d] < anchorsNeeded {
                     problems.append("\(bank.domains[d]) has a count of \(demand[d]) but needs \(anchorsNeeded) anchors")
@@ -63,7 +70,9 @@ extension FormAssembler {
         // Exact allocation by maximum flow; a shortfall is explained by the minimum cut.
         let flow = allocate(cells: cells, D: D, C: C, domainDemand: domainDemand, classDemand: classDemand, rng: &rng)
         if flow.total < L {
-            throw AssemblyError.infeasibleBlueprint([cutExplanation(flow: flow, cells: cells, D: D, C: C, domainDemand: domainDemand!, classDemand: classDemand)])
+            throw AssemblyError.infeasibleBlueprint([
+                cutExplanation(flow: flow, cells: cells, D: D, C: C, domainDemand: domainDemand!, classDemand: classDemand)
+            ])
         }
 
         // Draw within cells: shuffled; per domain, anchors first until the domain has its anchors; items unused
@@ -112,8 +121,9 @@ extension FormAssembler {
         }
 
         let targets = blueprint.targetInformation ?? []
-        var search = SwapSearch(assembler: self, eligible: eligible, selection: selection, earlier: earlierSets, maxShared: maxShared,
-                                domainDemand: domainDemand, classDemand: hasClasses ? classDemand : nil, anchors: anchorsNeeded, targets: targets)
+        var search = SwapSearch(
+            assembler: self, eligible: eligible, selection: selection, earlier: earlierSets, maxShared: maxShared,
+            domainDemand: domainDemand, classDemand: hasClasses ? classDemand : nil, anchors: anchorsNeeded, targets: targets)
         var method = "exact"
         if search.needsSearch {
             method = "heuristic"
@@ -185,7 +195,8 @@ extension FormAssembler {
         let mustCome = need - classRoom
         var text = "\(domains) need\(dr.count == 1 ? "s" : "") \(need) items"
         if !cr.isEmpty {
-            text += ", of which at least \(mustCome) must be \(others) because the counts of \(cr.map { classes[$0] }.joined(separator: " + ")) total \(classRoom)"
+            text +=
+                ", of which at least \(mustCome) must be \(others) because the counts of \(cr.map { classes[$0] }.joined(separator: " + ")) total \(classRoom)"
         } else {
             text += " that are \(others)"
         }
@@ -218,8 +229,10 @@ struct SwapSearch {
     var sharedCount: [Int]
     var information: [Double]
 
-    init(assembler: FormAssembler, eligible: [Bool], selection: [Int], earlier: [Set<Int>], maxShared: Int,
-         domainDemand: [Int]?, classDemand: [Int]?, anchors: Int, targets: [Blueprint.InformationTarget]) {
+    init(
+        assembler: FormAssembler, eligible: [Bool], selection: [Int], earlier: [Set<Int>], maxShared: Int,
+        domainDemand: [Int]?, classDemand: [Int]?, anchors: Int, targets: [Blueprint.InformationTarget]
+    ) {
         self.assembler = assembler
         self.eligible = eligible
         self.selection = selection
@@ -348,8 +361,9 @@ struct SwapSearch {
                         selected[out] = false
                         selected[j] = true
                         current = trial
-                        assert(penalty().hard == current.hard && abs(penalty().soft - current.soft) < 1e-9,
-                               "incremental penalty \(current) differs from the full one \(penalty())")
+                        assert(
+                            penalty().hard == current.hard && abs(penalty().soft - current.soft) < 1e-9,
+                            "incremental penalty \(current) differs from the full one \(penalty())")
                         improved = true
                         break
                     }
@@ -366,7 +380,9 @@ struct SwapSearch {
         for k in ordered {
             domainCounts[bank.items[k].domain, default: 0] += 1
             if bank.items[k].isAnchor { anchorCounts[bank.items[k].domain, default: 0] += 1 }
-            if !assembler.classes.isEmpty, assembler.itemClass[k] >= 0 { difficultyCounts[assembler.classes[assembler.itemClass[k]], default: 0] += 1 }
+            if !assembler.classes.isEmpty, assembler.itemClass[k] >= 0 {
+                difficultyCounts[assembler.classes[assembler.itemClass[k]], default: 0] += 1
+            }
         }
         var relaxed: [String] = []
         if let demand = domainDemand {
@@ -399,13 +415,15 @@ struct SwapSearch {
         if !targets.isEmpty {
             score = targets.indices.reduce(0.0) { $0 + min(information[$1] / targets[$1].information, 1) } / Double(targets.count)
             let L = assembler.blueprint.length
-            bound = targets.indices.reduce(0.0) { acc, t in
-                let best = bank.items.indices.filter { eligible[$0] }.map { targetInfo[$0][t] }.sorted(by: >).prefix(L).reduce(0, +)
-                return acc + min(best / targets[t].information, 1)
-            } / Double(targets.count)
+            bound =
+                targets.indices.reduce(0.0) { acc, t in
+                    let best = bank.items.indices.filter { eligible[$0] }.map { targetInfo[$0][t] }.sorted(by: >).prefix(L).reduce(0, +)
+                    return acc + min(best / targets[t].information, 1)
+                } / Double(targets.count)
         }
-        return AssembledForm(items: ordered, domainCounts: domainCounts, difficultyCounts: difficultyCounts, anchorCounts: anchorCounts,
-                             information: points, relaxed: relaxed, overlapWithEarlier: [], method: method,
-                             targetScore: score, targetUpperBound: bound)
+        return AssembledForm(
+            items: ordered, domainCounts: domainCounts, difficultyCounts: difficultyCounts, anchorCounts: anchorCounts,
+            information: points, relaxed: relaxed, overlapWithEarlier: [], method: method,
+            targetScore: score, targetUpperBound: bound)
     }
 }

@@ -103,7 +103,10 @@ public struct FormAssembler: Sendable {
         if let counts = domainCounts {
             let unknown = counts.keys.filter { !bank.domains.contains($0) && counts[$0]! > 0 }.sorted()
             if !unknown.isEmpty {
-                throw AssemblyError.infeasibleBlueprint(unknown.map { "domain \"\($0)\" needs \(counts[$0]!) items; the bank has no items in that domain (domains: \(bank.domains.joined(separator: ", ")))" })
+                throw AssemblyError.infeasibleBlueprint(
+                    unknown.map {
+                        "domain \"\($0)\" needs \(counts[$0]!) items; the bank has no items in that domain (domains: \(bank.domains.joined(separator: ", ")))"
+                    })
             }
         }
         if let counts = blueprint.difficultyCounts {
@@ -157,9 +160,10 @@ public struct FormAssembler: Sendable {
         let formCount = blueprint.forms ?? 1
         let maxShared = Int((Double(blueprint.length) * (blueprint.maxOverlap ?? 1)).rounded(.down))
         var forms: [AssembledForm] = []
-        var usedBy: [[Int]] = []   // items of each earlier form
+        var usedBy: [[Int]] = [] // items of each earlier form
         for _ in 0..<formCount {
-            var form = try assembleOne(eligible: eligible, exclusionSummary: reasons, earlier: usedBy, maxShared: maxShared, rng: &rng, options: options)
+            var form = try assembleOne(
+                eligible: eligible, exclusionSummary: reasons, earlier: usedBy, maxShared: maxShared, rng: &rng, options: options)
             form.overlapWithEarlier = usedBy.map { Set($0).intersection(form.items).count }
             usedBy.append(form.items)
             forms.append(form)

@@ -27,7 +27,8 @@ package enum FormSimulation {
         guard problems.isEmpty else { throw AssemblyError(.invalidConfiguration, problems: problems) }
         let started = Date()
         let bank = assembler.bank
-        let estimator = bank.hasCategoryItems
+        let estimator =
+            bank.hasCategoryItems
             ? try AbilityEstimator(items: bank.items.map(\.responseModel), latentScale: bank.latentScale)
             : try AbilityEstimator(parameters: bank.items.map(\.parameters), latentScale: bank.latentScale)
         let fixed: [AssembledForm]? = try options.fixedForms.map { count in
@@ -49,7 +50,9 @@ package enum FormSimulation {
                 var rng = SeededGenerator(seed: CATSimulation.simuleeSeed(options.seed, stream: 7, index: i))
                 let theta = RandomVariate.normal(mean: options.thetaMean, sd: options.thetaSD, using: &rng)
                 let form: AssembledForm
-                if let fixed { form = fixed[i % fixed.count] } else {
+                if let fixed {
+                    form = fixed[i % fixed.count]
+                } else {
                     do { form = try assembler.assemble(options: AssemblyOptions(seed: rng.next()))[0] } catch {
                         fail[w] = "\(error)"
                         return
@@ -70,15 +73,17 @@ package enum FormSimulation {
         var recovery = RecoveryStatistics(binWidth: options.binWidth, binBound: options.binBound)
         var violations = 0
         for o in outcomes {
-            recovery.add(theta: o.theta, estimate: o.estimate, standardError: o.se, length: o.length,
-                         seReached: options.seTarget.map { o.se <= $0 } ?? false)
+            recovery.add(
+                theta: o.theta, estimate: o.estimate, standardError: o.se, length: o.length,
+                seReached: options.seTarget.map { o.se <= $0 } ?? false)
             if o.relaxed { violations += 1 }
         }
         let length = Double(administered.reduce(0, +)) / Double(n)
         let eligible = Set(assembler.blueprint.statuses ?? [.active])
         let eligibleCount = bank.items.filter { eligible.contains($0.status) }.count
         return FormSimulationReport(
-            simulees: n, seed: options.seed, mode: options.fixedForms.map { "\($0) parallel forms, assigned in turn" } ?? "a form assembled per simulee",
+            simulees: n, seed: options.seed,
+            mode: options.fixedForms.map { "\($0) parallel forms, assigned in turn" } ?? "a form assembled per simulee",
             length: assembler.blueprint.length, meanLength: length, rmse: recovery.rmse, bias: recovery.bias, meanSE: recovery.meanSE,
             correlation: recovery.correlation, shareSEReached: options.seTarget.map { _ in recovery.shareSEReached },
             maxExposure: Double(administered.max() ?? 0) / Double(n), meanExposure: length / Double(max(eligibleCount, 1)),

@@ -33,7 +33,11 @@ struct RecoveryStatistics {
         sumTT += theta * theta; sumEE += estimate * estimate; sumTE += theta * estimate
         if seReached { reached += 1 }
         let b: Int
-        if theta < -binBound { b = 0 } else if theta >= binBound { b = interior + 1 } else {
+        if theta < -binBound {
+            b = 0
+        } else if theta >= binBound {
+            b = interior + 1
+        } else {
             b = 1 + min(interior - 1, Int(((theta + binBound) / binWidth).rounded(.down)))
         }
         bins[b].count += 1
@@ -64,8 +68,9 @@ struct RecoveryStatistics {
                 return .init(lower: lower, upper: upper, count: 0, bias: nil, rmse: nil, meanSE: nil, meanLength: nil, shareSEReached: nil)
             }
             let n = Double(b.count)
-            return .init(lower: lower, upper: upper, count: b.count, bias: b.sumError / n, rmse: (b.sumSquared / n).squareRoot(),
-                         meanSE: b.sumSE / n, meanLength: b.sumLength / n, shareSEReached: seTarget == nil ? nil : Double(b.reached) / n)
+            return .init(
+                lower: lower, upper: upper, count: b.count, bias: b.sumError / n, rmse: (b.sumSquared / n).squareRoot(),
+                meanSE: b.sumSE / n, meanLength: b.sumLength / n, shareSEReached: seTarget == nil ? nil : Double(b.reached) / n)
         }
     }
 

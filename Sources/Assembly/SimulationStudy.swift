@@ -14,8 +14,10 @@ package enum SimulationStudy {
     package static let allowedBinBounds = NumberRange.aboveUpTo(0, 20)
 
     /// Problems with a study's settings, naming each as `naming` says (`--simulees`, `--theta-sd`, …).
-    package static func validationProblems(simulees: Int, thetaMean: Double, thetaSD: Double, threads: Int,
-                                          binWidth: Double, binBound: Double, naming: SettingNaming = .words) -> [String] {
+    package static func validationProblems(
+        simulees: Int, thetaMean: Double, thetaSD: Double, threads: Int,
+        binWidth: Double, binBound: Double, naming: SettingNaming = .words
+    ) -> [String] {
         var problems: [String] = []
         if let p = allowedSimulees.problem(simulees, naming.name("simulees", words: "the number of simulees")) { problems.append(p) }
         if let p = ResponseSimulator.allowedThetaMeans.problem(thetaMean, naming.name("theta_mean", words: "θ mean")) { problems.append(p) }
@@ -30,8 +32,9 @@ package enum SimulationStudy {
 extension CATSimulation.Options {
     /// Problems with the study's settings (see `SimulationStudy`).
     package func validationProblems(naming: SettingNaming = .words) -> [String] {
-        SimulationStudy.validationProblems(simulees: simulees, thetaMean: thetaMean, thetaSD: thetaSD, threads: threads,
-                                           binWidth: binWidth, binBound: binBound, naming: naming)
+        SimulationStudy.validationProblems(
+            simulees: simulees, thetaMean: thetaMean, thetaSD: thetaSD, threads: threads,
+            binWidth: binWidth, binBound: binBound, naming: naming)
     }
 }
 
@@ -41,10 +44,13 @@ extension FormSimulation.Options {
 
     /// Problems with the study's settings (see `SimulationStudy`; `fixedForms` as a blueprint's `forms`).
     package func validationProblems(naming: SettingNaming = .words) -> [String] {
-        var problems = SimulationStudy.validationProblems(simulees: simulees, thetaMean: thetaMean, thetaSD: thetaSD, threads: threads,
-                                                          binWidth: binWidth, binBound: binBound, naming: naming)
+        var problems = SimulationStudy.validationProblems(
+            simulees: simulees, thetaMean: thetaMean, thetaSD: thetaSD, threads: threads,
+            binWidth: binWidth, binBound: binBound, naming: naming)
         if let seTarget, let p = Self.allowedSETargets.problem(seTarget, naming.name("se_target", words: "the SE target")) { problems.append(p) }
-        if let fixedForms, let p = Blueprint.allowedFormCounts.problem(fixedForms, naming.name("forms", words: "the number of forms")) { problems.append(p) }
+        if let fixedForms, let p = Blueprint.allowedFormCounts.problem(fixedForms, naming.name("forms", words: "the number of forms")) {
+            problems.append(p)
+        }
         return problems
     }
 }

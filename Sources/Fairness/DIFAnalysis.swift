@@ -45,13 +45,26 @@ package struct DIFOptions: Sendable, Hashable {
         var problems: [String] = []
         if methods.isEmpty { problems.append("\(naming.name("methods", words: "DIF methods")): none chosen (mh, lr, irt, wald)") }
         if !(1...100).contains(thetaStrata) { problems.append("\(naming.name("theta_strata")) must be in 1…100, got \(thetaStrata)") }
-        if !(1...50).contains(maximumPurificationRounds) { problems.append("\(naming.name("purification_rounds")) must be in 1…50, got \(maximumPurificationRounds)") }
-        if !(falseDiscoveryRate > 0 && falseDiscoveryRate < 1) { problems.append("\(naming.name("fdr", words: "false discovery rate")) must be in (0, 1), got \(falseDiscoveryRate.formatted6)") }
+        if !(1...50).contains(maximumPurificationRounds) {
+            problems.append("\(naming.name("purification_rounds")) must be in 1…50, got \(maximumPurificationRounds)")
+        }
+        if !(falseDiscoveryRate > 0 && falseDiscoveryRate < 1) {
+            problems.append("\(naming.name("fdr", words: "false discovery rate")) must be in (0, 1), got \(falseDiscoveryRate.formatted6)")
+        }
         if let anchorCount, anchorCount < 1 { problems.append("\(naming.name("anchor_count")) must be at least 1, got \(anchorCount)") }
-        if minimumResponsesPerGroup < 1 { problems.append("\(naming.name("min_item_responses", words: "minimum responses per group")) must be at least 1, got \(minimumResponsesPerGroup)") }
-        if minimumGroupPersons < 2 { problems.append("\(naming.name("min_group_persons", words: "minimum group size")) must be at least 2, got \(minimumGroupPersons)") }
-        if !(0...100_000).contains(dtfDraws) { problems.append("\(naming.name("dtf_draws", words: "DTF draws")) must be in 0…100000, got \(dtfDraws)") }
-        if calibration.model != .twoPL && calibration.model != .threePL { problems.append("\(naming.name("model")): the IRT DIF tests fit the 2PL or 3PL, not \(calibration.model.rawValue)") }
+        if minimumResponsesPerGroup < 1 {
+            problems.append(
+                "\(naming.name("min_item_responses", words: "minimum responses per group")) must be at least 1, got \(minimumResponsesPerGroup)")
+        }
+        if minimumGroupPersons < 2 {
+            problems.append("\(naming.name("min_group_persons", words: "minimum group size")) must be at least 2, got \(minimumGroupPersons)")
+        }
+        if !(0...100_000).contains(dtfDraws) {
+            problems.append("\(naming.name("dtf_draws", words: "DTF draws")) must be in 0…100000, got \(dtfDraws)")
+        }
+        if calibration.model != .twoPL && calibration.model != .threePL {
+            problems.append("\(naming.name("model")): the IRT DIF tests fit the 2PL or 3PL, not \(calibration.model.rawValue)")
+        }
         if anchorCount != nil && !purify { problems.append("\(naming.name("anchor_count")) applies after purification (purify)") }
         return problems + calibration.validationProblems(naming: naming)
     }
@@ -136,8 +149,10 @@ package enum DIFAnalysis {
     ///   - parameters: per item of `data`, the bank's parameters for θ matching; nil calibrates a pooled 2PL for it.
     /// - Throws: `PsychometricsError` for invalid options, labels, a missing reference, a small group, or a
     ///   multiple-group fit that cannot run.
-    package static func run(_ data: ResponseMatrix, groups: [String], reference: String, parameters: [ItemParameters?]? = nil,
-                           options: DIFOptions = DIFOptions()) throws(PsychometricsError) -> DIFReport {
+    package static func run(
+        _ data: ResponseMatrix, groups: [String], reference: String, parameters: [ItemParameters?]? = nil,
+        options: DIFOptions = DIFOptions()
+    ) throws(PsychometricsError) -> DIFReport {
         let problems = options.validationProblems()
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid DIF options: " + problems.joined(separator: "; ")) }
         guard groups.count == data.personCount else {
@@ -149,10 +164,17 @@ package enum DIFAnalysis {
         let groupOf = groups.map { index[$0]! }
         var sizes = [Int](repeating: 0, count: names.count)
         for i in 0..<data.personCount where !data.cells(ofPerson: i).isEmpty { sizes[groupOf[i]] += 1 }
-        guard sizes[0] > 0 else { throw PsychometricsError(.insufficientData, "the reference group \(TextFidelity.quoted(reference)) has no persons with responses") }
-        guard names.count >= 2 else { throw PsychometricsError(.insufficientData, "only one group (\(TextFidelity.quoted(reference))) in the data; DIF compares at least two") }
+        guard sizes[0] > 0 else {
+            throw PsychometricsError(.insufficientData, "the reference group \(TextFidelity.quoted(reference)) has no persons with responses")
+        }
+        guard names.count >= 2 else {
+            throw PsychometricsError(.insufficientData, "only one group (\(TextFidelity.quoted(reference))) in the data; DIF compares at least two")
+        }
         if let k = sizes.firstIndex(where: { $0 < options.minimumGroupPersons }) {
-            throw PsychometricsError(.insufficientData, "group \(TextFidelity.quoted(names[k])) has \(sizes[k]) person\(sizes[k] == 1 ? "" : "s") with responses; each group needs at least \(options.minimumGroupPersons)")
+            throw PsychometricsError(
+                .insufficientData,
+                "group \(TextFidelity.quoted(names[k])) has \(sizes[k]) person\(sizes[k] == 1 ? "" : "s") with responses; each group needs at least \(options.minimumGroupPersons)"
+            )
         }
         let focalGroups = Array(names.dropFirst())
         let J = data.itemCount
@@ -171,8 +193,10 @@ package enum DIFAnalysis {
                 for (i, u) in column[j] {
                     if groupOf[i] == 0 { nR += 1; rR += Int(u) } else if groupOf[i] == f + 1 { nF += 1; rF += Int(u) }
                 }
-                rows.append(DIFRow(itemID: data.itemIDs[j], focal: focal, referenceResponses: nR, focalResponses: nF,
-                                   referenceProportion: nR > 0 ? Double(rR) / Double(nR) : nil, focalProportion: nF > 0 ? Double(rF) / Double(nF) : nil))
+                rows.append(
+                    DIFRow(
+                        itemID: data.itemIDs[j], focal: focal, referenceResponses: nR, focalResponses: nF,
+                        referenceProportion: nR > 0 ? Double(rR) / Double(nR) : nil, focalProportion: nF > 0 ? Double(rF) / Double(nF) : nil))
             }
         }
         let F = focalGroups.count
@@ -182,8 +206,12 @@ package enum DIFAnalysis {
             let r = rows[row(j, f)]
             if r.focalResponses == 0 { return "group \(r.focal) has no responses to this item" }
             if r.referenceResponses == 0 { return "the reference group has no responses to this item" }
-            if r.focalResponses < options.minimumResponsesPerGroup { return "only \(r.focalResponses) responses from group \(r.focal) (minimum \(options.minimumResponsesPerGroup))" }
-            if r.referenceResponses < options.minimumResponsesPerGroup { return "only \(r.referenceResponses) responses from the reference group (minimum \(options.minimumResponsesPerGroup))" }
+            if r.focalResponses < options.minimumResponsesPerGroup {
+                return "only \(r.focalResponses) responses from group \(r.focal) (minimum \(options.minimumResponsesPerGroup))"
+            }
+            if r.referenceResponses < options.minimumResponsesPerGroup {
+                return "only \(r.referenceResponses) responses from the reference group (minimum \(options.minimumResponsesPerGroup))"
+            }
             return nil
         }
 
@@ -196,9 +224,12 @@ package enum DIFAnalysis {
         switch matching {
         case .theta:
             if let parameters {
-                guard parameters.count == J else { throw PsychometricsError(.lengthMismatch, "one parameter set per item: \(parameters.count) for \(J) items") }
+                guard parameters.count == J else {
+                    throw PsychometricsError(.lengthMismatch, "one parameter set per item: \(parameters.count) for \(J) items")
+                }
                 for j in 0..<J { if let p = parameters[j] { matchingParameters[j] = p } else { hasParameters[j] = false } }
-                matchingDescription = "theta: EAP over the matching items and the studied item under the bank's parameters (41 points on ±5); MH in \(options.thetaStrata) equal-count strata"
+                matchingDescription =
+                    "theta: EAP over the matching items and the studied item under the bank's parameters (41 points on ±5); MH in \(options.thetaStrata) equal-count strata"
             } else {
                 var calibration = CalibrationOptions(model: .twoPL)
                 calibration.standardErrors = false
@@ -206,16 +237,20 @@ package enum DIFAnalysis {
                 let pooled = try? EMCalibrator(options: calibration).calibrate(data)
                 let byID = Dictionary(uniqueKeysWithValues: (pooled?.items ?? []).map { ($0.itemID, $0.parameters) })
                 for j in 0..<J { if let p = byID[data.itemIDs[j]] { matchingParameters[j] = p } else { hasParameters[j] = false } }
-                matchingDescription = "theta: EAP over the matching items and the studied item under a pooled 2PL calibration of these data (41 points on ±5); MH in \(options.thetaStrata) equal-count strata"
+                matchingDescription =
+                    "theta: EAP over the matching items and the studied item under a pooled 2PL calibration of these data (41 points on ±5); MH in \(options.thetaStrata) equal-count strata"
             }
         case .restScore: matchingDescription = "rest score: number correct over the matching items without the studied item"
         default: matchingDescription = "total score: number correct over the matching items including the studied item"
         }
 
         var purification: [DIFPurification] = []
-        var irt = IRTDIFFits(data: data, groups: groups, reference: reference,
-                             calibrator: { var c = MultipleGroupCalibrator(options: options.calibration); c.minimumGroupPersons = options.minimumGroupPersons; return c }(),
-                             names: names)
+        var irt = IRTDIFFits(
+            data: data, groups: groups, reference: reference,
+            calibrator: {
+                var c = MultipleGroupCalibrator(options: options.calibration); c.minimumGroupPersons = options.minimumGroupPersons; return c
+            }(),
+            names: names)
         var finalFlags: [DIFMethod: Set<Int>] = [:]
         var invariantModel: MultipleGroupResult?
 
@@ -249,20 +284,29 @@ package enum DIFAnalysis {
                                 var tables = [MantelHaenszelDIF.Table](repeating: .init(), count: (strata.max() ?? 0) + 1)
                                 for (m, member) in members.enumerated() {
                                     let s = strata[m], correct = member.response == 1
-                                    if isFocal[m] { if correct { tables[s].focalCorrect += 1 } else { tables[s].focalIncorrect += 1 } }
-                                    else { if correct { tables[s].referenceCorrect += 1 } else { tables[s].referenceIncorrect += 1 } }
+                                    if isFocal[m] {
+                                        if correct { tables[s].focalCorrect += 1 } else { tables[s].focalIncorrect += 1 }
+                                    } else {
+                                        if correct { tables[s].referenceCorrect += 1 } else { tables[s].referenceIncorrect += 1 }
+                                    }
                                 }
                                 if let mh = MantelHaenszelDIF(tables: tables) {
                                     rows[k].mantelHaenszel = mh
                                     out[k] = (mh.chiSquare, mh.p)
-                                } else { rows[k].untestable[method] = "no matching stratum holds both groups" }
+                                } else {
+                                    rows[k].untestable[method] = "no matching stratum holds both groups"
+                                }
                             } else if let lr = LogisticRegressionDIF(responses: members.map(\.response), score: values, focal: isFocal) {
                                 rows[k].logisticRegression = lr
                                 out[k] = (lr.chiSquare, lr.p)
-                            } else { rows[k].untestable[method] = "the responses do not vary" }
+                            } else {
+                                rows[k].untestable[method] = "the responses do not vary"
+                            }
                         case .likelihoodRatio, .wald:
-                            let test = method == .wald ? try irt.wald(item: j, focal: focalGroups[f], free: excluded)
-                                                       : try irt.likelihoodRatio(item: j, focal: focalGroups[f], free: excluded)
+                            let test =
+                                method == .wald
+                                ? try irt.wald(item: j, focal: focalGroups[f], free: excluded)
+                                : try irt.likelihoodRatio(item: j, focal: focalGroups[f], free: excluded)
                             switch test {
                             case .success(let t):
                                 if method == .wald { rows[k].wald = t } else { rows[k].likelihoodRatio = t }
@@ -292,7 +336,9 @@ package enum DIFAnalysis {
                 while perRound.count < options.maximumPurificationRounds {
                     if flagged == excluded { converged = true; break }
                     if flagged.count >= J - 1 {
-                        warnings.append("\(method.rawValue): \(flagged.count) of \(J) items flagged; purification stopped (fewer than 2 items would be left to match on)")
+                        warnings.append(
+                            "\(method.rawValue): \(flagged.count) of \(J) items flagged; purification stopped (fewer than 2 items would be left to match on)"
+                        )
                         break
                     }
                     excluded = flagged
@@ -301,11 +347,16 @@ package enum DIFAnalysis {
                     perRound.append(flagged.sorted().map { data.itemIDs[$0] })
                 }
                 if flagged == excluded { converged = true }
-                if !converged { warnings.append("\(method.rawValue): purification did not settle in \(options.maximumPurificationRounds) rounds; the last round is reported") }
+                if !converged {
+                    warnings.append(
+                        "\(method.rawValue): purification did not settle in \(options.maximumPurificationRounds) rounds; the last round is reported")
+                }
                 if let anchorCount = options.anchorCount {
                     let statistic = (0..<J).map { j in (0..<F).compactMap { results[row(j, $0)]?.statistic }.max() ?? .infinity }
                     let anchor = (0..<J).filter { !flagged.contains($0) }.sorted { statistic[$0] < statistic[$1] }.prefix(anchorCount)
-                    if anchor.count < anchorCount { warnings.append("\(method.rawValue): only \(anchor.count) unflagged items for a constant anchor of \(anchorCount)") }
+                    if anchor.count < anchorCount {
+                        warnings.append("\(method.rawValue): only \(anchor.count) unflagged items for a constant anchor of \(anchorCount)")
+                    }
                     excluded = Set(0..<J).subtracting(anchor)
                     results = try round(excluded: excluded)
                     (flagged, adjusted) = flags(results)
@@ -321,8 +372,10 @@ package enum DIFAnalysis {
                 }
             }
             finalFlags[method] = flagged
-            purification.append(DIFPurification(method: method, flaggedPerRound: perRound, converged: converged,
-                                                anchorItems: (0..<J).filter { !excluded.contains($0) }.map { data.itemIDs[$0] }))
+            purification.append(
+                DIFPurification(
+                    method: method, flaggedPerRound: perRound, converged: converged,
+                    anchorItems: (0..<J).filter { !excluded.contains($0) }.map { data.itemIDs[$0] }))
             seconds[method.rawValue] = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         }
 
@@ -338,9 +391,10 @@ package enum DIFAnalysis {
             warnings.append("no DTF: the multiple-group model could not be fitted (\(error.message))")
         }
         seconds["dtf"] = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-        return DIFReport(reference: reference, focalGroups: focalGroups, groupSizes: zip(names, sizes).map { ($0, $1) }, matching: matching,
-                         matchingDescription: matchingDescription, options: options, rows: rows, purification: purification, dtf: dtf,
-                         flaggedModel: flaggedModel, invariantModel: invariantModel, multipleGroupFits: irt.fitsRun, warnings: warnings, seconds: seconds)
+        return DIFReport(
+            reference: reference, focalGroups: focalGroups, groupSizes: zip(names, sizes).map { ($0, $1) }, matching: matching,
+            matchingDescription: matchingDescription, options: options, rows: rows, purification: purification, dtf: dtf,
+            flaggedModel: flaggedModel, invariantModel: invariantModel, multipleGroupFits: irt.fitsRun, warnings: warnings, seconds: seconds)
     }
 
     /// Stratum of each value: the score itself (score matching) or one of `count` equal-count strata by rank (θ).

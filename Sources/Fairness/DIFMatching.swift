@@ -60,8 +60,9 @@ struct MatchingCriterion {
 
     private static func add(_ item: ItemParameters, response: UInt8, grid: QuadratureGrid, into table: inout [Double], row: Int) {
         for t in 0..<grid.count {
-            let v = ItemResponseFunction.logProbabilities(logit: ItemResponseFunction.logit(slope: item.discrimination, difficulty: item.difficulty, at: grid.points[t]),
-                                                          guessing: item.guessing)
+            let v = ItemResponseFunction.logProbabilities(
+                logit: ItemResponseFunction.logit(slope: item.discrimination, difficulty: item.difficulty, at: grid.points[t]),
+                guessing: item.guessing)
             table[row + t] += response == 1 ? v.logP : v.logQ
         }
     }
@@ -71,7 +72,7 @@ struct MatchingCriterion {
         switch matching {
         case .theta:
             let q = grid.count
-            var row = Array(logLikelihood[i * q ..< (i + 1) * q])
+            var row = Array(logLikelihood[i * q..<(i + 1) * q])
             if !inMatching[j] { Self.add(parameters[j], response: u, grid: grid, into: &row, row: 0) }
             var top = -Double.infinity
             for t in 0..<q { row[t] += grid.logWeights[t]; top = max(top, row[t]) }

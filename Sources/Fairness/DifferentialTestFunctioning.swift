@@ -60,7 +60,9 @@ package struct DifferentialTestFunctioning: Sendable, Hashable, Codable {
             var s = 0.0, u = 0.0
             for (t, z) in nodes.enumerated() {
                 let theta = mean + sd * z
-                let gap = Self.expectedScore(ids, group: reference, theta: theta, parameter) - Self.expectedScore(ids, group: focal, theta: theta, parameter)
+                let gap =
+                    Self.expectedScore(ids, group: reference, theta: theta, parameter)
+                    - Self.expectedScore(ids, group: focal, theta: theta, parameter)
                 s += w[t] * gap
                 u += w[t] * abs(gap)
             }
@@ -96,7 +98,9 @@ package struct DifferentialTestFunctioning: Sendable, Hashable, Codable {
     static func expectedScore(_ ids: [String], group: String, theta: Double, _ parameter: (String, String) -> ItemParameters?) -> Double {
         ids.reduce(0) { sum, id in
             guard let item = parameter(id, group) else { return sum }
-            return sum + ItemResponseFunction.probability(logit: ItemResponseFunction.logit(slope: item.discrimination, difficulty: item.difficulty, at: theta), guessing: item.guessing)
+            return sum
+                + ItemResponseFunction.probability(
+                    logit: ItemResponseFunction.logit(slope: item.discrimination, difficulty: item.difficulty, at: theta), guessing: item.guessing)
         }
     }
 

@@ -61,11 +61,14 @@ struct IRTDIFFits {
     }
 
     /// The fit with the items `free` free in every group and, when given, `studied` free in `focal` only.
-    mutating func fit(free: Set<Int>, studied: Int? = nil, focal: String? = nil, standardErrors: Bool = false) throws(PsychometricsError) -> MultipleGroupResult {
+    mutating func fit(free: Set<Int>, studied: Int? = nil, focal: String? = nil, standardErrors: Bool = false) throws(PsychometricsError)
+        -> MultipleGroupResult
+    {
         let key = Key(freeEverywhere: free.sorted(), studied: studied, focal: focal, standardErrors: standardErrors)
         if let done = cache[key] { return done }
         if prepared == nil { prepared = try calibrator.prepare(data, groups: groups, reference: reference) }
-        let result = try Self.run(key, calibrator: calibrator, prepared: prepared!, itemIDs: data.itemIDs, names: names, start: base, remember: base == nil)
+        let result = try Self.run(
+            key, calibrator: calibrator, prepared: prepared!, itemIDs: data.itemIDs, names: names, start: base, remember: base == nil)
         fitsRun += 1
         cache[key] = result
         if base == nil { base = result }
@@ -73,8 +76,10 @@ struct IRTDIFFits {
     }
 
     /// One fit by its key, started from `start`.
-    private static func run(_ key: Key, calibrator: MultipleGroupCalibrator, prepared: MultipleGroupCalibrator.Prepared, itemIDs: [String],
-                            names: [String], start: MultipleGroupResult?, remember: Bool = false) throws(PsychometricsError) -> MultipleGroupResult {
+    private static func run(
+        _ key: Key, calibrator: MultipleGroupCalibrator, prepared: MultipleGroupCalibrator.Prepared, itemIDs: [String],
+        names: [String], start: MultipleGroupResult?, remember: Bool = false
+    ) throws(PsychometricsError) -> MultipleGroupResult {
         var freeItems: [String: Set<String>] = [:]
         for j in key.freeEverywhere { freeItems[itemIDs[j]] = Set(names) }
         if let studied = key.studied, let focal = key.focal { freeItems[itemIDs[studied], default: []].insert(focal) }
@@ -110,7 +115,8 @@ struct IRTDIFFits {
                 parallelFor(min(lanes, batch.count)) { lane in
                     for k in stride(from: lane, to: batch.count, by: lanes) {
                         do throws(PsychometricsError) {
-                            box.value[k] = .success(try Self.run(batch[k], calibrator: single, prepared: prepared, itemIDs: itemIDs, names: names, start: start))
+                            box.value[k] = .success(
+                                try Self.run(batch[k], calibrator: single, prepared: prepared, itemIDs: itemIDs, names: names, start: start))
                         } catch { box.value[k] = .failure(error) }
                     }
                 }
@@ -130,12 +136,15 @@ struct IRTDIFFits {
         let compact = try fit(free: others)
         let augmented = try fit(free: others, studied: j, focal: focal)
         let id = data.itemIDs[j]
-        guard let ref = augmented.parameters(item: id, group: reference), let foc = augmented.parameters(item: id, group: focal), augmented.freedItemIDs.contains(id) else {
+        guard let ref = augmented.parameters(item: id, group: reference), let foc = augmented.parameters(item: id, group: focal),
+            augmented.freedItemIDs.contains(id)
+        else {
             return .failure(Untestable(reason: Self.reasonNotSeparated(augmented, item: id, focal: focal)))
         }
         let df = augmented.model == .threePL ? 3 : 2
         let g2 = max(0, 2 * (augmented.logLikelihood - compact.logLikelihood))
-        return .success(IRTItemTest(chiSquare: g2, degreesOfFreedom: df, p: ChiSquare.upperTail(g2, degreesOfFreedom: Double(df)), reference: ref, focal: foc))
+        return .success(
+            IRTItemTest(chiSquare: g2, degreesOfFreedom: df, p: ChiSquare.upperTail(g2, degreesOfFreedom: Double(df)), reference: ref, focal: foc))
     }
 
     /// The Wald test of item j in focal group f (see the type), in the augmented model with standard errors.
@@ -145,11 +154,13 @@ struct IRTDIFFits {
         let augmented = try fit(free: others, studied: j, focal: focal, standardErrors: true)
         let id = data.itemIDs[j]
         guard let r = augmented.items.firstIndex(where: { $0.item.itemID == id && $0.groups.contains(reference) }),
-              let f = augmented.items.firstIndex(where: { $0.item.itemID == id && $0.groups == [focal] }), r != f else {
+            let f = augmented.items.firstIndex(where: { $0.item.itemID == id && $0.groups == [focal] }), r != f
+        else {
             return .failure(Untestable(reason: Self.reasonNotSeparated(augmented, item: id, focal: focal)))
         }
         guard let covariance = augmented.workingCovariance else {
-            return .failure(Untestable(reason: "no standard errors in the augmented model: " + (augmented.warnings.last ?? augmented.standardErrorMethod)))
+            return .failure(
+                Untestable(reason: "no standard errors in the augmented model: " + (augmented.warnings.last ?? augmented.standardErrorMethod)))
         }
         let p = augmented.model == .threePL ? 3 : 2, P = augmented.workingParameters.count
         let or = augmented.workingOffsets[r], of = augmented.workingOffsets[f]
@@ -157,14 +168,17 @@ struct IRTDIFFits {
         var sigma = [Double](repeating: 0, count: p * p)
         for a in 0..<p {
             for b in 0..<p {
-                sigma[a * p + b] = covariance[(of + a) * P + of + b] + covariance[(or + a) * P + or + b]
+                sigma[a * p + b] =
+                    covariance[(of + a) * P + of + b] + covariance[(or + a) * P + or + b]
                     - covariance[(of + a) * P + or + b] - covariance[(or + a) * P + of + b]
             }
         }
         let solved = solveSmallSPD(sigma, delta, n: p)
         let w = max(0, zip(delta, solved).reduce(0) { $0 + $1.0 * $1.1 })
-        return .success(IRTItemTest(chiSquare: w, degreesOfFreedom: p, p: ChiSquare.upperTail(w, degreesOfFreedom: Double(p)),
-                                    reference: augmented.items[r].item.parameters, focal: augmented.items[f].item.parameters))
+        return .success(
+            IRTItemTest(
+                chiSquare: w, degreesOfFreedom: p, p: ChiSquare.upperTail(w, degreesOfFreedom: Double(p)),
+                reference: augmented.items[r].item.parameters, focal: augmented.items[f].item.parameters))
     }
 
     static func reasonNotSeparated(_ fit: MultipleGroupResult, item id: String, focal: String) -> String {

@@ -54,8 +54,11 @@ package struct AccessTokens: Sendable, Hashable {
         let digest = SHA256.digest(Array(token.utf8))
         let previous = digests[digest]
         digests[digest] = max(previous ?? scope, scope)
-        if previous == nil { if scope == .admin { adminCount += 1 } else { scoringCount += 1 } }
-        else if previous == .scoring && scope == .admin { scoringCount -= 1; adminCount += 1 }
+        if previous == nil {
+            if scope == .admin { adminCount += 1 } else { scoringCount += 1 }
+        } else if previous == .scoring && scope == .admin {
+            scoringCount -= 1; adminCount += 1
+        }
         return nil
     }
 
@@ -68,7 +71,8 @@ package struct AccessTokens: Sendable, Hashable {
         let digest: [UInt8]? = header.withUTF8 { value in
             let scheme = "bearer".utf8
             guard value.count > scheme.count, zip(value, scheme).allSatisfy({ ($0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0) == $1 }),
-                  value[scheme.count] == UInt8(ascii: " ") else { return nil }
+                value[scheme.count] == UInt8(ascii: " ")
+            else { return nil }
             var start = scheme.count, end = value.count
             while start < end, value[start] == UInt8(ascii: " ") { start += 1 }
             while end > start, value[end - 1] == UInt8(ascii: " ") || value[end - 1] == UInt8(ascii: "\t") { end -= 1 }
@@ -86,7 +90,8 @@ package struct AccessTokens: Sendable, Hashable {
         var errors: [InputError] = []
         for (variable, scope) in [(scoringVariable, Scope.scoring), (adminVariable, .admin)] {
             guard let value = environment[variable] else { continue }
-            for (k, token) in value.split(separator: ",").map({ $0.trimmingPrefix(while: { $0 == " " }).trimmingSuffix(while: { $0 == " " }) }).enumerated()
+            for (k, token) in value.split(separator: ",").map({ $0.trimmingPrefix(while: { $0 == " " }).trimmingSuffix(while: { $0 == " " }) })
+                .enumerated()
             where !token.isEmpty {
                 if let problem = tokens.add(token, scope) {
                     errors.append(InputError(file: "$\(variable)", message: "token \(k + 1): \(problem)"))
@@ -104,9 +109,12 @@ package struct AccessTokens: Sendable, Hashable {
                 let column = line.count - content.count + 1
                 let fields = content.split(whereSeparator: { $0 == " " || $0 == "\t" })
                 guard fields.count == 2, let scope = Scope(rawValue: String(fields[0])) else {
-                    errors.append(InputError(file: path, line: number + 1, column: column,
-                                             message: "a line is `scoring TOKEN` or `admin TOKEN`; this one has \(fields.count) field(s)"
-                                                + (fields.count == 2 ? " and begins with neither word" : "") + " (its text is not repeated here: it may hold a secret)"))
+                    errors.append(
+                        InputError(
+                            file: path, line: number + 1, column: column,
+                            message: "a line is `scoring TOKEN` or `admin TOKEN`; this one has \(fields.count) field(s)"
+                                + (fields.count == 2 ? " and begins with neither word" : "")
+                                + " (its text is not repeated here: it may hold a secret)"))
                     continue
                 }
                 count += 1

@@ -68,7 +68,7 @@ final class AsyncGate: Sendable {
                 state.waiting.removeFirst(state.head)
                 state.head = 0
             }
-            return continuation   // the place passes to it: `inside` stays
+            return continuation // the place passes to it: `inside` stays
         }
         next?.resume()
     }

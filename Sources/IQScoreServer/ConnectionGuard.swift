@@ -246,15 +246,24 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// gets its problem and the connection closes (its body, if any, is not read).
     private func refusal(of head: HTTPRequestHead, _ fields: HeadFields) -> (problem: Problem, reason: ConnectionCloseReason)? {
         if head.version.major == 1 && head.version.minor >= 1 && fields.hosts != 1 {
-            return (Problem(.badRequest, "an HTTP/1.1 request carries exactly one Host header (RFC 9112 §3.2); this one has \(fields.hosts)"), .protocolError)
+            return (
+                Problem(.badRequest, "an HTTP/1.1 request carries exactly one Host header (RFC 9112 §3.2); this one has \(fields.hosts)"),
+                .protocolError
+            )
         }
         if let expectation = fields.expect, expectation.lowercased() != "100-continue" {
-            return (Problem(.expectationFailed, "the only expectation answered is 100-continue; got \(TextFidelity.quoted(expectation))"), .protocolError)
+            return (
+                Problem(.expectationFailed, "the only expectation answered is 100-continue; got \(TextFidelity.quoted(expectation))"), .protocolError
+            )
         }
         let lengths = fields.contentLengths
         if let text = lengths.first {
             guard lengths.count == 1, let length = Int(text), length >= 0 else {
-                return (Problem(.badRequest, "Content-Length must be one non-negative integer; got \(TextFidelity.quoted(lengths.joined(separator: ", ")))"), .protocolError)
+                return (
+                    Problem(
+                        .badRequest, "Content-Length must be one non-negative integer; got \(TextFidelity.quoted(lengths.joined(separator: ", ")))"),
+                    .protocolError
+                )
             }
             if length > shared.maxBodyBytes { return (Problem.bodyTooLarge(limit: shared.maxBodyBytes, name: shared.maxBodyBytesName), .refusedBody) }
             // A body that cannot fit the budget now is refused before it is sent (before `100 Continue`).
@@ -274,9 +283,12 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             close(context)
             return
         case HTTPParserError.headerOverflow:
-            problem = Problem(.headerTooLarge, "the request head is over \(shared.limits.maxHeaderBytes) bytes (limit: \(shared.limits.name("max_header_bytes")))")
+            problem = Problem(
+                .headerTooLarge, "the request head is over \(shared.limits.maxHeaderBytes) bytes (limit: \(shared.limits.name("max_header_bytes")))")
         case HTTPParserError.unknown:
-            problem = Problem(.badRequest, "the request is not valid HTTP/1.1 (RFC 9112): a Transfer-Encoding other than chunked, or a framing the parser cannot read")
+            problem = Problem(
+                .badRequest,
+                "the request is not valid HTTP/1.1 (RFC 9112): a Transfer-Encoding other than chunked, or a framing the parser cannot read")
         case let error as HTTPParserError:
             problem = Problem(.badRequest, "the request is not valid HTTP/1.1 (RFC 9112): \(error)")
         default:
@@ -356,8 +368,13 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         if event is ConnectionEviction {
             // Chosen by the registry to make room: a request under way is told why.
             if readingBody || !pending.isEmpty {
-                abandon(context, Problem(.overloaded, "the server is at its connection limit (\(shared.limits.name("max_connections"))) and this request was the slowest to arrive; retry"),
-                        reason: .evicted)
+                abandon(
+                    context,
+                    Problem(
+                        .overloaded,
+                        "the server is at its connection limit (\(shared.limits.name("max_connections"))) and this request was the slowest to arrive; retry"
+                    ),
+                    reason: .evicted)
             } else {
                 shared.metrics.recordConnectionClosed(.evicted)
                 close(context)
@@ -370,7 +387,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
         quiescing = true
         if shared.registry.beginShutdown(timeout: shared.limits.shutdownTimeout, on: context.eventLoop) {
-            shared.logger.info("shutting down: \(shared.registry.openCount) connections open; requests under way have \(shared.limits.shutdownTimeout) to finish")
+            shared.logger.info(
+                "shutting down: \(shared.registry.openCount) connections open; requests under way have \(shared.limits.shutdownTimeout) to finish")
         }
         if pending.isEmpty && !readingBody {
             shared.metrics.recordConnectionClosed(.shutdown)
@@ -410,13 +428,14 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         let now = NIODeadline.now()
         let limits = shared.limits
         let (activity, since) = self.activity
-        let limit: (timeout: Duration, reason: ConnectionCloseReason)? = switch activity {
-        case .readingBody: (limits.bodyTimeout, .bodyTimeout)
-        case .readingHead: (limits.headerTimeout, .headerTimeout)
-        case .idle: (limits.idleTimeout, .idleTimeout)
-        case .sending: (limits.sendTimeout, .sendTimeout)
-        case .answering, .closing: nil
-        }
+        let limit: (timeout: Duration, reason: ConnectionCloseReason)? =
+            switch activity {
+            case .readingBody: (limits.bodyTimeout, .bodyTimeout)
+            case .readingHead: (limits.headerTimeout, .headerTimeout)
+            case .idle: (limits.idleTimeout, .idleTimeout)
+            case .sending: (limits.sendTimeout, .sendTimeout)
+            case .answering, .closing: nil
+            }
         let deadline = limit.map { since + .nanoseconds($0.timeout.nanoseconds) }
         guard let limit, let deadline, now >= deadline else {
             armTimer(context, at: min(deadline ?? .distantFuture, now + shared.recheck))
@@ -434,7 +453,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             close(context)
         default:
             let (what, key) = limit.reason == .bodyTimeout ? ("body", "body_timeout") : ("head", "header_timeout")
-            abandon(context, Problem(.requestTimeout, "the request \(what) did not arrive within \(limit.timeout) (limit: \(shared.limits.name(key)))"), reason: limit.reason)
+            abandon(
+                context, Problem(.requestTimeout, "the request \(what) did not arrive within \(limit.timeout) (limit: \(shared.limits.name(key)))"),
+                reason: limit.reason)
         }
     }
 

@@ -44,8 +44,8 @@ public struct ConnectionLimits: Sendable, Hashable {
     package static let allowedTimeoutSeconds = 1...3_600
     package static let allowedShutdownSeconds = 0...3_600
     package static let allowedMaxConnections = 1...1_000_000
-    package static let allowedMaxHeaderBytes = 1 << 10 ... 1 << 20
-    package static let allowedMaxBufferedBodyBytes = 1 << 20 ... 64 << 30
+    package static let allowedMaxHeaderBytes = 1 << 10...1 << 20
+    package static let allowedMaxBufferedBodyBytes = 1 << 20...64 << 30
 
     /// The allowance for what an open connection costs besides its head, used in `memoryBound`: 12 KiB.
     /// `scripts/hostile-connections.py` checks the bound it implies: 4,000 connections at the limit, half of them

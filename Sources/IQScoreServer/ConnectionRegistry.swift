@@ -124,7 +124,8 @@ final class ConnectionRegistry: Sendable {
     func remove(_ connection: RegisteredConnection) {
         table.withLockedValue { table in
             if table.connections.removeValue(forKey: ObjectIdentifier(connection)) != nil,
-               connection.state.activity == .closing {
+                connection.state.activity == .closing
+            {
                 table.closing -= 1
             }
         }

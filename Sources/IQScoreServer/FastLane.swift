@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import HTTPTypes
 import NIOCore
@@ -108,7 +108,7 @@ final class FastLane: ChannelDuplexHandler, RemovableChannelHandler {
             }
         case .body(var part):
             guard case .taking(var taken) = state else { context.fireChannelRead(data); return }
-            state = .idle  // no second reference to the body while it grows
+            state = .idle // no second reference to the body while it grows
             if taken.body == nil { taken.body = part } else { taken.body!.writeBuffer(&part) }
             state = .taking(taken)
         case .end:
@@ -180,8 +180,9 @@ final class FastLane: ChannelDuplexHandler, RemovableChannelHandler {
         let requestID = service.requestIDs.id(from: taken.fields.requestID)
         let body = json.buffer
         service.metrics.recordFastLane(taken.route)
-        service.finish(taken.route, method: taken.head.method.rawValue, path: taken.head.uri, status: 200, nil, started: taken.started,
-                       requestID: requestID, peer: peer, token: token)
+        service.finish(
+            taken.route, method: taken.head.method.rawValue, path: taken.head.uri, status: 200, nil, started: taken.started,
+            requestID: requestID, peer: peer, token: token)
         var headers = HTTPHeaders()
         headers.reserveCapacity(6)
         headers.add(name: "Content-Type", value: "application/json")

@@ -26,9 +26,9 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             let pipeline = channel.pipeline.syncOperations
             try pipeline.addHandler(ByteActivityHandler(connectionGuard))
             try pipeline.configureHTTPServerPipeline(
-                withPipeliningAssistance: false,  // NIOAsyncChannel reads one request at a time
-                withErrorHandling: false,  // the guard answers parse errors
-                withOutboundHeaderValidation: false,  // Swift HTTP Types validate
+                withPipeliningAssistance: false, // NIOAsyncChannel reads one request at a time
+                withErrorHandling: false, // the guard answers parse errors
+                withOutboundHeaderValidation: false, // Swift HTTP Types validate
                 withEncoderConfiguration: .init(),
                 withDecoderLimitConfiguration: decoderLimits
             )

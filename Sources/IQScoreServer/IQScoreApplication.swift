@@ -43,16 +43,22 @@ public enum IQScoreApplication {
     }
 
     /// The Hummingbird application; `onRunning` gets the bound address once the server listens.
-    package static func makeApplication(service: ScoringService, options: Options = Options(),
-                                       onRunning: @escaping @Sendable (SocketAddress?) async -> Void = { _ in })
-        -> Application<RouterResponder<IQScoreRequestContext>> {
+    package static func makeApplication(
+        service: ScoringService, options: Options = Options(),
+        onRunning: @escaping @Sendable (SocketAddress?) async -> Void = { _ in }
+    )
+        -> Application<RouterResponder<IQScoreRequestContext>>
+    {
         let store = service.store
-        let shared = ConnectionGuardShared(limits: options.connections, maxBodyBytes: service.limits.maxBodyBytes, metrics: service.metrics,
-                                           logger: service.logger, bankVersion: { store.current.bankVersion })
+        let shared = ConnectionGuardShared(
+            limits: options.connections, maxBodyBytes: service.limits.maxBodyBytes, metrics: service.metrics,
+            logger: service.logger, bankVersion: { store.current.bankVersion })
         service.metrics.setConnectionSource { [registry = shared.registry, budget = shared.budget] in (registry.openCount, budget.bytesHeld) }
         return Application(
             router: makeRouter(service: service),
-            server: HTTPServerBuilder { responder in GuardedHTTP1Channel(responder: responder, shared: shared, fastLane: options.fastLane ? service : nil) },
+            server: HTTPServerBuilder { responder in
+                GuardedHTTP1Channel(responder: responder, shared: shared, fastLane: options.fastLane ? service : nil)
+            },
             // The guard keeps the connection limit (closing the stalest to admit a new one); the listen backlog
             // takes what arrives faster than accepts.
             configuration: ApplicationConfiguration(address: .hostname(options.host, port: options.port), backlog: 4_096),
@@ -66,15 +72,17 @@ public enum IQScoreApplication {
     /// what remains), and returns. SIGHUP reloads the bank and configuration (`ScoringService.reload(trigger:)`).
     /// - Throws: what binding the address throws (an address in use, a port not allowed); errors of single requests
     ///   and connections are answered or logged, never thrown here.
-    public static func run(service: ScoringService, options: Options = Options(),
-                           onRunning: @escaping @Sendable (SocketAddress?) async -> Void = { _ in }) async throws {
+    public static func run(
+        service: ScoringService, options: Options = Options(),
+        onRunning: @escaping @Sendable (SocketAddress?) async -> Void = { _ in }
+    ) async throws {
         let application = makeApplication(service: service, options: options, onRunning: onRunning)
         var configuration = ServiceGroupConfiguration(
             services: [
                 .init(service: application),
                 .init(service: ReloadOnHangUp(service: service)),
                 // Its return (after the drain) shuts the group down gracefully.
-                .init(service: DrainOnTerminate(service: service, drain: options.drain), successTerminationBehavior: .gracefullyShutdownGroup),
+                .init(service: DrainOnTerminate(service: service, drain: options.drain), successTerminationBehavior: .gracefullyShutdownGroup)
             ],
             gracefulShutdownSignals: [],
             logger: service.logger

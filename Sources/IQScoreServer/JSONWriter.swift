@@ -85,7 +85,9 @@ struct JSONWriter {
                 case 0x09: buffer.writeStaticString("\\t")
                 default:
                     let hex = Array("0123456789abcdef".utf8)
-                    buffer.writeBytes([UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(b >> 4)], hex[Int(b & 15)]])
+                    buffer.writeBytes([
+                        UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(b >> 4)], hex[Int(b & 15)]
+                    ])
                 }
                 run = i + 1
             }

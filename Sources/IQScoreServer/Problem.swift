@@ -146,30 +146,32 @@ package struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// A library's scoring error, with the field it concerns when the caller knows it.
     init(_ error: PsychometricsError, field: String? = nil) {
-        let kind: Kind = switch error.code {
-        case .unknownItem: .unknownItem
-        case .invalidResponse: .invalidResponse
-        case .repeatedItem: .repeatedItem
-        case .lengthMismatch: .lengthMismatch
-        case .noResponses: .noResponses
-        case .unscorable, .insufficientData: .unscorable
-        case .invalidOptions: .invalidRequest
-        case .resourceLimit: .bodyTooLarge
-        case .invalidParameters, .numericalFailure: .internal
-        }
+        let kind: Kind =
+            switch error.code {
+            case .unknownItem: .unknownItem
+            case .invalidResponse: .invalidResponse
+            case .repeatedItem: .repeatedItem
+            case .lengthMismatch: .lengthMismatch
+            case .noResponses: .noResponses
+            case .unscorable, .insufficientData: .unscorable
+            case .invalidOptions: .invalidRequest
+            case .resourceLimit: .bodyTooLarge
+            case .invalidParameters, .numericalFailure: .internal
+            }
         self.init(kind, error.message, field: field)
     }
 
     /// An assembly or adaptive-testing error; its `field` (`administered[3].item_id`) becomes a JSON Pointer.
     init(_ error: AssemblyError, fieldPrefix: String = "") {
-        let kind: Kind = switch error.code {
-        case .unknownItem: .unknownItem
-        case .repeatedItem: .repeatedItem
-        case .invalidResponse: .invalidResponse
-        case .infeasibleBlueprint: .infeasibleBlueprint
-        case .invalidConfiguration: .invalidBlueprint
-        case .invalidExposure: .internal
-        }
+        let kind: Kind =
+            switch error.code {
+            case .unknownItem: .unknownItem
+            case .repeatedItem: .repeatedItem
+            case .invalidResponse: .invalidResponse
+            case .infeasibleBlueprint: .infeasibleBlueprint
+            case .invalidConfiguration: .invalidBlueprint
+            case .invalidExposure: .internal
+            }
         self.init(kind, error.message, field: error.field.map { fieldPrefix + JSONPointer.from(dottedPath: $0) })
     }
 
@@ -199,8 +201,11 @@ package struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
         headers[.contentType] = "application/problem+json"
         if let bankVersion { headers[.bankVersion] = bankVersion }
         if let allow { headers[.allow] = allow }
-        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
-        else if kind == .busy || kind == .overloaded || kind == .notReady { headers[.retryAfter] = "1" }
+        if let retryAfter {
+            headers[.retryAfter] = String(retryAfter)
+        } else if kind == .busy || kind == .overloaded || kind == .notReady {
+            headers[.retryAfter] = "1"
+        }
         if kind == .unauthorized { headers[.wwwAuthenticate] = "Bearer realm=\"iqscore\"" }
         return headers
     }
@@ -215,10 +220,11 @@ enum JSONPointer {
 
     /// A decoder's coding path as a pointer: keys by name, array positions by number.
     static func from(codingPath: [any CodingKey]) -> String {
-        from(components: codingPath.map { key in
-            if let index = key.intValue, key.stringValue == "Index \(index)" || key.stringValue == String(index) { return String(index) }
-            return key.stringValue
-        })
+        from(
+            components: codingPath.map { key in
+                if let index = key.intValue, key.stringValue == "Index \(index)" || key.stringValue == String(index) { return String(index) }
+                return key.stringValue
+            })
     }
 
     /// The Assembly module's dotted fields (`administered[3].item_id`) as a pointer (`/administered/3/item_id`).

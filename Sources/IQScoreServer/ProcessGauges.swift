@@ -35,8 +35,10 @@ final class ProcessGauges: Sendable {
         virtual = gauge("process_virtual_memory_bytes", "Virtual memory size in bytes.")
         openFDs = gauge("process_open_fds", "Number of open file descriptors.")
         maxFDs = gauge("process_max_fds", "Maximum number of open file descriptors (the soft RLIMIT_NOFILE).")
-        cpu = registry.makeCounter(descriptor: MetricNameDescriptor(metricName: "process_cpu_seconds_total", unitName: "",
-                                                                    helpText: "Total user and system CPU time spent in seconds."))
+        cpu = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                metricName: "process_cpu_seconds_total", unitName: "",
+                helpText: "Total user and system CPU time spent in seconds."))
         if let start = Self.startTime() {
             gauge("process_start_time_seconds", "Start time of the process since the Unix epoch in seconds.").set(start)
         }
@@ -46,7 +48,8 @@ final class ProcessGauges: Sendable {
     func update() {
         let page = Double(sysconf(Int32(_SC_PAGESIZE)))
         if let statm = Self.read("/proc/self/statm")?.split(separator: " "), statm.count >= 2,
-           let size = Double(statm[0]), let rss = Double(statm[1]) {
+            let size = Double(statm[0]), let rss = Double(statm[1])
+        {
             virtual.set(size * page)
             resident.set(rss * page)
         }
@@ -55,7 +58,8 @@ final class ProcessGauges: Sendable {
         if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 { maxFDs.set(Double(limit.rlim_cur)) }
         var usage = rusage()
         if getrusage(RUSAGE_SELF.rawValue, &usage) == 0 {
-            let seconds = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+            let seconds =
+                Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
                 + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
             cpuReported.withLockedValue { reported in
                 if seconds > reported {
@@ -85,7 +89,8 @@ final class ProcessGauges: Sendable {
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         guard fields.count > 19, let ticks = Double(fields[19]) else { return nil }
         guard let boot = read("/proc/stat")?.split(separator: "\n").first(where: { $0.hasPrefix("btime ") }),
-              let btime = Double(boot.dropFirst(6).trimmingCharacters(in: .whitespaces)) else { return nil }
+            let btime = Double(boot.dropFirst(6).trimmingCharacters(in: .whitespaces))
+        else { return nil }
         return btime + ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 

@@ -32,8 +32,9 @@ enum RequestDecoding {
             throw Problem(.malformedJSON, "line \(error.line), column \(error.column): \(error.sentence)")
         } catch let error as StrictJSON.ArrayTooLong {
             let pointer = JSONPointer.from(components: error.path)
-            throw Problem(pointer == "/sessions" ? .tooManySessions : .tooManyItems,
-                          "the array has more than \(longest) elements, more than any limit of this server allows", field: pointer)
+            throw Problem(
+                pointer == "/sessions" ? .tooManySessions : .tooManyItems,
+                "the array has more than \(longest) elements, more than any limit of this server allows", field: pointer)
         } catch {
             throw Problem(.malformedJSON, "\(error)")
         }
@@ -53,12 +54,13 @@ enum RequestDecoding {
     /// One score request at `path` (`""` for the body, `/sessions/3` in a batch).
     static func scoreRequest(_ value: StrictJSON.Value, _ document: Document, at path: String) throws(Problem) -> ScoreRequest {
         let members = try object(value, at: path, keys: ScoreRequest.keys)
-        return ScoreRequest(sessionID: try optionalSessionID(members["session_id"], document, at: path + "/session_id"),
-                            itemIDs: try strings(required(members, "item_ids", at: path), at: path + "/item_ids"),
-                            responses: try responses(required(members, "responses", at: path), document, at: path + "/responses"),
-                            method: try optionalString(members["method"], at: path + "/method"),
-                            age: try optionalAge(members["age"], document, at: path + "/age"),
-                            seconds: try optionalSeconds(members["seconds"], document, at: path + "/seconds"))
+        return ScoreRequest(
+            sessionID: try optionalSessionID(members["session_id"], document, at: path + "/session_id"),
+            itemIDs: try strings(required(members, "item_ids", at: path), at: path + "/item_ids"),
+            responses: try responses(required(members, "responses", at: path), document, at: path + "/responses"),
+            method: try optionalString(members["method"], at: path + "/method"),
+            age: try optionalAge(members["age"], document, at: path + "/age"),
+            seconds: try optionalSeconds(members["seconds"], document, at: path + "/seconds"))
     }
 
     /// The sessions of a batch, each read on its own so that one with a problem is rejected alone (with its
@@ -93,11 +95,16 @@ enum RequestDecoding {
             let itemID = try string(required(fields, "item_id", at: path), at: path + "/item_id")
             let response = try response(required(fields, "response", at: path), document, at: path + "/response")
             administered.append(AdministeredItem(itemID: itemID, response: response))
-            if let value = fields["seconds"] { timed = true; times.append(try seconds(value, document, at: path + "/seconds")) } else { times.append(.nan) }
+            if let value = fields["seconds"] {
+                timed = true; times.append(try seconds(value, document, at: path + "/seconds"))
+            } else {
+                times.append(.nan)
+            }
         }
-        return CATNextRequest(sessionID: sessionID, administered: administered, seconds: timed ? times : nil,
-                              exclude: try members["exclude"].map { value throws(Problem) in try optionalStrings(value, at: "/exclude") } ?? [],
-                              age: try optionalAge(members["age"], document, at: "/age"))
+        return CATNextRequest(
+            sessionID: sessionID, administered: administered, seconds: timed ? times : nil,
+            exclude: try members["exclude"].map { value throws(Problem) in try optionalStrings(value, at: "/exclude") } ?? [],
+            age: try optionalAge(members["age"], document, at: "/age"))
     }
 
     static func formsRequest(_ document: Document) throws(Problem) -> FormsRequest {
@@ -108,12 +115,14 @@ enum RequestDecoding {
         if let value = members["seed"], !isNull(value) {
             let text = document.text(value)
             guard case .number = value.kind, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let s = UInt64(text) else {
-                throw Problem(.invalidRequest, "must be a whole number 0…\(UInt64.max), written in digits; got \(TextFidelity.quoted(text))", field: "/seed")
+                throw Problem(
+                    .invalidRequest, "must be a whole number 0…\(UInt64.max), written in digits; got \(TextFidelity.quoted(text))", field: "/seed")
             }
             seed = s
         }
-        return FormsRequest(blueprint: blueprint, exclude: try members["exclude"].map { value throws(Problem) in try optionalStrings(value, at: "/exclude") } ?? [],
-                            seed: seed)
+        return FormsRequest(
+            blueprint: blueprint, exclude: try members["exclude"].map { value throws(Problem) in try optionalStrings(value, at: "/exclude") } ?? [],
+            seed: seed)
     }
 
     /// A blueprint: its keys and whole-number fields checked as a blueprint file's are (`JSONObjectInput`), then
@@ -140,13 +149,15 @@ enum RequestDecoding {
     /// An object's members by key; a key not in `keys` is an error naming it.
     static func object(_ value: StrictJSON.Value, at path: String, keys: [String]) throws(Problem) -> [String: StrictJSON.Value] {
         guard case .object(let members) = value.kind else {
-            throw Problem(.invalidRequest, path.isEmpty ? "the request body must be a JSON object" : "expected an object; found \(value.kindName)", field: path)
+            throw Problem(
+                .invalidRequest, path.isEmpty ? "the request body must be a JSON object" : "expected an object; found \(value.kindName)", field: path)
         }
         var byKey: [String: StrictJSON.Value] = [:]
         for member in members {
             guard keys.contains(member.key) else {
-                throw Problem(.invalidRequest, "unknown key \(quoted(member.key)) (known: \(keys.sorted().joined(separator: ", ")))",
-                              field: path + JSONPointer.from(components: [member.key]))
+                throw Problem(
+                    .invalidRequest, "unknown key \(quoted(member.key)) (known: \(keys.sorted().joined(separator: ", ")))",
+                    field: path + JSONPointer.from(components: [member.key]))
             }
             byKey[member.key] = member.value
         }
@@ -173,7 +184,9 @@ enum RequestDecoding {
             let text = document.text(value)
             let digits = text.hasPrefix("-") ? text.utf8.dropFirst() : text.utf8[...]
             guard !digits.isEmpty, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
-                throw Problem(.invalidRequest, "a session id must be a string or a whole number written in digits; got \(TextFidelity.quoted(text))", field: path)
+                throw Problem(
+                    .invalidRequest, "a session id must be a string or a whole number written in digits; got \(TextFidelity.quoted(text))",
+                    field: path)
             }
             return text
         default:
@@ -192,7 +205,9 @@ enum RequestDecoding {
     }
 
     static func array(_ value: StrictJSON.Value, at path: String) throws(Problem) -> [StrictJSON.Value] {
-        guard case .array(let elements) = value.kind else { throw Problem(.invalidRequest, "expected an array; found \(value.kindName)", field: path) }
+        guard case .array(let elements) = value.kind else {
+            throw Problem(.invalidRequest, "expected an array; found \(value.kindName)", field: path)
+        }
         return elements
     }
 
@@ -242,8 +257,10 @@ enum RequestDecoding {
         let seconds: Float? = if case .number = entry.kind, let t = Double(document.text(entry)), t.isFinite { Float(t) } else { nil }
         guard let seconds, ResponseTimes.allowedSeconds.contains(seconds) else {
             let got: String = if case .number = entry.kind { "got \(TextFidelity.quoted(document.text(entry)))" } else { "found \(entry.kindName)" }
-            throw Problem(.invalidRequest, "a response time must be a number of seconds \(ResponseTimes.allowedSeconds.lowerBound)…\(Int(ResponseTimes.allowedSeconds.upperBound)), or null for none; \(got)",
-                          field: path)
+            throw Problem(
+                .invalidRequest,
+                "a response time must be a number of seconds \(ResponseTimes.allowedSeconds.lowerBound)…\(Int(ResponseTimes.allowedSeconds.upperBound)), or null for none; \(got)",
+                field: path)
         }
         return seconds
     }
@@ -263,7 +280,9 @@ enum RequestDecoding {
             if digits && v <= 255 && (value.end - value.start == 1 || document.bytes[value.start] != UInt8(ascii: "0")) { return v }
         }
         let got: String = if case .number = value.kind { "got \(TextFidelity.quoted(document.text(value)))" } else { "found \(value.kindName)" }
-        throw Problem(.invalidResponse, "a response must be 0 or 1 (or false or true), or an item's category 0…K−1, written as a JSON integer or boolean; \(got)", field: path)
+        throw Problem(
+            .invalidResponse,
+            "a response must be 0 or 1 (or false or true), or an item's category 0…K−1, written as a JSON integer or boolean; \(got)", field: path)
     }
 
     static func responses(_ value: StrictJSON.Value, _ document: Document, at path: String) throws(Problem) -> [Int] {
@@ -285,7 +304,8 @@ enum RequestDecoding {
         case .unknownKey(let key, let known):
             throw Problem(.invalidRequest, "unknown key \(quoted(key)) (known: \(known.joined(separator: ", ")))", field: field)
         case .notWholeNumber(let text, let tooLarge):
-            throw Problem(.invalidRequest, "must be a whole number\(tooLarge ? " within ±\(Int.max)" : ""); got \(TextFidelity.quoted(text))", field: field)
+            throw Problem(
+                .invalidRequest, "must be a whole number\(tooLarge ? " within ±\(Int.max)" : ""); got \(TextFidelity.quoted(text))", field: field)
         }
     }
 

@@ -35,7 +35,8 @@ final class RequestIDs: Sendable {
             switch b {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
             case UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: ":"), UInt8(ascii: "+"), UInt8(ascii: "/"),
-                 UInt8(ascii: "="), UInt8(ascii: "-"): true
+                UInt8(ascii: "="), UInt8(ascii: "-"):
+                true
             default: false
             }
         }

@@ -36,8 +36,10 @@ struct ScoreRequestScanner {
 
     /// `use` of the request in `body` (with the body's bytes, which the item ids' ranges index), or nil when
     /// `body` is not in the subset above (or `use` returns nil).
-    static func scan<R>(_ body: ByteBuffer, maximumArrayLength: Int,
-                        _ use: (Scanned, UnsafeRawBufferPointer) throws -> R?) rethrows -> R? {
+    static func scan<R>(
+        _ body: ByteBuffer, maximumArrayLength: Int,
+        _ use: (Scanned, UnsafeRawBufferPointer) throws -> R?
+    ) rethrows -> R? {
         try body.withUnsafeReadableBytes { bytes in
             var scanner = ScoreRequestScanner(bytes)
             guard let scanned = scanner.request(maximumArrayLength: maximumArrayLength) else { return nil }
@@ -48,7 +50,7 @@ struct ScoreRequestScanner {
     private mutating func request(maximumArrayLength: Int) -> Scanned? {
         var sessionID: String?, method: String?
         var itemIDs: [Range<Int>]?, responses: [UInt8]?, seconds: [Float]?
-        var seen = 0   // a bit per key of ScoreRequest.keys
+        var seen = 0 // a bit per key of ScoreRequest.keys
         guard consume(UInt8(ascii: "{")) else { return nil }
         repeat {
             guard let key = keyIndex(), seen & (1 << key) == 0 else { return nil }
@@ -122,7 +124,9 @@ struct ScoreRequestScanner {
     /// After white space, `null`: consumes it.
     private mutating func null() -> Bool {
         skipSpace()
-        guard i + 4 <= bytes.count, bytes[i] == UInt8(ascii: "n"), bytes[i + 1] == UInt8(ascii: "u"), bytes[i + 2] == UInt8(ascii: "l"), bytes[i + 3] == UInt8(ascii: "l") else {
+        guard i + 4 <= bytes.count, bytes[i] == UInt8(ascii: "n"), bytes[i + 1] == UInt8(ascii: "u"), bytes[i + 2] == UInt8(ascii: "l"),
+            bytes[i + 3] == UInt8(ascii: "l")
+        else {
             return false
         }
         i += 4
@@ -187,7 +191,10 @@ struct ScoreRequestScanner {
                 out.append(seconds)
             }
             if i < bytes.count, bytes[i] != UInt8(ascii: ","), bytes[i] != UInt8(ascii: "]"),
-               bytes[i] != 0x20, bytes[i] != 0x0A, bytes[i] != 0x0D, bytes[i] != 0x09 { return nil }
+                bytes[i] != 0x20, bytes[i] != 0x0A, bytes[i] != 0x0D, bytes[i] != 0x09
+            {
+                return nil
+            }
         } while consume(UInt8(ascii: ","))
         return consume(UInt8(ascii: "]")) ? out : nil
     }
@@ -205,7 +212,10 @@ struct ScoreRequestScanner {
             i += 1
             // `10`, `1.0`, `1e0` and `0x` are the strict reader's to refuse.
             if i < bytes.count, bytes[i] != UInt8(ascii: ","), bytes[i] != UInt8(ascii: "]"),
-               bytes[i] != 0x20, bytes[i] != 0x0A, bytes[i] != 0x0D, bytes[i] != 0x09 { return nil }
+                bytes[i] != 0x20, bytes[i] != 0x0A, bytes[i] != 0x0D, bytes[i] != 0x09
+            {
+                return nil
+            }
         } while consume(UInt8(ascii: ","))
         return consume(UInt8(ascii: "]")) ? out : nil
     }

@@ -23,7 +23,7 @@ extension ScoringService {
         Endpoint(path: "/healthz", route: .health, method: .get),
         Endpoint(path: "/metrics", route: .metrics, method: .get),
         Endpoint(path: "/openapi.json", route: .openAPI, method: .get),
-        Endpoint(path: "/v1/admin/reload", route: .reload, method: .post),
+        Endpoint(path: "/v1/admin/reload", route: .reload, method: .post)
     ]
 
     /// Methods that get 405 (with `Allow`) on a path that answers another one (HEAD is answered on GET paths).
@@ -71,8 +71,10 @@ extension ScoringService {
     }
 
     /// A GET endpoint, and HEAD on the same path (its status and headers, no body), as RFC 9110 asks.
-    private func get<Context: RequestContext>(_ router: Router<Context>, _ path: RouterPath, _ route: ServerRoute,
-                                              _ handler: @escaping @Sendable (ServingState) throws -> Response) {
+    private func get<Context: RequestContext>(
+        _ router: Router<Context>, _ path: RouterPath, _ route: ServerRoute,
+        _ handler: @escaping @Sendable (ServingState) throws -> Response
+    ) {
         router.get(path) { request, context in
             await self.answer(route, request, peer: Self.peer(context), readsBody: false) { state, _ in try handler(state) }
         }
@@ -92,7 +94,9 @@ extension ScoringService {
         if let endpoint = Self.endpoints.first(where: { $0.path == request.uri.path }) {
             return await answer(endpoint.route, request, peer: peer, readsBody: false) { _, _ in
                 let allowed = endpoint.method == .get ? "GET, HEAD" : endpoint.method.rawValue
-                throw Problem(.methodNotAllowed, "\(endpoint.path) answers \(allowed) only, not \(TextFidelity.quoted(request.method.rawValue))", allow: allowed)
+                throw Problem(
+                    .methodNotAllowed, "\(endpoint.path) answers \(allowed) only, not \(TextFidelity.quoted(request.method.rawValue))", allow: allowed
+                )
             }
         }
         return await answer(.unmatched, request, peer: peer, readsBody: false) { _, _ in

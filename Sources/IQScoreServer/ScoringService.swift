@@ -38,17 +38,22 @@ public final class ScoringService: Sendable {
     /// Loads `configuration` (a bad file throws the loader's error naming it) and prepares the service.
     /// - Throws: the loaders' errors (`InputError`/`InputErrors` naming the file, line and column;
     ///   `PsychometricsError`, `AssemblyError` for a configuration that cannot serve this bank).
-    public convenience init(configuration: ServerConfiguration, limits: ServerLimits = ServerLimits(), instance: String = ScoringService.defaultInstance,
-                            logger: Logger = Logger(label: "iqscore.serve"), requestLog: ServerLogHandler? = nil,
-                            metrics: ServerMetrics = ServerMetrics()) throws {
-        self.init(state: try ServingState.load(configuration), limits: limits, instance: instance, logger: logger, requestLog: requestLog, metrics: metrics)
+    public convenience init(
+        configuration: ServerConfiguration, limits: ServerLimits = ServerLimits(), instance: String = ScoringService.defaultInstance,
+        logger: Logger = Logger(label: "iqscore.serve"), requestLog: ServerLogHandler? = nil,
+        metrics: ServerMetrics = ServerMetrics()
+    ) throws {
+        self.init(
+            state: try ServingState.load(configuration), limits: limits, instance: instance, logger: logger, requestLog: requestLog, metrics: metrics)
     }
 
     /// A service answering from `state`; reloads re-read `state.configuration`. Request lines go to `requestLog`
     /// when given (the handler `logger` writes through, so the line is written without building its metadata),
     /// else through `logger` at info.
-    package init(state: ServingState, limits: ServerLimits = ServerLimits(), instance: String = ScoringService.defaultInstance,
-                logger: Logger = Logger(label: "iqscore.serve"), requestLog: ServerLogHandler? = nil, metrics: ServerMetrics = ServerMetrics()) {
+    package init(
+        state: ServingState, limits: ServerLimits = ServerLimits(), instance: String = ScoringService.defaultInstance,
+        logger: Logger = Logger(label: "iqscore.serve"), requestLog: ServerLogHandler? = nil, metrics: ServerMetrics = ServerMetrics()
+    ) {
         self.requestLog = requestLog
         store = ServingStateStore(state)
         self.limits = limits
@@ -104,10 +109,14 @@ public final class ScoringService: Sendable {
             metrics.setBank(version: next.bankVersion, items: next.bank.items.count)
             metrics.recordReload(applied: true)
             if next.access != previous.access {
-                logger.info("tokens: \(next.access.scoringCount) scoring, \(next.access.adminCount) admin (were \(previous.access.scoringCount) and \(previous.access.adminCount))")
+                logger.info(
+                    "tokens: \(next.access.scoringCount) scoring, \(next.access.adminCount) admin (were \(previous.access.scoringCount) and \(previous.access.adminCount))"
+                )
             }
             let exposure = "; exposure control \(next.exposureControl)"
-            logger.notice("reloaded (\(trigger)): bank \(previous.bankVersion) → \(next.bankVersion), \(next.bank.items.count) items from \(next.configuration.bankPath)\(exposure)")
+            logger.notice(
+                "reloaded (\(trigger)): bank \(previous.bankVersion) → \(next.bankVersion), \(next.bank.items.count) items from \(next.configuration.bankPath)\(exposure)"
+            )
             return ReloadOutcome(previousVersion: previous.bankVersion, currentVersion: next.bankVersion)
         }
     }
@@ -118,8 +127,10 @@ public final class ScoringService: Sendable {
     /// (`RateLimiter`) for the API's endpoints, reads the body within the limit when the endpoint takes one, turns
     /// every error into a problem response, sets `X-Bank-Version`, `X-Request-Id` and `X-IQScore-Instance`, and
     /// counts and logs the request (one line at info). `peer` is the connection's remote address.
-    func answer(_ route: ServerRoute, _ request: Request, peer: SocketAddress?, readsBody: Bool,
-                _ handler: (ServingState, ByteBuffer) async throws -> Response) async -> Response {
+    func answer(
+        _ route: ServerRoute, _ request: Request, peer: SocketAddress?, readsBody: Bool,
+        _ handler: (ServingState, ByteBuffer) async throws -> Response
+    ) async -> Response {
         let started = ContinuousClock.now
         let state = store.current
         let requestID = requestIDs.id(from: request.headers[.requestID])
@@ -140,7 +151,8 @@ public final class ScoringService: Sendable {
             problemKind = problem.kind
             switch problem.kind {
             case .internal: logger.error("\(request.method) \(request.uri.path): \(error)", metadata: ["request_id": .string(requestID)])
-            case .connectionClosed: logger.debug("\(request.method) \(request.uri.path): \(problem.detail)", metadata: ["request_id": .string(requestID)])
+            case .connectionClosed:
+                logger.debug("\(request.method) \(request.uri.path): \(problem.detail)", metadata: ["request_id": .string(requestID)])
             default: break
             }
             response = problem.response(bankVersion: state.bankVersion)
@@ -150,8 +162,9 @@ public final class ScoringService: Sendable {
         // No handler sets these two: appended, not searched for.
         response.headers.append(HTTPField(name: .requestID, value: requestID))
         response.headers.append(HTTPField(name: .instance, value: instance))
-        finish(route, method: request.method.rawValue, path: request.uri.path, status: response.status.code, problemKind, started: started,
-               requestID: requestID, peer: peer, token: token)
+        finish(
+            route, method: request.method.rawValue, path: request.uri.path, status: response.status.code, problemKind, started: started,
+            requestID: requestID, peer: peer, token: token)
         return response
     }
 
@@ -162,34 +175,41 @@ public final class ScoringService: Sendable {
         guard route.scope != nil, let rateLimiter else { return }
         let client = token.map { "token " + $0 } ?? clientAddress(forwardedFor: forwardedFor(), peer: peer)
         if let wait = rateLimiter.admit(client, at: NIODeadline.now().uptimeNanoseconds) {
-            throw Problem(.rateLimited, "more than \(rateLimiter.rate) requests a second (bursts of \(Int(rateLimiter.burst))) from this client (limit: \(limits.name("rate_limit"))); retry in \(wait) s",
-                          retryAfter: wait)
+            throw Problem(
+                .rateLimited,
+                "more than \(rateLimiter.rate) requests a second (bursts of \(Int(rateLimiter.burst))) from this client (limit: \(limits.name("rate_limit"))); retry in \(wait) s",
+                retryAfter: wait)
         }
     }
 
     /// Counts an answered request, and logs it at info: method, path and status as the message; the request id,
     /// route, status, duration, client address, token id (`AccessTokens.identify`) and problem kind as metadata.
     /// Both ways a request is answered (the routes' `answer`, and `FastLane`) end here.
-    func finish(_ route: ServerRoute, method: String, path: String, status: Int, _ problem: Problem.Kind?, started: ContinuousClock.Instant,
-                requestID: String, peer: SocketAddress?, token: String?) {
+    func finish(
+        _ route: ServerRoute, method: String, path: String, status: Int, _ problem: Problem.Kind?, started: ContinuousClock.Instant,
+        requestID: String, peer: SocketAddress?, token: String?
+    ) {
         let nanoseconds = (ContinuousClock.now - started).nanoseconds
         metrics.record(route, status: status, nanoseconds: nanoseconds)
         if let problem { metrics.record(problem) }
         let path = TextFidelity.quoted(String(path.prefix(200)))
         if let requestLog {
-            requestLog.logRequest(method: method, path: path, status: status, durationMicroseconds: nanoseconds / 1000, requestID: requestID,
-                                  route: route.label, client: peer?.ipAddress ?? "local", token: token, problem: problem?.rawValue)
+            requestLog.logRequest(
+                method: method, path: path, status: status, durationMicroseconds: nanoseconds / 1000, requestID: requestID,
+                route: route.label, client: peer?.ipAddress ?? "local", token: token, problem: problem?.rawValue)
             return
         }
-        logger.info("\(method) \(path) \(status)", metadata: {
-            var metadata: Logger.Metadata = [
-                "request_id": .string(requestID), "route": .string(route.label), "status": .stringConvertible(status),
-                "duration_us": .stringConvertible(nanoseconds / 1000), "client": .string(peer?.ipAddress ?? "local"),
-            ]
-            if let token { metadata["token"] = .string(token) }
-            if let problem { metadata["problem"] = .string(problem.rawValue) }
-            return metadata
-        }())
+        logger.info(
+            "\(method) \(path) \(status)",
+            metadata: {
+                var metadata: Logger.Metadata = [
+                    "request_id": .string(requestID), "route": .string(route.label), "status": .stringConvertible(status),
+                    "duration_us": .stringConvertible(nanoseconds / 1000), "client": .string(peer?.ipAddress ?? "local")
+                ]
+                if let token { metadata["token"] = .string(token) }
+                if let problem { metadata["problem"] = .string(problem.rawValue) }
+                return metadata
+            }())
     }
 
     /// The token's id when `route` needs one and the request has a valid one; nil when the route is open (or tokens
@@ -199,12 +219,18 @@ public final class ScoringService: Sendable {
         guard let needed = route.scope else { return nil }
         let access = state.access
         if needed == .admin && access.adminCount == 0 {
-            throw Problem(.forbidden, "no admin token is configured, so reloading over HTTP is off (a proxy on this host would relay anyone's request): configure one (\(state.configuration.naming.name("tokens")) or $\(AccessTokens.adminVariable)), or send SIGHUP")
+            throw Problem(
+                .forbidden,
+                "no admin token is configured, so reloading over HTTP is off (a proxy on this host would relay anyone's request): configure one (\(state.configuration.naming.name("tokens")) or $\(AccessTokens.adminVariable)), or send SIGHUP"
+            )
         }
         if needed == .scoring && !access.requiresScoringToken { return nil }
         guard let identified = access.identify(authorization: header) else {
-            throw Problem(.unauthorized, header == nil ? "\(route.label) needs a bearer token: Authorization: Bearer TOKEN"
-                                                     : "the Authorization header does not carry a bearer token this server accepts")
+            throw Problem(
+                .unauthorized,
+                header == nil
+                    ? "\(route.label) needs a bearer token: Authorization: Bearer TOKEN"
+                    : "the Authorization header does not carry a bearer token this server accepts")
         }
         guard identified.scope >= needed else {
             throw Problem(.forbidden, "\(route.label) needs an admin token; token \(identified.id) is a scoring token")
@@ -238,7 +264,9 @@ public final class ScoringService: Sendable {
     /// never a 500; one the connection guard answered itself (`ConnectionAbandoned.answered`) is passed on as it is.
     func readBody(_ request: Request) async throws -> ByteBuffer {
         let limit = limits.maxBodyBytes
-        if let text = request.headers[.contentLength], let length = Int(text), length > limit { throw Problem.bodyTooLarge(limit: limit, name: limits.name("max_body_bytes")) }
+        if let text = request.headers[.contentLength], let length = Int(text), length > limit {
+            throw Problem.bodyTooLarge(limit: limit, name: limits.name("max_body_bytes"))
+        }
         do {
             return try await request.body.collect(upTo: limit)
         } catch is NIOTooManyBytesError {
@@ -259,7 +287,8 @@ public final class ScoringService: Sendable {
     /// The response to `POST /v1/score` with `body` (200 with the score, or throws the problem), before `answer`
     /// adds the shared headers; `Benchmarks/ServeLatency` times it.
     package func score(_ state: ServingState, _ body: ByteBuffer) throws -> Response {
-        let members = try plainScoreMembers(state, body)
+        let members =
+            try plainScoreMembers(state, body)
             ?? scoreMembers(RequestDecoding.scoreRequest(RequestDecoding.document(body, limits: limits)), state, at: "")
         return Self.json(Self.scoreJSON(members, state))
     }
@@ -277,8 +306,10 @@ public final class ScoringService: Sendable {
     func scoreBatch(_ state: ServingState, _ body: ByteBuffer) throws -> Response {
         let sessions = try RequestDecoding.batchRequest(RequestDecoding.document(body, limits: limits))
         guard sessions.count <= limits.maxSessionsPerBatch else {
-            throw Problem(.tooManySessions, "\(sessions.count) sessions; at most \(limits.maxSessionsPerBatch) per batch (limit: \(limits.name("max_sessions_per_batch")))",
-                          field: "/sessions")
+            throw Problem(
+                .tooManySessions,
+                "\(sessions.count) sessions; at most \(limits.maxSessionsPerBatch) per batch (limit: \(limits.name("max_sessions_per_batch")))",
+                field: "/sessions")
         }
         var json = JSONWriter(capacity: 400 * sessions.count + 64)
         var rejects: [(index: Int, sessionID: String?, problem: Problem)] = []
@@ -320,17 +351,24 @@ public final class ScoringService: Sendable {
         var method: AbilityMethod?
         if let name = request.method {
             guard let m = AbilityMethod(rawValue: name) else {
-                throw Problem(.invalidRequest, "method must be one of \(AbilityMethod.allCases.map(\.rawValue).joined(separator: ", ")); got \(TextFidelity.quoted(name))",
-                              field: prefix + "/method")
+                throw Problem(
+                    .invalidRequest,
+                    "method must be one of \(AbilityMethod.allCases.map(\.rawValue).joined(separator: ", ")); got \(TextFidelity.quoted(name))",
+                    field: prefix + "/method")
             }
             method = m
         }
         guard let writer = state.writer(for: method) else {
-            throw Problem(.invalidRequest, "the bank is a battery (\(state.model)), scored by EAP or MAP; got method \(TextFidelity.quoted(request.method ?? ""))", field: prefix + "/method")
+            throw Problem(
+                .invalidRequest,
+                "the bank is a battery (\(state.model)), scored by EAP or MAP; got method \(TextFidelity.quoted(request.method ?? ""))",
+                field: prefix + "/method")
         }
         let ids = request.itemIDs, responses = request.responses, n = ids.count
         guard n <= limits.maxItemsPerSession else {
-            throw Problem(.tooManyItems, "\(n) items; at most \(limits.maxItemsPerSession) per session (limit: \(limits.name("max_items_per_session")))", field: prefix + "/item_ids")
+            throw Problem(
+                .tooManyItems, "\(n) items; at most \(limits.maxItemsPerSession) per session (limit: \(limits.name("max_items_per_session")))",
+                field: prefix + "/item_ids")
         }
         // The session's items checked as every scorer checks them (`SessionScorer.validatedIndices`); a problem
         // points at the item's position.
@@ -348,7 +386,8 @@ public final class ScoringService: Sendable {
             guard writer.timedScorer != nil else { throw Problem(ScoreJSONWriter.noTimeModel, field: prefix + "/seconds") }
         }
         let values = responses.map { UInt8($0) }
-        return try Self.members(writer, sessionID: request.sessionID, items: indices, responses: values, seconds: request.seconds, age: request.age, at: prefix)
+        return try Self.members(
+            writer, sessionID: request.sessionID, items: indices, responses: values, seconds: request.seconds, age: request.age, at: prefix)
     }
 
     /// Where in a score request `error` (from `SessionScorer.validatedIndices`) is: the item's id or response at
@@ -363,13 +402,17 @@ public final class ScoringService: Sendable {
     }
 
     /// The members of a checked session's score (`ScoreJSONWriter.members`); a scoring failure as a problem at `prefix`.
-    static func members(_ writer: ScoreJSONWriter, sessionID: String?, items: [Int], responses: [UInt8], seconds: [Float]? = nil, age: Double?,
-                        at prefix: String) throws -> [UInt8] {
+    static func members(
+        _ writer: ScoreJSONWriter, sessionID: String?, items: [Int], responses: [UInt8], seconds: [Float]? = nil, age: Double?,
+        at prefix: String
+    ) throws -> [UInt8] {
         do {
             return try items.withUnsafeBufferPointer { items in
                 try responses.withUnsafeBufferPointer { responses in
                     guard let seconds else { return try writer.members(sessionID: sessionID, items: items, responses: responses, age: age) }
-                    return try seconds.withUnsafeBufferPointer { try writer.members(sessionID: sessionID, items: items, responses: responses, seconds: $0, age: age) }
+                    return try seconds.withUnsafeBufferPointer {
+                        try writer.members(sessionID: sessionID, items: items, responses: responses, seconds: $0, age: age)
+                    }
                 }
             }
         } catch let error as PsychometricsError {
@@ -402,15 +445,18 @@ public final class ScoringService: Sendable {
                 guard let j = table.index(of: id), !indices[0..<k].contains(j) else { return nil }
                 indices[k] = j
             }
-            return try Self.members(writer, sessionID: scanned.sessionID, items: indices, responses: scanned.responses, seconds: scanned.seconds, age: nil, at: "")
+            return try Self.members(
+                writer, sessionID: scanned.sessionID, items: indices, responses: scanned.responses, seconds: scanned.seconds, age: nil, at: "")
         }
     }
 
     /// Age-specific norms score nobody without an age: a 422 at `field` when `age` is nil.
     func requireAge(_ age: Double?, _ state: ServingState, field: String) throws {
         guard age == nil, let ageNorms = state.ageNorms, let ages = ageNorms.norms.coveredAges else { return }
-        throw Problem(.invalidRequest, "\"age\" is required: the norms \(ageNorms.norms.label) are age-specific (ages \(SessionAge.text(ages.lowerBound))–\(SessionAge.text(ages.upperBound)))",
-                      field: field)
+        throw Problem(
+            .invalidRequest,
+            "\"age\" is required: the norms \(ageNorms.norms.label) are age-specific (ages \(SessionAge.text(ages.lowerBound))–\(SessionAge.text(ages.upperBound)))",
+            field: field)
     }
 
     // MARK: POST /v1/cat/next
@@ -423,13 +469,18 @@ public final class ScoringService: Sendable {
         // bounds a step's replay to the configured length.
         let maxItems = min(limits.maxItemsPerSession, pool.configuration.maxItems)
         guard request.administered.count <= maxItems else {
-            throw Problem(.tooManyItems, "\(request.administered.count) administered items; the adaptive test has at most \(pool.configuration.maxItems) (max_items of the CAT configuration)"
-                          + (maxItems < pool.configuration.maxItems ? " and a session at most \(limits.maxItemsPerSession) (limit: \(limits.name("max_items_per_session")))" : ""),
-                          field: "/administered")
+            throw Problem(
+                .tooManyItems,
+                "\(request.administered.count) administered items; the adaptive test has at most \(pool.configuration.maxItems) (max_items of the CAT configuration)"
+                    + (maxItems < pool.configuration.maxItems
+                        ? " and a session at most \(limits.maxItemsPerSession) (limit: \(limits.name("max_items_per_session")))" : ""),
+                field: "/administered")
         }
         let exclude = request.exclude
         guard exclude.count <= limits.maxExcludedItems else {
-            throw Problem(.tooManyItems, "\(exclude.count) excluded items; at most \(limits.maxExcludedItems) (limit: \(limits.name("max_excluded_items")))", field: "/exclude")
+            throw Problem(
+                .tooManyItems, "\(exclude.count) excluded items; at most \(limits.maxExcludedItems) (limit: \(limits.name("max_excluded_items")))",
+                field: "/exclude")
         }
         let history = request.administered
         if let seconds = request.seconds, state.writer(for: nil)?.timedScorer == nil {
@@ -453,8 +504,9 @@ public final class ScoringService: Sendable {
             json.key("score")
             // The finished test scored as POST /v1/score scores it; null when nothing scorable was administered
             // (the pool was exhausted before the first item, or only unscored items were given).
-            let scoreRequest = ScoreRequest(sessionID: request.sessionID, itemIDs: history.map(\.itemID), responses: history.map(\.response), method: nil,
-                                            age: request.age, seconds: request.seconds)
+            let scoreRequest = ScoreRequest(
+                sessionID: request.sessionID, itemIDs: history.map(\.itemID), responses: history.map(\.response), method: nil,
+                age: request.age, seconds: request.seconds)
             if !history.isEmpty, let members = try? scoreMembers(scoreRequest, state, at: "") {
                 json.beginObject()
                 json.members(members)
@@ -476,7 +528,9 @@ public final class ScoringService: Sendable {
         let bank = state.assemblyBank
         let exclude = request.exclude
         guard exclude.count <= limits.maxExcludedItems else {
-            throw Problem(.tooManyItems, "\(exclude.count) excluded items; at most \(limits.maxExcludedItems) (limit: \(limits.name("max_excluded_items")))", field: "/exclude")
+            throw Problem(
+                .tooManyItems, "\(exclude.count) excluded items; at most \(limits.maxExcludedItems) (limit: \(limits.name("max_excluded_items")))",
+                field: "/exclude")
         }
         let assembler: FormAssembler
         let fieldPrefix: String?
@@ -485,16 +539,22 @@ public final class ScoringService: Sendable {
             let problems = blueprint.validationProblems()
             guard problems.isEmpty else { throw Problem(.invalidBlueprint, problems.joined(separator: "; "), field: "/blueprint") }
             guard (blueprint.forms ?? 1) == 1 else {
-                throw Problem(.invalidBlueprint, "\"forms\" is \(blueprint.forms ?? 1); this endpoint assembles one form per request (ask again with another seed)",
-                              field: "/blueprint/forms")
+                throw Problem(
+                    .invalidBlueprint,
+                    "\"forms\" is \(blueprint.forms ?? 1); this endpoint assembles one form per request (ask again with another seed)",
+                    field: "/blueprint/forms")
             }
             guard blueprint.length <= limits.maxItemsPerSession else {
-                throw Problem(.tooManyItems, "length \(blueprint.length); at most \(limits.maxItemsPerSession) items per form (limit: \(limits.name("max_items_per_session")))",
-                              field: "/blueprint/length")
+                throw Problem(
+                    .tooManyItems,
+                    "length \(blueprint.length); at most \(limits.maxItemsPerSession) items per form (limit: \(limits.name("max_items_per_session")))",
+                    field: "/blueprint/length")
             }
             guard (blueprint.exclude?.count ?? 0) <= limits.maxExcludedItems else {
-                throw Problem(.tooManyItems, "\(blueprint.exclude?.count ?? 0) excluded items; at most \(limits.maxExcludedItems) (limit: \(limits.name("max_excluded_items")))",
-                              field: "/blueprint/exclude")
+                throw Problem(
+                    .tooManyItems,
+                    "\(blueprint.exclude?.count ?? 0) excluded items; at most \(limits.maxExcludedItems) (limit: \(limits.name("max_excluded_items")))",
+                    field: "/blueprint/exclude")
             }
             do {
                 assembler = try FormAssembler(bank: bank, blueprint: blueprint)
@@ -505,7 +565,9 @@ public final class ScoringService: Sendable {
             fieldPrefix = nil
             assembler = defaultAssembler
         } else {
-            throw Problem(.invalidRequest, "the request has no blueprint, and the server has no default one (\(state.configuration.naming.name("blueprint")))", field: "/blueprint")
+            throw Problem(
+                .invalidRequest, "the request has no blueprint, and the server has no default one (\(state.configuration.naming.name("blueprint")))",
+                field: "/blueprint")
         }
         let seed = request.seed ?? UInt64.random(in: 0...UInt64.max)
         var options = AssemblyOptions(seed: seed)
@@ -517,7 +579,8 @@ public final class ScoringService: Sendable {
             throw Problem(error.code == .infeasibleBlueprint ? .infeasibleBlueprint : .invalidBlueprint, error.message, field: fieldPrefix)
         }
         guard let assembled else {
-            throw Problem(.busy, "\(limits.maxQueuedForms) form requests are waiting already (limit: \(limits.name("max_queued_forms"))); retry in a second")
+            throw Problem(
+                .busy, "\(limits.maxQueuedForms) form requests are waiting already (limit: \(limits.name("max_queued_forms"))); retry in a second")
         }
         guard let form = assembled.first else { throw Problem(.internal, "no form assembled") }
         var json = JSONWriter(capacity: 128 * form.items.count + 512)
@@ -599,8 +662,9 @@ public final class ScoringService: Sendable {
 
     func metricsText() -> Response {
         let bytes = metrics.exposition()
-        return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+        return Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     func openAPI() -> Response {

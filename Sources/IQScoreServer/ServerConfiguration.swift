@@ -60,9 +60,11 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// prior, no SE target).
     package static var defaultCATConfiguration: CATConfiguration { CATConfiguration(maxItems: 25) }
 
-    public init(bankPath: String, catConfigurationPath: String? = nil, blueprintPath: String? = nil, exposurePath: String? = nil,
-                normsPath: String? = nil, ability: AbilityOptions = AbilityOptions(), confidenceLevel: Double = 0.95,
-                lowPrecisionSE: Double = 0.5, minimumItems: Int = 10, iqTransformation: IQTransformation = .area) {
+    public init(
+        bankPath: String, catConfigurationPath: String? = nil, blueprintPath: String? = nil, exposurePath: String? = nil,
+        normsPath: String? = nil, ability: AbilityOptions = AbilityOptions(), confidenceLevel: Double = 0.95,
+        lowPrecisionSE: Double = 0.5, minimumItems: Int = 10, iqTransformation: IQTransformation = .area
+    ) {
         self.bankPath = bankPath
         self.catConfigurationPath = catConfigurationPath
         self.blueprintPath = blueprintPath

@@ -46,7 +46,7 @@ public struct ServerLimits: Sendable, Hashable {
     /// The ranges each limit may be set to: a body of 1 KiB … 256 MiB; 1 … 10,000 items a session (the longest
     /// test the libraries accept, `TestLength.maximum`); 1 … 100,000 sessions a batch; 0 … 1,000,000 exclusions;
     /// 1 … 1,024 concurrent and 0 … 1,000,000 queued form assemblies.
-    package static let allowedMaxBodyBytes = 1 << 10 ... 256 << 20
+    package static let allowedMaxBodyBytes = 1 << 10...256 << 20
     package static let allowedMaxItemsPerSession = 1...10_000
     package static let allowedMaxSessionsPerBatch = 1...100_000
     package static let allowedMaxExcludedItems = 0...1_000_000

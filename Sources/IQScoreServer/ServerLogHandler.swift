@@ -56,17 +56,23 @@ public struct ServerLogHandler: LogHandler {
     /// `duration_us`, `problem`, `request_id`, `route`, `status` and `token` (a test compares the two). Nil-free
     /// fields only; `problem` and `token` are left out when nil. Returns false when `info` is below the level.
     @discardableResult
-    public func logRequest(method: String, path: String, status: Int, durationMicroseconds: Int64, requestID: String, route: String,
-                           client: String, token: String?, problem: String?) -> Bool {
+    public func logRequest(
+        method: String, path: String, status: Int, durationMicroseconds: Int64, requestID: String, route: String,
+        client: String, token: String?, problem: String?
+    ) -> Bool {
         guard logLevel <= .info else { return false }
-        sink.append(Self.requestLine(time: Self.now(), label: label, format: format, method: method, path: path, status: status,
-                                     durationMicroseconds: durationMicroseconds, requestID: requestID, route: route, client: client,
-                                     token: token, problem: problem), now: false)
+        sink.append(
+            Self.requestLine(
+                time: Self.now(), label: label, format: format, method: method, path: path, status: status,
+                durationMicroseconds: durationMicroseconds, requestID: requestID, route: route, client: client,
+                token: token, problem: problem), now: false)
         return true
     }
 
-    static func requestLine(time: String, label: String, format: Format, method: String, path: String, status: Int, durationMicroseconds: Int64,
-                            requestID: String, route: String, client: String, token: String?, problem: String?) -> ByteBuffer {
+    static func requestLine(
+        time: String, label: String, format: Format, method: String, path: String, status: Int, durationMicroseconds: Int64,
+        requestID: String, route: String, client: String, token: String?, problem: String?
+    ) -> ByteBuffer {
         let message = "\(method) \(path) \(status)"
         switch format {
         case .text:
@@ -130,8 +136,15 @@ public struct ServerLogHandler: LogHandler {
         case .string(let s): json.string(s)
         case .stringConvertible(let c):
             // Concrete casts: a cast to `any BinaryInteger` looks its conformance up on every line.
-            if let n = c as? Int { json.integer(n) } else if let n = c as? Int64 { json.integer(n) } else if let n = c as? UInt64 { json.integer(n) }
-            else { json.string(c.description) }
+            if let n = c as? Int {
+                json.integer(n)
+            } else if let n = c as? Int64 {
+                json.integer(n)
+            } else if let n = c as? UInt64 {
+                json.integer(n)
+            } else {
+                json.string(c.description)
+            }
         case .array(let values):
             json.beginArray()
             for v in values { write(v, to: &json) }

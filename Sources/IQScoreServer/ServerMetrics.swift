@@ -88,14 +88,15 @@ public final class ServerMetrics: Sendable {
     static let durationBuckets: [Duration] = [
         .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .microseconds(2500),
         .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
-        .milliseconds(1000), .milliseconds(2500),
+        .milliseconds(1000), .milliseconds(2500)
     ]
 
     static let help = (
         requests: "Requests answered, by route template and HTTP status.",
         durations: "Time from routing a request to its response, by route template.",
         problems: "Problem responses (application/problem+json), by kind.",
-        fastLane: "Requests of iqscore_http_requests_total answered on the connection's event loop (the fast lane), by route template; the others went through the router.",
+        fastLane:
+            "Requests of iqscore_http_requests_total answered on the connection's event loop (the fast lane), by route template; the others went through the router.",
         build: "The version of iqscore this process runs (value 1).",
         bank: "The item bank being served (value 1): its version (first 16 hex digits of its SHA-256) and item count.",
         reloads: "Reloads of the bank and configuration files, applied or refused.",
@@ -112,21 +113,25 @@ public final class ServerMetrics: Sendable {
         var requests: [Counter] = []
         for route in ServerRoute.allCases {
             for status in Self.commonStatuses {
-                requests.append(registry.counter("iqscore_http_requests_total", labels: [("route", route.label), ("status", String(status))],
-                                                     help: Self.help.requests))
+                requests.append(
+                    registry.counter(
+                        "iqscore_http_requests_total", labels: [("route", route.label), ("status", String(status))],
+                        help: Self.help.requests))
             }
         }
         self.requests = requests
         otherStatuses = NIOLockedValueBox([:])
         durations = ServerRoute.allCases.map {
-            registry.durations("iqscore_http_request_duration_seconds", labels: [("route", $0.label)], buckets: Self.durationBuckets,
-                                           help: Self.help.durations)
+            registry.durations(
+                "iqscore_http_request_duration_seconds", labels: [("route", $0.label)], buckets: Self.durationBuckets,
+                help: Self.help.durations)
         }
         problems = Problem.Kind.allCases.map {
             registry.counter("iqscore_problems_total", labels: [("kind", $0.rawValue)], help: Self.help.problems)
         }
         fastLane = ServerRoute.allCases.map { route in
-            FastLane.routes.contains(route) ? registry.counter("iqscore_fast_lane_requests_total", labels: [("route", route.label)], help: Self.help.fastLane) : nil
+            FastLane.routes.contains(route)
+                ? registry.counter("iqscore_fast_lane_requests_total", labels: [("route", route.label)], help: Self.help.fastLane) : nil
         }
         registry.gauge("iqscore_build_info", labels: [("version", iqscoreVersion)], help: Self.help.build).set(Int64(1))
         bankInfo = NIOLockedValueBox(nil)
@@ -169,8 +174,9 @@ public final class ServerMetrics: Sendable {
             let key = "\(route.rawValue) \(status)"
             let counter = otherStatuses.withLockedValue { table in
                 if let counter = table[key] { return counter }
-                let counter = registry.counter("iqscore_http_requests_total", labels: [("route", route.label), ("status", String(status))],
-                                                   help: Self.help.requests)
+                let counter = registry.counter(
+                    "iqscore_http_requests_total", labels: [("route", route.label), ("status", String(status))],
+                    help: Self.help.requests)
                 table[key] = counter
                 return counter
             }

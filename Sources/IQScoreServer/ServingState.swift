@@ -78,12 +78,21 @@ package final class ServingState: Sendable {
         if !damage.isEmpty { throw InputErrors(damage) }
         var batteryModel: String? = nil
         if BifactorBank.isMultidimensional(source) {
-            guard [.eap, .map].contains(configuration.ability.method), configuration.ability.priorMean == nil, configuration.ability.priorSD == nil else {
-                throw InputError(file: path, message: "a multidimensional (battery) bank is scored by EAP or MAP with the model's factor distribution; the configuration asks for method \(configuration.ability.method.rawValue)" + (configuration.ability.priorMean != nil || configuration.ability.priorSD != nil ? " and a prior of θ" : ""))
+            guard [.eap, .map].contains(configuration.ability.method), configuration.ability.priorMean == nil, configuration.ability.priorSD == nil
+            else {
+                throw InputError(
+                    file: path,
+                    message:
+                        "a multidimensional (battery) bank is scored by EAP or MAP with the model's factor distribution; the configuration asks for method \(configuration.ability.method.rawValue)"
+                        + (configuration.ability.priorMean != nil || configuration.ability.priorSD != nil ? " and a prior of θ" : ""))
             }
             let points = configuration.batteryQuadraturePoints
             guard BifactorScorer.allowedPointCounts.contains(points) else {
-                throw InputError(file: path, message: "a battery bank is scored on a grid of \(BifactorScorer.allowedPointCounts.text) points per factor; the configuration asks for \(points)")
+                throw InputError(
+                    file: path,
+                    message:
+                        "a battery bank is scored on a grid of \(BifactorScorer.allowedPointCounts.text) points per factor; the configuration asks for \(points)"
+                )
             }
             let file = try BatteryBank.load(source, quadraturePoints: configuration.batteryQuadraturePoints, bound: configuration.ability.thetaBound)
             let battery = file.battery, itemCount = battery.itemCount
@@ -92,7 +101,11 @@ package final class ServingState: Sendable {
                 throw InputError(file: path, message: "the configured index form length \(k) is not 1…\(itemCount), the bank's items")
             }
             if configuration.indexes == .addingValue && configuration.indexFormLength == nil && itemCount > Battery.maximumFixedFormItems {
-                throw InputError(file: path, message: "\(itemCount) items are a pool tests are drawn from, not one form: choosing the indexes that add value needs the tests' length (\(configuration.naming.name("index_form_length"))), or name the indexes")
+                throw InputError(
+                    file: path,
+                    message:
+                        "\(itemCount) items are a pool tests are drawn from, not one form: choosing the indexes that add value needs the tests' length (\(configuration.naming.name("index_form_length"))), or name the indexes"
+                )
             }
             indexAddedValue = try battery.addedValue(formLength: configuration.indexFormLength)
             do {
@@ -114,26 +127,39 @@ package final class ServingState: Sendable {
 
         let norms = try configuration.normsPath.map { try AgeNorms.load(json: $0) } ?? .linear(.calibrationPopulation)
         let linear: Norms = if case .linear(let n) = norms.model { n } else { .calibrationPopulation }
-        let scale = try IQScale(norms: linear, confidenceLevel: configuration.confidenceLevel,
-                                lowPrecisionSE: configuration.lowPrecisionSE, minimumItems: configuration.minimumItems)
+        let scale = try IQScale(
+            norms: linear, confidenceLevel: configuration.confidenceLevel,
+            lowPrecisionSE: configuration.lowPrecisionSE, minimumItems: configuration.minimumItems)
         // Age-specific norms report with the scale as the bank's scorers use it (`IQScale.expressed(on:)`).
-        let ageNorms = norms.isAgeSpecific ? AgeNormScale(norms: norms, transformation: configuration.iqTransformation, settings: scale.expressed(on: bank.latentScale)) : nil
+        let ageNorms =
+            norms.isAgeSpecific
+            ? AgeNormScale(norms: norms, transformation: configuration.iqTransformation, settings: scale.expressed(on: bank.latentScale)) : nil
         var writers: [AbilityMethod: ScoreJSONWriter] = [:]
         if let battery {
             // Per reported index, its own norms (`indexNormsPaths`) or none (the calibration population).
             let names = battery.reportedNames
             if let unknown = configuration.indexNormsPaths.keys.sorted().first(where: { !names.contains($0) }) {
-                throw InputError(file: path, message: "index norms are configured for \(unknown), which is not a reported index (reported: \(names.isEmpty ? "none" : names.joined(separator: ", ")))")
+                throw InputError(
+                    file: path,
+                    message:
+                        "index norms are configured for \(unknown), which is not a reported index (reported: \(names.isEmpty ? "none" : names.joined(separator: ", ")))"
+                )
             }
             let indexScale = try Battery.indexScale(scale)
-            let indexScales: [AgeNormScale?] = try configuration.indexNormsPaths.isEmpty ? [] : names.map { name in
-                try configuration.indexNormsPaths[name].map { AgeNormScale(norms: try AgeNorms.load(json: $0), transformation: configuration.iqTransformation, settings: indexScale) }
-            }
+            let indexScales: [AgeNormScale?] =
+                try configuration.indexNormsPaths.isEmpty
+                ? []
+                : names.map { name in
+                    try configuration.indexNormsPaths[name].map {
+                        AgeNormScale(norms: try AgeNorms.load(json: $0), transformation: configuration.iqTransformation, settings: indexScale)
+                    }
+                }
             for method in [AbilityMethod.eap, .map] {
                 var ability = configuration.ability
                 ability.method = method
-                writers[method] = ScoreJSONWriter(scorer: try SessionScorer(battery: battery, bank: bank, ability: ability, scale: scale), ageNorms: ageNorms,
-                                                  indexScales: indexScales)
+                writers[method] = ScoreJSONWriter(
+                    scorer: try SessionScorer(battery: battery, bank: bank, ability: ability, scale: scale), ageNorms: ageNorms,
+                    indexScales: indexScales)
             }
         } else {
             if let name = configuration.indexNormsPaths.keys.sorted().first {
@@ -150,7 +176,8 @@ package final class ServingState: Sendable {
 
         // A bank without a domain column is one domain (`AssemblyBank.singleDomain`).
         let assemblyBank = try AssemblyBank(bank: bank)
-        let catConfiguration = try configuration.catConfigurationPath.map { try CATConfiguration.load(json: $0) }
+        let catConfiguration =
+            try configuration.catConfigurationPath.map { try CATConfiguration.load(json: $0) }
             ?? ServerConfiguration.defaultCATConfiguration
         let pool: CATItemPool
         do {
@@ -173,17 +200,22 @@ package final class ServingState: Sendable {
             }
             exposure = calibration.parameters
             let last = calibration.rounds.last
-            exposureControl = "sympson-hetter r_max \(target) calibrated at load (\(calibration.rounds.count) rounds of \(calibration.simulees) simulees, "
+            exposureControl =
+                "sympson-hetter r_max \(target) calibrated at load (\(calibration.rounds.count) rounds of \(calibration.simulees) simulees, "
                 + "max exposure \(String(format: "%.3f", last?.maxExposure ?? 0))\(calibration.converged ? "" : ", not converged"), \(String(format: "%.1f", calibration.elapsedSeconds)) s)"
                 + (pool.exposureTargetNote.map { " (\($0))" } ?? "")
         } else {
             exposure = nil
-            exposureControl = pool.exposureTargetNote.map { "off (\($0))" } ?? "off (exposure_target is null in \(configuration.catConfigurationPath ?? "the CAT configuration"))"
+            exposureControl =
+                pool.exposureTargetNote.map { "off (\($0))" }
+                ?? "off (exposure_target is null in \(configuration.catConfigurationPath ?? "the CAT configuration"))"
         }
         if let blueprintPath = configuration.blueprintPath {
             let blueprint = try Blueprint.load(json: blueprintPath)
             guard (blueprint.forms ?? 1) == 1 else {
-                throw InputError(file: blueprintPath, message: "\"forms\" is \(blueprint.forms ?? 1); POST /v1/forms assembles one form per request (ask again with another seed)")
+                throw InputError(
+                    file: blueprintPath,
+                    message: "\"forms\" is \(blueprint.forms ?? 1); POST /v1/forms assembles one form per request (ask again with another seed)")
             }
             do {
                 defaultAssembler = try FormAssembler(bank: assemblyBank, blueprint: blueprint)

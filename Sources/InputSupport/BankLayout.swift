@@ -53,7 +53,8 @@ public struct BankLayout: Sendable, Hashable, Codable {
         let bare = name.hasPrefix("se_") ? String(name.dropFirst(3)) : name
         func numbered(_ prefix: String, from first: Int) -> Bool {
             guard bare.hasPrefix(prefix), let k = Int(bare.dropFirst(prefix.count)), k >= first,
-                  String(k) == bare.dropFirst(prefix.count) else { return false }
+                String(k) == bare.dropFirst(prefix.count)
+            else { return false }
             return true
         }
         if numbered("b", from: 1) || numbered("a_", from: 0) || numbered("c_", from: 0) { return true }
@@ -70,18 +71,26 @@ public struct BankLayout: Sendable, Hashable, Codable {
 
         // Item ids: item_id, or R / pandas row names (an empty first header).
         let idColumn: Int, idName: String
-        if let c = column("item_id") { idColumn = c; idName = "item_id" }
-        else if header.first == "" && header.count > 1 { idColumn = 0; idName = "row names" }
-        else {
-            return refuse("the bank header lacks item_id \(found); name the item id column item_id (a file written by R's write.csv or pandas' to_csv, whose first header is empty, is read as such)")
+        if let c = column("item_id") {
+            idColumn = c; idName = "item_id"
+        } else if header.first == "" && header.count > 1 {
+            idColumn = 0; idName = "row names"
+        } else {
+            return refuse(
+                "the bank header lacks item_id \(found); name the item id column item_id (a file written by R's write.csv or pandas' to_csv, whose first header is empty, is read as such)"
+            )
         }
         // A bifactor bank (`calibrate --model bifactor`: a_<factor> columns; mirt's bfactor: a1, a2, …).
         let factorSlopes = header.filter { $0.hasPrefix("a_") && $0.count > 2 && Int($0.dropFirst(2)) == nil }
         if factorSlopes.count >= 2 {
-            return refuse("a bifactor bank (slope columns \(factorSlopes.prefix(4).joined(separator: ", "))\(factorSlopes.count > 4 ? ", …" : "")): this command reads unidimensional banks (score reads a bifactor bank as a battery); give it a unidimensional bank (a 2PL or 3PL calibration)")
+            return refuse(
+                "a bifactor bank (slope columns \(factorSlopes.prefix(4).joined(separator: ", "))\(factorSlopes.count > 4 ? ", …" : "")): this command reads unidimensional banks (score reads a bifactor bank as a battery); give it a unidimensional bank (a 2PL or 3PL calibration)"
+            )
         }
         if let c = foreign("a2") {
-            return refuse("column \(c + 1) is 'a2', a second slope (a multidimensional model, such as mirt's bfactor): this command reads unidimensional banks (score reads a bifactor bank as a battery); give it a unidimensional bank (refit with one factor)")
+            return refuse(
+                "column \(c + 1) is 'a2', a second slope (a multidimensional model, such as mirt's bfactor): this command reads unidimensional banks (score reads a bifactor bank as a battery); give it a unidimensional bank (refit with one factor)"
+            )
         }
 
         // Slope.
@@ -100,31 +109,40 @@ public struct BankLayout: Sendable, Hashable, Codable {
         let bColumn = column("b") ?? foreign("difficulty")
         let dColumn = column("d")
         let location: (Int?, String, Bool)
-        if let b = bColumn { location = (b, header[b], false) }
-        else if let d = dColumn {
+        if let b = bColumn {
+            location = (b, header[b], false)
+        } else if let d = dColumn {
             guard slope.0 == "a1" else {
-                return refuse("the bank header has \(slope.0) and d but no b \(found): if d is mirt's intercept (aθ + d), name the slope a1; if it is a difficulty, name it b")
+                return refuse(
+                    "the bank header has \(slope.0) and d but no b \(found): if d is mirt's intercept (aθ + d), name the slope a1; if it is a difficulty, name it b"
+                )
             }
             location = (d, "d", true)
         } else if categoryColumns.keys.contains(where: { !$0.hasPrefix("se_") && $0 != "categories" }) {
             location = (nil, "b", slope.0 == "a1")
         } else {
-            return refuse("the bank header has no difficulty column \(found); name it b (or give mirt's intercept as a1,d; thresholds of items in more than two categories as b1, b2, …)")
+            return refuse(
+                "the bank header has no difficulty column \(found); name it b (or give mirt's intercept as a1,d; thresholds of items in more than two categories as b1, b2, …)"
+            )
         }
         if slope.0 == "a1" && !location.2 {
-            return refuse("the bank header has mirt's slope–intercept slope a1 with a difficulty \(header[location.0!]) \(found): name the slope a (a, b: mirt's IRTpars = TRUE) or give the intercept d instead of b")
+            return refuse(
+                "the bank header has mirt's slope–intercept slope a1 with a difficulty \(header[location.0!]) \(found): name the slope a (a, b: mirt's IRTpars = TRUE) or give the intercept d instead of b"
+            )
         }
 
         // Lower and upper asymptotes.
         let guessCandidates = [("c", column("c")), ("g", foreign("g")), ("guessing", foreign("guessing"))].filter { $0.1 != nil }
         if guessCandidates.count > 1 {
-            return refuse("the bank header names the lower asymptote twice (\(guessCandidates.map(\.0).joined(separator: " and "))) \(found); keep one")
+            return refuse(
+                "the bank header names the lower asymptote twice (\(guessCandidates.map(\.0).joined(separator: " and "))) \(found); keep one")
         }
         var upperCandidates = [("u", foreign("u"))]
         if !location.2 { upperCandidates.append(("d", dColumn)) }
         upperCandidates = upperCandidates.filter { $0.1 != nil }
         if upperCandidates.count > 1 {
-            return refuse("the bank header names the upper asymptote twice (\(upperCandidates.map(\.0).joined(separator: " and "))) \(found); keep one")
+            return refuse(
+                "the bank header names the upper asymptote twice (\(upperCandidates.map(\.0).joined(separator: " and "))) \(found); keep one")
         }
         let guess = guessCandidates.first, upper = upperCandidates.first
 
@@ -133,7 +151,8 @@ public struct BankLayout: Sendable, Hashable, Codable {
         var conversions: [String] = []
         switch (slope.0, location.2) {
         case ("a1", true):
-            name = "mirt slope–intercept (a1, " + (location.0 == nil ? "d0/d1 …" : "d") + (guess != nil ? ", g" : "") + (upper != nil ? ", u" : "") + ")"
+            name =
+                "mirt slope–intercept (a1, " + (location.0 == nil ? "d0/d1 …" : "d") + (guess != nil ? ", g" : "") + (upper != nil ? ", u" : "") + ")"
             if location.0 != nil { conversions.append("b = −d/a1") }
         case ("discrimination", _):
             name = "girth (discrimination, difficulty" + (guess != nil ? ", guessing" : "") + ")"
@@ -141,16 +160,22 @@ public struct BankLayout: Sendable, Hashable, Codable {
             let thresholds = categoryColumns.keys.filter { $0.hasPrefix("b") }.count
             if location.0 == nil && thresholds > 0 && idName == "row names" {
                 name = "mirt IRTpars (a, b1 … b\(thresholds))"
-            } else if guess?.0 == "g" || upper?.0 == "u" { name = "mirt IRTpars (a, b" + (guess != nil ? ", g" : "") + (upper != nil ? ", u" : "") + ")" }
-            else if upper?.0 == "d" { name = "catR (a, b, c, d)" }
-            else { name = "iqscore (item_id, a, b" + (guess != nil ? ", c" : "") + ")" }
+            } else if guess?.0 == "g" || upper?.0 == "u" {
+                name = "mirt IRTpars (a, b" + (guess != nil ? ", g" : "") + (upper != nil ? ", u" : "") + ")"
+            } else if upper?.0 == "d" {
+                name = "catR (a, b, c, d)"
+            } else {
+                name = "iqscore (item_id, a, b" + (guess != nil ? ", c" : "") + ")"
+            }
         }
         if let guess, guess.0 != "c" { conversions.append("c = \(header[guess.1!])") }
         if let upper { conversions.append("\(upper.0) (upper asymptote) must be 1") }
         if idName == "row names" { conversions.append("item ids from the unnamed first column") }
         let interceptForm = categoryColumns.keys.contains { $0.hasPrefix("d") || $0.hasPrefix("ak") }
         if interceptForm {
-            conversions.append("items in more than two categories from mirt's slope–intercept form: graded b_k = −d_k/a1, gpcm b_k = −(d_k − d_{k−1})/a1 (ak_k = k), nominal a_k = a1·ak_k, c_k = d_k")
+            conversions.append(
+                "items in more than two categories from mirt's slope–intercept form: graded b_k = −d_k/a1, gpcm b_k = −(d_k − d_{k−1})/a1 (ak_k = k), nominal a_k = a1·ak_k, c_k = d_k"
+            )
         }
 
         var consumed: Set<Int> = [idColumn, slope.1!]
@@ -158,14 +183,17 @@ public struct BankLayout: Sendable, Hashable, Codable {
         consumed.formUnion(categoryColumns.values)
         if let g = guess?.1 { consumed.insert(g) }
         if let u = upper?.1 { consumed.insert(u) }
-        let isNative = idName == "item_id" && slope.0 == "a" && location.0.map({ header[$0] }) == "b" && (guess == nil || guess?.0 == "c") && upper == nil && !interceptForm
-        return .success(BankLayout(
-            name: name, conversion: conversions.joined(separator: "; "), isNative: isNative,
-            idColumn: idColumn, idColumnName: idName, slopeColumn: slope.1!, slopeName: header[slope.1!],
-            locationColumn: location.0, locationName: location.1, locationIsIntercept: location.2,
-            guessingColumn: guess?.1, guessingName: guess.map { header[$0.1!] } ?? "c",
-            upperColumn: upper?.1, upperName: upper.map { header[$0.1!] } ?? "u", consumedColumns: consumed,
-            categoryColumns: categoryColumns))
+        let isNative =
+            idName == "item_id" && slope.0 == "a" && location.0.map({ header[$0] }) == "b" && (guess == nil || guess?.0 == "c") && upper == nil
+            && !interceptForm
+        return .success(
+            BankLayout(
+                name: name, conversion: conversions.joined(separator: "; "), isNative: isNative,
+                idColumn: idColumn, idColumnName: idName, slopeColumn: slope.1!, slopeName: header[slope.1!],
+                locationColumn: location.0, locationName: location.1, locationIsIntercept: location.2,
+                guessingColumn: guess?.1, guessingName: guess.map { header[$0.1!] } ?? "c",
+                upperColumn: upper?.1, upperName: upper.map { header[$0.1!] } ?? "u", consumedColumns: consumed,
+                categoryColumns: categoryColumns))
     }
 }
 

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An immutable open-addressing hash table from byte strings (e.g. item ids straight out of a CSV buffer) to
@@ -23,8 +23,8 @@ package struct ByteKeyTable: Sendable {
         }
     }
     // Inlinable into the batch scorer's parsing loops (another module): the lookup is part of every row.
-    @usableFromInline let keys: [UInt8]           // all keys, concatenated (for keys longer than 8 bytes)
-    @usableFromInline let keyStart: [Int]         // per entry: start in `keys`, and end at keyStart[i + 1]
+    @usableFromInline let keys: [UInt8] // all keys, concatenated (for keys longer than 8 bytes)
+    @usableFromInline let keyStart: [Int] // per entry: start in `keys`, and end at keyStart[i + 1]
     @usableFromInline let slots: [Slot]
     @usableFromInline let mask: Int
 
@@ -128,4 +128,3 @@ package struct ByteKeyTable: Sendable {
         return key.withUTF8 { index(of: $0) }
     }
 }
-

@@ -119,15 +119,19 @@ package enum JSONInput {
     /// The values of `value` that break `type`'s schema, in document order: unknown keys at any level of its
     /// nested checked objects, and numbers that must be whole (`JSONDecoder` reports 2.5 for an `Int` as "not
     /// valid JSON", naming no key). A value of the wrong type is left to the decoder to report.
-    package static func schemaProblems(_ value: StrictJSON.Value, of type: any JSONObjectInput.Type,
-                                       bytes: [UInt8]) -> [SchemaProblem] {
+    package static func schemaProblems(
+        _ value: StrictJSON.Value, of type: any JSONObjectInput.Type,
+        bytes: [UInt8]
+    ) -> [SchemaProblem] {
         var problems: [SchemaProblem] = []
         collect(value, of: type, at: [], bytes: bytes, into: &problems)
         return problems
     }
 
-    private static func collect(_ value: StrictJSON.Value, of type: any JSONObjectInput.Type, at path: [StrictJSON.PathStep],
-                                bytes: [UInt8], into problems: inout [SchemaProblem]) {
+    private static func collect(
+        _ value: StrictJSON.Value, of type: any JSONObjectInput.Type, at path: [StrictJSON.PathStep],
+        bytes: [UInt8], into problems: inout [SchemaProblem]
+    ) {
         guard case .object(let members) = value.kind else { return }
         for member in members {
             let here = path + [.key(member.key)]
@@ -146,8 +150,10 @@ package enum JSONInput {
     }
 
     /// Numbers in `value` (itself, or inside its objects and arrays) that are not whole numbers within `Int`.
-    private static func wholeNumbers(_ value: StrictJSON.Value, at path: [StrictJSON.PathStep], bytes: [UInt8],
-                                     into problems: inout [SchemaProblem]) {
+    private static func wholeNumbers(
+        _ value: StrictJSON.Value, at path: [StrictJSON.PathStep], bytes: [UInt8],
+        into problems: inout [SchemaProblem]
+    ) {
         switch value.kind {
         case .number:
             let text = String(decoding: bytes[value.start..<value.end], as: UTF8.self)
@@ -186,7 +192,8 @@ package enum JSONInput {
             return "\"\(path(context.codingPath))\" must not be null"
         case .dataCorrupted(let context):
             let key = path(context.codingPath)
-            return key.isEmpty ? "not a valid \(description.replacingOccurrences(of: "the ", with: "")): \(context.debugDescription)"
+            return key.isEmpty
+                ? "not a valid \(description.replacingOccurrences(of: "the ", with: "")): \(context.debugDescription)"
                 : "\"\(key)\": \(context.debugDescription)"
         @unknown default:
             return "not a valid \(description): \(error)"

@@ -196,8 +196,9 @@ package struct StrictJSON {
             if members.count == 8 { for member in members { firstOffset[member.key] = member.keyOffset } }
             let first = members.count < 8 ? members.first(where: { $0.key == key })?.keyOffset : firstOffset.updateValue(keyOffset, forKey: key)
             if let first {
-                var error = failure("key \"\(key.escapingControlCharacters)\" appears twice in one object (first on line \(Self.location(of: first, in: bytes).line))",
-                                    at: keyOffset)
+                var error = failure(
+                    "key \"\(key.escapingControlCharacters)\" appears twice in one object (first on line \(Self.location(of: first, in: bytes).line))",
+                    at: keyOffset)
                 error.isRepeatedKey = true
                 throw error
             }

@@ -96,7 +96,8 @@ package struct ItemMonitor: Sendable {
             if let rapid = rapidGuesses {
                 let keep = s.items.indices.filter { s.seconds[$0].isNaN || !rapid.isRapid(item: s.items[$0], seconds: s.seconds[$0]) }
                 if keep.count < s.items.count {
-                    s = DatedSession(day: s.day, items: keep.map { s.items[$0] }, responses: keep.map { s.responses[$0] }, seconds: keep.map { s.seconds[$0] })
+                    s = DatedSession(
+                        day: s.day, items: keep.map { s.items[$0] }, responses: keep.map { s.responses[$0] }, seconds: keep.map { s.seconds[$0] })
                     if s.items.isEmpty { continue }
                 }
             }
@@ -135,10 +136,12 @@ package struct ItemMonitor: Sendable {
                 let x = zStat.map { (eStat + $0) / 2.0.squareRoot() } ?? eStat
                 let change = cusum.add(x)
                 if let change { alarms.append(Alarm(item: j, day: day, changeDay: ordered[change].key)) }
-                days.append(ItemDay(item: j, day: day, responses: a.n, timed: a.m, correct: a.correct, responseResidual: eStat, timeResidual: zStat,
-                                    statistic: x, cusum: cusum.value, alarm: change != nil, windowResponses: inWindow.n,
-                                    windowProportionCorrect: Double(inWindow.correct) / Double(inWindow.n),
-                                    windowTimeIntensity: inWindow.m > 0 ? inWindow.intensity / Double(inWindow.m) : nil))
+                days.append(
+                    ItemDay(
+                        item: j, day: day, responses: a.n, timed: a.m, correct: a.correct, responseResidual: eStat, timeResidual: zStat,
+                        statistic: x, cusum: cusum.value, alarm: change != nil, windowResponses: inWindow.n,
+                        windowProportionCorrect: Double(inWindow.correct) / Double(inWindow.n),
+                        windowTimeIntensity: inWindow.m > 0 ? inWindow.intensity / Double(inWindow.m) : nil))
             }
         }
         return Report(days: days, alarms: alarms, sessions: sessions.count)

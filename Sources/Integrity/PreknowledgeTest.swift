@@ -38,8 +38,10 @@ public struct PreknowledgeTest: Sendable, Hashable {
 
     /// The test for one session: `items` are bank indices with `responses` (0/1) and `seconds` (NaN: no time),
     /// `parameters` and `timeItems` the bank's, `compromised[j]` whether item j is suspected.
-    package init(items: [Int], responses: [UInt8], seconds: [Double], parameters: [ItemParameters], timeItems: [LognormalTimeItem?],
-                compromised: [Bool]) {
+    package init(
+        items: [Int], responses: [UInt8], seconds: [Double], parameters: [ItemParameters], timeItems: [LognormalTimeItem?],
+        compromised: [Bool]
+    ) {
         var c: [(ItemParameters, UInt8)] = [], u: [(ItemParameters, UInt8)] = []
         var timeC = SessionTimeEvidence(), timeU = SessionTimeEvidence()
         for (k, j) in items.enumerated() {
@@ -91,7 +93,11 @@ public struct PreknowledgeTest: Sendable, Hashable {
         let g = (5.0.squareRoot() - 1) / 2
         var x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo), f1 = l(x1), f2 = l(x2)
         for _ in 0..<40 {
-            if f1 < f2 { lo = x1; x1 = x2; f1 = f2; x2 = lo + g * (hi - lo); f2 = l(x2) } else { hi = x2; x2 = x1; f2 = f1; x1 = hi - g * (hi - lo); f1 = l(x1) }
+            if f1 < f2 {
+                lo = x1; x1 = x2; f1 = f2; x2 = lo + g * (hi - lo); f2 = l(x2)
+            } else {
+                hi = x2; x2 = x1; f2 = f1; x1 = hi - g * (hi - lo); f1 = l(x1)
+            }
         }
         let mid = (lo + hi) / 2, midValue = l(mid)
         return midValue >= bestValue ? (mid, midValue) : (best, bestValue)

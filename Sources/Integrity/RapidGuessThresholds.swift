@@ -44,25 +44,33 @@ public struct RapidGuessThresholds: Sendable, Hashable {
             sum[Int(matrix.itemIndices[k])] += Double(times.seconds[k])
             n[Int(matrix.itemIndices[k])] += 1
         }
-        return RapidGuessThresholds(rule: .nt10, seconds: (0..<matrix.itemCount).map { n[$0] > 0 ? min(cap, percent / 100 * sum[$0] / Double(n[$0])) : 0 })
+        return RapidGuessThresholds(
+            rule: .nt10, seconds: (0..<matrix.itemCount).map { n[$0] > 0 ? min(cap, percent / 100 * sum[$0] / Double(n[$0])) : 0 })
     }
 
     /// NT10 from a bank's time model: `percent` of E[T] = exp(β + (σ_τ² + 1/α²)/2), at most `cap` seconds.
-    public static func normative(items: [LognormalTimeItem?], population: SpeedAccuracyPopulation, percent: Double = 10, cap: Double = 10) -> RapidGuessThresholds {
+    public static func normative(items: [LognormalTimeItem?], population: SpeedAccuracyPopulation, percent: Double = 10, cap: Double = 10)
+        -> RapidGuessThresholds
+    {
         let s2 = population.speedSD * population.speedSD
-        return RapidGuessThresholds(rule: .nt10, seconds: items.map { item in
-            guard let item else { return 0 }
-            return min(cap, percent / 100 * exp(item.timeIntensity + 0.5 * (s2 + 1 / (item.timeDiscrimination * item.timeDiscrimination))))
-        })
+        return RapidGuessThresholds(
+            rule: .nt10,
+            seconds: items.map { item in
+                guard let item else { return 0 }
+                return min(cap, percent / 100 * exp(item.timeIntensity + 0.5 * (s2 + 1 / (item.timeDiscrimination * item.timeDiscrimination))))
+            })
     }
 
     /// The lognormal rule at quantile `q`.
-    public static func lognormal(items: [LognormalTimeItem?], population: SpeedAccuracyPopulation, quantile q: Double = 0.001) -> RapidGuessThresholds {
+    public static func lognormal(items: [LognormalTimeItem?], population: SpeedAccuracyPopulation, quantile q: Double = 0.001) -> RapidGuessThresholds
+    {
         let z = StandardNormal.quantile(1 - q), s2 = population.speedSD * population.speedSD
-        return RapidGuessThresholds(rule: .lognormal, seconds: items.map { item in
-            guard let item else { return 0 }
-            return exp(item.timeIntensity - z * (s2 + 1 / (item.timeDiscrimination * item.timeDiscrimination)).squareRoot())
-        })
+        return RapidGuessThresholds(
+            rule: .lognormal,
+            seconds: items.map { item in
+                guard let item else { return 0 }
+                return exp(item.timeIntensity - z * (s2 + 1 / (item.timeDiscrimination * item.timeDiscrimination)).squareRoot())
+            })
     }
 
     /// Whether a response to item j in `seconds` is a rapid guess (a NaN time never is).
@@ -109,7 +117,9 @@ extension RapidGuessThresholds {
     /// administered: effort-moderated calibration, after Wise & DeMars 2006), persons left with no response
     /// dropped; and how many responses were removed. A rapid guesser is fast and right at chance, so left in it
     /// inflates the speed SD and pulls the ability–speed correlation towards 0.
-    package func removingRapidGuesses(from matrix: ResponseMatrix, times: ResponseTimes) -> (matrix: ResponseMatrix, times: ResponseTimes, removed: Int) {
+    package func removingRapidGuesses(from matrix: ResponseMatrix, times: ResponseTimes) -> (
+        matrix: ResponseMatrix, times: ResponseTimes, removed: Int
+    ) {
         var offsets = [0], items: [Int32] = [], values: [UInt8] = [], seconds: [Float] = [], persons: [String] = []
         items.reserveCapacity(matrix.cellCount); values.reserveCapacity(matrix.cellCount); seconds.reserveCapacity(matrix.cellCount)
         var removed = 0
@@ -124,8 +134,9 @@ extension RapidGuessThresholds {
             persons.append(matrix.personIDs[i])
             offsets.append(items.count)
         }
-        let kept = ResponseMatrix(validatedPersonIDs: persons, itemIDs: matrix.itemIDs, rowOffsets: offsets, itemIndices: items, responses: values,
-                                  categoryCounts: matrix.categoryCounts)
+        let kept = ResponseMatrix(
+            validatedPersonIDs: persons, itemIDs: matrix.itemIDs, rowOffsets: offsets, itemIndices: items, responses: values,
+            categoryCounts: matrix.categoryCounts)
         return (kept, ResponseTimes(validatedSeconds: seconds), removed)
     }
 }

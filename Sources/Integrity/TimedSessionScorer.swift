@@ -96,7 +96,10 @@ public struct TimedSessionScorer: Sendable {
     ///   0/1 items).
     public init(scorer: SessionScorer, rule: RapidGuessThresholds.Rule = .nt10, effortModerated: Bool = false, compromised: Set<String> = []) throws {
         guard let population = scorer.bank.speedPopulation, scorer.bank.hasTimeModels else {
-            throw PsychometricsError(.invalidOptions, "the bank has no response-time model (time_intensity, time_discrimination, speed_sd, speed_correlation): calibrate it with the sessions' times first")
+            throw PsychometricsError(
+                .invalidOptions,
+                "the bank has no response-time model (time_intensity, time_discrimination, speed_sd, speed_correlation): calibrate it with the sessions' times first"
+            )
         }
         if compromised.isEmpty {
             self.compromised = nil
@@ -137,7 +140,10 @@ public struct TimedSessionScorer: Sendable {
         }
         for (k, t) in seconds.enumerated() {
             if let t, !t.isFinite || !ResponseTimes.allowedSeconds.contains(Float(t)) {
-                throw PsychometricsError(.invalidResponse, "item '\(itemIDs[k])': response time \(t) s; allowed \(ResponseTimes.allowedSeconds.lowerBound)…\(ResponseTimes.allowedSeconds.upperBound) s or none")
+                throw PsychometricsError(
+                    .invalidResponse,
+                    "item '\(itemIDs[k])': response time \(t) s; allowed \(ResponseTimes.allowedSeconds.lowerBound)…\(ResponseTimes.allowedSeconds.upperBound) s or none"
+                )
             }
         }
         let items = try scorer.validatedIndices(itemIDs: itemIDs, responses: responses)
@@ -149,12 +155,15 @@ public struct TimedSessionScorer: Sendable {
     }
 
     /// Scores validated bank indices, responses and seconds (NaN: none).
-    package func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ seconds: UnsafeBufferPointer<Float>) throws -> TimedSessionScore {
+    package func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ seconds: UnsafeBufferPointer<Float>) throws
+        -> TimedSessionScore
+    {
         let domains = scorer.domains.count
         return try withUnsafeTemporaryAllocation(of: Int.self, capacity: max(2 * domains, 1)) { counts in
             let (estimate, iq, unscored, indexes, times) = try score(items, responses, seconds, domainCounts: counts.baseAddress!, report: nil)
-            let score = SessionScore(estimate: estimate, score: iq, domainAnswered: (0..<domains).map { counts[2 * $0] },
-                                     domainCorrect: (0..<domains).map { counts[2 * $0 + 1] }, unscoredCount: unscored, indexes: indexes)
+            let score = SessionScore(
+                estimate: estimate, score: iq, domainAnswered: (0..<domains).map { counts[2 * $0] },
+                domainCorrect: (0..<domains).map { counts[2 * $0 + 1] }, unscoredCount: unscored, indexes: indexes)
             return TimedSessionScore(score: score, times: times)
         }
     }
@@ -163,10 +172,13 @@ public struct TimedSessionScorer: Sendable {
     /// with the times' collateral prior, and the session's `SessionTimeSummary`. With `effortModerated` the rapid
     /// guesses are left out of θ and of the times' evidence (unless every timed response is one).
     /// - Throws: what `SessionScorer.score(_:_:domainCounts:report:indexReport:prior:)` throws.
-    package func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ seconds: UnsafeBufferPointer<Float>,
-                       domainCounts: UnsafeMutablePointer<Int>, report: ((AbilityEstimate) throws -> IQScore)?,
-                       indexReport: ((Int, AbilityEstimate) throws -> IQScore)? = nil)
-        throws -> (AbilityEstimate, IQScore, unscored: Int, indexes: [IndexScore], times: SessionTimeSummary) {
+    package func score(
+        _ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ seconds: UnsafeBufferPointer<Float>,
+        domainCounts: UnsafeMutablePointer<Int>, report: ((AbilityEstimate) throws -> IQScore)?,
+        indexReport: ((Int, AbilityEstimate) throws -> IQScore)? = nil
+    )
+        throws -> (AbilityEstimate, IQScore, unscored: Int, indexes: [IndexScore], times: SessionTimeSummary)
+    {
         // One pass: timed responses, rapid guesses and the times' evidence over all of them.
         var summary = SessionTimeSummary()
         var evidence = SessionTimeEvidence()
@@ -175,8 +187,9 @@ public struct TimedSessionScorer: Sendable {
         }
         let n = items.count
         guard effortModerated && summary.rapidGuesses > 0 && summary.rapidGuesses < n else {
-            return try scoreKept(items, responses, seconds, summary: summary, evidence: evidence, domainCounts: domainCounts, report: report,
-                                 indexReport: indexReport)
+            return try scoreKept(
+                items, responses, seconds, summary: summary, evidence: evidence, domainCounts: domainCounts, report: report,
+                indexReport: indexReport)
         }
         // Effort-moderated: θ and the evidence from the responses that are not rapid guesses.
         summary.excludedRapidGuesses = summary.rapidGuesses
@@ -192,10 +205,12 @@ public struct TimedSessionScorer: Sendable {
                     var keptSummary = SessionTimeSummary()
                     var keptEvidence = SessionTimeEvidence()
                     timeTerms.withUnsafeBufferPointer { terms in
-                        accumulate(UnsafeBufferPointer(keptItems), UnsafeBufferPointer(keptSeconds), terms, summary: &keptSummary, evidence: &keptEvidence)
+                        accumulate(
+                            UnsafeBufferPointer(keptItems), UnsafeBufferPointer(keptSeconds), terms, summary: &keptSummary, evidence: &keptEvidence)
                     }
-                    return try scoreKept(UnsafeBufferPointer(keptItems), UnsafeBufferPointer(keptResponses), UnsafeBufferPointer(keptSeconds),
-                                         summary: summary, evidence: keptEvidence, domainCounts: domainCounts, report: report, indexReport: indexReport)
+                    return try scoreKept(
+                        UnsafeBufferPointer(keptItems), UnsafeBufferPointer(keptResponses), UnsafeBufferPointer(keptSeconds),
+                        summary: summary, evidence: keptEvidence, domainCounts: domainCounts, report: report, indexReport: indexReport)
                 }
             }
         }
@@ -204,17 +219,22 @@ public struct TimedSessionScorer: Sendable {
     /// Counts timed responses and rapid guesses into `summary` and adds each timed response of an item with a time
     /// model to `evidence`.
     @inline(__always)
-    private func accumulate(_ items: UnsafeBufferPointer<Int>, _ seconds: UnsafeBufferPointer<Float>, _ terms: UnsafeBufferPointer<SIMD2<Double>>,
-                            summary: inout SessionTimeSummary, evidence: inout SessionTimeEvidence) {
+    private func accumulate(
+        _ items: UnsafeBufferPointer<Int>, _ seconds: UnsafeBufferPointer<Float>, _ terms: UnsafeBufferPointer<SIMD2<Double>>,
+        summary: inout SessionTimeSummary, evidence: inout SessionTimeEvidence
+    ) {
         thresholdSeconds.withUnsafeBufferPointer { thresholds in
             (summary.timedResponses, summary.rapidGuesses) = evidence.add(items, seconds, terms: terms, thresholds: thresholds)
         }
     }
 
-    private func scoreKept(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ seconds: UnsafeBufferPointer<Float>,
-                           summary: SessionTimeSummary, evidence: SessionTimeEvidence, domainCounts: UnsafeMutablePointer<Int>,
-                           report: ((AbilityEstimate) throws -> IQScore)?, indexReport: ((Int, AbilityEstimate) throws -> IQScore)?)
-        throws -> (AbilityEstimate, IQScore, unscored: Int, indexes: [IndexScore], times: SessionTimeSummary) {
+    private func scoreKept(
+        _ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ seconds: UnsafeBufferPointer<Float>,
+        summary: SessionTimeSummary, evidence: SessionTimeEvidence, domainCounts: UnsafeMutablePointer<Int>,
+        report: ((AbilityEstimate) throws -> IQScore)?, indexReport: ((Int, AbilityEstimate) throws -> IQScore)?
+    )
+        throws -> (AbilityEstimate, IQScore, unscored: Int, indexes: [IndexScore], times: SessionTimeSummary)
+    {
         var summary = summary
         // The times' factor exp(ℓθ + qθ²) times the prior N(μ, σ²): the normal prior with precision 1/σ² − 2q and
         // mean (μ/σ² + ℓ)/(1/σ² − 2q).
@@ -226,8 +246,9 @@ public struct TimedSessionScorer: Sendable {
             let precision = 1 / (sd * sd) - 2 * terms.quadratic
             prior = ((mu / (sd * sd) + terms.linear) / precision, 1 / precision.squareRoot())
         }
-        let (estimate, iq, unscored, indexes) = try scorer.score(items, responses, domainCounts: domainCounts, report: report,
-                                                                 indexReport: indexReport, prior: prior)
+        let (estimate, iq, unscored, indexes) = try scorer.score(
+            items, responses, domainCounts: domainCounts, report: report,
+            indexReport: indexReport, prior: prior)
         if evidence.count > 0 {
             // An ML or WLE estimate at the bound has no finite SE: its speed is given at θ̂ without an SD.
             let se = estimate.standardError
@@ -243,8 +264,9 @@ public struct TimedSessionScorer: Sendable {
         if summary.timedResponses > 0 && summary.effort < ResponseTimeEffort.minimumEffort { summary.flags.append(.rapidGuessing) }
         if let p = summary.timeFitPValue, p < Self.aberrantTimesLevel { summary.flags.append(.aberrantTimes) }
         if let compromised {
-            let test = PreknowledgeTest(items: Array(items), responses: Array(responses), seconds: seconds.map { Double($0) }, parameters: parameters,
-                                        timeItems: timeItems, compromised: compromised)
+            let test = PreknowledgeTest(
+                items: Array(items), responses: Array(responses), seconds: seconds.map { Double($0) }, parameters: parameters,
+                timeItems: timeItems, compromised: compromised)
             summary.preknowledge = test
             if let p = test.combinedPValue, p < Self.preknowledgeLevel { summary.flags.append(.preknowledge) }
         }

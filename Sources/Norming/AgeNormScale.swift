@@ -78,7 +78,8 @@ public struct AgeNormScale: Sendable, Hashable {
             }
             outside = norms.isOutside(age: age)
         }
-        return try settings.report(estimate, rawIQ: { rawIQ(theta: $0, age: age) }, cdf: { norms.cdf(theta: $0, age: age ?? .nan) },
-                                   ageOutside: outside)
+        return try settings.report(
+            estimate, rawIQ: { rawIQ(theta: $0, age: age) }, cdf: { norms.cdf(theta: $0, age: age ?? .nan) },
+            ageOutside: outside)
     }
 }

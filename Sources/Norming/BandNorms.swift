@@ -40,7 +40,9 @@ package struct BandNormsOptions: Sendable, Hashable {
         if let p = Self.allowedMinimumEffectiveN.problem(minimumEffectiveN, "the minimum n per band") { problems.append(p) }
         if let edges {
             if edges.contains(where: { !$0.isFinite }) { problems.append("band edges must be finite ages") }
-            if zip(edges, edges.dropFirst()).contains(where: { $0 >= $1 }) { problems.append("band edges must be strictly increasing, got \(edges.map(fixedText).joined(separator: ", "))") }
+            if zip(edges, edges.dropFirst()).contains(where: { $0 >= $1 }) {
+                problems.append("band edges must be strictly increasing, got \(edges.map(fixedText).joined(separator: ", "))")
+            }
         }
         return problems
     }
@@ -86,8 +88,10 @@ package struct BandNorms: Sendable, Hashable {
     /// converge.
     /// - Throws: `PsychometricsError.insufficientData` when a band has fewer than 10 persons or no spread of θ,
     ///   `.invalidOptions` for bad options.
-    package static func fit(ages: [Double], thetas: [Double], weights: [Double]? = nil,
-                           options: BandNormsOptions = BandNormsOptions()) throws -> (norms: BandNorms, warnings: [String]) {
+    package static func fit(
+        ages: [Double], thetas: [Double], weights: [Double]? = nil,
+        options: BandNormsOptions = BandNormsOptions()
+    ) throws -> (norms: BandNorms, warnings: [String]) {
         let problems = options.validationProblems()
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "band norms: " + problems.joined(separator: "; ")) }
         precondition(ages.count == thetas.count && (weights?.count ?? ages.count) == ages.count, "ages, thetas and weights must have equal lengths")
@@ -100,7 +104,9 @@ package struct BandNorms: Sendable, Hashable {
         if let given = options.edges {
             edges = given.filter { $0 > low && $0 < high }
             if edges.count < given.count {
-                warnings.append("band edges outside the sample's ages \(fixedText(low))–\(fixedText(high)) were dropped: \(given.filter { !($0 > low && $0 < high) }.map(fixedText).joined(separator: ", "))")
+                warnings.append(
+                    "band edges outside the sample's ages \(fixedText(low))–\(fixedText(high)) were dropped: \(given.filter { !($0 > low && $0 < high) }.map(fixedText).joined(separator: ", "))"
+                )
             }
         } else {
             edges = automaticEdges(order: order, ages: ages, weights: w, minimum: options.minimumEffectiveN)
@@ -116,29 +122,38 @@ package struct BandNorms: Sendable, Hashable {
             start = end
             let label = "band \(fixedText(bounds[b]))–\(fixedText(upper))"
             guard members.count >= 10 else {
-                throw PsychometricsError(.insufficientData, "\(label) has \(members.count) person\(members.count == 1 ? "" : "s"); a band needs at least 10 (choose wider bands)")
+                throw PsychometricsError(
+                    .insufficientData,
+                    "\(label) has \(members.count) person\(members.count == 1 ? "" : "s"); a band needs at least 10 (choose wider bands)")
             }
             let bandWeights = members.map { w[$0] }
             let kish = KishDesignEffect(weights: bandWeights)
             if options.edges != nil && kish.effectiveN < options.minimumEffectiveN {
-                warnings.append("\(label) has \(fixedText(kish.effectiveN)) effective persons, fewer than the minimum \(fixedText(options.minimumEffectiveN))")
+                warnings.append(
+                    "\(label) has \(fixedText(kish.effectiveN)) effective persons, fewer than the minimum \(fixedText(options.minimumEffectiveN))")
             }
-            let likelihood = try SHASHLikelihood(ages: members.map { ages[$0] }, thetas: members.map { thetas[$0] }, weights: bandWeights, maximumDegree: 0)
+            let likelihood = try SHASHLikelihood(
+                ages: members.map { ages[$0] }, thetas: members.map { thetas[$0] }, weights: bandWeights, maximumDegree: 0)
             var best: (SHASHDegrees, SHASHLikelihood.Fit, Double)?
             var previous: SHASHLikelihood.Fit?
-            for degrees in [SHASHDegrees(location: 0, logScale: 0), SHASHDegrees(location: 0, logScale: 0, skewness: 0),
-                            SHASHDegrees(location: 0, logScale: 0, skewness: 0, logTailWeight: 0)] {
+            for degrees in [
+                SHASHDegrees(location: 0, logScale: 0), SHASHDegrees(location: 0, logScale: 0, skewness: 0),
+                SHASHDegrees(location: 0, logScale: 0, skewness: 0, logTailWeight: 0)
+            ] {
                 let fit = likelihood.fit(degrees, start: previous)
                 previous = fit
-                let value = options.criterion.value(logLikelihood: fit.logLikelihood, parameters: degrees.parameterCount, effectiveN: likelihood.effectiveN)
+                let value = options.criterion.value(
+                    logLikelihood: fit.logLikelihood, parameters: degrees.parameterCount, effectiveN: likelihood.effectiveN)
                 guard fit.converged, value.isFinite else { continue }
                 if best == nil || value < best!.2 { best = (degrees, fit, value) }
             }
             guard let (degrees, fit, _) = best else {
                 throw PsychometricsError(.numericalFailure, "\(label): no distribution could be fitted to its \(members.count) persons")
             }
-            bands.append(NormBand(lowerAge: bounds[b], upperAge: upper, count: members.count, effectiveN: kish.effectiveN,
-                                  distribution: fit.norms.distribution(age: fit.norms.ages.minimum), degrees: degrees))
+            bands.append(
+                NormBand(
+                    lowerAge: bounds[b], upperAge: upper, count: members.count, effectiveN: kish.effectiveN,
+                    distribution: fit.norms.distribution(age: fit.norms.ages.minimum), degrees: degrees))
         }
         return (BandNorms(bands: bands), warnings)
     }

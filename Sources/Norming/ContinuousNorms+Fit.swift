@@ -76,16 +76,19 @@ extension ContinuousNorms {
     /// - Parameters: ages, thetas, weights (positive, finite; nil = equal), of equal length.
     /// - Throws: `PsychometricsError.insufficientData` when the sample cannot support even a constant normal
     ///   (fewer than 10 persons, no spread of θ or of age), `.invalidOptions` for options out of range.
-    package static func fit(ages: [Double], thetas: [Double], weights: [Double]? = nil,
-                           options: ContinuousNormsOptions = ContinuousNormsOptions()) throws -> ContinuousNormsFit {
+    package static func fit(
+        ages: [Double], thetas: [Double], weights: [Double]? = nil,
+        options: ContinuousNormsOptions = ContinuousNormsOptions()
+    ) throws -> ContinuousNormsFit {
         let problems = options.validationProblems()
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "continuous norms: " + problems.joined(separator: "; ")) }
         guard ages.count < 2 || ages.max()! - ages.min()! >= 1e-6 else {
             throw PsychometricsError(.insufficientData, "continuous norms need persons of different ages; every age is \(fixedText(ages[0]))")
         }
-        var likelihood = try SHASHLikelihood(ages: ages, thetas: thetas, weights: weights,
-                                             maximumDegree: [options.maximumDegrees, options.fixedDegrees].compactMap { $0 }
-                                                .map { max($0.location, $0.logScale, $0.skewness ?? 0, $0.logTailWeight ?? 0) }.max()!)
+        var likelihood = try SHASHLikelihood(
+            ages: ages, thetas: thetas, weights: weights,
+            maximumDegree: [options.maximumDegrees, options.fixedDegrees].compactMap { $0 }
+                .map { max($0.location, $0.logScale, $0.skewness ?? 0, $0.logTailWeight ?? 0) }.max()!)
         likelihood.maximumIterations = options.maximumIterations
         var fits: [SHASHDegrees: SHASHLikelihood.Fit] = [:]
         var table: [CriterionEntry] = []
@@ -97,10 +100,13 @@ extension ContinuousNorms {
                 if cold.converged || cold.logLikelihood > fit.logLikelihood { fit = cold }
             }
             fits[degrees] = fit
-            table.append(CriterionEntry(degrees: degrees, parameterCount: degrees.parameterCount, logLikelihood: fit.logLikelihood,
-                                        value: options.criterion.value(logLikelihood: fit.logLikelihood, parameters: degrees.parameterCount,
-                                                                       effectiveN: likelihood.effectiveN),
-                                        converged: fit.converged))
+            table.append(
+                CriterionEntry(
+                    degrees: degrees, parameterCount: degrees.parameterCount, logLikelihood: fit.logLikelihood,
+                    value: options.criterion.value(
+                        logLikelihood: fit.logLikelihood, parameters: degrees.parameterCount,
+                        effectiveN: likelihood.effectiveN),
+                    converged: fit.converged))
             return fit
         }
         /// Ordering of models: converged before not converged, then by the criterion.
@@ -122,14 +128,24 @@ extension ContinuousNorms {
                 for parameter in 0..<4 {
                     let choices: [SHASHDegrees]
                     switch parameter {
-                    case 0: choices = (0...maximum.location).map { var d = best; d.location = $0; return d }
-                    case 1: choices = (0...maximum.logScale).map { var d = best; d.logScale = $0; return d }
+                    case 0:
+                        choices = (0...maximum.location).map {
+                            var d = best; d.location = $0; return d
+                        }
+                    case 1:
+                        choices = (0...maximum.logScale).map {
+                            var d = best; d.logScale = $0; return d
+                        }
                     case 2:
                         let degrees: [Int?] = [nil] + (maximum.skewness.map { Array(0...$0) } ?? [])
-                        choices = degrees.map { e in var d = best; d.skewness = e; return d }
+                        choices = degrees.map { e in
+                            var d = best; d.skewness = e; return d
+                        }
                     default:
                         let degrees: [Int?] = [nil] + (maximum.logTailWeight.map { Array(0...$0) } ?? [])
-                        choices = degrees.map { e in var d = best; d.logTailWeight = e; return d }
+                        choices = degrees.map { e in
+                            var d = best; d.logTailWeight = e; return d
+                        }
                     }
                     for candidate in choices where candidate != best {
                         let fit = fitted(candidate, from: current)
@@ -144,13 +160,17 @@ extension ContinuousNorms {
         let check = PercentileCurveCheck(norms: .continuous(norms))
         var warnings: [String] = []
         if !chosen.converged {
-            warnings.append("the chosen model (\(best)) did not converge in \(chosen.iterations) Newton iterations" + (chosen.hessianDefinite ? "" : "; its information matrix is not positive definite (a flat or degenerate direction)"))
+            warnings.append(
+                "the chosen model (\(best)) did not converge in \(chosen.iterations) Newton iterations"
+                    + (chosen.hessianDefinite ? "" : "; its information matrix is not positive definite (a flat or degenerate direction)"))
         }
-        warnings += degeneracyWarnings(norms, degrees: best, effectiveN: likelihood.effectiveN,
-                                       maximum: options.fixedDegrees == nil ? options.maximumDegrees : nil)
+        warnings += degeneracyWarnings(
+            norms, degrees: best, effectiveN: likelihood.effectiveN,
+            maximum: options.fixedDegrees == nil ? options.maximumDegrees : nil)
         if !check.passed { warnings.append("percentile curves cross: \(check.summary)") }
-        return ContinuousNormsFit(norms: norms, criterion: options.criterion, table: table, logLikelihood: chosen.logLikelihood,
-                                  converged: chosen.converged, iterations: chosen.iterations, percentileCheck: check, warnings: warnings)
+        return ContinuousNormsFit(
+            norms: norms, criterion: options.criterion, table: table, logLikelihood: chosen.logLikelihood,
+            converged: chosen.converged, iterations: chosen.iterations, percentileCheck: check, warnings: warnings)
     }
 
     /// Warnings for a fitted model that is degenerate or doubtful: extreme tail weight or scale somewhere in
@@ -165,17 +185,22 @@ extension ContinuousNorms {
         }
         let range = "\(fixedText(norms.ages.minimum))–\(fixedText(norms.ages.maximum))"
         if let low = deltas.min(), let high = deltas.max(), low < 0.2 || high > 5 {
-            warnings.append("degenerate fit: the tail weight δ ranges \(fixedText(low))–\(fixedText(high)) over ages \(range) (expected within 0.2–5)")
+            warnings.append(
+                "degenerate fit: the tail weight δ ranges \(fixedText(low))–\(fixedText(high)) over ages \(range) (expected within 0.2–5)")
         }
         if let low = sigmas.min(), let high = sigmas.max(), low < 0.05 || high > 20 {
-            warnings.append("degenerate fit: the scale σ ranges \(fixedText(low))–\(fixedText(high)) over ages \(range) (θ is in SDs of the calibration population)")
+            warnings.append(
+                "degenerate fit: the scale σ ranges \(fixedText(low))–\(fixedText(high)) over ages \(range) (θ is in SDs of the calibration population)"
+            )
         }
         if let e = epsilons.map(abs).max(), e > 3 {
             warnings.append("degenerate fit: the skewness |ε| reaches \(fixedText(e)) (expected below 3)")
         }
         let perParameter = effectiveN / Double(degrees.parameterCount)
         if perParameter < 20 {
-            warnings.append("only \(fixedText(perParameter)) effective persons per parameter (\(fixedText(effectiveN)) for \(degrees.parameterCount) parameters): the norms rest on too few persons")
+            warnings.append(
+                "only \(fixedText(perParameter)) effective persons per parameter (\(fixedText(effectiveN)) for \(degrees.parameterCount) parameters): the norms rest on too few persons"
+            )
         }
         if let maximum {
             var top: [String] = []
@@ -183,7 +208,9 @@ extension ContinuousNorms {
             if degrees.logScale == maximum.logScale && maximum.logScale > 0 { top.append("log σ \(maximum.logScale)") }
             if let e = degrees.skewness, e == maximum.skewness, e > 0 { top.append("ε \(e)") }
             if let d = degrees.logTailWeight, d == maximum.logTailWeight, d > 0 { top.append("log δ \(d)") }
-            if !top.isEmpty { warnings.append("the criterion chose the largest degree allowed for \(top.joined(separator: ", ")); a higher degree might fit better") }
+            if !top.isEmpty {
+                warnings.append("the criterion chose the largest degree allowed for \(top.joined(separator: ", ")); a higher degree might fit better")
+            }
         }
         return warnings
     }
@@ -344,7 +371,8 @@ package struct SHASHLikelihood {
         var newton = NewtonMaximizer(maximumIterations: maximumIterations)
         newton.tolerance = 1e-10
         let result = newton.maximize(from: x0) { evaluate(degrees, $0) }
-        return Fit(norms: norms(degrees, result.parameters), logLikelihood: result.value, converged: result.converged,
-                   iterations: result.iterations, hessianDefinite: result.hessianDefinite)
+        return Fit(
+            norms: norms(degrees, result.parameters), logLikelihood: result.value, converged: result.converged,
+            iterations: result.iterations, hessianDefinite: result.hessianDefinite)
     }
 }

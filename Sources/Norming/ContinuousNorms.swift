@@ -36,8 +36,12 @@ package struct SHASHDegrees: Sendable, Hashable, Codable, CustomStringConvertibl
         let limits = Self.limits
         if !(0...limits.location).contains(location) { problems.append("\(what): the μ degree must be 0–\(limits.location), got \(location)") }
         if !(0...limits.logScale).contains(logScale) { problems.append("\(what): the log σ degree must be 0–\(limits.logScale), got \(logScale)") }
-        if let e = skewness, !(0...limits.skewness!).contains(e) { problems.append("\(what): the ε degree must be 0–\(limits.skewness!) or none, got \(e)") }
-        if let d = logTailWeight, !(0...limits.logTailWeight!).contains(d) { problems.append("\(what): the log δ degree must be 0–\(limits.logTailWeight!) or none, got \(d)") }
+        if let e = skewness, !(0...limits.skewness!).contains(e) {
+            problems.append("\(what): the ε degree must be 0–\(limits.skewness!) or none, got \(e)")
+        }
+        if let d = logTailWeight, !(0...limits.logTailWeight!).contains(d) {
+            problems.append("\(what): the log δ degree must be 0–\(limits.logTailWeight!) or none, got \(d)")
+        }
         return problems
     }
 }
@@ -61,8 +65,10 @@ package struct ContinuousNorms: Sendable, Hashable {
     /// nil: δ ≡ 1.
     package var logTailWeight: AgePolynomial?
 
-    package init(ages: AgeStandardization, location: AgePolynomial, logScale: AgePolynomial, skewness: AgePolynomial? = nil,
-                logTailWeight: AgePolynomial? = nil) {
+    package init(
+        ages: AgeStandardization, location: AgePolynomial, logScale: AgePolynomial, skewness: AgePolynomial? = nil,
+        logTailWeight: AgePolynomial? = nil
+    ) {
         self.ages = ages
         self.location = location
         self.logScale = logScale
@@ -77,8 +83,9 @@ package struct ContinuousNorms: Sendable, Hashable {
     /// The distribution of θ at `age` (clamped to the covered range).
     package func distribution(age: Double) -> SinhArcsinh {
         let t = ages.standardized(age)
-        return SinhArcsinh(location: location.value(at: t), scale: exp(logScale.value(at: t)),
-                           skewness: skewness?.value(at: t) ?? 0, tailWeight: exp(logTailWeight?.value(at: t) ?? 0))
+        return SinhArcsinh(
+            location: location.value(at: t), scale: exp(logScale.value(at: t)),
+            skewness: skewness?.value(at: t) ?? 0, tailWeight: exp(logTailWeight?.value(at: t) ?? 0))
     }
 
     /// F_age(θ).

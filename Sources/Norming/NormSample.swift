@@ -29,8 +29,10 @@ package struct NormSample: Sendable, Hashable {
 
     /// - Throws: `PsychometricsError.invalidOptions` naming the first person (1-based) with a value out of range,
     ///   or lengths that differ; `.resourceLimit` above `maximumCount`; `.insufficientData` when empty.
-    package init(ages: [Double], thetas: [Double], standardErrors: [Double]? = nil, weights: [Double]? = nil,
-                variables: [String: [String]] = [:]) throws {
+    package init(
+        ages: [Double], thetas: [Double], standardErrors: [Double]? = nil, weights: [Double]? = nil,
+        variables: [String: [String]] = [:]
+    ) throws {
         let n = ages.count
         guard n > 0 else { throw PsychometricsError(.insufficientData, "the norm sample is empty") }
         guard n <= Self.maximumCount else {

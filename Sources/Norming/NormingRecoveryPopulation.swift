@@ -62,8 +62,12 @@ package struct NormingRecoveryPopulation: Sendable {
     /// groups' shares are their lengths over 74 years, and education's the shares at the mean u = ½).
     package static var margins: RakingTargets {
         var margins: [RakingMargin] = []
-        for g in 0..<4 { margins.append(RakingMargin(variable: "age_group", category: ageGroups[g], share: (ageGroupEdges[g + 1] - ageGroupEdges[g]) / 74)) }
-        for (e, share) in educationShares(age: 53).enumerated() { margins.append(RakingMargin(variable: "education", category: educations[e], share: share)) }
+        for g in 0..<4 {
+            margins.append(RakingMargin(variable: "age_group", category: ageGroups[g], share: (ageGroupEdges[g + 1] - ageGroupEdges[g]) / 74))
+        }
+        for (e, share) in educationShares(age: 53).enumerated() {
+            margins.append(RakingMargin(variable: "education", category: educations[e], share: share))
+        }
         return try! RakingTargets(margins)
     }
 

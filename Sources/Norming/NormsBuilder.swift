@@ -85,13 +85,16 @@ package enum NormsBuilder {
             let c = fit.norms
             model = NormsDocument.ContinuousModel(
                 family: "shash", basis: "legendre",
-                degrees: NormsDocument.Degrees(mu: c.location.degree, logSigma: c.logScale.degree, epsilon: c.skewness?.degree, logDelta: c.logTailWeight?.degree),
-                coefficients: NormsDocument.Coefficients(mu: c.location.coefficients, logSigma: c.logScale.coefficients,
-                                                         epsilon: c.skewness?.coefficients, logDelta: c.logTailWeight?.coefficients),
+                degrees: NormsDocument.Degrees(
+                    mu: c.location.degree, logSigma: c.logScale.degree, epsilon: c.skewness?.degree, logDelta: c.logTailWeight?.degree),
+                coefficients: NormsDocument.Coefficients(
+                    mu: c.location.coefficients, logSigma: c.logScale.coefficients,
+                    epsilon: c.skewness?.coefficients, logDelta: c.logTailWeight?.coefficients),
                 logLikelihood: fit.logLikelihood, converged: fit.converged, iterations: fit.iterations)
             table = fit.table.filter { $0.logLikelihood.isFinite && $0.value.isFinite }.map {
-                NormsDocument.CriterionRow(mu: $0.degrees.location, logSigma: $0.degrees.logScale, epsilon: $0.degrees.skewness, logDelta: $0.degrees.logTailWeight,
-                                           parameters: $0.parameterCount, logLikelihood: $0.logLikelihood, value: $0.value, converged: $0.converged)
+                NormsDocument.CriterionRow(
+                    mu: $0.degrees.location, logSigma: $0.degrees.logScale, epsilon: $0.degrees.skewness, logDelta: $0.degrees.logTailWeight,
+                    parameters: $0.parameterCount, logLikelihood: $0.logLikelihood, value: $0.value, converged: $0.converged)
             }
             check = fit.percentileCheck
             criterion = fit.criterion
@@ -99,9 +102,10 @@ package enum NormsBuilder {
             let (bandNorms, bandWarnings) = try BandNorms.fit(ages: sample.ages, thetas: sample.thetas, weights: weights, options: options.bands)
             warnings += bandWarnings
             bandEntries = bandNorms.bands.map { b in
-                NormsDocument.BandEntry(ageMinimum: b.lowerAge, ageMaximum: b.upperAge, n: b.count, effectiveN: b.effectiveN,
-                                        family: b.degrees.logTailWeight != nil ? "shash" : b.degrees.skewness != nil ? "skewed" : "normal",
-                                        mu: b.distribution.location, sigma: b.distribution.scale, epsilon: b.distribution.skewness, delta: b.distribution.tailWeight)
+                NormsDocument.BandEntry(
+                    ageMinimum: b.lowerAge, ageMaximum: b.upperAge, n: b.count, effectiveN: b.effectiveN,
+                    family: b.degrees.logTailWeight != nil ? "shash" : b.degrees.skewness != nil ? "skewed" : "normal",
+                    mu: b.distribution.location, sigma: b.distribution.scale, epsilon: b.distribution.skewness, delta: b.distribution.tailWeight)
             }
             check = PercentileCurveCheck(norms: .bands(bandNorms))
             if !check.passed { warnings.append("percentile curves cross: \(check.summary)") }

@@ -36,14 +36,20 @@ extension NormsDocument {
         switch method {
         case .continuous:
             let c = self.model!.coefficients
-            model = .continuous(ContinuousNorms(ages: range, location: AgePolynomial(coefficients: c.mu), logScale: AgePolynomial(coefficients: c.logSigma),
-                                                skewness: c.epsilon.map(AgePolynomial.init), logTailWeight: c.logDelta.map(AgePolynomial.init)))
+            model = .continuous(
+                ContinuousNorms(
+                    ages: range, location: AgePolynomial(coefficients: c.mu), logScale: AgePolynomial(coefficients: c.logSigma),
+                    skewness: c.epsilon.map(AgePolynomial.init), logTailWeight: c.logDelta.map(AgePolynomial.init)))
         case .bands:
-            model = .bands(BandNorms(bands: bands!.map { b in
-                NormBand(lowerAge: b.ageMinimum, upperAge: b.ageMaximum, count: b.n, effectiveN: b.effectiveN,
-                         distribution: SinhArcsinh(location: b.mu, scale: b.sigma, skewness: b.epsilon, tailWeight: b.delta),
-                         degrees: SHASHDegrees(location: 0, logScale: 0, skewness: b.family == "normal" ? nil : 0, logTailWeight: b.family == "shash" ? 0 : nil))
-            }))
+            model = .bands(
+                BandNorms(
+                    bands: bands!.map { b in
+                        NormBand(
+                            lowerAge: b.ageMinimum, upperAge: b.ageMaximum, count: b.n, effectiveN: b.effectiveN,
+                            distribution: SinhArcsinh(location: b.mu, scale: b.sigma, skewness: b.epsilon, tailWeight: b.delta),
+                            degrees: SHASHDegrees(
+                                location: 0, logScale: 0, skewness: b.family == "normal" ? nil : 0, logTailWeight: b.family == "shash" ? 0 : nil))
+                    }))
         }
         return AgeNorms(name: name, version: version, model: model, extrapolation: ages.extrapolation)
     }
@@ -73,7 +79,9 @@ extension NormsDocument {
 
         let w = weighting
         if !WeightingSummary.methods.contains(w.method) {
-            problems.append("\"weighting.method\" must be one of \(WeightingSummary.methods.joined(separator: ", ")), got '\(w.method.escapingControlCharacters)'")
+            problems.append(
+                "\"weighting.method\" must be one of \(WeightingSummary.methods.joined(separator: ", ")), got '\(w.method.escapingControlCharacters)'"
+            )
         }
         if let i = w.iterations, i < 0 { problems.append("\"weighting.iterations\" must be ≥ 0, got \(i)") }
         if let e = w.maximumMarginError { check(e, .closed(0, 1), "weighting.maximum_margin_error") }
@@ -109,7 +117,8 @@ extension NormsDocument {
         }
         let p = percentileCheck
         if p.ageCount < 1 || p.percentileCount < 1 || p.crossings < 0 {
-            problems.append("\"percentile_check\" needs ages ≥ 1, percentiles ≥ 1, crossings ≥ 0, got \(p.ageCount), \(p.percentileCount), \(p.crossings)")
+            problems.append(
+                "\"percentile_check\" needs ages ≥ 1, percentiles ≥ 1, crossings ≥ 0, got \(p.ageCount), \(p.percentileCount), \(p.crossings)")
         }
         if !p.minimumGap.isFinite || !p.minimumGapAge.isFinite { problems.append("\"percentile_check\" gaps must be finite") }
         return problems
@@ -141,10 +150,13 @@ extension NormsDocument {
         if !m.logLikelihood.isFinite { problems.append("\"model.log_likelihood\" must be finite") }
         if m.iterations < 0 { problems.append("\"model.iterations\" must be ≥ 0, got \(m.iterations)") }
         if problems.isEmpty, ages.minimum < ages.maximum {
-            let norms = ContinuousNorms(ages: AgeStandardization(minimum: ages.minimum, maximum: ages.maximum),
-                                        location: AgePolynomial(coefficients: c.mu), logScale: AgePolynomial(coefficients: c.logSigma),
-                                        skewness: c.epsilon.map(AgePolynomial.init), logTailWeight: c.logDelta.map(AgePolynomial.init))
-            if !norms.isUsable { problems.append("\"model.coefficients\" give a scale or tail weight outside e^±20 (or a non-finite parameter) within the age range") }
+            let norms = ContinuousNorms(
+                ages: AgeStandardization(minimum: ages.minimum, maximum: ages.maximum),
+                location: AgePolynomial(coefficients: c.mu), logScale: AgePolynomial(coefficients: c.logSigma),
+                skewness: c.epsilon.map(AgePolynomial.init), logTailWeight: c.logDelta.map(AgePolynomial.init))
+            if !norms.isUsable {
+                problems.append("\"model.coefficients\" give a scale or tail weight outside e^±20 (or a non-finite parameter) within the age range")
+            }
         }
         return problems
     }
@@ -154,15 +166,28 @@ extension NormsDocument {
         if bands.isEmpty { problems.append("\"bands\" must hold at least one band") }
         for (k, b) in bands.enumerated() {
             let key = "bands[\(k)]"
-            if !(b.ageMinimum < b.ageMaximum) { problems.append("\"\(key).age_maximum\" must be greater than \"\(key).age_minimum\", got \(b.ageMinimum)–\(b.ageMaximum)") }
-            if k == 0, b.ageMinimum != ages.minimum { problems.append("\"bands[0].age_minimum\" must equal \"ages.minimum\" (\(ages.minimum)), got \(b.ageMinimum)") }
-            if k > 0, b.ageMinimum != bands[k - 1].ageMaximum {
-                problems.append("\"\(key).age_minimum\" must equal \"bands[\(k - 1)].age_maximum\" (\(bands[k - 1].ageMaximum)), got \(b.ageMinimum): bands are contiguous")
+            if !(b.ageMinimum < b.ageMaximum) {
+                problems.append("\"\(key).age_maximum\" must be greater than \"\(key).age_minimum\", got \(b.ageMinimum)–\(b.ageMaximum)")
             }
-            if k == bands.count - 1, b.ageMaximum != ages.maximum { problems.append("\"\(key).age_maximum\" must equal \"ages.maximum\" (\(ages.maximum)), got \(b.ageMaximum)") }
+            if k == 0, b.ageMinimum != ages.minimum {
+                problems.append("\"bands[0].age_minimum\" must equal \"ages.minimum\" (\(ages.minimum)), got \(b.ageMinimum)")
+            }
+            if k > 0, b.ageMinimum != bands[k - 1].ageMaximum {
+                problems.append(
+                    "\"\(key).age_minimum\" must equal \"bands[\(k - 1)].age_maximum\" (\(bands[k - 1].ageMaximum)), got \(b.ageMinimum): bands are contiguous"
+                )
+            }
+            if k == bands.count - 1, b.ageMaximum != ages.maximum {
+                problems.append("\"\(key).age_maximum\" must equal \"ages.maximum\" (\(ages.maximum)), got \(b.ageMaximum)")
+            }
             if b.n < 1 { problems.append("\"\(key).n\" must be ≥ 1, got \(b.n)") }
-            if !(b.effectiveN > 0 && b.effectiveN <= Double(max(b.n, 1)) * (1 + 1e-9)) { problems.append("\"\(key).effective_n\" must be in (0, n], got \(b.effectiveN)") }
-            if !BandEntry.families.contains(b.family) { problems.append("\"\(key).family\" must be one of \(BandEntry.families.joined(separator: ", ")), got '\(b.family.escapingControlCharacters)'") }
+            if !(b.effectiveN > 0 && b.effectiveN <= Double(max(b.n, 1)) * (1 + 1e-9)) {
+                problems.append("\"\(key).effective_n\" must be in (0, n], got \(b.effectiveN)")
+            }
+            if !BandEntry.families.contains(b.family) {
+                problems.append(
+                    "\"\(key).family\" must be one of \(BandEntry.families.joined(separator: ", ")), got '\(b.family.escapingControlCharacters)'")
+            }
             if !NumberRange.closed(-10, 10).contains(b.mu) { problems.append("\"\(key).mu\" must be in [-10, 10], got \(b.mu)") }
             if !NumberRange.aboveUpTo(0, 100).contains(b.sigma) { problems.append("\"\(key).sigma\" must be in (0, 100], got \(b.sigma)") }
             if !NumberRange.closed(-100, 100).contains(b.epsilon) { problems.append("\"\(key).epsilon\" must be in [-100, 100], got \(b.epsilon)") }

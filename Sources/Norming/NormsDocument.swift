@@ -165,8 +165,10 @@ package struct NormsDocument: Sendable, Hashable, Codable {
 extension NormsDocument: JSONObjectInput {
     package static var jsonKeys: [String] { CodingKeys.allCases.map(\.rawValue) }
     package static var nestedJSONObjects: [String: any JSONObjectInput.Type] {
-        ["ages": AgeCoverage.self, "sample": SampleSummary.self, "weighting": WeightingSummary.self, "model": ContinuousModel.self,
-         "bands": BandEntry.self, "criterion_table": CriterionRow.self, "percentile_check": PercentileCurveCheck.self]
+        [
+            "ages": AgeCoverage.self, "sample": SampleSummary.self, "weighting": WeightingSummary.self, "model": ContinuousModel.self,
+            "bands": BandEntry.self, "criterion_table": CriterionRow.self, "percentile_check": PercentileCurveCheck.self
+        ]
     }
     package static let jsonDescription = "the norms document"
     package static let jsonExample = #"{"format": "iqscore-norms/1", "name": "adults", …} as `iqscore norms build` writes it"#

@@ -59,6 +59,7 @@ package struct PercentileCurveCheck: Sendable, Hashable, Codable {
     /// "no crossing: percentiles 1–99 at 401 ages, smallest gap 0.0123 θ at age 88.2".
     package var summary: String {
         let head = crossings == 0 ? "no crossing" : "\(crossings) crossing\(crossings == 1 ? "" : "s")"
-        return "\(head): percentiles 1–\(percentileCount) at \(ageCount) ages, smallest gap \(String(format: "%.4g", minimumGap)) θ at age \(String(format: "%.1f", minimumGapAge))"
+        return
+            "\(head): percentiles 1–\(percentileCount) at \(ageCount) ages, smallest gap \(String(format: "%.4g", minimumGap)) θ at age \(String(format: "%.1f", minimumGapAge))"
     }
 }

@@ -43,7 +43,9 @@ package struct RakingTargets: Sendable, Hashable {
                 continue
             }
             let v: Int
-            if let known = index[m.variable] { v = known } else {
+            if let known = index[m.variable] {
+                v = known
+            } else {
                 v = variables.count
                 index[m.variable] = v
                 variables.append(m.variable); categories.append([]); shares.append([])
@@ -71,7 +73,9 @@ package struct RakingTargets: Sendable, Hashable {
 
     /// The margins (shares as rescaled).
     package var margins: [RakingMargin] {
-        variables.indices.flatMap { v in categories[v].indices.map { RakingMargin(variable: variables[v], category: categories[v][$0], share: shares[v][$0]) } }
+        variables.indices.flatMap { v in
+            categories[v].indices.map { RakingMargin(variable: variables[v], category: categories[v][$0], share: shares[v][$0]) }
+        }
     }
 }
 
@@ -162,8 +166,10 @@ package enum Raking {
     /// - Throws: `PsychometricsError.invalidOptions` when a margin variable is not among `values`, a person's
     ///   category has no margin, a margin's category has no person, lengths differ, or a base weight is not
     ///   positive and finite.
-    package static func rake(values: [String: [String]], targets: RakingTargets, baseWeights: [Double]? = nil,
-                            options: RakingOptions = RakingOptions()) throws -> RakingResult {
+    package static func rake(
+        values: [String: [String]], targets: RakingTargets, baseWeights: [Double]? = nil,
+        options: RakingOptions = RakingOptions()
+    ) throws -> RakingResult {
         let problems = options.validationProblems()
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "raking: " + problems.joined(separator: "; ")) }
         let n = baseWeights?.count ?? values.values.map(\.count).max() ?? 0
@@ -171,7 +177,9 @@ package enum Raking {
         var errors: [String] = []
         for (v, variable) in targets.variables.enumerated() {
             guard let column = values[variable] else {
-                errors.append("the margins' variable '\(variable)' is not a column of the sample (columns given: \(values.keys.sorted().joined(separator: ", ")))")
+                errors.append(
+                    "the margins' variable '\(variable)' is not a column of the sample (columns given: \(values.keys.sorted().joined(separator: ", ")))"
+                )
                 continue
             }
             guard column.count == n else {
@@ -187,10 +195,14 @@ package enum Raking {
                 if let c = index[category] { code[i] = c; counts[c] += 1 } else { unknown[category, default: 0] += 1 }
             }
             for (category, count) in unknown.sorted(by: { $0.key < $1.key }) {
-                errors.append("the sample has \(variable) = '\(category.escapingControlCharacters)' (\(count) person\(count == 1 ? "" : "s")), which the margins do not list")
+                errors.append(
+                    "the sample has \(variable) = '\(category.escapingControlCharacters)' (\(count) person\(count == 1 ? "" : "s")), which the margins do not list"
+                )
             }
             for (c, count) in counts.enumerated() where count == 0 {
-                errors.append("margin \(variable) = '\(targets.categories[v][c])' (share \(String(format: "%.6f", targets.shares[v][c]))) has no person in the sample; raking cannot give it weight")
+                errors.append(
+                    "margin \(variable) = '\(targets.categories[v][c])' (share \(String(format: "%.6f", targets.shares[v][c]))) has no person in the sample; raking cannot give it weight"
+                )
             }
             codes.append(code)
         }
@@ -225,11 +237,15 @@ package enum Raking {
             let cap = k * total / Double(n)
             let over = weights.filter { $0 > cap * (1 + 1e-9) }.count
             if over > 0 {
-                warnings.append("after \(rounds) trimming round\(rounds == 1 ? "" : "s"), \(over) weight\(over == 1 ? "" : "s") still exceed\(over == 1 ? "s" : "") \(fixedText(k)) × the mean weight (the margins need them)")
+                warnings.append(
+                    "after \(rounds) trimming round\(rounds == 1 ? "" : "s"), \(over) weight\(over == 1 ? "" : "s") still exceed\(over == 1 ? "s" : "") \(fixedText(k)) × the mean weight (the margins need them)"
+                )
             }
         }
         if !raking.converged {
-            warnings.append("raking did not converge: after \(raking.iterations) sweeps the largest margin error is \(String(format: "%.3e", raking.error)) (tolerance \(String(format: "%.0e", options.tolerance))); the margins may be unreachable from this sample's joint distribution")
+            warnings.append(
+                "raking did not converge: after \(raking.iterations) sweeps the largest margin error is \(String(format: "%.3e", raking.error)) (tolerance \(String(format: "%.0e", options.tolerance))); the margins may be unreachable from this sample's joint distribution"
+            )
         }
         let mean = total / Double(n)
         var achieved: [AchievedMargin] = []
@@ -238,19 +254,24 @@ package enum Raking {
             var counts = [Int](repeating: 0, count: targets.categories[v].count)
             for i in 0..<n { weighted[codes[v][i]] += weights[i]; counts[codes[v][i]] += 1 }
             for c in targets.categories[v].indices {
-                achieved.append(AchievedMargin(variable: targets.variables[v], category: targets.categories[v][c], target: targets.shares[v][c],
-                                               achieved: weighted[c] / total, sample: Double(counts[c]) / Double(n), count: counts[c]))
+                achieved.append(
+                    AchievedMargin(
+                        variable: targets.variables[v], category: targets.categories[v][c], target: targets.shares[v][c],
+                        achieved: weighted[c] / total, sample: Double(counts[c]) / Double(n), count: counts[c]))
             }
         }
-        return RakingResult(weights: weights, converged: raking.converged, iterations: raking.iterations, totalIterations: totalIterations,
-                            maximumMarginError: raking.error, trimmedCount: trimmed.count, trimRounds: rounds, trimFactor: options.trimFactor,
-                            largestWeightRatio: (weights.max() ?? 0) / mean, designEffect: KishDesignEffect(weights: weights),
-                            margins: achieved, warnings: warnings)
+        return RakingResult(
+            weights: weights, converged: raking.converged, iterations: raking.iterations, totalIterations: totalIterations,
+            maximumMarginError: raking.error, trimmedCount: trimmed.count, trimRounds: rounds, trimFactor: options.trimFactor,
+            largestWeightRatio: (weights.max() ?? 0) / mean, designEffect: KishDesignEffect(weights: weights),
+            margins: achieved, warnings: warnings)
     }
 
     /// IPF sweeps until the margin error is within tolerance; returns sweeps, convergence and the error.
-    static func rakeOnce(_ weights: inout [Double], codes: [[Int]], targets: RakingTargets, total: Double,
-                         options: RakingOptions) -> (iterations: Int, converged: Bool, error: Double) {
+    static func rakeOnce(
+        _ weights: inout [Double], codes: [[Int]], targets: RakingTargets, total: Double,
+        options: RakingOptions
+    ) -> (iterations: Int, converged: Bool, error: Double) {
         var error = marginError(weights, codes: codes, targets: targets, total: total)
         if error <= options.tolerance { return (0, true, error) }
         var iterations = 0

@@ -42,10 +42,12 @@ package struct SHASHDerivatives {
         logDensity = tau - s + logCosh(u) - 0.5 * log(q) - 0.5 * sh * sh - 0.5 * log(2 * Double.pi)
         gradient = (-lx / sigma, -1 - x * lx, -g, 1 + g * delta * a)
         let lxtau = delta * r * (g2 * delta * a + g)
-        hessian = (lxx / (sigma * sigma), (x * lxx + lx) / sigma, g2 * delta * r / sigma, -lxtau / sigma,
-                   x * lx + x * x * lxx, g2 * delta * r * x, -x * lxtau,
-                   g2, -g2 * delta * a,
-                   g2 * delta * a * delta * a + g * delta * a)
+        hessian = (
+            lxx / (sigma * sigma), (x * lxx + lx) / sigma, g2 * delta * r / sigma, -lxtau / sigma,
+            x * lx + x * x * lxx, g2 * delta * r * x, -x * lxtau,
+            g2, -g2 * delta * a,
+            g2 * delta * a * delta * a + g * delta * a
+        )
     }
 
     /// Entry (i, j) of the 4×4 Hessian.

@@ -1,8 +1,8 @@
 import Psychometrics
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Writes a file atomically: bytes go to a temporary file `.NAME.tmp-PID` beside the target (buffered, 1 MiB),
@@ -138,7 +138,6 @@ package final class AtomicFileWriter {
         try publish()
     }
 }
-
 
 @inline(__always) private func systemWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int {
     write(fd, p, n)

@@ -59,7 +59,9 @@ final class BankRowChecker {
     /// other than 2pl or 3pl, or a 2pl item with c ≠ 0 (`cColumn`).
     func model(_ column: Int?, guessing c: Double, cColumn: Int?, bank: String) -> String? {
         let model = column.map { text($0).lowercased() } ?? ""
-        if !["", "2pl", "3pl"].contains(model) { fail(column!, "model \(TextFidelity.quoted(model)): a \(bank) bank's items are 2pl or 3pl"); return nil }
+        if !["", "2pl", "3pl"].contains(model) {
+            fail(column!, "model \(TextFidelity.quoted(model)): a \(bank) bank's items are 2pl or 3pl"); return nil
+        }
         if model == "2pl" && c != 0 { fail(cColumn!, "a 2pl item with c = \(c)"); return nil }
         return model
     }

@@ -69,11 +69,14 @@ extension BatchScorer {
 
     /// Parses `range` of `buf` and scores its inner sessions. Runs on a worker thread; touches only its chunk and
     /// `stamps`.
-    func parseLongChunk(_ range: CSVChunkRange, _ buf: UnsafePointer<UInt8>, columns: LongColumns, fileIndex: Int, path: String,
-                        stamps: Stamps, labels: OutputLabels) -> LongChunk {
+    func parseLongChunk(
+        _ range: CSVChunkRange, _ buf: UnsafePointer<UInt8>, columns: LongColumns, fileIndex: Int, path: String,
+        stamps: Stamps, labels: OutputLabels
+    ) -> LongChunk {
         let chunk = LongChunk()
-        var parser = LongChunkParser(owner: self, columns: columns, fileIndex: fileIndex, stamps: stamps, labels: labels,
-                                     expectedRows: (range.end - range.start) / 12)
+        var parser = LongChunkParser(
+            owner: self, columns: columns, fileIndex: fileIndex, stamps: stamps, labels: labels,
+            expectedRows: (range.end - range.start) / 12)
         let end = range.scanRecords(buf, delimiter: fileOptions.delimiter, path: path, into: &parser)
         (chunk.stop, chunk.nextLine, chunk.syntaxError) = (end.stop, end.nextLine, end.syntaxError)
         parser.finish(into: chunk)
@@ -183,12 +186,13 @@ extension BatchScorer {
         /// The open session as a `LongRun` (for joining across chunk borders).
         func run() -> LongRun {
             let n = total - curStart
-            return LongRun(id: curID, orphan: curOrphan, file: fileIndex, line: curLine,
-                           items: Array(UnsafeBufferPointer(start: items + curStart, count: n)),
-                           responses: Array(UnsafeBufferPointer(start: responses + curStart, count: n)),
-                           times: columns.time >= 0 ? Array(UnsafeBufferPointer(start: times + curStart, count: n)) : [],
-                           itemLines: Array(UnsafeBufferPointer(start: lines, count: n)), error: curError,
-                           age: curAge, ageLine: curAgeLine, differingAge: curDiffAge, differingLine: curDiffLine)
+            return LongRun(
+                id: curID, orphan: curOrphan, file: fileIndex, line: curLine,
+                items: Array(UnsafeBufferPointer(start: items + curStart, count: n)),
+                responses: Array(UnsafeBufferPointer(start: responses + curStart, count: n)),
+                times: columns.time >= 0 ? Array(UnsafeBufferPointer(start: times + curStart, count: n)) : [],
+                itemLines: Array(UnsafeBufferPointer(start: lines, count: n)), error: curError,
+                age: curAge, ageLine: curAgeLine, differingAge: curDiffAge, differingLine: curDiffLine)
         }
 
         /// Ends the open session: the chunk's first is kept whole for joining; later ones wait to be scored.
@@ -206,7 +210,8 @@ extension BatchScorer {
             idBytes.append(contentsOf: curID)
             var error = -1
             if let e = sessionError() { error = errors.count; errors.append(e) }
-            pending.append(Pending(idStart: idStart, idEnd: idBytes.count, line: curLine, itemStart: curStart, itemEnd: total, error: error, age: curAge))
+            pending.append(
+                Pending(idStart: idStart, idEnd: idBytes.count, line: curLine, itemStart: curStart, itemEnd: total, error: error, age: curAge))
         }
 
         /// The error of the open session as a whole (it lies wholly inside the chunk), as `RunState` finds it: the
@@ -215,8 +220,10 @@ extension BatchScorer {
         func sessionError() -> RowError? {
             guard columns.age >= 0, !curOrphan else { return curError }
             if !curDiffAge.isNaN, curError.map({ $0.line >= curDiffLine }) ?? true {
-                return (SessionAge.differs(first: curAge, firstLine: curAgeLine, firstFile: nil, second: curDiffAge, secondLine: curDiffLine),
-                        fileIndex, curDiffLine, columns.age + 1)
+                return (
+                    SessionAge.differs(first: curAge, firstLine: curAgeLine, firstFile: nil, second: curDiffAge, secondLine: curDiffLine),
+                    fileIndex, curDiffLine, columns.age + 1
+                )
             }
             if curError == nil && curAge.isNaN { return (SessionAge.missing, fileIndex, curLine, columns.age + 1) }
             return curError
@@ -243,12 +250,14 @@ extension BatchScorer {
             idBytes.withUnsafeBufferPointer { ids in
                 for s in pending {
                     let id = UnsafeBufferPointer(rebasing: ids[s.idStart..<s.idEnd])
-                    owner.emit(id: TextFidelity.validString(id) ?? TextFidelity.display(id),
-                               file: fileIndex, line: s.line, error: s.error >= 0 ? errors[s.error] : nil, age: s.age,
-                               UnsafeBufferPointer(start: items + s.itemStart, count: s.itemEnd - s.itemStart),
-                               UnsafeBufferPointer(start: responses + s.itemStart, count: s.itemEnd - s.itemStart),
-                               UnsafeBufferPointer(start: columns.time >= 0 ? times + s.itemStart : nil, count: columns.time >= 0 ? s.itemEnd - s.itemStart : 0), labels,
-                               out: &out, rejects: &rejects, flags: &flags)
+                    owner.emit(
+                        id: TextFidelity.validString(id) ?? TextFidelity.display(id),
+                        file: fileIndex, line: s.line, error: s.error >= 0 ? errors[s.error] : nil, age: s.age,
+                        UnsafeBufferPointer(start: items + s.itemStart, count: s.itemEnd - s.itemStart),
+                        UnsafeBufferPointer(start: responses + s.itemStart, count: s.itemEnd - s.itemStart),
+                        UnsafeBufferPointer(
+                            start: columns.time >= 0 ? times + s.itemStart : nil, count: columns.time >= 0 ? s.itemEnd - s.itemStart : 0), labels,
+                        out: &out, rejects: &rejects, flags: &flags)
                 }
             }
             chunk.out = out.array
@@ -267,7 +276,9 @@ extension BatchScorer {
             curWord = id.count <= 8 ? ByteKeyTable.word(id) : 0
             curOrphan = orphan
             curLine = line
-            curError = orphan || TextFidelity.validString(id) != nil ? nil
+            curError =
+                orphan || TextFidelity.validString(id) != nil
+                ? nil
                 : (TextFidelity.invalidUTF8("session id", id), fileIndex, line, columns.session + 1)
             curAge = .nan
             curDiffAge = .nan
@@ -341,7 +352,7 @@ extension BatchScorer {
             let id = UnsafeBufferPointer(start: buf + bounds[sc], count: bounds[sc + 1] - bounds[sc]).trimmingSpaces()
             let response = UnsafeBufferPointer(start: buf + bounds[rc], count: bounds[rc + 1] - bounds[rc]).trimmingSpaces()
             guard !id.isEmpty, response.count == 1, response[0] == 48 || response[0] == 49,
-                  let j = table.index(of: UnsafeBufferPointer(start: buf + bounds[ic], count: bounds[ic + 1] - bounds[ic]).trimmingSpaces())
+                let j = table.index(of: UnsafeBufferPointer(start: buf + bounds[ic], count: bounds[ic + 1] - bounds[ic]).trimmingSpaces())
             else { return false }
             var age = Double.nan
             if columns.age >= 0 {
@@ -373,8 +384,9 @@ extension BatchScorer {
         @inline(__always)
         mutating func answer(_ j: Int, _ value: UInt8, seconds: Float = .nan, line rowLine: Int) {
             if stamps.session[j] == ordinal {
-                fail("item '\(owner.scorer.bank.items[j].itemID)' answered twice in the session (first on line \(stamps.line[j]))",
-                     line: rowLine, column: columns.item + 1)
+                fail(
+                    "item '\(owner.scorer.bank.items[j].itemID)' answered twice in the session (first on line \(stamps.line[j]))",
+                    line: rowLine, column: columns.item + 1)
                 return
             }
             stamps.session[j] = ordinal
@@ -392,7 +404,8 @@ extension BatchScorer {
         }
 
         /// The row's time (NaN: none or not read); nil after a bad cell, which is the session's error.
-        mutating func seconds(_ buf: UnsafePointer<UInt8>, _ scanner: borrowing CSVRecordScanner, line rowLine: Int, scratch: inout [UInt8]) -> Float? {
+        mutating func seconds(_ buf: UnsafePointer<UInt8>, _ scanner: borrowing CSVRecordScanner, line rowLine: Int, scratch: inout [UInt8]) -> Float?
+        {
             guard columns.time >= 0 else { return .nan }
             switch scanner.withField(columns.time, in: buf, scratch: &scratch, { ResponseTimeCell.parse($0) }) {
             case .seconds(let t): return t
@@ -400,7 +413,9 @@ extension BatchScorer {
             case .dropped: droppedTimes += 1; return .nan
             case .invalid:
                 let text = scanner.withField(columns.time, in: buf, scratch: &scratch) { TextFidelity.quoted($0) }
-                fail("\(columns.timeName) \(text) is not a response time; allowed: \(ResponseTimeCell.allowedDescription)", line: rowLine, column: columns.time + 1)
+                fail(
+                    "\(columns.timeName) \(text) is not a response time; allowed: \(ResponseTimeCell.allowedDescription)", line: rowLine,
+                    column: columns.time + 1)
                 return nil
             }
         }
@@ -411,8 +426,9 @@ extension BatchScorer {
             // Only quoted fields are copied into `scratch`: no allocation for the others.
             let fields = scanner.fieldCount
             if fields <= sc {
-                orphan(line: rowLine, column: fields,
-                       reason: "malformed row: expected \(columns.headerCount) fields as in the header, found \(fields); no session id")
+                orphan(
+                    line: rowLine, column: fields,
+                    reason: "malformed row: expected \(columns.headerCount) fields as in the header, found \(fields); no session id")
                 return
             }
             let entered = scanner.withField(sc, in: buf, scratch: &scratch) { enter($0, line: rowLine) }
@@ -421,8 +437,9 @@ extension BatchScorer {
                 return
             }
             if fields != columns.headerCount {
-                fail("malformed row: expected \(columns.headerCount) fields as in the header, found \(fields)",
-                     line: rowLine, column: min(fields, columns.headerCount) + (fields > columns.headerCount ? 1 : 0))
+                fail(
+                    "malformed row: expected \(columns.headerCount) fields as in the header, found \(fields)",
+                    line: rowLine, column: min(fields, columns.headerCount) + (fields > columns.headerCount ? 1 : 0))
                 return
             }
             if columns.age >= 0 {
@@ -440,8 +457,9 @@ extension BatchScorer {
                 if v == ResponseCell.missingCategory { blanks += 1; return }
                 if v == ResponseCell.invalidCategory {
                     let text = scanner.withField(rc, in: buf, scratch: &scratch) { TextFidelity.quoted($0) }
-                    fail("\(columns.responseName) \(text) is not a response to item \(TextFidelity.quoted(owner.scorer.bank.items[j].itemID)); allowed: \(categories.allowed(item: j))",
-                         line: rowLine, column: rc + 1)
+                    fail(
+                        "\(columns.responseName) \(text) is not a response to item \(TextFidelity.quoted(owner.scorer.bank.items[j].itemID)); allowed: \(categories.allowed(item: j))",
+                        line: rowLine, column: rc + 1)
                     return
                 }
                 guard let t = seconds(buf, scanner, line: rowLine, scratch: &scratch) else { return }
@@ -453,19 +471,24 @@ extension BatchScorer {
                 if known == nil { known = .some(scanner.withField(ic, in: buf, scratch: &scratch, { table.index(of: $0.trimmingSpaces()) })) }
             }
             if let keys = optionKeys, keys.mayBeOption(cell), let j = known ?? nil,
-               let keyed = scanner.withField(rc, in: buf, scratch: &scratch, { keys.score($0, item: j) }) { cell = keyed }
+                let keyed = scanner.withField(rc, in: buf, scratch: &scratch, { keys.score($0, item: j) })
+            {
+                cell = keyed
+            }
             if cell == .missing { blanks += 1; return }
             if cell == .invalid {
                 let text = scanner.withField(rc, in: buf, scratch: &scratch) { TextFidelity.quoted($0) }
-                fail("\(columns.responseName) \(text) is not a response; allowed: \(ResponseCell.allowedDescription)",
-                     line: rowLine, column: rc + 1)
+                fail(
+                    "\(columns.responseName) \(text) is not a response; allowed: \(ResponseCell.allowedDescription)",
+                    line: rowLine, column: rc + 1)
                 return
             }
             if known == nil { known = .some(scanner.withField(ic, in: buf, scratch: &scratch, { table.index(of: $0.trimmingSpaces()) })) }
             guard let j = known ?? nil else {
                 let text = scanner.withField(ic, in: buf, scratch: &scratch) { TextFidelity.quoted($0.trimmingSpaces()) }
-                fail("unknown item id \(text) (not in the bank)",
-                     line: rowLine, column: ic + 1)
+                fail(
+                    "unknown item id \(text) (not in the bank)",
+                    line: rowLine, column: ic + 1)
                 return
             }
             guard let t = seconds(buf, scanner, line: rowLine, scratch: &scratch) else { return }
@@ -498,18 +521,21 @@ extension BatchScorer.RunState {
         while chunkStamps.count < chunks { chunkStamps.append(BatchScorer.Stamps(count: owner.scorer.bank.items.count)) }
         let (owner, stamps, path) = (owner, chunkStamps, reader.path)
         try withUnsafeMutablePointer(to: &self) { state in
-            try ParallelCSVChunks(workers: owner.workers, chunkBytes: owner.budgetedChunkBytes).read(reader, parse: { range, slot, buf in
-                owner.parseLongChunk(range, buf, columns: columns, fileIndex: fileIndex, path: path, stamps: stamps[slot], labels: labels)
-            }, join: { chunks, bytes in
-                for chunk in chunks {
-                    state.pointee.report.rowsRead += chunk.rows
-                    state.pointee.report.blankResponses += chunk.blanks
-                    state.pointee.report.droppedTimes += chunk.droppedTimes
-                    if let error = chunk.syntaxError { throw error }
-                    try state.pointee.join(chunk, columns: columns)
-                }
-                state.pointee.parallelProgress(bytes)
-            })
+            try ParallelCSVChunks(workers: owner.workers, chunkBytes: owner.budgetedChunkBytes).read(
+                reader,
+                parse: { range, slot, buf in
+                    owner.parseLongChunk(range, buf, columns: columns, fileIndex: fileIndex, path: path, stamps: stamps[slot], labels: labels)
+                },
+                join: { chunks, bytes in
+                    for chunk in chunks {
+                        state.pointee.report.rowsRead += chunk.rows
+                        state.pointee.report.blankResponses += chunk.blanks
+                        state.pointee.report.droppedTimes += chunk.droppedTimes
+                        if let error = chunk.syntaxError { throw error }
+                        try state.pointee.join(chunk, columns: columns)
+                    }
+                    state.pointee.parallelProgress(bytes)
+                })
         }
     }
 
@@ -520,8 +546,10 @@ extension BatchScorer.RunState {
         let now = Date()
         guard now.timeIntervalSince(lastProgress) >= 0.25 else { return }
         lastProgress = now
-        progress(BatchProgress(bytesRead: bytesBefore + parallelBytes, totalBytes: totalBytes, rows: report.rowsRead,
-                               sessions: report.sessionsRead + (hasCurrent ? 1 : 0), seconds: now.timeIntervalSince(started)))
+        progress(
+            BatchProgress(
+                bytesRead: bytesBefore + parallelBytes, totalBytes: totalBytes, rows: report.rowsRead,
+                sessions: report.sessionsRead + (hasCurrent ? 1 : 0), seconds: now.timeIntervalSince(started)))
     }
 
     /// Replays one session run through the serial path's `enter`/`apply` (so joining across chunk borders,
@@ -554,8 +582,9 @@ extension BatchScorer.RunState {
                 }
             }
             if k < run.items.count {
-                apply(Self.response, item: run.items[k], value: run.responses[k], seconds: run.times.isEmpty ? .nan : run.times[k],
-                      file: run.file, line: run.itemLines[k], column: itemColumn + 1, reason: nil)
+                apply(
+                    Self.response, item: run.items[k], value: run.responses[k], seconds: run.times.isEmpty ? .nan : run.times[k],
+                    file: run.file, line: run.itemLines[k], column: itemColumn + 1, reason: nil)
             }
         }
     }

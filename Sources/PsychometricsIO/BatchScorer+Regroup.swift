@@ -1,9 +1,9 @@
 import Foundation
 import Psychometrics
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // Regrouping: scoring input whose sessions are not contiguous, in bounded memory.
@@ -241,7 +241,8 @@ extension BatchScorer.RunState {
                         try partition.readString(into: &text)
                         reason = String(decoding: text, as: UTF8.self)
                     }
-                    try event(kind, item: item, value: value, seconds: seconds, file: file, line: line, column: column == 0 ? nil : column, reason: reason)
+                    try event(
+                        kind, item: item, value: value, seconds: seconds, file: file, line: line, column: column == 0 ? nil : column, reason: reason)
                 case BatchScorer.PartitionRecorder.ageTag:
                     let file = Int(try partition.readVarint()), line = Int(try partition.readVarint()), column = Int(try partition.readVarint())
                     try ageEvent(Double(bitPattern: try partition.readWord()), file: file, line: line, column: column)

@@ -185,8 +185,10 @@ package final class BatchScorer {
     /// Runs the batch. `scores` and `rejects` receive the header and rows (and are `reset()` if the run has to
     /// regroup); the caller commits them. `progress` is called at most every 0.25 s, one call at a time, but not
     /// necessarily on the calling thread (long files are joined and written on a background thread).
-    package func run(inputs: [String], scores: AtomicFileWriter, rejects: AtomicFileWriter,
-                    progress: ((BatchProgress) -> Void)? = nil) throws -> BatchScoringReport {
+    package func run(
+        inputs: [String], scores: AtomicFileWriter, rejects: AtomicFileWriter,
+        progress: ((BatchProgress) -> Void)? = nil
+    ) throws -> BatchScoringReport {
         let started = Date()
         var problems = WorkerThreads.validationProblems(workers) + Self.validationProblems(fileCount: inputs.count)
         if maxMemoryBytes < 1 << 12 { problems.append("the memory budget must be at least 4 KiB, got \(maxMemoryBytes) bytes") }
@@ -194,22 +196,30 @@ package final class BatchScorer {
             problems.append("the norms \(norms.label) are age-specific: name the age column")
         }
         let timeOptions = fileOptions.timeColumn != nil || fileOptions.timeSuffix != nil
-        if timed && !timeOptions { problems.append("scoring with response times needs the time column (long files) or the time columns' suffix (wide files)") }
+        if timed && !timeOptions {
+            problems.append("scoring with response times needs the time column (long files) or the time columns' suffix (wide files)")
+        }
         if !timed && timeOptions { problems.append("time columns are named but the sessions are not scored with times (no timed scorer)") }
         if !indexScales.isEmpty && indexScales.count != (scorer.battery?.reportedIndexes.count ?? -1) {
-            problems.append("index norms are given for \(indexScales.count) indexes, the battery reports \(scorer.battery?.reportedIndexes.count ?? 0)")
+            problems.append(
+                "index norms are given for \(indexScales.count) indexes, the battery reports \(scorer.battery?.reportedIndexes.count ?? 0)")
         }
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid batch settings: " + problems.joined(separator: "; ")) }
-        let prefix = spillPrefix ?? TemporaryFiles.spillPrefix(besideOutput: scores.isRegularFile ? scores.path
-            : rejects.isRegularFile ? rejects.path : FileManager.default.temporaryDirectory.appendingPathComponent("iqscore").path)
+        let prefix =
+            spillPrefix
+            ?? TemporaryFiles.spillPrefix(
+                besideOutput: scores.isRegularFile
+                    ? scores.path
+                    : rejects.isRegularFile ? rejects.path : FileManager.default.temporaryDirectory.appendingPathComponent("iqscore").path)
         let sources = try InputSources(inputs, spillPrefix: prefix)
         // A pipe's spooled copy is removed when `sources` is released, and an optimised build ends a value's
         // lifetime at its last use (the second pass's `RunState` init), not at the end of the scope: both passes
         // read inside its extended lifetime (without it, release builds lost a FIFO's copy before regrouping).
         return try withExtendedLifetime(sources) {
             do {
-                var state = try RunState(owner: self, sources: sources, scores: scores, rejects: rejects, gather: false, progress: progress, started: started,
-                                         spillPrefix: prefix)
+                var state = try RunState(
+                    owner: self, sources: sources, scores: scores, rejects: rejects, gather: false, progress: progress, started: started,
+                    spillPrefix: prefix)
                 try state.readAll()
                 guard try state.seen.allDistinct() else { throw Regroup() }
                 var report = state.finish()
@@ -218,8 +228,9 @@ package final class BatchScorer {
             } catch is Regroup {
                 try scores.reset()
                 try rejects.reset()
-                var state = try RunState(owner: self, sources: sources, scores: scores, rejects: rejects, gather: true, progress: progress, started: started,
-                                         spillPrefix: prefix)
+                var state = try RunState(
+                    owner: self, sources: sources, scores: scores, rejects: rejects, gather: true, progress: progress, started: started,
+                    spillPrefix: prefix)
                 try state.regroup()
                 var report = state.finish()
                 report.regrouped = true
@@ -275,8 +286,10 @@ package final class BatchScorer {
         var chunkStamps: [Stamps] = []
         var parallelBytes = 0
 
-        init(owner: BatchScorer, sources: InputSources, scores: AtomicFileWriter, rejects: AtomicFileWriter, gather: Bool,
-             progress: ((BatchProgress) -> Void)?, started: Date, spillPrefix: String) throws {
+        init(
+            owner: BatchScorer, sources: InputSources, scores: AtomicFileWriter, rejects: AtomicFileWriter, gather: Bool,
+            progress: ((BatchProgress) -> Void)?, started: Date, spillPrefix: String
+        ) throws {
             self.owner = owner
             self.inputs = sources.names
             self.readPaths = sources.paths
@@ -321,16 +334,18 @@ package final class BatchScorer {
             case .missing: return .nan
             case .dropped: report.droppedTimes += 1; return .nan
             case .invalid:
-                try event(Self.failure, file: file, line: line, column: column,
-                          reason: "\(text()) is not a response time; allowed: \(ResponseTimeCell.allowedDescription)")
+                try event(
+                    Self.failure, file: file, line: line, column: column,
+                    reason: "\(text()) is not a response time; allowed: \(ResponseTimeCell.allowedDescription)")
                 return nil
             }
         }
 
         mutating func readAll() throws {
             for (fileIndex, path) in readPaths.enumerated() {
-                let reader = try CSVReader(path: path, displayName: inputs[fileIndex], maxRecordBytes: owner.budgetedRecordBytes,
-                                           delimiter: owner.fileOptions.delimiter)
+                let reader = try CSVReader(
+                    path: path, displayName: inputs[fileIndex], maxRecordBytes: owner.budgetedRecordBytes,
+                    delimiter: owner.fileOptions.delimiter)
                 try readFile(reader, fileIndex: fileIndex)
                 bytesBefore += reader.bytesConsumed
             }
@@ -355,27 +370,33 @@ package final class BatchScorer {
                 let ac = try owner.ageColumnIndex(in: header, file: path, line: reader.line)
                 ageColumns[fileIndex] = ac
                 if !gather && owner.parallelParsing {
-                    try readLongParallel(reader, fileIndex: fileIndex, columns: LongColumns(
-                        session: sc, item: ic, response: rc, age: ac, time: tc, headerCount: header.count,
-                        sessionName: options.sessionColumn, responseName: options.responseColumn, timeName: options.timeColumn ?? ""))
+                    try readLongParallel(
+                        reader, fileIndex: fileIndex,
+                        columns: LongColumns(
+                            session: sc, item: ic, response: rc, age: ac, time: tc, headerCount: header.count,
+                            sessionName: options.sessionColumn, responseName: options.responseColumn, timeName: options.timeColumn ?? ""))
                     return
                 }
                 while try reader.nextRow() {
                     report.rowsRead += 1
                     let line = reader.line
                     if reader.fieldCount <= sc {
-                        try orphan(file: fileIndex, line: line, column: reader.fieldCount,
-                                   reason: "malformed row: expected \(header.count) fields as in the header, found \(reader.fieldCount); no session id")
+                        try orphan(
+                            file: fileIndex, line: line, column: reader.fieldCount,
+                            reason: "malformed row: expected \(header.count) fields as in the header, found \(reader.fieldCount); no session id")
                         continue
                     }
                     if reader.withField(sc, { $0.trimmingSpaces().isEmpty }) {
-                        try orphan(file: fileIndex, line: line, column: sc + 1, reason: "empty \(options.sessionColumn): the row belongs to no session")
+                        try orphan(
+                            file: fileIndex, line: line, column: sc + 1, reason: "empty \(options.sessionColumn): the row belongs to no session")
                         continue
                     }
                     try reader.withField(sc) { try enter(session: $0.trimmingSpaces(), file: fileIndex, line: line, column: sc + 1) }
                     if reader.fieldCount != header.count {
-                        try event(Self.failure, file: fileIndex, line: line, column: min(reader.fieldCount, header.count) + (reader.fieldCount > header.count ? 1 : 0),
-                                  reason: "malformed row: expected \(header.count) fields as in the header, found \(reader.fieldCount)")
+                        try event(
+                            Self.failure, file: fileIndex, line: line,
+                            column: min(reader.fieldCount, header.count) + (reader.fieldCount > header.count ? 1 : 0),
+                            reason: "malformed row: expected \(header.count) fields as in the header, found \(reader.fieldCount)")
                         continue
                     }
                     if ac >= 0 { try ageCell(reader.withField(ac) { SessionAge.parse($0) }, file: fileIndex, line: line, column: ac + 1) }
@@ -385,17 +406,23 @@ package final class BatchScorer {
                     // The row's time (−1: times are not read); nil after a bad time cell.
                     func seconds() throws -> Float? {
                         guard tc >= 0 else { return .nan }
-                        return try timeCell(reader.withField(tc) { ResponseTimeCell.parse($0) }, file: fileIndex, line: line, column: tc + 1,
-                                            text: { "\(options.timeColumn ?? "time") \(reader.withField(tc) { TextFidelity.quoted($0) })" })
+                        return try timeCell(
+                            reader.withField(tc) { ResponseTimeCell.parse($0) }, file: fileIndex, line: line, column: tc + 1,
+                            text: { "\(options.timeColumn ?? "time") \(reader.withField(tc) { TextFidelity.quoted($0) })" })
                     }
                     var known: Int?? = nil
                     if owner.categoryCells != nil { known = .some(lookUp()) }
                     if let categories = owner.categoryCells, let j = known ?? nil, categories.isCategoryItem(j) {
                         let v = reader.withField(rc) { categories.value($0, item: j) }
-                        if v == ResponseCell.missingCategory { report.blankResponses += 1; try event(Self.blank, file: fileIndex, line: line); continue }
+                        if v == ResponseCell.missingCategory {
+                            report.blankResponses += 1; try event(Self.blank, file: fileIndex, line: line); continue
+                        }
                         if v == ResponseCell.invalidCategory {
-                            try event(Self.failure, file: fileIndex, line: line, column: rc + 1,
-                                      reason: "\(options.responseColumn) \(reader.withField(rc) { TextFidelity.quoted($0) }) is not a response to item \(TextFidelity.quoted(owner.scorer.bank.items[j].itemID)); allowed: \(categories.allowed(item: j))")
+                            try event(
+                                Self.failure, file: fileIndex, line: line, column: rc + 1,
+                                reason:
+                                    "\(options.responseColumn) \(reader.withField(rc) { TextFidelity.quoted($0) }) is not a response to item \(TextFidelity.quoted(owner.scorer.bank.items[j].itemID)); allowed: \(categories.allowed(item: j))"
+                            )
                             continue
                         }
                         guard let t = try seconds() else { continue }
@@ -405,16 +432,23 @@ package final class BatchScorer {
                     }
                     var cell = reader.withField(rc) { ResponseCell.parse($0) }
                     if let keys = owner.optionKeys, keys.mayBeOption(cell), let j = known ?? lookUp(),
-                       let keyed = reader.withField(rc, { keys.score($0, item: j) }) { cell = keyed }
+                        let keyed = reader.withField(rc, { keys.score($0, item: j) })
+                    {
+                        cell = keyed
+                    }
                     if cell == .missing { report.blankResponses += 1; try event(Self.blank, file: fileIndex, line: line); continue }
                     if cell == .invalid {
-                        try event(Self.failure, file: fileIndex, line: line, column: rc + 1,
-                                  reason: "\(options.responseColumn) \(reader.withField(rc) { TextFidelity.quoted($0) }) is not a response; allowed: \(ResponseCell.allowedDescription)")
+                        try event(
+                            Self.failure, file: fileIndex, line: line, column: rc + 1,
+                            reason:
+                                "\(options.responseColumn) \(reader.withField(rc) { TextFidelity.quoted($0) }) is not a response; allowed: \(ResponseCell.allowedDescription)"
+                        )
                         continue
                     }
                     guard let j = known ?? lookUp() else {
-                        try event(Self.failure, file: fileIndex, line: line, column: ic + 1,
-                                  reason: "unknown item id \(reader.withField(ic) { TextFidelity.quoted($0.trimmingSpaces()) }) (not in the bank)")
+                        try event(
+                            Self.failure, file: fileIndex, line: line, column: ic + 1,
+                            reason: "unknown item id \(reader.withField(ic) { TextFidelity.quoted($0.trimmingSpaces()) }) (not in the bank)")
                         continue
                     }
                     guard let t = try seconds() else { continue }
@@ -448,8 +482,9 @@ package final class BatchScorer {
                     }
                     try event(Self.touch, file: fileIndex, line: line)
                     if reader.fieldCount != header.count {
-                        try event(Self.failure, file: fileIndex, line: line, column: min(reader.fieldCount, header.count) + 1,
-                                  reason: "malformed row: expected \(header.count) fields as in the header, found \(reader.fieldCount)")
+                        try event(
+                            Self.failure, file: fileIndex, line: line, column: min(reader.fieldCount, header.count) + 1,
+                            reason: "malformed row: expected \(header.count) fields as in the header, found \(reader.fieldCount)")
                         if !gather { try closeCurrent() }
                         continue
                     }
@@ -458,15 +493,19 @@ package final class BatchScorer {
                         // The cell's time (NaN: none, or times are not read); nil after a bad time cell.
                         func seconds() throws -> Float? {
                             guard !timeColumns.isEmpty, case let tc = timeColumns[k], tc >= 0 else { return .nan }
-                            return try timeCell(reader.withField(tc) { ResponseTimeCell.parse($0) }, file: fileIndex, line: line, column: tc + 1,
-                                                text: { "column \(TextFidelity.quoted(header[tc])): \(reader.withField(tc) { TextFidelity.quoted($0) })" })
+                            return try timeCell(
+                                reader.withField(tc) { ResponseTimeCell.parse($0) }, file: fileIndex, line: line, column: tc + 1,
+                                text: { "column \(TextFidelity.quoted(header[tc])): \(reader.withField(tc) { TextFidelity.quoted($0) })" })
                         }
                         if let categories = owner.categoryCells, let j = columnItem[c], categories.isCategoryItem(j) {
                             let v = reader.withField(c) { categories.value($0, item: j) }
                             if v == ResponseCell.missingCategory { continue }
                             if v == ResponseCell.invalidCategory {
-                                try event(Self.failure, file: fileIndex, line: line, column: c + 1,
-                                          reason: "column \(TextFidelity.quoted(header[c])): \(reader.withField(c) { TextFidelity.quoted($0) }) is not a response; allowed: \(categories.allowed(item: j))")
+                                try event(
+                                    Self.failure, file: fileIndex, line: line, column: c + 1,
+                                    reason:
+                                        "column \(TextFidelity.quoted(header[c])): \(reader.withField(c) { TextFidelity.quoted($0) }) is not a response; allowed: \(categories.allowed(item: j))"
+                                )
                                 continue
                             }
                             guard let t = try seconds() else { continue }
@@ -475,15 +514,23 @@ package final class BatchScorer {
                         }
                         var cell = reader.withField(c) { ResponseCell.parse($0) }
                         if let keys = owner.optionKeys, keys.mayBeOption(cell), let j = columnItem[c],
-                           let keyed = reader.withField(c, { keys.score($0, item: j) }) { cell = keyed }
+                            let keyed = reader.withField(c, { keys.score($0, item: j) })
+                        {
+                            cell = keyed
+                        }
                         switch cell {
                         case .missing: continue
                         case .invalid:
-                            try event(Self.failure, file: fileIndex, line: line, column: c + 1,
-                                      reason: "column \(TextFidelity.quoted(header[c])): \(reader.withField(c) { TextFidelity.quoted($0) }) is not a response; allowed: \(ResponseCell.allowedDescription)")
+                            try event(
+                                Self.failure, file: fileIndex, line: line, column: c + 1,
+                                reason:
+                                    "column \(TextFidelity.quoted(header[c])): \(reader.withField(c) { TextFidelity.quoted($0) }) is not a response; allowed: \(ResponseCell.allowedDescription)"
+                            )
                         case .correct, .incorrect:
                             guard let j = columnItem[c] else {
-                                try event(Self.failure, file: fileIndex, line: line, column: c + 1, reason: "unknown item id \(TextFidelity.quoted(header[c])) (column \(c + 1) is not in the bank)")
+                                try event(
+                                    Self.failure, file: fileIndex, line: line, column: c + 1,
+                                    reason: "unknown item id \(TextFidelity.quoted(header[c])) (column \(c + 1) is not in the bank)")
                                 continue
                             }
                             guard let t = try seconds() else { continue }
@@ -501,8 +548,10 @@ package final class BatchScorer {
             let now = Date()
             guard now.timeIntervalSince(lastProgress) >= 0.25 else { return }
             lastProgress = now
-            progress(BatchProgress(bytesRead: bytesBefore + reader.bytesConsumed, totalBytes: totalBytes, rows: report.rowsRead,
-                                   sessions: report.sessionsRead + (hasCurrent ? 1 : 0), seconds: now.timeIntervalSince(started)))
+            progress(
+                BatchProgress(
+                    bytesRead: bytesBefore + reader.bytesConsumed, totalBytes: totalBytes, rows: report.rowsRead,
+                    sessions: report.sessionsRead + (hasCurrent ? 1 : 0), seconds: now.timeIntervalSince(started)))
         }
 
         /// A row that belongs to the session with these id bytes (in column `column`). An id that is not valid
@@ -511,7 +560,9 @@ package final class BatchScorer {
             if gather {
                 if let recorder { try recorder.enter(bytes, file: file, line: line, column: column); return }
                 let (s, inserted) = gatherIndex.index(of: bytes)
-                if !inserted { ordinal = gatherOrdinals[s] } else {
+                if !inserted {
+                    ordinal = gatherOrdinals[s]
+                } else {
                     ordinal = gatherSessions.count
                     gatherOrdinals.append(ordinal)
                     let valid = TextFidelity.validString(bytes)
@@ -523,7 +574,8 @@ package final class BatchScorer {
                 return
             }
             if hasCurrent && bytes.count == currentID.count
-                && (bytes.count == 0 || currentID.withUnsafeBufferPointer { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
+                && (bytes.count == 0 || currentID.withUnsafeBufferPointer { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 })
+            {
                 return
             }
             try closeCurrent()
@@ -535,8 +587,9 @@ package final class BatchScorer {
             if let valid = TextFidelity.validString(bytes) {
                 current = OpenSession(id: valid, file: file, line: line)
             } else {
-                current = OpenSession(id: TextFidelity.display(bytes), file: file, line: line,
-                                      error: (TextFidelity.invalidUTF8("session id", bytes), file, line, column))
+                current = OpenSession(
+                    id: TextFidelity.display(bytes), file: file, line: line,
+                    error: (TextFidelity.invalidUTF8("session id", bytes), file, line, column))
             }
         }
 
@@ -557,13 +610,18 @@ package final class BatchScorer {
             try closeCurrent()
         }
 
-        mutating func event(_ kind: UInt8, item: Int = -1, value: UInt8 = 0, seconds: Float = .nan, file: Int, line: Int, column: Int? = nil, reason: String? = nil) throws {
+        mutating func event(
+            _ kind: UInt8, item: Int = -1, value: UInt8 = 0, seconds: Float = .nan, file: Int, line: Int, column: Int? = nil, reason: String? = nil
+        ) throws {
             if gather {
                 // Only responses and failures change a session's outcome; once it has a failure, or more
                 // responses than the bank has items (so some item repeats), its first error is fixed and later
                 // events cannot change it: they are not kept, so a session holds at most bank size + 1 events.
                 guard kind == Self.response || kind == Self.failure else { return }
-                if let recorder { try recorder.event(kind, item: item, value: value, seconds: seconds, file: file, line: line, column: column ?? 0, reason: reason); return }
+                if let recorder {
+                    try recorder.event(kind, item: item, value: value, seconds: seconds, file: file, line: line, column: column ?? 0, reason: reason);
+                    return
+                }
                 if gatherSessions[ordinal].settled { return }
                 if kind == Self.failure {
                     gatherSessions[ordinal].settled = true
@@ -572,8 +630,10 @@ package final class BatchScorer {
                     if gatherSessions[ordinal].responses > owner.scorer.bank.items.count { gatherSessions[ordinal].settled = true }
                 }
                 if let reason { eventReasons[events.count] = reason }
-                events.append(GatherEvent(session: Int32(ordinal), item: Int32(item), value: value, kind: kind, seconds: seconds,
-                                          file: Int32(file), column: Int32(column ?? 0), line: line))
+                events.append(
+                    GatherEvent(
+                        session: Int32(ordinal), item: Int32(item), value: value, kind: kind, seconds: seconds,
+                        file: Int32(file), column: Int32(column ?? 0), line: line))
                 return
             }
             apply(kind, item: item, value: value, seconds: seconds, file: file, line: line, column: column, reason: reason)
@@ -602,9 +662,11 @@ package final class BatchScorer {
                 gatherSessions[ordinal].ageLine = line
                 return
             }
-            try event(Self.failure, file: file, line: line, column: column,
-                      reason: ageDiffers(first: session.age, file: Int(session.ageFile), line: session.ageLine,
-                                         second: age, secondFile: file, secondLine: line))
+            try event(
+                Self.failure, file: file, line: line, column: column,
+                reason: ageDiffers(
+                    first: session.age, file: Int(session.ageFile), line: session.ageLine,
+                    second: age, secondFile: file, secondLine: line))
         }
 
         /// The age on one row of the open session: the first is kept; the first different one is the session's
@@ -615,14 +677,17 @@ package final class BatchScorer {
                 current.ageFile = file
                 current.ageLine = line
             } else if current.age != age && current.error == nil {
-                current.error = (ageDiffers(first: current.age, file: current.ageFile, line: current.ageLine, second: age, secondFile: file, secondLine: line),
-                                 file, line, column)
+                current.error = (
+                    ageDiffers(first: current.age, file: current.ageFile, line: current.ageLine, second: age, secondFile: file, secondLine: line),
+                    file, line, column
+                )
             }
         }
 
         func ageDiffers(first: Double, file: Int, line: Int, second: Double, secondFile: Int, secondLine: Int) -> String {
-            SessionAge.differs(first: first, firstLine: line, firstFile: file == secondFile ? nil : (inputs[file] as NSString).lastPathComponent,
-                               second: second, secondLine: secondLine)
+            SessionAge.differs(
+                first: first, firstLine: line, firstFile: file == secondFile ? nil : (inputs[file] as NSString).lastPathComponent,
+                second: second, secondLine: secondLine)
         }
 
         mutating func apply(_ kind: UInt8, item: Int, value: UInt8, seconds: Float = .nan, file: Int, line: Int, column: Int?, reason: String?) {
@@ -631,8 +696,10 @@ package final class BatchScorer {
                 if stamps.session[item] == ordinal {
                     if current.error == nil {
                         let other = stamps.file[item] == file ? "" : " of \((inputs[stamps.file[item]] as NSString).lastPathComponent)"
-                        current.error = ("item '\(owner.scorer.bank.items[item].itemID)' answered twice in the session (first on line \(stamps.line[item])\(other))",
-                                         file, line, column)
+                        current.error = (
+                            "item '\(owner.scorer.bank.items[item].itemID)' answered twice in the session (first on line \(stamps.line[item])\(other))",
+                            file, line, column
+                        )
                     }
                     return
                 }
@@ -681,8 +748,10 @@ package final class BatchScorer {
                 hasCurrent = true
                 for k in counts[s]..<counts[s + 1] {
                     let e = events[order[k]]
-                    apply(e.kind, item: Int(e.item), value: e.value, seconds: e.seconds, file: Int(e.file), line: e.line, column: e.column == 0 ? nil : Int(e.column),
-                          reason: eventReasons[order[k]])
+                    apply(
+                        e.kind, item: Int(e.item), value: e.value, seconds: e.seconds, file: Int(e.file), line: e.line,
+                        column: e.column == 0 ? nil : Int(e.column),
+                        reason: eventReasons[order[k]])
                 }
                 try closeCurrent()
             }
@@ -730,7 +799,8 @@ package final class BatchScorer {
         }
 
         func rejectLine(_ reject: RejectRecord) -> String {
-            BatchScorer.rejectLine(RejectedSession(sessionID: reject.id, file: inputs[reject.file], line: reject.line, column: reject.column, reason: reject.reason))
+            BatchScorer.rejectLine(
+                RejectedSession(sessionID: reject.id, file: inputs[reject.file], line: reject.line, column: reject.column, reason: reject.reason))
         }
 
         mutating func finish() -> BatchScoringReport {
@@ -833,34 +903,42 @@ package final class BatchScorer {
         var flagCounts = [[Int]](repeating: [Int](repeating: 0, count: Self.flagSlots), count: chunks)
         let labels = OutputLabels(self)
         rows.withUnsafeMutableBufferPointer { rowsOut in
-        ends.withUnsafeMutableBufferPointer { endsOut in
-        rejects.withUnsafeMutableBufferPointer { rejectsOut in
-        flagCounts.withUnsafeMutableBufferPointer { flagsOut in
-        batch.items.withUnsafeBufferPointer { items in
-        batch.responses.withUnsafeBufferPointer { responses in
-        batch.times.withUnsafeBufferPointer { times in
-            parallelFor(chunks) { c in
-                let lo = n * c / chunks, hi = n * (c + 1) / chunks
-                var out = ByteBuffer(capacity: (hi - lo) * 100)
-                var localRejects: [RejectRecord] = []
-                var localFlags = [Int](repeating: 0, count: Self.flagSlots)
-                var localEnds: [Int] = []
-                localEnds.reserveCapacity(hi - lo)
-                for s in lo..<hi {
-                    let range = batch.offsets[s]..<batch.offsets[s + 1]
-                    emit(id: batch.ids[s], file: batch.files[s], line: batch.lines[s], error: batch.errors[s], age: batch.ages[s],
-                         UnsafeBufferPointer(rebasing: items[range]), UnsafeBufferPointer(rebasing: responses[range]),
-                         timed ? UnsafeBufferPointer(rebasing: times[range]) : UnsafeBufferPointer(start: nil, count: 0),
-                         labels, out: &out, rejects: &localRejects, flags: &localFlags)
-                    localEnds.append(out.count)
+            ends.withUnsafeMutableBufferPointer { endsOut in
+                rejects.withUnsafeMutableBufferPointer { rejectsOut in
+                    flagCounts.withUnsafeMutableBufferPointer { flagsOut in
+                        batch.items.withUnsafeBufferPointer { items in
+                            batch.responses.withUnsafeBufferPointer { responses in
+                                batch.times.withUnsafeBufferPointer { times in
+                                    parallelFor(chunks) { c in
+                                        let lo = n * c / chunks, hi = n * (c + 1) / chunks
+                                        var out = ByteBuffer(capacity: (hi - lo) * 100)
+                                        var localRejects: [RejectRecord] = []
+                                        var localFlags = [Int](repeating: 0, count: Self.flagSlots)
+                                        var localEnds: [Int] = []
+                                        localEnds.reserveCapacity(hi - lo)
+                                        for s in lo..<hi {
+                                            let range = batch.offsets[s]..<batch.offsets[s + 1]
+                                            emit(
+                                                id: batch.ids[s], file: batch.files[s], line: batch.lines[s], error: batch.errors[s],
+                                                age: batch.ages[s],
+                                                UnsafeBufferPointer(rebasing: items[range]), UnsafeBufferPointer(rebasing: responses[range]),
+                                                timed ? UnsafeBufferPointer(rebasing: times[range]) : UnsafeBufferPointer(start: nil, count: 0),
+                                                labels, out: &out, rejects: &localRejects, flags: &localFlags)
+                                            localEnds.append(out.count)
+                                        }
+                                        endsOut[c] = localEnds
+                                        rowsOut[c] = out.array
+                                        out.deallocate()
+                                        rejectsOut[c] = localRejects
+                                        flagsOut[c] = localFlags
+                                    }
+                                }
+                            }
+                        }
+                    }
                 }
-                endsOut[c] = localEnds
-                rowsOut[c] = out.array
-                out.deallocate()
-                rejectsOut[c] = localRejects
-                flagsOut[c] = localFlags
             }
-        }}}}}}}
+        }
         let flags = (0..<Self.flagSlots).map { k in flagCounts.reduce(0) { $0 + $1[k] } }
         let allRejects = rejects.flatMap { $0 }
         let keys = keyed ? (0..<n).map { BatchScorer.sessionKey(file: batch.files[$0], line: batch.lines[$0]) } : []
@@ -890,9 +968,11 @@ package final class BatchScorer {
     @inline(__always)
     ///
     /// With a timed scorer `seconds` holds each response's time (NaN: none) and the session is scored with them.
-    func emit(id: String, file: Int, line: Int, error: RowError?, age: Double,
-              _ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ seconds: UnsafeBufferPointer<Float>, _ labels: OutputLabels,
-              out: inout ByteBuffer, rejects: inout [RejectRecord], flags: inout [Int]) {
+    func emit(
+        id: String, file: Int, line: Int, error: RowError?, age: Double,
+        _ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ seconds: UnsafeBufferPointer<Float>, _ labels: OutputLabels,
+        out: inout ByteBuffer, rejects: inout [RejectRecord], flags: inout [Int]
+    ) {
         if let error {
             rejects.append((id, error.file, error.line, error.column, error.reason))
             return
@@ -905,16 +985,19 @@ package final class BatchScorer {
                 let indexReport = ScoreJSONWriter.indexReport(indexScales, scorer: scorer, age: age.isNaN ? nil : age)
                 let (estimate, score, unscored, indexes, times): (AbilityEstimate, IQScore, Int, [IndexScore], SessionTimeSummary?)
                 if let timedBox {
-                    (estimate, score, unscored, indexes, times) = try timedBox.scorer.score(items, responses, seconds, domainCounts: counts.baseAddress!,
-                                                                                         report: report, indexReport: indexReport)
+                    (estimate, score, unscored, indexes, times) = try timedBox.scorer.score(
+                        items, responses, seconds, domainCounts: counts.baseAddress!,
+                        report: report, indexReport: indexReport)
                 } else {
-                    (estimate, score, unscored, indexes) = try scorer.score(items, responses, domainCounts: counts.baseAddress!, report: report,
-                                                                            indexReport: indexReport)
+                    (estimate, score, unscored, indexes) = try scorer.score(
+                        items, responses, domainCounts: counts.baseAddress!, report: report,
+                        indexReport: indexReport)
                     times = nil
                 }
                 for flag in score.flags { flags[flag.order] += 1 }
                 for flag in times?.flags ?? [] { flags[ScoreFlag.allCases.count + flag.order] += 1 }
-                appendRow(id: id, estimate, score, unscored: unscored, indexes: indexes, age: age, times: times, counts.baseAddress!, labels, to: &out)
+                appendRow(
+                    id: id, estimate, score, unscored: unscored, indexes: indexes, age: age, times: times, counts.baseAddress!, labels, to: &out)
             } catch let error as PsychometricsError where error.code == .noResponses {
                 rejects.append((id, file, line, nil, Self.notAdministeredReason))
             } catch {
@@ -924,9 +1007,11 @@ package final class BatchScorer {
     }
 
     /// One score row; `domainCounts` holds answered and correct per domain, interleaved.
-    private func appendRow(id: String, _ e: AbilityEstimate, _ s: IQScore, unscored: Int, indexes: [IndexScore], age: Double, times: SessionTimeSummary?,
-                           _ domainCounts: UnsafeMutablePointer<Int>,
-                           _ labels: OutputLabels, to out: inout ByteBuffer) {
+    private func appendRow(
+        id: String, _ e: AbilityEstimate, _ s: IQScore, unscored: Int, indexes: [IndexScore], age: Double, times: SessionTimeSummary?,
+        _ domainCounts: UnsafeMutablePointer<Int>,
+        _ labels: OutputLabels, to out: inout ByteBuffer
+    ) {
         let method = labels.method, norms = labels.norms
         switch format {
         case .csv:
@@ -957,8 +1042,9 @@ package final class BatchScorer {
             out.append(10)
         case .jsonl:
             out.append(UInt8(ascii: "{"))
-            ScoreText.appendScoreMembers(sessionID: id, e, s, unscored: unscored, indexes: indexes, domainCounts, scorer: scorer,
-                                         method: method, norms: norms, age: ageColumn == nil ? nil : age, to: &out)
+            ScoreText.appendScoreMembers(
+                sessionID: id, e, s, unscored: unscored, indexes: indexes, domainCounts, scorer: scorer,
+                method: method, norms: norms, age: ageColumn == nil ? nil : age, to: &out)
             if let times { ScoreText.appendTimeMembers(times, to: &out) }
             out.append("}\n")
         }
@@ -968,7 +1054,8 @@ package final class BatchScorer {
     /// a regular file), for a run that scored nothing and so commits no output.
     package static func firstRejections(in rejects: AtomicFileWriter, limit: Int) -> [RejectedSession] {
         guard let path = try? rejects.flushedTemporaryPath(), let reader = try? CSVReader(path: path),
-              (try? reader.nextRow()) == true else { return [] }
+            (try? reader.nextRow()) == true
+        else { return [] }
         var list: [RejectedSession] = []
         while list.count < limit, (try? reader.nextRow()) == true, reader.fieldCount == 5 {
             let f = reader.strings()
@@ -985,8 +1072,9 @@ package final class BatchScorer {
         let matches = header.indices.filter { header[$0] == name }
         guard let c = matches.first else { throw SessionAge.missingColumn(name, header: header, file: file, line: line, naming: fileOptions.naming) }
         if matches.count > 1 {
-            throw InputError(file: file, line: line, column: matches[1] + 1,
-                             message: "age column '\(name.escapingControlCharacters)' appears twice in the header (columns \(c + 1) and \(matches[1] + 1))")
+            throw InputError(
+                file: file, line: line, column: matches[1] + 1,
+                message: "age column '\(name.escapingControlCharacters)' appears twice in the header (columns \(c + 1) and \(matches[1] + 1))")
         }
         return c
     }

@@ -22,7 +22,9 @@ package struct BifactorBankRow {
 /// The bank columns before the metadata, for the factor names `names` (general first):
 /// `item_id,model,a_<factor>…,d,c,se_a_<factor>…,se_d,se_c,specific_factor,n_responses,p_value,flags`.
 func bifactorBankColumns(_ names: [String]) -> [String] {
-    ["item_id", "model"] + names.map { "a_" + $0 } + ["d", "c"] + names.map { "se_a_" + $0 } + ["se_d", "se_c", "specific_factor", "n_responses", "p_value", "flags"]
+    ["item_id", "model"] + names.map { "a_" + $0 } + ["d", "c"] + names.map { "se_a_" + $0 } + [
+        "se_d", "se_c", "specific_factor", "n_responses", "p_value", "flags"
+    ]
 }
 
 /// A bifactor bank as CSV, one row per item in slope–intercept form (mirt's `coef(simplify = TRUE)` with the slope
@@ -55,8 +57,10 @@ package func bifactorBankCSV(_ rows: [BifactorBankRow], structure: FactorStructu
         }
         var row = [csvField(entry.itemID), item.estimatesGuessing ? "3pl" : "2pl"] + slopes + [num(item.intercept), num(item.guessing)]
         row += ses + [num(entry.interceptStandardError), num(entry.guessingStandardError)]
-        row += [csvField(item.specific.map { structure.specificFactors[$0] } ?? ""), entry.responses.map(String.init) ?? "", num(entry.proportionCorrect),
-                csvField(entry.flags.joined(separator: ";"))]
+        row += [
+            csvField(item.specific.map { structure.specificFactors[$0] } ?? ""), entry.responses.map(String.init) ?? "", num(entry.proportionCorrect),
+            csvField(entry.flags.joined(separator: ";"))
+        ]
         let values = metadata?.values[entry.itemID]
         row += extra.map { csvField(values?[$0] ?? "") }
         out += row.joined(separator: ",") + "\n"
@@ -68,16 +72,17 @@ extension BifactorCalibrationResult {
     /// The calibrated bank as CSV (`bifactorBankCSV`): estimates, standard errors, responses and proportion correct,
     /// the flags `fixed` (held at its bank value) and `slope at bound` (a Heywood case), then `metadata`'s columns.
     package func bankCSV(metadata: ItemMetadata? = nil) -> String {
-        bifactorBankCSV(items.map { entry in
-            var row = BifactorBankRow(itemID: entry.itemID, item: entry.item)
-            row.generalSlopeStandardError = entry.generalSlopeStandardError
-            row.specificSlopeStandardError = entry.specificSlopeStandardError
-            row.interceptStandardError = entry.interceptStandardError
-            row.guessingStandardError = entry.guessingStandardError
-            row.responses = entry.responses
-            row.proportionCorrect = entry.proportionCorrect
-            row.flags = (entry.isFixed ? ["fixed"] : []) + (entry.atSlopeBound ? ["slope at bound"] : [])
-            return row
-        }, structure: structure, metadata: metadata)
+        bifactorBankCSV(
+            items.map { entry in
+                var row = BifactorBankRow(itemID: entry.itemID, item: entry.item)
+                row.generalSlopeStandardError = entry.generalSlopeStandardError
+                row.specificSlopeStandardError = entry.specificSlopeStandardError
+                row.interceptStandardError = entry.interceptStandardError
+                row.guessingStandardError = entry.guessingStandardError
+                row.responses = entry.responses
+                row.proportionCorrect = entry.proportionCorrect
+                row.flags = (entry.isFixed ? ["fixed"] : []) + (entry.atSlopeBound ? ["slope at bound"] : [])
+                return row
+            }, structure: structure, metadata: metadata)
     }
 }

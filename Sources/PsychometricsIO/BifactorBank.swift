@@ -62,11 +62,19 @@ package struct BifactorBank: Sendable, Hashable {
         try CSVHeader.checkUnique(header, file: path, line: reader.line)
         let found = "(found: \(header.joined(separator: ",").prefix(200)))"
         let idColumn: Int
-        if let c = header.firstIndex(of: "item_id") { idColumn = c }
-        else if header.first == "" && header.count > 1 { idColumn = 0 }
-        else { throw InputError(file: path, line: 1, message: "the bank header lacks item_id \(found)") }
+        if let c = header.firstIndex(of: "item_id") {
+            idColumn = c
+        } else if header.first == "" && header.count > 1 {
+            idColumn = 0
+        } else {
+            throw InputError(file: path, line: 1, message: "the bank header lacks item_id \(found)")
+        }
         if header.contains("factor") && header.contains(where: { $0.hasPrefix("r_") }) {
-            throw InputError(file: path, line: 1, message: "a correlated-factors bank (factor and r_<factor> columns), read as a battery by BatteryBank; this reader takes bifactor and testlet banks")
+            throw InputError(
+                file: path, line: 1,
+                message:
+                    "a correlated-factors bank (factor and r_<factor> columns), read as a battery by BatteryBank; this reader takes bifactor and testlet banks"
+            )
         }
         // Slope columns and factor names.
         var slopeColumns: [Int] = [], names: [String] = [], layout = "iqscore"
@@ -78,27 +86,35 @@ package struct BifactorBank: Sendable, Hashable {
             var k = 1
             while let c = header.firstIndex(of: "a\(k)") { slopeColumns.append(c); k += 1 }
             guard slopeColumns.count >= 2 else {
-                throw InputError(file: path, line: 1, message: "not a bifactor bank: it needs a slope column per factor, a_<factor> (the general factor first) or mirt's a1, a2, … \(found)")
+                throw InputError(
+                    file: path, line: 1,
+                    message:
+                        "not a bifactor bank: it needs a slope column per factor, a_<factor> (the general factor first) or mirt's a1, a2, … \(found)")
             }
             names = ["G"] + (1..<slopeColumns.count).map { "S\($0)" }
             layout = "mirt slope–intercept (a1…a\(slopeColumns.count), d, g, u)"
         }
-        guard let dColumn = header.firstIndex(of: "d") else { throw InputError(file: path, line: 1, message: "the bank header lacks the intercept d \(found)") }
+        guard let dColumn = header.firstIndex(of: "d") else {
+            throw InputError(file: path, line: 1, message: "the bank header lacks the intercept d \(found)")
+        }
         let cColumn = header.firstIndex(of: "c") ?? header.firstIndex(of: "g"), uColumn = header.firstIndex(of: "u")
         let modelColumn = header.firstIndex(of: "model"), factorColumn = header.firstIndex(of: "specific_factor")
         let structureNames = (general: names[0], specifics: Array(names.dropFirst()))
         // Every other column but a bank's own (standard errors, counts, flags, row names) is metadata.
         let parameterColumns = Set(slopeColumns + [idColumn, dColumn] + [cColumn, uColumn, modelColumn, factorColumn].compactMap { $0 })
         let bankColumns: Set<String> = ["n_responses", "p_value", "flags", "se_d", "se_c", "se_g", "se_u"]
-        let metadataIndices = header.indices.filter { !parameterColumns.contains($0) && !bankColumns.contains(header[$0]) && !header[$0].hasPrefix("se_") && !header[$0].isEmpty }
+        let metadataIndices = header.indices.filter {
+            !parameterColumns.contains($0) && !bankColumns.contains(header[$0]) && !header[$0].hasPrefix("se_") && !header[$0].isEmpty
+        }
         var metadata: [[String: String]] = []
 
         let row = BankRowChecker(reader: reader, path: path, header: header, idColumn: idColumn)
         var ids: [String] = [], items: [BifactorItem] = []
         while try row.nextItem() {
             let slopes = slopeColumns.enumerated().map {
-                row.number($0.element, $0.offset == 0 && requirePositiveGeneralSlopes ? ItemBank.allowedPositiveSlopes : ItemBank.allowedSlopes,
-                           emptyAs: $0.offset == 0 ? nil : 0)
+                row.number(
+                    $0.element, $0.offset == 0 && requirePositiveGeneralSlopes ? ItemBank.allowedPositiveSlopes : ItemBank.allowedSlopes,
+                    emptyAs: $0.offset == 0 ? nil : 0)
             }
             let intercept = row.number(dColumn, .closed(-100, 100), name: "d")
             guard slopes.allSatisfy({ $0 != nil }), let d = intercept else { continue }
@@ -109,16 +125,24 @@ package struct BifactorBank: Sendable, Hashable {
             let values = slopes.map { $0! }
             let loaded = (1..<values.count).filter { values[$0] != 0 }
             if loaded.count > 1 {
-                row.fail(slopeColumns[loaded[1]], "slopes on two specific factors (\(loaded.map { names[$0] }.joined(separator: ", "))); a bifactor item loads on at most one"); continue
+                row.fail(
+                    slopeColumns[loaded[1]],
+                    "slopes on two specific factors (\(loaded.map { names[$0] }.joined(separator: ", "))); a bifactor item loads on at most one");
+                continue
             }
             var specific = loaded.first.map { $0 - 1 }
             if let fc = factorColumn {
                 let named = row.text(fc)
                 if !named.isEmpty {
                     guard let f = structureNames.specifics.firstIndex(of: named) else {
-                        row.fail(fc, "specific_factor \(TextFidelity.quoted(named)) is not one of the slope columns' factors (\(structureNames.specifics.joined(separator: ", ")))"); continue
+                        row.fail(
+                            fc,
+                            "specific_factor \(TextFidelity.quoted(named)) is not one of the slope columns' factors (\(structureNames.specifics.joined(separator: ", ")))"
+                        ); continue
                     }
-                    if let s = specific, s != f { row.fail(fc, "specific_factor \(named) but the nonzero slope is a_\(structureNames.specifics[s])"); continue }
+                    if let s = specific, s != f {
+                        row.fail(fc, "specific_factor \(named) but the nonzero slope is a_\(structureNames.specifics[s])"); continue
+                    }
                     specific = f
                 } else if let s = specific {
                     row.fail(fc, "an empty specific_factor but a slope on \(structureNames.specifics[s])"); continue
@@ -127,19 +151,23 @@ package struct BifactorBank: Sendable, Hashable {
             guard let model = row.model(modelColumn, guessing: c, cColumn: cColumn, bank: "bifactor") else { continue }
             ids.append(row.id)
             metadata.append(row.cells(metadataIndices))
-            items.append(BifactorItem(generalSlope: values[0], specificSlope: specific.map { values[$0 + 1] } ?? 0, specific: specific, intercept: d,
-                                      guessing: c, estimatesGuessing: model == "3pl" || c > 0))
+            items.append(
+                BifactorItem(
+                    generalSlope: values[0], specificSlope: specific.map { values[$0 + 1] } ?? 0, specific: specific, intercept: d,
+                    guessing: c, estimatesGuessing: model == "3pl" || c > 0))
         }
         try row.errors.throwIfAny()
         guard !items.isEmpty else { throw InputError(file: path, message: "the bank has no items") }
-        let structure = try FactorStructure(generalFactor: structureNames.general,
-                                            items: zip(ids, items).map { ($0, $1.specific.map { structureNames.specifics[$0] }) })
+        let structure = try FactorStructure(
+            generalFactor: structureNames.general,
+            items: zip(ids, items).map { ($0, $1.specific.map { structureNames.specifics[$0] }) })
         // The structure lists factors in the order items meet them; keep the file's column order instead.
         var ordered = structure
         ordered.specificFactors = structureNames.specifics
         ordered.specificFactorOfItem = Dictionary(uniqueKeysWithValues: zip(ids, items).compactMap { id, item in item.specific.map { (id, $0) } })
-        return BifactorBank(structure: ordered, itemIDs: ids, items: items, layout: layout,
-                            metadataColumns: metadataIndices.map { header[$0] }, metadata: metadata)
+        return BifactorBank(
+            structure: ordered, itemIDs: ids, items: items, layout: layout,
+            metadataColumns: metadataIndices.map { header[$0] }, metadata: metadata)
     }
 
     /// The bank as unidimensional items on its general factor: each item's general-factor marginal
@@ -147,8 +175,9 @@ package struct BifactorBank: Sendable, Hashable {
     /// `SessionScorer(battery:bank:)`, the adaptive engine and form assembly see of a battery.
     package var scoringBank: ItemBank {
         let bankItems = items.indices.map { j in
-            BankItem(itemID: itemIDs[j], model: items[j].estimatesGuessing ? .threePL : .twoPL, parameters: items[j].generalMarginal,
-                     metadata: j < metadata.count ? metadata[j] : [:])
+            BankItem(
+                itemID: itemIDs[j], model: items[j].estimatesGuessing ? .threePL : .twoPL, parameters: items[j].generalMarginal,
+                metadata: j < metadata.count ? metadata[j] : [:])
         }
         return ItemBank(items: bankItems, metadataColumns: metadataColumns)
     }

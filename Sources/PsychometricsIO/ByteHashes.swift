@@ -2,9 +2,9 @@ import Foundation
 import Psychometrics
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Whether `n` bytes at `a` and `b` are equal: eight at a time, then the rest (for short ids, cheaper than a

@@ -13,8 +13,10 @@ package enum CSVHeader {
         var errors: [InputError] = []
         for (k, name) in header.enumerated() where !name.isEmpty {
             if let previous = first[name] {
-                errors.append(InputError(file: file, line: line, column: k + 1,
-                                         message: "\(what) '\(name.escapingControlCharacters)' appears twice in the header (columns \(previous + 1) and \(k + 1))"))
+                errors.append(
+                    InputError(
+                        file: file, line: line, column: k + 1,
+                        message: "\(what) '\(name.escapingControlCharacters)' appears twice in the header (columns \(previous + 1) and \(k + 1))"))
             } else {
                 first[name] = k
             }

@@ -124,8 +124,11 @@ struct CSVRecordScanner {
                 if p < end {
                     let ch = buf[p]
                     if ch != comma && ch != newline && ch != cr {
-                        throw SyntaxError(lineOffset: lines, column: nf,
-                                          message: "unexpected character '\(Character(Unicode.Scalar(ch)))' after a closing quote; a quoted field must end at \(delimiter == UInt8(ascii: ",") ? "a comma" : "the delimiter") or line end")
+                        throw SyntaxError(
+                            lineOffset: lines, column: nf,
+                            message:
+                                "unexpected character '\(Character(Unicode.Scalar(ch)))' after a closing quote; a quoted field must end at \(delimiter == UInt8(ascii: ",") ? "a comma" : "the delimiter") or line end"
+                        )
                     }
                 } else if !atEOF {
                     return .needMore
@@ -141,7 +144,7 @@ struct CSVRecordScanner {
                 setField(&nf, fieldStart, p, quoted: false)
             }
             // Separator or record end.
-            if p >= end { return .record(next: p, lines: lines) }       // end of input without a final newline
+            if p >= end { return .record(next: p, lines: lines) } // end of input without a final newline
             let ch = buf[p]
             if ch == comma {
                 p += 1
@@ -222,8 +225,10 @@ struct CSVRecordScanner {
     /// Calls `body` with the bytes of field `index` of the last record of `buf` (quotes removed, `""`
     /// unescaped into `scratch`).
     @inline(__always)
-    func withField<R>(_ index: Int, in buf: UnsafePointer<UInt8>, scratch: inout [UInt8],
-                      _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+    func withField<R>(
+        _ index: Int, in buf: UnsafePointer<UInt8>, scratch: inout [UInt8],
+        _ body: (UnsafeBufferPointer<UInt8>) throws -> R
+    ) rethrows -> R {
         precondition(index >= 0 && index < fieldCount, "field \(index) out of range (record has \(fieldCount))")
         let s = bounds[2 * index], e = bounds[2 * index + 1]
         if !quoted[index] {

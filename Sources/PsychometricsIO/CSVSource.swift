@@ -26,7 +26,8 @@ package enum CSVSource: Sendable {
     package func sniffSeparator(expected: UInt8) -> (separator: UInt8, count: Int)? {
         switch self {
         case .path(let path): FieldSeparatorSniffer.sniff(path: path, expected: expected)
-        case .bytes(let bytes, _): FieldSeparatorSniffer.sniff(firstLineOf: Array(bytes.prefix(FieldSeparatorSniffer.sampleBytes)), expected: expected)
+        case .bytes(let bytes, _):
+            FieldSeparatorSniffer.sniff(firstLineOf: Array(bytes.prefix(FieldSeparatorSniffer.sampleBytes)), expected: expected)
         }
     }
 }

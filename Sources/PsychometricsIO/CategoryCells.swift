@@ -26,7 +26,9 @@ package struct CategoryCells: Sendable {
             return v >= count ? ResponseCell.invalidCategory : v
         }
         let b = raw.trimmingSpaces()
-        if b.count == 0 || (b.count == 2 && (b[0] | 0x20) == UInt8(ascii: "n") && (b[1] | 0x20) == UInt8(ascii: "a")) { return ResponseCell.missingCategory }
+        if b.count == 0 || (b.count == 2 && (b[0] | 0x20) == UInt8(ascii: "n") && (b[1] | 0x20) == UInt8(ascii: "a")) {
+            return ResponseCell.missingCategory
+        }
         for (k, label) in labels.enumerated() where label.count == b.count {
             var equal = true
             for i in 0..<b.count where b[i] != label[i] {
@@ -41,6 +43,7 @@ package struct CategoryCells: Sendable {
     /// What item `j`'s cells may be, for messages: "0…3" or "1, 2, 3, 4", and not administered.
     package func allowed(item j: Int) -> String {
         let (count, labels) = items[j]!
-        return (labels.isEmpty ? "0…\(count - 1)" : labels.map { String(decoding: $0, as: UTF8.self) }.joined(separator: ", ")) + ", or empty/NA for not administered"
+        return (labels.isEmpty ? "0…\(count - 1)" : labels.map { String(decoding: $0, as: UTF8.self) }.joined(separator: ", "))
+            + ", or empty/NA for not administered"
     }
 }

@@ -38,7 +38,10 @@ extension CorrelatedFactorsResult {
             var row = [csvField(item.itemID), item.estimatesGuessing ? "3pl" : "2pl"] + slopes + [num(item.intercept), num(item.guessing)]
             row += ses + [num(item.interceptStandardError), num(item.guessingStandardError), csvField(factors[item.factor])]
             row += (0..<k).map { num(correlations[item.factor * k + $0]) }
-            row += [item.responses > 0 ? String(item.responses) : "", num(item.proportionCorrect), ((item.isFixed ? ["fixed"] : []) + (item.atSlopeBound ? ["slope at bound"] : [])).joined(separator: ";")]
+            row += [
+                item.responses > 0 ? String(item.responses) : "", num(item.proportionCorrect),
+                ((item.isFixed ? ["fixed"] : []) + (item.atSlopeBound ? ["slope at bound"] : [])).joined(separator: ";")
+            ]
             let values = metadata?.values[item.itemID]
             row += extra.map { csvField(values?[$0] ?? "") }
             out += row.joined(separator: ",") + "\n"

@@ -46,23 +46,33 @@ package struct CorrelatedFactorsBank: Sendable {
         try CSVHeader.checkUnique(header, file: path, line: reader.line)
         let found = "(found: \(header.joined(separator: ",").prefix(200)))"
         func column(_ name: String) throws -> Int {
-            guard let c = header.firstIndex(of: name) else { throw InputError(file: path, line: 1, message: "the correlated-factors bank header lacks \(name) \(found)") }
+            guard let c = header.firstIndex(of: name) else {
+                throw InputError(file: path, line: 1, message: "the correlated-factors bank header lacks \(name) \(found)")
+            }
             return c
         }
         let idColumn = try column("item_id"), dColumn = try column("d"), factorColumn = try column("factor")
         let cColumn = header.firstIndex(of: "c"), modelColumn = header.firstIndex(of: "model")
         let slopeColumns = header.indices.filter { header[$0].hasPrefix("a_") && header[$0].count > 2 }
         let factors = slopeColumns.map { String(header[$0].dropFirst(2)) }
-        guard factors.count >= 2 else { throw InputError(file: path, line: 1, message: "a correlated-factors bank needs a_<factor> slope columns for 2 or more factors \(found)") }
+        guard factors.count >= 2 else {
+            throw InputError(file: path, line: 1, message: "a correlated-factors bank needs a_<factor> slope columns for 2 or more factors \(found)")
+        }
         let rNames = header.filter { $0.hasPrefix("r_") && $0.count > 2 }.map { String($0.dropFirst(2)) }
         guard Set(rNames) == Set(factors), rNames.count == factors.count else {
-            throw InputError(file: path, line: 1, message: "the r_<factor> columns (\(rNames.joined(separator: ", ").prefix(120))) must name the slope columns' factors (\(factors.joined(separator: ", ").prefix(120)))")
+            throw InputError(
+                file: path, line: 1,
+                message:
+                    "the r_<factor> columns (\(rNames.joined(separator: ", ").prefix(120))) must name the slope columns' factors (\(factors.joined(separator: ", ").prefix(120)))"
+            )
         }
         let rColumns = factors.map { header.firstIndex(of: "r_" + $0)! }
         let k = factors.count
         let own = Set(slopeColumns + rColumns + [idColumn, dColumn, factorColumn] + [cColumn, modelColumn].compactMap { $0 })
         let bankColumns: Set<String> = ["n_responses", "p_value", "flags"]
-        let metadataIndices = header.indices.filter { !own.contains($0) && !bankColumns.contains(header[$0]) && !header[$0].hasPrefix("se_") && !header[$0].isEmpty }
+        let metadataIndices = header.indices.filter {
+            !own.contains($0) && !bankColumns.contains(header[$0]) && !header[$0].hasPrefix("se_") && !header[$0].isEmpty
+        }
 
         let row = BankRowChecker(reader: reader, path: path, header: header, idColumn: idColumn)
         var items: [CorrelatedFactorsResult.Item] = [], metadata: [[String: String]] = []
@@ -70,11 +80,20 @@ package struct CorrelatedFactorsBank: Sendable {
         while try row.nextItem() {
             let named = row.text(factorColumn)
             guard let f = factors.firstIndex(of: named) else {
-                row.fail(factorColumn, "factor \(TextFidelity.quoted(named)) is not one of the slope columns' factors (\(factors.joined(separator: ", ").prefix(120)))"); continue
+                row.fail(
+                    factorColumn,
+                    "factor \(TextFidelity.quoted(named)) is not one of the slope columns' factors (\(factors.joined(separator: ", ").prefix(120)))");
+                continue
             }
-            guard let slope = row.number(slopeColumns[f], ItemBank.allowedPositiveSlopes), let d = row.number(dColumn, .closed(-100, 100)) else { continue }
-            if let other = slopeColumns.indices.first(where: { $0 != f && (row.number(slopeColumns[$0], ItemBank.allowedSlopes, emptyAs: 0) ?? 0) != 0 }) {
-                row.fail(slopeColumns[other], "a slope on \(factors[other]) besides its factor \(named); a correlated-factors item loads on one factor"); continue
+            guard let slope = row.number(slopeColumns[f], ItemBank.allowedPositiveSlopes), let d = row.number(dColumn, .closed(-100, 100)) else {
+                continue
+            }
+            if let other = slopeColumns.indices.first(where: {
+                $0 != f && (row.number(slopeColumns[$0], ItemBank.allowedSlopes, emptyAs: 0) ?? 0) != 0
+            }) {
+                row.fail(
+                    slopeColumns[other], "a slope on \(factors[other]) besides its factor \(named); a correlated-factors item loads on one factor");
+                continue
             }
             let c = cColumn.flatMap { row.number($0, ItemBank.allowedGuessing, emptyAs: 0) } ?? 0
             guard let model = row.model(modelColumn, guessing: c, cColumn: cColumn, bank: "correlated-factors") else { continue }
@@ -83,37 +102,53 @@ package struct CorrelatedFactorsBank: Sendable {
             let values = r.map { $0! }
             if let known = rows[f] {
                 if let g = (0..<k).first(where: { abs(known[$0] - values[$0]) > 1e-6 }) {
-                    row.fail(rColumns[g], "r_\(factors[g]) = \(values[g]) but the row of factor \(named) on line \(rowLine[f]) has \(known[g])"); continue
+                    row.fail(rColumns[g], "r_\(factors[g]) = \(values[g]) but the row of factor \(named) on line \(rowLine[f]) has \(known[g])");
+                    continue
                 }
             } else {
                 rows[f] = values
                 rowLine[f] = row.line
             }
-            items.append(CorrelatedFactorsResult.Item(itemID: row.id, factor: f, slope: slope, intercept: d, guessing: c, estimatesGuessing: model == "3pl" || c > 0))
+            items.append(
+                CorrelatedFactorsResult.Item(
+                    itemID: row.id, factor: f, slope: slope, intercept: d, guessing: c, estimatesGuessing: model == "3pl" || c > 0))
             metadata.append(row.cells(metadataIndices))
         }
         try row.errors.throwIfAny()
         guard !items.isEmpty else { throw InputError(file: path, message: "the bank has no items") }
         if let f = rows.firstIndex(where: { $0 == nil }) {
-            throw InputError(file: path, message: "factor \(factors[f]) has no items, so its row of the correlation matrix is not given; remove its a_ and r_ columns")
+            throw InputError(
+                file: path,
+                message: "factor \(factors[f]) has no items, so its row of the correlation matrix is not given; remove its a_ and r_ columns")
         }
         let correlations = rows.flatMap { $0! }
         for f in 0..<k {
-            if correlations[f * k + f] != 1 { throw InputError(file: path, line: rowLine[f], message: "r_\(factors[f]) = \(correlations[f * k + f]) for an item of \(factors[f]); a factor correlates 1 with itself") }
+            if correlations[f * k + f] != 1 {
+                throw InputError(
+                    file: path, line: rowLine[f],
+                    message: "r_\(factors[f]) = \(correlations[f * k + f]) for an item of \(factors[f]); a factor correlates 1 with itself")
+            }
             for g in 0..<f where abs(correlations[f * k + g] - correlations[g * k + f]) > 1e-6 {
-                throw InputError(file: path, line: rowLine[f], message: "the correlation of \(factors[f]) and \(factors[g]) is \(correlations[f * k + g]) here but \(correlations[g * k + f]) on line \(rowLine[g]); R must be symmetric")
+                throw InputError(
+                    file: path, line: rowLine[f],
+                    message:
+                        "the correlation of \(factors[f]) and \(factors[g]) is \(correlations[f * k + g]) here but \(correlations[g * k + f]) on line \(rowLine[g]); R must be symmetric"
+                )
             }
         }
-        return CorrelatedFactorsBank(factors: factors, correlations: correlations, items: items, metadataColumns: metadataIndices.map { header[$0] }, metadata: metadata)
+        return CorrelatedFactorsBank(
+            factors: factors, correlations: correlations, items: items, metadataColumns: metadataIndices.map { header[$0] }, metadata: metadata)
     }
 
     /// The bank as unidimensional items on the full-scale composite (`CorrelatedFactorsScorer.fullScaleMarginal`),
     /// with the bank's metadata, in bank order: what a `SessionScorer(battery:bank:)` sees of the battery.
     package func scoringBank(_ scorer: CorrelatedFactorsScorer) -> ItemBank {
-        ItemBank(items: items.indices.map { j in
-            BankItem(itemID: items[j].itemID, model: items[j].estimatesGuessing ? .threePL : .twoPL, parameters: scorer.fullScaleMarginal(item: j),
-                     metadata: metadata[j])
-        }, metadataColumns: metadataColumns)
+        ItemBank(
+            items: items.indices.map { j in
+                BankItem(
+                    itemID: items[j].itemID, model: items[j].estimatesGuessing ? .threePL : .twoPL, parameters: scorer.fullScaleMarginal(item: j),
+                    metadata: metadata[j])
+            }, metadataColumns: metadataColumns)
     }
 }
 
@@ -148,8 +183,11 @@ public struct BatteryBank: Sendable {
         do {
             if CorrelatedFactorsBank.isCorrelated(header: header) {
                 let file = try CorrelatedFactorsBank.load(source)
-                let scorer = try CorrelatedFactorsScorer(items: file.items, correlations: file.correlations, quadraturePoints: quadraturePoints, bound: bound)
-                return BatteryBank(battery: try Battery(correlated: scorer, factors: file.factors), bank: file.scoringBank(scorer), layout: "iqscore", model: "correlated")
+                let scorer = try CorrelatedFactorsScorer(
+                    items: file.items, correlations: file.correlations, quadraturePoints: quadraturePoints, bound: bound)
+                return BatteryBank(
+                    battery: try Battery(correlated: scorer, factors: file.factors), bank: file.scoringBank(scorer), layout: "iqscore",
+                    model: "correlated")
             }
             let file = try BifactorBank.load(source, requirePositiveGeneralSlopes: true)
             let battery = try Battery(items: file.items, structure: file.structure, quadraturePoints: quadraturePoints ?? 31, bound: bound)

@@ -16,7 +16,11 @@ extension DistractorAnalysis {
         try CSVHeader.checkUnique(header, file: path, line: reader.line, what: "item")
         let missingKeys = itemIDs.filter { keys[$0] == nil }
         guard missingKeys.isEmpty else {
-            throw InputError(file: path, line: reader.line, message: "no key for item\(missingKeys.count == 1 ? "" : "s") \(missingKeys.prefix(5).joined(separator: ", "))\(missingKeys.count > 5 ? ", …" : ""); give keys in a key column of the item file")
+            throw InputError(
+                file: path, line: reader.line,
+                message:
+                    "no key for item\(missingKeys.count == 1 ? "" : "s") \(missingKeys.prefix(5).joined(separator: ", "))\(missingKeys.count > 5 ? ", …" : ""); give keys in a key column of the item file"
+            )
         }
         var choices: [[String?]] = [], ids: [String] = []
         var errors = ErrorCollector()

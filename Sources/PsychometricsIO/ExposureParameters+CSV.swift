@@ -31,13 +31,16 @@ extension ExposureParameters {
                 continue
             }
             if let first = seen[j] {
-                errors.add(InputError(file: path, line: line, column: idColumn + 1, message: "item \(TextFidelity.quoted(id)) already given on line \(first)"))
+                errors.add(
+                    InputError(
+                        file: path, line: line, column: idColumn + 1, message: "item \(TextFidelity.quoted(id)) already given on line \(first)"))
                 continue
             }
             seen[j] = line
             let text = reader.string(kColumn).trimmingCharacters(in: .whitespaces)
             guard let k = DecimalNumber.parse(text), k >= 0, k <= 1 else {
-                errors.add(InputError(file: path, line: line, column: kColumn + 1, message: "k \(TextFidelity.quoted(text)) is not a number in [0, 1]"))
+                errors.add(
+                    InputError(file: path, line: line, column: kColumn + 1, message: "k \(TextFidelity.quoted(text)) is not a number in [0, 1]"))
                 continue
             }
             probabilities[j] = k

@@ -14,7 +14,9 @@ package enum GroupFiles {
     package static func parse(_ text: String) -> Result<(group: String, path: String), Problem> {
         guard let equals = text.firstIndex(of: "=") else { return .failure(Problem("takes GROUP=PATH, got \(TextFidelity.quoted(text))")) }
         let group = String(text[..<equals]).trimmingCharacters(in: .whitespaces), path = String(text[text.index(after: equals)...])
-        guard !group.isEmpty, !path.isEmpty else { return .failure(Problem("takes GROUP=PATH with both parts non-empty, got \(TextFidelity.quoted(text))")) }
+        guard !group.isEmpty, !path.isEmpty else {
+            return .failure(Problem("takes GROUP=PATH with both parts non-empty, got \(TextFidelity.quoted(text))"))
+        }
         guard group.utf8.count <= PersonGroups.maximumLabelBytes else {
             return .failure(Problem("the group name \(TextFidelity.quoted(group)) is longer than \(PersonGroups.maximumLabelBytes) bytes"))
         }
@@ -39,7 +41,9 @@ package enum GroupFiles {
             }
         }
         guard out.count >= 2 else { return .failure(Problem("needs one file per group, at least two groups; got \(out.count)")) }
-        guard out.count <= PersonGroups.maximumGroups else { return .failure(Problem("at most \(PersonGroups.maximumGroups) groups, got \(out.count)")) }
+        guard out.count <= PersonGroups.maximumGroups else {
+            return .failure(Problem("at most \(PersonGroups.maximumGroups) groups, got \(out.count)"))
+        }
         return .success(out)
     }
 
@@ -47,10 +51,12 @@ package enum GroupFiles {
     /// - Parameter files: as `parse` returns them (two or more, distinct groups).
     /// - Throws: `InputError` for a person in two files; the readers' errors for each file.
     package static func load(_ files: [(group: String, path: String)], options: ResponseFileOptions, maxMemoryBytes: Int?, threads: Int) throws
-        -> (matrix: ResponseMatrix, groups: [String], reports: [ResponseFileReport]) {
+        -> (matrix: ResponseMatrix, groups: [String], reports: [ResponseFileReport])
+    {
         precondition(files.count >= 2 && Set(files.map(\.group)).count == files.count, "two or more files with distinct groups (parse checks them)")
         var itemIDs: [String] = [], itemIndex: [String: Int32] = [:], categories: [Int] = []
-        var personIDs: [String] = [], offsets = [0], cells: [Int32] = [], values: [UInt8] = [], labels: [String] = [], reports: [ResponseFileReport] = []
+        var personIDs: [String] = [], offsets = [0], cells: [Int32] = [], values: [UInt8] = [], labels: [String] = [],
+            reports: [ResponseFileReport] = []
         var fileOfPerson: [String: String] = [:]
         for file in files {
             let (matrix, report) = try ResponseMatrix.load(csv: file.path, options: options, maxMemoryBytes: maxMemoryBytes, threads: threads)
@@ -72,7 +78,8 @@ package enum GroupFiles {
             for i in 0..<matrix.personCount {
                 let id = matrix.personIDs[i]
                 if let other = fileOfPerson[id] {
-                    throw InputError(file: file.path, message: "person \(TextFidelity.quoted(id)) is also in \(other): each person belongs to one group's file")
+                    throw InputError(
+                        file: file.path, message: "person \(TextFidelity.quoted(id)) is also in \(other): each person belongs to one group's file")
                 }
                 fileOfPerson[id] = file.path
                 row.removeAll(keepingCapacity: true)
@@ -84,8 +91,9 @@ package enum GroupFiles {
                 labels.append(file.group)
             }
         }
-        let matrix = try ResponseMatrix(personIDs: personIDs, itemIDs: itemIDs, rowOffsets: offsets, itemIndices: cells, responses: values,
-                                        categoryCounts: categories)
+        let matrix = try ResponseMatrix(
+            personIDs: personIDs, itemIDs: itemIDs, rowOffsets: offsets, itemIndices: cells, responses: values,
+            categoryCounts: categories)
         return (matrix, labels, reports)
     }
 }

@@ -26,7 +26,8 @@ extension ItemBank {
 
     /// "allowed -100 ≤ b ≤ 100", with the flat-item allowance when it applies to a.
     static func allowedDifficultyText(slope a: Double) -> String {
-        "allowed \(allowedDifficulties.inequality("b"))" + (abs(a) < flatSlope ? " (or |a·b| ≤ \(flatItemIntercept.formatted6) for a nearly flat item, |a| < \(flatSlope.formatted6))" : "")
+        "allowed \(allowedDifficulties.inequality("b"))"
+            + (abs(a) < flatSlope ? " (or |a·b| ≤ \(flatItemIntercept.formatted6) for a nearly flat item, |a| < \(flatSlope.formatted6))" : "")
     }
 
     /// Lower asymptotes: 0 ≤ c < 1 (c = 1 is an item everybody answers correctly).
@@ -44,12 +45,15 @@ extension ItemBank {
                 // A slope a (graded, gpcm, pcm) or a_k (nominal) and thresholds b_k or intercepts c_k.
                 for (name, value) in zip(m.names, m.values) {
                     let range = name == "a" ? Self.allowedPositiveSlopes : name.hasPrefix("a_") ? Self.allowedSlopes : Self.allowedDifficulties
-                    if !range.contains(value) { problems.append("item '\(item.itemID)': \(name) = \(value.formatted6); allowed \(range.inequality(name))") }
+                    if !range.contains(value) {
+                        problems.append("item '\(item.itemID)': \(name) = \(value.formatted6); allowed \(range.inequality(name))")
+                    }
                 }
                 continue
             }
             let p = item.parameters
-            for (value, symbol, range) in [(p.discrimination, "a", Self.allowedPositiveSlopes), (p.guessing, "c", Self.allowedGuessing)] where !range.contains(value) {
+            for (value, symbol, range) in [(p.discrimination, "a", Self.allowedPositiveSlopes), (p.guessing, "c", Self.allowedGuessing)]
+            where !range.contains(value) {
                 problems.append("item '\(item.itemID)': \(symbol) = \(value.formatted6); allowed \(range.inequality(symbol))")
             }
             if !Self.allowsDifficulty(p.difficulty, slope: p.discrimination) {
@@ -87,15 +91,19 @@ extension ItemBank {
 
     /// `load(csv:requirePositiveSlopes:categoryItems:)` from a file or from its bytes already read; messages name
     /// settings as `naming` says (the command line: `--bank-model`).
-    package static func load(_ source: CSVSource, requirePositiveSlopes: Bool = true, categoryItems: CategoryItemReading = .refused,
-                             naming: SettingNaming = .words) throws -> ItemBank {
+    package static func load(
+        _ source: CSVSource, requirePositiveSlopes: Bool = true, categoryItems: CategoryItemReading = .refused,
+        naming: SettingNaming = .words
+    ) throws -> ItemBank {
         var bank = try loadRows(source, requirePositiveSlopes: requirePositiveSlopes, categoryItems: categoryItems, naming: naming)
         bank.sourcePath = source.name
         return bank
     }
 
-    private static func loadRows(_ source: CSVSource, requirePositiveSlopes: Bool, categoryItems: CategoryItemReading,
-                                 naming: SettingNaming) throws -> ItemBank {
+    private static func loadRows(
+        _ source: CSVSource, requirePositiveSlopes: Bool, categoryItems: CategoryItemReading,
+        naming: SettingNaming
+    ) throws -> ItemBank {
         let path = source.name
         // R's write.csv2 and European Excel separate fields by ';' and write decimal commas; tab- and
         // '|'-separated exports happen too. The first line says which (`FieldSeparatorSniffer`).
@@ -114,7 +122,9 @@ extension ItemBank {
         }
         if separator != UInt8(ascii: ",") {
             layout.isNative = false
-            let how = "fields separated by \(FieldSeparatorSniffer.name(separator))" + (decimalCommas ? " with decimal commas (1,25 = 1.25) as R's write.csv2 writes them" : "")
+            let how =
+                "fields separated by \(FieldSeparatorSniffer.name(separator))"
+                + (decimalCommas ? " with decimal commas (1,25 = 1.25) as R's write.csv2 writes them" : "")
             layout.conversion = layout.conversion.isEmpty ? how : layout.conversion + "; " + how
         }
         let idColumn = layout.idColumn, aColumn = layout.slopeColumn, locationColumn = layout.locationColumn
@@ -124,12 +134,20 @@ extension ItemBank {
         let known = Set(coreColumns + latentScaleColumns + timeColumns + speedColumns)
         let timeIndex = timeColumns.map(column), speedIndex = speedColumns.map(column)
         if (timeIndex[0] == nil) != (timeIndex[1] == nil) || (speedIndex[0] == nil) != (speedIndex[1] == nil) {
-            throw InputError(file: path, line: headerLine, message: "the bank has \(timeIndex[0] == nil && timeIndex[1] == nil ? "" : "only one of time_intensity, time_discrimination")\((timeIndex[0] == nil) != (timeIndex[1] == nil) && (speedIndex[0] == nil) != (speedIndex[1] == nil) ? " and " : "")\((speedIndex[0] == nil) != (speedIndex[1] == nil) ? "only one of speed_sd, speed_correlation" : ""): a bank's response-time model needs both columns of each pair")
+            throw InputError(
+                file: path, line: headerLine,
+                message:
+                    "the bank has \(timeIndex[0] == nil && timeIndex[1] == nil ? "" : "only one of time_intensity, time_discrimination")\((timeIndex[0] == nil) != (timeIndex[1] == nil) && (speedIndex[0] == nil) != (speedIndex[1] == nil) ? " and " : "")\((speedIndex[0] == nil) != (speedIndex[1] == nil) ? "only one of speed_sd, speed_correlation" : ""): a bank's response-time model needs both columns of each pair"
+            )
         }
         var speed: (sd: Double, correlation: Double, line: Int)?
         let latentColumns = latentScaleColumns.map(column)
         if (latentColumns[0] == nil) != (latentColumns[1] == nil) {
-            throw InputError(file: path, line: headerLine, message: "the bank has \(latentColumns[0] == nil ? "latent_sd but no latent_mean" : "latent_mean but no latent_sd"): a bank's latent scale needs both (latent_mean 0 and the latent SD for a Rasch bank)")
+            throw InputError(
+                file: path, line: headerLine,
+                message:
+                    "the bank has \(latentColumns[0] == nil ? "latent_sd but no latent_mean" : "latent_mean but no latent_sd"): a bank's latent scale needs both (latent_mean 0 and the latent SD for a Rasch bank)"
+            )
         }
         // The latent scale: the same latent_mean and latent_sd on every row (`LatentScale`).
         var latent: (mean: Double, sd: Double, line: Int)?
@@ -163,38 +181,53 @@ extension ItemBank {
                     errors.add(InputError(file: path, line: line, column: c + 1, message: "item '\(id)': \(name) is empty"))
                     return nil
                 case .invalid(let text):
-                    errors.add(InputError(file: path, line: line, column: c + 1, message: "item '\(id)': \(name) '\(text.escapingControlCharacters)' is not a number"))
+                    errors.add(
+                        InputError(
+                            file: path, line: line, column: c + 1,
+                            message: "item '\(id)': \(name) '\(text.escapingControlCharacters)' is not a number"))
                     return nil
                 case .number(let v):
                     return .some(v)
                 }
             }
             /// n_responses, flags, the latent scale's cells and the metadata: the columns every row has, whatever its model.
-            func rowTail(line: Int, id: String) -> (responses: Int?, flags: [String], metadata: [String: String], time: LognormalTimeItem?, timeSE: [Double?])? {
+            func rowTail(line: Int, id: String) -> (
+                responses: Int?, flags: [String], metadata: [String: String], time: LognormalTimeItem?, timeSE: [Double?]
+            )? {
                 var responses: Int?
                 if let nColumn {
                     let text = reader.string(nColumn).trimmingCharacters(in: .whitespaces)
                     if !text.isEmpty {
                         guard let n = DecimalNumber.parseInteger(text), n >= 0 else {
-                            errors.add(InputError(file: path, line: line, column: nColumn + 1, message: "item '\(id)': n_responses '\(text.escapingControlCharacters)' is not a whole number ≥ 0"))
+                            errors.add(
+                                InputError(
+                                    file: path, line: line, column: nColumn + 1,
+                                    message: "item '\(id)': n_responses '\(text.escapingControlCharacters)' is not a whole number ≥ 0"))
                             return nil
                         }
                         responses = n
                     }
                 }
                 if let meanColumn = latentColumns[0], let sdColumn = latentColumns[1] {
-                    guard let m = number(meanColumn, "latent_mean", allowEmpty: false), let sd = number(sdColumn, "latent_sd", allowEmpty: false) else { return nil }
+                    guard let m = number(meanColumn, "latent_mean", allowEmpty: false), let sd = number(sdColumn, "latent_sd", allowEmpty: false)
+                    else { return nil }
                     if let first = latent {
                         if m! != first.mean || sd! != first.sd {
-                            errors.add(InputError(file: path, line: line, column: (m! != first.mean ? meanColumn : sdColumn) + 1,
-                                                  message: "item '\(id)': latent_mean, latent_sd = \(m!.formatted6), \(sd!.formatted6) differ from \(first.mean.formatted6), \(first.sd.formatted6) on line \(first.line): the latent scale is the bank's, the same on every row"))
+                            errors.add(
+                                InputError(
+                                    file: path, line: line, column: (m! != first.mean ? meanColumn : sdColumn) + 1,
+                                    message:
+                                        "item '\(id)': latent_mean, latent_sd = \(m!.formatted6), \(sd!.formatted6) differ from \(first.mean.formatted6), \(first.sd.formatted6) on line \(first.line): the latent scale is the bank's, the same on every row"
+                                ))
                             return nil
                         }
                     } else {
                         let problems = LatentScale.validationProblems(mean: m!, sd: sd!, naming: .jsonKey)
                         if !problems.isEmpty {
-                            errors.add(InputError(file: path, line: line, column: (LatentScale.allowedMeans.contains(m!) ? sdColumn : meanColumn) + 1,
-                                                  message: "item '\(id)': " + problems.joined(separator: "; ")))
+                            errors.add(
+                                InputError(
+                                    file: path, line: line, column: (LatentScale.allowedMeans.contains(m!) ? sdColumn : meanColumn) + 1,
+                                    message: "item '\(id)': " + problems.joined(separator: "; ")))
                             return nil
                         }
                         latent = (m!, sd!, line)
@@ -204,41 +237,62 @@ extension ItemBank {
                 var time: LognormalTimeItem?
                 var timeSE: [Double?] = [nil, nil]
                 if let betaColumn = timeIndex[0], let alphaColumn = timeIndex[1] {
-                    guard let beta = number(betaColumn, "time_intensity", allowEmpty: true), let alpha = number(alphaColumn, "time_discrimination", allowEmpty: true) else { return nil }
+                    guard let beta = number(betaColumn, "time_intensity", allowEmpty: true),
+                        let alpha = number(alphaColumn, "time_discrimination", allowEmpty: true)
+                    else { return nil }
                     switch (beta, alpha) {
                     case (nil, nil): break
                     case (let beta?, let alpha?):
                         do throws(PsychometricsError) { time = try LognormalTimeItem(timeIntensity: beta, timeDiscrimination: alpha) } catch {
-                            errors.add(InputError(file: path, line: line, column: (LognormalTimeItem.allowedTimeIntensities.contains(beta) ? alphaColumn : betaColumn) + 1,
-                                                  message: "item '\(id)': \(error.message)"))
+                            errors.add(
+                                InputError(
+                                    file: path, line: line,
+                                    column: (LognormalTimeItem.allowedTimeIntensities.contains(beta) ? alphaColumn : betaColumn) + 1,
+                                    message: "item '\(id)': \(error.message)"))
                             return nil
                         }
                     default:
-                        errors.add(InputError(file: path, line: line, column: (beta == nil ? betaColumn : alphaColumn) + 1,
-                                              message: "item '\(id)': \(beta == nil ? "time_intensity" : "time_discrimination") is empty but \(beta == nil ? "time_discrimination" : "time_intensity") is not: an item's time model needs both (or neither)"))
+                        errors.add(
+                            InputError(
+                                file: path, line: line, column: (beta == nil ? betaColumn : alphaColumn) + 1,
+                                message:
+                                    "item '\(id)': \(beta == nil ? "time_intensity" : "time_discrimination") is empty but \(beta == nil ? "time_discrimination" : "time_intensity") is not: an item's time model needs both (or neither)"
+                            ))
                         return nil
                     }
                     for (k, name) in [(2, "se_time_intensity"), (3, "se_time_discrimination")] {
                         guard let v = number(timeIndex[k], name, allowEmpty: true) else { return nil }
                         if let v, !(v >= 0) {
-                            errors.add(InputError(file: path, line: line, column: timeIndex[k]! + 1, message: "item '\(id)': \(name) = \(v.formatted6); allowed \(name) ≥ 0"))
+                            errors.add(
+                                InputError(
+                                    file: path, line: line, column: timeIndex[k]! + 1,
+                                    message: "item '\(id)': \(name) = \(v.formatted6); allowed \(name) ≥ 0"))
                             return nil
                         }
                         timeSE[k - 2] = v
                     }
                 }
                 if let sdColumn = speedIndex[0], let rhoColumn = speedIndex[1] {
-                    guard let sd = number(sdColumn, "speed_sd", allowEmpty: false), let rho = number(rhoColumn, "speed_correlation", allowEmpty: false) else { return nil }
+                    guard let sd = number(sdColumn, "speed_sd", allowEmpty: false),
+                        let rho = number(rhoColumn, "speed_correlation", allowEmpty: false)
+                    else { return nil }
                     if let first = speed {
                         if sd! != first.sd || rho! != first.correlation {
-                            errors.add(InputError(file: path, line: line, column: (sd! != first.sd ? sdColumn : rhoColumn) + 1,
-                                                  message: "item '\(id)': speed_sd, speed_correlation = \(sd!.formatted6), \(rho!.formatted6) differ from \(first.sd.formatted6), \(first.correlation.formatted6) on line \(first.line): the speed population is the bank's, the same on every row"))
+                            errors.add(
+                                InputError(
+                                    file: path, line: line, column: (sd! != first.sd ? sdColumn : rhoColumn) + 1,
+                                    message:
+                                        "item '\(id)': speed_sd, speed_correlation = \(sd!.formatted6), \(rho!.formatted6) differ from \(first.sd.formatted6), \(first.correlation.formatted6) on line \(first.line): the speed population is the bank's, the same on every row"
+                                ))
                             return nil
                         }
                     } else {
                         do throws(PsychometricsError) { _ = try SpeedAccuracyPopulation(speedSD: sd!, correlation: rho!) } catch {
-                            errors.add(InputError(file: path, line: line, column: (SpeedAccuracyPopulation.allowedSpeedSDs.contains(sd!) ? rhoColumn : sdColumn) + 1,
-                                                  message: "item '\(id)': \(error.message)"))
+                            errors.add(
+                                InputError(
+                                    file: path, line: line,
+                                    column: (SpeedAccuracyPopulation.allowedSpeedSDs.contains(sd!) ? rhoColumn : sdColumn) + 1,
+                                    message: "item '\(id)': \(error.message)"))
                             return nil
                         }
                         speed = (sd!, rho!, line)
@@ -247,9 +301,13 @@ extension ItemBank {
                 var metadata: [String: String] = [:]
                 for (name, c) in zip(metadataColumns, metadataIndex) { metadata[name] = reader.string(c) }
                 if let status = metadata["status"]?.trimmingCharacters(in: .whitespaces), !status.isEmpty,
-                   !BankItem.statuses.contains(status.lowercased()) {
-                    errors.add(InputError(file: path, line: line, column: metadataIndex[metadataColumns.firstIndex(of: "status")!] + 1,
-                                          message: "item '\(id)': status \(TextFidelity.quoted(status)) is not one of \(BankItem.statuses.joined(separator: ", "))"))
+                    !BankItem.statuses.contains(status.lowercased())
+                {
+                    errors.add(
+                        InputError(
+                            file: path, line: line, column: metadataIndex[metadataColumns.firstIndex(of: "status")!] + 1,
+                            message: "item '\(id)': status \(TextFidelity.quoted(status)) is not one of \(BankItem.statuses.joined(separator: ", "))")
+                    )
                     return nil
                 }
                 return (responses, flagsColumn.map { reader.string($0).split(separator: ";").map(String.init) } ?? [], metadata, time, timeSE)
@@ -272,18 +330,24 @@ extension ItemBank {
                 for (c, name) in [(pColumn, "p_value")] {
                     guard let v = number(c, name, allowEmpty: true) else { statistics.append(nil); continue }
                     if let v, !Self.allowedPValues.contains(v) {
-                        errors.add(InputError(file: path, line: line, column: c! + 1, message: "item '\(id)': \(name) = \(v.formatted6); allowed \(Self.allowedPValues.inequality(name))"))
+                        errors.add(
+                            InputError(
+                                file: path, line: line, column: c! + 1,
+                                message: "item '\(id)': \(name) = \(v.formatted6); allowed \(Self.allowedPValues.inequality(name))"))
                     }
                     statistics.append(v)
                 }
                 guard let tail = rowTail(line: line, id: id) else { continue }
-                var item = BankItem(itemID: id, model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0),
-                                    responses: tail.responses, pValue: statistics[0], flags: tail.flags, metadata: tail.metadata)
+                var item = BankItem(
+                    itemID: id, model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0),
+                    responses: tail.responses, pValue: statistics[0], flags: tail.flags, metadata: tail.metadata)
                 // A nominal item's key column names its correct option (it counts 1 in the raw score).
                 if let cell = tail.metadata["key"] {
                     do throws(PsychometricsError) { categoryItem = try categoryItem!.keyed(by: cell) } catch {
-                        errors.add(InputError(file: path, line: line, column: metadataIndex[metadataColumns.firstIndex(of: "key")!] + 1,
-                                              message: "item '\(id)': " + error.message))
+                        errors.add(
+                            InputError(
+                                file: path, line: line, column: metadataIndex[metadataColumns.firstIndex(of: "key")!] + 1,
+                                message: "item '\(id)': " + error.message))
                         continue
                     }
                 }
@@ -296,21 +360,37 @@ extension ItemBank {
                 continue
             }
             guard let bColumn = locationColumn else {
-                errors.add(InputError(file: path, line: line, column: (modelColumn ?? aColumn) + 1, message: "item '\(id)': a 0/1 item needs a difficulty, and the header has no b column (a bank of items in more than two categories only has thresholds b1, b2, …; give this row a model such as graded)"))
+                errors.add(
+                    InputError(
+                        file: path, line: line, column: (modelColumn ?? aColumn) + 1,
+                        message:
+                            "item '\(id)': a 0/1 item needs a difficulty, and the header has no b column (a bank of items in more than two categories only has thresholds b1, b2, …; give this row a model such as graded)"
+                    ))
                 continue
             }
             guard let a = number(aColumn, layout.slopeName, allowEmpty: false), let b = number(bColumn, layout.locationName, allowEmpty: false),
-                  let c = number(cColumn, layout.guessingName, allowEmpty: true), let u = number(layout.upperColumn, layout.upperName, allowEmpty: true) else { continue }
+                let c = number(cColumn, layout.guessingName, allowEmpty: true), let u = number(layout.upperColumn, layout.upperName, allowEmpty: true)
+            else { continue }
             let slope = a!, guessing = c ?? 0
             if let u, u != 1 {
-                errors.add(InputError(file: path, line: line, column: layout.upperColumn! + 1, message: "item '\(id)': \(layout.upperName) = \(u.formatted6) is an upper asymptote below 1 (4PL); iqscore scores the Rasch, 1PL, 2PL and 3PL models (upper asymptote 1): refit without one"))
+                errors.add(
+                    InputError(
+                        file: path, line: line, column: layout.upperColumn! + 1,
+                        message:
+                            "item '\(id)': \(layout.upperName) = \(u.formatted6) is an upper asymptote below 1 (4PL); iqscore scores the Rasch, 1PL, 2PL and 3PL models (upper asymptote 1): refit without one"
+                    ))
                 continue
             }
             // Slope–intercept aθ + d = a(θ − b) with b = −d/a.
             let difficulty: Double
             if layout.locationIsIntercept {
                 guard slope != 0 else {
-                    errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': \(layout.slopeName) = 0, so the difficulty b = −d/\(layout.slopeName) is undefined; allowed \(Self.allowedSlopes.inequality("a")) without 0"))
+                    errors.add(
+                        InputError(
+                            file: path, line: line, column: aColumn + 1,
+                            message:
+                                "item '\(id)': \(layout.slopeName) = 0, so the difficulty b = −d/\(layout.slopeName) is undefined; allowed \(Self.allowedSlopes.inequality("a")) without 0"
+                        ))
                     continue
                 }
                 difficulty = -b! / slope
@@ -318,19 +398,35 @@ extension ItemBank {
                 difficulty = b!
             }
             if requirePositiveSlopes, !Self.allowedPositiveSlopes.contains(slope) {
-                errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': \(layout.slopeName) = \(slope.formatted6); allowed \(Self.allowedPositiveSlopes.inequality("a")) (scoring needs a positive slope)"))
+                errors.add(
+                    InputError(
+                        file: path, line: line, column: aColumn + 1,
+                        message:
+                            "item '\(id)': \(layout.slopeName) = \(slope.formatted6); allowed \(Self.allowedPositiveSlopes.inequality("a")) (scoring needs a positive slope)"
+                    ))
                 continue
             }
             if !Self.allowedSlopes.contains(slope) {
-                errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': \(layout.slopeName) = \(slope.formatted6); allowed \(Self.allowedSlopes.inequality("a"))"))
+                errors.add(
+                    InputError(
+                        file: path, line: line, column: aColumn + 1,
+                        message: "item '\(id)': \(layout.slopeName) = \(slope.formatted6); allowed \(Self.allowedSlopes.inequality("a"))"))
                 continue
             }
             if !Self.allowsDifficulty(difficulty, slope: slope) {
-                errors.add(InputError(file: path, line: line, column: bColumn + 1, message: "item '\(id)': b = \(difficulty.formatted6)\(layout.locationIsIntercept ? " (−d/\(layout.slopeName) with d = \(b!.formatted6))" : ""); \(Self.allowedDifficultyText(slope: slope))"))
+                errors.add(
+                    InputError(
+                        file: path, line: line, column: bColumn + 1,
+                        message:
+                            "item '\(id)': b = \(difficulty.formatted6)\(layout.locationIsIntercept ? " (−d/\(layout.slopeName) with d = \(b!.formatted6))" : ""); \(Self.allowedDifficultyText(slope: slope))"
+                    ))
                 continue
             }
             if !Self.allowedGuessing.contains(guessing) {
-                errors.add(InputError(file: path, line: line, column: cColumn! + 1, message: "item '\(id)': \(layout.guessingName) = \(guessing.formatted6); allowed \(Self.allowedGuessing.inequality("c"))"))
+                errors.add(
+                    InputError(
+                        file: path, line: line, column: cColumn! + 1,
+                        message: "item '\(id)': \(layout.guessingName) = \(guessing.formatted6); allowed \(Self.allowedGuessing.inequality("c"))"))
                 continue
             }
             var model: IRTModel = guessing > 0 ? .threePL : .twoPL
@@ -339,18 +435,38 @@ extension ItemBank {
                 if !text.isEmpty {
                     guard let m = IRTModel(rawValue: text) else {
                         if text == "4pl" {
-                            errors.add(InputError(file: path, line: line, column: modelColumn + 1, message: "item '\(id)': model '4pl' has an upper asymptote below 1, which iqscore does not model; allowed rasch, 1pl, 2pl, 3pl (refit as 3pl)"))
+                            errors.add(
+                                InputError(
+                                    file: path, line: line, column: modelColumn + 1,
+                                    message:
+                                        "item '\(id)': model '4pl' has an upper asymptote below 1, which iqscore does not model; allowed rasch, 1pl, 2pl, 3pl (refit as 3pl)"
+                                ))
                             continue
                         }
-                        errors.add(InputError(file: path, line: line, column: modelColumn + 1, message: "item '\(id)': model '\(text.escapingControlCharacters)' is not one of rasch, 1pl, 2pl, 3pl, \(ItemModelKind.categoryRowKinds.map(\.rawValue).joined(separator: ", "))"))
+                        errors.add(
+                            InputError(
+                                file: path, line: line, column: modelColumn + 1,
+                                message:
+                                    "item '\(id)': model '\(text.escapingControlCharacters)' is not one of rasch, 1pl, 2pl, 3pl, \(ItemModelKind.categoryRowKinds.map(\.rawValue).joined(separator: ", "))"
+                            ))
                         continue
                     }
                     if m == .rasch && slope != 1 {
-                        errors.add(InputError(file: path, line: line, column: aColumn + 1, message: "item '\(id)': \(layout.slopeName) = \(slope.formatted6), but a rasch item has a = 1: the model column contradicts the parameters (use model 1pl or 2pl for other slopes)"))
+                        errors.add(
+                            InputError(
+                                file: path, line: line, column: aColumn + 1,
+                                message:
+                                    "item '\(id)': \(layout.slopeName) = \(slope.formatted6), but a rasch item has a = 1: the model column contradicts the parameters (use model 1pl or 2pl for other slopes)"
+                            ))
                         continue
                     }
                     if !m.hasGuessing && guessing != 0 {
-                        errors.add(InputError(file: path, line: line, column: cColumn! + 1, message: "item '\(id)': \(layout.guessingName) = \(guessing.formatted6), but a \(m.rawValue) item has no lower asymptote (c = 0): the model column contradicts the parameters (use model 3pl, or drop the \(layout.guessingName) value)"))
+                        errors.add(
+                            InputError(
+                                file: path, line: line, column: cColumn! + 1,
+                                message:
+                                    "item '\(id)': \(layout.guessingName) = \(guessing.formatted6), but a \(m.rawValue) item has no lower asymptote (c = 0): the model column contradicts the parameters (use model 3pl, or drop the \(layout.guessingName) value)"
+                            ))
                         continue
                     }
                     model = m
@@ -364,7 +480,8 @@ extension ItemBank {
                 guard let v = number(c, name, allowEmpty: true) else { statistics.append(nil); continue }
                 if let v, name == "p_value" ? !Self.allowedPValues.contains(v) : !(v >= 0) {
                     let allowed = name == "p_value" ? Self.allowedPValues.inequality(name) : "\(name) ≥ 0"
-                    errors.add(InputError(file: path, line: line, column: c! + 1, message: "item '\(id)': \(name) = \(v.formatted6); allowed \(allowed)"))
+                    errors.add(
+                        InputError(file: path, line: line, column: c! + 1, message: "item '\(id)': \(name) = \(v.formatted6); allowed \(allowed)"))
                 }
                 statistics.append(v)
             }
@@ -381,13 +498,18 @@ extension ItemBank {
         }
         try errors.throwIfAny()
         guard !items.isEmpty else { throw InputError(file: path, line: headerLine, message: "the bank has no items") }
-        var bank = ItemBank(items: items, metadataColumns: metadataColumns,
-                            latentScale: try latent.map { try LatentScale(mean: $0.mean, sd: $0.sd) } ?? .standard)
+        var bank = ItemBank(
+            items: items, metadataColumns: metadataColumns,
+            latentScale: try latent.map { try LatentScale(mean: $0.mean, sd: $0.sd) } ?? .standard)
         bank.layout = layout
         if let speed {
             bank.speedPopulation = try SpeedAccuracyPopulation(speedSD: speed.sd, correlation: speed.correlation)
         } else if bank.hasTimeModels {
-            throw InputError(file: path, line: headerLine, message: "the bank has time_intensity and time_discrimination but no speed_sd, speed_correlation: a bank's response-time model needs its speed population (a calibration with response times writes both)")
+            throw InputError(
+                file: path, line: headerLine,
+                message:
+                    "the bank has time_intensity and time_discrimination but no speed_sd, speed_correlation: a bank's response-time model needs its speed population (a calibration with response times writes both)"
+            )
         }
         return bank
     }
@@ -404,7 +526,10 @@ extension ItemBank {
         let categoryIndex = Dictionary(uniqueKeysWithValues: categoryColumns.enumerated().map { ($1, $0) })
         let timed = hasTimeModels || speedPopulation != nil
         let timeHeader = timed ? Self.timeColumns + (speedPopulation == nil ? [] : Self.speedColumns) : []
-        var out = (Self.coreColumns + categoryColumns + (latentScale.isStandard ? [] : Self.latentScaleColumns) + timeHeader + metadataColumns).map(csvField).joined(separator: ",") + "\n"
+        var out =
+            (Self.coreColumns + categoryColumns + (latentScale.isStandard ? [] : Self.latentScaleColumns) + timeHeader + metadataColumns).map(
+                csvField
+            ).joined(separator: ",") + "\n"
         func num(_ v: Double?) -> String {
             guard let v, v.isFinite else { return "" }
             return String(format: "%.6f", v)
@@ -421,19 +546,26 @@ extension ItemBank {
                     cells[categoryIndex["se_" + name]!] = num(se)
                 }
                 cells[0] = csvField(m.responseLabels.joined(separator: ";"))
-                row = [csvField(item.itemID), m.kind.rawValue, slope, "", "", slopeSE, "", "",
-                       item.responses.map(String.init) ?? "", num(item.pValue), csvField(item.flags.joined(separator: ";"))] + cells
+                row =
+                    [
+                        csvField(item.itemID), m.kind.rawValue, slope, "", "", slopeSE, "", "",
+                        item.responses.map(String.init) ?? "", num(item.pValue), csvField(item.flags.joined(separator: ";"))
+                    ] + cells
             } else {
                 let p = item.parameters, e = item.standardErrors
-                row = [csvField(item.itemID), item.model.rawValue, num(p.discrimination), num(p.difficulty), num(p.guessing),
-                       num(e.discrimination), num(e.difficulty), num(e.guessing),
-                       item.responses.map(String.init) ?? "", num(item.pValue), csvField(item.flags.joined(separator: ";"))]
+                row = [
+                    csvField(item.itemID), item.model.rawValue, num(p.discrimination), num(p.difficulty), num(p.guessing),
+                    num(e.discrimination), num(e.difficulty), num(e.guessing),
+                    item.responses.map(String.init) ?? "", num(item.pValue), csvField(item.flags.joined(separator: ";"))
+                ]
                 row += [String](repeating: "", count: categoryColumns.count)
             }
             row += latentCells
             if timed {
-                row += [num(item.timeModel?.timeIntensity), num(item.timeModel?.timeDiscrimination), num(item.timeIntensityStandardError),
-                        num(item.timeDiscriminationStandardError)]
+                row += [
+                    num(item.timeModel?.timeIntensity), num(item.timeModel?.timeDiscrimination), num(item.timeIntensityStandardError),
+                    num(item.timeDiscriminationStandardError)
+                ]
                 if let p = speedPopulation { row += ["\(p.speedSD)", "\(p.correlation)"] }
             }
             row += metadataColumns.map { csvField(item.metadata[$0] ?? "") }

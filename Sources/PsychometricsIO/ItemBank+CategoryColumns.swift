@@ -54,7 +54,10 @@ struct CategoryRow {
             case .failure(let e): return .failure(e)
             case .success(nil): if gap == nil { gap = prefix + String(k) }
             case .success(let v?):
-                if let gap { return .failure(error(c, "\(prefix)\(k) is filled after the empty \(gap): an item's values run from \(prefix)\(first) without gaps")) }
+                if let gap {
+                    return .failure(
+                        error(c, "\(prefix)\(k) is filled after the empty \(gap): an item's values run from \(prefix)\(first) without gaps"))
+                }
                 values.append(v)
             }
             k += 1
@@ -73,22 +76,32 @@ struct CategoryRow {
         var kind = ItemModelKind(rawValue: modelText).flatMap { $0 == .threePL ? nil : $0 }
         if modelText == ItemModelKind.threePL.rawValue { return .success(nil) }
         if kind == nil && modelText.isEmpty {
-            if filled("a_", from: 0) || filled("c_", from: 0) { kind = .nominal }
-            else if filled("ak", from: 0) {
+            if filled("a_", from: 0) || filled("c_", from: 0) {
+                kind = .nominal
+            } else if filled("ak", from: 0) {
                 guard case .success(let ak) = run("ak", from: 0) else { kind = .nominal; return .success(kind) }
                 kind = ak.enumerated().allSatisfy({ $0.element == Double($0.offset) }) ? .generalizedPartialCredit : .nominal
-            } else if filled("d", from: 1) { kind = .graded }
-            else if filled("b", from: 1) {
+            } else if filled("d", from: 1) {
+                kind = .graded
+            } else if filled("b", from: 1) {
                 guard case .read(let model?) = reading else {
-                    return .failure(error(modelColumn ?? layout.categoryColumns["b1"],
-                                          "thresholds b1, b2, … but no model: graded and gpcm items are written alike (mirt's coef(IRTpars = TRUE)); give the row a model column (graded, gpcm or pcm)" + (reading == .refused ? "" : " or say which for the whole bank (\(naming.name("bank_model", words: "the thresholds model")))")))
+                    return .failure(
+                        error(
+                            modelColumn ?? layout.categoryColumns["b1"],
+                            "thresholds b1, b2, … but no model: graded and gpcm items are written alike (mirt's coef(IRTpars = TRUE)); give the row a model column (graded, gpcm or pcm)"
+                                + (reading == .refused
+                                    ? "" : " or say which for the whole bank (\(naming.name("bank_model", words: "the thresholds model")))")))
                 }
                 kind = model
             }
         }
         guard let kind else { return .success(nil) }
         if reading == .refused {
-            return .failure(error(modelColumn, "model \(kind.rawValue) is an item in more than two categories; this use reads 0/1 items only (rasch, 1pl, 2pl, 3pl); score reads such banks"))
+            return .failure(
+                error(
+                    modelColumn,
+                    "model \(kind.rawValue) is an item in more than two categories; this use reads 0/1 items only (rasch, 1pl, 2pl, 3pl); score reads such banks"
+                ))
         }
         return .success(kind)
     }
@@ -97,7 +110,10 @@ struct CategoryRow {
     func strayCategoryCell() -> InputError? {
         for (name, c) in layout.categoryColumns.sorted(by: { $0.value < $1.value }) where !name.hasPrefix("se_") && name != "categories" {
             if !text(c).isEmpty {
-                return error(c, "\(name) = \(text(c).escapingControlCharacters) belongs to an item in more than two categories, but the row is a 0/1 item (give its model: graded, gpcm, pcm, rsm or nominal, or empty the cell)")
+                return error(
+                    c,
+                    "\(name) = \(text(c).escapingControlCharacters) belongs to an item in more than two categories, but the row is a 0/1 item (give its model: graded, gpcm, pcm, rsm or nominal, or empty the cell)"
+                )
             }
         }
         return nil
@@ -125,20 +141,29 @@ struct CategoryRow {
                     let ak = try run("ak", from: 0).get(), d = try run("d", from: 0).get()
                     if !ak.isEmpty || !d.isEmpty {
                         guard ak.count == d.count, ak.count >= 2 else {
-                            throw error(layout.categoryColumns["ak0"] ?? layout.categoryColumns["d0"], "mirt's slope–intercept gpcm needs as many ak as d values (at least 2), got \(ak.count) and \(d.count)")
+                            throw error(
+                                layout.categoryColumns["ak0"] ?? layout.categoryColumns["d0"],
+                                "mirt's slope–intercept gpcm needs as many ak as d values (at least 2), got \(ak.count) and \(d.count)")
                         }
                         guard ak.enumerated().allSatisfy({ $0.element == Double($0.offset) }), d[0] == 0 else {
-                            throw error(layout.categoryColumns["ak0"], "a \(kind.rawValue) item's scoring values ak0, ak1, … are 0, 1, 2, … and d0 is 0 (mirt's gpcm); got ak = \(ak.map(\.formatted6).joined(separator: ", ")), d0 = \(d[0].formatted6) (a nominal item has other scoring values: give it model nominal)")
+                            throw error(
+                                layout.categoryColumns["ak0"],
+                                "a \(kind.rawValue) item's scoring values ak0, ak1, … are 0, 1, 2, … and d0 is 0 (mirt's gpcm); got ak = \(ak.map(\.formatted6).joined(separator: ", ")), d0 = \(d[0].formatted6) (a nominal item has other scoring values: give it model nominal)"
+                            )
                         }
                         b = (1..<d.count).map { -(d[$0] - d[$0 - 1]) / a }
                     }
                 }
                 guard !b.isEmpty else {
-                    throw error(layout.categoryColumns["b1"] ?? slopeColumn, "a \(kind.rawValue) item needs thresholds b1, b2, …" + (kind == .graded ? " (or mirt's intercepts d1, d2, …)" : " (or mirt's ak0, …, d0, …)"))
+                    throw error(
+                        layout.categoryColumns["b1"] ?? slopeColumn,
+                        "a \(kind.rawValue) item needs thresholds b1, b2, …"
+                            + (kind == .graded ? " (or mirt's intercepts d1, d2, …)" : " (or mirt's ak0, …, d0, …)"))
                 }
                 if let k = b.firstIndex(where: { !ItemBank.allowedDifficulties.contains($0) }) {
-                    throw error(layout.categoryColumns["b\(k + 1)"] ?? layout.categoryColumns["d\(k + 1)"] ?? slopeColumn,
-                                "b\(k + 1) = \(b[k].formatted6); allowed \(ItemBank.allowedDifficulties.inequality("b"))")
+                    throw error(
+                        layout.categoryColumns["b\(k + 1)"] ?? layout.categoryColumns["d\(k + 1)"] ?? slopeColumn,
+                        "b\(k + 1) = \(b[k].formatted6); allowed \(ItemBank.allowedDifficulties.inequality("b"))")
                 }
                 values = [a] + b
             case .nominal:
@@ -146,20 +171,29 @@ struct CategoryRow {
                 if !slopes.isEmpty || !intercepts.isEmpty {
                     values = slopes + intercepts
                     guard slopes.count == intercepts.count, slopes.count >= 2 else {
-                        throw error(layout.categoryColumns["a_0"] ?? layout.categoryColumns["c_0"], "a nominal item needs a slope a_k and an intercept c_k per category (at least 2), got \(slopes.count) and \(intercepts.count)")
+                        throw error(
+                            layout.categoryColumns["a_0"] ?? layout.categoryColumns["c_0"],
+                            "a nominal item needs a slope a_k and an intercept c_k per category (at least 2), got \(slopes.count) and \(intercepts.count)"
+                        )
                     }
                 } else {
                     let a = try required(slopeColumn, slopeName)
                     let ak = try run("ak", from: 0).get(), d = try run("d", from: 0).get()
                     guard ak.count == d.count, ak.count >= 2 else {
-                        throw error(layout.categoryColumns["a_0"] ?? layout.categoryColumns["ak0"] ?? slopeColumn, "a nominal item needs a_0, a_1, … and c_0, c_1, … (or mirt's a1, ak0, …, d0, …), got \(ak.count) scoring values and \(d.count) intercepts")
+                        throw error(
+                            layout.categoryColumns["a_0"] ?? layout.categoryColumns["ak0"] ?? slopeColumn,
+                            "a nominal item needs a_0, a_1, … and c_0, c_1, … (or mirt's a1, ak0, …, d0, …), got \(ak.count) scoring values and \(d.count) intercepts"
+                        )
                     }
                     values = ak.map { a * $0 } + d
                 }
                 let k = values.count / 2
                 if let i = values.indices.first(where: { !($0 < k ? ItemBank.allowedSlopes : ItemBank.allowedDifficulties).contains(values[$0]) }) {
                     let name = i < k ? "a_\(i)" : "c_\(i - k)"
-                    throw error(layout.categoryColumns[name] ?? slopeColumn, "\(name) = \(values[i].formatted6); allowed \((i < k ? ItemBank.allowedSlopes : ItemBank.allowedDifficulties).inequality(name))")
+                    throw error(
+                        layout.categoryColumns[name] ?? slopeColumn,
+                        "\(name) = \(values[i].formatted6); allowed \((i < k ? ItemBank.allowedSlopes : ItemBank.allowedDifficulties).inequality(name))"
+                    )
                 }
             case .threePL:
                 // `kind(modelText:…)` reads a 3pl row as a 0/1 row; no category row has this kind.
@@ -168,13 +202,18 @@ struct CategoryRow {
             let names = kind.parameterNames(categories: kind.categories(parameterCount: values.count) ?? 2)
             var standardErrors: [Double?] = []
             for name in names {
-                guard let c = name == "a" ? standardErrorColumns[0] : layout.categoryColumns["se_" + name] else { standardErrors.append(nil); continue }
+                guard let c = name == "a" ? standardErrorColumns[0] : layout.categoryColumns["se_" + name] else {
+                    standardErrors.append(nil); continue
+                }
                 let v = try number(c, "se_" + name).get()
                 if let v, !(v >= 0) { throw error(c, "se_\(name) = \(v.formatted6); allowed se_\(name) ≥ 0") }
                 standardErrors.append(v)
             }
             let labelColumn = layout.categoryColumns["categories"]
-            let labels = labelColumn.map { text($0) }.map { $0.isEmpty ? [] : $0.split(separator: ";", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
+            let labels =
+                labelColumn.map { text($0) }.map {
+                    $0.isEmpty ? [] : $0.split(separator: ";", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+                } ?? []
             do throws(PsychometricsError) {
                 return try CategoryBankItem(kind: kind, values: values, standardErrors: standardErrors, responseLabels: labels)
             } catch {

@@ -9,8 +9,10 @@ extension JSONInput {
 
     /// The bytes of `path`, at most `maximumBytes` of them (`readBoundedFile`).
     package static func contents(of path: String, description: String) throws -> Data {
-        Data(try readBoundedFile(path, limit: maximumBytes,
-                                 tooLarge: "the file is larger than 16 MiB; \(description) is a few kilobytes"))
+        Data(
+            try readBoundedFile(
+                path, limit: maximumBytes,
+                tooLarge: "the file is larger than 16 MiB; \(description) is a few kilobytes"))
     }
 }
 

@@ -23,7 +23,8 @@ package struct MemoryLimit: Sendable, Hashable, CustomStringConvertible {
             t = t.dropLast()
         }
         guard !t.isEmpty, t.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), t.filter({ $0 == "." }).count <= 1,
-              let value = Double(t), value.isFinite else { return nil }
+            let value = Double(t), value.isFinite
+        else { return nil }
         let bytes = value * scale
         guard bytes >= Double(Self.minimum.bytes), bytes <= Double(Self.maximum.bytes) else { return nil }
         self.bytes = Int(bytes)

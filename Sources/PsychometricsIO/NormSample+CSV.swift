@@ -15,8 +15,10 @@ package struct NormSampleColumns: Sendable {
     /// `standardError` are then not read.
     package var scorer: SessionScorer?
 
-    package init(age: String, theta: String, standardError: String? = nil, weight: String? = nil, variables: [String] = [],
-                scorer: SessionScorer? = nil) {
+    package init(
+        age: String, theta: String, standardError: String? = nil, weight: String? = nil, variables: [String] = [],
+        scorer: SessionScorer? = nil
+    ) {
         self.age = age
         self.theta = theta
         self.standardError = standardError
@@ -38,13 +40,19 @@ extension NormSample {
     /// no answered item, or a header with no item of the bank is an error too.
     package static func load(csv path: String, columns: NormSampleColumns) throws -> NormSample {
         let reader = try CSVReader(path: path)
-        guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a header with \(columns.age),\(columns.theta)") }
+        guard try reader.nextRow() else {
+            throw InputError(file: path, message: "the file is empty; expected a header with \(columns.age),\(columns.theta)")
+        }
         let header = try reader.headerFields()
         let headerLine = reader.line
         try CSVHeader.checkUnique(header, file: path, line: headerLine)
         func column(_ name: String, _ role: String) throws -> Int {
             guard let c = header.firstIndex(of: name) else {
-                throw InputError(file: path, line: headerLine, message: "no '\(name.escapingControlCharacters)' column (\(role)) in the header (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))")
+                throw InputError(
+                    file: path, line: headerLine,
+                    message:
+                        "no '\(name.escapingControlCharacters)' column (\(role)) in the header (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))"
+                )
             }
             return c
         }
@@ -55,7 +63,11 @@ extension NormSample {
         // With a scorer: the columns that are items of its bank, and their bank indices.
         let itemColumns = scorer.map { scorer in header.indices.filter { scorer.itemTable.index(of: header[$0]) != nil } } ?? []
         if scorer != nil && itemColumns.isEmpty {
-            throw InputError(file: path, line: headerLine, message: "no column of the header is an item of the bank, so there are no responses to score θ from (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))")
+            throw InputError(
+                file: path, line: headerLine,
+                message:
+                    "no column of the header is an item of the bank, so there are no responses to score θ from (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))"
+            )
         }
         let thetaColumn = scorer == nil ? try column(columns.theta, "the θ column") : -1
         let seColumn = scorer == nil ? try columns.standardError.map { try column($0, "the SE column") } : nil
@@ -70,7 +82,11 @@ extension NormSample {
             let line = reader.line
             rows += 1
             guard rows <= maximumCount else {
-                throw InputError(file: path, line: line, message: "the sample has more than \(maximumCount) rows, the most a norm sample may have (NormSample.maximumCount); use a random subsample")
+                throw InputError(
+                    file: path, line: line,
+                    message:
+                        "the sample has more than \(maximumCount) rows, the most a norm sample may have (NormSample.maximumCount); use a random subsample"
+                )
             }
             guard reader.fieldCount == header.count else {
                 errors.add(reader.fieldCountError(expected: header.count))
@@ -101,7 +117,12 @@ extension NormSample {
                         let v = reader.withField(c) { categoryCells.value($0, item: j) }
                         if v == ResponseCell.missingCategory { continue }
                         if v == ResponseCell.invalidCategory {
-                            errors.add(InputError(file: path, line: line, column: c + 1, message: "column \(TextFidelity.quoted(header[c])): \(TextFidelity.quoted(reader.string(c))) is not a response; allowed: \(categoryCells.allowed(item: j))"))
+                            errors.add(
+                                InputError(
+                                    file: path, line: line, column: c + 1,
+                                    message:
+                                        "column \(TextFidelity.quoted(header[c])): \(TextFidelity.quoted(reader.string(c))) is not a response; allowed: \(categoryCells.allowed(item: j))"
+                                ))
                             return (nil, .some(nil))
                         }
                         ids.append(header[c])
@@ -112,7 +133,12 @@ extension NormSample {
                     switch cell {
                     case .missing: continue
                     case .invalid:
-                        errors.add(InputError(file: path, line: line, column: c + 1, message: "column \(TextFidelity.quoted(header[c])): \(TextFidelity.quoted(reader.string(c))) is not a response; allowed: \(ResponseCell.allowedDescription)"))
+                        errors.add(
+                            InputError(
+                                file: path, line: line, column: c + 1,
+                                message:
+                                    "column \(TextFidelity.quoted(header[c])): \(TextFidelity.quoted(reader.string(c))) is not a response; allowed: \(ResponseCell.allowedDescription)"
+                            ))
                         return (nil, .some(nil))
                     case .correct, .incorrect:
                         ids.append(header[c])
@@ -120,7 +146,10 @@ extension NormSample {
                     }
                 }
                 guard !ids.isEmpty else {
-                    errors.add(InputError(file: path, line: line, column: itemColumns[0] + 1, message: "no answered item: θ cannot be scored from this row's responses"))
+                    errors.add(
+                        InputError(
+                            file: path, line: line, column: itemColumns[0] + 1,
+                            message: "no answered item: θ cannot be scored from this row's responses"))
                     return (nil, .some(nil))
                 }
                 do {
@@ -136,7 +165,8 @@ extension NormSample {
             for (k, c) in variableColumns.enumerated() {
                 let text = reader.string(c).trimmingCharacters(in: .whitespaces)
                 if text.isEmpty {
-                    errors.add(InputError(file: path, line: line, column: c + 1, message: "\(columns.variables[k]) is empty; every person needs a category"))
+                    errors.add(
+                        InputError(file: path, line: line, column: c + 1, message: "\(columns.variables[k]) is empty; every person needs a category"))
                 }
                 values.append(text)
             }
@@ -153,8 +183,9 @@ extension NormSample {
         var variables: [String: [String]] = [:]
         for (k, name) in columns.variables.enumerated() { variables[name] = categories[k] }
         do {
-            return try NormSample(ages: ages, thetas: thetas, standardErrors: seColumn == nil && scorer == nil ? nil : ses,
-                                  weights: weightColumn == nil ? nil : weights, variables: variables)
+            return try NormSample(
+                ages: ages, thetas: thetas, standardErrors: seColumn == nil && scorer == nil ? nil : ses,
+                weights: weightColumn == nil ? nil : weights, variables: variables)
         } catch let error as PsychometricsError {
             throw InputError(file: path, message: error.message)
         }
@@ -173,7 +204,9 @@ extension RakingTargets {
         let headerLine = reader.line
         try CSVHeader.checkUnique(header, file: path, line: headerLine)
         guard let v = header.firstIndex(of: "variable"), let c = header.firstIndex(of: "category"), let s = header.firstIndex(of: "share") else {
-            throw InputError(file: path, line: headerLine, message: "the header needs variable, category and share (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))")
+            throw InputError(
+                file: path, line: headerLine,
+                message: "the header needs variable, category and share (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))")
         }
         var margins: [RakingMargin] = []
         var firstLine: [String: Int] = [:], seen: [String: Int] = [:], sums: [String: Double] = [:]
@@ -188,15 +221,22 @@ extension RakingTargets {
             let variable = reader.string(v).trimmingCharacters(in: .whitespaces)
             let category = reader.string(c).trimmingCharacters(in: .whitespaces)
             let text = reader.string(s).trimmingCharacters(in: .whitespaces)
-            if variable.isEmpty { errors.add(InputError(file: path, line: line, column: v + 1, message: "variable is empty; name a column of the sample")); continue }
-            if category.isEmpty { errors.add(InputError(file: path, line: line, column: c + 1, message: "category is empty; a category must be non-empty")); continue }
+            if variable.isEmpty {
+                errors.add(InputError(file: path, line: line, column: v + 1, message: "variable is empty; name a column of the sample")); continue
+            }
+            if category.isEmpty {
+                errors.add(InputError(file: path, line: line, column: c + 1, message: "category is empty; a category must be non-empty")); continue
+            }
             guard let share = DecimalNumber.parse(text), share > 0, share <= 1 else {
                 errors.add(InputError(file: path, line: line, column: s + 1, message: "share \(TextFidelity.quoted(text)) is not a number in (0, 1]"))
                 continue
             }
             let key = variable + "\u{0}" + category
             if let previous = seen[key] {
-                errors.add(InputError(file: path, line: line, column: c + 1, message: "\(variable) = \(TextFidelity.quoted(category)) already given on line \(previous)"))
+                errors.add(
+                    InputError(
+                        file: path, line: line, column: c + 1,
+                        message: "\(variable) = \(TextFidelity.quoted(category)) already given on line \(previous)"))
                 continue
             }
             seen[key] = line
@@ -205,8 +245,10 @@ extension RakingTargets {
             margins.append(RakingMargin(variable: variable, category: category, share: share))
         }
         for variable in order where abs(sums[variable]! - 1) > shareSumTolerance {
-            errors.add(InputError(file: path, line: firstLine[variable]!, column: v + 1,
-                                  message: "the shares of \(variable) sum to \(String(format: "%.6f", sums[variable]!)), not 1 (allowed ±\(shareSumTolerance))"))
+            errors.add(
+                InputError(
+                    file: path, line: firstLine[variable]!, column: v + 1,
+                    message: "the shares of \(variable) sum to \(String(format: "%.6f", sums[variable]!)), not 1 (allowed ±\(shareSumTolerance))"))
         }
         try errors.throwIfAny()
         guard !margins.isEmpty else { throw InputError(file: path, line: headerLine, message: "the margins file lists no margins (only a header)") }

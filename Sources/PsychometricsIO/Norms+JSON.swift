@@ -13,7 +13,11 @@ extension Norms {
     public static func load(json path: String) throws -> Norms {
         let data = try JSONInput.contents(of: path, description: Norms.jsonDescription)
         if try NormsDocument.hasFormatKey(data, file: path) {
-            throw InputError(file: path, message: "this is an age-specific norms document (\"format\", as `iqscore norms build` writes); here linear norms are needed, e.g. \(Norms.jsonExample)")
+            throw InputError(
+                file: path,
+                message:
+                    "this is an age-specific norms document (\"format\", as `iqscore norms build` writes); here linear norms are needed, e.g. \(Norms.jsonExample)"
+            )
         }
         let norms = try JSONInput.decode(Norms.self, from: data, file: path)
         let problems = norms.validationProblems()

@@ -19,14 +19,22 @@ package struct OptionKeys: Sendable {
     package init(bank: ItemBank, column: String, everyCell: Bool) throws {
         let file = bank.sourcePath ?? "bank"
         guard bank.metadataColumns.contains(column) else {
-            throw InputError(file: file, line: 1, message: "the bank has no column '\(column.escapingControlCharacters)' to take answer keys from (columns: \(bank.metadataColumns.joined(separator: ", ")))")
+            throw InputError(
+                file: file, line: 1,
+                message:
+                    "the bank has no column '\(column.escapingControlCharacters)' to take answer keys from (columns: \(bank.metadataColumns.joined(separator: ", ")))"
+            )
         }
         keys = bank.items.map { Array(($0.metadata[column] ?? "").trimmingCharacters(in: .whitespaces).uppercased().utf8) }
         self.everyCell = everyCell
         if everyCell {
             let missing = bank.items.indices.filter { bank.items[$0].isScored && keys[$0].isEmpty }.map { bank.items[$0].itemID }
             if !missing.isEmpty {
-                throw InputError(file: file, message: "\(missing.count) scored item\(missing.count == 1 ? " has" : "s have") no key in column '\(column)' (\(missing.prefix(5).joined(separator: ", "))\(missing.count > 5 ? ", …" : "")): options cannot be scored without it")
+                throw InputError(
+                    file: file,
+                    message:
+                        "\(missing.count) scored item\(missing.count == 1 ? " has" : "s have") no key in column '\(column)' (\(missing.prefix(5).joined(separator: ", "))\(missing.count > 5 ? ", …" : "")): options cannot be scored without it"
+                )
             }
         }
     }
@@ -36,7 +44,9 @@ package struct OptionKeys: Sendable {
     package static func letters(in bank: ItemBank) -> OptionKeys? {
         guard bank.metadataColumns.contains("key") else { return nil }
         let keys = bank.items.compactMap { $0.metadata["key"]?.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        guard !keys.isEmpty, keys.allSatisfy({ $0.count == 1 && $0.unicodeScalars.allSatisfy { $0.properties.isAlphabetic && $0.isASCII } }) else { return nil }
+        guard !keys.isEmpty, keys.allSatisfy({ $0.count == 1 && $0.unicodeScalars.allSatisfy { $0.properties.isAlphabetic && $0.isASCII } }) else {
+            return nil
+        }
         return try? OptionKeys(bank: bank, column: "key", everyCell: false)
     }
 

@@ -1,9 +1,9 @@
 import Foundation
 import Psychometrics
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// One output of a run as the manifest lists it: what it is, where, how many data rows (records after a header),
@@ -61,7 +61,8 @@ package enum OutputSet {
             }
             if let other = seen[id], !isDevice {
                 let what = other.role == "input" ? "the input file \(other.path)" : "the \(other.role) file \(other.path)"
-                throw InputError(file: output.path, message: "\(output.role) is the same file as \(what); refusing to overwrite it (name another path)")
+                throw InputError(
+                    file: output.path, message: "\(output.role) is the same file as \(what); refusing to overwrite it (name another path)")
             }
             seen[id] = (output.role, output.path)
             if case .pending = id {
@@ -81,8 +82,10 @@ package enum OutputSet {
 
     /// Commits `outputs` (in this order) and then the manifest, by the protocol above. `manifestText` receives
     /// the entries (role, path, rows, bytes, CRC-32) and returns the manifest document.
-    package static func commit(_ outputs: [(role: String, writer: AtomicFileWriter, rows: Int)], manifest: AtomicFileWriter?,
-                               manifestText: ([ManifestEntry]) throws -> String) throws {
+    package static func commit(
+        _ outputs: [(role: String, writer: AtomicFileWriter, rows: Int)], manifest: AtomicFileWriter?,
+        manifestText: ([ManifestEntry]) throws -> String
+    ) throws {
         for output in outputs { try output.writer.prepare() }
         let entries = outputs.map {
             ManifestEntry(role: $0.role, path: $0.writer.path, rows: $0.rows, bytes: $0.writer.bytesWritten, crc32: $0.writer.checksum.hex)

@@ -126,8 +126,10 @@ struct ParallelCSVChunks {
     /// is how far the round got. A chunk with a `syntaxError` is the last one joined; `read` throws that error
     /// after the join (unless the join threw first). A record longer than the reader's `maxRecordBytes`, or a
     /// quote left open at the end of the file, is an error naming the line it starts on.
-    func read<Chunk: ParsedCSVChunk>(_ reader: CSVReader, parse: (CSVChunkRange, _ slot: Int, UnsafePointer<UInt8>) -> Chunk,
-                                     join: @escaping ([Chunk], _ bytes: Int) throws -> Void) throws {
+    func read<Chunk: ParsedCSVChunk>(
+        _ reader: CSVReader, parse: (CSVChunkRange, _ slot: Int, UnsafePointer<UInt8>) -> Chunk,
+        join: @escaping ([Chunk], _ bytes: Int) throws -> Void
+    ) throws {
         let chunks = max(1, workers * 2)
         var capacity = max(chunkBytes, 64) * chunks
         let maxCapacity = max(capacity, reader.maxRecordBytes)
@@ -192,7 +194,9 @@ struct ParallelCSVChunks {
             try joiner.wait()
             if !valid.isEmpty && (consumed > 0 || failed) {
                 // The join, then the syntax error that ended the round (if the join did not throw first).
-                let job = UncheckedSendableBox({ try join(valid, consumed); if let error = valid[valid.count - 1].syntaxError { throw error } })
+                let job = UncheckedSendableBox({
+                    try join(valid, consumed); if let error = valid[valid.count - 1].syntaxError { throw error }
+                })
                 try joiner.start { try job.value() }
             }
             if failed { break }
@@ -226,7 +230,8 @@ struct ParallelCSVChunks {
         while i + 32 <= n {
             let w0 = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self), w1 = raw.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self)
             let w2 = raw.loadUnaligned(fromByteOffset: i + 16, as: UInt64.self), w3 = raw.loadUnaligned(fromByteOffset: i + 24, as: UInt64.self)
-            count += (zeroBytes(w0 ^ lf).nonzeroBitCount + zeroBytes(w1 ^ lf).nonzeroBitCount)
+            count +=
+                (zeroBytes(w0 ^ lf).nonzeroBitCount + zeroBytes(w1 ^ lf).nonzeroBitCount)
                 + (zeroBytes(w2 ^ lf).nonzeroBitCount + zeroBytes(w3 ^ lf).nonzeroBitCount)
             crSeen |= zeroBytes(w0 ^ cr) | zeroBytes(w1 ^ cr) | zeroBytes(w2 ^ cr) | zeroBytes(w3 ^ cr)
             i += 32

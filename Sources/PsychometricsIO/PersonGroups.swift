@@ -21,21 +21,29 @@ package enum PersonGroups {
     /// - Parameters:
     ///   - report: the `ResponseMatrix.load` report of the same file (its layout and id column).
     /// - Throws: `InputErrors` / `InputError` as described above.
-    package static func load(csv path: String, column: String, options: ResponseFileOptions, report: ResponseFileReport,
-                             matrix: ResponseMatrix) throws -> [String] {
+    package static func load(
+        csv path: String, column: String, options: ResponseFileOptions, report: ResponseFileReport,
+        matrix: ResponseMatrix
+    ) throws -> [String] {
         try load(csv: path, column: column, options: options, report: report, matrix: matrix, noun: "group", maximumDistinct: maximumGroups)
     }
 
     /// The same for any per-session value named `noun` in messages (`date`: `iqscore monitor --date-column`), with
     /// at most `maximumDistinct` distinct values (nil: no limit) and each value checked by `problem` (nil: fine;
     /// else what is wrong, reported at the cell).
-    package static func load(csv path: String, column: String, options: ResponseFileOptions, report: ResponseFileReport,
-                             matrix: ResponseMatrix, noun: String, maximumDistinct: Int?, problem: ((String) -> String?)? = nil) throws -> [String] {
+    package static func load(
+        csv path: String, column: String, options: ResponseFileOptions, report: ResponseFileReport,
+        matrix: ResponseMatrix, noun: String, maximumDistinct: Int?, problem: ((String) -> String?)? = nil
+    ) throws -> [String] {
         let reader = try CSVReader(path: path, delimiter: options.delimiter)
         guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a header row") }
         let header = try reader.headerFields()
         guard let g = header.firstIndex(of: column) else {
-            throw InputError(file: path, line: reader.line, message: "no \(noun) column \(TextFidelity.quoted(column)) in the header (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))")
+            throw InputError(
+                file: path, line: reader.line,
+                message:
+                    "no \(noun) column \(TextFidelity.quoted(column)) in the header (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))"
+            )
         }
         let idIndex: Int?
         switch report.layout {
@@ -54,12 +62,21 @@ package enum PersonGroups {
             let label = reader.string(g)
             let trimmed = label.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty || trimmed == "NA" {
-                fail(InputError(file: path, line: reader.line, column: g + 1, message: noun == "group" ? "empty group label \(TextFidelity.quoted(label)) in column \(TextFidelity.quoted(column)); every person needs a group"
-                                : "empty \(noun) \(TextFidelity.quoted(label)) in column \(TextFidelity.quoted(column)); every session needs one"))
+                fail(
+                    InputError(
+                        file: path, line: reader.line, column: g + 1,
+                        message: noun == "group"
+                            ? "empty group label \(TextFidelity.quoted(label)) in column \(TextFidelity.quoted(column)); every person needs a group"
+                            : "empty \(noun) \(TextFidelity.quoted(label)) in column \(TextFidelity.quoted(column)); every session needs one"))
                 continue
             }
             if label.utf8.count > maximumLabelBytes {
-                fail(InputError(file: path, line: reader.line, column: g + 1, message: "\(noun == "group" ? "group label" : noun) \(TextFidelity.quoted(label)) is \(label.utf8.count) bytes; at most \(maximumLabelBytes) allowed"))
+                fail(
+                    InputError(
+                        file: path, line: reader.line, column: g + 1,
+                        message:
+                            "\(noun == "group" ? "group label" : noun) \(TextFidelity.quoted(label)) is \(label.utf8.count) bytes; at most \(maximumLabelBytes) allowed"
+                    ))
                 continue
             }
             if let problem, let message = problem(label) {
@@ -68,20 +85,34 @@ package enum PersonGroups {
             }
             if let previous = labels[id] {
                 if previous.label != label {
-                    fail(InputError(file: path, line: reader.line, column: g + 1, message: noun == "group"
-                                    ? "session \(TextFidelity.quoted(id)) is in group \(TextFidelity.quoted(label)) here but in \(TextFidelity.quoted(previous.label)) on line \(previous.line); a session has one group"
-                                    : "session \(TextFidelity.quoted(id)) has \(noun) \(TextFidelity.quoted(label)) here but \(TextFidelity.quoted(previous.label)) on line \(previous.line); a session has one \(noun)"))
+                    fail(
+                        InputError(
+                            file: path, line: reader.line, column: g + 1,
+                            message: noun == "group"
+                                ? "session \(TextFidelity.quoted(id)) is in group \(TextFidelity.quoted(label)) here but in \(TextFidelity.quoted(previous.label)) on line \(previous.line); a session has one group"
+                                : "session \(TextFidelity.quoted(id)) has \(noun) \(TextFidelity.quoted(label)) here but \(TextFidelity.quoted(previous.label)) on line \(previous.line); a session has one \(noun)"
+                        ))
                 }
                 continue
             }
             if let maximumDistinct, distinct.insert(label).inserted && distinct.count > maximumDistinct {
-                throw InputError(file: path, line: reader.line, column: g + 1, message: "more than \(maximumDistinct) distinct groups in column \(TextFidelity.quoted(column)) (the \(maximumDistinct + 1)th: \(TextFidelity.quoted(label))); is it the right column?")
+                throw InputError(
+                    file: path, line: reader.line, column: g + 1,
+                    message:
+                        "more than \(maximumDistinct) distinct groups in column \(TextFidelity.quoted(column)) (the \(maximumDistinct + 1)th: \(TextFidelity.quoted(label))); is it the right column?"
+                )
             }
             labels[id] = (label, reader.line)
         }
         if !errors.isEmpty { throw InputErrors(errors, omitted: omitted) }
         return try matrix.personIDs.map { id in
-            guard let entry = labels[id] else { throw InputError(file: path, message: "person \(TextFidelity.quoted(id)) has responses but no \(noun == "group" ? "group label" : noun) in column \(TextFidelity.quoted(column))") }
+            guard let entry = labels[id] else {
+                throw InputError(
+                    file: path,
+                    message:
+                        "person \(TextFidelity.quoted(id)) has responses but no \(noun == "group" ? "group label" : noun) in column \(TextFidelity.quoted(column))"
+                )
+            }
             return entry.label
         }
     }

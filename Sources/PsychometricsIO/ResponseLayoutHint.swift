@@ -27,7 +27,8 @@ package enum ResponseLayoutHint {
         if let hint = delimiterHint(sample, options: options) { return hint }
         guard sample.rows.count > 0 else { return nil }
         let header = sample.header
-        let readsAsLong = options.layout == .long
+        let readsAsLong =
+            options.layout == .long
             || (options.layout == nil && [options.sessionColumn, options.itemColumn, options.responseColumn].allSatisfy(header.contains))
         if readsAsLong {
             guard let r = header.firstIndex(of: options.responseColumn), !options.categoryResponses else { return nil }
@@ -73,19 +74,23 @@ package enum ResponseLayoutHint {
     }
 
     static func option(_ name: String) -> String {
-        name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == "." } && !name.isEmpty ? name : "'\(name.replacingOccurrences(of: "'", with: "'\\''"))'"
+        name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == "." } && !name.isEmpty
+            ? name : "'\(name.replacingOccurrences(of: "'", with: "'\\''"))'"
     }
 
     /// One header field holding `;`, tab or `|` between names: the file uses that separator.
     static func delimiterHint(_ sample: Sample, options: ResponseFileOptions) -> String? {
         let header = sample.header
-        let candidates: [(UInt8, String, String)] = [(UInt8(ascii: ";"), ";", "';'"), (UInt8(ascii: "\t"), "\t", "tab"), (UInt8(ascii: "|"), "|", "'|'"), (UInt8(ascii: ","), ",", "','")]
+        let candidates: [(UInt8, String, String)] = [
+            (UInt8(ascii: ";"), ";", "';'"), (UInt8(ascii: "\t"), "\t", "tab"), (UInt8(ascii: "|"), "|", "'|'"), (UInt8(ascii: ","), ",", "','")
+        ]
         guard header.count <= 2 else { return nil }
         let text = header.joined()
         let best = candidates.filter { $0.0 != options.delimiter }.map { ($0, text.components(separatedBy: $0.1).count - 1) }.max { $0.1 < $1.1 }
         guard let (candidate, count) = best, count >= 1 else { return nil }
         let fields = text.components(separatedBy: candidate.1).count
-        return "the header is \(header.count) field\(header.count == 1 ? "" : "s") but holds \(count) \(candidate.2) separator\(count == 1 ? "" : "s"): the file looks \(candidate.2)-separated (\(fields) columns); read it with \(options.naming.name("delimiter")) \(candidate.1 == "\t" ? "tab" : candidate.2)"
+        return
+            "the header is \(header.count) field\(header.count == 1 ? "" : "s") but holds \(count) \(candidate.2) separator\(count == 1 ? "" : "s"): the file looks \(candidate.2)-separated (\(fields) columns); read it with \(options.naming.name("delimiter")) \(candidate.1 == "\t" ? "tab" : candidate.2)"
     }
 
     /// The hint for a header that did not parse: its first line holds another separator outside its quotes, as
@@ -93,7 +98,8 @@ package enum ResponseLayoutHint {
     package static func headerHint(forFile path: String, options: ResponseFileOptions) -> String? {
         guard let (separator, count) = FieldSeparatorSniffer.sniff(path: path, expected: options.delimiter) else { return nil }
         let name = FieldSeparatorSniffer.name(separator)
-        return "the header holds \(count) \(name) separator\(count == 1 ? "" : "s") outside its quotes and no \(FieldSeparatorSniffer.name(options.delimiter)): the file looks \(name)-separated (\(count + 1) columns)\(separator == UInt8(ascii: ";") ? ", as R's write.csv2 and Excel in European locales write it" : ""); read it with \(options.naming.name("delimiter")) \(separator == UInt8(ascii: "\t") ? "tab" : name)"
+        return
+            "the header holds \(count) \(name) separator\(count == 1 ? "" : "s") outside its quotes and no \(FieldSeparatorSniffer.name(options.delimiter)): the file looks \(name)-separated (\(count + 1) columns)\(separator == UInt8(ascii: ";") ? ", as R's write.csv2 and Excel in European locales write it" : ""); read it with \(options.naming.name("delimiter")) \(separator == UInt8(ascii: "\t") ? "tab" : name)"
     }
 
     /// Names of an age column that `--age-column` would read.
@@ -116,7 +122,8 @@ package enum ResponseLayoutHint {
             let responses = candidates.filter { isResponseColumn(sample.cells($0)) }
             extra = candidates.filter { c in
                 let cells = sample.cells(c)
-                return !cells.isEmpty && !cells.contains(where: isResponse) && (ageNames.contains(header[c].lowercased()) || !cells.allSatisfy { Int($0) != nil })
+                return !cells.isEmpty && !cells.contains(where: isResponse)
+                    && (ageNames.contains(header[c].lowercased()) || !cells.allSatisfy { Int($0) != nil })
             }
             guard responses.count >= 2, extra.count < responses.count else { return nil }
         }
@@ -125,9 +132,19 @@ package enum ResponseLayoutHint {
         let ages = names.filter { ageNames.contains($0.lowercased()) }, others = names.filter { !ageNames.contains($0.lowercased()) }
         let list = names.map { "'\($0.escapingControlCharacters)'" }.joined(separator: ", ")
         var advice: [String] = []
-        if !others.isEmpty { advice.append("leave \(others.count == 1 ? "it" : "them") out with \(options.naming.name("ignore_columns")) \(option(others.joined(separator: ",")))") }
-        if let age = ages.first { advice.append("read ages from \(TextFidelity.quoted(age)) with \(options.naming.name("age_column")) \(option(age))\(options.naming == .option ? " (score, norms build)" : "") or leave it out with \(options.naming.name("ignore_columns")) \(option(ages.joined(separator: ",")))") }
-        return "column\(names.count == 1 ? "" : "s") \(list) \(names.count == 1 ? "is" : "are") not \(itemIDs == nil ? "responses" : "items of the bank"): " + advice.joined(separator: "; ")
+        if !others.isEmpty {
+            advice.append(
+                "leave \(others.count == 1 ? "it" : "them") out with \(options.naming.name("ignore_columns")) \(option(others.joined(separator: ",")))"
+            )
+        }
+        if let age = ages.first {
+            advice.append(
+                "read ages from \(TextFidelity.quoted(age)) with \(options.naming.name("age_column")) \(option(age))\(options.naming == .option ? " (score, norms build)" : "") or leave it out with \(options.naming.name("ignore_columns")) \(option(ages.joined(separator: ",")))"
+            )
+        }
+        return
+            "column\(names.count == 1 ? "" : "s") \(list) \(names.count == 1 ? "is" : "are") not \(itemIDs == nil ? "responses" : "items of the bank"): "
+            + advice.joined(separator: "; ")
     }
 
     /// A long file (one row per response) read as wide: a response column, an item column and a session column
@@ -153,11 +170,16 @@ package enum ResponseLayoutHint {
         // The session column: the remaining column whose values come in runs (a session's rows together), or
         // whose name says so.
         let rest = others.filter { $0 != item }
-        var session = rest.first { ["session", "person", "user", "respondent", "subject", "candidate", "id"].contains(where: header[$0].lowercased().contains) }
+        var session = rest.first {
+            ["session", "person", "user", "respondent", "subject", "candidate", "id"].contains(where: header[$0].lowercased().contains)
+        }
         if session == nil { session = rest.max { runs(columns[$0]) < runs(columns[$1]) } }
-        if item == nil, let s = session { item = rest.first { $0 != s && Set(columns[$0]).count < columns[$0].count && !columns[$0].allSatisfy { Double($0) != nil } } }
+        if item == nil, let s = session {
+            item = rest.first { $0 != s && Set(columns[$0]).count < columns[$0].count && !columns[$0].allSatisfy { Double($0) != nil } }
+        }
         guard let i = item, let s = session, i != s, runs(columns[s]) > 0 || Set(columns[s]).count < columns[s].count else { return nil }
-        return "the file looks long (one row per response: session '\(header[s])', item '\(header[i])', response '\(header[r])') but was read as wide; read it with \(naming.name("session_column")) \(option(header[s])) \(naming.name("item_column")) \(option(header[i])) \(naming.name("response_column")) \(option(header[r]))"
+        return
+            "the file looks long (one row per response: session '\(header[s])', item '\(header[i])', response '\(header[r])') but was read as wide; read it with \(naming.name("session_column")) \(option(header[s])) \(naming.name("item_column")) \(option(header[i])) \(naming.name("response_column")) \(option(header[r]))"
     }
 
     static func fraction(_ cells: [String], in set: Set<String>) -> Double {
@@ -186,10 +208,12 @@ package enum ResponseLayoutHint {
         guard !cells.isEmpty else { return nil }
         if cells.allSatisfy({ Int($0).map { $0 >= 2 && $0 <= 100 } ?? false }) {
             let largest = cells.compactMap { Int($0) }.max()!
-            return "response cells hold whole numbers up to \(largest): scores in more than two categories, \(naming == .option ? "which calibrate reads with --model graded, gpcm, pcm, rsm or nominal" : "which the graded, gpcm, pcm, rsm and nominal models read"); for right/wrong items recode them to 1 = correct, 0 = incorrect"
+            return
+                "response cells hold whole numbers up to \(largest): scores in more than two categories, \(naming == .option ? "which calibrate reads with --model graded, gpcm, pcm, rsm or nominal" : "which the graded, gpcm, pcm, rsm and nominal models read"); for right/wrong items recode them to 1 = correct, 0 = incorrect"
         }
         if cells.allSatisfy({ $0.count == 1 && $0.first!.isLetter }) {
-            return "response cells hold option letters (\(Set(cells).sorted().prefix(6).joined(separator: ", "))): score reads them against the bank's answer keys (a key column of letters is used as it is; \(naming.name("key_column"))\(naming == .option ? " COLUMN" : "") names another), or recode them to 1 = the key, 0 = another option; \(naming == .option ? "iqscore analyze --options reads raw choices for distractor analysis" : "distractor analysis reads raw choices")"
+            return
+                "response cells hold option letters (\(Set(cells).sorted().prefix(6).joined(separator: ", "))): score reads them against the bank's answer keys (a key column of letters is used as it is; \(naming.name("key_column"))\(naming == .option ? " COLUMN" : "") names another), or recode them to 1 = the key, 0 = another option; \(naming == .option ? "iqscore analyze --options reads raw choices for distractor analysis" : "distractor analysis reads raw choices")"
         }
         return nil
     }

@@ -61,16 +61,27 @@ public struct ResponseFileOptions: Sendable, Hashable {
     package func wideColumns(header: [String], hasID: Bool, age: Int = -1, file: String, line: Int) throws -> (items: [Int], times: [Int]) {
         let missing = ignoredColumns.filter { !header.contains($0) }
         if !missing.isEmpty {
-            throw InputError(file: file, line: line, message: "\(naming.name("ignore_columns")) names \(missing.map { TextFidelity.quoted($0) }.joined(separator: ", ")), which the header lacks (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))")
+            throw InputError(
+                file: file, line: line,
+                message:
+                    "\(naming.name("ignore_columns")) names \(missing.map { TextFidelity.quoted($0) }.joined(separator: ", ")), which the header lacks (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))"
+            )
         }
         let ignored = Set(ignoredColumns)
         var columns = ((hasID ? 1 : 0)..<header.count).filter { $0 != age && !ignored.contains(header[$0]) }
         var times: [Int] = []
         if let suffix = timeSuffix, !suffix.isEmpty {
             let position = Dictionary(header.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
-            let timeColumns = Set(columns.filter { c in header[c].hasSuffix(suffix) && position[String(header[c].dropLast(suffix.count))].map { columns.contains($0) } == true })
+            let timeColumns = Set(
+                columns.filter { c in
+                    header[c].hasSuffix(suffix) && position[String(header[c].dropLast(suffix.count))].map { columns.contains($0) } == true
+                })
             guard !timeColumns.isEmpty else {
-                throw InputError(file: file, line: line, message: "\(naming.name("time_suffix")) \(TextFidelity.quoted(suffix)): no column is an item's name followed by it (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))")
+                throw InputError(
+                    file: file, line: line,
+                    message:
+                        "\(naming.name("time_suffix")) \(TextFidelity.quoted(suffix)): no column is an item's name followed by it (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))"
+                )
             }
             columns.removeAll { timeColumns.contains($0) }
             times = columns.map { c in position[header[c] + suffix].flatMap { timeColumns.contains($0) ? $0 : nil } ?? -1 }
@@ -82,8 +93,10 @@ public struct ResponseFileOptions: Sendable, Hashable {
     /// The separators a response file may use.
     package static let allowedDelimiters: [UInt8] = [UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "\t"), UInt8(ascii: "|")]
 
-    public init(sessionColumn: String = "session_id", itemColumn: String = "item_id",
-                responseColumn: String = "response", layout: ResponseLayout? = nil, delimiter: UInt8 = UInt8(ascii: ",")) {
+    public init(
+        sessionColumn: String = "session_id", itemColumn: String = "item_id",
+        responseColumn: String = "response", layout: ResponseLayout? = nil, delimiter: UInt8 = UInt8(ascii: ",")
+    ) {
         precondition(Self.allowedDelimiters.contains(delimiter), "delimiter must be one of , ; tab |, got \(delimiter)")
         self.sessionColumn = sessionColumn
         self.itemColumn = itemColumn
@@ -93,8 +106,10 @@ public struct ResponseFileOptions: Sendable, Hashable {
     }
 
     /// First-column headers that mark a wide file's id column (compared case-insensitively).
-    package static let wideIDNames: Set<String> = ["id", "session_id", "session", "person_id", "person", "user_id",
-                                                   "respondent", "respondent_id", "subject", "subject_id", "test_session_id"]
+    package static let wideIDNames: Set<String> = [
+        "id", "session_id", "session", "person_id", "person", "user_id",
+        "respondent", "respondent_id", "subject", "subject_id", "test_session_id"
+    ]
 
     /// Whether a wide file's first column, headed `name`, holds the ids: `sessionColumn`, a name of `wideIDNames`,
     /// or no name at all — R's `write.csv()` writes its row names under an empty header (`"","q1","q2"`), and an
@@ -117,17 +132,21 @@ extension ResponseFileOptions {
         func column(_ name: String, _ role: String) throws -> Int {
             let matches = header.indices.filter { header[$0] == name }
             guard let c = matches.first else {
-                throw InputError(file: file, line: line,
-                                 message: "no \(role) column '\(name)' in the header (\(header.joined(separator: ","))); name it with --\(role)-column")
+                throw InputError(
+                    file: file, line: line,
+                    message: "no \(role) column '\(name)' in the header (\(header.joined(separator: ","))); name it with --\(role)-column")
             }
             if matches.count > 1 {
-                throw InputError(file: file, line: line, column: matches[1] + 1,
-                                 message: "\(role) column '\(name)' appears twice in the header (columns \(c + 1) and \(matches[1] + 1))")
+                throw InputError(
+                    file: file, line: line, column: matches[1] + 1,
+                    message: "\(role) column '\(name)' appears twice in the header (columns \(c + 1) and \(matches[1] + 1))")
             }
             return c
         }
-        return (try column(sessionColumn, "session"), try column(itemColumn, "item"), try column(responseColumn, "response"),
-                try timeColumn.map { try column($0, "time") } ?? -1)
+        return (
+            try column(sessionColumn, "session"), try column(itemColumn, "item"), try column(responseColumn, "response"),
+            try timeColumn.map { try column($0, "time") } ?? -1
+        )
     }
 }
 
@@ -229,7 +248,8 @@ package enum ResponseCell: Sendable, Hashable {
         v >= optionLetterBase ? String(UnicodeScalar(UInt8(65 + v - optionLetterBase))) : String(v)
     }
     package static let allowedCategoryDescription = "a whole number 0…255 (the response's category), or empty/NA for not administered"
-    package static let allowedOptionDescription = "an option letter A–Z, a whole number 0…127 (the response's category), or empty/NA for not administered"
+    package static let allowedOptionDescription =
+        "an option letter A–Z, a whole number 0…127 (the response's category), or empty/NA for not administered"
 
     /// What a cell may hold under `options`.
     package static func allowedDescription(_ options: ResponseFileOptions) -> String {
@@ -265,9 +285,10 @@ extension ResponseMatrix {
     /// - Throws: `InputError`/`InputErrors` naming the file, line and column (and a layout, id column or delimiter
     ///   that would read the file), or `PsychometricsError` `.resourceLimit` when the responses would need more
     ///   than `maxMemoryBytes`.
-    public static func load(csv path: String, options: ResponseFileOptions = ResponseFileOptions(), maxMemoryBytes: Int? = nil,
-                            threads: Int = WorkerThreads.all) throws -> (matrix: ResponseMatrix, report: ResponseFileReport)
-    {
+    public static func load(
+        csv path: String, options: ResponseFileOptions = ResponseFileOptions(), maxMemoryBytes: Int? = nil,
+        threads: Int = WorkerThreads.all
+    ) throws -> (matrix: ResponseMatrix, report: ResponseFileReport) {
         try load(csv: path, options: options, maxMemoryBytes: maxMemoryBytes, threads: threads, chunkBytes: 4 << 20)
     }
 
@@ -323,9 +344,11 @@ extension ResponseMatrix {
             guard let limit else { return }
             let need = responses * bytesPerResponse + persons * 160
             if need > limit {
-                throw InputError(file: path, line: line, message: "by this line the responses need about \(need >> 20) MiB in memory "
-                                 + "(\(responses) responses, \(persons) persons), more than the limit of \(limit >> 20) MiB; calibration keeps "
-                                 + "every response in memory: raise \(limitName)")
+                throw InputError(
+                    file: path, line: line,
+                    message: "by this line the responses need about \(need >> 20) MiB in memory "
+                        + "(\(responses) responses, \(persons) persons), more than the limit of \(limit >> 20) MiB; calibration keeps "
+                        + "every response in memory: raise \(limitName)")
             }
         }
     }

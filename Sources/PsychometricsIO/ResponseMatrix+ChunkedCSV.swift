@@ -18,8 +18,9 @@ import Psychometrics
 extension ResponseMatrix {
     /// The error for a long row without the header's field count, or a wide row (the same text in both layouts).
     fileprivate static func fieldCountError(path: String, line: Int, found: Int, expected: Int) -> InputError {
-        InputError(file: path, line: line, column: min(found, expected) + (found > expected ? 1 : 0),
-                   message: "expected \(expected) fields as in the header, found \(found)")
+        InputError(
+            file: path, line: line, column: min(found, expected) + (found > expected ? 1 : 0),
+            message: "expected \(expected) fields as in the header, found \(found)")
     }
 
     /// Splits `0 ..< count` into at most `parts` consecutive ranges of about equal `weight` (cumulative: the
@@ -75,8 +76,10 @@ extension ResponseMatrix {
         var errors = ErrorCollector()
         var blanks = 0
 
-        init(path: String, options: ResponseFileOptions, columns: (session: Int, item: Int, response: Int, time: Int), fieldCount: Int,
-             range: CSVChunkRange) {
+        init(
+            path: String, options: ResponseFileOptions, columns: (session: Int, item: Int, response: Int, time: Int), fieldCount: Int,
+            range: CSVChunkRange
+        ) {
             self.path = path
             self.options = options
             self.fieldCount = fieldCount
@@ -101,7 +104,9 @@ extension ResponseMatrix {
             // The session id: the open run's when the bytes are equal, else a new run (if valid UTF-8).
             let interned = fields.withField(sc, in: buf, scratch: &scratch) { raw -> Bool in
                 let b = raw.trimmingSpaces()
-                if !runs.isEmpty && b.count == runKey.count && runKey.withUnsafeBufferPointer({ b.count == 0 || bytesEqual($0.baseAddress!, b.baseAddress!, b.count) }) {
+                if !runs.isEmpty && b.count == runKey.count
+                    && runKey.withUnsafeBufferPointer({ b.count == 0 || bytesEqual($0.baseAddress!, b.baseAddress!, b.count) })
+                {
                     return true
                 }
                 guard let id = TextFidelity.validString(b) else {
@@ -129,8 +134,10 @@ extension ResponseMatrix {
             }
             if value == ResponseCell.invalidCategory {
                 let text = fields.withField(rc, in: buf, scratch: &scratch) { TextFidelity.quoted($0) }
-                errors.add(InputError(file: path, line: line, column: rc + 1,
-                                      message: "\(options.responseColumn) \(text) is not a response; allowed: \(ResponseCell.allowedDescription(options))"))
+                errors.add(
+                    InputError(
+                        file: path, line: line, column: rc + 1,
+                        message: "\(options.responseColumn) \(text) is not a response; allowed: \(ResponseCell.allowedDescription(options))"))
                 return
             }
             let j = fields.withField(ic, in: buf, scratch: &scratch) { raw -> Int in
@@ -142,8 +149,11 @@ extension ResponseMatrix {
                     itemUsable.append(id.map { !$0.isEmpty } ?? false)
                 }
                 if !itemUsable[j] {
-                    errors.add(InputError(file: path, line: line, column: ic + 1, message: itemIDs[j] == nil
-                                          ? TextFidelity.invalidUTF8(options.itemColumn, b) : "empty \(options.itemColumn)"))
+                    errors.add(
+                        InputError(
+                            file: path, line: line, column: ic + 1,
+                            message: itemIDs[j] == nil
+                                ? TextFidelity.invalidUTF8(options.itemColumn, b) : "empty \(options.itemColumn)"))
                     return -1
                 }
                 return j
@@ -160,8 +170,11 @@ extension ResponseMatrix {
                     if firstDroppedTime == nil { firstDroppedTime = line }
                 case .invalid:
                     let text = fields.withField(tc, in: buf, scratch: &scratch) { TextFidelity.quoted($0) }
-                    errors.add(InputError(file: path, line: line, column: tc + 1,
-                                          message: "\(options.timeColumn ?? "time") \(text) is not a response time; allowed: \(ResponseTimeCell.allowedDescription)"))
+                    errors.add(
+                        InputError(
+                            file: path, line: line, column: tc + 1,
+                            message: "\(options.timeColumn ?? "time") \(text) is not a response time; allowed: \(ResponseTimeCell.allowedDescription)"
+                        ))
                     return
                 }
             }
@@ -228,19 +241,20 @@ extension ResponseMatrix {
             // 1. Partitions in parallel: each run's partition-local session, −1 − local at the id's first sight.
             var local = [Int32](repeating: 0, count: runCount)
             local.withUnsafeMutableBufferPointer { local in
-            sessionPartitions.withUnsafeMutableBufferPointer { partitions in
-                let box = UncheckedSendableBox((local, partitions))
-                parallelFor(partitionLanes) { lane in
-                    let (local, partitions) = box.value
-                    forEachRun { k, r, run in
-                        let h = round[k].runs[r].hash, p = Self.partition(h)
-                        guard p % partitionLanes == lane else { return }
-                        var id = round[k].runs[r].id
-                        let (index, inserted) = id.withUTF8 { partitions[p].index(of: $0, hash: h) }
-                        local[run] = inserted ? -1 - Int32(index) : Int32(index)
+                sessionPartitions.withUnsafeMutableBufferPointer { partitions in
+                    let box = UncheckedSendableBox((local, partitions))
+                    parallelFor(partitionLanes) { lane in
+                        let (local, partitions) = box.value
+                        forEachRun { k, r, run in
+                            let h = round[k].runs[r].hash, p = Self.partition(h)
+                            guard p % partitionLanes == lane else { return }
+                            var id = round[k].runs[r].id
+                            let (index, inserted) = id.withUTF8 { partitions[p].index(of: $0, hash: h) }
+                            local[run] = inserted ? -1 - Int32(index) : Int32(index)
+                        }
                     }
                 }
-            }}
+            }
             // 2. Chunks in parallel: first sights per chunk.
             var firsts = [Int](repeating: 0, count: round.count)
             firsts.withUnsafeMutableBufferPointer { firsts in
@@ -326,7 +340,7 @@ extension ResponseMatrix {
 
         /// Session `s`'s id and the line where it first appears.
         func session(_ s: Int) -> (id: String, line: Int) {
-            var lo = 0, hi = sessionRounds.count   // the last round whose first session is at most s
+            var lo = 0, hi = sessionRounds.count // the last round whose first session is at most s
             while hi - lo > 1 {
                 let mid = (lo + hi) / 2
                 if sessionRounds[mid].first <= s { lo = mid } else { hi = mid }
@@ -346,22 +360,29 @@ extension ResponseMatrix {
         }
     }
 
-    static func loadLong(reader: CSVReader, header: [String], headerLine: Int, options: ResponseFileOptions, budget: MemoryCheck,
-                         chunks: ParallelCSVChunks) throws -> (matrix: ResponseMatrix, report: ResponseFileReport) {
+    static func loadLong(
+        reader: CSVReader, header: [String], headerLine: Int, options: ResponseFileOptions, budget: MemoryCheck,
+        chunks: ParallelCSVChunks
+    ) throws -> (matrix: ResponseMatrix, report: ResponseFileReport) {
         let path = reader.path
         let columns = try options.longColumnsWithTime(in: header, file: path, line: headerLine)
         var join = LongJoin(budget: budget, workers: chunks.workers)
         try withUnsafeMutablePointer(to: &join) { state in
-            try chunks.read(reader, parse: { range, _, buf in
-                ParsedRecords(range, buf, delimiter: options.delimiter, path: path,
-                              into: LongChunkParser(path: path, options: options, columns: columns, fieldCount: header.count, range: range))
-            }, join: { parsed, _ in
-                try state.pointee.join(round: parsed.map(\.records))
-            })
+            try chunks.read(
+                reader,
+                parse: { range, _, buf in
+                    ParsedRecords(
+                        range, buf, delimiter: options.delimiter, path: path,
+                        into: LongChunkParser(path: path, options: options, columns: columns, fieldCount: header.count, range: range))
+                },
+                join: { parsed, _ in
+                    try state.pointee.join(round: parsed.map(\.records))
+                })
         }
         if join.rows == 0 { throw InputError(file: path, line: headerLine, message: "no data rows after the header") }
-        return try groupLong(join, path: path, itemColumn: columns.item, workers: chunks.workers, categories: options.categoryResponses,
-                             timed: columns.time >= 0)
+        return try groupLong(
+            join, path: path, itemColumn: columns.item, workers: chunks.workers, categories: options.categoryResponses,
+            timed: columns.time >= 0)
     }
 
     /// Gathers the joined responses by session (each session's runs in file order) and sorts each session's
@@ -440,8 +461,12 @@ extension ResponseMatrix {
                         for key in keys {
                             let k = lo + Int(key & 0xFFFF_FFFF)
                             if item[k] == previous {
-                                part.errors.add(InputError(file: path, line: line[k], column: ic + 1,
-                                                           message: "item '\(join.itemIDs[Int(item[k])])' is repeated in session '\(join.session(s).id)' (first on line \(firstLine))"))
+                                part.errors.add(
+                                    InputError(
+                                        file: path, line: line[k], column: ic + 1,
+                                        message:
+                                            "item '\(join.itemIDs[Int(item[k])])' is repeated in session '\(join.session(s).id)' (first on line \(firstLine))"
+                                    ))
                                 continue
                             }
                             previous = item[k]
@@ -494,10 +519,12 @@ extension ResponseMatrix {
         }
         let items = gathered(\.items), values = gathered(\.values)
         let times = timed ? ResponseTimes(validatedSeconds: gathered(\.times)) : nil
-        let matrix = ResponseMatrix(validatedPersonIDs: personIDs, itemIDs: join.itemIDs, rowOffsets: offsets, itemIndices: items, responses: values,
-                                    categoryCounts: categories ? ResponseCell.categoryCounts(itemCount: join.itemIDs.count, items: items, values: values) : nil)
-        var report = ResponseFileReport(path: path, layout: .long, dataRows: join.rows, personsRead: sessions,
-                                        emptyPersons: empty, blankResponses: join.blanks, idColumn: nil)
+        let matrix = ResponseMatrix(
+            validatedPersonIDs: personIDs, itemIDs: join.itemIDs, rowOffsets: offsets, itemIndices: items, responses: values,
+            categoryCounts: categories ? ResponseCell.categoryCounts(itemCount: join.itemIDs.count, items: items, values: values) : nil)
+        var report = ResponseFileReport(
+            path: path, layout: .long, dataRows: join.rows, personsRead: sessions,
+            emptyPersons: empty, blankResponses: join.blanks, idColumn: nil)
         report.times = times
         report.droppedTimes = join.droppedTimes
         report.firstDroppedTimeLine = join.firstDroppedTime
@@ -577,7 +604,9 @@ extension ResponseMatrix {
                         problem = InputError(file: path, line: line, column: 1, message: TextFidelity.invalidUTF8("\(columns.idName)", b))
                         return nil
                     }
-                    if text.isEmpty { problem = InputError(file: path, line: line, column: 1, message: "empty \(columns.idName) (every row needs an id)") }
+                    if text.isEmpty {
+                        problem = InputError(file: path, line: line, column: 1, message: "empty \(columns.idName) (every row needs an id)")
+                    }
                     return text
                 }
                 if let problem { reject(line: line, problem); return }
@@ -592,7 +621,9 @@ extension ResponseMatrix {
                     if v >= 0 { items.append(j); values.append(UInt8(v)); continue }
                     if v == ResponseCell.missingCategory { continue }
                     badCells.append((row, Int32(c)))
-                    if firstBad[Int32(c)] == nil { firstBad[Int32(c)] = (row, fields.withField(c, in: buf, scratch: &scratch) { TextFidelity.quoted($0) }) }
+                    if firstBad[Int32(c)] == nil {
+                        firstBad[Int32(c)] = (row, fields.withField(c, in: buf, scratch: &scratch) { TextFidelity.quoted($0) })
+                    }
                     continue
                 }
                 switch fields.withField(c, in: buf, scratch: &scratch, { ResponseCell.parse($0) }) {
@@ -601,7 +632,9 @@ extension ResponseMatrix {
                 case .missing: break
                 case .invalid:
                     badCells.append((row, Int32(c)))
-                    if firstBad[Int32(c)] == nil { firstBad[Int32(c)] = (row, fields.withField(c, in: buf, scratch: &scratch) { TextFidelity.quoted($0) }) }
+                    if firstBad[Int32(c)] == nil {
+                        firstBad[Int32(c)] = (row, fields.withField(c, in: buf, scratch: &scratch) { TextFidelity.quoted($0) })
+                    }
                 }
             }
             rows.append((line, items.count, id, -1))
@@ -610,7 +643,9 @@ extension ResponseMatrix {
         /// Appends the time of the response just kept from field `c` (NaN without a time field or time); an invalid
         /// time is a bad cell of its own field.
         @inline(__always)
-        mutating func time(of c: Int, row: Int32, line: Int, _ buf: UnsafePointer<UInt8>, _ fields: borrowing CSVRecordScanner, _ scratch: inout [UInt8]) {
+        mutating func time(
+            of c: Int, row: Int32, line: Int, _ buf: UnsafePointer<UInt8>, _ fields: borrowing CSVRecordScanner, _ scratch: inout [UInt8]
+        ) {
             let tc = Int(columns.timeField[c])
             guard tc >= 0 else { times.append(.nan); return }
             switch fields.withField(tc, in: buf, scratch: &scratch, { ResponseTimeCell.parse($0) }) {
@@ -623,7 +658,9 @@ extension ResponseMatrix {
             case .invalid:
                 times.append(.nan)
                 badCells.append((row, Int32(tc)))
-                if firstBad[Int32(tc)] == nil { firstBad[Int32(tc)] = (row, fields.withField(tc, in: buf, scratch: &scratch) { TextFidelity.quoted($0) }) }
+                if firstBad[Int32(tc)] == nil {
+                    firstBad[Int32(tc)] = (row, fields.withField(tc, in: buf, scratch: &scratch) { TextFidelity.quoted($0) })
+                }
             }
         }
     }
@@ -662,7 +699,9 @@ extension ResponseMatrix {
                 rows += 1
                 let lo = cellStart
                 cellStart = row.cellEnd
-                if rows & 0xFFF == 0 { try budget.check(line: row.line, responses: offsets[offsets.count - 1], persons: personIDs.count, bytesPerResponse: 5) }
+                if rows & 0xFFF == 0 {
+                    try budget.check(line: row.line, responses: offsets[offsets.count - 1], persons: personIDs.count, bytesPerResponse: 5)
+                }
                 if row.error >= 0 {
                     if row.error == WideChunkParser.unlisted { errors.omitted += 1 } else { errors.add(chunk.errors[Int(row.error)]) }
                     continue
@@ -671,7 +710,9 @@ extension ResponseMatrix {
                 if columns.hasID {
                     id = row.id!
                     if let previous = seenPerson[id] {
-                        errors.add(InputError(file: path, line: row.line, column: 1, message: "\(columns.idName) '\(id)' already appeared on line \(previous)"))
+                        errors.add(
+                            InputError(
+                                file: path, line: row.line, column: 1, message: "\(columns.idName) '\(id)' already appeared on line \(previous)"))
                         while b < chunk.badCells.count && chunk.badCells[b].row == Int32(i) { b += 1 }
                         continue
                     }
@@ -681,7 +722,9 @@ extension ResponseMatrix {
                 }
                 while b < chunk.badCells.count && chunk.badCells[b].row == Int32(i) {
                     let c = Int(chunk.badCells[b].column)
-                    if let bad = badCells[c] { badCells[c] = (bad.count + 1, bad.line, bad.text) } else {
+                    if let bad = badCells[c] {
+                        badCells[c] = (bad.count + 1, bad.line, bad.text)
+                    } else {
                         let first = chunk.firstBad[Int32(c)]!
                         badCells[c] = (1, row.line, first.row == Int32(i) ? first.text : nil)
                     }
@@ -707,9 +750,10 @@ extension ResponseMatrix {
         }
     }
 
-    static func loadWide(reader: CSVReader, header: [String], headerLine: Int, options: ResponseFileOptions, budget: MemoryCheck,
-                         chunks: ParallelCSVChunks) throws -> (matrix: ResponseMatrix, report: ResponseFileReport)
-    {
+    static func loadWide(
+        reader: CSVReader, header: [String], headerLine: Int, options: ResponseFileOptions, budget: MemoryCheck,
+        chunks: ParallelCSVChunks
+    ) throws -> (matrix: ResponseMatrix, report: ResponseFileReport) {
         let path = reader.path
         var errors = ErrorCollector()
         let first = header.first ?? ""
@@ -731,8 +775,10 @@ extension ResponseMatrix {
             if id.isEmpty {
                 errors.add(InputError(file: path, line: headerLine, column: column, message: "item column \(column) has an empty name"))
             } else if let previous = seenItem[id] {
-                errors.add(InputError(file: path, line: headerLine, column: column,
-                                      message: "item '\(id)' appears twice in the header (columns \(previous) and \(column))"))
+                errors.add(
+                    InputError(
+                        file: path, line: headerLine, column: column,
+                        message: "item '\(id)' appears twice in the header (columns \(previous) and \(column))"))
             } else {
                 seenItem[id] = column
             }
@@ -741,11 +787,15 @@ extension ResponseMatrix {
 
         var join = WideJoin(path: path, columns: columns, budget: budget)
         try withUnsafeMutablePointer(to: &join) { state in
-            try chunks.read(reader, parse: { range, _, buf in
-                ParsedRecords(range, buf, delimiter: options.delimiter, path: path, into: WideChunkParser(path: path, columns: columns, range: range))
-            }, join: { parsed, _ in
-                for chunk in parsed { try state.pointee.join(chunk.records) }
-            })
+            try chunks.read(
+                reader,
+                parse: { range, _, buf in
+                    ParsedRecords(
+                        range, buf, delimiter: options.delimiter, path: path, into: WideChunkParser(path: path, columns: columns, range: range))
+                },
+                join: { parsed, _ in
+                    for chunk in parsed { try state.pointee.join(chunk.records) }
+                })
         }
         errors = join.errors
         let missing = join.badCells.indices.compactMap { c in join.badCells[c].flatMap { $0.text == nil ? (line: $0.line, column: c) : nil } }
@@ -753,9 +803,14 @@ extension ResponseMatrix {
         for c in 0..<columns.fieldCount {
             guard let bad = join.badCells[c] else { continue }
             let more = bad.count > 1 ? " (\(bad.count) invalid cells in this column)" : ""
-            let what = isTimeField.contains(c) ? "a response time; allowed: \(ResponseTimeCell.allowedDescription)" : "a response; allowed: \(ResponseCell.allowedDescription(options))"
-            errors.add(InputError(file: path, line: bad.line, column: c + 1,
-                                  message: "column \(TextFidelity.quoted(header[c])): \(bad.text ?? texts[c] ?? "") is not \(what)\(more)"))
+            let what =
+                isTimeField.contains(c)
+                ? "a response time; allowed: \(ResponseTimeCell.allowedDescription)"
+                : "a response; allowed: \(ResponseCell.allowedDescription(options))"
+            errors.add(
+                InputError(
+                    file: path, line: bad.line, column: c + 1,
+                    message: "column \(TextFidelity.quoted(header[c])): \(bad.text ?? texts[c] ?? "") is not \(what)\(more)"))
         }
         try errors.throwIfAny()
         if join.rows == 0 { throw InputError(file: path, line: headerLine, message: "no data rows after the header") }
@@ -768,18 +823,26 @@ extension ResponseMatrix {
             for k in stride(from: lane, to: join.chunks.count, by: lanes) {
                 let chunk = join.chunks[k]
                 for copy in join.copies[k] {
-                    chunk.items.withUnsafeBufferPointer { items.baseAddress!.advanced(by: copy.to).update(from: $0.baseAddress! + copy.from.lowerBound, count: copy.from.count) }
-                    chunk.values.withUnsafeBufferPointer { values.baseAddress!.advanced(by: copy.to).update(from: $0.baseAddress! + copy.from.lowerBound, count: copy.from.count) }
+                    chunk.items.withUnsafeBufferPointer {
+                        items.baseAddress!.advanced(by: copy.to).update(from: $0.baseAddress! + copy.from.lowerBound, count: copy.from.count)
+                    }
+                    chunk.values.withUnsafeBufferPointer {
+                        values.baseAddress!.advanced(by: copy.to).update(from: $0.baseAddress! + copy.from.lowerBound, count: copy.from.count)
+                    }
                     if columns.timed {
-                        chunk.times.withUnsafeBufferPointer { times.baseAddress!.advanced(by: copy.to).update(from: $0.baseAddress! + copy.from.lowerBound, count: copy.from.count) }
+                        chunk.times.withUnsafeBufferPointer {
+                            times.baseAddress!.advanced(by: copy.to).update(from: $0.baseAddress! + copy.from.lowerBound, count: copy.from.count)
+                        }
                     }
                 }
             }
         }
-        let matrix = ResponseMatrix(validatedPersonIDs: join.personIDs, itemIDs: itemIDs, rowOffsets: join.offsets, itemIndices: items, responses: values,
-                                    categoryCounts: options.categoryResponses ? ResponseCell.categoryCounts(itemCount: itemIDs.count, items: items, values: values) : nil)
-        var report = ResponseFileReport(path: path, layout: .wide, dataRows: join.rows, personsRead: join.personIDs.count + join.empty.count,
-                                        emptyPersons: join.empty, blankResponses: 0, idColumn: hasID ? first : nil)
+        let matrix = ResponseMatrix(
+            validatedPersonIDs: join.personIDs, itemIDs: itemIDs, rowOffsets: join.offsets, itemIndices: items, responses: values,
+            categoryCounts: options.categoryResponses ? ResponseCell.categoryCounts(itemCount: itemIDs.count, items: items, values: values) : nil)
+        var report = ResponseFileReport(
+            path: path, layout: .wide, dataRows: join.rows, personsRead: join.personIDs.count + join.empty.count,
+            emptyPersons: join.empty, blankResponses: 0, idColumn: hasID ? first : nil)
         if columns.timed {
             report.times = ResponseTimes(validatedSeconds: times)
             report.droppedTimes = join.droppedTimes

@@ -42,5 +42,6 @@ package enum ResponseTimeCell: Sendable, Hashable {
     }
 
     /// What a time cell may hold, for messages.
-    package static let allowedDescription = "a number of seconds (\(ResponseTimes.allowedSeconds.lowerBound)…\(Int(ResponseTimes.allowedSeconds.upperBound)); 0 or more than a day keeps the response without its time), or empty/NA for none"
+    package static let allowedDescription =
+        "a number of seconds (\(ResponseTimes.allowedSeconds.lowerBound)…\(Int(ResponseTimes.allowedSeconds.upperBound)); 0 or more than a day keeps the response without its time), or empty/NA for none"
 }

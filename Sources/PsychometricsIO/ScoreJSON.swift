@@ -11,9 +11,11 @@ extension ScoreText {
     /// "answered","correct"}}` (the reported domain indexes, `Battery`). θ and SE have 4 decimals and the percentile 1, rounded half away from zero (`appendFixed`), the
     /// same text as the CSV columns. `score --format jsonl` writes these members, and so does `iqscore serve`.
     /// A nil session id is written as `null`. `domainCounts` holds answered and correct per domain, interleaved.
-    static func appendScoreMembers(sessionID: String?, _ e: AbilityEstimate, _ s: IQScore, unscored: Int, indexes: [IndexScore] = [],
-                                   _ domainCounts: UnsafePointer<Int>, scorer: SessionScorer, method: String, norms: String,
-                                   age: Double? = nil, to out: inout ByteBuffer) {
+    static func appendScoreMembers(
+        sessionID: String?, _ e: AbilityEstimate, _ s: IQScore, unscored: Int, indexes: [IndexScore] = [],
+        _ domainCounts: UnsafePointer<Int>, scorer: SessionScorer, method: String, norms: String,
+        age: Double? = nil, to out: inout ByteBuffer
+    ) {
         out.append("\"session_id\":")
         if let sessionID { appendJSONString(sessionID, to: &out) } else { out.append("null") }
         out.append(",\"n_items\":"); appendInt(e.itemCount, to: &out)
@@ -123,8 +125,10 @@ package struct ScoreJSONWriter: Sendable {
     /// - Throws: `PsychometricsError` when there are no responses, only unscored items, the estimate cannot
     ///   be reported, the norms are age-specific and no age is given (`.invalidOptions`), or times are given and
     ///   the bank has no response-time model (`.invalidOptions`).
-    package func members(sessionID: String?, items: UnsafeBufferPointer<Int>, responses: UnsafeBufferPointer<UInt8>,
-                         seconds: UnsafeBufferPointer<Float>? = nil, age: Double? = nil) throws -> [UInt8] {
+    package func members(
+        sessionID: String?, items: UnsafeBufferPointer<Int>, responses: UnsafeBufferPointer<UInt8>,
+        seconds: UnsafeBufferPointer<Float>? = nil, age: Double? = nil
+    ) throws -> [UInt8] {
         try withUnsafeTemporaryAllocation(of: Int.self, capacity: max(2 * scorer.domains.count, 1)) { counts in
             let counts = counts.baseAddress!
             let report: ((AbilityEstimate) throws -> IQScore)? = ageNorms.map { scale in { try scale.score($0, age: age) } }
@@ -133,22 +137,28 @@ package struct ScoreJSONWriter: Sendable {
             var times: SessionTimeSummary?
             if let seconds {
                 guard let timedScorer else { throw Self.noTimeModel }
-                (estimate, score, unscored, indexes, times) = try timedScorer.score(items, responses, seconds, domainCounts: counts, report: report,
-                                                                                    indexReport: indexReport)
+                (estimate, score, unscored, indexes, times) = try timedScorer.score(
+                    items, responses, seconds, domainCounts: counts, report: report,
+                    indexReport: indexReport)
             } else {
-                (estimate, score, unscored, indexes) = try scorer.score(items, responses, domainCounts: counts, report: report, indexReport: indexReport)
+                (estimate, score, unscored, indexes) = try scorer.score(
+                    items, responses, domainCounts: counts, report: report, indexReport: indexReport)
             }
             var out = ByteBuffer(capacity: 320 + 48 * scorer.domains.count + (times == nil ? 0 : 200))
             defer { out.deallocate() }
-            ScoreText.appendScoreMembers(sessionID: sessionID, estimate, score, unscored: unscored, indexes: indexes, UnsafePointer(counts),
-                                         scorer: scorer, method: method, norms: norms, age: age, to: &out)
+            ScoreText.appendScoreMembers(
+                sessionID: sessionID, estimate, score, unscored: unscored, indexes: indexes, UnsafePointer(counts),
+                scorer: scorer, method: method, norms: norms, age: age, to: &out)
             if let times { ScoreText.appendTimeMembers(times, to: &out) }
             return out.array
         }
     }
 
     /// Times sent for a bank without a response-time model.
-    package static let noTimeModel = PsychometricsError(.invalidOptions, "the bank has no response-time model (time_intensity, time_discrimination, speed_sd, speed_correlation), so response times cannot be used: send none, or calibrate the bank with times")
+    package static let noTimeModel = PsychometricsError(
+        .invalidOptions,
+        "the bank has no response-time model (time_intensity, time_discrimination, speed_sd, speed_correlation), so response times cannot be used: send none, or calibrate the bank with times"
+    )
 
     /// The report of a battery's indexes on their own norms (`SessionScorer.score(…indexReport:)`): index at
     /// `position` of the reported ones on `scales[position]` at `age`, or on the calibration population

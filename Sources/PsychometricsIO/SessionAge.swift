@@ -66,8 +66,11 @@ package enum SessionAge {
 
     /// The error of a file whose header lacks the age column.
     static func missingColumn(_ name: String, header: [String], file: String, line: Int, naming: SettingNaming) -> InputError {
-        InputError(file: file, line: line,
-                   message: "no age column '\(name.escapingControlCharacters)' in the header (\(header.map(\.escapingControlCharacters).joined(separator: ","))); name it with \(naming.name("age_column"))")
+        InputError(
+            file: file, line: line,
+            message:
+                "no age column '\(name.escapingControlCharacters)' in the header (\(header.map(\.escapingControlCharacters).joined(separator: ","))); name it with \(naming.name("age_column"))"
+        )
     }
 }
 

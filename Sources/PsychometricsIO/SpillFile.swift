@@ -1,9 +1,9 @@
 import Foundation
 import Psychometrics
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A temporary binary file for data that does not fit the memory budget (external regrouping, sorted runs):
@@ -24,10 +24,22 @@ package final class SpillFile {
         var bytesWritten = 0
     }
     private let state: UnsafeMutablePointer<State>
-    private var filled: Int { get { state.pointee.filled } set { state.pointee.filled = newValue } }
-    private var readPosition: Int { get { state.pointee.readPosition } set { state.pointee.readPosition = newValue } }
-    private var readEnd: Int { get { state.pointee.readEnd } set { state.pointee.readEnd = newValue } }
-    package private(set) var bytesWritten: Int { get { state.pointee.bytesWritten } set { state.pointee.bytesWritten = newValue } }
+    private var filled: Int {
+        get { state.pointee.filled }
+        set { state.pointee.filled = newValue }
+    }
+    private var readPosition: Int {
+        get { state.pointee.readPosition }
+        set { state.pointee.readPosition = newValue }
+    }
+    private var readEnd: Int {
+        get { state.pointee.readEnd }
+        set { state.pointee.readEnd = newValue }
+    }
+    package private(set) var bytesWritten: Int {
+        get { state.pointee.bytesWritten }
+        set { state.pointee.bytesWritten = newValue }
+    }
 
     /// Creates an empty spill file `prefix` + a number unique in this process; `bufferBytes` of memory each.
     package init(prefix: String, bufferBytes: Int = 1 << 16) throws {

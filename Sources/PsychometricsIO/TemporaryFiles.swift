@@ -1,9 +1,9 @@
 import Foundation
 import Psychometrics
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The temporary files this process has open (atomic-output temporaries and spill files), so that they can be

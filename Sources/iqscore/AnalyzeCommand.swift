@@ -78,7 +78,11 @@ struct AnalyzeCommand: ParsableCommand {
     @Option(help: "Item table CSV (written atomically).")
     var out: String
 
-    @Option(name: .customLong("summary-json"), help: "Test-level summary JSON (alpha, sem, marginal_rxx, mean_error_variance_reliability, empirical_reliability, n_persons, fit_flags, undefined, …).")
+    @Option(
+        name: .customLong("summary-json"),
+        help:
+            "Test-level summary JSON (alpha, sem, marginal_rxx, mean_error_variance_reliability, empirical_reliability, n_persons, fit_flags, undefined, …)."
+    )
     var summaryJSON: String?
 
     @Option(name: .customLong("persons-out"), help: "Person fit CSV: person_id,theta_wle,se,lz,lz_star.")
@@ -99,27 +103,50 @@ struct AnalyzeCommand: ParsableCommand {
     @OptionGroup var columns: ResponseColumnOptions
 
     @Option(name: .customLong("min-slope"), help: "Flag slopes a below this, in \(FlagRules.allowedMinSlopes).") var minSlope = 0.5
-    @Option(name: .customLong("min-point-biserial"), help: "Flag point-biserials below this, in \(FlagRules.allowedPointBiserials).") var minPointBiserial = 0.15
-    @Option(name: .customLong("misfit-p"), help: "Significance level of the fit tests, in \(FlagRules.allowedProbabilities): S-X² p below it, infit/outfit |ZSTD| beyond its two-sided critical value, RMSD above its 1 − p null quantile, Q3 family-wise over the pairs.") var misfitP = 0.01
+    @Option(name: .customLong("min-point-biserial"), help: "Flag point-biserials below this, in \(FlagRules.allowedPointBiserials).")
+    var minPointBiserial = 0.15
+    @Option(
+        name: .customLong("misfit-p"),
+        help:
+            "Significance level of the fit tests, in \(FlagRules.allowedProbabilities): S-X² p below it, infit/outfit |ZSTD| beyond its two-sided critical value, RMSD above its 1 − p null quantile, Q3 family-wise over the pairs."
+    ) var misfitP = 0.01
     @Option(name: .customLong("p-range"), help: "Acceptable p-values, LOW,HIGH within \(FlagRules.allowedProbabilities).") var pRange = "0.05,0.95"
-    @Option(name: .customLong("mnsq-range"), help: "Acceptable infit/outfit mean squares, LOW,HIGH within \(FlagRules.allowedMeanSquares) (flagged outside it only when |ZSTD| is significant).") var mnsqRange = "0.7,1.3"
-    @Option(name: .customLong("max-rmsd"), help: "Flag RMSD above this (and above the critical value of the item's n), in \(FlagRules.allowedRMSDs).") var maxRMSD = 0.1
-    @Option(name: .customLong("q3-threshold"), help: "Flag item pairs whose Q3 exceeds the mean Q3 by more than this (and significantly), in \(FlagRules.allowedQ3Thresholds).") var q3Threshold = 0.2
-    @Option(name: .customLong("sx2-pooling"), help: "How S-X² pools sparse score groups: forward (from the low score up until both expected counts reach 1; the default) or mirt (mirt's itemfit collapseCells rule: one-person groups first, then the first sparse group into its smaller neighbour).") var sx2Pooling = SX2Pooling.forward
-    @Option(name: .customLong("q3-min-persons"), help: "Compare Q3 only for item pairs answered together by at least this many persons, \(FlagRules.allowedQ3MinimumPersons.text).") var q3MinPersons = 30
+    @Option(
+        name: .customLong("mnsq-range"),
+        help:
+            "Acceptable infit/outfit mean squares, LOW,HIGH within \(FlagRules.allowedMeanSquares) (flagged outside it only when |ZSTD| is significant)."
+    ) var mnsqRange = "0.7,1.3"
+    @Option(name: .customLong("max-rmsd"), help: "Flag RMSD above this (and above the critical value of the item's n), in \(FlagRules.allowedRMSDs).")
+    var maxRMSD = 0.1
+    @Option(
+        name: .customLong("q3-threshold"),
+        help: "Flag item pairs whose Q3 exceeds the mean Q3 by more than this (and significantly), in \(FlagRules.allowedQ3Thresholds).")
+    var q3Threshold = 0.2
+    @Option(
+        name: .customLong("sx2-pooling"),
+        help:
+            "How S-X² pools sparse score groups: forward (from the low score up until both expected counts reach 1; the default) or mirt (mirt's itemfit collapseCells rule: one-person groups first, then the first sparse group into its smaller neighbour)."
+    ) var sx2Pooling = SX2Pooling.forward
+    @Option(
+        name: .customLong("q3-min-persons"),
+        help: "Compare Q3 only for item pairs answered together by at least this many persons, \(FlagRules.allowedQ3MinimumPersons.text).")
+    var q3MinPersons = 30
 
     /// LOW,HIGH as two plain decimal numbers (`DecimalNumber`).
     func range(_ text: String, _ name: String) throws -> (Double, Double) {
         let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { DecimalNumber.parse($0.trimmingCharacters(in: .whitespaces)) }
-        guard parts.count == 2, let low = parts[0], let high = parts[1] else { throw ValidationError("--\(name) must be LOW,HIGH (two numbers), got '\(text)'") }
+        guard parts.count == 2, let low = parts[0], let high = parts[1] else {
+            throw ValidationError("--\(name) must be LOW,HIGH (two numbers), got '\(text)'")
+        }
         return (low, high)
     }
 
     /// The flag thresholds; their ranges are checked by `FlagRules.validationProblems()`.
     func rules() throws -> FlagRules {
-        FlagRules(minSlope: minSlope, minPointBiserial: minPointBiserial, misfitP: misfitP,
-                  pRange: try range(pRange, "p-range"), mnsqRange: try range(mnsqRange, "mnsq-range"),
-                  maxRMSD: maxRMSD, q3Threshold: q3Threshold, q3MinimumPersons: q3MinPersons, sx2Pooling: sx2Pooling)
+        FlagRules(
+            minSlope: minSlope, minPointBiserial: minPointBiserial, misfitP: misfitP,
+            pRange: try range(pRange, "p-range"), mnsqRange: try range(mnsqRange, "mnsq-range"),
+            maxRMSD: maxRMSD, q3Threshold: q3Threshold, q3MinimumPersons: q3MinPersons, sx2Pooling: sx2Pooling)
     }
 
     @OptionGroup var bankModel: BankModelOption
@@ -131,8 +158,10 @@ struct AnalyzeCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            try prepareOutputs(inputs: [("input", responses), ("--bank", bank)] + given("--options", options) + given("--items", items),
-                               outputs: [("--out", out)] + given("--summary-json", summaryJSON) + given("--persons-out", personsOut) + given("--q3-out", q3Out) + given("--distractors-out", distractorsOut))
+            try prepareOutputs(
+                inputs: [("input", responses), ("--bank", bank)] + given("--options", options) + given("--items", items),
+                outputs: [("--out", out)] + given("--summary-json", summaryJSON) + given("--persons-out", personsOut) + given("--q3-out", q3Out)
+                    + given("--distractors-out", distractorsOut))
             if BifactorBank.isMultidimensional(csv: bank) { return try runBatteryAnalysis() }
             let itemBank = try loadBank(bank, requirePositiveSlopes: false, categoryItems: bankModel.reading)
             if itemBank.hasCategoryItems { return try runCategoryAnalysis(bank: itemBank, rules: try rules()) }
@@ -141,14 +170,18 @@ struct AnalyzeCommand: ParsableCommand {
             let parameters = table.parameters
 
             func num(_ v: Double?, _ digits: Int = 4) -> String { v.map { $0.isFinite ? fixed($0, digits) : "" } ?? "" }
-            var text = "item_id,n,p_value,point_biserial,alpha_if_deleted,a,b,c,infit,outfit,sx2,sx2_df,sx2_p,flags,rmsd,rmsd_critical,infit_z,outfit_z\n"
+            var text =
+                "item_id,n,p_value,point_biserial,alpha_if_deleted,a,b,c,infit,outfit,sx2,sx2_df,sx2_p,flags,rmsd,rmsd_critical,infit_z,outfit_z\n"
             let flaggedItems = table.flaggedCount
             for row in table.rows {
                 let c = row.classical, f = row.fit, p = row.bankParameters
-                text += [csvField(c.itemID), String(c.responses), num(c.pValue), num(c.pointBiserial), num(c.alphaIfDeleted),
-                         num(p.discrimination), num(p.difficulty), num(p.guessing), num(f.infit), num(f.outfit), num(f.sx2),
-                         f.sx2DegreesOfFreedom.map(String.init) ?? "", num(f.sx2P, 6), csvField(row.flags.joined(separator: ";")),
-                         num(f.rmsd), num(f.rmsdCritical), num(f.infitZ, 3), num(f.outfitZ, 3)].joined(separator: ",") + "\n"
+                text +=
+                    [
+                        csvField(c.itemID), String(c.responses), num(c.pValue), num(c.pointBiserial), num(c.alphaIfDeleted),
+                        num(p.discrimination), num(p.difficulty), num(p.guessing), num(f.infit), num(f.outfit), num(f.sx2),
+                        f.sx2DegreesOfFreedom.map(String.init) ?? "", num(f.sx2P, 6), csvField(row.flags.joined(separator: ";")),
+                        num(f.rmsd), num(f.rmsdCritical), num(f.infitZ, 3), num(f.outfitZ, 3)
+                    ].joined(separator: ",") + "\n"
             }
             try writeAtomically(text, to: out)
             if let personsOut {
@@ -156,14 +189,16 @@ struct AnalyzeCommand: ParsableCommand {
                 // θ on the bank's metric (the fit ran on the N(0, 1) one).
                 let latent = table.latentScale
                 for person in fit.persons {
-                    p += "\(csvField(person.personID)),\(num(latent.theta(fromStandard: person.theta))),\(num(person.standardError * latent.sd)),\(num(person.lz)),\(num(person.lzStar))\n"
+                    p +=
+                        "\(csvField(person.personID)),\(num(latent.theta(fromStandard: person.theta))),\(num(person.standardError * latent.sd)),\(num(person.lz)),\(num(person.lzStar))\n"
                 }
                 try writeAtomically(p, to: personsOut)
             }
             if let q3Out {
                 var q = "item_a,item_b,q3,n,q3_star,z\n"
                 for pair in fit.localDependence?.pairs ?? [] {
-                    q += "\(csvField(data.itemIDs[pair.first])),\(csvField(data.itemIDs[pair.second])),\(num(pair.q3)),\(pair.persons),\(num(pair.q3Star)),\(num(pair.z, 3))\n"
+                    q +=
+                        "\(csvField(data.itemIDs[pair.first])),\(csvField(data.itemIDs[pair.second])),\(num(pair.q3)),\(pair.persons),\(num(pair.q3Star)),\(num(pair.z, 3))\n"
                 }
                 try writeAtomically(q, to: q3Out)
             }
@@ -177,7 +212,8 @@ struct AnalyzeCommand: ParsableCommand {
                 var d = "item_id,option,is_key,n,rate,rate_top,rate_bottom,discrimination,flags\n"
                 for o in analysis.options {
                     if !o.flags.isEmpty { distractorFlags += 1 }
-                    d += "\(csvField(o.itemID)),\(csvField(o.option)),\(o.isKey ? 1 : 0),\(o.count),\(num(o.rate)),\(num(o.rateTop)),\(num(o.rateBottom)),\(num(o.discrimination)),\(csvField(o.flags.joined(separator: ";")))\n"
+                    d +=
+                        "\(csvField(o.itemID)),\(csvField(o.option)),\(o.isKey ? 1 : 0),\(o.count),\(num(o.rate)),\(num(o.rateTop)),\(num(o.rateBottom)),\(num(o.discrimination)),\(csvField(o.flags.joined(separator: ";")))\n"
                 }
                 try writeAtomically(d, to: distractorsOut)
             }
@@ -199,8 +235,10 @@ struct AnalyzeCommand: ParsableCommand {
                 }.count
                 fitFlags[flag.rawValue] = ["tested": tested, "flagged": table.rows.filter { $0.fitFlags.contains(flag) }.count]
             }
-            fitFlags["infit_or_outfit"] = ["tested": table.rows.filter { $0.fit.infitZ != nil || $0.fit.outfitZ != nil }.count,
-                                          "flagged": table.rows.filter { $0.fitFlags.contains(.infit) || $0.fitFlags.contains(.outfit) }.count]
+            fitFlags["infit_or_outfit"] = [
+                "tested": table.rows.filter { $0.fit.infitZ != nil || $0.fit.outfitZ != nil }.count,
+                "flagged": table.rows.filter { $0.fitFlags.contains(.infit) || $0.fitFlags.contains(.outfit) }.count
+            ]
             fitFlags["q3_pairs"] = ["tested": q3?.pairs.count ?? 0, "flagged": fit.q3Flagged.count]
             fitFlags["lz"] = ["tested": lz.count, "flagged": misfitting]
             fitFlags["lz_star"] = ["tested": lzStar.count, "flagged": misfittingStar]
@@ -211,10 +249,12 @@ struct AnalyzeCommand: ParsableCommand {
                     "persons_lz_star_below_minus_1_96": misfittingStar,
                     "items_not_in_bank": unknown, "persons_without_responses": table.personsWithoutResponses,
                     "test_information": info.map { ["theta": $0.theta, "information": $0.information, "se": $0.standardError] },
-                    "q3_flagged_pairs": fit.q3Flagged.map { ["item_a": $0.first, "item_b": $0.second, "q3": $0.q3, "n": $0.persons, "q3_star": $0.q3Star, "z": $0.z] as [String: Any] },
+                    "q3_flagged_pairs": fit.q3Flagged.map {
+                        ["item_a": $0.first, "item_b": $0.second, "q3": $0.q3, "n": $0.persons, "q3_star": $0.q3Star, "z": $0.z] as [String: Any]
+                    },
                     "q3_pairs_compared": q3?.pairs.count ?? 0, "q3_min_persons": table.rules.q3MinimumPersons,
                     "fit_flags": fitFlags, "undefined": undefined,
-                    "mean_items_per_person": data.personCount > 0 ? Double(data.cellCount) / Double(data.personCount) : 0,
+                    "mean_items_per_person": data.personCount > 0 ? Double(data.cellCount) / Double(data.personCount) : 0
                 ]
                 func value(_ v: Double?) -> Any { v.flatMap { $0.isFinite ? $0 : nil } ?? NSNull() }
                 json["alpha"] = value(classical.alpha)
@@ -227,8 +267,11 @@ struct AnalyzeCommand: ParsableCommand {
                 json["q3_critical_z"] = value(q3?.criticalZ)
                 json["mean_score"] = value(classical.meanScore)
                 if let m2 = table.m2 {
-                    json["m2"] = ["m2": m2.m2, "df": m2.degreesOfFreedom, "p": m2.pValue, "rmsea": m2.rmsea, "rmsea_5": m2.rmseaLower,
-                                  "rmsea_95": m2.rmseaUpper, "srmsr": m2.srmsr, "persons": m2.persons, "parameters": m2.parameters] as [String: Any]
+                    json["m2"] =
+                        [
+                            "m2": m2.m2, "df": m2.degreesOfFreedom, "p": m2.pValue, "rmsea": m2.rmsea, "rmsea_5": m2.rmseaLower,
+                            "rmsea_95": m2.rmseaUpper, "srmsr": m2.srmsr, "persons": m2.persons, "parameters": m2.parameters
+                        ] as [String: Any]
                 } else {
                     json["m2"] = NSNull()
                     json["m2_undefined"] = table.m2Undefined ?? NSNull()
@@ -240,18 +283,32 @@ struct AnalyzeCommand: ParsableCommand {
             func count(_ k: Int, _ noun: String) -> String { "\(formatCount(k)) \(noun)\(k == 1 ? "" : "s")" }
             func shown(_ v: Double?) -> String { v.map { $0.isFinite ? fixed($0, 3) : "undefined" } ?? "undefined" }
             let perPerson = data.personCount > 0 ? Double(data.cellCount) / Double(data.personCount) : 0
-            var lines = ["iqscore analyze: \(formatCount(data.personCount)) persons × \(data.itemCount) items (\(formatCount(classical.completePersons)) answered every item; \(fixed(perPerson, 1)) items per person)"]
-            if !unknown.isEmpty { lines.append("warning: \(unknown.count) item\(unknown.count == 1 ? "" : "s") not in the bank left out: \(unknown.prefix(5).joined(separator: ", "))\(unknown.count > 5 ? ", …" : "")") }
-            lines.append("alpha \(shown(classical.alpha)), SEM \(shown(classical.sem)), marginal_rxx \(shown(fit.marginalRXX)), mean-error-variance reliability \(shown(fit.meanErrorVarianceReliability)), empirical reliability \(shown(fit.empiricalReliability))")
+            var lines = [
+                "iqscore analyze: \(formatCount(data.personCount)) persons × \(data.itemCount) items (\(formatCount(classical.completePersons)) answered every item; \(fixed(perPerson, 1)) items per person)"
+            ]
+            if !unknown.isEmpty {
+                lines.append(
+                    "warning: \(unknown.count) item\(unknown.count == 1 ? "" : "s") not in the bank left out: \(unknown.prefix(5).joined(separator: ", "))\(unknown.count > 5 ? ", …" : "")"
+                )
+            }
+            lines.append(
+                "alpha \(shown(classical.alpha)), SEM \(shown(classical.sem)), marginal_rxx \(shown(fit.marginalRXX)), mean-error-variance reliability \(shown(fit.meanErrorVarianceReliability)), empirical reliability \(shown(fit.empiricalReliability))"
+            )
             let flagged = fitFlags.mapValues { $0["flagged"] ?? 0 }
-            lines.append("flagged items: \(flaggedItems) of \(data.itemCount); fit: S-X² \(flagged["sx2"]!), infit/outfit \(flagged["infit_or_outfit"]!), RMSD \(flagged["rmsd"]!)")
+            lines.append(
+                "flagged items: \(flaggedItems) of \(data.itemCount); fit: S-X² \(flagged["sx2"]!), infit/outfit \(flagged["infit_or_outfit"]!), RMSD \(flagged["rmsd"]!)"
+            )
             if let q3, let mean = q3.mean {
-                lines.append("Q3: \(count(q3.pairs.count, "pair")) answered together by ≥ \(table.rules.q3MinimumPersons) persons, mean \(fixed(mean, 3)), max |Q3| \(shown(q3.maxAbs)); \(count(fit.q3Flagged.count, "pair")) flagged (Q3* > \(table.rules.q3Threshold.formatted6), z > \(shown(q3.criticalZ)))")
+                lines.append(
+                    "Q3: \(count(q3.pairs.count, "pair")) answered together by ≥ \(table.rules.q3MinimumPersons) persons, mean \(fixed(mean, 3)), max |Q3| \(shown(q3.maxAbs)); \(count(fit.q3Flagged.count, "pair")) flagged (Q3* > \(table.rules.q3Threshold.formatted6), z > \(shown(q3.criticalZ)))"
+                )
             } else {
                 lines.append("Q3: no pair compared")
             }
             if let m2 = table.m2 {
-                lines.append("M2 \(fixed(m2.m2, 2)) on \(m2.degreesOfFreedom) df (p \(m2.pValue < 1e-4 ? "< 1e-4" : fixed(m2.pValue, 4))), RMSEA \(fixed(m2.rmsea, 4)) [\(fixed(m2.rmseaLower, 4)), \(fixed(m2.rmseaUpper, 4))], SRMSR \(fixed(m2.srmsr, 4)) on the \(formatCount(m2.persons)) persons who answered every item (Maydeu-Olivares & Joe; the bank's parameters taken as ML estimates from these data)")
+                lines.append(
+                    "M2 \(fixed(m2.m2, 2)) on \(m2.degreesOfFreedom) df (p \(m2.pValue < 1e-4 ? "< 1e-4" : fixed(m2.pValue, 4))), RMSEA \(fixed(m2.rmsea, 4)) [\(fixed(m2.rmseaLower, 4)), \(fixed(m2.rmseaUpper, 4))], SRMSR \(fixed(m2.srmsr, 4)) on the \(formatCount(m2.persons)) persons who answered every item (Maydeu-Olivares & Joe; the bank's parameters taken as ML estimates from these data)"
+                )
             } else if let why = table.m2Undefined {
                 lines.append("M2 undefined: \(why)")
             }

@@ -65,7 +65,9 @@ struct AssembleCommand: ParsableCommand {
     @Option(name: .customLong("simulation-out"), help: "Simulation report JSON (with --simulate).")
     var simulationOut: String?
 
-    @Option(name: .customLong("se-target"), help: "Report the share of simulees with SE ≤ this, in \(FormSimulation.Options.allowedSETargets) (with --simulate).")
+    @Option(
+        name: .customLong("se-target"),
+        help: "Report the share of simulees with SE ≤ this, in \(FormSimulation.Options.allowedSETargets) (with --simulate).")
     var seTarget: Double?
 
     @Flag(name: .customLong("simulate-fixed"), help: "Simulate with the assembled parallel forms in turn instead of a form per simulee.")
@@ -75,9 +77,12 @@ struct AssembleCommand: ParsableCommand {
     @OptionGroup var bankModel: BankModelOption
 
     func validate() throws {
-        try throwIfAny([forms.flatMap { Blueprint.allowedFormCounts.problem($0, "--forms") },
-                        simulate.flatMap { SimulationStudy.allowedSimulees.problem($0, "--simulate") },
-                        seTarget.flatMap { FormSimulation.Options.allowedSETargets.problem($0, "--se-target") }].compactMap { $0 })
+        try throwIfAny(
+            [
+                forms.flatMap { Blueprint.allowedFormCounts.problem($0, "--forms") },
+                simulate.flatMap { SimulationStudy.allowedSimulees.problem($0, "--simulate") },
+                seTarget.flatMap { FormSimulation.Options.allowedSETargets.problem($0, "--se-target") }
+            ].compactMap { $0 })
         if simulate != nil && simulationOut == nil { throw ValidationError("--simulate needs --simulation-out FILE for the report") }
         if simulate == nil && (simulationOut != nil || seTarget != nil || simulateFixed) {
             throw ValidationError("--simulation-out, --se-target and --simulate-fixed go with --simulate N")
@@ -86,8 +91,9 @@ struct AssembleCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            try prepareOutputs(inputs: [("--bank", bank), ("--blueprint", blueprint)] + given("--exclude", exclude) + given("--exposure", exposure),
-                               outputs: [("--out", out)] + given("--report-json", reportJSON) + given("--simulation-out", simulationOut))
+            try prepareOutputs(
+                inputs: [("--bank", bank), ("--blueprint", blueprint)] + given("--exclude", exclude) + given("--exposure", exposure),
+                outputs: [("--out", out)] + given("--report-json", reportJSON) + given("--simulation-out", simulationOut))
             let battery = try loadAssemblyBattery()
             let assemblyBank = try AssemblyBank(bank: battery?.scoringBank ?? loadBank(bank, categoryItems: bankModel.reading))
             var spec = try Blueprint.load(json: blueprint)
@@ -120,9 +126,11 @@ struct AssembleCommand: ParsableCommand {
                     if simulateFixed { study.fixedForms = result.count }
                     let report = try FormSimulation.run(assembler: assembler, options: study)
                     try writeAtomically(try encodeJSON(report), to: simulationOut)
-                    var line = "simulation (\(report.mode), \(formatCount(simulate)) simulees): RMSE \(fixed(report.rmse, 3)), bias \(fixed(report.bias, 3)), mean SE \(fixed(report.meanSE, 3))"
+                    var line =
+                        "simulation (\(report.mode), \(formatCount(simulate)) simulees): RMSE \(fixed(report.rmse, 3)), bias \(fixed(report.bias, 3)), mean SE \(fixed(report.meanSE, 3))"
                     if let share = report.shareSEReached { line += ", SE ≤ \(seTarget!.formatted6) for \(fixed(100 * share, 1))%" }
-                    line += "; exposure max \(fixed(report.maxExposure, 3)), mean \(fixed(report.meanExposure, 4)); overlap \(fixed(report.overlapRate, 3)); content violations \(report.contentViolations); \(fixed(report.elapsedSeconds, 2)) s"
+                    line +=
+                        "; exposure max \(fixed(report.maxExposure, 3)), mean \(fixed(report.meanExposure, 4)); overlap \(fixed(report.overlapRate, 3)); content violations \(report.contentViolations); \(fixed(report.elapsedSeconds, 2)) s"
                     printError(line)
                     printError("wrote \(simulationOut)")
                 }
@@ -142,19 +150,26 @@ struct AssembleCommand: ParsableCommand {
                 // An item in more than two categories: the 2PL with its peak information (`AssemblyItem.slope`,
                 // `location`), c = 0.
                 let c = item.categoryModel == nil ? item.parameters.guessing : 0
-                text += "\(f + 1),\(p + 1),\(csvField(item.id)),\(csvField(item.domain)),\(fixed(item.slope, 6)),\(fixed(item.location, 6)),\(fixed(c, 6)),\(csvField(cls)),\(item.isAnchor ? 1 : 0)\n"
+                text +=
+                    "\(f + 1),\(p + 1),\(csvField(item.id)),\(csvField(item.domain)),\(fixed(item.slope, 6)),\(fixed(item.location, 6)),\(fixed(c, 6)),\(csvField(cls)),\(item.isAnchor ? 1 : 0)\n"
             }
         }
         try writeAtomically(text, to: out)
         if let reportJSON {
             let report = forms.enumerated().map { f, form -> [String: Any] in
-                var r: [String: Any] = ["form": f + 1, "method": form.method, "items": form.items.map { assembler.bank.items[$0].id },
-                                        "domain_counts": form.domainCounts, "difficulty_counts": form.difficultyCounts,
-                                        "anchor_counts": form.anchorCounts, "relaxed": form.relaxed, "overlap_with_earlier": form.overlapWithEarlier,
-                                        "information": form.information.map { ["theta": $0.theta, "information": $0.information, "se": $0.standardError.isFinite ? $0.standardError : NSNull()] as [String: Any] }]
+                var r: [String: Any] = [
+                    "form": f + 1, "method": form.method, "items": form.items.map { assembler.bank.items[$0].id },
+                    "domain_counts": form.domainCounts, "difficulty_counts": form.difficultyCounts,
+                    "anchor_counts": form.anchorCounts, "relaxed": form.relaxed, "overlap_with_earlier": form.overlapWithEarlier,
+                    "information": form.information.map {
+                        ["theta": $0.theta, "information": $0.information, "se": $0.standardError.isFinite ? $0.standardError : NSNull()]
+                            as [String: Any]
+                    }
+                ]
                 if let battery {
                     r["factor_information"] = Self.factorInformation(form, assembler, battery).map { f in
-                        ["factor": f.factor, "items": f.items, "information": f.values.map { ["theta": $0.theta, "information": $0.information] }] as [String: Any]
+                        ["factor": f.factor, "items": f.items, "information": f.values.map { ["theta": $0.theta, "information": $0.information] }]
+                            as [String: Any]
                     }
                 }
                 if let s = form.targetScore { r["target_score"] = s }
@@ -167,25 +182,38 @@ struct AssembleCommand: ParsableCommand {
     }
 
     func summary(_ forms: [AssembledForm], _ assembler: FormAssembler, ms: Double, unknownExcluded: Int, battery: AssemblyBattery?) -> String {
-        var lines = ["iqscore assemble: \(forms.count) form\(forms.count == 1 ? "" : "s") of \(assembler.blueprint.length) items from \(formatCount(assembler.bank.items.count)) (seed \(seed)) in \(fixed(ms, 2)) ms"]
+        var lines = [
+            "iqscore assemble: \(forms.count) form\(forms.count == 1 ? "" : "s") of \(assembler.blueprint.length) items from \(formatCount(assembler.bank.items.count)) (seed \(seed)) in \(fixed(ms, 2)) ms"
+        ]
         if let battery { lines.append(battery.description) }
         if unknownExcluded > 0 { lines.append("note: \(unknownExcluded) excluded item id\(unknownExcluded == 1 ? " is" : "s are") not in the bank") }
         for (f, form) in forms.enumerated() {
             let domains = form.domainCounts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             var line = "form \(f + 1) (\(form.method)): \(domains)"
-            if !form.difficultyCounts.isEmpty { line += "; " + form.difficultyCounts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") }
-            if !form.anchorCounts.isEmpty { line += "; anchors " + form.anchorCounts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") }
+            if !form.difficultyCounts.isEmpty {
+                line += "; " + form.difficultyCounts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            }
+            if !form.anchorCounts.isEmpty {
+                line += "; anchors " + form.anchorCounts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            }
             lines.append(line)
-            lines.append("  information (SE): " + form.information.map { "θ \($0.theta.formatted6): \(fixed($0.information, 2)) (\(fixed($0.standardError, 3)))" }.joined(separator: ", "))
+            lines.append(
+                "  information (SE): "
+                    + form.information.map { "θ \($0.theta.formatted6): \(fixed($0.information, 2)) (\(fixed($0.standardError, 3)))" }.joined(
+                        separator: ", "))
             if let battery {
                 for f in Self.factorInformation(form, assembler, battery) {
-                    lines.append("  \(f.factor) (\(f.items) items\(f.note.isEmpty ? "" : ", " + f.note)): " + f.values.map { "θ \($0.theta.formatted6): \(fixed($0.information, 2))" }.joined(separator: ", "))
+                    lines.append(
+                        "  \(f.factor) (\(f.items) items\(f.note.isEmpty ? "" : ", " + f.note)): "
+                            + f.values.map { "θ \($0.theta.formatted6): \(fixed($0.information, 2))" }.joined(separator: ", "))
                 }
             }
             if let s = form.targetScore, let b = form.targetUpperBound {
                 lines.append("  information targets met to \(fixed(100 * s, 1))% (upper bound \(fixed(100 * b, 1))%)")
             }
-            if !form.overlapWithEarlier.isEmpty { lines.append("  shared with earlier forms: " + form.overlapWithEarlier.map(String.init).joined(separator: ", ")) }
+            if !form.overlapWithEarlier.isEmpty {
+                lines.append("  shared with earlier forms: " + form.overlapWithEarlier.map(String.init).joined(separator: ", "))
+            }
             for r in form.relaxed { lines.append("  relaxed: \(r)") }
         }
         lines.append("wrote \(out)" + (reportJSON.map { " and \($0)" } ?? ""))
@@ -227,11 +255,14 @@ struct AssembleCommand: ParsableCommand {
             }
             let text = reader.string(vc).trimmingCharacters(in: .whitespaces)
             guard let v = DecimalNumber.parse(text), v >= 0, v <= 1 else {
-                throw InputError(file: path, line: reader.line, column: vc + 1, message: "\(value) '\(text.escapingControlCharacters)' must be a number in [0, 1]")
+                throw InputError(
+                    file: path, line: reader.line, column: vc + 1, message: "\(value) '\(text.escapingControlCharacters)' must be a number in [0, 1]")
             }
             let id = reader.string(kc).trimmingCharacters(in: .whitespaces)
             if let previous = firstLine[id] {
-                throw InputError(file: path, line: reader.line, column: kc + 1, message: "\(key) '\(id.escapingControlCharacters)' already listed on line \(previous)")
+                throw InputError(
+                    file: path, line: reader.line, column: kc + 1,
+                    message: "\(key) '\(id.escapingControlCharacters)' already listed on line \(previous)")
             }
             firstLine[id] = reader.line
             out[id] = v
@@ -264,17 +295,23 @@ struct AssemblyBattery {
     /// (`BifactorItem.information(general:specific:)`).
     init(bifactor battery: BifactorBank) {
         scoringBank = battery.scoringBank
-        description = "bifactor bank: forms assembled on the items' general-factor marginals (information about θ_g with the specific factors unknown, as the full-scale score sees them); information per factor below"
+        description =
+            "bifactor bank: forms assembled on the items' general-factor marginals (information about θ_g with the specific factors unknown, as the full-scale score sees them); information per factor below"
         let position = Dictionary(uniqueKeysWithValues: battery.itemIDs.enumerated().map { ($1, $0) })
         information = { ids, thetas in
             let items = ids.compactMap { position[$0] }.map { battery.items[$0] }
-            var out = [FactorInformation(factor: battery.structure.generalFactor, items: items.count, note: "marginal",
-                                         values: thetas.map { t in (t, items.reduce(0) { $0 + $1.generalMarginal.information(at: t) }) })]
+            var out = [
+                FactorInformation(
+                    factor: battery.structure.generalFactor, items: items.count, note: "marginal",
+                    values: thetas.map { t in (t, items.reduce(0) { $0 + $1.generalMarginal.information(at: t) }) })
+            ]
             for (f, name) in battery.structure.specificFactors.enumerated() {
                 let members = items.filter { $0.specific == f }
                 guard !members.isEmpty else { continue }
-                out.append(.init(factor: name, items: members.count, note: "at θ_g = 0",
-                                 values: thetas.map { t in (t, members.reduce(0) { $0 + $1.information(general: 0, specific: t).specific }) }))
+                out.append(
+                    .init(
+                        factor: name, items: members.count, note: "at θ_g = 0",
+                        values: thetas.map { t in (t, members.reduce(0) { $0 + $1.information(general: 0, specific: t).specific }) }))
             }
             return out
         }
@@ -285,18 +322,25 @@ struct AssemblyBattery {
     init(correlated file: CorrelatedFactorsBank) throws {
         let scorer = try CorrelatedFactorsScorer(items: file.items, correlations: file.correlations)
         scoringBank = file.scoringBank(scorer)
-        description = "correlated-factors bank: forms assembled on the items' marginals on the full-scale composite w·Σθ_f (as the full-scale score sees them); information per factor below"
+        description =
+            "correlated-factors bank: forms assembled on the items' marginals on the full-scale composite w·Σθ_f (as the full-scale score sees them); information per factor below"
         let position = Dictionary(uniqueKeysWithValues: file.items.enumerated().map { ($1.itemID, $0) })
         let marginals = file.items.indices.map { scorer.fullScaleMarginal(item: $0) }
         let own = file.items.map { ItemParameters(discrimination: $0.slope, difficulty: -$0.intercept / $0.slope, guessing: $0.guessing) }
         information = { ids, thetas in
             let members = ids.compactMap { position[$0] }
-            var out = [FactorInformation(factor: "full_scale", items: members.count, note: "marginal",
-                                         values: thetas.map { t in (t, members.reduce(0) { $0 + marginals[$1].information(at: t) }) })]
+            var out = [
+                FactorInformation(
+                    factor: "full_scale", items: members.count, note: "marginal",
+                    values: thetas.map { t in (t, members.reduce(0) { $0 + marginals[$1].information(at: t) }) })
+            ]
             for (f, name) in file.factors.enumerated() {
                 let onFactor = members.filter { file.items[$0].factor == f }
                 guard !onFactor.isEmpty else { continue }
-                out.append(.init(factor: name, items: onFactor.count, note: "", values: thetas.map { t in (t, onFactor.reduce(0) { $0 + own[$1].information(at: t) }) }))
+                out.append(
+                    .init(
+                        factor: name, items: onFactor.count, note: "",
+                        values: thetas.map { t in (t, onFactor.reduce(0) { $0 + own[$1].information(at: t) }) }))
             }
             return out
         }
@@ -308,9 +352,15 @@ extension AssembleCommand {
     func loadAssemblyBattery() throws -> AssemblyBattery? {
         guard BifactorBank.isMultidimensional(csv: bank) else { return nil }
         var refused: [String] = []
-        if simulate != nil { refused.append("--simulate (the form simulation draws from one factor: simulate the battery with iqscore simulate --model bifactor|correlated and score it)") }
+        if simulate != nil {
+            refused.append(
+                "--simulate (the form simulation draws from one factor: simulate the battery with iqscore simulate --model bifactor|correlated and score it)"
+            )
+        }
         if bankModel.bankModel != nil { refused.append("--bank-model (a battery bank's items are 2pl or 3pl)") }
-        if !refused.isEmpty { throw ValidationError("\(bank) is a multidimensional (battery) bank; assemble does not take " + refused.joined(separator: "; ")) }
+        if !refused.isEmpty {
+            throw ValidationError("\(bank) is a multidimensional (battery) bank; assemble does not take " + refused.joined(separator: "; "))
+        }
         if CorrelatedFactorsBank.isCorrelated(csv: bank) {
             do { return try AssemblyBattery(correlated: CorrelatedFactorsBank.load(csv: bank)) } catch let error as PsychometricsError {
                 throw InputError(file: bank, message: error.message)
@@ -320,7 +370,9 @@ extension AssembleCommand {
     }
 
     /// A form's information per factor at the θ points of its information (`AssemblyBattery.information`).
-    static func factorInformation(_ form: AssembledForm, _ assembler: FormAssembler, _ battery: AssemblyBattery) -> [AssemblyBattery.FactorInformation] {
+    static func factorInformation(_ form: AssembledForm, _ assembler: FormAssembler, _ battery: AssemblyBattery) -> [AssemblyBattery
+        .FactorInformation]
+    {
         battery.information(form.items.map { assembler.bank.items[$0].id }, form.information.map(\.theta))
     }
 }

@@ -70,16 +70,28 @@ struct CATSimulateCommand: ParsableCommand {
     @Option(help: "Report JSON to write (atomically).")
     var out: String
 
-    @Option(name: .customLong("exposure"), help: ArgumentHelp("Run with these Sympson–Hetter parameters (item_id,k per bank item, as --exposure-out writes) instead of calibrating them; the configuration's exposure_target then only counts the items above it.", valueName: "file"))
+    @Option(
+        name: .customLong("exposure"),
+        help: ArgumentHelp(
+            "Run with these Sympson–Hetter parameters (item_id,k per bank item, as --exposure-out writes) instead of calibrating them; the configuration's exposure_target then only counts the items above it.",
+            valueName: "file"))
     var exposure: String?
 
-    @Option(name: .customLong("exposure-out"), help: "Also write the calibrated Sympson–Hetter parameters, item_id,k per bank item (read back by ExposureParameters.load(csv:bank:)).")
+    @Option(
+        name: .customLong("exposure-out"),
+        help: "Also write the calibrated Sympson–Hetter parameters, item_id,k per bank item (read back by ExposureParameters.load(csv:bank:)).")
     var exposureOut: String?
 
-    @Option(name: .customLong("theta-mean"), help: "Mean of the simulees' θ, in \(ResponseSimulator.allowedThetaMeans) (default: the bank's latent_mean, 0 on most banks).")
+    @Option(
+        name: .customLong("theta-mean"),
+        help: "Mean of the simulees' θ, in \(ResponseSimulator.allowedThetaMeans) (default: the bank's latent_mean, 0 on most banks).")
     var thetaMean: Double?
 
-    @Option(name: .customLong("theta-sd"), help: "SD of the simulees' θ, in \(ResponseSimulator.allowedThetaSDs) (default: the bank's latent_sd, 1 on most banks; a Rasch bank's estimated SD).")
+    @Option(
+        name: .customLong("theta-sd"),
+        help:
+            "SD of the simulees' θ, in \(ResponseSimulator.allowedThetaSDs) (default: the bank's latent_sd, 1 on most banks; a Rasch bank's estimated SD)."
+    )
     var thetaSD: Double?
 
     @Option(help: "Worker threads, 1…\(WorkerThreads.maximum) (default: all cores, at most \(WorkerThreads.maximum)); results do not depend on it.")
@@ -100,13 +112,16 @@ struct CATSimulateCommand: ParsableCommand {
     func validate() throws {
         try throwIfAny(studyOptions().validationProblems(naming: .option))
         if exposure != nil, exposureOut != nil {
-            throw ValidationError("--exposure and --exposure-out exclude each other: given parameters are not calibrated, so there is nothing new to write")
+            throw ValidationError(
+                "--exposure and --exposure-out exclude each other: given parameters are not calibrated, so there is nothing new to write")
         }
     }
 
     func run() throws {
         try runReportingErrors {
-            try prepareOutputs(inputs: [("--bank", bank), ("--config", config)] + given("--exposure", exposure), outputs: [("--out", out)] + given("--exposure-out", exposureOut))
+            try prepareOutputs(
+                inputs: [("--bank", bank), ("--config", config)] + given("--exposure", exposure),
+                outputs: [("--out", out)] + given("--exposure-out", exposureOut))
             let configuration = try CATConfiguration.load(json: config)
             let battery = try loadCATBattery()
             let assemblyBank = try AssemblyBank(bank: battery?.bank ?? loadBank(bank, categoryItems: bankModel.reading))
@@ -129,23 +144,32 @@ struct CATSimulateCommand: ParsableCommand {
             var report: CATSimulationReport
             if let exposure {
                 calibration = nil
-                report = try CATSimulation.run(pool: pool, given: ExposureParameters.load(csv: exposure, bank: assemblyBank), options: options, battery: simulated)
+                report = try CATSimulation.run(
+                    pool: pool, given: ExposureParameters.load(csv: exposure, bank: assemblyBank), options: options, battery: simulated)
                 report.exposureControl?.source = exposure
             } else {
-                calibration = try pool.configuration.exposureTarget.map { _ in try SympsonHetter.calibrate(pool: pool, seed: seed, threads: options.threads) }
+                calibration = try pool.configuration.exposureTarget.map { _ in
+                    try SympsonHetter.calibrate(pool: pool, seed: seed, threads: options.threads)
+                }
                 report = try CATSimulation.run(pool: pool, exposure: calibration, options: options, battery: simulated)
             }
             try writeAtomically(try report.json(), to: out)
             if let exposureOut, let calibration {
                 var text = "item_id,k\n"
-                for (item, k) in zip(assemblyBank.items, calibration.parameters.probabilities) { text += "\(csvField(item.id)),\(String(format: "%.6f", k))\n" }
+                for (item, k) in zip(assemblyBank.items, calibration.parameters.probabilities) {
+                    text += "\(csvField(item.id)),\(String(format: "%.6f", k))\n"
+                }
                 try writeAtomically(text, to: exposureOut)
             }
             for line in summary(report, calibration, pool.configuration, pool) { printError(line) }
             if let note = pool.exposureTargetNote { printError("note: " + note) }
             var written = [out]
             if let exposureOut {
-                if calibration != nil { written.append(exposureOut) } else { printError("note: no exposure_target, so \(exposureOut) was not written") }
+                if calibration != nil {
+                    written.append(exposureOut)
+                } else {
+                    printError("note: no exposure_target, so \(exposureOut) was not written")
+                }
             }
             printError("wrote " + written.joined(separator: ", "))
             return ExitStatus.success
@@ -155,49 +179,75 @@ struct CATSimulateCommand: ParsableCommand {
     private func summary(_ r: CATSimulationReport, _ calibration: SympsonHetter?, _ c: CATConfiguration, _ pool: CATItemPool) -> [String] {
         func percent(_ x: Double) -> String { fixed(100 * x, 1) + "%" }
         var lines: [String] = []
-        lines.append("iqscore cat simulate: \(formatCount(r.simulees)) simulees on \(bank) (\(formatCount(r.bankItems)) items, \(r.eligibleItems == r.bankItems ? "" : "\(formatCount(r.eligibleItems)) active, ")\(r.domains.count) domain\(r.domains.count == 1 ? "" : "s")), seed \(seed)")
+        lines.append(
+            "iqscore cat simulate: \(formatCount(r.simulees)) simulees on \(bank) (\(formatCount(r.bankItems)) items, \(r.eligibleItems == r.bankItems ? "" : "\(formatCount(r.eligibleItems)) active, ")\(r.domains.count) domain\(r.domains.count == 1 ? "" : "s")), seed \(seed)"
+        )
         var rules = ["\(c.minItems)–\(c.maxItems) items"]
         if let se = c.seTarget { rules.append("SE ≤ \(se.formatted6)") }
         switch c.minPerDomain {
         case .all(let n) where n > 0: rules.append("at least \(n) per domain")
-        case .perDomain(let map) where !map.isEmpty: rules.append("domain minima " + map.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        case .perDomain(let map) where !map.isEmpty:
+            rules.append("domain minima " + map.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         default: break
         }
         if c.domainWeights != nil { rules.append("domain weights") }
         rules.append(c.randomesque > 1 ? "randomesque \(c.randomesque)" : "maximum information")
         if let k = c.aStratification, k > 1 { rules.append("\(k) a-strata") }
-        rules.append(exposure != nil ? "given Sympson–Hetter parameters" : c.exposureTarget.map { "Sympson–Hetter r_max \($0.formatted6)" } ?? "no exposure control")
+        rules.append(
+            exposure != nil
+                ? "given Sympson–Hetter parameters" : c.exposureTarget.map { "Sympson–Hetter r_max \($0.formatted6)" } ?? "no exposure control")
         rules.append(c.estimator.rawValue.uppercased())
         lines.append("rules: " + rules.joined(separator: ", "))
         if let calibration {
             let last = calibration.rounds.last!
-            let status = calibration.converged ? "converged in \(calibration.rounds.count) round\(calibration.rounds.count == 1 ? "" : "s")"
+            let status =
+                calibration.converged
+                ? "converged in \(calibration.rounds.count) round\(calibration.rounds.count == 1 ? "" : "s")"
                 : "did not converge in \(calibration.rounds.count) rounds (last max exposure \(fixed(last.maxExposure, 3)))"
-            lines.append("exposure control: \(status) of \(formatCount(calibration.simulees)) simulees (\(fixed(calibration.elapsedSeconds, 1)) s); \(calibration.parameters.controlledCount) items controlled, smallest K \(fixed(calibration.parameters.probabilities.min() ?? 1, 3))")
-            if !calibration.converged { lines.append("warning: Sympson–Hetter calibration did not converge; raise exposure_calibration_iterations or exposure_margin") }
+            lines.append(
+                "exposure control: \(status) of \(formatCount(calibration.simulees)) simulees (\(fixed(calibration.elapsedSeconds, 1)) s); \(calibration.parameters.controlledCount) items controlled, smallest K \(fixed(calibration.parameters.probabilities.min() ?? 1, 3))"
+            )
+            if !calibration.converged {
+                lines.append("warning: Sympson–Hetter calibration did not converge; raise exposure_calibration_iterations or exposure_margin")
+            }
         } else if let given = r.exposureControl {
-            lines.append("exposure control: Sympson–Hetter parameters from \(given.source ?? "the caller") (not calibrated); \(given.controlledItems) items controlled, smallest K \(fixed(given.minParameter, 3))")
+            lines.append(
+                "exposure control: Sympson–Hetter parameters from \(given.source ?? "the caller") (not calibrated); \(given.controlledItems) items controlled, smallest K \(fixed(given.minParameter, 3))"
+            )
         }
         let reasons = AdaptiveSession.StopReason.allCases.compactMap { reason -> String? in
             let n = r.stopReasons[reason.rawValue] ?? 0
             return n > 0 ? "\(reason.rawValue) \(formatCount(n))" : nil
         }
-        lines.append("length: mean \(fixed(r.meanLength, 2)) (\(r.minLength)–\(r.maxLength))" + (r.shareSEReached.map { "; SE target reached by \(percent($0))" } ?? "") + "; stopped: " + reasons.joined(separator: ", "))
+        lines.append(
+            "length: mean \(fixed(r.meanLength, 2)) (\(r.minLength)–\(r.maxLength))"
+                + (r.shareSEReached.map { "; SE target reached by \(percent($0))" } ?? "") + "; stopped: " + reasons.joined(separator: ", "))
         if let b = r.battery {
             let target: String
             if b.model == "correlated" {
                 target = "θ_FS"
-                lines.append("correlated-factors bank (\(b.specificFactors) factors): selection and stopping on the items' marginals on the full-scale composite θ_FS; the final score the full model's EAP of θ_FS")
+                lines.append(
+                    "correlated-factors bank (\(b.specificFactors) factors): selection and stopping on the items' marginals on the full-scale composite θ_FS; the final score the full model's EAP of θ_FS"
+                )
             } else {
                 target = "θ_g"
-                lines.append("bifactor bank (\(b.specificFactors) specific factors): selection and stopping on the general-factor marginal items; the final score the full model's EAP of θ_g (\(b.quadraturePoints)×\(b.quadraturePoints) points per factor)")
+                lines.append(
+                    "bifactor bank (\(b.specificFactors) specific factors): selection and stopping on the general-factor marginal items; the final score the full model's EAP of θ_g (\(b.quadraturePoints)×\(b.quadraturePoints) points per factor)"
+                )
             }
-            lines.append("recovery of \(target), final score: bias \(fixed(r.bias, 3)), RMSE \(fixed(r.rmse, 3)), mean SE \(fixed(r.meanSE, 3)), r(θ, θ̂) \(fixed(r.correlation, 3))")
-            lines.append("recovery of \(target), the CAT's marginal estimate: bias \(fixed(b.marginalBias, 3)), RMSE \(fixed(b.marginalRMSE, 3)), mean SE \(fixed(b.marginalMeanSE, 3)), r(θ, θ̂) \(fixed(b.marginalCorrelation, 3))")
+            lines.append(
+                "recovery of \(target), final score: bias \(fixed(r.bias, 3)), RMSE \(fixed(r.rmse, 3)), mean SE \(fixed(r.meanSE, 3)), r(θ, θ̂) \(fixed(r.correlation, 3))"
+            )
+            lines.append(
+                "recovery of \(target), the CAT's marginal estimate: bias \(fixed(b.marginalBias, 3)), RMSE \(fixed(b.marginalRMSE, 3)), mean SE \(fixed(b.marginalMeanSE, 3)), r(θ, θ̂) \(fixed(b.marginalCorrelation, 3))"
+            )
         } else {
-            lines.append("recovery: bias \(fixed(r.bias, 3)), RMSE \(fixed(r.rmse, 3)), mean SE \(fixed(r.meanSE, 3)), r(θ, θ̂) \(fixed(r.correlation, 3))")
+            lines.append(
+                "recovery: bias \(fixed(r.bias, 3)), RMSE \(fixed(r.rmse, 3)), mean SE \(fixed(r.meanSE, 3)), r(θ, θ̂) \(fixed(r.correlation, 3))")
         }
-        lines.append("exposure: max \(fixed(r.maxExposure, 3)), mean \(fixed(r.meanExposure, 4)), \(formatCount(r.itemsNeverAdministered)) items never used; overlap rate \(fixed(r.overlapRate, 3)); content violations \(formatCount(r.contentViolations))")
+        lines.append(
+            "exposure: max \(fixed(r.maxExposure, 3)), mean \(fixed(r.meanExposure, 4)), \(formatCount(r.itemsNeverAdministered)) items never used; overlap rate \(fixed(r.overlapRate, 3)); content violations \(formatCount(r.contentViolations))"
+        )
         lines.append("simulated in \(fixed(r.elapsedSeconds, 2)) s (\(formatCount(r.steps)) steps, \(r.threads) thread\(r.threads == 1 ? "" : "s"))")
         return lines
     }
@@ -208,7 +258,9 @@ extension CATSimulateCommand {
     /// as `score` reads it (`BatteryBank.load`, 31 points per factor for a grid).
     func loadCATBattery() throws -> BatteryBank? {
         guard BifactorBank.isMultidimensional(csv: bank) else { return nil }
-        if bankModel.bankModel != nil { throw ValidationError("\(bank) is a multidimensional (battery) bank; cat simulate does not take --bank-model (its items are 2pl or 3pl)") }
+        if bankModel.bankModel != nil {
+            throw ValidationError("\(bank) is a multidimensional (battery) bank; cat simulate does not take --bank-model (its items are 2pl or 3pl)")
+        }
         let file = try BatteryBank.load(csv: bank, quadraturePoints: nil, bound: 6)
         if file.layout != "iqscore" { printError("note: \(bank): read as \(file.layout)") }
         return file

@@ -46,17 +46,27 @@ func throwIfAny(_ problems: [String]) throws {
 /// Column names for long-layout response files (shared by every command that reads responses).
 /// The response-time columns of a response file (`ResponseFileOptions.timeColumn`, `timeSuffix`).
 struct ResponseTimeOptions: ParsableArguments {
-    @Option(name: .customLong("time-column"), help: "Long layout: the column of each response's time in seconds (empty/NA: none; 0 or more than a day: the response kept without its time, counted).")
+    @Option(
+        name: .customLong("time-column"),
+        help:
+            "Long layout: the column of each response's time in seconds (empty/NA: none; 0 or more than a day: the response kept without its time, counted)."
+    )
     var timeColumn: String?
 
-    @Option(name: .customLong("time-suffix"), help: ArgumentHelp("Wide layout: item Q's time in seconds is in column Q<suffix> (e.g. _time: q1_time).", valueName: "suffix"))
+    @Option(
+        name: .customLong("time-suffix"),
+        help: ArgumentHelp("Wide layout: item Q's time in seconds is in column Q<suffix> (e.g. _time: q1_time).", valueName: "suffix"))
     var timeSuffix: String?
 
     var isSet: Bool { timeColumn != nil || timeSuffix != nil }
 
     func validate() throws {
-        if timeColumn != nil && timeSuffix != nil { throw ValidationError("--time-column (long layout) and --time-suffix (wide layout) are two ways to name the times; give one") }
-        if timeColumn?.isEmpty == true || timeSuffix?.isEmpty == true { throw ValidationError("--time-column and --time-suffix need a non-empty name") }
+        if timeColumn != nil && timeSuffix != nil {
+            throw ValidationError("--time-column (long layout) and --time-suffix (wide layout) are two ways to name the times; give one")
+        }
+        if timeColumn?.isEmpty == true || timeSuffix?.isEmpty == true {
+            throw ValidationError("--time-column and --time-suffix need a non-empty name")
+        }
     }
 
     /// `options` with the times to read.
@@ -84,7 +94,11 @@ struct ResponseColumnOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Field separator: ',', ';', tab (also written '\\t') or '|'.", valueName: "char"))
     var delimiter = ","
 
-    @Option(name: .customLong("ignore-columns"), help: ArgumentHelp("Wide layout: columns that are not items (e.g. sex,country), comma-separated; each must be in the header. Ages are read with --age-column (score, norms build).", valueName: "names"))
+    @Option(
+        name: .customLong("ignore-columns"),
+        help: ArgumentHelp(
+            "Wide layout: columns that are not items (e.g. sex,country), comma-separated; each must be in the header. Ages are read with --age-column (score, norms build).",
+            valueName: "names"))
     var ignoreColumns: String?
 
     /// `--ignore-columns` as names.
@@ -120,8 +134,9 @@ struct ResponseColumnOptions: ParsableArguments {
     }
 
     var fileOptions: ResponseFileOptions {
-        var options = ResponseFileOptions(sessionColumn: sessionColumn, itemColumn: itemColumn, responseColumn: responseColumn, layout: layout,
-                                          delimiter: delimiterByte ?? UInt8(ascii: ","))
+        var options = ResponseFileOptions(
+            sessionColumn: sessionColumn, itemColumn: itemColumn, responseColumn: responseColumn, layout: layout,
+            delimiter: delimiterByte ?? UInt8(ascii: ","))
         options.naming = .option
         options.ignoredColumns = ignoredColumns
         return options
@@ -150,12 +165,19 @@ enum ModelArgument: Hashable, ExpressibleByArgument, CustomStringConvertible {
     /// Any case, as `IRTModel`'s argument.
     init?(argument: String) {
         let text = argument.lowercased()
-        if let m = IRTModel(rawValue: text) { self = .dichotomous(m) }
-        else if let k = ItemModelKind(rawValue: text) { self = .categories(k) }
-        else if text == "bifactor" { self = .bifactor }
-        else if text == "testlet" { self = .testlet }
-        else if text == "correlated" { self = .correlated }
-        else { return nil }
+        if let m = IRTModel(rawValue: text) {
+            self = .dichotomous(m)
+        } else if let k = ItemModelKind(rawValue: text) {
+            self = .categories(k)
+        } else if text == "bifactor" {
+            self = .bifactor
+        } else if text == "testlet" {
+            self = .testlet
+        } else if text == "correlated" {
+            self = .correlated
+        } else {
+            return nil
+        }
     }
 
     var dichotomous: IRTModel? { if case .dichotomous(let m) = self { m } else { nil } }
@@ -168,13 +190,19 @@ enum ModelArgument: Hashable, ExpressibleByArgument, CustomStringConvertible {
     var description: String {
         dichotomous?.rawValue ?? categories?.rawValue ?? (self == .testlet ? "testlet" : self == .correlated ? "correlated" : "bifactor")
     }
-    static var allValueStrings: [String] { IRTModel.allCases.map(\.rawValue) + ItemModelKind.categoryRowKinds.map(\.rawValue) + ["bifactor", "testlet", "correlated"] }
+    static var allValueStrings: [String] {
+        IRTModel.allCases.map(\.rawValue) + ItemModelKind.categoryRowKinds.map(\.rawValue) + ["bifactor", "testlet", "correlated"]
+    }
     var defaultValueDescription: String { description }
 }
 
 /// `--bank-model`: the model of bank rows whose thresholds name none (mirt's `coef(IRTpars = TRUE)` tables).
 struct BankModelOption: ParsableArguments {
-    @Option(name: .customLong("bank-model"), help: "The model of bank rows with thresholds b1, b2, … and no model cell, as mirt's coef(IRTpars = TRUE) graded and gpcm tables are written: graded, gpcm or pcm.")
+    @Option(
+        name: .customLong("bank-model"),
+        help:
+            "The model of bank rows with thresholds b1, b2, … and no model cell, as mirt's coef(IRTpars = TRUE) graded and gpcm tables are written: graded, gpcm or pcm."
+    )
     var bankModel: ItemModelKind?
 
     /// How the bank is read: items in more than two categories allowed, these rows under `bankModel`.
@@ -291,7 +319,8 @@ struct GroupSource {
         guard !groupFiles.isEmpty else { return nil }
         guard groupColumn == nil else { throw ValidationError("--group-column and --group-file are two ways to give the groups; use one") }
         switch GroupFiles.parse(["\(reference)=\(responses)"] + groupFiles) {
-        case .failure(let problem): throw ValidationError("--group-file \(problem) (the positional file is the reference group \(TextFidelity.quoted(reference))'s)")
+        case .failure(let problem):
+            throw ValidationError("--group-file \(problem) (the positional file is the reference group \(TextFidelity.quoted(reference))'s)")
         case .success(let files): return files
         }
     }
@@ -303,7 +332,9 @@ struct GroupSource {
             reports.forEach(noteUnnamedIDColumn)
             return (data, reports[0], labels)
         }
-        guard let groupColumn else { throw ValidationError("give the groups: --group-column COLUMN, or --group-file GROUP=PATH per non-reference group") }
+        guard let groupColumn else {
+            throw ValidationError("give the groups: --group-column COLUMN, or --group-file GROUP=PATH per non-reference group")
+        }
         var fileOptions = options
         if !fileOptions.ignoredColumns.contains(groupColumn) { fileOptions.ignoredColumns.append(groupColumn) }
         let (data, report) = try ResponseMatrix.load(csv: responses, options: fileOptions, maxMemoryBytes: maxMemoryBytes, threads: threads)

@@ -7,15 +7,21 @@ extension CalibrateCommand {
     /// `--model bifactor|testlet`'s own rules: the factor structure comes from a column of --items; the items are 2PL or 3PL.
     func validateBifactor() throws {
         guard items != nil else {
-            throw ValidationError("--model \(model.description) reads each item's \(model.isBifactor ? "specific factor" : "factor") from the \(factorColumn) column of --items ITEMS.csv (--factor-column names another); give --items")
+            throw ValidationError(
+                "--model \(model.description) reads each item's \(model.isBifactor ? "specific factor" : "factor") from the \(factorColumn) column of --items ITEMS.csv (--factor-column names another); give --items"
+            )
         }
         if let itemType, itemType != .twoPL && itemType != .threePL {
             throw ValidationError("--item-type must be 2pl or 3pl for --model \(model.description), got \(itemType.rawValue)")
         }
         if fixedBankPath != nil && model == .testlet {
-            throw ValidationError("--fixed (online calibration) goes with the unidimensional models, --model bifactor and --model correlated; --model testlet estimates every item (a factor's ratio λ is shared by its items)")
+            throw ValidationError(
+                "--fixed (online calibration) goes with the unidimensional models, --model bifactor and --model correlated; --model testlet estimates every item (a factor's ratio λ is shared by its items)"
+            )
         }
-        if eStep != .automatic { throw ValidationError("--e-step applies to the unidimensional 0/1 models; --model \(model.description) has its own E-step") }
+        if eStep != .automatic {
+            throw ValidationError("--e-step applies to the unidimensional 0/1 models; --model \(model.description) has its own E-step")
+        }
     }
 
     /// The items file (which must have `--factor-column`) and the responses of a multidimensional fit, and the
@@ -26,14 +32,20 @@ extension CalibrateCommand {
         let itemsPath = items!
         let metadata = try ItemMetadata.load(csv: itemsPath)
         guard metadata.columns.contains(factorColumn) else {
-            throw InputError(file: itemsPath, line: 1, message: "--factor-column \(TextFidelity.quoted(factorColumn)) is not a column of the items file; its columns: \(metadata.columns.joined(separator: ","))")
+            throw InputError(
+                file: itemsPath, line: 1,
+                message:
+                    "--factor-column \(TextFidelity.quoted(factorColumn)) is not a column of the items file; its columns: \(metadata.columns.joined(separator: ","))"
+            )
         }
         if let groupSource {
-            let (data, report, labels) = try groupSource.load(options: columns.fileOptions, maxMemoryBytes: maxMemory.bytes, threads: threads ?? WorkerThreads.all)
+            let (data, report, labels) = try groupSource.load(
+                options: columns.fileOptions, maxMemoryBytes: maxMemory.bytes, threads: threads ?? WorkerThreads.all)
             return (metadata, data, report, Date().timeIntervalSince(readStart), labels)
         }
-        let (data, report) = try ResponseMatrix.load(csv: responses, options: columns.fileOptions, maxMemoryBytes: maxMemory.bytes,
-                                                     threads: threads ?? WorkerThreads.all)
+        let (data, report) = try ResponseMatrix.load(
+            csv: responses, options: columns.fileOptions, maxMemoryBytes: maxMemory.bytes,
+            threads: threads ?? WorkerThreads.all)
         noteUnnamedIDColumn(report)
         return (metadata, data, report, Date().timeIntervalSince(readStart), nil)
     }
@@ -47,7 +59,9 @@ extension CalibrateCommand {
         let fixedBank = try fixedBankPath.map { try BifactorBank.load(csv: $0) }
         var fixedFactor: [String: String?] = [:]
         if let fixedBank {
-            for (id, item) in zip(fixedBank.itemIDs, fixedBank.items) { fixedFactor[id] = item.specific.map { fixedBank.structure.specificFactors[$0] } }
+            for (id, item) in zip(fixedBank.itemIDs, fixedBank.items) {
+                fixedFactor[id] = item.specific.map { fixedBank.structure.specificFactors[$0] }
+            }
         }
         // Specific factors in the order their first item comes in the data.
         let structure = try FactorStructure(items: data.itemIDs.map { id in (id, fixedFactor[id] ?? metadata.values[id]?[factorColumn]) })
@@ -62,14 +76,19 @@ extension CalibrateCommand {
         }
         let status = TerminalStatusLine()
         let calibrator = BifactorCalibrator(options: options, testlet: model == .testlet, starts: starts)
-        let result = try labels.map { try calibrator.calibrate(data, structure: structure, groups: $0, reference: reference!, specificFactorsByGroup: !fixedGroupSpecifics,
-                                                               progress: Self.progress(on: status)) }
+        let result =
+            try labels.map {
+                try calibrator.calibrate(
+                    data, structure: structure, groups: $0, reference: reference!, specificFactorsByGroup: !fixedGroupSpecifics,
+                    progress: Self.progress(on: status))
+            }
             ?? calibrator.calibrate(data, structure: structure, fixed: fixedItems, progress: Self.progress(on: status))
         status.clear()
         try bankWriter.write(result.bankCSV(metadata: metadata))
         try OutputSet.commit([("bank", bankWriter, result.items.count)], manifest: manifestWriter) { entries in
-            var summary = BifactorCalibrationSummary(model: model.description, result: result, options: options, report: report, responsesPath: responses, bankPath: out,
-                                                     factorColumn: factorColumn, readSeconds: readSeconds)
+            var summary = BifactorCalibrationSummary(
+                model: model.description, result: result, options: options, report: report, responsesPath: responses, bankPath: out,
+                factorColumn: factorColumn, readSeconds: readSeconds)
             summary.outputs = entries
             if result.starts.count > 1 { summary.starts = result.starts }
             if !result.groups.isEmpty {
@@ -85,42 +104,71 @@ extension CalibrateCommand {
             }
             return try encodeJSON(summary)
         }
-        var lines = ["iqscore calibrate: \(model.description) \(result.model.rawValue.uppercased()) on \(responses) (\(report.layout.rawValue) layout, \(formatCount(report.dataRows)) data rows)"]
+        var lines = [
+            "iqscore calibrate: \(model.description) \(result.model.rawValue.uppercased()) on \(responses) (\(report.layout.rawValue) layout, \(formatCount(report.dataRows)) data rows)"
+        ]
         lines.append("data: \(formatCount(result.personCount)) persons × \(result.items.count) items, \(formatCount(data.cellCount)) responses")
         let perFactor = result.structure.specificFactors.indices.map { f in
             "\(result.structure.specificFactors[f]) (\(result.items.filter { $0.item.specific == f }.count))"
         }
         let generalOnly = result.items.filter { $0.item.specific == nil }.count
-        lines.append("factors: \(result.structure.generalFactor) (all items), specific: \(perFactor.joined(separator: ", "))" + (generalOnly > 0 ? "; \(generalOnly) items on the general factor only" : ""))
+        lines.append(
+            "factors: \(result.structure.generalFactor) (all items), specific: \(perFactor.joined(separator: ", "))"
+                + (generalOnly > 0 ? "; \(generalOnly) items on the general factor only" : ""))
         if result.testlet {
             let ratios = result.structure.specificFactors.indices.compactMap { f -> String? in
                 guard let ratio = result.testletRatios[f] else { return nil }
-                return "\(result.structure.specificFactors[f]) \(fixed(ratio, 3))" + (result.testletRatioStandardErrors[f].map { " (SE \(fixed($0, 3)))" } ?? "")
+                return "\(result.structure.specificFactors[f]) \(fixed(ratio, 3))"
+                    + (result.testletRatioStandardErrors[f].map { " (SE \(fixed($0, 3)))" } ?? "")
             }
             lines.append("testlet ratios λ (a_specific = λ · a_\(result.structure.generalFactor)): \(ratios.joined(separator: ", "))")
         }
         if !result.groups.isEmpty {
-            lines.append("groups \(groupsOrigin) (general factor" + (fixedGroupSpecifics ? "; specific factors N(0, 1) in every group" : ", then each specific factor") + "; every item invariant):")
+            lines.append(
+                "groups \(groupsOrigin) (general factor"
+                    + (fixedGroupSpecifics ? "; specific factors N(0, 1) in every group" : ", then each specific factor") + "; every item invariant):"
+            )
             for (g, specifics) in zip(result.groups, result.groupSpecificFactors) {
                 lines.append(MultipleGroupSummary.Group.line(g))
                 if !specifics.isEmpty {
-                    lines.append("    " + specifics.map { "\($0.factor) " + MultipleGroupSummary.Group.moments(mean: $0.mean, meanSE: $0.meanStandardError, sd: $0.sd, sdSE: $0.sdStandardError) }.joined(separator: "; "))
+                    lines.append(
+                        "    "
+                            + specifics.map {
+                                "\($0.factor) "
+                                    + MultipleGroupSummary.Group.moments(
+                                        mean: $0.mean, meanSE: $0.meanStandardError, sd: $0.sd, sdSE: $0.sdStandardError)
+                            }.joined(separator: "; "))
                 }
             }
         }
         if let fixedBankPath {
             let held = result.items.filter(\.isFixed).count
-            lines.append("fixed: \(held) items held at their values in \(fixedBankPath), \(result.items.count - held) free items estimated on its factors (N(0, 1), its calibration population)"
-                         + (result.fixedItemsNotInData.isEmpty ? "" : "; \(result.fixedItemsNotInData.count) bank item\(result.fixedItemsNotInData.count == 1 ? "" : "s") not in the data (not written)"))
+            lines.append(
+                "fixed: \(held) items held at their values in \(fixedBankPath), \(result.items.count - held) free items estimated on its factors (N(0, 1), its calibration population)"
+                    + (result.fixedItemsNotInData.isEmpty
+                        ? ""
+                        : "; \(result.fixedItemsNotInData.count) bank item\(result.fixedItemsNotInData.count == 1 ? "" : "s") not in the data (not written)")
+            )
         }
         let state = result.converged ? "converged in \(result.cycles) cycles" : "NOT CONVERGED after \(result.cycles) cycles"
-        lines.append("\(state) (\(result.eSteps) E-steps, \(options.acceleration.rawValue), \(result.quadraturePoints)² nodes per specific factor); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s")
-        lines.append("log-likelihood \(fixed(result.logLikelihood, 3)), AIC \(fixed(result.aic, 2)), BIC \(fixed(result.bic, 2)) (\(result.parameterCount) parameters)")
+        lines.append(
+            "\(state) (\(result.eSteps) E-steps, \(options.acceleration.rawValue), \(result.quadraturePoints)² nodes per specific factor); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s"
+        )
+        lines.append(
+            "log-likelihood \(fixed(result.logLikelihood, 3)), AIC \(fixed(result.aic, 2)), BIC \(fixed(result.bic, 2)) (\(result.parameterCount) parameters)"
+        )
         let reliability = BifactorReliability(items: result.items.map(\.item), structure: result.structure)
-        lines.append("reliability (Rodriguez, Reise & Haviland 2016): ω \(fixed(reliability.omega, 3)), ω_H \(fixed(reliability.omegaHierarchical, 3)), ECV \(fixed(reliability.explainedCommonVariance, 3)), H \(fixed(reliability.construct, 3))")
-        lines.append("per domain ω_S / ω_HS / H: " + reliability.domains.map { "\($0.factor) \(fixed($0.omega, 3)) / \(fixed($0.omegaHierarchical, 3)) / \(fixed($0.construct, 3))" }.joined(separator: ", "))
+        lines.append(
+            "reliability (Rodriguez, Reise & Haviland 2016): ω \(fixed(reliability.omega, 3)), ω_H \(fixed(reliability.omegaHierarchical, 3)), ECV \(fixed(reliability.explainedCommonVariance, 3)), H \(fixed(reliability.construct, 3))"
+        )
+        lines.append(
+            "per domain ω_S / ω_HS / H: "
+                + reliability.domains.map { "\($0.factor) \(fixed($0.omega, 3)) / \(fixed($0.omegaHierarchical, 3)) / \(fixed($0.construct, 3))" }
+                .joined(separator: ", "))
         if result.model == .threePL {
-            lines.append("priors: c ~ \(options.guessingPrior.map(String.init(describing:)) ?? "none"), a_\(result.structure.generalFactor) ~ \(options.slopePrior.map(String.init(describing:)) ?? "none")")
+            lines.append(
+                "priors: c ~ \(options.guessingPrior.map(String.init(describing:)) ?? "none"), a_\(result.structure.generalFactor) ~ \(options.slopePrior.map(String.init(describing:)) ?? "none")"
+            )
         } else if let prior = options.slopePrior {
             lines.append("priors: a_\(result.structure.generalFactor) ~ \(prior)")
         }
@@ -187,14 +235,18 @@ struct BifactorCalibrationSummary: Encodable {
     var reference: String?
     var groups: [MultipleGroupSummary.Group]?
 
-    init(model: String, result: BifactorCalibrationResult, options: CalibrationOptions, report: ResponseFileReport, responsesPath: String, bankPath: String,
-         factorColumn: String, readSeconds: Double) {
+    init(
+        model: String, result: BifactorCalibrationResult, options: CalibrationOptions, report: ResponseFileReport, responsesPath: String,
+        bankPath: String,
+        factorColumn: String, readSeconds: Double
+    ) {
         self.model = model
         item_type = result.model.rawValue
         if result.testlet {
             let names = result.structure.specificFactors
             testlet_ratios = Dictionary(uniqueKeysWithValues: names.indices.compactMap { f in result.testletRatios[f].map { (names[f], $0) } })
-            testlet_ratio_ses = Dictionary(uniqueKeysWithValues: names.indices.compactMap { f in result.testletRatioStandardErrors[f].map { (names[f], $0) } })
+            testlet_ratio_ses = Dictionary(
+                uniqueKeysWithValues: names.indices.compactMap { f in result.testletRatioStandardErrors[f].map { (names[f], $0) } })
         }
         responses = responsesPath
         bank = bankPath
@@ -202,12 +254,14 @@ struct BifactorCalibrationSummary: Encodable {
         factor_column = factorColumn
         general_factor = result.structure.generalFactor
         specific_factors = result.structure.specificFactors
-        factor_items = Dictionary(uniqueKeysWithValues: result.structure.specificFactors.indices.map { f in
-            (result.structure.specificFactors[f], result.items.filter { $0.item.specific == f }.map(\.itemID))
-        })
+        factor_items = Dictionary(
+            uniqueKeysWithValues: result.structure.specificFactors.indices.map { f in
+                (result.structure.specificFactors[f], result.items.filter { $0.item.specific == f }.map(\.itemID))
+            })
         let r = BifactorReliability(items: result.items.map(\.item), structure: result.structure)
-        reliability = ReliabilitySummary(omega: r.omega, omega_h: r.omegaHierarchical, ecv: r.explainedCommonVariance, h: r.construct,
-                                         domains: r.domains.map { .init(factor: $0.factor, items: $0.items, omega_s: $0.omega, omega_hs: $0.omegaHierarchical, h: $0.construct) })
+        reliability = ReliabilitySummary(
+            omega: r.omega, omega_h: r.omegaHierarchical, ecv: r.explainedCommonVariance, h: r.construct,
+            domains: r.domains.map { .init(factor: $0.factor, items: $0.items, omega_s: $0.omega, omega_hs: $0.omegaHierarchical, h: $0.construct) })
         n_persons = result.personCount
         n_items = result.items.count
         excluded_items = result.excludedItems

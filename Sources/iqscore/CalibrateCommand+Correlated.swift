@@ -12,7 +12,11 @@ extension CalibrateCommand {
         // A fixed item's factor is the fixed bank's; the other items' come from --factor-column.
         let fixedBank = try fixedBankPath.map { path in
             guard CorrelatedFactorsBank.isCorrelated(csv: path) else {
-                throw InputError(file: path, line: 1, message: "--fixed with --model correlated takes a correlated-factors bank (calibrate --model correlated writes one: a factor column and r_<factor> columns)")
+                throw InputError(
+                    file: path, line: 1,
+                    message:
+                        "--fixed with --model correlated takes a correlated-factors bank (calibrate --model correlated writes one: a factor column and r_<factor> columns)"
+                )
             }
             return try CorrelatedFactorsBank.load(csv: path)
         }
@@ -29,13 +33,16 @@ extension CalibrateCommand {
             }
         }
         let status = TerminalStatusLine()
-        let result = try CorrelatedFactorsCalibrator(options: options, quadraturePoints: quadraturePoints, integration: integration, monteCarloPoints: qmcPoints, starts: starts)
-            .calibrate(data, structure: structure, fixed: fixedItems, progress: Self.progress(on: status))
+        let result = try CorrelatedFactorsCalibrator(
+            options: options, quadraturePoints: quadraturePoints, integration: integration, monteCarloPoints: qmcPoints, starts: starts
+        )
+        .calibrate(data, structure: structure, fixed: fixedItems, progress: Self.progress(on: status))
         status.clear()
         try bankWriter.write(result.bankCSV(metadata: metadata))
         try OutputSet.commit([("bank", bankWriter, result.items.count)], manifest: manifestWriter) { entries in
-            var summary = CorrelatedCalibrationSummary(result: result, options: options, report: report, responsesPath: responses, bankPath: out,
-                                                       factorColumn: factorColumn, readSeconds: readSeconds)
+            var summary = CorrelatedCalibrationSummary(
+                result: result, options: options, report: report, responsesPath: responses, bankPath: out,
+                factorColumn: factorColumn, readSeconds: readSeconds)
             summary.outputs = entries
             if result.starts.count > 1 { summary.starts = result.starts }
             if let fixedBankPath {
@@ -45,25 +52,40 @@ extension CalibrateCommand {
             }
             return try encodeJSON(summary)
         }
-        var lines = ["iqscore calibrate: correlated factors \(result.model.rawValue.uppercased()) on \(responses) (\(report.layout.rawValue) layout, \(formatCount(report.dataRows)) data rows)"]
+        var lines = [
+            "iqscore calibrate: correlated factors \(result.model.rawValue.uppercased()) on \(responses) (\(report.layout.rawValue) layout, \(formatCount(report.dataRows)) data rows)"
+        ]
         lines.append("data: \(formatCount(result.personCount)) persons × \(result.items.count) items, \(formatCount(data.cellCount)) responses")
-        lines.append("factors: " + result.factors.indices.map { f in "\(result.factors[f]) (\(result.items.filter { $0.factor == f }.count))" }.joined(separator: ", "))
+        lines.append(
+            "factors: "
+                + result.factors.indices.map { f in "\(result.factors[f]) (\(result.items.filter { $0.factor == f }.count))" }.joined(separator: ", ")
+        )
         if let fixedBankPath {
             let held = result.items.filter(\.isFixed).count
-            lines.append("fixed: \(held) items held at their values in \(fixedBankPath), \(result.items.count - held) free items estimated on its factors (the correlations estimated on this sample)"
-                         + (result.fixedItemsNotInData.isEmpty ? "" : "; \(result.fixedItemsNotInData.count) bank item\(result.fixedItemsNotInData.count == 1 ? "" : "s") not in the data (not written)"))
+            lines.append(
+                "fixed: \(held) items held at their values in \(fixedBankPath), \(result.items.count - held) free items estimated on its factors (the correlations estimated on this sample)"
+                    + (result.fixedItemsNotInData.isEmpty
+                        ? ""
+                        : "; \(result.fixedItemsNotInData.count) bank item\(result.fixedItemsNotInData.count == 1 ? "" : "s") not in the data (not written)")
+            )
         }
         let state = result.converged ? "converged in \(result.cycles) cycles" : "NOT CONVERGED after \(result.cycles) cycles"
-        let integrationText = result.integration == .productGrid
+        let integrationText =
+            result.integration == .productGrid
             ? "product grid \(result.quadraturePoints)^\(result.factors.count) = \(formatCount(result.nodes)) nodes"
             : "adaptive quasi-Monte Carlo, \(formatCount(result.nodes)) Sobol nodes per person"
-        lines.append("\(state) (\(result.eSteps) E-steps, \(options.acceleration.rawValue), \(integrationText)); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s")
-        lines.append("log-likelihood \(fixed(result.logLikelihood, 3)), AIC \(fixed(result.aic, 2)), BIC \(fixed(result.bic, 2)) (\(result.parameterCount) parameters)")
+        lines.append(
+            "\(state) (\(result.eSteps) E-steps, \(options.acceleration.rawValue), \(integrationText)); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s"
+        )
+        lines.append(
+            "log-likelihood \(fixed(result.logLikelihood, 3)), AIC \(fixed(result.aic, 2)), BIC \(fixed(result.bic, 2)) (\(result.parameterCount) parameters)"
+        )
         let k = result.factors.count
         lines.append("factor correlations" + (result.correlationStandardErrors == nil ? ":" : " (SE):"))
         for f in 1..<k {
             let cells = (0..<f).map { g in
-                "\(result.factors[g]) \(fixed(result.correlations[f * k + g], 3))" + (result.correlationStandardErrors.map { " (\(fixed($0[f * k + g], 3)))" } ?? "")
+                "\(result.factors[g]) \(fixed(result.correlations[f * k + g], 3))"
+                    + (result.correlationStandardErrors.map { " (\(fixed($0[f * k + g], 3)))" } ?? "")
             }
             lines.append("  \(result.factors[f]): " + cells.joined(separator: ", "))
         }
@@ -123,8 +145,10 @@ struct CorrelatedCalibrationSummary: Encodable {
     var fixed_items: [String]?
     var fixed_items_not_in_data: [String]?
 
-    init(result: CorrelatedFactorsResult, options: CalibrationOptions, report: ResponseFileReport, responsesPath: String, bankPath: String,
-         factorColumn: String, readSeconds: Double) {
+    init(
+        result: CorrelatedFactorsResult, options: CalibrationOptions, report: ResponseFileReport, responsesPath: String, bankPath: String,
+        factorColumn: String, readSeconds: Double
+    ) {
         let k = result.factors.count
         item_type = result.model.rawValue
         responses = responsesPath
@@ -132,7 +156,8 @@ struct CorrelatedCalibrationSummary: Encodable {
         layout = report.layout.rawValue
         factor_column = factorColumn
         factors = result.factors
-        factor_items = Dictionary(uniqueKeysWithValues: result.factors.indices.map { f in (result.factors[f], result.items.filter { $0.factor == f }.map(\.itemID)) })
+        factor_items = Dictionary(
+            uniqueKeysWithValues: result.factors.indices.map { f in (result.factors[f], result.items.filter { $0.factor == f }.map(\.itemID)) })
         correlations = (0..<k).map { f in Array(result.correlations[(f * k)..<((f + 1) * k)]) }
         correlation_ses = result.correlationStandardErrors.map { se in (0..<k).map { f in Array(se[(f * k)..<((f + 1) * k)]) } }
         n_persons = result.personCount
@@ -152,7 +177,9 @@ struct CorrelatedCalibrationSummary: Encodable {
         quadrature_points = result.quadraturePoints
         nodes = result.nodes
         theta_bound = options.thetaBound
-        standard_errors = options.standardErrors ? "observed information (Oakes 1999, central differences of the gradient); correlations by the delta method" : "not computed (--no-se)"
+        standard_errors =
+            options.standardErrors
+            ? "observed information (Oakes 1999, central differences of the gradient); correlations by the delta method" : "not computed (--no-se)"
         var p: [String: String] = ["slope": options.slopePrior?.description ?? "none"]
         if result.model == .threePL { p["guessing"] = options.guessingPrior?.description ?? "none" }
         priors = p
@@ -169,7 +196,8 @@ extension CalibrateCommand {
         guard starts.count > 1, let best = starts.first(where: \.kept)?.logLikelihood else { return nil }
         let reached = starts.filter { ($0.logLikelihood ?? -.infinity) > best - 0.01 }.count
         let runs = starts.map { r in
-            (r.logLikelihood.map { fixed($0, 3) } ?? "diverged") + (r.kept ? " (kept)" : "") + (r.converged || r.logLikelihood == nil ? "" : " (not converged)")
+            (r.logLikelihood.map { fixed($0, 3) } ?? "diverged") + (r.kept ? " (kept)" : "")
+                + (r.converged || r.logLikelihood == nil ? "" : " (not converged)")
         }
         return "starts: \(starts.count) runs, \(reached) reached the best log-likelihood within 0.01: " + runs.joined(separator: ", ")
     }

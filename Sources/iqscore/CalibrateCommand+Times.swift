@@ -10,11 +10,15 @@ extension CalibrateCommand {
         if excludeRapidGuesses && !times.isSet { throw ValidationError("--exclude-rapid-guesses goes with --time-column or --time-suffix") }
         guard times.isSet else { return }
         guard let m = model.dichotomous, m != .rasch else {
-            throw ValidationError("--time-column and --time-suffix calibrate the response times with --model 1pl, 2pl or 3pl (the speed-accuracy model's ability is N(0, 1)), not --model \(model)")
+            throw ValidationError(
+                "--time-column and --time-suffix calibrate the response times with --model 1pl, 2pl or 3pl (the speed-accuracy model's ability is N(0, 1)), not --model \(model)"
+            )
         }
         if excludeRapidGuesses && !times.isSet { throw ValidationError("--exclude-rapid-guesses goes with --time-column or --time-suffix") }
         if groupSource != nil || fixedBankPath != nil {
-            throw ValidationError("--time-column and --time-suffix calibrate one group with every item free: leave out \(fixedBankPath != nil ? "--fixed" : "--group-column/--group-file")")
+            throw ValidationError(
+                "--time-column and --time-suffix calibrate one group with every item free: leave out \(fixedBankPath != nil ? "--fixed" : "--group-column/--group-file")"
+            )
         }
     }
 
@@ -25,8 +29,9 @@ extension CalibrateCommand {
         let readStart = Date()
         let metadata = try items.map { try ItemMetadata.load(csv: $0) }
         if guessingPrior == "options", let metadata, let path = items { options.itemGuessingPriors = try Self.optionPriors(metadata, file: path) }
-        var (data, report) = try ResponseMatrix.load(csv: responses, options: times.applied(to: columns.fileOptions), maxMemoryBytes: maxMemory.bytes,
-                                                     threads: threads ?? WorkerThreads.all)
+        var (data, report) = try ResponseMatrix.load(
+            csv: responses, options: times.applied(to: columns.fileOptions), maxMemoryBytes: maxMemory.bytes,
+            threads: threads ?? WorkerThreads.all)
         noteUnnamedIDColumn(report)
         var removed = 0
         if excludeRapidGuesses {
@@ -52,14 +57,25 @@ extension CalibrateCommand {
         let tail = lines[0].components(separatedBy: "\n").filter { $0.hasPrefix("warning:") || $0.hasPrefix("wrote ") }
         lines = lines[0].components(separatedBy: "\n").filter { !$0.hasPrefix("warning:") && !$0.hasPrefix("wrote ") }
         let p = result.population
-        lines.append("response times: \(formatCount(result.timedResponses)) timed responses" + (excludeRapidGuesses ? "; \(formatCount(removed)) rapid guesses (below NT10) left out" : "") + (report.droppedTimes > 0 ? "; \(formatCount(report.droppedTimes)) times of 0 or more than a day dropped (first on line \(report.firstDroppedTimeLine!))" : ""))
-        lines.append("speed-accuracy model (van der Linden 2007): speed SD \(fixed(p.speedSD, 4))" + (result.speedSDStandardError.map { " (SE \(fixed($0, 4)))" } ?? "")
-                     + ", ability-speed correlation \(fixed(p.correlation, 4))" + (result.correlationStandardError.map { " (SE \(fixed($0, 4)))" } ?? ""))
+        lines.append(
+            "response times: \(formatCount(result.timedResponses)) timed responses"
+                + (excludeRapidGuesses ? "; \(formatCount(removed)) rapid guesses (below NT10) left out" : "")
+                + (report.droppedTimes > 0
+                    ? "; \(formatCount(report.droppedTimes)) times of 0 or more than a day dropped (first on line \(report.firstDroppedTimeLine!))"
+                    : ""))
+        lines.append(
+            "speed-accuracy model (van der Linden 2007): speed SD \(fixed(p.speedSD, 4))"
+                + (result.speedSDStandardError.map { " (SE \(fixed($0, 4)))" } ?? "")
+                + ", ability-speed correlation \(fixed(p.correlation, 4))" + (result.correlationStandardError.map { " (SE \(fixed($0, 4)))" } ?? ""))
         let timed = result.timeItems.compactMap(\.parameters)
         if !timed.isEmpty {
-            lines.append("time intensity β: \(fixed(timed.map(\.timeIntensity).min()!, 3)) … \(fixed(timed.map(\.timeIntensity).max()!, 3)) (median times \(fixed(exp(timed.map(\.timeIntensity).min()!), 1)) … \(fixed(exp(timed.map(\.timeIntensity).max()!), 1)) s), time discrimination α: \(fixed(timed.map(\.timeDiscrimination).min()!, 3)) … \(fixed(timed.map(\.timeDiscrimination).max()!, 3))")
+            lines.append(
+                "time intensity β: \(fixed(timed.map(\.timeIntensity).min()!, 3)) … \(fixed(timed.map(\.timeIntensity).max()!, 3)) (median times \(fixed(exp(timed.map(\.timeIntensity).min()!), 1)) … \(fixed(exp(timed.map(\.timeIntensity).max()!), 1)) s), time discrimination α: \(fixed(timed.map(\.timeDiscrimination).min()!, 3)) … \(fixed(timed.map(\.timeDiscrimination).max()!, 3))"
+            )
         }
-        lines.append("joint log-likelihood \(fixed(result.logLikelihood, 2)) (responses alone \(fixed(result.responseOnlyLogLikelihood, 2))); the times shrink θ's posterior SD by \(fixed(100 * (1 - result.collateralSDRatio), 1))% on average")
+        lines.append(
+            "joint log-likelihood \(fixed(result.logLikelihood, 2)) (responses alone \(fixed(result.responseOnlyLogLikelihood, 2))); the times shrink θ's posterior SD by \(fixed(100 * (1 - result.collateralSDRatio), 1))% on average"
+        )
         let warnings = result.warnings.filter { w in !result.irt.warnings.contains(w) }
         lines += warnings.prefix(8).map { "warning: \($0)" } + tail
         printError(lines.joined(separator: "\n"))

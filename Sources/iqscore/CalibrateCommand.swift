@@ -92,10 +92,17 @@ struct CalibrateCommand: ParsableCommand {
     @Argument(help: "Responses CSV (wide or long layout).")
     var responses: String
 
-    @Option(help: "Model: rasch, 1pl, 2pl or 3pl for 0/1 items; graded, gpcm, pcm, rsm or nominal for items scored in more than two categories (cells 0…255; per item by the model column of --items); bifactor for 0/1 items on a general factor and one specific factor per group of items (--factor-column); testlet for the bifactor model with specific slopes proportional to the general ones; correlated for 0/1 items each on one of several correlated factors (--factor-column).")
+    @Option(
+        help:
+            "Model: rasch, 1pl, 2pl or 3pl for 0/1 items; graded, gpcm, pcm, rsm or nominal for items scored in more than two categories (cells 0…255; per item by the model column of --items); bifactor for 0/1 items on a general factor and one specific factor per group of items (--factor-column); testlet for the bifactor model with specific slopes proportional to the general ones; correlated for 0/1 items each on one of several correlated factors (--factor-column)."
+    )
     var model: ModelArgument = .dichotomous(.twoPL)
 
-    @Option(name: .customLong("factor-column"), help: "With --model bifactor|testlet: the column of --items naming each item's specific factor (items with an empty cell or no row load on the general factor only); with --model correlated, each item's factor (every item needs one).")
+    @Option(
+        name: .customLong("factor-column"),
+        help:
+            "With --model bifactor|testlet: the column of --items naming each item's specific factor (items with an empty cell or no row load on the general factor only); with --model correlated, each item's factor (every item needs one)."
+    )
     var factorColumn = "domain"
 
     @Option(name: .customLong("item-type"), help: "With --model bifactor, testlet or correlated: the items' model, 2pl or 3pl (default 2pl).")
@@ -108,47 +115,90 @@ struct CalibrateCommand: ParsableCommand {
     @Option(help: "Output bank CSV (written atomically).")
     var out: String
 
-    @Option(name: .customLong("summary-json"), help: "JSON summary of the fit and run manifest, written last (the bank's rows, bytes and CRC-32; default: OUT with .summary.json; none when OUT is not a regular file).")
+    @Option(
+        name: .customLong("summary-json"),
+        help:
+            "JSON summary of the fit and run manifest, written last (the bank's rows, bytes and CRC-32; default: OUT with .summary.json; none when OUT is not a regular file)."
+    )
     var summaryJSON: String?
 
     @Option(help: "Item metadata CSV (item_id plus columns such as domain) to carry into the bank.")
     var items: String?
 
-    @Option(name: .customLong("fixed"), help: "Bank CSV whose items are held fixed at their values (online calibration of new items onto the bank's scale); a bifactor bank with --model bifactor, a correlated-factors bank with --model correlated (a held item's factor is the bank's; the correlations are estimated on the new sample).")
+    @Option(
+        name: .customLong("fixed"),
+        help:
+            "Bank CSV whose items are held fixed at their values (online calibration of new items onto the bank's scale); a bifactor bank with --model bifactor, a correlated-factors bank with --model correlated (a held item's factor is the bank's; the correlations are estimated on the new sample)."
+    )
     var fixedBankPath: String?
 
-    @Option(name: .customLong("group-column"), help: "Multiple-group calibration (2pl, 3pl or bifactor): the response file's column holding each person's group; needs --reference. The bank holds the reference group's parameters; the summary JSON every group's mean and SD (the reference N(0, 1); with --model bifactor the general factor's, the specific factors N(0, 1) in every group) and the freed items' parameters per group.")
+    @Option(
+        name: .customLong("group-column"),
+        help:
+            "Multiple-group calibration (2pl, 3pl or bifactor): the response file's column holding each person's group; needs --reference. The bank holds the reference group's parameters; the summary JSON every group's mean and SD (the reference N(0, 1); with --model bifactor the general factor's, the specific factors N(0, 1) in every group) and the freed items' parameters per group."
+    )
     var groupColumn: String?
 
-    @Option(name: .customLong("group-file"), help: ArgumentHelp("Multiple-group calibration from one file per group instead of --group-column: a non-reference group's responses (repeat per group); the positional file holds the reference group's (named by --reference). Items are matched by id; groups may see different items.", valueName: "GROUP=PATH"))
+    @Option(
+        name: .customLong("group-file"),
+        help: ArgumentHelp(
+            "Multiple-group calibration from one file per group instead of --group-column: a non-reference group's responses (repeat per group); the positional file holds the reference group's (named by --reference). Items are matched by id; groups may see different items.",
+            valueName: "GROUP=PATH"))
     var groupFiles: [String] = []
 
     @Option(help: "With --group-column: the reference group (its θ is N(0, 1)); with --group-file, the positional file's group name.")
     var reference: String?
 
-    @Flag(name: .customLong("fixed-group-specifics"), help: "With --model bifactor and groups: keep every group's specific factors N(0, 1) (only the general factor's mean and SD differ by group); by default each non-reference group estimates each specific factor's mean and SD as well, as mirt's bfactor(group =, invariance = c(items, 'free_means', 'free_var')).")
+    @Flag(
+        name: .customLong("fixed-group-specifics"),
+        help:
+            "With --model bifactor and groups: keep every group's specific factors N(0, 1) (only the general factor's mean and SD differ by group); by default each non-reference group estimates each specific factor's mean and SD as well, as mirt's bfactor(group =, invariance = c(items, 'free_means', 'free_var'))."
+    )
     var fixedGroupSpecifics = false
 
-    @Option(name: .customLong("free-items"), help: ArgumentHelp("With --group-column: items whose parameters differ by group, ITEM:GROUP[|GROUP…] comma-separated (ITEM alone: free in every group); every other item is invariant.", valueName: "list"))
+    @Option(
+        name: .customLong("free-items"),
+        help: ArgumentHelp(
+            "With --group-column: items whose parameters differ by group, ITEM:GROUP[|GROUP…] comma-separated (ITEM alone: free in every group); every other item is invariant.",
+            valueName: "list"))
     var freeItems: String?
 
     @OptionGroup var columns: ResponseColumnOptions
 
     @OptionGroup var times: ResponseTimeOptions
 
-    @Flag(name: .customLong("exclude-rapid-guesses"), help: "With response times: leave out of the fit the responses faster than NT10 (10% of the item's mean time in these data, at most 10 s; Wise & Ma 2012) — effort-moderated calibration.")
+    @Flag(
+        name: .customLong("exclude-rapid-guesses"),
+        help:
+            "With response times: leave out of the fit the responses faster than NT10 (10% of the item's mean time in these data, at most 10 s; Wise & Ma 2012) — effort-moderated calibration."
+    )
     var excludeRapidGuesses = false
 
-    @Option(name: .customLong("quadrature-points"), help: "Quadrature points (per dimension for bifactor and correlated), \(QuadratureGrid.allowedPointCounts.text); default 61, bifactor 31 (mirt's), correlated 31 for 2 factors and 21 for 3 (set, it keeps --model correlated on the product grid up to \(CorrelatedFactorsCalibrator.maximumFactors) factors: 15, 9, 7 for 4…6 are finer than mirt's 9, 7, 5 and still coarse).")
+    @Option(
+        name: .customLong("quadrature-points"),
+        help:
+            "Quadrature points (per dimension for bifactor and correlated), \(QuadratureGrid.allowedPointCounts.text); default 61, bifactor 31 (mirt's), correlated 31 for 2 factors and 21 for 3 (set, it keeps --model correlated on the product grid up to \(CorrelatedFactorsCalibrator.maximumFactors) factors: 15, 9, 7 for 4…6 are finer than mirt's 9, 7, 5 and still coarse)."
+    )
     var quadraturePoints: Int?
 
-    @Option(name: .customLong("integration"), help: "With --model correlated: auto (the product grid up to 3 factors or with --quadrature-points, adaptive quasi-Monte Carlo from 4 factors on or with --qmc-points), grid, or qmc (up to \(CorrelatedFactorsCalibrator.maximumAdaptiveFactors) factors).")
+    @Option(
+        name: .customLong("integration"),
+        help:
+            "With --model correlated: auto (the product grid up to 3 factors or with --quadrature-points, adaptive quasi-Monte Carlo from 4 factors on or with --qmc-points), grid, or qmc (up to \(CorrelatedFactorsCalibrator.maximumAdaptiveFactors) factors)."
+    )
     var integration: CorrelatedFactorsCalibrator.Integration = .automatic
 
-    @Option(name: .customLong("qmc-points"), help: "With --integration qmc: Sobol nodes per person, a power of two in \(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.lowerBound)…\(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.upperBound) (default \(CorrelatedFactorsCalibrator.defaultMonteCarloPoints)).")
+    @Option(
+        name: .customLong("qmc-points"),
+        help:
+            "With --integration qmc: Sobol nodes per person, a power of two in \(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.lowerBound)…\(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.upperBound) (default \(CorrelatedFactorsCalibrator.defaultMonteCarloPoints))."
+    )
     var qmcPoints: Int?
 
-    @Option(help: "With --model bifactor, testlet or correlated: EM runs from this many starting values (1…\(StartRecord.maximumStarts)): the default start, then seeded perturbations of it (slopes ×exp(0.25z), intercepts +0.25z, correlations' free values +0.3z); the run with the highest log-likelihood is kept and every run's is reported. Each run costs a calibration.")
+    @Option(
+        help:
+            "With --model bifactor, testlet or correlated: EM runs from this many starting values (1…\(StartRecord.maximumStarts)): the default start, then seeded perturbations of it (slopes ×exp(0.25z), intercepts +0.25z, correlations' free values +0.3z); the run with the highest log-likelihood is kept and every run's is reported. Each run costs a calibration."
+    )
     var starts = 1
 
     @Option(name: .customLong("theta-bound"), help: "Quadrature grid on [-B, B]; B in \(QuadratureGrid.allowedBounds).")
@@ -163,10 +213,18 @@ struct CalibrateCommand: ParsableCommand {
     @Option(help: "EM acceleration: squarem (SQUAREM with a monotonicity safeguard) or none (plain EM).")
     var acceleration: EMAcceleration = .squarem
 
-    @Option(name: .customLong("guessing-prior"), help: "3PL prior on c: 'beta:ALPHA,BETA' (each in \(BetaPrior.allowedShapes)), 'options:K' (K \(BetaPrior.allowedOptionCounts.text); mode 1/K, weight 20), 'options' (K per item from the options column of --items; items without one keep beta:5,17) or 'none'. Default beta:5,17.")
+    @Option(
+        name: .customLong("guessing-prior"),
+        help:
+            "3PL prior on c: 'beta:ALPHA,BETA' (each in \(BetaPrior.allowedShapes)), 'options:K' (K \(BetaPrior.allowedOptionCounts.text); mode 1/K, weight 20), 'options' (K per item from the options column of --items; items without one keep beta:5,17) or 'none'. Default beta:5,17."
+    )
     var guessingPrior: String?
 
-    @Option(name: .customLong("slope-prior"), help: "Prior on slopes (2PL/3PL; graded and gpcm items): 'lognormal:MEANLOG,SDLOG' (MEANLOG in \(LogNormalPrior.allowedMeanLogs), SDLOG in \(LogNormalPrior.allowedSDLogs)) or 'none'. Default lognormal:0,0.5 for 3PL, none for 2PL.")
+    @Option(
+        name: .customLong("slope-prior"),
+        help:
+            "Prior on slopes (2PL/3PL; graded and gpcm items): 'lognormal:MEANLOG,SDLOG' (MEANLOG in \(LogNormalPrior.allowedMeanLogs), SDLOG in \(LogNormalPrior.allowedSDLogs)) or 'none'. Default lognormal:0,0.5 for 3PL, none for 2PL."
+    )
     var slopePrior: String?
 
     @Option(name: .customLong("min-item-responses"), help: "Exclude items with fewer responses.")
@@ -178,11 +236,18 @@ struct CalibrateCommand: ParsableCommand {
     @Option(name: .customLong("e-step"), help: "E-step: automatic, dense (BLAS) or sparse (answered cells only).")
     var eStep: EStepStrategy = .automatic
 
-    @Option(help: "Threads that read the file, run EM and compute standard errors, 1…\(WorkerThreads.maximum) (default: all cores, at most \(WorkerThreads.maximum)).")
+    @Option(
+        help:
+            "Threads that read the file, run EM and compute standard errors, 1…\(WorkerThreads.maximum) (default: all cores, at most \(WorkerThreads.maximum))."
+    )
     var threads: Int?
 
-    @Option(name: .customLong("max-memory"), help: ArgumentHelp("Memory budget such as 512M or 2G (K/M/G/T = ×1024ⁿ; 32M … 1T). Calibration keeps every response in memory: reading stops with an error past the budget, and a fit whose estimated peak exceeds it is refused before it starts. (default: 1G)", valueName: "size"),
-            transform: memoryLimit)
+    @Option(
+        name: .customLong("max-memory"),
+        help: ArgumentHelp(
+            "Memory budget such as 512M or 2G (K/M/G/T = ×1024ⁿ; 32M … 1T). Calibration keeps every response in memory: reading stops with an error past the budget, and a fit whose estimated peak exceeds it is refused before it starts. (default: 1G)",
+            valueName: "size"),
+        transform: memoryLimit)
     var maxMemory = MemoryLimit.standard
 
     /// Every range is the library's (`CalibrationOptions`, `BetaPrior`, `LogNormalPrior`, `WorkerThreads`),
@@ -192,15 +257,28 @@ struct CalibrateCommand: ParsableCommand {
         // The priors' texts first (as before the other ranges), then every range of the library's options.
         if model.categories != nil { try validateCategoryModel() }
         if model.isMultidimensional { try validateBifactor() }
-        if (integration != .automatic || qmcPoints != nil) && model != .correlated { throw ValidationError("--integration and --qmc-points go with --model correlated") }
+        if (integration != .automatic || qmcPoints != nil) && model != .correlated {
+            throw ValidationError("--integration and --qmc-points go with --model correlated")
+        }
         if let qmcPoints, !(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.contains(qmcPoints) && qmcPoints & (qmcPoints - 1) == 0) {
-            throw ValidationError("--qmc-points must be a power of two in \(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.lowerBound)…\(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.upperBound), got \(qmcPoints)")
+            throw ValidationError(
+                "--qmc-points must be a power of two in \(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.lowerBound)…\(CorrelatedFactorsCalibrator.allowedMonteCarloPoints.upperBound), got \(qmcPoints)"
+            )
         }
         if qmcPoints != nil && integration == .productGrid { throw ValidationError("--qmc-points goes with --integration qmc or auto, not grid") }
-        if qmcPoints != nil && quadraturePoints != nil && model == .correlated { throw ValidationError("--qmc-points and --quadrature-points choose different integrations; give one") }
-        if starts != 1 && !model.isMultidimensional { throw ValidationError("--starts goes with --model bifactor, testlet or correlated (the multidimensional models, whose likelihood can have several maxima)") }
-        if !(1...StartRecord.maximumStarts).contains(starts) { throw ValidationError("--starts must be 1…\(StartRecord.maximumStarts), got \(starts)") }
-        if itemType != nil && !model.isMultidimensional { throw ValidationError("--item-type goes with --model bifactor, testlet or correlated (the other models name the item type in --model)") }
+        if qmcPoints != nil && quadraturePoints != nil && model == .correlated {
+            throw ValidationError("--qmc-points and --quadrature-points choose different integrations; give one")
+        }
+        if starts != 1 && !model.isMultidimensional {
+            throw ValidationError(
+                "--starts goes with --model bifactor, testlet or correlated (the multidimensional models, whose likelihood can have several maxima)")
+        }
+        if !(1...StartRecord.maximumStarts).contains(starts) {
+            throw ValidationError("--starts must be 1…\(StartRecord.maximumStarts), got \(starts)")
+        }
+        if itemType != nil && !model.isMultidimensional {
+            throw ValidationError("--item-type goes with --model bifactor, testlet or correlated (the other models name the item type in --model)")
+        }
         if irtModel == .threePL { _ = try parsedGuessingPrior() }
         if irtModel.hasItemSlopes { _ = try parsedSlopePrior() }
         try validateGroups()
@@ -233,14 +311,23 @@ struct CalibrateCommand: ParsableCommand {
     func parsedGuessingPrior() throws -> BetaPrior?? {
         guard let text = guessingPrior else { return .none }
         if model != .dichotomous(.threePL) && model.categories == nil && !(model.isMultidimensional && itemType == .threePL) {
-            throw ValidationError("--guessing-prior applies to --model 3pl, to the 3pl items of a polytomous fit, and to --model bifactor|testlet|correlated --item-type 3pl")
+            throw ValidationError(
+                "--guessing-prior applies to --model 3pl, to the 3pl items of a polytomous fit, and to --model bifactor|testlet|correlated --item-type 3pl"
+            )
         }
         if text == "none" { return .some(nil) }
         let syntax = ValidationError("--guessing-prior must be 'beta:ALPHA,BETA', 'options:K', 'options' or 'none'; got '\(text)'")
         if text == "options" {
             // Per item from the items file (`itemGuessingPriors`, filled in `run()`); the default for the others.
-            if model.categories != nil || model.isMultidimensional { throw ValidationError("--guessing-prior options (per item) is for --model 3pl; a polytomous fit's 3pl items take beta:ALPHA,BETA, options:K or none") }
-            if items == nil { throw ValidationError("--guessing-prior options reads the number of options per item from the options column of --items ITEMS.csv; give --items, or use options:K") }
+            if model.categories != nil || model.isMultidimensional {
+                throw ValidationError(
+                    "--guessing-prior options (per item) is for --model 3pl; a polytomous fit's 3pl items take beta:ALPHA,BETA, options:K or none")
+            }
+            if items == nil {
+                throw ValidationError(
+                    "--guessing-prior options reads the number of options per item from the options column of --items ITEMS.csv; give --items, or use options:K"
+                )
+            }
             return .none
         }
         if text.hasPrefix("beta:") {
@@ -261,7 +348,11 @@ struct CalibrateCommand: ParsableCommand {
     /// options`). A K outside `BetaPrior.allowedOptionCounts` or not a whole number is an error naming the item.
     static func optionPriors(_ metadata: ItemMetadata, file: String) throws -> [String: BetaPrior] {
         guard metadata.columns.contains("options") else {
-            throw InputError(file: file, line: 1, message: "--guessing-prior options needs an options column (the number of options of each item); found: \(metadata.columns.joined(separator: ","))")
+            throw InputError(
+                file: file, line: 1,
+                message:
+                    "--guessing-prior options needs an options column (the number of options of each item); found: \(metadata.columns.joined(separator: ","))"
+            )
         }
         var priors: [String: BetaPrior] = [:], problems: [String] = []
         for (id, row) in metadata.values.sorted(by: { $0.key < $1.key }) {
@@ -300,8 +391,10 @@ struct CalibrateCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            try prepareOutputs(inputs: [("input", responses)] + groupFiles.compactMap { try? GroupFiles.parse($0).get() }.map { ("--group-file", $0.path) } + given("--items", items) + given("--fixed", fixedBankPath),
-                               outputs: [("--out", out)] + given("--summary-json", manifestPath))
+            try prepareOutputs(
+                inputs: [("input", responses)] + groupFiles.compactMap { try? GroupFiles.parse($0).get() }.map { ("--group-file", $0.path) }
+                    + given("--items", items) + given("--fixed", fixedBankPath),
+                outputs: [("--out", out)] + given("--summary-json", manifestPath))
             let bankWriter = try AtomicFileWriter(path: out)
             let manifestWriter = try manifestPath.map { try AtomicFileWriter(path: $0) }
             BLASConfiguration.setThreadCount(1)
@@ -319,8 +412,9 @@ struct CalibrateCommand: ParsableCommand {
             if let fixedBank {
                 options.fixedItems = Dictionary(fixedBank.items.map { ($0.itemID, $0.parameters) }, uniquingKeysWith: { first, _ in first })
             }
-            let (data, report) = try ResponseMatrix.load(csv: responses, options: columns.fileOptions, maxMemoryBytes: maxMemory.bytes,
-                                                         threads: threads ?? WorkerThreads.all)
+            let (data, report) = try ResponseMatrix.load(
+                csv: responses, options: columns.fileOptions, maxMemoryBytes: maxMemory.bytes,
+                threads: threads ?? WorkerThreads.all)
             noteUnnamedIDColumn(report)
             let readSeconds = Date().timeIntervalSince(readStart)
             // A terminal shows each EM cycle as mirt does (silent when stderr is piped).
@@ -343,15 +437,19 @@ struct CalibrateCommand: ParsableCommand {
             if let metadata {
                 let missing = result.items.filter { metadata.values[$0.itemID] == nil }.map(\.itemID)
                 if !missing.isEmpty {
-                    printError("warning: \(missing.count) calibrated item\(missing.count == 1 ? "" : "s") not in \(items!): \(missing.prefix(5).joined(separator: ", "))\(missing.count > 5 ? ", …" : "") (metadata left empty)")
+                    printError(
+                        "warning: \(missing.count) calibrated item\(missing.count == 1 ? "" : "s") not in \(items!): \(missing.prefix(5).joined(separator: ", "))\(missing.count > 5 ? ", …" : "") (metadata left empty)"
+                    )
                 }
             }
             // Estimates a bank may not hold (a slope near 0 sends b far out): said now, not first by `score`.
             for item in bank.items where !item.flags.contains("fixed") {
                 let p = item.parameters
                 if !ItemBank.allowsDifficulty(p.difficulty, slope: p.discrimination) || !ItemBank.allowedPositiveSlopes.contains(p.discrimination) {
-                    printError("warning: item '\(item.itemID)': a = \(p.discrimination.formatted6), b = \(p.difficulty.formatted6) lie outside what a bank for scoring may hold "
-                               + "(a in \(ItemBank.allowedPositiveSlopes), b in \(ItemBank.allowedDifficulties) or |a·b| ≤ \(ItemBank.flatItemIntercept.formatted6) when |a| < \(ItemBank.flatSlope.formatted6)): the item does not measure θ; remove it from \(out) before scoring")
+                    printError(
+                        "warning: item '\(item.itemID)': a = \(p.discrimination.formatted6), b = \(p.difficulty.formatted6) lie outside what a bank for scoring may hold "
+                            + "(a in \(ItemBank.allowedPositiveSlopes), b in \(ItemBank.allowedDifficulties) or |a·b| ≤ \(ItemBank.flatItemIntercept.formatted6) when |a| < \(ItemBank.flatSlope.formatted6)): the item does not measure θ; remove it from \(out) before scoring"
+                    )
                 }
             }
             printError(humanSummary(result: result, report: report, readSeconds: readSeconds, bankItems: bank.items.count))
@@ -365,7 +463,9 @@ struct CalibrateCommand: ParsableCommand {
         return { p in
             switch p.phase {
             case .cycle:
-                status.show("EM cycle \(p.cycle): log-likelihood \(fixed(p.logLikelihood, 2)), largest change \(String(format: "%.1e", p.largestChange)), \(fixed(p.elapsedSeconds, 1)) s")
+                status.show(
+                    "EM cycle \(p.cycle): log-likelihood \(fixed(p.logLikelihood, 2)), largest change \(String(format: "%.1e", p.largestChange)), \(fixed(p.elapsedSeconds, 1)) s"
+                )
             case .standardErrors:
                 status.show("EM stopped after \(p.cycle) cycles (\(fixed(p.elapsedSeconds, 1)) s); computing standard errors…", force: true)
             }
@@ -374,8 +474,12 @@ struct CalibrateCommand: ParsableCommand {
 
     func humanSummary(result: CalibrationResult, report: ResponseFileReport, readSeconds: Double, bankItems: Int) -> String {
         var lines: [String] = []
-        lines.append("iqscore calibrate: \(result.model.rawValue.uppercased()) on \(responses) (\(report.layout.rawValue) layout, \(formatCount(report.dataRows)) data rows)")
-        lines.append("data: \(formatCount(result.personCount)) persons × \(result.items.count) items, \(formatCount(result.cellCount)) responses (\(fixed(100 * Double(result.cellCount) / Double(max(1, result.personCount * result.items.count)), 1))% of cells); \(result.eStep.rawValue) E-step")
+        lines.append(
+            "iqscore calibrate: \(result.model.rawValue.uppercased()) on \(responses) (\(report.layout.rawValue) layout, \(formatCount(report.dataRows)) data rows)"
+        )
+        lines.append(
+            "data: \(formatCount(result.personCount)) persons × \(result.items.count) items, \(formatCount(result.cellCount)) responses (\(fixed(100 * Double(result.cellCount) / Double(max(1, result.personCount * result.items.count)), 1))% of cells); \(result.eStep.rawValue) E-step"
+        )
         var excluded: [String] = []
         // The same counts as the summary JSON's excluded_persons = persons_without_responses + persons_only_excluded_items.
         let empty = report.emptyPersons.count, onlyExcluded = result.excludedPersons.count
@@ -383,31 +487,51 @@ struct CalibrateCommand: ParsableCommand {
         case (0, 0): break
         case (_, 0): excluded.append("\(formatCount(empty)) person\(empty == 1 ? "" : "s") with no responses")
         case (0, _): excluded.append("\(formatCount(onlyExcluded)) person\(onlyExcluded == 1 ? "" : "s") with responses only to excluded items")
-        default: excluded.append("\(formatCount(empty + onlyExcluded)) persons (\(formatCount(empty)) with no responses, \(formatCount(onlyExcluded)) with responses only to excluded items)")
+        default:
+            excluded.append(
+                "\(formatCount(empty + onlyExcluded)) persons (\(formatCount(empty)) with no responses, \(formatCount(onlyExcluded)) with responses only to excluded items)"
+            )
         }
-        if !result.excludedItems.isEmpty { excluded.append("\(result.excludedItems.count) items (\(result.excludedItems.map(\.itemID).prefix(5).joined(separator: ", "))\(result.excludedItems.count > 5 ? ", …" : ""))") }
+        if !result.excludedItems.isEmpty {
+            excluded.append(
+                "\(result.excludedItems.count) items (\(result.excludedItems.map(\.itemID).prefix(5).joined(separator: ", "))\(result.excludedItems.count > 5 ? ", …" : ""))"
+            )
+        }
         if report.blankResponses > 0 { excluded.append("\(formatCount(report.blankResponses)) blank response rows") }
         lines.append("excluded: " + (excluded.isEmpty ? "none" : excluded.joined(separator: "; ")))
         // Plain EM: one E-step per cycle, said by the cycle count; SQUAREM: its E-steps and extrapolations too.
-        let work = result.options.acceleration == .none ? ""
+        let work =
+            result.options.acceleration == .none
+            ? ""
             : "; \(result.eSteps) E-steps with SQUAREM, \(result.extrapolations) extrapolations kept, \(result.rejectedExtrapolations) rejected"
-        let status = result.converged
+        let status =
+            result.converged
             ? "converged in \(result.cycles) cycles (largest change \(String(format: "%.1e", result.lastChange)) < \(String(format: "%.1e", result.options.tolerance))\(work))"
             : "NOT CONVERGED after \(result.cycles) cycles (largest change \(String(format: "%.1e", result.lastChange)) ≥ \(String(format: "%.1e", result.options.tolerance))\(work))"
-        lines.append("\(status); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s (standard errors \(fixed(result.standardErrorSeconds, 2)) s)")
-        lines.append("log-likelihood \(fixed(result.logLikelihood, 2)), AIC \(fixed(result.aic, 2)), BIC \(fixed(result.bic, 2)) (\(result.parameterCount) parameters)")
+        lines.append(
+            "\(status); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s (standard errors \(fixed(result.standardErrorSeconds, 2)) s)"
+        )
+        lines.append(
+            "log-likelihood \(fixed(result.logLikelihood, 2)), AIC \(fixed(result.aic, 2)), BIC \(fixed(result.bic, 2)) (\(result.parameterCount) parameters)"
+        )
         var priors: [String] = []
         if let p = result.options.guessingPrior, result.model == .threePL {
             let perItem = result.options.itemGuessingPriors
-            priors.append(perItem.isEmpty ? "c ~ \(p)" : "c ~ Beta centred on 1/K for \(perItem.count) items (K from --items' options column; mode 1/K, weight 20), \(p) for the others")
+            priors.append(
+                perItem.isEmpty
+                    ? "c ~ \(p)"
+                    : "c ~ Beta centred on 1/K for \(perItem.count) items (K from --items' options column; mode 1/K, weight 20), \(p) for the others")
         }
         if let p = result.options.slopePrior { priors.append("a ~ \(p)") }
         lines.append("priors: " + (priors.isEmpty ? "none" : priors.joined(separator: ", ")))
         if let fixedPath = fixedBankPath {
             let notInData = result.fixedItemsNotInData.count
-            lines.append("fixed: \(result.fixedItemIDs.count) items held at their values in \(fixedPath), \(result.freeItemIDs.count) free items estimated on its scale" + (notInData > 0 ? "; \(notInData) bank item\(notInData == 1 ? "" : "s") not in the data (carried over)" : ""))
-            lines.append("latent distribution: mean \(fixed(result.latentMean, 4))" + (result.latentMeanStandardError.map { " (SE \(fixed($0, 4)))" } ?? "")
-                         + ", SD \(fixed(result.latentSD, 4))" + (result.latentSDStandardError.map { " (SE \(fixed($0, 4)))" } ?? ""))
+            lines.append(
+                "fixed: \(result.fixedItemIDs.count) items held at their values in \(fixedPath), \(result.freeItemIDs.count) free items estimated on its scale"
+                    + (notInData > 0 ? "; \(notInData) bank item\(notInData == 1 ? "" : "s") not in the data (carried over)" : ""))
+            lines.append(
+                "latent distribution: mean \(fixed(result.latentMean, 4))" + (result.latentMeanStandardError.map { " (SE \(fixed($0, 4)))" } ?? "")
+                    + ", SD \(fixed(result.latentSD, 4))" + (result.latentSDStandardError.map { " (SE \(fixed($0, 4)))" } ?? ""))
         } else if result.model == .rasch {
             lines.append("latent SD \(fixed(result.latentSD, 4))" + (result.latentSDStandardError.map { " (SE \(fixed($0, 4)))" } ?? ""))
         }
@@ -415,7 +539,11 @@ struct CalibrateCommand: ParsableCommand {
         let free = result.items.filter { !$0.isFixed }
         let a = free.map(\.parameters.discrimination), b = free.map(\.parameters.difficulty)
         if !free.isEmpty {
-        lines.append((fixedBankPath == nil ? "" : "free items: ") + "a: \(fixed(a.min()!, 3)) … \(fixed(a.max()!, 3)), b: \(fixed(b.min()!, 3)) … \(fixed(b.max()!, 3))" + (result.model == .threePL ? ", c: \(fixed(free.map(\.parameters.guessing).min()!, 3)) … \(fixed(free.map(\.parameters.guessing).max()!, 3))" : ""))
+            lines.append(
+                (fixedBankPath == nil ? "" : "free items: ")
+                    + "a: \(fixed(a.min()!, 3)) … \(fixed(a.max()!, 3)), b: \(fixed(b.min()!, 3)) … \(fixed(b.max()!, 3))"
+                    + (result.model == .threePL
+                        ? ", c: \(fixed(free.map(\.parameters.guessing).min()!, 3)) … \(fixed(free.map(\.parameters.guessing).max()!, 3))" : ""))
         }
         lines += summaryTail(warnings: result.warnings, bankItems: bankItems)
         return lines.joined(separator: "\n")

@@ -9,7 +9,8 @@ extension DIFMatching: ExpressibleByArgument {}
 struct DIFCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dif",
-        abstract: "Differential item functioning across groups (Mantel–Haenszel, logistic regression, IRT likelihood-ratio and Wald) and differential test functioning.",
+        abstract:
+            "Differential item functioning across groups (Mantel–Haenszel, logistic regression, IRT likelihood-ratio and Wald) and differential test functioning.",
         discussion: """
             Every item is tested for every focal group (each group other than --reference) against the reference \
             group. DIF.csv has one row per item × focal group: item_id,focal_group,n_reference,n_focal,p_reference, \
@@ -58,7 +59,11 @@ struct DIFCommand: ParsableCommand {
     @Option(name: .customLong("group-column"), help: "Column holding each person's group (every row of a session the same).")
     var groupColumn: String?
 
-    @Option(name: .customLong("group-file"), help: ArgumentHelp("One file per group instead of --group-column: a non-reference group's responses (repeat per group); the positional file holds the reference group's. Items are matched by id; groups may see different items.", valueName: "GROUP=PATH"))
+    @Option(
+        name: .customLong("group-file"),
+        help: ArgumentHelp(
+            "One file per group instead of --group-column: a non-reference group's responses (repeat per group); the positional file holds the reference group's. Items are matched by id; groups may see different items.",
+            valueName: "GROUP=PATH"))
     var groupFiles: [String] = []
 
     @Option(help: "The reference group: its label in --group-column (with --group-file, the positional file's group name).")
@@ -94,7 +99,9 @@ struct DIFCommand: ParsableCommand {
     @Option(name: .customLong("min-group-persons"), help: "Refuse a group with fewer persons with responses, at least 2.")
     var minGroupPersons = 20
 
-    @Option(name: .customLong("min-item-responses"), help: "Test an item for a focal group only with at least this many responses from each of the two groups.")
+    @Option(
+        name: .customLong("min-item-responses"),
+        help: "Test an item for a focal group only with at least this many responses from each of the two groups.")
     var minItemResponses = 10
 
     @Option(name: .customLong("dtf-out"), help: "DTF table CSV: focal_group,theta,expected_score_reference,expected_score_focal,difference,iq_gap.")
@@ -113,7 +120,9 @@ struct DIFCommand: ParsableCommand {
 
     func validate() throws {
         try throwIfAny(try difOptions().validationProblems(naming: .option))
-        guard groupSource.isGiven else { throw ValidationError("give the groups: --group-column COLUMN, or --group-file GROUP=PATH per non-reference group") }
+        guard groupSource.isGiven else {
+            throw ValidationError("give the groups: --group-column COLUMN, or --group-file GROUP=PATH per non-reference group")
+        }
         _ = try groupSource.files()
     }
 
@@ -123,7 +132,9 @@ struct DIFCommand: ParsableCommand {
     static func parsedMethods(_ text: String, option: String) throws -> [DIFMethod] {
         var chosen: [DIFMethod] = []
         for name in text.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {
-            guard let method = DIFMethod(rawValue: name) else { throw ValidationError("\(option): unknown method \(TextFidelity.quoted(name)); allowed: mh, lr, irt, wald") }
+            guard let method = DIFMethod(rawValue: name) else {
+                throw ValidationError("\(option): unknown method \(TextFidelity.quoted(name)); allowed: mh, lr, irt, wald")
+            }
             if !chosen.contains(method) { chosen.append(method) }
         }
         return chosen
@@ -151,12 +162,15 @@ struct DIFCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            try prepareOutputs(inputs: [("input", responses)] + (try groupSource.files() ?? []).dropFirst().map { ("--group-file", $0.path) } + given("--bank", bank),
-                               outputs: [("--out", out)] + given("--dtf-out", dtfOut) + given("--summary-json", manifestPath))
+            try prepareOutputs(
+                inputs: [("input", responses)] + (try groupSource.files() ?? []).dropFirst().map { ("--group-file", $0.path) }
+                    + given("--bank", bank),
+                outputs: [("--out", out)] + given("--dtf-out", dtfOut) + given("--summary-json", manifestPath))
             BLASConfiguration.setThreadCount(1)
             let started = Date()
             let itemBank = try bank.map { try loadBank($0, requirePositiveSlopes: false) }
-            let (data, report, groups) = try groupSource.load(options: columns.fileOptions, maxMemoryBytes: nil, threads: threads ?? WorkerThreads.all)
+            let (data, report, groups) = try groupSource.load(
+                options: columns.fileOptions, maxMemoryBytes: nil, threads: threads ?? WorkerThreads.all)
             let bankModel = itemBank?.items.first.map(\.model).flatMap { $0 == .threePL ? IRTModel.threePL : .twoPL }
             let options = try difOptions(bankModel: bankModel)
             var parameters: [ItemParameters?]?
@@ -164,7 +178,11 @@ struct DIFCommand: ParsableCommand {
                 let byID = Dictionary(itemBank.items.map { ($0.itemID, $0.parameters) }, uniquingKeysWith: { first, _ in first })
                 parameters = data.itemIDs.map { byID[$0] }
                 let missing = data.itemIDs.filter { byID[$0] == nil }
-                if !missing.isEmpty { printError("note: \(missing.count) item\(missing.count == 1 ? "" : "s") not in \(bank!) (tested, but not in θ matching): \(missing.prefix(5).joined(separator: ", "))\(missing.count > 5 ? ", …" : "")") }
+                if !missing.isEmpty {
+                    printError(
+                        "note: \(missing.count) item\(missing.count == 1 ? "" : "s") not in \(bank!) (tested, but not in θ matching): \(missing.prefix(5).joined(separator: ", "))\(missing.count > 5 ? ", …" : "")"
+                    )
+                }
             }
             let dif = try DIFAnalysis.run(data, groups: groups, reference: reference, parameters: parameters, options: options)
 
@@ -179,7 +197,10 @@ struct DIFCommand: ParsableCommand {
             let manifestWriter = try manifestPath.map { try AtomicFileWriter(path: $0) }
             let elapsed = Date().timeIntervalSince(started)
             try OutputSet.commit(outputs, manifest: manifestWriter) { entries in
-                try encodeJSON(DIFSummary(dif, responses: responses, groupColumn: groupColumn, groupFiles: groupSource.filesByGroup, bank: bank, layout: report.layout.rawValue, outputs: entries, elapsed: elapsed))
+                try encodeJSON(
+                    DIFSummary(
+                        dif, responses: responses, groupColumn: groupColumn, groupFiles: groupSource.filesByGroup, bank: bank,
+                        layout: report.layout.rawValue, outputs: entries, elapsed: elapsed))
             }
             printError(Self.humanSummary(dif, responses: responses, out: out, manifest: manifestPath, elapsed: elapsed))
             return ExitStatus.success
@@ -193,7 +214,7 @@ struct DIFCommand: ParsableCommand {
         "lr_zumbo_thomas", "lr_jodoin_gierl",
         "irt_chi2", "irt_df", "irt_p", "irt_p_adj", "wald_chi2", "wald_df", "wald_p", "wald_p_adj",
         "a_reference", "b_reference", "c_reference", "a_focal", "b_focal", "c_focal",
-        "flagged_by", "untestable",
+        "flagged_by", "untestable"
     ]
 
     /// DIF.csv.
@@ -205,15 +226,26 @@ struct DIFCommand: ParsableCommand {
             let mh = row.mantelHaenszel, lr = row.logisticRegression, irt = row.likelihoodRatio, wald = row.wald
             let parameters = irt ?? wald
             let untestable = DIFMethod.allCases.compactMap { m in row.untestable[m].map { "\(m.rawValue): \($0)" } }.joined(separator: "; ")
-            var fields = [csvField(row.itemID), csvField(row.focal), String(row.referenceResponses), String(row.focalResponses),
-                          num(row.referenceProportion), num(row.focalProportion)]
-            fields += [num(mh?.chiSquare), p(mh?.p), p(row.adjustedP[.mantelHaenszel]), num(mh?.commonOddsRatio), num(mh?.delta), num(mh?.deltaStandardError), mh?.etsClass ?? ""]
-            fields += [num(lr?.chiSquare), p(lr?.p), p(row.adjustedP[.logisticRegression]), num(lr?.uniformChiSquare), p(lr?.uniformP),
-                       num(lr?.nonUniformChiSquare), p(lr?.nonUniformP), num(lr?.deltaR2, 5), lr?.zumboThomasClass ?? "", lr?.jodoinGierlClass ?? ""]
-            fields += [num(irt?.chiSquare), irt.map { String($0.degreesOfFreedom) } ?? "", p(irt?.p), p(row.adjustedP[.likelihoodRatio]),
-                       num(wald?.chiSquare), wald.map { String($0.degreesOfFreedom) } ?? "", p(wald?.p), p(row.adjustedP[.wald])]
-            fields += [num(parameters?.reference.discrimination), num(parameters?.reference.difficulty), num(parameters?.reference.guessing),
-                       num(parameters?.focal.discrimination), num(parameters?.focal.difficulty), num(parameters?.focal.guessing)]
+            var fields = [
+                csvField(row.itemID), csvField(row.focal), String(row.referenceResponses), String(row.focalResponses),
+                num(row.referenceProportion), num(row.focalProportion)
+            ]
+            fields += [
+                num(mh?.chiSquare), p(mh?.p), p(row.adjustedP[.mantelHaenszel]), num(mh?.commonOddsRatio), num(mh?.delta),
+                num(mh?.deltaStandardError), mh?.etsClass ?? ""
+            ]
+            fields += [
+                num(lr?.chiSquare), p(lr?.p), p(row.adjustedP[.logisticRegression]), num(lr?.uniformChiSquare), p(lr?.uniformP),
+                num(lr?.nonUniformChiSquare), p(lr?.nonUniformP), num(lr?.deltaR2, 5), lr?.zumboThomasClass ?? "", lr?.jodoinGierlClass ?? ""
+            ]
+            fields += [
+                num(irt?.chiSquare), irt.map { String($0.degreesOfFreedom) } ?? "", p(irt?.p), p(row.adjustedP[.likelihoodRatio]),
+                num(wald?.chiSquare), wald.map { String($0.degreesOfFreedom) } ?? "", p(wald?.p), p(row.adjustedP[.wald])
+            ]
+            fields += [
+                num(parameters?.reference.discrimination), num(parameters?.reference.difficulty), num(parameters?.reference.guessing),
+                num(parameters?.focal.discrimination), num(parameters?.focal.difficulty), num(parameters?.focal.guessing)
+            ]
             fields += [row.flaggedBy.map(\.rawValue).joined(separator: ";"), csvField(untestable)]
             text += fields.joined(separator: ",") + "\n"
         }
@@ -225,40 +257,54 @@ struct DIFCommand: ParsableCommand {
         var text = "focal_group,theta,expected_score_reference,expected_score_focal,difference,iq_gap\n"
         for d in dif.dtf {
             for point in d.table {
-                text += "\(csvField(d.focal)),\(fixed(point.theta, 2)),\(fixed(point.referenceExpectedScore, 4)),\(fixed(point.focalExpectedScore, 4)),\(fixed(point.referenceExpectedScore - point.focalExpectedScore, 4)),\(fixed(point.iqGap, 2))\n"
+                text +=
+                    "\(csvField(d.focal)),\(fixed(point.theta, 2)),\(fixed(point.referenceExpectedScore, 4)),\(fixed(point.focalExpectedScore, 4)),\(fixed(point.referenceExpectedScore - point.focalExpectedScore, 4)),\(fixed(point.iqGap, 2))\n"
             }
         }
         return text
     }
 
     static func humanSummary(_ dif: DIFReport, responses: String, out: String, manifest: String?, elapsed: Double) -> String {
-        var lines = ["iqscore dif: \(dif.rows.count / max(1, dif.focalGroups.count)) items, reference \(TextFidelity.quoted(dif.reference)) (\(formatCount(dif.groupSizes[0].persons)) persons), focal "
-                     + dif.groupSizes.dropFirst().map { "\(TextFidelity.quoted($0.group)) (\(formatCount($0.persons)))" }.joined(separator: ", ")]
+        var lines = [
+            "iqscore dif: \(dif.rows.count / max(1, dif.focalGroups.count)) items, reference \(TextFidelity.quoted(dif.reference)) (\(formatCount(dif.groupSizes[0].persons)) persons), focal "
+                + dif.groupSizes.dropFirst().map { "\(TextFidelity.quoted($0.group)) (\(formatCount($0.persons)))" }.joined(separator: ", ")
+        ]
         lines.append("matching: \(dif.matchingDescription)")
         for purification in dif.purification {
             let method = purification.method
             let flagged = Set(dif.rows.filter { $0.flaggedBy.contains(method) }.map(\.itemID))
             let untestable = dif.rows.filter { $0.untestable[method] != nil }.count
-            var line = "\(method.rawValue): \(flagged.count) item\(flagged.count == 1 ? "" : "s") flagged (BH-adjusted p < \(dif.options.falseDiscoveryRate.formatted6))"
+            var line =
+                "\(method.rawValue): \(flagged.count) item\(flagged.count == 1 ? "" : "s") flagged (BH-adjusted p < \(dif.options.falseDiscoveryRate.formatted6))"
             if !flagged.isEmpty { line += ": " + flagged.sorted().prefix(8).joined(separator: ", ") + (flagged.count > 8 ? ", …" : "") }
             if method == .mantelHaenszel {
                 let classes = Dictionary(grouping: dif.rows.compactMap { $0.mantelHaenszel?.etsClass?.prefix(1) }, by: { $0 }).mapValues(\.count)
                 line += "; ETS A \(classes["A"] ?? 0), B \(classes["B"] ?? 0), C \(classes["C"] ?? 0)"
             }
-            if dif.options.purify { line += "; purification \(purification.flaggedPerRound.count) round\(purification.flaggedPerRound.count == 1 ? "" : "s")\(purification.converged ? "" : " (not settled)")" }
+            if dif.options.purify {
+                line +=
+                    "; purification \(purification.flaggedPerRound.count) round\(purification.flaggedPerRound.count == 1 ? "" : "s")\(purification.converged ? "" : " (not settled)")"
+            }
             if untestable > 0 { line += "; \(untestable) untestable" }
             if let s = dif.seconds[method.rawValue] { line += " (\(fixed(s, 2)) s)" }
             lines.append(line)
         }
         for d in dif.dtf {
             let maxGap = d.table.map { abs($0.iqGap) }.max() ?? 0
-            lines.append("DTF \(TextFidelity.quoted(d.focal)): signed \(fixed(d.signed, 3)) points (\(fixed(d.signedPercent, 2))%)" + (d.signedInterval.map { " [\(fixed($0.lowerBound, 3)), \(fixed($0.upperBound, 3))]" } ?? "")
-                         + ", unsigned \(fixed(d.unsigned, 3)) (\(fixed(d.unsignedPercent, 2))%)" + (d.unsignedInterval.map { " [\(fixed($0.lowerBound, 3)), \(fixed($0.upperBound, 3))]" } ?? "")
-                         + "; largest IQ gap at equal θ in −3…3: \(fixed(maxGap, 2)) points; \(d.freedItems.count) freed item\(d.freedItems.count == 1 ? "" : "s")")
+            lines.append(
+                "DTF \(TextFidelity.quoted(d.focal)): signed \(fixed(d.signed, 3)) points (\(fixed(d.signedPercent, 2))%)"
+                    + (d.signedInterval.map { " [\(fixed($0.lowerBound, 3)), \(fixed($0.upperBound, 3))]" } ?? "")
+                    + ", unsigned \(fixed(d.unsigned, 3)) (\(fixed(d.unsignedPercent, 2))%)"
+                    + (d.unsignedInterval.map { " [\(fixed($0.lowerBound, 3)), \(fixed($0.upperBound, 3))]" } ?? "")
+                    + "; largest IQ gap at equal θ in −3…3: \(fixed(maxGap, 2)) points; \(d.freedItems.count) freed item\(d.freedItems.count == 1 ? "" : "s")"
+            )
         }
         if let fit = dif.flaggedModel {
-            lines.append("multiple-group model: " + fit.groups.dropFirst().map { "\(TextFidelity.quoted($0.group)) mean \(fixed($0.mean, 3)), SD \(fixed($0.sd, 3))" }.joined(separator: "; ")
-                         + "; \(dif.multipleGroupFits) fits")
+            lines.append(
+                "multiple-group model: "
+                    + fit.groups.dropFirst().map { "\(TextFidelity.quoted($0.group)) mean \(fixed($0.mean, 3)), SD \(fixed($0.sd, 3))" }.joined(
+                        separator: "; ")
+                    + "; \(dif.multipleGroupFits) fits")
         }
         for warning in dif.warnings.prefix(8) { lines.append("warning: \(warning)") }
         lines.append("wrote \(out)" + (manifest.map { " and \($0)" } ?? "") + " in \(fixed(elapsed, 2)) s")
@@ -331,8 +377,11 @@ struct DIFSummary: Encodable {
         var sd_se: Double?
     }
 
-    init(_ dif: DIFReport, responses: String, groupColumn: String?, groupFiles: [String: String]?, bank: String?, layout: String, outputs: [ManifestEntry],
-         elapsed: Double) {
+    init(
+        _ dif: DIFReport, responses: String, groupColumn: String?, groupFiles: [String: String]?, bank: String?, layout: String,
+        outputs: [ManifestEntry],
+        elapsed: Double
+    ) {
         self.outputs = outputs
         self.responses = responses
         self.layout = layout
@@ -347,22 +396,28 @@ struct DIFSummary: Encodable {
         false_discovery_rate = dif.options.falseDiscoveryRate
         purify = dif.options.purify
         anchor_count = dif.options.anchorCount
-        purification = dif.purification.map { Purification(method: $0.method.rawValue, flagged_per_round: $0.flaggedPerRound, converged: $0.converged, anchor_items: $0.anchorItems) }
+        purification = dif.purification.map {
+            Purification(method: $0.method.rawValue, flagged_per_round: $0.flaggedPerRound, converged: $0.converged, anchor_items: $0.anchorItems)
+        }
         var flagged: [String: [String]] = [:]
         for method in dif.options.methods {
             flagged[method.rawValue] = dif.rows.filter { $0.flaggedBy.contains(method) }.map { "\($0.itemID)@\($0.focal)" }
         }
         self.flagged = flagged
         dtf = dif.dtf.map { d in
-            DTF(focal_group: d.focal, freed_items: d.freedItems, signed: d.signed, unsigned: d.unsigned, signed_percent: d.signedPercent,
+            DTF(
+                focal_group: d.focal, freed_items: d.freedItems, signed: d.signed, unsigned: d.unsigned, signed_percent: d.signedPercent,
                 unsigned_percent: d.unsignedPercent, signed_interval: d.signedInterval.map { [$0.lowerBound, $0.upperBound] },
                 unsigned_interval: d.unsignedInterval.map { [$0.lowerBound, $0.upperBound] }, draws: d.draws,
                 largest_iq_gap: d.table.map { abs($0.iqGap) }.max() ?? 0)
         }
         multiple_group_model = dif.flaggedModel.map { fit in
-            Model(model: fit.model.rawValue, log_likelihood: fit.logLikelihood, n_parameters: fit.parameterCount, converged: fit.converged,
-                  groups: fit.groups.map { Group(group: $0.group, persons: $0.persons, mean: $0.mean, sd: $0.sd, mean_se: $0.meanStandardError, sd_se: $0.sdStandardError) },
-                  freed_items: fit.freedItemIDs)
+            Model(
+                model: fit.model.rawValue, log_likelihood: fit.logLikelihood, n_parameters: fit.parameterCount, converged: fit.converged,
+                groups: fit.groups.map {
+                    Group(group: $0.group, persons: $0.persons, mean: $0.mean, sd: $0.sd, mean_se: $0.meanStandardError, sd_se: $0.sdStandardError)
+                },
+                freed_items: fit.freedItemIDs)
         }
         multiple_group_fits = dif.multipleGroupFits
         seconds = dif.seconds

@@ -17,6 +17,9 @@ struct IQScoreCommand: AsyncParsableCommand {
             error.
             """,
         version: iqscoreVersion,
-        subcommands: [CalibrateCommand.self, ScoreCommand.self, AnalyzeCommand.self, ReportCommand.self, AssembleCommand.self, SimulateCommand.self, CATCommand.self, LinkCommand.self, DIFCommand.self, MonitorCommand.self, NormsCommand.self, VerifyCommand.self, ServeCommand.self]
+        subcommands: [
+            CalibrateCommand.self, ScoreCommand.self, AnalyzeCommand.self, ReportCommand.self, AssembleCommand.self, SimulateCommand.self,
+            CATCommand.self, LinkCommand.self, DIFCommand.self, MonitorCommand.self, NormsCommand.self, VerifyCommand.self, ServeCommand.self
+        ]
     )
 }

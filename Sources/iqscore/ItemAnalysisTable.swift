@@ -34,12 +34,14 @@ struct FlagRules {
 
     /// Problems with the thresholds, naming the command-line options.
     func validationProblems() -> [String] {
-        var problems = [Self.allowedMinSlopes.problem(minSlope, "--min-slope"),
-                        Self.allowedPointBiserials.problem(minPointBiserial, "--min-point-biserial"),
-                        Self.allowedProbabilities.problem(misfitP, "--misfit-p"),
-                        Self.allowedRMSDs.problem(maxRMSD, "--max-rmsd"),
-                        Self.allowedQ3Thresholds.problem(q3Threshold, "--q3-threshold"),
-                        Self.allowedQ3MinimumPersons.problem(q3MinimumPersons, "--q3-min-persons")].compactMap { $0 }
+        var problems = [
+            Self.allowedMinSlopes.problem(minSlope, "--min-slope"),
+            Self.allowedPointBiserials.problem(minPointBiserial, "--min-point-biserial"),
+            Self.allowedProbabilities.problem(misfitP, "--misfit-p"),
+            Self.allowedRMSDs.problem(maxRMSD, "--max-rmsd"),
+            Self.allowedQ3Thresholds.problem(q3Threshold, "--q3-threshold"),
+            Self.allowedQ3MinimumPersons.problem(q3MinimumPersons, "--q3-min-persons")
+        ].compactMap { $0 }
         for (name, range, allowed) in [("--p-range", pRange, Self.allowedProbabilities), ("--mnsq-range", mnsqRange, Self.allowedMeanSquares)] {
             if !(allowed.contains(range.0) && allowed.contains(range.1) && range.0 < range.1) {
                 problems.append("\(name) must be LOW,HIGH with LOW < HIGH, both in \(allowed); got \(range.0),\(range.1)")
@@ -101,7 +103,10 @@ struct ItemAnalysisTable {
         itemsNotInBank = loaded.itemIDs.filter { byID[$0] == nil }
         let (data, dropped) = loaded.keepingItems(loaded.itemIDs.map { byID[$0] != nil })
         guard data.itemCount >= 2 else {
-            throw InputError(file: responses, message: "only \(data.itemCount) of the \(loaded.itemCount) items are in the bank \(bank.sourcePath ?? "bank"); analysis needs at least 2")
+            throw InputError(
+                file: responses,
+                message:
+                    "only \(data.itemCount) of the \(loaded.itemCount) items are in the bank \(bank.sourcePath ?? "bank"); analysis needs at least 2")
         }
         self.data = data
         self.rules = rules
@@ -113,7 +118,11 @@ struct ItemAnalysisTable {
         let parameters = bankItems.map { bank.latentScale.standardized($0.parameters) }
         model = bankItems.first!.model
         let free: Int
-        switch model { case .rasch, .onePL: free = 1; case .twoPL: free = 2; case .threePL: free = 3 }
+        switch model {
+        case .rasch, .onePL: free = 1;
+        case .twoPL: free = 2;
+        case .threePL: free = 3
+        }
         let classical = ClassicalItemAnalysis(data)
         var options = ModelFit.Options()
         options.q3.minimumPairCount = rules.q3MinimumPersons
@@ -127,15 +136,20 @@ struct ItemAnalysisTable {
         if Set(bankItems.map(\.model)).count > 1 {
             m2Undefined = "the bank mixes item models; M2 is computed for one"
         } else {
-            (m2, m2Undefined) = UnidimensionalJointProbabilities.m2(data, items: parameters, model: model, grid: try QuadratureGrid(count: 61, bound: 6),
-                                                                    workers: WorkerThreads.all)
+            (m2, m2Undefined) = UnidimensionalJointProbabilities.m2(
+                data, items: parameters, model: model, grid: try QuadratureGrid(count: 61, bound: 6),
+                workers: WorkerThreads.all)
         }
         let zCritical = rules.meanSquareCriticalZ
         rows = (0..<data.itemCount).map { j in
             let c = classical.items[j], f = fit.items[j], p = parameters[j]
             var flags: [String] = []
             var fitFlags: Set<FitFlag> = []
-            if p.discrimination < 0 { flags.append("negative slope") } else if bankItems[j].parameters.discrimination < rules.minSlope { flags.append("low slope (a < \(rules.minSlope.formatted6))") }
+            if p.discrimination < 0 {
+                flags.append("negative slope")
+            } else if bankItems[j].parameters.discrimination < rules.minSlope {
+                flags.append("low slope (a < \(rules.minSlope.formatted6))")
+            }
             if c.pValue < rules.pRange.0 || c.pValue > rules.pRange.1 { flags.append("extreme p-value") }
             if let r = c.pointBiserial, r < rules.minPointBiserial { flags.append("low point-biserial (< \(rules.minPointBiserial.formatted6))") }
             if let sp = f.sx2P, sp < rules.misfitP { flags.append("misfit (S-X² p < \(rules.misfitP.formatted6))"); fitFlags.insert(.sx2) }
@@ -156,7 +170,8 @@ struct ItemAnalysisTable {
                 flags.append("RMSD > \(rules.maxRMSD.formatted6)"); fitFlags.insert(.rmsd)
             }
             flags += bankItems[j].flags.map { "calibration: \($0)" }
-            return Row(itemID: c.itemID, classical: c, fit: f, parameters: p, bankParameters: bankItems[j].parameters, flags: flags, fitFlags: fitFlags)
+            return Row(
+                itemID: c.itemID, classical: c, fit: f, parameters: p, bankParameters: bankItems[j].parameters, flags: flags, fitFlags: fitFlags)
         }
     }
 

@@ -71,7 +71,9 @@ struct LinkCommand: ParsableCommand {
 
     func validate() throws {
         if refusedFrom != nil || refusedTo != nil {
-            throw ValidationError("--from and --to are ambiguous (plink's \"from\" is the new form, here it was the old bank); name the banks by role: --reference OLD_BANK.csv (the scale to keep) --new NEW_BANK.csv (the calibration to move)")
+            throw ValidationError(
+                "--from and --to are ambiguous (plink's \"from\" is the new form, here it was the old bank); name the banks by role: --reference OLD_BANK.csv (the scale to keep) --new NEW_BANK.csv (the calibration to move)"
+            )
         }
         guard reference != nil, new != nil else {
             throw ValidationError("give both banks: --reference OLD_BANK.csv (the scale to keep) and --new NEW_BANK.csv (the calibration to move)")
@@ -85,7 +87,8 @@ struct LinkCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            try prepareOutputs(inputs: [("--reference", oldBank), ("--new", newBank)], outputs: [("--out", out)] + given("--summary-json", summaryJSON))
+            try prepareOutputs(
+                inputs: [("--reference", oldBank), ("--new", newBank)], outputs: [("--out", out)] + given("--summary-json", summaryJSON))
             let old = try loadBank(oldBank, categoryItems: bankModel.reading)
             let new = try loadBank(newBank, categoryItems: bankModel.reading)
             var options = ScaleLinkingOptions(method: method)
@@ -112,7 +115,9 @@ struct LinkCommand: ParsableCommand {
             if !outOfRange.isEmpty {
                 // The constants carry some item beyond what a bank may hold: writing it would give a file no command
                 // reads back, so it is an error (with the constants, which are what is wrong).
-                printError("error: linking \(newBank) onto \(oldBank) gives θ_old = \(result.slope.formatted6) · θ_new + \(result.intercept.formatted6), which puts \(outOfRange.count) item\(outOfRange.count == 1 ? "" : "s") outside the ranges a bank may hold: \(outOfRange.prefix(5).joined(separator: "; "))\(outOfRange.count > 5 ? "; …" : ""); check the common items")
+                printError(
+                    "error: linking \(newBank) onto \(oldBank) gives θ_old = \(result.slope.formatted6) · θ_new + \(result.intercept.formatted6), which puts \(outOfRange.count) item\(outOfRange.count == 1 ? "" : "s") outside the ranges a bank may hold: \(outOfRange.prefix(5).joined(separator: "; "))\(outOfRange.count > 5 ? "; …" : ""); check the common items"
+                )
                 return ExitStatus.failure
             }
             try writeAtomically(linked.csv(), to: out)
@@ -125,19 +130,28 @@ struct LinkCommand: ParsableCommand {
         }
     }
 
-    func humanSummary(result: ScaleLinkingResult, old: ItemBank, new: ItemBank, meanMean: ScaleTransformation?, meanSigma: ScaleTransformation?) -> String {
+    func humanSummary(result: ScaleLinkingResult, old: ItemBank, new: ItemBank, meanMean: ScaleTransformation?, meanSigma: ScaleTransformation?)
+        -> String
+    {
         func signed(_ v: Double) -> String { v < 0 ? "− \(fixed(-v, 6))" : "+ \(fixed(v, 6))" }
-        func constants(_ t: ScaleTransformation?) -> String { t.map { "slope \(fixed($0.slope, 6)), intercept \(fixed($0.intercept, 6))" } ?? "undefined" }
+        func constants(_ t: ScaleTransformation?) -> String {
+            t.map { "slope \(fixed($0.slope, 6)), intercept \(fixed($0.intercept, 6))" } ?? "undefined"
+        }
         let ids = result.commonItemIDs
         var lines: [String] = []
         lines.append("iqscore link: \(method)\(method.isCharacteristicCurve ? " (\(criterion))" : ""), \(newBank) onto the scale of \(oldBank)")
-        lines.append("banks: old \(old.items.count) items, new \(new.items.count) items; \(ids.count) common items (\(ids.prefix(8).joined(separator: ", "))\(ids.count > 8 ? ", …" : ""))")
+        lines.append(
+            "banks: old \(old.items.count) items, new \(new.items.count) items; \(ids.count) common items (\(ids.prefix(8).joined(separator: ", "))\(ids.count > 8 ? ", …" : ""))"
+        )
         lines.append("θ_old = \(fixed(result.slope, 6)) · θ_new \(signed(result.intercept)) (a* = a/slope, b* = slope·b + intercept, c* = c)")
         if let value = result.criterion {
-            let status = result.converged
+            let status =
+                result.converged
                 ? "converged in \(result.iterations) Newton iteration\(result.iterations == 1 ? "" : "s")"
                 : "NOT CONVERGED after \(result.iterations) Newton iterations"
-            lines.append("criterion \(String(format: "%.4e", value)) on \(quadraturePoints) points of [-\(thetaBound.formatted6), \(thetaBound.formatted6)] with N(0, 1) weights; \(status) from \(constants(result.start))")
+            lines.append(
+                "criterion \(String(format: "%.4e", value)) on \(quadraturePoints) points of [-\(thetaBound.formatted6), \(thetaBound.formatted6)] with N(0, 1) weights; \(status) from \(constants(result.start))"
+            )
         }
         lines.append("moments: mean-mean \(constants(meanMean)); mean-sigma \(constants(meanSigma))")
         for warning in result.warnings { lines.append("warning: \(warning)") }
@@ -180,7 +194,10 @@ struct LinkSummary: Encodable {
     var n_linked_items: Int
     var warnings: [String]
 
-    init(result: ScaleLinkingResult, command: LinkCommand, old: ItemBank, new: ItemBank, meanMean: ScaleTransformation?, meanSigma: ScaleTransformation?) {
+    init(
+        result: ScaleLinkingResult, command: LinkCommand, old: ItemBank, new: ItemBank, meanMean: ScaleTransformation?,
+        meanSigma: ScaleTransformation?
+    ) {
         func pair(_ t: ScaleTransformation?) -> [String: Double]? { t.map { ["slope": $0.slope, "intercept": $0.intercept] } }
         method = result.method.rawValue
         old_bank = command.oldBank
@@ -207,8 +224,8 @@ struct LinkSummary: Encodable {
 
     enum CodingKeys: String, CodingKey {
         case method, old_bank, new_bank, out, slope, intercept, common_items, common_item_ids, criterion, criterion_direction,
-             converged, iterations, quadrature_points, theta_bound, start, mean_mean, mean_sigma, n_old_items, n_new_items,
-             n_linked_items, warnings
+            converged, iterations, quadrature_points, theta_bound, start, mean_mean, mean_sigma, n_old_items, n_new_items,
+            n_linked_items, warnings
     }
 
     /// Like the synthesised encoder, but absent optionals are written as `null` so every key is always present.

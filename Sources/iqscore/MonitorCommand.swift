@@ -31,7 +31,9 @@ struct MonitorCommand: ParsableCommand {
     @Option(help: "Item bank CSV (0/1 items; with time columns for the time residuals).")
     var bank: String
 
-    @Option(name: .customLong("date-column"), help: "The column of each session's date, YYYY-MM-DD (a time after it is ignored; every row of a session the same).")
+    @Option(
+        name: .customLong("date-column"),
+        help: "The column of each session's date, YYYY-MM-DD (a time after it is ignored; every row of a session the same).")
     var dateColumn: String
 
     @Option(help: "Output CSV: one row per item and day.")
@@ -44,12 +46,16 @@ struct MonitorCommand: ParsableCommand {
     @OptionGroup var times: ResponseTimeOptions
 
     @Option(help: "Moving-window length in days, \(ItemMonitor.allowedWindowDays.text).") var window = 7
-    @Option(name: .customLong("cusum-k"), help: "CUSUM reference value k (half the shift in SDs to detect fastest), in \(CUSUM.allowedReferences).") var cusumK = 0.5
+    @Option(name: .customLong("cusum-k"), help: "CUSUM reference value k (half the shift in SDs to detect fastest), in \(CUSUM.allowedReferences).")
+    var cusumK = 0.5
     @Option(name: .customLong("cusum-h"), help: "CUSUM decision threshold h, in \(CUSUM.allowedThresholds).") var cusumH = 8.0
 
     func validate() throws {
-        try throwIfAny([ItemMonitor.allowedWindowDays.problem(window, "--window"), CUSUM.allowedReferences.problem(cusumK, "--cusum-k"),
-                        CUSUM.allowedThresholds.problem(cusumH, "--cusum-h")].compactMap { $0 })
+        try throwIfAny(
+            [
+                ItemMonitor.allowedWindowDays.problem(window, "--window"), CUSUM.allowedReferences.problem(cusumK, "--cusum-k"),
+                CUSUM.allowedThresholds.problem(cusumH, "--cusum-h")
+            ].compactMap { $0 })
     }
 
     var manifestPath: String? { iqscore.manifestPath(summaryJSON: summaryJSON, out: out) }
@@ -67,9 +73,12 @@ struct MonitorCommand: ParsableCommand {
             // Unless the layout is forced long, the date column is not an item of a wide file.
             let (data, report) = try ResponseMatrix.load(csv: responses, options: fileOptions)
             if report.layout == .long { fileOptions.ignoredColumns.removeAll { $0 == dateColumn } }
-            let dates = try PersonGroups.load(csv: responses, column: dateColumn, options: fileOptions, report: report, matrix: data, noun: "date",
-                                              maximumDistinct: nil) { text in
-                SessionDate.day(text) == nil ? "date \(TextFidelity.quoted(text)) is not a date YYYY-MM-DD (years \(SessionDate.allowedYears.text))" : nil
+            let dates = try PersonGroups.load(
+                csv: responses, column: dateColumn, options: fileOptions, report: report, matrix: data, noun: "date",
+                maximumDistinct: nil
+            ) { text in
+                SessionDate.day(text) == nil
+                    ? "date \(TextFidelity.quoted(text)) is not a date YYYY-MM-DD (years \(SessionDate.allowedYears.text))" : nil
             }
             let index = Dictionary(uniqueKeysWithValues: bankValue.items.enumerated().map { ($1.itemID, $0) })
             let unknown = data.itemIDs.filter { index[$0] == nil }
@@ -86,8 +95,9 @@ struct MonitorCommand: ParsableCommand {
                 sessions.append(DatedSession(day: SessionDate.day(dates[i])!, items: items, responses: answers, seconds: seconds))
             }
             let timeItems = bankValue.items.map(\.timeModel)
-            var monitor = ItemMonitor(parameters: bankValue.items.map(\.parameters), timeItems: timeItems,
-                                      estimator: try AbilityEstimator(parameters: bankValue.items.map(\.parameters), latentScale: bankValue.latentScale))
+            var monitor = ItemMonitor(
+                parameters: bankValue.items.map(\.parameters), timeItems: timeItems,
+                estimator: try AbilityEstimator(parameters: bankValue.items.map(\.parameters), latentScale: bankValue.latentScale))
             monitor.reference = cusumK
             monitor.threshold = cusumH
             monitor.windowDays = window
@@ -96,32 +106,49 @@ struct MonitorCommand: ParsableCommand {
             }
             let result = monitor.run(sessions)
             func num(_ v: Double?) -> String { v.map { $0.isFinite ? String(format: "%.6f", $0) : "" } ?? "" }
-            var text = "item_id,date,n,n_timed,p_correct,response_residual,time_residual,statistic,cusum,alarm,window_n,window_p_correct,window_time_intensity,time_intensity\n"
+            var text =
+                "item_id,date,n,n_timed,p_correct,response_residual,time_residual,statistic,cusum,alarm,window_n,window_p_correct,window_time_intensity,time_intensity\n"
             for d in result.days {
                 let item = bankValue.items[d.item]
-                text += "\(csvField(item.itemID)),\(SessionDate.text(d.day)),\(d.responses),\(d.timed),\(num(Double(d.correct) / Double(d.responses))),\(num(d.responseResidual)),\(num(d.timeResidual)),\(num(d.statistic)),\(num(d.cusum)),\(d.alarm ? 1 : 0),\(d.windowResponses),\(num(d.windowProportionCorrect)),\(num(d.windowTimeIntensity)),\(num(item.timeModel?.timeIntensity))\n"
+                text +=
+                    "\(csvField(item.itemID)),\(SessionDate.text(d.day)),\(d.responses),\(d.timed),\(num(Double(d.correct) / Double(d.responses))),\(num(d.responseResidual)),\(num(d.timeResidual)),\(num(d.statistic)),\(num(d.cusum)),\(d.alarm ? 1 : 0),\(d.windowResponses),\(num(d.windowProportionCorrect)),\(num(d.windowTimeIntensity)),\(num(item.timeModel?.timeIntensity))\n"
             }
             let writer = try AtomicFileWriter(path: out)
             try writer.write(text)
             let manifestWriter = try manifestPath.map { try AtomicFileWriter(path: $0) }
-            let alarms = result.alarms.map { ["item_id": bankValue.items[$0.item].itemID, "alarm_date": SessionDate.text($0.day), "change_date": SessionDate.text($0.changeDay)] }
+            let alarms = result.alarms.map {
+                ["item_id": bankValue.items[$0.item].itemID, "alarm_date": SessionDate.text($0.day), "change_date": SessionDate.text($0.changeDay)]
+            }
             let firstDay = sessions.map(\.day).min() ?? 0, lastDay = sessions.map(\.day).max() ?? 0
             try OutputSet.commit([("monitor", writer, result.days.count)], manifest: manifestWriter) { entries in
-                try encodeJSON(MonitorSummary(outputs: entries, responses: responses, bank: bank, sessions: sessions.count, first_date: SessionDate.text(firstDay),
-                                              last_date: SessionDate.text(lastDay), item_days: result.days.count, times: report.times != nil && bankValue.hasTimeModels,
-                                              cusum_k: cusumK, cusum_h: cusumH, window_days: window, alarms: alarms, items_not_in_bank: unknown,
-                                              elapsed_seconds: Date().timeIntervalSince(started)))
+                try encodeJSON(
+                    MonitorSummary(
+                        outputs: entries, responses: responses, bank: bank, sessions: sessions.count, first_date: SessionDate.text(firstDay),
+                        last_date: SessionDate.text(lastDay), item_days: result.days.count, times: report.times != nil && bankValue.hasTimeModels,
+                        cusum_k: cusumK, cusum_h: cusumH, window_days: window, alarms: alarms, items_not_in_bank: unknown,
+                        elapsed_seconds: Date().timeIntervalSince(started)))
             }
-            var lines = ["iqscore monitor: \(formatCount(sessions.count)) sessions from \(SessionDate.text(firstDay)) to \(SessionDate.text(lastDay)), \(formatCount(result.days.count)) item-days on \(bankValue.items.count) bank items"
-                         + (report.times != nil && bankValue.hasTimeModels ? " (responses and times)" : " (responses only: no times or no time model in the bank)")]
-            if !unknown.isEmpty { lines.append("warning: \(unknown.count) item\(unknown.count == 1 ? "" : "s") not in the bank left out: \(unknown.prefix(5).joined(separator: ", "))\(unknown.count > 5 ? ", …" : "")") }
-            lines.append("CUSUM k = \(cusumK.formatted6), h = \(cusumH.formatted6): \(result.alarms.count) alarm\(result.alarms.count == 1 ? "" : "s") on \(Set(result.alarms.map(\.item)).count) item\(Set(result.alarms.map(\.item)).count == 1 ? "" : "s")")
+            var lines = [
+                "iqscore monitor: \(formatCount(sessions.count)) sessions from \(SessionDate.text(firstDay)) to \(SessionDate.text(lastDay)), \(formatCount(result.days.count)) item-days on \(bankValue.items.count) bank items"
+                    + (report.times != nil && bankValue.hasTimeModels
+                        ? " (responses and times)" : " (responses only: no times or no time model in the bank)")
+            ]
+            if !unknown.isEmpty {
+                lines.append(
+                    "warning: \(unknown.count) item\(unknown.count == 1 ? "" : "s") not in the bank left out: \(unknown.prefix(5).joined(separator: ", "))\(unknown.count > 5 ? ", …" : "")"
+                )
+            }
+            lines.append(
+                "CUSUM k = \(cusumK.formatted6), h = \(cusumH.formatted6): \(result.alarms.count) alarm\(result.alarms.count == 1 ? "" : "s") on \(Set(result.alarms.map(\.item)).count) item\(Set(result.alarms.map(\.item)).count == 1 ? "" : "s")"
+            )
             // Per item its first alarm (later ones: the shift goes on), in the order of the first alarms.
             var firstAlarm: [Int: ItemMonitor.Alarm] = [:], count: [Int: Int] = [:]
             for a in result.alarms { if firstAlarm[a.item] == nil { firstAlarm[a.item] = a }; count[a.item, default: 0] += 1 }
             let ordered = firstAlarm.values.sorted { ($0.day, $0.item) < ($1.day, $1.item) }
             for a in ordered.prefix(20) {
-                lines.append("alarm: item \(bankValue.items[a.item].itemID) on \(SessionDate.text(a.day)), change from \(SessionDate.text(a.changeDay))" + (count[a.item]! > 1 ? " (\(count[a.item]!) alarms)" : ""))
+                lines.append(
+                    "alarm: item \(bankValue.items[a.item].itemID) on \(SessionDate.text(a.day)), change from \(SessionDate.text(a.changeDay))"
+                        + (count[a.item]! > 1 ? " (\(count[a.item]!) alarms)" : ""))
             }
             if ordered.count > 20 { lines.append("… and \(ordered.count - 20) more items (see the summary JSON)") }
             lines.append("wrote \(out)" + (manifestPath.map { " and \($0)" } ?? ""))

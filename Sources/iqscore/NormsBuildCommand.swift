@@ -49,7 +49,9 @@ struct NormsBuildCommand: ParsableCommand {
     @Option(name: .customLong("theta-column"), help: "θ column (−10 to 10) (default: theta).")
     var thetaColumn: String?
 
-    @Option(help: ArgumentHelp("Item bank: score each row's responses (columns named after its items) to θ by EAP instead of reading θ.", valueName: "bank.csv"))
+    @Option(
+        help: ArgumentHelp(
+            "Item bank: score each row's responses (columns named after its items) to θ by EAP instead of reading θ.", valueName: "bank.csv"))
     var bank: String?
 
     @Option(name: .customLong("se-column"), help: "Column of θ's standard errors (recorded as the sample's mean SE).")
@@ -64,13 +66,16 @@ struct NormsBuildCommand: ParsableCommand {
     @Option(help: "continuous or bands.")
     var method: NormingMethod = .continuous
 
-    @Option(name: .customLong("min-band-n"), help: "Bands: the least effective n of an automatic band (\(BandNormsOptions.allowedMinimumEffectiveN)).")
+    @Option(
+        name: .customLong("min-band-n"), help: "Bands: the least effective n of an automatic band (\(BandNormsOptions.allowedMinimumEffectiveN)).")
     var minimumBandN = 200.0
 
     @Option(name: .customLong("band-edges"), help: ArgumentHelp("Bands: interior band edges in years, e.g. 20,25,30,40.", valueName: "ages"))
     var bandEdges: String?
 
-    @Option(name: .customLong("max-degrees"), help: ArgumentHelp("Continuous: the largest degrees of μ, log σ, ε, log δ the search may choose.", valueName: "μ,σ,ε,δ"))
+    @Option(
+        name: .customLong("max-degrees"),
+        help: ArgumentHelp("Continuous: the largest degrees of μ, log σ, ε, log δ the search may choose.", valueName: "μ,σ,ε,δ"))
     var maximumDegrees = "5,3,2,1"
 
     @Option(help: "Information criterion choosing the degrees (and band families): bic or aic.")
@@ -109,7 +114,8 @@ struct NormsBuildCommand: ParsableCommand {
         guard parts.count == 4 else { return nil }
         let values = parts.map { $0 == "-" || $0 == "none" ? Optional<Int>.none : Int($0) }
         guard let mu = values[0], let sigma = values[1], parts[2] == "-" || parts[2] == "none" || values[2] != nil,
-              parts[3] == "-" || parts[3] == "none" || values[3] != nil else { return nil }
+            parts[3] == "-" || parts[3] == "none" || values[3] != nil
+        else { return nil }
         return SHASHDegrees(location: mu, logScale: sigma, skewness: values[2], logTailWeight: values[3])
     }
 
@@ -138,31 +144,40 @@ struct NormsBuildCommand: ParsableCommand {
 
     func validate() throws {
         if degrees == nil {
-            throw ValidationError("--max-degrees must be four degrees μ,σ,ε,δ (ε and δ may be '-' for none), e.g. 5,3,2,1, got \(TextFidelity.quoted(maximumDegrees))")
+            throw ValidationError(
+                "--max-degrees must be four degrees μ,σ,ε,δ (ε and δ may be '-' for none), e.g. 5,3,2,1, got \(TextFidelity.quoted(maximumDegrees))")
         }
-        if edges == nil { throw ValidationError("--band-edges must be ages separated by commas, e.g. 20,30,40, got \(TextFidelity.quoted(bandEdges ?? ""))") }
+        if edges == nil {
+            throw ValidationError("--band-edges must be ages separated by commas, e.g. 20,30,40, got \(TextFidelity.quoted(bandEdges ?? ""))")
+        }
         if bandEdges != nil && method != .bands { throw ValidationError("--band-edges applies to --method bands") }
         if bank != nil, let given = [("--theta-column", thetaColumn), ("--se-column", seColumn)].first(where: { $0.1 != nil }) {
             throw ValidationError("--bank scores θ and its SE from the responses; \(given.0) does not apply with it")
         }
-        for (option, value) in [("--age-column", ageColumn), ("--theta-column", thetaColumn ?? "x"), ("--se-column", seColumn ?? "x"), ("--weight-column", weightColumn ?? "x")]
+        for (option, value) in [
+            ("--age-column", ageColumn), ("--theta-column", thetaColumn ?? "x"), ("--se-column", seColumn ?? "x"),
+            ("--weight-column", weightColumn ?? "x")
+        ]
         where value.trimmingCharacters(in: .whitespaces).isEmpty {
             throw ValidationError("\(option) must name a column, got '\(value)'")
         }
-        try throwIfAny(options.validationProblems().map { problem in
-            problem.replacingOccurrences(of: "norms need a version", with: "--norms-version must not be empty")
-                .replacingOccurrences(of: "norms need a name", with: "--name must not be empty")
-        })
+        try throwIfAny(
+            options.validationProblems().map { problem in
+                problem.replacingOccurrences(of: "norms need a version", with: "--norms-version must not be empty")
+                    .replacingOccurrences(of: "norms need a name", with: "--name must not be empty")
+            })
     }
 
     func run() throws {
         try runReportingErrors {
-            try prepareOutputs(inputs: [("input", sample)] + given("--margins", margins) + given("--bank", bank),
-                               outputs: [("--out", out)] + given("--report", report))
+            try prepareOutputs(
+                inputs: [("input", sample)] + given("--margins", margins) + given("--bank", bank),
+                outputs: [("--out", out)] + given("--report", report))
             let targets = try margins.map { try RakingTargets.load(csv: $0) }
             let scorer = try bank.map { try SessionScorer(bank: try loadBank($0, categoryItems: .read()), scale: IQScale()) }
-            let columns = NormSampleColumns(age: ageColumn, theta: thetaColumn ?? "theta", standardError: seColumn, weight: weightColumn,
-                                            variables: targets?.variables ?? [], scorer: scorer)
+            let columns = NormSampleColumns(
+                age: ageColumn, theta: thetaColumn ?? "theta", standardError: seColumn, weight: weightColumn,
+                variables: targets?.variables ?? [], scorer: scorer)
             let normSample = try NormSample.load(csv: sample, columns: columns)
             let build: NormsBuild
             do {
@@ -189,23 +204,34 @@ struct NormsBuildCommand: ParsableCommand {
 
     func summary(_ build: NormsBuild) -> String {
         let d = build.document
-        var lines = ["iqscore norms build: \(formatCount(d.sample.n)) persons aged \(fixed(d.ages.minimum, 1))–\(fixed(d.ages.maximum, 1)) from \(sample)"]
+        var lines = [
+            "iqscore norms build: \(formatCount(d.sample.n)) persons aged \(fixed(d.ages.minimum, 1))–\(fixed(d.ages.maximum, 1)) from \(sample)"
+        ]
         if let bank { lines.append("θ: EAP from the responses to the items of \(bank)") }
         let w = d.weighting
         switch w.method {
         case "raking":
             let status = w.converged == true ? "converged in \(w.iterations ?? 0) sweeps" : "NOT CONVERGED after \(w.iterations ?? 0) sweeps"
-            lines.append("weighting: raking to \(margins ?? "") \(status), largest margin error \(String(format: "%.1e", w.maximumMarginError ?? 0)); \(w.trimmed) trimmed; deff \(fixed(w.designEffect, 2)), effective n \(formatCount(Int(w.effectiveN.rounded())))")
+            lines.append(
+                "weighting: raking to \(margins ?? "") \(status), largest margin error \(String(format: "%.1e", w.maximumMarginError ?? 0)); \(w.trimmed) trimmed; deff \(fixed(w.designEffect, 2)), effective n \(formatCount(Int(w.effectiveN.rounded())))"
+            )
         case "given":
-            lines.append("weighting: --weight-column \(weightColumn ?? ""); deff \(fixed(w.designEffect, 2)), effective n \(formatCount(Int(w.effectiveN.rounded())))")
+            lines.append(
+                "weighting: --weight-column \(weightColumn ?? ""); deff \(fixed(w.designEffect, 2)), effective n \(formatCount(Int(w.effectiveN.rounded())))"
+            )
         default:
             lines.append("weighting: none (equal weights)")
         }
         if let m = d.model {
-            let degrees = SHASHDegrees(location: m.degrees.mu, logScale: m.degrees.logSigma, skewness: m.degrees.epsilon, logTailWeight: m.degrees.logDelta)
-            lines.append("model: continuous SHASH, degrees \(degrees) (\(d.criterion.rawValue.uppercased()) over \(d.criterionTable.count) models), \(m.converged ? "converged" : "NOT CONVERGED") in \(m.iterations) Newton iterations")
+            let degrees = SHASHDegrees(
+                location: m.degrees.mu, logScale: m.degrees.logSigma, skewness: m.degrees.epsilon, logTailWeight: m.degrees.logDelta)
+            lines.append(
+                "model: continuous SHASH, degrees \(degrees) (\(d.criterion.rawValue.uppercased()) over \(d.criterionTable.count) models), \(m.converged ? "converged" : "NOT CONVERGED") in \(m.iterations) Newton iterations"
+            )
         } else if let bands = d.bands {
-            lines.append("model: \(bands.count) age bands (\(bands.map { "\(fixed($0.ageMinimum, 1))–\(fixed($0.ageMaximum, 1))" }.prefix(6).joined(separator: ", "))\(bands.count > 6 ? ", …" : ""))")
+            lines.append(
+                "model: \(bands.count) age bands (\(bands.map { "\(fixed($0.ageMinimum, 1))–\(fixed($0.ageMaximum, 1))" }.prefix(6).joined(separator: ", "))\(bands.count > 6 ? ", …" : ""))"
+            )
         }
         lines.append("percentile curves: \(d.percentileCheck.summary)")
         for warning in d.warnings { lines.append("warning: \(warning)") }

@@ -43,10 +43,12 @@ struct NormsTableCommand: ParsableCommand {
             return .failure(ValidationError("\(option) must be start:stop:step with three numbers, e.g. 16:90:1, got \(TextFidelity.quoted(text))"))
         }
         guard range.contains(start), range.contains(stop), start <= stop else {
-            return .failure(ValidationError("\(option) must run from start to stop within \(range) with start ≤ stop, got \(TextFidelity.quoted(text))"))
+            return .failure(
+                ValidationError("\(option) must run from start to stop within \(range) with start ≤ stop, got \(TextFidelity.quoted(text))"))
         }
         guard step > 0, (stop - start) / step < Double(maximumRows) else {
-            return .failure(ValidationError("\(option) needs a step > 0 giving at most \(formatCount(maximumRows)) values, got \(TextFidelity.quoted(text))"))
+            return .failure(
+                ValidationError("\(option) needs a step > 0 giving at most \(formatCount(maximumRows)) values, got \(TextFidelity.quoted(text))"))
         }
         let count = Int(((stop - start) / step * (1 + 1e-12) + 1e-9).rounded(.down)) + 1
         return .success((0..<count).map { start + Double($0) * step })
@@ -94,11 +96,18 @@ struct NormsTableCommand: ParsableCommand {
                 let outside = ageGrid.filter { !range.contains($0) }
                 if !outside.isEmpty {
                     let flagged = outside.filter { ageNorms.isOutside(age: $0) }
-                    let which = outside.count == 1 ? "1 age (\(Self.text(outside[0]))) lies" : "\(outside.count) ages (\(Self.text(outside.first!))…\(Self.text(outside.last!))) lie"
-                    printError("note: \(which) outside the norms' ages \(fixed(range.lowerBound, 1))–\(fixed(range.upperBound, 1)) and use\(outside.count == 1 ? "s" : "") the nearest covered age; \(flagged.count) of them \(flagged.count == 1 ? "is" : "are") beyond the \(Self.text(ageNorms.extrapolation))-year margin, where scores are flagged age_outside_norms")
+                    let which =
+                        outside.count == 1
+                        ? "1 age (\(Self.text(outside[0]))) lies"
+                        : "\(outside.count) ages (\(Self.text(outside.first!))…\(Self.text(outside.last!))) lie"
+                    printError(
+                        "note: \(which) outside the norms' ages \(fixed(range.lowerBound, 1))–\(fixed(range.upperBound, 1)) and use\(outside.count == 1 ? "s" : "") the nearest covered age; \(flagged.count) of them \(flagged.count == 1 ? "is" : "are") beyond the \(Self.text(ageNorms.extrapolation))-year margin, where scores are flagged age_outside_norms"
+                    )
                 }
             }
-            printError("iqscore norms table: \(ageNorms.label), \(ageGrid.count) ages × \(thetaGrid.count) θ (\(transformation.rawValue) transformation)\nwrote \(out) (\(formatCount(ageGrid.count * thetaGrid.count)) rows)")
+            printError(
+                "iqscore norms table: \(ageNorms.label), \(ageGrid.count) ages × \(thetaGrid.count) θ (\(transformation.rawValue) transformation)\nwrote \(out) (\(formatCount(ageGrid.count * thetaGrid.count)) rows)"
+            )
             return ExitStatus.success
         }
     }

@@ -40,7 +40,8 @@ struct ReportCharts {
         let itemInfo = table.rows.map { row in Self.thetas.map { row.parameters.information(at: $0) } }
         let total = Self.thetas.indices.map { k in itemInfo.reduce(0) { $0 + $1[k] } }
         let top = SVGChart.niceCeiling((total.filter(\.isFinite).max() ?? 1) * 1.05)
-        var chart = SVGChart(x: -4...4, y: 0...top, title: "Test information I(θ) = Σ item information", xLabel: "θ", yLabel: "information", width: 540)
+        var chart = SVGChart(
+            x: -4...4, y: 0...top, title: "Test information I(θ) = Σ item information", xLabel: "θ", yLabel: "information", width: 540)
         var legend: [SVGChart.LegendEntry] = [.init(label: "all \(table.rows.count) items", color: "#000000", kind: .line(dash: nil))]
         for name in domainNames {
             let members = domains.indices.filter { domains[$0] == name }
@@ -61,11 +62,16 @@ struct ReportCharts {
         let J = Double(table.rows.count)
         let info = Self.thetas.map { t in table.rows.reduce(0) { $0 + $1.parameters.information(at: t) } }
         let meanItems = Double(table.data.cellCount) / Double(max(1, table.data.personCount))
-        var series: [(label: String, color: String, values: [Double])] = [("all \(table.rows.count) items", Self.modelColor, info.map { $0 > 0 ? 1 / $0.squareRoot() : .infinity })]
+        var series: [(label: String, color: String, values: [Double])] = [
+            ("all \(table.rows.count) items", Self.modelColor, info.map { $0 > 0 ? 1 / $0.squareRoot() : .infinity })
+        ]
         if meanItems < 0.9 * J {
             let n = meanItems.rounded()
-            series.append(("a session of \(SVGChart.label(n)) items (I × \(SVGChart.label(n))/\(table.rows.count))", Self.informationColor,
-                           info.map { $0 > 0 ? 1 / ($0 * n / J).squareRoot() : .infinity }))
+            series.append(
+                (
+                    "a session of \(SVGChart.label(n)) items (I × \(SVGChart.label(n))/\(table.rows.count))", Self.informationColor,
+                    info.map { $0 > 0 ? 1 / ($0 * n / J).squareRoot() : .infinity }
+                ))
         }
         let highest = series.last!.values
         let finite = highest.filter(\.isFinite)
@@ -77,11 +83,17 @@ struct ReportCharts {
             let (segments, crossings, ranges) = Self.clip(Self.thetas, s.values, top: top)
             for seg in segments { chart.line(seg, color: s.color, width: 2) }
             for c in crossings { chart.clipMarker(atX: c, color: s.color) }
-            if !ranges.isEmpty { notes.append((series.count > 1 ? s.label.components(separatedBy: " (").first! + ": " : "") + "SE > \(SVGChart.label(top)) for " + ranges.joined(separator: " and ")) }
+            if !ranges.isEmpty {
+                notes.append(
+                    (series.count > 1 ? s.label.components(separatedBy: " (").first! + ": " : "") + "SE > \(SVGChart.label(top)) for "
+                        + ranges.joined(separator: " and "))
+            }
         }
         if series.count > 1 { chart.legend(series.map { .init(label: $0.label, color: $0.color, kind: .line(dash: nil)) }) }
         for (k, n) in notes.enumerated() {
-            chart.text("▲ " + n + " (off the chart)", pixelX: (chart.plotLeft + chart.plotRight) / 2, pixelY: chart.plotTop + 14 + 13 * Double(k), color: "#444", size: 10, anchor: "middle")
+            chart.text(
+                "▲ " + n + " (off the chart)", pixelX: (chart.plotLeft + chart.plotRight) / 2, pixelY: chart.plotTop + 14 + 13 * Double(k),
+                color: "#444", size: 10, anchor: "middle")
         }
         return (chart, notes.isEmpty ? nil : notes.joined(separator: "; ") + " (off the chart)", series.count > 1 ? meanItems.rounded() : nil)
     }
@@ -90,8 +102,8 @@ struct ReportCharts {
     /// interpolation), the θ where it crosses, and the θ ranges above it in words ("θ < −3.5").
     static func clip(_ xs: [Double], _ ys: [Double], top: Double) -> (segments: [[(Double, Double)]], crossings: [Double], ranges: [String]) {
         var segments: [[(Double, Double)]] = [], current: [(Double, Double)] = [], crossings: [Double] = [], ranges: [String] = []
-        func isAbove(_ y: Double) -> Bool { !(y <= top) }   // NaN and +∞ count as above
-        var runStart = -Double.infinity                      // where the current run above began (−∞: the left edge)
+        func isAbove(_ y: Double) -> Bool { !(y <= top) } // NaN and +∞ count as above
+        var runStart = -Double.infinity // where the current run above began (−∞: the left edge)
         for k in xs.indices {
             let above = isAbove(ys[k])
             if k > 0 && above != isAbove(ys[k - 1]) {
@@ -124,7 +136,9 @@ struct ReportCharts {
 
     /// Small banks: every ICC, coloured by domain, each labelled with its item id on the curve.
     func labelledOverlay() -> SVGChart {
-        var chart = SVGChart(x: -4...4, y: 0...1, title: "Item characteristic curves (all \(table.rows.count) items, labelled)", xLabel: "θ", yLabel: "P(correct)", width: 1000, height: 440)
+        var chart = SVGChart(
+            x: -4...4, y: 0...1, title: "Item characteristic curves (all \(table.rows.count) items, labelled)", xLabel: "θ", yLabel: "P(correct)",
+            width: 1000, height: 440)
         if !domainNames.isEmpty { chart.legend(domainNames.map { .init(label: domainLabel($0), color: domainColor($0), kind: .line(dash: nil)) }) }
         let colors = table.rows.indices.map { domainNames.isEmpty ? SVGChart.palette[$0 % SVGChart.palette.count] : domainColor(domains[$0]) }
         for (k, row) in table.rows.enumerated() {
@@ -160,7 +174,9 @@ struct ReportCharts {
             if !done { unlabelled.append(id) }
         }
         if !unlabelled.isEmpty {
-            chart.text("not labelled (no room): " + unlabelled.joined(separator: ", "), pixelX: chart.plotRight, pixelY: chart.plotBottom - 6, color: "#444", size: 9, anchor: "end")
+            chart.text(
+                "not labelled (no room): " + unlabelled.joined(separator: ", "), pixelX: chart.plotRight, pixelY: chart.plotBottom - 6, color: "#444",
+                size: 9, anchor: "end")
         }
         return chart
     }
@@ -180,13 +196,19 @@ struct ReportCharts {
             }
         }
         let all = summary(Array(table.rows.indices))
-        let groups: [(String, [Int])] = domainNames.isEmpty ? [("", Array(table.rows.indices))] : domainNames.map { name in (name, domains.indices.filter { domains[$0] == name }) }
+        let groups: [(String, [Int])] =
+            domainNames.isEmpty
+            ? [("", Array(table.rows.indices))] : domainNames.map { name in (name, domains.indices.filter { domains[$0] == name }) }
         return groups.map { name, members in
             let s = summary(members)
             let color = domainColor(name)
             let titleText = name.isEmpty ? "All \(members.count) items: median ICC and 10–90% band" : "\(name) (\(members.count) items)"
-            var chart = SVGChart(x: -4...4, y: 0...1, title: titleText, xLabel: "θ", yLabel: "P(correct)", width: name.isEmpty ? 640 : 360, height: name.isEmpty ? 320 : 250)
-            var legend: [SVGChart.LegendEntry] = [.init(label: "median", color: color, kind: .line(dash: nil)), .init(label: "10–90% of items", color: color, kind: .band)]
+            var chart = SVGChart(
+                x: -4...4, y: 0...1, title: titleText, xLabel: "θ", yLabel: "P(correct)", width: name.isEmpty ? 640 : 360,
+                height: name.isEmpty ? 320 : 250)
+            var legend: [SVGChart.LegendEntry] = [
+                .init(label: "median", color: color, kind: .line(dash: nil)), .init(label: "10–90% of items", color: color, kind: .band)
+            ]
             if !name.isEmpty { legend.append(.init(label: "bank median", color: "#555", kind: .line(dash: "4,3"))) }
             chart.legend(legend)
             chart.band(s.map { ($0.x, $0.lower, $0.upper) }, color: color, opacity: 0.25)
@@ -203,20 +225,28 @@ struct ReportCharts {
         let finiteB = bs.filter(\.isFinite), finiteA = as_.filter(\.isFinite)
         let bLow = max(-6, min(-3, (finiteB.min() ?? -3).rounded(.down))), bHigh = min(6, max(3, (finiteB.max() ?? 3).rounded(.up)))
         let aLow = min(0, (finiteA.min() ?? 0).rounded(.down)), aHigh = SVGChart.niceCeiling(max(0.5, (finiteA.max() ?? 2) * 1.05))
-        var chart = SVGChart(x: bLow...bHigh, y: aLow...aHigh, title: "Slope a against difficulty b (one dot per item)", xLabel: "difficulty b", yLabel: "slope a", width: 640, height: 360)
-        var legend: [SVGChart.LegendEntry] = domainNames.isEmpty ? [.init(label: "item", color: Self.modelColor, kind: .dot)]
+        var chart = SVGChart(
+            x: bLow...bHigh, y: aLow...aHigh, title: "Slope a against difficulty b (one dot per item)", xLabel: "difficulty b", yLabel: "slope a",
+            width: 640, height: 360)
+        var legend: [SVGChart.LegendEntry] =
+            domainNames.isEmpty
+            ? [.init(label: "item", color: Self.modelColor, kind: .dot)]
             : domainNames.map { .init(label: domainLabel($0), color: domainColor($0), kind: .dot) }
         if !flagged.isEmpty { legend.append(.init(label: "flagged (\(flagged.count))", color: "#000000", kind: .ring)) }
         chart.legend(legend)
         let groups = domainNames.isEmpty ? [""] : domainNames
         for name in groups {
             let members = table.rows.indices.filter { domainNames.isEmpty || domains[$0] == name }
-            chart.dots(members.map { (bs[$0], as_[$0]) }, color: domainColor(name), radius: table.rows.count > 300 ? 2.2 : 3.2, opacity: table.rows.count > 300 ? 0.6 : 0.9)
+            chart.dots(
+                members.map { (bs[$0], as_[$0]) }, color: domainColor(name), radius: table.rows.count > 300 ? 2.2 : 3.2,
+                opacity: table.rows.count > 300 ? 0.6 : 0.9)
         }
         chart.dots(flagged.sorted().map { (bs[$0], as_[$0]) }, color: "#000", radius: table.rows.count > 300 ? 2.2 : 3.2, ring: true)
         let outside = bs.filter { $0 < bLow || $0 > bHigh }.count
         if outside > 0 {
-            chart.text("\(outside) item\(outside == 1 ? "" : "s") with b outside \(SVGChart.label(bLow))…\(SVGChart.label(bHigh)) drawn at the edge", pixelX: chart.plotRight, pixelY: chart.plotBottom - 6, color: "#444", size: 10, anchor: "end")
+            chart.text(
+                "\(outside) item\(outside == 1 ? "" : "s") with b outside \(SVGChart.label(bLow))…\(SVGChart.label(bHigh)) drawn at the edge",
+                pixelX: chart.plotRight, pixelY: chart.plotBottom - 6, color: "#444", size: 10, anchor: "end")
         }
         if labelled {
             var boxes: [(Double, Double, Double, Double)] = []
@@ -230,7 +260,10 @@ struct ReportCharts {
                 let id = table.rows[k].itemID, w = SVGChart.textWidth(id, size: 9) + 2
                 let (x, y) = dotsPx[k]
                 // Right, left, above, below the dot.
-                let candidates = [(x + 6, y - 5.5, "start", x + 6), (x - 6 - w, y - 5.5, "end", x - 6), (x - w / 2, y - 17, "middle", x), (x - w / 2, y + 6, "middle", x)]
+                let candidates = [
+                    (x + 6, y - 5.5, "start", x + 6), (x - 6 - w, y - 5.5, "end", x - 6), (x - w / 2, y - 17, "middle", x),
+                    (x - w / 2, y + 6, "middle", x)
+                ]
                 if let c = candidates.first(where: { free(($0.0, $0.1, w, 11)) }) {
                     boxes.append((c.0, c.1, w, 11))
                     chart.text(id, pixelX: c.3, pixelY: c.1 + 9, color: "#333", size: 9, anchor: c.2)
@@ -246,7 +279,7 @@ struct ReportCharts {
         .init(label: "model P(θ) (left axis)", color: modelColor, kind: .line(dash: nil)),
         .init(label: "item information I(θ) (right axis)", color: informationColor, kind: .line(dash: "5,3")),
         .init(label: "observed proportion correct in a θ group, 95% Wilson interval", color: observedColor, kind: .pointWithBar),
-        .init(label: "model's expected proportion for that group", color: modelColor, kind: .openDiamond),
+        .init(label: "model's expected proportion for that group", color: modelColor, kind: .openDiamond)
     ]
 
     /// One item: its ICC and the observed proportions by θ group (left axis, 0–1) and its information (right
@@ -255,7 +288,8 @@ struct ReportCharts {
         let row = table.rows[j]
         let info = Self.thetas.map { row.parameters.information(at: $0) }
         let top = SVGChart.niceCeiling(max(0.1, (info.filter(\.isFinite).max() ?? 0.1) * 1.05), count: 4)
-        var c = SVGChart(x: -4...4, y: 0...1, title: row.itemID, xLabel: "θ (rest-of-pattern EAP for the groups)", yLabel: "P(correct)", width: 340, height: 230)
+        var c = SVGChart(
+            x: -4...4, y: 0...1, title: row.itemID, xLabel: "θ (rest-of-pattern EAP for the groups)", yLabel: "P(correct)", width: 340, height: 230)
         c.margin = (44, 8, 26, 36)
         c.tickFontSize = 9
         c.labelFontSize = 10

@@ -21,11 +21,15 @@ extension ReportCommand {
         func p(_ v: Double?) -> String { v.map { $0.isFinite ? String(format: "%.2g", $0) : "–" } ?? "–" }
 
         let flagged = dif.rows.filter { !$0.flaggedBy.isEmpty }
-            .sorted { ($0.likelihoodRatio?.chiSquare ?? $0.mantelHaenszel?.chiSquare ?? 0) > ($1.likelihoodRatio?.chiSquare ?? $1.mantelHaenszel?.chiSquare ?? 0) }
+            .sorted {
+                ($0.likelihoodRatio?.chiSquare ?? $0.mantelHaenszel?.chiSquare ?? 0)
+                    > ($1.likelihoodRatio?.chiSquare ?? $1.mantelHaenszel?.chiSquare ?? 0)
+            }
         var rows = ""
         for r in flagged {
             let irt = r.likelihoodRatio ?? r.wald
-            rows += "<tr class=\"flag\"><td>\(escapeHTML(r.itemID))</td><td>\(escapeHTML(r.focal))</td><td>\(r.referenceResponses)</td><td>\(r.focalResponses)</td>"
+            rows +=
+                "<tr class=\"flag\"><td>\(escapeHTML(r.itemID))</td><td>\(escapeHTML(r.focal))</td><td>\(r.referenceResponses)</td><td>\(r.focalResponses)</td>"
                 + "<td>\(num(r.referenceProportion))</td><td>\(num(r.focalProportion))</td><td>\(num(r.mantelHaenszel?.delta, 2))</td><td>\(escapeHTML(r.mantelHaenszel?.etsClass ?? "–"))</td>"
                 + "<td>\(num(irt?.chiSquare, 1))</td><td>\(p(r.adjustedP[.likelihoodRatio] ?? r.adjustedP[.wald]))</td>"
                 + "<td>\(num(irt?.reference.discrimination, 2)) / \(num(irt?.reference.difficulty, 2))</td><td>\(num(irt?.focal.discrimination, 2)) / \(num(irt?.focal.difficulty, 2))</td>"
@@ -33,17 +37,25 @@ extension ReportCommand {
         }
 
         // The IQ gap at equal θ per focal group.
-        var gap = SVGChart(x: -3...3, y: -10...10, title: "IQ gap at equal θ", xLabel: "θ (reference group's scale)", yLabel: "IQ points lower for the focal group", width: 520, height: 260)
+        var gap = SVGChart(
+            x: -3...3, y: -10...10, title: "IQ gap at equal θ", xLabel: "θ (reference group's scale)", yLabel: "IQ points lower for the focal group",
+            width: 520, height: 260)
         let largest = dif.dtf.flatMap { $0.table.map { abs($0.iqGap) } }.max() ?? 0
         gap.y = -max(2, SVGChart.niceCeiling(largest * 1.1, count: 4))...max(2, SVGChart.niceCeiling(largest * 1.1, count: 4))
         gap.line([(-3, 0), (3, 0)], color: "#999999", width: 1)
         for (k, d) in dif.dtf.enumerated() {
             gap.line(d.table.map { ($0.theta, $0.iqGap) }, color: Self.groupColors[(k + 1) % Self.groupColors.count], width: 2)
         }
-        gap.legend(dif.dtf.enumerated().map { SVGChart.LegendEntry(label: $0.element.focal, color: Self.groupColors[($0.offset + 1) % Self.groupColors.count], kind: .line(dash: nil)) })
+        gap.legend(
+            dif.dtf.enumerated().map {
+                SVGChart.LegendEntry(
+                    label: $0.element.focal, color: Self.groupColors[($0.offset + 1) % Self.groupColors.count], kind: .line(dash: nil))
+            })
         let dtfText = dif.dtf.map { d in
-            "<li><b>\(escapeHTML(d.focal))</b>: signed DTF \(num(d.signed)) points (\(num(d.signedPercent, 2))%)" + (d.signedInterval.map { " [\(num($0.lowerBound)), \(num($0.upperBound))]" } ?? "")
-                + ", unsigned \(num(d.unsigned)) (\(num(d.unsignedPercent, 2))%)" + (d.unsignedInterval.map { " [\(num($0.lowerBound)), \(num($0.upperBound))]" } ?? "")
+            "<li><b>\(escapeHTML(d.focal))</b>: signed DTF \(num(d.signed)) points (\(num(d.signedPercent, 2))%)"
+                + (d.signedInterval.map { " [\(num($0.lowerBound)), \(num($0.upperBound))]" } ?? "")
+                + ", unsigned \(num(d.unsigned)) (\(num(d.unsignedPercent, 2))%)"
+                + (d.unsignedInterval.map { " [\(num($0.lowerBound)), \(num($0.upperBound))]" } ?? "")
                 + "; \(d.freedItems.count) item\(d.freedItems.count == 1 ? "" : "s") free by group</li>"
         }.joined()
 
@@ -57,13 +69,16 @@ extension ReportCommand {
                 var curveOptions = EmpiricalItemCurve.Options()
                 curveOptions.priorMean = g.mean
                 curveOptions.priorSD = g.sd
-                curvesByGroup[g.group] = EmpiricalItemCurve.curves(data: try Self.rows(members, of: t.data), parameters: parameters, options: curveOptions)
+                curvesByGroup[g.group] = EmpiricalItemCurve.curves(
+                    data: try Self.rows(members, of: t.data), parameters: parameters, options: curveOptions)
             }
             for r in flagged.prefix(Self.maximumDIFPanels) {
                 guard let j = t.data.itemIDs.firstIndex(of: r.itemID) else { continue }
                 let ref = r.likelihoodRatio?.reference ?? r.wald?.reference ?? model.parameters(item: r.itemID, group: reference)
                 let foc = r.likelihoodRatio?.focal ?? r.wald?.focal ?? model.parameters(item: r.itemID, group: r.focal)
-                var c = SVGChart(x: -4...4, y: 0...1, title: "\(r.itemID): \(reference) vs \(r.focal)", xLabel: "θ (rest-of-pattern EAP, each group's prior)", yLabel: "P(correct)", width: 340, height: 230)
+                var c = SVGChart(
+                    x: -4...4, y: 0...1, title: "\(r.itemID): \(reference) vs \(r.focal)", xLabel: "θ (rest-of-pattern EAP, each group's prior)",
+                    yLabel: "P(correct)", width: 340, height: 230)
                 c.margin = (44, 8, 26, 36)
                 c.tickFontSize = 9
                 c.labelFontSize = 10
@@ -74,11 +89,14 @@ extension ReportCommand {
                         c.pointsWithBars(curve.groups.map { ($0.meanTheta, $0.observed, $0.interval.lower, $0.interval.upper) }, color: color)
                     }
                 }
-                panels += "<figure class=\"flag\">\(c.svg())<figcaption>\(escapeHTML(r.itemID)): flagged by \(escapeHTML(r.flaggedBy.map(\.rawValue).joined(separator: ", ")))"
+                panels +=
+                    "<figure class=\"flag\">\(c.svg())<figcaption>\(escapeHTML(r.itemID)): flagged by \(escapeHTML(r.flaggedBy.map(\.rawValue).joined(separator: ", ")))"
                     + (r.mantelHaenszel?.etsClass.map { ", ETS \($0)" } ?? "") + "</figcaption></figure>\n"
             }
         }
         let groups = dif.groupSizes.map { "\(escapeHTML($0.group)) (\($0.persons))" }.joined(separator: ", ")
+        // swift-format 6.3 re-indents this literal but not the literals nested in it (a compile error): left as written.
+        // swift-format-ignore
         return """
         <h2 id="dif">Differential item functioning by \(escapeHTML(groupColumn))</h2>
         <p>Groups: \(groups); reference \(escapeHTML(reference)). Methods: \(dif.options.methods.map(\.rawValue).joined(separator: ", ")) \
@@ -106,6 +124,7 @@ extension ReportCommand {
             for c in data.cells(ofPerson: i) { items.append(data.itemIndices[c]); values.append(data.responses[c]) }
             offsets.append(items.count)
         }
-        return try ResponseMatrix(personIDs: persons.map { data.personIDs[$0] }, itemIDs: data.itemIDs, rowOffsets: offsets, itemIndices: items, responses: values)
+        return try ResponseMatrix(
+            personIDs: persons.map { data.personIDs[$0] }, itemIDs: data.itemIDs, rowOffsets: offsets, itemIndices: items, responses: values)
     }
 }

@@ -28,7 +28,11 @@ extension ReportCommand {
         let header = try reader.headerFields()
         func column(_ name: String) throws -> Int {
             guard let c = header.firstIndex(of: name) else {
-                throw InputError(file: path, line: reader.line, message: "no \(name) column: is this iqscore monitor's output? (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))")
+                throw InputError(
+                    file: path, line: reader.line,
+                    message:
+                        "no \(name) column: is this iqscore monitor's output? (found: \(header.map(\.escapingControlCharacters).joined(separator: ",")))"
+                )
             }
             return c
         }
@@ -38,18 +42,24 @@ extension ReportCommand {
         while try reader.nextRow() {
             guard reader.fieldCount == header.count else { throw reader.fieldCountError(expected: header.count) }
             guard let day = SessionDate.day(reader.string(date)) else {
-                throw InputError(file: path, line: reader.line, column: date + 1, message: "date \(TextFidelity.quoted(reader.string(date))) is not a date YYYY-MM-DD")
+                throw InputError(
+                    file: path, line: reader.line, column: date + 1,
+                    message: "date \(TextFidelity.quoted(reader.string(date))) is not a date YYYY-MM-DD")
             }
             func number(_ c: Int) throws -> Double? {
                 let text = reader.string(c).trimmingCharacters(in: .whitespaces)
                 if text.isEmpty { return nil }
                 guard let v = DecimalNumber.parse(text) else {
-                    throw InputError(file: path, line: reader.line, column: c + 1, message: "\(header[c]) \(TextFidelity.quoted(text)) is not a number")
+                    throw InputError(
+                        file: path, line: reader.line, column: c + 1, message: "\(header[c]) \(TextFidelity.quoted(text)) is not a number")
                 }
                 return v
             }
-            rows.append(MonitorRow(item: reader.string(item), day: day, alarm: reader.string(alarm).trimmingCharacters(in: .whitespaces) == "1",
-                                   windowProportion: try number(p), windowIntensity: try number(beta), bankIntensity: try number(bankBeta), cusum: try number(cusum)))
+            rows.append(
+                MonitorRow(
+                    item: reader.string(item), day: day, alarm: reader.string(alarm).trimmingCharacters(in: .whitespaces) == "1",
+                    windowProportion: try number(p), windowIntensity: try number(beta), bankIntensity: try number(bankBeta), cusum: try number(cusum))
+            )
         }
         return rows
     }
@@ -67,14 +77,17 @@ extension ReportCommand {
         var table = ""
         for item in order {
             let days = alarms.filter { $0.item == item }.map { SessionDate.text($0.day) }
-            table += "<tr class=\"flag\"><td>\(escapeHTML(item))</td><td>\(days.first!)</td><td>\(days.count)</td><td>\(escapeHTML(days.joined(separator: ", ")))</td></tr>\n"
+            table +=
+                "<tr class=\"flag\"><td>\(escapeHTML(item))</td><td>\(days.first!)</td><td>\(days.count)</td><td>\(escapeHTML(days.joined(separator: ", ")))</td></tr>\n"
         }
         var panels = ""
         let span = Double(max(1, last - first))
         for item in order.prefix(Self.maximumMonitorPanels) {
             let series = byItem[item]!.sorted { $0.day < $1.day }
             let intensities = series.compactMap(\.windowIntensity) + series.compactMap(\.bankIntensity)
-            var c = SVGChart(x: 0...span, y: 0...1, title: item, xLabel: "days since \(SessionDate.text(first))", yLabel: "p correct (window)", width: 340, height: 230)
+            var c = SVGChart(
+                x: 0...span, y: 0...1, title: item, xLabel: "days since \(SessionDate.text(first))", yLabel: "p correct (window)", width: 340,
+                height: 230)
             c.margin = (44, 8, 26, 36)
             c.tickFontSize = 9
             c.labelFontSize = 10
@@ -87,8 +100,11 @@ extension ReportCommand {
             }
             c.line(series.compactMap { r in r.windowProportion.map { (Double(r.day - first), $0) } }, color: "#0072B2", width: 1.5)
             for a in series where a.alarm { c.clipMarker(atX: Double(a.day - first), color: "#CC0000") }
-            panels += "<figure class=\"flag\">\(c.svg())<figcaption>\(escapeHTML(item)): first alarm \(SessionDate.text(series.first(where: \.alarm)!.day))</figcaption></figure>\n"
+            panels +=
+                "<figure class=\"flag\">\(c.svg())<figcaption>\(escapeHTML(item)): first alarm \(SessionDate.text(series.first(where: \.alarm)!.day))</figcaption></figure>\n"
         }
+        // swift-format 6.3 re-indents this literal but not the literals nested in it (a compile error): left as written.
+        // swift-format-ignore
         return """
         <h2 id="monitor">Items over time</h2>
         <p>From <code>iqscore monitor</code> (\(escapeHTML(path))): \(byItem.count) items watched from \(SessionDate.text(first)) to \(SessionDate.text(last)); \

@@ -29,11 +29,14 @@ extension SVGChart {
     private func yPixel(_ v: Double, _ axis: Axis) -> Double { axis == .left ? py(v) : py2(v) }
 
     /// A polyline; it breaks at points with a non-finite coordinate.
-    mutating func line(_ points: [(Double, Double)], color: String, width stroke: Double = 1.5, dash: String? = nil, opacity: Double = 1, axis: Axis = .left) {
+    mutating func line(
+        _ points: [(Double, Double)], color: String, width stroke: Double = 1.5, dash: String? = nil, opacity: Double = 1, axis: Axis = .left
+    ) {
         var run: [String] = []
         func flush() {
             if run.count > 1 {
-                body += "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"\(Self.label(stroke))\"\(opacity < 1 ? " stroke-opacity=\"\(Self.label(opacity))\"" : "")\(dash.map { " stroke-dasharray=\"\($0)\"" } ?? "") points=\"\(run.joined(separator: " "))\"/>\n"
+                body +=
+                    "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"\(Self.label(stroke))\"\(opacity < 1 ? " stroke-opacity=\"\(Self.label(opacity))\"" : "")\(dash.map { " stroke-dasharray=\"\($0)\"" } ?? "") points=\"\(run.joined(separator: " "))\"/>\n"
             }
             run.removeAll()
         }
@@ -50,13 +53,15 @@ extension SVGChart {
         guard finite.count > 1 else { return }
         let upper = finite.map { "\(Self.f(px($0.x))),\(Self.f(py($0.upper)))" }
         let lower = finite.reversed().map { "\(Self.f(px($0.x))),\(Self.f(py($0.lower)))" }
-        body += "<polygon fill=\"\(color)\" fill-opacity=\"\(Self.label(opacity))\" stroke=\"none\" points=\"\((upper + lower).joined(separator: " "))\"/>\n"
+        body +=
+            "<polygon fill=\"\(color)\" fill-opacity=\"\(Self.label(opacity))\" stroke=\"none\" points=\"\((upper + lower).joined(separator: " "))\"/>\n"
     }
 
     mutating func bars(_ bins: [(lower: Double, upper: Double, value: Double)], color: String) {
         for b in bins where b.value > 0 && b.lower.isFinite && b.upper.isFinite && b.value.isFinite {
             let x0 = px(b.lower), x1 = px(b.upper), y0 = py(b.value), base = py(y.lowerBound)
-            body += "<rect x=\"\(Self.f(x0))\" y=\"\(Self.f(y0))\" width=\"\(Self.f(max(0, x1 - x0)))\" height=\"\(Self.f(max(0, base - y0)))\" fill=\"\(color)\" stroke=\"white\" stroke-width=\"0.5\"/>\n"
+            body +=
+                "<rect x=\"\(Self.f(x0))\" y=\"\(Self.f(y0))\" width=\"\(Self.f(max(0, x1 - x0)))\" height=\"\(Self.f(max(0, base - y0)))\" fill=\"\(color)\" stroke=\"white\" stroke-width=\"0.5\"/>\n"
         }
     }
 
@@ -64,7 +69,8 @@ extension SVGChart {
     mutating func pointsWithBars(_ points: [(x: Double, y: Double, lower: Double, upper: Double)], color: String, radius: Double = 2.6) {
         for p in points where p.x.isFinite && p.y.isFinite && p.lower.isFinite && p.upper.isFinite {
             let cx = px(p.x), lo = py(p.lower), hi = py(p.upper)
-            body += "<path d=\"M\(Self.f(cx)) \(Self.f(lo))V\(Self.f(hi))M\(Self.f(cx - 3)) \(Self.f(lo))h6M\(Self.f(cx - 3)) \(Self.f(hi))h6\" stroke=\"\(color)\" stroke-width=\"1\" fill=\"none\"/>"
+            body +=
+                "<path d=\"M\(Self.f(cx)) \(Self.f(lo))V\(Self.f(hi))M\(Self.f(cx - 3)) \(Self.f(lo))h6M\(Self.f(cx - 3)) \(Self.f(hi))h6\" stroke=\"\(color)\" stroke-width=\"1\" fill=\"none\"/>"
             body += "<circle cx=\"\(Self.f(cx))\" cy=\"\(Self.f(py(p.y)))\" r=\"\(Self.label(radius))\" fill=\"\(color)\"/>\n"
         }
     }
@@ -73,7 +79,8 @@ extension SVGChart {
     mutating func openDiamonds(_ points: [(Double, Double)], color: String, size: Double = 4) {
         for (a, b) in points where a.isFinite && b.isFinite {
             let cx = px(a), cy = py(b)
-            body += "<path d=\"M\(Self.f(cx)) \(Self.f(cy - size))l\(Self.label(size)) \(Self.label(size))l-\(Self.label(size)) \(Self.label(size))l-\(Self.label(size)) -\(Self.label(size))z\" fill=\"white\" fill-opacity=\"0.6\" stroke=\"\(color)\" stroke-width=\"1.3\"/>\n"
+            body +=
+                "<path d=\"M\(Self.f(cx)) \(Self.f(cy - size))l\(Self.label(size)) \(Self.label(size))l-\(Self.label(size)) \(Self.label(size))l-\(Self.label(size)) -\(Self.label(size))z\" fill=\"white\" fill-opacity=\"0.6\" stroke=\"\(color)\" stroke-width=\"1.3\"/>\n"
         }
     }
 
@@ -81,25 +88,31 @@ extension SVGChart {
     mutating func dots(_ points: [(Double, Double)], color: String, radius: Double = 2.5, opacity: Double = 0.8, ring: Bool = false) {
         for (a, b) in points where a.isFinite && b.isFinite {
             if ring {
-                body += "<circle cx=\"\(Self.f(px(a)))\" cy=\"\(Self.f(py(b)))\" r=\"\(Self.label(radius + 2))\" fill=\"none\" stroke=\"#000\" stroke-width=\"1.2\"/>"
+                body +=
+                    "<circle cx=\"\(Self.f(px(a)))\" cy=\"\(Self.f(py(b)))\" r=\"\(Self.label(radius + 2))\" fill=\"none\" stroke=\"#000\" stroke-width=\"1.2\"/>"
             } else {
-                body += "<circle cx=\"\(Self.f(px(a)))\" cy=\"\(Self.f(py(b)))\" r=\"\(Self.label(radius))\" fill=\"\(color)\" fill-opacity=\"\(Self.label(opacity))\"/>"
+                body +=
+                    "<circle cx=\"\(Self.f(px(a)))\" cy=\"\(Self.f(py(b)))\" r=\"\(Self.label(radius))\" fill=\"\(color)\" fill-opacity=\"\(Self.label(opacity))\"/>"
             }
         }
         body += "\n"
     }
 
     /// Text at pixel coordinates, with a white halo so that it stays readable over curves.
-    mutating func text(_ s: String, pixelX: Double, pixelY: Double, color: String = "#222", size: Double = 10, anchor: String = "start", bold: Bool = false) {
+    mutating func text(
+        _ s: String, pixelX: Double, pixelY: Double, color: String = "#222", size: Double = 10, anchor: String = "start", bold: Bool = false
+    ) {
         guard pixelX.isFinite, pixelY.isFinite else { return }
-        body += "<text x=\"\(Self.f(pixelX))\" y=\"\(Self.f(pixelY))\" font-size=\"\(Self.label(size))\" fill=\"\(color)\" text-anchor=\"\(anchor)\"\(bold ? " font-weight=\"bold\"" : "") stroke=\"white\" stroke-width=\"3\" stroke-opacity=\"0.85\" paint-order=\"stroke\">\(escapeHTML(s))</text>\n"
+        body +=
+            "<text x=\"\(Self.f(pixelX))\" y=\"\(Self.f(pixelY))\" font-size=\"\(Self.label(size))\" fill=\"\(color)\" text-anchor=\"\(anchor)\"\(bold ? " font-weight=\"bold\"" : "") stroke=\"white\" stroke-width=\"3\" stroke-opacity=\"0.85\" paint-order=\"stroke\">\(escapeHTML(s))</text>\n"
     }
 
     /// A small upward triangle at the top edge of the plot at x (a curve leaving the axis' range there).
     mutating func clipMarker(atX v: Double, color: String) {
         guard v.isFinite else { return }
         let cx = px(v), top = plotTop
-        body += "<path d=\"M\(Self.f(cx - 4)) \(Self.f(top + 6))L\(Self.f(cx)) \(Self.f(top - 1))L\(Self.f(cx + 4)) \(Self.f(top + 6))z\" fill=\"\(color)\"/>\n"
+        body +=
+            "<path d=\"M\(Self.f(cx - 4)) \(Self.f(top + 6))L\(Self.f(cx)) \(Self.f(top - 1))L\(Self.f(cx + 4)) \(Self.f(top + 6))z\" fill=\"\(color)\"/>\n"
     }
 
     /// Sets the legend, drawn in rows under the title, and lowers the plot's top edge to make room for it
@@ -121,11 +134,13 @@ extension SVGChart {
             let c = e.color
             switch e.kind {
             case .line(let dash):
-                s += "<line x1=\"\(f(lx))\" y1=\"\(f(ly - 3))\" x2=\"\(f(lx + 20))\" y2=\"\(f(ly - 3))\" stroke=\"\(c)\" stroke-width=\"2\"\(dash.map { " stroke-dasharray=\"\($0)\"" } ?? "")/>"
+                s +=
+                    "<line x1=\"\(f(lx))\" y1=\"\(f(ly - 3))\" x2=\"\(f(lx + 20))\" y2=\"\(f(ly - 3))\" stroke=\"\(c)\" stroke-width=\"2\"\(dash.map { " stroke-dasharray=\"\($0)\"" } ?? "")/>"
             case .band:
                 s += "<rect x=\"\(f(lx))\" y=\"\(f(ly - 8))\" width=\"20\" height=\"10\" fill=\"\(c)\" fill-opacity=\"0.3\"/>"
             case .pointWithBar:
-                s += "<path d=\"M\(f(lx + 10)) \(f(ly - 9))V\(f(ly + 3))M\(f(lx + 7)) \(f(ly - 9))h6M\(f(lx + 7)) \(f(ly + 3))h6\" stroke=\"\(c)\" fill=\"none\"/><circle cx=\"\(f(lx + 10))\" cy=\"\(f(ly - 3))\" r=\"2.6\" fill=\"\(c)\"/>"
+                s +=
+                    "<path d=\"M\(f(lx + 10)) \(f(ly - 9))V\(f(ly + 3))M\(f(lx + 7)) \(f(ly - 9))h6M\(f(lx + 7)) \(f(ly + 3))h6\" stroke=\"\(c)\" fill=\"none\"/><circle cx=\"\(f(lx + 10))\" cy=\"\(f(ly - 3))\" r=\"2.6\" fill=\"\(c)\"/>"
             case .openDiamond:
                 s += "<path d=\"M\(f(lx + 10)) \(f(ly - 7))l4 4l-4 4l-4 -4z\" fill=\"white\" stroke=\"\(c)\" stroke-width=\"1.3\"/>"
             case .ring:
@@ -154,7 +169,8 @@ extension SVGChart {
     static func legendSVG(_ entries: [LegendEntry], width: Double, title: String) -> String {
         let rows = legendRows(entries, maxWidth: width - 8)
         let h = 8 + 14 * Double(rows)
-        return "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(Int(width)) \(Int(h))\" width=\"\(Int(width))\" height=\"\(Int(h))\" font-family=\"sans-serif\" role=\"img\" aria-label=\"\(escapeHTML(title))\"><title>\(escapeHTML(title))</title>\n"
+        return
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(Int(width)) \(Int(h))\" width=\"\(Int(width))\" height=\"\(Int(h))\" font-family=\"sans-serif\" role=\"img\" aria-label=\"\(escapeHTML(title))\"><title>\(escapeHTML(title))</title>\n"
             + legendRow(entries, x: 4, y: 15, maxWidth: width - 8) + "</svg>"
     }
 }

@@ -85,32 +85,42 @@ struct SVGChart {
     static func f(_ v: Double) -> String { String(format: "%.1f", v.isFinite ? v : 0) }
 
     func svg() -> String {
-        var s = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" width=\"\(Int(width))\" height=\"\(Int(height))\" font-family=\"sans-serif\" role=\"img\" aria-label=\"\(escapeHTML(title))\">\n"
+        var s =
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" width=\"\(Int(width))\" height=\"\(Int(height))\" font-family=\"sans-serif\" role=\"img\" aria-label=\"\(escapeHTML(title))\">\n"
         s += "<title>\(escapeHTML(title))</title>\n"
-        s += "<text x=\"\(Self.f(width / 2))\" y=\"16\" text-anchor=\"middle\" font-size=\"\(Self.label(titleFontSize))\" font-weight=\"bold\">\(escapeHTML(title))</text>\n"
+        s +=
+            "<text x=\"\(Self.f(width / 2))\" y=\"16\" text-anchor=\"middle\" font-size=\"\(Self.label(titleFontSize))\" font-weight=\"bold\">\(escapeHTML(title))</text>\n"
         let bottom = plotBottom, left = plotLeft, right = plotRight
         for t in Self.ticks(y, count: 5) {
             s += "<line x1=\"\(Self.f(left))\" y1=\"\(Self.f(py(t)))\" x2=\"\(Self.f(right))\" y2=\"\(Self.f(py(t)))\" stroke=\"#e4e4e4\"/>"
-            s += "<text x=\"\(Self.f(left - 5))\" y=\"\(Self.f(py(t) + 3))\" text-anchor=\"end\" font-size=\"\(Self.label(tickFontSize))\">\(Self.label(t))</text>\n"
+            s +=
+                "<text x=\"\(Self.f(left - 5))\" y=\"\(Self.f(py(t) + 3))\" text-anchor=\"end\" font-size=\"\(Self.label(tickFontSize))\">\(Self.label(t))</text>\n"
         }
         s += "<line x1=\"\(Self.f(left))\" y1=\"\(Self.f(bottom))\" x2=\"\(Self.f(right))\" y2=\"\(Self.f(bottom))\" stroke=\"#333\"/>"
         s += "<line x1=\"\(Self.f(left))\" y1=\"\(Self.f(plotTop))\" x2=\"\(Self.f(left))\" y2=\"\(Self.f(bottom))\" stroke=\"#333\"/>\n"
         for t in Self.ticks(x) {
             s += "<line x1=\"\(Self.f(px(t)))\" y1=\"\(Self.f(bottom))\" x2=\"\(Self.f(px(t)))\" y2=\"\(Self.f(bottom + 4))\" stroke=\"#333\"/>"
-            s += "<text x=\"\(Self.f(px(t)))\" y=\"\(Self.f(bottom + 15))\" text-anchor=\"middle\" font-size=\"\(Self.label(tickFontSize))\">\(Self.label(t))</text>\n"
+            s +=
+                "<text x=\"\(Self.f(px(t)))\" y=\"\(Self.f(bottom + 15))\" text-anchor=\"middle\" font-size=\"\(Self.label(tickFontSize))\">\(Self.label(t))</text>\n"
         }
         if let y2 {
-            s += "<line x1=\"\(Self.f(right))\" y1=\"\(Self.f(plotTop))\" x2=\"\(Self.f(right))\" y2=\"\(Self.f(bottom))\" stroke=\"\(y2LabelColor)\"/>\n"
+            s +=
+                "<line x1=\"\(Self.f(right))\" y1=\"\(Self.f(plotTop))\" x2=\"\(Self.f(right))\" y2=\"\(Self.f(bottom))\" stroke=\"\(y2LabelColor)\"/>\n"
             for t in Self.ticks(y2, count: 5) {
-                s += "<line x1=\"\(Self.f(right))\" y1=\"\(Self.f(py2(t)))\" x2=\"\(Self.f(right + 4))\" y2=\"\(Self.f(py2(t)))\" stroke=\"\(y2LabelColor)\"/>"
-                s += "<text x=\"\(Self.f(right + 6))\" y=\"\(Self.f(py2(t) + 3))\" text-anchor=\"start\" font-size=\"\(Self.label(tickFontSize))\" fill=\"\(y2LabelColor)\">\(Self.label(t))</text>\n"
+                s +=
+                    "<line x1=\"\(Self.f(right))\" y1=\"\(Self.f(py2(t)))\" x2=\"\(Self.f(right + 4))\" y2=\"\(Self.f(py2(t)))\" stroke=\"\(y2LabelColor)\"/>"
+                s +=
+                    "<text x=\"\(Self.f(right + 6))\" y=\"\(Self.f(py2(t) + 3))\" text-anchor=\"start\" font-size=\"\(Self.label(tickFontSize))\" fill=\"\(y2LabelColor)\">\(Self.label(t))</text>\n"
             }
             let mid = (plotTop + bottom) / 2, lx = width - 8
-            s += "<text x=\"\(Self.f(lx))\" y=\"\(Self.f(mid))\" text-anchor=\"middle\" font-size=\"\(Self.label(labelFontSize))\" fill=\"\(y2LabelColor)\" transform=\"rotate(90 \(Self.f(lx)) \(Self.f(mid)))\">\(escapeHTML(y2Label))</text>\n"
+            s +=
+                "<text x=\"\(Self.f(lx))\" y=\"\(Self.f(mid))\" text-anchor=\"middle\" font-size=\"\(Self.label(labelFontSize))\" fill=\"\(y2LabelColor)\" transform=\"rotate(90 \(Self.f(lx)) \(Self.f(mid)))\">\(escapeHTML(y2Label))</text>\n"
         }
-        s += "<text x=\"\(Self.f((left + right) / 2))\" y=\"\(Self.f(height - 8))\" text-anchor=\"middle\" font-size=\"\(Self.label(labelFontSize))\">\(escapeHTML(xLabel))</text>\n"
+        s +=
+            "<text x=\"\(Self.f((left + right) / 2))\" y=\"\(Self.f(height - 8))\" text-anchor=\"middle\" font-size=\"\(Self.label(labelFontSize))\">\(escapeHTML(xLabel))</text>\n"
         let mid = (plotTop + bottom) / 2
-        s += "<text x=\"14\" y=\"\(Self.f(mid))\" text-anchor=\"middle\" font-size=\"\(Self.label(labelFontSize))\" fill=\"\(yLabelColor)\" transform=\"rotate(-90 14 \(Self.f(mid)))\">\(escapeHTML(yLabel))</text>\n"
+        s +=
+            "<text x=\"14\" y=\"\(Self.f(mid))\" text-anchor=\"middle\" font-size=\"\(Self.label(labelFontSize))\" fill=\"\(yLabelColor)\" transform=\"rotate(-90 14 \(Self.f(mid)))\">\(escapeHTML(yLabel))</text>\n"
         s += body
         if !legendEntries.isEmpty { s += Self.legendRow(legendEntries, x: left + 4, y: 30, maxWidth: right - left - 4) }
         return s + "</svg>"

@@ -50,10 +50,14 @@ extension ScoreCommand {
         if method != .eap && method != .map { refused.append("--method \(method.rawValue) (a battery is scored by EAP or MAP on its factors)") }
         if scoring.priorMean != nil || scoring.priorSD != nil { refused.append("--prior-mean/--prior-sd (the factors' distribution is the model's)") }
         if bankModel.bankModel != nil { refused.append("--bank-model (a battery's items are 2pl or 3pl)") }
-        if let q = scoring.quadraturePoints, let problem = BifactorScorer.allowedPointCounts.problem(q, "--quadrature-points on a battery bank (points per factor)") {
+        if let q = scoring.quadraturePoints,
+            let problem = BifactorScorer.allowedPointCounts.problem(q, "--quadrature-points on a battery bank (points per factor)")
+        {
             refused.append(problem)
         }
-        if !refused.isEmpty { throw ValidationError("\(bank) is a multidimensional (battery) bank; it does not take " + refused.joined(separator: "; ")) }
+        if !refused.isEmpty {
+            throw ValidationError("\(bank) is a multidimensional (battery) bank; it does not take " + refused.joined(separator: "; "))
+        }
         let file = try BatteryBank.load(csv: bank, quadraturePoints: scoring.quadraturePoints, bound: scoring.thetaBound)
         if file.layout != "iqscore" { printError("note: \(bank): read as \(file.layout)") }
         let battery = file.battery, items = battery.itemCount
@@ -61,10 +65,13 @@ extension ScoreCommand {
             throw ValidationError("--index-form-length must be 1…\(items) (the bank's items), got \(k)")
         }
         if indexes == .addingValue && indexFormLength == nil && items > Battery.maximumFixedFormItems {
-            throw ValidationError("\(bank) has \(items) items, a pool tests are drawn from rather than one form: for --indexes auto give --index-form-length (the items a test draws), or name the indexes (--indexes all or a list)")
+            throw ValidationError(
+                "\(bank) has \(items) items, a pool tests are drawn from rather than one form: for --indexes auto give --index-form-length (the items a test draws), or name the indexes (--indexes all or a list)"
+            )
         }
         let addedValue = try battery.addedValue(formLength: indexFormLength)
-        return ScoringBattery(battery: try battery.reporting(indexes, addedValue: addedValue), bank: file.bank, layout: file.layout, addedValue: addedValue)
+        return ScoringBattery(
+            battery: try battery.reporting(indexes, addedValue: addedValue), bank: file.bank, layout: file.layout, addedValue: addedValue)
     }
 
     /// The summary's lines on a battery: the model, each index's added value and what is reported.
@@ -74,18 +81,25 @@ extension ScoreCommand {
         let integration = "\(estimator) \(b.battery.integrationDescription) on [-\(scoring.thetaBound.formatted6), \(scoring.thetaBound.formatted6)]"
         var lines: [String]
         if case .correlated(let scorer) = b.battery.model {
-            lines = ["correlated-factors bank (\(scorer.factorCount) factors): full-scale θ = their equally weighted composite w·Σθ_f, w = 1/√(1ᵀR1) = \(fixed(scorer.compositeWeight, 4)) "
-                     + "(\(integration)); a domain's index = its factor θ_f, IQ 100 + 15·index on the calibration population"]
+            lines = [
+                "correlated-factors bank (\(scorer.factorCount) factors): full-scale θ = their equally weighted composite w·Σθ_f, w = 1/√(1ᵀR1) = \(fixed(scorer.compositeWeight, 4)) "
+                    + "(\(integration)); a domain's index = its factor θ_f, IQ 100 + 15·index on the calibration population"
+            ]
         } else {
-            lines = ["bifactor bank: full-scale θ = the general factor '\(structure.generalFactor)' (\(integration)); "
-                     + "a domain's index = its reference composite w_g·θ_g + w_s·θ_s (Reckase 2009; DeMars 2013), IQ 100 + 15·index on the calibration population"]
+            lines = [
+                "bifactor bank: full-scale θ = the general factor '\(structure.generalFactor)' (\(integration)); "
+                    + "a domain's index = its reference composite w_g·θ_g + w_s·θ_s (Reckase 2009; DeMars 2013), IQ 100 + 15·index on the calibration population"
+            ]
         }
         if !b.addedValue.isEmpty {
             let form = indexFormLength.map { "tests of \($0) items drawn from the bank" } ?? "the bank as one form"
-            lines.append("added value (Haberman 2008: PRMSE of the true index from the domain's items alone vs from the full-scale score; \(form), \(formatCount(IndexAddedValue.defaultSimulees)) simulees):")
+            lines.append(
+                "added value (Haberman 2008: PRMSE of the true index from the domain's items alone vs from the full-scale score; \(form), \(formatCount(IndexAddedValue.defaultSimulees)) simulees):"
+            )
             for v in b.addedValue {
-                lines.append("  \(v.factor): \(v.items) items, PRMSE sub \(fixed(v.subscore, 3)), total \(fixed(v.total, 3)), augmented \(fixed(v.augmented, 3)) (±\(fixed(v.monteCarloError, 3))): "
-                             + (v.hasAddedValue ? "adds value" : "no added value"))
+                lines.append(
+                    "  \(v.factor): \(v.items) items, PRMSE sub \(fixed(v.subscore, 3)), total \(fixed(v.total, 3)), augmented \(fixed(v.augmented, 3)) (±\(fixed(v.monteCarloError, 3))): "
+                        + (v.hasAddedValue ? "adds value" : "no added value"))
             }
         }
         let names = b.battery.reportedNames
@@ -136,12 +150,14 @@ struct BatterySummary: Encodable {
         let structure = b.battery.structure
         if case .correlated(let scorer) = b.battery.model {
             model = "correlated"
-            full_scale_definition = "equally weighted composite of the factors, w·Σθ_f with w = 1/√(1ᵀR1) = \(fixed(scorer.compositeWeight, 6)), N(0, 1) in the calibration population"
+            full_scale_definition =
+                "equally weighted composite of the factors, w·Σθ_f with w = 1/√(1ᵀR1) = \(fixed(scorer.compositeWeight, 6)), N(0, 1) in the calibration population"
             index_definition = "the domain's factor θ_f, N(0, 1) in the calibration population"
         } else {
             model = "bifactor"
             full_scale_definition = "the general factor θ_g"
-            index_definition = "reference composite w_g·θ_g + w_s·θ_s of the domain's slopes (Reckase 2009; DeMars 2013), N(0, 1) in the calibration population"
+            index_definition =
+                "reference composite w_g·θ_g + w_s·θ_s of the domain's slopes (Reckase 2009; DeMars 2013), N(0, 1) in the calibration population"
         }
         general_factor = structure.generalFactor
         specific_factors = structure.specificFactors
@@ -154,9 +170,10 @@ struct BatterySummary: Encodable {
         index_norms = Dictionary(uniqueKeysWithValues: b.battery.reportedNames.map { ($0, b.indexNorms[$0] ?? "calibration population") })
         added_value = b.addedValue.map { v in
             let composite = b.battery.composites.first { structure.specificFactors[$0.factor] == v.factor }
-            return AddedValue(factor: v.factor, items: v.items, prmse_subscore: v.subscore, prmse_total: v.total, prmse_augmented: v.augmented,
-                              monte_carlo_error: v.monteCarloError, adds_value: v.hasAddedValue,
-                              general_weight: composite?.generalWeight ?? 0, specific_weight: composite?.specificWeight ?? 0)
+            return AddedValue(
+                factor: v.factor, items: v.items, prmse_subscore: v.subscore, prmse_total: v.total, prmse_augmented: v.augmented,
+                monte_carlo_error: v.monteCarloError, adds_value: v.hasAddedValue,
+                general_weight: composite?.generalWeight ?? 0, specific_weight: composite?.specificWeight ?? 0)
         }
     }
 }

@@ -87,7 +87,10 @@ struct ScoreCommand: ParsableCommand {
     @Argument(help: "Session CSV files (long or wide layout), at most \(BatchScorer.maximumInputFiles).")
     var sessions: [String]
 
-    @Option(help: "Item bank CSV (as written by calibrate: item_id,a,b[,c][,domain…]; items in more than two categories with model graded, gpcm, pcm, rsm or nominal; a bifactor or correlated-factors bank's a_<factor> columns score as a battery).")
+    @Option(
+        help:
+            "Item bank CSV (as written by calibrate: item_id,a,b[,c][,domain…]; items in more than two categories with model graded, gpcm, pcm, rsm or nominal; a bifactor or correlated-factors bank's a_<factor> columns score as a battery)."
+    )
     var bank: String
 
     @OptionGroup var bankModel: BankModelOption
@@ -98,7 +101,11 @@ struct ScoreCommand: ParsableCommand {
     @Option(help: "Rejected sessions output (default: OUT with .rejects.csv; required when OUT is not a regular file, e.g. /dev/null).")
     var rejects: String?
 
-    @Option(name: .customLong("summary-json"), help: "Run manifest JSON, written last: counts, options, and each output's rows, bytes and CRC-32 (default: OUT with .summary.json; none when OUT is not a regular file).")
+    @Option(
+        name: .customLong("summary-json"),
+        help:
+            "Run manifest JSON, written last: counts, options, and each output's rows, bytes and CRC-32 (default: OUT with .summary.json; none when OUT is not a regular file)."
+    )
     var summaryJSON: String?
 
     @Option(help: "Estimator: eap, map, ml or wle.")
@@ -107,63 +114,109 @@ struct ScoreCommand: ParsableCommand {
     @Option(help: "Output format: csv or jsonl.")
     var format: ScoreOutputFormat = .csv
 
-    @Option(help: ArgumentHelp("On a battery (bifactor or correlated) bank: the domain indexes each score carries — auto (those that add value over the full-scale score by Haberman's criterion), all, none, or a comma list of domains.", valueName: "which"))
+    @Option(
+        help: ArgumentHelp(
+            "On a battery (bifactor or correlated) bank: the domain indexes each score carries — auto (those that add value over the full-scale score by Haberman's criterion), all, none, or a comma list of domains.",
+            valueName: "which"))
     var indexes: IndexReporting = .addingValue
 
-    @Option(name: .customLong("index-form-length"), help: ArgumentHelp("On a battery bank: the added value of the indexes is computed for tests of this many items drawn at random from the bank (default: the whole bank as one form; needed by --indexes auto beyond \(Battery.maximumFixedFormItems) items).", valueName: "items"))
+    @Option(
+        name: .customLong("index-form-length"),
+        help: ArgumentHelp(
+            "On a battery bank: the added value of the indexes is computed for tests of this many items drawn at random from the bank (default: the whole bank as one form; needed by --indexes auto beyond \(Battery.maximumFixedFormItems) items).",
+            valueName: "items"))
     var indexFormLength: Int?
 
-    @Option(name: .customLong("index-norms"), help: ArgumentHelp("On a battery bank: the norms of one reported index, NAME=NORMS.json (repeat for more): a NORMS.json from `iqscore norms build` on that index's θ (--theta-column index_NAME_theta of a score file; age-specific norms need --age-column) or linear {\"name\", \"version\", \"mean\", \"sd\"} on the index's scale. An index without one is normed on the calibration population.", valueName: "name=norms.json"))
+    @Option(
+        name: .customLong("index-norms"),
+        help: ArgumentHelp(
+            "On a battery bank: the norms of one reported index, NAME=NORMS.json (repeat for more): a NORMS.json from `iqscore norms build` on that index's θ (--theta-column index_NAME_theta of a score file; age-specific norms need --age-column) or linear {\"name\", \"version\", \"mean\", \"sd\"} on the index's scale. An index without one is normed on the calibration population.",
+            valueName: "name=norms.json"))
     var indexNorms: [String] = []
 
-    @Option(help: "Norms JSON for the IQ scale: a NORMS.json document from `iqscore norms build` (age-specific: needs --age-column) or linear {\"name\", \"version\", \"mean\", \"sd\"} (default: calibration population N(0, 1)).")
+    @Option(
+        help:
+            "Norms JSON for the IQ scale: a NORMS.json document from `iqscore norms build` (age-specific: needs --age-column) or linear {\"name\", \"version\", \"mean\", \"sd\"} (default: calibration population N(0, 1))."
+    )
     var norms: String?
 
-    @Option(name: .customLong("age-column"), help: "Column holding each session's age in years (\(SessionAge.allowedText)); required by age-specific --norms. Written as the age column of the scores.")
+    @Option(
+        name: .customLong("age-column"),
+        help:
+            "Column holding each session's age in years (\(SessionAge.allowedText)); required by age-specific --norms. Written as the age column of the scores."
+    )
     var ageColumn: String?
 
-    @Option(name: .customLong("iq-transform"), help: "How age-specific norms turn θ into an IQ: area (100 + 15·Φ⁻¹(F_age(θ))) or linear (100 + 15·(θ − m(age))/s(age)).")
+    @Option(
+        name: .customLong("iq-transform"),
+        help: "How age-specific norms turn θ into an IQ: area (100 + 15·Φ⁻¹(F_age(θ))) or linear (100 + 15·(θ − m(age))/s(age)).")
     var iqTransform: IQTransformation = .area
 
     @OptionGroup var columns: ResponseColumnOptions
 
     @OptionGroup var times: ResponseTimeOptions
 
-    @Flag(name: .customLong("effort-moderated"), help: "With response times: leave each session's rapid guesses out of θ (effort-moderated scoring, Wise & DeMars 2006); rapid_excluded counts them.")
+    @Flag(
+        name: .customLong("effort-moderated"),
+        help:
+            "With response times: leave each session's rapid guesses out of θ (effort-moderated scoring, Wise & DeMars 2006); rapid_excluded counts them."
+    )
     var effortModerated = false
 
-    @Option(name: .customLong("compromised"), help: ArgumentHelp("With response times: a file of item ids suspected of being compromised (one per line, e.g. the items `iqscore monitor` alarmed on): every session gets the preknowledge test on them (Sinharay 2017; pk_* columns, time flag preknowledge).", valueName: "file"))
+    @Option(
+        name: .customLong("compromised"),
+        help: ArgumentHelp(
+            "With response times: a file of item ids suspected of being compromised (one per line, e.g. the items `iqscore monitor` alarmed on): every session gets the preknowledge test on them (Sinharay 2017; pk_* columns, time flag preknowledge).",
+            valueName: "file"))
     var compromised: String?
 
-    @Option(name: .customLong("rapid-rule"), help: "With response times: the rapid-guess thresholds from the bank's time model — nt10 (10% of the item's expected time, at most 10 s; Wise & Ma 2012) or lognormal (the time the item's 0.1% fastest take).")
+    @Option(
+        name: .customLong("rapid-rule"),
+        help:
+            "With response times: the rapid-guess thresholds from the bank's time model — nt10 (10% of the item's expected time, at most 10 s; Wise & Ma 2012) or lognormal (the time the item's 0.1% fastest take)."
+    )
     var rapidRule: RapidGuessThresholds.Rule = .nt10
 
     @OptionGroup var scoring: ScoringSettings
 
-    @Option(help: "Threads that parse and score, 1…\(WorkerThreads.maximum) (default: all cores, at most \(WorkerThreads.maximum)); the output does not depend on it.")
+    @Option(
+        help:
+            "Threads that parse and score, 1…\(WorkerThreads.maximum) (default: all cores, at most \(WorkerThreads.maximum)); the output does not depend on it."
+    )
     var threads: Int?
 
     @Flag(help: "Count sessions with no responses (empty rows) as rejected: exit 2 when there are any.")
     var strict = false
 
-    @Option(name: .customLong("key-column"), help: ArgumentHelp("The cells are the options people chose: score each against the answer key in this column of the bank (1 if equal, any case; empty/NA = not administered). Without it, one-letter cells are scored against a 'key' column of letters and 1/0 stay right/wrong.", valueName: "column"))
+    @Option(
+        name: .customLong("key-column"),
+        help: ArgumentHelp(
+            "The cells are the options people chose: score each against the answer key in this column of the bank (1 if equal, any case; empty/NA = not administered). Without it, one-letter cells are scored against a 'key' column of letters and 1/0 stay right/wrong.",
+            valueName: "column"))
     var keyColumn: String?
 
-    @Option(name: .customLong("max-memory"), help: ArgumentHelp("Memory budget such as 512M or 2G (K/M/G/T = ×1024ⁿ; 32M … 1T); beyond it, regrouping and the set of finished sessions spill to files beside the output. (default: 1G)", valueName: "size"),
-            transform: memoryLimit)
+    @Option(
+        name: .customLong("max-memory"),
+        help: ArgumentHelp(
+            "Memory budget such as 512M or 2G (K/M/G/T = ×1024ⁿ; 32M … 1T); beyond it, regrouping and the set of finished sessions spill to files beside the output. (default: 1G)",
+            valueName: "size"),
+        transform: memoryLimit)
     var maxMemory = MemoryLimit.standard
 
     /// Every range is the library's (`AbilityOptions`, `IQScale`, `WorkerThreads`), named as options here.
     func validate() throws {
-        try throwIfAny(scoring.validationProblems(method)
-            + WorkerThreads.validationProblems(threads, naming: .option)
-            + BatchScorer.validationProblems(fileCount: sessions.count))
+        try throwIfAny(
+            scoring.validationProblems(method)
+                + WorkerThreads.validationProblems(threads, naming: .option)
+                + BatchScorer.validationProblems(fileCount: sessions.count))
         if (effortModerated || rapidRule != .nt10 || compromised != nil) && !times.isSet {
             throw ValidationError("--effort-moderated, --rapid-rule and --compromised go with response times: --time-column or --time-suffix")
         }
         if let ageColumn {
             if ageColumn.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--age-column must name a column, got '\(ageColumn)'") }
-            for (option, name) in [("--session-column", columns.sessionColumn), ("--item-column", columns.itemColumn), ("--response-column", columns.responseColumn)]
+            for (option, name) in [
+                ("--session-column", columns.sessionColumn), ("--item-column", columns.itemColumn), ("--response-column", columns.responseColumn)
+            ]
             where name == ageColumn {
                 throw ValidationError("\(option) and --age-column name the same column '\(ageColumn)'; the age column must be another column")
             }
@@ -184,12 +237,15 @@ struct ScoreCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             if rejects == nil && isSpecialFile(out) {
-                throw InputError(file: out, message: "--out is not a regular file, so there is no place beside it for the rejects; name one with --rejects")
+                throw InputError(
+                    file: out, message: "--out is not a regular file, so there is no place beside it for the rejects; name one with --rejects")
             }
             let outputs = [("--out", out), ("--rejects", rejectsPath)] + given("--summary-json", manifestPath)
             let indexNormFiles = try parsedIndexNorms()
-            try prepareOutputs(inputs: sessions.map { ("input", $0) } + [("--bank", bank)] + given("--norms", norms) + indexNormFiles.map { ("--index-norms", $0.path) },
-                               outputs: outputs)
+            try prepareOutputs(
+                inputs: sessions.map { ("input", $0) } + [("--bank", bank)] + given("--norms", norms)
+                    + indexNormFiles.map { ("--index-norms", $0.path) },
+                outputs: outputs)
             // Before anything else is read: age-specific norms need the age column.
             let ageNorms = try norms.map { try AgeNorms.load(json: $0) } ?? .linear(.calibrationPopulation)
             if ageNorms.isAgeSpecific && ageColumn == nil { throw Self.ageColumnNeeded(ageNorms) }
@@ -199,14 +255,17 @@ struct ScoreCommand: ParsableCommand {
             let linearNorms: Norms
             if case .linear(let n) = ageNorms.model { linearNorms = n } else { linearNorms = .calibrationPopulation }
             let settings = try scoring.scale(linearNorms)
-            let scorer = try battery.map { try SessionScorer(battery: $0.battery, bank: itemBank, ability: scoring.ability(method), scale: settings) }
+            let scorer =
+                try battery.map { try SessionScorer(battery: $0.battery, bank: itemBank, ability: scoring.ability(method), scale: settings) }
                 ?? SessionScorer(bank: itemBank, ability: scoring.ability(method), scale: settings)
             // Linear norms as the scorer applies them (the calibration population on the bank's latent scale).
             let reportedNorms = ageNorms.isAgeSpecific ? ageNorms : .linear(scorer.scale.norms)
             let batch = BatchScorer(scorer: scorer, fileOptions: times.applied(to: columns.fileOptions), format: format)
             if times.isSet {
                 guard itemBank.speedPopulation != nil && itemBank.hasTimeModels else {
-                    throw ValidationError("--time-column/--time-suffix score with the bank's response-time model, and \(bank) has none (time_intensity, time_discrimination, speed_sd, speed_correlation): calibrate it with the sessions' times (calibrate --time-column)")
+                    throw ValidationError(
+                        "--time-column/--time-suffix score with the bank's response-time model, and \(bank) has none (time_intensity, time_discrimination, speed_sd, speed_correlation): calibrate it with the sessions' times (calibrate --time-column)"
+                    )
                 }
                 let suspected = try compromised.map { try Self.suspectedItems($0, bank: itemBank) } ?? []
                 batch.timedScorer = try TimedSessionScorer(scorer: scorer, rule: rapidRule, effortModerated: effortModerated, compromised: suspected)
@@ -215,12 +274,17 @@ struct ScoreCommand: ParsableCommand {
             if ageNorms.isAgeSpecific { batch.ageScale = AgeNormScale(norms: ageNorms, transformation: iqTransform, settings: scorer.scale) }
             batch.ageColumn = ageColumn
             if !indexNormFiles.isEmpty {
-                guard let b = battery, let indexScale = scorer.indexScale else { throw ValidationError("--index-norms goes with a battery bank (bifactor, testlet or correlated factors); \(bank) is unidimensional") }
+                guard let b = battery, let indexScale = scorer.indexScale else {
+                    throw ValidationError(
+                        "--index-norms goes with a battery bank (bifactor, testlet or correlated factors); \(bank) is unidimensional")
+                }
                 let names = b.battery.reportedNames
                 var scales = [AgeNormScale?](repeating: nil, count: names.count)
                 for file in indexNormFiles {
                     guard let position = names.firstIndex(of: file.name) else {
-                        throw ValidationError("--index-norms \(file.name): not a reported index (reported: \(names.isEmpty ? "none" : names.joined(separator: ", ")); --indexes chooses them)")
+                        throw ValidationError(
+                            "--index-norms \(file.name): not a reported index (reported: \(names.isEmpty ? "none" : names.joined(separator: ", ")); --indexes chooses them)"
+                        )
                     }
                     let norms = try AgeNorms.load(json: file.path)
                     if norms.isAgeSpecific && ageColumn == nil { throw Self.ageColumnNeeded(norms) }
@@ -253,13 +317,17 @@ struct ScoreCommand: ParsableCommand {
                 printError(noneScored(report, first: BatchScorer.firstRejections(in: rejectsWriter, limit: 5), hint: hint))
                 return ExitStatus.failure
             }
-            try OutputSet.commit([("rejects", rejectsWriter, report.sessionsRejected), ("scores", scoresWriter, report.sessionsScored)],
-                                 manifest: manifestWriter) { entries in
+            try OutputSet.commit(
+                [("rejects", rejectsWriter, report.sessionsRejected), ("scores", scoresWriter, report.sessionsScored)],
+                manifest: manifestWriter
+            ) { entries in
                 var manifest = ScoreRunSummary(command: self, report: report, scorer: scorer, norms: reportedNorms, outputs: entries)
                 manifest.battery = battery.map { BatterySummary($0, selection: indexes) }
                 return try manifest.json()
             }
-            printError(summary(report, scorer: scorer, norms: reportedNorms, keys: batch.optionKeys, battery: battery) + (hint.map { "\nhint: " + $0 } ?? ""))
+            printError(
+                summary(report, scorer: scorer, norms: reportedNorms, keys: batch.optionKeys, battery: battery) + (hint.map { "\nhint: " + $0 } ?? "")
+            )
             let rejected = strict ? report.sessionsRejected : report.sessionsRefused
             return rejected == 0 ? ExitStatus.success : ExitStatus.someRejected
         }
@@ -277,8 +345,10 @@ struct ScoreCommand: ParsableCommand {
             let id = (fields.first ?? "").trimmingCharacters(in: .whitespaces)
             if id.isEmpty || (reader.line == 1 && id == "item_id") { continue }
             guard fields.count == 1, known.contains(id) else {
-                throw InputError(file: path, line: reader.line, column: 1,
-                                 message: fields.count == 1 ? "item \(TextFidelity.quoted(id)) is not in the bank" : "expected one item id per line, found \(fields.count) fields")
+                throw InputError(
+                    file: path, line: reader.line, column: 1,
+                    message: fields.count == 1
+                        ? "item \(TextFidelity.quoted(id)) is not in the bank" : "expected one item id per line, found \(fields.count) fields")
             }
             ids.insert(id)
         }
@@ -326,7 +396,10 @@ struct ScoreCommand: ParsableCommand {
         if r.sessionsRead == 0 {
             lines = ["error: no session was scored: the input holds no sessions (\(formatCount(r.rowsRead)) data rows); nothing was written"]
         } else {
-            lines = ["error: no session was scored: \(r.sessionsRead == 1 ? "the only session read was" : "all \(formatCount(r.sessionsRead)) sessions read were") rejected; nothing was written" + (first.isEmpty ? "" : ". The first:")]
+            lines = [
+                "error: no session was scored: \(r.sessionsRead == 1 ? "the only session read was" : "all \(formatCount(r.sessionsRead)) sessions read were") rejected; nothing was written"
+                    + (first.isEmpty ? "" : ". The first:")
+            ]
             for reject in first {
                 var location = reject.file
                 if let line = reject.line { location += ":\(line)" + (reject.column.map { ":\($0)" } ?? "") }
@@ -340,33 +413,50 @@ struct ScoreCommand: ParsableCommand {
 
     func summary(_ r: BatchScoringReport, scorer: SessionScorer, norms: AgeNorms, keys: OptionKeys? = nil, battery: ScoringBattery? = nil) -> String {
         let mb = Double(r.bytesRead) / 1e6
-        var lines = ["iqscore score: read \(formatCount(r.sessionsRead)) session\(r.sessionsRead == 1 ? "" : "s") (\(formatCount(r.rowsRead)) row\(r.rowsRead == 1 ? "" : "s"), \(fixed(mb, 1)) MB) from \(r.files) file\(r.files == 1 ? "" : "s") in \(fixed(r.seconds, 2)) s (\(formatCount(Int(Double(r.sessionsRead) / max(r.seconds, 1e-9)))) sessions/s, \(fixed(mb / max(r.seconds, 1e-9), 1)) MB/s)"]
-        lines.append("scored \(formatCount(r.sessionsScored)), "
-                     + (r.sessionsNotAdministered > 0 ? "not administered \(formatCount(r.sessionsNotAdministered)) (no responses), " : "")
-                     + "rejected \(formatCount(r.sessionsRefused))" + (r.sessionsRejected > 0 ? " (see \(rejectsPath))" : ""))
+        var lines = [
+            "iqscore score: read \(formatCount(r.sessionsRead)) session\(r.sessionsRead == 1 ? "" : "s") (\(formatCount(r.rowsRead)) row\(r.rowsRead == 1 ? "" : "s"), \(fixed(mb, 1)) MB) from \(r.files) file\(r.files == 1 ? "" : "s") in \(fixed(r.seconds, 2)) s (\(formatCount(Int(Double(r.sessionsRead) / max(r.seconds, 1e-9)))) sessions/s, \(fixed(mb / max(r.seconds, 1e-9), 1)) MB/s)"
+        ]
+        lines.append(
+            "scored \(formatCount(r.sessionsScored)), "
+                + (r.sessionsNotAdministered > 0 ? "not administered \(formatCount(r.sessionsNotAdministered)) (no responses), " : "")
+                + "rejected \(formatCount(r.sessionsRefused))" + (r.sessionsRejected > 0 ? " (see \(rejectsPath))" : ""))
         if let keys {
-            lines.append(keys.everyCell ? "responses are the options chosen, scored against the bank's column '\(keyColumn ?? "key")' (--key-column)"
-                                        : "one-letter responses scored against the bank's 'key' column (1/0 cells stay right/wrong)")
+            lines.append(
+                keys.everyCell
+                    ? "responses are the options chosen, scored against the bank's column '\(keyColumn ?? "key")' (--key-column)"
+                    : "one-letter responses scored against the bank's 'key' column (1/0 cells stay right/wrong)")
         }
         if r.blankResponses > 0 { lines.append("\(formatCount(r.blankResponses)) rows with an empty response were treated as not administered") }
         for file in r.unnamedIDColumnFiles { lines.append(unnamedIDColumnNote(file)) }
         if r.regrouped {
-            lines.append("note: rows of some sessions were not contiguous; the input was regrouped "
-                         + (r.regroupPartitions > 1 ? "through \(r.regroupPartitions) partition files (--max-memory \(maxMemory))" : "in memory"))
+            lines.append(
+                "note: rows of some sessions were not contiguous; the input was regrouped "
+                    + (r.regroupPartitions > 1 ? "through \(r.regroupPartitions) partition files (--max-memory \(maxMemory))" : "in memory"))
         }
         let o = scorer.estimator.options, e = scorer.estimator
-        if let battery { lines += batteryLines(battery) }
-        else { lines.append("method \(o.method.rawValue.uppercased())" + (o.method == .eap || o.method == .map ? " (prior N(\(e.priorMean.formatted6), \(e.priorSD.formatted6)²)" + (o.method == .eap ? ", \(o.quadraturePoints) points on [-\(o.thetaBound.formatted6), \(o.thetaBound.formatted6)])" : ")") : "")
-                     + "; norms \(normsDescription(norms)); \(fixed(100 * scorer.scale.confidenceLevel, 0))% intervals") }
+        if let battery {
+            lines += batteryLines(battery)
+        } else {
+            lines.append(
+                "method \(o.method.rawValue.uppercased())"
+                    + (o.method == .eap || o.method == .map
+                        ? " (prior N(\(e.priorMean.formatted6), \(e.priorSD.formatted6)²)"
+                            + (o.method == .eap
+                                ? ", \(o.quadraturePoints) points on [-\(o.thetaBound.formatted6), \(o.thetaBound.formatted6)])" : ")") : "")
+                    + "; norms \(normsDescription(norms)); \(fixed(100 * scorer.scale.confidenceLevel, 0))% intervals")
+        }
         if battery != nil { lines.append("full-scale norms \(normsDescription(norms)); \(fixed(100 * scorer.scale.confidenceLevel, 0))% intervals") }
         let flags = ScoreFlag.allCases.compactMap { f in r.flagCounts[f].map { "\(f.rawValue) \(formatCount($0))" } }
         if !flags.isEmpty { lines.append("flags: " + flags.joined(separator: ", ")) }
         if times.isSet {
-            let timeFlags = TimeFlag.allCases.filter { $0 != .preknowledge || compromised != nil }.map { "\($0.rawValue) \(formatCount(r.timeFlagCounts[$0] ?? 0))" }
-            lines.append("response times: \(rapidRule.rawValue) rapid-guess thresholds" + (effortModerated ? ", rapid guesses left out of θ" : "")
-                         + (compromised.map { ", preknowledge test on the items of \($0)" } ?? "")
-                         + "; time flags: " + timeFlags.joined(separator: ", ")
-                         + (r.droppedTimes > 0 ? "; \(formatCount(r.droppedTimes)) times of 0 or more than a day dropped" : ""))
+            let timeFlags = TimeFlag.allCases.filter { $0 != .preknowledge || compromised != nil }.map {
+                "\($0.rawValue) \(formatCount(r.timeFlagCounts[$0] ?? 0))"
+            }
+            lines.append(
+                "response times: \(rapidRule.rawValue) rapid-guess thresholds" + (effortModerated ? ", rapid guesses left out of θ" : "")
+                    + (compromised.map { ", preknowledge test on the items of \($0)" } ?? "")
+                    + "; time flags: " + timeFlags.joined(separator: ", ")
+                    + (r.droppedTimes > 0 ? "; \(formatCount(r.droppedTimes)) times of 0 or more than a day dropped" : ""))
         }
         lines.append("wrote \(out) and \(rejectsPath)" + (manifestPath.map { ", manifest \($0)" } ?? ""))
         return lines.joined(separator: "\n")
@@ -466,9 +556,10 @@ struct ScoreRunSummary: Encodable {
         seconds = r.seconds
         self.outputs = outputs
         if c.times.isSet {
-            response_times = TimesSummary(time_column: c.times.timeColumn, time_suffix: c.times.timeSuffix, rapid_rule: c.rapidRule.rawValue,
-                                          effort_moderated: c.effortModerated, compromised: c.compromised, dropped_times: r.droppedTimes,
-                                          flags: Dictionary(uniqueKeysWithValues: TimeFlag.allCases.map { ($0.rawValue, r.timeFlagCounts[$0] ?? 0) }))
+            response_times = TimesSummary(
+                time_column: c.times.timeColumn, time_suffix: c.times.timeSuffix, rapid_rule: c.rapidRule.rawValue,
+                effort_moderated: c.effortModerated, compromised: c.compromised, dropped_times: r.droppedTimes,
+                flags: Dictionary(uniqueKeysWithValues: TimeFlag.allCases.map { ($0.rawValue, r.timeFlagCounts[$0] ?? 0) }))
         }
     }
 
@@ -493,7 +584,8 @@ final class ProgressLine: @unchecked Sendable {
     var isEnabled: Bool { line.isEnabled }
 
     func show(_ p: BatchProgress) {
-        var text = "\(formatCount(p.rows)) rows, \(formatCount(p.sessions)) sessions, \(formatCount(Int(Double(p.rows) / max(p.seconds, 1e-9)))) rows/s"
+        var text =
+            "\(formatCount(p.rows)) rows, \(formatCount(p.sessions)) sessions, \(formatCount(Int(Double(p.rows) / max(p.seconds, 1e-9)))) rows/s"
         if let total = p.totalBytes, total > 0 {
             let fraction = Double(p.bytesRead) / Double(total)
             text += ", \(fixed(100 * fraction, 1))% of \(fixed(Double(total) / 1e6, 0)) MB"

@@ -4,16 +4,26 @@ import Psychometrics
 /// The scoring settings `score` and `serve` share: the estimator's grid and prior and the IQ scale's interval
 /// and flags. Every range is the library's (`AbilityOptions`, `IQScale`), named as options here.
 struct ScoringSettings: ParsableArguments {
-    @Option(name: .customLong("quadrature-points"), help: "EAP quadrature points, \(QuadratureGrid.allowedPointCounts.text) (default 61; on a bifactor bank, points per factor, \(BifactorScorer.allowedPointCounts.text), default 31).")
+    @Option(
+        name: .customLong("quadrature-points"),
+        help:
+            "EAP quadrature points, \(QuadratureGrid.allowedPointCounts.text) (default 61; on a bifactor bank, points per factor, \(BifactorScorer.allowedPointCounts.text), default 31)."
+    )
     var quadraturePoints: Int?
 
     @Option(name: .customLong("theta-bound"), help: "θ grid and estimates on [-B, B]; B in \(QuadratureGrid.allowedBounds).")
     var thetaBound = 6.0
 
-    @Option(name: .customLong("prior-mean"), help: "Prior mean of θ (EAP, MAP), in \(AbilityOptions.allowedPriorMeans) (default: the bank's latent_mean, 0 on most banks).")
+    @Option(
+        name: .customLong("prior-mean"),
+        help: "Prior mean of θ (EAP, MAP), in \(AbilityOptions.allowedPriorMeans) (default: the bank's latent_mean, 0 on most banks).")
     var priorMean: Double?
 
-    @Option(name: .customLong("prior-sd"), help: "Prior SD of θ (EAP, MAP), in \(AbilityOptions.allowedPriorSDs) (default: the bank's latent_sd, 1 on most banks; a Rasch bank's estimated SD).")
+    @Option(
+        name: .customLong("prior-sd"),
+        help:
+            "Prior SD of θ (EAP, MAP), in \(AbilityOptions.allowedPriorSDs) (default: the bank's latent_sd, 1 on most banks; a Rasch bank's estimated SD)."
+    )
     var priorSD: Double?
 
     @Option(help: "Confidence level of the IQ interval, in \(IQScale.allowedConfidenceLevels).")
@@ -22,7 +32,11 @@ struct ScoringSettings: ParsableArguments {
     @Option(name: .customLong("min-items"), help: "Sessions with fewer answered items are flagged few_items (\(IQScale.allowedMinimumItems.text)).")
     var minItems = 10
 
-    @Option(name: .customLong("low-precision-se"), help: "SE of θ above which a score is flagged low_precision, in \(IQScale.allowedLowPrecisionSEs), in SDs of the calibration population (θ units unless the bank has a latent_sd).")
+    @Option(
+        name: .customLong("low-precision-se"),
+        help:
+            "SE of θ above which a score is flagged low_precision, in \(IQScale.allowedLowPrecisionSEs), in SDs of the calibration population (θ units unless the bank has a latent_sd)."
+    )
     var lowPrecisionSE = 0.5
 
     /// The estimator's options for `method`.

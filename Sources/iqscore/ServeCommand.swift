@@ -59,7 +59,10 @@ struct ServeCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "Item bank CSV (as written by calibrate; a domain column enables adaptive tests and forms; a bifactor or correlated-factors bank is served as a battery).")
+    @Option(
+        help:
+            "Item bank CSV (as written by calibrate; a domain column enables adaptive tests and forms; a bifactor or correlated-factors bank is served as a battery)."
+    )
     var bank: String
 
     @Option(name: .customLong("cat-config"), help: "CAT rules JSON (as cat simulate --config; default: at most 25 items, EAP).")
@@ -68,10 +71,16 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Default blueprint JSON of POST /v1/forms (as assemble --blueprint; one form).")
     var blueprint: String?
 
-    @Option(help: "Sympson–Hetter exposure parameters CSV item_id,k for adaptive steps (as cat simulate --exposure-out writes), or none for no exposure control (default: calibrated at start-up and each reload to the CAT configuration's exposure_target, 0.25).")
+    @Option(
+        help:
+            "Sympson–Hetter exposure parameters CSV item_id,k for adaptive steps (as cat simulate --exposure-out writes), or none for no exposure control (default: calibrated at start-up and each reload to the CAT configuration's exposure_target, 0.25)."
+    )
     var exposure: String?
 
-    @Option(help: "Norms for the IQ scale: linear JSON {\"name\", \"version\", \"mean\", \"sd\"}, or NORMS.json from `iqscore norms build` (age-specific: POST /v1/score then needs \"age\") (default: calibration population N(0, 1)).")
+    @Option(
+        help:
+            "Norms for the IQ scale: linear JSON {\"name\", \"version\", \"mean\", \"sd\"}, or NORMS.json from `iqscore norms build` (age-specific: POST /v1/score then needs \"age\") (default: calibration population N(0, 1))."
+    )
     var norms: String?
 
     @Option(name: .customLong("iq-transform"), help: "IQ under age-specific norms: area (100 + 15·Φ⁻¹(F_age(θ))) or linear (z at the person's age).")
@@ -86,79 +95,162 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Default estimator (a request may name another): eap, map, ml or wle.")
     var method: AbilityMethod = .eap
 
-    @Option(help: ArgumentHelp("On a battery (bifactor or correlated) bank: the domain indexes each score carries — auto (those that add value over the full-scale score by Haberman's criterion), all, none, or a comma list of domains.", valueName: "which"))
+    @Option(
+        help: ArgumentHelp(
+            "On a battery (bifactor or correlated) bank: the domain indexes each score carries — auto (those that add value over the full-scale score by Haberman's criterion), all, none, or a comma list of domains.",
+            valueName: "which"))
     var indexes: IndexReporting = .addingValue
 
-    @Option(name: .customLong("index-form-length"), help: ArgumentHelp("On a battery bank: the indexes' added value is computed for tests of this many items drawn from the bank (default: the whole bank as one form; needed by --indexes auto beyond \(Battery.maximumFixedFormItems) items).", valueName: "items"))
+    @Option(
+        name: .customLong("index-form-length"),
+        help: ArgumentHelp(
+            "On a battery bank: the indexes' added value is computed for tests of this many items drawn from the bank (default: the whole bank as one form; needed by --indexes auto beyond \(Battery.maximumFixedFormItems) items).",
+            valueName: "items"))
     var indexFormLength: Int?
 
-    @Option(name: .customLong("index-norms"), help: ArgumentHelp("On a battery bank: the norms of one reported index, NAME=NORMS.json (repeat for more; linear, or age-specific: POST /v1/score then needs \"age\"), read again at every reload; an index without one is normed on the calibration population.", valueName: "name=norms.json"))
+    @Option(
+        name: .customLong("index-norms"),
+        help: ArgumentHelp(
+            "On a battery bank: the norms of one reported index, NAME=NORMS.json (repeat for more; linear, or age-specific: POST /v1/score then needs \"age\"), read again at every reload; an index without one is normed on the calibration population.",
+            valueName: "name=norms.json"))
     var indexNorms: [String] = []
 
     @OptionGroup var scoring: ScoringSettings
 
-    @Option(name: .customLong("max-body-bytes"), help: "Largest request body, \(ServerLimits.allowedMaxBodyBytes.lowerBound)…\(ServerLimits.allowedMaxBodyBytes.upperBound) bytes; larger gets 413.")
+    @Option(
+        name: .customLong("max-body-bytes"),
+        help:
+            "Largest request body, \(ServerLimits.allowedMaxBodyBytes.lowerBound)…\(ServerLimits.allowedMaxBodyBytes.upperBound) bytes; larger gets 413."
+    )
     var maxBodyBytes = ServerLimits.defaultMaxBodyBytes
 
-    @Option(name: .customLong("max-items-per-session"), help: "Most items in one session, adaptive history or form, \(ServerLimits.allowedMaxItemsPerSession.lowerBound)…\(ServerLimits.allowedMaxItemsPerSession.upperBound); more gets 422.")
+    @Option(
+        name: .customLong("max-items-per-session"),
+        help:
+            "Most items in one session, adaptive history or form, \(ServerLimits.allowedMaxItemsPerSession.lowerBound)…\(ServerLimits.allowedMaxItemsPerSession.upperBound); more gets 422."
+    )
     var maxItemsPerSession = ServerLimits.defaultMaxItemsPerSession
 
-    @Option(name: .customLong("max-sessions-per-batch"), help: "Most sessions in one batch, \(ServerLimits.allowedMaxSessionsPerBatch.lowerBound)…\(ServerLimits.allowedMaxSessionsPerBatch.upperBound); more gets 422.")
+    @Option(
+        name: .customLong("max-sessions-per-batch"),
+        help:
+            "Most sessions in one batch, \(ServerLimits.allowedMaxSessionsPerBatch.lowerBound)…\(ServerLimits.allowedMaxSessionsPerBatch.upperBound); more gets 422."
+    )
     var maxSessionsPerBatch = ServerLimits.defaultMaxSessionsPerBatch
 
-    @Option(name: .customLong("max-excluded-items"), help: "Most item ids in an exclude list, \(ServerLimits.allowedMaxExcludedItems.lowerBound)…\(ServerLimits.allowedMaxExcludedItems.upperBound); more gets 422.")
+    @Option(
+        name: .customLong("max-excluded-items"),
+        help:
+            "Most item ids in an exclude list, \(ServerLimits.allowedMaxExcludedItems.lowerBound)…\(ServerLimits.allowedMaxExcludedItems.upperBound); more gets 422."
+    )
     var maxExcludedItems = ServerLimits.defaultMaxExcludedItems
 
-    @Option(name: .customLong("max-concurrent-forms"), help: "Form assemblies run at once, \(ServerLimits.allowedMaxConcurrentForms.lowerBound)…\(ServerLimits.allowedMaxConcurrentForms.upperBound) (default: half the cores, at least 1); a blueprint decides an assembly's cost.")
+    @Option(
+        name: .customLong("max-concurrent-forms"),
+        help:
+            "Form assemblies run at once, \(ServerLimits.allowedMaxConcurrentForms.lowerBound)…\(ServerLimits.allowedMaxConcurrentForms.upperBound) (default: half the cores, at least 1); a blueprint decides an assembly's cost."
+    )
     var maxConcurrentForms = ServerLimits.defaultMaxConcurrentForms
 
-    @Option(name: .customLong("max-queued-forms"), help: "Form requests that may wait, \(ServerLimits.allowedMaxQueuedForms.lowerBound)…\(ServerLimits.allowedMaxQueuedForms.upperBound); one more gets 503 busy.")
+    @Option(
+        name: .customLong("max-queued-forms"),
+        help:
+            "Form requests that may wait, \(ServerLimits.allowedMaxQueuedForms.lowerBound)…\(ServerLimits.allowedMaxQueuedForms.upperBound); one more gets 503 busy."
+    )
     var maxQueuedForms = ServerLimits.defaultMaxQueuedForms
 
-    @Option(name: .customLong("header-timeout"), help: "Seconds a request head may take (a new connection's first from opening), \(ConnectionLimits.allowedTimeoutSeconds.lowerBound)…\(ConnectionLimits.allowedTimeoutSeconds.upperBound); slower gets 408 and is closed.")
+    @Option(
+        name: .customLong("header-timeout"),
+        help:
+            "Seconds a request head may take (a new connection's first from opening), \(ConnectionLimits.allowedTimeoutSeconds.lowerBound)…\(ConnectionLimits.allowedTimeoutSeconds.upperBound); slower gets 408 and is closed."
+    )
     var headerTimeout = Int(ConnectionLimits().headerTimeout.components.seconds)
 
-    @Option(name: .customLong("send-timeout"), help: "Seconds a client may leave responses unread (its connection's output backed up), \(ConnectionLimits.allowedTimeoutSeconds.lowerBound)…\(ConnectionLimits.allowedTimeoutSeconds.upperBound); then it is closed.")
+    @Option(
+        name: .customLong("send-timeout"),
+        help:
+            "Seconds a client may leave responses unread (its connection's output backed up), \(ConnectionLimits.allowedTimeoutSeconds.lowerBound)…\(ConnectionLimits.allowedTimeoutSeconds.upperBound); then it is closed."
+    )
     var sendTimeout = Int(ConnectionLimits().sendTimeout.components.seconds)
 
-    @Option(name: .customLong("body-timeout"), help: "Seconds a request body may take after its head, \(ConnectionLimits.allowedTimeoutSeconds.lowerBound)…\(ConnectionLimits.allowedTimeoutSeconds.upperBound); slower gets 408 and is closed.")
+    @Option(
+        name: .customLong("body-timeout"),
+        help:
+            "Seconds a request body may take after its head, \(ConnectionLimits.allowedTimeoutSeconds.lowerBound)…\(ConnectionLimits.allowedTimeoutSeconds.upperBound); slower gets 408 and is closed."
+    )
     var bodyTimeout = Int(ConnectionLimits().bodyTimeout.components.seconds)
 
-    @Option(name: .customLong("idle-timeout"), help: "Seconds a kept-alive connection may wait for its next request, \(ConnectionLimits.allowedTimeoutSeconds.lowerBound)…\(ConnectionLimits.allowedTimeoutSeconds.upperBound).")
+    @Option(
+        name: .customLong("idle-timeout"),
+        help:
+            "Seconds a kept-alive connection may wait for its next request, \(ConnectionLimits.allowedTimeoutSeconds.lowerBound)…\(ConnectionLimits.allowedTimeoutSeconds.upperBound)."
+    )
     var idleTimeout = Int(ConnectionLimits().idleTimeout.components.seconds)
 
-    @Option(name: .customLong("max-connections"), help: "Connections open at once, \(ConnectionLimits.allowedMaxConnections.lowerBound)…\(ConnectionLimits.allowedMaxConnections.upperBound); at the limit a new one closes the stalest idle or slow one.")
+    @Option(
+        name: .customLong("max-connections"),
+        help:
+            "Connections open at once, \(ConnectionLimits.allowedMaxConnections.lowerBound)…\(ConnectionLimits.allowedMaxConnections.upperBound); at the limit a new one closes the stalest idle or slow one."
+    )
     var maxConnections = ConnectionLimits().maxConnections
 
-    @Option(name: .customLong("max-header-bytes"), help: "Largest request head, \(ConnectionLimits.allowedMaxHeaderBytes.lowerBound)…\(ConnectionLimits.allowedMaxHeaderBytes.upperBound) bytes; larger gets 431.")
+    @Option(
+        name: .customLong("max-header-bytes"),
+        help:
+            "Largest request head, \(ConnectionLimits.allowedMaxHeaderBytes.lowerBound)…\(ConnectionLimits.allowedMaxHeaderBytes.upperBound) bytes; larger gets 431."
+    )
     var maxHeaderBytes = ConnectionLimits().maxHeaderBytes
 
-    @Option(name: .customLong("max-buffered-body-bytes"), help: "Request-body bytes all connections together may hold, \(ConnectionLimits.allowedMaxBufferedBodyBytes.lowerBound)…\(ConnectionLimits.allowedMaxBufferedBodyBytes.upperBound); beyond it 503 overloaded.")
+    @Option(
+        name: .customLong("max-buffered-body-bytes"),
+        help:
+            "Request-body bytes all connections together may hold, \(ConnectionLimits.allowedMaxBufferedBodyBytes.lowerBound)…\(ConnectionLimits.allowedMaxBufferedBodyBytes.upperBound); beyond it 503 overloaded."
+    )
     var maxBufferedBodyBytes = ConnectionLimits().maxBufferedBodyBytes
 
-    @Option(name: .customLong("shutdown-timeout"), help: "Seconds requests under way may take to finish after SIGTERM/SIGINT, \(ConnectionLimits.allowedShutdownSeconds.lowerBound)…\(ConnectionLimits.allowedShutdownSeconds.upperBound); then every connection is closed.")
+    @Option(
+        name: .customLong("shutdown-timeout"),
+        help:
+            "Seconds requests under way may take to finish after SIGTERM/SIGINT, \(ConnectionLimits.allowedShutdownSeconds.lowerBound)…\(ConnectionLimits.allowedShutdownSeconds.upperBound); then every connection is closed."
+    )
     var shutdownTimeout = Int(ConnectionLimits().shutdownTimeout.components.seconds)
 
-    @Option(name: .customLong("drain-seconds"), help: "Seconds to keep serving after SIGTERM/SIGINT with GET /readyz at 503, so the load balancer takes the instance out first, \(IQScoreApplication.Options.allowedDrainSeconds.lowerBound)…\(IQScoreApplication.Options.allowedDrainSeconds.upperBound).")
+    @Option(
+        name: .customLong("drain-seconds"),
+        help:
+            "Seconds to keep serving after SIGTERM/SIGINT with GET /readyz at 503, so the load balancer takes the instance out first, \(IQScoreApplication.Options.allowedDrainSeconds.lowerBound)…\(IQScoreApplication.Options.allowedDrainSeconds.upperBound)."
+    )
     var drainSeconds = 0
 
-    @Option(help: "Bearer tokens file: lines `scoring TOKEN` or `admin TOKEN` (16–512 visible ASCII characters; # comments), read again at every reload. Also $IQSCORE_SCORING_TOKENS and $IQSCORE_ADMIN_TOKENS (comma-separated).")
+    @Option(
+        help:
+            "Bearer tokens file: lines `scoring TOKEN` or `admin TOKEN` (16–512 visible ASCII characters; # comments), read again at every reload. Also $IQSCORE_SCORING_TOKENS and $IQSCORE_ADMIN_TOKENS (comma-separated)."
+    )
     var tokens: String?
 
-    @Flag(name: .customLong("allow-anonymous"), help: "Serve the API without scoring tokens on an address other than loopback (anyone who can connect reads the item bank).")
+    @Flag(
+        name: .customLong("allow-anonymous"),
+        help: "Serve the API without scoring tokens on an address other than loopback (anyone who can connect reads the item bank).")
     var allowAnonymous = false
 
-    @Option(name: .customLong("rate-limit"), help: "Requests a second per client (its token, else its address) to the API's endpoints, 0 (no limit)…1000000; more gets 429.")
+    @Option(
+        name: .customLong("rate-limit"),
+        help: "Requests a second per client (its token, else its address) to the API's endpoints, 0 (no limit)…1000000; more gets 429.")
     var rateLimit: Double = 0
 
     @Option(name: .customLong("rate-burst"), help: "Requests a client may make at once above --rate-limit (default: one second's worth).")
     var rateBurst: Double = 0
 
-    @Flag(name: .customLong("client-from-forwarded-for"), help: "Name a client without a token by the last X-Forwarded-For address (only behind a proxy that sets it, as deploy/haproxy.cfg does).")
+    @Flag(
+        name: .customLong("client-from-forwarded-for"),
+        help: "Name a client without a token by the last X-Forwarded-For address (only behind a proxy that sets it, as deploy/haproxy.cfg does).")
     var clientFromForwardedFor = false
 
-    @Flag(name: .customLong("fast-lane"), inversion: .prefixedNo,
-          help: "Answer POST /v1/score, GET /healthz, /livez and /readyz on the connection's event loop when the answer is a 200 (the same bytes, without the router's per-request task); --no-fast-lane sends every request through the router.")
+    @Flag(
+        name: .customLong("fast-lane"), inversion: .prefixedNo,
+        help:
+            "Answer POST /v1/score, GET /healthz, /livez and /readyz on the connection's event loop when the answer is a 200 (the same bytes, without the router's per-request task); --no-fast-lane sends every request through the router."
+    )
     var fastLane = true
 
     @Option(help: "This instance's name, in the X-IQScore-Instance header of every response (default: the host name).")
@@ -206,10 +298,16 @@ struct ServeCommand: AsyncParsableCommand {
         var problems = scoring.validationProblems(method) + limits.validationProblems() + connections.validationProblems()
         if !(0...65_535).contains(port) { problems.append("--port must be 0…65535, got \(port)") }
         if !IQScoreApplication.Options.allowedDrainSeconds.contains(drainSeconds) {
-            problems.append("--drain-seconds must be \(IQScoreApplication.Options.allowedDrainSeconds.lowerBound)…\(IQScoreApplication.Options.allowedDrainSeconds.upperBound), got \(drainSeconds)")
+            problems.append(
+                "--drain-seconds must be \(IQScoreApplication.Options.allowedDrainSeconds.lowerBound)…\(IQScoreApplication.Options.allowedDrainSeconds.upperBound), got \(drainSeconds)"
+            )
         }
-        if let instance, !(1...64).contains(instance.utf8.count)
-            || !instance.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._:-".unicodeScalars.contains($0)) }) {
+        if let instance,
+            !(1...64).contains(instance.utf8.count)
+                || !instance.unicodeScalars.allSatisfy({
+                    $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._:-".unicodeScalars.contains($0))
+                })
+        {
             problems.append("--instance must be 1…64 characters of letters, digits and . _ : -, got \(instance.debugDescription.prefix(80))")
         }
         var named = Set<String>()
@@ -230,9 +328,10 @@ struct ServeCommand: AsyncParsableCommand {
         LoggingSystem.bootstrap { label in ServerLogHandler(label: label, level: level, format: format) }
         var logger = Logger(label: "iqscore.serve")
         logger.logLevel = level
-        var configuration = ServerConfiguration(bankPath: bank, catConfigurationPath: catConfig, blueprintPath: blueprint,
-                                                exposurePath: exposure == "none" ? nil : exposure, normsPath: norms, ability: ability, confidenceLevel: scoring.confidence,
-                                                lowPrecisionSE: scoring.lowPrecisionSE, minimumItems: scoring.minItems, iqTransformation: iqTransform)
+        var configuration = ServerConfiguration(
+            bankPath: bank, catConfigurationPath: catConfig, blueprintPath: blueprint,
+            exposurePath: exposure == "none" ? nil : exposure, normsPath: norms, ability: ability, confidenceLevel: scoring.confidence,
+            lowPrecisionSE: scoring.lowPrecisionSE, minimumItems: scoring.minItems, iqTransformation: iqTransform)
         configuration.naming = .option
         configuration.exposureControl = exposure != "none"
         configuration.indexes = indexes
@@ -243,11 +342,14 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let points = scoring.quadraturePoints { configuration.batteryQuadraturePoints = points }
         configuration.tokensPath = tokens
-        configuration.tokenEnvironment = ProcessInfo.processInfo.environment.filter { [AccessTokens.scoringVariable, AccessTokens.adminVariable].contains($0.key) }
+        configuration.tokenEnvironment = ProcessInfo.processInfo.environment.filter {
+            [AccessTokens.scoringVariable, AccessTokens.adminVariable].contains($0.key)
+        }
         let service: ScoringService
         do {
-            service = try ScoringService(configuration: configuration, limits: limits, instance: instance ?? ScoringService.defaultInstance, logger: logger,
-                                         requestLog: ServerLogHandler(label: logger.label, level: level, format: format))
+            service = try ScoringService(
+                configuration: configuration, limits: limits, instance: instance ?? ScoringService.defaultInstance, logger: logger,
+                requestLog: ServerLogHandler(label: logger.label, level: level, format: format))
         } catch {
             printError(Self.startupMessage(error))
             throw ExitCode(ExitStatus.failure)
@@ -257,23 +359,31 @@ struct ServeCommand: AsyncParsableCommand {
         if !access.requiresScoringToken {
             guard Self.isLoopback(host) || allowAnonymous else {
                 LogSink.standardError.flush()
-                printError("iqscore serve: error: listening on \(host) without scoring tokens would give the item bank to anyone who can connect; give tokens (--tokens FILE or $\(AccessTokens.scoringVariable)) or --allow-anonymous")
+                printError(
+                    "iqscore serve: error: listening on \(host) without scoring tokens would give the item bank to anyone who can connect; give tokens (--tokens FILE or $\(AccessTokens.scoringVariable)) or --allow-anonymous"
+                )
                 throw ExitCode.validationFailure
             }
-            logger.warning("no scoring tokens: the API, item bank included, is open to whoever can reach \(host):\(port), through a proxy too (--tokens)")
+            logger.warning(
+                "no scoring tokens: the API, item bank included, is open to whoever can reach \(host):\(port), through a proxy too (--tokens)")
         }
-        logger.info("tokens: \(access.scoringCount) scoring, \(access.adminCount) admin\(access.adminCount == 0 ? " (POST /v1/admin/reload is off; SIGHUP reloads)" : "")")
+        logger.info(
+            "tokens: \(access.scoringCount) scoring, \(access.adminCount) admin\(access.adminCount == 0 ? " (POST /v1/admin/reload is off; SIGHUP reloads)" : "")"
+        )
         if let warning = Self.raiseDescriptorLimit(toHold: maxConnections) { logger.warning("\(warning)") }
         var options = IQScoreApplication.Options(host: host, port: port)
         options.connections = connections
         options.drain = .seconds(drainSeconds)
         options.fastLane = fastLane
         let memoryBound = connections.memoryBound(maxBodyBytes: maxBodyBytes, parseWorkers: ProcessInfo.processInfo.activeProcessorCount)
-        logger.info("connections: at most \(maxConnections), holding at most \(memoryBound >> 20) MiB with their requests (ConnectionLimits.memoryBound)")
-        let summary = "bank \(bank) (\(state.bank.items.count) items, version \(state.bankVersion))"
+        logger.info(
+            "connections: at most \(maxConnections), holding at most \(memoryBound >> 20) MiB with their requests (ConnectionLimits.memoryBound)")
+        let summary =
+            "bank \(bank) (\(state.bank.items.count) items, version \(state.bankVersion))"
             + "; exposure control \(state.exposureControl)"
         if state.exposure == nil {
-            logger.warning("adaptive tests are served without exposure control, \(state.exposureControl): the most informative items will reach most examinees")
+            logger.warning(
+                "adaptive tests are served without exposure control, \(state.exposureControl): the most informative items will reach most examinees")
         }
         let urlHost = Self.urlHost(host)
         do {
@@ -313,7 +423,8 @@ struct ServeCommand: AsyncParsableCommand {
             _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         }
         guard limit.rlim_cur < needed else { return nil }
-        return "--max-connections \(connections) needs \(needed) open files, but the limit is \(limit.rlim_cur) (ulimit -n): connections beyond it are refused by the system; raise the limit or lower --max-connections"
+        return
+            "--max-connections \(connections) needs \(needed) open files, but the limit is \(limit.rlim_cur) (ulimit -n): connections beyond it are refused by the system; raise the limit or lower --max-connections"
     }
 
     /// Whether `host` is a loopback address or name: 127.0.0.0/8, ::1, localhost.

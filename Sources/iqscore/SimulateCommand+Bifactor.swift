@@ -8,13 +8,19 @@ extension SimulateCommand {
     /// distribution (the factors are N(0, 1)).
     func validateBifactor() throws {
         guard let domains, !domains.isEmpty else {
-            throw ValidationError("--model \(model.description) draws one \(model.isBifactor ? "specific factor" : "factor") per domain: give --domains (comma-separated, assigned to the items in turn)")
+            throw ValidationError(
+                "--model \(model.description) draws one \(model.isBifactor ? "specific factor" : "factor") per domain: give --domains (comma-separated, assigned to the items in turn)"
+            )
         }
-        if bank != nil { throw ValidationError("--bank gives a unidimensional bank; --model \(model.description) draws its own (from --items and --domains)") }
+        if bank != nil {
+            throw ValidationError("--bank gives a unidimensional bank; --model \(model.description) draws its own (from --items and --domains)")
+        }
         if let itemType, itemType != .twoPL && itemType != .threePL {
             throw ValidationError("--item-type must be 2pl or 3pl for --model \(model.description), got \(itemType.rawValue)")
         }
-        if thetaMean != 0 || thetaSD != 1 { throw ValidationError("--theta-mean and --theta-sd apply to one-factor models; the factors of --model \(model.description) are N(0, 1)") }
+        if thetaMean != 0 || thetaSD != 1 {
+            throw ValidationError("--theta-mean and --theta-sd apply to one-factor models; the factors of --model \(model.description) are N(0, 1)")
+        }
     }
 
     /// Draws a bifactor (testlet) bank and sessions (`BifactorSimulator`), streaming the responses; --bank-out writes
@@ -47,13 +53,20 @@ extension SimulateCommand {
             try writer.commit()
             try thetaWriter?.commit()
             if let bankOut {
-                let metadata = ItemMetadata(columns: ["domain"], values: Dictionary(uniqueKeysWithValues: bank.items.indices.map {
-                    (bank.items[$0].itemID, ["domain": names[$0 % names.count]])
-                }))
-                try writeAtomically(bifactorBankCSV(items.indices.map { BifactorBankRow(itemID: bank.items[$0].itemID, item: items[$0]) },
-                                                    structure: structure, metadata: metadata), to: bankOut)
+                let metadata = ItemMetadata(
+                    columns: ["domain"],
+                    values: Dictionary(
+                        uniqueKeysWithValues: bank.items.indices.map {
+                            (bank.items[$0].itemID, ["domain": names[$0 % names.count]])
+                        }))
+                try writeAtomically(
+                    bifactorBankCSV(
+                        items.indices.map { BifactorBankRow(itemID: bank.items[$0].itemID, item: items[$0]) },
+                        structure: structure, metadata: metadata), to: bankOut)
             }
-            printError("iqscore simulate: \(model.description) \(irtModel.rawValue.uppercased()) bank of \(formatCount(count)) items on a general factor and \(names.count) specific factor\(names.count == 1 ? "" : "s") (\(names.joined(separator: ", "))), \(formatCount(persons)) sessions × \(itemsPerSession ?? count) items (\(layout.rawValue) layout, seed \(seed)) in \(fixed(Date().timeIntervalSince(started), 2)) s")
+            printError(
+                "iqscore simulate: \(model.description) \(irtModel.rawValue.uppercased()) bank of \(formatCount(count)) items on a general factor and \(names.count) specific factor\(names.count == 1 ? "" : "s") (\(names.joined(separator: ", "))), \(formatCount(persons)) sessions × \(itemsPerSession ?? count) items (\(layout.rawValue) layout, seed \(seed)) in \(fixed(Date().timeIntervalSince(started), 2)) s"
+            )
             printError("wrote \(out)" + (bankOut.map { ", \($0)" } ?? "") + (thetasOut.map { ", \($0)" } ?? ""))
             return ExitStatus.success
         }
@@ -65,17 +78,20 @@ extension SimulateCommand {
         let k = names.count, rho = factorCorrelation ?? 0.6
         guard k >= 2 else { throw ValidationError("--model correlated needs at least 2 --domains (its factors), got \(k)") }
         guard rho > -1 / Double(k - 1), rho < 1 else {
-            throw ValidationError("--factor-correlation must be greater than −1/(K−1) = \(fixed(-1 / Double(k - 1), 4)) and below 1 for \(k) factors, got \(rho)")
+            throw ValidationError(
+                "--factor-correlation must be greater than −1/(K−1) = \(fixed(-1 / Double(k - 1), 4)) and below 1 for \(k) factors, got \(rho)")
         }
         let count = bank.items.count
         let correlations = (0..<(k * k)).map { $0 / k == $0 % k ? 1 : rho }
         let items = bank.items.indices.map { j -> CorrelatedFactorsResult.Item in
             let p = bank.items[j].parameters
-            return .init(itemID: bank.items[j].itemID, factor: j % k, slope: p.discrimination, intercept: p.intercept, guessing: p.guessing,
-                         estimatesGuessing: bank.items[j].model == .threePL)
+            return .init(
+                itemID: bank.items[j].itemID, factor: j % k, slope: p.discrimination, intercept: p.intercept, guessing: p.guessing,
+                estimatesGuessing: bank.items[j].model == .threePL)
         }
-        let simulator = try CorrelatedFactorsSimulator(items: items.map { BifactorItem(generalSlope: $0.slope, intercept: $0.intercept, guessing: $0.guessing) },
-                                                       factors: items.map(\.factor), correlations: correlations, itemsPerSession: itemsPerSession)
+        let simulator = try CorrelatedFactorsSimulator(
+            items: items.map { BifactorItem(generalSlope: $0.slope, intercept: $0.intercept, guessing: $0.guessing) },
+            factors: items.map(\.factor), correlations: correlations, itemsPerSession: itemsPerSession)
         let started = Date()
         let (data, scores) = simulator.matrix(count: persons, itemIDs: bank.items.map(\.itemID), using: &rng)
         let writer = try AtomicFileWriter(path: out)
@@ -90,12 +106,18 @@ extension SimulateCommand {
         try writer.commit()
         try thetaWriter?.commit()
         if let bankOut {
-            let metadata = ItemMetadata(columns: ["domain"], values: Dictionary(uniqueKeysWithValues: bank.items.indices.map {
-                (bank.items[$0].itemID, ["domain": names[$0 % k]])
-            }))
-            try writeAtomically(CorrelatedFactorsResult.bankCSV(items: items, factors: names, correlations: correlations, metadata: metadata), to: bankOut)
+            let metadata = ItemMetadata(
+                columns: ["domain"],
+                values: Dictionary(
+                    uniqueKeysWithValues: bank.items.indices.map {
+                        (bank.items[$0].itemID, ["domain": names[$0 % k]])
+                    }))
+            try writeAtomically(
+                CorrelatedFactorsResult.bankCSV(items: items, factors: names, correlations: correlations, metadata: metadata), to: bankOut)
         }
-        printError("iqscore simulate: correlated \(irtModel.rawValue.uppercased()) bank of \(formatCount(count)) items on \(k) factors (\(names.joined(separator: ", ")); every correlation \(rho)), \(formatCount(persons)) sessions × \(itemsPerSession ?? count) items (\(layout.rawValue) layout, seed \(seed)) in \(fixed(Date().timeIntervalSince(started), 2)) s")
+        printError(
+            "iqscore simulate: correlated \(irtModel.rawValue.uppercased()) bank of \(formatCount(count)) items on \(k) factors (\(names.joined(separator: ", ")); every correlation \(rho)), \(formatCount(persons)) sessions × \(itemsPerSession ?? count) items (\(layout.rawValue) layout, seed \(seed)) in \(fixed(Date().timeIntervalSince(started), 2)) s"
+        )
         printError("wrote \(out)" + (bankOut.map { ", \($0)" } ?? "") + (thetasOut.map { ", \($0)" } ?? ""))
         return ExitStatus.success
     }

@@ -49,10 +49,15 @@ struct SimulateCommand: ParsableCommand {
             """
     )
 
-    @Option(help: "Model: rasch, 1pl, 2pl or 3pl; graded, gpcm, pcm, rsm or nominal for items in --categories categories; bifactor or testlet for a general factor and one specific factor per --domains entry; correlated for one correlated factor per --domains entry.")
+    @Option(
+        help:
+            "Model: rasch, 1pl, 2pl or 3pl; graded, gpcm, pcm, rsm or nominal for items in --categories categories; bifactor or testlet for a general factor and one specific factor per --domains entry; correlated for one correlated factor per --domains entry."
+    )
     var model: ModelArgument = .dichotomous(.twoPL)
 
-    @Option(name: .customLong("factor-correlation"), help: "With --model correlated: the correlation of every pair of factors (the domains), greater than −1/(K−1) and below 1 (default 0.6).")
+    @Option(
+        name: .customLong("factor-correlation"),
+        help: "With --model correlated: the correlation of every pair of factors (the domains), greater than −1/(K−1) and below 1 (default 0.6).")
     var factorCorrelation: Double?
 
     @Option(name: .customLong("item-type"), help: "With --model bifactor, testlet or correlated: the items' model, 2pl or 3pl (default 2pl).")
@@ -97,20 +102,32 @@ struct SimulateCommand: ParsableCommand {
     @Flag(help: "Draw response times (seconds) too: a seconds column (long layout) or <item>_time columns (wide).")
     var times = false
 
-    @Option(name: .customLong("speed-sd"), help: "With --times: the SD σ_τ of speed, in \(SpeedAccuracyPopulation.allowedSpeedSDs).") var speedSD = 0.3
-    @Option(name: .customLong("speed-correlation"), help: "With --times: the correlation ρ of ability and speed, in \(SpeedAccuracyPopulation.allowedCorrelations).") var speedCorrelation = 0.3
-    @Option(name: .customLong("time-intensity-mean"), help: "With --times: the mean of the items' time intensities β (log-seconds; 3.4 ≈ 30 s), in \(LognormalTimeItem.allowedTimeIntensities).") var timeIntensityMean = 3.4
+    @Option(name: .customLong("speed-sd"), help: "With --times: the SD σ_τ of speed, in \(SpeedAccuracyPopulation.allowedSpeedSDs).") var speedSD =
+        0.3
+    @Option(
+        name: .customLong("speed-correlation"),
+        help: "With --times: the correlation ρ of ability and speed, in \(SpeedAccuracyPopulation.allowedCorrelations).") var speedCorrelation = 0.3
+    @Option(
+        name: .customLong("time-intensity-mean"),
+        help: "With --times: the mean of the items' time intensities β (log-seconds; 3.4 ≈ 30 s), in \(LognormalTimeItem.allowedTimeIntensities).")
+    var timeIntensityMean = 3.4
     @Option(name: .customLong("time-intensity-sd"), help: "With --times: the SD of β, in [0, 3].") var timeIntensitySD = 0.5
-    @Option(name: .customLong("time-discrimination"), help: "With --times: the median time discrimination α, in [0.2, 20].") var timeDiscrimination = 1.5
+    @Option(name: .customLong("time-discrimination"), help: "With --times: the median time discrimination α, in [0.2, 20].") var timeDiscrimination =
+        1.5
 
     @Option(name: .customLong("rapid-guessers"), help: "Share of sessions that rapid-guess, in [0, 1] (default 0).") var rapidGuessers = 0.0
     @Option(name: .customLong("rapid-share"), help: "Share of a rapid guesser's items guessed, in (0, 1] (default 0.5).") var rapidShare = 0.5
-    @Option(name: .customLong("guess-probability"), help: "Probability that a rapid guess is correct, in [0, 1] (default 0.25: one of four options).") var guessProbability = 0.25
+    @Option(name: .customLong("guess-probability"), help: "Probability that a rapid guess is correct, in [0, 1] (default 0.25: one of four options).")
+    var guessProbability = 0.25
     @Option(help: "Spread the sessions over this many days (1…3650) and write a date column.") var days: Int?
     @Option(name: .customLong("start-date"), help: "The first day of --days, YYYY-MM-DD (default 2026-01-01).") var startDate = "2026-01-01"
     @Option(name: .customLong("leak-items"), help: "With --days: items leaked (drawn at random) on --leak-day.") var leakItems = 0
-    @Option(name: .customLong("leak-day"), help: "With --leak-items: the day of the leak, 0-based from --start-date (default: the middle day).") var leakDay: Int?
-    @Option(name: .customLong("preknowledge-share"), help: "With --leak-items: share of sessions from the leak day on that know the leaked items, in [0, 1] (default 0.3).") var preknowledgeShare = 0.3
+    @Option(name: .customLong("leak-day"), help: "With --leak-items: the day of the leak, 0-based from --start-date (default: the middle day).")
+    var leakDay: Int?
+    @Option(
+        name: .customLong("preknowledge-share"),
+        help: "With --leak-items: share of sessions from the leak day on that know the leaked items, in [0, 1] (default 0.3).")
+    var preknowledgeShare = 0.3
 
     @Option(help: "Random seed.")
     var seed: UInt64 = 1
@@ -127,8 +144,9 @@ struct SimulateCommand: ParsableCommand {
 
     /// The bank to draw, as the library checks it.
     var specification: BankSpecification {
-        var spec = BankSpecification(model: irtModel, itemCount: items ?? 0,
-                                     domains: domains.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } } ?? [])
+        var spec = BankSpecification(
+            model: irtModel, itemCount: items ?? 0,
+            domains: domains.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } } ?? [])
         spec.slopeMeanLog = slopeMeanLog
         spec.slopeSDLog = slopeSDLog
         spec.commonSlope = commonSlope
@@ -153,38 +171,55 @@ struct SimulateCommand: ParsableCommand {
         }
         if model.categories == nil && categories != 4 { throw ValidationError("--categories goes with --model graded, gpcm, pcm, rsm or nominal") }
         // Every problem of the bank and of the sessions at once (the bank's only when it is drawn here).
-        try throwIfAny((bank == nil ? specification.validationProblems(naming: .option) : [])
-            + ResponseSimulator.validationProblems(itemCount: items ?? 100_000, itemsPerSession: bank == nil ? itemsPerSession : nil, sessions: persons,
-                                                   thetaMean: thetaMean, thetaSD: thetaSD, naming: .option))
+        try throwIfAny(
+            (bank == nil ? specification.validationProblems(naming: .option) : [])
+                + ResponseSimulator.validationProblems(
+                    itemCount: items ?? 100_000, itemsPerSession: bank == nil ? itemsPerSession : nil, sessions: persons,
+                    thetaMean: thetaMean, thetaSD: thetaSD, naming: .option))
         if noID && layout == .long { throw ValidationError("--no-id applies to --layout wide only") }
         if times {
-            if model.isMultidimensional { throw ValidationError("--times goes with the unidimensional models (the speed-accuracy model has one ability)") }
+            if model.isMultidimensional {
+                throw ValidationError("--times goes with the unidimensional models (the speed-accuracy model has one ability)")
+            }
             var problems: [String] = []
             do throws(PsychometricsError) { _ = try SpeedAccuracyPopulation(speedSD: speedSD, correlation: speedCorrelation) } catch {
-                problems.append(SpeedAccuracyPopulation.allowedSpeedSDs.problem(speedSD, "--speed-sd") ?? SpeedAccuracyPopulation.allowedCorrelations.problem(speedCorrelation, "--speed-correlation") ?? error.message)
+                problems.append(
+                    SpeedAccuracyPopulation.allowedSpeedSDs.problem(speedSD, "--speed-sd") ?? SpeedAccuracyPopulation.allowedCorrelations.problem(
+                        speedCorrelation, "--speed-correlation") ?? error.message)
             }
-            problems += [LognormalTimeItem.allowedTimeIntensities.problem(timeIntensityMean, "--time-intensity-mean"),
-                         NumberRange.closed(0, 3).problem(timeIntensitySD, "--time-intensity-sd"),
-                         NumberRange.closed(0.2, 20).problem(timeDiscrimination, "--time-discrimination")].compactMap { $0 }
+            problems += [
+                LognormalTimeItem.allowedTimeIntensities.problem(timeIntensityMean, "--time-intensity-mean"),
+                NumberRange.closed(0, 3).problem(timeIntensitySD, "--time-intensity-sd"),
+                NumberRange.closed(0.2, 20).problem(timeDiscrimination, "--time-discrimination")
+            ].compactMap { $0 }
             try throwIfAny(problems)
         }
         try validateAberrance()
         if !times && (speedSD != 0.3 || speedCorrelation != 0.3 || timeIntensityMean != 3.4 || timeIntensitySD != 0.5 || timeDiscrimination != 1.5) {
-            throw ValidationError("--speed-sd, --speed-correlation, --time-intensity-mean, --time-intensity-sd and --time-discrimination go with --times")
+            throw ValidationError(
+                "--speed-sd, --speed-correlation, --time-intensity-mean, --time-intensity-sd and --time-discrimination go with --times")
         }
     }
 
     /// The aberrance and date options' ranges and pairings.
     func validateAberrance() throws {
-        var problems = [NumberRange.closed(0, 1).problem(rapidGuessers, "--rapid-guessers"), NumberRange.aboveUpTo(0, 1).problem(rapidShare, "--rapid-share"),
-                        NumberRange.closed(0, 1).problem(guessProbability, "--guess-probability"),
-                        NumberRange.closed(0, 1).problem(preknowledgeShare, "--preknowledge-share")].compactMap { $0 }
+        var problems = [
+            NumberRange.closed(0, 1).problem(rapidGuessers, "--rapid-guessers"), NumberRange.aboveUpTo(0, 1).problem(rapidShare, "--rapid-share"),
+            NumberRange.closed(0, 1).problem(guessProbability, "--guess-probability"),
+            NumberRange.closed(0, 1).problem(preknowledgeShare, "--preknowledge-share")
+        ].compactMap { $0 }
         if let days, let p = (1...3650).problem(days, "--days") { problems.append(p) }
-        if SessionDate.day(startDate) == nil { problems.append("--start-date must be a date YYYY-MM-DD (years \(SessionDate.allowedYears.text)), got \(TextFidelity.quoted(startDate))") }
+        if SessionDate.day(startDate) == nil {
+            problems.append("--start-date must be a date YYYY-MM-DD (years \(SessionDate.allowedYears.text)), got \(TextFidelity.quoted(startDate))")
+        }
         if leakItems < 0 { problems.append("--leak-items must be at least 0, got \(leakItems)") }
         if (leakItems > 0 || leakDay != nil) && days == nil { problems.append("--leak-items and --leak-day need --days (a leak happens on a date)") }
-        if let leakDay, let days, !(0..<days).contains(leakDay) { problems.append("--leak-day must be in 0…\(days - 1) (a day of --days), got \(leakDay)") }
-        if model.isMultidimensional && (rapidGuessers > 0 || leakItems > 0) { problems.append("--rapid-guessers and --leak-items go with the unidimensional models") }
+        if let leakDay, let days, !(0..<days).contains(leakDay) {
+            problems.append("--leak-day must be in 0…\(days - 1) (a day of --days), got \(leakDay)")
+        }
+        if model.isMultidimensional && (rapidGuessers > 0 || leakItems > 0) {
+            problems.append("--rapid-guessers and --leak-items go with the unidimensional models")
+        }
         try throwIfAny(problems)
     }
 
@@ -193,9 +228,12 @@ struct SimulateCommand: ParsableCommand {
         guard times else { return nil }
         let population = try SpeedAccuracyPopulation(speedSD: speedSD, correlation: speedCorrelation)
         let own = bank.items.compactMap(\.timeModel)
-        let items = own.count == bank.items.count ? own
-            : ResponseTimeSimulator.drawItems(count: bank.items.count, intensityMean: timeIntensityMean, intensitySD: timeIntensitySD,
-                                              discriminationMedian: timeDiscrimination, using: &rng)
+        let items =
+            own.count == bank.items.count
+            ? own
+            : ResponseTimeSimulator.drawItems(
+                count: bank.items.count, intensityMean: timeIntensityMean, intensitySD: timeIntensitySD,
+                discriminationMedian: timeDiscrimination, using: &rng)
         for k in bank.items.indices { bank.items[k].timeModel = items[k] }
         bank.speedPopulation = population
         var simulator = ResponseTimeSimulator(items: items, population: population)
@@ -207,7 +245,8 @@ struct SimulateCommand: ParsableCommand {
     func run() throws {
         if model.isMultidimensional { return try runBifactor() }
         try runReportingErrors {
-            try prepareOutputs(inputs: given("--bank", self.bank), outputs: [("--out", out)] + given("--bank-out", bankOut) + given("--thetas-out", thetasOut))
+            try prepareOutputs(
+                inputs: given("--bank", self.bank), outputs: [("--out", out)] + given("--bank-out", bankOut) + given("--thetas-out", thetasOut))
             var rng = SeededGenerator(seed: seed)
             var bank = try self.bank.map { try loadBank($0, categoryItems: .read()) } ?? specification.draw(using: &rng)
             let timeSimulator = try self.timeSimulator(bank: &bank, using: &rng)
@@ -223,9 +262,11 @@ struct SimulateCommand: ParsableCommand {
             let writer = try AtomicFileWriter(path: out)
             let thetaWriter = try thetasOut.map { try AtomicFileWriter(path: $0) }
             let aberrant = rapidGuessers > 0 || leakItems > 0
-            try thetaWriter?.write("session_id,theta" + (timeSimulator == nil ? "" : ",speed") + (aberrant ? ",rapid_guesses,preknowledge" : "") + "\n")
-            var lines = try SessionLines(itemIDs: bank.items.map(\.itemID), persons: persons, layout: layout, noID: noID, writer: writer, times: timeSimulator != nil,
-                                         dates: days != nil)
+            try thetaWriter?.write(
+                "session_id,theta" + (timeSimulator == nil ? "" : ",speed") + (aberrant ? ",rapid_guesses,preknowledge" : "") + "\n")
+            var lines = try SessionLines(
+                itemIDs: bank.items.map(\.itemID), persons: persons, layout: layout, noID: noID, writer: writer, times: timeSimulator != nil,
+                dates: days != nil)
             // Aberrance from its own generator too: the leaked items, then per session who guesses or knows.
             var aberranceRNG = SeededGenerator(seed: seed &+ 0x5851_F42D_4C95_7F2D)
             var leaked = [Bool](repeating: false, count: items)
@@ -270,17 +311,30 @@ struct SimulateCommand: ParsableCommand {
                     }
                 }
                 let id = try lines.write(session.responses, seconds: speed == nil ? nil : seconds, date: day.map { SessionDate.text(firstDay + $0) })
-                try thetaWriter?.write("\(id),\(String(format: "%.6f", session.theta))" + (speed.map { String(format: ",%.6f", $0) } ?? "")
-                                       + (aberrant ? ",\(rapid),\(knows ? 1 : 0)" : "") + "\n")
+                try thetaWriter?.write(
+                    "\(id),\(String(format: "%.6f", session.theta))" + (speed.map { String(format: ",%.6f", $0) } ?? "")
+                        + (aberrant ? ",\(rapid),\(knows ? 1 : 0)" : "") + "\n")
             }
             try writer.commit()
             try thetaWriter?.commit()
             if let bankOut { try writeAtomically(bank.csv(), to: bankOut) }
             let perSession = itemsPerSession ?? items
-            let what = self.bank.map { "bank \($0)" } ?? (model.categories.map { "\($0.rawValue) bank (\(categories) categories)" } ?? "\(model.description.uppercased()) bank")
-            printError("iqscore simulate: \(what) of \(formatCount(items)) items, \(formatCount(persons)) sessions × \(perSession) items (\(layout.rawValue) layout, seed \(seed)) in \(fixed(Date().timeIntervalSince(started), 2)) s")
-            if let p = bank.speedPopulation { printError("response times: speed SD \(fixed(p.speedSD, 3)), ability-speed correlation \(fixed(p.correlation, 3))") }
-            if let days { printError("dates: \(days) days from \(startDate)" + (leakItems > 0 ? "; \(leaked.filter { $0 }.count) items leaked on \(SessionDate.text(firstDay + leakOn)) (\(bank.items.indices.filter { leaked[$0] }.prefix(8).map { bank.items[$0].itemID }.joined(separator: ", "))\(leakItems > 8 ? ", …" : ""))" : "")) }
+            let what =
+                self.bank.map { "bank \($0)" }
+                ?? (model.categories.map { "\($0.rawValue) bank (\(categories) categories)" } ?? "\(model.description.uppercased()) bank")
+            printError(
+                "iqscore simulate: \(what) of \(formatCount(items)) items, \(formatCount(persons)) sessions × \(perSession) items (\(layout.rawValue) layout, seed \(seed)) in \(fixed(Date().timeIntervalSince(started), 2)) s"
+            )
+            if let p = bank.speedPopulation {
+                printError("response times: speed SD \(fixed(p.speedSD, 3)), ability-speed correlation \(fixed(p.correlation, 3))")
+            }
+            if let days {
+                printError(
+                    "dates: \(days) days from \(startDate)"
+                        + (leakItems > 0
+                            ? "; \(leaked.filter { $0 }.count) items leaked on \(SessionDate.text(firstDay + leakOn)) (\(bank.items.indices.filter { leaked[$0] }.prefix(8).map { bank.items[$0].itemID }.joined(separator: ", "))\(leakItems > 8 ? ", …" : ""))"
+                            : ""))
+            }
             printError("wrote \(out)" + (bankOut.map { ", \($0)" } ?? "") + (thetasOut.map { ", \($0)" } ?? ""))
             return ExitStatus.success
         }
@@ -303,7 +357,9 @@ struct SessionLines {
     /// Whether sessions carry a date column.
     let dates: Bool
 
-    init(itemIDs: [String], persons: Int, layout: ResponseLayout, noID: Bool, writer: AtomicFileWriter, times: Bool = false, dates: Bool = false) throws {
+    init(itemIDs: [String], persons: Int, layout: ResponseLayout, noID: Bool, writer: AtomicFileWriter, times: Bool = false, dates: Bool = false)
+        throws
+    {
         self.dates = dates
         self.itemIDs = itemIDs
         self.layout = layout
@@ -315,7 +371,10 @@ struct SessionLines {
         seconds = times ? [Double](repeating: 0, count: itemIDs.count) : []
         line.reserveCapacity((times ? 14 : 4) * itemIDs.count + 32)
         switch layout {
-        case .wide: try writer.write(((noID ? [] : ["session_id"]) + itemIDs + (times ? itemIDs.map { $0 + "_time" } : []) + (dates ? ["date"] : [])).joined(separator: ",") + "\n")
+        case .wide:
+            try writer.write(
+                ((noID ? [] : ["session_id"]) + itemIDs + (times ? itemIDs.map { $0 + "_time" } : []) + (dates ? ["date"] : [])).joined(
+                    separator: ",") + "\n")
         case .long: try writer.write("session_id,item_id,response" + (times ? ",seconds" : "") + (dates ? ",date" : "") + "\n")
         }
     }

@@ -29,7 +29,9 @@ func catRunTest(_ session: AdaptiveSession, theta: Double, rng: inout SeededGene
 
 @Suite("Adaptive sessions")
 struct AdaptiveSessionTests {
-    @Test("randomesque 1, no constraints: the item of largest Fisher information at θ̂ (exact at the grid point θ = 0, within the interpolation error elsewhere)")
+    @Test(
+        "randomesque 1, no constraints: the item of largest Fisher information at θ̂ (exact at the grid point θ = 0, within the interpolation error elsewhere)"
+    )
     func maximumInformation() throws {
         let bank = catTestBank(items: 300)
         let config = CATConfiguration(minItems: 1, maxItems: 15, exposureTarget: nil)
@@ -90,7 +92,8 @@ struct AdaptiveSessionTests {
         let bank = catTestBank(items: 200)
         let config = CATConfiguration(maxItems: 5, randomesque: 5, exposureTarget: nil)
         let pool = try CATItemPool(bank: bank, configuration: config)
-        let top5 = Set(bank.items.indices.sorted { bank.items[$0].parameters.information(at: 0) > bank.items[$1].parameters.information(at: 0) }.prefix(5))
+        let top5 = Set(
+            bank.items.indices.sorted { bank.items[$0].parameters.information(at: 0) > bank.items[$1].parameters.information(at: 0) }.prefix(5))
         var counts: [Int: Int] = [:]
         for seed in 1...400 as ClosedRange<UInt64> {
             var rng = SeededGenerator(seed: seed)
@@ -113,7 +116,8 @@ struct AdaptiveSessionTests {
             .prefix(10).map { bank.items[$0].id }
         var rng = SeededGenerator(seed: 5)
         for _ in 0..<20 {
-            let (session, reason) = catRunTest(try AdaptiveSession(pool: pool, excluding: excluded + ["not-in-bank"]), theta: RandomVariate.normal(using: &rng), rng: &rng)
+            let (session, reason) = catRunTest(
+                try AdaptiveSession(pool: pool, excluding: excluded + ["not-in-bank"]), theta: RandomVariate.normal(using: &rng), rng: &rng)
             #expect(reason == .maxItems)
             #expect(Set(session.items).count == session.items.count)
             #expect(session.items.allSatisfy { !excluded.contains(bank.items[$0].id) })
@@ -140,8 +144,9 @@ struct AdaptiveSessionTests {
         // 12 items, 4 excluded, up to 20 wanted: the pool runs out after 8.
         let small = catTestBank(items: 12)
         let long = CATConfiguration(minItems: 1, maxItems: 20, exposureTarget: nil)
-        let (d, reasonD) = catRunTest(try AdaptiveSession(bank: small, configuration: long, excluding: small.items.prefix(4).map(\.id)),
-                                      theta: 0, rng: &rng)
+        let (d, reasonD) = catRunTest(
+            try AdaptiveSession(bank: small, configuration: long, excluding: small.items.prefix(4).map(\.id)),
+            theta: 0, rng: &rng)
         #expect(reasonD == .bankExhausted && d.items.count == 8)
         #expect(d.stopReason == .bankExhausted)
     }
@@ -183,7 +188,9 @@ struct AdaptiveSessionTests {
         k[best] = 0
         var rng = SeededGenerator(seed: 3)
         for _ in 0..<20 {
-            let (session, _) = catRunTest(try AdaptiveSession(pool: pool, exposure: try ExposureParameters(probabilities: k)), theta: RandomVariate.normal(using: &rng), rng: &rng)
+            let (session, _) = catRunTest(
+                try AdaptiveSession(pool: pool, exposure: try ExposureParameters(probabilities: k)), theta: RandomVariate.normal(using: &rng),
+                rng: &rng)
             #expect(!session.items.contains(best))
         }
     }
@@ -226,12 +233,21 @@ struct CATConfigurationTests {
     @Test("bad configurations: exact messages naming the file and the key")
     func errors() {
         #expect(message(#"{"min_items": 8}"#) == #"cat.json: error: the CAT configuration lacks "max_items""#)
-        #expect(message(#"{"max_items": 25, "min_item": 8}"#)?.hasPrefix(#"cat.json:1:19: error: unknown key "min_item" (known: min_items, max_items"#) == true)
+        #expect(
+            message(#"{"max_items": 25, "min_item": 8}"#)?.hasPrefix(#"cat.json:1:19: error: unknown key "min_item" (known: min_items, max_items"#)
+                == true)
         #expect(message(#"{"max_items": "25"}"#) == #"cat.json: error: "max_items" has the wrong type: expected an integer"#)
-        #expect(message(#"{"max_items": 25, "min_per_domain": "two"}"#) == #"cat.json: error: "min_per_domain" has the wrong type: expected an integer or an object of integers"#)
-        #expect(message(#"{"max_items": 5, "min_items": 8, "randomesque": 0}"#) == "cat.json: error: min_items (8) exceeds max_items (5); randomesque must be 1…100, got 0")
-        #expect(message(#"{"max_items": 25, "se_target": -1, "exposure_target": 1.5}"#) == "cat.json: error: se_target must be in (0, 10], got -1.0; exposure_target must be in (0, 1], got 1.5")
-        #expect(message(#"{"max_items": 25, "estimator": "mle"}"#) == #"cat.json: error: "estimator": estimator 'mle' is not one of eap, map, ml, wle"#)
+        #expect(
+            message(#"{"max_items": 25, "min_per_domain": "two"}"#)
+                == #"cat.json: error: "min_per_domain" has the wrong type: expected an integer or an object of integers"#)
+        #expect(
+            message(#"{"max_items": 5, "min_items": 8, "randomesque": 0}"#)
+                == "cat.json: error: min_items (8) exceeds max_items (5); randomesque must be 1…100, got 0")
+        #expect(
+            message(#"{"max_items": 25, "se_target": -1, "exposure_target": 1.5}"#)
+                == "cat.json: error: se_target must be in (0, 10], got -1.0; exposure_target must be in (0, 1], got 1.5")
+        #expect(
+            message(#"{"max_items": 25, "estimator": "mle"}"#) == #"cat.json: error: "estimator": estimator 'mle' is not one of eap, map, ml, wle"#)
         #expect(message("[1, 2]") == #"cat.json: error: the CAT configuration must be a JSON object, e.g. {"max_items": 25}"#)
         #expect(message("{max_items: 25}") == "cat.json:1:2: error: not valid JSON: expected a key in double quotes, found 'm'")
         #expect(message(#"{"max_items": 25, "prior_sd": 0}"#) == "cat.json: error: prior_sd must be in [0.01, 100], got 0.0")
@@ -242,11 +258,12 @@ struct CATConfigurationTests {
         let bank = catTestBank(items: 9)
         var config = CATConfiguration(maxItems: 5, minPerDomain: .perDomain(["logic": 4, "music": 1]))
         config.domainWeights = ["art": 1]
-        #expect(config.validationProblems(for: bank) == [
-            #"min_per_domain names domain "music", which the bank does not have (domains: pattern, logic, spatial)"#,
-            #"domain_weights names domain "art", which the bank does not have (domains: pattern, logic, spatial)"#,
-            "min_per_domain asks for 4 logic items, but the bank has 3 active ones",
-        ])
+        #expect(
+            config.validationProblems(for: bank) == [
+                #"min_per_domain names domain "music", which the bank does not have (domains: pattern, logic, spatial)"#,
+                #"domain_weights names domain "art", which the bank does not have (domains: pattern, logic, spatial)"#,
+                "min_per_domain asks for 4 logic items, but the bank has 3 active ones"
+            ])
         config = CATConfiguration(maxItems: 5, minPerDomain: .all(2))
         #expect(config.validationProblems(for: bank) == ["min_per_domain needs 6 items over 3 domains, more than max_items (5)"])
         #expect(throws: AssemblyError.self) { try CATItemPool(bank: bank, configuration: config) }

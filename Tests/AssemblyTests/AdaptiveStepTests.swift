@@ -15,7 +15,9 @@ struct AdaptiveStepTests {
         let first = bank.items[0].id
         try session.record(itemID: first, response: 1)
         let before = (session.items, session.responses, session.estimate)
-        #expect(throws: AssemblyError(.unknownItem, "unknown item id 'nope': the bank has no such item")) { try session.record(itemID: "nope", response: 1) }
+        #expect(throws: AssemblyError(.unknownItem, "unknown item id 'nope': the bank has no such item")) {
+            try session.record(itemID: "nope", response: 1)
+        }
         #expect(throws: AssemblyError(.repeatedItem, "item '\(first)' was already administered in this session (position 1 of 1)")) {
             try session.record(itemID: first, response: 0)
         }
@@ -53,7 +55,9 @@ struct AdaptiveStepTests {
         }
     }
 
-    @Test("nextStep from the history gives, at every step, the item the stateful session chose (randomesque and exposure lottery)", arguments: [UInt64(5), 6, 7])
+    @Test(
+        "nextStep from the history gives, at every step, the item the stateful session chose (randomesque and exposure lottery)",
+        arguments: [UInt64(5), 6, 7])
     func replayEqualsStateful(seed: UInt64) throws {
         let bank = catTestBank(items: 90)
         let pool = try CATItemPool(bank: bank, configuration: Self.config)
@@ -83,8 +87,10 @@ struct AdaptiveStepTests {
             do { _ = try pool.nextStep(administered: history, seed: 1); return nil } catch { return error }
         }
         #expect(error([.init(itemID: a, response: 1), .init(itemID: "zz", response: 1)])?.field == "administered[1].item_id")
-        #expect(error([.init(itemID: a, response: 1), .init(itemID: b, response: 0), .init(itemID: a, response: 1)])
-                == AssemblyError(.repeatedItem, field: "administered[2].item_id", "item '\(a)' was already administered in this session (position 1 of 2)"))
+        #expect(
+            error([.init(itemID: a, response: 1), .init(itemID: b, response: 0), .init(itemID: a, response: 1)])
+                == AssemblyError(
+                    .repeatedItem, field: "administered[2].item_id", "item '\(a)' was already administered in this session (position 1 of 2)"))
         #expect(error([.init(itemID: a, response: -1)])?.field == "administered[0].response")
         #expect(error([.init(itemID: a, response: -1)])?.code == .invalidResponse)
         // A history longer than max_items is recorded as given: the step says stop.
@@ -109,12 +115,13 @@ struct AdaptiveStepTests {
             _ = try ExposureParameters.load(csv: bad, bank: bank)
             Issue.record("loaded")
         } catch {
-            #expect("\(error)".replacingOccurrences(of: bad, with: "bad.csv") == """
-                bad.csv:2:1: error: item 'nope' is not in the bank
-                bad.csv:3:2: error: k '1.5' is not a number in [0, 1]
-                bad.csv:5:1: error: item '\(ids[1])' already given on line 4
-                bad.csv:6: error: expected 2 fields as in the header, found 1
-                """)
+            #expect(
+                "\(error)".replacingOccurrences(of: bad, with: "bad.csv") == """
+                    bad.csv:2:1: error: item 'nope' is not in the bank
+                    bad.csv:3:2: error: k '1.5' is not a number in [0, 1]
+                    bad.csv:5:1: error: item '\(ids[1])' already given on line 4
+                    bad.csv:6: error: expected 2 fields as in the header, found 1
+                    """)
         }
     }
 }

@@ -73,7 +73,7 @@ struct CATSimulationTests {
         config.exposureMargin = 0.03
         let pool = try CATItemPool(bank: bank, configuration: config)
         let uncontrolled = try CATSimulation.run(pool: pool, exposure: nil, options: CATSimulation.Options(simulees: 500, seed: 2))
-        #expect(uncontrolled.maxExposure == 1)   // the first item is the same for everybody
+        #expect(uncontrolled.maxExposure == 1) // the first item is the same for everybody
         let calibration = try SympsonHetter.calibrate(pool: pool, seed: 3)
         #expect(calibration.converged, "rounds: \(calibration.rounds.map(\.maxExposure))")
         #expect(calibration.rounds.last!.maxExposure <= 0.3)
@@ -112,7 +112,8 @@ struct CATSimulationTests {
 
     @Test("settings outside the documented ranges throw invalid_configuration listing each (no trap)")
     func invalidSettingsThrow() throws {
-        let pool = try CATItemPool(bank: catTestBank(items: 30), configuration: CATConfiguration(minItems: 3, maxItems: 3, randomesque: 1, exposureTarget: nil))
+        let pool = try CATItemPool(
+            bank: catTestBank(items: 30), configuration: CATConfiguration(minItems: 3, maxItems: 3, randomesque: 1, exposureTarget: nil))
         var options = CATSimulation.Options(simulees: 0, seed: 1)
         options.binWidth = 0
         options.thetaSD = -1
@@ -149,7 +150,10 @@ struct CATSimulationTests {
         let pool = try CATItemPool(bank: bank, configuration: CATConfiguration(maxItems: 5, seTarget: 0.5, exposureTarget: nil))
         let json = try CATSimulation.run(pool: pool, exposure: nil, options: CATSimulation.Options(simulees: 20, seed: 1)).json()
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
-        for key in ["mean_length", "rmse", "bias", "share_se_reached", "max_exposure", "mean_exposure", "overlap_rate", "content_violations", "stop_reasons", "bins"] {
+        for key in [
+            "mean_length", "rmse", "bias", "share_se_reached", "max_exposure", "mean_exposure", "overlap_rate", "content_violations", "stop_reasons",
+            "bins"
+        ] {
             #expect(object[key] != nil, "missing \(key)")
         }
     }

@@ -11,10 +11,12 @@ func appBank(items: Int = 600, seed: UInt64 = 5) -> AssemblyBank {
     var rng = SeededGenerator(seed: seed)
     let spec = BankSpecification(model: .twoPL, itemCount: items, domains: ["pattern", "logic", "spatial", "math", "verbal", "memory"])
     let bank = spec.draw(using: &rng)
-    return AssemblyBank(items: bank.items.enumerated().map { k, item in
-        AssemblyItem(id: item.itemID, domain: item.metadata["domain"]!, parameters: item.parameters,
-                     isAnchor: k % 7 == 0, enemyGroup: k < 3 ? "g1" : nil)
-    })
+    return AssemblyBank(
+        items: bank.items.enumerated().map { k, item in
+            AssemblyItem(
+                id: item.itemID, domain: item.metadata["domain"]!, parameters: item.parameters,
+                isAnchor: k % 7 == 0, enemyGroup: k < 3 ? "g1" : nil)
+        })
 }
 
 let sixDomains = ["pattern": 5, "logic": 4, "spatial": 4, "math": 4, "verbal": 4, "memory": 4]
@@ -139,7 +141,9 @@ struct FormAssemblerTests {
         #expect {
             try assembler.assemble(options: options)
         } throws: { error in
-            (error as? AssemblyError)?.problems == ["spatial needs 4 eligible items; the bank has 3 (100 in the domain, 97 of them excluded, retired, pretest or over-exposed)"]
+            (error as? AssemblyError)?.problems == [
+                "spatial needs 4 eligible items; the bank has 3 (100 in the domain, 97 of them excluded, retired, pretest or over-exposed)"
+            ]
         }
         // Joint domain × difficulty shortfall, explained by the minimum cut.
         let hardPattern = bank.items.filter { $0.domain == "pattern" && $0.parameters.difficulty >= 1.5 }.count
@@ -150,12 +154,16 @@ struct FormAssemblerTests {
         #expect {
             try FormAssembler(bank: bank, blueprint: blueprint).assemble()
         } throws: { error in
-            (error as? AssemblyError)?.problems == ["pattern needs 8 items, of which at least 6 must be hard (b in [1.5, 6]) because the counts of easy total 2; the bank has \(hardPattern) eligible such items"]
+            (error as? AssemblyError)?.problems == [
+                "pattern needs 8 items, of which at least 6 must be hard (b in [1.5, 6]) because the counts of easy total 2; the bank has \(hardPattern) eligible such items"
+            ]
         }
         #expect {
             try FormAssembler(bank: bank, blueprint: Blueprint(length: 5, domainCounts: ["music": 5]))
         } throws: { error in
-            (error as? AssemblyError)?.problems == ["domain \"music\" needs 5 items; the bank has no items in that domain (domains: pattern, logic, spatial, math, verbal, memory)"]
+            (error as? AssemblyError)?.problems == [
+                "domain \"music\" needs 5 items; the bank has no items in that domain (domains: pattern, logic, spatial, math, verbal, memory)"
+            ]
         }
     }
 
@@ -163,7 +171,9 @@ struct FormAssemblerTests {
     func blueprintJSON() throws {
         let json = #"{"length": 25, "domain_counts": {"pattern": 9, "logic": 8, "spatial": 8}, "enemies": [["i1","i7"]], "anchors_per_domain": 1}"#
         let blueprint = try JSONDecoder().decode(Blueprint.self, from: Data(json.utf8))
-        #expect(blueprint.length == 25 && blueprint.domainCounts?["pattern"] == 9 && blueprint.enemies == [["i1", "i7"]] && blueprint.anchorsPerDomain == 1)
+        #expect(
+            blueprint.length == 25 && blueprint.domainCounts?["pattern"] == 9 && blueprint.enemies == [["i1", "i7"]]
+                && blueprint.anchorsPerDomain == 1)
         #expect(blueprint.validationProblems().isEmpty)
         var bad = blueprint
         bad.domainCounts = ["pattern": 9, "logic": 8]

@@ -10,12 +10,14 @@ struct PolytomousAssemblyTests {
     /// `catTestBank`'s items, every other one made graded with 4 categories (thresholds b − 1, b, b + 1).
     static func mixedBank(items: Int) throws -> AssemblyBank {
         let base = catTestBank(items: items)
-        return AssemblyBank(items: try base.items.enumerated().map { j, item in
-            guard j % 2 == 0 else { return item }
-            let p = item.parameters
-            return AssemblyItem(id: item.id, domain: item.domain, parameters: p,
-                                categoryModel: try CategoryBankItem(kind: .graded, values: [p.discrimination, p.difficulty - 1, p.difficulty, p.difficulty + 1]))
-        }, latentScale: base.latentScale)
+        return AssemblyBank(
+            items: try base.items.enumerated().map { j, item in
+                guard j % 2 == 0 else { return item }
+                let p = item.parameters
+                return AssemblyItem(
+                    id: item.id, domain: item.domain, parameters: p,
+                    categoryModel: try CategoryBankItem(kind: .graded, values: [p.discrimination, p.difficulty - 1, p.difficulty, p.difficulty + 1]))
+            }, latentScale: base.latentScale)
     }
 
     @Test("a graded item's information, location and slope are its model's: symmetric thresholds peak at the middle one")
@@ -37,10 +39,12 @@ struct PolytomousAssemblyTests {
     @Test("a 15-item CAT on the mixed bank recovers θ better than on the 0/1 bank (RMSE, mean SE), 400 simulees")
     func recovery() throws {
         let config = CATConfiguration(minItems: 15, maxItems: 15, minPerDomain: .all(3), randomesque: 2, exposureTarget: nil)
-        let mixed = try CATSimulation.run(pool: CATItemPool(bank: try Self.mixedBank(items: 300), configuration: config), exposure: nil,
-                                          options: CATSimulation.Options(simulees: 400, seed: 5))
-        let binary = try CATSimulation.run(pool: CATItemPool(bank: catTestBank(items: 300), configuration: config), exposure: nil,
-                                           options: CATSimulation.Options(simulees: 400, seed: 5))
+        let mixed = try CATSimulation.run(
+            pool: CATItemPool(bank: try Self.mixedBank(items: 300), configuration: config), exposure: nil,
+            options: CATSimulation.Options(simulees: 400, seed: 5))
+        let binary = try CATSimulation.run(
+            pool: CATItemPool(bank: catTestBank(items: 300), configuration: config), exposure: nil,
+            options: CATSimulation.Options(simulees: 400, seed: 5))
         #expect(mixed.rmse < binary.rmse && mixed.meanSE < binary.meanSE, "mixed \(mixed.rmse)/\(mixed.meanSE), 0/1 \(binary.rmse)/\(binary.meanSE)")
         #expect(mixed.rmse < 0.35 && abs(mixed.bias) < 0.06 && mixed.correlation > 0.93, "\(mixed.rmse) \(mixed.bias) \(mixed.correlation)")
         #expect(abs(mixed.meanSE - mixed.rmse) < 0.06, "SE \(mixed.meanSE) vs RMSE \(mixed.rmse)")
@@ -48,7 +52,9 @@ struct PolytomousAssemblyTests {
 
     @Test("a response outside a graded item's categories is refused; its highest category is taken")
     func recordChecksCategories() throws {
-        let pool = try CATItemPool(bank: try Self.mixedBank(items: 30), configuration: CATConfiguration(minItems: 1, maxItems: 5, minPerDomain: .all(0), exposureTarget: nil))
+        let pool = try CATItemPool(
+            bank: try Self.mixedBank(items: 30), configuration: CATConfiguration(minItems: 1, maxItems: 5, minPerDomain: .all(0), exposureTarget: nil)
+        )
         var session = AdaptiveSession(validatedPool: pool, exposure: nil)
         #expect(throws: AssemblyError.self) { try session.record(item: 0, response: 4) }
         do { try session.record(item: 0, response: 4) } catch {

@@ -20,7 +20,8 @@ struct ScoringInsideAServerArticleTests {
         let blocks = text.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
         #expect(blocks.count == 3)
         for block in blocks {
-            let indented = block.split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "        " + $0 }.joined(separator: "\n")
+            let indented = block.split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "        " + $0 }.joined(
+                separator: "\n")
             #expect(source.contains(indented), "not compiled here:\n\(block)")
         }
     }
@@ -32,11 +33,13 @@ struct ScoringInsideAServerArticleTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let bankPath = directory.appendingPathComponent("bank.csv").path
         var csv = "item_id,a,b,c,domain\n"
-        for j in 1...120 { csv += String(format: "i%04d,%.2f,%.2f,0,%@\n", j, 0.8 + Double(j % 5) * 0.2, Double(j % 9) * 0.4 - 1.6, ["logic", "math"][j % 2]) }
+        for j in 1...120 {
+            csv += String(format: "i%04d,%.2f,%.2f,0,%@\n", j, 0.8 + Double(j % 5) * 0.2, Double(j % 9) * 0.4 - 1.6, ["logic", "math"][j % 2])
+        }
         try csv.write(toFile: bankPath, atomically: true, encoding: .utf8)
         var next: String?
 
-        let bank = try ItemBank.load(csv: bankPath)                      // PsychometricsIO: located errors
+        let bank = try ItemBank.load(csv: bankPath) // PsychometricsIO: located errors
         let scorer = try SessionScorer(bank: bank, ability: AbilityOptions(method: .eap), scale: try IQScale())
         let pool = try CATItemPool(bank: try AssemblyBank(bank: bank), configuration: CATConfiguration(maxItems: 25))
 

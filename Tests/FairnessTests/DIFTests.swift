@@ -11,7 +11,9 @@ struct DIFTests {
     func mantelHaenszelByHand() throws {
         // Strata (A, B, C, D) = (ref correct, ref incorrect, focal correct, focal incorrect).
         let strata: [(Double, Double, Double, Double)] = [(20, 30, 10, 40), (40, 20, 25, 35), (30, 5, 20, 15)]
-        let mh = try #require(MantelHaenszelDIF(tables: strata.map { .init(referenceCorrect: $0.0, referenceIncorrect: $0.1, focalCorrect: $0.2, focalIncorrect: $0.3) }))
+        let mh = try #require(
+            MantelHaenszelDIF(
+                tables: strata.map { .init(referenceCorrect: $0.0, referenceIncorrect: $0.1, focalCorrect: $0.2, focalIncorrect: $0.3) }))
         // Σ AD/N = 800/100 + 1400/120 + 450/70; Σ BC/N = 300/100 + 500/120 + 100/70.
         let r = 8 + 1400.0 / 120 + 450.0 / 70, s = 3 + 500.0 / 120 + 100.0 / 70
         let alpha = try #require(mh.commonOddsRatio)
@@ -28,7 +30,8 @@ struct DIFTests {
             let n = t.0 + t.1 + t.2 + t.3
             return ((t.0 + t.3) / n, (t.1 + t.2) / n, t.0 * t.3 / n, t.1 * t.2 / n, 0, 0)
         }
-        let variance = terms.reduce(0) { $0 + $1.0 * $1.2 } / (2 * r * r) + terms.reduce(0) { $0 + $1.0 * $1.3 + $1.1 * $1.2 } / (2 * r * s)
+        let variance =
+            terms.reduce(0) { $0 + $1.0 * $1.2 } / (2 * r * r) + terms.reduce(0) { $0 + $1.0 * $1.3 + $1.1 * $1.2 } / (2 * r * s)
             + terms.reduce(0) { $0 + $1.1 * $1.3 } / (2 * s * s)
         let delta = try #require(mh.delta), deltaSE = try #require(mh.deltaStandardError)
         #expect(abs(delta - -2.35 * log(r / s)) < 1e-12)
@@ -60,7 +63,7 @@ struct DIFTests {
         let expected: [(String, Double, Double, Double, Double, Double, Double)] = [
             ("i1", 65.12127134, 2.71637712, 69.78837828, 0.55498849, 0.0323056830, -1.02201423),
             ("i2", 19.08470722, 0.61172484, 18.54482768, 5.70653984, 0.0132227936, 0.48224420),
-            ("i3", 3.53919574, 0.79272992, 3.56256644, 0.12656192, 0.0017299550, 0.22465307),
+            ("i3", 3.53919574, 0.79272992, 3.56256644, 0.12656192, 0.0017299550, 0.22465307)
         ]
         for (id, chi, alpha, uniform, nonUniform, deltaR2, _) in expected {
             let row = try #require(report.rows.first { $0.itemID == id })
@@ -99,7 +102,9 @@ struct DIFTests {
         #expect(interval.contains(dtf.signed))
 
         // Wald: mirt's DIF(Wald = TRUE) in the model with i1 and i2 free: W(i1) = 48.626, W(i2) = 22.400.
-        var fits = IRTDIFFits(data: data, groups: groups, reference: "ref", calibrator: MultipleGroupCalibrator(options: MultipleGroupCalibratorTests.options()), names: ["ref", "foc"])
+        var fits = IRTDIFFits(
+            data: data, groups: groups, reference: "ref", calibrator: MultipleGroupCalibrator(options: MultipleGroupCalibratorTests.options()),
+            names: ["ref", "foc"])
         let w1 = try fits.wald(item: 0, focal: "foc", free: [1]).get(), w2 = try fits.wald(item: 1, focal: "foc", free: [0]).get()
         #expect(abs(w1.chiSquare - 48.626) < 0.05, "W(i1) \(w1.chiSquare)")
         #expect(abs(w2.chiSquare - 22.400) < 0.05, "W(i2) \(w2.chiSquare)")

@@ -9,8 +9,9 @@ import Psychometrics
 struct MultipleGroupCalibratorTests {
     /// The fixture's responses and group labels.
     static func twoGroups() throws -> (data: ResponseMatrix, groups: [String]) {
-        let text = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/dif/two_groups.csv"), encoding: .utf8)
+        let text = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("Fixtures/dif/two_groups.csv"), encoding: .utf8)
         let lines = text.split(separator: "\n").map(String.init)
         let header = lines[0].split(separator: ",").map(String.init)
         var persons: [String] = [], groups: [String] = [], rows: [[UInt8?]] = []
@@ -59,7 +60,8 @@ struct MultipleGroupCalibratorTests {
         #expect(fit.freedItemIDs == ["i1"])
         let ref = try #require(fit.parameters(item: "i1", group: "ref")), foc = try #require(fit.parameters(item: "i1", group: "foc"))
         #expect(foc.difficulty > ref.difficulty, "uniform DIF against the focal group: b \(ref.difficulty) → \(foc.difficulty)")
-        let two = try MultipleGroupCalibrator(options: Self.options()).calibrate(data, groups: groups, reference: "ref", freeItems: ["i1": ["foc"], "i2": ["foc"]])
+        let two = try MultipleGroupCalibrator(options: Self.options()).calibrate(
+            data, groups: groups, reference: "ref", freeItems: ["i1": ["foc"], "i2": ["foc"]])
         #expect(abs(two.logLikelihood - -13378.584835) < 1e-3, "log-likelihood \(two.logLikelihood)")
     }
 
@@ -85,10 +87,11 @@ struct MultipleGroupRecoveryTests {
         for (name, mean, sd) in design {
             for _ in 0..<1_500 {
                 let theta = mean + sd * RandomVariate.normal(using: &random)
-                rows.append(items.enumerated().map { j, item in
-                    if name == "high" && j >= 15 { return nil }
-                    return RandomVariate.uniform(using: &random) < item.probability(at: theta) ? 1 : 0
-                })
+                rows.append(
+                    items.enumerated().map { j, item in
+                        if name == "high" && j >= 15 { return nil }
+                        return RandomVariate.uniform(using: &random) < item.probability(at: theta) ? 1 : 0
+                    })
                 groups.append(name)
             }
         }
@@ -122,17 +125,22 @@ struct MultipleGroupRecoveryTests {
             #expect(error.message.contains("group 'low' has 10 persons") && error.message.contains("at least 20"), "\(error.message)")
         }
         do {
-            let error = try #require(refusal { () throws(PsychometricsError) in _ = try calibrator.calibrate(data, groups: groups, reference: "ref", freeItems: ["nope": ["low"]]) })
+            let error = try #require(
+                refusal { () throws(PsychometricsError) in
+                    _ = try calibrator.calibrate(data, groups: groups, reference: "ref", freeItems: ["nope": ["low"]])
+                })
             #expect(error.code == .unknownItem && error.message.contains("'nope'"), "\(error.message)")
         }
         do {
-            let error = try #require(refusal { () throws(PsychometricsError) in _ = try calibrator.calibrate(data, groups: groups, reference: "nobody") })
+            let error = try #require(
+                refusal { () throws(PsychometricsError) in _ = try calibrator.calibrate(data, groups: groups, reference: "nobody") })
             #expect(error.code == .insufficientData && error.message.contains("'nobody'"), "\(error.message)")
         }
         // Every item the 'high' group answered freed there: nothing ties it to the reference.
         let all = Dictionary(uniqueKeysWithValues: (1...15).map { ("q\($0)", Set(["high"])) })
         do {
-            let error = try #require(refusal { () throws(PsychometricsError) in _ = try calibrator.calibrate(data, groups: groups, reference: "ref", freeItems: all) })
+            let error = try #require(
+                refusal { () throws(PsychometricsError) in _ = try calibrator.calibrate(data, groups: groups, reference: "ref", freeItems: all) })
             #expect(error.message.contains("group 'high' shares no item parameters with the reference group"), "\(error.message)")
         }
         // q1 answered correctly by every 'low' person: its freed set there cannot be estimated; the rest is fitted.

@@ -21,7 +21,8 @@ struct AccessTests {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("tokens").path
-        try Data("# operators\nscoring  aaaaaaaaaaaaaaaa1\n\n  admin\tbbbbbbbbbbbbbbbb2\r\nscoring bbbbbbbbbbbbbbbb2\n".utf8).write(to: URL(fileURLWithPath: file))
+        try Data("# operators\nscoring  aaaaaaaaaaaaaaaa1\n\n  admin\tbbbbbbbbbbbbbbbb2\r\nscoring bbbbbbbbbbbbbbbb2\n".utf8).write(
+            to: URL(fileURLWithPath: file))
         let tokens = try AccessTokens.load(file: file, environment: [AccessTokens.scoringVariable: " cccccccccccccccc3 ,dddddddddddddddd4"])
         #expect(tokens.scoringCount == 3 && tokens.adminCount == 1)
         #expect(tokens.identify(authorization: "Bearer aaaaaaaaaaaaaaaa1")?.scope == .scoring)
@@ -32,7 +33,8 @@ struct AccessTests {
             #expect(tokens.identify(authorization: refused) == nil, "\(refused ?? "nil")")
         }
 
-        try Data("scoring short\nSECRETSECRETSECRET99\nscoring ok-token-of-16-chars\nadmin \u{7F}xxxxxxxxxxxxxxxxx\n".utf8).write(to: URL(fileURLWithPath: file))
+        try Data("scoring short\nSECRETSECRETSECRET99\nscoring ok-token-of-16-chars\nadmin \u{7F}xxxxxxxxxxxxxxxxx\n".utf8).write(
+            to: URL(fileURLWithPath: file))
         do {
             _ = try AccessTokens.load(file: file, environment: [:])
             Issue.record("a bad tokens file loaded")
@@ -50,13 +52,16 @@ struct AccessTests {
     @Test("with scoring tokens the API needs one (401 with WWW-Authenticate); probes stay open; an admin token does everything")
     func scoringTokens() async throws {
         try await Fixtures.application(try Fixtures.service(scoringToken: true)).test(.router) { client in
-            for (path, method) in [("/v1/score", HTTPRequest.Method.post), ("/v1/score/batch", .post), ("/v1/cat/next", .post), ("/v1/forms", .post), ("/v1/bank", .get)] {
+            for (path, method) in [
+                ("/v1/score", HTTPRequest.Method.post), ("/v1/score/batch", .post), ("/v1/cat/next", .post), ("/v1/forms", .post), ("/v1/bank", .get)
+            ] {
                 let response = try await client.execute(uri: path, method: method, body: Fixtures.body("{}"))
                 #expect(response.status == .unauthorized, "\(path)")
                 #expect(response.headers[.wwwAuthenticate] == "Bearer realm=\"iqscore\"", "\(path)")
                 #expect(try TestJSON.parse(response.body)["type"]?.string == "urn:iqscore:problem:unauthorized")
             }
-            let wrong = try await client.execute(uri: "/v1/score", method: .post, headers: [.authorization: "Bearer not-a-token-we-know-1"], body: Fixtures.body(Self.good))
+            let wrong = try await client.execute(
+                uri: "/v1/score", method: .post, headers: [.authorization: "Bearer not-a-token-we-know-1"], body: Fixtures.body(Self.good))
             #expect(wrong.status == .unauthorized)
             #expect(try TestJSON.parse(wrong.body)["detail"]?.string?.contains("does not carry a bearer token this server accepts") == true)
             for path in ["/livez", "/readyz", "/healthz", "/metrics", "/openapi.json"] {
@@ -165,7 +170,8 @@ struct AccessTests {
         try await Fixtures.application(try Fixtures.service(limits: forwarded)).test(.live) { client in
             var statuses: [HTTPResponse.Status] = []
             for address in ["203.0.113.1", "203.0.113.1", "203.0.113.1", "203.0.113.2"] {
-                statuses.append(try await client.post("/v1/score", Self.good, headers: [HTTPField.Name("X-Forwarded-For")!: "198.51.100.1, \(address)"]).0)
+                statuses.append(
+                    try await client.post("/v1/score", Self.good, headers: [HTTPField.Name("X-Forwarded-For")!: "198.51.100.1, \(address)"]).0)
             }
             #expect(statuses == [.ok, .ok, .tooManyRequests, .ok])
         }
@@ -222,8 +228,9 @@ struct AccessTests {
         try await Fixtures.application(service).test(.live) { client in
             _ = try await client.post("/v1/score", Self.good)
             var text = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
-            let families = Set(text.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { $0.split(separator: "{").first?.split(separator: " ").first }
-                .map { String($0).replacingOccurrences(of: #"_(bucket|sum|count)$"#, with: "", options: .regularExpression) })
+            let families = Set(
+                text.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { $0.split(separator: "{").first?.split(separator: " ").first }
+                    .map { String($0).replacingOccurrences(of: #"_(bucket|sum|count)$"#, with: "", options: .regularExpression) })
             #expect(families.count >= 15, "\(families.sorted())")
             for family in families { #expect(text.contains("# HELP \(family) "), "\(family) has no HELP") }
             func value(_ name: String) -> Double? {
@@ -268,14 +275,18 @@ struct AccessTests {
         // A request's line written directly is the line the metadata route writes, byte for byte.
         for format in ServerLogHandler.Format.allCases {
             for (token, problem) in [(nil, nil), ("0d78f3311f84", "rate-limited") as (String?, String?)] {
-                var metadata: Logger.Metadata = ["request_id": "7a3b-8", "route": "/v1/bank", "status": .stringConvertible(429),
-                                                 "duration_us": .stringConvertible(Int64(195)), "client": "127.0.0.1"]
+                var metadata: Logger.Metadata = [
+                    "request_id": "7a3b-8", "route": "/v1/bank", "status": .stringConvertible(429),
+                    "duration_us": .stringConvertible(Int64(195)), "client": "127.0.0.1"
+                ]
                 if let token { metadata["token"] = .string(token) }
                 if let problem { metadata["problem"] = .string(problem) }
                 let viaMetadata = ServerLogHandlerProbe.line(message: "GET '/v1/bank' 429", metadata: metadata, format: format)
-                let direct = String(buffer: ServerLogHandler.requestLine(time: "2026-11-26T22:22:24.709Z", label: "iqscore.serve", format: format, method: "GET",
-                                                                         path: "'/v1/bank'", status: 429, durationMicroseconds: 195, requestID: "7a3b-8",
-                                                                         route: "/v1/bank", client: "127.0.0.1", token: token, problem: problem))
+                let direct = String(
+                    buffer: ServerLogHandler.requestLine(
+                        time: "2026-11-26T22:22:24.709Z", label: "iqscore.serve", format: format, method: "GET",
+                        path: "'/v1/bank'", status: 429, durationMicroseconds: 195, requestID: "7a3b-8",
+                        route: "/v1/bank", client: "127.0.0.1", token: token, problem: problem))
                 #expect(direct == viaMetadata, "\(format)")
             }
         }
@@ -289,7 +300,9 @@ enum ServerLogHandlerProbe {
     }
 
     static func line(message: String, metadata: Logger.Metadata, format: ServerLogHandler.Format) -> String {
-        String(buffer: ServerLogHandler.line(time: iso8601(seconds: 1_795_731_744, milliseconds: 709), level: .info, label: "iqscore.serve",
-                                             message: message, metadata: metadata, format: format))
+        String(
+            buffer: ServerLogHandler.line(
+                time: iso8601(seconds: 1_795_731_744, milliseconds: 709), level: .info, label: "iqscore.serve",
+                message: message, metadata: metadata, format: format))
     }
 }

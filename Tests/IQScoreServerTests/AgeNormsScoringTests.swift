@@ -26,16 +26,21 @@ struct AgeNormsScoringTests {
     static func directoryWithNorms() throws -> URL {
         let dir = try Fixtures.copyOfData()
         try sample.write(to: dir.appendingPathComponent("sample.csv"), atomically: true, encoding: .utf8)
-        let build = try IQScoreCLI.run(["norms", "build", "sample.csv", "--age-column", "age", "--theta-column", "theta", "--max-degrees", "2,1,-,-",
-                                      "--name", "adults", "--norms-version", "1", "--extrapolation", "5", "--out", "NORMS.json"], in: dir)
+        let build = try IQScoreCLI.run(
+            [
+                "norms", "build", "sample.csv", "--age-column", "age", "--theta-column", "theta", "--max-degrees", "2,1,-,-",
+                "--name", "adults", "--norms-version", "1", "--extrapolation", "5", "--out", "NORMS.json"
+            ], in: dir)
         try #require(build.status == 0, "\(build.stderr)")
-        try #"{"name": "flat", "version": "2", "mean": 0.2, "sd": 0.9}"#.write(to: dir.appendingPathComponent("linear.json"), atomically: true, encoding: .utf8)
+        try #"{"name": "flat", "version": "2", "mean": 0.2, "sd": 0.9}"#.write(
+            to: dir.appendingPathComponent("linear.json"), atomically: true, encoding: .utf8)
         return dir
     }
 
     static func service(_ dir: URL, norms: String, transformation: IQTransformation = .area) throws -> ScoringService {
-        var configuration = ServerConfiguration(bankPath: dir.appendingPathComponent("bank.csv").path,
-                                                normsPath: dir.appendingPathComponent(norms).path, iqTransformation: transformation)
+        var configuration = ServerConfiguration(
+            bankPath: dir.appendingPathComponent("bank.csv").path,
+            normsPath: dir.appendingPathComponent(norms).path, iqTransformation: transformation)
         configuration.exposureControl = false
         return try ScoringService(configuration: configuration, limits: ServerLimits(), logger: Fixtures.quietLogger)
     }
@@ -92,10 +97,12 @@ struct AgeNormsScoringTests {
         let dir = try Self.directoryWithNorms()
         defer { try? FileManager.default.removeItem(at: dir) }
         try await Fixtures.application(try Self.service(dir, norms: "NORMS.json")).test(.router) { client in
-            for (age, detail) in [(nil, #""age" is required: the norms adults@1 are age-specific (ages 20–80)"#),
-                                  ("\"40\"", "age must be a number of years; found a string"),
-                                  ("131", "age must be a number of years in 0–130; got '131'"),
-                                  ("-1", "age must be a number of years in 0–130; got '-1'")] as [(String?, String)] {
+            for (age, detail) in [
+                (nil, #""age" is required: the norms adults@1 are age-specific (ages 20–80)"#),
+                ("\"40\"", "age must be a number of years; found a string"),
+                ("131", "age must be a number of years in 0–130; got '131'"),
+                ("-1", "age must be a number of years in 0–130; got '-1'")
+            ] as [(String?, String)] {
                 let (status, json, _) = try await client.post("/v1/score", Self.body(age: age))
                 #expect(status == .unprocessableContent, "\(age ?? "nil")")
                 #expect(json["type"]?.string == "urn:iqscore:problem:invalid-request")
@@ -138,9 +145,10 @@ extension AgeNormsScoringTests {
     func adaptiveTestWithAge() async throws {
         let dir = try Self.directoryWithNorms()
         defer { try? FileManager.default.removeItem(at: dir) }
-        var configuration = ServerConfiguration(bankPath: dir.appendingPathComponent("bank.csv").path,
-                                                catConfigurationPath: dir.appendingPathComponent("cat.json").path,
-                                                normsPath: dir.appendingPathComponent("NORMS.json").path)
+        var configuration = ServerConfiguration(
+            bankPath: dir.appendingPathComponent("bank.csv").path,
+            catConfigurationPath: dir.appendingPathComponent("cat.json").path,
+            normsPath: dir.appendingPathComponent("NORMS.json").path)
         configuration.exposureControl = false
         let service = try ScoringService(configuration: configuration, limits: ServerLimits(), logger: Fixtures.quietLogger)
         try await Fixtures.application(service).test(.router) { client in

@@ -25,11 +25,14 @@ struct BatteryServingTests {
         return directory
     }
 
-    static func service(_ directory: URL, indexes: IndexReporting = .all, method: AbilityMethod = .eap, indexNorms: [String: String] = [:]) throws -> ScoringService {
-        var configuration = ServerConfiguration(bankPath: directory.appendingPathComponent("battery.csv").path,
-                                                catConfigurationPath: directory.appendingPathComponent("cat.json").path,
-                                                blueprintPath: directory.appendingPathComponent("blueprint.json").path,
-                                                ability: AbilityOptions(method: method))
+    static func service(_ directory: URL, indexes: IndexReporting = .all, method: AbilityMethod = .eap, indexNorms: [String: String] = [:]) throws
+        -> ScoringService
+    {
+        var configuration = ServerConfiguration(
+            bankPath: directory.appendingPathComponent("battery.csv").path,
+            catConfigurationPath: directory.appendingPathComponent("cat.json").path,
+            blueprintPath: directory.appendingPathComponent("blueprint.json").path,
+            ability: AbilityOptions(method: method))
         configuration.exposureControl = false
         configuration.indexes = indexes
         configuration.batteryQuadraturePoints = 15
@@ -49,7 +52,8 @@ struct BatteryServingTests {
             #expect(info["model"]?.string == "bifactor" && info["factors"]?["specific"]?.array?.compactMap(\.string) == ["a", "b", "c"])
             #expect(info["indexes"]?.array?.compactMap(\.string) == ["a", "b", "c"])
             let items = ["i0001", "i0002", "i0003", "i0041", "i0042"], responses = [1, 0, 1, 1, 1]
-            let json = try await OpenAPIDocumentTests.check(client, .post, "/v1/score", Fixtures.scoreBody(id: "b", items: items, responses: responses), expect: 200)
+            let json = try await OpenAPIDocumentTests.check(
+                client, .post, "/v1/score", Fixtures.scoreBody(id: "b", items: items, responses: responses), expect: 200)
             let expected = try scorer.score(itemIDs: items, responses: responses)
             func rounded(_ x: Double) -> Double { (x * 10_000).rounded(.toNearestOrAwayFromZero) / 10_000 }
             #expect(json["theta"]?.double == rounded(expected.estimate.theta) && json["iq"]?.int == expected.score.iq)
@@ -58,13 +62,16 @@ struct BatteryServingTests {
                 #expect(json["indexes"]?[index.factor]?["iq"]?.int == index.score.iq)
                 #expect(json["indexes"]?[index.factor]?["answered"]?.int == index.answered)
             }
-            _ = try await OpenAPIDocumentTests.check(client, .post, "/v1/score/batch",
-                                                     #"{"sessions": [\#(Fixtures.scoreBody(id: "x", items: items, responses: responses))]}"#, expect: 200)
-            try await ProblemTests.expectProblem(client, "/v1/score", Fixtures.scoreBody(id: "m", items: items, responses: responses, method: "wle"),
-                                                 status: .unprocessableContent, kind: "invalid-request", field: "/method",
-                                                 detail: "the bank is a battery (bifactor), scored by EAP or MAP; got method 'wle'")
+            _ = try await OpenAPIDocumentTests.check(
+                client, .post, "/v1/score/batch",
+                #"{"sessions": [\#(Fixtures.scoreBody(id: "x", items: items, responses: responses))]}"#, expect: 200)
+            try await ProblemTests.expectProblem(
+                client, "/v1/score", Fixtures.scoreBody(id: "m", items: items, responses: responses, method: "wle"),
+                status: .unprocessableContent, kind: "invalid-request", field: "/method",
+                detail: "the bank is a battery (bifactor), scored by EAP or MAP; got method 'wle'")
             // MAP as the library gives it.
-            let map = try await OpenAPIDocumentTests.check(client, .post, "/v1/score", Fixtures.scoreBody(id: "p", items: items, responses: responses, method: "map"), expect: 200)
+            let map = try await OpenAPIDocumentTests.check(
+                client, .post, "/v1/score", Fixtures.scoreBody(id: "p", items: items, responses: responses, method: "map"), expect: 200)
             let modal = try SessionScorer(battery: battery, bank: file.scoringBank, ability: AbilityOptions(method: .map), scale: IQScale())
                 .score(itemIDs: items, responses: responses)
             #expect(map["method"]?.string == "map" && map["theta"]?.double == rounded(modal.estimate.theta))
@@ -83,14 +90,21 @@ struct BatteryServingTests {
     @Test("a battery that cannot be served as configured is refused at load, naming the bank")
     func refusals() throws {
         let directory = try Self.batteryDirectory()
-        #expect { try Self.service(directory, method: .ml) } throws: { "\($0)".contains("a multidimensional (battery) bank is scored by EAP or MAP with the model's factor distribution; the configuration asks for method ml") }
-        #expect { try Self.service(directory, indexes: .named(["memory"])) } throws: { "\($0)".contains("the configured indexes: no index \"memory\"") }
+        #expect { try Self.service(directory, method: .ml) } throws: {
+            "\($0)".contains(
+                "a multidimensional (battery) bank is scored by EAP or MAP with the model's factor distribution; the configuration asks for method ml"
+            )
+        }
+        #expect { try Self.service(directory, indexes: .named(["memory"])) } throws: {
+            "\($0)".contains("the configured indexes: no index \"memory\"")
+        }
         // Only the indexes that add value, by default.
         let service = try Self.service(directory, indexes: .addingValue)
         #expect(service.state.battery?.reportedNames == service.state.indexAddedValue.filter(\.hasAddedValue).map(\.factor))
     }
 
-    @Test("a correlated-factors bank: the bank says correlated with the composite as the full-scale factor, scores are SessionScorer's on the battery")
+    @Test(
+        "a correlated-factors bank: the bank says correlated with the composite as the full-scale factor, scores are SessionScorer's on the battery")
     func correlated() async throws {
         let directory = try Fixtures.copyOfData()
         let bank = try ItemBank.load(csv: directory.appendingPathComponent("bank.csv").path)
@@ -110,7 +124,8 @@ struct BatteryServingTests {
             #expect(info["model"]?.string == "correlated" && info["factors"]?["general"]?.string == "full_scale")
             #expect(info["factors"]?["specific"]?.array?.compactMap(\.string) == ["a", "b", "c"])
             let items = ["i0001", "i0002", "i0003", "i0041", "i0042"], responses = [1, 0, 1, 1, 1]
-            let json = try await OpenAPIDocumentTests.check(client, .post, "/v1/score", Fixtures.scoreBody(id: "c", items: items, responses: responses), expect: 200)
+            let json = try await OpenAPIDocumentTests.check(
+                client, .post, "/v1/score", Fixtures.scoreBody(id: "c", items: items, responses: responses), expect: 200)
             let expected = try scorer.score(itemIDs: items, responses: responses)
             func rounded(_ x: Double) -> Double { (x * 10_000).rounded(.toNearestOrAwayFromZero) / 10_000 }
             #expect(json["theta"]?.double == rounded(expected.estimate.theta) && json["iq"]?.int == expected.score.iq)
@@ -124,16 +139,21 @@ struct BatteryServingTests {
         let normsPath = directory.appendingPathComponent("b.json").path
         try Data(#"{"name": "b-norms", "version": "2", "mean": 0.4, "sd": 1.5}"#.utf8).write(to: URL(fileURLWithPath: normsPath))
         let normed = try Self.service(directory, indexNorms: ["b": normsPath])
-        #expect { try Self.service(directory, indexNorms: ["memory": normsPath]) } throws: { "\($0)".contains("index norms are configured for memory, which is not a reported index (reported: a, b, c)") }
+        #expect { try Self.service(directory, indexNorms: ["memory": normsPath]) } throws: {
+            "\($0)".contains("index norms are configured for memory, which is not a reported index (reported: a, b, c)")
+        }
         try await Fixtures.application(normed).test(.router) { client in
             let items = ["i0001", "i0002", "i0003", "i0041", "i0042"], responses = [1, 0, 1, 1, 1]
-            let json = try await OpenAPIDocumentTests.check(client, .post, "/v1/score", Fixtures.scoreBody(id: "c", items: items, responses: responses), expect: 200)
+            let json = try await OpenAPIDocumentTests.check(
+                client, .post, "/v1/score", Fixtures.scoreBody(id: "c", items: items, responses: responses), expect: 200)
             let expected = try scorer.score(itemIDs: items, responses: responses)
             #expect(json["iq"]?.int == expected.score.iq)
             for index in expected.indexes {
                 let iq = json["indexes"]?[index.factor]?["iq"]?.int
                 if index.factor == "b" {
-                    #expect(iq == Int((100 + 15 * (index.theta - 0.4) / 1.5).rounded(.toNearestOrAwayFromZero)), "b: θ \(index.theta), IQ \(String(describing: iq))")
+                    #expect(
+                        iq == Int((100 + 15 * (index.theta - 0.4) / 1.5).rounded(.toNearestOrAwayFromZero)),
+                        "b: θ \(index.theta), IQ \(String(describing: iq))")
                 } else {
                     #expect(iq == index.score.iq, "\(index.factor)")
                 }

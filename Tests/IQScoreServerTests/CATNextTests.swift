@@ -28,8 +28,9 @@ struct CATNextTests {
                     #expect(status == .ok)
                     let (_, again, _) = try await client.post("/v1/cat/next", Self.body(session, history, exclude: ["i0010"]))
                     #expect(again == json)
-                    let expected = try pool.nextStep(administered: history.map { AdministeredItem(itemID: $0.0, response: $0.1) },
-                                                     excluding: ["i0010"], seed: seed)
+                    let expected = try pool.nextStep(
+                        administered: history.map { AdministeredItem(itemID: $0.0, response: $0.1) },
+                        excluding: ["i0010"], seed: seed)
                     guard case .administer(let itemID, let domain) = expected.action else { Issue.record("library stopped"); return }
                     #expect(json.keys == ["action", "item_id", "domain", "theta", "se", "n_items", "bank_version"])
                     #expect(json["action"]?.string == "administer")
@@ -49,7 +50,9 @@ struct CATNextTests {
             }
             #expect(firstItems.count > 1)
         }
-        #expect(BankVersion.catSeed(sessionID: "a", bankVersion: "0123456789abcdef") != BankVersion.catSeed(sessionID: "a", bankVersion: "0123456789abcdee"))
+        #expect(
+            BankVersion.catSeed(sessionID: "a", bankVersion: "0123456789abcdef")
+                != BankVersion.catSeed(sessionID: "a", bankVersion: "0123456789abcdee"))
     }
 
     @Test("a test followed to the end stops at max_items with the score POST /v1/score gives")
@@ -68,8 +71,9 @@ struct CATNextTests {
             #expect(last["reason"]?.string == "max_items")
             #expect(history.count == 8)
             let domains = Dictionary(grouping: history.map { Int($0.0.dropFirst())! % 3 }, by: { $0 }).mapValues(\.count)
-            #expect(domains.count == 3)  // simulate assigns domains a, b, c in turn; at least 2 each
-            let (_, score, _) = try await client.post("/v1/score", Fixtures.scoreBody(id: "runner", items: history.map(\.0), responses: history.map(\.1)))
+            #expect(domains.count == 3) // simulate assigns domains a, b, c in turn; at least 2 each
+            let (_, score, _) = try await client.post(
+                "/v1/score", Fixtures.scoreBody(id: "runner", items: history.map(\.0), responses: history.map(\.1)))
             #expect(last["score"] == score)
             #expect(last["bank_version"] == score["bank_version"])
         }
@@ -93,8 +97,9 @@ struct CATNextTests {
                     let (_, json, _) = try await client.post("/v1/cat/next", Self.body(session, history))
                     let item = try #require(json["item_id"]?.string)
                     #expect(Int(item.dropFirst())! > 60)
-                    let expected = try pool.nextStep(administered: history.map { AdministeredItem(itemID: $0.0, response: $0.1) }, exposure: exposure,
-                                                     seed: BankVersion.catSeed(sessionID: session, bankVersion: state.bankVersion))
+                    let expected = try pool.nextStep(
+                        administered: history.map { AdministeredItem(itemID: $0.0, response: $0.1) }, exposure: exposure,
+                        seed: BankVersion.catSeed(sessionID: session, bankVersion: state.bankVersion))
                     #expect(expected.action == .administer(itemID: item, domain: json["domain"]?.string ?? ""))
                     history.append((item, 1))
                 }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A TCP connection that sends exactly the bytes it is given, when it is told (a slow, silent or broken client).
@@ -71,8 +71,9 @@ final class RawConnection {
             if let headEnd = text.range(of: "\r\n\r\n") {
                 let head = text[..<headEnd.lowerBound].lowercased()
                 if let line = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
-                   let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)),
-                   text.utf8.count - text[..<headEnd.upperBound].utf8.count >= length {
+                    let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)),
+                    text.utf8.count - text[..<headEnd.upperBound].utf8.count >= length
+                {
                     break
                 }
             }
@@ -227,9 +228,12 @@ struct ConnectionGuardTests {
             ("POST /v1/score HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n", "HTTP/1.1 400 Bad Request", "RFC 9112"),
             ("POST /v1/score HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n{}", "HTTP/1.1 400 Bad Request", "Transfer-Encoding"),
             ("POST /v1/score HTTP/1.1\r\nHost: t\r\nExpect: gold\r\nContent-Length: 2\r\n\r\n", "HTTP/1.1 417 Expectation Failed", "100-continue"),
-            ("GET /healthz HTTP/1.1\r\nHost: t\r\nX-Big: \(String(repeating: "a", count: 20_000))\r\n\r\n", "HTTP/1.1 431 Request Header Fields Too Large", "--max-header-bytes"),
+            (
+                "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Big: \(String(repeating: "a", count: 20_000))\r\n\r\n",
+                "HTTP/1.1 431 Request Header Fields Too Large", "--max-header-bytes"
+            ),
             ("POST /v1/score HTTP/1.1\r\nHost: t\r\nContent-Length: 99999999\r\n\r\n", "HTTP/1.1 413 Payload Too Large", "--max-body-bytes"),
-            ("\u{1}\u{2} nonsense\r\n\r\n", "HTTP/1.1 400 Bad Request", "RFC 9112"),
+            ("\u{1}\u{2} nonsense\r\n\r\n", "HTTP/1.1 400 Bad Request", "RFC 9112")
         ]
         for (request, status, detail) in cases {
             let connection = try RawConnection(port: port)

@@ -25,7 +25,8 @@ struct FastLaneTests {
     /// Requests the lane takes, and requests it must leave to the routes (by what they are, or by what their answer is).
     static let corpus: [String] = {
         let items = ["i0001", "i0002", "i0003", "i0004"]
-        let chunked = "POST /v1/score HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(token)\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let chunked =
+            "POST /v1/score HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(token)\r\nTransfer-Encoding: chunked\r\n\r\n"
             + String(good.utf8.count, radix: 16) + "\r\n" + good + "\r\n0\r\n\r\n"
         return [
             get("/healthz"), get("/livez"), get("/readyz"), get("/healthz?verbose=1"), get("/healthz/"), get("/healthz", version: "1.0"),
@@ -53,7 +54,7 @@ struct FastLaneTests {
             post("/v1/score", good, headers: ["Authorization: Bearer \(token)", "Expect: 100-continue"]),
             post("/v1/score", good, headers: ["Authorization: Bearer \(token)", "X-Forwarded-For: 10.0.0.1, 10.0.0.2"]),
             post("/v1/score?x=1", good), post("/v1/score/", good), chunked,
-            post("/v1/score/batch", #"{"sessions":[\#(good)]}"#), get("/v1/score"), "PUT /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n",
+            post("/v1/score/batch", #"{"sessions":[\#(good)]}"#), get("/v1/score"), "PUT /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n"
         ]
     }()
 
@@ -102,7 +103,8 @@ struct FastLaneTests {
             guard let headEnd = text.range(of: "\r\n\r\n", range: start..<text.endIndex) else { return nil }
             let head = text[start..<headEnd.lowerBound]
             if head.hasPrefix("HTTP/1.1 100") { start = headEnd.upperBound; continue }
-            let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+            let length =
+                head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
                 .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
             guard text.utf8.distance(from: headEnd.upperBound.samePosition(in: text.utf8)!, to: text.utf8.endIndex) >= length else { return nil }
             let end = text.utf8.index(headEnd.upperBound.samePosition(in: text.utf8)!, offsetBy: length)
@@ -116,7 +118,9 @@ struct FastLaneTests {
     static func normalized(_ response: String) -> String {
         response.split(separator: "\r\n", omittingEmptySubsequences: false).map { line -> String in
             if line.lowercased().hasPrefix("date:") { return "Date: -" }
-            if line.lowercased().hasPrefix("x-request-id:"), line.range(of: #"^x-request-id: [0-9a-f]{16}-[0-9]+$"#, options: [.regularExpression, .caseInsensitive]) != nil {
+            if line.lowercased().hasPrefix("x-request-id:"),
+                line.range(of: #"^x-request-id: [0-9a-f]{16}-[0-9]+$"#, options: [.regularExpression, .caseInsensitive]) != nil
+            {
                 return "X-Request-Id: (made)"
             }
             return String(line)
@@ -142,14 +146,17 @@ struct FastLaneTests {
     }
 
     /// Runs `body` with the ports of two servers on twin services, the first with the fast lane, the second without.
-    static func twins(limits: ServerLimits = ServerLimits(), _ body: @escaping @Sendable (Int, Int, ScoringService, ScoringService) async throws -> Void) async throws {
+    static func twins(
+        limits: ServerLimits = ServerLimits(), _ body: @escaping @Sendable (Int, Int, ScoringService, ScoringService) async throws -> Void
+    ) async throws {
         let fast = try Fixtures.service(limits: limits, scoringToken: true), routed = try Fixtures.service(limits: limits, scoringToken: true)
         let off = {
             var options = IQScoreApplication.Options(host: "127.0.0.1", port: 0)
             options.fastLane = false
             return options
         }()
-        try await IQScoreApplication.makeApplication(service: fast, options: IQScoreApplication.Options(host: "127.0.0.1", port: 0)).test(.live) { a in
+        try await IQScoreApplication.makeApplication(service: fast, options: IQScoreApplication.Options(host: "127.0.0.1", port: 0)).test(.live) {
+            a in
             try await IQScoreApplication.makeApplication(service: routed, options: off).test(.live) { b in
                 try await body(a.port!, b.port!, fast, routed)
             }
@@ -172,7 +179,10 @@ struct FastLaneTests {
             let pipelinedRouted = try await Self.exchange(routed, keptAlive, pipelined: true)
             #expect(pipelinedFast == pipelinedRouted)
             let fastCounts = try await Self.counts(fast), routedCounts = try await Self.counts(routed)
-            #expect(fastCounts == routedCounts, "fast lane only: \(Set(fastCounts).subtracting(routedCounts).sorted()); router only: \(Set(routedCounts).subtracting(fastCounts).sorted())")
+            #expect(
+                fastCounts == routedCounts,
+                "fast lane only: \(Set(fastCounts).subtracting(routedCounts).sorted()); router only: \(Set(routedCounts).subtracting(fastCounts).sorted())"
+            )
             let alone = try await Self.exchange(fast, keptAlive, pipelined: false)
             #expect(pipelinedFast == alone, "pipelined responses differ from the same requests one by one")
             let taken = try await Self.fastLaneCount(fast)
@@ -185,7 +195,9 @@ struct FastLaneTests {
     func order() async throws {
         try await Self.twins { fast, _, _, _ in
             let forms = Self.post("/v1/forms", #"{"seed": 3}"#)
-            let requests = [forms, Self.get("/healthz"), Self.post("/v1/score", Self.good), forms, Self.get("/livez"), Self.post("/v1/score", Self.good)]
+            let requests = [
+                forms, Self.get("/healthz"), Self.post("/v1/score", Self.good), forms, Self.get("/livez"), Self.post("/v1/score", Self.good)
+            ]
             let responses = try await Self.exchange(fast, requests, pipelined: true)
             let bodies = responses.map { $0.components(separatedBy: "\r\n\r\n").last ?? "" }
             #expect(bodies.count == 6)
@@ -206,7 +218,8 @@ struct FastLaneTests {
             let one = try await Self.exchange(fast, requests, pipelined: false)
             let other = try await Self.exchange(routed, requests, pipelined: false)
             #expect(one == other)
-            #expect(one.map { String($0.prefix(12)) } == ["HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 429", "HTTP/1.1 429", "HTTP/1.1 429"])
+            #expect(
+                one.map { String($0.prefix(12)) } == ["HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 429", "HTTP/1.1 429", "HTTP/1.1 429"])
             fastService.beginDraining()
             routedService.beginDraining()
             let ready = try await Self.exchange(fast, [Self.get("/readyz")], pipelined: false)
@@ -217,9 +230,9 @@ struct FastLaneTests {
 
     @Test("the Date header is RFC 9110's IMF-fixdate")
     func date() {
-        var t: time_t = 784_111_777  // RFC 9110 §5.6.7's example
+        var t: time_t = 784_111_777 // RFC 9110 §5.6.7's example
         #expect(HTTPDate.format(&t) == "Sun, 06 Nov 1994 08:49:37 GMT")
-        var leap: time_t = 951_782_400  // 2000-02-29 00:00:00
+        var leap: time_t = 951_782_400 // 2000-02-29 00:00:00
         #expect(HTTPDate.format(&leap) == "Tue, 29 Feb 2000 00:00:00 GMT")
     }
 }

@@ -23,9 +23,10 @@ struct OpenAPIDocumentTests {
 
     @Test("every path and method in the document is routed, and every route is documented")
     func paths() async throws {
-        let documented = Set(try #require(Self.document["paths"]).keys.flatMap { path in
-            (Self.document["paths"]?[path]?.keys ?? []).map { "\($0.uppercased()) \(path)" }
-        })
+        let documented = Set(
+            try #require(Self.document["paths"]).keys.flatMap { path in
+                (Self.document["paths"]?[path]?.keys ?? []).map { "\($0.uppercased()) \(path)" }
+            })
         let routed = Set(ScoringService.endpoints.map { "\($0.method.rawValue) \($0.path)" })
         #expect(documented == routed)
         try await Fixtures.application(try Fixtures.service()).test(.router) { client in
@@ -101,7 +102,9 @@ struct OpenAPIDocumentTests {
                 if let property = properties?[key] {
                     found += problems(member, property, at: "\(path)/\(key)")
                 } else if let additional = schema["additionalProperties"] {
-                    if additional == .bool(false) { found.append("\(path): \(key) is not in the schema") } else if case .object = additional {
+                    if additional == .bool(false) {
+                        found.append("\(path): \(key) is not in the schema")
+                    } else if case .object = additional {
                         found += problems(member, additional, at: "\(path)/\(key)")
                     }
                 } else if let evaluated, !evaluated.contains(key) {
@@ -121,18 +124,22 @@ struct OpenAPIDocumentTests {
     }
 
     /// Sends the request and checks its status is documented and its body matches the documented schema.
-    static func check(_ client: any TestClientProtocol, _ method: HTTPRequest.Method, _ path: String, _ body: String? = nil,
-                      headers: HTTPFields = [:], expect status: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws -> TestJSON {
+    static func check(
+        _ client: any TestClientProtocol, _ method: HTTPRequest.Method, _ path: String, _ body: String? = nil,
+        headers: HTTPFields = [:], expect status: Int, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> TestJSON {
         let response = try await client.execute(uri: path, method: method, headers: headers, body: body.map(Fixtures.body))
         #expect(response.status.code == status, "\(method) \(path) \(body ?? "")", sourceLocation: sourceLocation)
-        let (schema, mediaType) = try #require(responseSchema(path, method.rawValue.lowercased(), response.status.code),
-                                               "\(method) \(path): status \(response.status.code) is not documented", sourceLocation: sourceLocation)
+        let (schema, mediaType) = try #require(
+            responseSchema(path, method.rawValue.lowercased(), response.status.code),
+            "\(method) \(path): status \(response.status.code) is not documented", sourceLocation: sourceLocation)
         #expect(response.headers[.contentType]?.hasPrefix(mediaType) == true, sourceLocation: sourceLocation)
         #expect(response.headers[HTTPField.Name("X-Bank-Version")!] != nil, sourceLocation: sourceLocation)
         guard mediaType.hasSuffix("json") else { return .null }
         let json = try TestJSON.parse(response.body)
         let found = problems(json, schema)
-        #expect(found.isEmpty, "\(method) \(path) → \(response.status.code):\n\(found.joined(separator: "\n"))\n\(json)", sourceLocation: sourceLocation)
+        #expect(
+            found.isEmpty, "\(method) \(path) → \(response.status.code):\n\(found.joined(separator: "\n"))\n\(json)", sourceLocation: sourceLocation)
         return json
     }
 
@@ -141,10 +148,12 @@ struct OpenAPIDocumentTests {
         let good = Fixtures.scoreBody(id: "s", items: ["i0001", "i0002", "i0003"], responses: [1, 0, 1])
         try await Fixtures.application(try Fixtures.service()).test(.router) { client in
             _ = try await Self.check(client, .post, "/v1/score", good, expect: 200)
-            _ = try await Self.check(client, .post, "/v1/score", Fixtures.scoreBody(id: nil, items: ["i0001"], responses: [1], method: "ml"), expect: 200)
+            _ = try await Self.check(
+                client, .post, "/v1/score", Fixtures.scoreBody(id: nil, items: ["i0001"], responses: [1], method: "ml"), expect: 200)
             _ = try await Self.check(client, .post, "/v1/score", "{", expect: 400)
             _ = try await Self.check(client, .post, "/v1/score", #"{"item_ids": ["x"], "responses": [1]}"#, expect: 422)
-            _ = try await Self.check(client, .post, "/v1/score/batch", #"{"sessions": [\#(good), {"item_ids": ["x"], "responses": [1]}]}"#, expect: 200)
+            _ = try await Self.check(
+                client, .post, "/v1/score/batch", #"{"sessions": [\#(good), {"item_ids": ["x"], "responses": [1]}]}"#, expect: 200)
             _ = try await Self.check(client, .post, "/v1/score/batch", #"{"sessions": {}}"#, expect: 422)
             var history: [(String, Int)] = []
             while true {
@@ -188,7 +197,8 @@ struct OpenAPIDocumentTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try Data("item_id,a,b,status\ni1,1.2,0,active\ni2,1.0,0.5,pretest\n".utf8).write(to: dir.appendingPathComponent("bank.csv"))
         try await Fixtures.application(try Fixtures.service(in: dir, cat: false, blueprint: false)).test(.router) { client in
-            let json = try await Self.check(client, .post, "/v1/score", Fixtures.scoreBody(id: "u", items: ["i1", "i2"], responses: [1, 0]), expect: 200)
+            let json = try await Self.check(
+                client, .post, "/v1/score", Fixtures.scoreBody(id: "u", items: ["i1", "i2"], responses: [1, 0]), expect: 200)
             #expect(json["n_unscored"]?.int == 1)
             // A bank without domains is one domain: adaptive tests are served; forms need a blueprint.
             _ = try await Self.check(client, .post, "/v1/cat/next", #"{"session_id": "s", "administered": []}"#, expect: 200)

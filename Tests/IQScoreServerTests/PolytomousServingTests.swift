@@ -17,7 +17,8 @@ struct PolytomousServingTests {
         var bank = try ItemBank.load(csv: directory.appendingPathComponent("bank.csv").path)
         for j in 0..<10 {
             let p = bank.items[j].parameters
-            bank.items[j].categoryModel = try CategoryBankItem(kind: .graded, values: [p.discrimination, p.difficulty - 1, p.difficulty, p.difficulty + 1.2])
+            bank.items[j].categoryModel = try CategoryBankItem(
+                kind: .graded, values: [p.discrimination, p.difficulty - 1, p.difficulty, p.difficulty + 1.2])
         }
         try Data(bank.csv().utf8).write(to: directory.appendingPathComponent("mixed.csv"))
         return directory
@@ -38,14 +39,17 @@ struct PolytomousServingTests {
             let expected = try scorer.score(itemIDs: items, responses: responses)
             #expect(json["theta"]?.double == (expected.estimate.theta * 10_000).rounded(.toNearestOrAwayFromZero) / 10_000)
             #expect(json["n_correct"]?.int == 5)
-            try await ProblemTests.expectProblem(client, "/v1/score", Fixtures.scoreBody(id: "x", items: ["i0011", "i0001"], responses: [1, 4]),
-                                                 status: .unprocessableContent, kind: "invalid-response", field: "/responses/1",
-                                                 detail: "a response to item 'i0001' must be one of its categories 0…3; got 4")
-            try await ProblemTests.expectProblem(client, "/v1/score", Fixtures.scoreBody(id: "x", items: ["i0001", "i0011"], responses: [2, 2]),
-                                                 status: .unprocessableContent, kind: "invalid-response", field: "/responses/1",
-                                                 detail: "a response to item 'i0011' must be 0 or 1; got 2")
-            try await ProblemTests.expectProblem(client, "/v1/score", #"{"item_ids": ["i0001"], "responses": [256]}"#,
-                                                 status: .unprocessableContent, kind: "invalid-response", field: "/responses/0")
+            try await ProblemTests.expectProblem(
+                client, "/v1/score", Fixtures.scoreBody(id: "x", items: ["i0011", "i0001"], responses: [1, 4]),
+                status: .unprocessableContent, kind: "invalid-response", field: "/responses/1",
+                detail: "a response to item 'i0001' must be one of its categories 0…3; got 4")
+            try await ProblemTests.expectProblem(
+                client, "/v1/score", Fixtures.scoreBody(id: "x", items: ["i0001", "i0011"], responses: [2, 2]),
+                status: .unprocessableContent, kind: "invalid-response", field: "/responses/1",
+                detail: "a response to item 'i0011' must be 0 or 1; got 2")
+            try await ProblemTests.expectProblem(
+                client, "/v1/score", #"{"item_ids": ["i0001"], "responses": [256]}"#,
+                status: .unprocessableContent, kind: "invalid-response", field: "/responses/0")
         }
     }
 
@@ -63,8 +67,9 @@ struct PolytomousServingTests {
                 history.append((item, Int(item.dropFirst())! <= 10 ? 3 : 1))
             }
             #expect(history.count == 8)
-            try await ProblemTests.expectProblem(client, "/v1/cat/next", CATNextTests.body("bad", [("i0001", 4)]),
-                                                 status: .unprocessableContent, kind: "invalid-response", field: "/administered/0/response")
+            try await ProblemTests.expectProblem(
+                client, "/v1/cat/next", CATNextTests.body("bad", [("i0001", 4)]),
+                status: .unprocessableContent, kind: "invalid-response", field: "/administered/0/response")
             let (status, form, _) = try await client.post("/v1/forms", "{}")
             #expect(status == .ok, "\(form)")
         }

@@ -11,9 +11,11 @@ import TestSupport
 @Suite("iqscore serve: errors are problems, never a crash or a 500", .timeLimit(.minutes(2)))
 struct ProblemTests {
     /// Posts `body` and checks the status, the problem's kind and field, and the problem's required members.
-    static func expectProblem(_ client: any TestClientProtocol, _ uri: String, _ body: String, method: HTTPRequest.Method = .post,
-                              status: HTTPResponse.Status, kind: String, field: String? = nil, detail: String? = nil,
-                              sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    static func expectProblem(
+        _ client: any TestClientProtocol, _ uri: String, _ body: String, method: HTTPRequest.Method = .post,
+        status: HTTPResponse.Status, kind: String, field: String? = nil, detail: String? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         let response = try await client.execute(uri: uri, method: method, body: Fixtures.body(body))
         #expect(response.status == status, "\(uri) \(body.prefix(120))", sourceLocation: sourceLocation)
         #expect(response.headers[.contentType] == "application/problem+json", sourceLocation: sourceLocation)
@@ -29,25 +31,33 @@ struct ProblemTests {
     @Test("400 for bodies that are not JSON: syntax, trailing comma, a key twice, empty, nesting over 64")
     func malformed() async throws {
         try await Fixtures.application(try Fixtures.service()).test(.router) { client in
-            for body in ["{", "", "not json", #"{"item_ids": ["i0001"], "responses": [1],}"#, #"{"item_ids": ["i0001"], "item_ids": ["i0002"], "responses": [1]}"#,
-                         String(repeating: "[", count: 100) + String(repeating: "]", count: 100), "{\"item_ids\": [\"i0001\"]} x", "\u{0}"] {
+            for body in [
+                "{", "", "not json", #"{"item_ids": ["i0001"], "responses": [1],}"#,
+                #"{"item_ids": ["i0001"], "item_ids": ["i0002"], "responses": [1]}"#,
+                String(repeating: "[", count: 100) + String(repeating: "]", count: 100), "{\"item_ids\": [\"i0001\"]} x", "\u{0}"
+            ] {
                 try await Self.expectProblem(client, "/v1/score", body, status: .badRequest, kind: "malformed-json")
             }
-            try await Self.expectProblem(client, "/v1/score", #"{"item_ids": [], "responses": [],}"#, status: .badRequest, kind: "malformed-json",
-                                         detail: "line 1, column 34: not valid JSON: expected a key in double quotes, found '}'")
+            try await Self.expectProblem(
+                client, "/v1/score", #"{"item_ids": [], "responses": [],}"#, status: .badRequest, kind: "malformed-json",
+                detail: "line 1, column 34: not valid JSON: expected a key in double quotes, found '}'")
         }
     }
 
-    @Test("the parser: invalid UTF-8, a lone surrogate, control characters, numbers beyond a double are 400; an array longer than every limit is refused while parsing; 100,000 keys stay fast")
+    @Test(
+        "the parser: invalid UTF-8, a lone surrogate, control characters, numbers beyond a double are 400; an array longer than every limit is refused while parsing; 100,000 keys stay fast"
+    )
     func parserEdges() async throws {
         try await Fixtures.application(try Fixtures.service()).test(.router) { client in
-            for body in [[UInt8](#"{"session_id": ""#.utf8) + [0xC3, 0x28] + Array(#"", "item_ids": ["i0001"], "responses": [1]}"#.utf8),
-                         Array(#"{"session_id": "\uD800", "item_ids": ["i0001"], "responses": [1]}"#.utf8),
-                         Array("{\"session_id\": \"a\tb\", \"item_ids\": [\"i0001\"], \"responses\": [1]}".utf8),
-                         Array(#"{"session_id": "a", "item_ids": ["i0001"], "responses": [1e999]}"#.utf8),
-                         Array(#"{"session_id": "a", "item_ids": ["i0001"], "responses": [01]}"#.utf8),
-                         Array(#"{"session_id": "a", "item_ids": ["i0001"], "responses": [+1]}"#.utf8),
-                         Array(#"{'item_ids': ['i0001'], 'responses': [1]}"#.utf8)] {
+            for body in [
+                [UInt8](#"{"session_id": ""#.utf8) + [0xC3, 0x28] + Array(#"", "item_ids": ["i0001"], "responses": [1]}"#.utf8),
+                Array(#"{"session_id": "\uD800", "item_ids": ["i0001"], "responses": [1]}"#.utf8),
+                Array("{\"session_id\": \"a\tb\", \"item_ids\": [\"i0001\"], \"responses\": [1]}".utf8),
+                Array(#"{"session_id": "a", "item_ids": ["i0001"], "responses": [1e999]}"#.utf8),
+                Array(#"{"session_id": "a", "item_ids": ["i0001"], "responses": [01]}"#.utf8),
+                Array(#"{"session_id": "a", "item_ids": ["i0001"], "responses": [+1]}"#.utf8),
+                Array(#"{'item_ids': ['i0001'], 'responses': [1]}"#.utf8)
+            ] {
                 let response = try await client.execute(uri: "/v1/score", method: .post, body: ByteBuffer(bytes: body))
                 #expect(response.status == .badRequest, "\(String(decoding: body, as: UTF8.self))")
             }
@@ -63,7 +73,8 @@ struct ProblemTests {
             let repeated = "{" + (0..<50).map { #""k\#($0)": 1"# }.joined(separator: ",") + #", "k7": 2}"#
             try await Self.expectProblem(client, "/v1/score", repeated, status: .badRequest, kind: "malformed-json")
             // Escapes decode, and ids come back escaped as JSON.
-            let (status, json, _) = try await client.post("/v1/score", #"{"session_id": "caf\u00e9 \"q\"\n\ud83d\ude00", "item_ids": ["i0001"], "responses": [1]}"#)
+            let (status, json, _) = try await client.post(
+                "/v1/score", #"{"session_id": "caf\u00e9 \"q\"\n\ud83d\ude00", "item_ids": ["i0001"], "responses": [1]}"#)
             #expect(status == .ok)
             #expect(json["session_id"]?.string == "café \"q\"\n😀")
         }
@@ -99,22 +110,31 @@ struct ProblemTests {
         limits.maxItemsPerSession = 5
         limits.maxSessionsPerBatch = 2
         try await Fixtures.application(try Fixtures.service(limits: limits)).test(.router) { client in
-            func score(_ body: String, _ kind: String, _ field: String?, detail: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-                try await Self.expectProblem(client, "/v1/score", body, status: .unprocessableContent, kind: kind, field: field, detail: detail, sourceLocation: sourceLocation)
+            func score(_ body: String, _ kind: String, _ field: String?, detail: String? = nil, sourceLocation: SourceLocation = #_sourceLocation)
+                async throws
+            {
+                try await Self.expectProblem(
+                    client, "/v1/score", body, status: .unprocessableContent, kind: kind, field: field, detail: detail, sourceLocation: sourceLocation
+                )
             }
-            try await score(#"{"item_ids": ["i0001", "zz"], "responses": [1, 0]}"#, "unknown-item", "/item_ids/1", detail: "unknown item id 'zz' (not in the bank)")
+            try await score(
+                #"{"item_ids": ["i0001", "zz"], "responses": [1, 0]}"#, "unknown-item", "/item_ids/1",
+                detail: "unknown item id 'zz' (not in the bank)")
             try await score(#"{"item_ids": ["i0001", "i0002"], "responses": [1, 2]}"#, "invalid-response", "/responses/1")
-            try await score(#"{"item_ids": ["i0001", "i0002"], "responses": [1, 1.0]}"#, "invalid-response", "/responses/1",
-                            detail: "a response must be 0 or 1 (or false or true), or an item's category 0…K−1, written as a JSON integer or boolean; got '1.0'")
+            try await score(
+                #"{"item_ids": ["i0001", "i0002"], "responses": [1, 1.0]}"#, "invalid-response", "/responses/1",
+                detail: "a response must be 0 or 1 (or false or true), or an item's category 0…K−1, written as a JSON integer or boolean; got '1.0'")
             // true/false are accepted (ScoringServiceTests.pythonJSON); other literals are not.
             try await score(#"{"item_ids": ["i0001", "i0002"], "responses": [1, "true"]}"#, "invalid-response", "/responses/1")
             try await score(#"{"item_ids": ["i0001", "i0002"], "responses": [1, "1"]}"#, "invalid-response", "/responses/1")
             try await score(#"{"item_ids": ["i0001", "i0002"], "responses": [1, -0]}"#, "invalid-response", "/responses/1")
             try await score(#"{"item_ids": ["i0001", "i0002"], "responses": [1, null]}"#, "invalid-response", "/responses/1")
             try await score(#"{"item_ids": ["i0001", "i0001"], "responses": [1, 0]}"#, "repeated-item", "/item_ids/1")
-            try await score(#"{"item_ids": ["i0001", "i0002"], "responses": [1]}"#, "length-mismatch", "/responses", detail: "2 item ids but 1 responses")
+            try await score(
+                #"{"item_ids": ["i0001", "i0002"], "responses": [1]}"#, "length-mismatch", "/responses", detail: "2 item ids but 1 responses")
             try await score(#"{"item_ids": [], "responses": []}"#, "no-responses", "/item_ids")
-            try await score(#"{"item_ids": ["i0001","i0002","i0003","i0004","i0005","i0006"], "responses": [1,1,1,1,1,1]}"#, "too-many-items", "/item_ids")
+            try await score(
+                #"{"item_ids": ["i0001","i0002","i0003","i0004","i0005","i0006"], "responses": [1,1,1,1,1,1]}"#, "too-many-items", "/item_ids")
             try await score(#"{"item_ids": ["i0001"], "responses": [1], "method": "bayes"}"#, "invalid-request", "/method")
             try await score(#"{"item_ids": ["i0001"], "responses": [1], "extra": 1}"#, "invalid-request", "/extra")
             try await score(#"{"item_ids": ["i0001"]}"#, "invalid-request", "/responses", detail: "'responses' is required")
@@ -122,10 +142,13 @@ struct ProblemTests {
             try await score(#"{"item_ids": [7], "responses": [1]}"#, "invalid-request", "/item_ids/0")
             try await score(#"[1, 0]"#, "invalid-request", "")
             let three = Fixtures.scoreBody(id: nil, items: ["i0001"], responses: [1])
-            try await Self.expectProblem(client, "/v1/score/batch", #"{"sessions": [\#(three), \#(three), \#(three)]}"#, status: .unprocessableContent,
-                                         kind: "too-many-sessions", field: "/sessions")
-            try await Self.expectProblem(client, "/v1/score/batch", #"{"sessions": 5}"#, status: .unprocessableContent, kind: "invalid-request", field: "/sessions")
-            try await Self.expectProblem(client, "/v1/score/batch", #"{"session": []}"#, status: .unprocessableContent, kind: "invalid-request", field: "/session")
+            try await Self.expectProblem(
+                client, "/v1/score/batch", #"{"sessions": [\#(three), \#(three), \#(three)]}"#, status: .unprocessableContent,
+                kind: "too-many-sessions", field: "/sessions")
+            try await Self.expectProblem(
+                client, "/v1/score/batch", #"{"sessions": 5}"#, status: .unprocessableContent, kind: "invalid-request", field: "/sessions")
+            try await Self.expectProblem(
+                client, "/v1/score/batch", #"{"session": []}"#, status: .unprocessableContent, kind: "invalid-request", field: "/session")
         }
     }
 
@@ -135,13 +158,21 @@ struct ProblemTests {
         limits.maxExcludedItems = 2
         try await Fixtures.application(try Fixtures.service(limits: limits)).test(.router) { client in
             func cat(_ body: String, _ kind: String, _ field: String?, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-                try await Self.expectProblem(client, "/v1/cat/next", body, status: .unprocessableContent, kind: kind, field: field, sourceLocation: sourceLocation)
+                try await Self.expectProblem(
+                    client, "/v1/cat/next", body, status: .unprocessableContent, kind: kind, field: field, sourceLocation: sourceLocation)
             }
-            try await cat(#"{"session_id": "s", "administered": [{"item_id": "i0001", "response": 1}, {"item_id": "q", "response": 0}]}"#, "unknown-item", "/administered/1/item_id")
-            try await cat(#"{"session_id": "s", "administered": [{"item_id": "i0001", "response": 1}, {"item_id": "i0001", "response": 0}]}"#, "repeated-item", "/administered/1/item_id")
-            try await cat(#"{"session_id": "s", "administered": [{"item_id": "i0001", "response": 3}]}"#, "invalid-response", "/administered/0/response")
-            try await cat(#"{"session_id": "s", "administered": [{"item_id": "i0001", "response": 1.0}]}"#, "invalid-response", "/administered/0/response")
-            try await cat(#"{"session_id": "s", "administered": [{"item_id": "i0001", "response": "true"}]}"#, "invalid-response", "/administered/0/response")
+            try await cat(
+                #"{"session_id": "s", "administered": [{"item_id": "i0001", "response": 1}, {"item_id": "q", "response": 0}]}"#, "unknown-item",
+                "/administered/1/item_id")
+            try await cat(
+                #"{"session_id": "s", "administered": [{"item_id": "i0001", "response": 1}, {"item_id": "i0001", "response": 0}]}"#, "repeated-item",
+                "/administered/1/item_id")
+            try await cat(
+                #"{"session_id": "s", "administered": [{"item_id": "i0001", "response": 3}]}"#, "invalid-response", "/administered/0/response")
+            try await cat(
+                #"{"session_id": "s", "administered": [{"item_id": "i0001", "response": 1.0}]}"#, "invalid-response", "/administered/0/response")
+            try await cat(
+                #"{"session_id": "s", "administered": [{"item_id": "i0001", "response": "true"}]}"#, "invalid-response", "/administered/0/response")
             try await cat(#"{"session_id": "s", "administered": [{"item_id": "i0001"}]}"#, "invalid-request", "/administered/0/response")
             try await cat(#"{"administered": []}"#, "invalid-request", "/session_id")
             try await cat(#"{"session_id": "s", "administered": [], "exclude": ["a", "b", "c"]}"#, "too-many-items", "/exclude")
@@ -149,7 +180,8 @@ struct ProblemTests {
             let nine = (1...9).map { String(format: #"{"item_id": "i%04d", "response": 1}"#, $0) }.joined(separator: ",")
             try await cat(#"{"session_id": "s", "administered": [\#(nine)]}"#, "too-many-items", "/administered")
             func forms(_ body: String, _ kind: String, _ field: String?, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-                try await Self.expectProblem(client, "/v1/forms", body, status: .unprocessableContent, kind: kind, field: field, sourceLocation: sourceLocation)
+                try await Self.expectProblem(
+                    client, "/v1/forms", body, status: .unprocessableContent, kind: kind, field: field, sourceLocation: sourceLocation)
             }
             try await forms(#"{"blueprint": {"length": 50, "domain_counts": {"a": 50}}}"#, "infeasible-blueprint", "/blueprint")
             try await forms(#"{"blueprint": {"length": 3, "domain_counts": {"zebra": 3}}}"#, "infeasible-blueprint", "/blueprint")
@@ -158,7 +190,9 @@ struct ProblemTests {
             try await forms(#"{"blueprint": {"length": 3, "forms": 2}}"#, "invalid-blueprint", "/blueprint/forms")
             try await forms(#"{"blueprint": {"length": 3, "lenght": 3}}"#, "invalid-request", "/blueprint/lenght")
             try await forms(#"{"blueprint": {"length": 2.5}}"#, "invalid-request", "/blueprint/length")
-            try await forms(#"{"blueprint": {"length": 3, "target_information": [{"theta": 0, "info": 1}]}}"#, "invalid-request", "/blueprint/target_information/0/info")
+            try await forms(
+                #"{"blueprint": {"length": 3, "target_information": [{"theta": 0, "info": 1}]}}"#, "invalid-request",
+                "/blueprint/target_information/0/info")
             try await forms(#"{"blueprint": {"length": 3, "statuses": ["gone"]}}"#, "invalid-request", "/blueprint/statuses/0")
             try await forms(#"{"seed": -1}"#, "invalid-request", "/seed")
             try await forms(#"{"seed": 1.5}"#, "invalid-request", "/seed")
@@ -201,8 +235,8 @@ struct ProblemTests {
         let deadline = ContinuousClock.now + .seconds(120)
         while gate.occupancy.waiting == 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
         #expect(gate.occupancy == (1, 1))
-        #expect(await gate.enter() == false)          // the queue is full
-        gate.leave()                                   // the place passes to the waiter
+        #expect(await gate.enter() == false) // the queue is full
+        gate.leave() // the place passes to the waiter
         #expect(await waiter.value)
         #expect(gate.occupancy == (1, 0))
         gate.leave()
@@ -274,7 +308,7 @@ struct ProblemTests {
             ("/v1/score", Fixtures.scoreBody(id: "m", items: ["i0001", "i0002", "i0003"], responses: [1, 0, 1])),
             ("/v1/score/batch", #"{"sessions": [{"item_ids": ["i0001"], "responses": [1]}]}"#),
             ("/v1/cat/next", #"{"session_id": "m", "administered": [{"item_id": "i0001", "response": 1}], "exclude": ["i0002"]}"#),
-            ("/v1/forms", #"{"blueprint": {"length": 3, "domain_counts": {"a": 1, "b": 1, "c": 1}}, "exclude": ["i0004"], "seed": 3}"#),
+            ("/v1/forms", #"{"blueprint": {"length": 3, "domain_counts": {"a": 1, "b": 1, "c": 1}}, "exclude": ["i0004"], "seed": 3}"#)
         ]
         var rng = SplitMix64(seed: 12)
         let alphabet = Array(#"{}[]":,.-0123456789eE truefalsnul\"#.utf8) + [0, 0xFF, 0xC3]

@@ -38,7 +38,8 @@ struct ReloadTests {
                         connection.connect()
                         var seen: [String: Int] = [:]
                         while !stop.value.load(ordering: .relaxed) {
-                            let response = try await connection.execute(TestClient.Request("/v1/score", method: .post, authority: "127.0.0.1", body: ByteBuffer(string: body)))
+                            let response = try await connection.execute(
+                                TestClient.Request("/v1/score", method: .post, authority: "127.0.0.1", body: ByteBuffer(string: body)))
                             let json = try TestJSON.parse(response.body ?? ByteBuffer())
                             let version = json["bank_version"]?.string ?? "?"
                             #expect(response.status == .ok)

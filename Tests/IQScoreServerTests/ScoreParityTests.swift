@@ -14,7 +14,8 @@ struct ScoreParityTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let csv = try IQScoreCLI.run(["score", "responses.csv", "--bank", "bank.csv", "--out", "scores.csv"] + extra, in: dir)
         #expect(csv.status == 0, "\(csv.stderr)")
-        let jsonl = try IQScoreCLI.run(["score", "responses.csv", "--bank", "bank.csv", "--out", "scores.jsonl", "--format", "jsonl"] + extra, in: dir)
+        let jsonl = try IQScoreCLI.run(
+            ["score", "responses.csv", "--bank", "bank.csv", "--out", "scores.jsonl", "--format", "jsonl"] + extra, in: dir)
         #expect(jsonl.status == 0, "\(jsonl.stderr)")
         let lines = try String(contentsOf: dir.appendingPathComponent("scores.csv"), encoding: .utf8).split(separator: "\n").map(String.init)
         let header = lines[0].split(separator: ",", omittingEmptySubsequences: false).map(String.init)
@@ -34,7 +35,9 @@ struct ScoreParityTests {
     /// Each CSV column of `row` against the server's JSON, as text.
     static func compare(_ json: TestJSON, csvHeader header: [String], row: [String]) {
         for (column, value) in zip(header, row) {
-            let fixed = ["session_id", "n_items", "n_correct", "theta", "se", "iq", "iq_low", "iq_high", "percentile", "method", "flags", "norms", "n_unscored"]
+            let fixed = [
+                "session_id", "n_items", "n_correct", "theta", "se", "iq", "iq_low", "iq_high", "percentile", "method", "flags", "norms", "n_unscored"
+            ]
             if !fixed.contains(column) {
                 let domain = String(column[..<column.lastIndex(of: "_")!])
                 let count = column.hasSuffix("_correct") ? "correct" : "answered"
@@ -57,7 +60,8 @@ struct ScoreParityTests {
         let service = try Fixtures.service()
         try await Fixtures.application(service).test(.router) { client in
             for session in sessions {
-                let (status, json, _) = try await client.post("/v1/score", Fixtures.scoreBody(id: session.id, items: session.items, responses: session.responses))
+                let (status, json, _) = try await client.post(
+                    "/v1/score", Fixtures.scoreBody(id: session.id, items: session.items, responses: session.responses))
                 #expect(status == .ok)
                 Self.compare(json, csvHeader: header, row: try #require(rows[session.id]))
                 #expect(json.removing("bank_version") == jsonl[session.id], "\(session.id)")
@@ -70,7 +74,9 @@ struct ScoreParityTests {
     func batch() async throws {
         let (header, rows, _) = try Self.cliScores()
         let sessions = try Fixtures.sessions(try Fixtures.dataDirectory().appendingPathComponent("responses.csv"))
-        let body = #"{"sessions": ["# + sessions.map { Fixtures.scoreBody(id: $0.id, items: $0.items, responses: $0.responses) }.joined(separator: ",") + "]}"
+        let body =
+            #"{"sessions": ["# + sessions.map { Fixtures.scoreBody(id: $0.id, items: $0.items, responses: $0.responses) }.joined(separator: ",")
+            + "]}"
         try await Fixtures.application(try Fixtures.service()).test(.router) { client in
             let (status, json, _) = try await client.post("/v1/score/batch", body)
             #expect(status == .ok)
@@ -90,7 +96,8 @@ struct ScoreParityTests {
         let sessions = try Fixtures.sessions(try Fixtures.dataDirectory().appendingPathComponent("responses.csv")).prefix(5)
         try await Fixtures.application(try Fixtures.service()).test(.router) { client in
             for session in sessions {
-                let (_, json, _) = try await client.post("/v1/score", Fixtures.scoreBody(id: session.id, items: session.items, responses: session.responses, method: "wle"))
+                let (_, json, _) = try await client.post(
+                    "/v1/score", Fixtures.scoreBody(id: session.id, items: session.items, responses: session.responses, method: "wle"))
                 Self.compare(json, csvHeader: header, row: try #require(rows[session.id]))
             }
         }

@@ -17,8 +17,9 @@ struct ScoreRequestScannerTests {
     /// The scanner's reading as the strict reader's type, item ids made strings.
     static func fast(_ text: [UInt8]) -> ScoreRequest? {
         ScoreRequestScanner.scan(ByteBuffer(bytes: text), maximumArrayLength: RequestDecoding.longestArray(limits)) { scanned, bytes in
-            ScoreRequest(sessionID: scanned.sessionID, itemIDs: scanned.itemIDs.map { String(decoding: bytes[$0], as: UTF8.self) },
-                         responses: scanned.responses.map(Int.init), method: scanned.method, age: nil, seconds: scanned.seconds)
+            ScoreRequest(
+                sessionID: scanned.sessionID, itemIDs: scanned.itemIDs.map { String(decoding: bytes[$0], as: UTF8.self) },
+                responses: scanned.responses.map(Int.init), method: scanned.method, age: nil, seconds: scanned.seconds)
         }
     }
 
@@ -37,7 +38,7 @@ struct ScoreRequestScannerTests {
         let responses = (0..<n).map { _ in Bool.random(using: &rng) ? "1" : "0" }
         var members = [
             "\"item_ids\"\(ws()):\(ws())[\(ws())\(ids.joined(separator: ws() + "," + ws()))\(ws())]",
-            "\"responses\"\(ws()):\(ws())[\(responses.joined(separator: ws() + "," + ws()))]",
+            "\"responses\"\(ws()):\(ws())[\(responses.joined(separator: ws() + "," + ws()))]"
         ]
         switch Int.random(in: 0..<3, using: &rng) {
         case 0: members.append("\"session_id\":\(ws())\"s-\(Int.random(in: 0...99_999, using: &rng))\"")
@@ -97,7 +98,9 @@ struct ScoreRequestScannerTests {
             let strict = Self.strict(text)
             if let fast = Self.fast(text) {
                 read += 1
-                guard let strict else { Issue.record("the scanner read what the strict reader refuses: \(String(decoding: text, as: UTF8.self))"); continue }
+                guard let strict else {
+                    Issue.record("the scanner read what the strict reader refuses: \(String(decoding: text, as: UTF8.self))"); continue
+                }
                 #expect(Self.same(fast, strict), "\(String(decoding: text, as: UTF8.self))")
             } else if strict == nil {
                 refusedByBoth += 1
@@ -120,7 +123,7 @@ struct ScoreRequestScannerTests {
             #"{"item_ids": ["i0001"], "responses": [1], "extra": 1}"#,
             #"{"item_ids": ["i0001"], "responses": [true]}"#,
             #"{"item_ids": ["i0001"]}"#,
-            "{\"item_ids\": [\(Array(repeating: "\"i\"", count: RequestDecoding.longestArray(Self.limits) + 1).joined(separator: ","))], \"responses\": []}",
+            "{\"item_ids\": [\(Array(repeating: "\"i\"", count: RequestDecoding.longestArray(Self.limits) + 1).joined(separator: ","))], \"responses\": []}"
         ]
         for body in bodies { #expect(Self.fast(Array(body.utf8)) == nil, "\(body.prefix(80))") }
         // Times outside the plain subset or the allowed range: the strict way reads 1e1 and refuses the rest.
@@ -161,7 +164,8 @@ struct PlainScoreMembersTests {
             var text = Array(Fixtures.scoreBody(id: round % 3 == 0 ? nil : "s\(round)", items: items, responses: responses, method: method).utf8)
             if round % 5 == 0, !text.isEmpty { text[Int.random(in: 0..<text.count, using: &rng)] = Array(",]0 1\"".utf8).randomElement(using: &rng)! }
             let body = ByteBuffer(bytes: text)
-            let strict = try? service.scoreMembers(RequestDecoding.scoreRequest(RequestDecoding.document(body, limits: service.limits)), state, at: "")
+            let strict = try? service.scoreMembers(
+                RequestDecoding.scoreRequest(RequestDecoding.document(body, limits: service.limits)), state, at: "")
             if let plain = try service.plainScoreMembers(state, body) {
                 fast += 1
                 #expect(plain == strict, "\(String(decoding: text, as: UTF8.self).prefix(200))")

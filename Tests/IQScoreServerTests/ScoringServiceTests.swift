@@ -64,17 +64,22 @@ struct ScoringServiceTests {
     func score() async throws {
         let service = try Fixtures.service()
         try await Fixtures.application(service).test(.router) { client in
-            let (status, json, headers) = try await client.post("/v1/score", Fixtures.scoreBody(id: "s1", items: ["i0001", "i0002", "i0003"], responses: [1, 0, 1]))
+            let (status, json, headers) = try await client.post(
+                "/v1/score", Fixtures.scoreBody(id: "s1", items: ["i0001", "i0002", "i0003"], responses: [1, 0, 1]))
             #expect(status == .ok)
             #expect(headers[.contentType] == "application/json")
-            #expect(json.keys == ["session_id", "n_items", "n_correct", "theta", "se", "iq", "iq_low", "iq_high", "percentile", "method",
-                                  "flags", "norms", "domains", "bank_version"])
+            #expect(
+                json.keys == [
+                    "session_id", "n_items", "n_correct", "theta", "se", "iq", "iq_low", "iq_high", "percentile", "method",
+                    "flags", "norms", "domains", "bank_version"
+                ])
             #expect(json["session_id"]?.string == "s1")
             #expect(json["n_items"]?.int == 3)
             #expect(json["n_correct"]?.int == 2)
             #expect(json["method"]?.string == "eap")
             #expect(json["bank_version"]?.string == service.state.bankVersion)
-            let (_, ml, _) = try await client.post("/v1/score", Fixtures.scoreBody(id: nil, items: ["i0001", "i0002", "i0003"], responses: [1, 0, 1], method: "ml"))
+            let (_, ml, _) = try await client.post(
+                "/v1/score", Fixtures.scoreBody(id: nil, items: ["i0001", "i0002", "i0003"], responses: [1, 0, 1], method: "ml"))
             #expect(ml["method"]?.string == "ml")
             #expect(ml["session_id"] == .null)
             #expect(ml["theta"] != json["theta"])
@@ -85,23 +90,32 @@ struct ScoringServiceTests {
     func pythonJSON() async throws {
         let service = try Fixtures.service()
         try await Fixtures.application(service).test(.router) { client in
-            let (_, plain, _) = try await client.post("/v1/score", #"{"session_id": "8812", "item_ids": ["i0001", "i0002", "i0003"], "responses": [1, 0, 1]}"#)
-            let (status, json, _) = try await client.post("/v1/score", #"{"session_id": 8812, "item_ids": ["i0001", "i0002", "i0003"], "responses": [true, false, true]}"#)
+            let (_, plain, _) = try await client.post(
+                "/v1/score", #"{"session_id": "8812", "item_ids": ["i0001", "i0002", "i0003"], "responses": [1, 0, 1]}"#)
+            let (status, json, _) = try await client.post(
+                "/v1/score", #"{"session_id": 8812, "item_ids": ["i0001", "i0002", "i0003"], "responses": [true, false, true]}"#)
             #expect(status == .ok, "\(json)")
             #expect(json == plain)
             #expect(json["session_id"]?.string == "8812")
-            let (batch, scores, _) = try await client.post("/v1/score/batch", #"{"sessions": [{"session_id": -4, "item_ids": ["i0001"], "responses": [false]}, {"session_id": 7, "item_ids": ["i0001"], "responses": [2]}]}"#)
+            let (batch, scores, _) = try await client.post(
+                "/v1/score/batch",
+                #"{"sessions": [{"session_id": -4, "item_ids": ["i0001"], "responses": [false]}, {"session_id": 7, "item_ids": ["i0001"], "responses": [2]}]}"#
+            )
             #expect(batch == .ok)
             #expect(scores["scores"]?[0]?["session_id"]?.string == "-4", "\(scores)")
             #expect(scores["rejects"]?[0]?["session_id"]?.string == "7", "\(scores)")
             let history = #""administered": [{"item_id": "i0001", "response": true}]}"#
-            let (_, byString, _) = try await client.post("/v1/cat/next", #"{"session_id": "31", "#.replacingOccurrences(of: "true", with: "1") + history.replacingOccurrences(of: "true", with: "1"))
+            let (_, byString, _) = try await client.post(
+                "/v1/cat/next",
+                #"{"session_id": "31", "#.replacingOccurrences(of: "true", with: "1") + history.replacingOccurrences(of: "true", with: "1"))
             let (next, byNumber, _) = try await client.post("/v1/cat/next", #"{"session_id": 31, "# + history)
             #expect(next == .ok && byNumber == byString, "\(byNumber)")
             // Still refused: fractions, exponents, strings for responses.
-            for (body, field) in [(#"{"session_id": 1.5, "item_ids": ["i0001"], "responses": [1]}"#, "/session_id"),
-                                  (#"{"session_id": 1e3, "item_ids": ["i0001"], "responses": [1]}"#, "/session_id"),
-                                  (#"{"item_ids": ["i0001"], "responses": ["1"]}"#, "/responses/0")] {
+            for (body, field) in [
+                (#"{"session_id": 1.5, "item_ids": ["i0001"], "responses": [1]}"#, "/session_id"),
+                (#"{"session_id": 1e3, "item_ids": ["i0001"], "responses": [1]}"#, "/session_id"),
+                (#"{"item_ids": ["i0001"], "responses": ["1"]}"#, "/responses/0")
+            ] {
                 let (status, problem, _) = try await client.post("/v1/score", body)
                 #expect(status == .unprocessableContent && problem["field"]?.string == field, "\(body): \(problem)")
             }
@@ -134,9 +148,13 @@ struct ScoringServiceTests {
             #expect(scores.map { $0["index"]?.int } == [0, 4])
             let rejects = try #require(json["rejects"]?.array)
             #expect(rejects.map { $0["index"]?.int } == [1, 2, 3, 5, 6])
-            #expect(rejects.map { $0["kind"]?.string } == ["unknown-item", "invalid-response", "invalid-request", "repeated-item", "invalid-response"])
-            #expect(rejects.map { $0["field"]?.string } == ["/sessions/1/item_ids/1", "/sessions/2/responses/0", "/sessions/3/item_ids",
-                                                             "/sessions/5/item_ids/1", "/sessions/6/responses/0"])
+            #expect(
+                rejects.map { $0["kind"]?.string } == ["unknown-item", "invalid-response", "invalid-request", "repeated-item", "invalid-response"])
+            #expect(
+                rejects.map { $0["field"]?.string } == [
+                    "/sessions/1/item_ids/1", "/sessions/2/responses/0", "/sessions/3/item_ids",
+                    "/sessions/5/item_ids/1", "/sessions/6/responses/0"
+                ])
             #expect(rejects[0]["session_id"]?.string == "bad-item")
             #expect(rejects[0]["reason"]?.string == "unknown item id 'x9' (not in the bank)")
         }
@@ -157,7 +175,8 @@ struct ScoringServiceTests {
             let (_, again, _) = try await client.post("/v1/forms", #"{"seed": 7}"#)
             #expect(again == json)
             let excluded = items.prefix(3).compactMap { $0["item_id"]?.string }
-            let (_, other, _) = try await client.post("/v1/forms", #"{"seed": 7, "exclude": [\#(excluded.map { "\"\($0)\"" }.joined(separator: ","))]}"#)
+            let (_, other, _) = try await client.post(
+                "/v1/forms", #"{"seed": 7, "exclude": [\#(excluded.map { "\"\($0)\"" }.joined(separator: ","))]}"#)
             let otherIDs = Set(other["items"]?.array?.compactMap { $0["item_id"]?.string } ?? [])
             #expect(otherIDs.count == 12 && otherIDs.isDisjoint(with: excluded))
             let (bodyStatus, small, _) = try await client.post("/v1/forms", #"{"blueprint": {"length": 3, "domain_counts": {"b": 3}}, "seed": 1}"#)

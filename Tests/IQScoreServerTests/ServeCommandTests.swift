@@ -46,7 +46,8 @@ struct ServeCommandTests {
             while true {
                 // The log first: a test run that held this task up past the deadline still finds the line.
                 if let range = log.range(of: #"listening on http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression),
-                   let port = Int(log[range].split(separator: ":").last!) {
+                    let port = Int(log[range].split(separator: ":").last!)
+                {
                     return port
                 }
                 guard process.isRunning, Date() < deadline else { break }
@@ -104,7 +105,10 @@ struct ServeCommandTests {
         let first = try await Self.get(port, "/healthz")
         #expect(first["status"]?.string == "ok")
         let firstVersion = try #require(first["bank_version"]?.string)
-        #expect(server.log.contains("iqscore serve: bank bank.csv (120 items, version \(firstVersion)); exposure control off (exposure_target is null in cat.json), listening on http://127.0.0.1:\(port)"))
+        #expect(
+            server.log.contains(
+                "iqscore serve: bank bank.csv (120 items, version \(firstVersion)); exposure control off (exposure_target is null in cat.json), listening on http://127.0.0.1:\(port)"
+            ))
         #expect(server.log.contains("warning iqscore.serve: adaptive tests are served without exposure control"))
 
         try ReloadTests.replace("bank.csv", in: dir, with: try Data(contentsOf: dir.appendingPathComponent("bank2.csv")))
@@ -139,8 +143,11 @@ struct ServeCommandTests {
     func drainAndJSONLogs() async throws {
         let dir = try Fixtures.copyOfData()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let server = try Server(["--bank", "bank.csv", "--port", "0", "--exposure", "none", "--drain-seconds", "10", "--log-format", "json",
-                                 "--instance", "drain-test"], in: dir)
+        let server = try Server(
+            [
+                "--bank", "bank.csv", "--port", "0", "--exposure", "none", "--drain-seconds", "10", "--log-format", "json",
+                "--instance", "drain-test"
+            ], in: dir)
         let port = try await server.port()
         let client = TestClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(60)))
         client.connect()
@@ -212,7 +219,7 @@ struct ServeCommandTests {
             (["--bank", "broken.csv"], "broken.csv:2:"),
             (["--bank", "bank.csv", "--cat-config", "badcat.json"], "badcat.json:1:2: error: unknown key \"max_itms\""),
             (["--bank", "bank.csv", "--norms", "missing.json"], "missing.json: error: cannot open file"),
-            (["--bank", "bank.csv", "--exposure", "cat.json"], "cat.json"),
+            (["--bank", "bank.csv", "--exposure", "cat.json"], "cat.json")
         ]
         for (arguments, message) in cases {
             let run = try IQScoreCLI.run(["serve"] + arguments + ["--port", "0"], in: dir)

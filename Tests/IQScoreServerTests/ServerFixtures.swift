@@ -22,12 +22,16 @@ enum Fixtures {
         sharedDirectory = directory.path
         atexit { if let path = Fixtures.sharedDirectory { try? FileManager.default.removeItem(atPath: path) } }
         for (seed, bank, out) in [("3", "bank.csv", "responses.csv"), ("4", "bank2.csv", "responses2.csv")] {
-            let run = try IQScoreCLI.run(["simulate", "--model", "2pl", "--items", "120", "--persons", "40", "--items-per-session", "20",
-                               "--domains", "a,b,c", "--layout", "long", "--slope-mean-log", "0.3", "--out", out,
-                               "--bank-out", bank, "--seed", seed], in: directory)
+            let run = try IQScoreCLI.run(
+                [
+                    "simulate", "--model", "2pl", "--items", "120", "--persons", "40", "--items-per-session", "20",
+                    "--domains", "a,b,c", "--layout", "long", "--slope-mean-log", "0.3", "--out", out,
+                    "--bank-out", bank, "--seed", seed
+                ], in: directory)
             guard run.status == 0 else { throw TestJSON.ParseError(description: "simulate failed: \(run.stderr)") }
         }
-        try Data(#"{"max_items": 8, "min_per_domain": 2, "randomesque": 4, "exposure_target": null}"#.utf8).write(to: directory.appendingPathComponent("cat.json"))
+        try Data(#"{"max_items": 8, "min_per_domain": 2, "randomesque": 4, "exposure_target": null}"#.utf8).write(
+            to: directory.appendingPathComponent("cat.json"))
         try Data(#"{"length": 12, "domain_counts": {"a": 4, "b": 4, "c": 4}}"#.utf8).write(to: directory.appendingPathComponent("blueprint.json"))
         return directory
     }
@@ -72,9 +76,11 @@ enum Fixtures {
     static let scoringHeaders: HTTPFields = [.authorization: "Bearer \(scoringToken)"]
 
     /// A service on the shared data (or on `directory`), with the CAT rules, blueprint and exposure given.
-    static func service(in directory: URL? = nil, bank: String = "bank.csv", cat: Bool = true, blueprint: Bool = true,
-                        exposure: String? = nil, limits: ServerLimits = ServerLimits(), scoringToken: Bool = false,
-                        instance: String = "test-instance") throws -> ScoringService {
+    static func service(
+        in directory: URL? = nil, bank: String = "bank.csv", cat: Bool = true, blueprint: Bool = true,
+        exposure: String? = nil, limits: ServerLimits = ServerLimits(), scoringToken: Bool = false,
+        instance: String = "test-instance"
+    ) throws -> ScoringService {
         let dir = try directory ?? dataDirectory()
         var configuration = ServerConfiguration(
             bankPath: dir.appendingPathComponent(bank).path,

@@ -10,13 +10,16 @@ import Testing
 @Suite("iqscore serve: loading the bank and its exposure control", .timeLimit(.minutes(2)))
 struct ServingStateLoadTests {
     static func load(_ dir: URL, bank: String = "bank.csv", cat: String? = nil, exposureControl: Bool = false) throws -> ServingState {
-        var configuration = ServerConfiguration(bankPath: dir.appendingPathComponent(bank).path,
-                                                catConfigurationPath: cat.map { dir.appendingPathComponent($0).path })
+        var configuration = ServerConfiguration(
+            bankPath: dir.appendingPathComponent(bank).path,
+            catConfigurationPath: cat.map { dir.appendingPathComponent($0).path })
         configuration.exposureControl = exposureControl
         return try ServingState.load(configuration)
     }
 
-    @Test("the default CAT configuration on a 16-item bank (ICAR16's size) loads with exposure control off and the reason (issue 26, item 12; was a load error)")
+    @Test(
+        "the default CAT configuration on a 16-item bank (ICAR16's size) loads with exposure control off and the reason (issue 26, item 12; was a load error)"
+    )
     func smallBank() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("iqscore-small-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -25,7 +28,10 @@ struct ServingStateLoadTests {
         try Data(("item_id,a,b,domain\n" + rows.joined(separator: "\n") + "\n").utf8).write(to: dir.appendingPathComponent("bank.csv"))
         let state = try Self.load(dir, exposureControl: true)
         #expect(state.exposure == nil)
-        #expect(state.exposureControl == "off (exposure control off: the default exposure_target 0.25 cannot be met, every test gives 16 of the bank's 16 active items (mean exposure 1); set exposure_target to choose)")
+        #expect(
+            state.exposureControl
+                == "off (exposure control off: the default exposure_target 0.25 cannot be met, every test gives 16 of the bank's 16 active items (mean exposure 1); set exposure_target to choose)"
+        )
     }
 
     @Test("a bank cut short (no line end after its last record) is refused, naming its last line")
@@ -95,8 +101,9 @@ struct ServingStateLoadTests {
         #expect(try Self.load(dir, cat: "cat-exposure.json").exposure == nil)
         #expect(try Self.load(dir, cat: "cat-exposure.json").exposureControl == "off (exposure control turned off)")
         // `iqscore serve` names its option; a program configuring the server in code reads words.
-        var served = ServerConfiguration(bankPath: dir.appendingPathComponent("bank.csv").path,
-                                         catConfigurationPath: dir.appendingPathComponent("cat-exposure.json").path)
+        var served = ServerConfiguration(
+            bankPath: dir.appendingPathComponent("bank.csv").path,
+            catConfigurationPath: dir.appendingPathComponent("cat-exposure.json").path)
         served.exposureControl = false
         served.naming = .option
         #expect(try ServingState.load(served).exposureControl == "off (--exposure none)")

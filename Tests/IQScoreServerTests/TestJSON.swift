@@ -66,7 +66,9 @@ indirect enum TestJSON: Equatable, CustomStringConvertible {
 
     static func parse(_ bytes: [UInt8]) throws -> TestJSON {
         var i = 0
-        func fail(_ what: String) -> ParseError { ParseError(description: "\(what) at byte \(i) of \(String(decoding: bytes.prefix(200), as: UTF8.self))") }
+        func fail(_ what: String) -> ParseError {
+            ParseError(description: "\(what) at byte \(i) of \(String(decoding: bytes.prefix(200), as: UTF8.self))")
+        }
         func space() { while i < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[i]) { i += 1 } }
         func value() throws -> TestJSON {
             space()

@@ -59,16 +59,19 @@ struct TimedServingTests {
             let (_, plain, _) = try await client.post("/v1/score", Fixtures.scoreBody(id: "t1", items: items, responses: responses))
             #expect(plain["times"] == nil && json["se"]!.double! < plain["se"]!.double!)
 
-            try await ProblemTests.expectProblem(client, "/v1/score", Self.timedBody(id: "x", items: items, responses: responses, seconds: ["1", "2"]),
-                                                 status: .unprocessableContent, kind: "length-mismatch", field: "/seconds")
+            try await ProblemTests.expectProblem(
+                client, "/v1/score", Self.timedBody(id: "x", items: items, responses: responses, seconds: ["1", "2"]),
+                status: .unprocessableContent, kind: "length-mismatch", field: "/seconds")
             for bad in ["0", "-2", "100000", "\"12\"", "true"] {
                 var list = seconds
                 list[3] = bad
-                try await ProblemTests.expectProblem(client, "/v1/score", Self.timedBody(id: "x", items: items, responses: responses, seconds: list),
-                                                     status: .unprocessableContent, kind: "invalid-request", field: "/seconds/3")
+                try await ProblemTests.expectProblem(
+                    client, "/v1/score", Self.timedBody(id: "x", items: items, responses: responses, seconds: list),
+                    status: .unprocessableContent, kind: "invalid-request", field: "/seconds/3")
             }
             // The batch: each session with its own times, one with a bad time rejected alone.
-            let batch = #"{"sessions":[\#(fastBody),\#(Self.timedBody(id: "b", items: items, responses: responses, seconds: seconds.map { $0 == "30" ? "-1" : $0 }))]}"#
+            let batch =
+                #"{"sessions":[\#(fastBody),\#(Self.timedBody(id: "b", items: items, responses: responses, seconds: seconds.map { $0 == "30" ? "-1" : $0 }))]}"#
             let (batchStatus, batchJSON, _) = try await client.post("/v1/score/batch", batch)
             #expect(batchStatus == .ok, "\(batchJSON)")
             #expect(batchJSON["scores"]?[0]?["times"]?["speed"]?.double == rounded(expected.times.speed!))
@@ -82,10 +85,12 @@ struct TimedServingTests {
         try await Fixtures.application(service).test(.router) { client in
             let (_, info, _) = try await client.get("/v1/bank")
             #expect(info["response_times"] == .bool(false))
-            try await ProblemTests.expectProblem(client, "/v1/score", Self.timedBody(id: "x", items: ["i0001"], responses: [1], seconds: ["3"]),
-                                                 status: .unprocessableContent, kind: "invalid-request", field: "/seconds")
-            try await ProblemTests.expectProblem(client, "/v1/cat/next", #"{"session_id":"c","administered":[{"item_id":"i0001","response":1,"seconds":4.5}]}"#,
-                                                 status: .unprocessableContent, kind: "invalid-request", field: "/administered/0/seconds")
+            try await ProblemTests.expectProblem(
+                client, "/v1/score", Self.timedBody(id: "x", items: ["i0001"], responses: [1], seconds: ["3"]),
+                status: .unprocessableContent, kind: "invalid-request", field: "/seconds")
+            try await ProblemTests.expectProblem(
+                client, "/v1/cat/next", #"{"session_id":"c","administered":[{"item_id":"i0001","response":1,"seconds":4.5}]}"#,
+                status: .unprocessableContent, kind: "invalid-request", field: "/administered/0/seconds")
         }
         let (directory, _) = try Self.timedDirectory()
         let timedService = try Fixtures.service(in: directory, bank: "timed.csv")
@@ -98,12 +103,14 @@ struct TimedServingTests {
                 #expect(status == .ok, "\(json)")
                 if json["action"]?.string == "stop" { final = json; break }
                 guard let item = json["item_id"]?.string else { break }
-                administered.append(#"{"item_id":"\#(item)","response":\#(step % 3 == 0 ? 0 : 1),"seconds":\#(step % 4 == 0 ? "null" : "\(20 + step).5")}"#)
+                administered.append(
+                    #"{"item_id":"\#(item)","response":\#(step % 3 == 0 ? 0 : 1),"seconds":\#(step % 4 == 0 ? "null" : "\(20 + step).5")}"#)
             }
             let score = try #require(final?["score"])
             #expect(score["times"]?["n_timed"]?.int == administered.filter { !$0.contains("null") }.count)
-            try await ProblemTests.expectProblem(client, "/v1/cat/next", #"{"session_id":"c","administered":[{"item_id":"i0001","response":1,"seconds":0}]}"#,
-                                                 status: .unprocessableContent, kind: "invalid-request", field: "/administered/0/seconds")
+            try await ProblemTests.expectProblem(
+                client, "/v1/cat/next", #"{"session_id":"c","administered":[{"item_id":"i0001","response":1,"seconds":0}]}"#,
+                status: .unprocessableContent, kind: "invalid-request", field: "/administered/0/seconds")
         }
     }
 }

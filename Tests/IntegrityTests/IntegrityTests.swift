@@ -20,12 +20,14 @@ struct IntegrityTests {
         let matrix = try ResponseMatrix(itemIDs: ["a", "b", "c"], rows: [[1, 0, nil], [0, 1, nil]])
         let times = try ResponseTimes(rows: [[40, 150, nil], [60, 250, nil]], for: matrix)
         let nt10 = RapidGuessThresholds.normative(matrix: matrix, times: times)
-        #expect(nt10.seconds == [5, 10, 0])   // 10% of 50 s; 10% of 200 s capped at 10 s; no times
-        let model = RapidGuessThresholds.normative(items: [try LognormalTimeItem(timeIntensity: log(30), timeDiscrimination: 2)], population: Self.population)
+        #expect(nt10.seconds == [5, 10, 0]) // 10% of 50 s; 10% of 200 s capped at 10 s; no times
+        let model = RapidGuessThresholds.normative(
+            items: [try LognormalTimeItem(timeIntensity: log(30), timeDiscrimination: 2)], population: Self.population)
         // E[T] = exp(β + (σ² + 1/α²)/2) = 30·exp((0.09 + 0.25)/2)
         #expect(abs(model.seconds[0] - 3 * exp(0.17)) < 1e-12)
-        let lognormal = RapidGuessThresholds.lognormal(items: [try LognormalTimeItem(timeIntensity: log(30), timeDiscrimination: 2)], population: Self.population,
-                                                       quantile: 0.001)
+        let lognormal = RapidGuessThresholds.lognormal(
+            items: [try LognormalTimeItem(timeIntensity: log(30), timeDiscrimination: 2)], population: Self.population,
+            quantile: 0.001)
         #expect(abs(lognormal.seconds[0] - 30 * exp(-3.090232306167813 * 0.34.squareRoot())) < 1e-9)
     }
 
@@ -104,8 +106,9 @@ struct IntegrityTests {
     @Test func preknowledgeKnownValues() throws {
         let item = try LognormalTimeItem(timeIntensity: 0, timeDiscrimination: 1)
         let p = ItemParameters(discrimination: 1.5, difficulty: 0)
-        let test = PreknowledgeTest(items: [0, 1], responses: [1, 0], seconds: [exp(-1), 1], parameters: [p, p], timeItems: [item, item],
-                                    compromised: [true, false])
+        let test = PreknowledgeTest(
+            items: [0, 1], responses: [1, 0], seconds: [exp(-1), 1], parameters: [p, p], timeItems: [item, item],
+            compromised: [true, false])
         #expect(abs(test.speedStatistic! - 1 / 2.0.squareRoot()) < 1e-12)
         #expect(abs(test.speedPValue! - (1 - StandardNormal.cdf(1 / 2.0.squareRoot()))) < 1e-12)
         #expect(test.responseStatistic! > 0)
@@ -140,8 +143,9 @@ struct IntegrityTests {
                 responses.append(correct ? 1 : 0)
                 seconds.append(t)
             }
-            let test = PreknowledgeTest(items: Array(0..<30), responses: responses, seconds: seconds, parameters: parameters, timeItems: times,
-                                        compromised: compromised)
+            let test = PreknowledgeTest(
+                items: Array(0..<30), responses: responses, seconds: seconds, parameters: parameters, timeItems: times,
+                compromised: compromised)
             if test.combinedPValue! < 0.01 { if knows { cheaters += 1 } else { honest += 1 } }
         }
         let falseRate = Double(honest) / Double(n / 2), power = Double(cheaters) / Double(n / 2)

@@ -12,8 +12,9 @@ struct TimedSessionScorerTests {
         let spec = BankSpecification(model: .twoPL, itemCount: 20).draw(using: &rng)
         let timeItems = ResponseTimeSimulator.drawItems(count: 20, using: &rng)
         let sim = ResponseSimulator(bank: spec)
-        let out = sim.timedMatrix(count: 1500, itemIDs: spec.items.map(\.itemID),
-                                  times: ResponseTimeSimulator(items: timeItems, population: try SpeedAccuracyPopulation(speedSD: 0.35, correlation: 0.6)), using: &rng)
+        let out = sim.timedMatrix(
+            count: 1500, itemIDs: spec.items.map(\.itemID),
+            times: ResponseTimeSimulator(items: timeItems, population: try SpeedAccuracyPopulation(speedSD: 0.35, correlation: 0.6)), using: &rng)
         var options = CalibrationOptions(model: .twoPL)
         options.standardErrors = false
         let result = try SpeedAccuracyCalibrator(options: options).calibrate(out.matrix, times: out.times)
@@ -27,16 +28,19 @@ struct TimedSessionScorerTests {
         let scorer = try TimedSessionScorer(scorer: SessionScorer(bank: bank, scale: IQScale()))
         for i in stride(from: 0, to: data.personCount, by: 97) {
             let cells = data.cells(ofPerson: i)
-            let score = try scorer.score(itemIDs: cells.map { data.itemIDs[Int(data.itemIndices[$0])] }, responses: cells.map { Int(data.responses[$0]) },
-                                         seconds: cells.map { Double(times.seconds[$0]) })
+            let score = try scorer.score(
+                itemIDs: cells.map { data.itemIDs[Int(data.itemIndices[$0])] }, responses: cells.map { Int(data.responses[$0]) },
+                seconds: cells.map { Double(times.seconds[$0]) })
             let person = result.persons[i]
             #expect(abs(score.score.estimate.theta - person.theta) < 1e-9, "θ of \(data.personIDs[i])")
             #expect(abs(score.score.estimate.standardError - person.thetaSD) < 1e-9)
             #expect(abs(score.times.speed! - person.speed) < 1e-9 && abs(score.times.speedSD! - person.speedSD) < 1e-9)
-            let untimed = try scorer.score(itemIDs: cells.map { data.itemIDs[Int(data.itemIndices[$0])] }, responses: cells.map { Int(data.responses[$0]) },
-                                           seconds: cells.map { _ in nil })
-            let plain = try SessionScorer(bank: bank, scale: IQScale()).score(itemIDs: cells.map { data.itemIDs[Int(data.itemIndices[$0])] },
-                                                                           responses: cells.map { Int(data.responses[$0]) })
+            let untimed = try scorer.score(
+                itemIDs: cells.map { data.itemIDs[Int(data.itemIndices[$0])] }, responses: cells.map { Int(data.responses[$0]) },
+                seconds: cells.map { _ in nil })
+            let plain = try SessionScorer(bank: bank, scale: IQScale()).score(
+                itemIDs: cells.map { data.itemIDs[Int(data.itemIndices[$0])] },
+                responses: cells.map { Int(data.responses[$0]) })
             #expect(untimed.score.estimate.theta == plain.estimate.theta && untimed.times.speed == nil)
             // ρ = 0.6: the times narrow θ's posterior.
             #expect(score.score.estimate.standardError < plain.estimate.standardError)
@@ -64,17 +68,27 @@ struct TimedSessionScorerTests {
     /// The scorer's bulk accumulation (β, α² per item, one logarithm per response) gives the item-by-item sums; it
     /// leaves Σ log α out, so the likelihood's constant is NaN rather than wrong.
     @Test func bulkEvidence() throws {
-        let items = [try LognormalTimeItem(timeIntensity: 3.2, timeDiscrimination: 1.5), try LognormalTimeItem(timeIntensity: 2.7, timeDiscrimination: 0.8), nil]
+        let items = [
+            try LognormalTimeItem(timeIntensity: 3.2, timeDiscrimination: 1.5), try LognormalTimeItem(timeIntensity: 2.7, timeDiscrimination: 0.8),
+            nil
+        ]
         let seconds: [Float] = [21.5, .nan, 4.25]
         var single = SessionTimeEvidence()
         single.add(items[0]!, logSeconds: ResponseTimes.logSeconds(seconds[0]))
         var bulk = SessionTimeEvidence()
         let terms: [SIMD2<Double>] = items.map { $0.map { SIMD2($0.timeIntensity, $0.timeDiscrimination * $0.timeDiscrimination) } ?? SIMD2(.nan, 0) }
         let thresholds: [Float] = [2, 2, 5]
-        let counts = [0, 1, 2].withUnsafeBufferPointer { i in seconds.withUnsafeBufferPointer { t in terms.withUnsafeBufferPointer { w in
-            thresholds.withUnsafeBufferPointer { bulk.add(i, t, terms: w, thresholds: $0) } } } }
+        let counts = [0, 1, 2].withUnsafeBufferPointer { i in
+            seconds.withUnsafeBufferPointer { t in
+                terms.withUnsafeBufferPointer { w in
+                    thresholds.withUnsafeBufferPointer { bulk.add(i, t, terms: w, thresholds: $0) }
+                }
+            }
+        }
         #expect(counts.timed == 2 && counts.belowThreshold == 1)
-        #expect(bulk.count == 1 && bulk.precision == single.precision && bulk.weightedSum == single.weightedSum && bulk.weightedSquares == single.weightedSquares)
+        #expect(
+            bulk.count == 1 && bulk.precision == single.precision && bulk.weightedSum == single.weightedSum
+                && bulk.weightedSquares == single.weightedSquares)
         let population = try SpeedAccuracyPopulation(speedSD: 0.3, correlation: 0.4)
         #expect(bulk.thetaTerms(population).linear == single.thetaTerms(population).linear && bulk.thetaTerms(population).constant.isNaN)
         #expect(!single.thetaTerms(population).constant.isNaN)

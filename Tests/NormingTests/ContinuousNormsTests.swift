@@ -29,7 +29,8 @@ struct ContinuousNormsTests {
         let continuous = AgeNormScale(norms: AgeNorms(name: "c", version: "1", model: .continuous(fit.norms)), settings: Self.scaleSettings)
         let linear = try IQScale(norms: Norms(name: "l", version: "1", mean: mean, sd: sd))
         for theta in stride(from: -3.0, through: 3.0, by: 0.25) {
-            #expect(continuous.rawIQ(theta: theta, age: 50).isApproximatelyEqual(to: linear.rawIQ(theta: theta), absoluteTolerance: 1e-6), "θ \(theta)")
+            #expect(
+                continuous.rawIQ(theta: theta, age: 50).isApproximatelyEqual(to: linear.rawIQ(theta: theta), absoluteTolerance: 1e-6), "θ \(theta)")
         }
     }
 
@@ -63,7 +64,9 @@ struct ContinuousNormsTests {
         #expect(fit.table.filter(\.converged).allSatisfy { $0.value >= chosen.value })
     }
 
-    @Test("seeded recovery (small form): young and educated over-sampled; raking back to the margins brings the IQ within RMS 2.0 of the population's, and helps")
+    @Test(
+        "seeded recovery (small form): young and educated over-sampled; raking back to the margins brings the IQ within RMS 2.0 of the population's, and helps"
+    )
     func recovery() throws {
         var rng = SeededGenerator(seed: 2024)
         let sample = NormingRecoveryPopulation.sample(count: 4000, selective: true, using: &rng)
@@ -88,8 +91,9 @@ struct ContinuousNormsTests {
     @Test("the percentile check counts crossings of a broken model (σ underflowing to 0) and passes a fitted one")
     func percentileCheck() {
         let range = AgeStandardization(minimum: 16, maximum: 90)
-        let good = ContinuousNorms(ages: range, location: AgePolynomial(coefficients: [0, -0.3, -0.2]), logScale: AgePolynomial(coefficients: [0, 0.1]),
-                                   skewness: AgePolynomial(coefficients: [-0.2, 0.3]), logTailWeight: .constant(-0.1))
+        let good = ContinuousNorms(
+            ages: range, location: AgePolynomial(coefficients: [0, -0.3, -0.2]), logScale: AgePolynomial(coefficients: [0, 0.1]),
+            skewness: AgePolynomial(coefficients: [-0.2, 0.3]), logTailWeight: .constant(-0.1))
         let check = PercentileCurveCheck(norms: .continuous(good))
         #expect(check.passed)
         #expect(check.minimumGap > 0)
@@ -112,9 +116,13 @@ struct ContinuousNormsTests {
         let fit = try ContinuousNorms.fit(ages: ages, thetas: thetas, options: options)
         #expect(!fit.converged)
         #expect(fit.iterations == 1)
-        #expect(fit.warnings.contains { $0.hasPrefix("the chosen model (μ 3, log σ 2, ε 1, log δ 1) did not converge in 1 Newton iterations") }, "\(fit.warnings)")
+        #expect(
+            fit.warnings.contains { $0.hasPrefix("the chosen model (μ 3, log σ 2, ε 1, log δ 1) did not converge in 1 Newton iterations") },
+            "\(fit.warnings)")
         // 200 persons for 11 parameters: 18.2 per parameter, below 20.
-        #expect(fit.warnings.contains("only 18.182 effective persons per parameter (200.000 for 11 parameters): the norms rest on too few persons"), "\(fit.warnings)")
+        #expect(
+            fit.warnings.contains("only 18.182 effective persons per parameter (200.000 for 11 parameters): the norms rest on too few persons"),
+            "\(fit.warnings)")
         // Degrees of log σ above those of μ (the basis must reach the largest of all four).
         var wide = ContinuousNormsOptions()
         wide.fixedDegrees = SHASHDegrees(location: 0, logScale: 4, skewness: 3, logTailWeight: 2)
@@ -125,7 +133,8 @@ struct ContinuousNormsTests {
         constant.maximumDegrees = SHASHDegrees(location: 1, logScale: 0)
         let line = try ContinuousNorms.fit(ages: ages, thetas: ages.map { 0.05 * ($0 - 40) + 0.01 * sin($0) }, options: constant)
         #expect(line.norms.degrees.location == 1)
-        #expect(line.warnings.contains("the criterion chose the largest degree allowed for μ 1; a higher degree might fit better"), "\(line.warnings)")
+        #expect(
+            line.warnings.contains("the criterion chose the largest degree allowed for μ 1; a higher degree might fit better"), "\(line.warnings)")
     }
 
     @Test("too little data is an error naming the numbers")

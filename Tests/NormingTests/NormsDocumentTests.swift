@@ -50,7 +50,13 @@ struct NormsDocumentTests {
         #expect(try AgeNorms.load(json: path) == .linear(Norms(name: "adults", version: "2024", mean: 0.1, sd: 0.95)))
         let document = try Self.temporary(try Self.build(.bands).document.jsonText())
         defer { try? FileManager.default.removeItem(atPath: document) }
-        #expect(throws: InputError(file: document, message: #"this is an age-specific norms document ("format", as `iqscore norms build` writes); here linear norms are needed, e.g. {"name": "adults", "version": "2024", "mean": 0, "sd": 1}"#)) {
+        #expect(
+            throws: InputError(
+                file: document,
+                message:
+                    #"this is an age-specific norms document ("format", as `iqscore norms build` writes); here linear norms are needed, e.g. {"name": "adults", "version": "2024", "mean": 0, "sd": 1}"#
+            )
+        ) {
             try Norms.load(json: document)
         }
     }
@@ -68,12 +74,19 @@ struct NormsDocumentTests {
             do { _ = try NormsDocument.decode(from: data, file: "N.json"); return "accepted" } catch { return "\(error)" }
         }
         let unknown = problem(try Self.edited(text, #""extrapolation" : 1.5"#, #""extrapolation" : 1.5, "extrapolate" : 2"#))
-        #expect(unknown.hasPrefix("N.json:") && unknown.hasSuffix(#"error: unknown key "extrapolate" in ages (known: minimum, maximum, extrapolation)"#), "\(unknown)")
-        #expect(problem(try Self.edited(text, #""name" : "adults""#, #""name" : 7"#)) == #"N.json: error: "name" has the wrong type: expected a string"#)
+        #expect(
+            unknown.hasPrefix("N.json:") && unknown.hasSuffix(#"error: unknown key "extrapolate" in ages (known: minimum, maximum, extrapolation)"#),
+            "\(unknown)")
+        #expect(
+            problem(try Self.edited(text, #""name" : "adults""#, #""name" : 7"#)) == #"N.json: error: "name" has the wrong type: expected a string"#)
         let fraction = problem(try Self.edited(text, #""n" : 1500"#, #""n" : 1500.5"#))
         #expect(fraction.hasSuffix(#"error: "sample.n" must be a whole number, got 1500.5"#), "\(fraction)")
-        #expect(problem(try Self.edited(text, #""extrapolation" : 1.5"#, #""extrapolation" : -1"#)) == #"N.json: error: "ages.extrapolation" must be in [0, 130], got -1.0"#)
-        #expect(problem(try Self.edited(text, #""format" : "iqscore-norms\/1""#.replacingOccurrences(of: "\\/", with: "/"), #""format" : "iqscore-norms/9""#))
+        #expect(
+            problem(try Self.edited(text, #""extrapolation" : 1.5"#, #""extrapolation" : -1"#))
+                == #"N.json: error: "ages.extrapolation" must be in [0, 130], got -1.0"#)
+        #expect(
+            problem(
+                try Self.edited(text, #""format" : "iqscore-norms\/1""#.replacingOccurrences(of: "\\/", with: "/"), #""format" : "iqscore-norms/9""#))
                 == #"N.json: error: "format" is 'iqscore-norms/9'; this iqscore reads iqscore-norms/1"#)
         #expect(problem(try Self.edited(text, #""method" : "continuous""#, #""method" : "bands""#)).contains(#"method bands needs "bands""#))
         // One μ coefficient too many for degree 3.
@@ -82,10 +95,14 @@ struct NormsDocumentTests {
         let mu = try NormsDocument.decode(from: Data(text.utf8), file: "N.json").model!.coefficients.mu
         var longer = try NormsDocument.decode(from: Data(text.utf8), file: "N.json")
         longer.model!.coefficients.mu = mu + [0.01]
-        #expect(problem(Data(try longer.jsonText().utf8)) == "N.json: error: \"model.coefficients.mu\" must have \(mu.count) values (degree \(degrees.mu)), got \(mu.count + 1)")
+        #expect(
+            problem(Data(try longer.jsonText().utf8))
+                == "N.json: error: \"model.coefficients.mu\" must have \(mu.count) values (degree \(degrees.mu)), got \(mu.count + 1)")
         var reversed = try NormsDocument.decode(from: Data(text.utf8), file: "N.json")
         reversed.ages.maximum = 10
         let reversedText = try reversed.jsonText()
-        #expect(problem(Data(reversedText.utf8)) == "N.json: error: \"ages.maximum\" must be greater than \"ages.minimum\", got \(reversed.ages.minimum)–10.0")
+        #expect(
+            problem(Data(reversedText.utf8))
+                == "N.json: error: \"ages.maximum\" must be greater than \"ages.minimum\", got \(reversed.ages.minimum)–10.0")
     }
 }

@@ -18,7 +18,7 @@ struct RakingTests {
 
     static let twoByTwoTargets = try! RakingTargets([
         RakingMargin(variable: "A", category: "a1", share: 0.5), RakingMargin(variable: "A", category: "a2", share: 0.5),
-        RakingMargin(variable: "B", category: "b1", share: 0.4), RakingMargin(variable: "B", category: "b2", share: 0.6),
+        RakingMargin(variable: "B", category: "b1", share: 0.4), RakingMargin(variable: "B", category: "b2", share: 0.6)
     ])
 
     /// Each person's weight by cell.
@@ -48,7 +48,10 @@ struct RakingTests {
         #expect(result.iterations == 1)
         let a1: Double = (30 * 12.0 / 13 + 10 * 18.0 / 11) / 100
         #expect(result.maximumMarginError.isApproximatelyEqual(to: 0.5 - a1, absoluteTolerance: 1e-14))
-        #expect(result.warnings.count == 1 && result.warnings[0].hasPrefix("raking did not converge: after 1 sweeps the largest margin error is 5.944e-02"), "\(result.warnings)")
+        #expect(
+            result.warnings.count == 1
+                && result.warnings[0].hasPrefix("raking did not converge: after 1 sweeps the largest margin error is 5.944e-02"), "\(result.warnings)"
+        )
     }
 
     @Test("converged 2×2 equals the closed form: odds ratio 6 kept, margins 50/50 and 40/60 → cells 30, 20, 10, 40")
@@ -106,9 +109,11 @@ struct RakingTests {
         let total = result.weights.reduce(0, +)
         var cells = [Double](repeating: 0, count: 6)
         for (k, code) in codes.enumerated() { cells[code.0 * 2 + code.1] += result.weights[k] / total }
-        for i in 0..<3 { for j in 0..<2 {
-            #expect(abs(cells[i * 2 + j] - pa[i] * pbGivenA[i][j]) < 0.01, "cell a\(i)b\(j): \(cells[i * 2 + j]) vs \(pa[i] * pbGivenA[i][j])")
-        } }
+        for i in 0..<3 {
+            for j in 0..<2 {
+                #expect(abs(cells[i * 2 + j] - pa[i] * pbGivenA[i][j]) < 0.01, "cell a\(i)b\(j): \(cells[i * 2 + j]) vs \(pa[i] * pbGivenA[i][j])")
+            }
+        }
         // Raking again gives the same weights.
         #expect(result == (try Raking.rake(values: ["A": a, "B": b, "C": c], targets: try RakingTargets(margins), options: options)))
     }
@@ -116,10 +121,14 @@ struct RakingTests {
     @Test("trimming caps weights at k × mean and re-rakes: margins still met, trimmed persons counted")
     func trimming() throws {
         // 5 persons in the rare category r of 200; target share 0.3 → weight ≈ 0.3·200/5 = 12 ≫ 5 × mean.
-        let values = ["G": Array(repeating: "r", count: 5) + Array(repeating: "s", count: 195),
-                      "H": (0..<200).map { $0 % 2 == 0 ? "x" : "y" }]
-        let targets = try RakingTargets([RakingMargin(variable: "G", category: "r", share: 0.3), RakingMargin(variable: "G", category: "s", share: 0.7),
-                                         RakingMargin(variable: "H", category: "x", share: 0.5), RakingMargin(variable: "H", category: "y", share: 0.5)])
+        let values = [
+            "G": Array(repeating: "r", count: 5) + Array(repeating: "s", count: 195),
+            "H": (0..<200).map { $0 % 2 == 0 ? "x" : "y" }
+        ]
+        let targets = try RakingTargets([
+            RakingMargin(variable: "G", category: "r", share: 0.3), RakingMargin(variable: "G", category: "s", share: 0.7),
+            RakingMargin(variable: "H", category: "x", share: 0.5), RakingMargin(variable: "H", category: "y", share: 0.5)
+        ])
         let result = try Raking.rake(values: values, targets: targets)
         // The margin needs weights of 12: trimming cannot hold them, so the cap is exceeded and said so.
         #expect(result.trimmedCount == 5)
@@ -129,8 +138,10 @@ struct RakingTests {
         for m in result.margins { #expect(abs(m.achieved - m.target) <= 1e-9) }
 
         // A milder case: trimming succeeds; every weight ends within the cap.
-        let mild = try RakingTargets([RakingMargin(variable: "G", category: "r", share: 0.05), RakingMargin(variable: "G", category: "s", share: 0.95),
-                                      RakingMargin(variable: "H", category: "x", share: 0.5), RakingMargin(variable: "H", category: "y", share: 0.5)])
+        let mild = try RakingTargets([
+            RakingMargin(variable: "G", category: "r", share: 0.05), RakingMargin(variable: "G", category: "s", share: 0.95),
+            RakingMargin(variable: "H", category: "x", share: 0.5), RakingMargin(variable: "H", category: "y", share: 0.5)
+        ])
         var options = RakingOptions()
         options.trimFactor = 1.5
         let trimmed = try Raking.rake(values: values, targets: mild, options: options)
@@ -143,38 +154,55 @@ struct RakingTests {
     func unreachable() throws {
         // A and B are the same variable in the sample; margins 50/50 for A and 30/70 for B cannot both hold.
         let values = ["A": ["p", "p", "q", "q"], "B": ["u", "u", "v", "v"]]
-        let targets = try RakingTargets([RakingMargin(variable: "A", category: "p", share: 0.5), RakingMargin(variable: "A", category: "q", share: 0.5),
-                                         RakingMargin(variable: "B", category: "u", share: 0.3), RakingMargin(variable: "B", category: "v", share: 0.7)])
+        let targets = try RakingTargets([
+            RakingMargin(variable: "A", category: "p", share: 0.5), RakingMargin(variable: "A", category: "q", share: 0.5),
+            RakingMargin(variable: "B", category: "u", share: 0.3), RakingMargin(variable: "B", category: "v", share: 0.7)
+        ])
         var options = RakingOptions()
         options.maximumIterations = 50
         let result = try Raking.rake(values: values, targets: targets, options: options)
         #expect(!result.converged)
         #expect(result.iterations == 50)
         #expect(result.weights.allSatisfy { $0 > 0 && $0.isFinite })
-        #expect(result.warnings.contains { $0.hasPrefix("raking did not converge: after 50 sweeps the largest margin error is 2.000e-01") }, "\(result.warnings)")
+        #expect(
+            result.warnings.contains { $0.hasPrefix("raking did not converge: after 50 sweeps the largest margin error is 2.000e-01") },
+            "\(result.warnings)")
     }
 
     @Test("validation: shares, duplicates, unknown and empty categories, missing variables — exact messages")
     func validation() throws {
         #expect(throws: PsychometricsError(.invalidOptions, "the shares of education sum to 0.900000, not 1 (allowed ±1e-06)")) {
-            try RakingTargets([RakingMargin(variable: "education", category: "low", share: 0.4), RakingMargin(variable: "education", category: "high", share: 0.5)])
+            try RakingTargets([
+                RakingMargin(variable: "education", category: "low", share: 0.4), RakingMargin(variable: "education", category: "high", share: 0.5)
+            ])
         }
         #expect(throws: PsychometricsError(.invalidOptions, "margin education = 'low': share 0.0 is outside (0, 1]")) {
-            try RakingTargets([RakingMargin(variable: "education", category: "low", share: 0), RakingMargin(variable: "education", category: "high", share: 1)])
+            try RakingTargets([
+                RakingMargin(variable: "education", category: "low", share: 0), RakingMargin(variable: "education", category: "high", share: 1)
+            ])
         }
         #expect(throws: PsychometricsError(.invalidOptions, "margin sex = 'f' is given twice")) {
-            try RakingTargets([RakingMargin(variable: "sex", category: "f", share: 0.5), RakingMargin(variable: "sex", category: "f", share: 0.5),
-                               RakingMargin(variable: "sex", category: "m", share: 0.5)])
+            try RakingTargets([
+                RakingMargin(variable: "sex", category: "f", share: 0.5), RakingMargin(variable: "sex", category: "f", share: 0.5),
+                RakingMargin(variable: "sex", category: "m", share: 0.5)
+            ])
         }
-        let targets = try RakingTargets([RakingMargin(variable: "education", category: "low", share: 0.3), RakingMargin(variable: "education", category: "mid", share: 0.4),
-                                         RakingMargin(variable: "education", category: "high", share: 0.3)])
+        let targets = try RakingTargets([
+            RakingMargin(variable: "education", category: "low", share: 0.3), RakingMargin(variable: "education", category: "mid", share: 0.4),
+            RakingMargin(variable: "education", category: "high", share: 0.3)
+        ])
         #expect(throws: PsychometricsError(.invalidOptions, "the sample has education = 'phd' (2 persons), which the margins do not list")) {
             try Raking.rake(values: ["education": ["low", "mid", "high", "phd", "phd"]], targets: targets)
         }
-        #expect(throws: PsychometricsError(.invalidOptions, "margin education = 'high' (share 0.300000) has no person in the sample; raking cannot give it weight")) {
+        #expect(
+            throws: PsychometricsError(
+                .invalidOptions, "margin education = 'high' (share 0.300000) has no person in the sample; raking cannot give it weight")
+        ) {
             try Raking.rake(values: ["education": ["low", "mid", "mid"]], targets: targets)
         }
-        #expect(throws: PsychometricsError(.invalidOptions, "the margins' variable 'education' is not a column of the sample (columns given: region)")) {
+        #expect(
+            throws: PsychometricsError(.invalidOptions, "the margins' variable 'education' is not a column of the sample (columns given: region)")
+        ) {
             try Raking.rake(values: ["region": ["n", "s"]], targets: targets)
         }
     }

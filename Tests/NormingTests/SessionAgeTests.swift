@@ -26,7 +26,8 @@ struct SessionAgeTests {
         #expect(parse("130.25") == .invalid("age 130.25 is outside 0–130 years"))
         #expect(parse("-1") == .invalid("age -1 is outside 0–130 years"))
         #expect(parse("999") == .invalid("age 999 is outside 0–130 years"))
-        #expect(["34", "34.5", "34.57", "34.57", "0", "130", "10.1"]
+        #expect(
+            ["34", "34.5", "34.57", "34.57", "0", "130", "10.1"]
                 == [34, 34.5, 34.567, 34.574, 0, 130, 10.1].map(SessionAge.text))
     }
 
@@ -35,9 +36,12 @@ struct SessionAgeTests {
     static let bankCSV = "item_id,a,b\nq1,1.2,-1.0\nq2,0.8,-0.5\nq3,1.5,0.0\nq4,1.0,0.5\nq5,1.3,1.0\nq6,0.9,1.5\n"
 
     /// Normal norms over ages 20–80 (± 5 years unflagged) whose mean falls with age.
-    static let norms = AgeNorms(name: "t", version: "1", model: .continuous(ContinuousNorms(
-        ages: AgeStandardization(minimum: 20, maximum: 80), location: AgePolynomial(coefficients: [0.1, -0.3]),
-        logScale: AgePolynomial(coefficients: [0]))), extrapolation: 5)
+    static let norms = AgeNorms(
+        name: "t", version: "1",
+        model: .continuous(
+            ContinuousNorms(
+                ages: AgeStandardization(minimum: 20, maximum: 80), location: AgePolynomial(coefficients: [0.1, -0.3]),
+                logScale: AgePolynomial(coefficients: [0]))), extrapolation: 5)
 
     /// A session's rows (item, response, age cell) and what must become of it: its age, or the reject's row
     /// index (0-based within the session) and reason, where `%` stands for the line of row `first` (diff).
@@ -116,8 +120,10 @@ struct SessionAgeTests {
         var partitions: Int
     }
 
-    static func run(_ path: String, in dir: URL, name: String, parallel: Bool = true, workers: Int = 2, chunkBytes: Int? = nil,
-                    maxMemoryBytes: Int? = nil) throws -> Output {
+    static func run(
+        _ path: String, in dir: URL, name: String, parallel: Bool = true, workers: Int = 2, chunkBytes: Int? = nil,
+        maxMemoryBytes: Int? = nil
+    ) throws -> Output {
         let bank = try ItemBank.load(csv: dir.appendingPathComponent("BANK.csv").path)
         let settings = try IQScale()
         let batch = BatchScorer(scorer: try SessionScorer(bank: bank, scale: settings))
@@ -132,8 +138,9 @@ struct SessionAgeTests {
         let report = try batch.run(inputs: [path], scores: scores, rejects: rejects)
         try scores.commit()
         try rejects.commit()
-        return Output(scores: try String(contentsOfFile: scores.path, encoding: .utf8),
-                      rejects: try String(contentsOfFile: rejects.path, encoding: .utf8), partitions: report.regroupPartitions)
+        return Output(
+            scores: try String(contentsOfFile: scores.path, encoding: .utf8),
+            rejects: try String(contentsOfFile: rejects.path, encoding: .utf8), partitions: report.regroupPartitions)
     }
 
     static func records(_ csv: String) -> [[String]] {
@@ -173,9 +180,12 @@ struct SessionAgeTests {
 
         let serial = try Self.run(longPath, in: dir, name: "serial", parallel: false)
         #expect(serial.partitions == 0)
-        let scored = serial.scores.split(separator: "\n").dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        let scored = serial.scores.split(separator: "\n").dropFirst().map {
+            $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        }
         #expect(scored.map { [$0[0], $0[12]] } == plan.compactMap { p in p.age.map { [p.id, $0] } })
-        #expect(scored.filter { $0[10].contains("age_outside_norms") }.map(\.[0])
+        #expect(
+            scored.filter { $0[10].contains("age_outside_norms") }.map(\.[0])
                 == plan.filter { p in p.age.map { Double($0)! < 15 || Double($0)! > 85 } ?? false }.map(\.id))
         #expect(Self.records(serial.rejects) == Self.expectedRejects(plan, lines: long.lines, file: longPath))
 
@@ -197,7 +207,9 @@ struct SessionAgeTests {
         var wide = "session_id,q1,q2,age,q3,q4,q5,q6\n"
         for p in plan where p.age != nil {
             let cells = Dictionary(uniqueKeysWithValues: p.rows.map { ($0.item, $0.response) })
-            wide += p.id + "," + ["q1", "q2"].map { cells[$0] ?? "" }.joined(separator: ",") + ",\(p.age!)," + ["q3", "q4", "q5", "q6"].map { cells[$0] ?? "" }.joined(separator: ",") + "\n"
+            wide +=
+                p.id + "," + ["q1", "q2"].map { cells[$0] ?? "" }.joined(separator: ",") + ",\(p.age!),"
+                + ["q3", "q4", "q5", "q6"].map { cells[$0] ?? "" }.joined(separator: ",") + "\n"
         }
         let widePath = dir.appendingPathComponent("wide.csv").path
         try Data(wide.utf8).write(to: URL(fileURLWithPath: widePath))

@@ -24,8 +24,10 @@ enum BatchFixtures {
 
         """
 
-    static let scoreColumns = ["session_id", "n_items", "n_correct", "theta", "se", "iq", "iq_low", "iq_high",
-                               "percentile", "method", "flags", "norms"]
+    static let scoreColumns = [
+        "session_id", "n_items", "n_correct", "theta", "se", "iq", "iq_low", "iq_high",
+        "percentile", "method", "flags", "norms"
+    ]
 
     static func bank(_ files: CSVFixtures) throws -> ItemBank {
         try ItemBank.load(csv: try files.write("BANK.csv", bankCSV))
@@ -69,10 +71,11 @@ enum BatchFixtures {
 
     /// Wide layout: one row per session, empty cells for items not administered.
     static func wide(_ sessions: Sessions) -> String {
-        "session_id," + itemIDs.joined(separator: ",") + "\n" + sessions.map { s in
-            let answers = Dictionary(uniqueKeysWithValues: s.cells.map { ($0.item, $0.response) })
-            return s.id + "," + itemIDs.map { answers[$0] ?? "" }.joined(separator: ",") + "\n"
-        }.joined()
+        "session_id," + itemIDs.joined(separator: ",") + "\n"
+            + sessions.map { s in
+                let answers = Dictionary(uniqueKeysWithValues: s.cells.map { ($0.item, $0.response) })
+                return s.id + "," + itemIDs.map { answers[$0] ?? "" }.joined(separator: ",") + "\n"
+            }.joined()
     }
 
     struct Output {
@@ -91,10 +94,12 @@ enum BatchFixtures {
 
     /// Runs a `BatchScorer` over `inputs` into SCORES/REJECTS files in `files.directory`, commits and reads them
     /// back.
-    static func run(_ scorer: SessionScorer, _ inputs: [String], in files: CSVFixtures, name: String = "scores",
-                    format: ScoreOutputFormat = .csv, batchSize: Int? = nil, workers: Int? = nil,
-                    options: ResponseFileOptions = ResponseFileOptions(), parallel: Bool = true, chunkBytes: Int? = nil,
-                    maxMemoryBytes: Int? = nil) throws -> Output {
+    static func run(
+        _ scorer: SessionScorer, _ inputs: [String], in files: CSVFixtures, name: String = "scores",
+        format: ScoreOutputFormat = .csv, batchSize: Int? = nil, workers: Int? = nil,
+        options: ResponseFileOptions = ResponseFileOptions(), parallel: Bool = true, chunkBytes: Int? = nil,
+        maxMemoryBytes: Int? = nil
+    ) throws -> Output {
         let batch = BatchScorer(scorer: scorer, fileOptions: options, format: format)
         if let maxMemoryBytes { batch.maxMemoryBytes = maxMemoryBytes }
         if let batchSize { batch.batchSize = batchSize }
@@ -109,8 +114,9 @@ enum BatchFixtures {
         try rejects.commit()
         let records = try readRecords(rejectsPath)
         #expect(records.first?.fields == ["session_id", "file", "line", "column", "reason"])
-        return Output(report: report, scores: try String(contentsOfFile: scoresPath, encoding: .utf8), rejectsPath: rejectsPath,
-                      rejects: try String(contentsOfFile: rejectsPath, encoding: .utf8), rejectRows: records.dropFirst().map(\.fields))
+        return Output(
+            report: report, scores: try String(contentsOfFile: scoresPath, encoding: .utf8), rejectsPath: rejectsPath,
+            rejects: try String(contentsOfFile: rejectsPath, encoding: .utf8), rejectRows: records.dropFirst().map(\.fields))
     }
 }
 
@@ -121,10 +127,12 @@ struct BatchScorerTests {
         let files = try CSVFixtures()
         let scorer = try BatchFixtures.scorer(files)
         let sessions = BatchFixtures.sessions(12)
-        let contiguous = try BatchFixtures.run(scorer, [try files.write("long.csv", BatchFixtures.longContiguous(sessions))],
-                                               in: files, name: "contiguous")
-        let interleaved = try BatchFixtures.run(scorer, [try files.write("mixed.csv", BatchFixtures.longInterleaved(sessions))],
-                                                in: files, name: "interleaved")
+        let contiguous = try BatchFixtures.run(
+            scorer, [try files.write("long.csv", BatchFixtures.longContiguous(sessions))],
+            in: files, name: "contiguous")
+        let interleaved = try BatchFixtures.run(
+            scorer, [try files.write("mixed.csv", BatchFixtures.longInterleaved(sessions))],
+            in: files, name: "interleaved")
         #expect(contiguous.report.regrouped == false)
         #expect(interleaved.report.regrouped == true)
         #expect(contiguous.scores == interleaved.scores)
@@ -140,8 +148,9 @@ struct BatchScorerTests {
 
         // A different first-appearance order: rows come out in that order, each row unchanged.
         let order = [7, 2, 11, 0, 5, 9, 1, 3, 10, 4, 8, 6]
-        let shuffled = try BatchFixtures.run(scorer, [try files.write("shuffled.csv", BatchFixtures.longInterleaved(sessions, order: order))],
-                                             in: files, name: "shuffled")
+        let shuffled = try BatchFixtures.run(
+            scorer, [try files.write("shuffled.csv", BatchFixtures.longInterleaved(sessions, order: order))],
+            in: files, name: "shuffled")
         #expect(shuffled.report.regrouped)
         #expect(shuffled.scoreRows.map { $0[0] } == order.map { sessions[$0].id })
         #expect(shuffled.scoreLines.first == contiguous.scoreLines.first)
@@ -168,23 +177,23 @@ struct BatchScorerTests {
     /// One file with every kind of rejection. The session column is second, so a one-field row has no session
     /// id while a two-field row has one.
     static let rejectionRows = [
-        "item_id,session_id,response",   // 1
-        "q1,ok1,1",                      // 2
-        "q2,ok1,0",                      // 3
-        "q3,ok1,1",                      // 4
-        "q1,unk,1",                      // 5
-        "qX,unk,1",                      // 6  unknown item
-        "q1,two,2",                      // 7  response 2
-        "q1,yes,yes",                    // 8  response yes
-        "q2,dup,1",                      // 9
-        "q4,dup,0",                      // 10
-        "q2,dup,0",                      // 11 q2 again
-        "q1,short",                      // 12 too few fields, with a session id
-        "q1",                            // 13 too few fields, no session id
-        "q1,blank,",                     // 14 only blank responses
-        "q2,blank,NA",                   // 15
-        "q5,ok2,1",                      // 16
-        "q6,ok2,0",                      // 17
+        "item_id,session_id,response", // 1
+        "q1,ok1,1", // 2
+        "q2,ok1,0", // 3
+        "q3,ok1,1", // 4
+        "q1,unk,1", // 5
+        "qX,unk,1", // 6  unknown item
+        "q1,two,2", // 7  response 2
+        "q1,yes,yes", // 8  response yes
+        "q2,dup,1", // 9
+        "q4,dup,0", // 10
+        "q2,dup,0", // 11 q2 again
+        "q1,short", // 12 too few fields, with a session id
+        "q1", // 13 too few fields, no session id
+        "q1,blank,", // 14 only blank responses
+        "q2,blank,NA", // 15
+        "q5,ok2,1", // 16
+        "q6,ok2,0" // 17
     ]
 
     static let allowed = "1, 0, true, false, t, f, or empty/NA for not administered"
@@ -197,7 +206,7 @@ struct BatchScorerTests {
         ("dup", "11", "1", "item 'q2' answered twice in the session (first on line 9)"),
         ("short", "12", "2", "malformed row: expected 3 fields as in the header, found 2"),
         ("", "13", "1", "malformed row: expected 3 fields as in the header, found 1; no session id"),
-        ("blank", "14", "", "not administered: the session has no responses"),
+        ("blank", "14", "", "not administered: the session has no responses")
     ]
 
     @Test("each rejection has its exact reason, line and column; every session lands exactly once in scores or rejects")
@@ -250,7 +259,9 @@ struct BatchScorerTests {
     func wideRejections() throws {
         let files = try CSVFixtures()
         let scorer = try BatchFixtures.scorer(files)
-        let path = try files.write("wide.csv", """
+        let path = try files.write(
+            "wide.csv",
+            """
             session_id,q1,q2,zz,q3
             a,1,0,,1
             b,1,0,1,1
@@ -261,12 +272,13 @@ struct BatchScorerTests {
             """)
         let out = try BatchFixtures.run(scorer, [path], in: files)
         #expect(out.scoreRows.map { $0[0] } == ["a"])
-        #expect(out.rejectRows == [
-            ["b", path, "3", "4", "unknown item id 'zz' (column 4 is not in the bank)"],
-            ["c", path, "4", "3", "column 'q2': 'maybe' is not a response; allowed: \(Self.allowed)"],
-            ["d", path, "5", "4", "malformed row: expected 5 fields as in the header, found 3"],
-            ["e", path, "6", "", "not administered: the session has no responses"],
-        ])
+        #expect(
+            out.rejectRows == [
+                ["b", path, "3", "4", "unknown item id 'zz' (column 4 is not in the bank)"],
+                ["c", path, "4", "3", "column 'q2': 'maybe' is not a response; allowed: \(Self.allowed)"],
+                ["d", path, "5", "4", "malformed row: expected 5 fields as in the header, found 3"],
+                ["e", path, "6", "", "not administered: the session has no responses"]
+            ])
         #expect(out.report.sessionsRead == 5 && out.report.sessionsScored == 1 && out.report.sessionsRejected == 4)
     }
 
@@ -364,8 +376,9 @@ struct BatchScorerTests {
         #expect(large.report.sessionsRead == 40 && large.report.sessionsRejected == 5)
         #expect(large.rejectRows.map { $0[0] } == ["s007", "s014", "s021", "s028", "s035"])
         for (batchSize, workers) in [(3, 4), (3, 1), (1, 2), (7, 3)] {
-            let small = try BatchFixtures.run(scorer, [contiguous], in: files, name: "small\(batchSize)-\(workers)",
-                                              batchSize: batchSize, workers: workers)
+            let small = try BatchFixtures.run(
+                scorer, [contiguous], in: files, name: "small\(batchSize)-\(workers)",
+                batchSize: batchSize, workers: workers)
             #expect(small.scores == large.scores, "batchSize \(batchSize), workers \(workers)")
             #expect(small.rejects == large.rejects, "batchSize \(batchSize), workers \(workers)")
             #expect(small.report.sessionsScored == 35 && small.report.sessionsRejected == 5)
@@ -375,8 +388,11 @@ struct BatchScorerTests {
         let mixedSmall = try BatchFixtures.run(scorer, [mixed], in: files, name: "mixed-small", batchSize: 3)
         #expect(mixedSmall.report.regrouped && mixedLarge.report.regrouped)
         #expect(mixedSmall.scores == mixedLarge.scores)
-        #expect(mixedSmall.scores == (try BatchFixtures.run(scorer, [try files.write("plain.csv", BatchFixtures.longContiguous(BatchFixtures.sessions(40)))],
-                                                          in: files, name: "plain", batchSize: 3)).scores)
+        #expect(
+            mixedSmall.scores
+                == (try BatchFixtures.run(
+                    scorer, [try files.write("plain.csv", BatchFixtures.longContiguous(BatchFixtures.sessions(40)))],
+                    in: files, name: "plain", batchSize: 3)).scores)
     }
 
     @Test("several input files: rows in file order, rejects name their file")
@@ -403,7 +419,9 @@ struct BatchScorerTests {
         #expect(names == ["BANK.csv", "mixed.csv", "scores.csv", "scores.rejects.csv"])
     }
 
-    @Test("\\r\\r\\n line ends (a CRLF file converted once more) are one line each: rejects name the line wc -l counts, serial and in parallel chunks (issue 26, item 10)")
+    @Test(
+        "\\r\\r\\n line ends (a CRLF file converted once more) are one line each: rejects name the line wc -l counts, serial and in parallel chunks (issue 26, item 10)"
+    )
     func doubledCarriageReturns() throws {
         let files = try CSVFixtures()
         let scorer = try BatchFixtures.scorer(files)
@@ -460,9 +478,15 @@ struct SessionScorerTests {
         #expect(message(["q1", "q2"], [-1, 0]) == "a response to item 'q1' must be 0 or 1; got -1")
         #expect(message(["q1", "q2", "q1"], [1, 0, 1]) == "item 'q1' answered twice (items 1 and 3 of the session)")
         // Each names the item's position, for a front end to point at.
-        #expect(throws: PsychometricsError(.unknownItem, "unknown item id 'zz' (not in the bank)", position: 1)) { try scorer.score(itemIDs: ["q1", "zz"], responses: [1, 0]) }
-        #expect(throws: PsychometricsError(.invalidResponse, "a response to item 'q2' must be 0 or 1; got 2", position: 1)) { try scorer.score(itemIDs: ["q1", "q2"], responses: [1, 2]) }
-        #expect(throws: PsychometricsError(.repeatedItem, "item 'q1' answered twice (items 1 and 3 of the session)", position: 2)) { try scorer.score(itemIDs: ["q1", "q2", "q1"], responses: [1, 0, 1]) }
+        #expect(throws: PsychometricsError(.unknownItem, "unknown item id 'zz' (not in the bank)", position: 1)) {
+            try scorer.score(itemIDs: ["q1", "zz"], responses: [1, 0])
+        }
+        #expect(throws: PsychometricsError(.invalidResponse, "a response to item 'q2' must be 0 or 1; got 2", position: 1)) {
+            try scorer.score(itemIDs: ["q1", "q2"], responses: [1, 2])
+        }
+        #expect(throws: PsychometricsError(.repeatedItem, "item 'q1' answered twice (items 1 and 3 of the session)", position: 2)) {
+            try scorer.score(itemIDs: ["q1", "q2", "q1"], responses: [1, 0, 1])
+        }
         #expect(message([], []) == "the session has no responses")
         #expect(message(["q1", "q2"], [1]) == "2 item ids but 1 responses")
     }
@@ -475,7 +499,8 @@ struct SessionScorerTests {
         #expect(one.estimate.itemCount == 4 && one.estimate.correctCount == 3)
         #expect(one.domainAnswered == [1, 1, 2])
         #expect(one.domainCorrect == [1, 1, 1])
-        let out = try BatchFixtures.run(scorer, [try files.write("s.csv", "session_id,item_id,response\nx,q1,1\nx,q3,1\nx,q5,0\nx,q6,1\n")], in: files)
+        let out = try BatchFixtures.run(
+            scorer, [try files.write("s.csv", "session_id,item_id,response\nx,q1,1\nx,q3,1\nx,q5,0\nx,q6,1\n")], in: files)
         let row = try #require(out.scoreRows.first)
         #expect(abs(Double(row[3])! - one.estimate.theta) <= 5e-5)
         #expect(abs(Double(row[4])! - one.estimate.standardError) <= 5e-5)
@@ -511,7 +536,8 @@ struct ItemBankLoadErrorTests {
     @Test("a slope that is zero or negative")
     func slopeNotPositive() throws {
         let (path, message) = try Self.loadError("item_id,model,a,b,c\nq1,2pl,0,0,0\nq2,2pl,-1.5,0,0\n")
-        #expect(message == "\(path):2:3: error: item 'q1': a = 0; allowed 0 < a ≤ 50 (scoring needs a positive slope)\n"
+        #expect(
+            message == "\(path):2:3: error: item 'q1': a = 0; allowed 0 < a ≤ 50 (scoring needs a positive slope)\n"
                 + "\(path):3:3: error: item 'q2': a = -1.5; allowed 0 < a ≤ 50 (scoring needs a positive slope)")
     }
 
@@ -530,7 +556,10 @@ struct ItemBankLoadErrorTests {
     @Test("a missing b column")
     func missingB() throws {
         let (path, message) = try Self.loadError("item_id,model,a,c\nq1,2pl,1,0\n")
-        #expect(message == "\(path):1: error: the bank header has no difficulty column (found: item_id,model,a,c); name it b (or give mirt's intercept as a1,d; thresholds of items in more than two categories as b1, b2, …)")
+        #expect(
+            message
+                == "\(path):1: error: the bank header has no difficulty column (found: item_id,model,a,c); name it b (or give mirt's intercept as a1,d; thresholds of items in more than two categories as b1, b2, …)"
+        )
     }
 
     @Test("an empty bank: header only, or an empty file")
@@ -592,8 +621,13 @@ struct UnscoredItemTests {
         let sessions = BatchFixtures.sessions(20)
         let full = try BatchFixtures.run(withStatus, [try files.write("all.csv", BatchFixtures.longContiguous(sessions))], in: files, name: "status")
         let without = sessions.map { s in (id: s.id, cells: s.cells.filter { $0.item != "q3" && $0.item != "q5" }) }
-        let expected = try BatchFixtures.run(reference, [try files.write("less.csv", BatchFixtures.longContiguous(without))], in: files, name: "reference")
-        #expect(full.scoreLines.first == (BatchFixtures.scoreColumns + ["n_unscored", "logic_correct", "logic_answered", "pattern_correct", "pattern_answered", "spatial_correct", "spatial_answered"]).joined(separator: ","))
+        let expected = try BatchFixtures.run(
+            reference, [try files.write("less.csv", BatchFixtures.longContiguous(without))], in: files, name: "reference")
+        #expect(
+            full.scoreLines.first
+                == (BatchFixtures.scoreColumns + [
+                    "n_unscored", "logic_correct", "logic_answered", "pattern_correct", "pattern_answered", "spatial_correct", "spatial_answered"
+                ]).joined(separator: ","))
         #expect(full.report.sessionsScored == 20 && expected.report.sessionsScored == 20)
         for (row, ref) in zip(full.scoreRows, expected.scoreRows) {
             #expect(Array(row[0..<12]) == Array(ref[0..<12]), "θ, SE, IQ and flags as without the items")
@@ -620,7 +654,8 @@ struct UnscoredItemTests {
         } catch {
             #expect("\(error)" == "\(path):3:4: error: item 'q2': status 'pilot' is not one of active, pretest, retired")
         }
-        let plain = try SessionScorer(bank: try ItemBank.load(csv: try files.write("P.csv", "item_id,a,b,status\nq1,1,0,active\nq2,1,0,\n")), scale: IQScale())
+        let plain = try SessionScorer(
+            bank: try ItemBank.load(csv: try files.write("P.csv", "item_id,a,b,status\nq1,1,0,active\nq2,1,0,\n")), scale: IQScale())
         #expect(!plain.hasUnscoredItems)
         #expect(BatchScorer(scorer: plain).header == BatchFixtures.scoreColumns.joined(separator: ",") + "\n")
     }

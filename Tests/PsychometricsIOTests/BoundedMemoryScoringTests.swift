@@ -4,7 +4,7 @@ import PsychometricsIO
 import Testing
 import TestSupport
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // `BatchScorer.maxMemoryBytes` bounds a run whatever the input's order: finished-session hashes spill to sorted
@@ -73,7 +73,9 @@ struct BoundedMemoryScoringTests {
         #expect(partitioned == 20, "the same file twice always regroups")
     }
 
-    @Test("contiguous input past the finished-session budget spills sorted runs and streams on; a session that comes back after a spill regroups at the end")
+    @Test(
+        "contiguous input past the finished-session budget spills sorted runs and streams on; a session that comes back after a spill regroups at the end"
+    )
     func sessionHashRuns() throws {
         let files = try CSVFixtures()
         let scorer = try BatchFixtures.scorer(files)
@@ -108,8 +110,10 @@ struct BoundedMemoryScoringTests {
                 _ = try BatchFixtures.run(scorer, [path], in: files, name: "o", parallel: parallel, maxMemoryBytes: 1 << 19)
                 Issue.record("no error, parallel \(parallel)")
             } catch {
-                #expect("\(error)" == "\(path):3: error: a record longer than 65536 bytes starts here (the limit); is a line break missing, or a quote left open?",
-                        "parallel \(parallel)")
+                #expect(
+                    "\(error)"
+                        == "\(path):3: error: a record longer than 65536 bytes starts here (the limit); is a line break missing, or a quote left open?",
+                    "parallel \(parallel)")
             }
         }
     }
@@ -134,7 +138,8 @@ struct BoundedMemoryScoringTests {
         let out = try BatchFixtures.run(scorer, [fifo], in: files, name: "fifo")
         #expect(out.scores == expected.scores)
         #expect(out.report.sessionsScored == expected.report.sessionsScored && out.report.regrouped)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: files.directory.path).filter { $0.contains(".spill-") }.isEmpty,
-                "the spooled copy is removed")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: files.directory.path).filter { $0.contains(".spill-") }.isEmpty,
+            "the spooled copy is removed")
     }
 }

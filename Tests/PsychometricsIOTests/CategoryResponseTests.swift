@@ -22,12 +22,16 @@ struct CategoryResponseTests {
             #expect(a.categoryCounts == [4, 2] && a.responses == [3, 1, 0, 2, 0, 1])
             #expect(b.categoryCounts == a.categoryCounts && b.responses == a.responses && b.itemIndices == a.itemIndices)
         }
-        for (text, phrase) in [("id,g\n1,-1\n", "'-1' is not a response; allowed: a whole number 0…255"),
-                               ("id,g\n1,256\n", "'256' is not a response"), ("id,g\n1,1.5\n", "'1.5' is not a response"),
-                               ("id,g\n1,true\n", "'true' is not a response")] {
+        for (text, phrase) in [
+            ("id,g\n1,-1\n", "'-1' is not a response; allowed: a whole number 0…255"),
+            ("id,g\n1,256\n", "'256' is not a response"), ("id,g\n1,1.5\n", "'1.5' is not a response"),
+            ("id,g\n1,true\n", "'true' is not a response")
+        ] {
             let path = try files.write("bad.csv", text)
             #expect(throws: (any Error).self) { try ResponseMatrix.load(csv: path, options: options) }
-            do { _ = try ResponseMatrix.load(csv: path, options: options) } catch { #expect("\(error)".contains(phrase) && "\(error)".contains("bad.csv:2:2"), "\(error)") }
+            do { _ = try ResponseMatrix.load(csv: path, options: options) } catch {
+                #expect("\(error)".contains(phrase) && "\(error)".contains("bad.csv:2:2"), "\(error)")
+            }
         }
         // Without the option a 2 is still refused as a 0/1 response.
         #expect(throws: (any Error).self) { try ResponseMatrix.load(csv: wide) }
@@ -35,7 +39,9 @@ struct CategoryResponseTests {
 
     /// A bank: a 2PL item, a graded item (labels 1…4), a gpcm item, a nominal item; domains x and y.
     static func bank() throws -> ItemBank {
-        var items = [BankItem(itemID: "q", model: .twoPL, parameters: ItemParameters(discrimination: 1.3, difficulty: 0.2), metadata: ["domain": "x"])]
+        var items = [
+            BankItem(itemID: "q", model: .twoPL, parameters: ItemParameters(discrimination: 1.3, difficulty: 0.2), metadata: ["domain": "x"])
+        ]
         var graded = BankItem(itemID: "g", model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0), metadata: ["domain": "x"])
         graded.categoryModel = try CategoryBankItem(kind: .graded, values: [1.4, -1, 0.2, 1.1], responseLabels: ["1", "2", "3", "4"])
         var gpcm = BankItem(itemID: "p", model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0), metadata: ["domain": "y"])
@@ -91,8 +97,9 @@ struct CategoryResponseTests {
         let bad = "session_id,item_id,response\nb1,g,0\nb2,p,3\nb3,n,D\nb4,q,2\n"
         let outputs = [
             try BatchFixtures.run(scorer, [try files.write("long.csv", long + bad.dropFirst(28))], in: files, name: "serial", parallel: false),
-            try BatchFixtures.run(scorer, [try files.write("long2.csv", long + bad.dropFirst(28))], in: files, name: "parallel", workers: 2, chunkBytes: 256),
-            try BatchFixtures.run(scorer, [try files.write("inter.csv", interleaved + bad.dropFirst(28))], in: files, name: "regrouped"),
+            try BatchFixtures.run(
+                scorer, [try files.write("long2.csv", long + bad.dropFirst(28))], in: files, name: "parallel", workers: 2, chunkBytes: 256),
+            try BatchFixtures.run(scorer, [try files.write("inter.csv", interleaved + bad.dropFirst(28))], in: files, name: "regrouped")
         ]
         let wideOut = try BatchFixtures.run(scorer, [try files.write("wide.csv", wide)], in: files, name: "wide")
         let estimator = try AbilityEstimator(items: bank.items.map(\.responseModel))
@@ -109,7 +116,8 @@ struct CategoryResponseTests {
         }
         for output in outputs {
             let reasons = Dictionary(output.rejectRows.map { ($0[0], $0[4]) }, uniquingKeysWith: { a, _ in a })
-            #expect(reasons["b1"] == "response '0' is not a response to item 'g'; allowed: 1, 2, 3, 4, or empty/NA for not administered", "\(reasons)")
+            #expect(
+                reasons["b1"] == "response '0' is not a response to item 'g'; allowed: 1, 2, 3, 4, or empty/NA for not administered", "\(reasons)")
             #expect(reasons["b2"] == "response '3' is not a response to item 'p'; allowed: 0…2, or empty/NA for not administered")
             #expect(reasons["b3"] == "response 'D' is not a response to item 'n'; allowed: A, B, C, or empty/NA for not administered")
             #expect(reasons["b4"]?.contains("is not a response; allowed: 1, 0, true, false") == true, "\(reasons)")

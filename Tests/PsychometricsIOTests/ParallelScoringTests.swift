@@ -44,14 +44,14 @@ struct MessyLongFile {
         let items = BatchFixtures.itemIDs
         for k in 1...sessions {
             let sid = id(k)
-            let rows = chance(0.3) ? 7 + int(7) : int(7)   // 0 … 13 rows; from the seventh on, items repeat
+            let rows = chance(0.3) ? 7 + int(7) : int(7) // 0 … 13 rows; from the seventh on, items repeat
             for r in 0..<rows {
-                if chance(0.04) { out += lineEnd() }                       // blank line
-                if chance(0.02) { out += ",q1,1" + lineEnd() }             // empty session id
-                if chance(0.01) { out += "lonely" + lineEnd() }           // one field: no session id column value
+                if chance(0.04) { out += lineEnd() } // blank line
+                if chance(0.02) { out += ",q1,1" + lineEnd() } // empty session id
+                if chance(0.01) { out += "lonely" + lineEnd() } // one field: no session id column value
                 var item = items[r % items.count]
-                if chance(0.03) { item = "zz\(int(5))" }                    // unknown item
-                if chance(0.02) { item = "\"q\(1 + int(6))\"" }            // quoted item id
+                if chance(0.03) { item = "zz\(int(5))" } // unknown item
+                if chance(0.02) { item = "\"q\(1 + int(6))\"" } // quoted item id
                 var response = int(2) == 0 ? "0" : "1"
                 switch int(60) {
                 case 0: response = "2"
@@ -62,13 +62,13 @@ struct MessyLongFile {
                 default: break
                 }
                 if chance(0.02) {
-                    out += "\(sid),\(item)" + lineEnd()                     // too few fields
+                    out += "\(sid),\(item)" + lineEnd() // too few fields
                 } else {
-                    out += "\(sid),\(item),\(response)" + (extra ? ",e" : "") + (chance(0.03) ? ",x" : "") + lineEnd()   // ragged
+                    out += "\(sid),\(item),\(response)" + (extra ? ",e" : "") + (chance(0.03) ? ",x" : "") + lineEnd() // ragged
                 }
             }
         }
-        if chance(0.5) { out.removeLast() }                                 // no final line break
+        if chance(0.5) { out.removeLast() } // no final line break
         return out
     }
 }
@@ -150,8 +150,10 @@ struct ParallelScoringTests {
         let scorer = try BatchFixtures.scorer(files)
         var body = ""
         for k in 1...50 { body += "s\(k),q1,1\ns\(k),q2,0\n" }
-        for (name, text) in [("after.csv", "session_id,item_id,response\n" + body + "\"s9\"x,q1,1\n" + body),
-                             ("open.csv", "session_id,item_id,response\n" + body + "\"s9,q1,1\n" + body)] {
+        for (name, text) in [
+            ("after.csv", "session_id,item_id,response\n" + body + "\"s9\"x,q1,1\n" + body),
+            ("open.csv", "session_id,item_id,response\n" + body + "\"s9,q1,1\n" + body)
+        ] {
             let path = try files.write(name, text)
             func message(_ parallel: Bool, _ chunkBytes: Int) -> String {
                 do {

@@ -32,40 +32,44 @@ struct CSVReaderTests {
     @Test("quoted fields with \"\" escapes, commas and embedded newlines; later records keep their line numbers")
     func quotedFields() throws {
         let files = try CSVFixtures()
-        let path = try files.write("quoted.csv",
+        let path = try files.write(
+            "quoted.csv",
             "id,text,n\n"
-            + "1,\"he said \"\"hi\"\"\",2\n"
-            + "2,\"multi\nline\",3\n"
-            + "3,\"two\n\nbreaks\",4\n"
-            + "4,plain,5\n"
-            + "5,\"\",\"a,b\"\n"
-            + "6,\"\"\"\",\"\"\"x\"\"\"\n")
-        #expect(try readRecords(path) == [
-            CSVRecord(line: 1, fields: ["id", "text", "n"]),
-            CSVRecord(line: 2, fields: ["1", "he said \"hi\"", "2"]),
-            CSVRecord(line: 3, fields: ["2", "multi\nline", "3"]),
-            CSVRecord(line: 5, fields: ["3", "two\n\nbreaks", "4"]),
-            CSVRecord(line: 8, fields: ["4", "plain", "5"]),
-            CSVRecord(line: 9, fields: ["5", "", "a,b"]),
-            CSVRecord(line: 10, fields: ["6", "\"", "\"x\""]),
-        ])
+                + "1,\"he said \"\"hi\"\"\",2\n"
+                + "2,\"multi\nline\",3\n"
+                + "3,\"two\n\nbreaks\",4\n"
+                + "4,plain,5\n"
+                + "5,\"\",\"a,b\"\n"
+                + "6,\"\"\"\",\"\"\"x\"\"\"\n")
+        #expect(
+            try readRecords(path) == [
+                CSVRecord(line: 1, fields: ["id", "text", "n"]),
+                CSVRecord(line: 2, fields: ["1", "he said \"hi\"", "2"]),
+                CSVRecord(line: 3, fields: ["2", "multi\nline", "3"]),
+                CSVRecord(line: 5, fields: ["3", "two\n\nbreaks", "4"]),
+                CSVRecord(line: 8, fields: ["4", "plain", "5"]),
+                CSVRecord(line: 9, fields: ["5", "", "a,b"]),
+                CSVRecord(line: 10, fields: ["6", "\"", "\"x\""])
+            ])
     }
 
     @Test("CRLF line ends (also inside a quoted field) and lone CR line ends")
     func crlfAndCR() throws {
         let files = try CSVFixtures()
         let crlf = try files.write("crlf.csv", "a,b\r\n1,\"x\r\ny\"\r\n\r\n2,3\r\n")
-        #expect(try readRecords(crlf) == [
-            CSVRecord(line: 1, fields: ["a", "b"]),
-            CSVRecord(line: 2, fields: ["1", "x\r\ny"]),
-            CSVRecord(line: 5, fields: ["2", "3"]),
-        ])
+        #expect(
+            try readRecords(crlf) == [
+                CSVRecord(line: 1, fields: ["a", "b"]),
+                CSVRecord(line: 2, fields: ["1", "x\r\ny"]),
+                CSVRecord(line: 5, fields: ["2", "3"])
+            ])
         let cr = try files.write("cr.csv", "a,b\r1,2\r\r3,4\r")
-        #expect(try readRecords(cr) == [
-            CSVRecord(line: 1, fields: ["a", "b"]),
-            CSVRecord(line: 2, fields: ["1", "2"]),
-            CSVRecord(line: 4, fields: ["3", "4"]),
-        ])
+        #expect(
+            try readRecords(cr) == [
+                CSVRecord(line: 1, fields: ["a", "b"]),
+                CSVRecord(line: 2, fields: ["1", "2"]),
+                CSVRecord(line: 4, fields: ["3", "4"])
+            ])
     }
 
     @Test("a lone CR inside a quoted field is a line break for the line numbers of later records")
@@ -83,15 +87,17 @@ struct CSVReaderTests {
         let files = try CSVFixtures()
         let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
         let plain = try files.write("bom.csv", bytes: bom + Array("session_id,q1\ns1,1\n".utf8))
-        #expect(try readRecords(plain) == [
-            CSVRecord(line: 1, fields: ["session_id", "q1"]),
-            CSVRecord(line: 2, fields: ["s1", "1"]),
-        ])
+        #expect(
+            try readRecords(plain) == [
+                CSVRecord(line: 1, fields: ["session_id", "q1"]),
+                CSVRecord(line: 2, fields: ["s1", "1"])
+            ])
         let quoted = try files.write("bom-quoted.csv", bytes: bom + Array("\"person_id\",\"q 1\"\r\np1,0\r\n".utf8))
-        #expect(try readRecords(quoted) == [
-            CSVRecord(line: 1, fields: ["person_id", "q 1"]),
-            CSVRecord(line: 2, fields: ["p1", "0"]),
-        ])
+        #expect(
+            try readRecords(quoted) == [
+                CSVRecord(line: 1, fields: ["person_id", "q 1"]),
+                CSVRecord(line: 2, fields: ["p1", "0"])
+            ])
         // The id column is still recognised through the mark.
         let (matrix, report) = try ResponseMatrix.load(csv: plain)
         #expect(report.idColumn == "session_id")
@@ -102,18 +108,21 @@ struct CSVReaderTests {
     @Test("a missing final newline: plain, quoted and empty last fields")
     func missingFinalNewline() throws {
         let files = try CSVFixtures()
-        #expect(try readRecords(try files.write("plain.csv", "a,b\n1,2")) == [
-            CSVRecord(line: 1, fields: ["a", "b"]),
-            CSVRecord(line: 2, fields: ["1", "2"]),
-        ])
-        #expect(try readRecords(try files.write("comma.csv", "a,b\n1,")) == [
-            CSVRecord(line: 1, fields: ["a", "b"]),
-            CSVRecord(line: 2, fields: ["1", ""]),
-        ])
-        #expect(try readRecords(try files.write("quoted.csv", "a,b\n1,\"x\"\"\"")) == [
-            CSVRecord(line: 1, fields: ["a", "b"]),
-            CSVRecord(line: 2, fields: ["1", "x\""]),
-        ])
+        #expect(
+            try readRecords(try files.write("plain.csv", "a,b\n1,2")) == [
+                CSVRecord(line: 1, fields: ["a", "b"]),
+                CSVRecord(line: 2, fields: ["1", "2"])
+            ])
+        #expect(
+            try readRecords(try files.write("comma.csv", "a,b\n1,")) == [
+                CSVRecord(line: 1, fields: ["a", "b"]),
+                CSVRecord(line: 2, fields: ["1", ""])
+            ])
+        #expect(
+            try readRecords(try files.write("quoted.csv", "a,b\n1,\"x\"\"\"")) == [
+                CSVRecord(line: 1, fields: ["a", "b"]),
+                CSVRecord(line: 2, fields: ["1", "x\""])
+            ])
         #expect(try readRecords(try files.write("one.csv", "only")) == [CSVRecord(line: 1, fields: ["only"])])
         let (matrix, report) = try ResponseMatrix.load(csv: try files.write("wide.csv", "id,q1,q2\nA,1,0\nB,0,1"))
         #expect(matrix.personIDs == ["A", "B"])
@@ -124,11 +133,12 @@ struct CSVReaderTests {
     func blankLines() throws {
         let files = try CSVFixtures()
         let path = try files.write("blank.csv", "\n\na,b\n\n1,2\n\n\n3,4\n\n")
-        #expect(try readRecords(path) == [
-            CSVRecord(line: 3, fields: ["a", "b"]),
-            CSVRecord(line: 5, fields: ["1", "2"]),
-            CSVRecord(line: 8, fields: ["3", "4"]),
-        ])
+        #expect(
+            try readRecords(path) == [
+                CSVRecord(line: 3, fields: ["a", "b"]),
+                CSVRecord(line: 5, fields: ["1", "2"]),
+                CSVRecord(line: 8, fields: ["3", "4"])
+            ])
         // Only blank lines: no records at all.
         #expect(try readRecords(try files.write("blanks.csv", "\n\r\n\r\n")) == [])
     }
@@ -145,7 +155,7 @@ struct CSVReaderTests {
         let expected = [
             CSVRecord(line: 1, fields: ["head", "body", "tail"]),
             CSVRecord(line: 2, fields: [long, unescaped, "end"]),
-            CSVRecord(line: 17, fields: ["after", "the", "long"]),  // 14 embedded newlines: the record spans lines 2…16
+            CSVRecord(line: 17, fields: ["after", "the", "long"]) // 14 embedded newlines: the record spans lines 2…16
         ]
         #expect(try readRecords(path, chunkSize: 4096) == expected)
         // A chunk size below the minimum is raised to it.
@@ -193,7 +203,9 @@ struct CSVReaderTests {
 
         let stray = try files.write("stray.csv", "a,b,c\n1,\"two\nlines\"x,3\n")
         let error2 = #expect(throws: InputError.self) { _ = try readRecords(stray) }
-        #expect(error2?.description == "\(stray):3:2: error: unexpected character 'x' after a closing quote; a quoted field must end at a comma or line end")
+        #expect(
+            error2?.description
+                == "\(stray):3:2: error: unexpected character 'x' after a closing quote; a quoted field must end at a comma or line end")
     }
 
     @Test("a missing file or a directory is an error naming the path")
@@ -221,14 +233,15 @@ struct ResponseMatrixLoadTests {
     @Test("wide with a session_id column: 1/0/true/false/NA/empty cells, spaces, empty persons reported")
     func wideWithSessionID() throws {
         let files = try CSVFixtures()
-        let path = try files.write("wide.csv",
+        let path = try files.write(
+            "wide.csv",
             "session_id,q1,q2,q3\n"
-            + "s1,1,0,\n"
-            + "s2,,,\n"
-            + "\n"
-            + "s3,true,FALSE,NA\n"
-            + "s4, 1 ,0,1\n"
-            + "s5,na,,\n")
+                + "s1,1,0,\n"
+                + "s2,,,\n"
+                + "\n"
+                + "s3,true,FALSE,NA\n"
+                + "s4, 1 ,0,1\n"
+                + "s5,na,,\n")
         let (m, report) = try ResponseMatrix.load(csv: path)
         #expect(m.itemIDs == ["q1", "q2", "q3"])
         #expect(m.personIDs == ["s1", "s3", "s4"])
@@ -273,8 +286,9 @@ struct ResponseMatrixLoadTests {
         #expect(m2.personIDs == ["x"])
 
         // A custom session column name marks the id column too.
-        let (m3, report3) = try ResponseMatrix.load(csv: try files.write("c.csv", "candidate,a\nc1,0\n"),
-                                                    options: ResponseFileOptions(sessionColumn: "candidate"))
+        let (m3, report3) = try ResponseMatrix.load(
+            csv: try files.write("c.csv", "candidate,a\nc1,0\n"),
+            options: ResponseFileOptions(sessionColumn: "candidate"))
         #expect(report3.idColumn == "candidate")
         #expect(m3.personIDs == ["c1"])
         #expect(m3.itemIDs == ["a"])
@@ -315,16 +329,17 @@ struct ResponseMatrixLoadTests {
     @Test("long layout with the default column names; interleaved rows of a session are gathered")
     func longDefault() throws {
         let files = try CSVFixtures()
-        let path = try files.write("long.csv",
+        let path = try files.write(
+            "long.csv",
             "session_id,item_id,response,comment\n"
-            + "s1,i1,1,first\n"
-            + "s1,i2,0,\n"
-            + "s2,i1,0,\n"
-            + "s1,i3,1,back to s1\n"
-            + "s2,i3,,blank\n"
-            + "s3,i2,NA,only NA\n"
-            + "s2,i2,true,\n"
-            + "s1, i4 ,False,\n")
+                + "s1,i1,1,first\n"
+                + "s1,i2,0,\n"
+                + "s2,i1,0,\n"
+                + "s1,i3,1,back to s1\n"
+                + "s2,i3,,blank\n"
+                + "s3,i2,NA,only NA\n"
+                + "s2,i2,true,\n"
+                + "s1, i4 ,False,\n")
         let (m, report) = try ResponseMatrix.load(csv: path)
         #expect(report.layout == .long)
         #expect(m.personIDs == ["s1", "s2"])
@@ -343,13 +358,14 @@ struct ResponseMatrixLoadTests {
     @Test("long layout with overridden names: the app's export with true/false answers")
     func longOverridden() throws {
         let files = try CSVFixtures()
-        let path = try files.write("export.csv",
+        let path = try files.write(
+            "export.csv",
             "user_id,question_id,is_correct,test_session_id,extra\n"
-            + "u1,q10,true,t1,x\n"
-            + "u2,q10,FALSE,t2,\n"
-            + "u1,q11,false,t1,\"a, b\"\n"
-            + "u1,q12,True,t1,z\n"
-            + "u3,q12,,t3,no answer\n")
+                + "u1,q10,true,t1,x\n"
+                + "u2,q10,FALSE,t2,\n"
+                + "u1,q11,false,t1,\"a, b\"\n"
+                + "u1,q12,True,t1,z\n"
+                + "u3,q12,,t3,no answer\n")
         let options = ResponseFileOptions(sessionColumn: "test_session_id", itemColumn: "question_id", responseColumn: "is_correct")
         let (m, report) = try ResponseMatrix.load(csv: path, options: options)
         #expect(report.layout == .long)
@@ -368,18 +384,20 @@ struct ResponseMatrixLoadErrorTests {
     @Test("garbage values in wide columns: one error per column, first line and value, with the count")
     func garbageWide() throws {
         let files = try CSVFixtures()
-        let path = try files.write("garbage.csv",
+        let path = try files.write(
+            "garbage.csv",
             "session_id,q1,q2,q3\n"
-            + "s1,1,x,0\n"
-            + "s2,1,0,0\n"
-            + "s3,yes,maybe,1\n"
-            + "s4,0,2,1\n")
+                + "s1,1,x,0\n"
+                + "s2,1,0,0\n"
+                + "s3,yes,maybe,1\n"
+                + "s4,0,2,1\n")
         let error = #expect(throws: InputErrors.self) { _ = try ResponseMatrix.load(csv: path) }
         #expect(error?.errors.count == 2)
-        #expect(error?.description == """
-            \(path):4:2: error: column 'q1': 'yes' is not a response; allowed: 1, 0, true, false, t, f, or empty/NA for not administered
-            \(path):2:3: error: column 'q2': 'x' is not a response; allowed: 1, 0, true, false, t, f, or empty/NA for not administered (3 invalid cells in this column)
-            """)
+        #expect(
+            error?.description == """
+                \(path):4:2: error: column 'q1': 'yes' is not a response; allowed: 1, 0, true, false, t, f, or empty/NA for not administered
+                \(path):2:3: error: column 'q2': 'x' is not a response; allowed: 1, 0, true, false, t, f, or empty/NA for not administered (3 invalid cells in this column)
+                """)
     }
 
     @Test("a row with the wrong number of fields (too few and too many)")
@@ -387,10 +405,11 @@ struct ResponseMatrixLoadErrorTests {
         let files = try CSVFixtures()
         let path = try files.write("fields.csv", "session_id,q1,q2\ns1,1,0\ns2,1\ns3,1,0,1\n")
         let error = #expect(throws: InputErrors.self) { _ = try ResponseMatrix.load(csv: path) }
-        #expect(error?.description == """
-            \(path):3:2: error: expected 3 fields as in the header, found 2
-            \(path):4:4: error: expected 3 fields as in the header, found 4
-            """)
+        #expect(
+            error?.description == """
+                \(path):3:2: error: expected 3 fields as in the header, found 2
+                \(path):4:4: error: expected 3 fields as in the header, found 4
+                """)
     }
 
     @Test("the same item twice in a long session names both lines")
@@ -425,12 +444,16 @@ struct ResponseMatrixLoadErrorTests {
         let path = try files.write("nocol.csv", "session_id,item_id,answer\ns1,i1,1\n")
         // Detected as long from the session and item columns, so the missing one is named.
         let error = #expect(throws: InputError.self) { _ = try ResponseMatrix.load(csv: path) }
-        #expect(error?.description == "\(path):1: error: no response column 'response' in the header (session_id,item_id,answer); name it with --response-column")
+        #expect(
+            error?.description
+                == "\(path):1: error: no response column 'response' in the header (session_id,item_id,answer); name it with --response-column")
 
         let error2 = #expect(throws: InputError.self) {
             _ = try ResponseMatrix.load(csv: path, options: ResponseFileOptions(sessionColumn: "test_session_id", layout: .long))
         }
-        #expect(error2?.description == "\(path):1: error: no session column 'test_session_id' in the header (session_id,item_id,answer); name it with --session-column")
+        #expect(
+            error2?.description
+                == "\(path):1: error: no session column 'test_session_id' in the header (session_id,item_id,answer); name it with --session-column")
     }
 
     @Test("an empty file, a file of blank lines, and a header without data rows")
@@ -462,10 +485,19 @@ struct ResponseMatrixMemoryTests {
             _ = try ResponseMatrix.load(csv: path, maxMemoryBytes: 1_000_000)
             Issue.record("no error")
         } catch {
-            #expect("\(error)" == "\(path):65537: error: by this line the responses need about 3 MiB in memory (65535 responses, 6554 persons), more than the limit of 0 MiB; calibration keeps every response in memory: raise max memory")
+            #expect(
+                "\(error)"
+                    == "\(path):65537: error: by this line the responses need about 3 MiB in memory (65535 responses, 6554 persons), more than the limit of 0 MiB; calibration keeps every response in memory: raise max memory"
+            )
             var named = ResponseFileOptions()
             named.naming = .option
-            #expect(throws: InputError(file: path, line: 65537, message: "by this line the responses need about 3 MiB in memory (65535 responses, 6554 persons), more than the limit of 0 MiB; calibration keeps every response in memory: raise --max-memory")) {
+            #expect(
+                throws: InputError(
+                    file: path, line: 65537,
+                    message:
+                        "by this line the responses need about 3 MiB in memory (65535 responses, 6554 persons), more than the limit of 0 MiB; calibration keeps every response in memory: raise --max-memory"
+                )
+            ) {
                 try ResponseMatrix.load(csv: path, options: named, maxMemoryBytes: 1_000_000)
             }
         }

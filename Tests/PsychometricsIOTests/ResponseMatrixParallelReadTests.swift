@@ -16,7 +16,8 @@ struct ResponseMatrixParallelReadTests {
     /// Everything a load gives: the whole matrix and report, or the error's full text.
     static func outcome(_ path: String, _ options: ResponseFileOptions, maxMemoryBytes: Int?, threads: Int, chunkBytes: Int) -> String {
         do {
-            let (m, r) = try ResponseMatrix.load(csv: path, options: options, maxMemoryBytes: maxMemoryBytes, threads: threads, chunkBytes: chunkBytes)
+            let (m, r) = try ResponseMatrix.load(
+                csv: path, options: options, maxMemoryBytes: maxMemoryBytes, threads: threads, chunkBytes: chunkBytes)
             return "\(m.personIDs)\n\(m.itemIDs)\n\(m.rowOffsets)\n\(m.itemIndices)\n\(m.responses)\n"
                 + "\(r.layout) rows \(r.dataRows) persons \(r.personsRead) blanks \(r.blankResponses) id \(r.idColumn ?? "-") "
                 + "empty \(r.emptyPersons.map { "\($0.id)@\($0.line)" })"
@@ -27,8 +28,10 @@ struct ResponseMatrixParallelReadTests {
 
     /// Expects every setting to read `text` as one thread in one round does; returns that reading.
     @discardableResult
-    static func expectSame(_ text: [UInt8], options: ResponseFileOptions = ResponseFileOptions(), maxMemoryBytes: Int? = nil,
-                           chunkSizes: [Int]? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+    static func expectSame(
+        _ text: [UInt8], options: ResponseFileOptions = ResponseFileOptions(), maxMemoryBytes: Int? = nil,
+        chunkSizes: [Int]? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> String {
         let files = try CSVFixtures()
         let path = try files.write("data.csv", bytes: text)
         let reference = outcome(path, options, maxMemoryBytes: maxMemoryBytes, threads: 1, chunkBytes: 1 << 24)
@@ -68,8 +71,10 @@ struct ResponseMatrixParallelReadTests {
     @Test("files of several MiB, whose rounds the threads read in parallel slices (pread), the last round short")
     func parallelFills() throws {
         let files = try CSVFixtures()
-        for (name, text) in [("long.csv", Self.longFile(sessions: 60_000, interleaved: false)),
-                             ("crlf.csv", Self.longFile(sessions: 40_000, interleaved: true, lineEnd: "\r\n", finalNewline: false))] {
+        for (name, text) in [
+            ("long.csv", Self.longFile(sessions: 60_000, interleaved: false)),
+            ("crlf.csv", Self.longFile(sessions: 40_000, interleaved: true, lineEnd: "\r\n", finalNewline: false))
+        ] {
             #expect(text.count > 3 << 20)
             let path = try files.write(name, bytes: text)
             let reference = Self.outcome(path, ResponseFileOptions(), maxMemoryBytes: nil, threads: 1, chunkBytes: 1 << 24)
@@ -88,18 +93,18 @@ struct ResponseMatrixParallelReadTests {
         for s in 0..<40 {
             text += "p\(s),a,1\np\(s),b,0\n"
             switch s % 8 {
-            case 0: text += "p\(s),a,0\n"                 // repeated item
-            case 1: text += "p\(s),c,2\n"                 // not a response
-            case 2: text += ",c,1\n"                      // empty session
-            case 3: text += "p\(s),,1\n"                  // empty item
-            case 4: text += "p\(s),c\n"                   // too few fields
-            case 5: text += "p\(s),c,1,1\n"               // too many
-            case 6: text += "p\(s),\"c\nd\",1\n"          // quoted item with a line break
-            default: text += "p\(s % 3),z,1\n"            // a session seen before, again later
+            case 0: text += "p\(s),a,0\n" // repeated item
+            case 1: text += "p\(s),c,2\n" // not a response
+            case 2: text += ",c,1\n" // empty session
+            case 3: text += "p\(s),,1\n" // empty item
+            case 4: text += "p\(s),c\n" // too few fields
+            case 5: text += "p\(s),c,1,1\n" // too many
+            case 6: text += "p\(s),\"c\nd\",1\n" // quoted item with a line break
+            default: text += "p\(s % 3),z,1\n" // a session seen before, again later
             }
         }
         var bytes = Array(text.utf8)
-        bytes += [0x71, 0xFF, 0x2C, 0x61, 0x2C, 0x31, 0x0A, 0x71, 0x2C, 0x62, 0xFE, 0x2C, 0x31, 0x0A]   // invalid UTF-8 session, item
+        bytes += [0x71, 0xFF, 0x2C, 0x61, 0x2C, 0x31, 0x0A, 0x71, 0x2C, 0x62, 0xFE, 0x2C, 0x31, 0x0A] // invalid UTF-8 session, item
         let reading = try Self.expectSame(bytes)
         #expect(reading.contains("more problems not listed"))
         // Fewer errors: all listed.
@@ -148,11 +153,11 @@ struct ResponseMatrixParallelReadTests {
         var text = "id,q1,q2,q3\n"
         for p in 0..<60 {
             switch p % 6 {
-            case 0: text += "p\(p % 20),1,0,1\n"         // repeats p0…p19 later
-            case 1: text += "p\(p),1,x\(p),0\n"          // invalid cell
-            case 2: text += "p\(p),1,0\n"                // too few fields
-            case 3: text += ",1,0,1\n"                   // empty id
-            case 4: text += "p\(p % 20),y\(p),0,1\n"     // a repeat (from the second pass on) with an invalid cell
+            case 0: text += "p\(p % 20),1,0,1\n" // repeats p0…p19 later
+            case 1: text += "p\(p),1,x\(p),0\n" // invalid cell
+            case 2: text += "p\(p),1,0\n" // too few fields
+            case 3: text += ",1,0,1\n" // empty id
+            case 4: text += "p\(p % 20),y\(p),0,1\n" // a repeat (from the second pass on) with an invalid cell
             default: text += "p\(p),1,0,1\n"
             }
         }
@@ -171,7 +176,10 @@ struct ResponseMatrixParallelReadTests {
         text += "p0,1,bad\np100,1,good\np101,0,worse\n"
         let reading = try Self.expectSame(Array(text.utf8))
         #expect(reading.contains("id 'p0' already appeared on line 2"))
-        #expect(reading.contains(":103:3: error: column 'q2': 'good' is not a response; allowed: 1, 0, true, false, t, f, or empty/NA for not administered (2 invalid cells in this column)"))
+        #expect(
+            reading.contains(
+                ":103:3: error: column 'q2': 'good' is not a response; allowed: 1, 0, true, false, t, f, or empty/NA for not administered (2 invalid cells in this column)"
+            ))
     }
 
     @Test("wide files: the memory budget (checked every 4,096 rows) stops at the same line")

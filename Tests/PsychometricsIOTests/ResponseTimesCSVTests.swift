@@ -16,7 +16,15 @@ struct ResponseTimesCSVTests {
             for i in 0..<5 {
                 let k = s * 5 + i
                 let t: String
-                if k % 11 == 0 { t = "" } else if k == 7 { t = "NA" } else if k == 8 { t = "0" } else { t = String(format: "%.3f", 1 + Double(k) * 0.731) }
+                if k % 11 == 0 {
+                    t = ""
+                } else if k == 7 {
+                    t = "NA"
+                } else if k == 8 {
+                    t = "0"
+                } else {
+                    t = String(format: "%.3f", 1 + Double(k) * 0.731)
+                }
                 if let v = Float(t), v > 0 { expected["s\(s)|q\(i)"] = v }
                 rows.append(("s\(s),q\(i),\((s * i) % 2),\(t)", "s\(s)|q\(i)"))
             }
@@ -79,7 +87,8 @@ struct ResponseTimesCSVTests {
         #expect {
             try ResponseMatrix.load(csv: path, options: options)
         } throws: { error in
-            "\(error)".contains("wide.csv:3:3: error: column 'q1_time': '-1' is not a response time") && "\(error)".contains("(3 invalid cells in this column)")
+            "\(error)".contains("wide.csv:3:3: error: column 'q1_time': '-1' is not a response time")
+                && "\(error)".contains("(3 invalid cells in this column)")
         }
     }
 
@@ -91,6 +100,7 @@ struct ResponseTimesCSVTests {
         #expect(parse("1e2") == .seconds(100))
         #expect(parse("") == .missing && parse("NA") == .missing && parse("na") == .missing)
         #expect(parse("0") == .dropped && parse("0.0001") == .dropped && parse("90000") == .dropped)
-        #expect(parse("-1") == .invalid && parse(".") == .invalid && parse("1,5") == .invalid && parse("inf") == .invalid && parse("1.2.3") == .invalid)
+        #expect(
+            parse("-1") == .invalid && parse(".") == .invalid && parse("1,5") == .invalid && parse("inf") == .invalid && parse("1.2.3") == .invalid)
     }
 }

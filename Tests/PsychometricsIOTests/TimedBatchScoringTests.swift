@@ -24,14 +24,21 @@ struct TimedBatchScoringTests {
         let population = try SpeedAccuracyPopulation(speedSD: 0.35, correlation: 0.5)
         for k in bank.items.indices { bank.items[k].timeModel = timeItems[k] }
         bank.speedPopulation = population
-        let out = ResponseSimulator(bank: bank).timedMatrix(count: 300, itemIDs: bank.items.map(\.itemID),
-                                                            times: ResponseTimeSimulator(items: timeItems, population: population), using: &rng)
+        let out = ResponseSimulator(bank: bank).timedMatrix(
+            count: 300, itemIDs: bank.items.map(\.itemID),
+            times: ResponseTimeSimulator(items: timeItems, population: population), using: &rng)
         var sessions: [Session] = []
         for i in 0..<out.matrix.personCount {
             let cells = out.matrix.cells(ofPerson: i).prefix(12)
-            sessions.append(Session(id: "p\(i)", rows: cells.map { c in
-                (out.matrix.itemIDs[Int(out.matrix.itemIndices[c])], "\(out.matrix.responses[c])", String(format: "%.3f", Double(out.times.seconds[c])))
-            }))
+            sessions.append(
+                Session(
+                    id: "p\(i)",
+                    rows: cells.map { c in
+                        (
+                            out.matrix.itemIDs[Int(out.matrix.itemIndices[c])], "\(out.matrix.responses[c])",
+                            String(format: "%.3f", Double(out.times.seconds[c]))
+                        )
+                    }))
         }
         sessions[3].rows[2].seconds = "NA"
         sessions[4].rows[5].seconds = "0"
@@ -59,8 +66,10 @@ struct TimedBatchScoringTests {
         var dropped: Int
     }
 
-    static func run(_ path: String, bank: ItemBank, in dir: URL, options: ResponseFileOptions, parallel: Bool = true, workers: Int = 2,
-                    maxMemoryBytes: Int? = nil, format: ScoreOutputFormat = .csv) throws -> Output {
+    static func run(
+        _ path: String, bank: ItemBank, in dir: URL, options: ResponseFileOptions, parallel: Bool = true, workers: Int = 2,
+        maxMemoryBytes: Int? = nil, format: ScoreOutputFormat = .csv
+    ) throws -> Output {
         let scorer = try SessionScorer(bank: bank, scale: IQScale())
         let batch = BatchScorer(scorer: scorer, fileOptions: options, format: format)
         batch.timedScorer = try TimedSessionScorer(scorer: scorer)
@@ -73,8 +82,9 @@ struct TimedBatchScoringTests {
         let report = try batch.run(inputs: [path], scores: scores, rejects: rejects)
         try scores.commit()
         try rejects.commit()
-        return Output(scores: try String(contentsOfFile: scores.path, encoding: .utf8), rejects: try String(contentsOfFile: rejects.path, encoding: .utf8),
-                      partitions: report.regroupPartitions, dropped: report.droppedTimes)
+        return Output(
+            scores: try String(contentsOfFile: scores.path, encoding: .utf8), rejects: try String(contentsOfFile: rejects.path, encoding: .utf8),
+            partitions: report.regroupPartitions, dropped: report.droppedTimes)
     }
 
     @Test("serial, parallel chunks, regrouped in memory and through partitions, wide: the same rows, each TimedSessionScorer's score")
@@ -173,17 +183,24 @@ struct TimedBatchScoringTests {
         _ = try batch.run(inputs: [path], scores: scores, rejects: rejects)
         try scores.commit()
         try rejects.commit()
-        let rows = try String(contentsOfFile: scores.path, encoding: .utf8).split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        let rows = try String(contentsOfFile: scores.path, encoding: .utf8).split(separator: "\n").map {
+            $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        }
         #expect(Array(rows[0].suffix(4)) == ["pk_answered", "pk_lr", "pk_speed_z", "pk_p"])
         let byID = Dictionary(uniqueKeysWithValues: sessions.map { ($0.id, $0) })
         let column = { (name: String) in rows[0].firstIndex(of: name)! }
         var compared = 0
         for row in rows.dropFirst() {
             let s = byID[row[0]]!.rows.filter { !$0.response.isEmpty }
-            let expected = try timed.score(itemIDs: s.map(\.item), responses: s.map { Int($0.response)! }, seconds: s.map { Double($0.seconds).flatMap { $0 > 0 ? $0 : nil } })
+            let expected = try timed.score(
+                itemIDs: s.map(\.item), responses: s.map { Int($0.response)! }, seconds: s.map { Double($0.seconds).flatMap { $0 > 0 ? $0 : nil } })
             let pk = try #require(expected.times.preknowledge)
             #expect(Int(row[column("pk_answered")]) == pk.compromisedAnswered)
-            if let p = pk.combinedPValue { #expect(abs(Double(row[column("pk_p")])! - p) < 6e-5); compared += 1 } else { #expect(row[column("pk_p")].isEmpty) }
+            if let p = pk.combinedPValue {
+                #expect(abs(Double(row[column("pk_p")])! - p) < 6e-5); compared += 1
+            } else {
+                #expect(row[column("pk_p")].isEmpty)
+            }
         }
         #expect(compared > 100)
         let p10 = rows.first { $0[0] == "p10" }!

@@ -52,7 +52,7 @@ struct AbilityEstimatorKnownValueTests {
         ItemParameters(discrimination: 1.7, difficulty: 0.4),
         ItemParameters(discrimination: 1.0, difficulty: 1.1, guessing: 0.25),
         ItemParameters(discrimination: 2.1, difficulty: 0.0),
-        ItemParameters(discrimination: 0.6, difficulty: 2.0),
+        ItemParameters(discrimination: 0.6, difficulty: 2.0)
     ]
     static let pattern: [UInt8] = [1, 1, 0, 1, 1, 0]
 
@@ -157,13 +157,13 @@ struct IQScaleTests {
         let scale = try IQScale()
         let s = try scale.score(estimate(1, se: 0.2))
         #expect(s.iq == 115)
-        #expect(s.percentile == 84.1)           // Φ(1) = 0.841345
+        #expect(s.percentile == 84.1) // Φ(1) = 0.841345
         // 95% CI: θ ± 1.959964 · 0.2 → 115 ∓ 5.88 → [109, 121]
         #expect(s.low == 109 && s.high == 121)
         #expect(s.flags.isEmpty)
         #expect(try scale.score(estimate(0)).percentile == 50.0)
         let normed = try IQScale(norms: Norms(name: "adults", version: "2026", mean: 0.5, sd: 0.8))
-        #expect(try normed.score(estimate(0.9)).iq == 108)   // 100 + 15 · 0.4/0.8 = 107.5 → 108 (half away from zero)
+        #expect(try normed.score(estimate(0.9)).iq == 108) // 100 + 15 · 0.4/0.8 = 107.5 → 108 (half away from zero)
     }
 
     @Test("rounding is half away from zero")
@@ -171,17 +171,17 @@ struct IQScaleTests {
         // With σ = 7.5 the IQ is 100 + 2θ exactly (σ = 15, which made it 100 + θ, is outside the norms' SD range
         // now: it is the IQ-scale SD entered as a θ-scale one).
         let scale = try IQScale(norms: Norms(name: "unit", version: "1", mean: 0, sd: 7.5))
-        #expect(try scale.score(estimate(0.25)).iq == 101)   // 100.5
-        #expect(try scale.score(estimate(-0.25)).iq == 100)  // 99.5
+        #expect(try scale.score(estimate(0.25)).iq == 101) // 100.5
+        #expect(try scale.score(estimate(-0.25)).iq == 100) // 99.5
         #expect(try scale.score(estimate(-0.245)).iq == 100) // 99.51
-        #expect(try scale.score(estimate(-0.75)).iq == 99)   // 98.5
+        #expect(try scale.score(estimate(-0.75)).iq == 99) // 98.5
     }
 
     @Test("clamping to 40–160 is flagged, the interval is clamped too")
     func clamping() throws {
         let scale = try IQScale()
         let high = try scale.score(estimate(4.5, se: 0.6, items: 25, correct: 25))
-        #expect(high.iq == 160 && high.high == 160 && high.low == 150)   // 167.5 − 17.6 = 149.9 → 150
+        #expect(high.iq == 160 && high.high == 160 && high.low == 150) // 167.5 − 17.6 = 149.9 → 150
         #expect(high.flags == [.clampedHigh, .lowPrecision, .perfectScore])
         let low = try scale.score(estimate(-5, se: 0.3, items: 5, correct: 0, atBound: true))
         #expect(low.iq == 40 && low.low == 40 && low.high == 40)
@@ -261,15 +261,16 @@ struct GramUpperPackedTests {
         var rng = SeededGenerator(seed: 17)
         for m in 1...70 {
             for w in [1, 7, 38, 61] {
-                let stride = w + 3   // rows strided as a caller's buffer may be
+                let stride = w + 3 // rows strided as a caller's buffer may be
                 let g = (0..<(m * stride)).map { _ in Double(rng.next() % 2_000_001) / 1e6 - 1 }
                 var packed = [Double](repeating: .nan, count: m * (m + 1) / 2)
                 var scratch = [Double](repeating: .nan, count: gramScratchCount(rows: m, columns: w))
                 g.withUnsafeBufferPointer { g in
                     scratch.withUnsafeMutableBufferPointer { scratch in
                         packed.withUnsafeMutableBufferPointer { packed in
-                            gramUpperPacked(g.baseAddress!, rows: m, columns: w, rowStride: stride, scratch: scratch.baseAddress!,
-                                            into: packed.baseAddress!)
+                            gramUpperPacked(
+                                g.baseAddress!, rows: m, columns: w, rowStride: stride, scratch: scratch.baseAddress!,
+                                into: packed.baseAddress!)
                         }
                     }
                 }

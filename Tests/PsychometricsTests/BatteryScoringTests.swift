@@ -15,18 +15,28 @@ struct BatteryScoringTests {
         BifactorItem(generalSlope: 0.6, specificSlope: 1.6, specific: 1, intercept: 0.2),
         BifactorItem(generalSlope: 0.5, specificSlope: 1.9, specific: 1, intercept: -0.8),
         BifactorItem(generalSlope: 0.7, specificSlope: 1.4, specific: 1, intercept: 0.5),
-        BifactorItem(generalSlope: 1.2, intercept: 0.1, guessing: 0.2, estimatesGuessing: true),
+        BifactorItem(generalSlope: 1.2, intercept: 0.1, guessing: 0.2, estimatesGuessing: true)
     ]
     static let structure = try! FactorStructure(items: (0..<7).map { ("i\($0)", $0 < 3 ? "logic" : $0 < 6 ? "spatial" : nil) })
 
     @Test("the reference composite: the principal eigenvector of the domain's Σ a aᵀ, unit length, w_g ≥ 0")
     func compositeKnownValue() throws {
         // Equal slopes: the diagonal. A testlet domain (a_s = λ a_g): (1, λ)/√(1 + λ²).
-        let equal = try #require(IndexComposite(factor: 0, items: [BifactorItem(generalSlope: 1, specificSlope: 1, specific: 0, intercept: 0),
-                                                                   BifactorItem(generalSlope: 2, specificSlope: 2, specific: 0, intercept: 0)]))
+        let equal = try #require(
+            IndexComposite(
+                factor: 0,
+                items: [
+                    BifactorItem(generalSlope: 1, specificSlope: 1, specific: 0, intercept: 0),
+                    BifactorItem(generalSlope: 2, specificSlope: 2, specific: 0, intercept: 0)
+                ]))
         #expect(abs(equal.generalWeight - 0.5.squareRoot()) < 1e-15 && abs(equal.specificWeight - 0.5.squareRoot()) < 1e-15)
-        let testlet = try #require(IndexComposite(factor: 0, items: [BifactorItem(generalSlope: 2, specificSlope: 1, specific: 0, intercept: 0),
-                                                                     BifactorItem(generalSlope: 1, specificSlope: 0.5, specific: 0, intercept: 0)]))
+        let testlet = try #require(
+            IndexComposite(
+                factor: 0,
+                items: [
+                    BifactorItem(generalSlope: 2, specificSlope: 1, specific: 0, intercept: 0),
+                    BifactorItem(generalSlope: 1, specificSlope: 0.5, specific: 0, intercept: 0)
+                ]))
         #expect(abs(testlet.generalWeight - 1 / 1.25.squareRoot()) < 1e-15 && abs(testlet.specificWeight - 0.5 / 1.25.squareRoot()) < 1e-15)
         // A negative specific slope sum keeps w_g ≥ 0; no specific slope: the general factor itself.
         let flat = try #require(IndexComposite(factor: 0, items: [BifactorItem(generalSlope: 1, specificSlope: 0, specific: 0, intercept: 0)]))
@@ -57,16 +67,20 @@ struct BatteryScoringTests {
         for f in 0..<2 {
             let w = try #require(IndexComposite(factor: f, items: Self.items))
             var total = 0.0, m1 = 0.0, m2 = 0.0
-            for a in 0..<q { for b in 0..<q { for c in 0..<q {
-                let theta = [grid.points[a], grid.points[b], grid.points[c]]
-                var p = grid.weights[a] * grid.weights[b] * grid.weights[c]
-                for (j, u) in answers {
-                    let item = Self.items[j], prob = item.probability(general: theta[0], specific: item.specific.map { theta[$0 + 1] } ?? 0)
-                    p *= u == 1 ? prob : 1 - prob
+            for a in 0..<q {
+                for b in 0..<q {
+                    for c in 0..<q {
+                        let theta = [grid.points[a], grid.points[b], grid.points[c]]
+                        var p = grid.weights[a] * grid.weights[b] * grid.weights[c]
+                        for (j, u) in answers {
+                            let item = Self.items[j], prob = item.probability(general: theta[0], specific: item.specific.map { theta[$0 + 1] } ?? 0)
+                            p *= u == 1 ? prob : 1 - prob
+                        }
+                        let tau = w.generalWeight * theta[0] + w.specificWeight * theta[f + 1]
+                        total += p; m1 += p * tau; m2 += p * tau * tau
+                    }
                 }
-                let tau = w.generalWeight * theta[0] + w.specificWeight * theta[f + 1]
-                total += p; m1 += p * tau; m2 += p * tau * tau
-            }}}
+            }
             let (mean, sd) = w.estimate(estimate)
             #expect(abs(mean - m1 / total) < 1e-10, "factor \(f): \(mean) against \(m1 / total)")
             #expect(abs(sd - (m2 / total - (m1 / total) * (m1 / total)).squareRoot()) < 1e-10)
@@ -112,12 +126,17 @@ struct BatteryScoringTests {
         // Domain 0 mostly measures the general factor, which the whole test measures better: no added value.
         // Domain 1 mostly measures its own factor, which the rest of the test cannot: added value.
         #expect(!values[0].hasAddedValue && values[1].hasAddedValue)
-        let exact0 = try Self.exactPRMSE(scorer, composites[0], form: Array(0..<7)), exact1 = try Self.exactPRMSE(scorer, composites[1], form: Array(0..<7))
+        let exact0 = try Self.exactPRMSE(scorer, composites[0], form: Array(0..<7)),
+            exact1 = try Self.exactPRMSE(scorer, composites[1], form: Array(0..<7))
         #expect(exact0.sub < exact0.total && exact1.sub > exact1.total)
         // Seeded: the same call gives the same numbers; a form without the domain leaves it out; bad input throws.
         #expect(try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: ["logic", "spatial"], simulees: 6000) == values)
-        #expect(try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: ["logic", "spatial"], pool: [0, 1, 6], simulees: 50).map(\.factor) == ["logic"])
-        #expect(throws: PsychometricsError.self) { try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: ["logic", "spatial"], pool: [7]) }
+        #expect(
+            try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: ["logic", "spatial"], pool: [0, 1, 6], simulees: 50)
+                .map(\.factor) == ["logic"])
+        #expect(throws: PsychometricsError.self) {
+            try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: ["logic", "spatial"], pool: [7])
+        }
         #expect(throws: PsychometricsError.self) { try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: ["logic"]) }
     }
 
@@ -125,7 +144,8 @@ struct BatteryScoringTests {
     func addedValueOfDrawnTests() throws {
         let scorer = try BifactorScorer(items: Self.items, specificFactorCount: 2, quadraturePoints: 21)
         let composites = (0..<2).compactMap { IndexComposite(factor: $0, items: Self.items) }
-        let values = try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: ["logic", "spatial"], formLength: 4, simulees: 6000)
+        let values = try IndexAddedValue.evaluate(
+            scorer: scorer, composites: composites, factorNames: ["logic", "spatial"], formLength: 4, simulees: 6000)
         #expect(values.map(\.formLength) == [4, 4] && values.map(\.items) == [3, 3])
         // Every 4-item test of the 7 is equally likely: the expected posterior variances average over the 35 forms.
         var forms: [[Int]] = []
@@ -133,15 +153,21 @@ struct BatteryScoringTests {
         for (w, v) in zip(composites, values) {
             let exact = try forms.map { try Self.exactPRMSE(scorer, w, form: $0) }
             let sub = exact.map(\.sub).reduce(0, +) / Double(forms.count), augmented = exact.map(\.augmented).reduce(0, +) / Double(forms.count)
-            #expect(abs(v.subscore - sub) < 0.03 && abs(v.augmented - augmented) < 0.03, "\(v.factor): sub \(v.subscore) / \(sub), aug \(v.augmented) / \(augmented)")
+            #expect(
+                abs(v.subscore - sub) < 0.03 && abs(v.augmented - augmented) < 0.03,
+                "\(v.factor): sub \(v.subscore) / \(sub), aug \(v.augmented) / \(augmented)")
         }
         // Shorter tests hold less of each domain.
         let whole = try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: ["logic", "spatial"], simulees: 6000)
         #expect(zip(values, whole).allSatisfy { $0.subscore < $1.subscore && $0.augmented < $1.augmented })
-        #expect(throws: PsychometricsError.self) { try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: ["logic", "spatial"], formLength: 8) }
+        #expect(throws: PsychometricsError.self) {
+            try IndexAddedValue.evaluate(scorer: scorer, composites: composites, factorNames: ["logic", "spatial"], formLength: 8)
+        }
     }
 
-    @Test("MAP: the log posterior's gradient is 0 at the mode, the covariance inverts its Hessian; without specific slopes it is the unidimensional MAP")
+    @Test(
+        "MAP: the log posterior's gradient is 0 at the mode, the covariance inverts its Hessian; without specific slopes it is the unidimensional MAP"
+    )
     func mapKnownValue() throws {
         let scorer = try BifactorScorer(items: Self.items, specificFactorCount: 2, quadraturePoints: 21)
         let answers: [(item: Int, response: UInt8)] = [(0, 1), (1, 0), (2, 1), (3, 1), (4, 1), (6, 0)]
@@ -165,17 +191,20 @@ struct BatteryScoringTests {
             }
         }
         // Covariance × (−Hessian) = I.
-        for x in 0..<3 { for y in 0..<3 {
-            let v = (0..<3).reduce(0.0) { $0 + mode.covariance[x * 3 + $1] * -hessian[$1 * 3 + y] }
-            #expect(abs(v - (x == y ? 1 : 0)) < 1e-5, "(Σ·(−H))[\(x),\(y)] = \(v)")
-        }}
+        for x in 0..<3 {
+            for y in 0..<3 {
+                let v = (0..<3).reduce(0.0) { $0 + mode.covariance[x * 3 + $1] * -hessian[$1 * 3 + y] }
+                #expect(abs(v - (x == y ? 1 : 0)) < 1e-5, "(Σ·(−H))[\(x),\(y)] = \(v)")
+            }
+        }
         // 2PL items without specific slopes: θ_g's MAP and SE are the unidimensional estimator's with the N(0, 1) prior.
         let flat = Self.items.map { BifactorItem(generalSlope: $0.generalSlope, intercept: $0.intercept) }
         let flatMode = try BifactorScorer(items: flat, specificFactorCount: 2).map(answers)
         let oneFactor = try AbilityEstimator(parameters: flat.map(\.generalMarginal), options: AbilityOptions(method: .map))
             .estimate(items: answers.map(\.item), responses: answers.map(\.response))
-        #expect(abs(flatMode.means[0] - oneFactor.theta) < 1e-6 && abs(flatMode.standardErrors[0] - oneFactor.standardError) < 1e-6,
-                "\(flatMode.means[0]) ± \(flatMode.standardErrors[0]) against \(oneFactor.theta) ± \(oneFactor.standardError)")
+        #expect(
+            abs(flatMode.means[0] - oneFactor.theta) < 1e-6 && abs(flatMode.standardErrors[0] - oneFactor.standardError) < 1e-6,
+            "\(flatMode.means[0]) ± \(flatMode.standardErrors[0]) against \(oneFactor.theta) ± \(oneFactor.standardError)")
         #expect(flatMode.means[1] == 0 && abs(flatMode.standardErrors[1] - 1) < 1e-12)
     }
 
@@ -198,10 +227,12 @@ struct BatteryScoringTests {
 
     /// The battery's unidimensional view, as `BifactorBank.scoringBank` builds it.
     static func view(_ items: [BifactorItem]) -> ItemBank {
-        ItemBank(items: items.enumerated().map { j, item in
-            BankItem(itemID: "i\(j)", model: item.estimatesGuessing ? .threePL : .twoPL, parameters: item.generalMarginal,
-                     metadata: ["domain": j < 3 ? "logic" : j < 6 ? "spatial" : "general"])
-        }, metadataColumns: ["domain"])
+        ItemBank(
+            items: items.enumerated().map { j, item in
+                BankItem(
+                    itemID: "i\(j)", model: item.estimatesGuessing ? .threePL : .twoPL, parameters: item.generalMarginal,
+                    metadata: ["domain": j < 3 ? "logic" : j < 6 ? "spatial" : "general"])
+            }, metadataColumns: ["domain"])
     }
 
     @Test("SessionScorer on a battery: θ is the general factor's EAP, the indexes their composites with IQs and flags")
@@ -228,11 +259,15 @@ struct BatteryScoringTests {
         let one = try SessionScorer(battery: battery.reporting(["spatial"]), bank: Self.view(Self.items), scale: IQScale())
         #expect(try one.score(itemIDs: ids, responses: responses).indexes.map(\.factor) == ["spatial"])
         #expect(throws: PsychometricsError.self) { try battery.reporting(["memory"]) }
-        #expect(throws: PsychometricsError.self) { try SessionScorer(battery: battery, bank: Self.view(Self.items), ability: AbilityOptions(method: .ml), scale: IQScale()) }
+        #expect(throws: PsychometricsError.self) {
+            try SessionScorer(battery: battery, bank: Self.view(Self.items), ability: AbilityOptions(method: .ml), scale: IQScale())
+        }
         let modal = try SessionScorer(battery: battery, bank: Self.view(Self.items), ability: AbilityOptions(method: .map), scale: IQScale())
         let mapScore = try modal.score(itemIDs: ids, responses: responses), mode = try battery.scorer.map([(0, 1), (1, 1), (2, 1), (6, 0)])
         #expect(mapScore.estimate.method == .map && abs(mapScore.estimate.theta - mode.means[0]) < 1e-15 && mapScore.indexes.count == 2)
-        #expect(throws: PsychometricsError.self) { try SessionScorer(battery: battery, bank: Self.view(Array(Self.items.prefix(3))), scale: IQScale()) }
+        #expect(throws: PsychometricsError.self) {
+            try SessionScorer(battery: battery, bank: Self.view(Array(Self.items.prefix(3))), scale: IQScale())
+        }
         #expect(throws: PsychometricsError.self) { try scorer.score(itemIDs: ["i0"], responses: [2]) }
     }
 

@@ -15,9 +15,11 @@ struct BifactorBankTests {
     func roundTrip() throws {
         var items = BifactorCalibratorTests.items
         items[7].guessing = 0.2
-        let structure = try FactorStructure(generalFactor: "g", items: items.indices.map { ("i\($0)", items[$0].specific.map { ["verbal", "spatial"][$0] }) })
-        let text = bifactorBankCSV(items.indices.map { BifactorBankRow(itemID: "i\($0)", item: items[$0]) }, structure: structure,
-                                   metadata: ItemMetadata(columns: ["domain"], values: ["i0": ["domain": "logic"]]))
+        let structure = try FactorStructure(
+            generalFactor: "g", items: items.indices.map { ("i\($0)", items[$0].specific.map { ["verbal", "spatial"][$0] }) })
+        let text = bifactorBankCSV(
+            items.indices.map { BifactorBankRow(itemID: "i\($0)", item: items[$0]) }, structure: structure,
+            metadata: ItemMetadata(columns: ["domain"], values: ["i0": ["domain": "logic"]]))
         let path = try Self.write(text)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let bank = try BifactorBank.load(csv: path)
@@ -33,7 +35,8 @@ struct BifactorBankTests {
 
     @Test("mirt's coef(simplify = TRUE)$items of a bfactor() fit, as write.csv writes it")
     func mirtLayout() throws {
-        let path = try Self.write("""
+        let path = try Self.write(
+            """
             "","a1","a2","a3","d","g","u"
             "reason.4",1.77865759311429,0.579097957978374,0,1.18272201350992,0,1
             "letter.7",1.68539060352169,0,1.00580847360296,0.89709343681165,0,1
@@ -48,14 +51,25 @@ struct BifactorBankTests {
         #expect(bank.items[0].specificSlope == 0.579097957978374 && bank.items[2].guessing == 0.15 && bank.items[2].estimatesGuessing)
     }
 
-    @Test("bad rows are named by line and column", arguments: [
-        ("item_id,a_g,a_x,a_y,d\ni1,1,0.5,0.4,0\n", "bank.csv:2:4: error: item 'i1': slopes on two specific factors (x, y); a bifactor item loads on at most one"),
-        ("item_id,a_g,a_x,d\ni1,1,0.5,abc\n", "bank.csv:2:4: error: item 'i1': d 'abc' is not a number"),
-        ("item_id,a_g,a_x,a_y,d,specific_factor\ni1,1,0.5,0,0,y\n", "bank.csv:2:6: error: item 'i1': specific_factor y but the nonzero slope is a_x"),
-        ("item_id,a_g,a_x,d,u\ni1,1,0.5,0,0.9\n", "bank.csv:2:5: error: item 'i1': u = 0.9 is an upper asymptote below 1 (4PL), which the bifactor model does not have"),
-        ("item_id,a_g,a_x,d\ni1,99,0.5,0\n", "bank.csv:2:2: error: item 'i1': a_g must be in [-50, 50], got 99.0"),
-        ("item_id,a,b\ni1,1,0\n", "bank.csv:1: error: not a bifactor bank: it needs a slope column per factor"),
-    ])
+    @Test(
+        "bad rows are named by line and column",
+        arguments: [
+            (
+                "item_id,a_g,a_x,a_y,d\ni1,1,0.5,0.4,0\n",
+                "bank.csv:2:4: error: item 'i1': slopes on two specific factors (x, y); a bifactor item loads on at most one"
+            ),
+            ("item_id,a_g,a_x,d\ni1,1,0.5,abc\n", "bank.csv:2:4: error: item 'i1': d 'abc' is not a number"),
+            (
+                "item_id,a_g,a_x,a_y,d,specific_factor\ni1,1,0.5,0,0,y\n",
+                "bank.csv:2:6: error: item 'i1': specific_factor y but the nonzero slope is a_x"
+            ),
+            (
+                "item_id,a_g,a_x,d,u\ni1,1,0.5,0,0.9\n",
+                "bank.csv:2:5: error: item 'i1': u = 0.9 is an upper asymptote below 1 (4PL), which the bifactor model does not have"
+            ),
+            ("item_id,a_g,a_x,d\ni1,99,0.5,0\n", "bank.csv:2:2: error: item 'i1': a_g must be in [-50, 50], got 99.0"),
+            ("item_id,a,b\ni1,1,0\n", "bank.csv:1: error: not a bifactor bank: it needs a slope column per factor")
+        ])
     func refusals(text: String, message: String) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bifactor-bank-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -13,7 +13,7 @@ struct BifactorCalibratorTests {
         BifactorItem(generalSlope: 1.4, specificSlope: 0.7, specific: 1, intercept: -1.1),
         BifactorItem(generalSlope: 0.8, specificSlope: 0.9, specific: 1, intercept: 0.6),
         BifactorItem(generalSlope: 1.1, intercept: 0.2),
-        BifactorItem(generalSlope: 0.7, intercept: -0.4, guessing: 0.2, estimatesGuessing: true),
+        BifactorItem(generalSlope: 0.7, intercept: -0.4, guessing: 0.2, estimatesGuessing: true)
     ]
 
     /// The engine for `items` on `data` (items in the data's order, grouped as the calibrator groups them).
@@ -21,9 +21,10 @@ struct BifactorCalibratorTests {
         let specifics = (items.compactMap(\.specific).max() ?? -1) + 1
         let (order, newIndex, groups, ranges) = BifactorEngine.grouping(items.map(\.specific), specificCount: specifics)
         let renumbered = data.renumberingItems(newIndex, itemIDs: order.map { data.itemIDs[$0] })
-        return BifactorEngine(items: order.map { items[$0] }, data: renumbered, grid: QuadratureGrid(validatedCount: points, bound: bound),
-                              group: groups, groupItems: ranges, workers: 2, maximumSlope: 20, slopePrior: nil,
-                              guessingPrior: nil)
+        return BifactorEngine(
+            items: order.map { items[$0] }, data: renumbered, grid: QuadratureGrid(validatedCount: points, bound: bound),
+            group: groups, groupItems: ranges, workers: 2, maximumSlope: 20, slopePrior: nil,
+            guessingPrior: nil)
     }
 
     /// log L by brute force on the full product grid: Σ over (θ_g, θ_1, …, θ_S) of Π weights × Π_j P(u_j).
@@ -80,7 +81,9 @@ struct BifactorCalibratorTests {
     @Test("a specific factor too long for products is integrated in logs, to the same value")
     func logPathKnownValue() throws {
         // 800 items of one specific factor answered at random: the best node's product is below 2^-700.
-        var items = (0..<800).map { BifactorItem(generalSlope: 1 + Double($0 % 5) * 0.2, specificSlope: 0.8, specific: 0, intercept: Double($0 % 7) - 3) }
+        var items = (0..<800).map {
+            BifactorItem(generalSlope: 1 + Double($0 % 5) * 0.2, specificSlope: 0.8, specific: 0, intercept: Double($0 % 7) - 3)
+        }
         items.append(BifactorItem(generalSlope: 1, intercept: 0))
         var rng = SeededGenerator(seed: 11)
         let rows: [[UInt8?]] = (0..<3).map { _ in (0..<801).map { _ in UInt8(rng.next() & 1) } }
@@ -128,7 +131,8 @@ struct BifactorCalibratorTests {
         var items: [BifactorItem] = []
         for f in 0..<3 {
             for _ in 0..<perFactor {
-                items.append(BifactorItem(generalSlope: uniform(0.8, 2.0), specificSlope: uniform(0.5, 1.5), specific: f, intercept: uniform(-1.5, 1.5)))
+                items.append(
+                    BifactorItem(generalSlope: uniform(0.8, 2.0), specificSlope: uniform(0.5, 1.5), specific: f, intercept: uniform(-1.5, 1.5)))
             }
         }
         items.append(BifactorItem(generalSlope: uniform(0.8, 2.0), intercept: uniform(-1, 1)))
@@ -166,7 +170,9 @@ struct BifactorCalibratorTests {
         }
         func rms(_ v: [Double]) -> Double { (v.reduce(0) { $0 + $1 * $1 } / Double(v.count)).squareRoot() }
         // 4,000 persons: the slopes' SEs are about 0.06–0.12, the intercepts' 0.04–0.08.
-        #expect(rms(errors.g) < 0.15 && rms(errors.s) < 0.2 && rms(errors.d) < 0.12, "RMSE a_g \(rms(errors.g)), a_s \(rms(errors.s)), d \(rms(errors.d))")
+        #expect(
+            rms(errors.g) < 0.15 && rms(errors.s) < 0.2 && rms(errors.d) < 0.12, "RMSE a_g \(rms(errors.g)), a_s \(rms(errors.s)), d \(rms(errors.d))"
+        )
         // The standard errors are right in size: |z| mostly below 2, none beyond 4, and the z's RMS near 1.
         #expect(z.allSatisfy { abs($0) < 4 }, "z \(z.map { ($0 * 100).rounded() / 100 })")
         #expect(rms(z) > 0.6 && rms(z) < 1.4, "RMS of z \(rms(z))")
@@ -177,7 +183,8 @@ struct BifactorCalibratorTests {
         let ratios = [0.6, 1.0, 0.8]
         let truth = Self.battery(perFactor: 4, seed: 22).map { item in item.specific.map { item.withTestletRatio(ratios[$0]) } ?? item }
         var rng = SeededGenerator(seed: 9)
-        let (data, _) = BifactorSimulator(items: truth, specificFactorCount: 3).matrix(count: 4000, itemIDs: truth.indices.map { "i\($0)" }, using: &rng)
+        let (data, _) = BifactorSimulator(items: truth, specificFactorCount: 3).matrix(
+            count: 4000, itemIDs: truth.indices.map { "i\($0)" }, using: &rng)
         var options = BifactorCalibrator.defaultOptions
         options.quadraturePoints = 15
         options.tolerance = 1e-5
@@ -215,16 +222,20 @@ struct BifactorCalibratorTests {
         // Brute force over (θ_g, θ_1, θ_2) (factor 2 unanswered integrates out).
         let grid = scorer.grid, q = grid.count
         var total = 0.0, m = [Double](repeating: 0, count: 3), mm = [Double](repeating: 0, count: 9)
-        for a in 0..<q { for b in 0..<q { for c in 0..<q {
-            let theta = [grid.points[a], grid.points[b], grid.points[c]]
-            var w = grid.weights[a] * grid.weights[b] * grid.weights[c]
-            for (j, u) in answers {
-                let item = items[j], p = item.probability(general: theta[0], specific: item.specific.map { theta[$0 + 1] } ?? 0)
-                w *= u == 1 ? p : 1 - p
+        for a in 0..<q {
+            for b in 0..<q {
+                for c in 0..<q {
+                    let theta = [grid.points[a], grid.points[b], grid.points[c]]
+                    var w = grid.weights[a] * grid.weights[b] * grid.weights[c]
+                    for (j, u) in answers {
+                        let item = items[j], p = item.probability(general: theta[0], specific: item.specific.map { theta[$0 + 1] } ?? 0)
+                        w *= u == 1 ? p : 1 - p
+                    }
+                    total += w
+                    for x in 0..<3 { m[x] += w * theta[x]; for y in 0..<3 { mm[x * 3 + y] += w * theta[x] * theta[y] } }
+                }
             }
-            total += w
-            for x in 0..<3 { m[x] += w * theta[x]; for y in 0..<3 { mm[x * 3 + y] += w * theta[x] * theta[y] } }
-        }}}
+        }
         for x in 0..<3 {
             #expect(abs(estimate.means[x] - m[x] / total) < 1e-10, "mean \(x): \(estimate.means[x]) against \(m[x] / total)")
             for y in 0..<3 {
@@ -252,7 +263,7 @@ struct BifactorCalibratorTests {
         // (Σλ_g)² = 4.8² = 23.04, Σ_s (Σλ_s)² = 2 · 1.6² = 5.12, Σu = 3.84: ω = 28.16/32, ω_H = 23.04/32.
         #expect(abs(r.omega - 0.88) < 1e-12 && abs(r.omegaHierarchical - 0.72) < 1e-12)
         #expect(abs(r.explainedCommonVariance - 2.88 / 4.16) < 1e-12)
-        #expect(abs(r.construct - 4.5 / 5.5) < 1e-12)   // Σ λ²/(1 − λ²) = 8 · 0.36/0.64 = 4.5
+        #expect(abs(r.construct - 4.5 / 5.5) < 1e-12) // Σ λ²/(1 − λ²) = 8 · 0.36/0.64 = 4.5
         #expect(r.domains.map(\.factor) == ["a", "b"] && r.domains.allSatisfy { $0.items == 4 })
         for domain in r.domains {
             // (2.4² + 1.6²)/(5.76 + 2.56 + 1.92) and 2.56/10.24; H: Σ = 4 · 0.16/0.84.
@@ -265,8 +276,8 @@ struct BifactorCalibratorTests {
     func loadingsAsMirt() {
         // mirt: bfactor(icar16, domains, TOL = 1e-6); coef a1, a2 and summary()$rotF G, S.
         let cases: [(a: (Double, Double), loadings: (Double, Double))] = [
-            ((1.66242406544898, 0.827858095731245), (0.65993079430129, 0.328633988185875)),     // reason.4
-            ((1.75651143239776, 2.10193806421305), (0.544663740345118, 0.651774549776349)),     // rotate.3
+            ((1.66242406544898, 0.827858095731245), (0.65993079430129, 0.328633988185875)), // reason.4
+            ((1.75651143239776, 2.10193806421305), (0.544663740345118, 0.651774549776349)) // rotate.3
         ]
         for (a, expected) in cases {
             let l = BifactorReliability.loadings(BifactorItem(generalSlope: a.0, specificSlope: a.1, specific: 0, intercept: 0))

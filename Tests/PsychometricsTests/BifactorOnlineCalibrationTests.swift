@@ -8,8 +8,9 @@ struct BifactorOnlineCalibrationTests {
     /// items' to give).
     static let truth: [BifactorItem] = (0..<12).map { j in
         let f = j / 4
-        return BifactorItem(generalSlope: 0.9 + 0.1 * Double(j % 5), specificSlope: (f == 2 ? -1 : 1) * (0.7 + 0.15 * Double(j % 4)),
-                            specific: f, intercept: -1.2 + 0.22 * Double(j))
+        return BifactorItem(
+            generalSlope: 0.9 + 0.1 * Double(j % 5), specificSlope: (f == 2 ? -1 : 1) * (0.7 + 0.15 * Double(j % 4)),
+            specific: f, intercept: -1.2 + 0.22 * Double(j))
     }
     static let ids = (0..<12).map { String(format: "i%02d", $0) }
     /// Items 0, 1, 4, 5, 8, 9 (two per factor) held at their true values.

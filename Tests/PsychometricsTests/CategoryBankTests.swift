@@ -25,16 +25,22 @@ struct CategoryBankTests {
 
     /// A mixed bank: a 3PL item, a graded item with response labels and SEs, a pcm item, a nominal item.
     static func mixed() throws -> ItemBank {
-        var items = [BankItem(itemID: "q1", model: .threePL, parameters: ItemParameters(discrimination: 1.2, difficulty: -0.5, guessing: 0.2),
-                              standardErrors: ItemStandardErrors(discrimination: 0.1, difficulty: 0.2, guessing: 0.03),
-                              responses: 300, pValue: 0.7, metadata: ["domain": "logic"])]
-        var graded = BankItem(itemID: "g1", model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0),
-                              responses: 280, pValue: 0.55, flags: ["categories collapsed"], metadata: ["domain": "math"])
-        graded.categoryModel = try CategoryBankItem(kind: .graded, values: [1.5, -1.25, 0.5, 2], standardErrors: [0.12, 0.2, 0.1, 0.3],
-                                                    responseLabels: ["0", "1", "3", "4"])
+        var items = [
+            BankItem(
+                itemID: "q1", model: .threePL, parameters: ItemParameters(discrimination: 1.2, difficulty: -0.5, guessing: 0.2),
+                standardErrors: ItemStandardErrors(discrimination: 0.1, difficulty: 0.2, guessing: 0.03),
+                responses: 300, pValue: 0.7, metadata: ["domain": "logic"])
+        ]
+        var graded = BankItem(
+            itemID: "g1", model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0),
+            responses: 280, pValue: 0.55, flags: ["categories collapsed"], metadata: ["domain": "math"])
+        graded.categoryModel = try CategoryBankItem(
+            kind: .graded, values: [1.5, -1.25, 0.5, 2], standardErrors: [0.12, 0.2, 0.1, 0.3],
+            responseLabels: ["0", "1", "3", "4"])
         var pcm = BankItem(itemID: "p1", model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0), metadata: ["domain": "math"])
         pcm.categoryModel = try CategoryBankItem(kind: .partialCredit, values: [1, 0.5, -0.25], standardErrors: [nil, 0.1, 0.1])
-        var nominal = BankItem(itemID: "n1", model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0), metadata: ["domain": "verbal"])
+        var nominal = BankItem(
+            itemID: "n1", model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0), metadata: ["domain": "verbal"])
         nominal.categoryModel = try CategoryBankItem(kind: .nominal, values: [0, 0.4, 1.1, 0, 0.3, -0.2], responseLabels: ["A", "B", "C"])
         items += [graded, pcm, nominal]
         return ItemBank(items: items, metadataColumns: ["domain"])
@@ -45,8 +51,14 @@ struct CategoryBankTests {
         let bank = try Self.mixed()
         let text = bank.csv()
         let header = text.split(separator: "\n")[0]
-        #expect(header == "item_id,model,a,b,c,se_a,se_b,se_c,n_responses,p_value,flags,categories,b1,b2,b3,a_0,a_1,a_2,c_0,c_1,c_2,se_b1,se_b2,se_b3,se_a_0,se_a_1,se_a_2,se_c_0,se_c_1,se_c_2,domain")
-        #expect(text.contains("g1,graded,1.500000,,,0.120000,,,280,0.550000,categories collapsed,0;1;3;4,-1.250000,0.500000,2.000000,,,,,,,0.200000,0.100000,0.300000,"))
+        #expect(
+            header
+                == "item_id,model,a,b,c,se_a,se_b,se_c,n_responses,p_value,flags,categories,b1,b2,b3,a_0,a_1,a_2,c_0,c_1,c_2,se_b1,se_b2,se_b3,se_a_0,se_a_1,se_a_2,se_c_0,se_c_1,se_c_2,domain"
+        )
+        #expect(
+            text.contains(
+                "g1,graded,1.500000,,,0.120000,,,280,0.550000,categories collapsed,0;1;3;4,-1.250000,0.500000,2.000000,,,,,,,0.200000,0.100000,0.300000,"
+            ))
         let back = try Self.load(text)
         #expect(back.layout?.isNative == true)
         #expect(back.items.map(\.modelName) == ["3pl", "graded", "pcm", "nominal"])
@@ -67,13 +79,17 @@ struct CategoryBankTests {
 
     @Test("mirt's IRT and slope–intercept tables give the same items (graded, gpcm), within 1e-12 relative")
     func mirtForms() throws {
-        for (model, irt, si) in [(ItemModelKind.graded, "graded_irt.csv", "graded_si.csv"), (.generalizedPartialCredit, "gpcm_irt.csv", "gpcm_si.csv")] {
+        for (model, irt, si) in [
+            (ItemModelKind.graded, "graded_irt.csv", "graded_si.csv"), (.generalizedPartialCredit, "gpcm_irt.csv", "gpcm_si.csv")
+        ] {
             let a = try ItemBank.load(csv: Self.fixture(irt), categoryItems: .read(thresholdsModel: model))
             let b = try ItemBank.load(csv: Self.fixture(si), categoryItems: .read())
             #expect(a.items.map(\.modelName) == [String](repeating: model.rawValue, count: 4))
             #expect(b.items.map(\.modelName) == [String](repeating: model.rawValue, count: 4))
             #expect(b.layout?.conversion.contains("slope–intercept") == true)
-            for (x, y) in zip(Self.values(a).joined(), Self.values(b).joined()) { #expect(abs(x - y) <= 1e-12 * max(1, abs(x)), "\(irt): \(x) vs \(y)") }
+            for (x, y) in zip(Self.values(a).joined(), Self.values(b).joined()) {
+                #expect(abs(x - y) <= 1e-12 * max(1, abs(x)), "\(irt): \(x) vs \(y)")
+            }
         }
     }
 
@@ -83,7 +99,7 @@ struct CategoryBankTests {
             "graded": try ItemBank.load(csv: Self.fixture("graded_irt.csv"), categoryItems: .read(thresholdsModel: .graded)),
             "gpcm": try ItemBank.load(csv: Self.fixture("gpcm_si.csv"), categoryItems: .read()),
             "nominal": try ItemBank.load(csv: Self.fixture("nominal_si.csv"), categoryItems: .read()),
-            "mixed": try ItemBank.load(csv: Self.fixture("mixed_irt.csv"), categoryItems: .read(thresholdsModel: .graded)),
+            "mixed": try ItemBank.load(csv: Self.fixture("mixed_irt.csv"), categoryItems: .read(thresholdsModel: .graded))
         ]
         #expect(banks["mixed"]!.items.map(\.modelName) == ["2pl", "graded", "graded", "graded"])
         let rows = try String(contentsOfFile: Self.fixture("eap5.csv"), encoding: .utf8).split(separator: "\n").dropFirst()
@@ -103,32 +119,36 @@ struct CategoryBankTests {
     func refusedWhereNotRead() throws {
         let text = "item_id,model,a,b,b1,b2\nq1,2pl,1,0,,\ng1,graded,1.2,,-1,1\n"
         let message = Self.failure(text, .refused)
-        #expect(message.contains("BANK.csv:3:2") && message.contains("model graded is an item in more than two categories") && message.contains("0/1 items only"), "\(message)")
+        #expect(
+            message.contains("BANK.csv:3:2") && message.contains("model graded is an item in more than two categories")
+                && message.contains("0/1 items only"), "\(message)")
         #expect(try Self.load(text).items[1].categoryCount == 3)
     }
 
-    @Test("malformed rows are named with line, column and what is allowed", arguments: [
-        // Thresholds of a graded item must increase.
-        ("item_id,model,a,b1,b2\ng1,graded,1.2,1,-1\n", "BANK.csv:2:3", "graded thresholds must increase"),
-        // A gap in the thresholds.
-        ("item_id,model,a,b1,b2,b3\ng1,graded,1.2,-1,,1\n", "BANK.csv:2:6", "b3 is filled after the empty b2"),
-        // b1… with no model says which to give.
-        ("item_id,a,b1,b2\ng1,1.2,-1,1\n", "BANK.csv:2:3", "give the row a model column (graded, gpcm or pcm)"),
-        // A pcm item's slope is 1.
-        ("item_id,model,a,b1,b2\np1,pcm,1.3,-1,1\n", "BANK.csv:2:3", "a pcm (partial-credit Rasch) item has a = 1"),
-        // A threshold that is a unit error.
-        ("item_id,model,a,b1,b2\ng1,graded,1.2,-1,115\n", "BANK.csv:2:5", "b2 = 115; allowed -100 ≤ b ≤ 100"),
-        // A 2PL row with a threshold cell filled.
-        ("item_id,model,a,b,b1\nq1,2pl,1,0,0.5\n", "BANK.csv:2:5", "belongs to an item in more than two categories"),
-        // Nominal slopes and intercepts in unequal numbers.
-        ("item_id,model,a,a_0,a_1,a_2,c_0,c_1\nn1,nominal,,0,1,2,0,1\n", "BANK.csv:2:4", "a slope a_k and an intercept c_k per category"),
-        // Labels not one per category.
-        ("item_id,model,a,b1,b2,categories\ng1,graded,1.2,-1,1,A;B\n", "BANK.csv:2:6", "needs 3 response labels"),
-        // mirt's gpcm with scoring values other than 0, 1, 2: that is a nominal item.
-        ("item_id,model,a1,ak0,ak1,ak2,d0,d1,d2\ni1,gpcm,1,0,1.5,2,0,1,2\n", "BANK.csv:2:4", "give it model nominal"),
-        // A non-number.
-        ("item_id,model,a,b1,b2\ng1,graded,1.2,-1,x\n", "BANK.csv:2:5", "b2 'x' is not a number"),
-    ])
+    @Test(
+        "malformed rows are named with line, column and what is allowed",
+        arguments: [
+            // Thresholds of a graded item must increase.
+            ("item_id,model,a,b1,b2\ng1,graded,1.2,1,-1\n", "BANK.csv:2:3", "graded thresholds must increase"),
+            // A gap in the thresholds.
+            ("item_id,model,a,b1,b2,b3\ng1,graded,1.2,-1,,1\n", "BANK.csv:2:6", "b3 is filled after the empty b2"),
+            // b1… with no model says which to give.
+            ("item_id,a,b1,b2\ng1,1.2,-1,1\n", "BANK.csv:2:3", "give the row a model column (graded, gpcm or pcm)"),
+            // A pcm item's slope is 1.
+            ("item_id,model,a,b1,b2\np1,pcm,1.3,-1,1\n", "BANK.csv:2:3", "a pcm (partial-credit Rasch) item has a = 1"),
+            // A threshold that is a unit error.
+            ("item_id,model,a,b1,b2\ng1,graded,1.2,-1,115\n", "BANK.csv:2:5", "b2 = 115; allowed -100 ≤ b ≤ 100"),
+            // A 2PL row with a threshold cell filled.
+            ("item_id,model,a,b,b1\nq1,2pl,1,0,0.5\n", "BANK.csv:2:5", "belongs to an item in more than two categories"),
+            // Nominal slopes and intercepts in unequal numbers.
+            ("item_id,model,a,a_0,a_1,a_2,c_0,c_1\nn1,nominal,,0,1,2,0,1\n", "BANK.csv:2:4", "a slope a_k and an intercept c_k per category"),
+            // Labels not one per category.
+            ("item_id,model,a,b1,b2,categories\ng1,graded,1.2,-1,1,A;B\n", "BANK.csv:2:6", "needs 3 response labels"),
+            // mirt's gpcm with scoring values other than 0, 1, 2: that is a nominal item.
+            ("item_id,model,a1,ak0,ak1,ak2,d0,d1,d2\ni1,gpcm,1,0,1.5,2,0,1,2\n", "BANK.csv:2:4", "give it model nominal"),
+            // A non-number.
+            ("item_id,model,a,b1,b2\ng1,graded,1.2,-1,x\n", "BANK.csv:2:5", "b2 'x' is not a number")
+        ])
     func malformed(_ text: String, _ location: String, _ phrase: String) {
         let message = Self.failure(text)
         #expect(message.contains(location) && message.contains(phrase), "\(message)")
@@ -171,7 +191,9 @@ struct CategoryBankTests {
         }
     }
 
-    @Test("a nominal item's key counts 1 in the raw score: points, maximum, expected score P_key; the bank's key cell matched in either case, a key that is no response refused with its line and column")
+    @Test(
+        "a nominal item's key counts 1 in the raw score: points, maximum, expected score P_key; the bank's key cell matched in either case, a key that is no response refused with its line and column"
+    )
     func nominalKey() throws {
         let item = NominalResponseItem(slopes: [0, 0.4, 1.1], intercepts: [0, 0.3, -0.2], key: 2)
         #expect((0..<3).map { item.points(category: $0) } == [0, 0, 1] && item.maximumScore == 1)
@@ -204,7 +226,8 @@ struct CategoryBankTests {
             _ = try PolytomousCalibrator().calibrate(data, model: .graded, itemModels: ["a": .nominal], keys: ["a": 3])
         } throws: { error in
             let e = error as? PsychometricsError
-            return e?.code == .invalidOptions && e!.message.contains("item a: its key, option 3, was chosen by nobody") && e!.message.contains("fitted: 0, 1, 2")
+            return e?.code == .invalidOptions && e!.message.contains("item a: its key, option 3, was chosen by nobody")
+                && e!.message.contains("fitted: 0, 1, 2")
         }
     }
 }

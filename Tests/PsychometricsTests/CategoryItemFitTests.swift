@@ -22,9 +22,11 @@ struct CategoryItemFitTests {
 
     @Test("a hand-computed form: three 0/1/2 items, one person; P(k | s) from the score distribution by enumeration")
     func enumeration() throws {
-        let items: [any ItemResponseModel] = [GradedResponseItem(discrimination: 1.2, thresholds: [-0.5, 0.8]),
-                                              GeneralizedPartialCreditItem(discrimination: 0.9, steps: [0.2, -0.3]),
-                                              GradedResponseItem(discrimination: 1.6, thresholds: [-1.0, 0.4])]
+        let items: [any ItemResponseModel] = [
+            GradedResponseItem(discrimination: 1.2, thresholds: [-0.5, 0.8]),
+            GeneralizedPartialCreditItem(discrimination: 0.9, steps: [0.2, -0.3]),
+            GradedResponseItem(discrimination: 1.6, thresholds: [-1.0, 0.4])
+        ]
         let data = try ResponseMatrix(itemIDs: ["a", "b", "c"], rows: [[2, 1, 0]], categoryCounts: [3, 3, 3])
         // No parameters estimated and no minimum cell, so that one person's three cells stay as they are.
         let fit = try CategoryItemFit(data: data, items: items, freeParameters: [0, 0, 0], minimumExpected: 0)
@@ -33,10 +35,14 @@ struct CategoryItemFitTests {
         var joint = [Double](repeating: 0, count: 3), marginal = 0.0
         for q in 0..<grid.count {
             let p = items.map { $0.categoryProbabilities(at: grid.points[q]) }
-            for x in 0..<3 { for y in 0..<3 { for z in 0..<3 where x + y + z == 3 {
-                let w = p[0][x] * p[1][y] * p[2][z] * grid.weights[q]
-                joint[x] += w; marginal += w
-            } } }
+            for x in 0..<3 {
+                for y in 0..<3 {
+                    for z in 0..<3 where x + y + z == 3 {
+                        let w = p[0][x] * p[1][y] * p[2][z] * grid.weights[q]
+                        joint[x] += w; marginal += w
+                    }
+                }
+            }
         }
         let conditional = joint.map { $0 / marginal }
         // One person: the S-X² of item 0 is Σ_k (O_k − E_k)²/E_k with O = (0, 0, 1).
@@ -51,7 +57,9 @@ struct CategoryItemFitTests {
         #expect(fit.items[0].categoryMeanRestScore == [nil, nil, 1] && fit.items[0].categoryCounts == [0, 0, 1])
     }
 
-    @Test("data from a graded model (1,000 persons × 8 items, 4 categories): S-X² p < 0.01 for at most 1 item, mean squares' ZSTD within ±3, well-filled categories' rest scores increasing")
+    @Test(
+        "data from a graded model (1,000 persons × 8 items, 4 categories): S-X² p < 0.01 for at most 1 item, mean squares' ZSTD within ±3, well-filled categories' rest scores increasing"
+    )
     func fromTheModel() throws {
         var rng = SeededGenerator(seed: 41)
         var spec = BankSpecification(model: .twoPL, itemCount: 8)
@@ -65,7 +73,9 @@ struct CategoryItemFitTests {
         #expect(fit.items.filter { $0.sx2P! < 0.01 }.count <= 1, "\(fit.items.map { $0.sx2P! })")
         for item in fit.items {
             // The mean squares' standardisations (their spread depends on n and the item): within ±3.
-            #expect(abs(item.infitZ!) < 3 && abs(item.outfitZ!) < 3 && abs(item.infit! - 1) < 0.2, "\(item.infit!) \(item.outfit!) \(item.infitZ!) \(item.outfitZ!)")
+            #expect(
+                abs(item.infitZ!) < 3 && abs(item.outfitZ!) < 3 && abs(item.infit! - 1) < 0.2,
+                "\(item.infit!) \(item.outfit!) \(item.infitZ!) \(item.outfitZ!)")
             // Categories chosen by at least 100 persons: the mean rest score rises with the category.
             let means = zip(item.categoryMeanRestScore, item.categoryCounts).filter { $0.1 >= 100 }.map { $0.0! }
             #expect(zip(means, means.dropFirst()).allSatisfy { $0 < $1 }, "\(means) \(item.categoryCounts)")
@@ -87,7 +97,9 @@ struct CategoryItemFitTests {
         #expect(CategoryItemFit.collapsedCells(expected: [2, 3, 4], minimum: 1) == [[0], [1], [2]])
     }
 
-    @Test("Science (392 × 4, 4 categories) under gpcm: every item's S-X² has positive df once sparse cells collapse within score groups (whole groups pooled gave df −1)")
+    @Test(
+        "Science (392 × 4, 4 categories) under gpcm: every item's S-X² has positive df once sparse cells collapse within score groups (whole groups pooled gave df −1)"
+    )
     func shortTestDegreesOfFreedom() throws {
         let data = try PolytomousCalibratorTests.science()
         var options = CalibrationOptions(model: .twoPL)
@@ -106,7 +118,9 @@ struct CategoryItemFitTests {
 
 @Suite("Empirical category curves")
 struct EmpiricalCategoryCurveTests {
-    @Test("on 0/1 items category 1's curve is the dichotomous curve (groups exact, θ̄ and E to 1e-12); per group the categories' observed and expected shares sum to 1")
+    @Test(
+        "on 0/1 items category 1's curve is the dichotomous curve (groups exact, θ̄ and E to 1e-12); per group the categories' observed and expected shares sum to 1"
+    )
     func consistent() throws {
         let sim = Simulated(model: .twoPL, items: 8, persons: 600, perSession: 6, seed: 9)
         let binary = EmpiricalItemCurve.curves(data: sim.data, parameters: sim.truth)

@@ -14,7 +14,7 @@ struct CorrelatedFactorsAdaptiveTests {
             5: [896, 896, 128, 384, 896, 640, 896, 384, 384, 128, 384, 896],
             17: [608, 992, 992, 160, 800, 480, 32, 352, 992, 672, 608, 928],
             31: [32, 544, 928, 992, 992, 800, 352, 544, 160, 608, 32, 352],
-            1000: [225, 99, 531, 693, 287, 929, 47, 921, 513, 71, 87, 261],
+            1000: [225, 99, 531, 693, 287, 929, 47, 921, 513, 71, 87, 261]
         ]
         for (row, values) in expected { #expect((0..<12).map { p[row * 12 + $0] * 1024 } == values, "row \(row)") }
         // Every dimension of the first 2^10 points takes each of the 1,024 values k/1024 once (a (0, m, 1)-net).
@@ -35,17 +35,19 @@ struct CorrelatedFactorsAdaptiveTests {
 
     /// The 3-factor fixture's engine with the adaptive E-step (`nodes` points, the calibrator's fine grid).
     static func adaptive(_ grid: CorrelatedFactorsEngine, nodes: Int) -> CorrelatedFactorsEngine {
-        CorrelatedFactorsEngine(items: grid.items, correlation: grid.correlation, data: grid.data,
-                                grid: QuadratureGrid(validatedCount: CorrelatedFactorsCalibrator.adaptiveTablePoints, bound: 6), factor: grid.factor,
-                                factorItems: grid.factorItems, workers: 2, maximumSlope: 20, slopePrior: nil, guessingPrior: nil,
-                                nodes: SobolSequence.balancedNormalPoints(count: nodes, dimensions: 3))
+        CorrelatedFactorsEngine(
+            items: grid.items, correlation: grid.correlation, data: grid.data,
+            grid: QuadratureGrid(validatedCount: CorrelatedFactorsCalibrator.adaptiveTablePoints, bound: 6), factor: grid.factor,
+            factorItems: grid.factorItems, workers: 2, maximumSlope: 20, slopePrior: nil, guessingPrior: nil,
+            nodes: SobolSequence.balancedNormalPoints(count: nodes, dimensions: 3))
     }
 
     @Test("E-step: the log-likelihood and second moments of a 61³ grid to 0.002 and 0.1% at 1,024 nodes; Fisher's identity")
     func eStepAgainstTheGrid() throws {
         var rng = SeededGenerator(seed: 5)
-        let simulator = try CorrelatedFactorsSimulator(items: CorrelatedFactorsTests.items, factors: CorrelatedFactorsTests.factors,
-                                                       correlations: CorrelatedFactorsTests.correlations)
+        let simulator = try CorrelatedFactorsSimulator(
+            items: CorrelatedFactorsTests.items, factors: CorrelatedFactorsTests.factors,
+            correlations: CorrelatedFactorsTests.correlations)
         let (data, _) = simulator.matrix(count: 600, itemIDs: (0..<9).map { "i\($0)" }, using: &rng)
         let grid = CorrelatedFactorsTests.engine(data, points: 61)
         let exact = grid.eStep()
@@ -72,10 +74,12 @@ struct CorrelatedFactorsAdaptiveTests {
     func recoveryFourFactors() throws {
         let items = (0..<12).map { j in BifactorItem(generalSlope: [1.2, 0.9, 1.6][j % 3], intercept: [0.4, -0.6, 0.1, 0.9][j % 4]) }
         let factors = (0..<12).map { $0 / 3 }
-        let r: [Double] = [1, 0.6, 0.4, 0.5,
-                           0.6, 1, 0.5, 0.3,
-                           0.4, 0.5, 1, 0.6,
-                           0.5, 0.3, 0.6, 1]
+        let r: [Double] = [
+            1, 0.6, 0.4, 0.5,
+            0.6, 1, 0.5, 0.3,
+            0.4, 0.5, 1, 0.6,
+            0.5, 0.3, 0.6, 1
+        ]
         var rng = SeededGenerator(seed: 44)
         let simulator = try CorrelatedFactorsSimulator(items: items, factors: factors, correlations: r)
         let ids = (0..<12).map { "i\($0)" }
@@ -84,7 +88,8 @@ struct CorrelatedFactorsAdaptiveTests {
         var options = CalibrationOptions(model: .twoPL)
         options.tolerance = 1e-4
         let calibrator = CorrelatedFactorsCalibrator(options: options, monteCarloPoints: 128)
-        #expect(CorrelatedFactorsCalibrator().resolvedIntegration(factors: 4) == .adaptiveQuasiMonteCarlo
+        #expect(
+            CorrelatedFactorsCalibrator().resolvedIntegration(factors: 4) == .adaptiveQuasiMonteCarlo
                 && CorrelatedFactorsCalibrator().resolvedIntegration(factors: 3) == .productGrid)
         #expect(CorrelatedFactorsCalibrator(quadraturePoints: 9).resolvedIntegration(factors: 4) == .productGrid)
         #expect(CorrelatedFactorsCalibrator(monteCarloPoints: 512).resolvedIntegration(factors: 2) == .adaptiveQuasiMonteCarlo)
@@ -92,10 +97,12 @@ struct CorrelatedFactorsAdaptiveTests {
         #expect(result.converged && result.integration == .adaptiveQuasiMonteCarlo && result.nodes == 128)
         let se = try #require(result.correlationStandardErrors)
         var zs: [Double] = []
-        for f in 1..<4 { for g in 0..<f {
-            zs.append((result.correlations[f * 4 + g] - r[f * 4 + g]) / se[f * 4 + g])
-            #expect(se[f * 4 + g] > 0.02 && se[f * 4 + g] < 0.12, "SE \(se[f * 4 + g])")
-        }}
+        for f in 1..<4 {
+            for g in 0..<f {
+                zs.append((result.correlations[f * 4 + g] - r[f * 4 + g]) / se[f * 4 + g])
+                #expect(se[f * 4 + g] > 0.02 && se[f * 4 + g] < 0.12, "SE \(se[f * 4 + g])")
+            }
+        }
         for (j, item) in result.items.enumerated() {
             zs.append((item.slope - items[j].generalSlope) / item.slopeStandardError!)
             zs.append((item.intercept - items[j].intercept) / item.interceptStandardError!)
@@ -118,7 +125,9 @@ struct CorrelatedFactorsAdaptiveTests {
         #expect { try CorrelatedFactorsCalibrator().calibrate(data, structure: thirteen) } throws: { "\($0)".contains("limited to 12") }
         let four = try FactorStructure(items: ids.enumerated().map { ($1, "f\($0 % 4)") })
         for m in [1000, 32, 131_072] {
-            #expect { try CorrelatedFactorsCalibrator(monteCarloPoints: m).calibrate(data, structure: four) } throws: { "\($0)".contains("a power of two in 64…65536") }
+            #expect { try CorrelatedFactorsCalibrator(monteCarloPoints: m).calibrate(data, structure: four) } throws: {
+                "\($0)".contains("a power of two in 64…65536")
+            }
         }
     }
 }

@@ -8,14 +8,17 @@ import Testing
 
 @Suite("Correlated factors scoring")
 struct CorrelatedFactorsScoringTests {
-    static let bankItems: [CorrelatedFactorsResult.Item] = zip(CorrelatedFactorsTests.items, CorrelatedFactorsTests.factors).enumerated().map { j, pair in
+    static let bankItems: [CorrelatedFactorsResult.Item] = zip(CorrelatedFactorsTests.items, CorrelatedFactorsTests.factors).enumerated().map {
+        j, pair in
         CorrelatedFactorsResult.Item(itemID: "i\(j)", factor: pair.1, slope: pair.0.generalSlope, intercept: pair.0.intercept)
     }
     static let answers: [(item: Int, response: UInt8)] = [(0, 1), (1, 0), (2, 1), (4, 1), (5, 0), (7, 0)]
 
     /// Brute force on the Q^K product grid: the prior exp(−½θᵀR⁻¹θ) normalised over the nodes, times the
     /// likelihood; the posterior's mean, covariance and log Σ prior × L.
-    static func bruteForce(_ scorer: CorrelatedFactorsScorer, _ answers: [(item: Int, response: UInt8)]) -> (mean: [Double], covariance: [Double], logLikelihood: Double) {
+    static func bruteForce(_ scorer: CorrelatedFactorsScorer, _ answers: [(item: Int, response: UInt8)]) -> (
+        mean: [Double], covariance: [Double], logLikelihood: Double
+    ) {
         let k = scorer.factorCount, q = scorer.grid.count, points = scorer.grid.points, r = scorer.correlations
         // R⁻¹ by Gauss–Jordan.
         var m = r, inverse = (0..<(k * k)).map { $0 % (k + 1) == 0 ? 1.0 : 0.0 }
@@ -54,7 +57,8 @@ struct CorrelatedFactorsScoringTests {
 
     @Test("EAP on the product grid: the brute-force posterior mean, covariance and likelihood; the full-scale composite wᵀθ with w = 1/√(1ᵀR1)")
     func eapKnownValue() throws {
-        let scorer = try CorrelatedFactorsScorer(items: Self.bankItems, correlations: CorrelatedFactorsTests.correlations, quadraturePoints: 15, bound: 5)
+        let scorer = try CorrelatedFactorsScorer(
+            items: Self.bankItems, correlations: CorrelatedFactorsTests.correlations, quadraturePoints: 15, bound: 5)
         #expect(scorer.integration == .productGrid && scorer.grid.count == 15)
         let e = try scorer.eap(Self.answers), truth = Self.bruteForce(scorer, Self.answers)
         for f in 0..<3 {
@@ -112,10 +116,14 @@ struct CorrelatedFactorsScoringTests {
         #expect(abs(joint.covariance[1 * 3 + 2]) < 1e-12)
     }
 
-    @Test("adaptive quasi–Monte Carlo EAP against a 41³ grid: means and SDs within 0.001, log-likelihoods within 0.0005, the same answers the same scores")
+    @Test(
+        "adaptive quasi–Monte Carlo EAP against a 41³ grid: means and SDs within 0.001, log-likelihoods within 0.0005, the same answers the same scores"
+    )
     func quasiMonteCarloAccuracy() throws {
-        let grid = try CorrelatedFactorsScorer(items: Self.bankItems, correlations: CorrelatedFactorsTests.correlations, quadraturePoints: 41, bound: 6)
-        let qmc = try CorrelatedFactorsScorer(items: Self.bankItems, correlations: CorrelatedFactorsTests.correlations, integration: .adaptiveQuasiMonteCarlo)
+        let grid = try CorrelatedFactorsScorer(
+            items: Self.bankItems, correlations: CorrelatedFactorsTests.correlations, quadraturePoints: 41, bound: 6)
+        let qmc = try CorrelatedFactorsScorer(
+            items: Self.bankItems, correlations: CorrelatedFactorsTests.correlations, integration: .adaptiveQuasiMonteCarlo)
         #expect(qmc.integration == .adaptiveQuasiMonteCarlo && qmc.grid.count == CorrelatedFactorsCalibrator.adaptiveTablePoints)
         var rng = SeededGenerator(seed: 44)
         var worstMean = 0.0, worstSD = 0.0, worstLL = 0.0
@@ -162,10 +170,12 @@ struct CorrelatedFactorsScoringTests {
             }
         }
         // Σ (−H) = I.
-        for a in 0..<3 { for b in 0..<3 {
-            let v = (0..<3).reduce(0.0) { $0 + e.covariance[(a + 1) * 4 + $1 + 1] * -hessian[$1 * 3 + b] }
-            #expect(abs(v - (a == b ? 1 : 0)) < 1e-4, "(Σ(−H))[\(a),\(b)] = \(v)")
-        }}
+        for a in 0..<3 {
+            for b in 0..<3 {
+                let v = (0..<3).reduce(0.0) { $0 + e.covariance[(a + 1) * 4 + $1 + 1] * -hessian[$1 * 3 + b] }
+                #expect(abs(v - (a == b ? 1 : 0)) < 1e-4, "(Σ(−H))[\(a),\(b)] = \(v)")
+            }
+        }
         _ = r
         // R = I: each factor's mode solves Σ_j a_j (u_j − P_j) = θ (the 2PL's MAP with an N(0, 1) prior).
         let independent = try CorrelatedFactorsScorer(items: Self.bankItems, correlations: [1, 0, 0, 0, 1, 0, 0, 0, 1])
@@ -183,7 +193,9 @@ struct CorrelatedFactorsScoringTests {
         }
     }
 
-    @Test("recovery on 3,000 simulees of a 4-factor bank (quasi–Monte Carlo): Var θ = E Var(θ | u) + Var E(θ | u) and Corr²(EAP, θ) = 1 − E Var(θ | u), within 0.04")
+    @Test(
+        "recovery on 3,000 simulees of a 4-factor bank (quasi–Monte Carlo): Var θ = E Var(θ | u) + Var E(θ | u) and Corr²(EAP, θ) = 1 − E Var(θ | u), within 0.04"
+    )
     func recovery() throws {
         var rng = SeededGenerator(seed: 808)
         let k = 4, perFactor = 6
@@ -200,7 +212,7 @@ struct CorrelatedFactorsScoringTests {
         #expect(scorer.integration == .adaptiveQuasiMonteCarlo)
         let simulator = try CorrelatedFactorsSimulator(items: bifactorItems, factors: factors, correlations: r)
         let (data, thetas) = simulator.matrix(count: 3000, itemIDs: items.map(\.itemID), using: &rng)
-        var sums = [[Double]](repeating: [Double](repeating: 0, count: 6), count: k)  // Σe, Σe², Σθ, Σθ², Σeθ, Σvar
+        var sums = [[Double]](repeating: [Double](repeating: 0, count: 6), count: k) // Σe, Σe², Σθ, Σθ², Σeθ, Σvar
         for i in 0..<data.personCount {
             let answers = data.cells(ofPerson: i).map { (item: Int(data.itemIndices[$0]), response: data.responses[$0]) }
             let e = try scorer.eap(answers)
@@ -226,7 +238,9 @@ struct CorrelatedFactorsScoringTests {
         #expect(battery.structure.generalFactor == "full_scale" && battery.reportedNames == ["logic", "spatial", "verbal"])
         #expect(battery.composites.allSatisfy { $0.generalWeight == 0 && $0.specificWeight == 1 })
         let values = try battery.addedValue(simulees: 400)
-        #expect(values.map(\.factor) == ["logic", "spatial", "verbal"] && values.allSatisfy { $0.items == 3 && $0.subscore > 0 && $0.augmented >= $0.subscore - 0.02 })
+        #expect(
+            values.map(\.factor) == ["logic", "spatial", "verbal"]
+                && values.allSatisfy { $0.items == 3 && $0.subscore > 0 && $0.augmented >= $0.subscore - 0.02 })
         let scale = try Battery.indexScale(IQScale())
         let score = try [0, 1, 2, 4, 5, 7].withUnsafeBufferPointer { i in
             try [UInt8(1), 0, 1, 1, 0, 0].withUnsafeBufferPointer { u in try battery.score(i, u, method: .eap, indexScale: scale) }
@@ -235,16 +249,23 @@ struct CorrelatedFactorsScoringTests {
         #expect(score.factors == e && score.indexes.map(\.theta) == Array(e.means.dropFirst()))
         #expect(score.indexes.map(\.answered) == [3, 2, 1] && score.indexes.map(\.correct) == [2, 1, 0])
         #expect(throws: PsychometricsError.self) { try Battery(correlated: scorer, factors: ["a", "a", "b"]) }
-        #expect(throws: PsychometricsError.self) { try CorrelatedFactorsScorer(items: Self.bankItems, correlations: [1, 0.9, 0.9, 0.9, 1, -0.9, 0.9, -0.9, 1]) }
+        #expect(throws: PsychometricsError.self) {
+            try CorrelatedFactorsScorer(items: Self.bankItems, correlations: [1, 0.9, 0.9, 0.9, 1, -0.9, 0.9, -0.9, 1])
+        }
         #expect(throws: PsychometricsError.self) { try CorrelatedFactorsScorer(items: Self.bankItems, correlations: [1, 0.5, 0.5, 1]) }
-        #expect(throws: PsychometricsError.self) { try CorrelatedFactorsScorer(items: Self.bankItems, correlations: CorrelatedFactorsTests.correlations, integration: .adaptiveQuasiMonteCarlo, monteCarloPoints: 1000) }
+        #expect(throws: PsychometricsError.self) {
+            try CorrelatedFactorsScorer(
+                items: Self.bankItems, correlations: CorrelatedFactorsTests.correlations, integration: .adaptiveQuasiMonteCarlo,
+                monteCarloPoints: 1000)
+        }
     }
 
     @Test("the bank file: calibrate's layout read back to the same items, R and metadata; bad rows named by line and column")
     func bankFile() throws {
         var metadata = ItemMetadata(columns: ["domain"], values: [:])
         for (j, item) in Self.bankItems.enumerated() { metadata.values[item.itemID] = ["domain": ["logic", "spatial", "verbal"][item.factor]] }
-        let text = CorrelatedFactorsResult.bankCSV(items: Self.bankItems, factors: ["logic", "spatial", "verbal"], correlations: CorrelatedFactorsTests.correlations, metadata: metadata)
+        let text = CorrelatedFactorsResult.bankCSV(
+            items: Self.bankItems, factors: ["logic", "spatial", "verbal"], correlations: CorrelatedFactorsTests.correlations, metadata: metadata)
         let path = try BifactorBankTests.write(text)
         let file = try CorrelatedFactorsBank.load(csv: path)
         #expect(file.factors == ["logic", "spatial", "verbal"] && file.correlations == CorrelatedFactorsTests.correlations)

@@ -8,9 +8,12 @@ import Testing
 struct CorrelatedFactorsTests {
     /// Three factors of three items (item slopes on their factor as general slopes), R with 0.6, 0.3, 0.5.
     static let items: [BifactorItem] = [
-        BifactorItem(generalSlope: 1.2, intercept: 0.3), BifactorItem(generalSlope: 0.9, intercept: -0.5), BifactorItem(generalSlope: 1.5, intercept: 1.0),
-        BifactorItem(generalSlope: 1.0, intercept: 0.0), BifactorItem(generalSlope: 1.4, intercept: -1.1), BifactorItem(generalSlope: 0.8, intercept: 0.6),
-        BifactorItem(generalSlope: 1.1, intercept: 0.2), BifactorItem(generalSlope: 1.7, intercept: -0.4), BifactorItem(generalSlope: 0.7, intercept: 0.9),
+        BifactorItem(generalSlope: 1.2, intercept: 0.3), BifactorItem(generalSlope: 0.9, intercept: -0.5),
+        BifactorItem(generalSlope: 1.5, intercept: 1.0),
+        BifactorItem(generalSlope: 1.0, intercept: 0.0), BifactorItem(generalSlope: 1.4, intercept: -1.1),
+        BifactorItem(generalSlope: 0.8, intercept: 0.6),
+        BifactorItem(generalSlope: 1.1, intercept: 0.2), BifactorItem(generalSlope: 1.7, intercept: -0.4),
+        BifactorItem(generalSlope: 0.7, intercept: 0.9)
     ]
     static let factors = [0, 0, 0, 1, 1, 1, 2, 2, 2]
     static let correlations: [Double] = [1, 0.6, 0.3, 0.6, 1, 0.5, 0.3, 0.5, 1]
@@ -33,7 +36,8 @@ struct CorrelatedFactorsTests {
         for c in 0..<3 {
             var up = x, down = x
             up[c] += 1e-6; down[c] -= 1e-6
-            let numeric = (model.logDensity(up, persons: n, secondMoments: s).value - model.logDensity(down, persons: n, secondMoments: s).value) / 2e-6
+            let numeric =
+                (model.logDensity(up, persons: n, secondMoments: s).value - model.logDensity(down, persons: n, secondMoments: s).value) / 2e-6
             #expect(abs(gradient[c] - numeric) < 1e-5 * max(1, abs(numeric)), "x\(c): \(gradient[c]) against \(numeric)")
         }
         // K = 2 on a fine grid (the normal density's): the maximiser of −½[N log(1 − ρ²) + (s11 + s22 − 2ρ s12)/(1 − ρ²)]
@@ -50,9 +54,10 @@ struct CorrelatedFactorsTests {
     static func engine(_ data: ResponseMatrix, points: Int, correlations: [Double] = correlations) -> CorrelatedFactorsEngine {
         let (order, newIndex, groups, ranges) = BifactorEngine.grouping(factors.map { Optional($0) }, specificCount: 3)
         let renumbered = data.renumberingItems(newIndex, itemIDs: order.map { data.itemIDs[$0] })
-        return CorrelatedFactorsEngine(items: order.map { items[$0] }, correlation: FactorCorrelation(k: 3).parameters(of: correlations)!, data: renumbered,
-                                       grid: QuadratureGrid(validatedCount: points, bound: 5), factor: groups.map { $0 - 1 },
-                                       factorItems: Array(ranges.dropFirst()), workers: 2, maximumSlope: 20, slopePrior: nil, guessingPrior: nil)
+        return CorrelatedFactorsEngine(
+            items: order.map { items[$0] }, correlation: FactorCorrelation(k: 3).parameters(of: correlations)!, data: renumbered,
+            grid: QuadratureGrid(validatedCount: points, bound: 5), factor: groups.map { $0 - 1 },
+            factorItems: Array(ranges.dropFirst()), workers: 2, maximumSlope: 20, slopePrior: nil, guessingPrior: nil)
     }
 
     @Test("E-step: log-likelihood equal to brute force over the Q³ grid; every posterior sums to 1; the gradient is log L's")
@@ -73,12 +78,16 @@ struct CorrelatedFactorsTests {
             return m
         }()
         var prior = [Double](), nodes = [[Double]]()
-        for a in 0..<9 { for b in 0..<9 { for c in 0..<9 {
-            let t = [grid.points[a], grid.points[b], grid.points[c]]
-            var quad = 0.0
-            for i in 0..<3 { for j in 0..<3 { quad += t[i] * inverse[i * 3 + j] * t[j] } }
-            prior.append(exp(-0.5 * quad)); nodes.append(t)
-        }}}
+        for a in 0..<9 {
+            for b in 0..<9 {
+                for c in 0..<9 {
+                    let t = [grid.points[a], grid.points[b], grid.points[c]]
+                    var quad = 0.0
+                    for i in 0..<3 { for j in 0..<3 { quad += t[i] * inverse[i * 3 + j] * t[j] } }
+                    prior.append(exp(-0.5 * quad)); nodes.append(t)
+                }
+            }
+        }
         let mass = prior.reduce(0, +)
         var total = 0.0
         for i in 0..<data.personCount {
@@ -136,7 +145,8 @@ struct CorrelatedFactorsTests {
     @Test("recovery: 3 correlated factors, dense and missing by design, within their standard errors")
     func recovery() throws {
         var rng = SeededGenerator(seed: 28)
-        let simulator = try CorrelatedFactorsSimulator(items: Self.items + Self.items, factors: Self.factors + Self.factors, correlations: Self.correlations)
+        let simulator = try CorrelatedFactorsSimulator(
+            items: Self.items + Self.items, factors: Self.factors + Self.factors, correlations: Self.correlations)
         let ids = (0..<18).map { "i\($0)" }
         let (data, _) = simulator.matrix(count: 3000, itemIDs: ids, using: &rng)
         let structure = try FactorStructure(items: ids.enumerated().map { ($1, ["a", "b", "c"][(Self.factors + Self.factors)[$0]]) })
@@ -159,7 +169,8 @@ struct CorrelatedFactorsTests {
         let rms = (zs.reduce(0) { $0 + $1 * $1 } / Double(zs.count)).squareRoot()
         #expect(rms > 0.6 && rms < 1.4, "RMS z \(rms)")
         // Missing by design (8 of 18 items each): the correlations still recovered.
-        let sparse = try CorrelatedFactorsSimulator(items: Self.items + Self.items, factors: Self.factors + Self.factors, correlations: Self.correlations, itemsPerSession: 8)
+        let sparse = try CorrelatedFactorsSimulator(
+            items: Self.items + Self.items, factors: Self.factors + Self.factors, correlations: Self.correlations, itemsPerSession: 8)
         let (missing, _) = sparse.matrix(count: 3000, itemIDs: ids, using: &rng)
         options.standardErrors = false
         let fit = try CorrelatedFactorsCalibrator(options: options, quadraturePoints: 15).calibrate(missing, structure: structure)
@@ -189,7 +200,9 @@ struct CorrelatedFactorsTests {
         // The perturbed starts take different paths to about the same place.
         let lls = several.starts.compactMap(\.logLikelihood)
         #expect(Set(lls).count == 4 && lls.allSatisfy { abs($0 - kept.logLikelihood!) < 1 }, "\(lls)")
-        #expect(throws: PsychometricsError.self) { try CorrelatedFactorsCalibrator(options: options, starts: 0).calibrate(data, structure: structure) }
+        #expect(throws: PsychometricsError.self) {
+            try CorrelatedFactorsCalibrator(options: options, starts: 0).calibrate(data, structure: structure)
+        }
         // Bifactor and testlet: the same rule.
         let bifactorStructure = try FactorStructure(items: ids.enumerated().map { ($1, ["a", "b", "c"][Self.factors[$0]]) })
         var bifactorOptions = BifactorCalibrator.defaultOptions
@@ -202,7 +215,9 @@ struct CorrelatedFactorsTests {
             #expect(three.starts.count == 3 && three.starts[0].logLikelihood == one.starts[0].logLikelihood)
             let best = three.starts.compactMap(\.logPosterior).max()!
             let kept = try #require(three.starts.first { $0.kept })
-            #expect(kept.logPosterior! >= best - 1e-9 && abs(three.logLikelihood - kept.logLikelihood!) < 1e-6 && kept.logPosterior! >= three.starts[0].logPosterior!)
+            #expect(
+                kept.logPosterior! >= best - 1e-9 && abs(three.logLikelihood - kept.logLikelihood!) < 1e-6
+                    && kept.logPosterior! >= three.starts[0].logPosterior!)
         }
     }
 
@@ -217,7 +232,11 @@ struct CorrelatedFactorsTests {
         let one = try FactorStructure(items: ids.map { ($0, "a") })
         #expect { try CorrelatedFactorsCalibrator().calibrate(data, structure: one) } throws: { "\($0)".contains("needs at least 2") }
         let three = try FactorStructure(items: ids.enumerated().map { ($1, ["a", "b", "c"][Self.factors[$0]]) })
-        #expect { try CorrelatedFactorsCalibrator(quadraturePoints: 101).calibrate(data, structure: three) } throws: { "\($0)".contains("1030301 nodes") }
-        #expect(throws: PsychometricsError.self) { try CorrelatedFactorsSimulator(items: Self.items, factors: Self.factors, correlations: [1, 2, 2, 1]) }
+        #expect { try CorrelatedFactorsCalibrator(quadraturePoints: 101).calibrate(data, structure: three) } throws: {
+            "\($0)".contains("1030301 nodes")
+        }
+        #expect(throws: PsychometricsError.self) {
+            try CorrelatedFactorsSimulator(items: Self.items, factors: Self.factors, correlations: [1, 2, 2, 1])
+        }
     }
 }

@@ -42,7 +42,7 @@ struct EMCalibratorKnownValueTests {
         options.tolerance = 1e-6
         let result = try EMCalibrator(options: options).calibrate(LSAT7.matrix)
         #expect(result.converged)
-        let mirtD = [1.868, 0.791, 1.461, 0.521, 1.993]   // mirt prints 3 decimals
+        let mirtD = [1.868, 0.791, 1.461, 0.521, 1.993] // mirt prints 3 decimals
         for j in 0..<5 {
             #expect(result.items[j].parameters.discrimination == 1)
             #expect((-result.items[j].parameters.difficulty).isApproximatelyEqual(to: mirtD[j], absoluteTolerance: 1.5e-3))
@@ -63,7 +63,8 @@ struct EMCalibratorKnownValueTests {
         // mirt's equal-slope model: common a1 = 1.011.
         #expect(a.isApproximatelyEqual(to: 1.011, absoluteTolerance: 1.5e-3))
         for j in 0..<5 {
-            #expect((onePL.items[j].parameters.difficulty * a).isApproximatelyEqual(to: rasch.items[j].parameters.difficulty, absoluteTolerance: 2e-3))
+            #expect(
+                (onePL.items[j].parameters.difficulty * a).isApproximatelyEqual(to: rasch.items[j].parameters.difficulty, absoluteTolerance: 2e-3))
         }
     }
 
@@ -102,7 +103,9 @@ struct EMCalibratorKnownValueTests {
             // b = −d/a: delta method with the numerical covariance.
             let a = base[2 * j], d = base[2 * j + 1]
             let g = [d / (a * a), -1 / a]
-            let varB = g[0] * g[0] * covariance[2 * j][2 * j] + 2 * g[0] * g[1] * covariance[2 * j][2 * j + 1] + g[1] * g[1] * covariance[2 * j + 1][2 * j + 1]
+            let varB =
+                g[0] * g[0] * covariance[2 * j][2 * j] + 2 * g[0] * g[1] * covariance[2 * j][2 * j + 1] + g[1] * g[1]
+                * covariance[2 * j + 1][2 * j + 1]
             let reportedB = try #require(result.items[j].standardErrors.difficulty)
             #expect(reportedB.isApproximatelyEqual(to: varB.squareRoot(), relativeTolerance: 2e-3))
         }

@@ -49,7 +49,8 @@ struct EMDegenerateInputTests {
         #expect {
             try EMCalibrator(options: CalibrationOptions(model: .twoPL)).calibrate(data(rows))
         } throws: { error in
-            (error as? PsychometricsError)?.message == "only 0 of 2 items can be calibrated (at least 2 needed); excluded: q1: all 50 responses correct: the difficulty has no finite estimate; q2: all 50 responses incorrect: the difficulty has no finite estimate"
+            (error as? PsychometricsError)?.message
+                == "only 0 of 2 items can be calibrated (at least 2 needed); excluded: q1: all 50 responses correct: the difficulty has no finite estimate; q2: all 50 responses incorrect: the difficulty has no finite estimate"
         }
     }
 
@@ -79,7 +80,8 @@ struct EMDegenerateInputTests {
         #expect {
             try EMCalibrator(options: options).calibrate(LSAT7.matrix)
         } throws: { error in
-            (error as? PsychometricsError)?.message == "invalid options: quadrature points must be 5…401, got 2; a guessing prior applies to the 3PL model only"
+            (error as? PsychometricsError)?.message
+                == "invalid options: quadrature points must be 5…401, got 2; a guessing prior applies to the 3PL model only"
         }
     }
 }

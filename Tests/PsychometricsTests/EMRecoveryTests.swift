@@ -29,7 +29,7 @@ struct EMRecoveryTests {
         // 3PL difficulties of items with a high asymptote are weakly determined (their SEs reach 0.4 here), so
         // the RMSE bounds are wider; the SE calibration check below still applies.
         Case(model: .threePL, items: 30, persons: 8000, maxRMSEa: 0.25, maxRMSEb: 0.5, maxRMSEc: 0.1),
-        Case(model: .threePL, items: 60, persons: 20000, perSession: 25, maxRMSEa: 0.25, maxRMSEb: 0.5, maxRMSEc: 0.1),
+        Case(model: .threePL, items: 60, persons: 20000, perSession: 25, maxRMSEa: 0.25, maxRMSEb: 0.5, maxRMSEc: 0.1)
     ]
 
     @Test("recovers the generating parameters", arguments: cases)
@@ -86,8 +86,9 @@ struct EMRecoveryTests {
         }
     }
 
-    @Test("complete data: the moment-based (Rasch, 2PL) and per-node-matrix (3PL) Louis terms equal the stacked one",
-          arguments: [IRTModel.rasch, .twoPL, .threePL])
+    @Test(
+        "complete data: the moment-based (Rasch, 2PL) and per-node-matrix (3PL) Louis terms equal the stacked one",
+        arguments: [IRTModel.rasch, .twoPL, .threePL])
     func completeDataStandardErrors(_ model: IRTModel) throws {
         // Dense + complete uses the O(N·J²) moment formulation (O(N·Q·J²) per-node matrices for 3PL); sparse
         // stacks every node's score.
@@ -132,8 +133,8 @@ struct EMRecoveryTests {
 
     @Test("automatic E-step: dense at ≥ 15% answered cells, sparse below")
     func automaticStrategy() throws {
-        let denser = Simulated(model: .twoPL, items: 40, persons: 800, perSession: 8, seed: 8)   // 20%
-        let sparser = Simulated(model: .twoPL, items: 40, persons: 800, perSession: 4, seed: 8)  // 10%
+        let denser = Simulated(model: .twoPL, items: 40, persons: 800, perSession: 8, seed: 8) // 20%
+        let sparser = Simulated(model: .twoPL, items: 40, persons: 800, perSession: 4, seed: 8) // 10%
         #expect(try EMCalibrator(options: CalibrationOptions(model: .twoPL)).calibrate(denser.data).eStep == .dense)
         #expect(try EMCalibrator(options: CalibrationOptions(model: .twoPL)).calibrate(sparser.data).eStep == .sparse)
     }

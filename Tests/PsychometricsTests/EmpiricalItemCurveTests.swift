@@ -16,9 +16,9 @@ struct EmpiricalItemCurveTests {
         #expect(curve.responseCount == 95)
         #expect(curve.groups.map(\.count) == [23, 24, 24, 24])
         let first = curve.groups[0]
-        #expect(first.meanTheta.isApproximatelyEqual(to: 1.1, absoluteTolerance: 1e-12))   // mean of 0.0 … 2.2
+        #expect(first.meanTheta.isApproximatelyEqual(to: 1.1, absoluteTolerance: 1e-12)) // mean of 0.0 … 2.2
         #expect(first.lowestTheta == 0 && first.highestTheta == 2.2)
-        #expect(first.correct == 8)   // 0, 3, …, 21
+        #expect(first.correct == 8) // 0, 3, …, 21
         #expect(first.observed == 8.0 / 23)
         #expect(first.expected == 0.25)
         let z = try #require(first.standardizedResidual)
@@ -37,7 +37,8 @@ struct EmpiricalItemCurveTests {
         var options = EmpiricalItemCurve.Options()
         options.groups = 4
         options.minimumGroupSize = 10
-        let curve = EmpiricalItemCurve(thetas: thetas, responses: [UInt8](repeating: 1, count: 40), expected: [Double](repeating: 1, count: 40), options: options)
+        let curve = EmpiricalItemCurve(
+            thetas: thetas, responses: [UInt8](repeating: 1, count: 40), expected: [Double](repeating: 1, count: 40), options: options)
         #expect(curve.groups.map(\.count) == [20, 10, 10])
         #expect(curve.groups[0].highestTheta == 19 && curve.groups[1].lowestTheta == 20)
         // All correct and E = 1: the interval reaches 1 and the residual has no variance.
@@ -47,8 +48,10 @@ struct EmpiricalItemCurveTests {
 
     @Test("θ̂ and E are the rest-of-pattern posterior mean and predictive P, integrated by hand")
     func restPosterior() throws {
-        let items = [ItemParameters(discrimination: 1.4, difficulty: -0.3), ItemParameters(discrimination: 0.8, difficulty: 0.9, guessing: 0.2),
-                     ItemParameters(discrimination: 2.0, difficulty: 0.5)]
+        let items = [
+            ItemParameters(discrimination: 1.4, difficulty: -0.3), ItemParameters(discrimination: 0.8, difficulty: 0.9, guessing: 0.2),
+            ItemParameters(discrimination: 2.0, difficulty: 0.5)
+        ]
         let data = try ResponseMatrix(itemIDs: ["i1", "i2", "i3"], rows: [[1, 0, 1]])
         var options = EmpiricalItemCurve.Options()
         options.groups = 1
@@ -77,8 +80,9 @@ struct EmpiricalItemCurveTests {
         var rng = SeededGenerator(seed: 20)
         var values = sim.data.responses
         for k in values.indices where sim.data.itemIndices[k] == 0 { values[k] = UInt8.random(in: 0...1, using: &rng) }
-        let data = try ResponseMatrix(personIDs: sim.data.personIDs, itemIDs: sim.data.itemIDs, rowOffsets: sim.data.rowOffsets,
-                                  itemIndices: sim.data.itemIndices, responses: values)
+        let data = try ResponseMatrix(
+            personIDs: sim.data.personIDs, itemIDs: sim.data.itemIDs, rowOffsets: sim.data.rowOffsets,
+            itemIndices: sim.data.itemIndices, responses: values)
         var parameters = sim.truth
         parameters[0] = ItemParameters(discrimination: 1.5, difficulty: 0)
         let curves = EmpiricalItemCurve.curves(data: data, parameters: parameters)
@@ -86,7 +90,8 @@ struct EmpiricalItemCurveTests {
         #expect(bad.groups.count == 10 && bad.responseCount == 3000)
         #expect(zip(bad.groups, bad.groups.dropFirst()).allSatisfy { $0.meanTheta < $1.meanTheta })
         for g in [bad.groups.first!, bad.groups.last!] {
-            #expect(!g.interval.contains(g.expected), "θ̄ \(g.meanTheta): O \(g.observed) [\(g.interval.lower), \(g.interval.upper)] vs E \(g.expected)")
+            #expect(
+                !g.interval.contains(g.expected), "θ̄ \(g.meanTheta): O \(g.observed) [\(g.interval.lower), \(g.interval.upper)] vs E \(g.expected)")
             #expect(abs(try #require(g.standardizedResidual)) > 5)
             #expect(abs(g.observed - 0.5) < 0.1)
         }

@@ -18,7 +18,8 @@ struct ItemAnalysisTests {
         for df in 1...200 {
             for q in stride(from: 0.01, through: 8.0, by: 0.37) {
                 let x = Double(df) * q + q
-                let exact = ChiSquare.upperTail(x, degreesOfFreedom: Double(df)), general = ChiSquare.incompleteGammaUpperTail(x, degreesOfFreedom: Double(df))
+                let exact = ChiSquare.upperTail(x, degreesOfFreedom: Double(df)),
+                    general = ChiSquare.incompleteGammaUpperTail(x, degreesOfFreedom: Double(df))
                 #expect(abs(exact - general) <= 1e-10 * general + 1e-15, "df \(df), x \(x)")
             }
         }
@@ -52,7 +53,8 @@ struct ItemAnalysisTests {
         #expect(try #require(analysis.sem).isApproximatelyEqual(to: totalSD * (1 - expected).squareRoot(), absoluteTolerance: 1e-12))
         #expect(analysis.completePersons == 1000)
         for j in 0..<J {
-            #expect(try #require(analysis.items[j].alphaIfDeleted).isApproximatelyEqual(to: alpha((0..<J).filter { $0 != j }), absoluteTolerance: 1e-12))
+            #expect(
+                try #require(analysis.items[j].alphaIfDeleted).isApproximatelyEqual(to: alpha((0..<J).filter { $0 != j }), absoluteTolerance: 1e-12))
             let item = x.map { $0[j] }, rest = x.map { $0.reduce(0, +) - $0[j] }
             let r = pearson(item, rest)
             #expect(try #require(analysis.items[j].pointBiserial).isApproximatelyEqual(to: r, absoluteTolerance: 1e-12))
@@ -123,7 +125,9 @@ struct ItemAnalysisTests {
         let sim = Simulated(model: .twoPL, items: 60, persons: 2000, perSession: 10, seed: 4)
         let classical = ClassicalItemAnalysis(sim.data)
         #expect(classical.alpha == nil && classical.sem == nil && classical.items.allSatisfy { $0.alphaIfDeleted == nil })
-        #expect(classical.undefined["alpha"]?.hasPrefix("missing by design: persons answered 10.0 of the 60 items on average (16.7% of the cells") == true)
+        #expect(
+            classical.undefined["alpha"]?.hasPrefix("missing by design: persons answered 10.0 of the 60 items on average (16.7% of the cells") == true
+        )
         #expect(classical.undefined["sem"] != nil && classical.undefined["alpha_if_deleted"] != nil)
         #expect(classical.undefined["mean_score"] == "no person answered every item")
         // Point-biserials stay defined (rest score on the other answered items).
@@ -176,9 +180,11 @@ struct DistractorAnalysisTests {
     @Test("ICAR16 options scored with the keys reproduce ability.csv (real data)")
     func icar16() throws {
         let root = Repository.root
-        let keys = ["reason.4": "4", "reason.16": "4", "reason.17": "4", "reason.19": "6", "letter.7": "6", "letter.33": "3",
-                    "letter.34": "4", "letter.58": "4", "matrix.45": "5", "matrix.46": "2", "matrix.47": "2", "matrix.55": "4",
-                    "rotate.3": "3", "rotate.4": "2", "rotate.6": "6", "rotate.8": "7"]
+        let keys = [
+            "reason.4": "4", "reason.16": "4", "reason.17": "4", "reason.19": "6", "letter.7": "6", "letter.33": "3",
+            "letter.34": "4", "letter.58": "4", "matrix.45": "5", "matrix.46": "2", "matrix.47": "2", "matrix.55": "4",
+            "rotate.3": "3", "rotate.4": "2", "rotate.6": "6", "rotate.8": "7"
+        ]
         let scored = try DistractorAnalysis.load(csv: root.appendingPathComponent("Data/icar16_options.csv").path, keys: keys).scored
         let (ability, _) = try ResponseMatrix.load(csv: root.appendingPathComponent("Data/icar16.csv").path)
         // ability.csv drops the 16 empty rows; compare person by person (ids are row numbers in both files).

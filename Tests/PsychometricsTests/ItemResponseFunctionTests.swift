@@ -40,7 +40,8 @@ struct ItemResponseFunctionTests {
         #expect(high.logQ.isApproximatelyEqual(to: log(0.8) - 800, relativeTolerance: 1e-15))
     }
 
-    @Test("θ-derivatives equal central differences (relative 1e-7; P″ 1e-5, absolute 1e-7); ItemParameters.thetaDerivatives(at:) is the same function")
+    @Test(
+        "θ-derivatives equal central differences (relative 1e-7; P″ 1e-5, absolute 1e-7); ItemParameters.thetaDerivatives(at:) is the same function")
     func thetaDerivatives() {
         let h = 1e-4
         for c in [0.0, 0.2] {
@@ -69,8 +70,9 @@ struct ItemResponseFunctionTests {
             let s = logSlope ? log(1.4) : 1.4, d = -0.3, g = Logistic.logit(0.15), theta = 0.8
             func prob(_ s: Double, _ d: Double, _ g: Double) -> Double {
                 let a = logSlope ? exp(s) : s
-                return ItemResponseFunction.probability(logit: ItemResponseFunction.logit(slope: a, intercept: d, at: theta),
-                                                        guessing: Logistic.sigmoid(g))
+                return ItemResponseFunction.probability(
+                    logit: ItemResponseFunction.logit(slope: a, intercept: d, at: theta),
+                    guessing: Logistic.sigmoid(g))
             }
             let a = logSlope ? exp(s) : s, aS = logSlope ? a : 1, aSS = logSlope ? a : 0, c = Logistic.sigmoid(g)
             let t = ItemResponseFunction.trace(logit: ItemResponseFunction.logit(slope: a, intercept: d, at: theta), guessing: c)

@@ -23,7 +23,7 @@ struct ItemResponseModelTests {
         let references: [(Double, [Double], Double)] = [
             (0.3, [-2.0830210750728672325, -0.79875404072643849879, -1.0409161922293613233, -2.625183226575790057], 0.64694562780086836972),
             (30, [-46.5, -44.361377721185044148, -42.111377721185044148, -5.749522264293559805e-19], 1.293642509466050955e-18),
-            (-30, [-1.2828918236087848927e-19, -43.611377721185044148, -45.861377721185044148, -48.0], 2.886506603119766008e-19),
+            (-30, [-1.2828918236087848927e-19, -43.611377721185044148, -45.861377721185044148, -48.0], 2.886506603119766008e-19)
         ]
         for (theta, expected, information) in references {
             for (value, reference) in zip(logs(graded, theta), expected) {
@@ -73,18 +73,22 @@ struct ItemResponseModelTests {
             let v = item.logProbabilities(at: theta), l = logs(item, theta)
             #expect(l[0] == v.logQ && l[1] == v.logP)
             let generic: any ItemResponseModel = item
-            #expect(generic.information(at: theta).isApproximatelyEqual(to: item.information(at: theta), absoluteTolerance: 1e-15, relativeTolerance: 1e-12))
+            #expect(
+                generic.information(at: theta).isApproximatelyEqual(
+                    to: item.information(at: theta), absoluteTolerance: 1e-15, relativeTolerance: 1e-12))
             #expect(generic.expectedScore(at: theta).isApproximatelyEqual(to: item.probability(at: theta), absoluteTolerance: 1e-15))
         }
     }
 
     @Test("P′, P″ and ∂ log P/∂x equal central differences (relative 1e-6) for every model, the 3PL included")
     func derivativesMatchDifferences() {
-        let items: [any CalibratableItemModel] = [graded, partialCredit, nominal,
-                                                  GradedResponseItem(discrimination: 0.8, thresholds: [-2, -1.5, 0, 3]),
-                                                  RatingScaleItem(discrimination: 1.3, location: 0.4, thresholds: [-1.2, -0.1, 0.3, 1.0]),
-                                                  RatingScaleItem(discrimination: 0.9, location: -0.5, thresholds: [0]),
-                                                  ThreeParameterLogisticItem(ItemParameters(discrimination: 1.4, difficulty: 0.3, guessing: 0.22))]
+        let items: [any CalibratableItemModel] = [
+            graded, partialCredit, nominal,
+            GradedResponseItem(discrimination: 0.8, thresholds: [-2, -1.5, 0, 3]),
+            RatingScaleItem(discrimination: 1.3, location: 0.4, thresholds: [-1.2, -0.1, 0.3, 1.0]),
+            RatingScaleItem(discrimination: 0.9, location: -0.5, thresholds: [0]),
+            ThreeParameterLogisticItem(ItemParameters(discrimination: 1.4, difficulty: 0.3, guessing: 0.22))
+        ]
         for item in items {
             checkThetaDerivatives(item)
             checkWorkingGradient(item)
@@ -110,10 +114,15 @@ struct ItemResponseModelTests {
         let k = item.categoryCount, h = 1e-5
         for theta in [-2.3, -0.4, 0.7, 1.9] {
             var p = [Double](repeating: 0, count: k), d1 = p, d2 = p
-            p.withUnsafeMutableBufferPointer { p in d1.withUnsafeMutableBufferPointer { d1 in d2.withUnsafeMutableBufferPointer { d2 in
-                item.categoryThetaDerivatives(at: theta, probability: p, first: d1, second: d2)
-            } } }
-            let up = item.categoryProbabilities(at: theta + h), down = item.categoryProbabilities(at: theta - h), at = item.categoryProbabilities(at: theta)
+            p.withUnsafeMutableBufferPointer { p in
+                d1.withUnsafeMutableBufferPointer { d1 in
+                    d2.withUnsafeMutableBufferPointer { d2 in
+                        item.categoryThetaDerivatives(at: theta, probability: p, first: d1, second: d2)
+                    }
+                }
+            }
+            let up = item.categoryProbabilities(at: theta + h), down = item.categoryProbabilities(at: theta - h),
+                at = item.categoryProbabilities(at: theta)
             #expect(abs(p.reduce(0, +) - 1) < 1e-14)
             for c in 0..<k {
                 #expect(p[c].isApproximatelyEqual(to: at[c], relativeTolerance: 1e-13))
@@ -126,9 +135,10 @@ struct ItemResponseModelTests {
 
     func checkWorkingGradient<Item: CalibratableItemModel>(_ item: Item) {
         let x = item.workingParameters, m = x.count, k = item.categoryCount, h = 1e-6
-        #expect(item.withWorkingParameters(x)!.parameterValues.enumerated().allSatisfy {
-            $0.element.isApproximatelyEqual(to: item.parameterValues[$0.offset], absoluteTolerance: 1e-14)
-        }, "working parameters round-trip")
+        #expect(
+            item.withWorkingParameters(x)!.parameterValues.enumerated().allSatisfy {
+                $0.element.isApproximatelyEqual(to: item.parameterValues[$0.offset], absoluteTolerance: 1e-14)
+            }, "working parameters round-trip")
         for theta in [-1.7, 0.2, 2.4] {
             var g = [Double](repeating: 0, count: k * m)
             g.withUnsafeMutableBufferPointer { item.workingLogGradient(at: theta, into: $0) }
@@ -138,8 +148,9 @@ struct ItemResponseModelTests {
                 let lu = logs(item.withWorkingParameters(up)!, theta), ld = logs(item.withWorkingParameters(down)!, theta)
                 for c in 0..<k {
                     let difference: Double = (lu[c] - ld[c]) / (2 * h), value: Double = g[c * m + i]
-                    #expect(value.isApproximatelyEqual(to: difference, absoluteTolerance: 1e-8, relativeTolerance: 1e-6),
-                            "\(Item.self) θ = \(theta), category \(c), parameter \(i)")
+                    #expect(
+                        value.isApproximatelyEqual(to: difference, absoluteTolerance: 1e-8, relativeTolerance: 1e-6),
+                        "\(Item.self) θ = \(theta), category \(c), parameter \(i)")
                 }
             }
         }
@@ -177,12 +188,16 @@ struct ItemResponseModelTests {
         let table = LogCategoryTable(items: items, nodes: grid.points)
         let answered: [Int32] = [0, 1, 2], responses: [UInt8] = [2, 0, 1]
         var post = [Double](repeating: 0, count: 41)
-        let result = grid.logWeights.withUnsafeBufferPointer { prior in table.rowStart.withUnsafeBufferPointer { rowStart in
-            post.withUnsafeMutableBufferPointer { post in
-                GridPosterior.accumulate(into: post.baseAddress!, prior: prior.baseAddress!, items: answered, responses: responses, count: 3,
-                                         table: table, rowStart: rowStart.baseAddress!)
-                return GridPosterior.normalize(post.baseAddress!, 41)
-            } } }
+        let result = grid.logWeights.withUnsafeBufferPointer { prior in
+            table.rowStart.withUnsafeBufferPointer { rowStart in
+                post.withUnsafeMutableBufferPointer { post in
+                    GridPosterior.accumulate(
+                        into: post.baseAddress!, prior: prior.baseAddress!, items: answered, responses: responses, count: 3,
+                        table: table, rowStart: rowStart.baseAddress!)
+                    return GridPosterior.normalize(post.baseAddress!, 41)
+                }
+            }
+        }
         var direct = 0.0, mean = 0.0
         for (t, theta) in grid.points.enumerated() {
             let l = grid.weights[t] * exp(logs(graded, theta)[2] + logs(partialCredit, theta)[0] + logs(nominal, theta)[1])

@@ -10,9 +10,11 @@ struct LatentScaleTests {
     static let difficulties = [-1.5, -0.8, -0.2, 0.3, 0.9, 1.6, 2.2, -2.4]
 
     static func bank(slope: Double, scale: LatentScale, divideBy: Double = 1) -> ItemBank {
-        ItemBank(items: difficulties.enumerated().map { j, b in
-            BankItem(itemID: "q\(j)", model: slope == 1 ? .rasch : .onePL, parameters: ItemParameters(discrimination: slope, difficulty: b / divideBy))
-        }, latentScale: scale)
+        ItemBank(
+            items: difficulties.enumerated().map { j, b in
+                BankItem(
+                    itemID: "q\(j)", model: slope == 1 ? .rasch : .onePL, parameters: ItemParameters(discrimination: slope, difficulty: b / divideBy))
+            }, latentScale: scale)
     }
 
     @Test("a Rasch bank with latent SD σ scores θ = σ·θ₁ of its 1PL equivalent (a = σ, b/σ), the same IQ and flags, on matching grids")

@@ -25,7 +25,7 @@ struct LimitedInformationFitTests {
         (1.8171702629, 1.1835043925), (1.2980895958, 1.3727051454), (1.8952231512, 1.6533859066), (1.3125993193, 0.9126555538),
         (1.4834943331, 0.8476389794), (1.2119769706, 0.5919511464), (1.5927953545, 0.9284852417), (1.4508348211, -0.1067031085),
         (0.9324247042, 0.2795866803), (1.0787551944, 0.4434250592), (1.2273018048, 0.7884445028), (0.7383954393, -0.4228742604),
-        (1.8474645799, -2.0566343601), (2.0296608877, -1.9108575640), (1.5965790545, -1.0745378562), (1.6552782690, -2.0537442695),
+        (1.8474645799, -2.0566343601), (2.0296608877, -1.9108575640), (1.5965790545, -1.0745378562), (1.6552782690, -2.0537442695)
     ]
 
     /// mirt 1.47 `bfactor(cc, domain, TOL = 1e-6)` on the same patterns (stopped at its 500 cycles): (a_g, a_s,
@@ -38,7 +38,7 @@ struct LimitedInformationFitTests {
         (1.2600098675, -0.6327968237, 1, 0.3294168197), (1.2913933230, -0.2803656249, 1, 0.4810161057),
         (1.3289685636, -0.0860979364, 1, 0.8160029451), (0.8296911927, -0.2884227452, 1, -0.4393739062),
         (1.7846878961, 2.0374741685, 2, -2.6266119546), (2.0008796725, 2.0858401949, 2, -2.4224531586),
-        (1.4847210545, 1.5114007915, 2, -1.2548935683), (1.4772754509, 1.7349331072, 2, -2.4701952970),
+        (1.4847210545, 1.5114007915, 2, -1.2548935683), (1.4772754509, 1.7349331072, 2, -2.4701952970)
     ]
 
     /// M2 of the 2PL equals mirt 1.47's `M2()` on ICAR16 (M2 553.17064691, df 104, RMSEA 0.05885126 with interval
@@ -51,7 +51,8 @@ struct LimitedInformationFitTests {
         let grid = try QuadratureGrid(count: 61, bound: 6)
         let fit = try LimitedInformationFit.evaluate(
             responses: patterns, persons: persons, itemCount: 16, parameters: UnidimensionalJointProbabilities.parameters(items, model: .twoPL),
-            model: { x, _ in UnidimensionalJointProbabilities(items: UnidimensionalJointProbabilities.items(x, count: 16, model: .twoPL), grid: grid) },
+            model: { x, _ in UnidimensionalJointProbabilities(items: UnidimensionalJointProbabilities.items(x, count: 16, model: .twoPL), grid: grid)
+            },
             workers: 2)
         #expect(fit.degreesOfFreedom == 104 && fit.parameters == 32)
         #expect(abs(fit.m2 / 553.17064691 - 1) < 1e-4, "M2 \(fit.m2)")
@@ -74,8 +75,9 @@ struct LimitedInformationFitTests {
             model: { x, _ in BifactorJointProbabilities(items: BifactorJointProbabilities.items(items, at: x), grid: grid) }, workers: 2)
         #expect(fit.degreesOfFreedom == 88 && fit.parameters == 48)
         #expect(abs(fit.m2 / 134.52739172 - 1) < 1e-5, "M2 \(fit.m2)")
-        #expect(abs(fit.rmsea - 0.02059111) < 1e-6 && abs(fit.rmseaLower - 0.01320236) < 1e-6 && abs(fit.rmseaUpper - 0.02730290) < 1e-6,
-                "RMSEA \(fit.rmsea) [\(fit.rmseaLower), \(fit.rmseaUpper)]")
+        #expect(
+            abs(fit.rmsea - 0.02059111) < 1e-6 && abs(fit.rmseaLower - 0.01320236) < 1e-6 && abs(fit.rmseaUpper - 0.02730290) < 1e-6,
+            "RMSEA \(fit.rmsea) [\(fit.rmseaLower), \(fit.rmseaUpper)]")
         #expect(abs(fit.srmsr - 0.02556864) < 1e-6, "SRMSR \(fit.srmsr)")
     }
 
@@ -88,7 +90,7 @@ struct LimitedInformationFitTests {
         (1.91969333748389, 1.02923526981772), (1.58064404017752, -0.115845635421972), (1.03323453091393, 0.287343253333745),
         (1.19952506536392, 0.459568854612277), (1.30497459815328, 0.807289274132564), (0.775720917906762, -0.428329314118584),
         (2.59591595866479, -2.55192335675646), (2.92678894807241, -2.44863665263709), (2.19559932396223, -1.28467847879691),
-        (2.20291552349034, -2.42008593611649),
+        (2.20291552349034, -2.42008593611649)
     ]
     static let mirtCorrelations = [1, 0.856608660325, 0.707762085341, 0.856608660325, 1, 0.632085149449, 0.707762085341, 0.632085149449, 1.0]
     static let mirtCorrelatedFactor = [0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2]
@@ -106,7 +108,9 @@ struct LimitedInformationFitTests {
         let parameters = try #require(CorrelatedJointProbabilities.parameters(items, correlations: r))
         let fit = try LimitedInformationFit.evaluate(
             responses: patterns, persons: persons, itemCount: 16, parameters: parameters,
-            model: { (x, largest) throws(PsychometricsError) in try CorrelatedJointProbabilities.model(items, factor: factor, factors: 3, at: x, largestSet: largest) },
+            model: { (x, largest) throws(PsychometricsError) in
+                try CorrelatedJointProbabilities.model(items, factor: factor, factors: 3, at: x, largestSet: largest)
+            },
             workers: 2)
         #expect(fit.degreesOfFreedom == 101 && fit.parameters == 35)
         #expect(abs(fit.srmsr - 0.02938081) < 1e-6, "SRMSR \(fit.srmsr)")
@@ -129,7 +133,7 @@ struct LimitedInformationFitTests {
         let items = [
             BifactorItem(generalSlope: 1.8, intercept: 0.4), BifactorItem(generalSlope: 0.9, intercept: -0.7),
             BifactorItem(generalSlope: 2.4, intercept: -1.5), BifactorItem(generalSlope: 1.2, intercept: 1.1),
-            BifactorItem(generalSlope: 1.5, intercept: 0.2, guessing: 0.2, estimatesGuessing: true), BifactorItem(generalSlope: 2.0, intercept: 0.8),
+            BifactorItem(generalSlope: 1.5, intercept: 0.2, guessing: 0.2, estimatesGuessing: true), BifactorItem(generalSlope: 2.0, intercept: 0.8)
         ]
         let factor = [0, 0, 1, 2, 3, 3]
         let sets = [[0], [2], [0, 1], [0, 2], [2, 3], [2, 5], [0, 2, 3], [0, 1, 4], [2, 3, 5], [1, 2, 3, 4], [0, 2, 3, 5], [0, 1, 2, 3], [4, 5, 0, 2]]
@@ -156,17 +160,23 @@ struct LimitedInformationFitTests {
         #expect(choleskyInPlace(&l, n: 4))
         for set in sets {
             var total = 0.0
-            for a in 0..<21 { for b in 0..<21 { for c in 0..<21 { for d in 0..<21 {
-                let z = [grid.points[a], grid.points[b], grid.points[c], grid.points[d]]
-                var value = grid.weights[a] * grid.weights[b] * grid.weights[c] * grid.weights[d]
-                for j in set {
-                    let f = factor[j]
-                    var theta = 0.0
-                    for t in 0...f { theta += l[f * 4 + t] * z[t] }
-                    value *= items[j].probability(general: theta, specific: 0)
+            for a in 0..<21 {
+                for b in 0..<21 {
+                    for c in 0..<21 {
+                        for d in 0..<21 {
+                            let z = [grid.points[a], grid.points[b], grid.points[c], grid.points[d]]
+                            var value = grid.weights[a] * grid.weights[b] * grid.weights[c] * grid.weights[d]
+                            for j in set {
+                                let f = factor[j]
+                                var theta = 0.0
+                                for t in 0...f { theta += l[f * 4 + t] * z[t] }
+                                value *= items[j].probability(general: theta, specific: 0)
+                            }
+                            total += value
+                        }
+                    }
                 }
-                total += value
-            }}}}
+            }
             #expect(abs(p(joint, set) - total) < 5e-5, "set \(set): \(p(joint, set)) vs \(total)")
         }
     }
@@ -181,20 +191,24 @@ struct LimitedInformationFitTests {
             BifactorItem(generalSlope: 1.5, specificSlope: 0.6, specific: 0, intercept: 1.0),
             BifactorItem(generalSlope: 1.0, specificSlope: 1.3, specific: 1, intercept: 0.0),
             BifactorItem(generalSlope: 1.4, specificSlope: 0.7, specific: 1, intercept: -1.1),
-            BifactorItem(generalSlope: 0.7, intercept: -0.4, guessing: 0.2, estimatesGuessing: true),
+            BifactorItem(generalSlope: 0.7, intercept: -0.4, guessing: 0.2, estimatesGuessing: true)
         ]
         let grid = try QuadratureGrid(count: 15, bound: 5)
         let joint = BifactorJointProbabilities(items: items, grid: grid)
         func brute(_ set: [Int]) -> Double {
             var total = 0.0
-            for g in 0..<15 { for s0 in 0..<15 { for s1 in 0..<15 {
-                var p = grid.weights[g] * grid.weights[s0] * grid.weights[s1]
-                for j in set {
-                    let s = items[j].specific == 0 ? grid.points[s0] : items[j].specific == 1 ? grid.points[s1] : 0
-                    p *= items[j].probability(general: grid.points[g], specific: s)
+            for g in 0..<15 {
+                for s0 in 0..<15 {
+                    for s1 in 0..<15 {
+                        var p = grid.weights[g] * grid.weights[s0] * grid.weights[s1]
+                        for j in set {
+                            let s = items[j].specific == 0 ? grid.points[s0] : items[j].specific == 1 ? grid.points[s1] : 0
+                            p *= items[j].probability(general: grid.points[g], specific: s)
+                        }
+                        total += p
+                    }
                 }
-                total += p
-            } } }
+            }
             return total
         }
         let sets: [[Int]] = [[0], [5], [0, 1], [0, 3], [1, 5], [0, 1, 2], [0, 1, 3], [0, 3, 4, 5], [0, 1, 2, 3], [1, 2, 4, 5]]
@@ -202,8 +216,12 @@ struct LimitedInformationFitTests {
             let value = set.withUnsafeBufferPointer { joint.allCorrect($0) }
             #expect(abs(value - brute(set)) < 1e-12, "\(set): \(value) vs \(brute(set))")
         }
-        let flat = items.map { BifactorItem(generalSlope: $0.generalSlope, intercept: $0.intercept, guessing: $0.guessing, estimatesGuessing: $0.estimatesGuessing) }
-        let uni = UnidimensionalJointProbabilities(items: flat.map { ItemParameters(discrimination: $0.generalSlope, difficulty: -$0.intercept / $0.generalSlope, guessing: $0.guessing) }, grid: grid)
+        let flat = items.map {
+            BifactorItem(generalSlope: $0.generalSlope, intercept: $0.intercept, guessing: $0.guessing, estimatesGuessing: $0.estimatesGuessing)
+        }
+        let uni = UnidimensionalJointProbabilities(
+            items: flat.map { ItemParameters(discrimination: $0.generalSlope, difficulty: -$0.intercept / $0.generalSlope, guessing: $0.guessing) },
+            grid: grid)
         let reduced = BifactorJointProbabilities(items: flat, grid: grid)
         for set in sets {
             let a = set.withUnsafeBufferPointer { reduced.allCorrect($0) }, b = set.withUnsafeBufferPointer { uni.allCorrect($0) }
@@ -234,7 +252,9 @@ struct LimitedInformationFitTests {
             let grid = try QuadratureGrid(count: 61, bound: 6)
             let fit = try LimitedInformationFit.evaluate(
                 responses: patterns, persons: 2_000, itemCount: 8, parameters: UnidimensionalJointProbabilities.parameters(fitted, model: .twoPL),
-                model: { x, _ in UnidimensionalJointProbabilities(items: UnidimensionalJointProbabilities.items(x, count: 8, model: .twoPL), grid: grid) },
+                model: { x, _ in
+                    UnidimensionalJointProbabilities(items: UnidimensionalJointProbabilities.items(x, count: 8, model: .twoPL), grid: grid)
+                },
                 workers: 1)
             #expect(fit.degreesOfFreedom == 20)
             values.append(fit.m2)
@@ -254,7 +274,6 @@ struct LimitedInformationFitTests {
         #expect(abs(ChiSquare.noncentralLowerTail(130, degreesOfFreedom: 88, noncentrality: 40) - 0.5610160172161107) < 1e-9)
     }
 
-
     /// The comparison on data with a known truth (seeded, 2,000 simulees, 12 items in 3 specific factors of 4).
     /// From a bifactor truth, after calibrating the bifactor model: the LR test and BIC favour it, its M2 does
     /// not reject at 0.1% while the 2PL's does, and the log-likelihood equals the calibrator's (1e-6). From a 2PL
@@ -262,11 +281,13 @@ struct LimitedInformationFitTests {
     @Test func comparisonOnKnownTruth() throws {
         func run(specificSlope: Double, seed: UInt64) throws -> (BatteryModelComparison, BifactorCalibrationResult) {
             let truth = (0..<12).map { j in
-                BifactorItem(generalSlope: 1 + 0.05 * Double(j), specificSlope: specificSlope * (0.8 + 0.1 * Double(j % 4)), specific: j / 4,
-                             intercept: -1 + 0.2 * Double(j))
+                BifactorItem(
+                    generalSlope: 1 + 0.05 * Double(j), specificSlope: specificSlope * (0.8 + 0.1 * Double(j % 4)), specific: j / 4,
+                    intercept: -1 + 0.2 * Double(j))
             }
             var rng = SeededGenerator(seed: seed)
-            let (data, _) = BifactorSimulator(items: truth, specificFactorCount: 3).matrix(count: 2_000, itemIDs: (0..<12).map { "i\($0)" }, using: &rng)
+            let (data, _) = BifactorSimulator(items: truth, specificFactorCount: 3).matrix(
+                count: 2_000, itemIDs: (0..<12).map { "i\($0)" }, using: &rng)
             let structure = try FactorStructure(items: data.itemIDs.enumerated().map { ($1, "f\($0 / 4)") })
             var options = BifactorCalibrator.defaultOptions
             options.standardErrors = false

@@ -23,13 +23,18 @@ struct MultipleGroupBifactorTests {
 
     /// Two groups simulated from `truth`: `n` reference persons N(0, 1) and `n` focal N(`mean`, `sd`²) on the
     /// general factor; with `itemsPerSession`, each session a random subset (missing by design).
-    static func twoGroups(_ truth: [BifactorItem], n: Int, mean: Double, sd: Double, specific: [(mean: Double, sd: Double)] = [], seed: UInt64,
-                          itemsPerSession: Int? = nil) throws -> (data: ResponseMatrix, groups: [String]) {
+    static func twoGroups(
+        _ truth: [BifactorItem], n: Int, mean: Double, sd: Double, specific: [(mean: Double, sd: Double)] = [], seed: UInt64,
+        itemsPerSession: Int? = nil
+    ) throws -> (data: ResponseMatrix, groups: [String]) {
         var rng = SeededGenerator(seed: seed)
         let ids = truth.indices.map { "i\($0)" }, specifics = (truth.compactMap(\.specific).max() ?? -1) + 1
-        let (reference, _) = BifactorSimulator(items: truth, specificFactorCount: specifics, itemsPerSession: itemsPerSession).matrix(count: n, itemIDs: ids, using: &rng)
-        let (focal, _) = BifactorSimulator(items: shifted(truth, mean: mean, sd: sd, specific: specific), specificFactorCount: specifics, itemsPerSession: itemsPerSession)
-            .matrix(count: n, itemIDs: ids, using: &rng)
+        let (reference, _) = BifactorSimulator(items: truth, specificFactorCount: specifics, itemsPerSession: itemsPerSession).matrix(
+            count: n, itemIDs: ids, using: &rng)
+        let (focal, _) = BifactorSimulator(
+            items: shifted(truth, mean: mean, sd: sd, specific: specific), specificFactorCount: specifics, itemsPerSession: itemsPerSession
+        )
+        .matrix(count: n, itemIDs: ids, using: &rng)
         var persons: [String] = [], offsets = [0], cells: [Int32] = [], values: [UInt8] = []
         for (label, m) in [("ref", reference), ("focal", focal)] {
             for i in 0..<m.personCount {
@@ -60,9 +65,11 @@ struct MultipleGroupBifactorTests {
                 for c in single.data.cells(ofPerson: i) { cells.append(single.data.itemIndices[c]); values.append(single.data.responses[c]) }
                 offsets.append(cells.count)
             }
-            let part = try! ResponseMatrix(personIDs: persons, itemIDs: single.data.itemIDs, rowOffsets: offsets, itemIndices: cells, responses: values)
-            return BifactorEngine(items: single.items, data: part, grid: single.grid, group: single.group, groupItems: single.groupItems, workers: 2,
-                                  maximumSlope: 20, slopePrior: nil, guessingPrior: nil)
+            let part = try! ResponseMatrix(
+                personIDs: persons, itemIDs: single.data.itemIDs, rowOffsets: offsets, itemIndices: cells, responses: values)
+            return BifactorEngine(
+                items: single.items, data: part, grid: single.grid, group: single.group, groupItems: single.groupItems, workers: 2,
+                maximumSlope: 20, slopePrior: nil, guessingPrior: nil)
         }
         var engine = MultipleGroupBifactorEngine(groups: engines, latent: [(mean: -0.3, sd: 1.2)], freeFactors: [[], [0, 1]])
         engine.setDistribution(1, 0, mean: 0.2, sd: 0.8)
@@ -76,17 +83,21 @@ struct MultipleGroupBifactorTests {
         }
     }
 
-    @Test("seeded recovery: the focal group's means and SDs within 3 SEs, the items near the truth; dense and missing by design", arguments: [false, true])
+    @Test(
+        "seeded recovery: the focal group's means and SDs within 3 SEs, the items near the truth; dense and missing by design",
+        arguments: [false, true])
     func recovery(missingByDesign: Bool) throws {
         let truth = BifactorCalibratorTests.battery(perFactor: 4, seed: 31)
         let specific = [(mean: 0.3, sd: 0.8), (mean: 0.0, sd: 1.0), (mean: -0.4, sd: 1.3)]
-        let (data, groups) = try Self.twoGroups(truth, n: 2500, mean: -0.5, sd: 1.25, specific: specific, seed: missingByDesign ? 12 : 11,
-                                                itemsPerSession: missingByDesign ? 10 : nil)
+        let (data, groups) = try Self.twoGroups(
+            truth, n: 2500, mean: -0.5, sd: 1.25, specific: specific, seed: missingByDesign ? 12 : 11,
+            itemsPerSession: missingByDesign ? 10 : nil)
         var options = BifactorCalibrator.defaultOptions
         options.quadraturePoints = 15
         options.tolerance = 1e-5
-        let result = try BifactorCalibrator(options: options).calibrate(data, structure: try BifactorCalibratorTests.structure(truth), groups: groups,
-                                                                         reference: "ref")
+        let result = try BifactorCalibrator(options: options).calibrate(
+            data, structure: try BifactorCalibratorTests.structure(truth), groups: groups,
+            reference: "ref")
         #expect(result.converged)
         #expect(result.groups.map(\.group) == ["ref", "focal"])
         let focal = result.groups[1]
@@ -98,8 +109,9 @@ struct MultipleGroupBifactorTests {
         #expect(result.groupSpecificFactors[0].isEmpty && result.groupSpecificFactors[1].map(\.factor) == ["pattern", "verbal", "spatial"])
         for (estimate, true_) in zip(result.groupSpecificFactors[1], specific) {
             let meanSE = try #require(estimate.meanStandardError), sdSE = try #require(estimate.sdStandardError)
-            #expect(abs(estimate.mean - true_.mean) < 3 * meanSE && abs(estimate.sd - true_.sd) < 3 * sdSE,
-                    "\(estimate.factor): mean \(estimate.mean) (SE \(meanSE)), SD \(estimate.sd) (SE \(sdSE)); truth \(true_)")
+            #expect(
+                abs(estimate.mean - true_.mean) < 3 * meanSE && abs(estimate.sd - true_.sd) < 3 * sdSE,
+                "\(estimate.factor): mean \(estimate.mean) (SE \(meanSE)), SD \(estimate.sd) (SE \(sdSE)); truth \(true_)")
         }
         var errors: [Double] = []
         for (fit, true_) in zip(result.items, truth) {
@@ -111,12 +123,15 @@ struct MultipleGroupBifactorTests {
         // parameters fewer per factor), then one group.
         guard !missingByDesign else { return }
         options.standardErrors = false
-        let generalOnly = try BifactorCalibrator(options: options).calibrate(data, structure: try BifactorCalibratorTests.structure(truth), groups: groups,
-                                                                              reference: "ref", specificFactorsByGroup: false)
+        let generalOnly = try BifactorCalibrator(options: options).calibrate(
+            data, structure: try BifactorCalibratorTests.structure(truth), groups: groups,
+            reference: "ref", specificFactorsByGroup: false)
         #expect(generalOnly.parameterCount == result.parameterCount - 6 && generalOnly.groupSpecificFactors[1].isEmpty)
-        #expect(result.logLikelihood - generalOnly.logLikelihood > 10, "free \(result.logLikelihood), standard specifics \(generalOnly.logLikelihood)")
+        #expect(
+            result.logLikelihood - generalOnly.logLikelihood > 10, "free \(result.logLikelihood), standard specifics \(generalOnly.logLikelihood)")
         let single = try BifactorCalibrator(options: options).calibrate(data, structure: try BifactorCalibratorTests.structure(truth))
-        #expect(generalOnly.logLikelihood - single.logLikelihood > 10, "multiple-group \(generalOnly.logLikelihood), one group \(single.logLikelihood)")
+        #expect(
+            generalOnly.logLikelihood - single.logLikelihood > 10, "multiple-group \(generalOnly.logLikelihood), one group \(single.logLikelihood)")
         #expect(generalOnly.parameterCount == single.parameterCount + 2)
     }
 
@@ -130,26 +145,38 @@ struct MultipleGroupBifactorTests {
         func message(_ body: () throws -> Void) -> String {
             do { try body(); return "" } catch { return "\(error)" }
         }
-        #expect(message { _ = try BifactorCalibrator(options: options, testlet: true).calibrate(data, structure: structure, groups: groups, reference: "ref") }
+        #expect(
+            message {
+                _ = try BifactorCalibrator(options: options, testlet: true).calibrate(data, structure: structure, groups: groups, reference: "ref")
+            }
             .contains("not the testlet model"))
-        #expect(message { _ = try BifactorCalibrator(options: options).calibrate(data, structure: structure, groups: groups.map { _ in "ref" }, reference: "ref") }
+        #expect(
+            message {
+                _ = try BifactorCalibrator(options: options).calibrate(
+                    data, structure: structure, groups: groups.map { _ in "ref" }, reference: "ref")
+            }
             .contains("only one group"))
         var small = groups
         for i in 0..<390 { small[i] = "ref" }
         small[390...].indices.forEach { small[$0] = $0 < 395 ? "tiny" : small[$0] }
-        #expect(message { _ = try BifactorCalibrator(options: options).calibrate(data, structure: structure, groups: small, reference: "ref") }
-            .contains("'tiny'"))
-        #expect(message { _ = try BifactorCalibrator(options: options).calibrate(data, structure: structure, groups: groups, reference: "nobody") }
-            .contains("reference group 'nobody'"))
+        #expect(
+            message { _ = try BifactorCalibrator(options: options).calibrate(data, structure: structure, groups: small, reference: "ref") }
+                .contains("'tiny'"))
+        #expect(
+            message { _ = try BifactorCalibrator(options: options).calibrate(data, structure: structure, groups: groups, reference: "nobody") }
+                .contains("reference group 'nobody'"))
         // The reference answered items 0–5 only, the focal group 6–10 only: nothing ties them.
         var persons: [String] = [], offsets = [0], cells: [Int32] = [], values: [UInt8] = []
         for i in 0..<data.personCount {
             persons.append(data.personIDs[i])
-            for c in data.cells(ofPerson: i) where (groups[i] == "ref") == (data.itemIndices[c] < 6) { cells.append(data.itemIndices[c]); values.append(data.responses[c]) }
+            for c in data.cells(ofPerson: i) where (groups[i] == "ref") == (data.itemIndices[c] < 6) {
+                cells.append(data.itemIndices[c]); values.append(data.responses[c])
+            }
             offsets.append(cells.count)
         }
         let split = try ResponseMatrix(personIDs: persons, itemIDs: data.itemIDs, rowOffsets: offsets, itemIndices: cells, responses: values)
-        #expect(message { _ = try BifactorCalibrator(options: options).calibrate(split, structure: structure, groups: groups, reference: "ref") }
-            .contains("shares no item parameters with the reference"))
+        #expect(
+            message { _ = try BifactorCalibrator(options: options).calibrate(split, structure: structure, groups: groups, reference: "ref") }
+                .contains("shares no item parameters with the reference"))
     }
 }

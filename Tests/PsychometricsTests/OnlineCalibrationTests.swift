@@ -15,8 +15,10 @@ struct PretestStudy {
     static let operationalIDs = (1...40).map { "op\($0)" }
     static let pretestIDs = (1...10).map { "new\($0)" }
 
-    init(persons: Int = 6000, operationalCount: Int = 40, pretestCount: Int = 10, pretestPerPerson: Int = 5,
-         thetaMean: Double = 0.5, thetaSD: Double = 1.2, seed: UInt64) {
+    init(
+        persons: Int = 6000, operationalCount: Int = 40, pretestCount: Int = 10, pretestPerPerson: Int = 5,
+        thetaMean: Double = 0.5, thetaSD: Double = 1.2, seed: UInt64
+    ) {
         var rng = SeededGenerator(seed: seed)
         var spec = BankSpecification(model: .twoPL, itemCount: operationalCount)
         spec.slopeSDLog = 0.25
@@ -45,8 +47,9 @@ struct PretestStudy {
             offsets.append(items.count)
         }
         self.thetas = thetas
-        data = try! ResponseMatrix(personIDs: (1...persons).map { "p\($0)" }, itemIDs: ids, rowOffsets: offsets,
-                              itemIndices: items, responses: values)
+        data = try! ResponseMatrix(
+            personIDs: (1...persons).map { "p\($0)" }, itemIDs: ids, rowOffsets: offsets,
+            itemIndices: items, responses: values)
     }
 
     /// The operational items as `CalibrationOptions.fixedItems`.
@@ -92,12 +95,14 @@ struct OnlineCalibrationTests {
         let free = result.items.suffix(10)
         let a = free.map(\.parameters.discrimination), b = free.map(\.parameters.difficulty)
         let rmseA = rmse(a, study.pretest.map(\.discrimination)), rmseB = rmse(b, study.pretest.map(\.difficulty))
-        #expect(rmseA <= 0.065, "RMSE(a) = \(rmseA)")   // seed 2025: 0.041
-        #expect(rmseB <= 0.075, "RMSE(b) = \(rmseB)")   // seed 2025: 0.051
+        #expect(rmseA <= 0.065, "RMSE(a) = \(rmseA)") // seed 2025: 0.041
+        #expect(rmseB <= 0.075, "RMSE(b) = \(rmseB)") // seed 2025: 0.051
         // The SEs are of the right size: standardised errors have a root mean square near 1.
         let z = zip(free, study.pretest).flatMap { item, truth in
-            [(item.parameters.discrimination - truth.discrimination) / (item.standardErrors.discrimination ?? .nan),
-             (item.parameters.difficulty - truth.difficulty) / (item.standardErrors.difficulty ?? .nan)]
+            [
+                (item.parameters.discrimination - truth.discrimination) / (item.standardErrors.discrimination ?? .nan),
+                (item.parameters.difficulty - truth.difficulty) / (item.standardErrors.difficulty ?? .nan)
+            ]
         }
         let rmsZ = (z.map { $0 * $0 }.reduce(0, +) / Double(z.count)).squareRoot()
         #expect(rmsZ > 0.5 && rmsZ < 1.6, "RMS of standardised errors = \(rmsZ)")
@@ -185,8 +190,12 @@ struct OnlineCalibrationTests {
             #expect(reported.isApproximatelyEqual(to: seA, relativeTolerance: 0.01), "item \(k): Louis \(reported) vs numerical \(seA)")
         }
         let seMean = try #require(result.latentMeanStandardError), seSD = try #require(result.latentSDStandardError)
-        #expect(seMean.isApproximatelyEqual(to: covariance[4][4].squareRoot(), relativeTolerance: 0.01), "SE(μ) \(seMean) vs \(covariance[4][4].squareRoot())")
-        #expect(seSD.isApproximatelyEqual(to: covariance[5][5].squareRoot(), relativeTolerance: 0.01), "SE(σ) \(seSD) vs \(covariance[5][5].squareRoot())")
+        #expect(
+            seMean.isApproximatelyEqual(to: covariance[4][4].squareRoot(), relativeTolerance: 0.01),
+            "SE(μ) \(seMean) vs \(covariance[4][4].squareRoot())")
+        #expect(
+            seSD.isApproximatelyEqual(to: covariance[5][5].squareRoot(), relativeTolerance: 0.01), "SE(σ) \(seSD) vs \(covariance[5][5].squareRoot())"
+        )
     }
 
     @Test("fixed ids missing from the data are reported; data items not in the bank are free")
@@ -194,8 +203,8 @@ struct OnlineCalibrationTests {
         let study = PretestStudy(persons: 1500, operationalCount: 15, pretestCount: 4, pretestPerPerson: 2, seed: 12)
         var options = CalibrationOptions(model: .twoPL)
         var fixed = Dictionary(uniqueKeysWithValues: zip(PretestStudy.operationalIDs.prefix(15), study.operational))
-        fixed["op1"] = nil                                  // in the data, not in the bank: free
-        fixed["retired"] = ItemParameters(discrimination: 1.1, difficulty: 0.2)   // in the bank, not in the data
+        fixed["op1"] = nil // in the data, not in the bank: free
+        fixed["retired"] = ItemParameters(discrimination: 1.1, difficulty: 0.2) // in the bank, not in the data
         options.fixedItems = fixed
         let result = try EMCalibrator(options: options).calibrate(study.data)
         #expect(result.fixedItemsNotInData == ["retired"])
@@ -212,18 +221,22 @@ struct OnlineCalibrationTests {
         #expect {
             try EMCalibrator(options: options).calibrate(LSAT7.matrix)
         } throws: { error in
-            (error as? PsychometricsError)?.message == "none of the 2 fixed items is answered in the data (x1, x2); fixed-parameter calibration needs responses to at least one fixed item to put the other items on the bank's scale"
+            (error as? PsychometricsError)?.message
+                == "none of the 2 fixed items is answered in the data (x1, x2); fixed-parameter calibration needs responses to at least one fixed item to put the other items on the bank's scale"
         }
     }
 
     @Test("1PL new items need a common slope among the fixed items; bad bank values are rejected")
     func invalidFixedItems() {
         var options = CalibrationOptions(model: .onePL)
-        options.fixedItems = ["Item.1": ItemParameters(discrimination: 0.8, difficulty: 0), "Item.2": ItemParameters(discrimination: 1.4, difficulty: 1)]
+        options.fixedItems = [
+            "Item.1": ItemParameters(discrimination: 0.8, difficulty: 0), "Item.2": ItemParameters(discrimination: 1.4, difficulty: 1)
+        ]
         #expect {
             try EMCalibrator(options: options).calibrate(LSAT7.matrix)
         } throws: { error in
-            (error as? PsychometricsError)?.message == "invalid options: 1PL items calibrated onto fixed items take the fixed items' common slope, but the fixed slopes range from 0.8 to 1.4; use the 2PL or Rasch model for the new items"
+            (error as? PsychometricsError)?.message
+                == "invalid options: 1PL items calibrated onto fixed items take the fixed items' common slope, but the fixed slopes range from 0.8 to 1.4; use the 2PL or Rasch model for the new items"
         }
         var bad = CalibrationOptions(model: .twoPL)
         bad.fixedItems = ["Item.1": ItemParameters(discrimination: -1, difficulty: 0)]

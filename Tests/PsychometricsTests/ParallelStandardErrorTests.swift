@@ -21,10 +21,11 @@ struct ParallelStandardErrorTests {
         return a
     }
 
-    @Test("tiled Cholesky inverse equals a Gauss–Jordan inverse (tiles of 128 with ragged edges), for any thread count",
-          arguments: [1, 3])
+    @Test(
+        "tiled Cholesky inverse equals a Gauss–Jordan inverse (tiles of 128 with ragged edges), for any thread count",
+        arguments: [1, 3])
     func choleskyInverse(_ workers: Int) throws {
-        let n = 300   // three tile rows, the last one 44 wide
+        let n = 300 // three tile rows, the last one 44 wide
         let a = positiveDefinite(n, seed: 5)
         let reference = invert((0..<n).map { Array(a[($0 * n)..<(($0 + 1) * n)]) })
         var copy = a
@@ -60,8 +61,9 @@ struct ParallelStandardErrorTests {
         return (one.observedInformation(e), three.observedInformation(e))
     }
 
-    @Test("the person-score covariance is the same to the bit on 1 and 3 threads (rows owned by threads)",
-          arguments: [IRTModel.rasch, .onePL, .twoPL, .threePL])
+    @Test(
+        "the person-score covariance is the same to the bit on 1 and 3 threads (rows owned by threads)",
+        arguments: [IRTModel.rasch, .onePL, .twoPL, .threePL])
     func threadCountInvariance(_ model: IRTModel) {
         let sim = Simulated(model: model, items: 120, persons: 3000, perSession: 15, seed: 31)
         let (one, three) = informationOnOneAndThreeWorkers(model, sim.data)

@@ -8,9 +8,11 @@ import Testing
 struct PersonFitLzTests {
     @Test("l_z and l_z* equal the published formulas with numerical derivatives (2PL and 3PL items)")
     func formulas() throws {
-        let items = [ItemParameters(discrimination: 1.3, difficulty: -0.8), ItemParameters(discrimination: 0.7, difficulty: 0.4),
-                     ItemParameters(discrimination: 2.1, difficulty: 0.9, guessing: 0.2), ItemParameters(discrimination: 1.0, difficulty: 1.6),
-                     ItemParameters(discrimination: 1.6, difficulty: -1.9, guessing: 0.1), ItemParameters(discrimination: 0.9, difficulty: 0.1)]
+        let items = [
+            ItemParameters(discrimination: 1.3, difficulty: -0.8), ItemParameters(discrimination: 0.7, difficulty: 0.4),
+            ItemParameters(discrimination: 2.1, difficulty: 0.9, guessing: 0.2), ItemParameters(discrimination: 1.0, difficulty: 1.6),
+            ItemParameters(discrimination: 1.6, difficulty: -1.9, guessing: 0.1), ItemParameters(discrimination: 0.9, difficulty: 0.1)
+        ]
         let u: [UInt8] = [1, 0, 1, 0, 1, 1]
         let theta = 0.37
         // Snijders (2001): W = Σ (u − P) w, w = logit P; r = P′/(P Q); c = Σ P′w / Σ P′r; r₀ = J/(2I) (Warm).
@@ -28,7 +30,9 @@ struct PersonFitLzTests {
         }
         let c = pw / pr, r0 = jt / (2 * info)
         let vStar = terms.reduce(0) { $0 + $1.p * (1 - $1.p) * pow($1.w - c * $1.d1 / ($1.p * (1 - $1.p)), 2) }
-        let result = Array(0..<6).withUnsafeBufferPointer { i in u.withUnsafeBufferPointer { PersonFitLz.statistics(parameters: items, items: i, responses: $0, theta: theta) } }
+        let result = Array(0..<6).withUnsafeBufferPointer { i in
+            u.withUnsafeBufferPointer { PersonFitLz.statistics(parameters: items, items: i, responses: $0, theta: theta) }
+        }
         #expect(try #require(result.lz).isApproximatelyEqual(to: w0 / v.squareRoot(), relativeTolerance: 1e-12))
         #expect(try #require(result.lzStar).isApproximatelyEqual(to: (w0 + c * r0) / vStar.squareRoot(), relativeTolerance: 1e-6))
     }
@@ -50,14 +54,18 @@ struct PersonFitLzTests {
 
     @Test("for items in any number of categories: on 0/1 items (2PL, 3PL) the general formula equals the 0/1 one to 1e-9")
     func generalEqualsDichotomous() throws {
-        let items = [ItemParameters(discrimination: 1.3, difficulty: -0.8), ItemParameters(discrimination: 0.7, difficulty: 0.4),
-                     ItemParameters(discrimination: 2.1, difficulty: 0.9, guessing: 0.2), ItemParameters(discrimination: 1.0, difficulty: 1.6),
-                     ItemParameters(discrimination: 1.6, difficulty: -1.9, guessing: 0.1), ItemParameters(discrimination: 0.9, difficulty: 0.1)]
+        let items = [
+            ItemParameters(discrimination: 1.3, difficulty: -0.8), ItemParameters(discrimination: 0.7, difficulty: 0.4),
+            ItemParameters(discrimination: 2.1, difficulty: 0.9, guessing: 0.2), ItemParameters(discrimination: 1.0, difficulty: 1.6),
+            ItemParameters(discrimination: 1.6, difficulty: -1.9, guessing: 0.1), ItemParameters(discrimination: 0.9, difficulty: 0.1)
+        ]
         for (u, theta) in [([1, 0, 1, 0, 1, 1] as [UInt8], 0.37), ([0, 0, 0, 1, 1, 0], -1.2), ([1, 1, 1, 1, 0, 1], 1.9)] {
             let (a, b) = Array(0..<6).withUnsafeBufferPointer { i in
                 u.withUnsafeBufferPointer { r in
-                    (PersonFitLz.statistics(parameters: items, items: i, responses: r, theta: theta),
-                     PersonFitLz.statistics(models: items, items: i, responses: r, theta: theta))
+                    (
+                        PersonFitLz.statistics(parameters: items, items: i, responses: r, theta: theta),
+                        PersonFitLz.statistics(models: items, items: i, responses: r, theta: theta)
+                    )
                 }
             }
             #expect(try #require(b.lz).isApproximatelyEqual(to: try #require(a.lz), absoluteTolerance: 1e-9))
@@ -79,7 +87,9 @@ struct PersonFitLzTests {
             let cells = data.cells(ofPerson: i)
             let index = cells.map { Int(data.itemIndices[$0]) }, answers = cells.map { data.responses[$0] }
             let theta = try estimator.estimate(items: index, responses: answers).theta
-            let fit = index.withUnsafeBufferPointer { i in answers.withUnsafeBufferPointer { PersonFitLz.statistics(models: items, items: i, responses: $0, theta: theta) } }
+            let fit = index.withUnsafeBufferPointer { i in
+                answers.withUnsafeBufferPointer { PersonFitLz.statistics(models: items, items: i, responses: $0, theta: theta) }
+            }
             if let v = fit.lz { lz.append(v) }
             if let v = fit.lzStar { star.append(v) }
         }

@@ -30,10 +30,15 @@ struct PolytomousCalibratorTests {
     /// (a, d1, d2, d3) and their standard errors (`coef(printSE = TRUE)`; SE.type Oakes, the observed information).
     static let mirtGraded: (logLikelihood: Double, parameters: [[Double]], standardErrors: [[Double]]) = (
         -1608.869413,
-        [[1.040651, 4.862734, 2.639171, -1.465462], [1.225834, 2.924000, 0.901131, -2.266431],
-         [2.300530, 5.245075, 2.218599, -1.967463], [1.093810, 3.346893, 0.991422, -1.687537]],
-        [[0.188195, 0.490462, 0.222467, 0.158552], [0.181697, 0.239198, 0.142880, 0.202986],
-         [0.488132, 0.736274, 0.359947, 0.324994], [0.183180, 0.276365, 0.140427, 0.168505]])
+        [
+            [1.040651, 4.862734, 2.639171, -1.465462], [1.225834, 2.924000, 0.901131, -2.266431],
+            [2.300530, 5.245075, 2.218599, -1.967463], [1.093810, 3.346893, 0.991422, -1.687537]
+        ],
+        [
+            [0.188195, 0.490462, 0.222467, 0.158552], [0.181697, 0.239198, 0.142880, 0.202986],
+            [0.488132, 0.736274, 0.359947, 0.324994], [0.183180, 0.276365, 0.140427, 0.168505]
+        ]
+    )
 
     @Test("graded on Science: log-likelihood within 1e-3 of mirt's, parameters within 2e-3, SEs within 1%")
     func gradedAgainstMirt() throws {
@@ -56,10 +61,14 @@ struct PolytomousCalibratorTests {
     func partialCreditAgainstMirt() throws {
         let fit = try PolytomousCalibrator(options: Self.options()).calibrate(Self.science(), model: .partialCredit)
         #expect(abs(fit.logLikelihood - -1619.274101) < 1e-3, "\(fit.logLikelihood)")
-        let intercepts: [[Double]] = [[3.087971, 5.683288, 4.294496], [1.896369, 2.807291, 0.948535],
-                                      [2.647602, 4.068819, 2.933608], [2.449169, 3.348926, 1.990893]]
-        let ses: [[Double]] = [[0.522143, 0.531088, 0.544452], [0.233146, 0.256815, 0.299746],
-                               [0.326699, 0.349302, 0.369857], [0.272299, 0.297861, 0.325548]]
+        let intercepts: [[Double]] = [
+            [3.087971, 5.683288, 4.294496], [1.896369, 2.807291, 0.948535],
+            [2.647602, 4.068819, 2.933608], [2.449169, 3.348926, 1.990893]
+        ]
+        let ses: [[Double]] = [
+            [0.522143, 0.531088, 0.544452], [0.233146, 0.256815, 0.299746],
+            [0.326699, 0.349302, 0.369857], [0.272299, 0.297861, 0.325548]
+        ]
         for (j, item) in fit.items.enumerated() {
             #expect(item.parameters[0] == 1)
             // θ-scale steps b_v = −(d_v − d_{v−1}) from mirt's intercepts.
@@ -86,15 +95,19 @@ struct PolytomousCalibratorTests {
     /// the last term's sign flipped (d²/da² [−log a − (log a − μ)²/(2σ²)] = (1 − 1/σ² + (log a − μ)/σ²)/a²), so its
     /// slope SEs are too small wherever log a ≠ μ (item 3: 0.336 against 0.366). Ours are checked against the
     /// inverse of the log posterior's Hessian by central differences of the marginal log-likelihood.
-    @Test("graded with a log-normal slope prior on Science: mirt's MAP estimates within 2e-3, log-likelihood within 1e-3; SEs = the numerical Hessian's to 1%")
+    @Test(
+        "graded with a log-normal slope prior on Science: mirt's MAP estimates within 2e-3, log-likelihood within 1e-3; SEs = the numerical Hessian's to 1%"
+    )
     func gradedSlopePriorAgainstMirt() throws {
         var options = Self.options()
         options.slopePrior = try LogNormalPrior(meanLog: 0, sdLog: 0.5)
         let fit = try PolytomousCalibrator(options: options).calibrate(Self.science(), model: .graded)
         #expect(fit.converged)
         #expect(abs(fit.logLikelihood - -1609.147598) < 1e-3, "\(fit.logLikelihood)")
-        let parameters: [[Double]] = [[1.03843670, 4.87438812, 2.6472211, -1.4699846], [1.18074863, 2.90318099, 0.89352588, -2.24645174],
-                                      [2.0189996, 4.90386763, 2.05905184, -1.83077713], [1.0949261, 3.36199162, 0.99528145, -1.69609059]]
+        let parameters: [[Double]] = [
+            [1.03843670, 4.87438812, 2.6472211, -1.4699846], [1.18074863, 2.90318099, 0.89352588, -2.24645174],
+            [2.0189996, 4.90386763, 2.05905184, -1.83077713], [1.0949261, 3.36199162, 0.99528145, -1.69609059]
+        ]
         for (j, item) in fit.items.enumerated() {
             for k in 0..<4 {
                 #expect(abs(item.workingParameters[k] - parameters[j][k]) < 2e-3, "item \(j + 1) parameter \(k): \(item.workingParameters[k])")
@@ -102,8 +115,9 @@ struct PolytomousCalibratorTests {
         }
         // −∂²(log-likelihood + log prior) by central differences (step 1e-4) at the estimates, inverted.
         let data = try Self.science()
-        var engine = ItemModelEngine(items: fit.items.map(\.item), data: data, grid: QuadratureGrid(validatedCount: 61, bound: 6), workers: 1,
-                                     maximumSlope: 20, shared: [0, 0, 0, 0], slopePriors: [LogNormalPrior?](repeating: options.slopePrior, count: 4))
+        var engine = ItemModelEngine(
+            items: fit.items.map(\.item), data: data, grid: QuadratureGrid(validatedCount: 61, bound: 6), workers: 1,
+            maximumSlope: 20, shared: [0, 0, 0, 0], slopePriors: [LogNormalPrior?](repeating: options.slopePrior, count: 4))
         let x0 = engine.workingParameters(), P = x0.count, h = 1e-4
         func value(_ x: [Double]) -> Double { engine.setWorkingParameters(x); return engine.eStep().logLikelihood + engine.logPrior() }
         let center = value(x0)
@@ -165,13 +179,16 @@ struct PolytomousCalibratorTests {
         var items: [any CalibratableItemModel] = (0..<7).map { j in
             RatingScaleItem(discrimination: sigma, location: -0.9 + 0.3 * Double(j), thresholds: tau)
         }
-        items += [GradedResponseItem(discrimination: 1.2, thresholds: [-1, 0.2, 1.1]), GradedResponseItem(discrimination: 0.8, thresholds: [-0.4, 0.9]),
-                  GradedResponseItem(discrimination: 1.6, thresholds: [0.3])]
+        items += [
+            GradedResponseItem(discrimination: 1.2, thresholds: [-1, 0.2, 1.1]), GradedResponseItem(discrimination: 0.8, thresholds: [-0.4, 0.9]),
+            GradedResponseItem(discrimination: 1.6, thresholds: [0.3])
+        ]
         let kinds = [ItemModelKind](repeating: .ratingScale, count: 7) + [.graded, .graded, .graded]
         var rng = SeededGenerator(seed: 2_026_112_703)
         let ids = (1...items.count).map { "i\($0)" }
         let (data, _) = CategoryResponseSimulator.matrix(items: items, itemIDs: ids, persons: 3_000, using: &rng)
-        let fit = try PolytomousCalibrator(options: Self.options()).calibrate(data, model: .graded, itemModels: Dictionary(uniqueKeysWithValues: zip(ids, kinds)))
+        let fit = try PolytomousCalibrator(options: Self.options()).calibrate(
+            data, model: .graded, itemModels: Dictionary(uniqueKeysWithValues: zip(ids, kinds)))
         #expect(fit.converged)
         #expect(abs(fit.latentSD - sigma) < 0.08, "σ \(fit.latentSD)")
         for j in 0..<7 {
@@ -199,10 +216,14 @@ struct PolytomousCalibratorTests {
         let fit = try PolytomousCalibrator(options: Self.options()).calibrate(Self.science(), model: .generalizedPartialCredit)
         #expect(fit.converged)
         #expect(abs(fit.logLikelihood - -1612.681600) < 1e-3, "\(fit.logLikelihood)")
-        let parameters: [[Double]] = [[0.861183, 2.822441, 5.313291, 3.989012], [0.839982, 1.709929, 2.577703, 0.848249],
-                                      [2.237028, 4.660112, 6.840855, 4.980822], [0.720408, 2.094858, 2.893956, 1.718642]]
-        let ses: [[Double]] = [[0.174057, 0.588608, 0.653776, 0.622513], [0.145284, 0.267024, 0.297360, 0.290928],
-                               [0.671138, 1.174309, 1.608925, 1.256249], [0.143228, 0.299648, 0.331974, 0.314594]]
+        let parameters: [[Double]] = [
+            [0.861183, 2.822441, 5.313291, 3.989012], [0.839982, 1.709929, 2.577703, 0.848249],
+            [2.237028, 4.660112, 6.840855, 4.980822], [0.720408, 2.094858, 2.893956, 1.718642]
+        ]
+        let ses: [[Double]] = [
+            [0.174057, 0.588608, 0.653776, 0.622513], [0.145284, 0.267024, 0.297360, 0.290928],
+            [0.671138, 1.174309, 1.608925, 1.256249], [0.143228, 0.299648, 0.331974, 0.314594]
+        ]
         for (j, item) in fit.items.enumerated() {
             for k in 0..<4 {
                 // Item 3's likelihood is flat along a ridge (mirt needed 1,639 cycles): parameters agree to 1e-2.
@@ -219,9 +240,11 @@ struct PolytomousCalibratorTests {
         var items: [any CalibratableItemModel] = [], kinds: [ItemModelKind] = []
         for r in 0..<copies {
             let shift = Double(r % 5) * 0.3 - 0.6
-            items.append(GradedResponseItem(discrimination: 1.4 + 0.1 * Double(r % 3), thresholds: [-1.2 + shift, 0 + shift, 1.1 + shift])); kinds.append(.graded)
+            items.append(GradedResponseItem(discrimination: 1.4 + 0.1 * Double(r % 3), thresholds: [-1.2 + shift, 0 + shift, 1.1 + shift]));
+            kinds.append(.graded)
             items.append(GradedResponseItem(discrimination: 0.9, thresholds: [-0.5 + shift, 0.9 + shift, 2.0 + shift])); kinds.append(.graded)
-            items.append(GeneralizedPartialCreditItem(discrimination: 1.1, steps: [-0.8 + shift, 0.6 + shift])); kinds.append(.generalizedPartialCredit)
+            items.append(GeneralizedPartialCreditItem(discrimination: 1.1, steps: [-0.8 + shift, 0.6 + shift]));
+            kinds.append(.generalizedPartialCredit)
             items.append(GradedResponseItem(discrimination: 1.7, thresholds: [0.3 + shift])); kinds.append(.graded)
             items.append(GradedResponseItem(discrimination: 1.0, thresholds: [-0.7 + shift])); kinds.append(.graded)
             items.append(NominalResponseItem(slopes: [0, -0.4, 0.3, 1.5], intercepts: [0, 0.2, -0.3, 0.4 + shift])); kinds.append(.nominal)
@@ -246,8 +269,9 @@ struct PolytomousCalibratorTests {
         let (data, _) = CategoryResponseSimulator.matrix(items: bank.items, itemIDs: ids, persons: 4_000, using: &rng)
         var options = CalibrationOptions(model: .twoPL)
         options.standardErrors = false
-        let fit = try PolytomousCalibrator(options: options).calibrate(data, model: .graded,
-                                                                        itemModels: Dictionary(uniqueKeysWithValues: zip(ids, bank.kinds)))
+        let fit = try PolytomousCalibrator(options: options).calibrate(
+            data, model: .graded,
+            itemModels: Dictionary(uniqueKeysWithValues: zip(ids, bank.kinds)))
         #expect(fit.converged)
         #expect(Self.largestError(fit, bank.items) < 0.35, "largest error \(Self.largestError(fit, bank.items))")
         var squares = 0.0, count = 0
@@ -303,8 +327,9 @@ struct PolytomousCalibratorTests {
     /// mirt's EAP and SE per person (`fscores(method = "EAP", full.scores.SE = TRUE)`, 61 nodes on ±6) for the
     /// graded, gpcm and Rasch fits, from `Fixtures/science_mirt_eap.csv`.
     static func mirtScores() throws -> [[Double]] {
-        let text = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/science_mirt_eap.csv"), encoding: .utf8)
+        let text = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("Fixtures/science_mirt_eap.csv"), encoding: .utf8)
         return text.split(separator: "\n").dropFirst().map { $0.split(separator: ",").map { Double($0)! } }
     }
 
@@ -312,22 +337,28 @@ struct PolytomousCalibratorTests {
     func eapAgainstMirt() throws {
         let data = try Self.science(), reference = try Self.mirtScores()
         // mirt's coef() to 15 digits: graded (a, d1…d3), gpcm (a, d1…d3), Rasch (d1…d3; latent variance 1.00253269280562).
-        let graded: [any ItemResponseModel] = [[1.040651367710552, 4.862733812293132, 2.639170908571699, -1.465461504645502],
-                                               [1.225833974224834, 2.924000347943395, 0.901131029108304, -2.266430994359650],
-                                               [2.300530277260760, 5.245075469483100, 2.218599252233290, -1.967462522019665],
-                                               [1.093809776429659, 3.346893382079263, 0.991421882646159, -1.687537110109526]]
-            .map { x in GradedResponseItem(discrimination: x[0], thresholds: x[1...].map { -$0 / x[0] }) }
+        let graded: [any ItemResponseModel] = [
+            [1.040651367710552, 4.862733812293132, 2.639170908571699, -1.465461504645502],
+            [1.225833974224834, 2.924000347943395, 0.901131029108304, -2.266430994359650],
+            [2.300530277260760, 5.245075469483100, 2.218599252233290, -1.967462522019665],
+            [1.093809776429659, 3.346893382079263, 0.991421882646159, -1.687537110109526]
+        ]
+        .map { x in GradedResponseItem(discrimination: x[0], thresholds: x[1...].map { -$0 / x[0] }) }
         func partialCredit(_ a: Double, _ d: [Double]) -> GeneralizedPartialCreditItem {
             GeneralizedPartialCreditItem(discrimination: a, steps: (0..<3).map { -(d[$0] - ($0 == 0 ? 0 : d[$0 - 1])) / a })
         }
-        let gpcm: [any ItemResponseModel] = [partialCredit(0.861182729844133, [2.822440763156809, 5.313290946740796, 3.989012125113970]),
-                                             partialCredit(0.839982260827830, [1.709929409518219, 2.577703448467974, 0.848248762730584]),
-                                             partialCredit(2.237028023644522, [4.660112145992052, 6.840854805428171, 4.980821670300659]),
-                                             partialCredit(0.720407893674897, [2.094857501993928, 2.893956262929396, 1.718641688759656])]
-        let rasch: [any ItemResponseModel] = [partialCredit(1, [3.087970816904123, 5.683288478324941, 4.294496327392428]),
-                                              partialCredit(1, [1.896369450209420, 2.807291102806174, 0.948534795433275]),
-                                              partialCredit(1, [2.647601991111588, 4.068819042206237, 2.933607827160749]),
-                                              partialCredit(1, [2.449169070529070, 3.348926351904569, 1.990893160921476])]
+        let gpcm: [any ItemResponseModel] = [
+            partialCredit(0.861182729844133, [2.822440763156809, 5.313290946740796, 3.989012125113970]),
+            partialCredit(0.839982260827830, [1.709929409518219, 2.577703448467974, 0.848248762730584]),
+            partialCredit(2.237028023644522, [4.660112145992052, 6.840854805428171, 4.980821670300659]),
+            partialCredit(0.720407893674897, [2.094857501993928, 2.893956262929396, 1.718641688759656])
+        ]
+        let rasch: [any ItemResponseModel] = [
+            partialCredit(1, [3.087970816904123, 5.683288478324941, 4.294496327392428]),
+            partialCredit(1, [1.896369450209420, 2.807291102806174, 0.948534795433275]),
+            partialCredit(1, [2.647601991111588, 4.068819042206237, 2.933607827160749]),
+            partialCredit(1, [2.449169070529070, 3.348926351904569, 1.990893160921476])
+        ]
         let latent = try LatentScale(mean: 0, sd: 1.00253269280562.squareRoot())
         for (column, (items, scale)) in [(graded, LatentScale.standard), (gpcm, .standard), (rasch, latent)].enumerated() {
             let estimator = try AbilityEstimator(items: items, latentScale: scale)
@@ -366,8 +397,9 @@ struct PolytomousCalibratorTests {
 
     /// mirt's `SAT12` as options chosen (`Fixtures/sat12.csv`: 600 × 32, 0…4, empty = omitted).
     static func sat12() throws -> ResponseMatrix {
-        let text = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/sat12.csv"), encoding: .utf8)
+        let text = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("Fixtures/sat12.csv"), encoding: .utf8)
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).filter { !$0.isEmpty }
         let items = lines[0].split(separator: ",").map(String.init)
         let rows = lines.dropFirst().map { line in

@@ -11,11 +11,15 @@ struct PolytomousLinkingTests {
 
     /// Old-scale items: two 3PL, two graded, a gpcm, a nominal.
     static func oldBank() throws -> ItemBank {
-        var items = [BankItem(itemID: "q1", model: .threePL, parameters: ItemParameters(discrimination: 1.2, difficulty: -0.5, guessing: 0.2)),
-                     BankItem(itemID: "q2", model: .twoPL, parameters: ItemParameters(discrimination: 0.9, difficulty: 0.8))]
-        for (id, kind, values) in [("g1", ItemModelKind.graded, [1.4, -1.2, 0.1, 1.3]), ("g2", .graded, [0.8, -0.6, 0.9]),
-                                   ("p1", .generalizedPartialCredit, [1.1, -0.3, 0.4, -0.2]),
-                                   ("n1", .nominal, [0, 0.6, 1.5, 0, 0.8, -0.4])] {
+        var items = [
+            BankItem(itemID: "q1", model: .threePL, parameters: ItemParameters(discrimination: 1.2, difficulty: -0.5, guessing: 0.2)),
+            BankItem(itemID: "q2", model: .twoPL, parameters: ItemParameters(discrimination: 0.9, difficulty: 0.8))
+        ]
+        for (id, kind, values) in [
+            ("g1", ItemModelKind.graded, [1.4, -1.2, 0.1, 1.3]), ("g2", .graded, [0.8, -0.6, 0.9]),
+            ("p1", .generalizedPartialCredit, [1.1, -0.3, 0.4, -0.2]),
+            ("n1", .nominal, [0, 0.6, 1.5, 0, 0.8, -0.4])
+        ] {
             var item = BankItem(itemID: id, model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0))
             item.categoryModel = try CategoryBankItem(kind: kind, values: values)
             items.append(item)
@@ -44,7 +48,9 @@ struct PolytomousLinkingTests {
             var options = ScaleLinkingOptions(method: .haebara)
             options.direction = direction
             let fit = try ScaleLinking.link(old: old, new: new, options: options)
-            #expect(abs(fit.slope - Self.slope) < 1e-8 && abs(fit.intercept - Self.intercept) < 1e-8, "haebara \(direction): \(fit.slope), \(fit.intercept)")
+            #expect(
+                abs(fit.slope - Self.slope) < 1e-8 && abs(fit.intercept - Self.intercept) < 1e-8,
+                "haebara \(direction): \(fit.slope), \(fit.intercept)")
             #expect(fit.converged && fit.criterion! < 1e-15)
         }
         // Without the nominal item: Stocking–Lord and the moment methods (each threshold a difficulty).
@@ -56,7 +62,9 @@ struct PolytomousLinkingTests {
         // The linked new bank: graded a/A and A·b + B, the pcm case becoming gpcm when A ≠ 1.
         let linked = try ScaleLinking.link(old: old, new: new, options: ScaleLinkingOptions(method: .haebara)).linkedBank(new)
         for (a, b) in zip(old.items, linked.items) {
-            for (x, y) in zip(a.responseModel.parameterValues, b.responseModel.parameterValues) { #expect(abs(x - y) < 1e-7, "\(a.itemID): \(x) vs \(y)") }
+            for (x, y) in zip(a.responseModel.parameterValues, b.responseModel.parameterValues) {
+                #expect(abs(x - y) < 1e-7, "\(a.itemID): \(x) vs \(y)")
+            }
         }
     }
 
@@ -72,7 +80,10 @@ struct PolytomousLinkingTests {
         var changed = new
         changed.items[2].categoryModel = try CategoryBankItem(kind: .generalizedPartialCredit, values: changed.items[2].categoryModel!.values)
         do { _ = try ScaleLinking.link(old: old, new: changed); Issue.record("linked a graded item with a gpcm one") } catch {
-            #expect(error.message == "common item 'g1' is graded with 4 categories in the old bank and gpcm with 4 in the new one; linking compares an item with itself")
+            #expect(
+                error.message
+                    == "common item 'g1' is graded with 4 categories in the old bank and gpcm with 4 in the new one; linking compares an item with itself"
+            )
         }
     }
 

@@ -35,7 +35,8 @@ struct PolytomousOnlineCalibrationTests {
     /// Items 1–2 of Science (Comfort, Work) fixed at graded values off the full fit, so that μ and σ move.
     static let shiftedAnchors: [String: any ItemResponseModel] = [
         "Comfort": GradedResponseItem(discrimination: 1.2, thresholds: [-4.2, -2.3, 1.2]),
-        "Work": GradedResponseItem(discrimination: 1.4, thresholds: [-2.2, -0.5, 1.9])]
+        "Work": GradedResponseItem(discrimination: 1.4, thresholds: [-2.2, -0.5, 1.9])
+    ]
 
     /// mirt 1.47 on `Science` with `pars = 'values'`: Comfort and Work at `shiftedAnchors` (d = −a b, est =
     /// FALSE), MEAN_1 and COV_11 estimated, `TOL = 1e-6, SE = TRUE` (script in the test's note): log-likelihood,
@@ -44,12 +45,15 @@ struct PolytomousOnlineCalibrationTests {
         -1612.254536,
         [[2.29319785, 4.90964567, 1.96366557, -2.08139914], [1.15036335, 3.25934080, 0.90058603, -1.77847898]],
         [[0.47275706, 0.59456886, 0.29025456, 0.31306700], [0.19426040, 0.26718674, 0.13988196, 0.17639103]],
-        [0.077861803, 0.906392125], [0.074955385, 0.147743626])
+        [0.077861803, 0.906392125], [0.074955385, 0.147743626]
+    )
 
     // The mirt script: sv <- mirt(Science, 1, 'graded', pars = 'values'); Comfort's a1, d1…d3 set to 1.2, 5.04,
     // 2.76, −1.44 and Work's to 1.4, 3.08, 0.70, −2.66 with est = FALSE; sv$est[MEAN_1, COV_11] <- TRUE;
     // mirt(Science, 1, 'graded', pars = sv, TOL = 1e-6, SE = TRUE); coef(fit, printSE = TRUE).
-    @Test("graded on Science with items 1–2 fixed against mirt 1.47 (MEAN_1, COV_11 free): log-likelihood within 1e-3, parameters within 2e-3, SEs within 2%")
+    @Test(
+        "graded on Science with items 1–2 fixed against mirt 1.47 (MEAN_1, COV_11 free): log-likelihood within 1e-3, parameters within 2e-3, SEs within 2%"
+    )
     func fixedItemsAgainstMirt() throws {
         let fit = try PolytomousCalibrator(options: PolytomousCalibratorTests.options())
             .calibrate(PolytomousCalibratorTests.science(), model: .graded, fixedItems: Self.shiftedAnchors)
@@ -86,8 +90,9 @@ struct PolytomousOnlineCalibrationTests {
             if let held = shifted[id] { return FixedItemModel(model: held) }
             return online.items.first { $0.itemID == id }!.item
         }
-        var engine = ItemModelEngine(items: start, data: data, grid: QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound),
-                                     workers: 1, maximumSlope: options.maximumSlope, shared: [0, 0, 0, 0], estimatesLatent: true)
+        var engine = ItemModelEngine(
+            items: start, data: data, grid: QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound),
+            workers: 1, maximumSlope: options.maximumSlope, shared: [0, 0, 0, 0], estimatesLatent: true)
         engine.setLatentDistribution(mean: online.latentMean, sd: online.latentSD)
         let x0 = engine.items.flatMap(\.workingParameters) + [online.latentMean, online.latentSD]
         let P = x0.count
@@ -107,7 +112,8 @@ struct PolytomousOnlineCalibrationTests {
             }
         }
         let covariance = try #require(CholeskyInverse(upperTriangleOf: &hessian, n: P, workers: 1))
-        let ours = online.items[2].workingStandardErrors + online.items[3].workingStandardErrors
+        let ours =
+            online.items[2].workingStandardErrors + online.items[3].workingStandardErrors
             + [online.latentMeanStandardError, online.latentSDStandardError]
         for a in 0..<P {
             let numeric = covariance.entry(a, a).squareRoot(), analytic = try #require(ours[a])
@@ -115,7 +121,9 @@ struct PolytomousOnlineCalibrationTests {
         }
     }
 
-    @Test("seeded recovery: 3PL 0/1 items fixed, graded, gpcm, partial-credit and rating-scale items free, θ ~ N(0.5, 1.3²): μ, σ within 0.08, items within 0.3")
+    @Test(
+        "seeded recovery: 3PL 0/1 items fixed, graded, gpcm, partial-credit and rating-scale items free, θ ~ N(0.5, 1.3²): μ, σ within 0.08, items within 0.3"
+    )
     func recoveryWithFixedThreePLItems() throws {
         var rng = SeededGenerator(seed: 2_026_112_801)
         var items: [any ItemResponseModel] = [], ids: [String] = []
@@ -139,17 +147,22 @@ struct PolytomousOnlineCalibrationTests {
         var options = CalibrationOptions(model: .twoPL)
         options.tolerance = 1e-5
         let fit = try PolytomousCalibrator(options: options).calibrate(
-            data, model: .graded, itemModels: ["new_gpcm": .generalizedPartialCredit, "new_pcm": .partialCredit, "new_rsm1": .ratingScale, "new_rsm2": .ratingScale],
+            data, model: .graded,
+            itemModels: ["new_gpcm": .generalizedPartialCredit, "new_pcm": .partialCredit, "new_rsm1": .ratingScale, "new_rsm2": .ratingScale],
             fixedItems: fixed)
         #expect(fit.converged)
         #expect(abs(fit.latentMean - 0.5) < 0.08, "μ \(fit.latentMean)")
         #expect(abs(fit.latentSD - 1.3) < 0.08, "σ \(fit.latentSD)")
         #expect(fit.fixedItemsNotInData == ["anchor_unseen"])
         let byID = Dictionary(uniqueKeysWithValues: fit.items.map { ($0.itemID, $0) })
-        for (id, truth) in [("new_graded", graded as any ItemResponseModel), ("new_gpcm", gpcm), ("new_pcm", pcm), ("new_rsm1", rsm1), ("new_rsm2", rsm2)] {
+        for (id, truth) in [
+            ("new_graded", graded as any ItemResponseModel), ("new_gpcm", gpcm), ("new_pcm", pcm), ("new_rsm1", rsm1), ("new_rsm2", rsm2)
+        ] {
             let estimate = try #require(byID[id])
             #expect(estimate.parameters.count == truth.parameterValues.count)
-            for (x, y) in zip(estimate.parameters, truth.parameterValues) { #expect(abs(x - y) < 0.3, "\(id): \(estimate.parameters) vs \(truth.parameterValues)") }
+            for (x, y) in zip(estimate.parameters, truth.parameterValues) {
+                #expect(abs(x - y) < 0.3, "\(id): \(estimate.parameters) vs \(truth.parameterValues)")
+            }
         }
         // The partial-credit item keeps a = 1 on the bank's scale (σ is the latent SD), with no SE for a.
         #expect(byID["new_pcm"]!.parameters[0] == 1 && byID["new_pcm"]!.standardErrors[0] == nil)
@@ -166,7 +179,8 @@ struct PolytomousOnlineCalibrationTests {
             _ = try calibrator.calibrate(data, model: .graded, fixedItems: ["b": ItemParameters(discrimination: 1, difficulty: 0)])
         } throws: { error in
             let e = error as? PsychometricsError
-            return e?.code == .invalidResponse && e!.message.contains("fixed item b") && e!.message.contains("category 2") && e!.message.contains("0…1")
+            return e?.code == .invalidResponse && e!.message.contains("fixed item b") && e!.message.contains("category 2")
+                && e!.message.contains("0…1")
         }
         #expect {
             _ = try calibrator.calibrate(data, model: .graded, fixedItems: ["z": ItemParameters(discrimination: 1, difficulty: 0)])
@@ -190,7 +204,9 @@ struct PolytomousThreePLTests {
         return (items, data)
     }
 
-    @Test("on 0/1 data every item fitted as 3pl reaches the 0/1 engine's 3PL maximum (same priors): parameters within 2e-3, log-likelihood within 1e-3, SEs within 2%")
+    @Test(
+        "on 0/1 data every item fitted as 3pl reaches the 0/1 engine's 3PL maximum (same priors): parameters within 2e-3, log-likelihood within 1e-3, SEs within 2%"
+    )
     func equalsTheDichotomousEngine() throws {
         let (_, data) = Self.threePLData()
         var options = CalibrationOptions(model: .threePL)
@@ -205,7 +221,9 @@ struct PolytomousThreePLTests {
         #expect(abs(fit.logLikelihood - reference.logLikelihood) < 1e-3, "\(fit.logLikelihood) vs \(reference.logLikelihood)")
         for (ours, theirs) in zip(fit.items, reference.items) {
             let p = theirs.parameters
-            for (x, y) in zip(ours.parameters, [p.discrimination, p.difficulty, p.guessing]) { #expect(abs(x - y) < 2e-3, "\(ours.itemID): \(ours.parameters) vs \(p)") }
+            for (x, y) in zip(ours.parameters, [p.discrimination, p.difficulty, p.guessing]) {
+                #expect(abs(x - y) < 2e-3, "\(ours.itemID): \(ours.parameters) vs \(p)")
+            }
             let se = theirs.standardErrors
             for (x, y) in zip(ours.standardErrors, [se.discrimination, se.difficulty, se.guessing]) {
                 let a = try #require(x), b = try #require(y)
@@ -214,13 +232,17 @@ struct PolytomousThreePLTests {
         }
     }
 
-    @Test("seeded recovery: 3pl items beside graded items in one fit (6,000 persons): every parameter within 3.5 SEs, standardised errors' mean square near 1")
+    @Test(
+        "seeded recovery: 3pl items beside graded items in one fit (6,000 persons): every parameter within 3.5 SEs, standardised errors' mean square near 1"
+    )
     func recoveryBesideGradedItems() throws {
         var rng = SeededGenerator(seed: 2_026_112_704)
         var items: [any ItemResponseModel] = (0..<10).map { j in
             ItemParameters(discrimination: 1.0 + 0.2 * Double(j % 4), difficulty: -1.2 + 0.3 * Double(j), guessing: 0.2)
         }
-        items += (0..<5).map { j in GradedResponseItem(discrimination: 1.2 + 0.1 * Double(j), thresholds: [-1 + 0.2 * Double(j), 0.2 * Double(j), 1.1 + 0.2 * Double(j)]) }
+        items += (0..<5).map { j in
+            GradedResponseItem(discrimination: 1.2 + 0.1 * Double(j), thresholds: [-1 + 0.2 * Double(j), 0.2 * Double(j), 1.1 + 0.2 * Double(j)])
+        }
         let ids = (0..<15).map { $0 < 10 ? "mc\($0 + 1)" : "puzzle\($0 - 9)" }
         let (data, _) = CategoryResponseSimulator.matrix(items: items, itemIDs: ids, persons: 6_000, using: &rng)
         let models = Dictionary(uniqueKeysWithValues: ids.prefix(10).map { ($0, ItemModelKind.threePL) })
@@ -233,12 +255,15 @@ struct PolytomousThreePLTests {
             #expect(estimate.parameters.count == truth.parameterValues.count)
             for (k, (x, y)) in zip(estimate.parameters, truth.parameterValues).enumerated() {
                 let se = try #require(estimate.standardErrors[k])
-                #expect(abs(x - y) < 3.5 * se, "\(estimate.itemID): \(estimate.parameters) vs \(truth.parameterValues), SEs \(estimate.standardErrors)")
+                #expect(
+                    abs(x - y) < 3.5 * se, "\(estimate.itemID): \(estimate.parameters) vs \(truth.parameterValues), SEs \(estimate.standardErrors)")
                 squares += (x - y) * (x - y) / (se * se)
                 count += 1
             }
         }
-        #expect(squares / Double(count) > 0.4 && squares / Double(count) < 1.8, "mean squared standardised error \(squares / Double(count)) over \(count)")
+        #expect(
+            squares / Double(count) > 0.4 && squares / Double(count) < 1.8, "mean squared standardised error \(squares / Double(count)) over \(count)"
+        )
         // The bank writes the 3pl items as 0/1 rows with their c.
         let bank = try ItemBank(calibration: fit)
         #expect(bank.items.prefix(10).allSatisfy { $0.model == .threePL && $0.categoryModel == nil && $0.parameters.guessing > 0.1 })

@@ -10,8 +10,10 @@ struct PsychometricsErrorTests {
 
     @Test("scoring a session: each client mistake has its code, and all are client errors")
     func scoring() throws {
-        let bank = ItemBank(items: [BankItem(itemID: "q1", model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0)),
-                                    BankItem(itemID: "q2", model: .twoPL, parameters: ItemParameters(discrimination: 1.5, difficulty: 1))])
+        let bank = ItemBank(items: [
+            BankItem(itemID: "q1", model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0)),
+            BankItem(itemID: "q2", model: .twoPL, parameters: ItemParameters(discrimination: 1.5, difficulty: 1))
+        ])
         let scorer = try SessionScorer(bank: bank, scale: try IQScale())
         #expect(Self.code { _ = try scorer.score(itemIDs: ["q1", "zz"], responses: [1, 0]) } == .unknownItem)
         #expect(Self.code { _ = try scorer.score(itemIDs: ["q1"], responses: [2]) } == .invalidResponse)
@@ -31,11 +33,21 @@ struct PsychometricsErrorTests {
         #expect(Self.code { _ = try ResponseMatrix(itemIDs: ["a", "b"], rows: [[1, 2]]) } == .invalidResponse)
         #expect(Self.code { _ = try ResponseMatrix(itemIDs: ["a", "b"], rows: [[1]]) } == .lengthMismatch)
         #expect(Self.code { _ = try ResponseMatrix(personIDs: ["p"], itemIDs: ["a"], rows: [[1], [0]]) } == .lengthMismatch)
-        #expect(Self.code { _ = try ResponseMatrix(personIDs: ["p"], itemIDs: ["a"], rowOffsets: [0, 1], itemIndices: [3], responses: [1]) } == .unknownItem)
-        #expect(Self.code { _ = try ResponseMatrix(personIDs: ["p"], itemIDs: ["a", "b"], rowOffsets: [0, 2], itemIndices: [1, 1], responses: [1, 0]) } == .repeatedItem)
-        #expect(Self.code { _ = try ResponseMatrix(personIDs: ["p"], itemIDs: ["a", "b"], rowOffsets: [0, 2], itemIndices: [1, 0], responses: [1, 0]) } == .invalidOptions)
-        #expect(Self.code { _ = try ResponseMatrix(personIDs: ["p", "q"], itemIDs: ["a"], rowOffsets: [0, 1, 0], itemIndices: [0], responses: [1]) } == .lengthMismatch)
-        #expect(Self.code { _ = try ResponseMatrix(personIDs: ["p"], itemIDs: ["a"], rowOffsets: [0, 1], itemIndices: [0], responses: []) } == .lengthMismatch)
+        #expect(
+            Self.code { _ = try ResponseMatrix(personIDs: ["p"], itemIDs: ["a"], rowOffsets: [0, 1], itemIndices: [3], responses: [1]) }
+                == .unknownItem)
+        #expect(
+            Self.code { _ = try ResponseMatrix(personIDs: ["p"], itemIDs: ["a", "b"], rowOffsets: [0, 2], itemIndices: [1, 1], responses: [1, 0]) }
+                == .repeatedItem)
+        #expect(
+            Self.code { _ = try ResponseMatrix(personIDs: ["p"], itemIDs: ["a", "b"], rowOffsets: [0, 2], itemIndices: [1, 0], responses: [1, 0]) }
+                == .invalidOptions)
+        #expect(
+            Self.code { _ = try ResponseMatrix(personIDs: ["p", "q"], itemIDs: ["a"], rowOffsets: [0, 1, 0], itemIndices: [0], responses: [1]) }
+                == .lengthMismatch)
+        #expect(
+            Self.code { _ = try ResponseMatrix(personIDs: ["p"], itemIDs: ["a"], rowOffsets: [0, 1], itemIndices: [0], responses: []) }
+                == .lengthMismatch)
         #expect(!PsychometricsError(.invalidParameters, "x").isClientError && PsychometricsError(.unknownItem, "x").isClientError)
     }
 }
@@ -45,8 +57,12 @@ struct AbilityEstimatorCheckedInputTests {
     @Test("an index out of range, a response of 2, unequal lengths")
     func checked() throws {
         let estimator = try AbilityEstimator(parameters: [ItemParameters(discrimination: 1, difficulty: 0)])
-        #expect(throws: PsychometricsError(.unknownItem, "item index 3 is out of range 0..<1")) { _ = try estimator.estimate(items: [3], responses: [1]) }
-        #expect(throws: PsychometricsError(.invalidResponse, "the response to item index 0 is 2; allowed 0 or 1")) { _ = try estimator.estimate(items: [0], responses: [2]) }
+        #expect(throws: PsychometricsError(.unknownItem, "item index 3 is out of range 0..<1")) {
+            _ = try estimator.estimate(items: [3], responses: [1])
+        }
+        #expect(throws: PsychometricsError(.invalidResponse, "the response to item index 0 is 2; allowed 0 or 1")) {
+            _ = try estimator.estimate(items: [0], responses: [2])
+        }
         #expect(throws: PsychometricsError.self) { _ = try estimator.estimate(items: [0, 0], responses: [1]) }
         #expect(try estimator.estimate(items: [0], responses: [1]).theta > 0)
     }

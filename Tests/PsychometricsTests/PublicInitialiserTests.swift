@@ -27,7 +27,10 @@ struct PublicInitialiserTests {
             _ = try BetaPrior(alpha: 0.5, beta: 0.5)
             Issue.record("Beta(0.5, 0.5) was accepted")
         } catch {
-            #expect(error.message == "invalid Beta prior: the Beta prior's alpha must be in [1, 1000], got 0.5; the Beta prior's beta must be in [1, 1000], got 0.5")
+            #expect(
+                error.message
+                    == "invalid Beta prior: the Beta prior's alpha must be in [1, 1000], got 0.5; the Beta prior's beta must be in [1, 1000], got 0.5"
+            )
         }
         #expect(throws: PsychometricsError.self) { try BetaPrior.centred(onOptions: 1) }
         #expect(throws: PsychometricsError.self) { try BetaPrior.centred(onOptions: 4, weight: -10) }

@@ -4,9 +4,11 @@ import Testing
 
 @Suite("Reliabilities: mirt's marginal_rxx, and the mean error variance over the persons' forms")
 struct ReliabilityTests {
-    static let items = [ItemParameters(discrimination: 1.2, difficulty: -0.5, guessing: 0),
-                        ItemParameters(discrimination: 0.8, difficulty: 0.4, guessing: 0.2),
-                        ItemParameters(discrimination: 2.0, difficulty: 1.0, guessing: 0)]
+    static let items = [
+        ItemParameters(discrimination: 1.2, difficulty: -0.5, guessing: 0),
+        ItemParameters(discrimination: 0.8, difficulty: 0.4, guessing: 0.2),
+        ItemParameters(discrimination: 2.0, difficulty: 1.0, guessing: 0)
+    ]
 
     /// ∫ f(I(θ)) φ(θ) dθ by the trapezoid rule on 200,001 points of [−10, 10] with the exact normal density.
     static func integral(_ items: [ItemParameters], _ f: (Double) -> Double) -> Double {
@@ -33,7 +35,9 @@ struct ReliabilityTests {
         #expect(try #require(MarginalRXX.compute(parameters: many)) > 0.99)
         // A latent SD σ: ∫ I/(I + 1/σ²) over N(0, σ²), which is the σ = 1 value of the items rescaled (a·σ, b/σ).
         let sigma = 1.3816
-        let rescaled = Self.items.map { ItemParameters(discrimination: $0.discrimination * sigma, difficulty: $0.difficulty / sigma, guessing: $0.guessing) }
+        let rescaled = Self.items.map {
+            ItemParameters(discrimination: $0.discrimination * sigma, difficulty: $0.difficulty / sigma, guessing: $0.guessing)
+        }
         let scaled = try #require(MarginalRXX.compute(parameters: Self.items, latentSD: sigma))
         #expect(abs(scaled - (try #require(MarginalRXX.compute(parameters: rescaled)))) < 1e-8)
     }
@@ -71,8 +75,9 @@ struct ReliabilityTests {
     @Test("mean error variance, missing by design: the error variance is averaged over the persons' forms")
     func forms() throws {
         // p1 and p2 took items a, b; p3 took b, c; p4 answered nothing (left out).
-        let data = try ResponseMatrix(personIDs: ["p1", "p2", "p3", "p4"], itemIDs: ["a", "b", "c"],
-                                  rows: [[1, 0, nil], [0, 1, nil], [nil, 1, 0], [nil, nil, nil]])
+        let data = try ResponseMatrix(
+            personIDs: ["p1", "p2", "p3", "p4"], itemIDs: ["a", "b", "c"],
+            rows: [[1, 0, nil], [0, 1, nil], [nil, 1, 0], [nil, nil, nil]])
         let rho = try #require(MeanErrorVarianceReliability.compute(parameters: Self.items, data: data))
         let ab = Self.errorIntegral(Array(Self.items[0...1])), bc = Self.errorIntegral(Array(Self.items[1...2]))
         #expect(abs(rho - 1 / (1 + (2 * ab + bc) / 3)) < 1e-6)

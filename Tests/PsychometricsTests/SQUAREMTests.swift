@@ -45,7 +45,7 @@ struct SQUAREMTests {
         Case(data: "LSAT7", model: .twoPL, maxRatio: 0.5),
         Case(data: "LSAT7", model: .threePL, maxRatio: 0.5),
         Case(data: "ICAR16", model: .twoPL, maxRatio: 0.6),
-        Case(data: "ICAR16", model: .threePL, maxRatio: 0.5),
+        Case(data: "ICAR16", model: .threePL, maxRatio: 0.5)
     ]
 
     /// Tolerances: both runs stop where one EM cycle changes no parameter by 1e-6, within about 1e-6/(1 − ρ) of
@@ -60,8 +60,9 @@ struct SQUAREMTests {
         #expect(plain.eSteps == plain.cycles && plain.extrapolations == 0 && plain.rejectedExtrapolations == 0)
         #expect(fast.eSteps == fast.cycles + fast.rejectedExtrapolations)
         #expect(fast.extrapolations > 0)
-        #expect(fast.logLikelihood.isApproximatelyEqual(to: plain.logLikelihood, absoluteTolerance: 1e-3),
-                "log-likelihood \(fast.logLikelihood) vs plain \(plain.logLikelihood)")
+        #expect(
+            fast.logLikelihood.isApproximatelyEqual(to: plain.logLikelihood, absoluteTolerance: 1e-3),
+            "log-likelihood \(fast.logLikelihood) vs plain \(plain.logLikelihood)")
         for (x, y) in zip(fast.items, plain.items) {
             #expect(x.parameters.discrimination.isApproximatelyEqual(to: y.parameters.discrimination, absoluteTolerance: 1e-4), "\(x.itemID) a")
             #expect(x.parameters.difficulty.isApproximatelyEqual(to: y.parameters.difficulty, absoluteTolerance: 1e-4), "\(x.itemID) b")
@@ -134,7 +135,8 @@ struct SQUAREMTests {
         #expect(fast.eSteps <= 60, "E-steps \(fast.eSteps)")
         #expect(fast.rejectedExtrapolations >= 1)
         Self.expectNonDecreasing(fast.logPosteriorTrace, "SQUAREM")
-        #expect(fast.items.allSatisfy { $0.parameters.difficulty.isFinite && $0.parameters.discrimination.isFinite && $0.parameters.guessing.isFinite })
+        #expect(
+            fast.items.allSatisfy { $0.parameters.difficulty.isFinite && $0.parameters.discrimination.isFinite && $0.parameters.guessing.isFinite })
         // Plain EM, given twice SQUAREM's cycles and more, has not converged, and is no higher.
         options.maxCycles = 100
         let plain = try Self.fit(data, options, .none)

@@ -16,7 +16,7 @@ struct ScaleLinkingTests {
         ItemParameters(discrimination: 2.0, difficulty: 0.3, guessing: 0.10),
         ItemParameters(discrimination: 0.6, difficulty: 0.9, guessing: 0.22),
         ItemParameters(discrimination: 1.7, difficulty: 1.5, guessing: 0.05),
-        ItemParameters(discrimination: 1.2, difficulty: 2.2, guessing: 0.18),
+        ItemParameters(discrimination: 1.2, difficulty: 2.2, guessing: 0.18)
     ]
 
     static func bank(_ items: [ItemParameters], ids: [String], model: IRTModel = .threePL) -> ItemBank {
@@ -26,7 +26,9 @@ struct ScaleLinkingTests {
     /// The same items calibrated on a scale where θ_old = slope·θ_new + intercept: the new-scale parameters are
     /// a·slope and (b − intercept)/slope, so that every probability is unchanged.
     static func newScale(_ items: [ItemParameters], slope: Double, intercept: Double) -> [ItemParameters] {
-        items.map { ItemParameters(discrimination: $0.discrimination * slope, difficulty: ($0.difficulty - intercept) / slope, guessing: $0.guessing) }
+        items.map {
+            ItemParameters(discrimination: $0.discrimination * slope, difficulty: ($0.difficulty - intercept) / slope, guessing: $0.guessing)
+        }
     }
 
     @Test("every method recovers a known (slope, intercept) exactly; curve criteria ≈ 0", arguments: LinkingMethod.allCases)
@@ -37,15 +39,18 @@ struct ScaleLinkingTests {
         // The new bank has extra items and a different order; only q2…q7 are common.
         var newItems = Self.newScale(Self.oldItems, slope: slope, intercept: intercept)
         newItems[0] = ItemParameters(discrimination: 0.9, difficulty: 0.1, guessing: 0.2)
-        let new = Self.bank(newItems.reversed() + [ItemParameters(discrimination: 1, difficulty: 0)],
-                            ids: ["q7", "q6", "q5", "q4", "q3", "q2", "n1", "n2"])
+        let new = Self.bank(
+            newItems.reversed() + [ItemParameters(discrimination: 1, difficulty: 0)],
+            ids: ["q7", "q6", "q5", "q4", "q3", "q2", "n1", "n2"])
         for direction in LinkingDirection.allCases {
             var options = ScaleLinkingOptions(method: method)
             options.direction = direction
             let result = try ScaleLinking.link(old: old, new: new, options: options)
             #expect(result.commonItemIDs == ["q7", "q6", "q5", "q4", "q3", "q2"])
             #expect(result.slope.isApproximatelyEqual(to: slope, absoluteTolerance: 1e-6), "\(method) \(direction): slope \(result.slope)")
-            #expect(result.intercept.isApproximatelyEqual(to: intercept, absoluteTolerance: 1e-6), "\(method) \(direction): intercept \(result.intercept)")
+            #expect(
+                result.intercept.isApproximatelyEqual(to: intercept, absoluteTolerance: 1e-6), "\(method) \(direction): intercept \(result.intercept)"
+            )
             #expect(result.converged)
             if method.isCharacteristicCurve {
                 let criterion = try #require(result.criterion)
@@ -67,8 +72,9 @@ struct ScaleLinkingTests {
             let ids = (1...7).map { "q\($0)" }
             let newItems = Self.newScale(items, slope: 0.7, intercept: 0.9)
             for method in LinkingMethod.allCases {
-                let result = try ScaleLinking.link(old: Self.bank(items, ids: ids, model: model), new: Self.bank(newItems, ids: ids, model: model),
-                                                   options: ScaleLinkingOptions(method: method))
+                let result = try ScaleLinking.link(
+                    old: Self.bank(items, ids: ids, model: model), new: Self.bank(newItems, ids: ids, model: model),
+                    options: ScaleLinkingOptions(method: method))
                 #expect(result.slope.isApproximatelyEqual(to: 0.7, absoluteTolerance: 1e-6), "\(model) \(method)")
                 #expect(result.intercept.isApproximatelyEqual(to: 0.9, absoluteTolerance: 1e-6), "\(model) \(method)")
             }
@@ -82,12 +88,12 @@ struct ScaleLinkingTests {
     static let formX: [(Double, Double, Double)] = [
         (0.4551, -0.7101, 0.2087), (0.5839, -0.8567, 0.2038), (0.7544, 0.0212, 0.1600), (0.6633, 0.0506, 0.1240),
         (1.0690, 0.9610, 0.2986), (0.9672, 0.1950, 0.0535), (0.3479, 2.2768, 0.1489), (1.4579, 1.0241, 0.2453),
-        (1.8811, 1.4062, 0.1992), (0.7020, 2.2401, 0.0853), (1.4080, 1.5556, 0.0789), (1.2993, 2.1589, 0.1075),
+        (1.8811, 1.4062, 0.1992), (0.7020, 2.2401, 0.0853), (1.4080, 1.5556, 0.0789), (1.2993, 2.1589, 0.1075)
     ]
     static let formY: [(Double, Double, Double)] = [
         (0.4416, -1.3349, 0.1559), (0.5730, -1.3210, 0.1913), (0.5987, -0.7098, 0.1177), (0.6041, -0.3539, 0.0818),
         (0.9902, 0.5320, 0.3024), (0.8081, -0.1156, 0.0648), (0.4140, 2.5538, 0.2410), (1.3554, 0.5811, 0.2243),
-        (1.0417, 0.9392, 0.1651), (0.6336, 1.8960, 0.0794), (1.1347, 1.0790, 0.0630), (0.9255, 2.1337, 0.1259),
+        (1.0417, 0.9392, 0.1651), (0.6336, 1.8960, 0.0794), (1.1347, 1.0790, 0.0630), (0.9255, 2.1337, 0.1259)
     ]
     /// STUIRT example 1 quadrature: 10 points on [−4, 4] with each group's estimated ability distribution.
     static let stuirtPoints = [-4.0000, -3.1110, -2.2220, -1.3330, -0.4444, 0.4444, 1.3330, 2.2220, 3.1110, 4.0000]
@@ -154,13 +160,13 @@ struct ScaleLinkingTests {
             (0.455118, -0.710086, 0.208748), (0.583871, -0.856669, 0.203834), (0.754398, 0.021221, 0.159961),
             (0.663274, 0.050618, 0.123961), (1.068977, 0.961047, 0.298628), (0.967194, 0.194976, 0.053538),
             (0.347868, 2.276794, 0.148927), (1.457918, 1.024128, 0.24527), (0.701952, 2.240131, 0.08529),
-            (1.407967, 1.555634, 0.078897), (1.299285, 2.158933, 0.10753),
+            (1.407967, 1.555634, 0.078897), (1.299285, 2.158933, 0.10753)
         ]
         let y: [(Double, Double, Double)] = [
             (0.441595, -1.334933, 0.155883), (0.572995, -1.321004, 0.191298), (0.598719, -0.709831, 0.117663),
             (0.604125, -0.353942, 0.081759), (0.990164, 0.531956, 0.302443), (0.808079, -0.115649, 0.064791),
             (0.413973, 2.553812, 0.240967), (1.355437, 0.581109, 0.224322), (0.633562, 1.896027, 0.079396),
-            (1.134661, 1.079013, 0.063009), (0.925521, 2.133706, 0.125873),
+            (1.134661, 1.079013, 0.063009), (0.925521, 2.133706, 0.125873)
         ]
         let new = x.map { ItemParameters(discrimination: $0.0, difficulty: $0.1, guessing: $0.2) }
         let old = y.map { ItemParameters(discrimination: $0.0, difficulty: $0.1, guessing: $0.2) }
@@ -233,7 +239,11 @@ struct ScaleLinkingTests {
     func tooFewCommonItems() throws {
         let old = Self.bank(Array(Self.oldItems.prefix(3)), ids: ["a", "b", "c"])
         let none = Self.bank(Array(Self.oldItems.prefix(2)), ids: ["x", "y"])
-        #expect(throws: PsychometricsError(.insufficientData, "no common items: none of the 2 item ids of the new bank is in the old bank (3 items); items are matched by item_id")) {
+        #expect(
+            throws: PsychometricsError(
+                .insufficientData,
+                "no common items: none of the 2 item ids of the new bank is in the old bank (3 items); items are matched by item_id")
+        ) {
             try ScaleLinking.link(old: old, new: none)
         }
         let one = Self.bank(Array(Self.oldItems.prefix(2)), ids: ["x", "b"])
@@ -247,11 +257,18 @@ struct ScaleLinkingTests {
     @Test("mean-sigma with difficulties that do not vary is an error; the curve methods start from mean-mean instead")
     func zeroSpread() throws {
         let ids = ["p", "q", "r"]
-        let old = [ItemParameters(discrimination: 1.0, difficulty: 0.5), ItemParameters(discrimination: 1.6, difficulty: 0.5),
-                   ItemParameters(discrimination: 0.8, difficulty: 0.5)]
+        let old = [
+            ItemParameters(discrimination: 1.0, difficulty: 0.5), ItemParameters(discrimination: 1.6, difficulty: 0.5),
+            ItemParameters(discrimination: 0.8, difficulty: 0.5)
+        ]
         let new = Self.newScale(old, slope: 1.2, intercept: 0.3)
         // The new difficulties are equal only up to rounding ((0.5 − 0.3)/1.2 three times): still "do not vary".
-        #expect(throws: PsychometricsError(.insufficientData, "mean-sigma: the difficulties of the 3 common items do not vary in the new bank (SD 2.78e-17); the slope σ(b_old)/σ(b_new) is undefined")) {
+        #expect(
+            throws: PsychometricsError(
+                .insufficientData,
+                "mean-sigma: the difficulties of the 3 common items do not vary in the new bank (SD 2.78e-17); the slope σ(b_old)/σ(b_new) is undefined"
+            )
+        ) {
             try ScaleLinking.link(commonItemIDs: ids, old: old, new: new, options: ScaleLinkingOptions(method: .meanSigma))
         }
         let hb = try ScaleLinking.link(commonItemIDs: ids, old: old, new: new, options: ScaleLinkingOptions(method: .haebara))
@@ -264,10 +281,17 @@ struct ScaleLinkingTests {
     func badSlopes() throws {
         let good = [ItemParameters(discrimination: 1, difficulty: 0), ItemParameters(discrimination: 1, difficulty: 1)]
         let bad = [ItemParameters(discrimination: -1, difficulty: 0), ItemParameters(discrimination: 0.5, difficulty: 1)]
-        #expect(throws: PsychometricsError(.insufficientData, "mean-mean: the mean slope of the common items must be positive and finite in both banks (old 1.0, new -0.25)")) {
+        #expect(
+            throws: PsychometricsError(
+                .insufficientData, "mean-mean: the mean slope of the common items must be positive and finite in both banks (old 1.0, new -0.25)")
+        ) {
             try ScaleLinking.meanMean(old: good, new: bad)
         }
-        #expect(throws: PsychometricsError(.invalidParameters, "common item 'u' has unusable parameters in the new bank: a = -1, b = 0, c = 0; linking needs a > 0, finite b and 0 ≤ c < 1")) {
+        #expect(
+            throws: PsychometricsError(
+                .invalidParameters,
+                "common item 'u' has unusable parameters in the new bank: a = -1, b = 0, c = 0; linking needs a > 0, finite b and 0 ≤ c < 1")
+        ) {
             try ScaleLinking.link(commonItemIDs: ["u", "v"], old: good, new: bad)
         }
     }
@@ -277,9 +301,10 @@ struct ScaleLinkingTests {
     @Test("the linked bank: every new item on the old scale, SEs transformed, metadata and counts kept")
     func linkedBank() throws {
         let t = try ScaleTransformation(slope: 1.25, intercept: 0.5)
-        var item = BankItem(itemID: "n1", model: .threePL, parameters: ItemParameters(discrimination: 1.5, difficulty: -0.4, guessing: 0.2),
-                            standardErrors: ItemStandardErrors(discrimination: 0.1, difficulty: 0.08, guessing: 0.03),
-                            responses: 900, pValue: 0.61, flags: ["low_info"], metadata: ["domain": "logic"])
+        var item = BankItem(
+            itemID: "n1", model: .threePL, parameters: ItemParameters(discrimination: 1.5, difficulty: -0.4, guessing: 0.2),
+            standardErrors: ItemStandardErrors(discrimination: 0.1, difficulty: 0.08, guessing: 0.03),
+            responses: 900, pValue: 0.61, flags: ["low_info"], metadata: ["domain": "logic"])
         var bank = ItemBank(items: [item], metadataColumns: ["domain"])
         item.itemID = "r1"
         item.model = .rasch
@@ -303,7 +328,9 @@ struct ScaleLinkingTests {
         #expect(r1.standardErrors.discrimination == nil)
         // Probabilities are invariant: P_new(θ_new) = P_linked(slope·θ_new + intercept).
         for theta in stride(from: -3.0, through: 3.0, by: 0.5) {
-            #expect(bank.items[0].parameters.probability(at: theta).isApproximatelyEqual(to: n1.parameters.probability(at: t.theta(theta)), absoluteTolerance: 1e-14))
+            #expect(
+                bank.items[0].parameters.probability(at: theta).isApproximatelyEqual(
+                    to: n1.parameters.probability(at: t.theta(theta)), absoluteTolerance: 1e-14))
         }
         let back = t.inverse
         #expect(back.parameters(n1.parameters).discrimination.isApproximatelyEqual(to: 1.5, absoluteTolerance: 1e-14))

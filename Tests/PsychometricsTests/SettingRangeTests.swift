@@ -24,8 +24,12 @@ struct SettingRangeTests {
         options.priorSD = 0
         options.quadraturePoints = 1000
         #expect(options.validationProblems() == ["prior SD must be in [0.01, 100], got 0.0", "quadrature points must be 5…401, got 1000"])
-        #expect(options.validationProblems(naming: .jsonKey) == ["prior_sd must be in [0.01, 100], got 0.0", "quadrature_points must be 5…401, got 1000"])
-        #expect(options.validationProblems(naming: .option) == ["--prior-sd must be in [0.01, 100], got 0.0", "--quadrature-points must be 5…401, got 1000"])
+        #expect(
+            options.validationProblems(naming: .jsonKey) == ["prior_sd must be in [0.01, 100], got 0.0", "quadrature_points must be 5…401, got 1000"])
+        #expect(
+            options.validationProblems(naming: .option) == [
+                "--prior-sd must be in [0.01, 100], got 0.0", "--quadrature-points must be 5…401, got 1000"
+            ])
     }
 
     @Test("thread counts are capped at 256 wherever they are set; the default is within the cap")
@@ -62,19 +66,25 @@ struct SettingRangeTests {
 
     @Test("norms: θ-scale mean within ±10, SD within [0.01, 10]")
     func norms() {
-        #expect(Norms(name: "n", version: "1", mean: 1e300, sd: 1e-300).validationProblems()
+        #expect(
+            Norms(name: "n", version: "1", mean: 1e300, sd: 1e-300).validationProblems()
                 == ["norms mean must be in [-10, 10], got 1e+300", "norms sd must be in [0.01, 10], got 1e-300"])
-        #expect(Norms(name: "n", version: "1", mean: 100, sd: 15).validationProblems(naming: .jsonKey)
+        #expect(
+            Norms(name: "n", version: "1", mean: 100, sd: 15).validationProblems(naming: .jsonKey)
                 == ["mean must be in [-10, 10], got 100.0", "sd must be in [0.01, 10], got 15.0"])
         #expect(Norms(name: "n", version: "1", mean: -0.3, sd: 1.1).validationProblems().isEmpty)
     }
 
     @Test("priors the calibrator cannot use are problems before the initializer's precondition sees them")
     func priors() {
-        #expect(BetaPrior.validationProblems(alpha: .infinity, beta: 0.5)
+        #expect(
+            BetaPrior.validationProblems(alpha: .infinity, beta: 0.5)
                 == ["the Beta prior's alpha must be in [1, 1000], got inf", "the Beta prior's beta must be in [1, 1000], got 0.5"])
-        #expect(LogNormalPrior.validationProblems(meanLog: .nan, sdLog: 0) == ["the log-normal prior's MEANLOG must be in [-3, 3], got nan",
-                                                                             "the log-normal prior's SDLOG must be in (0, 10], got 0.0"])
+        #expect(
+            LogNormalPrior.validationProblems(meanLog: .nan, sdLog: 0) == [
+                "the log-normal prior's MEANLOG must be in [-3, 3], got nan",
+                "the log-normal prior's SDLOG must be in (0, 10], got 0.0"
+            ])
     }
 }
 
@@ -84,8 +94,10 @@ struct EAPGridTests {
     func gridResolvesPrior() throws {
         var options = AbilityOptions(method: .eap)
         options.priorSD = 0.05
-        #expect(options.validationProblems(naming: .option) == [
-            "the θ grid's spacing 2·--theta-bound/(--quadrature-points − 1) = 0.2 is wider than the --prior-sd 0.05, so EAP cannot resolve the prior: narrow the bound or add points"])
+        #expect(
+            options.validationProblems(naming: .option) == [
+                "the θ grid's spacing 2·--theta-bound/(--quadrature-points − 1) = 0.2 is wider than the --prior-sd 0.05, so EAP cannot resolve the prior: narrow the bound or add points"
+            ])
         options.thetaBound = 1
         options.quadraturePoints = 41
         #expect(options.validationProblems().isEmpty)

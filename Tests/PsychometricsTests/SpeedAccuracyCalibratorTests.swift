@@ -9,14 +9,17 @@ import Testing
 struct SpeedAccuracyCalibratorTests {
     /// A 2PL bank with time items, and `n` persons answering `perSession` of its items (all when nil).
     static func simulate(items: Int, persons n: Int, perSession: Int? = nil, correlation: Double, speedSD: Double, seed: UInt64)
-        throws -> (data: ResponseMatrix, times: ResponseTimes, truth: [ItemParameters], timeTruth: [LognormalTimeItem], thetas: [Double], speeds: [Double])
+        throws -> (
+            data: ResponseMatrix, times: ResponseTimes, truth: [ItemParameters], timeTruth: [LognormalTimeItem], thetas: [Double], speeds: [Double]
+        )
     {
         var rng = SeededGenerator(seed: seed)
         let bank = BankSpecification(model: .twoPL, itemCount: items).draw(using: &rng)
         let timeItems = ResponseTimeSimulator.drawItems(count: items, using: &rng)
         let population = try SpeedAccuracyPopulation(speedSD: speedSD, correlation: correlation)
         let sim = ResponseSimulator(bank: bank, itemsPerSession: perSession)
-        let out = sim.timedMatrix(count: n, itemIDs: bank.items.map(\.itemID), times: ResponseTimeSimulator(items: timeItems, population: population), using: &rng)
+        let out = sim.timedMatrix(
+            count: n, itemIDs: bank.items.map(\.itemID), times: ResponseTimeSimulator(items: timeItems, population: population), using: &rng)
         return (out.matrix, out.times, bank.items.map(\.parameters), timeItems, out.thetas, out.speeds)
     }
 
@@ -113,13 +116,16 @@ struct SpeedAccuracyCalibratorTests {
     /// the stated RMSE, σ_τ and ρ within 3 standard errors, the IRT slopes as the responses-only fit recovers them.
     @Test(arguments: [nil, 12] as [Int?])
     func recovery(perSession: Int?) throws {
-        let (data, times, truth, timeTruth, thetas, speeds) = try Self.simulate(items: 30, persons: 3000, perSession: perSession, correlation: 0.4,
-                                                                              speedSD: 0.35, seed: 31)
+        let (data, times, truth, timeTruth, thetas, speeds) = try Self.simulate(
+            items: 30, persons: 3000, perSession: perSession, correlation: 0.4,
+            speedSD: 0.35, seed: 31)
         var o = Self.options()
         o.standardErrors = true
         let fit = try SpeedAccuracyCalibrator(options: o).calibrate(data, times: times)
         #expect(fit.converged)
-        func rmse(_ a: [Double], _ b: [Double]) -> Double { (zip(a, b).reduce(0) { $0 + ($1.0 - $1.1) * ($1.0 - $1.1) } / Double(a.count)).squareRoot() }
+        func rmse(_ a: [Double], _ b: [Double]) -> Double {
+            (zip(a, b).reduce(0) { $0 + ($1.0 - $1.1) * ($1.0 - $1.1) } / Double(a.count)).squareRoot()
+        }
         let beta = fit.timeItems.map { $0.parameters!.timeIntensity }, alpha = fit.timeItems.map { $0.parameters!.timeDiscrimination }
         #expect(rmse(beta, timeTruth.map(\.timeIntensity)) < 0.03)
         #expect(rmse(alpha, timeTruth.map(\.timeDiscrimination)) < (perSession == nil ? 0.06 : 0.09))

@@ -7,18 +7,20 @@ import Testing
 @Suite("Summed-score expectations E_j(s) on a person's form")
 struct SummedScoreExpectationTests {
     /// A bank whose items span steep, flat, easy, hard and guessing items (the deconvolution's hard cases).
-    static let bank = [ItemParameters(discrimination: 0.6, difficulty: -2.5), ItemParameters(discrimination: 2.8, difficulty: 1.9),
-                       ItemParameters(discrimination: 1.2, difficulty: 0), ItemParameters(discrimination: 3.5, difficulty: -1, guessing: 0.2),
-                       ItemParameters(discrimination: 0.9, difficulty: 3.2), ItemParameters(discrimination: 1.7, difficulty: -0.4),
-                       ItemParameters(discrimination: 2.2, difficulty: 0.7, guessing: 0.15), ItemParameters(discrimination: 1.0, difficulty: -3.5),
-                       ItemParameters(discrimination: 0.4, difficulty: 0.3), ItemParameters(discrimination: 4.5, difficulty: 2.6),
-                       ItemParameters(discrimination: 1.4, difficulty: -1.8)]
+    static let bank = [
+        ItemParameters(discrimination: 0.6, difficulty: -2.5), ItemParameters(discrimination: 2.8, difficulty: 1.9),
+        ItemParameters(discrimination: 1.2, difficulty: 0), ItemParameters(discrimination: 3.5, difficulty: -1, guessing: 0.2),
+        ItemParameters(discrimination: 0.9, difficulty: 3.2), ItemParameters(discrimination: 1.7, difficulty: -0.4),
+        ItemParameters(discrimination: 2.2, difficulty: 0.7, guessing: 0.15), ItemParameters(discrimination: 1.0, difficulty: -3.5),
+        ItemParameters(discrimination: 0.4, difficulty: 0.3), ItemParameters(discrimination: 4.5, difficulty: 2.6),
+        ItemParameters(discrimination: 1.4, difficulty: -1.8)
+    ]
 
     @Test("equal P(u_j = 1 | s) from enumerating every response pattern of the form (10 of 11 items, every s)")
     func bruteForce() throws {
         let grid = try QuadratureGrid(count: 61, bound: 6)
         let expectation = SummedScoreExpectation(parameters: Self.bank, grid: grid)
-        let form = [0, 1, 2, 3, 4, 6, 7, 8, 9, 10]   // item 5 not answered
+        let form = [0, 1, 2, 3, 4, 6, 7, 8, 9, 10] // item 5 not answered
         let n = form.count
         // Σ over patterns with score s of ∫ Π L φ, with and without u_k = 1.
         var numerator = [[Double]](repeating: [Double](repeating: 0, count: n + 1), count: n), denominator = [Double](repeating: 0, count: n + 1)
@@ -39,7 +41,9 @@ struct SummedScoreExpectationTests {
         let table = form.withUnsafeBufferPointer { expectation.table(items: $0) }
         var scratch: [Double] = [], out = [Double](repeating: 0, count: n)
         for s in 0...n {
-            form.withUnsafeBufferPointer { items in out.withUnsafeMutableBufferPointer { expectation.expectations(items: items, score: s, into: $0, scratch: &scratch) } }
+            form.withUnsafeBufferPointer { items in
+                out.withUnsafeMutableBufferPointer { expectation.expectations(items: items, score: s, into: $0, scratch: &scratch) }
+            }
             for k in 0..<n {
                 let exact = numerator[k][s] / denominator[s]
                 #expect(table[k * (n + 1) + s].isApproximatelyEqual(to: exact, absoluteTolerance: 1e-12), "table item \(k) score \(s)")

@@ -4,8 +4,10 @@ import PsychometricsIO
 /// LSAT7 (Bock & Lieberman 1970): 1000 examinees × 5 items, as 32 response patterns with frequencies, in
 /// binary order with Item.1 as the leading digit (mirt's `LSAT7`).
 enum LSAT7 {
-    static let frequencies = [12, 19, 1, 7, 3, 19, 3, 17, 10, 5, 3, 7, 7, 23, 8, 28,
-                              7, 39, 11, 34, 14, 51, 15, 90, 6, 25, 7, 35, 18, 136, 32, 308]
+    static let frequencies = [
+        12, 19, 1, 7, 3, 19, 3, 17, 10, 5, 3, 7, 7, 23, 8, 28,
+        7, 39, 11, 34, 14, 51, 15, 90, 6, 25, 7, 35, 18, 136, 32, 308
+    ]
 
     static var matrix: ResponseMatrix {
         var rows: [[UInt8?]] = []

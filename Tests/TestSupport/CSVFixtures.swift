@@ -23,4 +23,3 @@ package final class CSVFixtures {
         return url.path
     }
 }
-

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Shared by every test target that runs the built `iqscore` (the CLI's end-to-end tests, the fuzz targets, the
@@ -31,7 +31,8 @@ package enum IQScoreCLI {
             let candidate = directory.appendingPathComponent("iqscore")
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue,
-               FileManager.default.isExecutableFile(atPath: candidate.path) {
+                FileManager.default.isExecutableFile(atPath: candidate.path)
+            {
                 return candidate
             }
         }
@@ -48,14 +49,20 @@ package enum IQScoreCLI {
     /// Runs `iqscore arguments…` with `directory` as the working directory; output is captured through files
     /// outside that directory (no pipe can fill up).
     package static func run(_ arguments: [String], in directory: URL, sourceLocation: SourceLocation = #_sourceLocation) throws -> Result {
-        let binary = try #require(executable, "iqscore executable not found next to the test bundle (\(Bundle.main.bundleURL.path), \(CommandLine.arguments.first ?? "?")) nor at \(Repository.root.path)/.build/debug/iqscore; build it with `swift build --build-tests`", sourceLocation: sourceLocation)
+        let binary = try #require(
+            executable,
+            "iqscore executable not found next to the test bundle (\(Bundle.main.bundleURL.path), \(CommandLine.arguments.first ?? "?")) nor at \(Repository.root.path)/.build/debug/iqscore; build it with `swift build --build-tests`",
+            sourceLocation: sourceLocation)
         let logs = FileManager.default.temporaryDirectory.appendingPathComponent("iqscore-cli-logs-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: logs) }
         let launched = try launch(binary, arguments, in: directory, logs: logs)
-        let result = Result(status: launched.status, stdout: String(decoding: launched.stdout, as: UTF8.self),
-                            stderr: String(decoding: launched.stderr, as: UTF8.self))
-        #expect(launched.exited, "iqscore \(arguments.joined(separator: " ")) was killed by signal \(launched.status)\n\(result.stderr)", sourceLocation: sourceLocation)
+        let result = Result(
+            status: launched.status, stdout: String(decoding: launched.stdout, as: UTF8.self),
+            stderr: String(decoding: launched.stderr, as: UTF8.self))
+        #expect(
+            launched.exited, "iqscore \(arguments.joined(separator: " ")) was killed by signal \(launched.status)\n\(result.stderr)",
+            sourceLocation: sourceLocation)
         return result
     }
 
@@ -72,8 +79,10 @@ package enum IQScoreCLI {
 
     /// Runs `binary arguments…` in `directory`, stdout and stderr through files in `logs` (no pipe can fill up);
     /// killed with SIGKILL after `timeout` seconds.
-    package static func launch(_ binary: URL, _ arguments: [String], in directory: URL, logs: URL,
-                       environment: [String: String]? = nil, timeout: Double = .infinity) throws -> Launch {
+    package static func launch(
+        _ binary: URL, _ arguments: [String], in directory: URL, logs: URL,
+        environment: [String: String]? = nil, timeout: Double = .infinity
+    ) throws -> Launch {
         let outURL = logs.appendingPathComponent("stdout"), errURL = logs.appendingPathComponent("stderr")
         try Data().write(to: outURL)
         try Data().write(to: errURL)
@@ -99,8 +108,9 @@ package enum IQScoreCLI {
         let seconds = Date().timeIntervalSince(started)
         try out.close()
         try err.close()
-        return Launch(exited: process.terminationReason == .exit && !timedOut, status: process.terminationStatus, timedOut: timedOut,
-                      stdout: try Data(contentsOf: outURL), stderr: try Data(contentsOf: errURL), seconds: seconds)
+        return Launch(
+            exited: process.terminationReason == .exit && !timedOut, status: process.terminationStatus, timedOut: timedOut,
+            stdout: try Data(contentsOf: outURL), stderr: try Data(contentsOf: errURL), seconds: seconds)
     }
 }
 

@@ -38,7 +38,10 @@ struct AnalyzeBatteryCLITests {
         #expect((m2Multi["m2"] as! Double) < (m2Uni["m2"] as! Double) / 2)
         let items = try String(contentsOf: ws.directory.appendingPathComponent("items.csv"), encoding: .utf8).split(separator: "\n")
         #expect(items.count == 17)
-        #expect(items[0] == "item_id,factor,n,p_value,a_general,a_specific,d,c,loading_general,loading_specific,communality,a_unidimensional,b_unidimensional,c_unidimensional,q3_max_unidimensional,q3_max_bifactor")
+        #expect(
+            items[0]
+                == "item_id,factor,n,p_value,a_general,a_specific,d,c,loading_general,loading_specific,communality,a_unidimensional,b_unidimensional,c_unidimensional,q3_max_unidimensional,q3_max_bifactor"
+        )
         #expect(items[1].hasPrefix("reason.4,logic,1442,0.6761,"))
         let q3 = try String(contentsOf: ws.directory.appendingPathComponent("q3.csv"), encoding: .utf8).split(separator: "\n")
         #expect(q3[0] == "item_a,item_b,same_factor,n,q3_unidimensional,q3_bifactor" && q3.count == 121)
@@ -55,7 +58,9 @@ struct AnalyzeBatteryCLITests {
         #expect((summary["likelihood_ratio"] as! [String: Any])["df"] as? Int == 3)
 
         let refused = try ws.run("analyze", Self.data, "--bank", "bank.csv", "--out", "x.csv", "--persons-out", "p.csv")
-        #expect(refused.status == 64 && refused.stderr.contains("is a multidimensional bank; analyze compares its model with one factor and does not take --persons-out"))
+        #expect(
+            refused.status == 64
+                && refused.stderr.contains("is a multidimensional bank; analyze compares its model with one factor and does not take --persons-out"))
     }
 
     @Test("report on a bifactor bank: the comparison, reliabilities, information per factor and loadings in one HTML file")
@@ -64,8 +69,10 @@ struct AnalyzeBatteryCLITests {
         let r = try ws.run("report", Self.data, "--bank", "bank.csv", "--out", "report.html")
         #expect(r.status == 0 && r.stderr.contains("1,509 persons × 16 items, bifactor bank"), "\(r.stderr)")
         let html = try ws.read("report.html")
-        for section in ["id=\"fit\"", "id=\"reliability\"", "id=\"information\"", "id=\"loadings\"", "<svg", "Information per factor",
-                        "spatial (4 items, at θ_g = 0)", "general (all 16 items, marginal)", "<td>rotate.3</td><td>spatial</td>"] {
+        for section in [
+            "id=\"fit\"", "id=\"reliability\"", "id=\"information\"", "id=\"loadings\"", "<svg", "Information per factor",
+            "spatial (4 items, at θ_g = 0)", "general (all 16 items, marginal)", "<td>rotate.3</td><td>spatial</td>"
+        ] {
             #expect(html.contains(section), "missing \(section)")
         }
         #expect(!html.contains("nan") && !html.contains("inf<"))
@@ -75,7 +82,8 @@ struct AnalyzeBatteryCLITests {
     func assemble() throws {
         let ws = try Self.workspace(model: "bifactor")
         try ws.write("bp.json", #"{"length": 8, "domain_counts": {"logic": 2, "pattern": 4, "spatial": 2}}"#)
-        let r = try ws.run("assemble", "--bank", "bank.csv", "--blueprint", "bp.json", "--out", "form.csv", "--report-json", "forms.json", "--seed", "3")
+        let r = try ws.run(
+            "assemble", "--bank", "bank.csv", "--blueprint", "bp.json", "--out", "form.csv", "--report-json", "forms.json", "--seed", "3")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("bifactor bank: forms assembled on the items' general-factor marginals"))
         #expect(r.stderr.contains("  general (8 items, marginal): θ ") && r.stderr.contains("  spatial (2 items, at θ_g = 0): θ "))
@@ -89,7 +97,8 @@ struct AnalyzeBatteryCLITests {
         let general = (factors[0]["information"] as! [[String: Any]]).map { $0["information"] as! Double }
         #expect(zip(formInformation, general).allSatisfy { abs($0 - $1) < 1e-9 })
 
-        let refused = try ws.run("assemble", "--bank", "bank.csv", "--blueprint", "bp.json", "--out", "f.csv", "--simulate", "100", "--simulation-out", "s.json")
+        let refused = try ws.run(
+            "assemble", "--bank", "bank.csv", "--blueprint", "bp.json", "--out", "f.csv", "--simulate", "100", "--simulation-out", "s.json")
         #expect(refused.status == 64 && refused.stderr.contains("is a multidimensional (battery) bank; assemble does not take --simulate"))
     }
 
@@ -97,7 +106,8 @@ struct AnalyzeBatteryCLITests {
     func catSimulate() throws {
         let ws = try Self.workspace(model: "bifactor")
         try ws.write("cat.json", #"{"max_items": 8, "min_items": 4, "se_target": 0.45, "exposure_target": null}"#)
-        let r = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "1500", "--seed", "5", "--out", "report.json")
+        let r = try ws.run(
+            "cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "1500", "--seed", "5", "--out", "report.json")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("bifactor bank (3 specific factors): selection and stopping on the general-factor marginal items"))
         let report = try JSONSerialization.jsonObject(with: Data(ws.read("report.json").utf8)) as! [String: Any]
@@ -109,9 +119,13 @@ struct AnalyzeBatteryCLITests {
         #expect(abs(meanSE / rmse - 1) < 0.1, "RMSE \(rmse), mean SE \(meanSE)")
         #expect((report["correlation"] as! Double) > 0.75 && (battery["marginal_correlation"] as! Double) > 0.75)
         // The same seed gives the same study.
-        let again = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "1500", "--seed", "5", "--out", "again.json", "--threads", "1")
+        let again = try ws.run(
+            "cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "1500", "--seed", "5", "--out", "again.json", "--threads",
+            "1")
         #expect(again.status == 0)
         let second = try JSONSerialization.jsonObject(with: Data(ws.read("again.json").utf8)) as! [String: Any]
-        #expect(second["rmse"] as! Double == rmse && (second["battery"] as! [String: Any])["marginal_rmse"] as! Double == battery["marginal_rmse"] as! Double)
+        #expect(
+            second["rmse"] as! Double == rmse
+                && (second["battery"] as! [String: Any])["marginal_rmse"] as! Double == battery["marginal_rmse"] as! Double)
     }
 }

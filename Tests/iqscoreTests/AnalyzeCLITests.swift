@@ -10,15 +10,20 @@ struct AnalyzeCLITests {
         let data = Repository.file("Data").path
         var r = try ws.run("calibrate", "\(data)/icar16.csv", "--model", "2pl", "--items", "\(data)/icar16_items.csv", "--out", "bank.csv")
         #expect(r.status == 0)
-        r = try ws.run("analyze", "\(data)/icar16.csv", "--bank", "bank.csv", "--out", "items.csv", "--summary-json", "summary.json",
-                       "--options", "\(data)/icar16_options.csv", "--items", "\(data)/icar16_items.csv", "--distractors-out", "d.csv")
+        r = try ws.run(
+            "analyze", "\(data)/icar16.csv", "--bank", "bank.csv", "--out", "items.csv", "--summary-json", "summary.json",
+            "--options", "\(data)/icar16_options.csv", "--items", "\(data)/icar16_items.csv", "--distractors-out", "d.csv")
         #expect(r.status == 0, "\(r.stderr)")
         let lines = try ws.read("items.csv").split(separator: "\n").map(String.init)
         // The original 14 columns first, in their order; the new ones appended.
-        #expect(lines[0] == "item_id,n,p_value,point_biserial,alpha_if_deleted,a,b,c,infit,outfit,sx2,sx2_df,sx2_p,flags,rmsd,rmsd_critical,infit_z,outfit_z")
+        #expect(
+            lines[0]
+                == "item_id,n,p_value,point_biserial,alpha_if_deleted,a,b,c,infit,outfit,sx2,sx2_df,sx2_p,flags,rmsd,rmsd_critical,infit_z,outfit_z")
         #expect(lines.count == 17)
         let json = try JSONSerialization.jsonObject(with: Data(try ws.read("summary.json").utf8)) as! [String: Any]
-        for key in ["alpha", "sem", "marginal_rxx", "mean_error_variance_reliability", "n_persons", "fit_flags", "undefined", "q3_pairs_compared"] { #expect(json[key] != nil, "missing \(key)") }
+        for key in ["alpha", "sem", "marginal_rxx", "mean_error_variance_reliability", "n_persons", "fit_flags", "undefined", "q3_pairs_compared"] {
+            #expect(json[key] != nil, "missing \(key)")
+        }
         // Complete-enough data: α is defined, so "undefined" does not list it.
         #expect((json["undefined"] as? [String: String])?["alpha"] == nil)
         #expect(json["n_persons"] as? Int == 1509)
@@ -43,18 +48,27 @@ struct AnalyzeCLITests {
     @Test("a missing-by-design bank (300 items, sessions of 15): every fit statistic defined, α undefined with the reason, no NaN")
     func sparse() throws {
         let ws = try CLIWorkspace()
-        var r = try ws.run("simulate", "--model", "2pl", "--items", "300", "--items-per-session", "15", "--persons", "3000", "--layout", "long",
-                           "--out", "s.csv", "--bank-out", "bank.csv", "--seed", "12")
+        var r = try ws.run(
+            "simulate", "--model", "2pl", "--items", "300", "--items-per-session", "15", "--persons", "3000", "--layout", "long",
+            "--out", "s.csv", "--bank-out", "bank.csv", "--seed", "12")
         #expect(r.status == 0, "\(r.stderr)")
-        r = try ws.run("analyze", "s.csv", "--bank", "bank.csv", "--out", "items.csv", "--summary-json", "summary.json",
-                       "--persons-out", "persons.csv", "--q3-out", "q3.csv")
+        r = try ws.run(
+            "analyze", "s.csv", "--bank", "bank.csv", "--out", "items.csv", "--summary-json", "summary.json",
+            "--persons-out", "persons.csv", "--q3-out", "q3.csv")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderrLines.first == "iqscore analyze: 3,000 persons × 300 items (0 answered every item; 15.0 items per person)")
         #expect(r.stderrLines[1].hasPrefix("alpha undefined, SEM undefined, marginal_rxx 0."), "\(r.stderrLines[1])")
-        #expect(r.stderrLines.contains("note: alpha, SEM and alpha-if-deleted undefined: missing by design: persons answered 15.0 of the 300 items on average (5.0% of the cells, below the 50% at which α is computed); α describes the total score on all 300 items, which nobody took. The model's reliabilities (marginal_rxx, mean_error_variance_reliability) apply to any design"))
+        #expect(
+            r.stderrLines.contains(
+                "note: alpha, SEM and alpha-if-deleted undefined: missing by design: persons answered 15.0 of the 300 items on average (5.0% of the cells, below the 50% at which α is computed); α describes the total score on all 300 items, which nobody took. The model's reliabilities (marginal_rxx, mean_error_variance_reliability) apply to any design"
+            ))
         let json = try JSONSerialization.jsonObject(with: Data(try ws.read("summary.json").utf8)) as! [String: Any]
         #expect(json["alpha"] is NSNull && json["sem"] is NSNull)
-        #expect(json["m2"] is NSNull && json["m2_undefined"] as? String == "M2 is computed for at most 80 items (45150 moments; its matrix grows as the square of that), got 300")
+        #expect(
+            json["m2"] is NSNull
+                && json["m2_undefined"] as? String
+                    == "M2 is computed for at most 80 items (45150 moments; its matrix grows as the square of that), got 300"
+        )
         let undefined = try #require(json["undefined"] as? [String: String])
         #expect(Set(undefined.keys).isSuperset(of: ["alpha", "sem", "alpha_if_deleted", "mean_score", "sd_score"]))
         // mirt's marginal_rxx counts all 300 items (the bank taken whole); the mean error variance the 15-item forms.
@@ -99,7 +113,10 @@ struct AnalyzeCLITests {
             checked += 1
         }
         #expect(checked >= 20)
-        for text in ["--min-slope <min-slope> Flag slopes a below this", "--max-rmsd <max-rmsd>   Flag RMSD above this (and above the critical value", "Compare Q3 only for item pairs"] {
+        for text in [
+            "--min-slope <min-slope> Flag slopes a below this", "--max-rmsd <max-rmsd>   Flag RMSD above this (and above the critical value",
+            "Compare Q3 only for item pairs"
+        ] {
             #expect(help.stdout.contains(text), "\(text)")
         }
         try ws.write("bank.csv", "item_id,a,b,c\nx1,1,0,0\nx2,1,0,0\n")

@@ -6,8 +6,9 @@ import TestSupport
 struct AssembleCLITests {
     /// A 120-item six-domain bank written by `iqscore simulate`.
     func bank(_ ws: CLIWorkspace) throws {
-        let r = try ws.run("simulate", "--model", "2pl", "--items", "120", "--persons", "1", "--domains",
-                           "pattern,logic,spatial,math,verbal,memory", "--out", "r.csv", "--bank-out", "bank.csv", "--seed", "3")
+        let r = try ws.run(
+            "simulate", "--model", "2pl", "--items", "120", "--persons", "1", "--domains",
+            "pattern,logic,spatial,math,verbal,memory", "--out", "r.csv", "--bank-out", "bank.csv", "--seed", "3")
         #expect(r.status == 0)
     }
 
@@ -17,7 +18,8 @@ struct AssembleCLITests {
         try bank(ws)
         try ws.write("bp.json", #"{"length": 12, "domain_counts": {"pattern": 2, "logic": 2, "spatial": 2, "math": 2, "verbal": 2, "memory": 2}}"#)
         try ws.write("seen.csv", "item_id,seen_at\ni0001,2026-01-01\ni0002,2026-01-02\nnot_in_bank,2026-01-03\n")
-        let r = try ws.run("assemble", "--bank", "bank.csv", "--blueprint", "bp.json", "--out", "form.csv", "--exclude", "seen.csv", "--seed", "7", "--forms", "2")
+        let r = try ws.run(
+            "assemble", "--bank", "bank.csv", "--blueprint", "bp.json", "--out", "form.csv", "--exclude", "seen.csv", "--seed", "7", "--forms", "2")
         #expect(r.status == 0, "\(r.stderr)")
         let lines = try ws.read("form.csv").split(separator: "\n").map(String.init)
         #expect(lines[0] == "form,position,item_id,domain,a,b,c,difficulty_class,anchor")
@@ -26,12 +28,16 @@ struct AssembleCLITests {
         #expect(!rows.contains { $0[2] == "i0001" || $0[2] == "i0002" })
         for form in ["1", "2"] {
             let domains = rows.filter { $0[0] == form }.map { $0[3] }
-            #expect(Dictionary(grouping: domains, by: { $0 }).mapValues(\.count) == ["pattern": 2, "logic": 2, "spatial": 2, "math": 2, "verbal": 2, "memory": 2])
+            #expect(
+                Dictionary(grouping: domains, by: { $0 }).mapValues(\.count) == [
+                    "pattern": 2, "logic": 2, "spatial": 2, "math": 2, "verbal": 2, "memory": 2
+                ])
             #expect(rows.filter { $0[0] == form }.map { $0[1] } == (1...12).map(String.init))
         }
         #expect(r.stderrLines.contains("note: 1 excluded item id is not in the bank"))
         // Same seed, same forms; another seed, other forms.
-        let again = try ws.run("assemble", "--bank", "bank.csv", "--blueprint", "bp.json", "--out", "form2.csv", "--exclude", "seen.csv", "--seed", "7", "--forms", "2")
+        let again = try ws.run(
+            "assemble", "--bank", "bank.csv", "--blueprint", "bp.json", "--out", "form2.csv", "--exclude", "seen.csv", "--seed", "7", "--forms", "2")
         #expect(again.status == 0)
         #expect(try ws.read("form2.csv") == ws.read("form.csv"))
         _ = try ws.run("assemble", "--bank", "bank.csv", "--blueprint", "bp.json", "--out", "form3.csv", "--seed", "8")

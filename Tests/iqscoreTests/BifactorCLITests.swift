@@ -12,8 +12,9 @@ struct BifactorCLITests {
     @Test("ICAR16 by item family: a bank with one slope column per factor, the structure in the summary")
     func icar16() throws {
         let ws = try CLIWorkspace()
-        let r = try ws.run("calibrate", Self.data, "--model", "bifactor", "--items", Self.items, "--factor-column", "family",
-                           "--max-cycles", "25", "--no-se", "--out", "bank.csv")
+        let r = try ws.run(
+            "calibrate", Self.data, "--model", "bifactor", "--items", Self.items, "--factor-column", "family",
+            "--max-cycles", "25", "--no-se", "--out", "bank.csv")
         // 25 cycles do not converge (ICAR16's bifactor needs over a thousand): written, exit 3, said.
         #expect(r.status == 3, "\(r.stderr)")
         #expect(r.stderr.contains("iqscore calibrate: bifactor 2PL on"))
@@ -22,12 +23,16 @@ struct BifactorCLITests {
         let bank = try String(contentsOf: ws.directory.appendingPathComponent("bank.csv"), encoding: .utf8)
         let lines = bank.split(separator: "\n")
         #expect(lines.count == 17)
-        #expect(lines[0] == "item_id,model,a_general,a_verbal reasoning,a_letter series,a_matrix reasoning,a_3-D rotation,d,c,se_a_general,se_a_verbal reasoning,se_a_letter series,se_a_matrix reasoning,se_a_3-D rotation,se_d,se_c,specific_factor,n_responses,p_value,flags,domain,family,key,options")
+        #expect(
+            lines[0]
+                == "item_id,model,a_general,a_verbal reasoning,a_letter series,a_matrix reasoning,a_3-D rotation,d,c,se_a_general,se_a_verbal reasoning,se_a_letter series,se_a_matrix reasoning,se_a_3-D rotation,se_d,se_c,specific_factor,n_responses,p_value,flags,domain,family,key,options"
+        )
         // A rotation item: its general and rotation slopes, 0 on the other factors.
         let rotate = try #require(lines.first { $0.hasPrefix("rotate.3,") }).split(separator: ",", omittingEmptySubsequences: false)
         #expect(rotate[1] == "2pl" && rotate[3] == "0.000000" && rotate[4] == "0.000000" && rotate[5] == "0.000000")
         #expect(Double(rotate[2])! > 1 && Double(rotate[6])! > 1 && rotate[16] == "3-D rotation")
-        let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: ws.directory.appendingPathComponent("bank.summary.json"))) as! [String: Any]
+        let summary =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: ws.directory.appendingPathComponent("bank.summary.json"))) as! [String: Any]
         #expect(summary["model"] as? String == "bifactor" && summary["converged"] as? Bool == false)
         #expect(summary["specific_factors"] as? [String] == ["verbal reasoning", "letter series", "matrix reasoning", "3-D rotation"])
         #expect((summary["factor_items"] as? [String: [String]])?["3-D rotation"] == ["rotate.3", "rotate.4", "rotate.6", "rotate.8"])
@@ -40,7 +45,9 @@ struct BifactorCLITests {
         var r = try ws.run("calibrate", Self.data, "--model", "bifactor", "--out", "bank.csv")
         #expect(r.status == 64 && r.stderr.contains("--model bifactor reads each item's specific factor from the domain column of --items ITEMS.csv"))
         r = try ws.run("calibrate", Self.data, "--model", "bifactor", "--items", Self.items, "--factor-column", "section", "--out", "bank.csv")
-        #expect(r.status == 1 && r.stderr.contains("--factor-column 'section' is not a column of the items file; its columns: domain,family,key,options"), "\(r.stderr)")
+        #expect(
+            r.status == 1 && r.stderr.contains("--factor-column 'section' is not a column of the items file; its columns: domain,family,key,options"),
+            "\(r.stderr)")
         r = try ws.run("calibrate", Self.data, "--model", "bifactor", "--items", Self.items, "--item-type", "rasch", "--out", "bank.csv")
         #expect(r.status == 64 && r.stderr.contains("--item-type must be 2pl or 3pl for --model bifactor, got rasch"))
         r = try ws.run("calibrate", Self.data, "--model", "2pl", "--item-type", "3pl", "--out", "bank.csv")
@@ -56,15 +63,19 @@ struct BifactorCLITests {
     @Test("--model testlet: one λ per factor on stderr and in the summary, the bank's specific slopes λ · a_general")
     func testlet() throws {
         let ws = try CLIWorkspace()
-        let r = try ws.run("calibrate", Self.data, "--model", "testlet", "--items", Self.items, "--factor-column", "family", "--no-se", "--out", "bank.csv")
+        let r = try ws.run(
+            "calibrate", Self.data, "--model", "testlet", "--items", Self.items, "--factor-column", "family", "--no-se", "--out", "bank.csv")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("iqscore calibrate: testlet 2PL on"))
         #expect(r.stderr.contains("testlet ratios λ (a_specific = λ · a_general): verbal reasoning 0.3"), "\(r.stderr)")
         #expect(r.stderr.contains("(36 parameters)"))
-        let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: ws.directory.appendingPathComponent("bank.summary.json"))) as! [String: Any]
+        let summary =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: ws.directory.appendingPathComponent("bank.summary.json"))) as! [String: Any]
         #expect(summary["model"] as? String == "testlet" && summary["n_parameters"] as? Int == 36)
         // Model-based reliability: the general factor's and each domain's.
-        #expect(r.stderr.contains("reliability (Rodriguez, Reise & Haviland 2016): ω 0.") && r.stderr.contains("per domain ω_S / ω_HS / H: verbal reasoning 0."))
+        #expect(
+            r.stderr.contains("reliability (Rodriguez, Reise & Haviland 2016): ω 0.")
+                && r.stderr.contains("per domain ω_S / ω_HS / H: verbal reasoning 0."))
         let reliability = try #require(summary["reliability"] as? [String: Any])
         #expect((reliability["domains"] as? [[String: Any]])?.count == 4 && (reliability["omega_h"] as? Double ?? 0) > 0.5)
         let ratios = try #require(summary["testlet_ratios"] as? [String: Double])
@@ -77,15 +88,21 @@ struct BifactorCLITests {
     @Test("simulate --model bifactor then calibrate: the true bank recovered, its own columns not carried as metadata")
     func simulateRoundTrip() throws {
         let ws = try CLIWorkspace()
-        var r = try ws.run("simulate", "--model", "bifactor", "--items", "12", "--domains", "pattern,logic", "--persons", "3000",
-                           "--out", "responses.csv", "--bank-out", "truth.csv", "--thetas-out", "thetas.csv", "--seed", "11")
-        #expect(r.status == 0 && r.stderr.contains("bifactor 2PL bank of 12 items on a general factor and 2 specific factors (pattern, logic)"), "\(r.stderr)")
+        var r = try ws.run(
+            "simulate", "--model", "bifactor", "--items", "12", "--domains", "pattern,logic", "--persons", "3000",
+            "--out", "responses.csv", "--bank-out", "truth.csv", "--thetas-out", "thetas.csv", "--seed", "11")
+        #expect(
+            r.status == 0 && r.stderr.contains("bifactor 2PL bank of 12 items on a general factor and 2 specific factors (pattern, logic)"),
+            "\(r.stderr)")
         let thetas = try String(contentsOf: ws.directory.appendingPathComponent("thetas.csv"), encoding: .utf8).split(separator: "\n")
         #expect(thetas[0] == "session_id,theta_general,theta_pattern,theta_logic" && thetas.count == 3001)
-        r = try ws.run("calibrate", "responses.csv", "--model", "bifactor", "--items", "truth.csv", "--quadrature-points", "15", "--no-se", "--out", "fit.csv")
+        r = try ws.run(
+            "calibrate", "responses.csv", "--model", "bifactor", "--items", "truth.csv", "--quadrature-points", "15", "--no-se", "--out", "fit.csv")
         #expect(r.status == 0, "\(r.stderr)")
         func table(_ name: String) throws -> [String: [String: String]] {
-            let lines = try String(contentsOf: ws.directory.appendingPathComponent(name), encoding: .utf8).split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+            let lines = try String(contentsOf: ws.directory.appendingPathComponent(name), encoding: .utf8).split(separator: "\n").map {
+                $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            }
             return Dictionary(uniqueKeysWithValues: lines.dropFirst().map { row in (row[0], Dictionary(uniqueKeysWithValues: zip(lines[0], row))) })
         }
         let truth = try table("truth.csv"), fit = try table("fit.csv")
@@ -115,18 +132,20 @@ struct BifactorScoreCLITests {
         ("matrix.45", [1.532635, 0, 1.487239, 0, 0.356865]), ("matrix.46", [1.243979, 0, 0.611152, 0, 0.395935]),
         ("matrix.47", [1.320191, 0, 0.168679, 0, 0.765586]), ("matrix.55", [0.819774, 0, 0.260948, 0, -0.510785]),
         ("rotate.3", [1.756568, 0, 0, 2.101904, -2.713570]), ("rotate.4", [2.061834, 0, 0, 2.183490, -2.645871]),
-        ("rotate.6", [1.501758, 0, 0, 1.598842, -1.343162]), ("rotate.8", [1.371651, 0, 0, 1.767020, -2.450793]),
+        ("rotate.6", [1.501758, 0, 0, 1.598842, -1.343162]), ("rotate.8", [1.371651, 0, 0, 1.767020, -2.450793])
     ]
 
     /// The bank in iqscore's layout (with a domain column) or as mirt's coef(simplify = TRUE) through write.csv.
     static func bank(mirt: Bool) -> String {
         let header = mirt ? "\"\",\"a1\",\"a2\",\"a3\",\"a4\",\"d\",\"g\",\"u\"" : "item_id,a_general,a_logic,a_pattern,a_spatial,d,c,domain"
         let domains = ["logic", "pattern", "spatial"]
-        return ([header] + estimates.map { id, p in
-            let domain = domains[(1...3).first { p[$0] != 0 }! - 1]
-            let cells = [id] + p.map { String($0) } + (mirt ? ["0", "1"] : ["0", domain])
-            return cells.joined(separator: ",")
-        }).joined(separator: "\n") + "\n"
+        return
+            ([header]
+            + estimates.map { id, p in
+                let domain = domains[(1...3).first { p[$0] != 0 }! - 1]
+                let cells = [id] + p.map { String($0) } + (mirt ? ["0", "1"] : ["0", domain])
+                return cells.joined(separator: ",")
+            }).joined(separator: "\n") + "\n"
     }
 
     @Test("FSIQ from the general factor, index IQs for the domains that add value, the criterion on stderr and in the manifest")
@@ -136,11 +155,16 @@ struct BifactorScoreCLITests {
         var r = try ws.run("score", Self.data, "--bank", "bank.csv", "--out", "scores.csv")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("full-scale θ = the general factor 'general'"))
-        #expect(r.stderr.contains("spatial: 4 items, PRMSE sub 0.6") && r.stderr.contains("indexes reported: spatial — those that add value (--indexes auto)"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains("spatial: 4 items, PRMSE sub 0.6")
+                && r.stderr.contains("indexes reported: spatial — those that add value (--indexes auto)"), "\(r.stderr)")
         #expect(r.stderr.contains("logic: 4 items") && r.stderr.contains("no added value"))
         var rows = try ws.read("scores.csv").split(separator: "\n")
         #expect(rows.count == 1510)
-        #expect(rows[0] == "session_id,n_items,n_correct,theta,se,iq,iq_low,iq_high,percentile,method,flags,norms,logic_correct,logic_answered,pattern_correct,pattern_answered,spatial_correct,spatial_answered,index_spatial_theta,index_spatial_se,index_spatial_iq,index_spatial_iq_low,index_spatial_iq_high,index_spatial_percentile,index_spatial_flags")
+        #expect(
+            rows[0]
+                == "session_id,n_items,n_correct,theta,se,iq,iq_low,iq_high,percentile,method,flags,norms,logic_correct,logic_answered,pattern_correct,pattern_answered,spatial_correct,spatial_answered,index_spatial_theta,index_spatial_se,index_spatial_iq,index_spatial_iq_low,index_spatial_iq_high,index_spatial_percentile,index_spatial_flags"
+        )
         let first = rows[1].split(separator: ",", omittingEmptySubsequences: false)
         #expect(first[9] == "eap" && first.count == 25)
         let theta = Double(first[18])!, iq = Int(first[20])!
@@ -161,7 +185,11 @@ struct BifactorScoreCLITests {
         #expect(r.status == 0 && !rows[0].contains("index_"))
         r = try ws.run("score", Self.data, "--bank", "bank.csv", "--out", "two.csv", "--indexes", "pattern,logic")
         rows = try ws.read("two.csv").split(separator: "\n")
-        #expect(r.status == 0 && rows[0].hasSuffix("index_pattern_flags,index_logic_theta,index_logic_se,index_logic_iq,index_logic_iq_low,index_logic_iq_high,index_logic_percentile,index_logic_flags"))
+        #expect(
+            r.status == 0
+                && rows[0].hasSuffix(
+                    "index_pattern_flags,index_logic_theta,index_logic_se,index_logic_iq,index_logic_iq_low,index_logic_iq_high,index_logic_percentile,index_logic_flags"
+                ))
         // mirt's table scores the same.
         try ws.write("mirt.csv", Self.bank(mirt: true))
         r = try ws.run("score", Self.data, "--bank", "mirt.csv", "--out", "mirt-scores.csv", "--indexes", "none")
@@ -175,7 +203,11 @@ struct BifactorScoreCLITests {
         let ws = try CLIWorkspace()
         try ws.write("bank.csv", Self.bank(mirt: false))
         var r = try ws.run("score", Self.data, "--bank", "bank.csv", "--out", "s.csv", "--method", "ml", "--prior-sd", "2")
-        #expect(r.status == 64 && r.stderr.contains("bank.csv is a multidimensional (battery) bank; it does not take --method ml (a battery is scored by EAP or MAP on its factors); --prior-mean/--prior-sd"), "\(r.stderr)")
+        #expect(
+            r.status == 64
+                && r.stderr.contains(
+                    "bank.csv is a multidimensional (battery) bank; it does not take --method ml (a battery is scored by EAP or MAP on its factors); --prior-mean/--prior-sd"
+                ), "\(r.stderr)")
         // MAP: the method column says so, and the full-scale θ moves from the EAP's.
         r = try ws.run("score", Self.data, "--bank", "bank.csv", "--out", "map.csv", "--method", "map", "--indexes", "all")
         #expect(r.status == 0 && r.stderr.contains("(MAP, from the EAP on 31×31 points"), "\(r.stderr)")
@@ -195,11 +227,16 @@ struct BifactorScoreCLITests {
     @Test("a bank that is a pool: --indexes auto needs the tests' length, and the added value is then for drawn tests")
     func pool() throws {
         let ws = try CLIWorkspace()
-        var r = try ws.run("simulate", "--model", "bifactor", "--items", "240", "--items-per-session", "24", "--persons", "300", "--domains", "a,b,c",
-                           "--layout", "long", "--out", "responses.csv", "--bank-out", "bank.csv", "--seed", "5")
+        var r = try ws.run(
+            "simulate", "--model", "bifactor", "--items", "240", "--items-per-session", "24", "--persons", "300", "--domains", "a,b,c",
+            "--layout", "long", "--out", "responses.csv", "--bank-out", "bank.csv", "--seed", "5")
         #expect(r.status == 0, "\(r.stderr)")
         r = try ws.run("score", "responses.csv", "--bank", "bank.csv", "--out", "scores.csv")
-        #expect(r.status == 64 && r.stderr.contains("bank.csv has 240 items, a pool tests are drawn from rather than one form: for --indexes auto give --index-form-length"), "\(r.stderr)")
+        #expect(
+            r.status == 64
+                && r.stderr.contains(
+                    "bank.csv has 240 items, a pool tests are drawn from rather than one form: for --indexes auto give --index-form-length"),
+            "\(r.stderr)")
         r = try ws.run("score", "responses.csv", "--bank", "bank.csv", "--out", "scores.csv", "--index-form-length", "24")
         #expect(r.status == 0 && r.stderr.contains("tests of 24 items drawn from the bank"), "\(r.stderr)")
         let manifest = try JSONSerialization.jsonObject(with: Data(ws.read("scores.summary.json").utf8)) as! [String: Any]
@@ -215,8 +252,10 @@ struct BifactorScoreCLITests {
         let rows = try ws.read("bank.csv").split(separator: "\n")
         let held = rows.dropFirst().filter { $0.hasPrefix("reason.") || $0.hasPrefix("rotate.") }
         try ws.write("fixed.csv", ([rows[0]] + held).joined(separator: "\n") + "\n")
-        let r = try ws.run("calibrate", AnalyzeBatteryCLITests.data, "--model", "bifactor", "--items", AnalyzeBatteryCLITests.items, "--fixed", "fixed.csv", "--max-cycles", "60",
-                           "--out", "new.csv", "--summary-json", "new.json")
+        let r = try ws.run(
+            "calibrate", AnalyzeBatteryCLITests.data, "--model", "bifactor", "--items", AnalyzeBatteryCLITests.items, "--fixed", "fixed.csv",
+            "--max-cycles", "60",
+            "--out", "new.csv", "--summary-json", "new.json")
         #expect(r.status == 0 || r.status == 3, "\(r.stderr)")
         #expect(r.stderr.contains("fixed: 8 items held at their values in fixed.csv, 8 free items estimated on its factors"))
         let out = try ws.read("new.csv").split(separator: "\n")
@@ -231,7 +270,13 @@ struct BifactorScoreCLITests {
         let summary = try JSONSerialization.jsonObject(with: Data(ws.read("new.json").utf8)) as! [String: Any]
         #expect((summary["fixed_items"] as? [String])?.count == 8 && summary["fixed_bank"] as? String == "fixed.csv")
 
-        let testlet = try ws.run("calibrate", AnalyzeBatteryCLITests.data, "--model", "testlet", "--items", AnalyzeBatteryCLITests.items, "--fixed", "fixed.csv", "--out", "t.csv")
-        #expect(testlet.status == 64 && testlet.stderr.contains("--fixed (online calibration) goes with the unidimensional models, --model bifactor and --model correlated"))
+        let testlet = try ws.run(
+            "calibrate", AnalyzeBatteryCLITests.data, "--model", "testlet", "--items", AnalyzeBatteryCLITests.items, "--fixed", "fixed.csv", "--out",
+            "t.csv")
+        #expect(
+            testlet.status == 64
+                && testlet.stderr.contains(
+                    "--fixed (online calibration) goes with the unidimensional models, --model bifactor and --model correlated")
+        )
     }
 }

@@ -7,19 +7,22 @@ struct CATCLITests {
     /// A workspace with a simulated 120-item, three-domain 2PL bank in `bank.csv`.
     func workspaceWithBank() throws -> CLIWorkspace {
         let ws = try CLIWorkspace()
-        let sim = try ws.run("simulate", "--model", "2pl", "--items", "120", "--persons", "1", "--domains", "a,b,c", "--slope-mean-log", "0.3",
-                             "--out", "responses.csv", "--bank-out", "bank.csv", "--seed", "3")
+        let sim = try ws.run(
+            "simulate", "--model", "2pl", "--items", "120", "--persons", "1", "--domains", "a,b,c", "--slope-mean-log", "0.3",
+            "--out", "responses.csv", "--bank-out", "bank.csv", "--seed", "3")
         #expect(sim.status == 0, "\(sim.stderr)")
         return ws
     }
 
-    static let config = #"{"min_items": 4, "max_items": 15, "se_target": 0.4, "min_per_domain": 1, "randomesque": 3, "exposure_target": 0.4, "exposure_calibration_simulees": 200, "exposure_calibration_iterations": 5}"#
+    static let config =
+        #"{"min_items": 4, "max_items": 15, "se_target": 0.4, "min_per_domain": 1, "randomesque": 3, "exposure_target": 0.4, "exposure_calibration_simulees": 200, "exposure_calibration_iterations": 5}"#
 
     @Test("one domain is one domain (not \"1 domains\")")
     func oneDomain() throws {
         let ws = try CLIWorkspace()
-        let sim = try ws.run("simulate", "--model", "2pl", "--items", "120", "--persons", "1", "--domains", "all", "--out", "responses.csv",
-                             "--bank-out", "bank.csv", "--seed", "3")
+        let sim = try ws.run(
+            "simulate", "--model", "2pl", "--items", "120", "--persons", "1", "--domains", "all", "--out", "responses.csv",
+            "--bank-out", "bank.csv", "--seed", "3")
         #expect(sim.status == 0, "\(sim.stderr)")
         try ws.write("cat.json", Self.config)
         let r = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "50", "--seed", "4", "--out", "report.json")
@@ -31,8 +34,9 @@ struct CATCLITests {
     func study() throws {
         let ws = try workspaceWithBank()
         try ws.write("cat.json", Self.config)
-        let r = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "200", "--seed", "4",
-                           "--out", "report.json", "--exposure-out", "k.csv")
+        let r = try ws.run(
+            "cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "200", "--seed", "4",
+            "--out", "report.json", "--exposure-out", "k.csv")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.isEmpty)
         let lines = r.stderrLines.filter { !$0.isEmpty }
@@ -45,8 +49,9 @@ struct CATCLITests {
         }
         #expect(try ws.csvRows("k.csv").count == 121)
 
-        let again = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "200", "--seed", "4",
-                               "--out", "again.json", "--threads", "1")
+        let again = try ws.run(
+            "cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "200", "--seed", "4",
+            "--out", "again.json", "--threads", "1")
         #expect(again.status == 0)
         func stable(_ name: String) throws -> [String] {
             try ws.read(name).split(separator: "\n").map(String.init).filter { !$0.contains("elapsed_seconds") && !$0.contains("\"threads\"") }
@@ -58,11 +63,13 @@ struct CATCLITests {
     func exposureRoundTrip() throws {
         let ws = try workspaceWithBank()
         try ws.write("cat.json", Self.config)
-        let first = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "200", "--seed", "4",
-                               "--out", "calibrated.json", "--exposure-out", "k.csv")
+        let first = try ws.run(
+            "cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "200", "--seed", "4",
+            "--out", "calibrated.json", "--exposure-out", "k.csv")
         #expect(first.status == 0, "\(first.stderr)")
-        let r = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "200", "--seed", "4",
-                           "--out", "given.json", "--exposure", "k.csv")
+        let r = try ws.run(
+            "cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "200", "--seed", "4",
+            "--out", "given.json", "--exposure", "k.csv")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("rules: 4–15 items, SE ≤ 0.4, at least 1 per domain, randomesque 3, given Sympson–Hetter parameters, EAP"))
         #expect(r.stderr.contains("exposure control: Sympson–Hetter parameters from k.csv (not calibrated)"))
@@ -81,7 +88,8 @@ struct CATCLITests {
         #expect(bad.status == 1)
         #expect(bad.stderr.hasPrefix("bad.csv:"), "\(bad.stderr)")
         #expect(!ws.exists("x.json"))
-        let both = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--out", "x.json", "--exposure", "k.csv", "--exposure-out", "k2.csv")
+        let both = try ws.run(
+            "cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--out", "x.json", "--exposure", "k.csv", "--exposure-out", "k2.csv")
         #expect(both.status == 64)
     }
 
@@ -91,7 +99,10 @@ struct CATCLITests {
         try ws.write("cat.json", #"{"max_items": 25, "min_item": 8}"#)
         let r = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--out", "report.json")
         #expect(r.status == 1)
-        #expect(r.stderr == #"cat.json:1:19: error: unknown key "min_item" (known: min_items, max_items, se_target, min_per_domain, domain_weights, randomesque, a_stratification, selection, progressive_acceleration, exposure_target, exposure_calibration_simulees, exposure_calibration_iterations, exposure_margin, estimator, prior_mean, prior_sd, quadrature_points)"# + "\n")
+        #expect(
+            r.stderr
+                == #"cat.json:1:19: error: unknown key "min_item" (known: min_items, max_items, se_target, min_per_domain, domain_weights, randomesque, a_stratification, selection, progressive_acceleration, exposure_target, exposure_calibration_simulees, exposure_calibration_iterations, exposure_margin, estimator, prior_mean, prior_sd, quadrature_points)"#
+                + "\n")
         #expect(!ws.exists("report.json"))
     }
 
@@ -117,7 +128,10 @@ struct CATCLITests {
         let started = Date()
         let r = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--out", "report.json")
         #expect(r.status == 1)
-        #expect(r.stderr == "cat.json: error: exposure_target 0.25 cannot be met: every test gives max_items = 40 items, so the exposure rates of the 120 active items sum to 40 per test and average 0.333333; meeting 0.25 needs at least 160 active items (or exposure_target ≥ 0.333333, or fewer items per test)\n")
+        #expect(
+            r.stderr
+                == "cat.json: error: exposure_target 0.25 cannot be met: every test gives max_items = 40 items, so the exposure rates of the 120 active items sum to 40 per test and average 0.333333; meeting 0.25 needs at least 160 active items (or exposure_target ≥ 0.333333, or fewer items per test)\n"
+        )
         #expect(Date().timeIntervalSince(started) < 10)
         #expect(!ws.exists("report.json"))
     }
@@ -125,13 +139,16 @@ struct CATCLITests {
     @Test("a bank without a domain column (girth's, catR's) is one domain (issue 26, item 11; was exit 1)")
     func noDomains() throws {
         let ws = try CLIWorkspace()
-        try ws.write("bank.csv", ",discrimination,difficulty\n0,1.2,0\n1,1.0,0.5\n2,0.8,-0.4\n3,1.4,1.1\n")  // pandas' to_csv of a girth bank
+        try ws.write("bank.csv", ",discrimination,difficulty\n0,1.2,0\n1,1.0,0.5\n2,0.8,-0.4\n3,1.4,1.1\n") // pandas' to_csv of a girth bank
         try ws.write("cat.json", #"{"max_items": 2}"#)
         let r = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "100", "--out", "report.json")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("(4 items, 1 domain)"), "\(r.stderr)")
         // The default exposure target 0.25 is below the 2/4 a 2-item test on 4 items gives (issue 26, item 12).
-        #expect(r.stderr.contains("note: exposure_target raised from the default 0.25 to 0.52: every test gives 2 of the bank's 4 active items (mean exposure 0.5); set exposure_target to choose"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains(
+                "note: exposure_target raised from the default 0.25 to 0.52: every test gives 2 of the bank's 4 active items (mean exposure 0.5); set exposure_target to choose"
+            ), "\(r.stderr)")
     }
 
     @Test("--simulees 0 is a usage error: exit 64")
@@ -150,22 +167,27 @@ struct CATCLITests {
 struct CATProgressiveCLITests {
     static func report(_ ws: CLIWorkspace, _ config: String, name: String) throws -> [String: Any] {
         try ws.write("\(name).json", config)
-        let r = try ws.run("cat", "simulate", "--bank", "bank.csv", "--config", "\(name).json", "--simulees", "1000", "--seed", "3", "--out", "\(name)_report.json")
+        let r = try ws.run(
+            "cat", "simulate", "--bank", "bank.csv", "--config", "\(name).json", "--simulees", "1000", "--seed", "3", "--out", "\(name)_report.json")
         #expect(r.status == 0, "\(r.stderr)")
         return try ws.json("\(name)_report.json")
     }
 
-    @Test("the progressive rule uses nearly the whole bank where maximum information leaves much of it unused, at nearly the same precision; t = 0 is maximum information")
+    @Test(
+        "the progressive rule uses nearly the whole bank where maximum information leaves much of it unused, at nearly the same precision; t = 0 is maximum information"
+    )
     func spreadsExposure() throws {
         let ws = try CLIWorkspace()
-        let sim = try ws.run("simulate", "--model", "2pl", "--items", "200", "--persons", "1", "--domains", "a,b,c,d", "--bank-out", "bank.csv",
-                             "--out", "/dev/null", "--seed", "7")
+        let sim = try ws.run(
+            "simulate", "--model", "2pl", "--items", "200", "--persons", "1", "--domains", "a,b,c,d", "--bank-out", "bank.csv",
+            "--out", "/dev/null", "--seed", "7")
         #expect(sim.status == 0, "\(sim.stderr)")
         // Without exposure control (the Sympson–Hetter calibration is the README study's, too slow for a debug build).
         let rules = #""min_items": 8, "max_items": 25, "se_target": 0.30, "min_per_domain": 1, "exposure_target": null"#
         let maxInfo = try Self.report(ws, "{\(rules)}", name: "maxinfo")
         let progressive = try Self.report(ws, "{\(rules), \"selection\": \"progressive\", \"progressive_acceleration\": 0.5}", name: "progressive")
-        let unusedMax = try #require(maxInfo["items_never_administered"] as? Int), unused = try #require(progressive["items_never_administered"] as? Int)
+        let unusedMax = try #require(maxInfo["items_never_administered"] as? Int),
+            unused = try #require(progressive["items_never_administered"] as? Int)
         #expect(unusedMax > 60 && unused < 10, "never administered: \(unusedMax) under maximum information, \(unused) progressive")
         let reachedMax = try #require(maxInfo["share_se_reached"] as? Double), reached = try #require(progressive["share_se_reached"] as? Double)
         #expect(reached > reachedMax - 0.05, "SE reached: \(reachedMax) vs \(reached)")

@@ -19,11 +19,15 @@ struct CLITests {
     @Test("R's write.csv (row names under an empty header): the first column is read as the ids, with a note")
     func rWriteCSV() throws {
         let ws = try CLIWorkspace()
-        let sim = try ws.run("simulate", "--model", "2pl", "--items", "12", "--persons", "300", "--out", "plain.csv", "--bank-out", "truth.csv", "--seed", "5")
+        let sim = try ws.run(
+            "simulate", "--model", "2pl", "--items", "12", "--persons", "300", "--out", "plain.csv", "--bank-out", "truth.csv", "--seed", "5")
         #expect(sim.status == 0, "\(sim.stderr)")
         // As R writes it: every header name quoted, the first one empty; the row names quoted.
-        let lines = try ws.read("plain.csv").split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
-        let r = ([["\"\""] + lines[0].dropFirst().map { "\"\($0)\"" }] + lines.dropFirst().map { ["\"\($0[0])\""] + $0.dropFirst() })
+        let lines = try ws.read("plain.csv").split(separator: "\n").map {
+            $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        }
+        let r =
+            ([["\"\""] + lines[0].dropFirst().map { "\"\($0)\"" }] + lines.dropFirst().map { ["\"\($0[0])\""] + $0.dropFirst() })
             .map { $0.joined(separator: ",") }.joined(separator: "\n") + "\n"
         try ws.write("r.csv", r)
         let note = "note: r.csv: the first column has no name (as R's write.csv writes row names): read as the session ids"
@@ -44,8 +48,10 @@ struct CLITests {
     @Test("every subcommand's --help reads as prose: no runs of spaces inside its overview and discussion")
     func helpProse() throws {
         let ws = try CLIWorkspace()
-        let commands: [[String]] = [["calibrate"], ["score"], ["analyze"], ["report"], ["link"], ["assemble"], ["cat", "simulate"], ["simulate"],
-                                    ["norms", "build"], ["norms", "table"], ["verify"], ["serve"]]
+        let commands: [[String]] = [
+            ["calibrate"], ["score"], ["analyze"], ["report"], ["link"], ["assemble"], ["cat", "simulate"], ["simulate"],
+            ["norms", "build"], ["norms", "table"], ["verify"], ["serve"]
+        ]
         for command in commands {
             let r = try ws.run(command + ["--help"])
             #expect(r.status == 0, "\(command)")
@@ -60,8 +66,9 @@ struct CLITests {
     @Test("simulate then calibrate: 2PL, 12 items × 1500 persons; bank and summary JSON")
     func simulateCalibrateRoundTrip() throws {
         let ws = try CLIWorkspace()
-        let sim = try ws.run("simulate", "--model", "2pl", "--items", "12", "--persons", "1500", "--seed", "42",
-                             "--out", "responses.csv", "--bank-out", "true_bank.csv")
+        let sim = try ws.run(
+            "simulate", "--model", "2pl", "--items", "12", "--persons", "1500", "--seed", "42",
+            "--out", "responses.csv", "--bank-out", "true_bank.csv")
         #expect(sim.status == 0, "\(sim.stderr)")
         #expect(sim.stdout.isEmpty)
         let responses = try ws.csvRows("responses.csv")
@@ -108,9 +115,10 @@ struct CLITests {
     func simulateDeterministic() throws {
         let ws = try CLIWorkspace()
         for (name, seed) in [("a", "7"), ("b", "7"), ("c", "8")] {
-            let r = try ws.run("simulate", "--model", "3pl", "--items", "10", "--persons", "300", "--items-per-session", "6",
-                               "--layout", "long", "--seed", seed, "--out", "\(name).csv", "--bank-out", "\(name)_bank.csv",
-                               "--thetas-out", "\(name)_thetas.csv")
+            let r = try ws.run(
+                "simulate", "--model", "3pl", "--items", "10", "--persons", "300", "--items-per-session", "6",
+                "--layout", "long", "--seed", seed, "--out", "\(name).csv", "--bank-out", "\(name)_bank.csv",
+                "--thetas-out", "\(name)_thetas.csv")
             #expect(r.status == 0, "\(r.stderr)")
         }
         let a = try Data(contentsOf: ws.url("a.csv")), b = try Data(contentsOf: ws.url("b.csv"))
@@ -148,8 +156,9 @@ struct CLITests {
     @Test("long layout with overridden column names (the app's export) gives the same bank as default names")
     func longLayoutOverriddenNames() throws {
         let ws = try CLIWorkspace()
-        let sim = try ws.run("simulate", "--items", "12", "--persons", "1500", "--items-per-session", "8", "--layout", "long",
-                             "--seed", "11", "--out", "long.csv")
+        let sim = try ws.run(
+            "simulate", "--items", "12", "--persons", "1500", "--items-per-session", "8", "--layout", "long",
+            "--seed", "11", "--out", "long.csv")
         #expect(sim.status == 0, "\(sim.stderr)")
         let rows = try ws.csvRows("long.csv")
         #expect(rows.first == ["session_id", "item_id", "response"])
@@ -159,8 +168,9 @@ struct CLITests {
 
         let plain = try ws.run("calibrate", "long.csv", "--out", "bank_default.csv", "--summary-json", "default.json")
         #expect(plain.status == 0, "\(plain.stderr)")
-        let renamed = try ws.run("calibrate", "export.csv", "--session-column", "test_session_id", "--item-column", "question_id",
-                                 "--response-column", "is_correct", "--out", "bank_export.csv", "--summary-json", "export.json")
+        let renamed = try ws.run(
+            "calibrate", "export.csv", "--session-column", "test_session_id", "--item-column", "question_id",
+            "--response-column", "is_correct", "--out", "bank_export.csv", "--summary-json", "export.json")
         #expect(renamed.status == 0, "\(renamed.stderr)")
         #expect(renamed.stderrLines.first == "iqscore calibrate: 2PL on export.csv (long layout, 12,000 data rows)")
 
@@ -203,7 +213,10 @@ struct CLITests {
         let cal = try ws.run("calibrate", "responses.csv", "--out", "BANK.csv", "--summary-json", "summary.json")
         #expect(cal.status == 1)
         #expect(cal.stdout.isEmpty)
-        #expect(cal.stderr == "responses.csv:3:3: error: column 'q2': 'yes' is not a response; allowed: 1, 0, true, false, t, f, or empty/NA for not administered (2 invalid cells in this column)\n")
+        #expect(
+            cal.stderr
+                == "responses.csv:3:3: error: column 'q2': 'yes' is not a response; allowed: 1, 0, true, false, t, f, or empty/NA for not administered (2 invalid cells in this column)\n"
+        )
         #expect(try ws.contents() == ["responses.csv"], "no bank, summary or temporary file may be left behind")
     }
 
@@ -239,8 +252,11 @@ struct CLITests {
         let ws = try CLIWorkspace()
         let sim = try ws.run("simulate", "--model", "3pl", "--items", "12", "--persons", "1500", "--seed", "3", "--out", "responses.csv")
         #expect(sim.status == 0, "\(sim.stderr)")
-        let fast = try ws.run("calibrate", "responses.csv", "--model", "3pl", "--tolerance", "1e-6", "--out", "fast.csv", "--summary-json", "fast.json")
-        let plain = try ws.run("calibrate", "responses.csv", "--model", "3pl", "--tolerance", "1e-6", "--acceleration", "none", "--out", "plain.csv", "--summary-json", "plain.json")
+        let fast = try ws.run(
+            "calibrate", "responses.csv", "--model", "3pl", "--tolerance", "1e-6", "--out", "fast.csv", "--summary-json", "fast.json")
+        let plain = try ws.run(
+            "calibrate", "responses.csv", "--model", "3pl", "--tolerance", "1e-6", "--acceleration", "none", "--out", "plain.csv", "--summary-json",
+            "plain.json")
         #expect(fast.status == 0 && plain.status == 0, "\(fast.stderr)\n\(plain.stderr)")
         let f = try ws.json("fast.json"), p = try ws.json("plain.json")
         #expect(f["acceleration"] as? String == "squarem" && p["acceleration"] as? String == "none")

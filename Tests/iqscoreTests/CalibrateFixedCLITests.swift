@@ -8,19 +8,23 @@ struct CalibrateFixedCLITests {
     func fixedBank() throws {
         let ws = try CLIWorkspace()
         // 30 items, θ ~ N(0.5, 1.2²); the first 24 items form the operational bank (true values), the last 6 are new.
-        let sim = try ws.run("simulate", "--model", "2pl", "--items", "30", "--persons", "3000", "--theta-mean", "0.5",
-                             "--theta-sd", "1.2", "--seed", "17", "--out", "responses.csv", "--bank-out", "true_bank.csv")
+        let sim = try ws.run(
+            "simulate", "--model", "2pl", "--items", "30", "--persons", "3000", "--theta-mean", "0.5",
+            "--theta-sd", "1.2", "--seed", "17", "--out", "responses.csv", "--bank-out", "true_bank.csv")
         #expect(sim.status == 0, "\(sim.stderr)")
         let truth = try ws.csvRows("true_bank.csv")
         // The bank: 24 operational rows plus one retired item nobody answered.
         let bankRows = truth.prefix(25).map { $0.joined(separator: ",") } + ["retired,2pl,1.300000,-0.400000,0.000000,,,,,,"]
         try ws.write("BANK.csv", bankRows.joined(separator: "\n") + "\n")
 
-        let cal = try ws.run("calibrate", "responses.csv", "--model", "2pl", "--fixed", "BANK.csv", "--out", "NEW_BANK.csv",
-                             "--summary-json", "summary.json")
+        let cal = try ws.run(
+            "calibrate", "responses.csv", "--model", "2pl", "--fixed", "BANK.csv", "--out", "NEW_BANK.csv",
+            "--summary-json", "summary.json")
         #expect(cal.status == 0, "\(cal.stderr)")
         #expect(cal.stdout.isEmpty)
-        #expect(cal.stderrLines.contains("fixed: 24 items held at their values in BANK.csv, 6 free items estimated on its scale; 1 bank item not in the data (carried over)"))
+        #expect(
+            cal.stderrLines.contains(
+                "fixed: 24 items held at their values in BANK.csv, 6 free items estimated on its scale; 1 bank item not in the data (carried over)"))
         #expect(cal.stderrLines.contains { $0.hasPrefix("latent distribution: mean 0.") && $0.contains(", SD 1.") })
         #expect(cal.stderr.contains("log-likelihood") && cal.stderr.contains("(14 parameters)"))
         #expect(cal.stderr.contains("wrote NEW_BANK.csv (31 items) and summary.json"))
@@ -44,7 +48,9 @@ struct CalibrateFixedCLITests {
         #expect(out.last == ["retired", "2pl", "1.300000", "-0.400000", "0.000000", "", "", "", "", "", "fixed;not in data"])
 
         let summary = try ws.json("summary.json")
-        for key in ["latent_mean", "latent_sd", "latent_mean_se", "latent_sd_se", "fixed_items", "free_items", "fixed_items_not_in_data", "fixed_bank"] {
+        for key in [
+            "latent_mean", "latent_sd", "latent_mean_se", "latent_sd_se", "fixed_items", "free_items", "fixed_items_not_in_data", "fixed_bank"
+        ] {
             #expect(summary[key] != nil, "summary JSON lacks \(key)")
         }
         let mean = try #require(summary["latent_mean"] as? Double), sd = try #require(summary["latent_sd"] as? Double)

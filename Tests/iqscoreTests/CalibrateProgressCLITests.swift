@@ -17,7 +17,8 @@ struct CalibrateProgressCLITests {
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "CI")
         let command = "'\(binary.path)' calibrate '\(data)' --model 3pl --out bank.csv"
-        let run = try IQScoreCLI.launch(script, ["-qec", command, "/dev/null"], in: ws.directory, logs: ws.directory, environment: environment, timeout: 120)
+        let run = try IQScoreCLI.launch(
+            script, ["-qec", command, "/dev/null"], in: ws.directory, logs: ws.directory, environment: environment, timeout: 120)
         #expect(run.exited && run.status == 0)
         // script(1) puts the terminal's output (stdout and stderr) on its stdout.
         let text = String(decoding: run.stdout, as: UTF8.self)

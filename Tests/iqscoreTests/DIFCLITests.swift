@@ -8,15 +8,17 @@ import TestSupport
 struct DIFCLITests {
     /// The FairnessTests fixture (2 × 1,000 persons, 12 items, i1 uniform and i2 non-uniform DIF).
     static func fixture() throws -> String {
-        try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("FairnessTests/Fixtures/dif/two_groups.csv"), encoding: .utf8)
+        try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("FairnessTests/Fixtures/dif/two_groups.csv"), encoding: .utf8)
     }
 
     @Test("dif on a wide file: the table, DTF, summary manifest and stderr; the flagged items are the planted ones")
     func wideFile() throws {
         let ws = try CLIWorkspace()
         try ws.write("responses.csv", try Self.fixture())
-        let r = try ws.run("dif", "responses.csv", "--group-column", "group", "--reference", "ref", "--out", "dif.csv", "--dtf-out", "dtf.csv", "--dtf-draws", "100")
+        let r = try ws.run(
+            "dif", "responses.csv", "--group-column", "group", "--reference", "ref", "--out", "dif.csv", "--dtf-out", "dtf.csv", "--dtf-draws", "100")
         #expect(r.status == 0, "\(r.stderr)")
         let rows = try ws.csvRows("dif.csv")
         #expect(rows.count == 13 && rows[0].first == "item_id" && rows[0].contains("ets_class") && rows[0].contains("irt_p_adj"))
@@ -24,7 +26,9 @@ struct DIFCLITests {
         #expect(flagged == ["i1", "i2"], "\(flagged)")
         let ets = rows[1][rows[0].firstIndex(of: "ets_class")!]
         #expect(ets == "C-", "i1 is much harder for the focal group: \(ets)")
-        #expect(r.stderr.contains("mh: 2 items flagged") && r.stderr.contains("irt: 2 items flagged (BH-adjusted p < 0.05): i1, i2") && r.stderr.contains("DTF 'foc'"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains("mh: 2 items flagged") && r.stderr.contains("irt: 2 items flagged (BH-adjusted p < 0.05): i1, i2")
+                && r.stderr.contains("DTF 'foc'"), "\(r.stderr)")
         let summary = try ws.json("dif.summary.json")
         #expect(summary["command"] as? String == "dif" && (summary["outputs"] as? [[String: Any]])?.count == 2)
         #expect((summary["flagged"] as? [String: [String]])?["irt"] == ["i1@foc", "i2@foc"])
@@ -34,7 +38,9 @@ struct DIFCLITests {
         #expect(dtf.count == 14 && dtf[0] == ["focal_group", "theta", "expected_score_reference", "expected_score_focal", "difference", "iq_gap"])
     }
 
-    @Test("long layout with θ matching on a bank, purification: same flags; a session in two groups, an empty label, a small group and an unseen item named")
+    @Test(
+        "long layout with θ matching on a bank, purification: same flags; a session in two groups, an empty label, a small group and an unseen item named"
+    )
     func longFileAndBadInput() throws {
         let ws = try CLIWorkspace()
         let lines = try Self.fixture().split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
@@ -46,8 +52,9 @@ struct DIFCLITests {
         try ws.write("long.csv", long)
         var r = try ws.run("calibrate", "long.csv", "--out", "pooled.csv", "--no-se")
         #expect(r.status == 0, "\(r.stderr)")
-        r = try ws.run("dif", "long.csv", "--group-column", "country", "--reference", "ref", "--bank", "pooled.csv", "--matching", "theta",
-                       "--purify", "--methods", "mh,irt", "--out", "dif.csv", "--dtf-draws", "0")
+        r = try ws.run(
+            "dif", "long.csv", "--group-column", "country", "--reference", "ref", "--bank", "pooled.csv", "--matching", "theta",
+            "--purify", "--methods", "mh,irt", "--out", "dif.csv", "--dtf-draws", "0")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("matching: theta: EAP") && r.stderr.contains("purification"), "\(r.stderr)")
         let rows = try ws.csvRows("dif.csv")
@@ -65,7 +72,9 @@ struct DIFCLITests {
         try ws.write("two.csv", bad)
         r = try ws.run("dif", "two.csv", "--group-column", "country", "--reference", "ref", "--out", "x.csv")
         #expect(r.status != 0 && r.stderr.contains("session 'p2' is in group 'foc' here but in 'ref' on line 14"), "\(r.stderr)")
-        try ws.write("empty.csv", long.replacingOccurrences(of: "p7,i3,0,ref\n", with: "p7,i3,0,\n").replacingOccurrences(of: "p7,i3,1,ref\n", with: "p7,i3,1,\n"))
+        try ws.write(
+            "empty.csv",
+            long.replacingOccurrences(of: "p7,i3,0,ref\n", with: "p7,i3,0,\n").replacingOccurrences(of: "p7,i3,1,ref\n", with: "p7,i3,1,\n"))
         r = try ws.run("dif", "empty.csv", "--group-column", "country", "--reference", "ref", "--out", "x.csv")
         #expect(r.status != 0 && r.stderr.contains("empty group label") && r.stderr.contains("empty.csv:"), "\(r.stderr)")
         r = try ws.run("dif", "long.csv", "--group-column", "country", "--reference", "ref", "--out", "x.csv", "--min-group-persons", "1001")
@@ -81,7 +90,8 @@ struct DIFCLITests {
     func multipleGroupCalibration() throws {
         let ws = try CLIWorkspace()
         try ws.write("responses.csv", try Self.fixture())
-        var r = try ws.run("calibrate", "responses.csv", "--group-column", "group", "--reference", "ref", "--free-items", "i1:foc,i2", "--out", "bank.csv")
+        var r = try ws.run(
+            "calibrate", "responses.csv", "--group-column", "group", "--reference", "ref", "--free-items", "i1:foc,i2", "--out", "bank.csv")
         #expect(r.status == 0, "\(r.stderr)")
         // mirt 1.47 multipleGroup() with i1 and i2 free: log-likelihood −13378.584835.
         let summary = try ws.json("bank.summary.json")
@@ -128,7 +138,8 @@ struct DIFCLITests {
         func file(_ group: String, reversed: Bool) -> String {
             let columns = [0] + (reversed ? Array((2..<header.count).reversed()) : Array(2..<header.count))
             let rows = lines.dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }.filter { $0[1] == group }
-            return ([columns.map { header[$0] }] + rows.map { row in columns.map { row[$0] } }).map { $0.joined(separator: ",") }.joined(separator: "\n") + "\n"
+            return ([columns.map { header[$0] }] + rows.map { row in columns.map { row[$0] } }).map { $0.joined(separator: ",") }.joined(
+                separator: "\n") + "\n"
         }
         try ws.write("ref.csv", file("ref", reversed: false))
         try ws.write("foc.csv", file("foc", reversed: true))
@@ -153,8 +164,11 @@ struct DIFCLITests {
         #expect(r.status == 64 && r.stderr.contains("group 'ref' is given twice"), "\(r.stderr)")
         r = try ws.run("calibrate", "responses.csv", "--group-column", "group", "--group-file", "foc=foc.csv", "--reference", "ref", "--out", "x.csv")
         #expect(r.status == 64 && r.stderr.contains("use one"), "\(r.stderr)")
-        try ws.write("overlap.csv", file("foc", reversed: false) + lines[1].split(separator: ",", omittingEmptySubsequences: false).enumerated()
-            .filter { $0.offset != 1 }.map(\.element).joined(separator: ",") + "\n")
+        try ws.write(
+            "overlap.csv",
+            file("foc", reversed: false)
+                + lines[1].split(separator: ",", omittingEmptySubsequences: false).enumerated()
+                .filter { $0.offset != 1 }.map(\.element).joined(separator: ",") + "\n")
         r = try ws.run("dif", "ref.csv", "--group-file", "foc=overlap.csv", "--reference", "ref", "--out", "x.csv")
         #expect(r.status != 0 && r.stderr.contains("is also in ref.csv"), "\(r.stderr)")
     }
@@ -162,10 +176,14 @@ struct DIFCLITests {
     @Test("calibrate --model bifactor --group-column: each group's factor means and SDs as mirt 1.47's bfactor(group =) gives them")
     func bifactorGroups() throws {
         let ws = try CLIWorkspace()
-        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("FairnessTests/Fixtures/dif")
-        for name in ["bf_two_groups.csv", "bf_items.csv"] { try ws.write(name, try String(contentsOf: fixtures.appendingPathComponent(name), encoding: .utf8)) }
-        let r = try ws.run("calibrate", "bf_two_groups.csv", "--model", "bifactor", "--items", "bf_items.csv", "--factor-column", "domain",
-                           "--group-column", "group", "--reference", "A", "--fixed-group-specifics", "--tolerance", "1e-5", "--out", "bank.csv")
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
+            "FairnessTests/Fixtures/dif")
+        for name in ["bf_two_groups.csv", "bf_items.csv"] {
+            try ws.write(name, try String(contentsOf: fixtures.appendingPathComponent(name), encoding: .utf8))
+        }
+        let r = try ws.run(
+            "calibrate", "bf_two_groups.csv", "--model", "bifactor", "--items", "bf_items.csv", "--factor-column", "domain",
+            "--group-column", "group", "--reference", "A", "--fixed-group-specifics", "--tolerance", "1e-5", "--out", "bank.csv")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("'B': 1,500 persons, mean -0.5433 (SE 0.0498), SD 1.1817 (SE 0.0494)"), "\(r.stderr)")
         // mirt 1.47 (Fixtures/dif/bf_make.R: 31 points, TOL 1e-6 (ours 1e-5: 34 cycles instead of 47, the same values to 1e-5), B's general mean and variance freed): log-likelihood
@@ -188,8 +206,9 @@ struct DIFCLITests {
         // The default: B's specific factors' means and SDs estimated too, as mirt's bfactor(group =, invariance = c(items,
         // "free_means", "free_var")) (bf_make.R's last lines: log-likelihood −20010.7440719; B's means −0.62306878,
         // 0.05557585, 0.15090981, 0.16050999, variances 1.4105962, 0.9879794, 0.7070257, 1.1269510).
-        let free = try ws.run("calibrate", "bf_two_groups.csv", "--model", "bifactor", "--items", "bf_items.csv", "--factor-column", "domain",
-                              "--group-column", "group", "--reference", "A", "--tolerance", "1e-5", "--no-se", "--out", "free.csv")
+        let free = try ws.run(
+            "calibrate", "bf_two_groups.csv", "--model", "bifactor", "--items", "bf_items.csv", "--factor-column", "domain",
+            "--group-column", "group", "--reference", "A", "--tolerance", "1e-5", "--no-se", "--out", "free.csv")
         #expect(free.status == 0 && free.stderr.contains("s1 mean 0.0556, SD 0.9940"), "\(free.stderr)")
         let freeSummary = try ws.json("free.summary.json")
         #expect(abs(try #require(freeSummary["log_likelihood"] as? Double) - -20010.7440719) < 1e-3)
@@ -200,8 +219,9 @@ struct DIFCLITests {
         #expect(zip(means, [-0.62306878, 0.05557585, 0.15090981, 0.16050999]).allSatisfy { abs(($0 ?? .nan) - $1) < 5e-4 }, "\(means)")
         #expect(zip(variances, [1.4105962, 0.9879794, 0.7070257, 1.1269510]).allSatisfy { abs(($0 ?? .nan) - $1) < 1e-3 }, "\(variances)")
         // Freed items do not go with the bifactor model.
-        let refused = try ws.run("calibrate", "bf_two_groups.csv", "--model", "bifactor", "--items", "bf_items.csv", "--factor-column", "domain",
-                                 "--group-column", "group", "--reference", "A", "--free-items", "i1", "--out", "x.csv")
+        let refused = try ws.run(
+            "calibrate", "bf_two_groups.csv", "--model", "bifactor", "--items", "bf_items.csv", "--factor-column", "domain",
+            "--group-column", "group", "--reference", "A", "--free-items", "i1", "--out", "x.csv")
         #expect(refused.status == 64 && refused.stderr.contains("--free-items goes with --model 2pl or 3pl"), "\(refused.stderr)")
     }
 }

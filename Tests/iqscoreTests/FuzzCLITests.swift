@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Seeded mutation fuzzing of every input of `iqscore` (issue 10, "hostile input: no crash, no hang"). Small valid
@@ -64,7 +64,8 @@ enum FuzzSettings {
     static let workRoot: URL = {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: "/dev/shm", isDirectory: &isDirectory), isDirectory.boolValue,
-           FileManager.default.isWritableFile(atPath: "/dev/shm") {
+            FileManager.default.isWritableFile(atPath: "/dev/shm")
+        {
             return URL(fileURLWithPath: "/dev/shm", isDirectory: true)
         }
         return FileManager.default.temporaryDirectory
@@ -185,13 +186,16 @@ final class FuzzRunner {
 
     deinit { try? FileManager.default.removeItem(at: logs) }
 
-    func run(_ arguments: [String], in directory: URL, timeout: Double = FuzzSettings.timeout,
-             environment: [String: String] = FuzzRunner.environment) throws -> FuzzRun {
+    func run(
+        _ arguments: [String], in directory: URL, timeout: Double = FuzzSettings.timeout,
+        environment: [String: String] = FuzzRunner.environment
+    ) throws -> FuzzRun {
         let launched = try IQScoreCLI.launch(binary, arguments, in: directory, logs: logs, environment: environment, timeout: timeout)
         runs += 1
         runSeconds += launched.seconds
-        return FuzzRun(exited: launched.exited, status: launched.status, timedOut: launched.timedOut,
-                       stdout: Array(launched.stdout), stderr: Array(launched.stderr), seconds: launched.seconds)
+        return FuzzRun(
+            exited: launched.exited, status: launched.status, timedOut: launched.timedOut,
+            stdout: Array(launched.stdout), stderr: Array(launched.stderr), seconds: launched.seconds)
     }
 }
 
@@ -454,30 +458,37 @@ enum CSVMutator {
 
     /// Odd cell values: empty, missing markers, numbers that are not 0/1 (1e300, -0, nan, inf, hex floats), words,
     /// separators, line breaks, NUL, bytes that are not UTF-8, a BOM, digits of other scripts, 100 KB.
-    static let cells: [[UInt8]] = [
-        "", " ", "NA", "na", "N/A", "null", "2", "-1", "1.0", "0.0", "0.5", "+1", "01", " 1", "1 ", "1e300", "-0", "nan", "NaN",
-        "inf", "-inf", "Infinity", "0x1p3", "1e-320", "9223372036854775808", "true", "TRUE", "False", "yes", "\"", "a,b", "x\ny",
-        "x\r\ny", "x\ry", "\0", "1\01", "é", "\u{FEFF}1", "१", "１", "0,1",
-    ].map(bytes) + [[0xFF], [0x80], [0xC3], [0xED, 0xA0, 0x80], [0x31, 0xFF], Array(repeating: 0x31, count: FuzzBytes.hundredKB)]
+    static let cells: [[UInt8]] =
+        [
+            "", " ", "NA", "na", "N/A", "null", "2", "-1", "1.0", "0.0", "0.5", "+1", "01", " 1", "1 ", "1e300", "-0", "nan", "NaN",
+            "inf", "-inf", "Infinity", "0x1p3", "1e-320", "9223372036854775808", "true", "TRUE", "False", "yes", "\"", "a,b", "x\ny",
+            "x\r\ny", "x\ry", "\0", "1\01", "é", "\u{FEFF}1", "१", "１", "0,1"
+        ].map(bytes) + [[0xFF], [0x80], [0xC3], [0xED, 0xA0, 0x80], [0x31, 0xFF], Array(repeating: 0x31, count: FuzzBytes.hundredKB)]
 
     /// Odd session ids: separators, quotes, line breaks, non-ASCII, bytes that are not UTF-8, NUL, numbers,
     /// 100 KB. None is empty or starts or ends with a space or tab (the reader trims those).
-    static let ids: [[UInt8]] = [
-        "a,b", "a\"b", "\"", "\"\"", "x\r\ny", "x\ny", "x\ry", "é", "😀", "a\u{2028}b", "a\0b", "NA", "0", "-0", "1e300", "nan",
-        "=1+1", "a\tb", "\u{FEFF}p", "s s", "p1", "P01",
-    ].map(bytes) + [[0xFF], [0x61, 0x80, 0x62], [0xC3], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],
-                    Array(repeating: 0x70, count: FuzzBytes.hundredKB)]
+    static let ids: [[UInt8]] =
+        [
+            "a,b", "a\"b", "\"", "\"\"", "x\r\ny", "x\ny", "x\ry", "é", "😀", "a\u{2028}b", "a\0b", "NA", "0", "-0", "1e300", "nan",
+            "=1+1", "a\tb", "\u{FEFF}p", "s s", "p1", "P01"
+        ].map(bytes) + [
+            [0xFF], [0x61, 0x80, 0x62], [0xC3], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],
+            Array(repeating: 0x70, count: FuzzBytes.hundredKB)
+        ]
 
     /// Header names that change a column's meaning.
-    static let headerNames: [[UInt8]] = [
-        "", " ", "SESSION_ID", "Session_Id", " session_id ", "\u{FEFF}session_id", "id", "person_id", "item_id", "response",
-        "session_id", "a", "b", "c", "domain", "model", "x,y", "q1", "i01", "session_id\0",
-    ].map(bytes) + [[0xFF], Array(repeating: 0x68, count: FuzzBytes.hundredKB)]
+    static let headerNames: [[UInt8]] =
+        [
+            "", " ", "SESSION_ID", "Session_Id", " session_id ", "\u{FEFF}session_id", "id", "person_id", "item_id", "response",
+            "session_id", "a", "b", "c", "domain", "model", "x,y", "q1", "i01", "session_id\0"
+        ].map(bytes) + [[0xFF], Array(repeating: 0x68, count: FuzzBytes.hundredKB)]
 
     /// A record-level mutation; the session ids of the result are known (`CSVDocument.sessionIDs`).
     /// `columns(width)` lists the columns whose cells may change (never the id column); `cellValues` their values.
-    static func structured(_ doc: inout CSVDocument, _ rng: inout SplitMix64, cellValues: [[UInt8]], columns: (Int) -> [Int],
-                           long: Bool) -> String {
+    static func structured(
+        _ doc: inout CSVDocument, _ rng: inout SplitMix64, cellValues: [[UInt8]], columns: (Int) -> [Int],
+        long: Bool
+    ) -> String {
         let data = Array(doc.dataIndices).filter { !CSVDocument.isBlank(doc.records[$0]) }
         func someRecord() -> Int? { data.isEmpty ? nil : rng.pick(data) }
         switch rng.below(16) {
@@ -566,7 +577,8 @@ enum CSVMutator {
             // Sometimes the renamed session is also made a reject (odd ids in the rejects file).
             let reject = rng.chance(0.35)
             if reject, let c = columns(doc.records[r].count).last(where: { $0 != idColumn }) { doc.records[r][c] = .init(bytes: bytes("7")) }
-            return "session \(FuzzBytes.escaped(old)) \(all ? "" : "(row \(r + 1)) ")renamed \(FuzzBytes.escaped(new))" + (reject ? ", row \(r + 1)'s last field := \"7\"" : "")
+            return "session \(FuzzBytes.escaped(old)) \(all ? "" : "(row \(r + 1)) ")renamed \(FuzzBytes.escaped(new))"
+                + (reject ? ", row \(r + 1)'s last field := \"7\"" : "")
         default:
             // A column more (long: ignored by the readers; wide: an item no bank knows).
             let at = rng.inRange(doc.idColumn == 0 ? 1 : 0, doc.records.first?.count ?? 0)
@@ -591,9 +603,10 @@ enum CSVMutator {
         return "header \(FuzzBytes.escaped(old)) := \(FuzzBytes.escaped(new))"
     }
 
-    static let tokens: [[UInt8]] = [
-        "\"", ",", "\r", "\n", "\r\n", "\0", "\"\"", ",,", "\n\n", "1e300", "nan", "-0", " ", "\t", "\u{FEFF}", "\"a,b\"", "é",
-    ].map(bytes) + [[0xFF], [0x80], [0xC3], [0xFE, 0xFF]]
+    static let tokens: [[UInt8]] =
+        [
+            "\"", ",", "\r", "\n", "\r\n", "\0", "\"\"", ",,", "\n\n", "1e300", "nan", "-0", " ", "\t", "\u{FEFF}", "\"a,b\"", "é"
+        ].map(bytes) + [[0xFF], [0x80], [0xC3], [0xFE, 0xFF]]
 
     /// Byte-level mutations of rendered text.
     static func havoc(_ text: inout [UInt8], _ rng: inout SplitMix64) -> String {
@@ -667,16 +680,19 @@ enum CSVMutator {
         }
     }
 
-    static let wholeFiles: [[UInt8]] = [
-        "", "\n", "\r\n", " ", "\u{FEFF}", "\"", "\"\n", ",", ",,,\n,,,\n", "session_id", "session_id\n", "session_id,item_id,response\n",
-        "session_id,item_id,response", "item_id,a,b\n", "\0\0\0\0",
-    ].map(bytes) + [[0xFF, 0xFE, 0x73, 0x00], Array(repeating: 0x0A, count: FuzzBytes.hundredKB)]
+    static let wholeFiles: [[UInt8]] =
+        [
+            "", "\n", "\r\n", " ", "\u{FEFF}", "\"", "\"\n", ",", ",,,\n,,,\n", "session_id", "session_id\n", "session_id,item_id,response\n",
+            "session_id,item_id,response", "item_id,a,b\n", "\0\0\0\0"
+        ].map(bytes) + [[0xFF, 0xFE, 0x73, 0x00], Array(repeating: 0x0A, count: FuzzBytes.hundredKB)]
 
     /// A mutated document: 0–3 structured mutations, sometimes a header change, then sometimes byte-level
     /// mutations. The document is returned when it still says what the file means (no header change, no
     /// byte-level mutation).
-    static func mutate(_ seed: CSVDocument, _ rng: inout SplitMix64, cellValues: [[UInt8]], columns: @escaping (Int) -> [Int],
-                       long: Bool) -> (bytes: [UInt8], mutations: [String], document: CSVDocument?) {
+    static func mutate(
+        _ seed: CSVDocument, _ rng: inout SplitMix64, cellValues: [[UInt8]], columns: @escaping (Int) -> [Int],
+        long: Bool
+    ) -> (bytes: [UInt8], mutations: [String], document: CSVDocument?) {
         var doc = seed, mutations: [String] = [], idsKnown = true
         let structuredCount = rng.below(4)
         for _ in 0..<structuredCount {
@@ -710,8 +726,11 @@ extension CSVDocument {
     static let notAdministered: Set<[UInt8]> = Set(["", "NA"].map { Array($0.utf8) })
     /// Cells the documentation does not settle (other spellings, padding, other digits): a session with one is
     /// left out of the oracle. Every other cell is not a response, and rejects its session.
-    static let unsettledCells: Set<[UInt8]> = Set([" ", " 1", "1 ", "1.0", "0.0", "+1", "01", "-0", "TRUE", "True", "False", "N/A",
-                                                   "na", "null", "\u{FEFF}1", "१", "１", "Q1"].map { Array($0.utf8) })
+    static let unsettledCells: Set<[UInt8]> = Set(
+        [
+            " ", " 1", "1 ", "1.0", "0.0", "+1", "01", "-0", "TRUE", "True", "False", "N/A",
+            "na", "null", "\u{FEFF}1", "१", "１", "Q1"
+        ].map { Array($0.utf8) })
 
     /// The sessions whose fate the documented rules settle: a row whose field count differs from the header's
     /// (long layout), a cell that is not a response, an answer to an item the bank lacks, an item answered twice
@@ -746,7 +765,9 @@ extension CSVDocument {
 
         for k in dataIndices where !Self.isBlank(records[k]) {
             let record = records[k]
-            guard idColumn < record.count, let id = String(validating: FuzzBytes.trimmed(record[idColumn].bytes), as: UTF8.self), !id.isEmpty else { continue }
+            guard idColumn < record.count, let id = String(validating: FuzzBytes.trimmed(record[idColumn].bytes), as: UTF8.self), !id.isEmpty else {
+                continue
+            }
             var session = sessions[id] ?? Session()
             session.rows += 1
             defer { sessions[id] = session }
@@ -762,9 +783,13 @@ extension CSVDocument {
                 case .invalid: session.reject = session.reject ?? "a cell that is not a response"
                 case .unsettled: session.unsettled = true
                 case .answer:
-                    if known { session.answers[item!, default: 0] += 1 }
-                    else if unsettledItem { session.unsettled = true }
-                    else { session.reject = session.reject ?? "an answer to an item the bank lacks" }
+                    if known {
+                        session.answers[item!, default: 0] += 1
+                    } else if unsettledItem {
+                        session.unsettled = true
+                    } else {
+                        session.reject = session.reject ?? "an answer to an item the bank lacks"
+                    }
                 case .blank:
                     if known { session.blanks.insert(item!) } else { session.unsettled = true }
                 }
@@ -902,13 +927,13 @@ enum JSONMutator {
         "0", "-0", "-1", "1", "2", "3", "7", "1e308", "-1e308", "1.7976931348623157e308", "1e309", "-1e309", "1e-320", "5e-324",
         "-5e-324", "9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
         "18446744073709551616", "1000000000", "2147483648", "100000000000000000000000000000", "0.5", "2.5", "1e2", "1E+2",
-        "-1e-2", "0.9999999999999999", "0.00000001", "123456789012345678901234567890e-10",
+        "-1e-2", "0.9999999999999999", "0.00000001", "123456789012345678901234567890e-10"
     ]
 
     static let strings = [
         "NaN", "nan", "Infinity", "-Infinity", "inf", "", " ", "1", "0.5", "logic", "pattern", "spatial", "eap", "ml", "wle", "map",
         "mle", "EAP", "a,b", "a\"b", "x\r\ny", "x\ny", "\0", "é", "😀", "i01", "active", "retired", "bogus",
-        String(repeating: "x", count: FuzzBytes.hundredKB),
+        String(repeating: "x", count: FuzzBytes.hundredKB)
     ]
 
     static func raw(_ s: String) -> JSONNode { .raw(Array(s.utf8)) }
@@ -930,7 +955,7 @@ enum JSONMutator {
         raw("\"\\ud800\""), raw("\"\\u0000\""), raw("undefined"), .raw([0x22, 0xFF, 0x22]), .raw([0x22, 0xC3, 0x22]), .raw([0x22, 0x80, 0x22]),
         raw(String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)),
         raw(String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)),
-        raw(String(repeating: "{\"a\":", count: 20_000) + "1" + String(repeating: "}", count: 20_000)),
+        raw(String(repeating: "{\"a\":", count: 20_000) + "1" + String(repeating: "}", count: 20_000))
     ]
 
     static func someValue(_ rng: inout SplitMix64) -> JSONNode {
@@ -1009,7 +1034,9 @@ enum JSONMutator {
             var copies = rng.pick([0, 2, 1_000])
             if case .array(let items) = root.node(at: path[...]), items[0].bytes.count > 1_000 { copies = min(copies, 2) }
             root.update(at: path[...]) { node in
-                if case .array(let items) = node { node = .array(copies == 0 ? Array(items.dropLast()) : items + Array(repeating: items[0], count: copies)) }
+                if case .array(let items) = node {
+                    node = .array(copies == 0 ? Array(items.dropLast()) : items + Array(repeating: items[0], count: copies))
+                }
             }
             return copies == 0 ? "drop the last element of \(describe(root, path))" : "append \(copies) copies in \(describe(root, path))"
         default:
@@ -1038,7 +1065,9 @@ enum JSONMutator {
         return parts.isEmpty ? "the root" : FuzzBytes.escaped(parts.joined(separator: "."), limit: 60)
     }
 
-    static let wholeFiles: [[UInt8]] = ["", " ", "null", "[]", "{}", "0", "\"x\"", "{", "[", "NaN", "{\"a\":NaN}", "{}{}", "\u{FEFF}{}"].map { Array($0.utf8) }
+    static let wholeFiles: [[UInt8]] = ["", " ", "null", "[]", "{}", "0", "\"x\"", "{", "[", "NaN", "{\"a\":NaN}", "{}{}", "\u{FEFF}{}"].map {
+        Array($0.utf8)
+    }
 
     /// Byte-level mutations of JSON text.
     static func havoc(_ text: inout [UInt8], _ rng: inout SplitMix64) -> String {
@@ -1055,8 +1084,10 @@ enum JSONMutator {
             return "flip bit \(bit) of byte \(at)"
         case 2:
             let at = position()
-            let token = rng.pick([[0xFF], [0x80], [0xC3], [0x00], [0xEF, 0xBB, 0xBF], Array("{".utf8), Array("}".utf8), Array("]".utf8),
-                                  Array("\"".utf8), Array(",".utf8), Array(":".utf8), Array("NaN".utf8), Array("-".utf8), Array("e999".utf8)])
+            let token = rng.pick([
+                [0xFF], [0x80], [0xC3], [0x00], [0xEF, 0xBB, 0xBF], Array("{".utf8), Array("}".utf8), Array("]".utf8),
+                Array("\"".utf8), Array(",".utf8), Array(":".utf8), Array("NaN".utf8), Array("-".utf8), Array("e999".utf8)
+            ])
             text.insert(contentsOf: token, at: at)
             return "insert \(FuzzBytes.escaped(token)) at byte \(at)"
         case 3:
@@ -1114,7 +1145,7 @@ enum FuzzSeeds {
         ["q3", "2pl", "1.5", "0.0", "0", "pattern"],
         ["q4", "2pl", "1.0", "0.5", "0", "pattern"],
         ["q5", "3pl", "1.3", "1.0", "0.2", "spatial"],
-        ["q6", "2pl", "0.9", "1.5", "0", "spatial"],
+        ["q6", "2pl", "0.9", "1.5", "0", "spatial"]
     ]
 
     /// The same items as `calibrate` writes them (standard errors, counts, flags, then the domain).
@@ -1125,7 +1156,7 @@ enum FuzzSeeds {
         ["q3", "2pl", "1.500000", "0.000000", "0.000000", "0.250000", "0.110000", "", "300", "0.500000", "", "pattern"],
         ["q4", "2pl", "1.000000", "0.500000", "0.000000", "0.170000", "0.160000", "", "300", "0.400000", "", "pattern"],
         ["q5", "3pl", "1.300000", "1.000000", "0.200000", "0.300000", "0.200000", "0.050000", "300", "0.350000", "", "spatial"],
-        ["q6", "2pl", "0.900000", "1.500000", "0.000000", "0.160000", "0.300000", "", "300", "0.200000", "negative slope", "spatial"],
+        ["q6", "2pl", "0.900000", "1.500000", "0.000000", "0.160000", "0.300000", "", "300", "0.200000", "negative slope", "spatial"]
     ]
 
     static func csv(_ rows: [[String]]) -> [UInt8] { CSVDocument(rows).render() }
@@ -1147,9 +1178,11 @@ enum FuzzSeeds {
     static func wideSessions(_ count: Int, prefix: String = "w") -> CSVDocument {
         var rows = [["session_id"] + (1...6).map { "q\($0)" }]
         for k in 1...count {
-            rows.append([prefix + String(format: "%02d", k)] + (1...6).map { j in
-                (k + j) % 5 == 0 ? (k % 2 == 0 ? "" : "NA") : ((7 * k + 3 * j) % 4 < 2 ? "1" : "0")
-            })
+            rows.append(
+                [prefix + String(format: "%02d", k)]
+                    + (1...6).map { j in
+                        (k + j) % 5 == 0 ? (k % 2 == 0 ? "" : "NA") : ((7 * k + 3 * j) % 4 < 2 ? "1" : "0")
+                    })
         }
         return CSVDocument(rows, idColumn: 0)
     }
@@ -1162,18 +1195,20 @@ enum FuzzSeeds {
         var rows: [[String]] = []
         for k in 0..<40 {
             let theta = -2 + 4 * Double(k) / 39
-            rows.append((0..<6).map { j in
-                let p = 1 / (1 + exp(-a[j] * (theta - b[j])))
-                let u = Double(rng.next() >> 11) * 0x1p-53
-                return (k * (j + 1)) % 11 == 5 ? "" : (u < p ? "1" : "0")
-            })
+            rows.append(
+                (0..<6).map { j in
+                    let p = 1 / (1 + exp(-a[j] * (theta - b[j])))
+                    let u = Double(rng.next() >> 11) * 0x1p-53
+                    return (k * (j + 1)) % 11 == 5 ? "" : (u < p ? "1" : "0")
+                })
         }
         return rows
     }()
 
     static func calibrationWide() -> CSVDocument {
-        CSVDocument([["session_id"] + (1...6).map { String(format: "i%02d", $0) }]
-                    + calibrationResponses.enumerated().map { [String(format: "s%02d", $0.offset + 1)] + $0.element }, idColumn: 0)
+        CSVDocument(
+            [["session_id"] + (1...6).map { String(format: "i%02d", $0) }]
+                + calibrationResponses.enumerated().map { [String(format: "s%02d", $0.offset + 1)] + $0.element }, idColumn: 0)
     }
 
     static func calibrationLong() -> CSVDocument {
@@ -1192,16 +1227,18 @@ enum FuzzSeeds {
         for k in 1...36 {
             let a = 0.7 + Double((k * 37) % 10) / 10, b = -2 + 4 * Double((k * 17) % 36) / 35
             let threePL = k % 4 == 0
-            rows.append([String(format: "i%02d", k), threePL ? "3pl" : "2pl", String(format: "%.3f", a), String(format: "%.3f", b),
-                         threePL ? "0.2" : "0", domains[k % 3], k % 11 == 0 ? "pretest" : (k % 13 == 0 ? "retired" : "active"),
-                         k % 6 == 0 ? "1" : "0", k % 9 == 0 ? "E1" : ""])
+            rows.append([
+                String(format: "i%02d", k), threePL ? "3pl" : "2pl", String(format: "%.3f", a), String(format: "%.3f", b),
+                threePL ? "0.2" : "0", domains[k % 3], k % 11 == 0 ? "pretest" : (k % 13 == 0 ? "retired" : "active"),
+                k % 6 == 0 ? "1" : "0", k % 9 == 0 ? "E1" : ""
+            ])
         }
         return csv(rows)
     }()
 
     static let norms: [JSONNode] = [
         .obj([("name", .string("adults")), ("version", .string("2024")), ("mean", .number("0.1")), ("sd", .number("1.1"))]),
-        .obj([("name", .string("children, 8–10")), ("version", .string("1")), ("mean", .number("-2.5")), ("sd", .number("0.05"))]),
+        .obj([("name", .string("children, 8–10")), ("version", .string("1")), ("mean", .number("-2.5")), ("sd", .number("0.05"))])
     ]
 
     /// A norm sample of 90 persons aged 18–77 (θ falling with age, education shifting it) and its margins.
@@ -1216,10 +1253,14 @@ enum FuzzSeeds {
         return CSVDocument(rows)
     }
 
-    static let normMargins = csv([["variable", "category", "share"], ["education", "low", "0.3"], ["education", "mid", "0.4"], ["education", "high", "0.3"]])
+    static let normMargins = csv([
+        ["variable", "category", "share"], ["education", "low", "0.3"], ["education", "mid", "0.4"], ["education", "high", "0.3"]
+    ])
 
-    static let normsArguments = ["norms", "build", "sample.csv", "--margins", "margins.csv", "--max-degrees", "2,1,1,-", "--name", "f",
-                                 "--norms-version", "1", "--out", "NORMS.json", "--report", "NORMS.html"]
+    static let normsArguments = [
+        "norms", "build", "sample.csv", "--margins", "margins.csv", "--max-degrees", "2,1,1,-", "--name", "f",
+        "--norms-version", "1", "--out", "NORMS.json", "--report", "NORMS.html"
+    ]
 
     static let blueprints: [JSONNode] = [
         .obj([("length", .number("6")), ("domain_counts", .obj([("logic", .number("2")), ("pattern", .number("2")), ("spatial", .number("2"))]))]),
@@ -1232,26 +1273,34 @@ enum FuzzSeeds {
             ("enemies", .array([.array([.string("i01"), .string("i02")])])),
             ("target_information", .array([.obj([("theta", .number("0")), ("information", .number("2"))])])),
             ("anchors_per_domain", .number("0")), ("exclude", .array([.string("i03")])),
-            ("statuses", .array([.string("active"), .string("pretest")])), ("max_exposure", .number("0.5")),
+            ("statuses", .array([.string("active"), .string("pretest")])), ("max_exposure", .number("0.5"))
         ]),
         // Large weights (length × weight still finite): a change to one of them can overflow.
-        .obj([("length", .number("9")),
-              ("domain_weights", .obj([("logic", .number("1e307")), ("pattern", .number("5e306")), ("spatial", .number("1e306"))])),
-              ("forms", .number("1"))]),
+        .obj([
+            ("length", .number("9")),
+            ("domain_weights", .obj([("logic", .number("1e307")), ("pattern", .number("5e306")), ("spatial", .number("1e306"))])),
+            ("forms", .number("1"))
+        ])
     ]
 
     static let catConfigurations: [JSONNode] = [
-        .obj([("min_items", .number("3")), ("max_items", .number("8")), ("se_target", .number("0.5")), ("min_per_domain", .number("1")),
-              ("randomesque", .number("2")), ("exposure_target", .number("0.5")), ("exposure_calibration_simulees", .number("100")),
-              ("exposure_calibration_iterations", .number("2")), ("exposure_margin", .number("0.05")), ("estimator", .string("eap")),
-              ("prior_mean", .number("0")), ("prior_sd", .number("1")), ("quadrature_points", .number("21"))]),
-        .obj([("max_items", .number("6")), ("min_per_domain", .obj([("logic", .number("1")), ("pattern", .number("2"))])),
-              ("domain_weights", .obj([("logic", .number("1e308")), ("pattern", .number("5e307")), ("spatial", .number("1e307"))])),
-              ("a_stratification", .number("2")), ("exposure_target", .literal("null")), ("exposure_calibration_simulees", .number("100")),
-              ("exposure_calibration_iterations", .number("1")), ("estimator", .string("wle"))]),
-        .obj([("max_items", .number("5")), ("se_target", .number("0.3")), ("estimator", .string("ml")), ("randomesque", .number("100")),
-              ("exposure_target", .number("1")), ("exposure_calibration_simulees", .number("100")),
-              ("exposure_calibration_iterations", .number("1")), ("exposure_margin", .number("0"))]),
+        .obj([
+            ("min_items", .number("3")), ("max_items", .number("8")), ("se_target", .number("0.5")), ("min_per_domain", .number("1")),
+            ("randomesque", .number("2")), ("exposure_target", .number("0.5")), ("exposure_calibration_simulees", .number("100")),
+            ("exposure_calibration_iterations", .number("2")), ("exposure_margin", .number("0.05")), ("estimator", .string("eap")),
+            ("prior_mean", .number("0")), ("prior_sd", .number("1")), ("quadrature_points", .number("21"))
+        ]),
+        .obj([
+            ("max_items", .number("6")), ("min_per_domain", .obj([("logic", .number("1")), ("pattern", .number("2"))])),
+            ("domain_weights", .obj([("logic", .number("1e308")), ("pattern", .number("5e307")), ("spatial", .number("1e307"))])),
+            ("a_stratification", .number("2")), ("exposure_target", .literal("null")), ("exposure_calibration_simulees", .number("100")),
+            ("exposure_calibration_iterations", .number("1")), ("estimator", .string("wle"))
+        ]),
+        .obj([
+            ("max_items", .number("5")), ("se_target", .number("0.3")), ("estimator", .string("ml")), ("randomesque", .number("100")),
+            ("exposure_target", .number("1")), ("exposure_calibration_simulees", .number("100")),
+            ("exposure_calibration_iterations", .number("1")), ("exposure_margin", .number("0"))
+        ])
     ]
 }
 
@@ -1265,11 +1314,13 @@ extension FuzzTarget {
         switch self {
         case .scoreLong, .scoreWide:
             let wide = self == .scoreWide
-            let seed = wide ? FuzzSeeds.wideSessions(rng.inRange(20, 40)) : FuzzSeeds.longSessions(rng.inRange(20, 40), sessionSecond: rng.chance(0.2))
+            let seed =
+                wide ? FuzzSeeds.wideSessions(rng.inRange(20, 40)) : FuzzSeeds.longSessions(rng.inRange(20, 40), sessionSecond: rng.chance(0.2))
             let columns: (Int) -> [Int] = { width in (0..<width).filter { $0 != seed.idColumn } }
             let m = CSVMutator.mutate(seed, &rng, cellValues: CSVMutator.cells + (wide ? [] : itemValues), columns: columns, long: !wide)
-            var c = FuzzCase(command: .score, files: [("BANK.csv", bank), ("sessions.csv", m.bytes)],
-                             arguments: ["score", "sessions.csv"] + scoreArguments, mutatedFile: "sessions.csv", mutations: m.mutations)
+            var c = FuzzCase(
+                command: .score, files: [("BANK.csv", bank), ("sessions.csv", m.bytes)],
+                arguments: ["score", "sessions.csv"] + scoreArguments, mutatedFile: "sessions.csv", mutations: m.mutations)
             if let document = m.document {
                 let ids = document.sessionIDs()
                 c.expectedIDs = ids.ids
@@ -1290,56 +1341,71 @@ extension FuzzTarget {
             let seed = CSVDocument(rng.chance(0.7) ? FuzzSeeds.bankRows : FuzzSeeds.calibratedBankRows)
             let m = CSVMutator.mutate(seed, &rng, cellValues: bankValues, columns: { Array(0..<$0) }, long: false)
             let sessions = rng.chance(0.6) ? FuzzSeeds.longSessions(25) : FuzzSeeds.wideSessions(25)
-            return FuzzCase(command: .score, files: [("BANK.csv", m.bytes), ("sessions.csv", sessions.render())],
-                            arguments: ["score", "sessions.csv"] + scoreArguments, mutatedFile: "BANK.csv", mutations: m.mutations,
-                            expectedIDs: sessions.sessionIDs().ids)
+            return FuzzCase(
+                command: .score, files: [("BANK.csv", m.bytes), ("sessions.csv", sessions.render())],
+                arguments: ["score", "sessions.csv"] + scoreArguments, mutatedFile: "BANK.csv", mutations: m.mutations,
+                expectedIDs: sessions.sessionIDs().ids)
         case .scoreNorms:
             let m = JSONMutator.mutate(rng.pick(FuzzSeeds.norms), &rng)
             let sessions = FuzzSeeds.longSessions(20)
-            return FuzzCase(command: .score, files: [("BANK.csv", bank), ("sessions.csv", sessions.render()), ("norms.json", m.bytes)],
-                            arguments: ["score", "sessions.csv"] + scoreArguments + ["--norms", "norms.json"], mutatedFile: "norms.json",
-                            mutations: m.mutations, expectedIDs: sessions.sessionIDs().ids, oracle: sessions.oracle(bankItems: FuzzSeeds.bankItems))
+            return FuzzCase(
+                command: .score, files: [("BANK.csv", bank), ("sessions.csv", sessions.render()), ("norms.json", m.bytes)],
+                arguments: ["score", "sessions.csv"] + scoreArguments + ["--norms", "norms.json"], mutatedFile: "norms.json",
+                mutations: m.mutations, expectedIDs: sessions.sessionIDs().ids, oracle: sessions.oracle(bankItems: FuzzSeeds.bankItems))
         case .scoreOptions:
             let sessions = rng.chance(0.6) ? FuzzSeeds.longSessions(20) : FuzzSeeds.wideSessions(20)
             let options = OptionSampler.sample(OptionSampler.score, &rng)
             // Options that change which column holds the session id leave the ids unknown.
-            let columnsChanged = options.contains { o in ["--session-column", "--item-column", "--response-column", "--layout"].contains { o.hasPrefix($0) } }
-            return FuzzCase(command: .score, files: [("BANK.csv", bank), ("sessions.csv", sessions.render())],
-                            arguments: ["score", "sessions.csv"] + scoreArguments + options, mutatedFile: nil,
-                            mutations: ["options: " + options.joined(separator: " ")], expectedIDs: columnsChanged ? nil : sessions.sessionIDs().ids,
-                            oracle: columnsChanged ? nil : sessions.oracle(bankItems: FuzzSeeds.bankItems))
+            let columnsChanged = options.contains { o in
+                ["--session-column", "--item-column", "--response-column", "--layout"].contains { o.hasPrefix($0) }
+            }
+            return FuzzCase(
+                command: .score, files: [("BANK.csv", bank), ("sessions.csv", sessions.render())],
+                arguments: ["score", "sessions.csv"] + scoreArguments + options, mutatedFile: nil,
+                mutations: ["options: " + options.joined(separator: " ")], expectedIDs: columnsChanged ? nil : sessions.sessionIDs().ids,
+                oracle: columnsChanged ? nil : sessions.oracle(bankItems: FuzzSeeds.bankItems))
         case .calibrateWide, .calibrateLong:
             let wide = self == .calibrateWide
             let seed = wide ? FuzzSeeds.calibrationWide() : FuzzSeeds.calibrationLong()
             let columns: (Int) -> [Int] = { width in Array(1..<max(width, 1)) }
             let m = CSVMutator.mutate(seed, &rng, cellValues: CSVMutator.cells + (wide ? [] : itemValues), columns: columns, long: !wide)
-            return FuzzCase(command: .calibrate, files: [("responses.csv", m.bytes)],
-                            arguments: ["calibrate", "responses.csv", "--out", "bank.csv", "--model", rng.pick(["rasch", "rasch", "2pl", "2pl", "3pl"])]
-                                + OptionSampler.calibrationBase,
-                            mutatedFile: "responses.csv", mutations: m.mutations)
+            return FuzzCase(
+                command: .calibrate, files: [("responses.csv", m.bytes)],
+                arguments: ["calibrate", "responses.csv", "--out", "bank.csv", "--model", rng.pick(["rasch", "rasch", "2pl", "2pl", "3pl"])]
+                    + OptionSampler.calibrationBase,
+                mutatedFile: "responses.csv", mutations: m.mutations)
         case .calibrateOptions:
             let responses = rng.chance(0.6) ? FuzzSeeds.calibrationWide() : FuzzSeeds.calibrationLong()
             let options = OptionSampler.calibrationOptions(&rng)
-            return FuzzCase(command: .calibrate, files: [("responses.csv", responses.render())],
-                            arguments: ["calibrate", "responses.csv", "--out", "bank.csv"] + options, mutatedFile: nil,
-                            mutations: ["options: " + options.joined(separator: " ")])
+            return FuzzCase(
+                command: .calibrate, files: [("responses.csv", responses.render())],
+                arguments: ["calibrate", "responses.csv", "--out", "bank.csv"] + options, mutatedFile: nil,
+                mutations: ["options: " + options.joined(separator: " ")])
         case .assembleBlueprint:
             let m = JSONMutator.mutate(rng.pick(FuzzSeeds.blueprints), &rng)
-            return FuzzCase(command: .assemble, files: [("bank.csv", FuzzSeeds.assemblyBank), ("blueprint.json", m.bytes)],
-                            arguments: ["assemble", "--bank", "bank.csv", "--blueprint", "blueprint.json", "--out", "form.csv",
-                                        "--seed", String(rng.inRange(1, 5))],
-                            mutatedFile: "blueprint.json", mutations: m.mutations)
+            return FuzzCase(
+                command: .assemble, files: [("bank.csv", FuzzSeeds.assemblyBank), ("blueprint.json", m.bytes)],
+                arguments: [
+                    "assemble", "--bank", "bank.csv", "--blueprint", "blueprint.json", "--out", "form.csv",
+                    "--seed", String(rng.inRange(1, 5))
+                ],
+                mutatedFile: "blueprint.json", mutations: m.mutations)
         case .normsSample:
-            let m = CSVMutator.mutate(FuzzSeeds.normSample(), &rng, cellValues: CSVMutator.cells, columns: { width in Array(0..<max(width, 1)) }, long: false)
+            let m = CSVMutator.mutate(
+                FuzzSeeds.normSample(), &rng, cellValues: CSVMutator.cells, columns: { width in Array(0..<max(width, 1)) }, long: false)
             let method = rng.chance(0.3) ? ["--method", "bands", "--min-band-n", "20"] : []
-            return FuzzCase(command: .normsBuild, files: [("sample.csv", m.bytes), ("margins.csv", FuzzSeeds.normMargins)],
-                            arguments: FuzzSeeds.normsArguments + method, mutatedFile: "sample.csv", mutations: m.mutations)
+            return FuzzCase(
+                command: .normsBuild, files: [("sample.csv", m.bytes), ("margins.csv", FuzzSeeds.normMargins)],
+                arguments: FuzzSeeds.normsArguments + method, mutatedFile: "sample.csv", mutations: m.mutations)
         case .catConfig:
             let m = JSONMutator.mutate(rng.pick(FuzzSeeds.catConfigurations), &rng)
-            return FuzzCase(command: .catSimulate, files: [("bank.csv", FuzzSeeds.assemblyBank), ("cat.json", m.bytes)],
-                            arguments: ["cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "20",
-                                        "--seed", String(rng.inRange(1, 5)), "--out", "report.json", "--exposure-out", "exposure.csv"],
-                            mutatedFile: "cat.json", mutations: m.mutations)
+            return FuzzCase(
+                command: .catSimulate, files: [("bank.csv", FuzzSeeds.assemblyBank), ("cat.json", m.bytes)],
+                arguments: [
+                    "cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "20",
+                    "--seed", String(rng.inRange(1, 5)), "--out", "report.json", "--exposure-out", "exposure.csv"
+                ],
+                mutatedFile: "cat.json", mutations: m.mutations)
         }
     }
 
@@ -1350,10 +1416,12 @@ extension FuzzTarget {
 
     /// Bank cells: numbers at and past the edges, models, ids and domains that need quoting or are not UTF-8.
     var bankValues: [[UInt8]] {
-        ["0", "-0", "-1", "1", "2", "100", "-100", "1e300", "-1e300", "1e308", "1.7976931348623157e308", "1e309", "1e-320", "5e-324",
-         "nan", "NaN", "inf", "-inf", "", " ", "0x1p3", "1,5", "1.5.2", "0.9999999", "1.0000001", "9223372036854775808", "1e19",
-         "4pl", "RASCH", "1PL", "2pl ", "3pl", "rasch", "q1", "q2", "Q1", "a,b", "a\"b", "x\r\ny", "x\ny", "é", "😀", "n", "session_id",
-         "logic ", "LOGIC", "\0", "a;b", "\u{FEFF}q1"].map { Array($0.utf8) }
+        [
+            "0", "-0", "-1", "1", "2", "100", "-100", "1e300", "-1e300", "1e308", "1.7976931348623157e308", "1e309", "1e-320", "5e-324",
+            "nan", "NaN", "inf", "-inf", "", " ", "0x1p3", "1,5", "1.5.2", "0.9999999", "1.0000001", "9223372036854775808", "1e19",
+            "4pl", "RASCH", "1PL", "2pl ", "3pl", "rasch", "q1", "q2", "Q1", "a,b", "a\"b", "x\r\ny", "x\ny", "é", "😀", "n", "session_id",
+            "logic ", "LOGIC", "\0", "a;b", "\u{FEFF}q1"
+        ].map { Array($0.utf8) }
             + [[0xFF], [0x80], [0x71, 0xFF], Array(repeating: 0x64, count: FuzzBytes.hundredKB)]
     }
 }
@@ -1366,8 +1434,10 @@ enum OptionSampler {
     typealias Table = [(name: String, values: [String])]
 
     static let doubles = ["nan", "inf", "-inf", "-0", "5e-324", "1e-320", "1e308", "-1e308", "1e309", "0x1p-2", "1e", ""]
-    static let counts = ["0", "-1", "1", "100000", "1000000000", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
-                         "2147483648", "1e3", "1.5", "nan", ""]
+    static let counts = [
+        "0", "-1", "1", "100000", "1000000000", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+        "2147483648", "1e3", "1.5", "nan", ""
+    ]
 
     static let score: Table = [
         ("--confidence", ["0.9999999999999999", "0.99999999999999999", "1e-17", "0.5", "0", "1", "-0.5", "1.5"] + doubles),
@@ -1383,7 +1453,7 @@ enum OptionSampler {
         ("--layout", ["wide", "long", "LONG", ""]),
         ("--session-column", ["item_id", "response", "nonexistent", "", "session_id ", "a,b", "q1"]),
         ("--item-column", ["session_id", "response", "nonexistent", "", "q1"]),
-        ("--response-column", ["session_id", "item_id", "nonexistent", "", "q2"]),
+        ("--response-column", ["session_id", "item_id", "nonexistent", "", "q2"])
     ]
 
     /// `count` distinct options of `table` (1–3, mostly one), each as `--name value` or `--name=value`.
@@ -1408,16 +1478,26 @@ enum OptionSampler {
         ("--theta-bound", ["20", "1e-10", "0.001", "0", "-1"] + doubles),
         ("--tolerance", ["0", "-1", "1e-10", "0.1", "1e308"] + doubles),
         ("--max-cycles", ["0", "1", "2", "-1", "2000", "1e3", "nan", ""]),
-        ("--guessing-prior", ["beta:0,0", "beta:-1,5", "beta:nan,1", "beta:1e308,1e308", "beta:5e-324,1", "beta:5", "beta:", "beta:1,1",
-                              "options:0", "options:1", "options:-1", "options:1000000000", "options:nan", "none", "garbage", ""]),
-        ("--slope-prior", ["lognormal:0,0", "lognormal:nan,1", "lognormal:1e308,1", "lognormal:0,-1", "lognormal:0,1e-320",
-                           "lognormal:0,1e308", "lognormal:inf,1", "none", "lognormal:", "normal:0,1", ""]),
+        (
+            "--guessing-prior",
+            [
+                "beta:0,0", "beta:-1,5", "beta:nan,1", "beta:1e308,1e308", "beta:5e-324,1", "beta:5", "beta:", "beta:1,1",
+                "options:0", "options:1", "options:-1", "options:1000000000", "options:nan", "none", "garbage", ""
+            ]
+        ),
+        (
+            "--slope-prior",
+            [
+                "lognormal:0,0", "lognormal:nan,1", "lognormal:1e308,1", "lognormal:0,-1", "lognormal:0,1e-320",
+                "lognormal:0,1e308", "lognormal:inf,1", "none", "lognormal:", "normal:0,1", ""
+            ]
+        ),
         ("--min-item-responses", counts),
         ("--e-step", ["automatic", "dense", "sparse", "bogus"]),
         ("--acceleration", ["squarem", "none", "bogus", ""]),
         ("--threads", counts + ["2", "64"]),
         ("--layout", ["wide", "long", ""]),
-        ("--no-se", []),
+        ("--no-se", [])
     ]
 
     /// 1–3 calibration options (mostly one) over `calibrationBase`. A tolerance at or below the default is only drawn with the
@@ -1492,12 +1572,16 @@ enum FuzzCheck {
     }
 
     /// A numeric cell's failure, or nil: `-?digits…` (or empty when `emptyAllowed`).
-    static func numberProblem(_ value: String, file: String, row: Int, column: String, emptyAllowed: Bool = false,
-                              integer: Bool = false) -> FuzzFailure? {
+    static func numberProblem(
+        _ value: String, file: String, row: Int, column: String, emptyAllowed: Bool = false,
+        integer: Bool = false
+    ) -> FuzzFailure? {
         if value.isEmpty && emptyAllowed { return nil }
         if integer ? isInteger(value) : isPlainNumber(value) { return nil }
         let lower = value.lowercased()
-        let kind = lower.contains("nan") || lower.contains("inf") ? "nan/inf in a numeric column of \(file)"
+        let kind =
+            lower.contains("nan") || lower.contains("inf")
+            ? "nan/inf in a numeric column of \(file)"
             : "\(integer ? "non-integer" : "non-numeric") value in a numeric column of \(file)"
         return FuzzFailure(kind: kind, detail: "row \(row), \(column): \(FuzzBytes.escaped(value))")
     }
@@ -1523,7 +1607,9 @@ enum FuzzCheck {
         environment["SWIFT_BACKTRACE"] = "enable=yes,interactive=no,color=no"
         let again = try runner.run(c.arguments, in: directory, environment: environment)
         for line in again.stderrText.split(separator: "\n") {
-            guard let at = line.range(of: " in iqscore at "), let sources = line.range(of: "/Sources/", range: at.upperBound..<line.endIndex) else { continue }
+            guard let at = line.range(of: " in iqscore at "), let sources = line.range(of: "/Sources/", range: at.upperBound..<line.endIndex) else {
+                continue
+            }
             let location = line[sources.upperBound...].split(separator: ":")
             guard location.count >= 2, Int(location[1]) != nil else { continue }
             var function = line[..<at.lowerBound]
@@ -1539,7 +1625,8 @@ enum FuzzCheck {
     /// The first line of stderr that says what went wrong, with numbers as `#` (a stable name for a crash class).
     static func crashLine(_ stderr: String) -> String {
         let lines = stderr.split(separator: "\n").map(String.init)
-        let line = lines.first { $0.contains("Fatal error") || $0.contains("failed") || $0.contains("error") || $0.contains("Crash") }
+        let line =
+            lines.first { $0.contains("Fatal error") || $0.contains("failed") || $0.contains("error") || $0.contains("Crash") }
             ?? lines.first ?? "(no stderr)"
         var out = "", inNumber = false
         for ch in line.prefix(160) {
@@ -1586,7 +1673,10 @@ enum FuzzCheck {
             }
             let extra = found.subtracting(c.inputNames)
             if !extra.isEmpty {
-                failures.append(FuzzFailure(kind: "exit \(run.status) but files were written or left", detail: extra.sorted().map { FuzzBytes.escaped($0) }.joined(separator: ", ")))
+                failures.append(
+                    FuzzFailure(
+                        kind: "exit \(run.status) but files were written or left",
+                        detail: extra.sorted().map { FuzzBytes.escaped($0) }.joined(separator: ", ")))
             }
             return failures
         }
@@ -1600,18 +1690,29 @@ enum FuzzCheck {
         return failures
     }
 
-    static func checkOutputsOnly(_ c: FuzzCase, _ found: Set<String>, _ outputs: Set<String>, optional: Set<String> = [],
-                                 _ failures: inout [FuzzFailure]) {
+    static func checkOutputsOnly(
+        _ c: FuzzCase, _ found: Set<String>, _ outputs: Set<String>, optional: Set<String> = [],
+        _ failures: inout [FuzzFailure]
+    ) {
         let expected = c.inputNames.union(outputs)
         let missing = expected.subtracting(found), extra = found.subtracting(expected).subtracting(optional)
-        if !missing.isEmpty { failures.append(FuzzFailure(kind: "an output is missing after success", detail: missing.sorted().joined(separator: ", "))) }
-        if !extra.isEmpty { failures.append(FuzzFailure(kind: "files other than the outputs left after success", detail: extra.sorted().map { FuzzBytes.escaped($0) }.joined(separator: ", "))) }
+        if !missing.isEmpty {
+            failures.append(FuzzFailure(kind: "an output is missing after success", detail: missing.sorted().joined(separator: ", ")))
+        }
+        if !extra.isEmpty {
+            failures.append(
+                FuzzFailure(
+                    kind: "files other than the outputs left after success",
+                    detail: extra.sorted().map { FuzzBytes.escaped($0) }.joined(separator: ", ")))
+        }
     }
 
     /// What `iqscore verify` checks, done here for every case: each output the manifest lists exists with its
     /// size and CRC-32; then, for every `verifyEvery`-th case, `iqscore verify` itself must exit 0.
-    static func verify(_ c: FuzzCase, _ manifestName: String, _ manifest: [String: Any], _ directory: URL, _ runner: FuzzRunner,
-                       _ failures: inout [FuzzFailure]) throws {
+    static func verify(
+        _ c: FuzzCase, _ manifestName: String, _ manifest: [String: Any], _ directory: URL, _ runner: FuzzRunner,
+        _ failures: inout [FuzzFailure]
+    ) throws {
         let entries = manifest["outputs"] as? [[String: Any]] ?? []
         if entries.isEmpty { failures.append(FuzzFailure(kind: "the manifest lists no outputs", detail: "")) }
         for entry in entries {
@@ -1625,14 +1726,17 @@ enum FuzzCheck {
             }
             let actual = String(format: "%08x", CRC32.checksum(bytes))
             if bytes.count != size || crc.lowercased() != actual {
-                failures.append(FuzzFailure(kind: "a manifest output's size or CRC-32 differs from the file",
-                                            detail: "\(FuzzBytes.escaped(path)): manifest \(size) bytes, \(crc); file \(bytes.count) bytes, \(actual)"))
+                failures.append(
+                    FuzzFailure(
+                        kind: "a manifest output's size or CRC-32 differs from the file",
+                        detail: "\(FuzzBytes.escaped(path)): manifest \(size) bytes, \(crc); file \(bytes.count) bytes, \(actual)"))
             }
         }
         guard c.runVerify else { return }
         let r = try runner.run(["verify", manifestName], in: directory)
         if !(r.exited && r.status == 0) {
-            failures.append(FuzzFailure(kind: "iqscore verify fails on the manifest", detail: "\(r.outcome): \(FuzzBytes.escaped(r.stderr, limit: 300))"))
+            failures.append(
+                FuzzFailure(kind: "iqscore verify fails on the manifest", detail: "\(r.outcome): \(FuzzBytes.escaped(r.stderr, limit: 300))"))
         }
     }
 
@@ -1647,8 +1751,10 @@ enum FuzzCheck {
 
     // MARK: score
 
-    static func checkScore(_ c: FuzzCase, _ run: FuzzRun, _ found: Set<String>, _ directory: URL, _ runner: FuzzRunner,
-                           _ failures: inout [FuzzFailure]) throws {
+    static func checkScore(
+        _ c: FuzzCase, _ run: FuzzRun, _ found: Set<String>, _ directory: URL, _ runner: FuzzRunner,
+        _ failures: inout [FuzzFailure]
+    ) throws {
         let scoresName = c.option("--out") ?? "scores.csv"
         checkOutputsOnly(c, found, [scoresName, "scores.rejects.csv", "scores.summary.json"], &failures)
         guard let manifest = json(directory.appendingPathComponent("scores.summary.json")) else {
@@ -1656,7 +1762,8 @@ enum FuzzCheck {
             return
         }
         guard let read = manifest["sessions_read"] as? Int, let scored = manifest["sessions_scored"] as? Int,
-              let rejected = manifest["sessions_rejected"] as? Int else {
+            let rejected = manifest["sessions_rejected"] as? Int
+        else {
             failures.append(FuzzFailure(kind: "score manifest lacks sessions_read/scored/rejected", detail: ""))
             return
         }
@@ -1675,30 +1782,39 @@ enum FuzzCheck {
         if let bytes = readBytes(directory.appendingPathComponent(scoresName)) {
             if jsonLines {
                 let lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
-                if bytes.last != 0x0A && !bytes.isEmpty { failures.append(FuzzFailure(kind: "scores JSON Lines without a final newline", detail: "")) }
+                if bytes.last != 0x0A && !bytes.isEmpty {
+                    failures.append(FuzzFailure(kind: "scores JSON Lines without a final newline", detail: ""))
+                }
                 for (k, line) in lines.enumerated() where !(k == lines.count - 1 && line.isEmpty) {
                     scoreRows += 1
                     guard let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else {
-                        failures.append(FuzzFailure(kind: "a scores JSON line is not a JSON object", detail: "line \(k + 1): \(FuzzBytes.escaped(Array(line)))"))
+                        failures.append(
+                            FuzzFailure(kind: "a scores JSON line is not a JSON object", detail: "line \(k + 1): \(FuzzBytes.escaped(Array(line)))"))
                         continue
                     }
                     scoreIDs.append(object["session_id"] as? String ?? "")
-                    checkScoreValues(row: k + 1, value: { key in
-                        guard let v = object[key] else { return nil }
-                        if let n = v as? NSNumber, !(v is Bool) { return n.stringValue }
-                        return "\(v)"
-                    }, domains: [], c, &failures)
+                    checkScoreValues(
+                        row: k + 1,
+                        value: { key in
+                            guard let v = object[key] else { return nil }
+                            if let n = v as? NSNumber, !(v is Bool) { return n.stringValue }
+                            return "\(v)"
+                        }, domains: [], c, &failures)
                 }
             } else {
                 do {
                     let records = try RFC4180.parse(bytes)
                     let header = records.first ?? []
                     if Array(header.prefix(scoreCore.count)) != scoreCore {
-                        failures.append(FuzzFailure(kind: "scores header differs from the documented one", detail: header.prefix(14).joined(separator: ",")))
+                        failures.append(
+                            FuzzFailure(kind: "scores header differs from the documented one", detail: header.prefix(14).joined(separator: ",")))
                     }
                     if Set(header).count != header.count {
                         let duplicates = Dictionary(grouping: header, by: { $0 }).filter { $0.value.count > 1 }.keys.sorted()
-                        failures.append(FuzzFailure(kind: "duplicate column names in the scores header", detail: duplicates.map { FuzzBytes.escaped($0) }.joined(separator: ", ")))
+                        failures.append(
+                            FuzzFailure(
+                                kind: "duplicate column names in the scores header",
+                                detail: duplicates.map { FuzzBytes.escaped($0) }.joined(separator: ", ")))
                     }
                     let extraColumns = header.count - scoreCore.count
                     if extraColumns < 0 || extraColumns % 2 != 0 {
@@ -1707,7 +1823,12 @@ enum FuzzCheck {
                     for (k, record) in records.enumerated().dropFirst() {
                         scoreRows += 1
                         guard record.count == header.count else {
-                            failures.append(FuzzFailure(kind: "a scores row's field count differs from the header's", detail: "row \(k + 1): \(record.count) fields, header \(header.count): \(FuzzBytes.escaped(record.joined(separator: ",")))"))
+                            failures.append(
+                                FuzzFailure(
+                                    kind: "a scores row's field count differs from the header's",
+                                    detail:
+                                        "row \(k + 1): \(record.count) fields, header \(header.count): \(FuzzBytes.escaped(record.joined(separator: ",")))"
+                                ))
                             continue
                         }
                         scoreIDs.append(record[0])
@@ -1725,7 +1846,8 @@ enum FuzzCheck {
         }
         if let entry = outputs["scores"] {
             if entry.rows != scoreRows || entry.path != scoresName {
-                failures.append(FuzzFailure(kind: "manifest scores entry differs from the file", detail: "\(entry.path): \(entry.rows) rows; file \(scoreRows)"))
+                failures.append(
+                    FuzzFailure(kind: "manifest scores entry differs from the file", detail: "\(entry.path): \(entry.rows) rows; file \(scoreRows)"))
             }
         } else {
             failures.append(FuzzFailure(kind: "score manifest lacks the scores or rejects output", detail: "scores"))
@@ -1738,18 +1860,25 @@ enum FuzzCheck {
             do {
                 let records = try RFC4180.parse(bytes)
                 if records.first != rejectHeader {
-                    failures.append(FuzzFailure(kind: "rejects header differs from the documented one", detail: (records.first ?? []).joined(separator: ",")))
+                    failures.append(
+                        FuzzFailure(kind: "rejects header differs from the documented one", detail: (records.first ?? []).joined(separator: ",")))
                 }
                 for (k, record) in records.enumerated().dropFirst() {
                     rejectRows += 1
                     guard record.count == rejectHeader.count else {
-                        failures.append(FuzzFailure(kind: "a rejects row does not have 5 fields", detail: "row \(k + 1): \(record.count) fields: \(FuzzBytes.escaped(record.joined(separator: ",")))"))
+                        failures.append(
+                            FuzzFailure(
+                                kind: "a rejects row does not have 5 fields",
+                                detail: "row \(k + 1): \(record.count) fields: \(FuzzBytes.escaped(record.joined(separator: ",")))"))
                         continue
                     }
                     rejectIDs.append(record[0])
                     rejectReasons[record[0]] = record[4]
-                    for (index, name) in [(2, "line"), (3, "column")] where !record[index].isEmpty && !(isInteger(record[index]) && Int(record[index]).map { $0 >= 1 } == true) {
-                        failures.append(FuzzFailure(kind: "rejects \(name) is not a positive integer", detail: "row \(k + 1): \(FuzzBytes.escaped(record[index]))"))
+                    for (index, name) in [(2, "line"), (3, "column")]
+                    where !record[index].isEmpty && !(isInteger(record[index]) && Int(record[index]).map { $0 >= 1 } == true) {
+                        failures.append(
+                            FuzzFailure(
+                                kind: "rejects \(name) is not a positive integer", detail: "row \(k + 1): \(FuzzBytes.escaped(record[index]))"))
                     }
                     if record[4].isEmpty { failures.append(FuzzFailure(kind: "a rejects row without a reason", detail: "row \(k + 1)")) }
                 }
@@ -1762,7 +1891,9 @@ enum FuzzCheck {
         }
         if let entry = outputs["rejects"] {
             if entry.rows != rejectRows || entry.path != "scores.rejects.csv" {
-                failures.append(FuzzFailure(kind: "manifest rejects entry differs from the file", detail: "\(entry.path): \(entry.rows) rows; file \(rejectRows)"))
+                failures.append(
+                    FuzzFailure(kind: "manifest rejects entry differs from the file", detail: "\(entry.path): \(entry.rows) rows; file \(rejectRows)")
+                )
             }
         } else {
             failures.append(FuzzFailure(kind: "score manifest lacks the scores or rejects output", detail: "rejects"))
@@ -1773,8 +1904,10 @@ enum FuzzCheck {
     }
 
     /// One score row's values (by column name) against their documented forms and ranges.
-    static func checkScoreValues(row: Int, value: (String) -> String?, domains: [(String, String)], _ c: FuzzCase,
-                                 _ failures: inout [FuzzFailure]) {
+    static func checkScoreValues(
+        row: Int, value: (String) -> String?, domains: [(String, String)], _ c: FuzzCase,
+        _ failures: inout [FuzzFailure]
+    ) {
         var numbers: [String: Double] = [:]
         for name in ["n_items", "n_correct", "iq", "iq_low", "iq_high", "theta", "se", "percentile"] {
             let text = value(name) ?? ""
@@ -1808,21 +1941,27 @@ enum FuzzCheck {
 
     /// No session id twice across scores and rejects; with known input ids, every one exactly once; sessions the
     /// oracle settles where it says; no id repaired to U+FFFD.
-    static func checkSessionIDs(_ c: FuzzCase, scores: [String], rejects: [String], rejectReasons: [String: String],
-                                _ failures: inout [FuzzFailure]) {
+    static func checkSessionIDs(
+        _ c: FuzzCase, scores: [String], rejects: [String], rejectReasons: [String: String],
+        _ failures: inout [FuzzFailure]
+    ) {
         let all = scores + rejects
         var seen: [String: Int] = [:]
         for id in all where !id.isEmpty { seen[id, default: 0] += 1 }
         let twice = seen.filter { $0.value > 1 }.keys.sorted()
         if !twice.isEmpty {
-            failures.append(FuzzFailure(kind: "a session id appears more than once across scores and rejects",
-                                        detail: twice.prefix(5).map { FuzzBytes.escaped($0) }.joined(separator: ", ")))
+            failures.append(
+                FuzzFailure(
+                    kind: "a session id appears more than once across scores and rejects",
+                    detail: twice.prefix(5).map { FuzzBytes.escaped($0) }.joined(separator: ", ")))
         }
         let inputs = c.files.map(\.bytes)
         if all.contains(where: { $0.contains("\u{FFFD}") }), !inputs.contains(where: { FuzzBytes.contains($0, [0xEF, 0xBF, 0xBD]) }) {
             let altered = all.filter { $0.contains("\u{FFFD}") }
-            failures.append(FuzzFailure(kind: "a session id was altered to U+FFFD in the outputs",
-                                        detail: altered.prefix(3).map { FuzzBytes.escaped($0) }.joined(separator: ", ")))
+            failures.append(
+                FuzzFailure(
+                    kind: "a session id was altered to U+FFFD in the outputs",
+                    detail: altered.prefix(3).map { FuzzBytes.escaped($0) }.joined(separator: ", ")))
         }
         if let oracle = c.oracle {
             let scored = Set(scores), rejected = Set(rejects)
@@ -1830,7 +1969,10 @@ enum FuzzCheck {
                 failures.append(FuzzFailure(kind: "a session that must be rejected was scored (\(reason))", detail: FuzzBytes.escaped(id)))
             }
             for id in oracle.mustScore.sorted() where rejected.contains(id) {
-                failures.append(FuzzFailure(kind: "a valid session was rejected", detail: FuzzBytes.escaped(id) + ": " + (rejectReasons[id].map { FuzzBytes.escaped($0, limit: 200) } ?? "")))
+                failures.append(
+                    FuzzFailure(
+                        kind: "a valid session was rejected",
+                        detail: FuzzBytes.escaped(id) + ": " + (rejectReasons[id].map { FuzzBytes.escaped($0, limit: 200) } ?? "")))
             }
         }
         guard let expected = c.expectedIDs else { return }
@@ -1841,30 +1983,41 @@ enum FuzzCheck {
         let output = Set(all.filter { !$0.isEmpty })
         let missing = valid.subtracting(output)
         if !missing.isEmpty {
-            failures.append(FuzzFailure(kind: "an input session is in neither scores nor rejects",
-                                        detail: "\(missing.count) missing: " + missing.sorted().prefix(5).map { FuzzBytes.escaped($0) }.joined(separator: ", ")))
+            failures.append(
+                FuzzFailure(
+                    kind: "an input session is in neither scores nor rejects",
+                    detail: "\(missing.count) missing: " + missing.sorted().prefix(5).map { FuzzBytes.escaped($0) }.joined(separator: ", ")))
         }
         let unknown = output.subtracting(valid)
         if unknown.count > invalid.count {
-            failures.append(FuzzFailure(kind: "an output session id is not an input session id",
-                                        detail: "\(unknown.count) unknown (\(invalid.count) input ids are not UTF-8): " + unknown.sorted().prefix(5).map { FuzzBytes.escaped($0) }.joined(separator: ", ")))
+            failures.append(
+                FuzzFailure(
+                    kind: "an output session id is not an input session id",
+                    detail: "\(unknown.count) unknown (\(invalid.count) input ids are not UTF-8): "
+                        + unknown.sorted().prefix(5).map { FuzzBytes.escaped($0) }.joined(separator: ", ")))
         }
         let empty = all.filter(\.isEmpty).count
         if empty > c.idlessRecords {
-            failures.append(FuzzFailure(kind: "an output row has an empty session id though every input row has one",
-                                        detail: "\(empty) empty ids, \(c.idlessRecords) rows without an id column"))
+            failures.append(
+                FuzzFailure(
+                    kind: "an output row has an empty session id though every input row has one",
+                    detail: "\(empty) empty ids, \(c.idlessRecords) rows without an id column"))
         }
         let rows = all.count - empty
         if rows != valid.count + invalid.count {
-            failures.append(FuzzFailure(kind: "output rows ≠ distinct input sessions",
-                                        detail: "\(rows) rows with an id, \(valid.count + invalid.count) sessions in the input"))
+            failures.append(
+                FuzzFailure(
+                    kind: "output rows ≠ distinct input sessions",
+                    detail: "\(rows) rows with an id, \(valid.count + invalid.count) sessions in the input"))
         }
     }
 
     // MARK: calibrate
 
-    static func checkCalibrate(_ c: FuzzCase, _ run: FuzzRun, _ found: Set<String>, _ directory: URL, _ runner: FuzzRunner,
-                               _ failures: inout [FuzzFailure]) throws {
+    static func checkCalibrate(
+        _ c: FuzzCase, _ run: FuzzRun, _ found: Set<String>, _ directory: URL, _ runner: FuzzRunner,
+        _ failures: inout [FuzzFailure]
+    ) throws {
         checkOutputsOnly(c, found, ["bank.csv", "bank.summary.json"], &failures)
         guard let summary = json(directory.appendingPathComponent("bank.summary.json")) else {
             failures.append(FuzzFailure(kind: "calibrate summary missing or not a JSON object", detail: ""))
@@ -1889,19 +2042,25 @@ enum FuzzCheck {
                 for (k, record) in records.enumerated().dropFirst() {
                     rows += 1
                     guard record.count == header.count else {
-                        failures.append(FuzzFailure(kind: "a bank row's field count differs from the header's", detail: "row \(k + 1): \(record.count) fields, header \(header.count)"))
+                        failures.append(
+                            FuzzFailure(
+                                kind: "a bank row's field count differs from the header's",
+                                detail: "row \(k + 1): \(record.count) fields, header \(header.count)"))
                         continue
                     }
                     if record[0].isEmpty || !ids.insert(record[0]).inserted {
                         failures.append(FuzzFailure(kind: "bank item id empty or repeated", detail: "row \(k + 1): \(FuzzBytes.escaped(record[0]))"))
                     }
                     if !["rasch", "1pl", "2pl", "3pl"].contains(record[1]) {
-                        failures.append(FuzzFailure(kind: "bank model is not rasch/1pl/2pl/3pl", detail: "row \(k + 1): \(FuzzBytes.escaped(record[1]))"))
+                        failures.append(
+                            FuzzFailure(kind: "bank model is not rasch/1pl/2pl/3pl", detail: "row \(k + 1): \(FuzzBytes.escaped(record[1]))"))
                     }
                     for index in 2...9 {
                         let emptyAllowed = (5...7).contains(index) || index == 8
-                        if let problem = numberProblem(record[index], file: "the bank", row: k + 1, column: bankCore[index],
-                                                       emptyAllowed: emptyAllowed, integer: index == 8) {
+                        if let problem = numberProblem(
+                            record[index], file: "the bank", row: k + 1, column: bankCore[index],
+                            emptyAllowed: emptyAllowed, integer: index == 8)
+                        {
                             failures.append(problem)
                         }
                     }
@@ -1915,7 +2074,8 @@ enum FuzzCheck {
         }
         if let entry = manifestOutputs(summary)["bank"] {
             if entry.rows != rows || entry.path != "bank.csv" {
-                failures.append(FuzzFailure(kind: "manifest bank entry differs from the file", detail: "\(entry.path): \(entry.rows) rows; file \(rows)"))
+                failures.append(
+                    FuzzFailure(kind: "manifest bank entry differs from the file", detail: "\(entry.path): \(entry.rows) rows; file \(rows)"))
             }
         } else {
             failures.append(FuzzFailure(kind: "calibrate manifest lacks the bank output", detail: ""))
@@ -1931,7 +2091,8 @@ enum FuzzCheck {
         do {
             let records = try RFC4180.parse(bytes)
             if records.first != formHeader {
-                failures.append(FuzzFailure(kind: "form header differs from the documented one", detail: (records.first ?? []).joined(separator: ",")))
+                failures.append(
+                    FuzzFailure(kind: "form header differs from the documented one", detail: (records.first ?? []).joined(separator: ",")))
             }
             if records.count < 2 { failures.append(FuzzFailure(kind: "form file without items after success", detail: "")) }
             for (k, record) in records.enumerated().dropFirst() {
@@ -1940,10 +2101,14 @@ enum FuzzCheck {
                     continue
                 }
                 for index in [0, 1] {
-                    if let problem = numberProblem(record[index], file: "the form", row: k + 1, column: formHeader[index], integer: true) { failures.append(problem) }
+                    if let problem = numberProblem(record[index], file: "the form", row: k + 1, column: formHeader[index], integer: true) {
+                        failures.append(problem)
+                    }
                 }
                 for index in [4, 5, 6] {
-                    if let problem = numberProblem(record[index], file: "the form", row: k + 1, column: formHeader[index]) { failures.append(problem) }
+                    if let problem = numberProblem(record[index], file: "the form", row: k + 1, column: formHeader[index]) {
+                        failures.append(problem)
+                    }
                 }
                 if !["0", "1"].contains(record[8]) {
                     failures.append(FuzzFailure(kind: "form anchor is not 0/1", detail: "row \(k + 1): \(FuzzBytes.escaped(record[8]))"))
@@ -1967,7 +2132,8 @@ enum FuzzCheck {
         }
         let sample = norms["sample"] as? [String: Any]
         guard let n = (sample?["n"] as? NSNumber)?.doubleValue, let effective = (sample?["effective_n"] as? NSNumber)?.doubleValue,
-              effective.isFinite, effective > 0, effective <= n * (1 + 1e-12) else {
+            effective.isFinite, effective > 0, effective <= n * (1 + 1e-12)
+        else {
             failures.append(FuzzFailure(kind: "NORMS.json sample n / effective_n missing or inconsistent", detail: String(describing: sample)))
             return
         }
@@ -1981,7 +2147,8 @@ enum FuzzCheck {
             for key in ["mean_length", "rmse", "bias", "share_se_reached", "max_exposure", "mean_exposure", "overlap_rate", "content_violations"] {
                 if key == "share_se_reached" && report[key] is NSNull { continue }
                 guard let number = report[key] as? NSNumber, number.doubleValue.isFinite else {
-                    failures.append(FuzzFailure(kind: "CAT report value missing or not a finite number", detail: "\(key): \(String(describing: report[key]))"))
+                    failures.append(
+                        FuzzFailure(kind: "CAT report value missing or not a finite number", detail: "\(key): \(String(describing: report[key]))"))
                     continue
                 }
             }
@@ -2045,13 +2212,17 @@ struct FuzzFailureLog {
                 if !written.isEmpty {
                     let folder = keep.appendingPathComponent("written-by-the-run", isDirectory: true)
                     try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                    for name in written { try? FileManager.default.moveItem(at: keep.appendingPathComponent(name), to: folder.appendingPathComponent(name)) }
+                    for name in written {
+                        try? FileManager.default.moveItem(at: keep.appendingPathComponent(name), to: folder.appendingPathComponent(name))
+                    }
                 }
             }
         }
         let isKept = place != directory
         let input = c.mutatedFile.map { place.appendingPathComponent($0).path + (isKept ? "" : " (not kept: limit reached)") } ?? "(options only)"
-        let command = "cd \(FuzzBytes.shellQuoted(place.path)) && \(FuzzBytes.shellQuoted(binary.path)) " + c.arguments.map(FuzzBytes.shellQuoted).joined(separator: " ")
+        let command =
+            "cd \(FuzzBytes.shellQuoted(place.path)) && \(FuzzBytes.shellQuoted(binary.path)) "
+            + c.arguments.map(FuzzBytes.shellQuoted).joined(separator: " ")
         func message(_ failure: FuzzFailure) -> String {
             """
             fuzz \(target.rawValue), seed \(FuzzSettings.seed), case \(index): \(failure.kind)
@@ -2076,7 +2247,8 @@ struct FuzzFailureLog {
     }
 
     func summary(cases total: Int, seconds: Double, runner: FuzzRunner) -> String {
-        var text = "fuzz \(target.rawValue): \(total) case\(total == 1 ? "" : "s") (seed \(FuzzSettings.seed)) in \(String(format: "%.1f", seconds)) s"
+        var text =
+            "fuzz \(target.rawValue): \(total) case\(total == 1 ? "" : "s") (seed \(FuzzSettings.seed)) in \(String(format: "%.1f", seconds)) s"
             + " (\(runner.runs) runs of iqscore, \(String(format: "%.1f", runner.runSeconds)) s); "
             + outcomes.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ") + "; \(failedCases) failed"
         for kind in kinds {
@@ -2090,7 +2262,8 @@ struct FuzzFailureLog {
 enum FuzzDriver {
     /// Runs the target's cases one after another (the targets, too, run one after another: the suite is serialized).
     static func run(_ target: FuzzTarget, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let binary = try #require(IQScoreCLI.executable, "iqscore executable not found; build it with `swift build --build-tests`", sourceLocation: sourceLocation)
+        let binary = try #require(
+            IQScoreCLI.executable, "iqscore executable not found; build it with `swift build --build-tests`", sourceLocation: sourceLocation)
         let runner = try FuzzRunner(binary: binary)
         let root = FuzzSettings.workRoot.appendingPathComponent("iqscore-fuzz-\(target.rawValue)-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
@@ -2148,35 +2321,51 @@ struct FuzzCLITests {
         let runner = try FuzzRunner(binary: binary)
         let bank = FuzzSeeds.csv(FuzzSeeds.bankRows)
         var cases: [FuzzCase] = [
-            FuzzCase(command: .score, files: [("BANK.csv", bank), ("sessions.csv", FuzzSeeds.longSessions(30).render())],
-                     arguments: ["score", "sessions.csv", "--bank", "BANK.csv", "--out", "scores.csv"], mutations: ["long"],
-                     expectedIDs: FuzzSeeds.longSessions(30).sessionIDs().ids),
-            FuzzCase(command: .score, files: [("BANK.csv", bank), ("sessions.csv", FuzzSeeds.longSessions(30, sessionSecond: true).render())],
-                     arguments: ["score", "sessions.csv", "--bank", "BANK.csv", "--out", "scores.csv"], mutations: ["long, session second"],
-                     expectedIDs: FuzzSeeds.longSessions(30, sessionSecond: true).sessionIDs().ids),
-            FuzzCase(command: .score, files: [("BANK.csv", FuzzSeeds.csv(FuzzSeeds.calibratedBankRows)), ("sessions.csv", FuzzSeeds.wideSessions(30).render())],
-                     arguments: ["score", "sessions.csv", "--bank", "BANK.csv", "--out", "scores.csv"], mutations: ["wide, calibrated bank"],
-                     expectedIDs: FuzzSeeds.wideSessions(30).sessionIDs().ids),
-            FuzzCase(command: .calibrate, files: [("responses.csv", FuzzSeeds.calibrationWide().render())],
-                     arguments: ["calibrate", "responses.csv", "--out", "bank.csv"] + OptionSampler.calibrationBase, mutations: ["wide"]),
-            FuzzCase(command: .calibrate, files: [("responses.csv", FuzzSeeds.calibrationLong().render())],
-                     arguments: ["calibrate", "responses.csv", "--out", "bank.csv"] + OptionSampler.calibrationBase, mutations: ["long"]),
+            FuzzCase(
+                command: .score, files: [("BANK.csv", bank), ("sessions.csv", FuzzSeeds.longSessions(30).render())],
+                arguments: ["score", "sessions.csv", "--bank", "BANK.csv", "--out", "scores.csv"], mutations: ["long"],
+                expectedIDs: FuzzSeeds.longSessions(30).sessionIDs().ids),
+            FuzzCase(
+                command: .score, files: [("BANK.csv", bank), ("sessions.csv", FuzzSeeds.longSessions(30, sessionSecond: true).render())],
+                arguments: ["score", "sessions.csv", "--bank", "BANK.csv", "--out", "scores.csv"], mutations: ["long, session second"],
+                expectedIDs: FuzzSeeds.longSessions(30, sessionSecond: true).sessionIDs().ids),
+            FuzzCase(
+                command: .score,
+                files: [("BANK.csv", FuzzSeeds.csv(FuzzSeeds.calibratedBankRows)), ("sessions.csv", FuzzSeeds.wideSessions(30).render())],
+                arguments: ["score", "sessions.csv", "--bank", "BANK.csv", "--out", "scores.csv"], mutations: ["wide, calibrated bank"],
+                expectedIDs: FuzzSeeds.wideSessions(30).sessionIDs().ids),
+            FuzzCase(
+                command: .calibrate, files: [("responses.csv", FuzzSeeds.calibrationWide().render())],
+                arguments: ["calibrate", "responses.csv", "--out", "bank.csv"] + OptionSampler.calibrationBase, mutations: ["wide"]),
+            FuzzCase(
+                command: .calibrate, files: [("responses.csv", FuzzSeeds.calibrationLong().render())],
+                arguments: ["calibrate", "responses.csv", "--out", "bank.csv"] + OptionSampler.calibrationBase, mutations: ["long"])
         ]
         for norms in FuzzSeeds.norms {
-            cases.append(FuzzCase(command: .score, files: [("BANK.csv", bank), ("sessions.csv", FuzzSeeds.longSessions(20).render()), ("norms.json", norms.bytes)],
-                                  arguments: ["score", "sessions.csv", "--bank", "BANK.csv", "--out", "scores.csv", "--norms", "norms.json"],
-                                  mutations: ["norms"], expectedIDs: FuzzSeeds.longSessions(20).sessionIDs().ids))
+            cases.append(
+                FuzzCase(
+                    command: .score, files: [("BANK.csv", bank), ("sessions.csv", FuzzSeeds.longSessions(20).render()), ("norms.json", norms.bytes)],
+                    arguments: ["score", "sessions.csv", "--bank", "BANK.csv", "--out", "scores.csv", "--norms", "norms.json"],
+                    mutations: ["norms"], expectedIDs: FuzzSeeds.longSessions(20).sessionIDs().ids))
         }
         for blueprint in FuzzSeeds.blueprints {
-            cases.append(FuzzCase(command: .assemble, files: [("bank.csv", FuzzSeeds.assemblyBank), ("blueprint.json", blueprint.bytes)],
-                                  arguments: ["assemble", "--bank", "bank.csv", "--blueprint", "blueprint.json", "--out", "form.csv"], mutations: ["blueprint"]))
+            cases.append(
+                FuzzCase(
+                    command: .assemble, files: [("bank.csv", FuzzSeeds.assemblyBank), ("blueprint.json", blueprint.bytes)],
+                    arguments: ["assemble", "--bank", "bank.csv", "--blueprint", "blueprint.json", "--out", "form.csv"], mutations: ["blueprint"]))
         }
-        cases.append(FuzzCase(command: .normsBuild, files: [("sample.csv", FuzzSeeds.normSample().render()), ("margins.csv", FuzzSeeds.normMargins)],
-                              arguments: FuzzSeeds.normsArguments, mutations: ["norm sample"]))
+        cases.append(
+            FuzzCase(
+                command: .normsBuild, files: [("sample.csv", FuzzSeeds.normSample().render()), ("margins.csv", FuzzSeeds.normMargins)],
+                arguments: FuzzSeeds.normsArguments, mutations: ["norm sample"]))
         for configuration in FuzzSeeds.catConfigurations {
-            cases.append(FuzzCase(command: .catSimulate, files: [("bank.csv", FuzzSeeds.assemblyBank), ("cat.json", configuration.bytes)],
-                                  arguments: ["cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "20", "--out", "report.json",
-                                              "--exposure-out", "exposure.csv"], mutations: ["cat"]))
+            cases.append(
+                FuzzCase(
+                    command: .catSimulate, files: [("bank.csv", FuzzSeeds.assemblyBank), ("cat.json", configuration.bytes)],
+                    arguments: [
+                        "cat", "simulate", "--bank", "bank.csv", "--config", "cat.json", "--simulees", "20", "--out", "report.json",
+                        "--exposure-out", "exposure.csv"
+                    ], mutations: ["cat"]))
         }
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("iqscore-fuzz-seeds-\(UUID().uuidString)", isDirectory: true)
         defer { try? FileManager.default.removeItem(at: root) }
@@ -2185,7 +2374,8 @@ struct FuzzCLITests {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             for file in c.files { try Data(file.bytes).write(to: directory.appendingPathComponent(file.name)) }
             let run = try runner.run(c.arguments, in: directory)
-            #expect(run.exited && (run.status == 0 || (c.command == .calibrate && run.status == 3)), "\(c.mutations): \(run.outcome)\n\(run.stderrText)")
+            #expect(
+                run.exited && (run.status == 0 || (c.command == .calibrate && run.status == 3)), "\(c.mutations): \(run.outcome)\n\(run.stderrText)")
             let failures = try FuzzCheck.check(c, run, in: directory, runner: runner)
             #expect(failures.isEmpty, "\(c.mutations): \(failures.map { $0.kind + ": " + $0.detail })")
         }
@@ -2216,7 +2406,8 @@ struct FuzzCLITests {
             #expect(x.arguments == y.arguments && x.files.map(\.bytes) == y.files.map(\.bytes) && x.mutations == y.mutations, "\(target)")
         }
         #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
-        #expect(FuzzCheck.isPlainNumber("-1.5e-3") && FuzzCheck.isPlainNumber("160") && !FuzzCheck.isPlainNumber("nan")
+        #expect(
+            FuzzCheck.isPlainNumber("-1.5e-3") && FuzzCheck.isPlainNumber("160") && !FuzzCheck.isPlainNumber("nan")
                 && !FuzzCheck.isPlainNumber("inf") && !FuzzCheck.isPlainNumber("1.") && !FuzzCheck.isPlainNumber(""))
     }
 }

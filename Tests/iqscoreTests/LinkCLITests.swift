@@ -36,8 +36,9 @@ struct LinkCLITests {
         let ws = try CLIWorkspace()
         try ws.write("old.csv", Self.oldBank)
         try ws.write("new.csv", Self.newBank)
-        let r = try ws.run("link", "--reference", "old.csv", "--new", "new.csv", "--method", "stocking-lord", "--out", "linked.csv",
-                           "--summary-json", "summary.json")
+        let r = try ws.run(
+            "link", "--reference", "old.csv", "--new", "new.csv", "--method", "stocking-lord", "--out", "linked.csv",
+            "--summary-json", "summary.json")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.isEmpty)
         #expect(r.stderrLines.first == "iqscore link: stocking-lord (new-to-old), new.csv onto the scale of old.csv")
@@ -46,8 +47,10 @@ struct LinkCLITests {
         #expect(r.stderrLines.contains("wrote linked.csv (6 items: 4 common, 2 new-only) and summary.json"))
 
         let summary = try ws.json("summary.json")
-        for key in ["slope", "intercept", "method", "common_items", "common_item_ids", "criterion", "converged", "iterations",
-                    "criterion_direction", "quadrature_points", "theta_bound", "mean_mean", "mean_sigma", "n_new_items"] {
+        for key in [
+            "slope", "intercept", "method", "common_items", "common_item_ids", "criterion", "converged", "iterations",
+            "criterion_direction", "quadrature_points", "theta_bound", "mean_mean", "mean_sigma", "n_new_items"
+        ] {
             #expect(summary[key] != nil, "summary JSON lacks \(key)")
         }
         #expect(summary["method"] as? String == "stocking-lord")
@@ -68,7 +71,7 @@ struct LinkCLITests {
         for row in rows.dropFirst() {
             #expect(row.count == 12)
             if let reference = old[row[0]] {
-                for column in [2, 3, 4, 5, 6, 7] {  // a, b, c and their SEs equal the old calibration's
+                for column in [2, 3, 4, 5, 6, 7] { // a, b, c and their SEs equal the old calibration's
                     let value = try #require(Double(row[column])), expected = try #require(Double(reference[column]))
                     #expect(abs(value - expected) < 2e-6, "\(row[0]) column \(column): \(value) vs \(expected)")
                 }
@@ -76,16 +79,17 @@ struct LinkCLITests {
             }
         }
         let n1 = try #require(rows.first { $0[0] == "n1" })
-        #expect(abs(try #require(Double(n1[2])) - 1.0) < 2e-6)     // a = 1.25/1.25
-        #expect(abs(try #require(Double(n1[3])) - 1.5) < 2e-6)     // b = 1.25·0.8 + 0.5
+        #expect(abs(try #require(Double(n1[2])) - 1.0) < 2e-6) // a = 1.25/1.25
+        #expect(abs(try #require(Double(n1[3])) - 1.5) < 2e-6) // b = 1.25·0.8 + 0.5
         #expect(n1[4] == "0.200000")
-        #expect(abs(try #require(Double(n1[5])) - 0.1) < 2e-6)     // se_a = 0.125/1.25
-        #expect(abs(try #require(Double(n1[6])) - 0.1) < 2e-6)     // se_b = 1.25·0.08
+        #expect(abs(try #require(Double(n1[5])) - 0.1) < 2e-6) // se_a = 0.125/1.25
+        #expect(abs(try #require(Double(n1[6])) - 0.1) < 2e-6) // se_b = 1.25·0.08
         #expect(n1[7] == "0.030000" && n1[8] == "800" && n1[11] == "spatial")
         #expect(try ws.contents() == ["old.csv", "new.csv", "linked.csv", "summary.json"])
 
         // Mean-sigma gives the same constants here; its criterion is null.
-        let ms = try ws.run("link", "--reference", "old.csv", "--new", "new.csv", "--method", "mean-sigma", "--out", "ms.csv", "--summary-json", "ms.json")
+        let ms = try ws.run(
+            "link", "--reference", "old.csv", "--new", "new.csv", "--method", "mean-sigma", "--out", "ms.csv", "--summary-json", "ms.json")
         #expect(ms.status == 0, "\(ms.stderr)")
         let msSummary = try ws.json("ms.json")
         #expect(msSummary["method"] as? String == "mean-sigma")
@@ -129,7 +133,9 @@ struct LinkCLITests {
         #expect(method.status == 64)
         #expect(method.stderr.contains("--method"))
         // The names before 2026-11-27 are refused whichever way round, with the names to use; a bank left out too.
-        for pair in [["--from", "old.csv", "--to", "new.csv"], ["--from", "new.csv", "--to", "old.csv"], ["--reference", "old.csv", "--to", "new.csv"]] {
+        for pair in [
+            ["--from", "old.csv", "--to", "new.csv"], ["--from", "new.csv", "--to", "old.csv"], ["--reference", "old.csv", "--to", "new.csv"]
+        ] {
             let old = try ws.run(["link"] + pair + ["--out", "linked.csv"])
             #expect(old.status == 64, "\(pair)")
             #expect(old.stderr.contains("--from and --to are ambiguous") && old.stderr.contains("--reference OLD_BANK.csv"), "\(old.stderr)")

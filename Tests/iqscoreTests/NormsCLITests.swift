@@ -26,12 +26,15 @@ struct NormsCLITests {
         let ws = try CLIWorkspace()
         try ws.write("sample.csv", Self.sample)
         try ws.write("margins.csv", Self.margins)
-        let r = try ws.run("norms", "build", "sample.csv", "--margins", "margins.csv", "--se-column", "se", "--max-degrees", "3,1,1,-",
-                           "--name", "adults", "--norms-version", "2026-11", "--extrapolation", "2", "--out", "NORMS.json", "--report", "NORMS.html")
+        let r = try ws.run(
+            "norms", "build", "sample.csv", "--margins", "margins.csv", "--se-column", "se", "--max-degrees", "3,1,1,-",
+            "--name", "adults", "--norms-version", "2026-11", "--extrapolation", "2", "--out", "NORMS.json", "--report", "NORMS.html")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.isEmpty)
         #expect(r.stderrLines.first == "iqscore norms build: 900 persons aged 16.0–90.0 from sample.csv")
-        #expect(r.stderrLines.contains { $0.hasPrefix("weighting: raking to margins.csv converged in ") && $0.contains("0 trimmed; deff ") }, "\(r.stderr)")
+        #expect(
+            r.stderrLines.contains { $0.hasPrefix("weighting: raking to margins.csv converged in ") && $0.contains("0 trimmed; deff ") },
+            "\(r.stderr)")
         #expect(r.stderrLines.contains { $0.hasPrefix("percentile curves: no crossing: percentiles 1–99 at 401 ages") })
         #expect(r.stderrLines.contains("wrote NORMS.json and NORMS.html"))
         let json = try ws.json("NORMS.json")
@@ -43,13 +46,19 @@ struct NormsCLITests {
         #expect(weighting["method"] as? String == "raking" && weighting["converged"] as? Bool == true)
         #expect((weighting["margins"] as? [Any])?.count == 3)
         let html = try ws.read("NORMS.html")
-        for part in ["<h2 id=\"weighting\">Weighting</h2>", "Percentile curves of θ over age", "Non-crossing check", "<b>passed</b>", "<th>BIC</th>", "education"] {
+        for part in [
+            "<h2 id=\"weighting\">Weighting</h2>", "Percentile curves of θ over age", "Non-crossing check", "<b>passed</b>", "<th>BIC</th>",
+            "education"
+        ] {
             #expect(html.contains(part), "the report lacks \(part)")
         }
 
         let t = try ws.run("norms", "table", "NORMS.json", "--ages", "14:20:2", "--theta", "-2:2:0.5", "--out", "TABLE.csv")
         #expect(t.status == 0, "\(t.stderr)")
-        #expect(t.stderrLines.contains("note: 1 age (14) lies outside the norms' ages 16.0–90.0 and uses the nearest covered age; 0 of them are beyond the 2-year margin, where scores are flagged age_outside_norms"), "\(t.stderr)")
+        #expect(
+            t.stderrLines.contains(
+                "note: 1 age (14) lies outside the norms' ages 16.0–90.0 and uses the nearest covered age; 0 of them are beyond the 2-year margin, where scores are flagged age_outside_norms"
+            ), "\(t.stderr)")
         #expect(t.stderrLines.contains("wrote TABLE.csv (36 rows)"))
         let rows = try ws.csvRows("TABLE.csv")
         #expect(rows.first == ["age", "theta", "iq", "percentile"])
@@ -67,8 +76,9 @@ struct NormsCLITests {
     func bands() throws {
         let ws = try CLIWorkspace()
         try ws.write("sample.csv", Self.sample)
-        let r = try ws.run("norms", "build", "sample.csv", "--method", "bands", "--min-band-n", "250", "--name", "adults", "--norms-version", "1",
-                           "--out", "NORMS.json")
+        let r = try ws.run(
+            "norms", "build", "sample.csv", "--method", "bands", "--min-band-n", "250", "--name", "adults", "--norms-version", "1",
+            "--out", "NORMS.json")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderrLines.contains("weighting: none (equal weights)"))
         let bands = try #require(try ws.json("NORMS.json")["bands"] as? [[String: Any]])
@@ -81,8 +91,9 @@ struct NormsCLITests {
         let ws = try CLIWorkspace()
         try ws.write("sample.csv", Self.sample)
         try ws.write("margins.csv", Self.margins)
-        let r = try ws.run("norms", "build", "sample.csv", "--margins", "margins.csv", "--raking-iterations", "1", "--raking-tolerance", "1e-15",
-                           "--max-degrees", "2,0,-,-", "--name", "a", "--norms-version", "1", "--out", "N.json")
+        let r = try ws.run(
+            "norms", "build", "sample.csv", "--margins", "margins.csv", "--raking-iterations", "1", "--raking-tolerance", "1e-15",
+            "--max-degrees", "2,0,-,-", "--name", "a", "--norms-version", "1", "--out", "N.json")
         #expect(r.status == 3, "\(r.stderr)")
         #expect(r.stderrLines.contains { $0.hasPrefix("weighting: raking to margins.csv NOT CONVERGED after ") })
         #expect(r.stderrLines.contains { $0.hasPrefix("warning: raking did not converge: after 1 sweeps") })
@@ -95,7 +106,10 @@ struct NormsCLITests {
         try ws.write("linear.json", #"{"name": "pop", "version": "1", "mean": 0.5, "sd": 0.5}"#)
         let t = try ws.run("norms", "table", "linear.json", "--ages", "30:30:1", "--theta", "0:1:0.5", "--out", "T.csv")
         #expect(t.status == 0, "\(t.stderr)")
-        #expect(try ws.csvRows("T.csv") == [["age", "theta", "iq", "percentile"], ["30", "0", "85", "15.9"], ["30", "0.5", "100", "50.0"], ["30", "1", "115", "84.1"]])
+        #expect(
+            try ws.csvRows("T.csv") == [
+                ["age", "theta", "iq", "percentile"], ["30", "0", "85", "15.9"], ["30", "0.5", "100", "50.0"], ["30", "1", "115", "84.1"]
+            ])
     }
 
     @Test("bad input names file, line, column, value and what is allowed; nothing is written")
@@ -105,12 +119,17 @@ struct NormsCLITests {
         try ws.write("margins.csv", Self.margins)
         let r = try ws.run("norms", "build", "bad.csv", "--margins", "margins.csv", "--name", "a", "--norms-version", "1", "--out", "N.json")
         #expect(r.status == 1)
-        #expect(r.stderrLines.prefix(3) == ["bad.csv:3:1: error: age '200' is not an age: a number in [0, 130] (years)",
-                                           "bad.csv:4:2: error: theta 'abc' is not a θ: a number in [-10, 10]",
-                                           "bad.csv:5:3: error: education is empty; every person needs a category"])
+        #expect(
+            r.stderrLines.prefix(3) == [
+                "bad.csv:3:1: error: age '200' is not an age: a number in [0, 130] (years)",
+                "bad.csv:4:2: error: theta 'abc' is not a θ: a number in [-10, 10]",
+                "bad.csv:5:3: error: education is empty; every person needs a category"
+            ])
         #expect(!ws.exists("N.json"))
 
-        try ws.write("phd.csv", "age,theta,education\n30,0.1,high\n40,0.2,low\n50,0.3,mid\n60,0.3,phd\n" + (0..<20).map { "\(20 + $0),0.\($0 % 10),mid\n" }.joined())
+        try ws.write(
+            "phd.csv",
+            "age,theta,education\n30,0.1,high\n40,0.2,low\n50,0.3,mid\n60,0.3,phd\n" + (0..<20).map { "\(20 + $0),0.\($0 % 10),mid\n" }.joined())
         let u = try ws.run("norms", "build", "phd.csv", "--margins", "margins.csv", "--name", "a", "--norms-version", "1", "--out", "N.json")
         #expect(u.status == 1)
         #expect(u.stderrLines.first == "error: phd.csv and margins.csv: the sample has education = 'phd' (1 person), which the margins do not list")
@@ -147,11 +166,15 @@ struct NormsCLITests {
             rows += "p\(k),\(age)," + cells.joined(separator: ",") + "\n"
         }
         try ws.write("responses.csv", rows)
-        let r = try ws.run("norms", "build", "responses.csv", "--bank", "bank.csv", "--max-degrees", "2,1,-,-",
-                           "--name", "r", "--norms-version", "1", "--out", "N.json")
+        let r = try ws.run(
+            "norms", "build", "responses.csv", "--bank", "bank.csv", "--max-degrees", "2,1,-,-",
+            "--name", "r", "--norms-version", "1", "--out", "N.json")
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stderrLines.prefix(2) == ["iqscore norms build: 1,500 persons aged 20.0–80.0 from responses.csv",
-                                           "θ: EAP from the responses to the items of bank.csv"])
+        #expect(
+            r.stderrLines.prefix(2) == [
+                "iqscore norms build: 1,500 persons aged 20.0–80.0 from responses.csv",
+                "θ: EAP from the responses to the items of bank.csv"
+            ])
         let sample = try #require(try ws.json("N.json")["sample"] as? [String: Any])
         let meanSE = try #require(sample["mean_standard_error"] as? Double)
         #expect(meanSE > 0.2 && meanSE < 0.45, "30 items of a = 1.5: an EAP SE of about 0.3, got \(meanSE)")
@@ -168,9 +191,13 @@ struct NormsCLITests {
         try ws.write("bad.csv", "person,age,q0,q1\np1,30,1,2\np2,40,,\n")
         let b = try ws.run("norms", "build", "bad.csv", "--bank", "bank.csv", "--name", "a", "--norms-version", "1", "--out", "B.json")
         #expect(b.status == 1)
-        #expect(b.stderrLines.prefix(2) == ["bad.csv:2:4: error: column 'q1': '2' is not a response; allowed: 1, 0, true, false, t, f, or empty/NA for not administered",
-                                           "bad.csv:3:3: error: no answered item: θ cannot be scored from this row's responses"])
-        let c = try ws.run("norms", "build", "bad.csv", "--bank", "bank.csv", "--theta-column", "theta", "--name", "a", "--norms-version", "1", "--out", "B.json")
+        #expect(
+            b.stderrLines.prefix(2) == [
+                "bad.csv:2:4: error: column 'q1': '2' is not a response; allowed: 1, 0, true, false, t, f, or empty/NA for not administered",
+                "bad.csv:3:3: error: no answered item: θ cannot be scored from this row's responses"
+            ])
+        let c = try ws.run(
+            "norms", "build", "bad.csv", "--bank", "bank.csv", "--theta-column", "theta", "--name", "a", "--norms-version", "1", "--out", "B.json")
         #expect(c.status == 64)
         #expect(c.stderr.contains("--bank scores θ and its SE from the responses; --theta-column does not apply with it"))
         #expect(!ws.exists("B.json"))

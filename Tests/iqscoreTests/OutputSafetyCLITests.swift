@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Outputs that would destroy inputs or each other are refused before anything is read; outputs commit as a set
@@ -21,17 +21,33 @@ struct OutputSafetyCLITests {
         return ws
     }
 
-    @Test("an output that is an input, the bank, another output or a link to an input: exit 1, nothing read or written",
-          arguments: [
-              (["--out", "in.csv"], "in.csv: error: --out is the same file as the input file in.csv; refusing to overwrite it (name another path)"),
-              (["--out", "BANK.csv"], "BANK.csv: error: --out is the same file as the --bank file BANK.csv; refusing to overwrite it (name another path)"),
-              (["--out", "x.csv", "--rejects", "x.csv"], "x.csv: error: --rejects is the same file as the --out file x.csv; refusing to overwrite it (name another path)"),
-              (["--out", "link.csv"], "link.csv: error: --out is the same file as the input file in.csv; refusing to overwrite it (name another path)"),
-              (["--out", "x.csv", "--rejects", "./hard.csv"], "./hard.csv: error: --rejects is the same file as the input file in.csv; refusing to overwrite it (name another path)"),
-              (["--out", "x.csv", "--summary-json", "BANK.csv"], "BANK.csv: error: --summary-json is the same file as the --bank file BANK.csv; refusing to overwrite it (name another path)"),
-              (["--out", "/dev/null"], "/dev/null: error: --out is not a regular file, so there is no place beside it for the rejects; name one with --rejects"),
-              (["--out", "no-such-dir/x.csv"], "no-such-dir/x.csv: error: cannot write --out: the directory 'no-such-dir' does not exist"),
-          ])
+    @Test(
+        "an output that is an input, the bank, another output or a link to an input: exit 1, nothing read or written",
+        arguments: [
+            (["--out", "in.csv"], "in.csv: error: --out is the same file as the input file in.csv; refusing to overwrite it (name another path)"),
+            (
+                ["--out", "BANK.csv"],
+                "BANK.csv: error: --out is the same file as the --bank file BANK.csv; refusing to overwrite it (name another path)"
+            ),
+            (
+                ["--out", "x.csv", "--rejects", "x.csv"],
+                "x.csv: error: --rejects is the same file as the --out file x.csv; refusing to overwrite it (name another path)"
+            ),
+            (["--out", "link.csv"], "link.csv: error: --out is the same file as the input file in.csv; refusing to overwrite it (name another path)"),
+            (
+                ["--out", "x.csv", "--rejects", "./hard.csv"],
+                "./hard.csv: error: --rejects is the same file as the input file in.csv; refusing to overwrite it (name another path)"
+            ),
+            (
+                ["--out", "x.csv", "--summary-json", "BANK.csv"],
+                "BANK.csv: error: --summary-json is the same file as the --bank file BANK.csv; refusing to overwrite it (name another path)"
+            ),
+            (
+                ["--out", "/dev/null"],
+                "/dev/null: error: --out is not a regular file, so there is no place beside it for the rejects; name one with --rejects"
+            ),
+            (["--out", "no-such-dir/x.csv"], "no-such-dir/x.csv: error: cannot write --out: the directory 'no-such-dir' does not exist")
+        ])
     func refused(arguments: [String], message: String) throws {
         let ws = try Self.workspace()
         try FileManager.default.createSymbolicLink(atPath: ws.url("link.csv").path, withDestinationPath: "in.csv")
@@ -119,14 +135,17 @@ struct OutputSafetyCLITests {
         let r = try ws.run("score", "in.csv", "--bank", "BANK.csv", "--out", "scores.csv")
         #expect(r.status == 0, "\(r.stderr)")
         let notes = r.stderrLines.filter { $0.hasPrefix("note: removed") }.sorted()
-        #expect(notes == [".scores.csv.spill-\(dead)-3", ".scores.csv.tmp-\(dead)", ".scores.rejects.csv.tmp-\(dead)"].map {
-            "note: removed ./\($0), a temporary file left by an interrupted run"
-        })
+        #expect(
+            notes
+                == [".scores.csv.spill-\(dead)-3", ".scores.csv.tmp-\(dead)", ".scores.rejects.csv.tmp-\(dead)"].map {
+                    "note: removed ./\($0), a temporary file left by an interrupted run"
+                })
         #expect(try ws.contents() == ["BANK.csv", "in.csv", "scores.csv", "scores.rejects.csv", "scores.summary.json", ".scores.csv.tmp-1"])
     }
 
-    @Test("SIGTERM or SIGKILL at seeded moments of a run: the previous set stays whole (by its manifest) and no temporary file outlives the next run",
-          arguments: [SIGTERM, SIGKILL])
+    @Test(
+        "SIGTERM or SIGKILL at seeded moments of a run: the previous set stays whole (by its manifest) and no temporary file outlives the next run",
+        arguments: [SIGTERM, SIGKILL])
     func interrupted(signal: Int32) throws {
         let ws = try CLIWorkspace()
         let binary = try #require(IQScoreCLI.executable)
@@ -141,8 +160,10 @@ struct OutputSafetyCLITests {
             try p.run()
             return p
         }
-        let simulate = try iqscore(["simulate", "--items", "100", "--persons", "40000", "--items-per-session", "25", "--layout", "long",
-                                    "--out", "big.csv", "--bank-out", "bank.csv", "--seed", "5"])
+        let simulate = try iqscore([
+            "simulate", "--items", "100", "--persons", "40000", "--items-per-session", "25", "--layout", "long",
+            "--out", "big.csv", "--bank-out", "bank.csv", "--seed", "5"
+        ])
         simulate.waitUntilExit()
         #expect(simulate.terminationStatus == 0)
         // The previous set: a complete run on the first lines.
@@ -151,7 +172,8 @@ struct OutputSafetyCLITests {
         let first = try ws.run("score", "small.csv", "--bank", "bank.csv", "--out", "scores.csv")
         #expect(first.status == 0)
         let command = ["score", "big.csv", "--bank", "bank.csv", "--out", "scores.csv", "--threads", "1"]
-        var moments = try KillMoments(test: "interrupted-\(signal)", fullRun: ["score", "big.csv", "--bank", "bank.csv", "--out", "timing.csv", "--threads", "1"], in: ws)
+        var moments = try KillMoments(
+            test: "interrupted-\(signal)", fullRun: ["score", "big.csv", "--bank", "bank.csv", "--out", "timing.csv", "--threads", "1"], in: ws)
         for round in 0..<3 {
             let p = try iqscore(command)
             let delay = moments.next()
@@ -170,7 +192,9 @@ struct OutputSafetyCLITests {
                     // signal ends it as it ends any process; from then on it removes its temporary files and exits
                     // 128 + 15. A busy machine can take longer than the shortest wait to start the binary.
                     let beforeHandler = p.terminationReason == .uncaughtSignal && status == SIGTERM
-                    #expect(beforeHandler || (p.terminationReason == .exit && status == 128 + SIGTERM), "round \(round), \(delay): \(p.terminationReason) \(status)")
+                    #expect(
+                        beforeHandler || (p.terminationReason == .exit && status == 128 + SIGTERM),
+                        "round \(round), \(delay): \(p.terminationReason) \(status)")
                     #expect(try ws.contents().filter { $0.hasPrefix(".") }.isEmpty, "SIGTERM removes temporary files")
                 }
             }
@@ -189,7 +213,8 @@ struct OutputSafetyCLITests {
         let first = try ws.run("calibrate", "r.csv", "--out", "bank.csv", "--max-cycles", "3", "--no-se")
         #expect(first.status == 0 || first.status == 3)
         let binary = try #require(IQScoreCLI.executable)
-        var moments = try KillMoments(test: "calibrateInterrupted-\(signal)", fullRun: ["calibrate", "r.csv", "--out", "timing.csv", "--threads", "1"], in: ws)
+        var moments = try KillMoments(
+            test: "calibrateInterrupted-\(signal)", fullRun: ["calibrate", "r.csv", "--out", "timing.csv", "--threads", "1"], in: ws)
         for round in 0..<3 {
             let p = Process()
             p.executableURL = binary
@@ -234,7 +259,10 @@ struct MaxMemoryCLITests {
         let r = try ws.run("calibrate", "r.csv", "--out", "b.csv", "--max-memory", "32M", "--threads", "2")
         #expect(r.status == 1)
         #expect(r.stderr.hasPrefix("error: the fit needs about "))
-        #expect(r.stderr.hasSuffix("MiB of memory (300 persons, 600 items, 180000 responses, dense E-step), more than the limit of 32 MiB; raise --max-memory, use --e-step sparse or skip standard errors (--no-se)\n"))
+        #expect(
+            r.stderr.hasSuffix(
+                "MiB of memory (300 persons, 600 items, 180000 responses, dense E-step), more than the limit of 32 MiB; raise --max-memory, use --e-step sparse or skip standard errors (--no-se)\n"
+            ))
         #expect(try ws.contents() == ["r.csv"], "nothing written")
         let ok = try ws.run("calibrate", "r.csv", "--out", "b.csv", "--max-memory", "32M", "--no-se", "--max-cycles", "5")
         #expect(ok.status == 0 || ok.status == 3, "\(ok.stderr)")

@@ -26,7 +26,10 @@ struct PolytomousCLITests {
         #expect(abs((summary["log_likelihood"] as! Double) + 1608.869413) < 1e-3, "\(summary["log_likelihood"]!)")
         #expect(summary["model"] as? String == "graded" && summary["n_parameters"] as? Int == 16)
         let bank = try Self.byID(ws, "bank.csv")
-        #expect(bank.header.prefix(15) == ["item_id", "model", "a", "b", "c", "se_a", "se_b", "se_c", "n_responses", "p_value", "flags", "categories", "b1", "b2", "b3"])
+        #expect(
+            bank.header.prefix(15) == [
+                "item_id", "model", "a", "b", "c", "se_a", "se_b", "se_c", "n_responses", "p_value", "flags", "categories", "b1", "b2", "b3"
+            ])
         #expect(bank.rows.values.allSatisfy { $0[1] == "graded" })
         r = try ws.run("verify", "bank.summary.json")
         #expect(r.status == 0, "\(r.stderr)")
@@ -42,7 +45,9 @@ struct PolytomousCLITests {
         #expect(!perfect.isEmpty && perfect.allSatisfy { $0[10].contains("perfect_score") })
     }
 
-    @Test("calibrate --model rsm on Science: mirt's rsm log-likelihood within 1e-3, the thresholds printed and shared by the rows; score reads the bank")
+    @Test(
+        "calibrate --model rsm on Science: mirt's rsm log-likelihood within 1e-3, the thresholds printed and shared by the rows; score reads the bank"
+    )
     func ratingScaleCalibrateAndScore() throws {
         let ws = try CLIWorkspace()
         var r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "rsm", "--tolerance", "1e-6", "--out", "bank.csv")
@@ -68,14 +73,18 @@ struct PolytomousCLITests {
         #expect(try Self.byID(ws, "scores.csv").rows.count == 392)
     }
 
-    @Test("nominal items answered in option letters: the same fit as their category numbers, the bank's categories say A;B;C;D, score reads the letters; keys start the fit and count in the raw score; mixed or ordered-model letters are refused by item")
+    @Test(
+        "nominal items answered in option letters: the same fit as their category numbers, the bank's categories say A;B;C;D, score reads the letters; keys start the fit and count in the raw score; mixed or ordered-model letters are refused by item"
+    )
     func nominalOptionLetters() throws {
         let ws = try CLIWorkspace()
         let lines = try Self.simulatedNominal(ws, persons: 1500, seed: 11), lettered = Self.lettered
         var r: IQScoreCLI.Result
         // Lower case on the odd rows: letters are read in either case.
-        try ws.write("letters.csv", ([lines[0]] + lines.dropFirst().enumerated().map { $0.offset % 2 == 0 ? lettered($0.element) : lettered($0.element).lowercased() })
-            .joined(separator: "\n") + "\n")
+        try ws.write(
+            "letters.csv",
+            ([lines[0]] + lines.dropFirst().enumerated().map { $0.offset % 2 == 0 ? lettered($0.element) : lettered($0.element).lowercased() })
+                .joined(separator: "\n") + "\n")
         r = try ws.run("calibrate", "digits.csv", "--model", "nominal", "--no-se", "--out", "d.csv")
         #expect(r.status == 0, "\(r.stderr)")
         r = try ws.run("calibrate", "letters.csv", "--model", "nominal", "--no-se", "--out", "l.csv")
@@ -104,7 +113,9 @@ struct PolytomousCLITests {
         // A key that is none of an item's options in the data is refused, naming the item.
         try ws.write("badkey.csv", "item_id,key\n\(ids[0]),F\n")
         r = try ws.run("calibrate", "letters.csv", "--model", "nominal", "--items", "badkey.csv", "--no-se", "--out", "b.csv")
-        #expect(r.status == 1 && r.stderr.contains("item '\(ids[0])': key 'F' in the items file is none of its options in the data (A, B, C, D)"), "\(r.stderr)")
+        #expect(
+            r.status == 1 && r.stderr.contains("item '\(ids[0])': key 'F' in the items file is none of its options in the data (A, B, C, D)"),
+            "\(r.stderr)")
         // Nobody chose item 1's option A: named in a warning, and the bank lists B;C;D for it.
         var noA: [String] = []
         for (n, line) in try ws.read("letters.csv").split(separator: "\n").map(String.init).enumerated() {
@@ -117,7 +128,9 @@ struct PolytomousCLITests {
         #expect(r.status == 0 && r.stderr.contains("warning: item \(ids[0]): option A was never chosen"), "\(r.stderr)")
         #expect(try Self.byID(ws, "n.csv").rows[ids[0]]![categories] == "B;C;D")
         // One item in letters and numbers; letters on an item fitted as graded.
-        try ws.write("mixed.csv", lines[0] + "\n" + lettered(lines[1]) + "\n" + lines[2] + "\n" + lines.dropFirst(3).map(lettered).joined(separator: "\n") + "\n")
+        try ws.write(
+            "mixed.csv",
+            lines[0] + "\n" + lettered(lines[1]) + "\n" + lines[2] + "\n" + lines.dropFirst(3).map(lettered).joined(separator: "\n") + "\n")
         r = try ws.run("calibrate", "mixed.csv", "--model", "nominal", "--out", "m.csv")
         #expect(r.status == 1 && r.stderr.contains("is answered both in option letters and in numbers"), "\(r.stderr)")
         try ws.write("models.csv", "item_id,model\n\(ids[0]),graded\n")
@@ -130,7 +143,8 @@ struct PolytomousCLITests {
         let ws = try CLIWorkspace()
         var r = try ws.run("score", "\(Self.data)/science.csv", "--bank", "\(Self.mirtBanks)/graded_irt.csv", "--out", "scores.csv")
         #expect(r.status == 1 && r.stderr.contains("--bank-model"), "\(r.stderr)")
-        r = try ws.run("score", "\(Self.data)/science.csv", "--bank", "\(Self.mirtBanks)/graded_irt.csv", "--bank-model", "graded", "--out", "scores.csv")
+        r = try ws.run(
+            "score", "\(Self.data)/science.csv", "--bank", "\(Self.mirtBanks)/graded_irt.csv", "--bank-model", "graded", "--out", "scores.csv")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("read as mirt IRTpars (a, b1 … b3)"), "\(r.stderr)")
         let scores = try Self.byID(ws, "scores.csv")
@@ -155,13 +169,18 @@ struct PolytomousCLITests {
         r = try ws.run("score", "coded.csv", "bad.csv", "--bank", "bank.csv", "--out", "scores.csv")
         #expect(r.status == 2, "\(r.stderr)")
         let rejects = try ws.read("scores.rejects.csv")
-        #expect(rejects.contains("x,bad.csv,2,3,\"response '0' is not a response to item 'Comfort'; allowed: 1, 2, 3, 4, or empty/NA for not administered\""), "\(rejects)")
+        #expect(
+            rejects.contains(
+                "x,bad.csv,2,3,\"response '0' is not a response to item 'Comfort'; allowed: 1, 2, 3, 4, or empty/NA for not administered\""),
+            "\(rejects)")
         #expect(rejects.contains("y,bad.csv,4,3,"), "\(rejects)")
         let scores = try Self.byID(ws, "scores.csv")
         #expect(scores.rows.count == 393 && scores.rows["z"]![2] == "3")
     }
 
-    @Test("calibrate --model graded --fixed: a gpcm bank's items (categories 1;2;3;4) held, the others estimated on its scale; bank rows carried over; a cell outside a fixed item's categories refused by item")
+    @Test(
+        "calibrate --model graded --fixed: a gpcm bank's items (categories 1;2;3;4) held, the others estimated on its scale; bank rows carried over; a cell outside a fixed item's categories refused by item"
+    )
     func onlineCalibrationWithFixedItems() throws {
         let ws = try CLIWorkspace()
         let long = try Self.codedScience()
@@ -174,7 +193,10 @@ struct PolytomousCLITests {
         try ws.write("fixed.csv", [full[0], comfort, work, "Ghost" + work.dropFirst(4)].joined(separator: "\n") + "\n")
         r = try ws.run("calibrate", "coded.csv", "--model", "graded", "--fixed", "fixed.csv", "--tolerance", "1e-6", "--out", "online.csv")
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stderr.contains("fixed: 2 items held at their values in fixed.csv, 2 free items estimated on its scale; 1 bank item not in the data (carried over)"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains(
+                "fixed: 2 items held at their values in fixed.csv, 2 free items estimated on its scale; 1 bank item not in the data (carried over)"),
+            "\(r.stderr)")
         #expect(r.stderr.contains("latent distribution: mean "), "\(r.stderr)")
         let bank = try Self.byID(ws, "online.csv")
         let flags = try #require(bank.header.firstIndex(of: "flags")), categories = try #require(bank.header.firstIndex(of: "categories"))
@@ -193,7 +215,10 @@ struct PolytomousCLITests {
         // A cell that is none of a fixed item's bank categories is refused, naming the item and what it allows.
         try ws.write("bad.csv", long + "q1,Comfort,5\nq1,Work,2\n")
         r = try ws.run("calibrate", "bad.csv", "--model", "graded", "--fixed", "fixed.csv", "--out", "bad-bank.csv")
-        #expect(r.status != 0 && r.stderr.contains("fixed item 'Comfort' has 1 response such as '5' that is none of its bank categories (allowed: 1, 2, 3, 4)"), "\(r.stderr)")
+        #expect(
+            r.status != 0
+                && r.stderr.contains("fixed item 'Comfort' has 1 response such as '5' that is none of its bank categories (allowed: 1, 2, 3, 4)"),
+            "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: ws.directory.appendingPathComponent("bad-bank.csv").path))
     }
 
@@ -210,14 +235,17 @@ struct PolytomousCLITests {
 
     /// Six nominal items in 4 options, simulated into digits.csv (no id column): its lines, header first.
     static func simulatedNominal(_ ws: CLIWorkspace, persons: Int, seed: Int) throws -> [String] {
-        let r = try ws.run("simulate", "--model", "nominal", "--categories", "4", "--items", "6", "--persons", String(persons), "--seed", String(seed), "--no-id", "--out", "digits.csv")
+        let r = try ws.run(
+            "simulate", "--model", "nominal", "--categories", "4", "--items", "6", "--persons", String(persons), "--seed", String(seed), "--no-id",
+            "--out", "digits.csv")
         #expect(r.status == 0, "\(r.stderr)")
         return try ws.read("digits.csv").split(separator: "\n").map(String.init)
     }
 
     /// A data line of option numbers as option letters (0 = A); empty cells stay empty.
     static func lettered(_ line: String) -> String {
-        line.split(separator: ",", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : String(UnicodeScalar(UInt8(65 + Int($0)!))) }.joined(separator: ",")
+        line.split(separator: ",", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : String(UnicodeScalar(UInt8(65 + Int($0)!))) }.joined(
+            separator: ",")
     }
 
     /// A bank row's cells (no quoted commas in these).
@@ -234,11 +262,14 @@ struct PolytomousCLITests {
         #expect(bank.header.contains("a_3") && bank.header.contains("c_3") && bank.header.last == "domain")
         try ws.write("bad-items.csv", "item_id,model\nComfort,4pl\n")
         var bad = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--items", "bad-items.csv", "--out", "bank2.csv")
-        #expect(bad.status == 1 && bad.stderr.contains("item 'Comfort': model '4pl' is not one of graded, gpcm, pcm, rsm, nominal, 3pl"), "\(bad.stderr)")
+        #expect(
+            bad.status == 1 && bad.stderr.contains("item 'Comfort': model '4pl' is not one of graded, gpcm, pcm, rsm, nominal, 3pl"), "\(bad.stderr)")
         // 3pl is for 0/1 items: a 4-category item under it is refused by name.
         try ws.write("bad-items.csv", "item_id,model\nComfort,3pl\n")
         bad = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--items", "bad-items.csv", "--out", "bank2.csv")
-        #expect(bad.status != 0 && bad.stderr.contains("item Comfort is fitted as 3pl, a 0/1 item, but its responses in use are 0, 1, 2, 3"), "\(bad.stderr)")
+        #expect(
+            bad.status != 0 && bad.stderr.contains("item Comfort is fitted as 3pl, a 0/1 item, but its responses in use are 0, 1, 2, 3"),
+            "\(bad.stderr)")
     }
 
     @Test("report draws the category curves of a pcm bank; norms build scores a sample with it and names a bad cell; 0/1 options are refused by name")
@@ -252,19 +283,25 @@ struct PolytomousCLITests {
         #expect(html.components(separatedBy: "<figure").count == 5 && html.contains("Category curves: the model against the data"))
         // norms build scores a norm sample's rows with the bank: categories 0…3 here; a 4 is named with its column.
         try ws.write("sample.csv", "person_id,age,Comfort,Work\n1,30,1,2\n2,31,4,1\n")
-        r = try ws.run("norms", "build", "sample.csv", "--bank", "bank.csv", "--age-column", "age", "--name", "n", "--norms-version", "1", "--out", "norms.json")
+        r = try ws.run(
+            "norms", "build", "sample.csv", "--bank", "bank.csv", "--age-column", "age", "--name", "n", "--norms-version", "1", "--out", "norms.json")
         #expect(r.status == 1 && r.stderr.contains("sample.csv:3:3: error: column 'Comfort': '4' is not a response; allowed: 0…3"), "\(r.stderr)")
         // The 392 Science persons with ages 20–59: age norms of θ scored from their graded responses.
         let rows = try String(contentsOfFile: "\(Self.data)/science.csv", encoding: .utf8).split(separator: "\n")
-        try ws.write("science_sample.csv", "person_id,age," + rows[0] + "\n"
-                     + rows.dropFirst().enumerated().map { "\($0.offset + 1),\(20 + $0.offset % 40),\($0.element)" }.joined(separator: "\n") + "\n")
-        r = try ws.run("norms", "build", "science_sample.csv", "--bank", "bank.csv", "--age-column", "age", "--name", "sci", "--norms-version", "1", "--out", "norms.json")
+        try ws.write(
+            "science_sample.csv",
+            "person_id,age," + rows[0] + "\n"
+                + rows.dropFirst().enumerated().map { "\($0.offset + 1),\(20 + $0.offset % 40),\($0.element)" }.joined(separator: "\n") + "\n")
+        r = try ws.run(
+            "norms", "build", "science_sample.csv", "--bank", "bank.csv", "--age-column", "age", "--name", "sci", "--norms-version", "1", "--out",
+            "norms.json")
         #expect(r.status == 0 && r.stderr.contains("392 persons aged 20.0–59.0"), "\(r.stderr)")
         r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--guessing-prior", "beta:5,17", "--out", "b.csv")
         #expect(r.status == 64 && r.stderr.contains("--guessing-prior applies to 3pl items; this --model graded fit has none"), "\(r.stderr)")
         // A slope prior on graded items: MAP estimates (mirt 1.47 with PRIOR = (1-4, a1, lnorm, 0, 0.5): log-likelihood
         // −1609.147598, item 3's a 2.0190 instead of 2.3005), said on stderr and in the summary.
-        r = try ws.run("calibrate", "\(Self.data)/science.csv", "--model", "graded", "--slope-prior", "lognormal:0,0.5", "--tolerance", "1e-6", "--out", "b.csv")
+        r = try ws.run(
+            "calibrate", "\(Self.data)/science.csv", "--model", "graded", "--slope-prior", "lognormal:0,0.5", "--tolerance", "1e-6", "--out", "b.csv")
         #expect(r.status == 0 && r.stderr.contains("slope prior: a ~ LogNormal(0, 0.5) on the graded, gpcm and 3pl items"), "\(r.stderr)")
         let prior = try JSONSerialization.jsonObject(with: Data(try ws.read("b.summary.json").utf8)) as! [String: Any]
         #expect(abs((prior["log_likelihood"] as! Double) + 1609.147598) < 1e-3, "\(prior["log_likelihood"]!)")
@@ -277,8 +314,9 @@ struct PolytomousCLITests {
     @Test("simulate --model graded --categories 5, then calibrate --model graded: parameters recovered; simulate --bank draws from a mixed bank")
     func simulateAndRecover() throws {
         let ws = try CLIWorkspace()
-        var r = try ws.run("simulate", "--model", "graded", "--categories", "5", "--items", "20", "--persons", "3000", "--seed", "9",
-                           "--domains", "x,y", "--out", "responses.csv", "--bank-out", "true.csv")
+        var r = try ws.run(
+            "simulate", "--model", "graded", "--categories", "5", "--items", "20", "--persons", "3000", "--seed", "9",
+            "--domains", "x,y", "--out", "responses.csv", "--bank-out", "true.csv")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("graded bank (5 categories) of 20 items"), "\(r.stderr)")
         r = try ws.run("calibrate", "responses.csv", "--model", "graded", "--out", "estimated.csv", "--no-se")
@@ -316,7 +354,9 @@ struct PolytomousCLITests {
         #expect(r.status == 64 && r.stderr.contains("--items comes from --bank"), "\(r.stderr)")
     }
 
-    @Test("3pl items beside graded ones: the items file's model column fits them with a lower asymptote under the 3PL's priors, the bank writes 3pl rows, score reads it; --guessing-prior without 3pl items is refused")
+    @Test(
+        "3pl items beside graded ones: the items file's model column fits them with a lower asymptote under the 3PL's priors, the bank writes 3pl rows, score reads it; --guessing-prior without 3pl items is refused"
+    )
     func threePLBesideGraded() throws {
         let ws = try CLIWorkspace()
         var bank = "item_id,model,a,b,c,categories,b1,b2,b3\n"
@@ -363,7 +403,8 @@ struct PolytomousCLITests {
         }
         try ws.write("new.csv", text)
         for method in ["stocking-lord", "haebara", "mean-sigma"] {
-            r = try ws.run("link", "--reference", "old.csv", "--new", "new.csv", "--method", method, "--out", "linked.csv", "--summary-json", "link.json")
+            r = try ws.run(
+                "link", "--reference", "old.csv", "--new", "new.csv", "--method", method, "--out", "linked.csv", "--summary-json", "link.json")
             #expect(r.status == 0, "\(r.stderr)")
             let summary = try JSONSerialization.jsonObject(with: Data(try ws.read("link.json").utf8)) as! [String: Any]
             let slope = summary["slope"] as! Double, intercept = summary["intercept"] as! Double
@@ -383,8 +424,11 @@ struct PolytomousCLITests {
         r = try ws.run("analyze", "\(Self.data)/science.csv", "--bank", "bank.csv", "--out", "items.csv", "--summary-json", "items.json")
         #expect(r.status == 0, "\(r.stderr)")
         let items = try Self.byID(ws, "items.csv")
-        #expect(items.header == ["item_id", "model", "categories", "n", "mean_score", "max_score", "item_rest_r", "category_n", "category_mean_rest",
-                                 "sx2", "sx2_df", "sx2_p", "infit", "outfit", "infit_z", "outfit_z", "flags"])
+        #expect(
+            items.header == [
+                "item_id", "model", "categories", "n", "mean_score", "max_score", "item_rest_r", "category_n", "category_mean_rest",
+                "sx2", "sx2_df", "sx2_p", "infit", "outfit", "infit_z", "outfit_z", "flags"
+            ])
         // Comfort: 5 persons chose its lowest category (Science, mirt's data).
         let comfort = try #require(items.rows["Comfort"])
         #expect(comfort[7] == "5;32;266;89" && comfort[16].contains("sparse category"), "\(comfort)")
@@ -396,7 +440,9 @@ struct PolytomousCLITests {
         r = try ws.run("analyze", "\(Self.data)/science.csv", "--bank", "bank.csv", "--out", "items2.csv", "--q3-out", "q3.csv")
         #expect(r.status == 64 && r.stderr.contains("computed for banks of 0/1 items"), "\(r.stderr)")
         // Person fit: each person's WLE with l_z and l_z* (extreme patterns have no finite WLE-based l_z*).
-        r = try ws.run("analyze", "\(Self.data)/science.csv", "--bank", "bank.csv", "--out", "items3.csv", "--persons-out", "persons.csv", "--summary-json", "p.json")
+        r = try ws.run(
+            "analyze", "\(Self.data)/science.csv", "--bank", "bank.csv", "--out", "items3.csv", "--persons-out", "persons.csv", "--summary-json",
+            "p.json")
         #expect(r.status == 0 && r.stderr.contains("person fit: l_z* < −1.96 for "), "\(r.stderr)")
         let persons = try ws.csvRows("persons.csv")
         #expect(persons[0] == ["person_id", "theta_wle", "se", "lz", "lz_star"] && persons.count == 393)

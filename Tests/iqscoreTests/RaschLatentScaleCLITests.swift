@@ -16,7 +16,7 @@ struct RaschLatentScaleCLITests {
     static let mirtEAP: [Int: (theta: Double, se: Double)] = [
         1: (-1.9357118, 0.6260421), 2: (-1.2444382, 0.5582986), 3: (-0.9430112, 0.5411085), 4: (-1.7042804, 0.6466076),
         5: (-0.6893728, 0.5694262), 6: (1.8637789, 0.6524124), 7: (2.3257191, 0.7100236), 9: (-0.3761533, 0.5276264),
-        10: (-0.3403437, 0.5359804), 100: (-0.0974586, 0.5290098), 500: (-0.1855719, 0.5442260), 1500: (0.7827453, 0.5613148),
+        10: (-0.3403437, 0.5359804), 100: (-0.0974586, 0.5290098), 500: (-0.1855719, 0.5442260), 1500: (0.7827453, 0.5613148)
     ]
 
     /// Rows of a CSV keyed by its first column.
@@ -54,7 +54,8 @@ struct RaschLatentScaleCLITests {
     @Test("a Rasch bank and its 1PL equivalent on N(0, 1) give θ·σ, the same IQ, interval, flags and fit statistics")
     func equivalentOnePL() throws {
         let ws = try CLIWorkspace()
-        var r = try ws.run("calibrate", "\(Self.data)/icar16.csv", "--model", "rasch", "--items", "\(Self.data)/icar16_items.csv", "--out", "rasch.csv")
+        var r = try ws.run(
+            "calibrate", "\(Self.data)/icar16.csv", "--model", "rasch", "--items", "\(Self.data)/icar16_items.csv", "--out", "rasch.csv")
         #expect(r.status == 0, "\(r.stderr)")
         // The same model written on the N(0, 1) metric: a = σ, b/σ, no latent columns.
         let rows = try ws.csvRows("rasch.csv")
@@ -71,9 +72,10 @@ struct RaschLatentScaleCLITests {
             // The same 61 nodes on both metrics: [−6, 6] logits is [−6/σ, 6/σ] population SDs.
             let bound = bank == "rasch" ? "6" : "\(6 / sd)"
             r = try ws.run("score", "\(Self.data)/icar16.csv", "--bank", "\(bank).csv", "--out", "\(bank)-scores.csv", "--theta-bound", bound)
-            #expect(r.status == 0, "\(r.stderr)")  // 16 empty rows not administered
-            r = try ws.run("analyze", "\(Self.data)/icar16.csv", "--bank", "\(bank).csv", "--out", "\(bank)-items.csv",
-                           "--summary-json", "\(bank)-analysis.json", "--persons-out", "\(bank)-persons.csv")
+            #expect(r.status == 0, "\(r.stderr)") // 16 empty rows not administered
+            r = try ws.run(
+                "analyze", "\(Self.data)/icar16.csv", "--bank", "\(bank).csv", "--out", "\(bank)-items.csv",
+                "--summary-json", "\(bank)-analysis.json", "--persons-out", "\(bank)-persons.csv")
             #expect(r.status == 0, "\(r.stderr)")
         }
         let rasch = try Self.byID(ws, "rasch-scores.csv"), onepl = try Self.byID(ws, "onepl-scores.csv")
@@ -144,28 +146,38 @@ struct RaschLatentScaleCLITests {
     func guessingPriorPerItem() throws {
         let ws = try CLIWorkspace()
         // ICAR16's items have 6 or 8 options.
-        var r = try ws.run("calibrate", "\(Self.data)/icar16.csv", "--model", "3pl", "--items", "\(Self.data)/icar16_items.csv",
-                           "--guessing-prior", "options", "--out", "per-item.csv")
+        var r = try ws.run(
+            "calibrate", "\(Self.data)/icar16.csv", "--model", "3pl", "--items", "\(Self.data)/icar16_items.csv",
+            "--guessing-prior", "options", "--out", "per-item.csv")
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stderr.contains("priors: c ~ Beta centred on 1/K for 16 items (K from --items' options column; mode 1/K, weight 20), Beta(5, 17) for the others"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains(
+                "priors: c ~ Beta centred on 1/K for 16 items (K from --items' options column; mode 1/K, weight 20), Beta(5, 17) for the others"),
+            "\(r.stderr)")
         let json = try JSONSerialization.jsonObject(with: Data(try ws.read("per-item.summary.json").utf8)) as! [String: Any]
         let priors = try #require(json["priors"] as? [String: String])
         #expect(priors["guessing:reason.4"] == "Beta(4.33333, 17.6667)" && priors["guessing:rotate.3"] == "Beta(3.5, 18.5)", "\(priors)")
         // Every item with 6 options: the same fit as options:6.
-        let items = try String(contentsOfFile: "\(Self.data)/icar16_items.csv", encoding: .utf8).split(separator: "\n").enumerated()
+        let items =
+            try String(contentsOfFile: "\(Self.data)/icar16_items.csv", encoding: .utf8).split(separator: "\n").enumerated()
             .map { k, line in k == 0 ? String(line) : String(line[..<line.lastIndex(of: ",")!]) + ",6" }.joined(separator: "\n") + "\n"
         try ws.write("six.csv", items)
-        r = try ws.run("calibrate", "\(Self.data)/icar16.csv", "--model", "3pl", "--items", "six.csv", "--guessing-prior", "options", "--out", "six-bank.csv")
+        r = try ws.run(
+            "calibrate", "\(Self.data)/icar16.csv", "--model", "3pl", "--items", "six.csv", "--guessing-prior", "options", "--out", "six-bank.csv")
         #expect(r.status == 0, "\(r.stderr)")
-        r = try ws.run("calibrate", "\(Self.data)/icar16.csv", "--model", "3pl", "--items", "six.csv", "--guessing-prior", "options:6", "--out", "k6-bank.csv")
+        r = try ws.run(
+            "calibrate", "\(Self.data)/icar16.csv", "--model", "3pl", "--items", "six.csv", "--guessing-prior", "options:6", "--out", "k6-bank.csv")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(try ws.read("six-bank.csv") == (try ws.read("k6-bank.csv")))
         #expect(try ws.read("per-item.csv") != (try ws.read("six-bank.csv")))
         // Without --items, or with a bad K: named errors.
         r = try ws.run("calibrate", "\(Self.data)/icar16.csv", "--model", "3pl", "--guessing-prior", "options", "--out", "x.csv")
-        #expect(r.status == 64 && r.stderr.contains("--guessing-prior options reads the number of options per item from the options column of --items"), "\(r.stderr)")
+        #expect(
+            r.status == 64 && r.stderr.contains("--guessing-prior options reads the number of options per item from the options column of --items"),
+            "\(r.stderr)")
         try ws.write("bad.csv", "item_id,options\nreason.4,1\n")
-        r = try ws.run("calibrate", "\(Self.data)/icar16.csv", "--model", "3pl", "--items", "bad.csv", "--guessing-prior", "options", "--out", "x.csv")
+        r = try ws.run(
+            "calibrate", "\(Self.data)/icar16.csv", "--model", "3pl", "--items", "bad.csv", "--guessing-prior", "options", "--out", "x.csv")
         #expect(r.status == 1 && r.stderr.contains("item 'reason.4': options '1' is not a whole number in 2…100"), "\(r.stderr)")
     }
 }

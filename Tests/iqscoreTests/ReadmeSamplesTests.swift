@@ -21,7 +21,9 @@ struct ReadmeSamplesTests {
         try FileManager.default.createDirectory(at: ws.url("out"), withIntermediateDirectories: true)
 
         // The commands exactly as the README lists them.
-        let commands = readme.split(separator: "\n").filter { $0.hasPrefix("iqscore calibrate Data/icar16.csv") || $0.hasPrefix("iqscore score Data/icar16.csv") }
+        let commands = readme.split(separator: "\n").filter {
+            $0.hasPrefix("iqscore calibrate Data/icar16.csv") || $0.hasPrefix("iqscore score Data/icar16.csv")
+        }
         #expect(commands.count == 3)
         var stderr: [String] = []
         for command in commands {

@@ -28,8 +28,10 @@ struct ReportCLITests {
 
         // Legends: domains in the information chart and on the overlay; the panels' key names every mark.
         for label in ["logic (4)", "pattern (8)", "spatial (4)", "all 16 items"] { #expect(html.contains(">\(label)</text>"), "\(label)") }
-        for label in ["model P(θ) (left axis)", "item information I(θ) (right axis)", "observed proportion correct in a θ group, 95% Wilson interval",
-                      "model's expected proportion for that group"] {
+        for label in [
+            "model P(θ) (left axis)", "item information I(θ) (right axis)", "observed proportion correct in a θ group, 95% Wilson interval",
+            "model's expected proportion for that group"
+        ] {
             #expect(html.contains(">\(label)</text>"), "\(label)")
         }
         // Every curve of the overlay carries its id; no rescaled information ("÷") is left.
@@ -41,7 +43,7 @@ struct ReportCLITests {
         // Panels: 10 θ groups per item (≥ 1,438 respondents each), drawn as points with bars and diamonds, and
         // information on a right-hand axis labelled in its own colour.
         let panels = try #require(section(html, from: "<h2 id=\"items\">", to: "<h2 id=\"fit\">"))
-        #expect(count("r=\"2.6\" fill=\"#000000\"/>", in: panels) == 160 + 1)   // + the key
+        #expect(count("r=\"2.6\" fill=\"#000000\"/>", in: panels) == 160 + 1) // + the key
         #expect(count("fill=\"white\" fill-opacity=\"0.6\" stroke=\"#0072B2\"", in: panels) == 160)
         #expect(count("fill=\"#D55E00\" transform=\"rotate(90", in: panels) == 16)
         #expect(count("10 groups of ≥ ", in: panels) == 16)
@@ -59,9 +61,10 @@ struct ReportCLITests {
     @Test("1,500-item bank in sparse sessions: a summary overview, not one curve per item; at most 60 panels")
     func largeBank() throws {
         let ws = try CLIWorkspace()
-        var r = try ws.run("simulate", "--model", "2pl", "--items", "1500", "--items-per-session", "25", "--persons", "3000",
-                           "--domains", "pattern,logic,spatial,math,verbal,memory", "--layout", "long", "--out", "responses.csv",
-                           "--bank-out", "bank.csv", "--seed", "7")
+        var r = try ws.run(
+            "simulate", "--model", "2pl", "--items", "1500", "--items-per-session", "25", "--persons", "3000",
+            "--domains", "pattern,logic,spatial,math,verbal,memory", "--layout", "long", "--out", "responses.csv",
+            "--bank-out", "bank.csv", "--seed", "7")
         #expect(r.status == 0, "\(r.stderr)")
         r = try ws.run("report", "responses.csv", "--bank", "bank.csv", "--out", "report.html")
         #expect(r.status == 0, "\(r.stderr)")
@@ -84,8 +87,9 @@ struct ReportCLITests {
     @Test("an item whose responses rise and then fall with θ: its panel shows the observed proportions off the curve")
     func misfittingItem() throws {
         let ws = try CLIWorkspace()
-        var r = try ws.run("simulate", "--model", "2pl", "--items", "20", "--persons", "2000", "--out", "clean.csv",
-                           "--thetas-out", "thetas.csv", "--seed", "11")
+        var r = try ws.run(
+            "simulate", "--model", "2pl", "--items", "20", "--persons", "2000", "--out", "clean.csv",
+            "--thetas-out", "thetas.csv", "--seed", "11")
         #expect(r.status == 0, "\(r.stderr)")
         // Item i0001 replaced: P(θ) = σ(2(θ + 1)) · (1 − 0.7 σ(3(θ − 1))), near 0.95 at θ = 0.5 and 0.4 at θ = 2.5 (an
         // item that able persons get wrong); uniform draws from a fixed linear congruential generator.

@@ -10,12 +10,15 @@ struct ResponseTimesCLITests {
     func simulateAndCalibrate() throws {
         let ws = try CLIWorkspace()
         for layout in ["long", "wide"] {
-            let sim = try ws.run("simulate", "--model", "2pl", "--items", "20", "--persons", "2000", "--times", "--speed-sd", "0.4",
-                                 "--speed-correlation", "0.5", "--layout", layout, "--seed", "9", "--out", "\(layout).csv",
-                                 "--bank-out", "truth.csv", "--thetas-out", "thetas.csv")
+            let sim = try ws.run(
+                "simulate", "--model", "2pl", "--items", "20", "--persons", "2000", "--times", "--speed-sd", "0.4",
+                "--speed-correlation", "0.5", "--layout", layout, "--seed", "9", "--out", "\(layout).csv",
+                "--bank-out", "truth.csv", "--thetas-out", "thetas.csv")
             #expect(sim.status == 0, "\(sim.stderr)")
             #expect(sim.stderrLines.contains("response times: speed SD 0.400, ability-speed correlation 0.500"))
-            let cal = try ws.run(["calibrate", "\(layout).csv", "--out", "bank_\(layout).csv"] + (layout == "long" ? ["--time-column", "seconds"] : ["--time-suffix", "_time"]))
+            let cal = try ws.run(
+                ["calibrate", "\(layout).csv", "--out", "bank_\(layout).csv"]
+                    + (layout == "long" ? ["--time-column", "seconds"] : ["--time-suffix", "_time"]))
             #expect(cal.status == 0, "\(cal.stderr)")
             #expect(cal.stderrLines.contains("response times: 40,000 timed responses"))
             let bank = try ws.csvRows("bank_\(layout).csv"), truth = try ws.csvRows("truth.csv")
@@ -41,7 +44,9 @@ struct ResponseTimesCLITests {
                 #expect(score.status == 0, "\(score.stderr)")
                 let timed = try ws.run("score", "long.csv", "--bank", "bank_long.csv", "--out", "timed.csv", "--time-column", "seconds")
                 #expect(timed.status == 0, "\(timed.stderr)")
-                #expect(timed.stderrLines.contains { $0.hasPrefix("response times: nt10 rapid-guess thresholds; time flags: rapid_guessing ") }, "\(timed.stderr)")
+                #expect(
+                    timed.stderrLines.contains { $0.hasPrefix("response times: nt10 rapid-guess thresholds; time flags: rapid_guessing ") },
+                    "\(timed.stderr)")
                 let plain = try ws.csvRows("scores.csv"), withTimes = try ws.csvRows("timed.csv")
                 #expect(Array(withTimes[0].prefix(plain[0].count)) == plain[0] && withTimes[0].count == plain[0].count + 9)
                 let se = plain[0].firstIndex(of: "se")!, nTimed = withTimes[0].firstIndex(of: "n_timed")!
@@ -55,18 +60,23 @@ struct ResponseTimesCLITests {
                 #expect((manifest["response_times"] as? [String: Any])?["time_column"] as? String == "seconds")
                 // A bank without a time model cannot score times; the options need times.
                 let rows = try ws.csvRows("bank_long.csv")
-                let keep = rows[0].indices.filter { !["time_intensity", "time_discrimination", "se_time_intensity", "se_time_discrimination", "speed_sd", "speed_correlation"].contains(rows[0][$0]) }
+                let keep = rows[0].indices.filter {
+                    !["time_intensity", "time_discrimination", "se_time_intensity", "se_time_discrimination", "speed_sd", "speed_correlation"]
+                        .contains(rows[0][$0])
+                }
                 try ws.write("untimed.csv", rows.map { r in keep.map { r[$0] }.joined(separator: ",") }.joined(separator: "\n") + "\n")
                 let refused = try ws.run("score", "long.csv", "--bank", "untimed.csv", "--out", "u.csv", "--time-column", "seconds")
                 #expect(refused.status == 64 && refused.stderr.contains("untimed.csv has none"), "\(refused.stderr)")
                 // Suspected items: the preknowledge columns, and an unknown id named with its line.
                 try ws.write("suspected.txt", "item_id\ni0001\ni0002\n\ni0003\n")
-                let pk = try ws.run("score", "long.csv", "--bank", "bank_long.csv", "--out", "pk.csv", "--time-column", "seconds", "--compromised", "suspected.txt")
+                let pk = try ws.run(
+                    "score", "long.csv", "--bank", "bank_long.csv", "--out", "pk.csv", "--time-column", "seconds", "--compromised", "suspected.txt")
                 #expect(pk.status == 0 && pk.stderr.contains("preknowledge test on the items of suspected.txt"), "\(pk.stderr)")
                 let pkRows = try ws.csvRows("pk.csv")
                 #expect(Array(pkRows[0].suffix(4)) == ["pk_answered", "pk_lr", "pk_speed_z", "pk_p"] && pkRows[1][pkRows[0].count - 4] == "3")
                 try ws.write("unknown.txt", "i0001\nq99\n")
-                let unknown = try ws.run("score", "long.csv", "--bank", "bank_long.csv", "--out", "u.csv", "--time-column", "seconds", "--compromised", "unknown.txt")
+                let unknown = try ws.run(
+                    "score", "long.csv", "--bank", "bank_long.csv", "--out", "u.csv", "--time-column", "seconds", "--compromised", "unknown.txt")
                 #expect(unknown.status != 0 && unknown.stderr.contains("unknown.txt:2:1: error: item 'q99' is not in the bank"), "\(unknown.stderr)")
                 let lonely = try ws.run("score", "long.csv", "--bank", "bank_long.csv", "--out", "u.csv", "--effort-moderated")
                 #expect(lonely.status == 64 && lonely.stderr.contains("go with response times"), "\(lonely.stderr)")
@@ -117,9 +127,10 @@ struct MonitorCLITests {
     @Test("a planted leak is found: alarms on the leaked items within a week, the change dated to the leak day; exit 4")
     func plantedLeak() throws {
         let ws = try CLIWorkspace()
-        let sim = try ws.run("simulate", "--items", "60", "--items-per-session", "20", "--persons", "12000", "--times", "--days", "40",
-                             "--leak-items", "3", "--leak-day", "25", "--rapid-guessers", "0.02", "--layout", "long", "--seed", "4",
-                             "--out", "sessions.csv", "--bank-out", "truth.csv", "--thetas-out", "truth_sessions.csv")
+        let sim = try ws.run(
+            "simulate", "--items", "60", "--items-per-session", "20", "--persons", "12000", "--times", "--days", "40",
+            "--leak-items", "3", "--leak-day", "25", "--rapid-guessers", "0.02", "--layout", "long", "--seed", "4",
+            "--out", "sessions.csv", "--bank-out", "truth.csv", "--thetas-out", "truth_sessions.csv")
         #expect(sim.status == 0, "\(sim.stderr)")
         #expect(sim.stderrLines.contains { $0.hasPrefix("dates: 40 days from 2026-01-01; 3 items leaked on 2026-01-26 (") })
         let truth = try ws.csvRows("truth.csv")
@@ -142,7 +153,8 @@ struct MonitorCLITests {
         #expect((kept["rapid_guesses_removed"] as? Int ?? 0) > 1000 && all["rapid_guesses_removed"] == nil)
         let rhoAll = try #require(all["correlation"] as? Double), rhoKept = try #require(kept["correlation"] as? Double)
         #expect(abs(rhoKept - 0.3) < abs(rhoAll - 0.3) && abs(rhoKept - 0.3) < 0.05, "ρ \(rhoAll) with the guesses, \(rhoKept) without")
-        let mon = try ws.run("monitor", "sessions.csv", "--bank", "bank.csv", "--date-column", "date", "--time-column", "seconds", "--out", "monitor.csv")
+        let mon = try ws.run(
+            "monitor", "sessions.csv", "--bank", "bank.csv", "--date-column", "date", "--time-column", "seconds", "--out", "monitor.csv")
         #expect(mon.status == 4, "\(mon.stderr)")
         let summary = try ws.json("monitor.summary.json")
         let alarms = try #require(summary["alarms"] as? [[String: String]])
@@ -153,8 +165,11 @@ struct MonitorCLITests {
         }
         #expect(Set(alarms.map { $0["item_id"]! }).subtracting(leaked).count <= 1, "\(mon.stderr)")
         let out = try ws.csvRows("monitor.csv")
-        #expect(out[0] == ["item_id", "date", "n", "n_timed", "p_correct", "response_residual", "time_residual", "statistic", "cusum", "alarm",
-                           "window_n", "window_p_correct", "window_time_intensity", "time_intensity"])
+        #expect(
+            out[0] == [
+                "item_id", "date", "n", "n_timed", "p_correct", "response_residual", "time_residual", "statistic", "cusum", "alarm",
+                "window_n", "window_p_correct", "window_time_intensity", "time_intensity"
+            ])
         // The report's items-over-time section: the alarmed items' series.
         let report = try ws.run("report", "before.csv", "--bank", "bank.csv", "--monitor", "monitor.csv", "--out", "report.html")
         #expect(report.status == 0, "\(report.stderr)")

@@ -79,7 +79,9 @@ struct ScoreAgeNormsCLITests {
     static func wide(_ ages: [String]) -> String {
         var text = "session_id,age,q1,q2,q3,q4,q5,q6\n"
         for (k, age) in ages.enumerated() {
-            text += "p\(k + 1),\(age)," + (1...6).map { j in (k + 1 + j) % 5 == 0 ? "" : ((7 * (k + 1) + 3 * j) % 4 < 2 ? "1" : "0") }.joined(separator: ",") + "\n"
+            text +=
+                "p\(k + 1),\(age),"
+                + (1...6).map { j in (k + 1 + j) % 5 == 0 ? "" : ((7 * (k + 1) + 3 * j) % 4 < 2 ? "1" : "0") }.joined(separator: ",") + "\n"
         }
         return text
     }
@@ -89,8 +91,10 @@ struct ScoreAgeNormsCLITests {
 
     /// Checks a score row against the norms: IQ, interval and percentile as the formula gives them for every θ
     /// and SE that the row's 4-decimal θ and SE may stand for; flags exactly.
-    static func expectRow(_ row: [String], norms: HandNorms, age: Double, iq: (Double, Double) -> Double,
-                          sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectRow(
+        _ row: [String], norms: HandNorms, age: Double, iq: (Double, Double) -> Double,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let theta = Double(row[3])!, se = Double(row[4])!, h = 0.00005
         func within(_ value: String, _ lo: Double, _ hi: Double) {
             let v = Int(value)!
@@ -101,8 +105,9 @@ struct ScoreAgeNormsCLITests {
         within(row[7], iq(theta + z * (se - h) - h, age), iq(theta + z * (se + h) + h, age))
         let p = Double(row[8])!
         let pLo = 100 * HandNorms.phi(norms.deviate(theta: theta - h, age: age)), pHi = 100 * HandNorms.phi(norms.deviate(theta: theta + h, age: age))
-        #expect(p >= (pLo * 10).rounded(.toNearestOrAwayFromZero) / 10 && p <= (pHi * 10).rounded(.toNearestOrAwayFromZero) / 10,
-                "\(row[0]): percentile \(p) not in \(pLo)…\(pHi)", sourceLocation: sourceLocation)
+        #expect(
+            p >= (pLo * 10).rounded(.toNearestOrAwayFromZero) / 10 && p <= (pHi * 10).rounded(.toNearestOrAwayFromZero) / 10,
+            "\(row[0]): percentile \(p) not in \(pLo)…\(pHi)", sourceLocation: sourceLocation)
         var flags: [String] = []
         let raw = iq(theta, age)
         if raw.rounded(.toNearestOrAwayFromZero) < 40 { flags.append("clamped_low") }
@@ -138,7 +143,10 @@ struct ScoreAgeNormsCLITests {
         }
         // 90, 12, 0 and 130 lie beyond 20–80 ± 5; 83 is within the margin.
         #expect(rows.dropFirst().map { $0[10].contains("age_outside_norms") } == [false, false, false, false, false, true, true, true, true, false])
-        #expect(r.stderrLines.contains("method EAP (prior N(0, 1²), 61 points on [-6, 6]); norms adults@2026-11 (continuous, ages 20–80 ± 5, area transformation), ages from column 'age'; 95% intervals"), "\(r.stderr)")
+        #expect(
+            r.stderrLines.contains(
+                "method EAP (prior N(0, 1²), 61 points on [-6, 6]); norms adults@2026-11 (continuous, ages 20–80 ± 5, area transformation), ages from column 'age'; 95% intervals"
+            ), "\(r.stderr)")
         #expect(r.stderrLines.contains { $0.hasPrefix("flags: ") && $0.hasSuffix("age_outside_norms 4") }, "\(r.stderr)")
         let summary = try ws.json("scores.summary.json")
         #expect(summary["norms"] as? String == "adults@2026-11")
@@ -148,10 +156,12 @@ struct ScoreAgeNormsCLITests {
         #expect((summary["flags"] as? [String: Int])?["age_outside_norms"] == 4)
 
         // Wide layout (the age column is no item), JSON Lines, 3 threads: the same scores.
-        let w = try ws.run("score", "wide.csv", "--bank", "BANK.csv", "--norms", "NORMS.json", "--age-column", "age", "--out", "wide-scores.csv", "--threads", "3")
+        let w = try ws.run(
+            "score", "wide.csv", "--bank", "BANK.csv", "--norms", "NORMS.json", "--age-column", "age", "--out", "wide-scores.csv", "--threads", "3")
         #expect(w.status == 0, "\(w.stderr)")
         #expect(try ws.read("wide-scores.csv") == ws.read("scores.csv"))
-        let j = try ws.run("score", "long.csv", "--bank", "BANK.csv", "--norms", "NORMS.json", "--age-column", "age", "--out", "scores.jsonl", "--format", "jsonl")
+        let j = try ws.run(
+            "score", "long.csv", "--bank", "BANK.csv", "--norms", "NORMS.json", "--age-column", "age", "--out", "scores.jsonl", "--format", "jsonl")
         #expect(j.status == 0, "\(j.stderr)")
         let lines = try ws.read("scores.jsonl").split(separator: "\n")
         #expect(lines.count == Self.ages.count)
@@ -170,7 +180,9 @@ struct ScoreAgeNormsCLITests {
         try ws.write("BANK.csv", Self.bank)
         try ws.write("NORMS.json", norms.document)
         try ws.write("long.csv", Self.long(Self.ages))
-        let r = try ws.run("score", "long.csv", "--bank", "BANK.csv", "--norms", "NORMS.json", "--age-column", "age", "--iq-transform", "linear", "--out", "linear.csv")
+        let r = try ws.run(
+            "score", "long.csv", "--bank", "BANK.csv", "--norms", "NORMS.json", "--age-column", "age", "--iq-transform", "linear", "--out",
+            "linear.csv")
         #expect(r.status == 0, "\(r.stderr)")
         let rows = try ws.csvRows("linear.csv")
         for (k, row) in rows.dropFirst().enumerated() {
@@ -198,7 +210,9 @@ struct ScoreAgeNormsCLITests {
 
         let same = try ws.run("score", "missing.csv", "--bank", "BANK.csv", "--norms", "NORMS.json", "--age-column", "item_id", "--out", "scores.csv")
         #expect(same.status == 64)
-        #expect(same.stderr.contains("--item-column and --age-column name the same column 'item_id'; the age column must be another column"), "\(same.stderr)")
+        #expect(
+            same.stderr.contains("--item-column and --age-column name the same column 'item_id'; the age column must be another column"),
+            "\(same.stderr)")
     }
 
     @Test("score --help names the age column, the options, the IQ under age norms and the flag")
@@ -207,9 +221,11 @@ struct ScoreAgeNormsCLITests {
         let r = try ws.run("score", "--help")
         #expect(r.status == 0)
         let text = r.stdout.replacing("\n", with: " ").replacing(#/ +/#, with: " ")
-        for part in ["plus age (years, at most 2 decimals) with --age-column", "--age-column <age-column>", "--iq-transform <iq-transform>",
-                     "IQ = 100 + 15·Φ⁻¹(F_age(θ)) (--iq-transform area, the default) or 100 + 15·(θ − m(age))/s(age)",
-                     "theta_at_bound, age_outside_norms", "an age that is not a number in 0–130"] {
+        for part in [
+            "plus age (years, at most 2 decimals) with --age-column", "--age-column <age-column>", "--iq-transform <iq-transform>",
+            "IQ = 100 + 15·Φ⁻¹(F_age(θ)) (--iq-transform area, the default) or 100 + 15·(θ − m(age))/s(age)",
+            "theta_at_bound, age_outside_norms", "an age that is not a number in 0–130"
+        ] {
             #expect(text.contains(part), "score --help lacks \(part)")
         }
     }
@@ -231,9 +247,14 @@ struct ScoreAgeNormsCLITests {
         #expect(agedRows.dropFirst().allSatisfy { $0[11] == "pop@3" && !$0[10].contains("age_outside_norms") })
         for row in agedRows.dropFirst() {
             let theta = Double(row[3])!
-            #expect(Int(row[5])! >= Self.reported(100 + 15 * (theta - 0.50005) / 0.8) && Int(row[5])! <= Self.reported(100 + 15 * (theta - 0.49995) / 0.8))
+            #expect(
+                Int(row[5])! >= Self.reported(100 + 15 * (theta - 0.50005) / 0.8) && Int(row[5])! <= Self.reported(100 + 15 * (theta - 0.49995) / 0.8)
+            )
         }
-        #expect(aged.stderrLines.contains("method EAP (prior N(0, 1²), 61 points on [-6, 6]); norms pop@3 (θ mean 0.5, SD 0.8), ages from column 'age'; 95% intervals"), "\(aged.stderr)")
+        #expect(
+            aged.stderrLines.contains(
+                "method EAP (prior N(0, 1²), 61 points on [-6, 6]); norms pop@3 (θ mean 0.5, SD 0.8), ages from column 'age'; 95% intervals"),
+            "\(aged.stderr)")
         let summary = try ws.json("aged.summary.json")
         #expect(summary["norms_method"] as? String == "linear" && summary["age_column"] as? String == "age" && summary["iq_transform"] == nil)
     }
@@ -243,7 +264,9 @@ struct ScoreAgeNormsCLITests {
         let ws = try CLIWorkspace()
         try ws.write("BANK.csv", Self.bank)
         try ws.write("NORMS.json", HandNorms().document)
-        try ws.write("s.csv", """
+        try ws.write(
+            "s.csv",
+            """
             session_id,item_id,response,age
             ok,q1,1,34
             ok,q2,0,
@@ -269,23 +292,29 @@ struct ScoreAgeNormsCLITests {
         #expect(r.status == 2, "\(r.stderr)")
         #expect(try ws.csvRows("scores.csv").dropFirst().map { [$0[0], $0[12]] } == [["ok", "34"]])
         let allowed = "allowed: 0–130 years"
-        #expect(try ws.csvRecords("scores.rejects.csv") == [
-            ["session_id", "file", "line", "column", "reason"],
-            ["nan", "s.csv", "4", "4", "age 'abc' is not a number; \(allowed)"],
-            ["old", "s.csv", "7", "4", "age 131 is outside 0–130 years"],
-            ["none", "s.csv", "8", "4", "no age: the age column is blank on every row of the session"],
-            ["diff", "s.csv", "13", "4", "the age differs within the session: 34 on line 10, 35 on line 13"],
-            ["neg", "s.csv", "15", "4", "age -1 is outside 0–130 years"],
-            // The first error in line order: the unknown item on line 16 comes before any age question.
-            ["bad", "s.csv", "16", "2", "unknown item id 'q9' (not in the bank)"],
-            ["late", "more.csv", "2", "4", "the age differs within the session: 50 on line 18 of s.csv, 50.5 on line 2"],
-        ])
+        #expect(
+            try ws.csvRecords("scores.rejects.csv") == [
+                ["session_id", "file", "line", "column", "reason"],
+                ["nan", "s.csv", "4", "4", "age 'abc' is not a number; \(allowed)"],
+                ["old", "s.csv", "7", "4", "age 131 is outside 0–130 years"],
+                ["none", "s.csv", "8", "4", "no age: the age column is blank on every row of the session"],
+                ["diff", "s.csv", "13", "4", "the age differs within the session: 34 on line 10, 35 on line 13"],
+                ["neg", "s.csv", "15", "4", "age -1 is outside 0–130 years"],
+                // The first error in line order: the unknown item on line 16 comes before any age question.
+                ["bad", "s.csv", "16", "2", "unknown item id 'q9' (not in the bank)"],
+                ["late", "more.csv", "2", "4", "the age differs within the session: 50 on line 18 of s.csv, 50.5 on line 2"]
+            ])
         // The same rejects on one thread and on the regrouping path (ok's rows apart).
         try ws.write("apart.csv", try ws.read("s.csv") + "ok,q3,1,34\n")
-        let apart = try ws.run("score", "apart.csv", "more.csv", "--bank", "BANK.csv", "--norms", "NORMS.json", "--age-column", "age", "--out", "apart-scores.csv", "--threads", "1")
+        let apart = try ws.run(
+            "score", "apart.csv", "more.csv", "--bank", "BANK.csv", "--norms", "NORMS.json", "--age-column", "age", "--out", "apart-scores.csv",
+            "--threads", "1")
         #expect(apart.status == 2, "\(apart.stderr)")
         #expect(apart.stderr.contains("note: rows of some sessions were not contiguous; the input was regrouped in memory"))
-        #expect(try ws.csvRecords("apart-scores.rejects.csv").dropFirst().map { ($0[0] + "|" + $0[2...].joined(separator: "|")).replacing("apart.csv", with: "s.csv") }
+        #expect(
+            try ws.csvRecords("apart-scores.rejects.csv").dropFirst().map {
+                ($0[0] + "|" + $0[2...].joined(separator: "|")).replacing("apart.csv", with: "s.csv")
+            }
                 == (try ws.csvRecords("scores.rejects.csv")).dropFirst().map { $0[0] + "|" + $0[2...].joined(separator: "|") })
 
         // Wide layout: the same reasons in the age column's place.
@@ -293,11 +322,12 @@ struct ScoreAgeNormsCLITests {
         let w = try ws.run("score", "w.csv", "--bank", "BANK.csv", "--norms", "NORMS.json", "--age-column", "age", "--out", "w-scores.csv")
         #expect(w.status == 2, "\(w.stderr)")
         #expect(try ws.csvRows("w-scores.csv").dropFirst().map { [$0[0], $0[12]] } == [["w4", "45.25"]])
-        #expect(try ws.csvRecords("w-scores.rejects.csv").dropFirst().map { $0 } == [
-            ["w1", "w.csv", "2", "4", "age 'abc' is not a number; \(allowed)"],
-            ["w2", "w.csv", "3", "4", "no age: the age column is blank on every row of the session"],
-            ["w3", "w.csv", "4", "4", "age 200 is outside 0–130 years"],
-        ])
+        #expect(
+            try ws.csvRecords("w-scores.rejects.csv").dropFirst().map { $0 } == [
+                ["w1", "w.csv", "2", "4", "age 'abc' is not a number; \(allowed)"],
+                ["w2", "w.csv", "3", "4", "no age: the age column is blank on every row of the session"],
+                ["w3", "w.csv", "4", "4", "age 200 is outside 0–130 years"]
+            ])
 
         // No age column: an error naming the file, the header line and the columns found; nothing written.
         try ws.write("noage.csv", "session_id,item_id,response\ns1,q1,1\n")
@@ -345,11 +375,13 @@ struct ScoreAgeNormsCLITests {
         #expect(rows.count == 1 + 3000 - 3000 / 9)
         #expect(try ws.csvRows("one.rejects.csv").count == 1 + 3000 / 9)
         // 32M: chunks of ~21 KB on 3 threads, so sessions cross chunk borders.
-        let three = try IQScoreCLI.run(["score", "long.csv"] + base + ["--out", "three.csv", "--threads", "3", "--max-memory", "32M"], in: ws.directory)
+        let three = try IQScoreCLI.run(
+            ["score", "long.csv"] + base + ["--out", "three.csv", "--threads", "3", "--max-memory", "32M"], in: ws.directory)
         #expect(three.status == 2, "\(three.stderr)")
         #expect(try ws.read("three.csv") == ws.read("one.csv"))
         #expect(try ws.read("three.rejects.csv") == ws.read("one.rejects.csv"))
-        let mixed = try IQScoreCLI.run(["score", "mixed.csv"] + base + ["--out", "mixed.csv.out", "--rejects", "mixed.rejects", "--threads", "3"], in: ws.directory)
+        let mixed = try IQScoreCLI.run(
+            ["score", "mixed.csv"] + base + ["--out", "mixed.csv.out", "--rejects", "mixed.rejects", "--threads", "3"], in: ws.directory)
         #expect(mixed.status == 2, "\(mixed.stderr)")
         #expect(mixed.stderr.contains("regrouped in memory"))
         #expect(try ws.read("mixed.csv.out") == ws.read("one.csv"))

@@ -32,7 +32,9 @@ extension CLIWorkspace {
 /// The text `ScoreCommand.summary` writes to stderr, rebuilt from the counts (the first line holds timings and
 /// is checked with a regex).
 enum ScoreSummary {
-    static let flagOrder = ["clamped_low", "clamped_high", "low_precision", "perfect_score", "zero_score", "few_items", "theta_at_bound", "age_outside_norms"]
+    static let flagOrder = [
+        "clamped_low", "clamped_high", "low_precision", "perfect_score", "zero_score", "few_items", "theta_at_bound", "age_outside_norms"
+    ]
 
     static func count(_ n: Int) -> String {
         var out = ""
@@ -47,8 +49,10 @@ enum ScoreSummary {
     static func firstLine(sessions: Int, rows: Int, files: Int) -> Regex<Substring> {
         let text = "iqscore score: read \(count(sessions)) session\(sessions == 1 ? "" : "s") (\(count(rows)) row\(rows == 1 ? "" : "s"), "
         let tail = " from \(files) file\(files == 1 ? "" : "s") in "
-        return try! Regex("^" + NSRegularExpression.escapedPattern(for: text) + #"[0-9]+\.[0-9] MB\)"#
-                          + NSRegularExpression.escapedPattern(for: tail) + #"[0-9]+\.[0-9]{2} s \([0-9,]+ sessions/s, [0-9]+\.[0-9] MB/s\)$"#, as: Substring.self)
+        return try! Regex(
+            "^" + NSRegularExpression.escapedPattern(for: text) + #"[0-9]+\.[0-9] MB\)"#
+                + NSRegularExpression.escapedPattern(for: tail) + #"[0-9]+\.[0-9]{2} s \([0-9,]+ sessions/s, [0-9]+\.[0-9] MB/s\)$"#,
+            as: Substring.self)
     }
 
     static func methodLine(_ method: String) -> String {
@@ -71,15 +75,20 @@ enum ScoreSummary {
     }
 
     /// Every line after the first (and the empty string after the final newline).
-    static func tail(scored: Int, rejected: Int, notAdministered: Int = 0, out: String, rejects: String, manifest: String? = nil, blank: Int = 0,
-                     regrouped: Bool = false, method: String = "eap", flagCells: [String]) -> [String] {
-        var lines = ["scored \(count(scored)), " + (notAdministered > 0 ? "not administered \(count(notAdministered)) (no responses), " : "")
-                     + "rejected \(count(rejected))" + (rejected + notAdministered > 0 ? " (see \(rejects))" : "")]
+    static func tail(
+        scored: Int, rejected: Int, notAdministered: Int = 0, out: String, rejects: String, manifest: String? = nil, blank: Int = 0,
+        regrouped: Bool = false, method: String = "eap", flagCells: [String]
+    ) -> [String] {
+        var lines = [
+            "scored \(count(scored)), " + (notAdministered > 0 ? "not administered \(count(notAdministered)) (no responses), " : "")
+                + "rejected \(count(rejected))" + (rejected + notAdministered > 0 ? " (see \(rejects))" : "")
+        ]
         if blank > 0 { lines.append("\(count(blank)) rows with an empty response were treated as not administered") }
         if regrouped { lines.append("note: rows of some sessions were not contiguous; the input was regrouped in memory") }
         lines.append(methodLine(method))
         if let flags = flagsLine(flagCells) { lines.append(flags) }
-        let manifest = manifest ?? (out.hasSuffix(".csv") || out.hasSuffix(".jsonl") ? String(out[..<out.lastIndex(of: ".")!]) : out) + ".summary.json"
+        let manifest =
+            manifest ?? (out.hasSuffix(".csv") || out.hasSuffix(".jsonl") ? String(out[..<out.lastIndex(of: ".")!]) : out) + ".summary.json"
         lines.append("wrote \(out) and \(rejects), manifest \(manifest)")
         return lines + [""]
     }
@@ -138,8 +147,11 @@ struct ScoreCLITests {
 
         let lines = r.stderrLines
         #expect(lines.first?.wholeMatch(of: ScoreSummary.firstLine(sessions: 8, rows: rowCount, files: 1)) != nil, "\(lines.first ?? "")")
-        #expect(Array(lines.dropFirst()) == ScoreSummary.tail(scored: 8, rejected: 0, out: "scores.csv", rejects: "scores.rejects.csv",
-                                                              flagCells: rows.dropFirst().map { $0[10] }))
+        #expect(
+            Array(lines.dropFirst())
+                == ScoreSummary.tail(
+                    scored: 8, rejected: 0, out: "scores.csv", rejects: "scores.rejects.csv",
+                    flagCells: rows.dropFirst().map { $0[10] }))
 
         // Without a domain column: exactly the core columns; an explicit --rejects path.
         try ws.write("PLAIN.csv", Self.bankWithoutDomain)
@@ -160,13 +172,19 @@ struct ScoreCLITests {
         let ws = try CLIWorkspace()
         try ws.write("PLAIN.csv", Self.bankWithoutDomain)
         // write.csv(coef(mod, simplify = TRUE)$items) of the same items: d = −ab.
-        try ws.write("MIRT.csv", "\"\",\"a1\",\"d\",\"g\",\"u\"\n\"q1\",1.2,1.2,0,1\n\"q2\",0.8,0.4,0,1\n\"q3\",1.5,0,0,1\n\"q4\",1,-0.5,0,1\n\"q5\",1.3,-1.3,0.2,1\n\"q6\",0.9,-1.35,0,1\n")
+        try ws.write(
+            "MIRT.csv",
+            "\"\",\"a1\",\"d\",\"g\",\"u\"\n\"q1\",1.2,1.2,0,1\n\"q2\",0.8,0.4,0,1\n\"q3\",1.5,0,0,1\n\"q4\",1,-0.5,0,1\n\"q5\",1.3,-1.3,0.2,1\n\"q6\",0.9,-1.35,0,1\n"
+        )
         try ws.write("sessions.csv", Self.sessions(8).text)
         let plain = try ws.run("score", "sessions.csv", "--bank", "PLAIN.csv", "--out", "plain.csv")
         let mirt = try ws.run("score", "sessions.csv", "--bank", "MIRT.csv", "--out", "mirt.csv")
         #expect(plain.status == 0 && mirt.status == 0, "\(mirt.stderr)")
         #expect(try ws.read("mirt.csv") == ws.read("plain.csv"))
-        #expect(mirt.stderrLines.first == "note: MIRT.csv: read as mirt slope–intercept (a1, d, g, u): b = −d/a1; c = g; u (upper asymptote) must be 1; item ids from the unnamed first column")
+        #expect(
+            mirt.stderrLines.first
+                == "note: MIRT.csv: read as mirt slope–intercept (a1, d, g, u): b = −d/a1; c = g; u (upper asymptote) must be 1; item ids from the unnamed first column"
+        )
         #expect(!plain.stderr.contains("note:"))
     }
 
@@ -204,19 +222,23 @@ struct ScoreCLITests {
         #expect(scores.dropFirst().map { $0[0] } == ["ok1", "ok2"])
         let lines = r.stderrLines
         #expect(lines.first?.wholeMatch(of: ScoreSummary.firstLine(sessions: 9, rows: 16, files: 1)) != nil, "\(lines.first ?? "")")
-        #expect(Array(lines.dropFirst()) == ScoreSummary.tail(scored: 2, rejected: 6, notAdministered: 1, out: "scores.csv", rejects: "scores.rejects.csv",
-                                                              blank: 2, flagCells: scores.dropFirst().map { $0[10] }))
+        #expect(
+            Array(lines.dropFirst())
+                == ScoreSummary.tail(
+                    scored: 2, rejected: 6, notAdministered: 1, out: "scores.csv", rejects: "scores.rejects.csv",
+                    blank: 2, flagCells: scores.dropFirst().map { $0[10] }))
         #expect(try ws.csvRows("scores.rejects.csv").count == 8)
-        #expect(try ws.csvRecords("scores.rejects.csv") == [
-            ["session_id", "file", "line", "column", "reason"],
-            ["unk", "sessions.csv", "6", "1", "unknown item id 'qX' (not in the bank)"],
-            ["two", "sessions.csv", "7", "3", "response '2' is not a response; allowed: \(Self.allowed)"],
-            ["yes", "sessions.csv", "8", "3", "response 'yes' is not a response; allowed: \(Self.allowed)"],
-            ["dup", "sessions.csv", "11", "1", "item 'q2' answered twice in the session (first on line 9)"],
-            ["short", "sessions.csv", "12", "2", "malformed row: expected 3 fields as in the header, found 2"],
-            ["", "sessions.csv", "13", "1", "malformed row: expected 3 fields as in the header, found 1; no session id"],
-            ["blank", "sessions.csv", "14", "", "not administered: the session has no responses"],
-        ])
+        #expect(
+            try ws.csvRecords("scores.rejects.csv") == [
+                ["session_id", "file", "line", "column", "reason"],
+                ["unk", "sessions.csv", "6", "1", "unknown item id 'qX' (not in the bank)"],
+                ["two", "sessions.csv", "7", "3", "response '2' is not a response; allowed: \(Self.allowed)"],
+                ["yes", "sessions.csv", "8", "3", "response 'yes' is not a response; allowed: \(Self.allowed)"],
+                ["dup", "sessions.csv", "11", "1", "item 'q2' answered twice in the session (first on line 9)"],
+                ["short", "sessions.csv", "12", "2", "malformed row: expected 3 fields as in the header, found 2"],
+                ["", "sessions.csv", "13", "1", "malformed row: expected 3 fields as in the header, found 1; no session id"],
+                ["blank", "sessions.csv", "14", "", "not administered: the session has no responses"]
+            ])
         #expect(try ws.contents() == ["BANK.csv", "sessions.csv", "scores.csv", "scores.rejects.csv", "scores.summary.json"])
 
         // Interleaved (ok1 comes back at the end): regrouped, the note on stderr, the same rejects.
@@ -225,10 +247,13 @@ struct ScoreCLITests {
         #expect(mixed.status == 2, "\(mixed.stderr)")
         let mixedScores = try ws.csvRows("mixed.csv.out")
         #expect(mixedScores.dropFirst().map { $0[0] } == ["ok1", "ok2"])
-        #expect(Array(mixed.stderrLines.dropFirst()) == ScoreSummary.tail(
-            scored: 2, rejected: 6, notAdministered: 1, out: "mixed.csv.out", rejects: "mixed-rejects.csv", blank: 2, regrouped: true,
-            flagCells: mixedScores.dropFirst().map { $0[10] }))
-        #expect(try ws.csvRecords("mixed-rejects.csv").map { $0[0] + "|" + $0[2...].joined(separator: "|") }
+        #expect(
+            Array(mixed.stderrLines.dropFirst())
+                == ScoreSummary.tail(
+                    scored: 2, rejected: 6, notAdministered: 1, out: "mixed.csv.out", rejects: "mixed-rejects.csv", blank: 2, regrouped: true,
+                    flagCells: mixedScores.dropFirst().map { $0[10] }))
+        #expect(
+            try ws.csvRecords("mixed-rejects.csv").map { $0[0] + "|" + $0[2...].joined(separator: "|") }
                 == (try ws.csvRecords("scores.rejects.csv")).map { $0[0] + "|" + $0[2...].joined(separator: "|") })
     }
 
@@ -244,32 +269,44 @@ struct ScoreCLITests {
     static let goodSessions = "session_id,item_id,response\ns1,q1,1\ns1,q2,0\ns2,q3,1\n"
 
     static let fatalCases: [FatalCase] = [
-        FatalCase(name: "a bank with a bad number",
-                  files: ["BANK.csv": "item_id,a,b\nq1,1.0,0\nq2,abc,0\nq3,1,0.5\n", "s.csv": goodSessions],
-                  arguments: ["s.csv", "--bank", "BANK.csv", "--out", "scores.csv"],
-                  stderr: "BANK.csv:3:2: error: item 'q2': a 'abc' is not a number\n"),
-        FatalCase(name: "a bank without a b column",
-                  files: ["BANK.csv": "item_id,a\nq1,1.0\n", "s.csv": goodSessions],
-                  arguments: ["s.csv", "--bank", "BANK.csv", "--out", "scores.csv"],
-                  stderr: "BANK.csv:1: error: the bank header has no difficulty column (found: item_id,a); name it b (or give mirt's intercept as a1,d; thresholds of items in more than two categories as b1, b2, …)\n"),
-        FatalCase(name: "a missing session file",
-                  files: ["BANK.csv": bankWithoutDomain],
-                  arguments: ["missing.csv", "--bank", "BANK.csv", "--out", "scores.csv"],
-                  stderr: "missing.csv: error: cannot open file: No such file or directory\n"),
-        FatalCase(name: "a missing second session file (the first one already scored)",
-                  files: ["BANK.csv": bankWithoutDomain, "s.csv": goodSessions],
-                  arguments: ["s.csv", "missing.csv", "--bank", "BANK.csv", "--out", "scores.csv"],
-                  stderr: "missing.csv: error: cannot open file: No such file or directory\n"),
-        FatalCase(name: "norms with sd 0",
-                  files: ["BANK.csv": bankWithoutDomain, "s.csv": goodSessions,
-                          "norms.json": #"{"name": "adults", "version": "2024", "mean": 0.1, "sd": 0}"#],
-                  arguments: ["s.csv", "--bank", "BANK.csv", "--norms", "norms.json", "--out", "scores.csv"],
-                  stderr: "norms.json: error: norms sd must be in [0.01, 10], got 0.0\n"),
-        FatalCase(name: "norms missing a key",
-                  files: ["BANK.csv": bankWithoutDomain, "s.csv": goodSessions,
-                          "norms.json": #"{"name": "adults", "version": "2024", "mean": 0.1}"#],
-                  arguments: ["s.csv", "--bank", "BANK.csv", "--norms", "norms.json", "--out", "scores.csv"],
-                  stderr: #"norms.json: error: norms JSON lacks "sd"; expected {"name", "version", "mean", "sd"}"# + "\n"),
+        FatalCase(
+            name: "a bank with a bad number",
+            files: ["BANK.csv": "item_id,a,b\nq1,1.0,0\nq2,abc,0\nq3,1,0.5\n", "s.csv": goodSessions],
+            arguments: ["s.csv", "--bank", "BANK.csv", "--out", "scores.csv"],
+            stderr: "BANK.csv:3:2: error: item 'q2': a 'abc' is not a number\n"),
+        FatalCase(
+            name: "a bank without a b column",
+            files: ["BANK.csv": "item_id,a\nq1,1.0\n", "s.csv": goodSessions],
+            arguments: ["s.csv", "--bank", "BANK.csv", "--out", "scores.csv"],
+            stderr:
+                "BANK.csv:1: error: the bank header has no difficulty column (found: item_id,a); name it b (or give mirt's intercept as a1,d; thresholds of items in more than two categories as b1, b2, …)\n"
+        ),
+        FatalCase(
+            name: "a missing session file",
+            files: ["BANK.csv": bankWithoutDomain],
+            arguments: ["missing.csv", "--bank", "BANK.csv", "--out", "scores.csv"],
+            stderr: "missing.csv: error: cannot open file: No such file or directory\n"),
+        FatalCase(
+            name: "a missing second session file (the first one already scored)",
+            files: ["BANK.csv": bankWithoutDomain, "s.csv": goodSessions],
+            arguments: ["s.csv", "missing.csv", "--bank", "BANK.csv", "--out", "scores.csv"],
+            stderr: "missing.csv: error: cannot open file: No such file or directory\n"),
+        FatalCase(
+            name: "norms with sd 0",
+            files: [
+                "BANK.csv": bankWithoutDomain, "s.csv": goodSessions,
+                "norms.json": #"{"name": "adults", "version": "2024", "mean": 0.1, "sd": 0}"#
+            ],
+            arguments: ["s.csv", "--bank", "BANK.csv", "--norms", "norms.json", "--out", "scores.csv"],
+            stderr: "norms.json: error: norms sd must be in [0.01, 10], got 0.0\n"),
+        FatalCase(
+            name: "norms missing a key",
+            files: [
+                "BANK.csv": bankWithoutDomain, "s.csv": goodSessions,
+                "norms.json": #"{"name": "adults", "version": "2024", "mean": 0.1}"#
+            ],
+            arguments: ["s.csv", "--bank", "BANK.csv", "--norms", "norms.json", "--out", "scores.csv"],
+            stderr: #"norms.json: error: norms JSON lacks "sd"; expected {"name", "version", "mean", "sd"}"# + "\n")
     ]
 
     @Test("a fatal bad input: exit 1, the exact error, no scores, rejects or temporary files", arguments: fatalCases)
@@ -346,9 +383,12 @@ struct ScoreCLITests {
             #expect(rows.dropFirst().allSatisfy { $0[9] == method }, "\(method)")
             thetas[method] = rows.dropFirst().map { $0[3] }
             #expect(r.stderrLines.first?.wholeMatch(of: ScoreSummary.firstLine(sessions: 5, rows: rowCount, files: 1)) != nil)
-            #expect(Array(r.stderrLines.dropFirst()) == ScoreSummary.tail(scored: 5, rejected: 0, out: "\(method).csv",
-                                                                          rejects: "\(method).rejects.csv", method: method,
-                                                                          flagCells: rows.dropFirst().map { $0[10] }))
+            #expect(
+                Array(r.stderrLines.dropFirst())
+                    == ScoreSummary.tail(
+                        scored: 5, rejected: 0, out: "\(method).csv",
+                        rejects: "\(method).rejects.csv", method: method,
+                        flagCells: rows.dropFirst().map { $0[10] }))
         }
         #expect(thetas["ml"] != thetas["map"] && thetas["map"] != thetas["wle"])
     }
@@ -374,9 +414,13 @@ struct ScoreCLITests {
         let all = scores.dropFirst().map { $0[0] } + rejects.dropFirst().map { $0[0] }
         #expect(all.sorted() == (1...1525).map(String.init).sorted())
         #expect(scores.dropFirst().map { Int($0[0])! } == scores.dropFirst().map { Int($0[0])! }.sorted())
-        #expect(r.stderrLines.first?.wholeMatch(of: ScoreSummary.firstLine(sessions: 1525, rows: 1525, files: 1)) != nil, "\(r.stderrLines.first ?? "")")
-        #expect(Array(r.stderrLines.dropFirst()) == ScoreSummary.tail(scored: 1509, rejected: 0, notAdministered: 16, out: "scores.csv", rejects: "scores.rejects.csv",
-                                                                      flagCells: scores.dropFirst().map { $0[10] }))
+        #expect(
+            r.stderrLines.first?.wholeMatch(of: ScoreSummary.firstLine(sessions: 1525, rows: 1525, files: 1)) != nil, "\(r.stderrLines.first ?? "")")
+        #expect(
+            Array(r.stderrLines.dropFirst())
+                == ScoreSummary.tail(
+                    scored: 1509, rejected: 0, notAdministered: 16, out: "scores.csv", rejects: "scores.rejects.csv",
+                    flagCells: scores.dropFirst().map { $0[10] }))
         // The rejected rows of the data file have no answers at all.
         let dataLines = try String(contentsOfFile: data, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
         for reject in rejects.dropFirst() {

@@ -34,16 +34,17 @@ struct TextFidelityCLITests {
     @Test("a session id that is not valid UTF-8 rejects its session with the bytes escaped; two such ids stay apart")
     func invalidSessionIDs() throws {
         var data = Self.bytes("session_id,item_id,response\ns1,q1,1\n")
-        data += [0x73, 0xFF, 0x2C] + Self.bytes("q1,1\n")          // s\xFF
-        data += [0x73, 0xFE, 0x2C] + Self.bytes("q2,0\n")          // s\xFE
+        data += [0x73, 0xFF, 0x2C] + Self.bytes("q1,1\n") // s\xFF
+        data += [0x73, 0xFE, 0x2C] + Self.bytes("q2,0\n") // s\xFE
         let ws = try Self.workspace(data)
         for threads in ["1", "2"] {
             let r = try ws.run("score", "s.csv", "--bank", "BANK.csv", "--out", "o\(threads).csv", "--threads", threads)
             #expect(r.status == 2, "\(r.stderr)")
-            #expect(try ws.csvRecords("o\(threads).rejects.csv").dropFirst().map { $0 } == [
-                ["s\\xFF", "s.csv", "3", "1", "session id 's\\xFF' is not valid UTF-8; ids must be UTF-8 text"],
-                ["s\\xFE", "s.csv", "4", "1", "session id 's\\xFE' is not valid UTF-8; ids must be UTF-8 text"],
-            ])
+            #expect(
+                try ws.csvRecords("o\(threads).rejects.csv").dropFirst().map { $0 } == [
+                    ["s\\xFF", "s.csv", "3", "1", "session id 's\\xFF' is not valid UTF-8; ids must be UTF-8 text"],
+                    ["s\\xFE", "s.csv", "4", "1", "session id 's\\xFE' is not valid UTF-8; ids must be UTF-8 text"]
+                ])
         }
         // calibrate: an error with file, line and column.
         let c = try ws.run("calibrate", "s.csv", "--out", "b.csv")
@@ -69,10 +70,11 @@ struct TextFidelityCLITests {
             let r = try ws.run("score", "s.csv", "--bank", "BANK.csv", "--out", "o\(threads).csv", "--threads", threads)
             #expect(r.status == 2)
             let prefix = String(repeating: "x", count: 100)
-            #expect(try ws.csvRecords("o\(threads).rejects.csv").dropFirst().map { $0[4] } == [
-                "response '\(prefix)…' (1000000 bytes) is not a response; allowed: 1, 0, true, false, t, f, or empty/NA for not administered",
-                "unknown item id '\(prefix)…' (1000000 bytes) (not in the bank)",
-            ])
+            #expect(
+                try ws.csvRecords("o\(threads).rejects.csv").dropFirst().map { $0[4] } == [
+                    "response '\(prefix)…' (1000000 bytes) is not a response; allowed: 1, 0, true, false, t, f, or empty/NA for not administered",
+                    "unknown item id '\(prefix)…' (1000000 bytes) (not in the bank)"
+                ])
             #expect(try Data(contentsOf: ws.url("o\(threads).rejects.csv")).count < 1_000)
         }
     }
@@ -83,9 +85,10 @@ struct TextFidelityCLITests {
         for threads in ["1", "2"] {
             let r = try ws.run("score", "s.csv", "--bank", "BANK.csv", "--out", "o\(threads).csv", "--threads", threads)
             #expect(r.status == 2)
-            #expect(try ws.csvRecords("o\(threads).rejects.csv").dropFirst().map { $0 } == [
-                ["s1", "s.csv", "3", "4", "malformed row: expected 3 fields as in the header, found 4"],
-            ])
+            #expect(
+                try ws.csvRecords("o\(threads).rejects.csv").dropFirst().map { $0 } == [
+                    ["s1", "s.csv", "3", "4", "malformed row: expected 3 fields as in the header, found 4"]
+                ])
         }
         let c = try ws.run("calibrate", "s.csv", "--out", "b.csv")
         #expect(c.status == 1)
@@ -117,13 +120,20 @@ struct PretestCLITests {
         #expect(try ws.run("calibrate", data, "--model", "2pl", "--out", "bank.csv").status == 0)
         let pretest: Set<String> = ["rotate.3", "rotate.4", "matrix.45", "matrix.46"]
         let bankLines = try ws.read("bank.csv").split(separator: "\n").map(String.init)
-        try ws.write("status.csv", ([bankLines[0] + ",status"] + bankLines.dropFirst().map {
-            $0 + (pretest.contains(String($0.prefix { $0 != "," })) ? ",pretest" : ",active")
-        }).joined(separator: "\n") + "\n")
-        try ws.write("reduced.csv", ([bankLines[0]] + bankLines.dropFirst().filter { !pretest.contains(String($0.prefix { $0 != "," })) })
-            .joined(separator: "\n") + "\n")
-        let table = try String(contentsOfFile: data, encoding: .utf8).split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
-        let keep = table[0].indices.filter { !pretest.contains(table[0][$0].trimmingCharacters(in: ["\""])) }   // quoted header
+        try ws.write(
+            "status.csv",
+            ([bankLines[0] + ",status"]
+                + bankLines.dropFirst().map {
+                    $0 + (pretest.contains(String($0.prefix { $0 != "," })) ? ",pretest" : ",active")
+                }).joined(separator: "\n") + "\n")
+        try ws.write(
+            "reduced.csv",
+            ([bankLines[0]] + bankLines.dropFirst().filter { !pretest.contains(String($0.prefix { $0 != "," })) })
+                .joined(separator: "\n") + "\n")
+        let table = try String(contentsOfFile: data, encoding: .utf8).split(separator: "\n").map {
+            $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        }
+        let keep = table[0].indices.filter { !pretest.contains(table[0][$0].trimmingCharacters(in: ["\""])) } // quoted header
         try ws.write("icar12.csv", table.map { row in keep.map { row[$0] }.joined(separator: ",") }.joined(separator: "\n") + "\n")
         #expect(try ws.run("score", data, "--bank", "status.csv", "--out", "a.csv").status == 2)
         // Only empty rows left out: not administered, exit 0 (with status.csv, sessions that answered only pretest items are rejected).

@@ -58,14 +58,18 @@ package struct CategoryItemFit: Sendable {
     ///   - freeParameters: per item, its estimated parameters (the S-X² df subtracts them).
     /// - Throws: `PsychometricsError.lengthMismatch` unless there is one model and one count per item with the
     ///   data's number of categories.
-    package init(data: ResponseMatrix, items models: [any ItemResponseModel], freeParameters: [Int], latentScale: LatentScale = .standard,
-                quadraturePoints: Int = 61, minimumExpected: Double = 1) throws(PsychometricsError) {
+    package init(
+        data: ResponseMatrix, items models: [any ItemResponseModel], freeParameters: [Int], latentScale: LatentScale = .standard,
+        quadraturePoints: Int = 61, minimumExpected: Double = 1
+    ) throws(PsychometricsError) {
         let J = data.itemCount
         guard models.count == J, freeParameters.count == J else {
-            throw PsychometricsError(.lengthMismatch, "one model and one parameter count per item: \(models.count) and \(freeParameters.count) for \(J) items")
+            throw PsychometricsError(
+                .lengthMismatch, "one model and one parameter count per item: \(models.count) and \(freeParameters.count) for \(J) items")
         }
         if let j = (0..<J).first(where: { models[$0].categoryCount != data.categoryCounts[$0] }) {
-            throw PsychometricsError(.lengthMismatch, "item \(data.itemIDs[j]): the model has \(models[j].categoryCount) categories, the data \(data.categoryCounts[j])")
+            throw PsychometricsError(
+                .lengthMismatch, "item \(data.itemIDs[j]): the model has \(models[j].categoryCount) categories, the data \(data.categoryCounts[j])")
         }
         let grid = QuadratureGrid(validatedCount: quadraturePoints, bound: 6, mean: latentScale.mean, sd: latentScale.sd)
         let Q = grid.count
@@ -180,9 +184,10 @@ package struct CategoryItemFit: Sendable {
         var out: [Item] = []
         for j in 0..<J {
             let K = models[j].categoryCount, mo = moments[j], scored = models[j].maximumScore > 0
-            var item = Item(responses: counts[j].reduce(0, +), categoryCounts: counts[j],
-                            categoryMeanRestScore: (0..<K).map { counts[j][$0] > 0 ? restSums[j][$0] / Double(counts[j][$0]) : nil },
-                            meanScore: scored && mo[0] > 0 ? mo[1] / mo[0] : nil, maximumScore: models[j].maximumScore)
+            var item = Item(
+                responses: counts[j].reduce(0, +), categoryCounts: counts[j],
+                categoryMeanRestScore: (0..<K).map { counts[j][$0] > 0 ? restSums[j][$0] / Double(counts[j][$0]) : nil },
+                meanScore: scored && mo[0] > 0 ? mo[1] / mo[0] : nil, maximumScore: models[j].maximumScore)
             if scored && mo[0] > 1 {
                 let n = mo[0], cov = mo[5] / n - mo[1] / n * mo[2] / n
                 let vx = mo[3] / n - mo[1] / n * mo[1] / n, vy = mo[4] / n - mo[2] / n * mo[2] / n

@@ -66,7 +66,7 @@ package enum ChiSquare {
             }
             return min(1, decay * sum)
         }
-        var term = 2 * (z / Double.pi).squareRoot()   // z^½ / Γ(3/2)
+        var term = 2 * (z / Double.pi).squareRoot() // z^½ / Γ(3/2)
         var k = 1
         while k <= m {
             sum += term

@@ -103,8 +103,9 @@ package struct ClassicalItemAnalysis: Sendable, Hashable {
                 if sxx > 0 && syy > 0 { pbis = sxy / (sxx * syy).squareRoot() }
             }
             let deleted = J > 2 ? alpha(J - 1, sumVar - variances[j], sumAll - 2 * rowSum[j] + variances[j]) : nil
-            return Item(itemID: data.itemIDs[j], responses: totals.responses[j], correct: totals.correct[j],
-                        pValue: m > 0 ? r / m : .nan, pointBiserial: pbis, alphaIfDeleted: deleted)
+            return Item(
+                itemID: data.itemIDs[j], responses: totals.responses[j], correct: totals.correct[j],
+                pValue: m > 0 ? r / m : .nan, pointBiserial: pbis, alphaIfDeleted: deleted)
         }
         personCount = N
         completePersons = complete
@@ -119,9 +120,11 @@ package struct ClassicalItemAnalysis: Sendable, Hashable {
 
         if !pairwise {
             let perPerson = N > 0 ? Double(data.cellCount) / Double(N) : 0
-            undefined["alpha"] = "missing by design: persons answered \(String(format: "%.1f", perPerson)) of the \(J) items on average (\(String(format: "%.1f", 100 * density))% of the cells, below the \(Int(100 * Self.minimumDensityForAlpha))% at which α is computed); α describes the total score on all \(J) items, which nobody took. The model's reliabilities (marginal_rxx, mean_error_variance_reliability) apply to any design"
+            undefined["alpha"] =
+                "missing by design: persons answered \(String(format: "%.1f", perPerson)) of the \(J) items on average (\(String(format: "%.1f", 100 * density))% of the cells, below the \(Int(100 * Self.minimumDensityForAlpha))% at which α is computed); α describes the total score on all \(J) items, which nobody took. The model's reliabilities (marginal_rxx, mean_error_variance_reliability) apply to any design"
         } else if missingPairs > 0 {
-            undefined["alpha"] = "\(missingPairs) item pairs (or items) were answered together by fewer than 2 persons, so their covariance is undefined"
+            undefined["alpha"] =
+                "\(missingPairs) item pairs (or items) were answered together by fewer than 2 persons, so their covariance is undefined"
         } else if a == nil {
             undefined["alpha"] = J < 2 ? "needs at least 2 items" : "the total-score variance is 0"
         }
@@ -132,6 +135,9 @@ package struct ClassicalItemAnalysis: Sendable, Hashable {
         if meanScore == nil { undefined["mean_score"] = complete == 0 ? "no person answered every item" : "only 1 person answered every item" }
         if meanScore == nil { undefined["sd_score"] = undefined["mean_score"] }
         let constant = items.filter { $0.pointBiserial == nil }.count
-        if constant > 0 { undefined["point_biserial"] = "\(constant) item\(constant == 1 ? "" : "s"): the item or its rest score is constant over the persons who answered it (or fewer than 2 did)" }
+        if constant > 0 {
+            undefined["point_biserial"] =
+                "\(constant) item\(constant == 1 ? "" : "s"): the item or its rest score is constant over the persons who answered it (or fewer than 2 did)"
+        }
     }
 }

@@ -73,7 +73,8 @@ package struct ConditionalMeanSquares: Sendable {
         let outfit = sumZ2[j] / n, infit = sumR2[j] / sumW[j]
         let qOut = (max(0, outfitVariance[j]) / (n * n)).squareRoot()
         let qIn = (max(0, infitVariance[j]) / (sumW[j] * sumW[j])).squareRoot()
-        return Result(infit: infit, outfit: outfit, infitZ: Self.standardized(infit, sd: qIn),
-                      outfitZ: Self.standardized(outfit, sd: qOut), persons: Int(n))
+        return Result(
+            infit: infit, outfit: outfit, infitZ: Self.standardized(infit, sd: qIn),
+            outfitZ: Self.standardized(outfit, sd: qOut), persons: Int(n))
     }
 }

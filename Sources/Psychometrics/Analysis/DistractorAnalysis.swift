@@ -63,11 +63,16 @@ package struct DistractorAnalysis: Sendable, Hashable {
                 if isKey {
                     if rateTop - rateBottom <= 0 { flags.append("key does not discriminate") }
                 } else {
-                    if rate < minimumRate { flags.append("non-functioning (chosen by \(String(format: "%.1f", 100 * rate))% < \(String(format: "%.0f", 100 * minimumRate))%)") }
+                    if rate < minimumRate {
+                        flags.append(
+                            "non-functioning (chosen by \(String(format: "%.1f", 100 * rate))% < \(String(format: "%.0f", 100 * minimumRate))%)")
+                    }
                     if rateTop - rateBottom > 0 { flags.append("attracts the top group") }
                 }
-                result.append(Option(itemID: itemIDs[j], option: option, isKey: isKey, count: count, rate: rate,
-                                     rateTop: rateTop, rateBottom: rateBottom, discrimination: rateTop - rateBottom, flags: flags))
+                result.append(
+                    Option(
+                        itemID: itemIDs[j], option: option, isKey: isKey, count: count, rate: rate,
+                        rateTop: rateTop, rateBottom: rateBottom, discrimination: rateTop - rateBottom, flags: flags))
             }
         }
         options = result

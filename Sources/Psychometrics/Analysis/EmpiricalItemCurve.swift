@@ -64,9 +64,12 @@ package struct EmpiricalItemCurve: Sendable, Hashable {
     /// The groups for one item from each respondent's grouping θ, response (0/1) and model expectation Eᵢ.
     /// - Precondition: equal lengths, responses 0 or 1, finite θ, expectations in [0, 1], valid options.
     package init(thetas: [Double], responses: [UInt8], expected: [Double], options: Options = Options()) {
-        precondition(thetas.count == responses.count && thetas.count == expected.count,
-                     "one θ, response and expectation per person, got \(thetas.count), \(responses.count), \(expected.count)")
-        precondition(options.groups >= 1 && options.minimumGroupSize >= 1, "groups and minimumGroupSize must be positive, got \(options.groups), \(options.minimumGroupSize)")
+        precondition(
+            thetas.count == responses.count && thetas.count == expected.count,
+            "one θ, response and expectation per person, got \(thetas.count), \(responses.count), \(expected.count)")
+        precondition(
+            options.groups >= 1 && options.minimumGroupSize >= 1,
+            "groups and minimumGroupSize must be positive, got \(options.groups), \(options.minimumGroupSize)")
         let n = thetas.count
         responseCount = n
         groups = []
@@ -109,12 +112,14 @@ package struct EmpiricalItemCurve: Sendable, Hashable {
                 variance += expected[i] * (1 - expected[i])
             }
             let m = segment.count
-            groups.append(Group(count: m, correct: correct, meanTheta: thetaSum / Double(m),
-                                lowestTheta: sorted[segment.lowerBound], highestTheta: sorted[segment.upperBound - 1],
-                                observed: Double(correct) / Double(m),
-                                interval: .wilson(successes: correct, trials: m, confidenceLevel: options.confidenceLevel),
-                                expected: expectedSum / Double(m),
-                                standardizedResidual: variance < 1e-12 ? nil : (Double(correct) - expectedSum) / variance.squareRoot()))
+            groups.append(
+                Group(
+                    count: m, correct: correct, meanTheta: thetaSum / Double(m),
+                    lowestTheta: sorted[segment.lowerBound], highestTheta: sorted[segment.upperBound - 1],
+                    observed: Double(correct) / Double(m),
+                    interval: .wilson(successes: correct, trials: m, confidenceLevel: options.confidenceLevel),
+                    expected: expectedSum / Double(m),
+                    standardizedResidual: variance < 1e-12 ? nil : (Double(correct) - expectedSum) / variance.squareRoot()))
         }
     }
 
@@ -136,13 +141,16 @@ package struct EmpiricalItemCurve: Sendable, Hashable {
         let grid = checkedGrid(options)
         // P(u = 0) and P(u = 1) at each node, item-major.
         let p = parameters.enumerated().map { j, item -> [Double] in
-            precondition(item.discrimination.isFinite && item.difficulty.isFinite && item.guessing >= 0 && item.guessing < 1,
-                         "item \(j + 1) has unusable parameters a = \(item.discrimination), b = \(item.difficulty), c = \(item.guessing)")
+            precondition(
+                item.discrimination.isFinite && item.difficulty.isFinite && item.guessing >= 0 && item.guessing < 1,
+                "item \(j + 1) has unusable parameters a = \(item.discrimination), b = \(item.difficulty), c = \(item.guessing)")
             let correct = grid.points.map { item.probability(at: $0) }
             return correct.map { 1 - $0 } + correct
         }
         let rest = restOfPattern(data: data, table: LogCategoryTable(items: parameters, nodes: grid.points), probabilities: p, grid: grid)
-        return (0..<data.itemCount).map { EmpiricalItemCurve(thetas: rest.thetas[$0], responses: rest.responses[$0], expected: rest.expected[$0][1], options: options) }
+        return (0..<data.itemCount).map {
+            EmpiricalItemCurve(thetas: rest.thetas[$0], responses: rest.responses[$0], expected: rest.expected[$0][1], options: options)
+        }
     }
 
     /// Per item of any model (`ItemResponseModel`) and per category k, the curve of the indicator u = k: the
@@ -150,8 +158,9 @@ package struct EmpiricalItemCurve: Sendable, Hashable {
     /// with P_jk for P_j). Every category of an item shares the item's groups.
     /// - Precondition: one model per item with the data's number of categories; usable options (as `curves`).
     package static func categoryCurves(data: ResponseMatrix, items: [any ItemResponseModel], options: Options = Options()) -> [[EmpiricalItemCurve]] {
-        precondition(items.count == data.itemCount && (0..<data.itemCount).allSatisfy { items[$0].categoryCount == data.categoryCounts[$0] },
-                     "one model per item with the data's categories")
+        precondition(
+            items.count == data.itemCount && (0..<data.itemCount).allSatisfy { items[$0].categoryCount == data.categoryCounts[$0] },
+            "one model per item with the data's categories")
         let grid = checkedGrid(options)
         let p = items.map { item -> [Double] in
             let k = item.categoryCount
@@ -164,21 +173,24 @@ package struct EmpiricalItemCurve: Sendable, Hashable {
         let rest = restOfPattern(data: data, table: LogCategoryTable(items: items, nodes: grid.points), probabilities: p, grid: grid)
         return (0..<data.itemCount).map { j in
             (0..<items[j].categoryCount).map { k in
-                EmpiricalItemCurve(thetas: rest.thetas[j], responses: rest.responses[j].map { $0 == k ? 1 : 0 }, expected: rest.expected[j][k], options: options)
+                EmpiricalItemCurve(
+                    thetas: rest.thetas[j], responses: rest.responses[j].map { $0 == k ? 1 : 0 }, expected: rest.expected[j][k], options: options)
             }
         }
     }
 
     private static func checkedGrid(_ options: Options) -> QuadratureGrid {
-        precondition(QuadratureGrid.constructiblePointCounts.contains(options.quadraturePoints) && options.thetaBound > 0 && options.thetaBound.isFinite
-                     && options.priorMean.isFinite && options.priorSD > 0 && options.priorSD.isFinite, "the options' grid and prior must be usable")
+        precondition(
+            QuadratureGrid.constructiblePointCounts.contains(options.quadraturePoints) && options.thetaBound > 0 && options.thetaBound.isFinite
+                && options.priorMean.isFinite && options.priorSD > 0 && options.priorSD.isFinite, "the options' grid and prior must be usable")
         return QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound, mean: options.priorMean, sd: options.priorSD)
     }
 
     /// For every answered cell: the rest-of-pattern EAP θ̂ᵢ and, per category k of the item, Σ_q P_jk(θ_q) π₋ⱼ(θ_q)
     /// (`probabilities[j]`: category-major, K × nodes); grouped by item (`expected[j][k][i]`).
     private static func restOfPattern(data: ResponseMatrix, table: LogCategoryTable, probabilities p: [[Double]], grid: QuadratureGrid)
-        -> (thetas: [[Double]], responses: [[UInt8]], expected: [[[Double]]]) {
+        -> (thetas: [[Double]], responses: [[UInt8]], expected: [[[Double]]])
+    {
         let nq = grid.count, J = data.itemCount
         let totals = data.itemTotals().responses
         var thetas = totals.map { [Double](reserveCapacity: $0) }
@@ -186,45 +198,51 @@ package struct EmpiricalItemCurve: Sendable, Hashable {
         var responses = totals.map { [UInt8](reserveCapacity: $0) }
         var full = [Double](repeating: 0, count: nq), weights = full
         grid.logWeights.withUnsafeBufferPointer { prior in
-        table.rowStart.withUnsafeBufferPointer { rowStart in
-        data.itemIndices.withUnsafeBufferPointer { itemIndices in
-        data.responses.withUnsafeBufferPointer { allResponses in
-        full.withUnsafeMutableBufferPointer { full in
-        weights.withUnsafeMutableBufferPointer { weights in
-            for i in 0..<data.personCount {
-                let cells = data.cells(ofPerson: i)
-                guard !cells.isEmpty else { continue }
-                // The full pattern's log posterior (`GridPosterior`), then each answer's row taken out of it.
-                GridPosterior.accumulate(into: full.baseAddress!, prior: prior.baseAddress!, items: itemIndices.baseAddress! + cells.lowerBound,
-                                         responses: allResponses.baseAddress! + cells.lowerBound, count: cells.count, table: table,
-                                         rowStart: rowStart.baseAddress!)
-                for c in cells {
-                    let j = Int(data.itemIndices[c]), u = data.responses[c]
-                    let row = table.row(item: j, category: Int(u))
-                    var top = -Double.infinity
-                    for q in 0..<nq {
-                        weights[q] = full[q] - row[q]
-                        top = max(top, weights[q])
-                    }
-                    var total = 0.0, first = 0.0
-                    for q in 0..<nq {
-                        let w = exp(weights[q] - top)
-                        weights[q] = w
-                        total += w
-                        first += w * grid.points[q]
-                    }
-                    thetas[j].append(first / total)
-                    responses[j].append(u)
-                    p[j].withUnsafeBufferPointer { pj in
-                        for k in 0..<data.categoryCounts[j] {
-                            var predicted = 0.0
-                            for q in 0..<nq { predicted += weights[q] * pj[k * nq + q] }
-                            expected[j][k].append(predicted / total)
+            table.rowStart.withUnsafeBufferPointer { rowStart in
+                data.itemIndices.withUnsafeBufferPointer { itemIndices in
+                    data.responses.withUnsafeBufferPointer { allResponses in
+                        full.withUnsafeMutableBufferPointer { full in
+                            weights.withUnsafeMutableBufferPointer { weights in
+                                for i in 0..<data.personCount {
+                                    let cells = data.cells(ofPerson: i)
+                                    guard !cells.isEmpty else { continue }
+                                    // The full pattern's log posterior (`GridPosterior`), then each answer's row taken out of it.
+                                    GridPosterior.accumulate(
+                                        into: full.baseAddress!, prior: prior.baseAddress!, items: itemIndices.baseAddress! + cells.lowerBound,
+                                        responses: allResponses.baseAddress! + cells.lowerBound, count: cells.count, table: table,
+                                        rowStart: rowStart.baseAddress!)
+                                    for c in cells {
+                                        let j = Int(data.itemIndices[c]), u = data.responses[c]
+                                        let row = table.row(item: j, category: Int(u))
+                                        var top = -Double.infinity
+                                        for q in 0..<nq {
+                                            weights[q] = full[q] - row[q]
+                                            top = max(top, weights[q])
+                                        }
+                                        var total = 0.0, first = 0.0
+                                        for q in 0..<nq {
+                                            let w = exp(weights[q] - top)
+                                            weights[q] = w
+                                            total += w
+                                            first += w * grid.points[q]
+                                        }
+                                        thetas[j].append(first / total)
+                                        responses[j].append(u)
+                                        p[j].withUnsafeBufferPointer { pj in
+                                            for k in 0..<data.categoryCounts[j] {
+                                                var predicted = 0.0
+                                                for q in 0..<nq { predicted += weights[q] * pj[k * nq + q] }
+                                                expected[j][k].append(predicted / total)
+                                            }
+                                        }
+                                    }
+                                }
+                            }
                         }
                     }
                 }
             }
-        }}}}}}
+        }
         return (thetas, responses, expected)
     }
 }

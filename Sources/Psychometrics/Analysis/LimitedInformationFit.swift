@@ -69,12 +69,16 @@ package struct LimitedInformationFit: Sendable, Hashable, Codable {
     /// - Throws: `PsychometricsError` `.insufficientData` for fewer than 3 items, more than `maximumItems`, fewer
     ///   than `minimumPersons` patterns, or no degrees of freedom left; `.numericalFailure` when Ξ₂ is not
     ///   positive definite (an item everybody or nobody answers correctly under the model).
-    package static func evaluate(responses: [UInt8], persons: Int, itemCount n: Int, parameters: [Double],
-                                 model: ([Double], _ largestSet: Int) throws(PsychometricsError) -> any JointCorrectProbabilities,
-                                 workers: Int) throws(PsychometricsError) -> LimitedInformationFit {
+    package static func evaluate(
+        responses: [UInt8], persons: Int, itemCount n: Int, parameters: [Double],
+        model: ([Double], _ largestSet: Int) throws(PsychometricsError) -> any JointCorrectProbabilities,
+        workers: Int
+    ) throws(PsychometricsError) -> LimitedInformationFit {
         guard n >= 3 else { throw PsychometricsError(.insufficientData, "M2 needs at least 3 items, got \(n)") }
         guard n <= maximumItems else {
-            throw PsychometricsError(.insufficientData, "M2 is computed for at most \(maximumItems) items (\(n * (n + 1) / 2) moments; its matrix grows as the square of that), got \(n)")
+            throw PsychometricsError(
+                .insufficientData,
+                "M2 is computed for at most \(maximumItems) items (\(n * (n + 1) / 2) moments; its matrix grows as the square of that), got \(n)")
         }
         guard persons >= minimumPersons else {
             throw PsychometricsError(.insufficientData, "M2 needs at least \(minimumPersons) persons who answered every item, got \(persons)")
@@ -163,16 +167,21 @@ package struct LimitedInformationFit: Sendable, Hashable, Codable {
 
         // Ξ₂ = LLᵀ; u = L⁻¹e; V = L⁻¹Δ₂.
         guard LAPACKE_dpotrf(LAPACK_COL_MAJOR, Int8(UInt8(ascii: "L")), Int32(m), &xi, Int32(m)) == 0 else {
-            throw PsychometricsError(.numericalFailure, "M2: the moments' covariance matrix under the model is not positive definite (an item answered correctly by nearly everyone or no one under the model, or two items the model makes identical)")
+            throw PsychometricsError(
+                .numericalFailure,
+                "M2: the moments' covariance matrix under the model is not positive definite (an item answered correctly by nearly everyone or no one under the model, or two items the model makes identical)"
+            )
         }
         cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, Int32(m), xi, Int32(m), &u, 1)
         var projection = 0.0, rank = 0
         if q > 0 {
             cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, Int32(m), Int32(q), 1, xi, Int32(m), &delta, Int32(m))
             var gram = [Double](repeating: 0, count: q * q), b = [Double](repeating: 0, count: q), eigenvalues = b
-            cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, Int32(q), Int32(q), Int32(m), 1, delta, Int32(m), delta, Int32(m), 0, &gram, Int32(q))
+            cblas_dgemm(
+                CblasColMajor, CblasTrans, CblasNoTrans, Int32(q), Int32(q), Int32(m), 1, delta, Int32(m), delta, Int32(m), 0, &gram, Int32(q))
             cblas_dgemv(CblasColMajor, CblasTrans, Int32(m), Int32(q), 1, delta, Int32(m), u, 1, 0, &b, 1)
-            guard LAPACKE_dsyev(LAPACK_COL_MAJOR, Int8(UInt8(ascii: "V")), Int8(UInt8(ascii: "U")), Int32(q), &gram, Int32(q), &eigenvalues) == 0 else {
+            guard LAPACKE_dsyev(LAPACK_COL_MAJOR, Int8(UInt8(ascii: "V")), Int8(UInt8(ascii: "U")), Int32(q), &gram, Int32(q), &eigenvalues) == 0
+            else {
                 throw PsychometricsError(.numericalFailure, "M2: the eigen-decomposition of ΔᵀΞ⁻¹Δ failed")
             }
             let largest = eigenvalues.max() ?? 0
@@ -251,14 +260,17 @@ package struct UnidimensionalJointProbabilities: JointCorrectProbabilities {
     /// M2 of unidimensional 0/1 items of `model` (on the N(0, 1) metric) on the persons of `data` who answered
     /// every item, integrated on `grid`; nil with the reason when it is not defined (items in more than two
     /// categories, mixed models, too few complete patterns, too many items, Ξ₂ not positive definite).
-    package static func m2(_ data: ResponseMatrix, items: [ItemParameters], model: IRTModel, grid: QuadratureGrid,
-                           workers: Int) -> (fit: LimitedInformationFit?, undefined: String?) {
+    package static func m2(
+        _ data: ResponseMatrix, items: [ItemParameters], model: IRTModel, grid: QuadratureGrid,
+        workers: Int
+    ) -> (fit: LimitedInformationFit?, undefined: String?) {
         guard data.isDichotomous else { return (nil, "M2 is computed for 0/1 items") }
         let (patterns, persons) = LimitedInformationFit.completePatterns(data)
         do {
             let fit = try LimitedInformationFit.evaluate(
                 responses: patterns, persons: persons, itemCount: data.itemCount, parameters: parameters(items, model: model),
-                model: { x, _ in UnidimensionalJointProbabilities(items: Self.items(x, count: items.count, model: model), grid: grid) }, workers: workers)
+                model: { x, _ in UnidimensionalJointProbabilities(items: Self.items(x, count: items.count, model: model), grid: grid) },
+                workers: workers)
             return (fit, nil)
         } catch { return (nil, error.message) }
     }

@@ -103,8 +103,10 @@ package struct LocalDependenceQ3: Sendable {
     ///   - model: the unidimensional model under which each candidate pair's z is computed; nil computes Q3 and
     ///     Q3* only (no z, so no pair is flagged): for residuals of a model the z's leave-two-out posterior does
     ///     not describe.
-    package init(itemCount J: Int, rowOffsets: [Int], items: [Int32], responses: [UInt8], residuals: [Double],
-                 model: PredictiveModel?, options: Options, workers: Int) {
+    package init(
+        itemCount J: Int, rowOffsets: [Int], items: [Int32], responses: [UInt8], residuals: [Double],
+        model: PredictiveModel?, options: Options, workers: Int
+    ) {
         self.options = options
         let pairCount = J * (J - 1) / 2
         precondition(options.minimumResponseCount <= 255, "the response counts per pair saturate at 255, got \(options.minimumResponseCount)")
@@ -138,7 +140,8 @@ package struct LocalDependenceQ3: Sendable {
                 if Int(sums.n) < options.minimumPairCount || Int(sums.rarest) < options.minimumResponseCount { pairsBelowMinimum += 1; continue }
                 let cxy = sums.sxy - sums.sx * sums.sy / m, cxx = sums.sxx - sums.sx * sums.sx / m, cyy = sums.syy - sums.sy * sums.sy / m
                 guard cxx > 0, cyy > 0 else { pairsBelowMinimum += 1; continue }
-                compared.append(Pair(first: j, second: k, q3: min(1, max(-1, cxy / (cxx * cyy).squareRoot())), persons: Int(sums.n), q3Star: 0, z: nil))
+                compared.append(
+                    Pair(first: j, second: k, q3: min(1, max(-1, cxy / (cxx * cyy).squareRoot())), persons: Int(sums.n), q3Star: 0, z: nil))
                 index.append(t)
             }
         }
@@ -171,19 +174,26 @@ package struct LocalDependenceQ3: Sendable {
                     let lo = rowOffsets[i], hi = rowOffsets[i + 1]
                     func owned(_ a: Int) -> Bool { Int(items[a]) % workers == w }
                     func base(_ j: Int) -> Int { j * (2 * J - j - 1) / 2 - j - 1 }
-                    guard (lo..<max(lo, hi - 1)).contains(where: { a in
-                        owned(a) && ((a + 1)..<hi).contains { candidate[base(Int(items[a])) + Int(items[$0])] }
-                    }) else { continue }
+                    guard
+                        (lo..<max(lo, hi - 1)).contains(where: { a in
+                            owned(a) && ((a + 1)..<hi).contains { candidate[base(Int(items[a])) + Int(items[$0])] }
+                        })
+                    else { continue }
                     // Full posterior (`GridPosterior`) and, per item, 1/L(θ_q) and P/L(θ_q).
                     logWeights.withUnsafeBufferPointer { prior in
-                    logTable.rowStart.withUnsafeBufferPointer { rowStart in
-                    items.withUnsafeBufferPointer { items in
-                    responses.withUnsafeBufferPointer { responses in
-                    posterior.withUnsafeMutableBufferPointer { posterior in
-                        GridPosterior.posterior(into: posterior.baseAddress!, prior: prior.baseAddress!, items: items.baseAddress! + lo,
-                                                responses: responses.baseAddress! + lo, count: hi - lo, table: logTable,
-                                                rowStart: rowStart.baseAddress!)
-                    }}}}}
+                        logTable.rowStart.withUnsafeBufferPointer { rowStart in
+                            items.withUnsafeBufferPointer { items in
+                                responses.withUnsafeBufferPointer { responses in
+                                    posterior.withUnsafeMutableBufferPointer { posterior in
+                                        GridPosterior.posterior(
+                                            into: posterior.baseAddress!, prior: prior.baseAddress!, items: items.baseAddress! + lo,
+                                            responses: responses.baseAddress! + lo, count: hi - lo, table: logTable,
+                                            rowStart: rowStart.baseAddress!)
+                                    }
+                                }
+                            }
+                        }
+                    }
                     inverse.removeAll(keepingCapacity: true); weighted.removeAll(keepingCapacity: true)
                     for a in lo..<hi {
                         let row = Int(items[a]) * Q
@@ -195,34 +205,41 @@ package struct LocalDependenceQ3: Sendable {
                             weighted.append(contentsOf: odds[row..<(row + Q)])
                         }
                     }
-                    inverse.withUnsafeBufferPointer { inverse in weighted.withUnsafeBufferPointer { weighted in
-                    b.withUnsafeMutableBufferPointer { b in c.withUnsafeMutableBufferPointer { c in
-                    for a in lo..<(hi - 1) where owned(a) {
-                        let j = Int(items[a]), uj = Double(responses[a]), ka = (a - lo) * Q
-                        var prepared = false
-                        for bIndex in (a + 1)..<hi {
-                            let t = base(j) + Int(items[bIndex])
-                            guard candidate[t] else { continue }
-                            if !prepared {
-                                for q in 0..<Q { b[q] = posterior[q] * inverse[ka + q]; c[q] = posterior[q] * weighted[ka + q] }
-                                prepared = true
+                    inverse.withUnsafeBufferPointer { inverse in
+                        weighted.withUnsafeBufferPointer { weighted in
+                            b.withUnsafeMutableBufferPointer { b in
+                                c.withUnsafeMutableBufferPointer { c in
+                                    for a in lo..<(hi - 1) where owned(a) {
+                                        let j = Int(items[a]), uj = Double(responses[a]), ka = (a - lo) * Q
+                                        var prepared = false
+                                        for bIndex in (a + 1)..<hi {
+                                            let t = base(j) + Int(items[bIndex])
+                                            guard candidate[t] else { continue }
+                                            if !prepared {
+                                                for q in 0..<Q { b[q] = posterior[q] * inverse[ka + q]; c[q] = posterior[q] * weighted[ka + q] }
+                                                prepared = true
+                                            }
+                                            // Leave-two-out posterior predictive of (u_j, u_k): four dot products over the grid.
+                                            let kb = (bIndex - lo) * Q
+                                            let (s0, s1, s2, s12) = fourDotProducts(
+                                                UnsafeBufferPointer(b), UnsafeBufferPointer(c),
+                                                UnsafeBufferPointer(rebasing: inverse[kb..<(kb + Q)]),
+                                                UnsafeBufferPointer(rebasing: weighted[kb..<(kb + Q)]))
+                                            guard s0 > 0 else { continue }
+                                            let ej = s1 / s0, ek = s2 / s0, ejk = s12 / s0, uk = Double(responses[bIndex])
+                                            let mean = ejk - ej * ek
+                                            let p11 = ejk, p10 = max(0, ej - ejk), p01 = max(0, ek - ejk), p00 = max(0, 1 - ej - ek + ejk)
+                                            let second =
+                                                p11 * (1 - ej) * (1 - ej) * (1 - ek) * (1 - ek) + p10 * (1 - ej) * (1 - ej) * ek * ek
+                                                + p01 * ej * ej * (1 - ek) * (1 - ek) + p00 * ej * ej * ek * ek
+                                            table.value[t].deviation += (uj - ej) * (uk - ek) - mean
+                                            table.value[t].variance += max(0, second - mean * mean)
+                                        }
+                                    }
+                                }
                             }
-                            // Leave-two-out posterior predictive of (u_j, u_k): four dot products over the grid.
-                            let kb = (bIndex - lo) * Q
-                            let (s0, s1, s2, s12) = fourDotProducts(UnsafeBufferPointer(b), UnsafeBufferPointer(c),
-                                                                    UnsafeBufferPointer(rebasing: inverse[kb..<(kb + Q)]),
-                                                                    UnsafeBufferPointer(rebasing: weighted[kb..<(kb + Q)]))
-                            guard s0 > 0 else { continue }
-                            let ej = s1 / s0, ek = s2 / s0, ejk = s12 / s0, uk = Double(responses[bIndex])
-                            let mean = ejk - ej * ek
-                            let p11 = ejk, p10 = max(0, ej - ejk), p01 = max(0, ek - ejk), p00 = max(0, 1 - ej - ek + ejk)
-                            let second = p11 * (1 - ej) * (1 - ej) * (1 - ek) * (1 - ek) + p10 * (1 - ej) * (1 - ej) * ek * ek
-                                + p01 * ej * ej * (1 - ek) * (1 - ek) + p00 * ej * ej * ek * ek
-                            table.value[t].deviation += (uj - ej) * (uk - ek) - mean
-                            table.value[t].variance += max(0, second - mean * mean)
                         }
                     }
-                    } } } }
                 }
             }
             for i in compared.indices where candidate[index[i]] {
@@ -273,8 +290,10 @@ private struct PairSums {
 
 /// (b·v, c·v, b·g, c·g) over equal-length buffers, four lanes at a time.
 @inline(__always)
-private func fourDotProducts(_ b: UnsafeBufferPointer<Double>, _ c: UnsafeBufferPointer<Double>, _ v: UnsafeBufferPointer<Double>,
-                             _ g: UnsafeBufferPointer<Double>) -> (Double, Double, Double, Double) {
+private func fourDotProducts(
+    _ b: UnsafeBufferPointer<Double>, _ c: UnsafeBufferPointer<Double>, _ v: UnsafeBufferPointer<Double>,
+    _ g: UnsafeBufferPointer<Double>
+) -> (Double, Double, Double, Double) {
     let count = b.count
     var bv = SIMD4<Double>(), cv = bv, bg = bv, cg = bv
     var q = 0

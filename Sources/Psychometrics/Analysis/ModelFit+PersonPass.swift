@@ -62,7 +62,8 @@ struct PersonPass {
                 odds[t] = p / (1 - p); inverseP[t] = 1 / p; inverseQ[t] = 1 / (1 - p)
             }
             (self.odds, self.inverseP, self.inverseQ) = (odds, inverseP, inverseQ)
-            completeTable = (0..<data.personCount).contains { data.cells(ofPerson: $0).count == J }
+            completeTable =
+                (0..<data.personCount).contains { data.cells(ofPerson: $0).count == J }
                 ? Array(0..<J).withUnsafeBufferPointer { expectation.table(items: $0) } : nil
         }
     }
@@ -117,8 +118,9 @@ struct PersonPass {
                 // WLE: l_z, l_z*, the residuals Q3 correlates.
                 let wle = c.wle.estimate(items, responses)
                 let fit = PersonFitLz.statistics(parameters: c.parameters, items: items, responses: responses, theta: wle.theta)
-                out.persons[i] = ModelFit.PersonFit(personID: data.personIDs[i], theta: wle.theta, standardError: wle.standardError,
-                                                    lz: fit.lz, lzStar: fit.lzStar)
+                out.persons[i] = ModelFit.PersonFit(
+                    personID: data.personIDs[i], theta: wle.theta, standardError: wle.standardError,
+                    lz: fit.lz, lzStar: fit.lzStar)
                 for (k, cell) in cells.enumerated() {
                     out.residuals[cell] = Double(responses[k]) - c.parameters[items[k]].probability(at: wle.theta)
                 }
@@ -153,12 +155,16 @@ struct PersonPass {
         rows.removeAll(keepingCapacity: true)
         for k in 0..<n { rows.append(Int32(truncatingIfNeeded: items[k])) }
         c.grid.logWeights.withUnsafeBufferPointer { prior in
-        c.table.rowStart.withUnsafeBufferPointer { rowStart in
-        rows.withUnsafeBufferPointer { rows in
-        posterior.withUnsafeMutableBufferPointer { posterior in
-            _ = GridPosterior.posterior(into: posterior.baseAddress!, prior: prior.baseAddress!, items: rows.baseAddress,
-                                        responses: responses.baseAddress, count: n, table: c.table, rowStart: rowStart.baseAddress!)
-        }}}}
+            c.table.rowStart.withUnsafeBufferPointer { rowStart in
+                rows.withUnsafeBufferPointer { rows in
+                    posterior.withUnsafeMutableBufferPointer { posterior in
+                        _ = GridPosterior.posterior(
+                            into: posterior.baseAddress!, prior: prior.baseAddress!, items: rows.baseAddress,
+                            responses: responses.baseAddress, count: n, table: c.table, rowStart: rowStart.baseAddress!)
+                    }
+                }
+            }
+        }
         var rng = SeededGenerator(seed: 0x9E37_79B9_7F4A_7C15 &* UInt64(i + 1))
         for k in 0..<n {
             let row = items[k] * Q, u = responses[k]

@@ -92,7 +92,10 @@ package struct ModelFit: Sendable {
     package var q3MaxAbs: Double? { localDependence?.maxAbs }
     package var q3Flagged: [Q3Pair] {
         guard let q3 = localDependence else { return [] }
-        return q3.flagged.map { let p = q3.pairs[$0]; return Q3Pair(first: itemIDs[p.first], second: itemIDs[p.second], q3: p.q3, persons: p.persons, q3Star: p.q3Star, z: p.z ?? .nan) }
+        return q3.flagged.map {
+            let p = q3.pairs[$0];
+            return Q3Pair(first: itemIDs[p.first], second: itemIDs[p.second], q3: p.q3, persons: p.persons, q3Star: p.q3Star, z: p.z ?? .nan)
+        }
     }
     /// Q3 of items j and k when the pair was compared.
     package func q3(_ j: Int, _ k: Int) -> Double? { localDependence?.q3(j, k) }
@@ -143,18 +146,21 @@ package struct ModelFit: Sendable {
             if chi == nil { noSX2 += 1 } else if chi?.p == nil { noP += 1 }
             if mean == nil { noMS += 1 }
             let r = rmsd.result(item: j, probabilities: expectation.probabilities[(j * Q)..<((j + 1) * Q)], significance: options.significance)
-            return ItemFit(itemID: data.itemIDs[j], persons: rmsd.persons(item: j), infit: mean?.infit, outfit: mean?.outfit,
-                           infitZ: mean?.infitZ, outfitZ: mean?.outfitZ, sx2: chi?.statistic, sx2DegreesOfFreedom: chi?.degreesOfFreedom,
-                           sx2P: chi?.p, rmsd: r?.rmsd, rmsdCritical: r?.critical)
+            return ItemFit(
+                itemID: data.itemIDs[j], persons: rmsd.persons(item: j), infit: mean?.infit, outfit: mean?.outfit,
+                infitZ: mean?.infitZ, outfitZ: mean?.outfitZ, sx2: chi?.statistic, sx2DegreesOfFreedom: chi?.degreesOfFreedom,
+                sx2P: chi?.p, rmsd: r?.rmsd, rmsdCritical: r?.critical)
         }
         func itemsText(_ k: Int) -> String { k == 1 ? "1 item" : "\(k) items" }
         if noSX2 > 0 || noMS > 0 {
-            let reason = "no person who answered it has a summed score strictly between 0 and the number of items they answered (given such a score the response is certain)"
+            let reason =
+                "no person who answered it has a summed score strictly between 0 and the number of items they answered (given such a score the response is certain)"
             if noSX2 > 0 { undefined["sx2"] = "\(itemsText(noSX2)): \(reason)" }
             if noMS > 0 { undefined["infit_outfit"] = "\(itemsText(noMS)): \(reason)" }
         }
         if noP > 0 {
-            undefined["sx2_p"] = "\(itemsText(noP)): after pooling score groups to expected counts of at least \(options.minimumExpected.formatted6) there are no more groups than free parameters (\(freeParameters)), so df ≤ 0"
+            undefined["sx2_p"] =
+                "\(itemsText(noP)): after pooling score groups to expected counts of at least \(options.minimumExpected.formatted6) there are no more groups than free parameters (\(freeParameters)), so df ≤ 0"
         }
 
         // Empirical reliability from the EAP estimates (mirt's empirical_rxx); mirt's marginal_rxx over the whole
@@ -171,29 +177,38 @@ package struct ModelFit: Sendable {
         if meanErrorVarianceReliability == nil { undefined["mean_error_variance_reliability"] = "no person answered any item" }
         let lzMissing = personFit.filter { $0.lz == nil }.count, lzStarMissing = personFit.filter { $0.lzStar == nil }.count
         if lzMissing > 0 { undefined["lz"] = "\(lzMissing) persons: the variance of their log-likelihood is 0 (fewer than 2 items with 0 < P < 1)" }
-        if lzStarMissing > 0 { undefined["lz_star"] = "\(lzStarMissing) persons: the corrected variance is 0 (fewer than 2 items, or items whose weights are all proportional to the WLE's)" }
+        if lzStarMissing > 0 {
+            undefined["lz_star"] =
+                "\(lzStarMissing) persons: the corrected variance is 0 (fewer than 2 items, or items whose weights are all proportional to the WLE's)"
+        }
 
         // Q3 on the residuals at the WLE.
         if LocalDependenceQ3.tableBytes(itemCount: J) > Self.q3TableLimit {
             localDependence = nil
-            undefined["q3"] = "\(J) items: the pairwise table would take \(LocalDependenceQ3.tableBytes(itemCount: J) >> 20) MiB (64 bytes per pair), more than the \(Self.q3TableLimit >> 20) MiB allowed"
+            undefined["q3"] =
+                "\(J) items: the pairwise table would take \(LocalDependenceQ3.tableBytes(itemCount: J) >> 20) MiB (64 bytes per pair), more than the \(Self.q3TableLimit >> 20) MiB allowed"
         } else {
-            let q3 = LocalDependenceQ3(itemCount: J, rowOffsets: data.rowOffsets, items: data.itemIndices, responses: data.responses,
-                                       residuals: outputs.residuals.array,
-                                       model: .init(probabilities: expectation.probabilities, logTable: context.table, logWeights: context.grid.logWeights),
-                                       options: options.q3, workers: options.workers)
+            let q3 = LocalDependenceQ3(
+                itemCount: J, rowOffsets: data.rowOffsets, items: data.itemIndices, responses: data.responses,
+                residuals: outputs.residuals.array,
+                model: .init(probabilities: expectation.probabilities, logTable: context.table, logWeights: context.grid.logWeights),
+                options: options.q3, workers: options.workers)
             localDependence = q3
             let total = J * (J - 1) / 2
             if q3.pairs.isEmpty {
-                undefined["q3"] = "no item pair was answered together by \(options.q3.minimumPairCount) or more persons (\(q3.pairsBelowMinimum) pairs by fewer, \(q3.pairsNeverTogether) by nobody)"
+                undefined["q3"] =
+                    "no item pair was answered together by \(options.q3.minimumPairCount) or more persons (\(q3.pairsBelowMinimum) pairs by fewer, \(q3.pairsNeverTogether) by nobody)"
             } else if q3.pairsBelowMinimum + q3.pairsNeverTogether > 0 {
-                undefined["q3"] = "\(q3.pairsBelowMinimum + q3.pairsNeverTogether) of \(total) item pairs not compared: \(q3.pairsBelowMinimum) answered together by fewer than \(options.q3.minimumPairCount) persons (the SD of Q3 is about 1/√n), \(q3.pairsNeverTogether) by nobody"
+                undefined["q3"] =
+                    "\(q3.pairsBelowMinimum + q3.pairsNeverTogether) of \(total) item pairs not compared: \(q3.pairsBelowMinimum) answered together by fewer than \(options.q3.minimumPairCount) persons (the SD of Q3 is about 1/√n), \(q3.pairsNeverTogether) by nobody"
             }
         }
     }
 
     /// Test information Σⱼ Iⱼ(θ) and SE = 1/√I at each θ.
-    package static func testInformation(_ parameters: [ItemParameters], at thetas: [Double]) -> [(theta: Double, information: Double, standardError: Double)] {
+    package static func testInformation(_ parameters: [ItemParameters], at thetas: [Double]) -> [(
+        theta: Double, information: Double, standardError: Double
+    )] {
         thetas.map { t in
             let info = parameters.reduce(0) { $0 + $1.information(at: t) }
             return (t, info, info > 0 ? 1 / info.squareRoot() : .infinity)

@@ -57,7 +57,11 @@ package struct OrlandoThissenSX2: Sendable {
     }
 
     package mutating func merge(_ other: OrlandoThissenSX2) {
-        for j in groups.indices { groups[j].merge(other.groups[j]) { a, b in var a = a; a.add(b); return a } }
+        for j in groups.indices {
+            groups[j].merge(other.groups[j]) { a, b in
+                var a = a; a.add(b); return a
+            }
+        }
     }
 
     /// S-X², df and p of item j; nil when no person informs it.
@@ -74,8 +78,9 @@ package struct OrlandoThissenSX2: Sendable {
             if g.variance > 0 { statistic += (g.observed - g.expected) * (g.observed - g.expected) / g.variance }
         }
         let df = pooled.count - freeParameters
-        return Result(statistic: statistic, degreesOfFreedom: df,
-                      p: df > 0 ? ChiSquare.upperTail(statistic, degreesOfFreedom: Double(df)) : nil, persons: Int(persons))
+        return Result(
+            statistic: statistic, degreesOfFreedom: df,
+            p: df > 0 ? ChiSquare.upperTail(statistic, degreesOfFreedom: Double(df)) : nil, persons: Int(persons))
     }
 
     /// The score groups of one item (ordered by score) pooled by `rule`.
@@ -113,9 +118,13 @@ package struct OrlandoThissenSX2: Sendable {
                 return cells.contains { $0 < minimumExpected && $0 != 0 }
             }
             while rows.count > 1, let w = rows.firstIndex(where: small) {
-                if w == 0 { rows[1].add(rows[0]) }
-                else if w == rows.count - 1 { rows[w - 1].add(rows[w]) }
-                else { rows[rows[w - 1].persons <= rows[w + 1].persons ? w - 1 : w + 1].add(rows[w]) }
+                if w == 0 {
+                    rows[1].add(rows[0])
+                } else if w == rows.count - 1 {
+                    rows[w - 1].add(rows[w])
+                } else {
+                    rows[rows[w - 1].persons <= rows[w + 1].persons ? w - 1 : w + 1].add(rows[w])
+                }
                 rows.remove(at: w)
             }
             return rows

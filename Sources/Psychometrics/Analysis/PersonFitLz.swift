@@ -23,8 +23,10 @@ import Foundation
 /// which for two categories is the formula above (w₁ − w₀ = log(P/(1 − P))); `statistics(parameters:…)` is that
 /// case written for the 0/1 engine's speed, and the tests hold the two equal.
 package enum PersonFitLz {
-    package static func statistics(parameters: [ItemParameters], items: UnsafeBufferPointer<Int>, responses: UnsafeBufferPointer<UInt8>,
-                                  theta: Double) -> (lz: Double?, lzStar: Double?) {
+    package static func statistics(
+        parameters: [ItemParameters], items: UnsafeBufferPointer<Int>, responses: UnsafeBufferPointer<UInt8>,
+        theta: Double
+    ) -> (lz: Double?, lzStar: Double?) {
         var w0 = 0.0, variance = 0.0, pw = 0.0, pr = 0.0, information = 0.0, skew = 0.0
         for (j, u) in zip(items, responses) {
             var (p, d1, d2) = parameters[j].thetaDerivatives(at: theta)
@@ -53,14 +55,19 @@ package enum PersonFitLz {
 
     /// l_z and l_z* at θ (the person's WLE) for items of any model: `items[n]` indexes `models`, `responses[n]`
     /// is the category answered.
-    package static func statistics(models: [any ItemResponseModel], items: UnsafeBufferPointer<Int>, responses: UnsafeBufferPointer<UInt8>,
-                                  theta: Double) -> (lz: Double?, lzStar: Double?) {
+    package static func statistics(
+        models: [any ItemResponseModel], items: UnsafeBufferPointer<Int>, responses: UnsafeBufferPointer<UInt8>,
+        theta: Double
+    ) -> (lz: Double?, lzStar: Double?) {
         var w0 = 0.0, variance = 0.0, pw = 0.0, pr = 0.0, information = 0.0, skew = 0.0
         let largest = items.map { models[$0].categoryCount }.max() ?? 2
         return withUnsafeTemporaryAllocation(of: Double.self, capacity: 3 * largest) { buffer -> (lz: Double?, lzStar: Double?) in
-            func derivatives(_ j: Int) -> (p: UnsafeMutableBufferPointer<Double>, d1: UnsafeMutableBufferPointer<Double>, d2: UnsafeMutableBufferPointer<Double>) {
+            func derivatives(_ j: Int) -> (
+                p: UnsafeMutableBufferPointer<Double>, d1: UnsafeMutableBufferPointer<Double>, d2: UnsafeMutableBufferPointer<Double>
+            ) {
                 let k = models[j].categoryCount
-                let p = UnsafeMutableBufferPointer(rebasing: buffer[0..<k]), d1 = UnsafeMutableBufferPointer(rebasing: buffer[largest..<(largest + k)])
+                let p = UnsafeMutableBufferPointer(rebasing: buffer[0..<k]),
+                    d1 = UnsafeMutableBufferPointer(rebasing: buffer[largest..<(largest + k)])
                 let d2 = UnsafeMutableBufferPointer(rebasing: buffer[(2 * largest)..<(2 * largest + k)])
                 models[j].categoryThetaDerivatives(at: theta, probability: p, first: d1, second: d2)
                 for c in 0..<k { p[c] = min(max(p[c], 1e-12), 1) }

@@ -50,8 +50,10 @@ package struct RootMeanSquareDeviation: Sendable {
 
     /// Adds person's response u to item j: `posterior` given all their responses (normalised), `flipped` the
     /// same posterior had the response been 1 − u, and `predictive` e = P(u = 1 | their other responses).
-    package mutating func add(item j: Int, response u: UInt8, posterior: UnsafeBufferPointer<Double>,
-                              flipped: UnsafeBufferPointer<Double>, predictive e: Double, using rng: inout SeededGenerator) {
+    package mutating func add(
+        item j: Int, response u: UInt8, posterior: UnsafeBufferPointer<Double>,
+        flipped: UnsafeBufferPointer<Double>, predictive e: Double, using rng: inout SeededGenerator
+    ) {
         count[j] += 1
         let base = j * nodes, Q = nodes
         correct.withUnsafeMutableBufferPointer { correct in
@@ -68,8 +70,11 @@ package struct RootMeanSquareDeviation: Sendable {
                     guard drawn != u else { continue }
                     let row = (j * replicates + r) * Q
                     for q in 0..<Q { weightChange[row + q] += flipped[q] - posterior[q] }
-                    if drawn == 1 { for q in 0..<Q { correctChange[row + q] += flipped[q] } }
-                    else { for q in 0..<Q { correctChange[row + q] -= posterior[q] } }
+                    if drawn == 1 {
+                        for q in 0..<Q { correctChange[row + q] += flipped[q] }
+                    } else {
+                        for q in 0..<Q { correctChange[row + q] -= posterior[q] }
+                    }
                 }
             }
         }
@@ -102,8 +107,12 @@ package struct RootMeanSquareDeviation: Sendable {
         var null: [Double] = []
         for r in 0..<replicates {
             let row = (j * replicates + r) * nodes
-            if let x = squared(correct: { correct[base + $0] + correctChange[row + $0] }, weight: { weight[base + $0] + weightChange[row + $0] },
-                               probabilities: probabilities) { null.append(x) }
+            if let x = squared(
+                correct: { correct[base + $0] + correctChange[row + $0] }, weight: { weight[base + $0] + weightChange[row + $0] },
+                probabilities: probabilities)
+            {
+                null.append(x)
+            }
         }
         guard null.count > 1 else { return (observed.squareRoot(), nil) }
         let m = null.reduce(0, +) / Double(null.count)

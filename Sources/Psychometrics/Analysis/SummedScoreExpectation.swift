@@ -61,8 +61,10 @@ package struct SummedScoreExpectation: Sendable {
     /// `scratch` is reused between calls. O(|F|² · nodes), vectorised across the nodes: since P_j is monotone
     /// in θ, the nodes with P_j ≤ ½ (solved upward) are a prefix or a suffix of the grid and the others
     /// (solved downward) the rest.
-    package func expectations(items: UnsafeBufferPointer<Int>, score s: Int, into out: UnsafeMutableBufferPointer<Double>,
-                              scratch f: inout [Double]) {
+    package func expectations(
+        items: UnsafeBufferPointer<Int>, score s: Int, into out: UnsafeMutableBufferPointer<Double>,
+        scratch f: inout [Double]
+    ) {
         let n = items.count, Q = nodes
         precondition(out.count >= n && s >= 0 && s <= n, "score \(s) outside 0…\(n)")
         if s == 0 || s == n {

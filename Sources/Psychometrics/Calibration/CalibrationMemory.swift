@@ -14,8 +14,10 @@ extension EMCalibrator {
     /// with Q quadrature points, k parameters per item (Rasch/1PL 1, 2PL 2, 3PL 3) and P = k·J + 2. The terms
     /// follow the allocations in `EMEngine` `EMEngine+LouisInformation`, `EMEngine+PersonScoreCovariance` and `CholeskyInverse`; measured peaks are below the
     /// estimate (README, "Guarantees").
-    package static func estimatedMemoryBytes(persons: Int, items: Int, cells: Int, options: CalibrationOptions,
-                                            dense: Bool, complete: Bool) -> Int {
+    package static func estimatedMemoryBytes(
+        persons: Int, items: Int, cells: Int, options: CalibrationOptions,
+        dense: Bool, complete: Bool
+    ) -> Int {
         let q = options.quadraturePoints, w = max(1, options.workers)
         let k: Int
         switch options.model {

@@ -70,7 +70,8 @@ public struct LogNormalPrior: Sendable, Hashable, Codable, CustomStringConvertib
 
     /// Problems with prior parameters (the initialiser throws them; `CalibrationOptions` checks them again).
     package static func validationProblems(meanLog: Double, sdLog: Double) -> [String] {
-        [allowedMeanLogs.problem(meanLog, "the log-normal prior's MEANLOG"), allowedSDLogs.problem(sdLog, "the log-normal prior's SDLOG")].compactMap { $0 }
+        [allowedMeanLogs.problem(meanLog, "the log-normal prior's MEANLOG"), allowedSDLogs.problem(sdLog, "the log-normal prior's SDLOG")].compactMap
+        { $0 }
     }
 
     /// - Throws: `PsychometricsError.invalidOptions` unless `meanLog` is in `allowedMeanLogs` and `sdLog` in
@@ -92,7 +93,8 @@ public struct LogNormalPrior: Sendable, Hashable, Codable, CustomStringConvertib
         enum Keys: String, CodingKey { case meanLog, sdLog }
         let c = try decoder.container(keyedBy: Keys.self)
         let meanLog = try c.decode(Double.self, forKey: .meanLog), sdLog = try c.decode(Double.self, forKey: .sdLog)
-        self = try PsychometricsError.decoding(at: c.codingPath) { () throws(PsychometricsError) in try LogNormalPrior(meanLog: meanLog, sdLog: sdLog) }
+        self = try PsychometricsError.decoding(at: c.codingPath) { () throws(PsychometricsError) in try LogNormalPrior(meanLog: meanLog, sdLog: sdLog)
+        }
     }
 
     /// LogNormal(0, 0.5): the 2PL/3PL slope prior's default for the 3PL.
@@ -218,24 +220,34 @@ public struct CalibrationOptions: Sendable, Hashable, Codable {
         problems += QuadratureGrid.validationProblems(points: quadraturePoints, bound: thetaBound, naming: naming)
         if let p = Self.allowedTolerances.problem(tolerance, naming.name("tolerance")) { problems.append(p) }
         if let p = Self.allowedMaxCycles.problem(maxCycles, naming.name("max_cycles")) { problems.append(p) }
-        if let p = Self.allowedMinimumItemResponses.problem(minimumItemResponses, naming.name("min_item_responses", words: "minimum item responses")) { problems.append(p) }
+        if let p = Self.allowedMinimumItemResponses.problem(minimumItemResponses, naming.name("min_item_responses", words: "minimum item responses"))
+        {
+            problems.append(p)
+        }
         problems += WorkerThreads.validationProblems(workers, naming: naming)
         if let prior = guessingPrior { problems += BetaPrior.validationProblems(alpha: prior.alpha, beta: prior.beta) }
         if let prior = slopePrior { problems += LogNormalPrior.validationProblems(meanLog: prior.meanLog, sdLog: prior.sdLog) }
-        if (guessingPrior != nil || !itemGuessingPriors.isEmpty) && model != .threePL { problems.append("a guessing prior applies to the 3PL model only") }
+        if (guessingPrior != nil || !itemGuessingPriors.isEmpty) && model != .threePL {
+            problems.append("a guessing prior applies to the 3PL model only")
+        }
         for (id, prior) in itemGuessingPriors.sorted(by: { $0.key < $1.key }) {
             problems += BetaPrior.validationProblems(alpha: prior.alpha, beta: prior.beta).map { "item '\(id)': \($0)" }
         }
         if slopePrior != nil && !model.hasItemSlopes { problems.append("a slope prior applies to 2PL and 3PL only") }
         for id in fixedItems.keys.sorted() {
             let p = fixedItems[id]!
-            if !(p.discrimination > 0 && p.discrimination.isFinite) { problems.append("fixed item '\(id)': a = \(p.discrimination.formatted6) must be positive and finite") }
+            if !(p.discrimination > 0 && p.discrimination.isFinite) {
+                problems.append("fixed item '\(id)': a = \(p.discrimination.formatted6) must be positive and finite")
+            }
             if !p.difficulty.isFinite { problems.append("fixed item '\(id)': b = \(p.difficulty.formatted6) must be finite") }
             if !(p.guessing >= 0 && p.guessing < 1) { problems.append("fixed item '\(id)': c = \(p.guessing.formatted6) must be in [0, 1)") }
         }
         if model == .onePL, let slopes = fixedItems.values.map(\.discrimination).minAndMax(),
-           slopes.max - slopes.min > 1e-6 * slopes.max {
-            problems.append("1PL items calibrated onto fixed items take the fixed items' common slope, but the fixed slopes range from \(slopes.min.formatted6) to \(slopes.max.formatted6); use the 2PL or Rasch model for the new items")
+            slopes.max - slopes.min > 1e-6 * slopes.max
+        {
+            problems.append(
+                "1PL items calibrated onto fixed items take the fixed items' common slope, but the fixed slopes range from \(slopes.min.formatted6) to \(slopes.max.formatted6); use the 2PL or Rasch model for the new items"
+            )
         }
         return problems
     }

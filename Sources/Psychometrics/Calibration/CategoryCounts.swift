@@ -17,44 +17,55 @@ struct CategoryCounts {
 /// Each worker takes its persons in order into its own count rows (64-byte lines, `AlignedRows`), added in worker
 /// order at the end; the row loops, the exp and the normalisation are `CKernels` (vectorised for the CPU, the same
 /// bits from each version, rows prefetched two answers ahead).
-func sparseCategoryCounts(data: ResponseMatrix, table: LogCategoryTable, logPrior: [Double], workers w: Int,
-                          withMass: Bool) -> CategoryCounts {
+func sparseCategoryCounts(
+    data: ResponseMatrix, table: LogCategoryTable, logPrior: [Double], workers w: Int,
+    withMass: Bool
+) -> CategoryCounts {
     let nq = table.nodeCount, persons = data.personCount, rows = table.rowCount, stride = table.stride
     let counts = AlignedRows(rows: w * rows, length: nq)
     defer { counts.deallocate() }
     var ll = [Double](repeating: 0, count: w)
     var mass = [Double](repeating: 0, count: withMass ? w * nq : 0)
     mass.withUnsafeMutableBufferPointer { massAll in
-    ll.withUnsafeMutableBufferPointer { llAll in
-    logPrior.withUnsafeBufferPointer { prior in
-    table.rowStart.withUnsafeBufferPointer { rowStart in
-    data.rowOffsets.withUnsafeBufferPointer { offsets in
-    data.itemIndices.withUnsafeBufferPointer { items in
-    data.responses.withUnsafeBufferPointer { responses in
-        parallelFor(w) { worker in
-            let lo = persons * worker / w, hi = persons * (worker + 1) / w
-            let own = counts.row(worker * rows)
-            let acc = UnsafeMutablePointer<Double>.allocate(capacity: stride)
-            defer { acc.deallocate() }
-            var total = 0.0
-            for i in lo..<hi {
-                let start = offsets[i], end = offsets[i + 1]
-                let (logLikelihood, support) = GridPosterior.posterior(into: acc, prior: prior.baseAddress!, items: items.baseAddress! + start,
-                                                                       responses: responses.baseAddress! + start, count: end - start,
-                                                                       table: table, rowStart: rowStart.baseAddress!)
-                total += logLikelihood
-                if withMass {
-                    let mw = massAll.baseAddress! + worker * nq
-                    for t in 0..<nq { mw[t] += acc[t] }
+        ll.withUnsafeMutableBufferPointer { llAll in
+            logPrior.withUnsafeBufferPointer { prior in
+                table.rowStart.withUnsafeBufferPointer { rowStart in
+                    data.rowOffsets.withUnsafeBufferPointer { offsets in
+                        data.itemIndices.withUnsafeBufferPointer { items in
+                            data.responses.withUnsafeBufferPointer { responses in
+                                parallelFor(w) { worker in
+                                    let lo = persons * worker / w, hi = persons * (worker + 1) / w
+                                    let own = counts.row(worker * rows)
+                                    let acc = UnsafeMutablePointer<Double>.allocate(capacity: stride)
+                                    defer { acc.deallocate() }
+                                    var total = 0.0
+                                    for i in lo..<hi {
+                                        let start = offsets[i], end = offsets[i + 1]
+                                        let (logLikelihood, support) = GridPosterior.posterior(
+                                            into: acc, prior: prior.baseAddress!, items: items.baseAddress! + start,
+                                            responses: responses.baseAddress! + start, count: end - start,
+                                            table: table, rowStart: rowStart.baseAddress!)
+                                        total += logLikelihood
+                                        if withMass {
+                                            let mw = massAll.baseAddress! + worker * nq
+                                            for t in 0..<nq { mw[t] += acc[t] }
+                                        }
+                                        iqscore_add_posterior(
+                                            acc, support.lowerBound, support.upperBound, items.baseAddress! + start,
+                                            responses.baseAddress! + start, end - start, rowStart.baseAddress!, own, stride)
+                                    }
+                                    llAll[worker] = total
+                                }
+                            }
+                        }
+                    }
                 }
-                iqscore_add_posterior(acc, support.lowerBound, support.upperBound, items.baseAddress! + start,
-                                      responses.baseAddress! + start, end - start, rowStart.baseAddress!, own, stride)
             }
-            llAll[worker] = total
         }
-    }}}}}}}
-    return CategoryCounts(counts: sumWorkers(counts.row(0), workers: w, workerStride: rows * stride, rows: rows, rowStride: stride, length: nq),
-                          logLikelihood: ll.reduce(0, +), mass: withMass ? sumWorkers(mass, w, nq) : nil)
+    }
+    return CategoryCounts(
+        counts: sumWorkers(counts.row(0), workers: w, workerStride: rows * stride, rows: rows, rowStride: stride, length: nq),
+        logLikelihood: ll.reduce(0, +), mass: withMass ? sumWorkers(mass, w, nq) : nil)
 }
 
 /// The workers' `size` values each (worker w's at `w · size`), added in worker order.
@@ -68,8 +79,10 @@ func sumWorkers(_ values: [Double], _ workers: Int, _ size: Int) -> [Double] {
 /// The workers' `rows` rows of `length` values, added in worker order (the first worker's copied, then each
 /// later one's added) into rows packed `length` apart: worker w's row r starts at
 /// `values + w · workerStride + r · rowStride` (padded rows have `rowStride` > `length`).
-func sumWorkers(_ values: UnsafePointer<Double>, workers: Int, workerStride: Int, rows: Int, rowStride: Int,
-                        length: Int) -> [Double] {
+func sumWorkers(
+    _ values: UnsafePointer<Double>, workers: Int, workerStride: Int, rows: Int, rowStride: Int,
+    length: Int
+) -> [Double] {
     var out = [Double](repeating: 0, count: rows * length)
     for worker in 0..<workers {
         let block = values + worker * workerStride

@@ -52,10 +52,14 @@ public struct EMCalibrator: Sendable {
         let problems = options.validationProblems()
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid options: " + problems.joined(separator: "; ")) }
         if let j = input.categoryCounts.firstIndex(where: { $0 != 2 }) {
-            throw PsychometricsError(.invalidResponse, "item \(input.itemIDs[j]) has \(input.categoryCounts[j]) categories; the dichotomous models take 0/1 items (graded, partial-credit and nominal items: `PolytomousCalibrator`)")
+            throw PsychometricsError(
+                .invalidResponse,
+                "item \(input.itemIDs[j]) has \(input.categoryCounts[j]) categories; the dichotomous models take 0/1 items (graded, partial-credit and nominal items: `PolytomousCalibrator`)"
+            )
         }
         guard input.personCount > 0, input.cellCount > 0 else {
-            throw PsychometricsError(.insufficientData, "no responses to calibrate: the data hold \(input.personCount) persons and \(input.cellCount) answered cells")
+            throw PsychometricsError(
+                .insufficientData, "no responses to calibrate: the data hold \(input.personCount) persons and \(input.cellCount) answered cells")
         }
 
         // Screen items that carry no information about their parameters (fixed items need none: they are
@@ -95,7 +99,10 @@ public struct EMCalibrator: Sendable {
         let minimumItems = 2
         guard data.itemCount >= minimumItems else {
             let listed = excluded.prefix(5).map { "\($0.itemID): \($0.reason)" }.joined(separator: "; ")
-            throw PsychometricsError(.insufficientData, "only \(data.itemCount) of \(input.itemCount) items can be calibrated (at least \(minimumItems) needed)" + (listed.isEmpty ? "" : "; excluded: \(listed)"))
+            throw PsychometricsError(
+                .insufficientData,
+                "only \(data.itemCount) of \(input.itemCount) items can be calibrated (at least \(minimumItems) needed)"
+                    + (listed.isEmpty ? "" : "; excluded: \(listed)"))
         }
         guard data.personCount >= 2 else {
             throw PsychometricsError(.insufficientData, "only \(data.personCount) person has responses to calibrated items; at least 2 are needed")
@@ -114,29 +121,35 @@ public struct EMCalibrator: Sendable {
             func need(_ workers: Int) -> Int {
                 var o = options
                 o.workers = workers
-                return Self.estimatedMemoryBytes(persons: data.personCount, items: data.itemCount, cells: data.cellCount,
-                                                 options: o, dense: useDense, complete: data.isComplete)
+                return Self.estimatedMemoryBytes(
+                    persons: data.personCount, items: data.itemCount, cells: data.cellCount,
+                    options: o, dense: useDense, complete: data.isComplete)
             }
             var workers = options.workers
             while workers > 1 && need(workers) > limit { workers -= 1 }
             if workers < options.workers {
-                budgetNote = "\(workers) of \(options.workers) worker threads used: each needs its own expected counts, and more do not fit the memory limit of \(limit >> 20) MiB"
+                budgetNote =
+                    "\(workers) of \(options.workers) worker threads used: each needs its own expected counts, and more do not fit the memory limit of \(limit >> 20) MiB"
                 options.workers = workers
             }
             let need = need(workers)
             if need > limit {
-                throw PsychometricsError(.resourceLimit, "the fit needs about \(need >> 20) MiB of memory (\(data.personCount) persons, \(data.itemCount) items, "
-                                       + "\(data.cellCount) responses\(useDense ? ", dense E-step" : "")), more than the limit of \(limit >> 20) MiB; "
-                                       + "raise \(options.naming.name("max_memory"))\(useDense ? ", use \(options.naming.name("e_step")) sparse" : "")"
-                                       + (options.standardErrors ? " or skip standard errors\(options.naming == .option ? " (--no-se)" : "")" : ""))
+                throw PsychometricsError(
+                    .resourceLimit,
+                    "the fit needs about \(need >> 20) MiB of memory (\(data.personCount) persons, \(data.itemCount) items, "
+                        + "\(data.cellCount) responses\(useDense ? ", dense E-step" : "")), more than the limit of \(limit >> 20) MiB; "
+                        + "raise \(options.naming.name("max_memory"))\(useDense ? ", use \(options.naming.name("e_step")) sparse" : "")"
+                        + (options.standardErrors ? " or skip standard errors\(options.naming == .option ? " (--no-se)" : "")" : ""))
             }
         }
         let fixed: [ItemParameters?] = fixedItems.isEmpty ? [] : data.itemIDs.map { fixedItems[$0] }
         // Rasch free items have a = 1 on the bank's θ scale; 1PL free items take the fixed items' common slope.
         let commonSlope = options.model == .onePL ? (fixed.compactMap { $0?.discrimination }.first ?? 1) : 1
-        var run = EMRun(engine: EMEngine(model: options.model, options: options, data: data, useDense: useDense,
-                                         fixed: fixed, commonSlope: commonSlope),
-                        options: options, started: started, progress: progress)
+        var run = EMRun(
+            engine: EMEngine(
+                model: options.model, options: options, data: data, useDense: useDense,
+                fixed: fixed, commonSlope: commonSlope),
+            options: options, started: started, progress: progress)
         switch options.acceleration {
         case .none: try run.runPlain()
         case .squarem: try run.runSQUAREM()
@@ -155,8 +168,10 @@ public struct EMCalibrator: Sendable {
         var seMethod = "not computed (disabled)"
         let seStarted = DispatchTime.now().uptimeNanoseconds
         if options.standardErrors {
-            progress?(CalibrationProgress(phase: .standardErrors, cycle: cycles, logLikelihood: final.logLikelihood, largestChange: change,
-                                          elapsedSeconds: seconds(since: started)))
+            progress?(
+                CalibrationProgress(
+                    phase: .standardErrors, cycle: cycles, logLikelihood: final.logLikelihood, largestChange: change,
+                    elapsedSeconds: seconds(since: started)))
             var info = engine.observedInformation(final)
             let P = engine.freeParameterCount
             if info.allSatisfy(\.isFinite), let inverse = CholeskyInverse(upperTriangleOf: &info, n: P, workers: engine.workers) {
@@ -231,8 +246,9 @@ public struct EMCalibrator: Sendable {
             if let bank = engine.fixedParameters[j] {
                 // Reported exactly as given (no round trip through the working parameters).
                 let n = totals.responses[j]
-                var item = CalibratedItem(itemID: data.itemIDs[j], parameters: bank, standardErrors: ItemStandardErrors(),
-                                          responses: n, pValue: Double(totals.correct[j]) / Double(n), flags: ["fixed"])
+                var item = CalibratedItem(
+                    itemID: data.itemIDs[j], parameters: bank, standardErrors: ItemStandardErrors(),
+                    responses: n, pValue: Double(totals.correct[j]) / Double(n), flags: ["fixed"])
                 item.isFixed = true
                 items.append(item)
                 continue
@@ -269,15 +285,21 @@ public struct EMCalibrator: Sendable {
             }
             if model == .threePL && c < 1e-6 { flags.append("guessing at 0") }
             if engine.estimatesLatent {
-                if params.difficulty < engine.nodes.first! || params.difficulty > engine.nodes.last! { flags.append("difficulty outside the quadrature range") }
-            } else if abs(params.difficulty) > engine.grid.points.last! { flags.append("difficulty outside the quadrature range") }
+                if params.difficulty < engine.nodes.first! || params.difficulty > engine.nodes.last! {
+                    flags.append("difficulty outside the quadrature range")
+                }
+            } else if abs(params.difficulty) > engine.grid.points.last! {
+                flags.append("difficulty outside the quadrature range")
+            }
             if covariance != nil && (errors.difficulty == nil || (model.hasItemSlopes && errors.discrimination == nil)) {
                 flags.append("standard error unavailable")
             }
             if !flags.isEmpty { warnings.append("item \(data.itemIDs[j]): " + flags.joined(separator: ", ")) }
             let n = totals.responses[j]
-            items.append(CalibratedItem(itemID: data.itemIDs[j], parameters: params, standardErrors: errors,
-                                        responses: n, pValue: Double(totals.correct[j]) / Double(n), flags: flags))
+            items.append(
+                CalibratedItem(
+                    itemID: data.itemIDs[j], parameters: params, standardErrors: errors,
+                    responses: n, pValue: Double(totals.correct[j]) / Double(n), flags: flags))
         }
         return items
     }

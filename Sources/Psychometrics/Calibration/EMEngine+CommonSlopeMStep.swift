@@ -9,7 +9,8 @@ extension EMEngine {
             var f = 0.0
             for j in 0..<J {
                 for t in 0..<nq {
-                    let v = ItemResponseFunction.logProbabilities(logit: ItemResponseFunction.logit(slope: a, intercept: ds[j], at: grid.points[t]), guessing: 0)
+                    let v = ItemResponseFunction.logProbabilities(
+                        logit: ItemResponseFunction.logit(slope: a, intercept: ds[j], at: grid.points[t]), guessing: 0)
                     f += e.r[j * nq + t] * v.logP + (e.n[j * nq + t] - e.r[j * nq + t]) * v.logQ
                 }
             }

@@ -4,8 +4,10 @@ extension EMEngine {
     /// Complete data in blocks of persons on `workers` threads (block b on worker b mod workers): calls
     /// `body(worker, rows, u, post)` with each block's responses (rows × J) and posterior weights over the grid
     /// (rows × Q, each row normalised), from one `dgemm` with the log-odds table as in the dense E-step.
-    private func forEachPosteriorBlock(_ dense: DenseResponses, workers w: Int,
-                                       _ body: (_ worker: Int, _ rows: Int, _ u: UnsafePointer<Double>, _ post: UnsafeMutablePointer<Double>) -> Void) {
+    private func forEachPosteriorBlock(
+        _ dense: DenseResponses, workers w: Int,
+        _ body: (_ worker: Int, _ rows: Int, _ u: UnsafePointer<Double>, _ post: UnsafeMutablePointer<Double>) -> Void
+    ) {
         let nq = q, J = itemCount, persons = dense.rows
         let tables = logTables()
         let logit = zip(tables.logP, tables.logQ).map { $0 - $1 }
@@ -14,26 +16,28 @@ extension EMEngine {
         let block = DenseResponses.blockRows
         let blocks = (persons + block - 1) / block
         logit.withUnsafeBufferPointer { logit in
-        base.withUnsafeBufferPointer { base in
-        dense.u.withUnsafeBufferPointer { u in
-            parallelFor(w) { worker in
-                let post = UnsafeMutablePointer<Double>.allocate(capacity: block * nq)
-                defer { post.deallocate() }
-                var b = worker
-                while b < blocks {
-                    let lo = b * block, rows = min(block, persons - lo)
-                    let ub = u.baseAddress! + lo * J
-                    BLAS.gemm(m: rows, n: nq, k: J, a: ub, lda: J, b: logit.baseAddress!, ldb: nq, beta: 0, c: post, ldc: nq)
-                    for i in 0..<rows {
-                        let row = post + i * nq
-                        for t in 0..<nq { row[t] += base[t] }
-                        GridPosterior.normalize(row, nq)
+            base.withUnsafeBufferPointer { base in
+                dense.u.withUnsafeBufferPointer { u in
+                    parallelFor(w) { worker in
+                        let post = UnsafeMutablePointer<Double>.allocate(capacity: block * nq)
+                        defer { post.deallocate() }
+                        var b = worker
+                        while b < blocks {
+                            let lo = b * block, rows = min(block, persons - lo)
+                            let ub = u.baseAddress! + lo * J
+                            BLAS.gemm(m: rows, n: nq, k: J, a: ub, lda: J, b: logit.baseAddress!, ldb: nq, beta: 0, c: post, ldc: nq)
+                            for i in 0..<rows {
+                                let row = post + i * nq
+                                for t in 0..<nq { row[t] += base[t] }
+                                GridPosterior.normalize(row, nq)
+                            }
+                            body(worker, rows, ub, post)
+                            b += w
+                        }
                     }
-                    body(worker, rows, ub, post)
-                    b += w
                 }
             }
-        }}}
+        }
     }
 
     /// Whether `completeDataScoreCovarianceByNode` fits in memory: one J × J matrix per node and worker
@@ -68,34 +72,36 @@ extension EMEngine {
         let perWorker = nq * J * J + pJ * pJ
         var acc = [Double](repeating: 0, count: w * perWorker)
         acc.withUnsafeMutableBufferPointer { accAll in
-        hT.withUnsafeBufferPointer { hT in
-        phT.withUnsafeBufferPointer { phT in
-            forEachPosteriorBlock(dense, workers: w) { worker, rows, ub, post in
-                let mine = accAll.baseAddress! + worker * perWorker
-                let scaled = UnsafeMutablePointer<Double>.allocate(capacity: block * J)
-                let a = UnsafeMutablePointer<Double>.allocate(capacity: block * J)
-                let b = UnsafeMutablePointer<Double>.allocate(capacity: block * J)
-                let scores = UnsafeMutablePointer<Double>.allocate(capacity: block * pJ)
-                defer { [scaled, a, b, scores].forEach { $0.deallocate() } }
-                // M_q += (diag(√w_q) U)ᵀ (diag(√w_q) U)
-                for t in 0..<nq {
-                    for i in 0..<rows {
-                        let s = post[i * nq + t].squareRoot()
-                        for j in 0..<J { scaled[i * J + j] = ub[i * J + j] * s }
+            hT.withUnsafeBufferPointer { hT in
+                phT.withUnsafeBufferPointer { phT in
+                    forEachPosteriorBlock(dense, workers: w) { worker, rows, ub, post in
+                        let mine = accAll.baseAddress! + worker * perWorker
+                        let scaled = UnsafeMutablePointer<Double>.allocate(capacity: block * J)
+                        let a = UnsafeMutablePointer<Double>.allocate(capacity: block * J)
+                        let b = UnsafeMutablePointer<Double>.allocate(capacity: block * J)
+                        let scores = UnsafeMutablePointer<Double>.allocate(capacity: block * pJ)
+                        defer { [scaled, a, b, scores].forEach { $0.deallocate() } }
+                        // M_q += (diag(√w_q) U)ᵀ (diag(√w_q) U)
+                        for t in 0..<nq {
+                            for i in 0..<rows {
+                                let s = post[i * nq + t].squareRoot()
+                                for j in 0..<J { scaled[i * J + j] = ub[i * J + j] * s }
+                            }
+                            BLAS.syrkUpperTransposed(n: J, k: rows, a: scaled, lda: J, beta: 1, c: mine + t * J * J, ldc: J)
+                        }
+                        // Observed scores S (B × pJ), then SᵀS.
+                        for x in 0..<p {
+                            BLAS.gemm(m: rows, n: J, k: nq, a: post, lda: nq, b: hT.baseAddress! + x * nq * J, ldb: J, beta: 0, c: a, ldc: J)
+                            BLAS.gemm(m: rows, n: J, k: nq, a: post, lda: nq, b: phT.baseAddress! + x * nq * J, ldb: J, beta: 0, c: b, ldc: J)
+                            for i in 0..<rows {
+                                for j in 0..<J { scores[i * pJ + p * j + x] = ub[i * J + j] * a[i * J + j] - b[i * J + j] }
+                            }
+                        }
+                        BLAS.syrkUpperTransposed(n: pJ, k: rows, a: scores, lda: pJ, beta: 1, c: mine + nq * J * J, ldc: pJ)
                     }
-                    BLAS.syrkUpperTransposed(n: J, k: rows, a: scaled, lda: J, beta: 1, c: mine + t * J * J, ldc: J)
                 }
-                // Observed scores S (B × pJ), then SᵀS.
-                for x in 0..<p {
-                    BLAS.gemm(m: rows, n: J, k: nq, a: post, lda: nq, b: hT.baseAddress! + x * nq * J, ldb: J, beta: 0, c: a, ldc: J)
-                    BLAS.gemm(m: rows, n: J, k: nq, a: post, lda: nq, b: phT.baseAddress! + x * nq * J, ldb: J, beta: 0, c: b, ldc: J)
-                    for i in 0..<rows {
-                        for j in 0..<J { scores[i * pJ + p * j + x] = ub[i * J + j] * a[i * J + j] - b[i * J + j] }
-                    }
-                }
-                BLAS.syrkUpperTransposed(n: pJ, k: rows, a: scores, lda: pJ, beta: 1, c: mine + nq * J * J, ldc: pJ)
             }
-        }}}
+        }
         var total = Array(acc[0..<perWorker])
         for worker in 1..<w { for k in 0..<perWorker { total[k] += acc[worker * perWorker + k] } }
         let sts = nq * J * J
@@ -145,49 +151,52 @@ extension EMEngine {
         let perWorker = 3 * J * J + twoJ * twoJ
         var acc = [Double](repeating: 0, count: w * perWorker)
         acc.withUnsafeMutableBufferPointer { accAll in
-        pT.withUnsafeBufferPointer { pT in
-            forEachPosteriorBlock(dense, workers: w) { worker, rows, ub, post in
-                let mine = accAll.baseAddress! + worker * perWorker
-                let postTheta = UnsafeMutablePointer<Double>.allocate(capacity: block * nq)
-                let e0 = UnsafeMutablePointer<Double>.allocate(capacity: block * J)
-                let e1 = UnsafeMutablePointer<Double>.allocate(capacity: block * J)
-                let scaled = UnsafeMutablePointer<Double>.allocate(capacity: block * J)
-                let scores = UnsafeMutablePointer<Double>.allocate(capacity: block * twoJ)
-                let mu1 = UnsafeMutablePointer<Double>.allocate(capacity: block)
-                let mu2 = UnsafeMutablePointer<Double>.allocate(capacity: block)
-                defer { [postTheta, e0, e1, scaled, scores, mu1, mu2].forEach { $0.deallocate() } }
-                for i in 0..<rows {
-                    let row = post + i * nq
-                    var m1 = 0.0, m2 = 0.0
-                    for t in 0..<nq {
-                        let wt = row[t] * theta[t]
-                        postTheta[i * nq + t] = wt
-                        m1 += wt
-                        m2 += wt * theta[t]
+            pT.withUnsafeBufferPointer { pT in
+                forEachPosteriorBlock(dense, workers: w) { worker, rows, ub, post in
+                    let mine = accAll.baseAddress! + worker * perWorker
+                    let postTheta = UnsafeMutablePointer<Double>.allocate(capacity: block * nq)
+                    let e0 = UnsafeMutablePointer<Double>.allocate(capacity: block * J)
+                    let e1 = UnsafeMutablePointer<Double>.allocate(capacity: block * J)
+                    let scaled = UnsafeMutablePointer<Double>.allocate(capacity: block * J)
+                    let scores = UnsafeMutablePointer<Double>.allocate(capacity: block * twoJ)
+                    let mu1 = UnsafeMutablePointer<Double>.allocate(capacity: block)
+                    let mu2 = UnsafeMutablePointer<Double>.allocate(capacity: block)
+                    defer { [postTheta, e0, e1, scaled, scores, mu1, mu2].forEach { $0.deallocate() } }
+                    for i in 0..<rows {
+                        let row = post + i * nq
+                        var m1 = 0.0, m2 = 0.0
+                        for t in 0..<nq {
+                            let wt = row[t] * theta[t]
+                            postTheta[i * nq + t] = wt
+                            m1 += wt
+                            m2 += wt * theta[t]
+                        }
+                        mu1[i] = m1
+                        mu2[i] = m2
                     }
-                    mu1[i] = m1
-                    mu2[i] = m2
-                }
-                // E_0 = W Pᵀ, E_1 = (W ⊙ θ) Pᵀ  (B × J)
-                BLAS.gemm(m: rows, n: J, k: nq, a: post, lda: nq, b: pT.baseAddress!, ldb: J, beta: 0, c: e0, ldc: J)
-                BLAS.gemm(m: rows, n: J, k: nq, a: postTheta, lda: nq, b: pT.baseAddress!, ldb: J, beta: 0, c: e1, ldc: J)
-                // T1_m += Uᵀ diag(μ_m) U
-                BLAS.gemm(transposeA: true, m: J, n: J, k: rows, a: ub, lda: J, b: ub, ldb: J, beta: 1, c: mine, ldc: J)
-                for (m, mu) in [(1, mu1), (2, mu2)] {
-                    for i in 0..<rows { for j in 0..<J { scaled[i * J + j] = ub[i * J + j] * mu[i] } }
-                    BLAS.gemm(transposeA: true, m: J, n: J, k: rows, a: ub, lda: J, b: scaled, ldb: J, beta: 1, c: mine + m * J * J, ldc: J)
-                }
-                // Observed scores S (B × 2J), then SᵀS.
-                for i in 0..<rows {
-                    for j in 0..<J {
-                        let uij = ub[i * J + j]
-                        scores[i * twoJ + 2 * j] = alpha[j] * (uij * mu1[i] - e1[i * J + j])
-                        scores[i * twoJ + 2 * j + 1] = uij - e0[i * J + j]
+                    // E_0 = W Pᵀ, E_1 = (W ⊙ θ) Pᵀ  (B × J)
+                    BLAS.gemm(m: rows, n: J, k: nq, a: post, lda: nq, b: pT.baseAddress!, ldb: J, beta: 0, c: e0, ldc: J)
+                    BLAS.gemm(m: rows, n: J, k: nq, a: postTheta, lda: nq, b: pT.baseAddress!, ldb: J, beta: 0, c: e1, ldc: J)
+                    // T1_m += Uᵀ diag(μ_m) U
+                    BLAS.gemm(transposeA: true, m: J, n: J, k: rows, a: ub, lda: J, b: ub, ldb: J, beta: 1, c: mine, ldc: J)
+                    for (m, mu) in [(1, mu1), (2, mu2)] {
+                        for i in 0..<rows { for j in 0..<J { scaled[i * J + j] = ub[i * J + j] * mu[i] } }
+                        BLAS.gemm(transposeA: true, m: J, n: J, k: rows, a: ub, lda: J, b: scaled, ldb: J, beta: 1, c: mine + m * J * J, ldc: J)
                     }
+                    // Observed scores S (B × 2J), then SᵀS.
+                    for i in 0..<rows {
+                        for j in 0..<J {
+                            let uij = ub[i * J + j]
+                            scores[i * twoJ + 2 * j] = alpha[j] * (uij * mu1[i] - e1[i * J + j])
+                            scores[i * twoJ + 2 * j + 1] = uij - e0[i * J + j]
+                        }
+                    }
+                    BLAS.gemm(
+                        transposeA: true, m: twoJ, n: twoJ, k: rows, a: scores, lda: twoJ, b: scores, ldb: twoJ, beta: 1, c: mine + 3 * J * J,
+                        ldc: twoJ)
                 }
-                BLAS.gemm(transposeA: true, m: twoJ, n: twoJ, k: rows, a: scores, lda: twoJ, b: scores, ldb: twoJ, beta: 1, c: mine + 3 * J * J, ldc: twoJ)
             }
-        }}
+        }
         var total = Array(acc[0..<perWorker])
         for worker in 1..<max(1, w) { for k in 0..<perWorker { total[k] += acc[worker * perWorker + k] } }
         // C_m = T1_m − T_m − T_mᵀ + Σ_q θ^m N_q P_q P_qᵀ

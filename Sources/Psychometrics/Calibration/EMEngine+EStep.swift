@@ -71,62 +71,79 @@ extension EMEngine {
         var ll = [Double](repeating: 0, count: w)
         var blasNanoseconds = [UInt64](repeating: 0, count: w)
         blasNanoseconds.withUnsafeMutableBufferPointer { blasAll in
-        r.withUnsafeMutableBufferPointer { rAll in
-        n.withUnsafeMutableBufferPointer { nAll in
-        columnTotals.withUnsafeMutableBufferPointer { colAll in
-        ll.withUnsafeMutableBufferPointer { llAll in
-        logitTable.withUnsafeBufferPointer { logit in
-        tables.logQ.withUnsafeBufferPointer { logQ in
-        base.withUnsafeBufferPointer { base in
-        dense.u.withUnsafeBufferPointer { u in
-            parallelFor(w) { worker in
-                let post = UnsafeMutablePointer<Double>.allocate(capacity: block * nq)
-                defer { post.deallocate() }
-                let rw = rAll.baseAddress! + worker * J * nq
-                let nw = nAll.baseAddress! + worker * J * nq
-                let cw = colAll.baseAddress! + worker * nq
-                var total = 0.0
-                var blasTime: UInt64 = 0
-                var b = worker
-                while b < blocks {
-                    let lo = b * block, rows = min(block, persons - lo)
-                    let ub = u.baseAddress! + lo * J
-                    var t0 = DispatchTime.now().uptimeNanoseconds
-                    BLAS.gemm(m: rows, n: nq, k: J, a: ub, lda: J, b: logit.baseAddress!, ldb: nq, beta: 0, c: post, ldc: nq)
-                    if let mask = dense.mask {
-                        mask.withUnsafeBufferPointer { m in
-                            BLAS.gemm(m: rows, n: nq, k: J, a: m.baseAddress! + lo * J, lda: J, b: logQ.baseAddress!, ldb: nq, beta: 1, c: post, ldc: nq)
+            r.withUnsafeMutableBufferPointer { rAll in
+                n.withUnsafeMutableBufferPointer { nAll in
+                    columnTotals.withUnsafeMutableBufferPointer { colAll in
+                        ll.withUnsafeMutableBufferPointer { llAll in
+                            logitTable.withUnsafeBufferPointer { logit in
+                                tables.logQ.withUnsafeBufferPointer { logQ in
+                                    base.withUnsafeBufferPointer { base in
+                                        dense.u.withUnsafeBufferPointer { u in
+                                            parallelFor(w) { worker in
+                                                let post = UnsafeMutablePointer<Double>.allocate(capacity: block * nq)
+                                                defer { post.deallocate() }
+                                                let rw = rAll.baseAddress! + worker * J * nq
+                                                let nw = nAll.baseAddress! + worker * J * nq
+                                                let cw = colAll.baseAddress! + worker * nq
+                                                var total = 0.0
+                                                var blasTime: UInt64 = 0
+                                                var b = worker
+                                                while b < blocks {
+                                                    let lo = b * block, rows = min(block, persons - lo)
+                                                    let ub = u.baseAddress! + lo * J
+                                                    var t0 = DispatchTime.now().uptimeNanoseconds
+                                                    BLAS.gemm(
+                                                        m: rows, n: nq, k: J, a: ub, lda: J, b: logit.baseAddress!, ldb: nq, beta: 0, c: post, ldc: nq
+                                                    )
+                                                    if let mask = dense.mask {
+                                                        mask.withUnsafeBufferPointer { m in
+                                                            BLAS.gemm(
+                                                                m: rows, n: nq, k: J, a: m.baseAddress! + lo * J, lda: J, b: logQ.baseAddress!,
+                                                                ldb: nq, beta: 1, c: post, ldc: nq)
+                                                        }
+                                                    }
+                                                    blasTime += DispatchTime.now().uptimeNanoseconds - t0
+                                                    for i in 0..<rows {
+                                                        let row = post + i * nq
+                                                        for t in 0..<nq { row[t] += base[t] }
+                                                        total += GridPosterior.normalize(row, nq).logLikelihood
+                                                    }
+                                                    t0 = DispatchTime.now().uptimeNanoseconds
+                                                    BLAS.gemm(
+                                                        transposeA: true, m: J, n: nq, k: rows, a: ub, lda: J, b: post, ldb: nq, beta: 1, c: rw,
+                                                        ldc: nq)
+                                                    if let mask = dense.mask {
+                                                        mask.withUnsafeBufferPointer { m in
+                                                            BLAS.gemm(
+                                                                transposeA: true, m: J, n: nq, k: rows, a: m.baseAddress! + lo * J, lda: J, b: post,
+                                                                ldb: nq, beta: 1, c: nw, ldc: nq)
+                                                        }
+                                                    }
+                                                    blasTime += DispatchTime.now().uptimeNanoseconds - t0
+                                                    if dense.mask == nil || withMass {
+                                                        for i in 0..<rows { for t in 0..<nq { cw[t] += post[i * nq + t] } }
+                                                    }
+                                                    b += w
+                                                }
+                                                llAll[worker] = total
+                                                blasAll[worker] = blasTime
+                                            }
+                                        }
+                                    }
+                                }
+                            }
                         }
                     }
-                    blasTime += DispatchTime.now().uptimeNanoseconds - t0
-                    for i in 0..<rows {
-                        let row = post + i * nq
-                        for t in 0..<nq { row[t] += base[t] }
-                        total += GridPosterior.normalize(row, nq).logLikelihood
-                    }
-                    t0 = DispatchTime.now().uptimeNanoseconds
-                    BLAS.gemm(transposeA: true, m: J, n: nq, k: rows, a: ub, lda: J, b: post, ldb: nq, beta: 1, c: rw, ldc: nq)
-                    if let mask = dense.mask {
-                        mask.withUnsafeBufferPointer { m in
-                            BLAS.gemm(transposeA: true, m: J, n: nq, k: rows, a: m.baseAddress! + lo * J, lda: J, b: post, ldb: nq, beta: 1, c: nw, ldc: nq)
-                        }
-                    }
-                    blasTime += DispatchTime.now().uptimeNanoseconds - t0
-                    if dense.mask == nil || withMass {
-                        for i in 0..<rows { for t in 0..<nq { cw[t] += post[i * nq + t] } }
-                    }
-                    b += w
                 }
-                llAll[worker] = total
-                blasAll[worker] = blasTime
             }
-        }}}}}}}}}
+        }
         var nSum = sumWorkers(n, w, J * nq)
         let totals = dense.mask == nil || withMass ? sumWorkers(columnTotals, w, nq) : []
         if dense.mask == nil {
             for j in 0..<J { for t in 0..<nq { nSum[j * nq + t] = totals[t] } }
         }
-        return Expectation(r: sumWorkers(r, w, J * nq), n: nSum, logLikelihood: ll.reduce(0, +), mass: withMass ? totals : nil,
-                           blasSeconds: Double(blasNanoseconds.max() ?? 0) / 1e9)
+        return Expectation(
+            r: sumWorkers(r, w, J * nq), n: nSum, logLikelihood: ll.reduce(0, +), mass: withMass ? totals : nil,
+            blasSeconds: Double(blasNanoseconds.max() ?? 0) / 1e9)
     }
 }

@@ -33,8 +33,9 @@ extension EMEngine {
                 prob[j * nq + t] = pr
                 for k in 0..<p { h[(j * nq + t) * p + k] = hv[k] }
                 // K = ∇²P / (P(1 − P)).
-                let k = ItemResponseFunction.workingCurvatureRatio(theta: theta[t], slopeDerivative: aS, slopeSecondDerivative: aSS,
-                                                                   trace: trace, guessing: c)
+                let k = ItemResponseFunction.workingCurvatureRatio(
+                    theta: theta[t], slopeDerivative: aS, slopeSecondDerivative: aSS,
+                    trace: trace, guessing: c)
                 let kk = [k.ss, k.sd, k.sg, k.sd, k.dd, k.dg, k.sg, k.dg, k.gg]
                 let r = e.r[j * nq + t], n = e.n[j * nq + t]
                 let curvature = r * qr * qr + (n - r) * pr * pr
@@ -72,8 +73,10 @@ extension EMEngine {
         // − Σᵢ Cov_post(Sᵢ), Sᵢ(θ_q) = Σⱼ (uᵢⱼ − Pⱼ(θ_q)) hⱼ(θ_q) placed at item j's parameters.
         if let dense, dense.mask == nil, !estimatesLatent, !model.hasGuessing || nodeCovarianceFits {
             let width = model.hasGuessing ? p : 2
-            let covariance = model.hasGuessing ? completeDataScoreCovarianceByNode(dense, e, prob: prob, h: h)
-                                               : completeDataScoreCovariance(dense, e, prob: prob)
+            let covariance =
+                model.hasGuessing
+                ? completeDataScoreCovarianceByNode(dense, e, prob: prob, h: h)
+                : completeDataScoreCovariance(dense, e, prob: prob)
             for x in 0..<(width * J) {
                 for y in 0..<(width * J) {
                     let gx = globalIndex(item: x / width, parameter: x % width), gy = globalIndex(item: y / width, parameter: y % width)

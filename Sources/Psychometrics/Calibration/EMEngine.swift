@@ -53,8 +53,10 @@ struct EMEngine {
     /// - Parameters:
     ///   - fixed: per item, the bank parameters of a fixed item or nil; empty = no fixed items.
     ///   - commonSlope: with fixed items, the slope of the Rasch/1PL free items (1 for Rasch).
-    init(model: IRTModel, options: CalibrationOptions, data: ResponseMatrix, useDense: Bool,
-         fixed: [ItemParameters?] = [], commonSlope: Double = 1, usePatterns: Bool = false, patterns prebuilt: PatternBlocks? = nil) {
+    init(
+        model: IRTModel, options: CalibrationOptions, data: ResponseMatrix, useDense: Bool,
+        fixed: [ItemParameters?] = [], commonSlope: Double = 1, usePatterns: Bool = false, patterns prebuilt: PatternBlocks? = nil
+    ) {
         self.model = model
         self.logSlope = options.slopePrior != nil
         var priors = WorkingPriors(slope: options.slopePrior, guessing: model.hasGuessing ? options.guessingPrior : nil)
@@ -152,7 +154,7 @@ struct EMEngine {
             parallelFor(lanes) { lane in
                 for k in stride(from: lane, to: items.count, by: lanes) {
                     let j = items[k]
-                    let rj = Array(e.r[j * nq ..< (j + 1) * nq]), nj = Array(e.n[j * nq ..< (j + 1) * nq])
+                    let rj = Array(e.r[j * nq..<(j + 1) * nq]), nj = Array(e.n[j * nq..<(j + 1) * nq])
                     var x = [engine.s[j], engine.d[j], engine.g[j]]
                     if engine.model.hasItemSlopes {
                         engine.optimizeItem(r: rj, n: nj, nodes: engine.nodes, x: &x, item: j)

@@ -111,8 +111,10 @@ struct EMRun<Engine: EMIterable> {
         if !change.isFinite {
             throw PsychometricsError(.numericalFailure, "the EM iterations diverged in cycle \(cycles) (a parameter became infinite or NaN)")
         }
-        progress?(CalibrationProgress(phase: .cycle, cycle: cycles, logLikelihood: e.logLikelihood, largestChange: change,
-                                      elapsedSeconds: Self.seconds(since: started)))
+        progress?(
+            CalibrationProgress(
+                phase: .cycle, cycle: cycles, logLikelihood: e.logLikelihood, largestChange: change,
+                elapsedSeconds: Self.seconds(since: started)))
         if change < tolerance { converged = true; return true }
         return cycles >= maxCycles
     }

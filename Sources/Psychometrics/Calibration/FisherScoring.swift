@@ -13,8 +13,10 @@ enum FisherScoring {
     ///   - direction: the state's working parameters x and the step d = F⁻¹g (zero where a parameter is held).
     ///   - candidate: the state at working parameters y (projected into bounds), or nil outside the domain.
     @inline(__always)
-    static func maximize<State>(_ start: State, iterations: Int = 25, objective: (State) -> Double,
-                                direction: (State) -> (x: [Double], step: [Double]), candidate: ([Double]) -> State?) -> State {
+    static func maximize<State>(
+        _ start: State, iterations: Int = 25, objective: (State) -> Double,
+        direction: (State) -> (x: [Double], step: [Double]), candidate: ([Double]) -> State?
+    ) -> State {
         var current = start, value = objective(start)
         for _ in 0..<iterations {
             let (x, step) = direction(current)

@@ -18,8 +18,10 @@ struct FixedItemModel: CalibratableItemModel {
         model.logCategoryProbabilities(at: theta, into: logProbabilities)
     }
 
-    func categoryThetaDerivatives(at theta: Double, probability: UnsafeMutableBufferPointer<Double>,
-                                  first: UnsafeMutableBufferPointer<Double>, second: UnsafeMutableBufferPointer<Double>) {
+    func categoryThetaDerivatives(
+        at theta: Double, probability: UnsafeMutableBufferPointer<Double>,
+        first: UnsafeMutableBufferPointer<Double>, second: UnsafeMutableBufferPointer<Double>
+    ) {
         model.categoryThetaDerivatives(at: theta, probability: probability, first: first, second: second)
     }
 

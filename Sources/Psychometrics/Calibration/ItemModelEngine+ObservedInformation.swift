@@ -36,8 +36,9 @@ extension ItemModelEngine {
             first.append(f)
             next += item.workingParameters.count - f
         }
-        return ParameterLayout(offset: offset, first: first, count: next + (estimatesLatent ? 2 : 0), sharedCount: sharedCount,
-                               latentMean: estimatesLatent ? next : nil, held: estimatesLatent && sharedCount > 0 ? [0] : [])
+        return ParameterLayout(
+            offset: offset, first: first, count: next + (estimatesLatent ? 2 : 0), sharedCount: sharedCount,
+            latentMean: estimatesLatent ? next : nil, held: estimatesLatent && sharedCount > 0 ? [0] : [])
     }
 
     /// The observed information of the marginal log-likelihood in the working parameters (Louis 1982), P × P
@@ -114,73 +115,87 @@ extension ItemModelEngine {
         let maxLocal = largest
         var partial = [Double](repeating: 0, count: w * P * P)
         partial.withUnsafeMutableBufferPointer { partialAll in
-        gradients.withUnsafeBufferPointer { gradients in
-        grid.logWeights.withUnsafeBufferPointer { prior in
-        table.rowStart.withUnsafeBufferPointer { rowStarts in
-        data.itemIndices.withUnsafeBufferPointer { itemIndices in
-        data.responses.withUnsafeBufferPointer { responses in
-            let box = UncheckedSendableBox(partialAll.baseAddress!)
-            parallelFor(w) { worker in
-                let own = box.value + worker * P * P
-                let post = UnsafeMutablePointer<Double>.allocate(capacity: nq), root = UnsafeMutablePointer<Double>.allocate(capacity: nq)
-                let g = UnsafeMutablePointer<Double>.allocate(capacity: max(1, maxLocal * nq))
-                let packed = UnsafeMutablePointer<Double>.allocate(capacity: max(1, maxLocal * (maxLocal + 1) / 2))
-                let scratch = UnsafeMutablePointer<Double>.allocate(capacity: max(1, gramScratchCount(rows: maxLocal, columns: nq)))
-                let local = UnsafeMutablePointer<Int>.allocate(capacity: max(1, maxLocal))
-                defer { post.deallocate(); root.deallocate(); g.deallocate(); packed.deallocate(); scratch.deallocate(); local.deallocate() }
-                for i in (persons * worker / w)..<(persons * (worker + 1) / w) {
-                    let cells = data.cells(ofPerson: i)
-                    let support = GridPosterior.posterior(into: post, prior: prior.baseAddress!, items: itemIndices.baseAddress! + cells.lowerBound,
-                                                          responses: responses.baseAddress! + cells.lowerBound, count: cells.count,
-                                                          table: table, rowStart: rowStarts.baseAddress!).support
-                    let t0 = support.lowerBound, width = support.count
-                    for t in support { root[t] = post[t].squareRoot() }
-                    // The person's parameters: the shared ones (when one of their items shares any), then their items'.
-                    var m = 0
-                    let sharedRows = layout.hasShared && cells.contains { shared[Int(itemIndices[$0])] > 0 } ? layout.sharedCount : 0
-                    while m < sharedRows { local[m] = m; m += 1 }
-                    for cell in cells {
-                        let j = Int(itemIndices[cell]), mj = items[j].workingParameters.count
-                        for a in layout.first[j]..<mj { local[m] = layout.global(j, a); m += 1 }
-                    }
-                    g.initialize(repeating: 0, count: m * width)
-                    var row = sharedRows
-                    for cell in cells {
-                        let j = Int(itemIndices[cell]), u = Int(responses[cell]), mj = items[j].workingParameters.count, f = layout.first[j]
-                        let block = gradients.baseAddress! + gradientOffset[j] + u * nq * mj
-                        for s in 0..<width {
-                            let rootT = root[t0 + s], gq = block + (t0 + s) * mj
-                            for a in 0..<f { g[a * width + s] += gq[a] * rootT }
-                            for a in f..<mj { g[(row + a - f) * width + s] += gq[a] * rootT }
-                        }
-                        row += mj - f
-                    }
-                    if let mu = layout.latentMean {
-                        local[m] = mu
-                        local[m + 1] = mu + 1
-                        let meanRow = g + m * width, sdRow = g + (m + 1) * width
-                        for s in 0..<width {
-                            let score = NormalLatentDistribution.score(at: nodes[t0 + s], mean: latentMean, sd: latentSD)
-                            meanRow[s] = score.mean * root[t0 + s]
-                            sdRow[s] = score.sd * root[t0 + s]
-                        }
-                        m += 2
-                    }
-                    iqscore_centre_rows(g, m, width, root + t0)
-                    gramUpperPacked(g, rows: m, columns: width, rowStride: width, scratch: scratch, into: packed)
-                    var index = 0
-                    for x in 0..<m {
-                        let gx = local[x]
-                        for y in x..<m {
-                            let gy = local[y], c = packed[index]
-                            index += 1
-                            own[gx * P + gy] += c
-                            if gx != gy { own[gy * P + gx] += c }
+            gradients.withUnsafeBufferPointer { gradients in
+                grid.logWeights.withUnsafeBufferPointer { prior in
+                    table.rowStart.withUnsafeBufferPointer { rowStarts in
+                        data.itemIndices.withUnsafeBufferPointer { itemIndices in
+                            data.responses.withUnsafeBufferPointer { responses in
+                                let box = UncheckedSendableBox(partialAll.baseAddress!)
+                                parallelFor(w) { worker in
+                                    let own = box.value + worker * P * P
+                                    let post = UnsafeMutablePointer<Double>.allocate(capacity: nq),
+                                        root = UnsafeMutablePointer<Double>.allocate(capacity: nq)
+                                    let g = UnsafeMutablePointer<Double>.allocate(capacity: max(1, maxLocal * nq))
+                                    let packed = UnsafeMutablePointer<Double>.allocate(capacity: max(1, maxLocal * (maxLocal + 1) / 2))
+                                    let scratch = UnsafeMutablePointer<Double>.allocate(
+                                        capacity: max(1, gramScratchCount(rows: maxLocal, columns: nq)))
+                                    let local = UnsafeMutablePointer<Int>.allocate(capacity: max(1, maxLocal))
+                                    defer {
+                                        post.deallocate(); root.deallocate(); g.deallocate(); packed.deallocate(); scratch.deallocate();
+                                        local.deallocate()
+                                    }
+                                    for i in (persons * worker / w)..<(persons * (worker + 1) / w) {
+                                        let cells = data.cells(ofPerson: i)
+                                        let support = GridPosterior.posterior(
+                                            into: post, prior: prior.baseAddress!, items: itemIndices.baseAddress! + cells.lowerBound,
+                                            responses: responses.baseAddress! + cells.lowerBound, count: cells.count,
+                                            table: table, rowStart: rowStarts.baseAddress!
+                                        ).support
+                                        let t0 = support.lowerBound, width = support.count
+                                        for t in support { root[t] = post[t].squareRoot() }
+                                        // The person's parameters: the shared ones (when one of their items shares any), then their items'.
+                                        var m = 0
+                                        let sharedRows =
+                                            layout.hasShared && cells.contains { shared[Int(itemIndices[$0])] > 0 } ? layout.sharedCount : 0
+                                        while m < sharedRows { local[m] = m; m += 1 }
+                                        for cell in cells {
+                                            let j = Int(itemIndices[cell]), mj = items[j].workingParameters.count
+                                            for a in layout.first[j]..<mj { local[m] = layout.global(j, a); m += 1 }
+                                        }
+                                        g.initialize(repeating: 0, count: m * width)
+                                        var row = sharedRows
+                                        for cell in cells {
+                                            let j = Int(itemIndices[cell]), u = Int(responses[cell]), mj = items[j].workingParameters.count,
+                                                f = layout.first[j]
+                                            let block = gradients.baseAddress! + gradientOffset[j] + u * nq * mj
+                                            for s in 0..<width {
+                                                let rootT = root[t0 + s], gq = block + (t0 + s) * mj
+                                                for a in 0..<f { g[a * width + s] += gq[a] * rootT }
+                                                for a in f..<mj { g[(row + a - f) * width + s] += gq[a] * rootT }
+                                            }
+                                            row += mj - f
+                                        }
+                                        if let mu = layout.latentMean {
+                                            local[m] = mu
+                                            local[m + 1] = mu + 1
+                                            let meanRow = g + m * width, sdRow = g + (m + 1) * width
+                                            for s in 0..<width {
+                                                let score = NormalLatentDistribution.score(at: nodes[t0 + s], mean: latentMean, sd: latentSD)
+                                                meanRow[s] = score.mean * root[t0 + s]
+                                                sdRow[s] = score.sd * root[t0 + s]
+                                            }
+                                            m += 2
+                                        }
+                                        iqscore_centre_rows(g, m, width, root + t0)
+                                        gramUpperPacked(g, rows: m, columns: width, rowStride: width, scratch: scratch, into: packed)
+                                        var index = 0
+                                        for x in 0..<m {
+                                            let gx = local[x]
+                                            for y in x..<m {
+                                                let gy = local[y], c = packed[index]
+                                                index += 1
+                                                own[gx * P + gy] += c
+                                                if gx != gy { own[gy * P + gx] += c }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
                         }
                     }
                 }
             }
-        }}}}}}
+        }
         for worker in 0..<w { for t in 0..<(P * P) { info[t] -= partial[worker * P * P + t] } }
         // Symmetrise the complete-data part's difference quotients.
         for a in 0..<P { for b in (a + 1)..<P { let v = (info[a * P + b] + info[b * P + a]) / 2; info[a * P + b] = v; info[b * P + a] = v } }

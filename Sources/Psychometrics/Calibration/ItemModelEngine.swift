@@ -67,8 +67,10 @@ struct ItemModelEngine: EMIterable {
     /// the latent SD taking its place), else 0.
     var firstEstimatedShared: Int { estimatesLatent ? 1 : 0 }
 
-    init(items: [any CalibratableItemModel], data: ResponseMatrix, grid: QuadratureGrid, workers: Int, maximumSlope: Double,
-         shared: [Int], slopePriors: [LogNormalPrior?] = [], guessingPriors: [BetaPrior?] = [], estimatesLatent: Bool = false) {
+    init(
+        items: [any CalibratableItemModel], data: ResponseMatrix, grid: QuadratureGrid, workers: Int, maximumSlope: Double,
+        shared: [Int], slopePriors: [LogNormalPrior?] = [], guessingPriors: [BetaPrior?] = [], estimatesLatent: Bool = false
+    ) {
         self.items = items
         self.data = data
         self.grid = grid
@@ -129,20 +131,23 @@ struct ItemModelEngine: EMIterable {
     /// the first `holding` working parameters (the shared ones) stay.
     func maximize<Item: CalibratableItemModel>(_ item: Item, item j: Int, counts: [Double], holding first: Int) -> any CalibratableItemModel {
         let fixingSlope = first > 0
-        return FisherScoring.maximize(item, objective: { objective($0, item: j, counts: counts) }, direction: { current in
-            let x = current.workingParameters, m = x.count, free = m - first
-            let (g, f) = scoreAndInformation(current, item: j, counts: counts)
-            var gFree = [Double](repeating: 0, count: free), fFree = [Double](repeating: 0, count: free * free)
-            for a in 0..<free {
-                gFree[a] = g[a + first]
-                for b in 0..<free { fFree[a * free + b] = f[(a + first) * m + b + first] }
-            }
-            return (x, [Double](repeating: 0, count: first) + solveSmallSPD(fFree, gFree, n: free))
-        }, candidate: { y in
-            var y = y
-            if !fixingSlope, y[0] > maximumSlope { y[0] = maximumSlope }
-            return item.withWorkingParameters(y)
-        })
+        return FisherScoring.maximize(
+            item, objective: { objective($0, item: j, counts: counts) },
+            direction: { current in
+                let x = current.workingParameters, m = x.count, free = m - first
+                let (g, f) = scoreAndInformation(current, item: j, counts: counts)
+                var gFree = [Double](repeating: 0, count: free), fFree = [Double](repeating: 0, count: free * free)
+                for a in 0..<free {
+                    gFree[a] = g[a + first]
+                    for b in 0..<free { fFree[a * free + b] = f[(a + first) * m + b + first] }
+                }
+                return (x, [Double](repeating: 0, count: first) + solveSmallSPD(fFree, gFree, n: free))
+            },
+            candidate: { y in
+                var y = y
+                if !fixingSlope, y[0] > maximumSlope { y[0] = maximumSlope }
+                return item.withWorkingParameters(y)
+            })
     }
 
     /// Q_j(x) = Σ_q Σ_k r_jkq log P_k(θ_q), plus the slope's log prior density where item j has one.

@@ -27,8 +27,10 @@ extension EMRun {
     /// end is highest (the earliest on a tie within 1e-9). A perturbed start whose iterations diverge is recorded
     /// and passed over; the default start's divergence is the calibration's error.
     /// - Throws: `PsychometricsError(.numericalFailure)` when the default start (or every start) diverges.
-    static func best(of runs: Int, engine: (Int) -> Engine, options: CalibrationOptions, started: UInt64,
-                     progress: ((CalibrationProgress) -> Void)?) throws -> (run: EMRun, starts: [StartRecord]) {
+    static func best(
+        of runs: Int, engine: (Int) -> Engine, options: CalibrationOptions, started: UInt64,
+        progress: ((CalibrationProgress) -> Void)?
+    ) throws -> (run: EMRun, starts: [StartRecord]) {
         var best: (run: EMRun, objective: Double, index: Int)? = nil
         var records: [StartRecord] = []
         for k in 0..<max(1, runs) {
@@ -38,13 +40,15 @@ extension EMRun {
                 case .none: try run.runPlain()
                 case .squarem: try run.runSQUAREM()
                 }
-            } catch where k > 0 {
+            } catch  where k > 0 {
                 records.append(StartRecord(start: k, logLikelihood: nil, logPosterior: nil, cycles: run.cycles, converged: false, kept: false))
                 continue
             }
             let e = run.engine.eStep()
             let objective = e.logLikelihood + run.engine.logPrior()
-            records.append(StartRecord(start: k, logLikelihood: e.logLikelihood, logPosterior: objective, cycles: run.cycles, converged: run.converged, kept: false))
+            records.append(
+                StartRecord(
+                    start: k, logLikelihood: e.logLikelihood, logPosterior: objective, cycles: run.cycles, converged: run.converged, kept: false))
             if objective.isFinite && (best == nil || objective > best!.objective + 1e-9) { best = (run, objective, records.count - 1) }
         }
         guard let best else { throw PsychometricsError(.numericalFailure, "the EM iterations diverged from every start") }

@@ -33,7 +33,8 @@ enum NormalLatentDistribution {
     /// The complete-data information of (μ, σ), −E[∇² log N(θ; μ, σ²)] summed over persons at the posterior
     /// mass: (1/σ², 2(θ − μ)/σ³, −1/σ² + 3(θ − μ)²/σ⁴) weighted by m_q.
     static func completeInformation(mass: [Double], nodes: [Double], mean mu: Double, sd sigma: Double)
-        -> (meanMean: Double, meanSD: Double, sdSD: Double) {
+        -> (meanMean: Double, meanSD: Double, sdSD: Double)
+    {
         let s2 = sigma * sigma
         var imm = 0.0, ims = 0.0, iss = 0.0
         for t in nodes.indices {
@@ -67,7 +68,10 @@ func fixedItemsNobodyAnswered(_ fixed: some Collection<String>, dataItems: [Stri
     let missing = (fixed.filter { !present.contains($0) } + unanswered).sorted()
     if missing.count == fixed.count {
         let listed = missing.prefix(5).joined(separator: ", ") + (missing.count > 5 ? ", …" : "")
-        throw PsychometricsError(.insufficientData, "none of the \(fixed.count) fixed item\(fixed.count == 1 ? " is" : "s is") answered in the data (\(listed)); fixed-parameter calibration needs responses to at least one fixed item to put the other items on the bank's scale")
+        throw PsychometricsError(
+            .insufficientData,
+            "none of the \(fixed.count) fixed item\(fixed.count == 1 ? " is" : "s is") answered in the data (\(listed)); fixed-parameter calibration needs responses to at least one fixed item to put the other items on the bank's scale"
+        )
     }
     return missing
 }

@@ -35,17 +35,23 @@ extension FisherIdentityGradient {
     /// with a warning when there are more than `maximumParameters` (two E-steps each) or the information is not
     /// positive definite; nil without one when standard errors are not asked for. `progress` is told each
     /// parameter done, as the `.standardErrors` phase of the run that ended at `cycle` with `logLikelihood`.
-    func oakesCovariance(standardErrors: Bool, maximumParameters: Int, cycle: Int, logLikelihood: Double, started: UInt64, workers: Int,
-                         progress: ((CalibrationProgress) -> Void)?, warnings: inout [String]) -> ParameterCovariance? {
+    func oakesCovariance(
+        standardErrors: Bool, maximumParameters: Int, cycle: Int, logLikelihood: Double, started: UInt64, workers: Int,
+        progress: ((CalibrationProgress) -> Void)?, warnings: inout [String]
+    ) -> ParameterCovariance? {
         guard standardErrors else { return nil }
         let count = workingParameters().count
         guard count <= maximumParameters else {
-            warnings.append("standard errors not computed: \(count) free parameters, more than the \(maximumParameters) the observed information is formed for (two E-steps each)")
+            warnings.append(
+                "standard errors not computed: \(count) free parameters, more than the \(maximumParameters) the observed information is formed for (two E-steps each)"
+            )
             return nil
         }
         let information = observedInformation { done, total in
-            progress?(CalibrationProgress(phase: .standardErrors, cycle: cycle, logLikelihood: logLikelihood, largestChange: Double(done) / Double(total),
-                                          elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
+            progress?(
+                CalibrationProgress(
+                    phase: .standardErrors, cycle: cycle, logLikelihood: logLikelihood, largestChange: Double(done) / Double(total),
+                    elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
         }
         let covariance = ParameterCovariance(information: information, count: count, held: [], workers: workers)
         if covariance == nil { warnings.append(ParameterCovariance.notPositiveDefiniteWarning) }

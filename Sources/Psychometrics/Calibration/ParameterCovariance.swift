@@ -5,7 +5,8 @@ import Foundation
 /// before inverting and have covariance 0 with everything.
 struct ParameterCovariance {
     /// The warning when the information cannot be inverted.
-    static let notPositiveDefiniteWarning = "standard errors unavailable: the observed information matrix is not positive definite (the model may not be identified by these data)"
+    static let notPositiveDefiniteWarning =
+        "standard errors unavailable: the observed information matrix is not positive definite (the model may not be identified by these data)"
 
     private let inverse: CholeskyInverse
     /// Per layout index, its index in the inverted matrix (−1: held).

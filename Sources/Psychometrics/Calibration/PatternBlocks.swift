@@ -54,8 +54,11 @@ struct PatternBlocks: Sendable {
             offsets.append(items.count)
         }
         let categories = blocks.map { Int(pow(Double(base), Double($0.count))) }
-        guard let codes = try? ResponseMatrix(personIDs: data.personIDs, itemIDs: blocks.indices.map { "block\($0)" }, rowOffsets: offsets,
-                                              itemIndices: items, responses: values, categoryCounts: categories) else { return nil }
+        guard
+            let codes = try? ResponseMatrix(
+                personIDs: data.personIDs, itemIDs: blocks.indices.map { "block\($0)" }, rowOffsets: offsets,
+                itemIndices: items, responses: values, categoryCounts: categories)
+        else { return nil }
         self.base = base
         self.blocks = blocks
         self.codes = codes
@@ -99,32 +102,34 @@ struct PatternBlocks: Sendable {
         var r = [Double](repeating: 0, count: itemCount * nq), n = r
         var work = counts
         work.withUnsafeMutableBufferPointer { w in
-        r.withUnsafeMutableBufferPointer { rAll in
-        n.withUnsafeMutableBufferPointer { nAll in
-            var first = 0
-            for block in blocks {
-                let size = Int(pow(Double(base), Double(block.count)))
-                var slice = size
-                for j in block.reversed() {
-                    slice /= base
-                    let rj = rAll.baseAddress! + j * nq, nj = nAll.baseAddress! + j * nq
-                    let rows = w.baseAddress! + first * stride
-                    for d in 0..<base {
-                        let part = rows + d * slice * stride
-                        for p in 0..<slice {
-                            let row = part + p * stride
-                            if d < 2 { for t in 0..<nq { nj[t] += row[t] } }
-                            if d == 1 { for t in 0..<nq { rj[t] += row[t] } }
-                            if d > 0 {
-                                let to = rows + p * stride
-                                for t in 0..<nq { to[t] += row[t] }
+            r.withUnsafeMutableBufferPointer { rAll in
+                n.withUnsafeMutableBufferPointer { nAll in
+                    var first = 0
+                    for block in blocks {
+                        let size = Int(pow(Double(base), Double(block.count)))
+                        var slice = size
+                        for j in block.reversed() {
+                            slice /= base
+                            let rj = rAll.baseAddress! + j * nq, nj = nAll.baseAddress! + j * nq
+                            let rows = w.baseAddress! + first * stride
+                            for d in 0..<base {
+                                let part = rows + d * slice * stride
+                                for p in 0..<slice {
+                                    let row = part + p * stride
+                                    if d < 2 { for t in 0..<nq { nj[t] += row[t] } }
+                                    if d == 1 { for t in 0..<nq { rj[t] += row[t] } }
+                                    if d > 0 {
+                                        let to = rows + p * stride
+                                        for t in 0..<nq { to[t] += row[t] }
+                                    }
+                                }
                             }
                         }
+                        first += size
                     }
                 }
-                first += size
             }
-        }}}
+        }
         return (r, n)
     }
 }

@@ -54,10 +54,12 @@ public struct PolytomousCalibrator: Sendable {
     ///   fixed item's response outside its categories, `.insufficientData` when fewer than 2 items or 2 persons
     ///   remain or no fixed item is answered, `.invalidOptions` for a key nobody chose, `.numericalFailure` when
     ///   the iterations diverge.
-    public func calibrate(_ input: ResponseMatrix, model: ItemModelKind, itemModels: [String: ItemModelKind] = [:],
-                          categoryLabels: [String: [String]] = [:], keys: [String: Int] = [:],
-                          fixedItems: [String: any ItemResponseModel] = [:],
-                          progress: ((CalibrationProgress) -> Void)? = nil) throws -> PolytomousCalibrationResult {
+    public func calibrate(
+        _ input: ResponseMatrix, model: ItemModelKind, itemModels: [String: ItemModelKind] = [:],
+        categoryLabels: [String: [String]] = [:], keys: [String: Int] = [:],
+        fixedItems: [String: any ItemResponseModel] = [:],
+        progress: ((CalibrationProgress) -> Void)? = nil
+    ) throws -> PolytomousCalibrationResult {
         let started = DispatchTime.now().uptimeNanoseconds
         let problems = options.validationProblems()
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid options: " + problems.joined(separator: "; ")) }
@@ -74,7 +76,10 @@ public struct PolytomousCalibrator: Sendable {
                 // A fixed item's categories are its model's: kept whole (no collapsing), responses inside them.
                 let k = held.categoryCount
                 if let outside = used.first(where: { $0 >= k }) {
-                    throw PsychometricsError(.invalidResponse, "fixed item \(input.itemIDs[j]) has \(totals[j][outside]) response\(totals[j][outside] == 1 ? "" : "s") in category \(outside); its bank model has categories 0…\(k - 1)")
+                    throw PsychometricsError(
+                        .invalidResponse,
+                        "fixed item \(input.itemIDs[j]) has \(totals[j][outside]) response\(totals[j][outside] == 1 ? "" : "s") in category \(outside); its bank model has categories 0…\(k - 1)"
+                    )
                 }
                 if n == 0 { keep[j] = false; unansweredFixed.append(input.itemIDs[j]) }
                 maps.append(Array(0..<k))
@@ -100,8 +105,9 @@ public struct PolytomousCalibrator: Sendable {
         }
         let responses = (0..<kept.cellCount).map { newCategory[Int(kept.itemIndices[$0])][Int(kept.responses[$0])] }
         newCategory.removeAll()
-        let data = ResponseMatrix(validatedPersonIDs: kept.personIDs, itemIDs: kept.itemIDs, rowOffsets: kept.rowOffsets,
-                                  itemIndices: kept.itemIndices, responses: responses, categoryCounts: keptMaps.map(\.count))
+        let data = ResponseMatrix(
+            validatedPersonIDs: kept.personIDs, itemIDs: kept.itemIDs, rowOffsets: kept.rowOffsets,
+            itemIndices: kept.itemIndices, responses: responses, categoryCounts: keptMaps.map(\.count))
         let fixed = data.itemIDs.map { fixedItems[$0] }, estimatesLatent = fixed.contains { $0 != nil }
         // Categories below the lowest in use are the data's coding (responses 1…4, as mirt's Science), not a gap:
         // the map says so without a warning (`Item.categoryMap`).
@@ -111,11 +117,15 @@ public struct PolytomousCalibrator: Sendable {
         }
         for (j, used) in keptMaps.enumerated() where fixed[j] == nil && used.count < used.last! - used.first! + 1 {
             let unused = (used.first!...used.last!).filter { !used.contains($0) }
-            warnings.append("item \(data.itemIDs[j]): categor\(unused.count == 1 ? "y" : "ies") \(unused.map { label(j, $0) }.joined(separator: ", ")) of \(label(j, 0))…\(label(j, kept.categoryCounts[j] - 1)) \(unused.count == 1 ? "has" : "have") no responses and \(unused.count == 1 ? "is" : "are") collapsed: \(used.count) categories fitted (the categories above move down)")
+            warnings.append(
+                "item \(data.itemIDs[j]): categor\(unused.count == 1 ? "y" : "ies") \(unused.map { label(j, $0) }.joined(separator: ", ")) of \(label(j, 0))…\(label(j, kept.categoryCounts[j] - 1)) \(unused.count == 1 ? "has" : "have") no responses and \(unused.count == 1 ? "is" : "are") collapsed: \(used.count) categories fitted (the categories above move down)"
+            )
         }
         guard data.itemCount >= 2 else {
-            throw PsychometricsError(.insufficientData, "only \(data.itemCount) of \(input.itemCount) items can be calibrated (at least 2 needed)"
-                                     + (excluded.isEmpty ? "" : "; excluded: " + excluded.map { "\($0.0) (\($0.1))" }.joined(separator: ", ")))
+            throw PsychometricsError(
+                .insufficientData,
+                "only \(data.itemCount) of \(input.itemCount) items can be calibrated (at least 2 needed)"
+                    + (excluded.isEmpty ? "" : "; excluded: " + excluded.map { "\($0.0) (\($0.1))" }.joined(separator: ", ")))
         }
         guard data.personCount >= 2 else {
             throw PsychometricsError(.insufficientData, "only \(data.personCount) person has responses to calibrated items; at least 2 are needed")
@@ -124,17 +134,26 @@ public struct PolytomousCalibrator: Sendable {
         let kinds = data.itemIDs.map { itemModels[$0] ?? model }
         // A 3PL item is a 0/1 item: responses 0 and 1 both in use.
         if let j = kinds.indices.first(where: { kinds[$0] == .threePL && fixed[$0] == nil && keptMaps[$0] != [0, 1] }) {
-            throw PsychometricsError(.invalidOptions, "item \(data.itemIDs[j]) is fitted as 3pl, a 0/1 item, but its responses in use are \(keptMaps[j].map { label(j, $0) }.joined(separator: ", ")) (a 3pl item is answered 0 or 1)")
+            throw PsychometricsError(
+                .invalidOptions,
+                "item \(data.itemIDs[j]) is fitted as 3pl, a 0/1 item, but its responses in use are \(keptMaps[j].map { label(j, $0) }.joined(separator: ", ")) (a 3pl item is answered 0 or 1)"
+            )
         }
         // Rating-scale items share their thresholds, so they need the same number of categories in use.
         let ratingScale = kinds.indices.filter { kinds[$0] == .ratingScale && fixed[$0] == nil }
         if let first = ratingScale.first, let other = ratingScale.first(where: { data.categoryCounts[$0] != data.categoryCounts[first] }) {
-            throw PsychometricsError(.invalidOptions, "rating-scale (rsm) items share their thresholds, so they need the same categories in use: item \(data.itemIDs[first]) has \(data.categoryCounts[first]) (\(keptMaps[first].map(String.init).joined(separator: ", "))), item \(data.itemIDs[other]) has \(data.categoryCounts[other]) (\(keptMaps[other].map(String.init).joined(separator: ", "))); fit items on another scale as pcm or gpcm")
+            throw PsychometricsError(
+                .invalidOptions,
+                "rating-scale (rsm) items share their thresholds, so they need the same categories in use: item \(data.itemIDs[first]) has \(data.categoryCounts[first]) (\(keptMaps[first].map(String.init).joined(separator: ", "))), item \(data.itemIDs[other]) has \(data.categoryCounts[other]) (\(keptMaps[other].map(String.init).joined(separator: ", "))); fit items on another scale as pcm or gpcm"
+            )
         }
         // A key is a fitted category (it counts in the raw score); one nobody chose has none.
         if let j = data.itemIDs.indices.first(where: { j in keys[data.itemIDs[j]].map { !keptMaps[j].contains($0) } ?? false }) {
             let key = keys[data.itemIDs[j]]!
-            throw PsychometricsError(.invalidOptions, "item \(data.itemIDs[j]): its key, option \(label(j, key)), was chosen by nobody, so the fit has no category for it (fitted: \(keptMaps[j].map { label(j, $0) }.joined(separator: ", "))); correct the key or leave it empty")
+            throw PsychometricsError(
+                .invalidOptions,
+                "item \(data.itemIDs[j]): its key, option \(label(j, key)), was chosen by nobody, so the fit has no category for it (fitted: \(keptMaps[j].map { label(j, $0) }.joined(separator: ", "))); correct the key or leave it empty"
+            )
         }
         let finalTotals = data.categoryTotals()
         let start: [any CalibratableItemModel] = (0..<data.itemCount).map { j in
@@ -145,19 +164,21 @@ public struct PolytomousCalibrator: Sendable {
         }
         let grid = QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound)
         let workers = options.workers
-        var run = EMRun(engine: ItemModelEngine(items: start, data: data, grid: grid, workers: workers, maximumSlope: options.maximumSlope,
-                                                shared: (0..<data.itemCount).map { fixed[$0] != nil ? 0 : Self.sharedParameters(kinds[$0], categories: data.categoryCounts[$0]) },
-                                                slopePriors: kinds.indices.map { j -> LogNormalPrior? in
-                                                    guard fixed[j] == nil else { return nil }
-                                                    switch kinds[j] {
-                                                    case .graded, .generalizedPartialCredit: return options.slopePrior
-                                                    case .threePL: return options.slopePrior ?? threePLSlopePrior
-                                                    case .partialCredit, .ratingScale, .nominal: return nil
-                                                    }
-                                                },
-                                                guessingPriors: kinds.indices.map { fixed[$0] == nil && kinds[$0] == .threePL ? threePLGuessingPrior : nil },
-                                                estimatesLatent: estimatesLatent),
-                        options: options, started: started, progress: progress)
+        var run = EMRun(
+            engine: ItemModelEngine(
+                items: start, data: data, grid: grid, workers: workers, maximumSlope: options.maximumSlope,
+                shared: (0..<data.itemCount).map { fixed[$0] != nil ? 0 : Self.sharedParameters(kinds[$0], categories: data.categoryCounts[$0]) },
+                slopePriors: kinds.indices.map { j -> LogNormalPrior? in
+                    guard fixed[j] == nil else { return nil }
+                    switch kinds[j] {
+                    case .graded, .generalizedPartialCredit: return options.slopePrior
+                    case .threePL: return options.slopePrior ?? threePLSlopePrior
+                    case .partialCredit, .ratingScale, .nominal: return nil
+                    }
+                },
+                guessingPriors: kinds.indices.map { fixed[$0] == nil && kinds[$0] == .threePL ? threePLGuessingPrior : nil },
+                estimatesLatent: estimatesLatent),
+            options: options, started: started, progress: progress)
         switch options.acceleration {
         case .none: try run.runPlain()
         case .squarem: try run.runSQUAREM()
@@ -171,11 +192,16 @@ public struct PolytomousCalibrator: Sendable {
         var covariance: ParameterCovariance?
         let freeCount = layout.count - layout.held.count
         if options.standardErrors && freeCount > Self.maximumStandardErrorParameters {
-            warnings.append("standard errors not computed: \(freeCount) free parameters, more than the \(Self.maximumStandardErrorParameters) the observed information is formed for (\(freeCount * freeCount * 8 >> 20) MiB per worker)")
+            warnings.append(
+                "standard errors not computed: \(freeCount) free parameters, more than the \(Self.maximumStandardErrorParameters) the observed information is formed for (\(freeCount * freeCount * 8 >> 20) MiB per worker)"
+            )
         } else if options.standardErrors {
-            progress?(CalibrationProgress(phase: .standardErrors, cycle: run.cycles, logLikelihood: final.logLikelihood, largestChange: run.change,
-                                          elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
-            covariance = ParameterCovariance(information: engine.observedInformation(final), count: layout.count, held: layout.held, workers: engine.workers)
+            progress?(
+                CalibrationProgress(
+                    phase: .standardErrors, cycle: run.cycles, logLikelihood: final.logLikelihood, largestChange: run.change,
+                    elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
+            covariance = ParameterCovariance(
+                information: engine.observedInformation(final), count: layout.count, held: layout.held, workers: engine.workers)
             if covariance == nil {
                 warnings.append(ParameterCovariance.notPositiveDefiniteWarning)
             }
@@ -183,11 +209,12 @@ public struct PolytomousCalibrator: Sendable {
         let sigma = engine.commonSlope, shared = engine.hasSharedSlope && !estimatesLatent
         let items = (0..<data.itemCount).map { j -> PolytomousCalibrationResult.Item in
             if let held = fixed[j] {
-                return .init(itemID: data.itemIDs[j], model: kinds[j], item: FixedItemModel(model: held), parameterNames: held.parameterNames,
-                             parameters: held.parameterValues, standardErrors: held.parameterValues.map { _ in nil },
-                             workingParameters: [], workingStandardErrors: [],
-                             responses: finalTotals[j].reduce(0, +), categoryResponses: finalTotals[j], categoryMap: keptMaps[j],
-                             categoryLabels: keptMaps[j].map { label(j, $0) }, isFixed: true)
+                return .init(
+                    itemID: data.itemIDs[j], model: kinds[j], item: FixedItemModel(model: held), parameterNames: held.parameterNames,
+                    parameters: held.parameterValues, standardErrors: held.parameterValues.map { _ in nil },
+                    workingParameters: [], workingStandardErrors: [],
+                    responses: finalTotals[j].reduce(0, +), categoryResponses: finalTotals[j], categoryMap: keptMaps[j],
+                    categoryLabels: keptMaps[j].map { label(j, $0) }, isFixed: true)
             }
             let fitted = engine.items[j], rasch = engine.shared[j] > 0
             let reported = rasch ? Self.onThetaScale(fitted, sigma: sigma) : fitted
@@ -208,14 +235,17 @@ public struct PolytomousCalibrator: Sendable {
                     parameterSE[p] = rasch && p == 0 ? nil : max(0, v).squareRoot()
                 }
             }
-            return .init(itemID: data.itemIDs[j], model: kinds[j], item: reported, parameterNames: reported.parameterNames,
-                         parameters: reported.parameterValues, standardErrors: parameterSE,
-                         workingParameters: working, workingStandardErrors: workingSE,
-                         responses: finalTotals[j].reduce(0, +), categoryResponses: finalTotals[j], categoryMap: keptMaps[j],
-                         categoryLabels: keptMaps[j].map { label(j, $0) })
+            return .init(
+                itemID: data.itemIDs[j], model: kinds[j], item: reported, parameterNames: reported.parameterNames,
+                parameters: reported.parameterValues, standardErrors: parameterSE,
+                workingParameters: working, workingStandardErrors: workingSE,
+                responses: finalTotals[j].reduce(0, +), categoryResponses: finalTotals[j], categoryMap: keptMaps[j],
+                categoryLabels: keptMaps[j].map { label(j, $0) })
         }
         for (id, reason) in excluded { warnings.append("item \(id) excluded: \(reason)") }
-        if !droppedPersons.isEmpty { warnings.append("\(droppedPersons.count) person\(droppedPersons.count == 1 ? "" : "s") excluded: no responses to any calibrated item") }
+        if !droppedPersons.isEmpty {
+            warnings.append("\(droppedPersons.count) person\(droppedPersons.count == 1 ? "" : "s") excluded: no responses to any calibrated item")
+        }
         let parameterCount = freeCount
         let n = Double(data.personCount), ll = final.logLikelihood
         let latentSE = layout.latentMean.flatMap { mu in covariance.map { ($0.entry(mu, mu).squareRoot(), $0.entry(mu + 1, mu + 1).squareRoot()) } }

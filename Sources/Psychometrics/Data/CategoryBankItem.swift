@@ -24,8 +24,10 @@ public struct CategoryBankItem: Sendable, Hashable, Codable {
 
     /// - Throws: `PsychometricsError.invalidParameters` for values `ItemModelKind.item(values:)` refuses, standard
     ///   errors not one per value, or labels not one per category (or repeated, or empty).
-    public init(kind: ItemModelKind, values: [Double], standardErrors: [Double?]? = nil, responseLabels: [String] = [],
-                key: Int? = nil) throws(PsychometricsError) {
+    public init(
+        kind: ItemModelKind, values: [Double], standardErrors: [Double?]? = nil, responseLabels: [String] = [],
+        key: Int? = nil
+    ) throws(PsychometricsError) {
         let key = kind == .nominal ? key : nil
         let model = try kind.item(values: values, key: key)
         let k = model.categoryCount
@@ -38,7 +40,8 @@ public struct CategoryBankItem: Sendable, Hashable, Codable {
                 throw PsychometricsError(.invalidParameters, "a \(k)-category item needs \(k) response labels, got \(responseLabels.count)")
             }
             guard !responseLabels.contains(where: \.isEmpty), Set(responseLabels).count == k else {
-                throw PsychometricsError(.invalidParameters, "response labels must be distinct and not empty, got \(responseLabels.joined(separator: ";"))")
+                throw PsychometricsError(
+                    .invalidParameters, "response labels must be distinct and not empty, got \(responseLabels.joined(separator: ";"))")
             }
         }
         self.kind = kind
@@ -57,7 +60,8 @@ public struct CategoryBankItem: Sendable, Hashable, Codable {
         let text = cell.trimmingCharacters(in: .whitespaces)
         guard kind == .nominal, !text.isEmpty else { return self }
         guard let k = category(of: text) ?? category(of: text.uppercased()) ?? category(of: text.lowercased()) else {
-            throw PsychometricsError(.invalidParameters, "key \(TextFidelity.quoted(text)) is none of the item's responses (allowed: \(allowedResponses))")
+            throw PsychometricsError(
+                .invalidParameters, "key \(TextFidelity.quoted(text)) is none of the item's responses (allowed: \(allowedResponses))")
         }
         return try CategoryBankItem(kind: kind, values: values, standardErrors: standardErrors, responseLabels: responseLabels, key: k)
     }
@@ -86,9 +90,10 @@ public struct CategoryBankItem: Sendable, Hashable, Codable {
     /// - Throws: `DecodingError` for an unknown model kind or values the model refuses.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        try self.init(kind: c.decode(ItemModelKind.self, forKey: .kind), values: c.decode([Double].self, forKey: .values),
-                      standardErrors: c.decode([Double?].self, forKey: .standardErrors),
-                      responseLabels: c.decode([String].self, forKey: .responseLabels), key: c.decodeIfPresent(Int.self, forKey: .key))
+        try self.init(
+            kind: c.decode(ItemModelKind.self, forKey: .kind), values: c.decode([Double].self, forKey: .values),
+            standardErrors: c.decode([Double?].self, forKey: .standardErrors),
+            responseLabels: c.decode([String].self, forKey: .responseLabels), key: c.decodeIfPresent(Int.self, forKey: .key))
     }
 
     /// - Throws: what the encoder throws.
@@ -147,8 +152,13 @@ extension ItemBank {
     ///   `CategoryBankItem` (a fit that should not happen; the message names the item's values).
     public init(calibration: PolytomousCalibrationResult, metadata: ItemMetadata? = nil, fixed: ItemBank? = nil) throws(PsychometricsError) {
         let hasPCM = calibration.items.contains { !$0.isFixed && ($0.model == .partialCredit || $0.model == .ratingScale) }
-        if let fixed { latentScale = fixed.latentScale }
-        else if hasPCM, let scale = try? LatentScale(mean: 0, sd: calibration.latentSD) { latentScale = scale } else { latentScale = .standard }
+        if let fixed {
+            latentScale = fixed.latentScale
+        } else if hasPCM, let scale = try? LatentScale(mean: 0, sd: calibration.latentSD) {
+            latentScale = scale
+        } else {
+            latentScale = .standard
+        }
         metadataColumns = Self.metadataColumns(metadata, fixed: fixed)
         let bankItems = Dictionary((fixed?.items ?? []).map { ($0.itemID, $0) }, uniquingKeysWith: { first, _ in first })
         var items: [BankItem] = []
@@ -166,18 +176,22 @@ extension ItemBank {
                 continue
             }
             let collapsed = fitted.categoryMap.last! - fitted.categoryMap.first! + 1 != k
-            var row = BankItem(itemID: fitted.itemID, model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0),
-                               responses: fitted.responses, pValue: pValue, flags: collapsed ? ["categories collapsed"] : [],
-                               metadata: metadata?.values[fitted.itemID] ?? [:])
+            var row = BankItem(
+                itemID: fitted.itemID, model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0),
+                responses: fitted.responses, pValue: pValue, flags: collapsed ? ["categories collapsed"] : [],
+                metadata: metadata?.values[fitted.itemID] ?? [:])
             if k == 2 && fitted.item.categoriesAreScores && fitted.categoryMap == [0, 1] {
                 let threePL = fitted.model == .threePL
                 row.model = fitted.model == .partialCredit || fitted.model == .ratingScale ? .rasch : threePL ? .threePL : .twoPL
-                row.parameters = ItemParameters(discrimination: fitted.parameters[0], difficulty: fitted.parameters[1], guessing: threePL ? fitted.parameters[2] : 0)
-                row.standardErrors = ItemStandardErrors(discrimination: fitted.standardErrors[0], difficulty: fitted.standardErrors[1],
-                                                        guessing: threePL ? fitted.standardErrors[2] : nil)
+                row.parameters = ItemParameters(
+                    discrimination: fitted.parameters[0], difficulty: fitted.parameters[1], guessing: threePL ? fitted.parameters[2] : 0)
+                row.standardErrors = ItemStandardErrors(
+                    discrimination: fitted.standardErrors[0], difficulty: fitted.standardErrors[1],
+                    guessing: threePL ? fitted.standardErrors[2] : nil)
             } else {
-                row.categoryModel = try CategoryBankItem(kind: fitted.model, values: fitted.parameters, standardErrors: fitted.standardErrors,
-                                                         responseLabels: fitted.categoryLabels, key: (fitted.item as? NominalResponseItem)?.key)
+                row.categoryModel = try CategoryBankItem(
+                    kind: fitted.model, values: fitted.parameters, standardErrors: fitted.standardErrors,
+                    responseLabels: fitted.categoryLabels, key: (fitted.item as? NominalResponseItem)?.key)
             }
             items.append(row)
         }

@@ -36,9 +36,11 @@ public struct BankItem: Sendable, Hashable, Codable {
         return status.isEmpty || status == "active"
     }
 
-    public init(itemID: String, model: IRTModel, parameters: ItemParameters,
-                standardErrors: ItemStandardErrors = ItemStandardErrors(), responses: Int? = nil,
-                pValue: Double? = nil, flags: [String] = [], metadata: [String: String] = [:]) {
+    public init(
+        itemID: String, model: IRTModel, parameters: ItemParameters,
+        standardErrors: ItemStandardErrors = ItemStandardErrors(), responses: Int? = nil,
+        pValue: Double? = nil, flags: [String] = [], metadata: [String: String] = [:]
+    ) {
         self.itemID = itemID
         self.model = model
         self.parameters = parameters
@@ -116,15 +118,20 @@ public struct ItemBank: Sendable, Hashable, Codable {
     /// The latent scale: with `fixed`, that bank's (the fixed items define the metric, and their population the
     /// norms); a free Rasch calibration N(0, σ̂²) with its estimated latent SD; otherwise N(0, 1).
     public init(calibration: CalibrationResult, metadata: ItemMetadata? = nil, fixed: ItemBank? = nil) {
-        if let fixed { latentScale = fixed.latentScale }
-        else if calibration.model == .rasch, let scale = try? LatentScale(mean: 0, sd: calibration.latentSD) { latentScale = scale }
-        else { latentScale = .standard }
+        if let fixed {
+            latentScale = fixed.latentScale
+        } else if calibration.model == .rasch, let scale = try? LatentScale(mean: 0, sd: calibration.latentSD) {
+            latentScale = scale
+        } else {
+            latentScale = .standard
+        }
         self.metadataColumns = Self.metadataColumns(metadata, fixed: fixed)
         let bankItems = Dictionary((fixed?.items ?? []).map { ($0.itemID, $0) }, uniquingKeysWith: { first, _ in first })
         var items = calibration.items.map { item in
-            var row = BankItem(itemID: item.itemID, model: calibration.model, parameters: item.parameters,
-                               standardErrors: item.standardErrors, responses: item.responses, pValue: item.pValue,
-                               flags: item.flags, metadata: metadata?.values[item.itemID] ?? [:])
+            var row = BankItem(
+                itemID: item.itemID, model: calibration.model, parameters: item.parameters,
+                standardErrors: item.standardErrors, responses: item.responses, pValue: item.pValue,
+                flags: item.flags, metadata: metadata?.values[item.itemID] ?? [:])
             if item.isFixed, let bank = bankItems[item.itemID] {
                 row.model = bank.model
                 row.standardErrors = bank.standardErrors

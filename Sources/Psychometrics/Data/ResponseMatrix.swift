@@ -21,16 +21,19 @@ public struct ResponseMatrix: Sendable, Hashable {
     ///   index out of range; `.repeatedItem` for an index repeated in a row; `.invalidOptions` for a row's
     ///   indices out of ascending order; `.invalidResponse` for a response other than 0 or 1.
     public init(personIDs: [String], itemIDs: [String], rowOffsets: [Int], itemIndices: [Int32], responses: [UInt8]) throws(PsychometricsError) {
-        try self.init(personIDs: personIDs, itemIDs: itemIDs, rowOffsets: rowOffsets, itemIndices: itemIndices, responses: responses,
-                      categoryCounts: [Int](repeating: 2, count: itemIDs.count))
+        try self.init(
+            personIDs: personIDs, itemIDs: itemIDs, rowOffsets: rowOffsets, itemIndices: itemIndices, responses: responses,
+            categoryCounts: [Int](repeating: 2, count: itemIDs.count))
     }
 
     /// Builds a matrix of category indices from CSR arrays, checking them: item j's responses must be
     /// 0 ..< `categoryCounts[j]` (2…256).
     /// - Throws: as the dichotomous initialiser; `.lengthMismatch` unless there is one category count per item,
     ///   `.invalidOptions` for a count outside 2…256, `.invalidResponse` for a response outside its item's categories.
-    public init(personIDs: [String], itemIDs: [String], rowOffsets: [Int], itemIndices: [Int32], responses: [UInt8],
-                categoryCounts: [Int]) throws(PsychometricsError) {
+    public init(
+        personIDs: [String], itemIDs: [String], rowOffsets: [Int], itemIndices: [Int32], responses: [UInt8],
+        categoryCounts: [Int]
+    ) throws(PsychometricsError) {
         guard categoryCounts.count == itemIDs.count else {
             throw PsychometricsError(.lengthMismatch, "one category count per item: \(categoryCounts.count) for \(itemIDs.count) items")
         }
@@ -44,7 +47,9 @@ public struct ResponseMatrix: Sendable, Hashable {
             throw PsychometricsError(.lengthMismatch, "one response per item index: \(itemIndices.count) indices, \(responses.count) responses")
         }
         guard rowOffsets.first == 0, rowOffsets.last == itemIndices.count else {
-            throw PsychometricsError(.lengthMismatch, "rowOffsets must run from 0 to the cell count \(itemIndices.count), got \(rowOffsets.first ?? 0)…\(rowOffsets.last ?? 0)")
+            throw PsychometricsError(
+                .lengthMismatch,
+                "rowOffsets must run from 0 to the cell count \(itemIndices.count), got \(rowOffsets.first ?? 0)…\(rowOffsets.last ?? 0)")
         }
         for i in 0..<personIDs.count {
             guard rowOffsets[i] <= rowOffsets[i + 1] else {
@@ -57,15 +62,18 @@ public struct ResponseMatrix: Sendable, Hashable {
                     throw PsychometricsError(.unknownItem, "row \(i): item index \(j) is outside 0…\(itemIDs.count - 1)")
                 }
                 guard j != previous else { throw PsychometricsError(.repeatedItem, "row \(i): item index \(j) appears twice") }
-                guard j > previous else { throw PsychometricsError(.invalidOptions, "row \(i): item indices must be ascending, got \(j) after \(previous)") }
+                guard j > previous else {
+                    throw PsychometricsError(.invalidOptions, "row \(i): item indices must be ascending, got \(j) after \(previous)")
+                }
                 guard Int(responses[k]) < categoryCounts[Int(j)] else {
                     throw PsychometricsError(.invalidResponse, "row \(i), item \(j): \(Self.allowed(categoryCounts[Int(j)])), got \(responses[k])")
                 }
                 previous = j
             }
         }
-        self.init(validatedPersonIDs: personIDs, itemIDs: itemIDs, rowOffsets: rowOffsets, itemIndices: itemIndices, responses: responses,
-                  categoryCounts: categoryCounts)
+        self.init(
+            validatedPersonIDs: personIDs, itemIDs: itemIDs, rowOffsets: rowOffsets, itemIndices: itemIndices, responses: responses,
+            categoryCounts: categoryCounts)
     }
 
     /// What a response to an item with `k` categories may be, for messages.
@@ -73,8 +81,10 @@ public struct ResponseMatrix: Sendable, Hashable {
 
     /// The package's path for arrays it built itself (readers, the simulator): no checks. Without
     /// `categoryCounts` every item is dichotomous.
-    package init(validatedPersonIDs personIDs: [String], itemIDs: [String], rowOffsets: [Int], itemIndices: [Int32], responses: [UInt8],
-                 categoryCounts: [Int]? = nil) {
+    package init(
+        validatedPersonIDs personIDs: [String], itemIDs: [String], rowOffsets: [Int], itemIndices: [Int32], responses: [UInt8],
+        categoryCounts: [Int]? = nil
+    ) {
         self.personIDs = personIDs
         self.itemIDs = itemIDs
         self.rowOffsets = rowOffsets
@@ -108,14 +118,17 @@ public struct ResponseMatrix: Sendable, Hashable {
             }
             for (j, cell) in row.enumerated() {
                 guard let cell else { continue }
-                guard Int(cell) < counts[j] else { throw PsychometricsError(.invalidResponse, "row \(i), item \(j): \(Self.allowed(counts[j])), got \(cell)") }
+                guard Int(cell) < counts[j] else {
+                    throw PsychometricsError(.invalidResponse, "row \(i), item \(j): \(Self.allowed(counts[j])), got \(cell)")
+                }
                 items.append(Int32(j))
                 values.append(cell)
             }
             offsets.append(items.count)
         }
-        self.init(validatedPersonIDs: personIDs ?? rows.indices.map { String($0 + 1) }, itemIDs: itemIDs,
-                  rowOffsets: offsets, itemIndices: items, responses: values, categoryCounts: counts)
+        self.init(
+            validatedPersonIDs: personIDs ?? rows.indices.map { String($0 + 1) }, itemIDs: itemIDs,
+            rowOffsets: offsets, itemIndices: items, responses: values, categoryCounts: counts)
     }
 
     public var personCount: Int { personIDs.count }
@@ -177,8 +190,11 @@ public struct ResponseMatrix: Sendable, Hashable {
             persons.append(personIDs[i])
             offsets.append(items.count)
         }
-        return (ResponseMatrix(validatedPersonIDs: persons, itemIDs: ids, rowOffsets: offsets, itemIndices: items, responses: values,
-                               categoryCounts: counts), dropped)
+        return (
+            ResponseMatrix(
+                validatedPersonIDs: persons, itemIDs: ids, rowOffsets: offsets, itemIndices: items, responses: values,
+                categoryCounts: counts), dropped
+        )
     }
 
     /// The same responses with item j renumbered `newIndex[j]` (a permutation of 0 ..< items) and the items named
@@ -197,7 +213,8 @@ public struct ResponseMatrix: Sendable, Hashable {
                 values[rowOffsets[i] + n] = u
             }
         }
-        return ResponseMatrix(validatedPersonIDs: personIDs, itemIDs: ids, rowOffsets: rowOffsets, itemIndices: items, responses: values,
-                              categoryCounts: counts)
+        return ResponseMatrix(
+            validatedPersonIDs: personIDs, itemIDs: ids, rowOffsets: rowOffsets, itemIndices: items, responses: values,
+            categoryCounts: counts)
     }
 }

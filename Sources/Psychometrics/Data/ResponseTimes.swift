@@ -30,7 +30,10 @@ public struct ResponseTimes: Sendable, Hashable {
         }
         for i in 0..<matrix.personCount {
             for k in matrix.cells(ofPerson: i) where !seconds[k].isNaN && !Self.allowedSeconds.contains(seconds[k]) {
-                throw PsychometricsError(.invalidResponse, "person \(matrix.personIDs[i]), item \(matrix.itemIDs[Int(matrix.itemIndices[k])]): response time \(seconds[k]) s; allowed \(Self.allowedSeconds.lowerBound)…\(Self.allowedSeconds.upperBound) s or none (NaN)")
+                throw PsychometricsError(
+                    .invalidResponse,
+                    "person \(matrix.personIDs[i]), item \(matrix.itemIDs[Int(matrix.itemIndices[k])]): response time \(seconds[k]) s; allowed \(Self.allowedSeconds.lowerBound)…\(Self.allowedSeconds.upperBound) s or none (NaN)"
+                )
             }
         }
         self.seconds = seconds

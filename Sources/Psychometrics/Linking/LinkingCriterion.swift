@@ -28,9 +28,11 @@ struct LinkingCriterion {
     let oldScale: LinkingQuadrature
     let newScale: LinkingQuadrature
 
-    init(method: LinkingMethod, direction: LinkingDirection, old: [ItemParameters], new: [ItemParameters],
-         oldModels: [(any ItemResponseModel)?] = [], newModels: [(any ItemResponseModel)?] = [],
-         oldScale: LinkingQuadrature, newScale: LinkingQuadrature) {
+    init(
+        method: LinkingMethod, direction: LinkingDirection, old: [ItemParameters], new: [ItemParameters],
+        oldModels: [(any ItemResponseModel)?] = [], newModels: [(any ItemResponseModel)?] = [],
+        oldScale: LinkingQuadrature, newScale: LinkingQuadrature
+    ) {
         precondition(method.isCharacteristicCurve, "LinkingCriterion is for haebara and stocking-lord, got \(method)")
         self.method = method
         self.direction = direction
@@ -94,7 +96,8 @@ struct LinkingCriterion {
                     let k = movingModel.categoryCount
                     withUnsafeTemporaryAllocation(of: Double.self, capacity: 4 * k) { buffer in
                         let p = UnsafeMutableBufferPointer(rebasing: buffer[0..<k]), p1 = UnsafeMutableBufferPointer(rebasing: buffer[k..<(2 * k)])
-                        let p2 = UnsafeMutableBufferPointer(rebasing: buffer[(2 * k)..<(3 * k)]), t = UnsafeMutableBufferPointer(rebasing: buffer[(3 * k)...])
+                        let p2 = UnsafeMutableBufferPointer(rebasing: buffer[(2 * k)..<(3 * k)]),
+                            t = UnsafeMutableBufferPointer(rebasing: buffer[(3 * k)...])
                         movingModel.categoryThetaDerivatives(at: x, probability: p, first: p1, second: p2)
                         targetModel.logCategoryProbabilities(at: theta, into: t)
                         for c in 0..<k {
@@ -176,8 +179,9 @@ struct LinkingCriterion {
             if !dA.isFinite || !dB.isFinite { dA = -e.gA; dB = -e.gB }
             let fullStep = max(abs(dA) / (1 + abs(A)), abs(dB) / (1 + abs(B)))
             if fullStep < tolerance || (e.gA == 0 && e.gB == 0) {
-                return Fit(transformation: ScaleTransformation(checkedSlope: A, intercept: B), value: e.value, converged: true,
-                           iterations: iteration, lastStep: fullStep)
+                return Fit(
+                    transformation: ScaleTransformation(checkedSlope: A, intercept: B), value: e.value, converged: true,
+                    iterations: iteration, lastStep: fullStep)
             }
             // Backtracking line search (Armijo, c1 = 1e-4), keeping A positive.
             let slopeAlong = e.gA * dA + e.gB * dB
@@ -199,11 +203,13 @@ struct LinkingCriterion {
             if !accepted {
                 // No decrease is possible along a Newton direction: the criterion is flat to rounding here. That
                 // is a minimum when the Newton step was already tiny.
-                return Fit(transformation: ScaleTransformation(checkedSlope: A, intercept: B), value: e.value,
-                           converged: fullStep < 1e-6, iterations: iteration, lastStep: fullStep)
+                return Fit(
+                    transformation: ScaleTransformation(checkedSlope: A, intercept: B), value: e.value,
+                    converged: fullStep < 1e-6, iterations: iteration, lastStep: fullStep)
             }
         }
-        return Fit(transformation: ScaleTransformation(checkedSlope: A, intercept: B), value: e.value, converged: false,
-                   iterations: maxIterations, lastStep: lastStep)
+        return Fit(
+            transformation: ScaleTransformation(checkedSlope: A, intercept: B), value: e.value, converged: false,
+            iterations: maxIterations, lastStep: lastStep)
     }
 }

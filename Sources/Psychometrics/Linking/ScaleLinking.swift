@@ -42,10 +42,16 @@ package struct LinkingQuadrature: Sendable, Hashable, Codable {
     ///   the points are finite and the weights non-negative and finite with a positive sum.
     package init(points: [Double], weights: [Double]) throws(PsychometricsError) {
         var problems: [String] = []
-        if points.isEmpty || points.count != weights.count { problems.append("linking quadrature needs as many weights as points (at least 1), got \(points.count) points and \(weights.count) weights") }
+        if points.isEmpty || points.count != weights.count {
+            problems.append(
+                "linking quadrature needs as many weights as points (at least 1), got \(points.count) points and \(weights.count) weights")
+        }
         if !points.allSatisfy(\.isFinite) { problems.append("linking quadrature points must be finite") }
-        if !weights.allSatisfy({ $0 >= 0 && $0.isFinite }) { problems.append("linking quadrature weights must be non-negative and finite") }
-        else if !(weights.reduce(0, +) > 0) { problems.append("linking quadrature weights must have a positive, finite sum") }
+        if !weights.allSatisfy({ $0 >= 0 && $0.isFinite }) {
+            problems.append("linking quadrature weights must be non-negative and finite")
+        } else if !(weights.reduce(0, +) > 0) {
+            problems.append("linking quadrature weights must have a positive, finite sum")
+        }
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, problems.joined(separator: "; ")) }
         self.init(grid: points, weights)
     }
@@ -60,7 +66,9 @@ package struct LinkingQuadrature: Sendable, Hashable, Codable {
         enum Keys: String, CodingKey { case points, weights }
         let c = try decoder.container(keyedBy: Keys.self)
         let points = try c.decode([Double].self, forKey: .points), weights = try c.decode([Double].self, forKey: .weights)
-        self = try PsychometricsError.decoding(at: c.codingPath) { () throws(PsychometricsError) in try LinkingQuadrature(points: points, weights: weights) }
+        self = try PsychometricsError.decoding(at: c.codingPath) { () throws(PsychometricsError) in
+            try LinkingQuadrature(points: points, weights: weights)
+        }
     }
 
     /// The calibration grid: `count` equally spaced points on [−bound, bound] with N(0, 1) density weights — the
@@ -160,7 +168,9 @@ package enum ScaleLinking {
     /// (Haebara) or expected scores (Stocking–Lord; not for nominal items, whose options are no scores), as Kim &
     /// Lee (2006) extend them; the moment methods count each threshold b_k of a graded, gpcm or pcm item as a
     /// difficulty with the item's slope (nominal items have neither, and are refused).
-    package static func link(old: ItemBank, new: ItemBank, options: ScaleLinkingOptions = ScaleLinkingOptions()) throws(PsychometricsError) -> ScaleLinkingResult {
+    package static func link(old: ItemBank, new: ItemBank, options: ScaleLinkingOptions = ScaleLinkingOptions()) throws(PsychometricsError)
+        -> ScaleLinkingResult
+    {
         let oldByID = Dictionary(old.items.map { ($0.itemID, $0) }, uniquingKeysWith: { first, _ in first })
         var ids: [String] = [], oldItems: [ItemParameters] = [], newItems: [ItemParameters] = []
         var oldModels: [(any ItemResponseModel)?] = [], newModels: [(any ItemResponseModel)?] = []
@@ -169,7 +179,10 @@ package enum ScaleLinking {
             guard let match = oldByID[item.itemID] else { continue }
             let (a, b) = (match.categoryModel, item.categoryModel)
             guard a?.kind == b?.kind && a?.categoryCount == b?.categoryCount else {
-                throw PsychometricsError(.invalidParameters, "common item '\(item.itemID)' is \(match.modelName) with \(match.categoryCount) categories in the old bank and \(item.modelName) with \(item.categoryCount) in the new one; linking compares an item with itself")
+                throw PsychometricsError(
+                    .invalidParameters,
+                    "common item '\(item.itemID)' is \(match.modelName) with \(match.categoryCount) categories in the old bank and \(item.modelName) with \(item.categoryCount) in the new one; linking compares an item with itself"
+                )
             }
             ids.append(item.itemID)
             newItems.append(item.parameters)
@@ -178,7 +191,10 @@ package enum ScaleLinking {
             newModels.append(b?.model)
         }
         if ids.isEmpty {
-            throw PsychometricsError(.insufficientData, "no common items: none of the \(new.items.count) item ids of the new bank is in the old bank (\(old.items.count) items); items are matched by item_id")
+            throw PsychometricsError(
+                .insufficientData,
+                "no common items: none of the \(new.items.count) item ids of the new bank is in the old bank (\(old.items.count) items); items are matched by item_id"
+            )
         }
         guard oldModels.contains(where: { $0 != nil }) else { return try link(commonItemIDs: ids, old: oldItems, new: newItems, options: options) }
         try validate(options)
@@ -192,14 +208,18 @@ package enum ScaleLinking {
                 guard let model = models[k] else { out.append(p); continue }
                 let values = model.parameterValues
                 guard model.categoriesAreScores, model.parameterNames.first == "a" else {
-                    throw PsychometricsError(.invalidParameters, "common item '\(ids[k])' is a nominal item, which has no slope and difficulties for \(options.method); use haebara")
+                    throw PsychometricsError(
+                        .invalidParameters,
+                        "common item '\(ids[k])' is a nominal item, which has no slope and difficulties for \(options.method); use haebara")
                 }
                 for b in values.dropFirst() { out.append(ItemParameters(discrimination: values[0], difficulty: b)) }
             }
             return out
         }
         if options.method == .stockingLord, let k = oldModels.firstIndex(where: { $0.map { !$0.categoriesAreScores } ?? false }) {
-            throw PsychometricsError(.invalidParameters, "common item '\(ids[k])' is a nominal item: its options are no scores, so it has no expected score for stocking-lord; use haebara")
+            throw PsychometricsError(
+                .invalidParameters,
+                "common item '\(ids[k])' is a nominal item: its options are no scores, so it has no expected score for stocking-lord; use haebara")
         }
         var warnings: [String] = []
         let momentOld: [ItemParameters], momentNew: [ItemParameters]
@@ -211,53 +231,70 @@ package enum ScaleLinking {
             // Haebara on nominal items starts from no change.
             let identity = try ScaleTransformation(slope: 1, intercept: 0)
             warnings.append("no moment start (\(error.message)); started from slope 1, intercept 0")
-            return characteristicCurve(ids: ids, old: oldItems, new: newItems, oldModels: oldModels, newModels: newModels, start: identity,
-                                       warnings: warnings, options: options)
+            return characteristicCurve(
+                ids: ids, old: oldItems, new: newItems, oldModels: oldModels, newModels: newModels, start: identity,
+                warnings: warnings, options: options)
         }
         switch options.method {
         case .meanSigma, .meanMean:
             let t = try options.method == .meanSigma ? meanSigma(old: momentOld, new: momentNew) : meanMean(old: momentOld, new: momentNew)
-            return ScaleLinkingResult(method: options.method, transformation: t, commonItemIDs: ids, direction: nil, criterion: nil,
-                                      converged: true, iterations: 0, start: nil, warnings: [])
+            return ScaleLinkingResult(
+                method: options.method, transformation: t, commonItemIDs: ids, direction: nil, criterion: nil,
+                converged: true, iterations: 0, start: nil, warnings: [])
         case .haebara, .stockingLord:
             let start: ScaleTransformation
             do { start = try meanSigma(old: momentOld, new: momentNew) } catch {
                 start = try meanMean(old: momentOld, new: momentNew)
                 warnings.append("mean-sigma start unavailable (\(error.message)); started from mean-mean")
             }
-            return characteristicCurve(ids: ids, old: oldItems, new: newItems, oldModels: oldModels, newModels: newModels, start: start,
-                                       warnings: warnings, options: options)
+            return characteristicCurve(
+                ids: ids, old: oldItems, new: newItems, oldModels: oldModels, newModels: newModels, start: start,
+                warnings: warnings, options: options)
         }
     }
 
     /// Haebara or Stocking–Lord from `start`: the criterion minimised, a warning when Newton does not converge.
-    static func characteristicCurve(ids: [String], old: [ItemParameters], new: [ItemParameters], oldModels: [(any ItemResponseModel)?] = [],
-                                    newModels: [(any ItemResponseModel)?] = [], start: ScaleTransformation, warnings: [String],
-                                    options: ScaleLinkingOptions) -> ScaleLinkingResult {
+    static func characteristicCurve(
+        ids: [String], old: [ItemParameters], new: [ItemParameters], oldModels: [(any ItemResponseModel)?] = [],
+        newModels: [(any ItemResponseModel)?] = [], start: ScaleTransformation, warnings: [String],
+        options: ScaleLinkingOptions
+    ) -> ScaleLinkingResult {
         var warnings = warnings
-        let criterion = LinkingCriterion(method: options.method, direction: options.direction, old: old, new: new, oldModels: oldModels,
-                                         newModels: newModels, oldScale: options.oldScaleQuadrature, newScale: options.newScaleQuadrature)
+        let criterion = LinkingCriterion(
+            method: options.method, direction: options.direction, old: old, new: new, oldModels: oldModels,
+            newModels: newModels, oldScale: options.oldScaleQuadrature, newScale: options.newScaleQuadrature)
         let fit = criterion.minimise(from: start, tolerance: options.tolerance, maxIterations: options.maxIterations)
         if !fit.converged {
-            warnings.append("\(options.method) did not converge in \(fit.iterations) Newton iterations (last step \(String(format: "%.1e", fit.lastStep)), criterion \(String(format: "%.6g", fit.value))); the constants may be inaccurate")
+            warnings.append(
+                "\(options.method) did not converge in \(fit.iterations) Newton iterations (last step \(String(format: "%.1e", fit.lastStep)), criterion \(String(format: "%.6g", fit.value))); the constants may be inaccurate"
+            )
         }
-        return ScaleLinkingResult(method: options.method, transformation: fit.transformation, commonItemIDs: ids,
-                                  direction: options.direction, criterion: fit.value, converged: fit.converged,
-                                  iterations: fit.iterations, start: start, warnings: warnings)
+        return ScaleLinkingResult(
+            method: options.method, transformation: fit.transformation, commonItemIDs: ids,
+            direction: options.direction, criterion: fit.value, converged: fit.converged,
+            iterations: fit.iterations, start: start, warnings: warnings)
     }
 
     /// Links from parallel arrays of common-item parameters (`old[k]` and `new[k]` are the same item).
-    package static func link(commonItemIDs ids: [String], old: [ItemParameters], new: [ItemParameters],
-                            options: ScaleLinkingOptions = ScaleLinkingOptions()) throws(PsychometricsError) -> ScaleLinkingResult {
+    package static func link(
+        commonItemIDs ids: [String], old: [ItemParameters], new: [ItemParameters],
+        options: ScaleLinkingOptions = ScaleLinkingOptions()
+    ) throws(PsychometricsError) -> ScaleLinkingResult {
         precondition(ids.count == old.count && ids.count == new.count, "linking needs one old and one new parameter set per common item")
         try validate(options)
         if ids.count < 2 {
-            throw PsychometricsError(.insufficientData, "only \(ids.count) common item\(ids.count == 1 ? "" : "s")\(ids.isEmpty ? "" : " (\(ids.joined(separator: ", ")))"); linking needs at least 2")
+            throw PsychometricsError(
+                .insufficientData,
+                "only \(ids.count) common item\(ids.count == 1 ? "" : "s")\(ids.isEmpty ? "" : " (\(ids.joined(separator: ", ")))"); linking needs at least 2"
+            )
         }
         for (side, items) in [("old", old), ("new", new)] {
             for (id, p) in zip(ids, items) {
                 if !(p.discrimination > 0 && p.discrimination.isFinite) || !p.difficulty.isFinite || !(p.guessing >= 0 && p.guessing < 1) {
-                    throw PsychometricsError(.invalidParameters, "common item '\(id)' has unusable parameters in the \(side) bank: a = \(p.discrimination.formatted6), b = \(p.difficulty.formatted6), c = \(p.guessing.formatted6); linking needs a > 0, finite b and 0 ≤ c < 1")
+                    throw PsychometricsError(
+                        .invalidParameters,
+                        "common item '\(id)' has unusable parameters in the \(side) bank: a = \(p.discrimination.formatted6), b = \(p.difficulty.formatted6), c = \(p.guessing.formatted6); linking needs a > 0, finite b and 0 ≤ c < 1"
+                    )
                 }
             }
         }
@@ -265,12 +302,14 @@ package enum ScaleLinking {
         switch options.method {
         case .meanSigma:
             let t = try meanSigma(old: old, new: new)
-            return ScaleLinkingResult(method: .meanSigma, transformation: t, commonItemIDs: ids, direction: nil, criterion: nil,
-                                      converged: true, iterations: 0, start: nil, warnings: [])
+            return ScaleLinkingResult(
+                method: .meanSigma, transformation: t, commonItemIDs: ids, direction: nil, criterion: nil,
+                converged: true, iterations: 0, start: nil, warnings: [])
         case .meanMean:
             let t = try meanMean(old: old, new: new)
-            return ScaleLinkingResult(method: .meanMean, transformation: t, commonItemIDs: ids, direction: nil, criterion: nil,
-                                      converged: true, iterations: 0, start: nil, warnings: [])
+            return ScaleLinkingResult(
+                method: .meanMean, transformation: t, commonItemIDs: ids, direction: nil, criterion: nil,
+                converged: true, iterations: 0, start: nil, warnings: [])
         case .haebara, .stockingLord:
             let start: ScaleTransformation
             var warnings: [String] = []
@@ -294,10 +333,16 @@ package enum ScaleLinking {
         // "Does not vary" up to rounding: an SD below 1e-12 of the difficulties' magnitude.
         func varies(_ sd: Double, _ b: [Double]) -> Bool { sd.isFinite && sd > 1e-12 * max(1, b.map(abs).max()!) }
         guard varies(sdNew, bNew) else {
-            throw PsychometricsError(.insufficientData, "mean-sigma: the difficulties of the \(new.count) common items do not vary in the new bank (SD \(String(format: "%.3g", sdNew))); the slope σ(b_old)/σ(b_new) is undefined")
+            throw PsychometricsError(
+                .insufficientData,
+                "mean-sigma: the difficulties of the \(new.count) common items do not vary in the new bank (SD \(String(format: "%.3g", sdNew))); the slope σ(b_old)/σ(b_new) is undefined"
+            )
         }
         guard varies(sdOld, bOld) else {
-            throw PsychometricsError(.insufficientData, "mean-sigma: the difficulties of the \(old.count) common items do not vary in the old bank (SD \(String(format: "%.3g", sdOld))); the slope σ(b_old)/σ(b_new) would be 0")
+            throw PsychometricsError(
+                .insufficientData,
+                "mean-sigma: the difficulties of the \(old.count) common items do not vary in the old bank (SD \(String(format: "%.3g", sdOld))); the slope σ(b_old)/σ(b_new) would be 0"
+            )
         }
         let slope = sdOld / sdNew
         return try ScaleTransformation(slope: slope, intercept: mean(bOld) - slope * mean(bNew))
@@ -310,7 +355,9 @@ package enum ScaleLinking {
         }
         let aOld = mean(old.map(\.discrimination)), aNew = mean(new.map(\.discrimination))
         guard aOld > 0 && aOld.isFinite && aNew > 0 && aNew.isFinite else {
-            throw PsychometricsError(.insufficientData, "mean-mean: the mean slope of the common items must be positive and finite in both banks (old \(aOld), new \(aNew))")
+            throw PsychometricsError(
+                .insufficientData,
+                "mean-mean: the mean slope of the common items must be positive and finite in both banks (old \(aOld), new \(aNew))")
         }
         let slope = aNew / aOld
         return try ScaleTransformation(slope: slope, intercept: mean(old.map(\.difficulty)) - slope * mean(new.map(\.difficulty)))

@@ -43,7 +43,9 @@ package struct ScaleTransformation: Sendable, Hashable, Codable {
         enum Keys: String, CodingKey { case slope, intercept }
         let c = try decoder.container(keyedBy: Keys.self)
         let slope = try c.decode(Double.self, forKey: .slope), intercept = try c.decode(Double.self, forKey: .intercept)
-        self = try PsychometricsError.decoding(at: c.codingPath) { () throws(PsychometricsError) in try ScaleTransformation(slope: slope, intercept: intercept) }
+        self = try PsychometricsError.decoding(at: c.codingPath) { () throws(PsychometricsError) in
+            try ScaleTransformation(slope: slope, intercept: intercept)
+        }
     }
 
     /// θ_old = θ_new (slope 1, intercept 0).
@@ -53,7 +55,8 @@ package struct ScaleTransformation: Sendable, Hashable, Codable {
     /// finite unless the slope is subnormal, where it saturates at the largest double.)
     package var inverse: ScaleTransformation {
         let a = min(1 / slope, Double.greatestFiniteMagnitude)
-        return ScaleTransformation(checkedSlope: a, intercept: min(max(-intercept * a, -Double.greatestFiniteMagnitude), Double.greatestFiniteMagnitude))
+        return ScaleTransformation(
+            checkedSlope: a, intercept: min(max(-intercept * a, -Double.greatestFiniteMagnitude), Double.greatestFiniteMagnitude))
     }
 
     /// θ on the old scale for a θ on the new scale.
@@ -66,8 +69,9 @@ package struct ScaleTransformation: Sendable, Hashable, Codable {
 
     /// Standard errors on the old scale: se_a/slope, slope·se_b, se_c.
     package func standardErrors(_ e: ItemStandardErrors) -> ItemStandardErrors {
-        ItemStandardErrors(discrimination: e.discrimination.map { $0 / slope }, difficulty: e.difficulty.map { slope * $0 },
-                           guessing: e.guessing)
+        ItemStandardErrors(
+            discrimination: e.discrimination.map { $0 / slope }, difficulty: e.difficulty.map { slope * $0 },
+            guessing: e.guessing)
     }
 
     /// The item on the old scale. Everything but the parameters and their standard errors is kept (id, counts,

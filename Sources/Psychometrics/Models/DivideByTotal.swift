@@ -12,8 +12,10 @@ import Foundation
 enum DivideByTotal {
     /// log P_k for z_k = slopes[k]·θ + intercepts[k].
     @inline(__always)
-    static func logProbabilities(slopes: UnsafeBufferPointer<Double>, intercepts: UnsafeBufferPointer<Double>, theta: Double,
-                                 into out: UnsafeMutableBufferPointer<Double>) {
+    static func logProbabilities(
+        slopes: UnsafeBufferPointer<Double>, intercepts: UnsafeBufferPointer<Double>, theta: Double,
+        into out: UnsafeMutableBufferPointer<Double>
+    ) {
         let k = slopes.count
         var top = -Double.infinity
         for c in 0..<k { out[c] = slopes[c] * theta + intercepts[c]; top = max(top, out[c]) }
@@ -24,9 +26,11 @@ enum DivideByTotal {
     }
 
     /// P_k, P′_k and P″_k (see the type's formulas).
-    static func thetaDerivatives(slopes: UnsafeBufferPointer<Double>, intercepts: UnsafeBufferPointer<Double>, theta: Double,
-                                 probability: UnsafeMutableBufferPointer<Double>, first: UnsafeMutableBufferPointer<Double>,
-                                 second: UnsafeMutableBufferPointer<Double>) {
+    static func thetaDerivatives(
+        slopes: UnsafeBufferPointer<Double>, intercepts: UnsafeBufferPointer<Double>, theta: Double,
+        probability: UnsafeMutableBufferPointer<Double>, first: UnsafeMutableBufferPointer<Double>,
+        second: UnsafeMutableBufferPointer<Double>
+    ) {
         let k = slopes.count
         logProbabilities(slopes: slopes, intercepts: intercepts, theta: theta, into: probability)
         var mean = 0.0
@@ -52,15 +56,21 @@ protocol DivideByTotalModel: ItemResponseModel {
 
 extension DivideByTotalModel {
     public func logCategoryProbabilities(at theta: Double, into out: UnsafeMutableBufferPointer<Double>) {
-        categorySlopes.withUnsafeBufferPointer { s in categoryIntercepts.withUnsafeBufferPointer { c in
-            DivideByTotal.logProbabilities(slopes: s, intercepts: c, theta: theta, into: out)
-        } }
+        categorySlopes.withUnsafeBufferPointer { s in
+            categoryIntercepts.withUnsafeBufferPointer { c in
+                DivideByTotal.logProbabilities(slopes: s, intercepts: c, theta: theta, into: out)
+            }
+        }
     }
 
-    public func categoryThetaDerivatives(at theta: Double, probability: UnsafeMutableBufferPointer<Double>,
-                                         first: UnsafeMutableBufferPointer<Double>, second: UnsafeMutableBufferPointer<Double>) {
-        categorySlopes.withUnsafeBufferPointer { s in categoryIntercepts.withUnsafeBufferPointer { c in
-            DivideByTotal.thetaDerivatives(slopes: s, intercepts: c, theta: theta, probability: probability, first: first, second: second)
-        } }
+    public func categoryThetaDerivatives(
+        at theta: Double, probability: UnsafeMutableBufferPointer<Double>,
+        first: UnsafeMutableBufferPointer<Double>, second: UnsafeMutableBufferPointer<Double>
+    ) {
+        categorySlopes.withUnsafeBufferPointer { s in
+            categoryIntercepts.withUnsafeBufferPointer { c in
+                DivideByTotal.thetaDerivatives(slopes: s, intercepts: c, theta: theta, probability: probability, first: first, second: second)
+            }
+        }
     }
 }

@@ -51,8 +51,9 @@ public struct GradedResponseItem: CalibratableItemModel, Hashable, Codable {
     /// - Throws: `DecodingError`, also for parameters `init(validating:thresholds:)` refuses.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        try self.init(validating: container.decode(Double.self, forKey: .discrimination),
-                      thresholds: container.decode([Double].self, forKey: .thresholds))
+        try self.init(
+            validating: container.decode(Double.self, forKey: .discrimination),
+            thresholds: container.decode([Double].self, forKey: .thresholds))
     }
 
     public var categoryCount: Int { thresholds.count + 1 }
@@ -66,7 +67,8 @@ public struct GradedResponseItem: CalibratableItemModel, Hashable, Codable {
         out[0] = Logistic.logSigmoid(-a * (theta - thresholds[0]))
         for k in 1..<m {
             let gap = a * (thresholds[k] - thresholds[k - 1])
-            out[k] = Logistic.logSigmoid(a * (theta - thresholds[k - 1])) + Logistic.logSigmoid(-a * (theta - thresholds[k]))
+            out[k] =
+                Logistic.logSigmoid(a * (theta - thresholds[k - 1])) + Logistic.logSigmoid(-a * (theta - thresholds[k]))
                 + log1p(-exp(-gap))
         }
         out[m] = Logistic.logSigmoid(a * (theta - thresholds[m - 1]))
@@ -76,8 +78,10 @@ public struct GradedResponseItem: CalibratableItemModel, Hashable, Codable {
     /// ```
     /// P_k = ψ_k − ψ_{k+1}    P′_k = ψ′_k − ψ′_{k+1}    P″_k = ψ″_k − ψ″_{k+1}
     /// ```
-    public func categoryThetaDerivatives(at theta: Double, probability: UnsafeMutableBufferPointer<Double>,
-                                         first: UnsafeMutableBufferPointer<Double>, second: UnsafeMutableBufferPointer<Double>) {
+    public func categoryThetaDerivatives(
+        at theta: Double, probability: UnsafeMutableBufferPointer<Double>,
+        first: UnsafeMutableBufferPointer<Double>, second: UnsafeMutableBufferPointer<Double>
+    ) {
         let a = discrimination, m = thresholds.count
         // The stable log probabilities, exponentiated in place below (no allocation on this per-step path).
         logCategoryProbabilities(at: theta, into: probability)

@@ -51,7 +51,8 @@ public enum ItemModelKind: String, Sendable, Hashable, Codable, CaseIterable, Cu
             let d = (0..<k).map { log(p[$0] / p[0]) }
             return GeneralizedPartialCreditItem(discrimination: 1, steps: (1..<k).map { -(d[$0] - d[$0 - 1]) })
         case .ratingScale:
-            return RatingScaleItem(discrimination: 1, location: log(p[0] / p[k - 1]) / Double(k - 1), thresholds: [Double](repeating: 0, count: k - 1))
+            return RatingScaleItem(
+                discrimination: 1, location: log(p[0] / p[k - 1]) / Double(k - 1), thresholds: [Double](repeating: 0, count: k - 1))
         case .nominal:
             var slopes: [Double] = (0..<k).map { Double($0) / Double(k - 1) }
             if let key { slopes = (0..<k).map { c -> Double in c == key ? 1 : 0 } }
@@ -94,19 +95,26 @@ extension ItemModelKind {
     /// slope is 1, its a being 1/slope; so does an rsm item); nominal a_k/slope, c_k − a_k·intercept/slope (a_k θ + c_k unchanged). A
     /// nominal intercept's standard error, which would need the slope's covariance, is left out.
     package func transformed(_ values: [Double], standardErrors: [Double?], slope: Double, intercept: Double)
-        -> (kind: ItemModelKind, values: [Double], standardErrors: [Double?]) {
+        -> (kind: ItemModelKind, values: [Double], standardErrors: [Double?])
+    {
         switch self {
         case .graded, .generalizedPartialCredit, .partialCredit, .ratingScale:
-            return ((self == .partialCredit || self == .ratingScale) && slope != 1 ? .generalizedPartialCredit : self,
-                    [values[0] / slope] + values.dropFirst().map { slope * $0 + intercept },
-                    [standardErrors[0].map { $0 / slope }] + standardErrors.dropFirst().map { $0.map { slope * $0 } })
+            return (
+                (self == .partialCredit || self == .ratingScale) && slope != 1 ? .generalizedPartialCredit : self,
+                [values[0] / slope] + values.dropFirst().map { slope * $0 + intercept },
+                [standardErrors[0].map { $0 / slope }] + standardErrors.dropFirst().map { $0.map { slope * $0 } }
+            )
         case .nominal:
             let k = values.count / 2
-            return (self, values[0..<k].map { $0 / slope } + (0..<k).map { values[k + $0] - values[$0] * intercept / slope },
-                    standardErrors[0..<k].map { $0.map { $0 / slope } } + [Double?](repeating: nil, count: k))
+            return (
+                self, values[0..<k].map { $0 / slope } + (0..<k).map { values[k + $0] - values[$0] * intercept / slope },
+                standardErrors[0..<k].map { $0.map { $0 / slope } } + [Double?](repeating: nil, count: k)
+            )
         case .threePL:
-            return (self, [values[0] / slope, slope * values[1] + intercept, values[2]],
-                    [standardErrors[0].map { $0 / slope }, standardErrors[1].map { slope * $0 }, standardErrors[2]])
+            return (
+                self, [values[0] / slope, slope * values[1] + intercept, values[2]],
+                [standardErrors[0].map { $0 / slope }, standardErrors[1].map { slope * $0 }, standardErrors[2]]
+            )
         }
     }
 
@@ -127,14 +135,20 @@ extension ItemModelKind {
     ///   category) counts 1 in the raw score; other models ignore it.
     package func item(values: [Double], key: Int? = nil) throws(PsychometricsError) -> any ItemResponseModel {
         guard categories(parameterCount: values.count) != nil else {
-            throw PsychometricsError(.invalidParameters, "a \(rawValue) item needs \(self == .nominal ? "a slope and an intercept per category (at least 2 categories)" : self == .threePL ? "a, b and c" : "a slope and at least one threshold"), got \(values.count) values")
+            throw PsychometricsError(
+                .invalidParameters,
+                "a \(rawValue) item needs \(self == .nominal ? "a slope and an intercept per category (at least 2 categories)" : self == .threePL ? "a, b and c" : "a slope and at least one threshold"), got \(values.count) values"
+            )
         }
         switch self {
         case .graded: return try GradedResponseItem(validating: values[0], thresholds: Array(values.dropFirst()))
         case .generalizedPartialCredit: return try GeneralizedPartialCreditItem(validating: values[0], steps: Array(values.dropFirst()))
         case .partialCredit, .ratingScale:
             guard values[0] == 1 else {
-                throw PsychometricsError(.invalidParameters, "a \(rawValue) (\(self == .partialCredit ? "partial-credit" : "rating-scale") Rasch) item has a = 1, got \(values[0]) (use gpcm for other slopes)")
+                throw PsychometricsError(
+                    .invalidParameters,
+                    "a \(rawValue) (\(self == .partialCredit ? "partial-credit" : "rating-scale") Rasch) item has a = 1, got \(values[0]) (use gpcm for other slopes)"
+                )
             }
             let steps = try GeneralizedPartialCreditItem(validating: 1, steps: Array(values.dropFirst())).steps
             guard self == .ratingScale else { return GeneralizedPartialCreditItem(discrimination: 1, steps: steps) }
@@ -145,7 +159,8 @@ extension ItemModelKind {
             return try NominalResponseItem(validating: Array(values[0..<k]), intercepts: Array(values[k...]), key: key)
         case .threePL:
             guard values[0] > 0, values[0].isFinite, values[1].isFinite, values[2] >= 0, values[2] < 1 else {
-                throw PsychometricsError(.invalidParameters, "a 3pl item has a > 0, a finite b and 0 ≤ c < 1, got \(values.map(\.formatted6).joined(separator: ", "))")
+                throw PsychometricsError(
+                    .invalidParameters, "a 3pl item has a > 0, a finite b and 0 ≤ c < 1, got \(values.map(\.formatted6).joined(separator: ", "))")
             }
             return ThreeParameterLogisticItem(ItemParameters(discrimination: values[0], difficulty: values[1], guessing: values[2]))
         }

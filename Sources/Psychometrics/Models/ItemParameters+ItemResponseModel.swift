@@ -14,8 +14,10 @@ extension ItemParameters: ItemResponseModel {
     }
 
     /// (Q, P), (−P′, P′), (−P″, P″) (`ItemResponseFunction.thetaDerivatives(slope:logit:guessing:)`).
-    public func categoryThetaDerivatives(at theta: Double, probability: UnsafeMutableBufferPointer<Double>,
-                                         first: UnsafeMutableBufferPointer<Double>, second: UnsafeMutableBufferPointer<Double>) {
+    public func categoryThetaDerivatives(
+        at theta: Double, probability: UnsafeMutableBufferPointer<Double>,
+        first: UnsafeMutableBufferPointer<Double>, second: UnsafeMutableBufferPointer<Double>
+    ) {
         let d = ItemResponseFunction.thetaDerivatives(slope: discrimination, logit: logit(at: theta), guessing: guessing)
         probability[0] = d.q; probability[1] = d.p
         first[0] = -d.first; first[1] = d.first

@@ -131,12 +131,16 @@ import Foundation
     /// ```
     /// (from P_ss = (1 − c)(ψ″θ²aₛ² + ψ′θaₛₛ), P_sγ = −c′ψ′θaₛ, P_γγ = ψ̄ c′(1 − 2c), ψ″ = ψ′(ψ̄ − ψ)).
     @inlinable @inline(__always)
-    @usableFromInline package static func workingCurvatureRatio(theta: Double, slopeDerivative aS: Double, slopeSecondDerivative aSS: Double,
-                                             trace t: Trace, guessing c: Double)
+    @usableFromInline package static func workingCurvatureRatio(
+        theta: Double, slopeDerivative aS: Double, slopeSecondDerivative aSS: Double,
+        trace t: Trace, guessing c: Double
+    )
         -> (ss: Double, sd: Double, sg: Double, dd: Double, dg: Double, gg: Double)
     {
         let rho = t.psi / t.p
-        return (rho * ((t.psiBar - t.psi) * theta * theta * aS * aS + theta * aSS), rho * (t.psiBar - t.psi) * theta * aS,
-                -c * rho * theta * aS, rho * (t.psiBar - t.psi), -c * rho, c * (1 - 2 * c) / t.p)
+        return (
+            rho * ((t.psiBar - t.psi) * theta * theta * aS * aS + theta * aSS), rho * (t.psiBar - t.psi) * theta * aS,
+            -c * rho * theta * aS, rho * (t.psiBar - t.psi), -c * rho, c * (1 - 2 * c) / t.p
+        )
     }
 }

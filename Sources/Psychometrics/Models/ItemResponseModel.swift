@@ -27,8 +27,9 @@ public protocol ItemResponseModel: Sendable {
     func logCategoryProbabilities(at theta: Double, into logProbabilities: UnsafeMutableBufferPointer<Double>)
 
     /// P_k(θ), dP_k/dθ and d²P_k/dθ² for k = 0 ..< K, each into K values.
-    func categoryThetaDerivatives(at theta: Double, probability: UnsafeMutableBufferPointer<Double>,
-                                  first: UnsafeMutableBufferPointer<Double>, second: UnsafeMutableBufferPointer<Double>)
+    func categoryThetaDerivatives(
+        at theta: Double, probability: UnsafeMutableBufferPointer<Double>,
+        first: UnsafeMutableBufferPointer<Double>, second: UnsafeMutableBufferPointer<Double>)
 
     /// The parameters' names, in the order of `parameterValues` (the bank's columns: `a`, `b1`, `b2`, …).
     var parameterNames: [String] { get }

@@ -25,7 +25,8 @@ public struct NominalResponseItem: CalibratableItemModel, DivideByTotalModel, Ha
 
     /// - Precondition: equal counts, at least two; a key among the categories.
     public init(slopes: [Double], intercepts: [Double], key: Int? = nil) {
-        precondition(slopes.count == intercepts.count && slopes.count >= 2, "a nominal item has one slope and one intercept per category, at least two")
+        precondition(
+            slopes.count == intercepts.count && slopes.count >= 2, "a nominal item has one slope and one intercept per category, at least two")
         precondition(key.map { (0..<slopes.count).contains($0) } ?? true, "the key is one of the item's categories")
         self.slopes = slopes
         self.intercepts = intercepts
@@ -36,7 +37,9 @@ public struct NominalResponseItem: CalibratableItemModel, DivideByTotalModel, Ha
     ///   intercepts, at least two.
     public init(validating slopes: [Double], intercepts: [Double], key: Int? = nil) throws(PsychometricsError) {
         guard slopes.count == intercepts.count, slopes.count >= 2 else {
-            throw PsychometricsError(.invalidParameters, "a nominal item needs one slope and one intercept per category, at least two; got \(slopes.count) and \(intercepts.count)")
+            throw PsychometricsError(
+                .invalidParameters,
+                "a nominal item needs one slope and one intercept per category, at least two; got \(slopes.count) and \(intercepts.count)")
         }
         guard slopes.allSatisfy(\.isFinite), intercepts.allSatisfy(\.isFinite) else {
             throw PsychometricsError(.invalidParameters, "a nominal item's slopes and intercepts must be finite")
@@ -53,8 +56,9 @@ public struct NominalResponseItem: CalibratableItemModel, DivideByTotalModel, Ha
     /// - Throws: `DecodingError`, also for parameters `init(validating:intercepts:key:)` refuses.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        try self.init(validating: container.decode([Double].self, forKey: .slopes), intercepts: container.decode([Double].self, forKey: .intercepts),
-                      key: container.decodeIfPresent(Int.self, forKey: .key))
+        try self.init(
+            validating: container.decode([Double].self, forKey: .slopes), intercepts: container.decode([Double].self, forKey: .intercepts),
+            key: container.decodeIfPresent(Int.self, forKey: .key))
     }
 
     /// - Throws: what the encoder throws.

@@ -15,8 +15,9 @@ public struct ThreeParameterLogisticItem: CalibratableItemModel, Hashable {
 
     /// - Precondition: a > 0 and 0 ≤ c < 1, finite.
     public init(_ parameters: ItemParameters) {
-        precondition(parameters.discrimination > 0 && parameters.discrimination.isFinite && parameters.difficulty.isFinite
-                     && parameters.guessing >= 0 && parameters.guessing < 1, "a 3PL item has a > 0 and 0 ≤ c < 1")
+        precondition(
+            parameters.discrimination > 0 && parameters.discrimination.isFinite && parameters.difficulty.isFinite
+                && parameters.guessing >= 0 && parameters.guessing < 1, "a 3PL item has a > 0 and 0 ≤ c < 1")
         self.parameters = parameters
     }
 
@@ -26,8 +27,10 @@ public struct ThreeParameterLogisticItem: CalibratableItemModel, Hashable {
         parameters.logCategoryProbabilities(at: theta, into: out)
     }
 
-    public func categoryThetaDerivatives(at theta: Double, probability: UnsafeMutableBufferPointer<Double>,
-                                         first: UnsafeMutableBufferPointer<Double>, second: UnsafeMutableBufferPointer<Double>) {
+    public func categoryThetaDerivatives(
+        at theta: Double, probability: UnsafeMutableBufferPointer<Double>,
+        first: UnsafeMutableBufferPointer<Double>, second: UnsafeMutableBufferPointer<Double>
+    ) {
         parameters.categoryThetaDerivatives(at: theta, probability: probability, first: first, second: second)
     }
 

@@ -111,49 +111,55 @@ struct AdaptivePosteriorSampler {
         // C Q, Q the person's own rotation (any square root of the proposal's covariance serves): the same nodes in
         // a different orientation per person, so their integration errors do not add up coherently over persons.
         randomRotation(k: kk, seed: seed, into: &rotation)
-        for f in 0..<kk { for e in 0..<kk {
-            var v = 0.0
-            for t in f..<kk { v += c[f * kk + t] * rotation[t * kk + e] }
-            rotated[f * kk + e] = v * scale
-        }}
+        for f in 0..<kk {
+            for e in 0..<kk {
+                var v = 0.0
+                for t in f..<kk { v += c[f * kk + t] * rotation[t * kk + e] }
+                rotated[f * kk + e] = v * scale
+            }
+        }
         // The nodes and their log weights, factor by factor over all nodes (rows of M contiguous values, which the
         // compiler vectorises): θ_f = μ_f + Σ_e (CQ)_fe z_e, log w += h_f(θ_f) by 4-point Lagrange interpolation
         // on the fine grid, then −½‖Aθ‖² with (Aθ)_f = Σ_{e ≤ f} A_fe θ_e, and +½‖z‖².
         let mu = self.mu, rotated = self.rotated, a = self.a, inverseStep = 1 / step
         theta.withUnsafeMutableBufferPointer { theta in
-        weight.withUnsafeMutableBufferPointer { logWeight in
-        withUnsafeTemporaryAllocation(of: Double.self, capacity: m) { row in
-        z.withUnsafeBufferPointer { z in
-        halfNormZ.withUnsafeBufferPointer { halfNormZ in
-            for n in 0..<m { logWeight[n] = halfNormZ[n] }
-            for f in 0..<kk {
-                let out = theta.baseAddress! + f * m
-                for n in 0..<m { out[n] = mu[f] }
-                for e in 0..<kk {
-                    let coefficient = rotated[f * kk + e], source = z.baseAddress! + e * m
-                    for n in 0..<m { out[n] += coefficient * source[n] }
-                }
-                let table = h.baseAddress! + f * ng
-                for n in 0..<m {
-                    let position = (out[n] - first) * inverseStep
-                    // floor by truncation of the clamped (positive) position, as the grid's ends extrapolate.
-                    let lower = Int(min(max(position, 1), Double(ng - 3)))
-                    let s = position - Double(lower), base = table + lower
-                    let below = s - 1, twoBelow = s - 2, above = s + 1, sixth = 1.0 / 6
-                    let wm = -s * below * twoBelow * sixth, w0 = above * below * twoBelow * 0.5
-                    let w1 = -above * s * twoBelow * 0.5, w2 = above * s * below * sixth
-                    logWeight[n] += wm * base[-1] + w0 * base[0] + w1 * base[1] + w2 * base[2]
+            weight.withUnsafeMutableBufferPointer { logWeight in
+                withUnsafeTemporaryAllocation(of: Double.self, capacity: m) { row in
+                    z.withUnsafeBufferPointer { z in
+                        halfNormZ.withUnsafeBufferPointer { halfNormZ in
+                            for n in 0..<m { logWeight[n] = halfNormZ[n] }
+                            for f in 0..<kk {
+                                let out = theta.baseAddress! + f * m
+                                for n in 0..<m { out[n] = mu[f] }
+                                for e in 0..<kk {
+                                    let coefficient = rotated[f * kk + e], source = z.baseAddress! + e * m
+                                    for n in 0..<m { out[n] += coefficient * source[n] }
+                                }
+                                let table = h.baseAddress! + f * ng
+                                for n in 0..<m {
+                                    let position = (out[n] - first) * inverseStep
+                                    // floor by truncation of the clamped (positive) position, as the grid's ends extrapolate.
+                                    let lower = Int(min(max(position, 1), Double(ng - 3)))
+                                    let s = position - Double(lower), base = table + lower
+                                    let below = s - 1, twoBelow = s - 2, above = s + 1, sixth = 1.0 / 6
+                                    let wm = -s * below * twoBelow * sixth, w0 = above * below * twoBelow * 0.5
+                                    let w1 = -above * s * twoBelow * 0.5, w2 = above * s * below * sixth
+                                    logWeight[n] += wm * base[-1] + w0 * base[0] + w1 * base[1] + w2 * base[2]
+                                }
+                            }
+                            for f in 0..<kk {
+                                for n in 0..<m { row[n] = 0 }
+                                for e in 0...f {
+                                    let coefficient = a[f * kk + e], source = theta.baseAddress! + e * m
+                                    for n in 0..<m { row[n] += coefficient * source[n] }
+                                }
+                                for n in 0..<m { logWeight[n] -= 0.5 * row[n] * row[n] }
+                            }
+                        }
+                    }
                 }
             }
-            for f in 0..<kk {
-                for n in 0..<m { row[n] = 0 }
-                for e in 0...f {
-                    let coefficient = a[f * kk + e], source = theta.baseAddress! + e * m
-                    for n in 0..<m { row[n] += coefficient * source[n] }
-                }
-                for n in 0..<m { logWeight[n] -= 0.5 * row[n] * row[n] }
-            }
-        }}}}}
+        }
         var top = -Double.infinity
         for n in 0..<m { top = max(top, weight[n]) }
         var total = 0.0

@@ -62,10 +62,13 @@ public struct Battery: Sendable {
     ///   - quadraturePoints: points per dimension, `BifactorScorer.allowedPointCounts`.
     /// - Throws: `PsychometricsError` from `BifactorScorer`, or `.invalidOptions` for a reported factor that is not
     ///   one of the structure's factors with items.
-    public init(items: [BifactorItem], structure: FactorStructure, reportedIndexes: [String]? = nil,
-                quadraturePoints: Int = 31, bound: Double = 6) throws(PsychometricsError) {
+    public init(
+        items: [BifactorItem], structure: FactorStructure, reportedIndexes: [String]? = nil,
+        quadraturePoints: Int = 31, bound: Double = 6
+    ) throws(PsychometricsError) {
         let composites = structure.specificFactors.indices.compactMap { IndexComposite(factor: $0, items: items) }
-        let scorer = try BifactorScorer(items: items, specificFactorCount: structure.specificFactors.count, quadraturePoints: quadraturePoints, bound: bound)
+        let scorer = try BifactorScorer(
+            items: items, specificFactorCount: structure.specificFactors.count, quadraturePoints: quadraturePoints, bound: bound)
         try self.init(model: .bifactor(scorer), structure: structure, composites: composites, reportedIndexes: reportedIndexes)
     }
 
@@ -76,10 +79,14 @@ public struct Battery: Sendable {
     ///   - fullScale: the full-scale composite's name.
     /// - Throws: `.invalidOptions` for names that are not one per factor or repeat, or a reported factor that is
     ///   not one of them with items.
-    package init(correlated scorer: CorrelatedFactorsScorer, factors: [String], fullScale: String = "full_scale",
-                reportedIndexes: [String]? = nil) throws(PsychometricsError) {
+    package init(
+        correlated scorer: CorrelatedFactorsScorer, factors: [String], fullScale: String = "full_scale",
+        reportedIndexes: [String]? = nil
+    ) throws(PsychometricsError) {
         guard factors.count == scorer.factorCount, Set(factors).count == factors.count, !factors.contains(fullScale) else {
-            throw PsychometricsError(.invalidOptions, "the \(scorer.factorCount) factors need distinct names other than \(fullScale), got \(factors.joined(separator: ", ").prefix(200))")
+            throw PsychometricsError(
+                .invalidOptions,
+                "the \(scorer.factorCount) factors need distinct names other than \(fullScale), got \(factors.joined(separator: ", ").prefix(200))")
         }
         var structure = try FactorStructure(generalFactor: fullScale, items: [])
         structure.specificFactors = factors
@@ -88,12 +95,16 @@ public struct Battery: Sendable {
         try self.init(model: .correlated(scorer), structure: structure, composites: composites, reportedIndexes: reportedIndexes)
     }
 
-    private init(model: Model, structure: FactorStructure, composites: [IndexComposite], reportedIndexes names: [String]?) throws(PsychometricsError) {
+    private init(model: Model, structure: FactorStructure, composites: [IndexComposite], reportedIndexes names: [String]?) throws(PsychometricsError)
+    {
         self.model = model
         self.structure = structure
         self.composites = composites
-        if let names { self.reportedIndexes = try Self.resolve(names, composites, structure) }
-        else { self.reportedIndexes = Array(composites.indices) }
+        if let names {
+            self.reportedIndexes = try Self.resolve(names, composites, structure)
+        } else {
+            self.reportedIndexes = Array(composites.indices)
+        }
     }
 
     /// The scorer behind `model`.
@@ -156,7 +167,8 @@ public struct Battery: Sendable {
         for name in names {
             guard let c = composites.firstIndex(where: { structure.specificFactors[$0.factor] == name }) else {
                 let known = composites.map { structure.specificFactors[$0.factor] }
-                throw PsychometricsError(.invalidOptions, "no index \"\(name.prefix(64))\": the battery's domains are \(known.joined(separator: ", "))")
+                throw PsychometricsError(
+                    .invalidOptions, "no index \"\(name.prefix(64))\": the battery's domains are \(known.joined(separator: ", "))")
             }
             if !chosen.contains(c) { chosen.append(c) }
         }
@@ -174,7 +186,8 @@ public struct Battery: Sendable {
     /// from the bank (nil: the whole bank as one fixed form).
     /// - Throws: `.invalidOptions` for a form length outside 1…the bank's items.
     public func addedValue(formLength: Int? = nil, simulees: Int = IndexAddedValue.defaultSimulees) throws(PsychometricsError) -> [IndexAddedValue] {
-        try IndexAddedValue.evaluate(model: scoring, composites: composites, factorNames: structure.specificFactors, formLength: formLength, simulees: simulees)
+        try IndexAddedValue.evaluate(
+            model: scoring, composites: composites, factorNames: structure.specificFactors, formLength: formLength, simulees: simulees)
     }
 
     /// The most items a bank may have for `--indexes auto` to take it as one fixed form without a form length: a
@@ -188,8 +201,10 @@ public struct Battery: Sendable {
     /// e.g. age-specific ones, which this module does not know).
     /// - Throws: `PsychometricsError` from `IQScale.score` (an estimate that is not finite), or what `indexReport`
     ///   throws.
-    package func score(_ itemIndices: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, method: AbilityMethod,
-                       indexScale: IQScale, indexReport: ((Int, AbilityEstimate) throws -> IQScore)? = nil) throws -> BatteryScore {
+    package func score(
+        _ itemIndices: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, method: AbilityMethod,
+        indexScale: IQScale, indexReport: ((Int, AbilityEstimate) throws -> IQScore)? = nil
+    ) throws -> BatteryScore {
         let scorer = scoring
         let factors = method == .map ? scorer.map(validated: itemIndices, responses) : scorer.eap(validated: itemIndices, responses)
         var indexes: [IndexScore] = []
@@ -202,12 +217,15 @@ public struct Battery: Sendable {
                 correct += Int(responses[k])
             }
             let (mean, sd) = composite.estimate(factors)
-            var estimate = AbilityEstimate(theta: mean, standardError: sd, method: method, itemCount: max(answered, 1), correctCount: correct, atBound: false)
+            var estimate = AbilityEstimate(
+                theta: mean, standardError: sd, method: method, itemCount: max(answered, 1), correctCount: correct, atBound: false)
             estimate.maximumScore = answered
             var iq = try indexReport.map { try $0(position, estimate) } ?? indexScale.score(estimate)
             if answered == 0 { iq.flags.append(.fewItems); iq.flags.sort() }
-            indexes.append(IndexScore(factor: structure.specificFactors[composite.factor], theta: mean, standardError: sd,
-                                      answered: answered, correct: correct, score: iq))
+            indexes.append(
+                IndexScore(
+                    factor: structure.specificFactors[composite.factor], theta: mean, standardError: sd,
+                    answered: answered, correct: correct, score: iq))
         }
         return BatteryScore(factors: factors, indexes: indexes)
     }
@@ -215,7 +233,8 @@ public struct Battery: Sendable {
     /// The scale of the indexes: `scale`'s interval level, IQ range and low-precision threshold on the calibration
     /// population, every answered count enough (`few_items` is set by `score` for a domain not answered).
     package static func indexScale(_ scale: IQScale) throws -> IQScale {
-        try IQScale(norms: .calibrationPopulation, confidenceLevel: scale.confidenceLevel, minimumIQ: scale.minimumIQ,
-                    maximumIQ: scale.maximumIQ, lowPrecisionSE: scale.lowPrecisionSE, minimumItems: 1)
+        try IQScale(
+            norms: .calibrationPopulation, confidenceLevel: scale.confidenceLevel, minimumIQ: scale.minimumIQ,
+            maximumIQ: scale.maximumIQ, lowPrecisionSE: scale.lowPrecisionSE, minimumItems: 1)
     }
 }

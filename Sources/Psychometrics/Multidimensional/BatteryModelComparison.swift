@@ -77,8 +77,10 @@ package struct BatteryModelComparison: Sendable {
     ///   - q3: the pairs' minimum counts and the Q3* threshold.
     /// - Throws: `PsychometricsError` for mismatched items, an item with a category other than 0/1, a
     ///   unidimensional fit that excludes an item (too few answers), or a failed fit.
-    package static func compare(_ data: ResponseMatrix, items: [BifactorItem], specificFactorCount: Int, quadraturePoints: Int = 31,
-                               q3: LocalDependenceQ3.Options = .init(), workers: Int = WorkerThreads.all) throws -> BatteryModelComparison {
+    package static func compare(
+        _ data: ResponseMatrix, items: [BifactorItem], specificFactorCount: Int, quadraturePoints: Int = 31,
+        q3: LocalDependenceQ3.Options = .init(), workers: Int = WorkerThreads.all
+    ) throws -> BatteryModelComparison {
         try checkItems(data, count: items.count)
         if let bad = items.firstIndex(where: { ($0.specific ?? 0) >= specificFactorCount || ($0.specific ?? 0) < 0 }) {
             throw PsychometricsError(.invalidOptions, "item \(data.itemIDs[bad])'s specific factor is not below \(specificFactorCount)")
@@ -87,24 +89,29 @@ package struct BatteryModelComparison: Sendable {
         // The bank's log-likelihood: one E-step of the bifactor engine at its parameters.
         let (order, engineIndex, groupOf, groupItems) = BifactorEngine.grouping(items.map(\.specific), specificCount: specificFactorCount)
         let engineData = data.renumberingItems(engineIndex, itemIDs: order.map { data.itemIDs[$0] })
-        let engine = BifactorEngine(items: order.map { items[$0] }, data: engineData, grid: grid, group: groupOf, groupItems: groupItems,
-                                    workers: workers, maximumSlope: .infinity, slopePrior: nil, guessingPrior: nil)
+        let engine = BifactorEngine(
+            items: order.map { items[$0] }, data: engineData, grid: grid, group: groupOf, groupItems: groupItems,
+            workers: workers, maximumSlope: .infinity, slopePrior: nil, guessingPrior: nil)
         let parameters = BifactorJointProbabilities.parameters(items)
         let (patterns, completePersons) = LimitedInformationFit.completePatterns(data)
         let m2: (LimitedInformationFit?, String?)
         do {
-            m2 = (try LimitedInformationFit.evaluate(responses: patterns, persons: completePersons, itemCount: data.itemCount, parameters: parameters,
-                                                     model: { x, _ in BifactorJointProbabilities(items: BifactorJointProbabilities.items(items, at: x), grid: grid) },
-                                                     workers: workers), nil)
+            m2 = (
+                try LimitedInformationFit.evaluate(
+                    responses: patterns, persons: completePersons, itemCount: data.itemCount, parameters: parameters,
+                    model: { x, _ in BifactorJointProbabilities(items: BifactorJointProbabilities.items(items, at: x), grid: grid) },
+                    workers: workers), nil
+            )
         } catch { m2 = (nil, error.message) }
         let scorer = try BifactorScorer(items: items, specificFactorCount: specificFactorCount, quadraturePoints: quadraturePoints)
         let residuals = try residuals(data) { answers in
             let estimate = try scorer.eap(answers)
             return { j in items[j].probability(general: estimate.means[0], specific: items[j].specific.map { estimate.means[$0 + 1] } ?? 0) }
         }
-        let multi = Multidimensional(name: BifactorJointProbabilities.testletFactors(items).isEmpty ? "bifactor" : "testlet",
-                                     logLikelihood: engine.eStep().logLikelihood, parameters: parameters.count, m2: m2, residuals: residuals,
-                                     factor: items.map { $0.specific ?? -1 })
+        let multi = Multidimensional(
+            name: BifactorJointProbabilities.testletFactors(items).isEmpty ? "bifactor" : "testlet",
+            logLikelihood: engine.eStep().logLikelihood, parameters: parameters.count, m2: m2, residuals: residuals,
+            factor: items.map { $0.specific ?? -1 })
         return try compare(data, multi: multi, threePL: items.contains { $0.estimatesGuessing || $0.guessing > 0 }, q3: q3, workers: workers)
     }
 
@@ -115,8 +122,10 @@ package struct BatteryModelComparison: Sendable {
     /// - Throws: `PsychometricsError` for mismatched items, a factor outside R, an R that is not positive
     ///   definite, an item with a category other than 0/1, a unidimensional fit that excludes an item, or a
     ///   failed fit.
-    package static func compare(_ data: ResponseMatrix, correlatedItems items: [CorrelatedFactorsResult.Item], correlations: [Double],
-                               q3: LocalDependenceQ3.Options = .init(), workers: Int = WorkerThreads.all) throws -> BatteryModelComparison {
+    package static func compare(
+        _ data: ResponseMatrix, correlatedItems items: [CorrelatedFactorsResult.Item], correlations: [Double],
+        q3: LocalDependenceQ3.Options = .init(), workers: Int = WorkerThreads.all
+    ) throws -> BatteryModelComparison {
         try checkItems(data, count: items.count)
         let k = Int(Double(correlations.count).squareRoot().rounded())
         if let bad = items.firstIndex(where: { !(0..<k).contains($0.factor) }) {
@@ -127,28 +136,38 @@ package struct BatteryModelComparison: Sendable {
         let position = Dictionary(uniqueKeysWithValues: used.enumerated().map { ($1, $0) })
         let r = used.flatMap { f in used.map { correlations[f * k + $0] } }
         let factor = items.map { position[$0.factor]! }
-        let bifactorItems = items.map { BifactorItem(generalSlope: $0.slope, intercept: $0.intercept, guessing: $0.guessing, estimatesGuessing: $0.estimatesGuessing) }
+        let bifactorItems = items.map {
+            BifactorItem(generalSlope: $0.slope, intercept: $0.intercept, guessing: $0.guessing, estimatesGuessing: $0.estimatesGuessing)
+        }
         guard let parameters = CorrelatedJointProbabilities.parameters(bifactorItems, correlations: r) else {
             throw PsychometricsError(.invalidParameters, "the factor correlation matrix is not positive definite")
         }
-        let logLikelihood = try CorrelatedFactorsCalibrator.logLikelihood(data, items: bifactorItems, factor: factor, correlations: r, workers: workers)
+        let logLikelihood = try CorrelatedFactorsCalibrator.logLikelihood(
+            data, items: bifactorItems, factor: factor, correlations: r, workers: workers)
         let (patterns, completePersons) = LimitedInformationFit.completePatterns(data)
         let m2: (LimitedInformationFit?, String?)
         do throws(PsychometricsError) {
-            m2 = (try LimitedInformationFit.evaluate(responses: patterns, persons: completePersons, itemCount: data.itemCount, parameters: parameters,
-                                                     model: { (x, largest) throws(PsychometricsError) in try CorrelatedJointProbabilities.model(bifactorItems, factor: factor, factors: used.count, at: x, largestSet: largest) },
-                                                     workers: workers), nil)
+            m2 = (
+                try LimitedInformationFit.evaluate(
+                    responses: patterns, persons: completePersons, itemCount: data.itemCount, parameters: parameters,
+                    model: { (x, largest) throws(PsychometricsError) in
+                        try CorrelatedJointProbabilities.model(bifactorItems, factor: factor, factors: used.count, at: x, largestSet: largest)
+                    },
+                    workers: workers), nil
+            )
         } catch { m2 = (nil, error.message) }
-        let scorer = try CorrelatedFactorsScorer(items: zip(items, factor).map { item, f in
-            var item = item
-            item.factor = f
-            return item
-        }, correlations: r)
+        let scorer = try CorrelatedFactorsScorer(
+            items: zip(items, factor).map { item, f in
+                var item = item
+                item.factor = f
+                return item
+            }, correlations: r)
         let residuals = try residuals(data) { answers in
             let means = try scorer.eap(answers).means
             return { j in bifactorItems[j].probability(general: means[1 + factor[j]], specific: 0) }
         }
-        let multi = Multidimensional(name: "correlated", logLikelihood: logLikelihood, parameters: parameters.count, m2: m2, residuals: residuals, factor: factor)
+        let multi = Multidimensional(
+            name: "correlated", logLikelihood: logLikelihood, parameters: parameters.count, m2: m2, residuals: residuals, factor: factor)
         return try compare(data, multi: multi, threePL: items.contains { $0.estimatesGuessing || $0.guessing > 0 }, q3: q3, workers: workers)
     }
 
@@ -186,7 +205,9 @@ package struct BatteryModelComparison: Sendable {
     }
 
     /// The unidimensional model fitted to `data`, both models' M2 and Q3, and the likelihood-ratio test.
-    static func compare(_ data: ResponseMatrix, multi: Multidimensional, threePL: Bool, q3: LocalDependenceQ3.Options, workers: Int) throws -> BatteryModelComparison {
+    static func compare(_ data: ResponseMatrix, multi: Multidimensional, threePL: Bool, q3: LocalDependenceQ3.Options, workers: Int) throws
+        -> BatteryModelComparison
+    {
         let persons = (0..<data.personCount).filter { !data.cells(ofPerson: $0).isEmpty }.count
         let logN = log(Double(max(1, persons)))
         var options = CalibrationOptions(model: threePL ? .threePL : .twoPL)
@@ -196,7 +217,10 @@ package struct BatteryModelComparison: Sendable {
         options.minimumItemResponses = 1
         let uni = try EMCalibrator(options: options).calibrate(data)
         guard uni.excludedItems.isEmpty else {
-            throw PsychometricsError(.insufficientData, "the unidimensional fit excluded \(uni.excludedItems.map { "\($0.itemID) (\($0.reason))" }.joined(separator: ", ")): the models would not describe the same items")
+            throw PsychometricsError(
+                .insufficientData,
+                "the unidimensional fit excluded \(uni.excludedItems.map { "\($0.itemID) (\($0.reason))" }.joined(separator: ", ")): the models would not describe the same items"
+            )
         }
         let byID = Dictionary(uniqueKeysWithValues: uni.items.map { ($0.itemID, $0.parameters) })
         let uniItems = data.itemIDs.map { byID[$0]! }
@@ -206,32 +230,38 @@ package struct BatteryModelComparison: Sendable {
 
         // Q3 at each model's EAPs.
         let uniResiduals = unidimensionalResiduals(data, items: uniItems, grid: uniGrid)
-        let q3Uni = LocalDependenceQ3(itemCount: data.itemCount, rowOffsets: data.rowOffsets, items: data.itemIndices, responses: data.responses,
-                                      residuals: uniResiduals, model: nil, options: q3, workers: workers)
-        let q3Multi = LocalDependenceQ3(itemCount: data.itemCount, rowOffsets: data.rowOffsets, items: data.itemIndices, responses: data.responses,
-                                        residuals: multi.residuals, model: nil, options: q3, workers: workers)
+        let q3Uni = LocalDependenceQ3(
+            itemCount: data.itemCount, rowOffsets: data.rowOffsets, items: data.itemIndices, responses: data.responses,
+            residuals: uniResiduals, model: nil, options: q3, workers: workers)
+        let q3Multi = LocalDependenceQ3(
+            itemCount: data.itemCount, rowOffsets: data.rowOffsets, items: data.itemIndices, responses: data.responses,
+            residuals: multi.residuals, model: nil, options: q3, workers: workers)
         func same(_ j: Int, _ k: Int) -> Bool { multi.factor[j] >= 0 && multi.factor[j] == multi.factor[k] }
         func summary(_ result: LocalDependenceQ3) -> Q3Summary {
             func mean(_ values: [Double]) -> Double? { values.isEmpty ? nil : values.reduce(0, +) / Double(values.count) }
-            return Q3Summary(pairs: result.pairs.count, mean: result.mean,
-                             meanWithinFactors: mean(result.pairs.filter { same($0.first, $0.second) }.map(\.q3)),
-                             meanBetweenFactors: mean(result.pairs.filter { !same($0.first, $0.second) }.map(\.q3)),
-                             maxAbsStar: result.pairs.map { abs($0.q3Star) }.max(),
-                             aboveThreshold: result.pairs.filter { $0.q3Star > q3.threshold }.count)
+            return Q3Summary(
+                pairs: result.pairs.count, mean: result.mean,
+                meanWithinFactors: mean(result.pairs.filter { same($0.first, $0.second) }.map(\.q3)),
+                meanBetweenFactors: mean(result.pairs.filter { !same($0.first, $0.second) }.map(\.q3)),
+                maxAbsStar: result.pairs.map { abs($0.q3Star) }.max(),
+                aboveThreshold: result.pairs.filter { $0.q3Star > q3.threshold }.count)
         }
         let pairs = q3Uni.pairs.map { p in
-            Pair(first: p.first, second: p.second, sameFactor: same(p.first, p.second), persons: p.persons,
-                 q3Unidimensional: p.q3, q3Multidimensional: q3Multi.q3(p.first, p.second))
+            Pair(
+                first: p.first, second: p.second, sameFactor: same(p.first, p.second), persons: p.persons,
+                q3Unidimensional: p.q3, q3Multidimensional: q3Multi.q3(p.first, p.second))
         }
 
         let multiLL = multi.logLikelihood, multiP = multi.parameters
-        let multiFit = Fit(name: multi.name, logLikelihood: multiLL, parameters: multiP,
-                           aic: -2 * multiLL + 2 * Double(multiP), bic: -2 * multiLL + logN * Double(multiP),
-                           m2: multi.m2.0, m2Unavailable: multi.m2.1, q3: summary(q3Multi))
+        let multiFit = Fit(
+            name: multi.name, logLikelihood: multiLL, parameters: multiP,
+            aic: -2 * multiLL + 2 * Double(multiP), bic: -2 * multiLL + logN * Double(multiP),
+            m2: multi.m2.0, m2Unavailable: multi.m2.1, q3: summary(q3Multi))
         let uniP = UnidimensionalJointProbabilities.parameters(uniItems, model: uniModel).count
-        let uniFit = Fit(name: uniModel.rawValue.uppercased(), logLikelihood: uni.logLikelihood, parameters: uniP,
-                         aic: -2 * uni.logLikelihood + 2 * Double(uniP), bic: -2 * uni.logLikelihood + logN * Double(uniP),
-                         m2: uniM2.fit, m2Unavailable: uniM2.undefined, q3: summary(q3Uni))
+        let uniFit = Fit(
+            name: uniModel.rawValue.uppercased(), logLikelihood: uni.logLikelihood, parameters: uniP,
+            aic: -2 * uni.logLikelihood + 2 * Double(uniP), bic: -2 * uni.logLikelihood + logN * Double(uniP),
+            m2: uniM2.fit, m2Unavailable: uniM2.undefined, q3: summary(q3Uni))
         let g2 = 2 * (multiLL - uni.logLikelihood), df = multiP - uniP
         return BatteryModelComparison(
             unidimensional: uniFit, multidimensional: multiFit, likelihoodRatio: g2, degreesOfFreedom: df,

@@ -69,8 +69,10 @@ package struct BifactorCalibrator: Sendable {
     ///   structure's, or items in more than two categories; `.insufficientData` when fewer than 2 items or persons
     ///   remain, no specific factor has items, or a specific factor keeps fewer than 2 items; `.numericalFailure`
     ///   when the iterations diverge.
-    package func calibrate(_ input: ResponseMatrix, structure: FactorStructure, fixed: [String: BifactorItem] = [:],
-                          progress: ((CalibrationProgress) -> Void)? = nil) throws -> BifactorCalibrationResult {
+    package func calibrate(
+        _ input: ResponseMatrix, structure: FactorStructure, fixed: [String: BifactorItem] = [:],
+        progress: ((CalibrationProgress) -> Void)? = nil
+    ) throws -> BifactorCalibrationResult {
         try fit(input, structure: structure, fixed: fixed, grouping: nil, progress: progress)
     }
 
@@ -89,26 +91,35 @@ package struct BifactorCalibrator: Sendable {
     ///   testlet model; `.lengthMismatch` (not one label per person), `.invalidResponse` (an empty label),
     ///   `.insufficientData` (a missing or small group, one group only, a group that shares no item with the
     ///   reference).
-    package func calibrate(_ input: ResponseMatrix, structure: FactorStructure, groups labels: [String], reference: String,
-                          specificFactorsByGroup: Bool = true, minimumGroupPersons: Int = 20,
-                          progress: ((CalibrationProgress) -> Void)? = nil) throws -> BifactorCalibrationResult {
-        try fit(input, structure: structure, fixed: [:], grouping: (labels, reference, minimumGroupPersons, specificFactorsByGroup), progress: progress)
+    package func calibrate(
+        _ input: ResponseMatrix, structure: FactorStructure, groups labels: [String], reference: String,
+        specificFactorsByGroup: Bool = true, minimumGroupPersons: Int = 20,
+        progress: ((CalibrationProgress) -> Void)? = nil
+    ) throws -> BifactorCalibrationResult {
+        try fit(
+            input, structure: structure, fixed: [:], grouping: (labels, reference, minimumGroupPersons, specificFactorsByGroup), progress: progress)
     }
 
-    private func fit(_ input: ResponseMatrix, structure: FactorStructure, fixed: [String: BifactorItem],
-                     grouping: (labels: [String], reference: String, minimumPersons: Int, specifics: Bool)?,
-                     progress: ((CalibrationProgress) -> Void)?) throws -> BifactorCalibrationResult {
+    private func fit(
+        _ input: ResponseMatrix, structure: FactorStructure, fixed: [String: BifactorItem],
+        grouping: (labels: [String], reference: String, minimumPersons: Int, specifics: Bool)?,
+        progress: ((CalibrationProgress) -> Void)?
+    ) throws -> BifactorCalibrationResult {
         let started = DispatchTime.now().uptimeNanoseconds
         var problems = options.validationProblems()
         if grouping != nil && testlet { problems.append("multiple-group calibration fits the bifactor model, not the testlet model") }
         if options.model != .twoPL && options.model != .threePL {
             problems.append("the bifactor model's items are 2PL or 3PL, not \(options.model.rawValue)")
         }
-        if testlet && !fixed.isEmpty { problems.append("fixed items go with the bifactor model, not the testlet model (whose ratio λ is shared by a factor's items)") }
+        if testlet && !fixed.isEmpty {
+            problems.append("fixed items go with the bifactor model, not the testlet model (whose ratio λ is shared by a factor's items)")
+        }
         for (id, item) in fixed.sorted(by: { $0.key < $1.key }) {
             if item.specific != structure.specificFactorOfItem[id] {
                 let named = { (f: Int?) in f.map { $0 < structure.specificFactors.count ? structure.specificFactors[$0] : "#\($0)" } ?? "none" }
-                problems.append("fixed item \(id)'s specific factor (\(named(item.specific))) is not the structure's (\(named(structure.specificFactorOfItem[id])))")
+                problems.append(
+                    "fixed item \(id)'s specific factor (\(named(item.specific))) is not the structure's (\(named(structure.specificFactorOfItem[id])))"
+                )
             }
             if !(item.generalSlope.isFinite && item.specificSlope.isFinite && item.intercept.isFinite && (0..<1).contains(item.guessing)) {
                 problems.append("fixed item \(id) has a parameter that is not finite or c outside [0, 1)")
@@ -121,7 +132,9 @@ package struct BifactorCalibrator: Sendable {
         let kept = screen.data
         let notInData = structure.specificFactorOfItem.keys.filter { !Set(input.itemIDs).contains($0) }.sorted()
         if !notInData.isEmpty {
-            warnings.append("\(notInData.count) item\(notInData.count == 1 ? "" : "s") of the factor structure \(notInData.count == 1 ? "is" : "are") not in the data: \(notInData.prefix(10).joined(separator: ", "))\(notInData.count > 10 ? ", …" : "")")
+            warnings.append(
+                "\(notInData.count) item\(notInData.count == 1 ? "" : "s") of the factor structure \(notInData.count == 1 ? "is" : "are") not in the data: \(notInData.prefix(10).joined(separator: ", "))\(notInData.count > 10 ? ", …" : "")"
+            )
         }
 
         // Groups: general-only items, then each specific factor's, in the structure's order.
@@ -130,16 +143,27 @@ package struct BifactorCalibrator: Sendable {
         // The engine's numbering: items grouped by factor, general-only first; the responses renumbered with them.
         let (order, engineIndex, groupOf, groupItems) = BifactorEngine.grouping(factorOf, specificCount: s)
         guard groupItems.dropFirst().contains(where: { !$0.isEmpty }) else {
-            throw PsychometricsError(.insufficientData, "no calibrated item loads on a specific factor: the bifactor model needs item groups (the unidimensional model fits this structure)")
+            throw PsychometricsError(
+                .insufficientData,
+                "no calibrated item loads on a specific factor: the bifactor model needs item groups (the unidimensional model fits this structure)")
         }
         for f in 0..<s where groupItems[f + 1].count == 1 {
-            throw PsychometricsError(.insufficientData, "specific factor \(structure.specificFactors[f]) has one calibrated item (\(kept.itemIDs[order[groupItems[f + 1].lowerBound]])); a specific factor needs at least 2 items: give the item another factor or none")
+            throw PsychometricsError(
+                .insufficientData,
+                "specific factor \(structure.specificFactors[f]) has one calibrated item (\(kept.itemIDs[order[groupItems[f + 1].lowerBound]])); a specific factor needs at least 2 items: give the item another factor or none"
+            )
         }
         for f in 0..<s where groupItems[f + 1].count == 2 {
-            warnings.append("specific factor \(structure.specificFactors[f]) has 2 items: their specific slopes are identified only through each other (3 or more items identify each)")
+            warnings.append(
+                "specific factor \(structure.specificFactors[f]) has 2 items: their specific slopes are identified only through each other (3 or more items identify each)"
+            )
         }
         let emptyFactors = (0..<s).filter { groupItems[$0 + 1].isEmpty }.map { structure.specificFactors[$0] }
-        if !emptyFactors.isEmpty { warnings.append("specific factor\(emptyFactors.count == 1 ? "" : "s") \(emptyFactors.joined(separator: ", ")) \(emptyFactors.count == 1 ? "has" : "have") no calibrated items") }
+        if !emptyFactors.isEmpty {
+            warnings.append(
+                "specific factor\(emptyFactors.count == 1 ? "" : "s") \(emptyFactors.joined(separator: ", ")) \(emptyFactors.count == 1 ? "has" : "have") no calibrated items"
+            )
+        }
         let data = kept.renumberingItems(engineIndex, itemIDs: order.map { kept.itemIDs[$0] })
         let (isFixed, fixedNotInData) = try fixedItemMask(itemIDs: data.itemIDs, fixedIDs: fixed.keys, distribution: "N(0, 1)", warnings: &warnings)
 
@@ -154,8 +178,9 @@ package struct BifactorCalibrator: Sendable {
             let g = Int(groupOf[e]), aS = g > 0 ? 0.5 : 0
             let pStar = min(max((p - guessingStart) / (1 - guessingStart), 0.02), 0.98)
             let d = Logistic.logit(pStar) * (1 + Double.pi / 8 * (1 + aS * aS)).squareRoot()
-            return BifactorItem(generalSlope: 1, specificSlope: aS, specific: g > 0 ? g - 1 : nil, intercept: d,
-                                guessing: guessingStart, estimatesGuessing: threePL, testletRatio: testlet && g > 0 ? aS : nil)
+            return BifactorItem(
+                generalSlope: 1, specificSlope: aS, specific: g > 0 ? g - 1 : nil, intercept: d,
+                guessing: guessingStart, estimatesGuessing: threePL, testletRatio: testlet && g > 0 ? aS : nil)
         }
         let grid = QuadratureGrid(validatedCount: options.quadraturePoints, bound: options.thetaBound)
         func engine(start k: Int) -> BifactorEngine {
@@ -178,9 +203,10 @@ package struct BifactorCalibrator: Sendable {
                     }
                 }
             }
-            var engine = BifactorEngine(items: items, data: data, grid: grid, group: groupOf, groupItems: groupItems,
-                                        workers: options.workers, maximumSlope: options.maximumSlope,
-                                        slopePrior: options.slopePrior, guessingPrior: threePL ? options.guessingPrior : nil)
+            var engine = BifactorEngine(
+                items: items, data: data, grid: grid, group: groupOf, groupItems: groupItems,
+                workers: options.workers, maximumSlope: options.maximumSlope,
+                slopePrior: options.slopePrior, guessingPrior: threePL ? options.guessingPrior : nil)
             if isFixed.contains(true) { engine.fixed = isFixed }
             return engine
         }
@@ -189,24 +215,32 @@ package struct BifactorCalibrator: Sendable {
         }
         guard let grouping else {
             let (run, startRecords) = try EMRun.best(of: starts, engine: engine(start:), options: options, started: started, progress: progress)
-            var outcome = try finish(run, data: data, order: order, isFixed: isFixed, context: (structure, screen, fixedNotInData), started: started,
-                                     progress: progress, warnings: &warnings)
+            var outcome = try finish(
+                run, data: data, order: order, isFixed: isFixed, context: (structure, screen, fixedNotInData), started: started,
+                progress: progress, warnings: &warnings)
             outcome.result.starts = startRecords
             return outcome.result
         }
 
         // Multiple groups: the kept persons' groups, one engine each over the same item numbering.
-        let (names, inputGroupOf) = try MultipleGroupCalibrator.indexGroups(input, labels: grouping.labels, reference: grouping.reference,
-                                                                             minimumPersons: grouping.minimumPersons)
+        let (names, inputGroupOf) = try MultipleGroupCalibrator.indexGroups(
+            input, labels: grouping.labels, reference: grouping.reference,
+            minimumPersons: grouping.minimumPersons)
         let dropped = Set(screen.droppedPersonIndices)
         let personGroup = inputGroupOf.indices.filter { !dropped.contains($0) }.map { inputGroupOf[$0] }
-        let groupData = try names.indices.map { k in try MultipleGroupCalibrator.groupMatrix(data, groupOf: personGroup, group: k, keep: { _ in true }).matrix }
+        let groupData = try names.indices.map { k in
+            try MultipleGroupCalibrator.groupMatrix(data, groupOf: personGroup, group: k, keep: { _ in true }).matrix
+        }
         if let k = groupData.indices.first(where: { groupData[$0].personCount < grouping.minimumPersons }) {
-            throw PsychometricsError(.insufficientData, "group \(TextFidelity.quoted(names[k])) keeps \(groupData[k].personCount) persons with calibrated responses after the exclusions; each group needs at least \(grouping.minimumPersons)")
+            throw PsychometricsError(
+                .insufficientData,
+                "group \(TextFidelity.quoted(names[k])) keeps \(groupData[k].personCount) persons with calibrated responses after the exclusions; each group needs at least \(grouping.minimumPersons)"
+            )
         }
         let answered = groupData.map { $0.categoryTotals().map { $0[0] + $0[1] > 0 } }
-        try MultipleGroupCalibrator.checkIdentified(slots: (0..<data.itemCount).map { j in .init(item: j, groups: names.indices.filter { answered[$0][j] }) },
-                                                    names: names)
+        try MultipleGroupCalibrator.checkIdentified(
+            slots: (0..<data.itemCount).map { j in .init(item: j, groups: names.indices.filter { answered[$0][j] }) },
+            names: names)
         // Per group, the specific factors whose distribution it estimates: those it answered 2 or more items of.
         var freeFactors = [[Int]](repeating: [], count: names.count)
         if grouping.specifics {
@@ -215,21 +249,26 @@ package struct BifactorCalibrator: Sendable {
                     if groupItems[f + 1].filter({ answered[k][$0] }).count >= 2 {
                         freeFactors[k].append(f)
                     } else {
-                        warnings.append("group \(TextFidelity.quoted(names[k])) answered fewer than 2 items of specific factor \(structure.specificFactors[f]): that factor stays N(0, 1) in the group")
+                        warnings.append(
+                            "group \(TextFidelity.quoted(names[k])) answered fewer than 2 items of specific factor \(structure.specificFactors[f]): that factor stays N(0, 1) in the group"
+                        )
                     }
                 }
             }
         }
         func groupsEngine(start k: Int) -> MultipleGroupBifactorEngine {
             let base = engine(start: k)
-            return MultipleGroupBifactorEngine(groups: groupData.map { d in
-                BifactorEngine(items: base.items, data: d, grid: grid, group: groupOf, groupItems: groupItems, workers: options.workers,
-                               maximumSlope: options.maximumSlope, slopePrior: options.slopePrior, guessingPrior: threePL ? options.guessingPrior : nil)
-            }, latent: [(mean: Double, sd: Double)](repeating: (0, 1), count: names.count - 1), freeFactors: freeFactors)
+            return MultipleGroupBifactorEngine(
+                groups: groupData.map { d in
+                    BifactorEngine(
+                        items: base.items, data: d, grid: grid, group: groupOf, groupItems: groupItems, workers: options.workers,
+                        maximumSlope: options.maximumSlope, slopePrior: options.slopePrior, guessingPrior: threePL ? options.guessingPrior : nil)
+                }, latent: [(mean: Double, sd: Double)](repeating: (0, 1), count: names.count - 1), freeFactors: freeFactors)
         }
         let (run, startRecords) = try EMRun.best(of: starts, engine: groupsEngine(start:), options: options, started: started, progress: progress)
-        var outcome = try finish(run, data: data, order: order, isFixed: isFixed, context: (structure, screen, fixedNotInData), started: started,
-                                 progress: progress, warnings: &warnings)
+        var outcome = try finish(
+            run, data: data, order: order, isFixed: isFixed, context: (structure, screen, fixedNotInData), started: started,
+            progress: progress, warnings: &warnings)
         outcome.result.starts = startRecords
         let engine = outcome.engine, covariance = outcome.covariance
         /// Group k's distribution of factor f with its standard errors (delta method to σ).
@@ -240,9 +279,10 @@ package struct BifactorCalibrator: Sendable {
         }
         outcome.result.groups = names.indices.map { k in
             let (mean, sd) = engine.latent(k)
-            var distribution = GroupDistribution(group: names[k], isReference: k == 0, persons: groupData[k].personCount,
-                                                 responses: groupData[k].cellCount, mean: mean, sd: sd,
-                                                 logLikelihood: outcome.final.groups[k].logLikelihood)
+            var distribution = GroupDistribution(
+                group: names[k], isReference: k == 0, persons: groupData[k].personCount,
+                responses: groupData[k].cellCount, mean: mean, sd: sd,
+                logLikelihood: outcome.final.groups[k].logLikelihood)
             if k > 0 {
                 let general = estimate(k, nil, at: engine.latentIndex(group: k))
                 distribution.meanStandardError = general.meanSE
@@ -254,14 +294,17 @@ package struct BifactorCalibrator: Sendable {
             guard k > 0 else { return [] }
             return engine.freeFactors[k].enumerated().map { position, f in
                 let e = estimate(k, f, at: engine.latentIndex(group: k) + 2 * (position + 1))
-                return FactorDistribution(factor: structure.specificFactors[f], mean: e.mean, sd: e.sd, meanStandardError: e.meanSE, sdStandardError: e.sdSE)
+                return FactorDistribution(
+                    factor: structure.specificFactors[f], mean: e.mean, sd: e.sd, meanStandardError: e.meanSE, sdStandardError: e.sdSE)
             }
         }
         for k in 1..<names.count {
             for f in engine.distributions(k) {
                 let sd = engine.distribution(k, f).sd
                 if sd <= NormalLatentDistribution.sdRange.lowerBound * 1.001 || sd >= NormalLatentDistribution.sdRange.upperBound * 0.999 {
-                    outcome.result.warnings.append("group \(TextFidelity.quoted(names[k])): the SD of factor \(f.map { structure.specificFactors[$0] } ?? structure.generalFactor) at its bound (\(sd.formatted6)); its responses may not vary")
+                    outcome.result.warnings.append(
+                        "group \(TextFidelity.quoted(names[k])): the SD of factor \(f.map { structure.specificFactors[$0] } ?? structure.generalFactor) at its bound (\(sd.formatted6)); its responses may not vary"
+                    )
                 }
             }
         }
@@ -270,10 +313,13 @@ package struct BifactorCalibrator: Sendable {
 
     /// The run's end, for one group or several: each specific factor's sign, the final E-step, the standard errors
     /// (Oakes) and the result (the items in the data's order).
-    private func finish<Engine: BifactorFitState>(_ run: EMRun<Engine>, data: ResponseMatrix, order: [Int], isFixed: [Bool],
-                                                  context: (structure: FactorStructure, screen: ZeroOneItemScreen, fixedNotInData: [String]),
-                                                  started: UInt64, progress: ((CalibrationProgress) -> Void)?, warnings: inout [String])
-        throws -> (result: BifactorCalibrationResult, engine: Engine, final: Engine.Expectation, covariance: ParameterCovariance?) {
+    private func finish<Engine: BifactorFitState>(
+        _ run: EMRun<Engine>, data: ResponseMatrix, order: [Int], isFixed: [Bool],
+        context: (structure: FactorStructure, screen: ZeroOneItemScreen, fixedNotInData: [String]),
+        started: UInt64, progress: ((CalibrationProgress) -> Void)?, warnings: inout [String]
+    )
+        throws -> (result: BifactorCalibrationResult, engine: Engine, final: Engine.Expectation, covariance: ParameterCovariance?)
+    {
         let (structure, screen, fixedNotInData) = context
         if let warning = run.nonConvergence { warnings.append(warning) }
         var engine = run.engine
@@ -292,9 +338,10 @@ package struct BifactorCalibrator: Sendable {
 
         // Standard errors (Oakes), working parameters then c by the delta method.
         let parameterCount = engine.workingParameters().count, ratioStart = engine.itemParameterCount - engine.testletFactors.count
-        let covariance = engine.oakesCovariance(standardErrors: options.standardErrors, maximumParameters: Self.maximumStandardErrorParameters,
-                                                cycle: run.cycles, logLikelihood: final.logLikelihood, started: started, workers: engine.workers,
-                                                progress: progress, warnings: &warnings)
+        let covariance = engine.oakesCovariance(
+            standardErrors: options.standardErrors, maximumParameters: Self.maximumStandardErrorParameters,
+            cycle: run.cycles, logLikelihood: final.logLikelihood, started: started, workers: engine.workers,
+            progress: progress, warnings: &warnings)
         let finalTotals = data.categoryTotals()
         var itemsOut = [BifactorCalibrationResult.Item?](repeating: nil, count: data.itemCount)
         var index = 0
@@ -312,33 +359,38 @@ package struct BifactorCalibrator: Sendable {
             if let ratio = item.testletRatio, let f = item.specific, let covariance, let position = engine.testletFactors.firstIndex(of: f) {
                 // a_s = λ a_g: Var = a_g² Var λ + λ² Var a_g + 2 λ a_g Cov(λ, a_g) (delta method).
                 let l = ratioStart + position, a = index - m
-                let v = item.generalSlope * item.generalSlope * covariance.entry(l, l) + ratio * ratio * covariance.entry(a, a)
+                let v =
+                    item.generalSlope * item.generalSlope * covariance.entry(l, l) + ratio * ratio * covariance.entry(a, a)
                     + 2 * ratio * item.generalSlope * covariance.entry(l, a)
                 seSpecific = max(0, v).squareRoot()
             }
             let seIntercept = se[k]; k += 1
             let seGuessing = item.estimatesGuessing ? se[k] : nil
             let n = finalTotals[e][0] + finalTotals[e][1]
-            itemsOut[order[e]] = .init(itemID: data.itemIDs[e], item: item, generalSlopeStandardError: seGeneral,
-                                       specificSlopeStandardError: seSpecific, interceptStandardError: seIntercept,
-                                       guessingStandardError: seGuessing, responses: n,
-                                       proportionCorrect: Double(finalTotals[e][1]) / Double(max(1, n)),
-                                       atSlopeBound: !isFixed[e] && max(abs(item.generalSlope), abs(item.specificSlope)) >= options.maximumSlope * (1 - 1e-9),
-                                       isFixed: isFixed[e])
+            itemsOut[order[e]] = .init(
+                itemID: data.itemIDs[e], item: item, generalSlopeStandardError: seGeneral,
+                specificSlopeStandardError: seSpecific, interceptStandardError: seIntercept,
+                guessingStandardError: seGuessing, responses: n,
+                proportionCorrect: Double(finalTotals[e][1]) / Double(max(1, n)),
+                atSlopeBound: !isFixed[e] && max(abs(item.generalSlope), abs(item.specificSlope)) >= options.maximumSlope * (1 - 1e-9),
+                isFixed: isFixed[e])
         }
         let items = itemsOut.map { $0! }
         let atBound = items.filter(\.atSlopeBound).map(\.itemID)
         if !atBound.isEmpty {
-            warnings.append("\(atBound.count) item\(atBound.count == 1 ? "" : "s") reached the slope bound \(options.maximumSlope.formatted6) (\(atBound.prefix(10).joined(separator: ", "))): the likelihood rises without limit along the slope (a Heywood case); estimates are at the bound")
+            warnings.append(
+                "\(atBound.count) item\(atBound.count == 1 ? "" : "s") reached the slope bound \(options.maximumSlope.formatted6) (\(atBound.prefix(10).joined(separator: ", "))): the likelihood rises without limit along the slope (a Heywood case); estimates are at the bound"
+            )
         }
         warnings += screen.warnings
         let n = Double(data.personCount), ll = final.logLikelihood
         let result = BifactorCalibrationResult(
             items: items, structure: structure, model: options.model, testlet: testlet,
             testletRatios: testlet ? (0..<s).map { groupItems[$0 + 1].isEmpty ? nil : engine.testletRatio($0) } : [],
-            testletRatioStandardErrors: testlet ? (0..<s).map { f in
-                engine.testletFactors.firstIndex(of: f).flatMap { p in covariance.map { $0.entry(ratioStart + p, ratioStart + p).squareRoot() } }
-            } : [],
+            testletRatioStandardErrors: testlet
+                ? (0..<s).map { f in
+                    engine.testletFactors.firstIndex(of: f).flatMap { p in covariance.map { $0.entry(ratioStart + p, ratioStart + p).squareRoot() } }
+                } : [],
             logLikelihood: ll, parameterCount: parameterCount,
             aic: -2 * ll + 2 * Double(parameterCount), bic: -2 * ll + log(n) * Double(parameterCount),
             quadraturePoints: options.quadraturePoints, cycles: run.cycles, eSteps: run.eSteps, converged: run.converged,

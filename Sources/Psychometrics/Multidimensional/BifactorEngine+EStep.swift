@@ -57,112 +57,132 @@ extension BifactorEngine {
         var massRows = [Double](repeating: 0, count: recordsMass ? w * massStride : 0)
         var answeredFactor = [Int](repeating: 0, count: recordsMass ? w * groups : 0)
         let records = recordsMass, recordsSpecific = recordsMass && !specificMeans.isEmpty
-        let tableBases = UncheckedSendableBox(tables.map(\.base)), productBases = UncheckedSendableBox(products.map(\.base)), countBases = UncheckedSendableBox(counts.map(\.base))
+        let tableBases = UncheckedSendableBox(tables.map(\.base)), productBases = UncheckedSendableBox(products.map(\.base)),
+            countBases = UncheckedSendableBox(counts.map(\.base))
         let strides = tables.map(\.stride)
         answeredFactor.withUnsafeMutableBufferPointer { answeredAll in
-        massRows.withUnsafeMutableBufferPointer { massAll in
-        ll.withUnsafeMutableBufferPointer { llAll in
-        grid.logWeights.withUnsafeBufferPointer { logWeights in
-        group.withUnsafeBufferPointer { groupOf in
-        data.rowOffsets.withUnsafeBufferPointer { offsets in
-        data.itemIndices.withUnsafeBufferPointer { itemsAll in
-        data.responses.withUnsafeBufferPointer { responsesAll in
-            let rowStartPointers = rowStarts.map { UnsafeMutablePointer<Int32>.allocate(capacity: max(1, $0.count)) }
-            defer { rowStartPointers.forEach { $0.deallocate() } }
-            for (g, rows) in rowStarts.enumerated() { rowStartPointers[g].initialize(from: rows, count: rows.count) }
-            let starts = UncheckedSendableBox(rowStartPointers)
-            parallelFor(w) { worker in
-                let lo = persons * worker / w, hi = persons * (worker + 1) / w
-                let general = AlignedRows(rows: 1, length: nq), joint = AlignedRows(rows: max(1, groups - 1), length: pairs)
-                // Per specific factor, 1/L_is(q) (products) or 1 (logs: the rows are already conditional weights).
-                let inverse = AlignedRows(rows: max(1, groups - 1), length: nq)
-                defer { general.deallocate(); joint.deallocate(); inverse.deallocate() }
-                // The runs of the current person: (group, first answer, end).
-                var runs = [(group: Int, start: Int, end: Int)]()
-                runs.reserveCapacity(groups)
-                let items = itemsAll.baseAddress!, responses = responsesAll.baseAddress!
-                let h = general.base
-                var total = 0.0
-                for i in lo..<hi {
-                    let start = offsets[i], end = offsets[i + 1]
-                    runs.removeAll(keepingCapacity: true)
-                    var k = start
-                    while k < end {
-                        let g = Int(groupOf[Int(items[k])])
-                        var e = k + 1
-                        while e < end && Int(groupOf[Int(items[e])]) == g { e += 1 }
-                        runs.append((g, k, e))
-                        k = e
-                    }
-                    // h(q) = log w_q + Σ_{general-only answers} log P.
-                    let generalRun = runs.first.flatMap { $0.group == 0 ? $0 : nil }
-                    iqscore_log_posterior(h, logWeights.baseAddress!, items + (generalRun?.start ?? start), responses + (generalRun?.start ?? start),
-                                          generalRun.map { $0.end - $0.start } ?? 0, starts.value[0], tableBases.value[0], nq, strides[0])
-                    // Each specific factor answered: log L_is(q) into h, its conditional weights kept.
-                    for run in runs where run.group > 0 {
-                        let a = joint.row(run.group - 1), inv = inverse.row(run.group - 1)
-                        let largest = iqscore_specific_products(a, inv, specificPrior.row(1), items + run.start, responses + run.start,
-                                                                run.end - run.start, starts.value[run.group], productBases.value[run.group],
-                                                                nq, strides[run.group])
-                        if largest >= 0x1p-700 {
-                            for row in 0..<nq {
-                                let l = inv[row]
-                                h[row] += log(l)
-                                inv[row] = l > 0 ? 1 / l : 0
+            massRows.withUnsafeMutableBufferPointer { massAll in
+                ll.withUnsafeMutableBufferPointer { llAll in
+                    grid.logWeights.withUnsafeBufferPointer { logWeights in
+                        group.withUnsafeBufferPointer { groupOf in
+                            data.rowOffsets.withUnsafeBufferPointer { offsets in
+                                data.itemIndices.withUnsafeBufferPointer { itemsAll in
+                                    data.responses.withUnsafeBufferPointer { responsesAll in
+                                        let rowStartPointers = rowStarts.map { UnsafeMutablePointer<Int32>.allocate(capacity: max(1, $0.count)) }
+                                        defer { rowStartPointers.forEach { $0.deallocate() } }
+                                        for (g, rows) in rowStarts.enumerated() { rowStartPointers[g].initialize(from: rows, count: rows.count) }
+                                        let starts = UncheckedSendableBox(rowStartPointers)
+                                        parallelFor(w) { worker in
+                                            let lo = persons * worker / w, hi = persons * (worker + 1) / w
+                                            let general = AlignedRows(rows: 1, length: nq),
+                                                joint = AlignedRows(rows: max(1, groups - 1), length: pairs)
+                                            // Per specific factor, 1/L_is(q) (products) or 1 (logs: the rows are already conditional weights).
+                                            let inverse = AlignedRows(rows: max(1, groups - 1), length: nq)
+                                            defer { general.deallocate(); joint.deallocate(); inverse.deallocate() }
+                                            // The runs of the current person: (group, first answer, end).
+                                            var runs = [(group: Int, start: Int, end: Int)]()
+                                            runs.reserveCapacity(groups)
+                                            let items = itemsAll.baseAddress!, responses = responsesAll.baseAddress!
+                                            let h = general.base
+                                            var total = 0.0
+                                            for i in lo..<hi {
+                                                let start = offsets[i], end = offsets[i + 1]
+                                                runs.removeAll(keepingCapacity: true)
+                                                var k = start
+                                                while k < end {
+                                                    let g = Int(groupOf[Int(items[k])])
+                                                    var e = k + 1
+                                                    while e < end && Int(groupOf[Int(items[e])]) == g { e += 1 }
+                                                    runs.append((g, k, e))
+                                                    k = e
+                                                }
+                                                // h(q) = log w_q + Σ_{general-only answers} log P.
+                                                let generalRun = runs.first.flatMap { $0.group == 0 ? $0 : nil }
+                                                iqscore_log_posterior(
+                                                    h, logWeights.baseAddress!, items + (generalRun?.start ?? start),
+                                                    responses + (generalRun?.start ?? start),
+                                                    generalRun.map { $0.end - $0.start } ?? 0, starts.value[0], tableBases.value[0], nq, strides[0])
+                                                // Each specific factor answered: log L_is(q) into h, its conditional weights kept.
+                                                for run in runs where run.group > 0 {
+                                                    let a = joint.row(run.group - 1), inv = inverse.row(run.group - 1)
+                                                    let largest = iqscore_specific_products(
+                                                        a, inv, specificPrior.row(1), items + run.start, responses + run.start,
+                                                        run.end - run.start, starts.value[run.group], productBases.value[run.group],
+                                                        nq, strides[run.group])
+                                                    if largest >= 0x1p-700 {
+                                                        for row in 0..<nq {
+                                                            let l = inv[row]
+                                                            h[row] += log(l)
+                                                            inv[row] = l > 0 ? 1 / l : 0
+                                                        }
+                                                    } else {
+                                                        // Too small for products: the same block in logs, each q-row normalised.
+                                                        iqscore_log_posterior(
+                                                            a, specificPrior.row(0), items + run.start, responses + run.start, run.end - run.start,
+                                                            starts.value[run.group], tableBases.value[run.group], pairs, strides[run.group])
+                                                        for row in 0..<nq {
+                                                            var first = 0, last = 0
+                                                            h[row] += iqscore_normalize_log_posterior(a + row * nq, nq, &first, &last)
+                                                            inv[row] = 1
+                                                        }
+                                                    }
+                                                }
+                                                var first = 0, last = 0
+                                                total += iqscore_normalize_log_posterior(h, nq, &first, &last)
+                                                if records { for row in first..<last { massAll[worker * massStride + row] += h[row] } }
+                                                for run in runs {
+                                                    if run.group == 0 {
+                                                        iqscore_add_posterior(
+                                                            h, first, last, items + run.start, responses + run.start, run.end - run.start,
+                                                            starts.value[0], countBases.value[0] + worker * rowCount[0] * strides[0], strides[0])
+                                                        continue
+                                                    }
+                                                    let a = joint.row(run.group - 1), inv = inverse.row(run.group - 1)
+                                                    for row in first..<last {
+                                                        let scale = h[row] * inv[row], r = a + row * nq
+                                                        for t in 0..<nq { r[t] *= scale }
+                                                    }
+                                                    if recordsSpecific {
+                                                        // The specific factor's posterior p_i(t) = Σ_q p_i(q, t).
+                                                        let m = massAll.baseAddress! + worker * massStride + run.group * nq
+                                                        for row in first..<last {
+                                                            let r = a + row * nq
+                                                            for t in 0..<nq { m[t] += r[t] }
+                                                        }
+                                                        answeredAll[worker * groups + run.group] += 1
+                                                    }
+                                                    iqscore_add_posterior(
+                                                        a, first * nq, last * nq, items + run.start, responses + run.start, run.end - run.start,
+                                                        starts.value[run.group],
+                                                        countBases.value[run.group] + worker * rowCount[run.group] * strides[run.group],
+                                                        strides[run.group])
+                                                }
+                                            }
+                                            llAll[worker] = total
+                                        }
+                                    }
+                                }
                             }
-                        } else {
-                            // Too small for products: the same block in logs, each q-row normalised.
-                            iqscore_log_posterior(a, specificPrior.row(0), items + run.start, responses + run.start, run.end - run.start,
-                                                  starts.value[run.group], tableBases.value[run.group], pairs, strides[run.group])
-                            for row in 0..<nq {
-                                var first = 0, last = 0
-                                h[row] += iqscore_normalize_log_posterior(a + row * nq, nq, &first, &last)
-                                inv[row] = 1
-                            }
                         }
-                    }
-                    var first = 0, last = 0
-                    total += iqscore_normalize_log_posterior(h, nq, &first, &last)
-                    if records { for row in first..<last { massAll[worker * massStride + row] += h[row] } }
-                    for run in runs {
-                        if run.group == 0 {
-                            iqscore_add_posterior(h, first, last, items + run.start, responses + run.start, run.end - run.start,
-                                                  starts.value[0], countBases.value[0] + worker * rowCount[0] * strides[0], strides[0])
-                            continue
-                        }
-                        let a = joint.row(run.group - 1), inv = inverse.row(run.group - 1)
-                        for row in first..<last {
-                            let scale = h[row] * inv[row], r = a + row * nq
-                            for t in 0..<nq { r[t] *= scale }
-                        }
-                        if recordsSpecific {
-                            // The specific factor's posterior p_i(t) = Σ_q p_i(q, t).
-                            let m = massAll.baseAddress! + worker * massStride + run.group * nq
-                            for row in first..<last {
-                                let r = a + row * nq
-                                for t in 0..<nq { m[t] += r[t] }
-                            }
-                            answeredAll[worker * groups + run.group] += 1
-                        }
-                        iqscore_add_posterior(a, first * nq, last * nq, items + run.start, responses + run.start, run.end - run.start,
-                                              starts.value[run.group], countBases.value[run.group] + worker * rowCount[run.group] * strides[run.group],
-                                              strides[run.group])
                     }
                 }
-                llAll[worker] = total
             }
-        }}}}}}}}
+        }
         let summed = (0..<groups).map { g in
-            sumWorkers(counts[g].base, workers: w, workerStride: rowCount[g] * counts[g].stride, rows: rowCount[g], rowStride: counts[g].stride,
-                       length: nodeCount(group: g))
+            sumWorkers(
+                counts[g].base, workers: w, workerStride: rowCount[g] * counts[g].stride, rows: rowCount[g], rowStride: counts[g].stride,
+                length: nodeCount(group: g))
         }
         guard recordsMass else { return Expectation(counts: summed, logLikelihood: ll.reduce(0, +)) }
         // Summed over the workers in order; a person who answered none of a specific factor's items has its prior.
         let mass = (0..<groups).map { g in (0..<nq).map { row in (0..<w).reduce(0.0) { $0 + massRows[$1 * massStride + g * nq + row] } } }
-        let specificMass = !recordsSpecific ? nil : (1..<max(1, groups)).map { g in
-            let skipped = Double(persons - (0..<w).reduce(0) { $0 + answeredFactor[$1 * groups + g] })
-            return (0..<nq).map { t in mass[g][t] + skipped * grid.weights[t] }
-        }
+        let specificMass =
+            !recordsSpecific
+            ? nil
+            : (1..<max(1, groups)).map { g in
+                let skipped = Double(persons - (0..<w).reduce(0) { $0 + answeredFactor[$1 * groups + g] })
+                return (0..<nq).map { t in mass[g][t] + skipped * grid.weights[t] }
+            }
         return Expectation(counts: summed, logLikelihood: ll.reduce(0, +), mass: mass[0], specificMass: specificMass)
     }
 

@@ -62,8 +62,10 @@ struct BifactorEngine: EMIterable {
     var q: Int { grid.count }
     var groupCount: Int { groupItems.count }
 
-    init(items: [BifactorItem], data: ResponseMatrix, grid: QuadratureGrid, group: [Int32], groupItems: [Range<Int>], workers: Int,
-         maximumSlope: Double, slopePrior: LogNormalPrior?, guessingPrior: BetaPrior?) {
+    init(
+        items: [BifactorItem], data: ResponseMatrix, grid: QuadratureGrid, group: [Int32], groupItems: [Range<Int>], workers: Int,
+        maximumSlope: Double, slopePrior: LogNormalPrior?, guessingPrior: BetaPrior?
+    ) {
         self.items = items
         self.data = data
         self.grid = grid
@@ -172,12 +174,14 @@ struct BifactorEngine: EMIterable {
         func total(_ ratio: Double) -> Double {
             range.reduce(0) { $0 + engine.fit.objective(engine.items[$1].withTestletRatio(ratio), counts: engine.itemCounts(e, item: $1)) }
         }
-        let ratio = FisherScoring.maximize(testletRatio(f), objective: total, direction: { ratio in
-            var moved = engine
-            moved.setTestletRatio(f, ratio)
-            let (g, info) = moved.testletRatioScore(f, e)
-            return ([ratio], [info > 0 ? g / info : 0])
-        }, candidate: { y in abs(y[0]) <= engine.maximumSlope ? y[0] : nil })
+        let ratio = FisherScoring.maximize(
+            testletRatio(f), objective: total,
+            direction: { ratio in
+                var moved = engine
+                moved.setTestletRatio(f, ratio)
+                let (g, info) = moved.testletRatioScore(f, e)
+                return ([ratio], [info > 0 ? g / info : 0])
+            }, candidate: { y in abs(y[0]) <= engine.maximumSlope ? y[0] : nil })
         setTestletRatio(f, ratio)
     }
 
@@ -185,10 +189,10 @@ struct BifactorEngine: EMIterable {
     func itemCounts(_ e: Expectation, item j: Int) -> BifactorItemFit.Counts {
         let g = Int(group[j]), n = nodeCount(group: g), k = j - groupItems[g].lowerBound
         let specific = g > 0 ? specificDistribution(g - 1) : (mean: 0, sd: 1)
-        return BifactorItemFit.Counts(counts: e.counts[g], wrongOffset: 2 * k * n, rightOffset: (2 * k + 1) * n, nodes: n, specific: g > 0,
-                                      generalMean: generalMean, generalSD: generalSD, specificMean: specific.mean, specificSD: specific.sd)
+        return BifactorItemFit.Counts(
+            counts: e.counts[g], wrongOffset: 2 * k * n, rightOffset: (2 * k + 1) * n, nodes: n, specific: g > 0,
+            generalMean: generalMean, generalSD: generalSD, specificMean: specific.mean, specificSD: specific.sd)
     }
-
 
     // MARK: - Parameters for the iterations (EMIterable)
 

@@ -12,7 +12,9 @@ extension BifactorItem {
     /// unknown is that of `generalMarginal`.
     package func information(general: Double, specific s: Double) -> (general: Double, specific: Double) {
         let p = probability(general: general, specific: s)
-        return (ItemResponseFunction.information(probability: p, slope: generalSlope, guessing: guessing),
-                ItemResponseFunction.information(probability: p, slope: specificSlope, guessing: guessing))
+        return (
+            ItemResponseFunction.information(probability: p, slope: generalSlope, guessing: guessing),
+            ItemResponseFunction.information(probability: p, slope: specificSlope, guessing: guessing)
+        )
     }
 }

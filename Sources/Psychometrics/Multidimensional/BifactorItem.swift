@@ -32,8 +32,10 @@ public struct BifactorItem: Sendable, Hashable, Codable {
     public var testletRatio: Double?
 
     /// With `testletRatio` the specific slope is `testletRatio · generalSlope` and `specificSlope` is not read.
-    public init(generalSlope: Double, specificSlope: Double = 0, specific: Int? = nil, intercept: Double, guessing: Double = 0,
-                estimatesGuessing: Bool = false, testletRatio: Double? = nil) {
+    public init(
+        generalSlope: Double, specificSlope: Double = 0, specific: Int? = nil, intercept: Double, guessing: Double = 0,
+        estimatesGuessing: Bool = false, testletRatio: Double? = nil
+    ) {
         self.generalSlope = generalSlope
         self.specific = specific
         self.testletRatio = specific == nil ? nil : testletRatio

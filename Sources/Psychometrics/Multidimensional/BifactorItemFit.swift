@@ -51,10 +51,12 @@ struct BifactorItemFit: Sendable {
     /// Σ_g Q_jg over the counts of several groups (a multiple-group fit's invariant item: one parameter set, each
     /// group's counts at its own general nodes), the priors counted once, maximised by Fisher scoring.
     func maximize(_ item: BifactorItem, pooled: [Counts]) -> BifactorItem {
-        FisherScoring.maximize(item, objective: { objective($0, pooled: pooled) }, direction: { current in
-            let (g, f) = scoreAndInformation(current, pooled: pooled)
-            return (current.workingParameters, solveSmallSPD(f, g, n: g.count))
-        }, candidate: { bounded(item, $0) })
+        FisherScoring.maximize(
+            item, objective: { objective($0, pooled: pooled) },
+            direction: { current in
+                let (g, f) = scoreAndInformation(current, pooled: pooled)
+                return (current.workingParameters, solveSmallSPD(f, g, n: g.count))
+            }, candidate: { bounded(item, $0) })
     }
 
     /// The item at working parameters `y` with its slopes inside ±`maximumSlope`; nil outside the domain.
@@ -99,25 +101,25 @@ struct BifactorItemFit: Sendable {
         var g = [Double](repeating: 0, count: m), f = [Double](repeating: 0, count: m * m)
         var v = [Double](repeating: 0, count: m)
         for c in pooled {
-        c.counts.withUnsafeBufferPointer { r in
-            for n in 0..<c.nodes {
-                let (tg, ts) = c.coordinates(n, on: self)
-                let r0 = r[c.wrongOffset + n], r1 = r[c.rightOffset + n], total = r0 + r1
-                let psi = Logistic.sigmoid(item.logit(general: tg, specific: ts))
-                let p = cc + (1 - cc) * psi
-                let uz = cc == 0 ? 1 : psi / p
-                var k = 0
-                v[k] = uz * (tg + ratio * ts); k += 1
-                if hasSpecific { v[k] = uz * ts; k += 1 }
-                v[k] = uz; k += 1
-                if item.estimatesGuessing { v[k] = cc / p }
-                let e = r1 - total * p, w = total * p * (1 - p)
-                for a in 0..<m {
-                    g[a] += e * v[a]
-                    for b in a..<m { f[a * m + b] += w * v[a] * v[b] }
+            c.counts.withUnsafeBufferPointer { r in
+                for n in 0..<c.nodes {
+                    let (tg, ts) = c.coordinates(n, on: self)
+                    let r0 = r[c.wrongOffset + n], r1 = r[c.rightOffset + n], total = r0 + r1
+                    let psi = Logistic.sigmoid(item.logit(general: tg, specific: ts))
+                    let p = cc + (1 - cc) * psi
+                    let uz = cc == 0 ? 1 : psi / p
+                    var k = 0
+                    v[k] = uz * (tg + ratio * ts); k += 1
+                    if hasSpecific { v[k] = uz * ts; k += 1 }
+                    v[k] = uz; k += 1
+                    if item.estimatesGuessing { v[k] = cc / p }
+                    let e = r1 - total * p, w = total * p * (1 - p)
+                    for a in 0..<m {
+                        g[a] += e * v[a]
+                        for b in a..<m { f[a * m + b] += w * v[a] * v[b] }
+                    }
                 }
             }
-        }
         }
         for a in 0..<m { for b in 0..<a { f[a * m + b] = f[b * m + a] } }
         if let prior = slopePrior {

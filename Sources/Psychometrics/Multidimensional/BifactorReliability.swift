@@ -65,8 +65,10 @@ package struct BifactorReliability: Sendable, Hashable, Codable {
             let u = members.reduce(0) { $0 + 1 - l[$1].general * l[$1].general - l[$1].specific * l[$1].specific }
             specificSquares += s * s
             let denominator = g * g + s * s + u
-            domains.append(Domain(factor: name, items: members.count, omega: (g * g + s * s) / denominator, omegaHierarchical: s * s / denominator,
-                                  construct: h(members.map { l[$0].specific })))
+            domains.append(
+                Domain(
+                    factor: name, items: members.count, omega: (g * g + s * s) / denominator, omegaHierarchical: s * s / denominator,
+                    construct: h(members.map { l[$0].specific })))
         }
         let denominator = generalSum * generalSum + specificSquares + uniqueness
         omega = (generalSum * generalSum + specificSquares) / denominator

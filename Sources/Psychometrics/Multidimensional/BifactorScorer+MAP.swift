@@ -49,7 +49,8 @@ extension BifactorScorer {
             return LogPosteriorTerms(value: likelihood - prior, likelihood: likelihood, gradient: gradient, hessian: hessian)
         }
         let mode = posteriorMode(from: theta, bound: bound) { terms($0, derivatives: $1) }
-        return BifactorEstimate(means: mode.theta, covariance: mode.covariance, standardErrors: (0..<dims).map { max(0, mode.covariance[$0 * dims + $0]).squareRoot() },
-                                answersPerFactor: answered, logLikelihood: mode.terms.likelihood)
+        return BifactorEstimate(
+            means: mode.theta, covariance: mode.covariance, standardErrors: (0..<dims).map { max(0, mode.covariance[$0 * dims + $0]).squareRoot() },
+            answersPerFactor: answered, logLikelihood: mode.terms.likelihood)
     }
 }

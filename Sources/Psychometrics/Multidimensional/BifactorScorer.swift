@@ -61,12 +61,17 @@ package struct BifactorScorer: Sendable {
     ///   c outside [0, 1).
     package init(items: [BifactorItem], specificFactorCount: Int, quadraturePoints: Int = 31, bound: Double = 6) throws(PsychometricsError) {
         var problems = QuadratureGrid.validationProblems(points: quadraturePoints, bound: bound)
-        if problems.isEmpty, let p = Self.allowedPointCounts.problem(quadraturePoints, "the bifactor scoring grid's points per dimension") { problems.append(p) }
+        if problems.isEmpty, let p = Self.allowedPointCounts.problem(quadraturePoints, "the bifactor scoring grid's points per dimension") {
+            problems.append(p)
+        }
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid scoring grid: " + problems.joined(separator: "; ")) }
         if let j = items.firstIndex(where: { item in item.specific.map { $0 < 0 || $0 >= specificFactorCount } ?? false }) {
-            throw PsychometricsError(.invalidOptions, "item \(j): specific factor \(items[j].specific!) is not below the \(specificFactorCount) specific factors")
+            throw PsychometricsError(
+                .invalidOptions, "item \(j): specific factor \(items[j].specific!) is not below the \(specificFactorCount) specific factors")
         }
-        if let j = items.firstIndex(where: { !($0.generalSlope.isFinite && $0.specificSlope.isFinite && $0.intercept.isFinite && $0.guessing >= 0 && $0.guessing < 1) }) {
+        if let j = items.firstIndex(where: {
+            !($0.generalSlope.isFinite && $0.specificSlope.isFinite && $0.intercept.isFinite && $0.guessing >= 0 && $0.guessing < 1)
+        }) {
             throw PsychometricsError(.invalidParameters, "item \(j): slopes and intercept must be finite and c in [0, 1)")
         }
         let grid = QuadratureGrid(validatedCount: quadraturePoints, bound: bound)
@@ -202,8 +207,9 @@ package struct BifactorScorer: Sendable {
         }
         var covariance = [Double](repeating: 0, count: dims * dims)
         for x in 0..<dims { for y in 0..<dims { covariance[x * dims + y] = moment[x * dims + y] - mean[x] * mean[y] } }
-        return BifactorEstimate(means: mean, covariance: covariance, standardErrors: (0..<dims).map { max(0, covariance[$0 * dims + $0]).squareRoot() },
-                                answersPerFactor: answers, logLikelihood: logLikelihood)
+        return BifactorEstimate(
+            means: mean, covariance: covariance, standardErrors: (0..<dims).map { max(0, covariance[$0 * dims + $0]).squareRoot() },
+            answersPerFactor: answers, logLikelihood: logLikelihood)
     }
 }
 

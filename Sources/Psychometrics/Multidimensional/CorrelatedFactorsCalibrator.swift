@@ -65,7 +65,8 @@ package struct CorrelatedFactorsCalibrator: Sendable {
 
     /// Why `m` adaptive nodes cannot be used (not a power of two in `allowedMonteCarloPoints`), or nil.
     static func monteCarloPointsProblem(_ m: Int) -> String? {
-        allowedMonteCarloPoints.contains(m) && m & (m - 1) == 0 ? nil
+        allowedMonteCarloPoints.contains(m) && m & (m - 1) == 0
+            ? nil
             : "\(m) quasi–Monte Carlo points; a power of two in \(allowedMonteCarloPoints.lowerBound)…\(allowedMonteCarloPoints.upperBound)"
     }
     /// The fine grid each factor's likelihood is tabulated on for the adaptive E-step: 241 points on
@@ -85,8 +86,10 @@ package struct CorrelatedFactorsCalibrator: Sendable {
         }
     }
 
-    package init(options: CalibrationOptions = CalibrationOptions(model: .twoPL), quadraturePoints: Int? = nil,
-                integration: Integration = .automatic, monteCarloPoints: Int? = nil, starts: Int = 1) {
+    package init(
+        options: CalibrationOptions = CalibrationOptions(model: .twoPL), quadraturePoints: Int? = nil,
+        integration: Integration = .automatic, monteCarloPoints: Int? = nil, starts: Int = 1
+    ) {
         self.starts = starts
         self.options = options
         self.quadraturePoints = quadraturePoints
@@ -112,11 +115,15 @@ package struct CorrelatedFactorsCalibrator: Sendable {
     ///   structure's or whose parameters are not finite, more than `maximumFactors` factors or a grid beyond
     ///   `maximumNodes`; `.insufficientData` when fewer than 2 items or persons remain, fewer than 2 factors have
     ///   items or every item is fixed; `.numericalFailure` when the iterations diverge.
-    package func calibrate(_ input: ResponseMatrix, structure: FactorStructure, fixed: [String: CorrelatedFactorsResult.Item] = [:],
-                          progress: ((CalibrationProgress) -> Void)? = nil) throws -> CorrelatedFactorsResult {
+    package func calibrate(
+        _ input: ResponseMatrix, structure: FactorStructure, fixed: [String: CorrelatedFactorsResult.Item] = [:],
+        progress: ((CalibrationProgress) -> Void)? = nil
+    ) throws -> CorrelatedFactorsResult {
         let started = DispatchTime.now().uptimeNanoseconds
         var problems = options.validationProblems()
-        if options.model != .twoPL && options.model != .threePL { problems.append("the correlated-factors model's items are 2PL or 3PL, not \(options.model.rawValue)") }
+        if options.model != .twoPL && options.model != .threePL {
+            problems.append("the correlated-factors model's items are 2PL or 3PL, not \(options.model.rawValue)")
+        }
         for (id, item) in fixed.sorted(by: { $0.key < $1.key }) {
             if let own = structure.specificFactorOfItem[id], own != item.factor {
                 let named = { (f: Int) in f >= 0 && f < structure.specificFactors.count ? structure.specificFactors[f] : "#\(f)" }
@@ -129,7 +136,10 @@ package struct CorrelatedFactorsCalibrator: Sendable {
         guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid options: " + problems.joined(separator: "; ")) }
         let unassigned = input.itemIDs.filter { structure.specificFactorOfItem[$0] == nil }
         guard unassigned.isEmpty else {
-            throw PsychometricsError(.invalidOptions, "\(unassigned.count) item\(unassigned.count == 1 ? " has" : "s have") no factor (\(unassigned.prefix(10).joined(separator: ", "))\(unassigned.count > 10 ? ", …" : "")); in the correlated-factors model every item loads on one factor")
+            throw PsychometricsError(
+                .invalidOptions,
+                "\(unassigned.count) item\(unassigned.count == 1 ? " has" : "s have") no factor (\(unassigned.prefix(10).joined(separator: ", "))\(unassigned.count > 10 ? ", …" : "")); in the correlated-factors model every item loads on one factor"
+            )
         }
         var warnings: [String] = []
         let screen = try ZeroOneItemScreen(input, minimumResponses: options.minimumItemResponses, model: "correlated-factors")
@@ -137,14 +147,18 @@ package struct CorrelatedFactorsCalibrator: Sendable {
         // Factors with items, in the structure's order; the engine's numbering groups items by factor.
         let used = structure.specificFactors.indices.filter { f in kept.itemIDs.contains { structure.specificFactorOfItem[$0] == f } }
         guard used.count >= 2 else {
-            throw PsychometricsError(.insufficientData, "\(used.count) factor has calibrated items; the correlated-factors model needs at least 2 (the unidimensional model fits one)")
+            throw PsychometricsError(
+                .insufficientData,
+                "\(used.count) factor has calibrated items; the correlated-factors model needs at least 2 (the unidimensional model fits one)")
         }
         let k = used.count, method = resolvedIntegration(factors: k)
         let points: Int, nodes: Double
         var qmcNodes: [Double]? = nil
         if method == .adaptiveQuasiMonteCarlo {
             guard k <= Self.maximumAdaptiveFactors else {
-                throw PsychometricsError(.invalidOptions, "\(k) factors; the adaptive quasi–Monte Carlo E-step is limited to \(Self.maximumAdaptiveFactors) (its Sobol dimensions)")
+                throw PsychometricsError(
+                    .invalidOptions,
+                    "\(k) factors; the adaptive quasi–Monte Carlo E-step is limited to \(Self.maximumAdaptiveFactors) (its Sobol dimensions)")
             }
             let m = monteCarloPoints ?? Self.defaultMonteCarloPoints
             if let problem = Self.monteCarloPointsProblem(m) { throw PsychometricsError(.invalidOptions, problem) }
@@ -153,12 +167,18 @@ package struct CorrelatedFactorsCalibrator: Sendable {
             qmcNodes = SobolSequence.balancedNormalPoints(count: m, dimensions: k)
         } else {
             guard k <= Self.maximumFactors else {
-                throw PsychometricsError(.invalidOptions, "\(k) factors; the product grid is limited to \(Self.maximumFactors) (its nodes grow as Q^K; the adaptive quasi–Monte Carlo E-step takes up to \(Self.maximumAdaptiveFactors))")
+                throw PsychometricsError(
+                    .invalidOptions,
+                    "\(k) factors; the product grid is limited to \(Self.maximumFactors) (its nodes grow as Q^K; the adaptive quasi–Monte Carlo E-step takes up to \(Self.maximumAdaptiveFactors))"
+                )
             }
             points = quadraturePoints ?? Self.defaultPoints(factors: k)
             nodes = pow(Double(points), Double(k))
             guard points >= 3, points <= QuadratureGrid.allowedPointCounts.upperBound, nodes <= Double(Self.maximumNodes) else {
-                throw PsychometricsError(.invalidOptions, "\(points) points per factor on \(k) factors is \(Int(min(nodes, 1e15))) nodes; at least 3 points and at most \(Self.maximumNodes) nodes")
+                throw PsychometricsError(
+                    .invalidOptions,
+                    "\(points) points per factor on \(k) factors is \(Int(min(nodes, 1e15))) nodes; at least 3 points and at most \(Self.maximumNodes) nodes"
+                )
             }
         }
         let factorNames = used.map { structure.specificFactors[$0] }
@@ -180,12 +200,14 @@ package struct CorrelatedFactorsCalibrator: Sendable {
         let guessingStart = threePL ? (options.guessingPrior.map { $0.mode } ?? 0.2) : 0
         let start = (0..<data.itemCount).map { e -> BifactorItem in
             if let item = fixed[data.itemIDs[e]] {
-                return BifactorItem(generalSlope: item.slope, intercept: item.intercept, guessing: item.guessing, estimatesGuessing: item.estimatesGuessing)
+                return BifactorItem(
+                    generalSlope: item.slope, intercept: item.intercept, guessing: item.guessing, estimatesGuessing: item.estimatesGuessing)
             }
             let n = Double(totals[e][0] + totals[e][1]), p = min(max(Double(totals[e][1]) / n, 0.005), 0.995)
             let pStar = min(max((p - guessingStart) / (1 - guessingStart), 0.02), 0.98)
-            return BifactorItem(generalSlope: 1, intercept: Logistic.logit(pStar) * (1 + Double.pi / 8).squareRoot(),
-                                guessing: guessingStart, estimatesGuessing: threePL)
+            return BifactorItem(
+                generalSlope: 1, intercept: Logistic.logit(pStar) * (1 + Double.pi / 8).squareRoot(),
+                guessing: guessingStart, estimatesGuessing: threePL)
         }
         let grid = QuadratureGrid(validatedCount: points, bound: options.thetaBound)
         let model = FactorCorrelation(k: k, grid: grid)
@@ -199,10 +221,11 @@ package struct CorrelatedFactorsCalibrator: Sendable {
                 }
                 correlation = correlation.map { perturbation.shift($0, by: 0.3) }
             }
-            var engine = CorrelatedFactorsEngine(items: items, correlation: correlation, data: data, grid: grid,
-                                                 factor: engineFactor, factorItems: factorItems, workers: options.workers,
-                                                 maximumSlope: options.maximumSlope, slopePrior: options.slopePrior,
-                                                 guessingPrior: threePL ? options.guessingPrior : nil, nodes: qmcNodes)
+            var engine = CorrelatedFactorsEngine(
+                items: items, correlation: correlation, data: data, grid: grid,
+                factor: engineFactor, factorItems: factorItems, workers: options.workers,
+                maximumSlope: options.maximumSlope, slopePrior: options.slopePrior,
+                guessingPrior: threePL ? options.guessingPrior : nil, nodes: qmcNodes)
             if isFixed.contains(true) { engine.fixed = isFixed }
             return engine
         }
@@ -215,7 +238,8 @@ package struct CorrelatedFactorsCalibrator: Sendable {
         // Each factor's sign: its slopes summing positive (its correlations flip with it: R → D R D); a factor
         // with fixed items keeps the sign they give it.
         var r = model.matrix(engine.correlation)
-        for f in 0..<k where !factorItems[f].contains(where: { isFixed[$0] }) && factorItems[f].reduce(0.0, { $0 + engine.items[$1].generalSlope }) < 0 {
+        for f in 0..<k
+        where !factorItems[f].contains(where: { isFixed[$0] }) && factorItems[f].reduce(0.0, { $0 + engine.items[$1].generalSlope }) < 0 {
             for e in factorItems[f] { engine.items[e].generalSlope.negate() }
             for g in 0..<k where g != f { r[f * k + g].negate(); r[g * k + f].negate() }
         }
@@ -223,9 +247,10 @@ package struct CorrelatedFactorsCalibrator: Sendable {
         let final = engine.eStep()
 
         let parameterCount = engine.workingParameters().count, correlationStart = parameterCount - model.parameterCount
-        let covariance = engine.oakesCovariance(standardErrors: options.standardErrors, maximumParameters: Self.maximumStandardErrorParameters,
-                                                cycle: run.cycles, logLikelihood: final.logLikelihood, started: started, workers: engine.workers,
-                                                progress: progress, warnings: &warnings)
+        let covariance = engine.oakesCovariance(
+            standardErrors: options.standardErrors, maximumParameters: Self.maximumStandardErrorParameters,
+            cycle: run.cycles, logLikelihood: final.logLikelihood, started: started, workers: engine.workers,
+            progress: progress, warnings: &warnings)
         // Correlations' SEs by the delta method: J = ∂ρ/∂x by central differences.
         var correlationSE = [Double](repeating: 0, count: k * k)
         if let covariance {
@@ -240,7 +265,9 @@ package struct CorrelatedFactorsCalibrator: Sendable {
             }
             for cell in 0..<(k * k) where cell / k != cell % k {
                 var v = 0.0
-                for a in 0..<p { for b in 0..<p { v += jacobian[a][cell] * jacobian[b][cell] * covariance.entry(correlationStart + a, correlationStart + b) } }
+                for a in 0..<p {
+                    for b in 0..<p { v += jacobian[a][cell] * jacobian[b][cell] * covariance.entry(correlationStart + a, correlationStart + b) }
+                }
                 correlationSE[cell] = max(0, v).squareRoot()
             }
         }
@@ -255,26 +282,33 @@ package struct CorrelatedFactorsCalibrator: Sendable {
             }
             if !isFixed[e] { index += m }
             let n = totals[e][0] + totals[e][1]
-            itemsOut[order[e]] = .init(itemID: data.itemIDs[e], factor: Int(engineFactor[e]), slope: item.generalSlope, intercept: item.intercept,
-                                       guessing: item.guessing, estimatesGuessing: item.estimatesGuessing,
-                                       slopeStandardError: se[0], interceptStandardError: se[1], guessingStandardError: item.estimatesGuessing ? se[2] : nil,
-                                       responses: n, proportionCorrect: Double(totals[e][1]) / Double(max(1, n)),
-                                       atSlopeBound: !isFixed[e] && abs(item.generalSlope) >= options.maximumSlope * (1 - 1e-9), isFixed: isFixed[e])
+            itemsOut[order[e]] = .init(
+                itemID: data.itemIDs[e], factor: Int(engineFactor[e]), slope: item.generalSlope, intercept: item.intercept,
+                guessing: item.guessing, estimatesGuessing: item.estimatesGuessing,
+                slopeStandardError: se[0], interceptStandardError: se[1], guessingStandardError: item.estimatesGuessing ? se[2] : nil,
+                responses: n, proportionCorrect: Double(totals[e][1]) / Double(max(1, n)),
+                atSlopeBound: !isFixed[e] && abs(item.generalSlope) >= options.maximumSlope * (1 - 1e-9), isFixed: isFixed[e])
         }
         let items = itemsOut.map { $0! }
         let atBound = items.filter(\.atSlopeBound).map(\.itemID)
         if !atBound.isEmpty {
-            warnings.append("\(atBound.count) item\(atBound.count == 1 ? "" : "s") reached the slope bound \(options.maximumSlope.formatted6) (\(atBound.prefix(10).joined(separator: ", "))): estimates are at the bound")
+            warnings.append(
+                "\(atBound.count) item\(atBound.count == 1 ? "" : "s") reached the slope bound \(options.maximumSlope.formatted6) (\(atBound.prefix(10).joined(separator: ", "))): estimates are at the bound"
+            )
         }
         let correlations = model.matrix(engine.correlation)
         if let (f, g) = (0..<k).flatMap({ f in (0..<f).map { (f, $0) } }).first(where: { abs(correlations[$0.0 * k + $0.1]) > 0.95 }) {
-            warnings.append("factors \(factorNames[g]) and \(factorNames[f]) correlate \(String(format: "%.3f", correlations[f * k + g])): nearly one factor (a model with fewer factors may fit as well)")
+            warnings.append(
+                "factors \(factorNames[g]) and \(factorNames[f]) correlate \(String(format: "%.3f", correlations[f * k + g])): nearly one factor (a model with fewer factors may fit as well)"
+            )
         }
         warnings += screen.warnings
         let n = Double(data.personCount), ll = final.logLikelihood
         var result = CorrelatedFactorsResult(
-            items: items, factors: factorNames, model: options.model, correlations: correlations, correlationStandardErrors: covariance == nil ? nil : correlationSE,
-            logLikelihood: ll, parameterCount: parameterCount, aic: -2 * ll + 2 * Double(parameterCount), bic: -2 * ll + log(n) * Double(parameterCount),
+            items: items, factors: factorNames, model: options.model, correlations: correlations,
+            correlationStandardErrors: covariance == nil ? nil : correlationSE,
+            logLikelihood: ll, parameterCount: parameterCount, aic: -2 * ll + 2 * Double(parameterCount),
+            bic: -2 * ll + log(n) * Double(parameterCount),
             integration: method, quadraturePoints: points, nodes: Int(nodes), cycles: run.cycles, eSteps: run.eSteps, converged: run.converged,
             personCount: data.personCount, excludedItems: screen.excluded.map(\.itemID), fixedItemsNotInData: fixedNotInData, warnings: warnings,
             elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
@@ -305,14 +339,17 @@ package struct CorrelatedFactorsResult: Sendable {
 
         /// An item without estimation details (a true item of a simulation: no standard errors, no responses).
         package init(itemID: String, factor: Int, slope: Double, intercept: Double, guessing: Double = 0, estimatesGuessing: Bool = false) {
-            self.init(itemID: itemID, factor: factor, slope: slope, intercept: intercept, guessing: guessing, estimatesGuessing: estimatesGuessing,
-                      slopeStandardError: nil, interceptStandardError: nil, guessingStandardError: nil, responses: 0, proportionCorrect: .nan,
-                      atSlopeBound: false)
+            self.init(
+                itemID: itemID, factor: factor, slope: slope, intercept: intercept, guessing: guessing, estimatesGuessing: estimatesGuessing,
+                slopeStandardError: nil, interceptStandardError: nil, guessingStandardError: nil, responses: 0, proportionCorrect: .nan,
+                atSlopeBound: false)
         }
 
-        init(itemID: String, factor: Int, slope: Double, intercept: Double, guessing: Double, estimatesGuessing: Bool, slopeStandardError: Double?,
-             interceptStandardError: Double?, guessingStandardError: Double?, responses: Int, proportionCorrect: Double, atSlopeBound: Bool,
-             isFixed: Bool = false) {
+        init(
+            itemID: String, factor: Int, slope: Double, intercept: Double, guessing: Double, estimatesGuessing: Bool, slopeStandardError: Double?,
+            interceptStandardError: Double?, guessingStandardError: Double?, responses: Int, proportionCorrect: Double, atSlopeBound: Bool,
+            isFixed: Bool = false
+        ) {
             self.itemID = itemID
             self.factor = factor
             self.slope = slope

@@ -52,28 +52,28 @@ extension CorrelatedFactorsEngine {
                 for x in 0..<(kk * ng) { marginal[x] = 0 }
                 sampler.theta.withUnsafeBufferPointer { theta in
                     sampler.weight.withUnsafeBufferPointer { weight in
-                    marginal.withUnsafeMutableBufferPointer { marginal in
-                        weighted.withUnsafeMutableBufferPointer { pv in
-                            for f in 0..<kk {
-                                let row = theta.baseAddress! + f * m
-                                for n in 0..<m {
-                                    let p = weight[n], v = row[n], position = (v - first) * inverseStep
-                                    // floor by truncation of the clamped (non-negative) position.
-                                    let lower = Int(min(max(position, 0), Double(ng - 2)))
-                                    let s = min(max(position - Double(lower), 0), 1)
-                                    marginal[f * ng + lower] += p * (1 - s)
-                                    marginal[f * ng + lower + 1] += p * s
-                                    pv[n] = p * v
-                                }
-                                for g in 0...f {
-                                    let other = theta.baseAddress! + g * m
-                                    var sum = 0.0
-                                    for n in 0..<m { sum += pv[n] * other[n] }
-                                    moments[f * kk + g] += sum
+                        marginal.withUnsafeMutableBufferPointer { marginal in
+                            weighted.withUnsafeMutableBufferPointer { pv in
+                                for f in 0..<kk {
+                                    let row = theta.baseAddress! + f * m
+                                    for n in 0..<m {
+                                        let p = weight[n], v = row[n], position = (v - first) * inverseStep
+                                        // floor by truncation of the clamped (non-negative) position.
+                                        let lower = Int(min(max(position, 0), Double(ng - 2)))
+                                        let s = min(max(position - Double(lower), 0), 1)
+                                        marginal[f * ng + lower] += p * (1 - s)
+                                        marginal[f * ng + lower + 1] += p * s
+                                        pv[n] = p * v
+                                    }
+                                    for g in 0...f {
+                                        let other = theta.baseAddress! + g * m
+                                        var sum = 0.0
+                                        for n in 0..<m { sum += pv[n] * other[n] }
+                                        moments[f * kk + g] += sum
+                                    }
                                 }
                             }
                         }
-                    }
                     }
                 }
                 marginal.withUnsafeBufferPointer { engine.addCounts(person: i, marginal: $0, scale: 1, firstItem: firstItem, into: &counts) }

@@ -63,8 +63,10 @@ struct CorrelatedFactorsEngine: EMIterable, FisherIdentityGradient {
     var q: Int { grid.count }
     var correlationModel: FactorCorrelation { FactorCorrelation(k: k, grid: nodes == nil ? grid : nil) }
 
-    init(items: [BifactorItem], correlation: [Double], data: ResponseMatrix, grid: QuadratureGrid, factor: [Int32], factorItems: [Range<Int>],
-         workers: Int, maximumSlope: Double, slopePrior: LogNormalPrior?, guessingPrior: BetaPrior?, nodes: [Double]? = nil) {
+    init(
+        items: [BifactorItem], correlation: [Double], data: ResponseMatrix, grid: QuadratureGrid, factor: [Int32], factorItems: [Range<Int>],
+        workers: Int, maximumSlope: Double, slopePrior: LogNormalPrior?, guessingPrior: BetaPrior?, nodes: [Double]? = nil
+    ) {
         self.items = items
         self.nodes = nodes
         self.correlation = correlation
@@ -91,16 +93,19 @@ struct CorrelatedFactorsEngine: EMIterable, FisherIdentityGradient {
             var digits = [Int](repeating: 0, count: kk)
             for i in persons {
                 h.withUnsafeMutableBufferPointer { engine.logLikelihoods(person: i, tables: tables, into: $0) }
-                let (total, offset) = engine.correlationModel.posteriorSums(h: h, prior: prior, logPrior: logPrior, likelihood: &likelihood, marginal: &marginal,
-                                                                            moments: &node, digits: &digits)
+                let (total, offset) = engine.correlationModel.posteriorSums(
+                    h: h, prior: prior, logPrior: logPrior, likelihood: &likelihood, marginal: &marginal,
+                    moments: &node, digits: &digits)
                 ll += log(total) + offset
                 let inverse = 1 / total
                 marginal.withUnsafeBufferPointer { engine.addCounts(person: i, marginal: $0, scale: inverse, firstItem: firstItem, into: &counts) }
-                for f in 0..<kk { for g in 0...f {
-                    let v = node[f * kk + g] * inverse
-                    moments[f * kk + g] += v
-                    if g != f { moments[g * kk + f] += v }
-                }}
+                for f in 0..<kk {
+                    for g in 0...f {
+                        let v = node[f * kk + g] * inverse
+                        moments[f * kk + g] += v
+                        if g != f { moments[g * kk + f] += v }
+                    }
+                }
             }
             return Expectation(counts: counts, secondMoments: moments, logLikelihood: ll)
         }

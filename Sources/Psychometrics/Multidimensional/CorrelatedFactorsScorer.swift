@@ -68,12 +68,16 @@ package struct CorrelatedFactorsScorer: Sendable {
     /// - Throws: `PsychometricsError(.invalidOptions)` for no items, more factors than `maximumFactors`, a factor
     ///   out of range, a matrix that is not a correlation matrix or not positive definite, or a rule outside its
     ///   ranges; `.invalidParameters` for a parameter that is not finite or a c outside [0, 1).
-    package init(items: [CorrelatedFactorsResult.Item], correlations: [Double], integration: CorrelatedFactorsCalibrator.Integration = .automatic,
-                quadraturePoints: Int? = nil, monteCarloPoints: Int = defaultMonteCarloPoints, bound: Double = 6) throws(PsychometricsError) {
+    package init(
+        items: [CorrelatedFactorsResult.Item], correlations: [Double], integration: CorrelatedFactorsCalibrator.Integration = .automatic,
+        quadraturePoints: Int? = nil, monteCarloPoints: Int = defaultMonteCarloPoints, bound: Double = 6
+    ) throws(PsychometricsError) {
         let k = Int(Double(correlations.count).squareRoot().rounded())
         guard !items.isEmpty else { throw PsychometricsError(.invalidOptions, "a correlated-factors bank needs items") }
         guard k >= 1, k * k == correlations.count, k <= Self.maximumFactors else {
-            throw PsychometricsError(.invalidOptions, "the factor correlations must be a K × K matrix with 1 ≤ K ≤ \(Self.maximumFactors), got \(correlations.count) values")
+            throw PsychometricsError(
+                .invalidOptions,
+                "the factor correlations must be a K × K matrix with 1 ≤ K ≤ \(Self.maximumFactors), got \(correlations.count) values")
         }
         if let j = items.firstIndex(where: { !(0..<k).contains($0.factor) }) {
             throw PsychometricsError(.invalidOptions, "item \(items[j].itemID): factor \(items[j].factor) is not below the \(k) factors")
@@ -82,23 +86,33 @@ package struct CorrelatedFactorsScorer: Sendable {
             throw PsychometricsError(.invalidParameters, "item \(items[j].itemID): the slope and intercept must be finite and c in [0, 1)")
         }
         for f in 0..<k {
-            guard abs(correlations[f * k + f] - 1) < 1e-9 else { throw PsychometricsError(.invalidOptions, "the factor correlation matrix's diagonal must be 1, got \(correlations[f * k + f]) at \(f + 1)") }
+            guard abs(correlations[f * k + f] - 1) < 1e-9 else {
+                throw PsychometricsError(
+                    .invalidOptions, "the factor correlation matrix's diagonal must be 1, got \(correlations[f * k + f]) at \(f + 1)")
+            }
             for g in 0..<f where !(abs(correlations[f * k + g] - correlations[g * k + f]) < 1e-6 && abs(correlations[f * k + g]) < 1) {
-                throw PsychometricsError(.invalidOptions, "the factor correlations at (\(f + 1), \(g + 1)) must be symmetric and in (−1, 1), got \(correlations[f * k + g]) and \(correlations[g * k + f])")
+                throw PsychometricsError(
+                    .invalidOptions,
+                    "the factor correlations at (\(f + 1), \(g + 1)) must be symmetric and in (−1, 1), got \(correlations[f * k + g]) and \(correlations[g * k + f])"
+                )
             }
         }
         let model = FactorCorrelation(k: k)
         guard let x = model.parameters(of: correlations) else {
             throw PsychometricsError(.invalidOptions, "the factor correlation matrix is not positive definite")
         }
-        let resolved: CorrelatedFactorsCalibrator.Integration = integration == .automatic ? (k <= 3 ? .productGrid : .adaptiveQuasiMonteCarlo) : integration
+        let resolved: CorrelatedFactorsCalibrator.Integration =
+            integration == .automatic ? (k <= 3 ? .productGrid : .adaptiveQuasiMonteCarlo) : integration
         let grid: QuadratureGrid
         if resolved == .productGrid {
             let quadraturePoints = quadraturePoints ?? 31
             var problems = QuadratureGrid.validationProblems(points: quadraturePoints, bound: bound)
-            if problems.isEmpty, let p = BifactorScorer.allowedPointCounts.problem(quadraturePoints, "the product grid's points per factor") { problems.append(p) }
+            if problems.isEmpty, let p = BifactorScorer.allowedPointCounts.problem(quadraturePoints, "the product grid's points per factor") {
+                problems.append(p)
+            }
             if problems.isEmpty, pow(Double(quadraturePoints), Double(k)) > Double(CorrelatedFactorsCalibrator.maximumNodes) {
-                problems.append("\(quadraturePoints)^\(k) nodes exceed \(CorrelatedFactorsCalibrator.maximumNodes); use fewer points or quasi–Monte Carlo")
+                problems.append(
+                    "\(quadraturePoints)^\(k) nodes exceed \(CorrelatedFactorsCalibrator.maximumNodes); use fewer points or quasi–Monte Carlo")
             }
             guard problems.isEmpty else { throw PsychometricsError(.invalidOptions, "invalid scoring grid: " + problems.joined(separator: "; ")) }
             grid = QuadratureGrid(validatedCount: quadraturePoints, bound: bound)
@@ -133,8 +147,9 @@ package struct CorrelatedFactorsScorer: Sendable {
         } else {
             logPrior = nil
             prior = nil
-            sampler = AdaptivePosteriorSampler(nodes: SobolSequence.balancedNormalPoints(count: monteCarloPoints, dimensions: k), k: k, grid: grid,
-                                               a: a, rInverse: rInverse, halfLogDetR: -norms.reduce(0) { $0 + log($1) })
+            sampler = AdaptivePosteriorSampler(
+                nodes: SobolSequence.balancedNormalPoints(count: monteCarloPoints, dimensions: k), k: k, grid: grid,
+                a: a, rInverse: rInverse, halfLogDetR: -norms.reduce(0) { $0 + log($1) })
         }
     }
 
@@ -154,7 +169,9 @@ package struct CorrelatedFactorsScorer: Sendable {
     }
 
     /// Each factor's log-likelihood on the grid (K × G) and the answers per factor.
-    private func factorLogLikelihoods(_ itemIndices: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>) -> (h: [Double], answers: [Int]) {
+    private func factorLogLikelihoods(_ itemIndices: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>) -> (
+        h: [Double], answers: [Int]
+    ) {
         let g = grid.count
         var h = [Double](repeating: 0, count: factorCount * g), answers = [Int](repeating: 0, count: factorCount)
         logTables.withUnsafeBufferPointer { t in
@@ -176,8 +193,9 @@ package struct CorrelatedFactorsScorer: Sendable {
         if let logPrior, let prior {
             let q = grid.count, points = grid.points
             var marginal = [Double](repeating: 0, count: k * q), likelihood = marginal, digits = [Int](repeating: 0, count: k)
-            let (total, offset) = FactorCorrelation(k: k, grid: grid).posteriorSums(h: h, prior: prior, logPrior: logPrior, likelihood: &likelihood,
-                                                                                     marginal: &marginal, moments: &second, digits: &digits)
+            let (total, offset) = FactorCorrelation(k: k, grid: grid).posteriorSums(
+                h: h, prior: prior, logPrior: logPrior, likelihood: &likelihood,
+                marginal: &marginal, moments: &second, digits: &digits)
             logLikelihood = log(total) + offset
             for f in 0..<k {
                 for x in 0..<q { mean[f] += marginal[f * q + x] * points[x] }
@@ -269,8 +287,10 @@ package struct CorrelatedFactorsScorer: Sendable {
         var rho = 0.0
         for g in 0..<k { rho += correlations[f * k + g] }
         rho = min(1, rho * compositeWeight)
-        return BifactorItem(generalSlope: item.generalSlope * rho, specificSlope: item.generalSlope * (1 - rho * rho).squareRoot(), specific: 0,
-                            intercept: item.intercept, guessing: item.guessing, estimatesGuessing: item.estimatesGuessing).generalMarginal
+        return BifactorItem(
+            generalSlope: item.generalSlope * rho, specificSlope: item.generalSlope * (1 - rho * rho).squareRoot(), specific: 0,
+            intercept: item.intercept, guessing: item.guessing, estimatesGuessing: item.estimatesGuessing
+        ).generalMarginal
     }
 
     /// The battery layout: the full-scale composite wᵀθ first, then the factors, with the covariance bordered by
@@ -291,7 +311,8 @@ package struct CorrelatedFactorsScorer: Sendable {
             total += row
         }
         full[0] = w * w * total
-        return BifactorEstimate(means: means, covariance: full, standardErrors: (0..<dims).map { max(0, full[$0 * dims + $0]).squareRoot() },
-                                answersPerFactor: answers, logLikelihood: logLikelihood)
+        return BifactorEstimate(
+            means: means, covariance: full, standardErrors: (0..<dims).map { max(0, full[$0 * dims + $0]).squareRoot() },
+            answersPerFactor: answers, logLikelihood: logLikelihood)
     }
 }

@@ -41,9 +41,14 @@ package struct CorrelatedJointProbabilities: JointCorrectProbabilities {
     ///   - largestSet: the most items of a set `allCorrect` will be asked for (1…4).
     /// - Throws: `PsychometricsError(.insufficientData)` when the tables would exceed `maximumTableValues`;
     ///   `.numericalFailure` for an R that is not positive definite.
-    package init(items: [BifactorItem], factor: [Int], correlations r: [Double], largestSet: Int, rules: [(points: Int, bound: Double)] = CorrelatedJointProbabilities.rules) throws(PsychometricsError) {
+    package init(
+        items: [BifactorItem], factor: [Int], correlations r: [Double], largestSet: Int,
+        rules: [(points: Int, bound: Double)] = CorrelatedJointProbabilities.rules
+    ) throws(PsychometricsError) {
         let k = Int(Double(r.count).squareRoot().rounded())
-        precondition(k * k == r.count && items.count == factor.count && (1...4).contains(largestSet) && k <= 20, "a K × K correlation matrix, one factor per item")
+        precondition(
+            k * k == r.count && items.count == factor.count && (1...4).contains(largestSet) && k <= 20,
+            "a K × K correlation matrix, one factor per item")
         itemCount = items.count
         self.factor = factor
         var membersOf = [[Int]](repeating: [], count: k)
@@ -57,7 +62,10 @@ package struct CorrelatedJointProbabilities: JointCorrectProbabilities {
             total + Int(pow(Double(rules[s.count - 1].points), Double(s.count))) * s.reduce(0) { $0 + membersOf[$1].count }
         }
         guard size <= Self.maximumTableValues else {
-            throw PsychometricsError(.insufficientData, "the joint probabilities of \(populated.count) correlated factors need \(size) tabulated values, more than \(Self.maximumTableValues)")
+            throw PsychometricsError(
+                .insufficientData,
+                "the joint probabilities of \(populated.count) correlated factors need \(size) tabulated values, more than \(Self.maximumTableValues)"
+            )
         }
         var ruleOfSubset = [Int32](repeating: -1, count: 1 << k)
         var weights: [[Double]] = [], offsets: [[Int]] = [], table: [Double] = []
@@ -111,15 +119,18 @@ package struct CorrelatedJointProbabilities: JointCorrectProbabilities {
     }
 
     /// The model at free parameters `x` (`parameters(_:correlations:)`'s layout) for sets of up to `largestSet`.
-    package static func model(_ items: [BifactorItem], factor: [Int], factors k: Int, at x: [Double], largestSet: Int) throws(PsychometricsError) -> CorrelatedJointProbabilities {
+    package static func model(_ items: [BifactorItem], factor: [Int], factors k: Int, at x: [Double], largestSet: Int) throws(PsychometricsError)
+        -> CorrelatedJointProbabilities
+    {
         var out = items, offset = 0
         for j in items.indices {
             let m = items[j].workingParameterCount
             out[j] = items[j].withWorkingParameters(Array(x[offset..<(offset + m)])) ?? items[j]
             offset += m
         }
-        return try CorrelatedJointProbabilities(items: out, factor: factor, correlations: FactorCorrelation(k: k).matrix(Array(x[offset...])),
-                                                largestSet: largestSet)
+        return try CorrelatedJointProbabilities(
+            items: out, factor: factor, correlations: FactorCorrelation(k: k).matrix(Array(x[offset...])),
+            largestSet: largestSet)
     }
 
     package func allCorrect(_ items: UnsafeBufferPointer<Int>) -> Double {

@@ -53,11 +53,13 @@ struct FactorCorrelation {
     func matrix(_ x: [Double]) -> [Double] {
         let l = cholesky(x).l
         var r = [Double](repeating: 0, count: k * k)
-        for i in 0..<k { for j in 0...i {
-            var s = 0.0
-            for m in 0...j { s += l[i * k + m] * l[j * k + m] }
-            r[i * k + j] = s; r[j * k + i] = s
-        }}
+        for i in 0..<k {
+            for j in 0...i {
+                var s = 0.0
+                for m in 0...j { s += l[i * k + m] * l[j * k + m] }
+                r[i * k + j] = s; r[j * k + i] = s
+            }
+        }
         for i in 0..<k { r[i * k + i] = 1 }
         return r
     }
@@ -119,8 +121,10 @@ struct FactorCorrelation {
     /// (log L = log total + offset), with `marginal` (K × Q) and the lower triangle of `moments` (K × K) summed on
     /// the same scale; a person whose total still underflows is redone in logs (`logSums`).
     @inline(__always)
-    func posteriorSums(h: [Double], prior: [Double], logPrior: [Double], likelihood: inout [Double], marginal: inout [Double],
-                       moments node: inout [Double], digits: inout [Int]) -> (total: Double, offset: Double) {
+    func posteriorSums(
+        h: [Double], prior: [Double], logPrior: [Double], likelihood: inout [Double], marginal: inout [Double],
+        moments node: inout [Double], digits: inout [Int]
+    ) -> (total: Double, offset: Double) {
         let kk = k, grid = self.grid!, nq = grid.count, points = grid.points, inner = nq, outer = prior.count / nq
         var offset = 0.0
         for f in 0..<kk {
@@ -204,11 +208,13 @@ struct FactorCorrelation {
             }
         }
         var inverse = [Double](repeating: 0, count: k * k)
-        for i in 0..<k { for j in 0..<k {
-            var v = 0.0
-            for m in max(i, j)..<k { v += a[m * k + i] * a[m * k + j] }
-            inverse[i * k + j] = v
-        }}
+        for i in 0..<k {
+            for j in 0..<k {
+                var v = 0.0
+                for m in max(i, j)..<k { v += a[m * k + i] * a[m * k + j] }
+                inverse[i * k + j] = v
+            }
+        }
         return (a, inverse)
     }
 
@@ -241,11 +247,13 @@ struct FactorCorrelation {
         var rd = [Double](repeating: 0, count: k * k)
         for i in 0..<k { for j in 0..<k { var v = 0.0; for m in 0..<k { v += inverse[i * k + m] * d[m * k + j] }; rd[i * k + j] = v } }
         var g = [Double](repeating: 0, count: k * k)
-        for i in 0..<k { for j in 0..<k {
-            var v = 0.0
-            for m in 0..<k { v += rd[i * k + m] * inverse[m * k + j] }
-            g[i * k + j] = 0.5 * v
-        }}
+        for i in 0..<k {
+            for j in 0..<k {
+                var v = 0.0
+                for m in 0..<k { v += rd[i * k + m] * inverse[m * k + j] }
+                g[i * k + j] = 0.5 * v
+            }
+        }
         var gl = [Double](repeating: 0, count: k * k)
         for i in 0..<k { for j in 0..<k { var v = 0.0; for m in 0..<k { v += g[i * k + m] * l[m * k + j] }; gl[i * k + j] = v } }
         var gradient: [Double] = []
@@ -261,18 +269,25 @@ struct FactorCorrelation {
     func maximize(from start: [Double], persons: Double, secondMoments s: [Double]) -> [Double] {
         let p = parameterCount
         guard p > 0 else { return start }
-        return FisherScoring.maximize(start, iterations: 50, objective: { logDensity($0, persons: persons, secondMoments: s).value }, direction: { x in
-            let g = logDensity(x, persons: persons, secondMoments: s).gradient
-            var information = [Double](repeating: 0, count: p * p)
-            for c in 0..<p {
-                let h = 1e-6 * max(1, abs(x[c]))
-                var up = x, down = x
-                up[c] += h; down[c] -= h
-                let gu = logDensity(up, persons: persons, secondMoments: s).gradient, gd = logDensity(down, persons: persons, secondMoments: s).gradient
-                for r in 0..<p { information[r * p + c] = -(gu[r] - gd[r]) / (2 * h) }
-            }
-            for r in 0..<p { for c in 0..<r { let v = (information[r * p + c] + information[c * p + r]) / 2; information[r * p + c] = v; information[c * p + r] = v } }
-            return (x, solveSmallSPD(information, g, n: p))
-        }, candidate: { y in y.allSatisfy(\.isFinite) ? y : nil })
+        return FisherScoring.maximize(
+            start, iterations: 50, objective: { logDensity($0, persons: persons, secondMoments: s).value },
+            direction: { x in
+                let g = logDensity(x, persons: persons, secondMoments: s).gradient
+                var information = [Double](repeating: 0, count: p * p)
+                for c in 0..<p {
+                    let h = 1e-6 * max(1, abs(x[c]))
+                    var up = x, down = x
+                    up[c] += h; down[c] -= h
+                    let gu = logDensity(up, persons: persons, secondMoments: s).gradient,
+                        gd = logDensity(down, persons: persons, secondMoments: s).gradient
+                    for r in 0..<p { information[r * p + c] = -(gu[r] - gd[r]) / (2 * h) }
+                }
+                for r in 0..<p {
+                    for c in 0..<r {
+                        let v = (information[r * p + c] + information[c * p + r]) / 2; information[r * p + c] = v; information[c * p + r] = v
+                    }
+                }
+                return (x, solveSmallSPD(information, g, n: p))
+            }, candidate: { y in y.allSatisfy(\.isFinite) ? y : nil })
     }
 }

@@ -21,17 +21,20 @@ public struct FactorStructure: Sendable, Hashable, Codable {
     ///   longer than `maximumNameLength` or equal to the general factor's, or an item listed twice.
     public init(generalFactor: String = "general", items: [(itemID: String, factor: String?)]) throws(PsychometricsError) {
         guard !generalFactor.isEmpty, generalFactor.count <= Self.maximumNameLength else {
-            throw PsychometricsError(.invalidOptions, "the general factor's name must have 1…\(Self.maximumNameLength) characters, got \(generalFactor.count)")
+            throw PsychometricsError(
+                .invalidOptions, "the general factor's name must have 1…\(Self.maximumNameLength) characters, got \(generalFactor.count)")
         }
         var names: [String] = [], index: [String: Int] = [:], assignment: [String: Int] = [:], seen = Set<String>()
         for (id, factor) in items {
             guard seen.insert(id).inserted else { throw PsychometricsError(.invalidOptions, "item \(id) is listed twice in the factor structure") }
             guard let name = factor?.trimmingCharacters(in: .whitespaces), !name.isEmpty else { continue }
             guard name.count <= Self.maximumNameLength else {
-                throw PsychometricsError(.invalidOptions, "item \(id): factor name \"\(name.prefix(40))…\" is longer than \(Self.maximumNameLength) characters")
+                throw PsychometricsError(
+                    .invalidOptions, "item \(id): factor name \"\(name.prefix(40))…\" is longer than \(Self.maximumNameLength) characters")
             }
             guard name != generalFactor else {
-                throw PsychometricsError(.invalidOptions, "item \(id): specific factor \"\(name)\" has the general factor's name; name the general factor otherwise")
+                throw PsychometricsError(
+                    .invalidOptions, "item \(id): specific factor \"\(name)\" has the general factor's name; name the general factor otherwise")
             }
             if index[name] == nil { index[name] = names.count; names.append(name) }
             assignment[id] = index[name]!

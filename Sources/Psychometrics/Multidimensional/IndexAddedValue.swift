@@ -45,15 +45,20 @@ public struct IndexAddedValue: Sendable, Hashable, Codable {
     ///   - formLength: items per test, 1…pool size; nil: the whole pool.
     /// - Throws: `PsychometricsError(.unknownItem)` for a pool index outside the items, `.invalidOptions` for a
     ///   composite whose factor has no name, a form length outside the pool or fewer than 2 simulees.
-    package static func evaluate(scorer: BifactorScorer, composites: [IndexComposite], factorNames: [String], pool: [Int]? = nil, formLength: Int? = nil,
-                                simulees: Int = defaultSimulees, seed: UInt64 = 20080601) throws(PsychometricsError) -> [IndexAddedValue] {
-        try evaluate(model: scorer, composites: composites, factorNames: factorNames, pool: pool, formLength: formLength, simulees: simulees, seed: seed)
+    package static func evaluate(
+        scorer: BifactorScorer, composites: [IndexComposite], factorNames: [String], pool: [Int]? = nil, formLength: Int? = nil,
+        simulees: Int = defaultSimulees, seed: UInt64 = 20080601
+    ) throws(PsychometricsError) -> [IndexAddedValue] {
+        try evaluate(
+            model: scorer, composites: composites, factorNames: factorNames, pool: pool, formLength: formLength, simulees: simulees, seed: seed)
     }
 
     /// `evaluate` on any battery model: a bifactor bank's (`BifactorScorer`) or a correlated-factors bank's
     /// (`CorrelatedFactorsScorer`, whose indexes are its factors and whose full-scale score is their composite).
-    package static func evaluate(model scorer: some FactorScoring, composites: [IndexComposite], factorNames: [String], pool: [Int]? = nil,
-                                 formLength: Int? = nil, simulees: Int = defaultSimulees, seed: UInt64 = 20080601) throws(PsychometricsError) -> [IndexAddedValue] {
+    package static func evaluate(
+        model scorer: some FactorScoring, composites: [IndexComposite], factorNames: [String], pool: [Int]? = nil,
+        formLength: Int? = nil, simulees: Int = defaultSimulees, seed: UInt64 = 20080601
+    ) throws(PsychometricsError) -> [IndexAddedValue] {
         let itemCount = scorer.itemCount
         if let bad = pool?.first(where: { !(0..<itemCount).contains($0) }) {
             throw PsychometricsError(.unknownItem, "pool item index \(bad) is outside 0…\(itemCount - 1)")
@@ -109,9 +114,10 @@ public struct IndexAddedValue: Sendable, Hashable, Codable {
             let covariance = sumTG[c] / n - sumT[c] / n * sumG / n
             let varT = sumTT[c] / n - pow(sumT[c] / n, 2), varG = sumGG / n - pow(sumG / n, 2)
             let total = varT > 0 && varG > 0 ? covariance * covariance / (varT * varG) : 0
-            return IndexAddedValue(factor: factorNames[composites[c].factor], items: pool.filter { scorer.indexFactor(ofItem: $0) == composites[c].factor }.count,
-                                   formLength: length, subscore: 1 - subVariance[c] / n, total: total, augmented: 1 - augVariance[c] / n,
-                                   monteCarloError: 2 * total.squareRoot() * (1 - total) / n.squareRoot())
+            return IndexAddedValue(
+                factor: factorNames[composites[c].factor], items: pool.filter { scorer.indexFactor(ofItem: $0) == composites[c].factor }.count,
+                formLength: length, subscore: 1 - subVariance[c] / n, total: total, augmented: 1 - augVariance[c] / n,
+                monteCarloError: 2 * total.squareRoot() * (1 - total) / n.squareRoot())
         }
     }
 }

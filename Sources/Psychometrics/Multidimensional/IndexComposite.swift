@@ -39,9 +39,13 @@ public struct IndexComposite: Sendable, Hashable, Codable {
         // The larger eigenvalue of [[gg, gs], [gs, ss]] and its eigenvector, from the better-conditioned row.
         let half = (gg - ss) / 2, lambda = (gg + ss) / 2 + (half * half + gs * gs).squareRoot()
         var w: (Double, Double)
-        if gs == 0 { w = gg >= ss ? (1, 0) : (0, 1) }
-        else if abs(lambda - gg) > abs(lambda - ss) { w = (gs, lambda - gg) }
-        else { w = (lambda - ss, gs) }
+        if gs == 0 {
+            w = gg >= ss ? (1, 0) : (0, 1)
+        } else if abs(lambda - gg) > abs(lambda - ss) {
+            w = (gs, lambda - gg)
+        } else {
+            w = (lambda - ss, gs)
+        }
         let norm = (w.0 * w.0 + w.1 * w.1).squareRoot()
         w = (w.0 / norm, w.1 / norm)
         if w.0 < 0 || (w.0 == 0 && w.1 < 0) { w = (-w.0, -w.1) }

@@ -15,8 +15,10 @@ struct LogPosteriorTerms {
 /// not fall (up to 30 times), each coordinate kept within ±`bound`; at most 100 steps, stopping when no halving
 /// helps or the step is below 10⁻¹⁰. Returns the mode, the terms there, and the covariance (−H)⁻¹ (symmetrised):
 /// the posterior's normal approximation, as mirt's `fscores(method = "MAP")` reports its SEs.
-func posteriorMode(from start: [Double], bound: Double,
-                   terms: ([Double], _ derivatives: Bool) -> LogPosteriorTerms) -> (theta: [Double], terms: LogPosteriorTerms, covariance: [Double]) {
+func posteriorMode(
+    from start: [Double], bound: Double,
+    terms: ([Double], _ derivatives: Bool) -> LogPosteriorTerms
+) -> (theta: [Double], terms: LogPosteriorTerms, covariance: [Double]) {
     let dims = start.count
     var theta = start, current = terms(theta, true)
     for _ in 0..<100 {
@@ -42,6 +44,10 @@ func posteriorMode(from start: [Double], bound: Double,
         let column = solveSmallSPD(information, unit, n: dims)
         for y in 0..<dims { covariance[y * dims + x] = column[y] }
     }
-    for x in 0..<dims { for y in 0..<x { let v = (covariance[x * dims + y] + covariance[y * dims + x]) / 2; covariance[x * dims + y] = v; covariance[y * dims + x] = v } }
+    for x in 0..<dims {
+        for y in 0..<x {
+            let v = (covariance[x * dims + y] + covariance[y * dims + x]) / 2; covariance[x * dims + y] = v; covariance[y * dims + x] = v
+        }
+    }
     return (theta, current, covariance)
 }

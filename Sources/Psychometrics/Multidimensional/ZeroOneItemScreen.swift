@@ -15,7 +15,8 @@ struct ZeroOneItemScreen {
     ///   model in the message); `.insufficientData` when fewer than 2 items or 2 persons remain.
     init(_ input: ResponseMatrix, minimumResponses: Int, model: String) throws {
         if let j = input.categoryCounts.firstIndex(where: { $0 != 2 }) {
-            throw PsychometricsError(.invalidOptions, "item \(input.itemIDs[j]) has \(input.categoryCounts[j]) categories; the \(model) model's items are scored 0/1")
+            throw PsychometricsError(
+                .invalidOptions, "item \(input.itemIDs[j]) has \(input.categoryCounts[j]) categories; the \(model) model's items are scored 0/1")
         }
         let totals = input.categoryTotals()
         var keep = [Bool](repeating: true, count: input.itemCount), excluded: [(String, String)] = []
@@ -31,8 +32,10 @@ struct ZeroOneItemScreen {
         }
         let (kept, dropped) = input.keepingItems(keep)
         guard kept.itemCount >= 2 else {
-            throw PsychometricsError(.insufficientData, "only \(kept.itemCount) of \(input.itemCount) items can be calibrated (at least 2 needed)"
-                                     + (excluded.isEmpty ? "" : "; excluded: " + excluded.map { "\($0.0) (\($0.1))" }.joined(separator: ", ")))
+            throw PsychometricsError(
+                .insufficientData,
+                "only \(kept.itemCount) of \(input.itemCount) items can be calibrated (at least 2 needed)"
+                    + (excluded.isEmpty ? "" : "; excluded: " + excluded.map { "\($0.0) (\($0.1))" }.joined(separator: ", ")))
         }
         guard kept.personCount >= 2 else {
             throw PsychometricsError(.insufficientData, "only \(kept.personCount) person has responses to calibrated items; at least 2 are needed")

@@ -102,11 +102,13 @@ extension MultipleGroupBifactorEngine: EMIterable, FisherIdentityGradient {
 
     /// The free items' natural parameters, then (μ, σ) per free distribution.
     func naturalParameters() -> [Double] {
-        groups[0].naturalParameters() + (1..<groupCount).flatMap { k in distributions(k).flatMap { f in [distribution(k, f).mean, distribution(k, f).sd] } }
+        groups[0].naturalParameters()
+            + (1..<groupCount).flatMap { k in distributions(k).flatMap { f in [distribution(k, f).mean, distribution(k, f).sd] } }
     }
 
     func workingParameters() -> [Double] {
-        groups[0].workingParameters() + (1..<groupCount).flatMap { k in distributions(k).flatMap { f in [distribution(k, f).mean, log(distribution(k, f).sd)] } }
+        groups[0].workingParameters()
+            + (1..<groupCount).flatMap { k in distributions(k).flatMap { f in [distribution(k, f).mean, log(distribution(k, f).sd)] } }
     }
 
     mutating func setWorkingParameters(_ x: [Double]) {

@@ -42,8 +42,10 @@ package struct MultipleGroupCalibrator: Sendable {
     ///   `.lengthMismatch` (labels), `.invalidResponse` (a non-0/1 item, an empty label), `.unknownItem` (a freed id
     ///   not in the data), `.insufficientData` (a missing or small group, a group not tied to the reference, fewer
     ///   than 2 items), `.numericalFailure` (divergence).
-    package func calibrate(_ data: ResponseMatrix, groups labels: [String], reference: String, freeItems: [String: Set<String>] = [:],
-                          start: MultipleGroupResult? = nil, progress: ((CalibrationProgress) -> Void)? = nil) throws(PsychometricsError) -> MultipleGroupResult {
+    package func calibrate(
+        _ data: ResponseMatrix, groups labels: [String], reference: String, freeItems: [String: Set<String>] = [:],
+        start: MultipleGroupResult? = nil, progress: ((CalibrationProgress) -> Void)? = nil
+    ) throws(PsychometricsError) -> MultipleGroupResult {
         try fit(try prepare(data, groups: labels, reference: reference), freeItems: freeItems, start: start, progress: progress)
     }
 
@@ -86,10 +88,12 @@ package struct MultipleGroupCalibrator: Sendable {
             throw PsychometricsError(.invalidOptions, "multiple-group calibration fits the 2PL and 3PL models, not \(options.model.rawValue)")
         }
         guard options.fixedItems.isEmpty else {
-            throw PsychometricsError(.invalidOptions, "multiple-group calibration does not hold items fixed: the reference group's N(0, 1) sets the scale")
+            throw PsychometricsError(
+                .invalidOptions, "multiple-group calibration does not hold items fixed: the reference group's N(0, 1) sets the scale")
         }
         if let j = data.categoryCounts.firstIndex(where: { $0 != 2 }) {
-            throw PsychometricsError(.invalidResponse, "item \(data.itemIDs[j]) has \(data.categoryCounts[j]) categories; multiple-group calibration takes 0/1 items")
+            throw PsychometricsError(
+                .invalidResponse, "item \(data.itemIDs[j]) has \(data.categoryCounts[j]) categories; multiple-group calibration takes 0/1 items")
         }
         let (names, groupOf) = try Self.indexGroups(data, labels: labels, reference: reference, minimumPersons: minimumGroupPersons)
         let G = names.count, J = data.itemCount
@@ -115,7 +119,9 @@ package struct MultipleGroupCalibrator: Sendable {
     /// - Throws: `PsychometricsError` — `.lengthMismatch` (not one label per person), `.invalidResponse` (an empty
     ///   label), `.insufficientData` (the reference without persons with responses, one group only, a group with
     ///   fewer than `minimumPersons` persons with responses).
-    static func indexGroups(_ data: ResponseMatrix, labels: [String], reference: String, minimumPersons: Int) throws(PsychometricsError) -> (names: [String], groupOf: [Int]) {
+    static func indexGroups(_ data: ResponseMatrix, labels: [String], reference: String, minimumPersons: Int) throws(PsychometricsError) -> (
+        names: [String], groupOf: [Int]
+    ) {
         guard labels.count == data.personCount else {
             throw PsychometricsError(.lengthMismatch, "one group label per person: \(labels.count) labels for \(data.personCount) persons")
         }
@@ -131,11 +137,19 @@ package struct MultipleGroupCalibrator: Sendable {
         var personsIn = [Int](repeating: 0, count: G)
         for i in 0..<data.personCount where !data.cells(ofPerson: i).isEmpty { personsIn[groupOf[i]] += 1 }
         guard personsIn[0] > 0 else {
-            throw PsychometricsError(.insufficientData, "the reference group \(TextFidelity.quoted(reference)) has no persons with responses (groups: \(Self.listed(names.dropFirst())))")
+            throw PsychometricsError(
+                .insufficientData,
+                "the reference group \(TextFidelity.quoted(reference)) has no persons with responses (groups: \(Self.listed(names.dropFirst())))")
         }
-        guard G >= 2 else { throw PsychometricsError(.insufficientData, "only one group (\(TextFidelity.quoted(reference))) in the data; a multiple-group fit needs at least two") }
+        guard G >= 2 else {
+            throw PsychometricsError(
+                .insufficientData, "only one group (\(TextFidelity.quoted(reference))) in the data; a multiple-group fit needs at least two")
+        }
         if let k = personsIn.firstIndex(where: { $0 < minimumPersons }) {
-            throw PsychometricsError(.insufficientData, "group \(TextFidelity.quoted(names[k])) has \(personsIn[k]) person\(personsIn[k] == 1 ? "" : "s") with responses; each group needs at least \(minimumPersons)")
+            throw PsychometricsError(
+                .insufficientData,
+                "group \(TextFidelity.quoted(names[k])) has \(personsIn[k]) person\(personsIn[k] == 1 ? "" : "s") with responses; each group needs at least \(minimumPersons)"
+            )
         }
         return (names, groupOf)
     }
@@ -150,7 +164,9 @@ package struct MultipleGroupCalibrator: Sendable {
     }
 
     /// Group k's persons with the cells `keep` accepts (by item), and the persons left without a cell.
-    static func groupMatrix(_ data: ResponseMatrix, groupOf: [Int], group k: Int, keep: (Int) -> Bool) throws(PsychometricsError) -> (matrix: ResponseMatrix, emptied: [String]) {
+    static func groupMatrix(_ data: ResponseMatrix, groupOf: [Int], group k: Int, keep: (Int) -> Bool) throws(PsychometricsError) -> (
+        matrix: ResponseMatrix, emptied: [String]
+    ) {
         var ids: [String] = [], offsets = [0], items: [Int32] = [], values: [UInt8] = [], emptied: [String] = []
         for i in 0..<data.personCount where groupOf[i] == k {
             let before = items.count
@@ -168,8 +184,10 @@ package struct MultipleGroupCalibrator: Sendable {
 
     /// One fit of prepared data (see `calibrate`). With `remember`, its final E-step is kept in `prepared` for the
     /// fits that will start from this one.
-    package func fit(_ prepared: Prepared, freeItems: [String: Set<String>] = [:], start: MultipleGroupResult? = nil, remember: Bool = false,
-                     progress: ((CalibrationProgress) -> Void)? = nil) throws(PsychometricsError) -> MultipleGroupResult {
+    package func fit(
+        _ prepared: Prepared, freeItems: [String: Set<String>] = [:], start: MultipleGroupResult? = nil, remember: Bool = false,
+        progress: ((CalibrationProgress) -> Void)? = nil
+    ) throws(PsychometricsError) -> MultipleGroupResult {
         let started = DispatchTime.now().uptimeNanoseconds
         let data = prepared.data, names = prepared.names, n = prepared.n, r = prepared.r
         let G = names.count, J = data.itemCount
@@ -180,7 +198,10 @@ package struct MultipleGroupCalibrator: Sendable {
             guard let j = itemIndex[id] else { throw PsychometricsError(.unknownItem, "freed item \(TextFidelity.quoted(id)) is not in the data") }
             for name in groupNames.sorted() {
                 guard let k = index[name] else {
-                    throw PsychometricsError(.invalidOptions, "item \(TextFidelity.quoted(id)) is freed in group \(TextFidelity.quoted(name)), which is not in the data (groups: \(Self.listed(names)))")
+                    throw PsychometricsError(
+                        .invalidOptions,
+                        "item \(TextFidelity.quoted(id)) is freed in group \(TextFidelity.quoted(name)), which is not in the data (groups: \(Self.listed(names)))"
+                    )
                 }
                 freedIn[j].insert(k)
             }
@@ -202,9 +223,12 @@ package struct MultipleGroupCalibrator: Sendable {
                     if candidates.count == 1 {
                         excluded.append(ExcludedItem(itemID: data.itemIDs[j], responses: nj, correct: rj, reason: reason))
                     } else {
-                        let exclusion = GroupItemExclusion(itemID: data.itemIDs[j], groups: members.map { names[$0] }, responses: nj, correct: rj, reason: reason)
+                        let exclusion = GroupItemExclusion(
+                            itemID: data.itemIDs[j], groups: members.map { names[$0] }, responses: nj, correct: rj, reason: reason)
                         excludedGroupItems.append(exclusion)
-                        warnings.append("item \(data.itemIDs[j]) in group\(members.count == 1 ? "" : "s") \(Self.listed(exclusion.groups)): \(reason); these responses are left out")
+                        warnings.append(
+                            "item \(data.itemIDs[j]) in group\(members.count == 1 ? "" : "s") \(Self.listed(exclusion.groups)): \(reason); these responses are left out"
+                        )
                     }
                 } else {
                     kept.append(members)
@@ -219,8 +243,10 @@ package struct MultipleGroupCalibrator: Sendable {
             }
         }
         guard Set(slots.map(\.item)).count >= 2 else {
-            throw PsychometricsError(.insufficientData, "only \(Set(slots.map(\.item)).count) of \(J) items can be calibrated (at least 2 needed)"
-                                     + (excluded.isEmpty ? "" : "; excluded: " + excluded.prefix(5).map { "\($0.itemID): \($0.reason)" }.joined(separator: "; ")))
+            throw PsychometricsError(
+                .insufficientData,
+                "only \(Set(slots.map(\.item)).count) of \(J) items can be calibrated (at least 2 needed)"
+                    + (excluded.isEmpty ? "" : "; excluded: " + excluded.prefix(5).map { "\($0.itemID): \($0.reason)" }.joined(separator: "; ")))
         }
         try Self.checkIdentified(slots: slots, names: names)
 
@@ -238,7 +264,10 @@ package struct MultipleGroupCalibrator: Sendable {
         }
         let cellsIn = groupData.map(\.cellCount)
         if let k = groupData.indices.first(where: { groupData[$0].personCount < minimumGroupPersons }) {
-            throw PsychometricsError(.insufficientData, "group \(TextFidelity.quoted(names[k])) keeps \(groupData[k].personCount) persons with calibrated responses after the exclusions; each group needs at least \(minimumGroupPersons)")
+            throw PsychometricsError(
+                .insufficientData,
+                "group \(TextFidelity.quoted(names[k])) keeps \(groupData[k].personCount) persons with calibrated responses after the exclusions; each group needs at least \(minimumGroupPersons)"
+            )
         }
 
         // Engines, start values, EM.
@@ -246,14 +275,17 @@ package struct MultipleGroupCalibrator: Sendable {
         options.workers = max(1, options.workers)
         let engines = groupData.indices.map { k in
             let dense = Self.usesDense(groupData[k], options.eStep)
-            return EMEngine(model: options.model, options: options, data: groupData[k], useDense: dense, usePatterns: dense,
-                            patterns: filtered[k] ? nil : prepared.patterns[k])
+            return EMEngine(
+                model: options.model, options: options, data: groupData[k], useDense: dense, usePatterns: dense,
+                patterns: filtered[k] ? nil : prepared.patterns[k])
         }
         let first = engines[0]
         var starts: [(s: Double, d: Double, g: Double)] = []
         for slot in slots {
             let j = slot.item
-            if let start, let entry = start.items.firstIndex(where: { $0.item.itemID == data.itemIDs[j] && $0.groups.contains(names[slot.groups[0]]) }) {
+            if let start,
+                let entry = start.items.firstIndex(where: { $0.item.itemID == data.itemIDs[j] && $0.groups.contains(names[slot.groups[0]]) })
+            {
                 let o = start.workingOffsets[entry], p = first.perItem
                 starts.append((start.workingParameters[o], start.workingParameters[o + 1], p == 3 ? start.workingParameters[o + 2] : first.g[j]))
                 continue
@@ -266,13 +298,16 @@ package struct MultipleGroupCalibrator: Sendable {
         let latent = names.dropFirst().map { name in
             start?.distribution(of: name).map { (mean: $0.mean, sd: $0.sd) } ?? (mean: 0.0, sd: 1.0)
         }
-        var run = EMRun(engine: MultipleGroupEngine(groups: engines, slots: slots, slotOf: slotOf, start: starts, latent: latent, workers: options.workers),
-                        options: options, started: started, progress: progress)
+        var run = EMRun(
+            engine: MultipleGroupEngine(groups: engines, slots: slots, slotOf: slotOf, start: starts, latent: latent, workers: options.workers),
+            options: options, started: started, progress: progress)
         // Started exactly where the last fit of these data ended, on the same cells: its final E-step is this
         // fit's first (the expected counts are per item and group, whatever the parameter sets).
         let startLatent = latent.flatMap { [$0.mean, $0.sd] }
         if !filtered.contains(true), let start,
-           let last = prepared.withLock({ prepared.finalExpectations.first { $0.parameters == start.workingParameters && $0.latent == startLatent } }) {
+            let last = prepared.withLock({ prepared.finalExpectations.first { $0.parameters == start.workingParameters && $0.latent == startLatent } }
+            )
+        {
             run.pending = last.expectation
         }
         do {
@@ -293,9 +328,10 @@ package struct MultipleGroupCalibrator: Sendable {
                 if prepared.finalExpectations.count > Prepared.keptExpectations { prepared.finalExpectations.removeLast() }
             }
         }
-        let covariance = engine.oakesCovariance(standardErrors: options.standardErrors, maximumParameters: Self.maximumStandardErrorParameters,
-                                                cycle: run.cycles, logLikelihood: final.logLikelihood, started: started, workers: options.workers,
-                                                progress: progress, warnings: &warnings)
+        let covariance = engine.oakesCovariance(
+            standardErrors: options.standardErrors, maximumParameters: Self.maximumStandardErrorParameters,
+            cycle: run.cycles, logLikelihood: final.logLikelihood, started: started, workers: options.workers,
+            progress: progress, warnings: &warnings)
         let P = engine.parameterCount
         var dense: [Double]?
         if let covariance {
@@ -329,17 +365,25 @@ package struct MultipleGroupCalibrator: Sendable {
             if abs(parameters.difficulty) > first.grid.points.last! { flags.append("difficulty outside the quadrature range") }
             if dense != nil && (errors.discrimination == nil || errors.difficulty == nil) { flags.append("standard error unavailable") }
             let groupNames = slot.groups.map { names[$0] }
-            if !flags.isEmpty { warnings.append("item \(data.itemIDs[j])\(slot.groups.count < G ? " (" + Self.listed(groupNames) + ")" : ""): " + flags.joined(separator: ", ")) }
+            if !flags.isEmpty {
+                warnings.append(
+                    "item \(data.itemIDs[j])\(slot.groups.count < G ? " (" + Self.listed(groupNames) + ")" : ""): " + flags.joined(separator: ", "))
+            }
             let nj = slot.groups.reduce(0) { $0 + n[$1 * J + j] }, rj = slot.groups.reduce(0) { $0 + r[$1 * J + j] }
-            items.append(GroupItem(groups: groupNames, item: CalibratedItem(itemID: data.itemIDs[j], parameters: parameters, standardErrors: errors,
-                                                                             responses: nj, pValue: Double(rj) / Double(nj), flags: flags)))
+            items.append(
+                GroupItem(
+                    groups: groupNames,
+                    item: CalibratedItem(
+                        itemID: data.itemIDs[j], parameters: parameters, standardErrors: errors,
+                        responses: nj, pValue: Double(rj) / Double(nj), flags: flags)))
             offsets.append(o)
         }
         var distributions: [GroupDistribution] = []
         for k in 0..<G {
             let (mean, sd) = engine.latent(k)
-            var distribution = GroupDistribution(group: names[k], isReference: k == 0, persons: groupData[k].personCount, responses: cellsIn[k],
-                                                 mean: mean, sd: sd, logLikelihood: final.groups[k].logLikelihood)
+            var distribution = GroupDistribution(
+                group: names[k], isReference: k == 0, persons: groupData[k].personCount, responses: cellsIn[k],
+                mean: mean, sd: sd, logLikelihood: final.groups[k].logLikelihood)
             if k > 0 {
                 let i = engine.latentIndex(group: k)
                 distribution.meanStandardError = variance([(i, 1)])?.squareRoot()
@@ -360,7 +404,8 @@ package struct MultipleGroupCalibrator: Sendable {
             excludedPersons: excludedPersons, personCount: persons, cellCount: cellsIn.reduce(0, +), logLikelihood: ll, parameterCount: P,
             aic: -2 * ll + 2 * Double(P), bic: -2 * ll + Double(P) * log(Double(persons)), cycles: run.cycles, eSteps: run.eSteps,
             converged: run.converged, lastChange: run.change,
-            standardErrorMethod: dense != nil ? "observed information (Oakes 1999), delta method to a, b, c and σ"
+            standardErrorMethod: dense != nil
+                ? "observed information (Oakes 1999), delta method to a, b, c and σ"
                 : options.standardErrors ? "unavailable (see warnings)" : "not computed (disabled)",
             options: options, warnings: warnings, elapsedSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9,
             workingCovariance: dense, workingOffsets: offsets, workingParameters: engine.workingParameters())
@@ -383,7 +428,10 @@ package struct MultipleGroupCalibrator: Sendable {
             for k in slot.groups.dropFirst() { parent[root(k)] = root(slot.groups[0]) }
         }
         if let k = names.indices.first(where: { root($0) != root(0) }) {
-            throw PsychometricsError(.insufficientData, "group \(TextFidelity.quoted(names[k])) shares no item parameters with the reference group \(TextFidelity.quoted(names[0])) (directly or through other groups): its mean and SD are not identified; keep at least one item invariant (an anchor) that both groups answered")
+            throw PsychometricsError(
+                .insufficientData,
+                "group \(TextFidelity.quoted(names[k])) shares no item parameters with the reference group \(TextFidelity.quoted(names[0])) (directly or through other groups): its mean and SD are not identified; keep at least one item invariant (an anchor) that both groups answered"
+            )
         }
     }
 

@@ -46,7 +46,10 @@ struct MultipleGroupEngine {
     /// - Parameters:
     ///   - groups: one engine per group, the reference first; their item columns are the same items.
     ///   - start: per slot, working (s, d, γ); per non-reference group, (μ, σ).
-    init(groups: [EMEngine], slots: [Slot], slotOf: [[Int]], start: [(s: Double, d: Double, g: Double)], latent: [(mean: Double, sd: Double)], workers: Int) {
+    init(
+        groups: [EMEngine], slots: [Slot], slotOf: [[Int]], start: [(s: Double, d: Double, g: Double)], latent: [(mean: Double, sd: Double)],
+        workers: Int
+    ) {
         self.groups = groups
         self.slots = slots
         self.slotOf = slotOf
@@ -79,8 +82,8 @@ struct MultipleGroupEngine {
         for k in slots[slot].groups {
             let q = groups[k].q
             nodes += groups[k].nodes
-            r += e.groups[k].r[item * q ..< (item + 1) * q]
-            n += e.groups[k].n[item * q ..< (item + 1) * q]
+            r += e.groups[k].r[item * q..<(item + 1) * q]
+            n += e.groups[k].n[item * q..<(item + 1) * q]
         }
         return (nodes, r, n)
     }

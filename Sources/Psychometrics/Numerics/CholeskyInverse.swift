@@ -42,8 +42,9 @@ package struct CholeskyInverse: Sendable {
                     let m = box.value
                     for i in stride(from: k + 1 + worker, to: tiles, by: min(w, below)) {
                         let i0 = i * b, ib = min(b, n - i0)
-                        cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, Int32(ib), Int32(kb), 1,
-                                    m + k0 + k0 * n, Int32(n), m + i0 + k0 * n, Int32(n))
+                        cblas_dtrsm(
+                            CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, Int32(ib), Int32(kb), 1,
+                            m + k0 + k0 * n, Int32(n), m + i0 + k0 * n, Int32(n))
                     }
                 }
                 // Trailing update: A_ij −= A_ik A_jkᵀ for k < j ≤ i, tile pairs dealt round-robin.
@@ -57,11 +58,13 @@ package struct CholeskyInverse: Sendable {
                             guard index % min(w, pairs) == worker else { continue }
                             let i0 = i * b, ib = min(b, n - i0), j0 = j * b, jb = min(b, n - j0)
                             if i == j {
-                                cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, Int32(ib), Int32(kb), -1,
-                                            m + i0 + k0 * n, Int32(n), 1, m + i0 + i0 * n, Int32(n))
+                                cblas_dsyrk(
+                                    CblasColMajor, CblasLower, CblasNoTrans, Int32(ib), Int32(kb), -1,
+                                    m + i0 + k0 * n, Int32(n), 1, m + i0 + i0 * n, Int32(n))
                             } else {
-                                cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, Int32(ib), Int32(jb), Int32(kb), -1,
-                                            m + i0 + k0 * n, Int32(n), m + j0 + k0 * n, Int32(n), 1, m + i0 + j0 * n, Int32(n))
+                                cblas_dgemm(
+                                    CblasColMajor, CblasNoTrans, CblasTrans, Int32(ib), Int32(jb), Int32(kb), -1,
+                                    m + i0 + k0 * n, Int32(n), m + j0 + k0 * n, Int32(n), 1, m + i0 + j0 * n, Int32(n))
                             }
                         }
                     }
@@ -80,8 +83,9 @@ package struct CholeskyInverse: Sendable {
                     for c in stride(from: worker, to: tiles, by: min(w, tiles)) {
                         let c0 = c * b, cb = min(b, n - c0)
                         for x in 0..<cb { z[(c0 + x) * n + c0 + x] = 1 }
-                        cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, Int32(n - c0), Int32(cb), 1,
-                                    l + c0 + c0 * n, Int32(n), z + c0 + c0 * n, Int32(n))
+                        cblas_dtrsm(
+                            CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, Int32(n - c0), Int32(cb), 1,
+                            l + c0 + c0 * n, Int32(n), z + c0 + c0 * n, Int32(n))
                     }
                 }
             }

@@ -9,8 +9,10 @@ import CKernels
 /// (CKernels, built for SSE2, AVX2 and AVX-512); the header documents the method. `scratch` holds
 /// `gramScratchCount(rows:columns:)` doubles.
 @inline(__always)
-package func gramUpperPacked(_ g: UnsafePointer<Double>, rows m: Int, columns w: Int, rowStride: Int,
-                             scratch: UnsafeMutablePointer<Double>, into packed: UnsafeMutablePointer<Double>) {
+package func gramUpperPacked(
+    _ g: UnsafePointer<Double>, rows m: Int, columns w: Int, rowStride: Int,
+    scratch: UnsafeMutablePointer<Double>, into packed: UnsafeMutablePointer<Double>
+) {
     iqscore_gram_upper_packed(m, w, g, rowStride, scratch, packed)
 }
 

@@ -5,11 +5,14 @@ import Dispatch
 package enum BLAS {
     /// C = α·op(A)·op(B) + β·C with op(A) m×k, op(B) k×n, C m×n (`cblas_dgemm`).
     @inline(__always)
-    package static func gemm(transposeA: Bool = false, transposeB: Bool = false, m: Int, n: Int, k: Int,
-                     alpha: Double = 1, a: UnsafePointer<Double>, lda: Int, b: UnsafePointer<Double>, ldb: Int,
-                     beta: Double, c: UnsafeMutablePointer<Double>, ldc: Int) {
-        cblas_dgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans, transposeB ? CblasTrans : CblasNoTrans,
-                    Int32(m), Int32(n), Int32(k), alpha, a, Int32(lda), b, Int32(ldb), beta, c, Int32(ldc))
+    package static func gemm(
+        transposeA: Bool = false, transposeB: Bool = false, m: Int, n: Int, k: Int,
+        alpha: Double = 1, a: UnsafePointer<Double>, lda: Int, b: UnsafePointer<Double>, ldb: Int,
+        beta: Double, c: UnsafeMutablePointer<Double>, ldc: Int
+    ) {
+        cblas_dgemm(
+            CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans, transposeB ? CblasTrans : CblasNoTrans,
+            Int32(m), Int32(n), Int32(k), alpha, a, Int32(lda), b, Int32(ldb), beta, c, Int32(ldc))
     }
 
     /// y = A·x with A m×n (`cblas_dgemv`).
@@ -20,8 +23,10 @@ package enum BLAS {
 
     /// Upper triangle of C = α·Aᵀ·A + β·C with A k×n (`cblas_dsyrk`, transposed).
     @inline(__always)
-    static func syrkUpperTransposed(n: Int, k: Int, alpha: Double = 1, a: UnsafePointer<Double>, lda: Int,
-                                    beta: Double, c: UnsafeMutablePointer<Double>, ldc: Int) {
+    static func syrkUpperTransposed(
+        n: Int, k: Int, alpha: Double = 1, a: UnsafePointer<Double>, lda: Int,
+        beta: Double, c: UnsafeMutablePointer<Double>, ldc: Int
+    ) {
         cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, Int32(n), Int32(k), alpha, a, Int32(lda), beta, c, Int32(ldc))
     }
 
@@ -97,18 +102,24 @@ package func parallelFor(_ workers: Int, _ body: (Int) -> Void) {
 
 /// `parallelFor` over the storage of three arrays: `body(worker, a, b, c)` for `workers` workers concurrently. The
 /// workers share the buffers, so each must write only elements no other worker touches.
-package func parallelFor<A, B, C>(_ workers: Int, mutating a: inout [A], _ b: inout [B], _ c: inout [C],
-                                  _ body: (Int, UnsafeMutableBufferPointer<A>, UnsafeMutableBufferPointer<B>,
-                                           UnsafeMutableBufferPointer<C>) -> Void) {
+package func parallelFor<A, B, C>(
+    _ workers: Int, mutating a: inout [A], _ b: inout [B], _ c: inout [C],
+    _ body: (
+        Int, UnsafeMutableBufferPointer<A>, UnsafeMutableBufferPointer<B>,
+        UnsafeMutableBufferPointer<C>
+    ) -> Void
+) {
     a.withUnsafeMutableBufferPointer { a in
-    b.withUnsafeMutableBufferPointer { b in
-    c.withUnsafeMutableBufferPointer { c in
-        let buffers = UncheckedSendableBox((a, b, c))
-        parallelFor(workers) { worker in
-            let (a, b, c) = buffers.value
-            body(worker, a, b, c)
+        b.withUnsafeMutableBufferPointer { b in
+            c.withUnsafeMutableBufferPointer { c in
+                let buffers = UncheckedSendableBox((a, b, c))
+                parallelFor(workers) { worker in
+                    let (a, b, c) = buffers.value
+                    body(worker, a, b, c)
+                }
+            }
         }
-    }}}
+    }
 }
 
 /// Carries a value into a concurrent closure when the code guarantees exclusive use (each worker touches only

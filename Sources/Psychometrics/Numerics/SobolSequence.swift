@@ -17,7 +17,7 @@ package struct SobolSequence {
     private static let directions: [(degree: Int, coefficients: UInt32, initial: [UInt32])] = [
         (1, 0, [1]), (2, 1, [1, 3]), (3, 1, [1, 3, 1]), (3, 2, [1, 1, 1]), (4, 1, [1, 1, 3, 3]), (4, 4, [1, 3, 5, 13]),
         (5, 2, [1, 1, 5, 5, 17]), (5, 4, [1, 1, 5, 5, 5]), (5, 7, [1, 1, 7, 11, 19]), (5, 11, [1, 1, 5, 1, 1]),
-        (5, 13, [1, 1, 1, 3, 11]),
+        (5, 13, [1, 1, 1, 3, 11])
     ]
     package static let maximumDimensions = 12
     /// The longest sequence: 2^31 points (32-bit direction numbers).
@@ -103,7 +103,9 @@ package struct SobolSequence {
             // χ²_K quantile by bisection on its upper tail.
             let target = 1 - (Double(rank) + 0.5) / Double(half)
             var lo = 0.0, hi = Double(k) + 40 * Double(k).squareRoot() + 40
-            for _ in 0..<100 { let mid = (lo + hi) / 2; if ChiSquare.upperTail(mid, degreesOfFreedom: Double(k)) > target { lo = mid } else { hi = mid } }
+            for _ in 0..<100 {
+                let mid = (lo + hi) / 2; if ChiSquare.upperTail(mid, degreesOfFreedom: Double(k)) > target { lo = mid } else { hi = mid }
+            }
             let scale = ((lo + hi) / 2).squareRoot() / norms[n]
             for d in 0..<k {
                 out[2 * n * k + d] = z[n * k + d] * scale

@@ -37,7 +37,8 @@ package struct SessionTimeEvidence: Sendable {
     /// Adds one timed response: the item's parameters and log t.
     @inline(__always)
     package mutating func add(_ item: LognormalTimeItem, logSeconds y: Double) {
-        add(intensity: item.timeIntensity, squaredDiscrimination: item.timeDiscrimination * item.timeDiscrimination,
+        add(
+            intensity: item.timeIntensity, squaredDiscrimination: item.timeDiscrimination * item.timeDiscrimination,
             logDiscrimination: log(item.timeDiscrimination), logSeconds: y)
     }
 
@@ -46,8 +47,10 @@ package struct SessionTimeEvidence: Sendable {
     /// `thresholds` (the scorer's rapid guesses). One logarithm per timed response, and Σ log α left out: the
     /// scorer needs θ's linear and quadratic terms and the speed, not the likelihood's constant, which
     /// `thetaTerms` then gives as NaN (`hasConstant`).
-    package mutating func add(_ items: UnsafeBufferPointer<Int>, _ seconds: UnsafeBufferPointer<Float>,
-                              terms: UnsafeBufferPointer<SIMD2<Double>>, thresholds: UnsafeBufferPointer<Float>) -> (timed: Int, belowThreshold: Int) {
+    package mutating func add(
+        _ items: UnsafeBufferPointer<Int>, _ seconds: UnsafeBufferPointer<Float>,
+        terms: UnsafeBufferPointer<SIMD2<Double>>, thresholds: UnsafeBufferPointer<Float>
+    ) -> (timed: Int, belowThreshold: Int) {
         var timed = 0, below = 0
         var count = 0, precision = 0.0, sum = 0.0, squares = 0.0
         for k in 0..<items.count where !seconds[k].isNaN {
@@ -94,7 +97,9 @@ package struct SessionTimeEvidence: Sendable {
         guard count > 0 else { return (0, 0, 0) }
         let s2 = population.residualVariance, kappa = population.slope, m = mean
         let v = 1 / precision + s2
-        let constant = hasConstant ? logJacobian - Double(count) / 2 * log(2 * Double.pi) - 0.5 * residualSquares - 0.5 * log1p(precision * s2) - m * m / (2 * v) : .nan
+        let constant =
+            hasConstant
+            ? logJacobian - Double(count) / 2 * log(2 * Double.pi) - 0.5 * residualSquares - 0.5 * log1p(precision * s2) - m * m / (2 * v) : .nan
         return (constant, kappa * m / v, -kappa * kappa / (2 * v))
     }
 

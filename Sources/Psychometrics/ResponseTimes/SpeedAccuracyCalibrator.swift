@@ -88,16 +88,21 @@ package struct SpeedAccuracyCalibrator: Sendable {
     /// - Throws: `PsychometricsError.invalidOptions` for the Rasch model or fixed items (the θ scale is the
     ///   population's N(0, 1) here), `.lengthMismatch` when `times` is not one per cell of `responses`, and
     ///   what `EMCalibrator.calibrate` throws; `.insufficientData` when fewer than two persons have times.
-    package func calibrate(_ responses: ResponseMatrix, times: ResponseTimes, progress: ((CalibrationProgress) -> Void)? = nil) throws -> SpeedAccuracyResult {
+    package func calibrate(_ responses: ResponseMatrix, times: ResponseTimes, progress: ((CalibrationProgress) -> Void)? = nil) throws
+        -> SpeedAccuracyResult
+    {
         let started = DispatchTime.now().uptimeNanoseconds
         guard options.model != .rasch else {
-            throw PsychometricsError(.invalidOptions, "the speed–accuracy model takes the 1PL, 2PL or 3PL (θ ~ N(0, 1) is its scale; the Rasch model estimates θ's SD)")
+            throw PsychometricsError(
+                .invalidOptions, "the speed–accuracy model takes the 1PL, 2PL or 3PL (θ ~ N(0, 1) is its scale; the Rasch model estimates θ's SD)")
         }
         guard options.fixedItems.isEmpty else {
-            throw PsychometricsError(.invalidOptions, "the speed–accuracy model does not take fixed items (calibrate the bank's times with all its items free)")
+            throw PsychometricsError(
+                .invalidOptions, "the speed–accuracy model does not take fixed items (calibrate the bank's times with all its items free)")
         }
         guard times.seconds.count == responses.cellCount else {
-            throw PsychometricsError(.lengthMismatch, "one response time per answered cell: \(times.seconds.count) times for \(responses.cellCount) cells")
+            throw PsychometricsError(
+                .lengthMismatch, "one response time per answered cell: \(times.seconds.count) times for \(responses.cellCount) cells")
         }
         var irtOptions = options
         irtOptions.eStep = .sparse
@@ -109,7 +114,9 @@ package struct SpeedAccuracyCalibrator: Sendable {
         let logTimes = keptTimes.seconds.map { $0.isNaN ? Double.nan : ResponseTimes.logSeconds($0) }
         let timedPersons = (0..<data.personCount).filter { i in data.cells(ofPerson: i).contains { !logTimes[$0].isNaN } }.count
         guard timedPersons >= 2 else {
-            throw PsychometricsError(.insufficientData, "only \(timedPersons) person\(timedPersons == 1 ? " has" : "s have") response times on the calibrated items; at least 2 are needed")
+            throw PsychometricsError(
+                .insufficientData,
+                "only \(timedPersons) person\(timedPersons == 1 ? " has" : "s have") response times on the calibrated items; at least 2 are needed")
         }
 
         var irt = EMEngine(model: options.model, options: irtOptions, data: data, useDense: false)
@@ -119,8 +126,9 @@ package struct SpeedAccuracyCalibrator: Sendable {
         for j in 0..<data.itemCount {
             let p = byID[data.itemIDs[j]]!
             let a = p.discrimination
-            for (t, value) in [irt.logSlope ? log(a) : a, -a * p.difficulty, options.model.hasGuessing ? Logistic.logit(max(p.guessing, 1e-9)) : 0].enumerated()
-                where t < irt.perItem {
+            for (t, value) in [irt.logSlope ? log(a) : a, -a * p.difficulty, options.model.hasGuessing ? Logistic.logit(max(p.guessing, 1e-9)) : 0]
+                .enumerated()
+            where t < irt.perItem {
                 let index = irt.globalIndex(item: j, parameter: t)
                 if index >= 0 { x[index] = value }
             }
@@ -143,9 +151,10 @@ package struct SpeedAccuracyCalibrator: Sendable {
         var timedCount = [Int](repeating: 0, count: data.personCount)
         for i in 0..<data.personCount { timedCount[i] = data.cells(ofPerson: i).reduce(0) { $0 + (logTimes[$1].isNaN ? 0 : 1) } }
         let persons = (0..<data.personCount).map { i in
-            PersonSpeedEstimate(personID: data.personIDs[i], theta: final.thetaMean[i], thetaSD: final.thetaVariance[i].squareRoot(),
-                                thetaSDWithoutTimes: responsesOnly.thetaVariance[i].squareRoot(), speed: final.speedMean[i],
-                                speedSD: final.speedVariance[i].squareRoot(), timedResponses: timedCount[i])
+            PersonSpeedEstimate(
+                personID: data.personIDs[i], theta: final.thetaMean[i], thetaSD: final.thetaVariance[i].squareRoot(),
+                thetaSDWithoutTimes: responsesOnly.thetaVariance[i].squareRoot(), speed: final.speedMean[i],
+                speedSD: final.speedVariance[i].squareRoot(), timedResponses: timedCount[i])
         }
 
         // The IRT items at their joint estimates (flags and SEs from the responses-only fit).
@@ -168,17 +177,25 @@ package struct SpeedAccuracyCalibrator: Sendable {
         var timeItems: [TimedItemEstimate] = []
         for j in 0..<data.itemCount {
             let item = engine.timeItem(j)
-            if item == nil { warnings.append("item \(data.itemIDs[j]): \(itemTimed[j]) timed response\(itemTimed[j] == 1 ? "" : "s"); no time parameters (at least \(SpeedAccuracyEngine.minimumTimedResponses) needed)") }
-            timeItems.append(TimedItemEstimate(itemID: data.itemIDs[j], parameters: item, timeIntensityStandardError: errors?.beta[j],
-                                               timeDiscriminationStandardError: errors?.alpha[j], timedResponses: itemTimed[j]))
+            if item == nil {
+                warnings.append(
+                    "item \(data.itemIDs[j]): \(itemTimed[j]) timed response\(itemTimed[j] == 1 ? "" : "s"); no time parameters (at least \(SpeedAccuracyEngine.minimumTimedResponses) needed)"
+                )
+            }
+            timeItems.append(
+                TimedItemEstimate(
+                    itemID: data.itemIDs[j], parameters: item, timeIntensityStandardError: errors?.beta[j],
+                    timeDiscriminationStandardError: errors?.alpha[j], timedResponses: itemTimed[j]))
         }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-        return SpeedAccuracyResult(irt: irtResult, timeItems: timeItems, population: engine.population,
-                                   speedSDStandardError: errors?.speedSD, correlationStandardError: errors?.correlation, persons: persons,
-                                   logLikelihood: final.logLikelihood, responseOnlyLogLikelihood: irtOnly.logLikelihood, cycles: run.cycles,
-                                   converged: run.converged, timedResponses: logTimes.reduce(0) { $0 + ($1.isNaN ? 0 : 1) },
-                                   standardErrorMethod: errors == nil ? "not computed" : "cross-product of the persons' scores (time and population parameters; IRT items held at their estimates)",
-                                   warnings: warnings, elapsedSeconds: elapsed)
+        return SpeedAccuracyResult(
+            irt: irtResult, timeItems: timeItems, population: engine.population,
+            speedSDStandardError: errors?.speedSD, correlationStandardError: errors?.correlation, persons: persons,
+            logLikelihood: final.logLikelihood, responseOnlyLogLikelihood: irtOnly.logLikelihood, cycles: run.cycles,
+            converged: run.converged, timedResponses: logTimes.reduce(0) { $0 + ($1.isNaN ? 0 : 1) },
+            standardErrorMethod: errors == nil
+                ? "not computed" : "cross-product of the persons' scores (time and population parameters; IRT items held at their estimates)",
+            warnings: warnings, elapsedSeconds: elapsed)
     }
 
     /// Standard errors of β, α (per item, nil for untimed items), σ_τ and ρ from the inverse of Σᵢ sᵢ sᵢᵀ, with

@@ -92,7 +92,8 @@ struct SpeedAccuracyEngine: EMIterable {
         }
         let timedPersons = tau.indices.filter { i in data.cells(ofPerson: i).contains { !logTimes[$0].isNaN } }
         let tauMean = timedPersons.isEmpty ? 0 : timedPersons.reduce(0.0) { $0 + tau[$1] } / Double(timedPersons.count)
-        let tauVariance = timedPersons.isEmpty ? 0.09 : timedPersons.reduce(0.0) { $0 + (tau[$1] - tauMean) * (tau[$1] - tauMean) } / Double(timedPersons.count)
+        let tauVariance =
+            timedPersons.isEmpty ? 0.09 : timedPersons.reduce(0.0) { $0 + (tau[$1] - tauMean) * (tau[$1] - tauMean) } / Double(timedPersons.count)
         kappa = 0
         logS = max(0.5 * log(max(tauVariance, 1e-6)), Self.minimumLogS)
     }
@@ -121,53 +122,60 @@ struct SpeedAccuracyEngine: EMIterable {
         let w = irt.workers
         let counts = AlignedRows(rows: w * rows, length: nq)
         defer { counts.deallocate() }
-        var sums = [Double](repeating: 0, count: 4 * w)   // log-likelihood, Σ E θ², Σ E θτ, Σ E τ² per worker
+        var sums = [Double](repeating: 0, count: 4 * w) // log-likelihood, Σ E θ², Σ E θτ, Σ E τ² per worker
         // Per person: E τ, Var τ, E θ, Var θ.
         var moments = [Double](repeating: 0, count: 4 * persons)
         let nodes = irt.nodes, logWeights = irt.grid.logWeights
         moments.withUnsafeMutableBufferPointer { momentsAll in
-        sums.withUnsafeMutableBufferPointer { sumsAll in
-        table.rowStart.withUnsafeBufferPointer { rowStart in
-        data.itemIndices.withUnsafeBufferPointer { items in
-        data.responses.withUnsafeBufferPointer { responses in
-            let box = UncheckedSendableBox((momentsAll.baseAddress!, sumsAll.baseAddress!))
-            parallelFor(w) { worker in
-                let (moments, sums) = box.value
-                let lo = persons * worker / w, hi = persons * (worker + 1) / w
-                let own = counts.row(worker * rows)
-                let acc = UnsafeMutablePointer<Double>.allocate(capacity: stride), prior = UnsafeMutablePointer<Double>.allocate(capacity: stride)
-                defer { acc.deallocate(); prior.deallocate() }
-                for t in nq..<stride { prior[t] = 0 }
-                var total = 0.0, t2 = 0.0, tt = 0.0, s2 = 0.0
-                for i in lo..<hi {
-                    let evidence = self.evidence(ofPerson: i)
-                    let terms = evidence.thetaTerms(population)
-                    for t in 0..<nq { prior[t] = logWeights[t] + (terms.linear + terms.quadratic * nodes[t]) * nodes[t] }
-                    let start = data.rowOffsets[i], end = data.rowOffsets[i + 1]
-                    let (logLikelihood, support) = GridPosterior.posterior(into: acc, prior: prior, items: items.baseAddress! + start,
-                                                                           responses: responses.baseAddress! + start, count: end - start,
-                                                                           table: table, rowStart: rowStart.baseAddress!)
-                    total += logLikelihood + terms.constant
-                    var m1 = 0.0, m2 = 0.0
-                    for t in support { m1 += acc[t] * nodes[t]; m2 += acc[t] * nodes[t] * nodes[t] }
-                    let (a, b, v) = evidence.speedGivenTheta(population)
-                    let thetaVariance = max(m2 - m1 * m1, 0)
-                    moments[4 * i] = a + b * m1
-                    moments[4 * i + 1] = v + b * b * thetaVariance
-                    moments[4 * i + 2] = m1
-                    moments[4 * i + 3] = thetaVariance
-                    t2 += m2
-                    tt += a * m1 + b * m2
-                    s2 += v + a * a + 2 * a * b * m1 + b * b * m2
-                    iqscore_add_posterior(acc, support.lowerBound, support.upperBound, items.baseAddress! + start,
-                                          responses.baseAddress! + start, end - start, rowStart.baseAddress!, own, stride)
+            sums.withUnsafeMutableBufferPointer { sumsAll in
+                table.rowStart.withUnsafeBufferPointer { rowStart in
+                    data.itemIndices.withUnsafeBufferPointer { items in
+                        data.responses.withUnsafeBufferPointer { responses in
+                            let box = UncheckedSendableBox((momentsAll.baseAddress!, sumsAll.baseAddress!))
+                            parallelFor(w) { worker in
+                                let (moments, sums) = box.value
+                                let lo = persons * worker / w, hi = persons * (worker + 1) / w
+                                let own = counts.row(worker * rows)
+                                let acc = UnsafeMutablePointer<Double>.allocate(capacity: stride),
+                                    prior = UnsafeMutablePointer<Double>.allocate(capacity: stride)
+                                defer { acc.deallocate(); prior.deallocate() }
+                                for t in nq..<stride { prior[t] = 0 }
+                                var total = 0.0, t2 = 0.0, tt = 0.0, s2 = 0.0
+                                for i in lo..<hi {
+                                    let evidence = self.evidence(ofPerson: i)
+                                    let terms = evidence.thetaTerms(population)
+                                    for t in 0..<nq { prior[t] = logWeights[t] + (terms.linear + terms.quadratic * nodes[t]) * nodes[t] }
+                                    let start = data.rowOffsets[i], end = data.rowOffsets[i + 1]
+                                    let (logLikelihood, support) = GridPosterior.posterior(
+                                        into: acc, prior: prior, items: items.baseAddress! + start,
+                                        responses: responses.baseAddress! + start, count: end - start,
+                                        table: table, rowStart: rowStart.baseAddress!)
+                                    total += logLikelihood + terms.constant
+                                    var m1 = 0.0, m2 = 0.0
+                                    for t in support { m1 += acc[t] * nodes[t]; m2 += acc[t] * nodes[t] * nodes[t] }
+                                    let (a, b, v) = evidence.speedGivenTheta(population)
+                                    let thetaVariance = max(m2 - m1 * m1, 0)
+                                    moments[4 * i] = a + b * m1
+                                    moments[4 * i + 1] = v + b * b * thetaVariance
+                                    moments[4 * i + 2] = m1
+                                    moments[4 * i + 3] = thetaVariance
+                                    t2 += m2
+                                    tt += a * m1 + b * m2
+                                    s2 += v + a * a + 2 * a * b * m1 + b * b * m2
+                                    iqscore_add_posterior(
+                                        acc, support.lowerBound, support.upperBound, items.baseAddress! + start,
+                                        responses.baseAddress! + start, end - start, rowStart.baseAddress!, own, stride)
+                                }
+                                sums[4 * worker] = total
+                                sums[4 * worker + 1] = t2
+                                sums[4 * worker + 2] = tt
+                                sums[4 * worker + 3] = s2
+                            }
+                        }
+                    }
                 }
-                sums[4 * worker] = total
-                sums[4 * worker + 1] = t2
-                sums[4 * worker + 2] = tt
-                sums[4 * worker + 3] = s2
             }
-        }}}}}
+        }
         let folded = sumWorkers(counts.row(0), workers: w, workerStride: rows * stride, rows: rows, rowStride: stride, length: nq)
         var r = [Double](repeating: 0, count: J * nq), n = r
         for j in 0..<J {
@@ -180,8 +188,9 @@ struct SpeedAccuracyEngine: EMIterable {
         var total = 0.0, t2 = 0.0, tt = 0.0, s2 = 0.0
         for worker in 0..<w { total += sums[4 * worker]; t2 += sums[4 * worker + 1]; tt += sums[4 * worker + 2]; s2 += sums[4 * worker + 3] }
         func column(_ c: Int) -> [Double] { (0..<persons).map { moments[4 * $0 + c] } }
-        return Expectation(irt: EMEngine.Expectation(r: r, n: n, logLikelihood: total), speedMean: column(0), speedVariance: column(1),
-                           thetaMean: column(2), thetaVariance: column(3), thetaSquares: t2, thetaSpeed: tt, speedSquares: s2)
+        return Expectation(
+            irt: EMEngine.Expectation(r: r, n: n, logLikelihood: total), speedMean: column(0), speedVariance: column(1),
+            thetaMean: column(2), thetaVariance: column(3), thetaSquares: t2, thetaSpeed: tt, speedSquares: s2)
     }
 
     mutating func mStep(_ e: Expectation) {

@@ -23,7 +23,9 @@ public struct SpeedAccuracyPopulation: Sendable, Hashable, Codable {
     /// - Throws: `PsychometricsError.invalidParameters` for a value outside `allowedSpeedSDs` or
     ///   `allowedCorrelations`.
     public init(speedSD: Double, correlation: Double) throws(PsychometricsError) {
-        if let problem = Self.allowedSpeedSDs.problem(speedSD, "the speed SD σ_τ") ?? Self.allowedCorrelations.problem(correlation, "the correlation ρ of ability and speed") {
+        if let problem = Self.allowedSpeedSDs.problem(speedSD, "the speed SD σ_τ")
+            ?? Self.allowedCorrelations.problem(correlation, "the correlation ρ of ability and speed")
+        {
             throw PsychometricsError(.invalidParameters, problem)
         }
         self.speedSD = speedSD

@@ -130,8 +130,10 @@ public struct IQScale: Sendable, Hashable, Codable {
 
     /// - Throws: `PsychometricsError` `.invalidOptions` listing every setting out of range (confidence level, IQ
     ///   bounds, low-precision SE, minimum items).
-    public init(norms: Norms = .calibrationPopulation, confidenceLevel: Double = 0.95, minimumIQ: Int = 40,
-                maximumIQ: Int = 160, lowPrecisionSE: Double = 0.5, minimumItems: Int = 10) throws {
+    public init(
+        norms: Norms = .calibrationPopulation, confidenceLevel: Double = 0.95, minimumIQ: Int = 40,
+        maximumIQ: Int = 160, lowPrecisionSE: Double = 0.5, minimumItems: Int = 10
+    ) throws {
         var problems = norms.validationProblems()
         problems += Self.validationProblems(confidenceLevel: confidenceLevel, lowPrecisionSE: lowPrecisionSE, minimumItems: minimumItems)
         if minimumIQ >= maximumIQ { problems.append("the IQ range must have minimum < maximum, got \(minimumIQ)–\(maximumIQ)") }
@@ -161,11 +163,15 @@ public struct IQScale: Sendable, Hashable, Codable {
     package static let allowedMinimumItems = 1...TestLength.maximum
 
     /// Problems with the scale's settings, naming each as `naming` says (`--confidence` on the command line).
-    package static func validationProblems(confidenceLevel: Double, lowPrecisionSE: Double, minimumItems: Int,
-                                          naming: SettingNaming = .words) -> [String] {
-        [allowedConfidenceLevels.problem(confidenceLevel, naming.name("confidence", words: "confidence level")),
-         allowedLowPrecisionSEs.problem(lowPrecisionSE, naming.name("low_precision_se", words: "the low-precision SE threshold")),
-         allowedMinimumItems.problem(minimumItems, naming.name("min_items", words: "the minimum number of items"))].compactMap { $0 }
+    package static func validationProblems(
+        confidenceLevel: Double, lowPrecisionSE: Double, minimumItems: Int,
+        naming: SettingNaming = .words
+    ) -> [String] {
+        [
+            allowedConfidenceLevels.problem(confidenceLevel, naming.name("confidence", words: "confidence level")),
+            allowedLowPrecisionSEs.problem(lowPrecisionSE, naming.name("low_precision_se", words: "the low-precision SE threshold")),
+            allowedMinimumItems.problem(minimumItems, naming.name("min_items", words: "the minimum number of items"))
+        ].compactMap { $0 }
     }
 
     /// This scale for a bank whose calibration population is `latent` (`ItemBank.latentScale`; `SessionScorer`
@@ -195,8 +201,10 @@ public struct IQScale: Sendable, Hashable, Codable {
     /// [minimumIQ, maximumIQ]; the percentile is 100·F(θ) to one decimal; flags in report order, `ageOutside`
     /// adding `age_outside_norms`.
     /// - Throws: `PsychometricsError` when θ or its SE is not finite, or SE ≤ 0.
-    package func report(_ estimate: AbilityEstimate, rawIQ: (Double) -> Double, cdf: (Double) -> Double,
-                        ageOutside: Bool = false) throws -> IQScore {
+    package func report(
+        _ estimate: AbilityEstimate, rawIQ: (Double) -> Double, cdf: (Double) -> Double,
+        ageOutside: Bool = false
+    ) throws -> IQScore {
         let theta = estimate.theta, se = estimate.standardError
         guard theta.isFinite else { throw PsychometricsError(.unscorable, "θ is \(theta); cannot report an IQ") }
         guard se.isFinite, se > 0 else { throw PsychometricsError(.unscorable, "the standard error of θ is \(se); it must be positive and finite") }

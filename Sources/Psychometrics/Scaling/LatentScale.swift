@@ -52,8 +52,10 @@ public struct LatentScale: Sendable, Hashable, Codable {
 
     /// Problems with a mean and SD, naming them as `naming` says (`latent_mean`, `latent_sd` as bank columns).
     package static func validationProblems(mean: Double, sd: Double, naming: SettingNaming = .words) -> [String] {
-        [allowedMeans.problem(mean, naming.name("latent_mean", words: "latent mean")),
-         allowedSDs.problem(sd, naming.name("latent_sd", words: "latent SD"))].compactMap { $0 }
+        [
+            allowedMeans.problem(mean, naming.name("latent_mean", words: "latent mean")),
+            allowedSDs.problem(sd, naming.name("latent_sd", words: "latent SD"))
+        ].compactMap { $0 }
     }
 
     /// Whether this is N(0, 1) (bank files then carry no latent columns).
@@ -62,7 +64,8 @@ public struct LatentScale: Sendable, Hashable, Codable {
     /// The parameters of `item` on the N(0, 1) metric: a·sd, (b − mean)/sd, c, so that
     /// a(θ − b) = a·sd·(θ_standard − (b − mean)/sd) with θ_standard = (θ − mean)/sd.
     public func standardized(_ item: ItemParameters) -> ItemParameters {
-        isStandard ? item : ItemParameters(discrimination: item.discrimination * sd, difficulty: (item.difficulty - mean) / sd, guessing: item.guessing)
+        isStandard
+            ? item : ItemParameters(discrimination: item.discrimination * sd, difficulty: (item.difficulty - mean) / sd, guessing: item.guessing)
     }
 
     /// θ on the bank's metric of a θ on the N(0, 1) metric: mean + sd·θ_standard.

@@ -10,7 +10,9 @@ extension AbilityEstimator {
 
     /// EAP under the prior N(`mean`, `sd`²) instead of the estimator's: the log prior is laid out on the stack, so
     /// a session's own prior (`TimedSessionScorer`'s collateral information) costs no allocation.
-    func eap(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ correct: Int, priorMean mean: Double, priorSD sd: Double) -> AbilityEstimate {
+    func eap(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ correct: Int, priorMean mean: Double, priorSD sd: Double)
+        -> AbilityEstimate
+    {
         withUnsafeTemporaryAllocation(of: SIMD4<Double>.self, capacity: blocks) { prior in
             paddedPoints.withUnsafeBufferPointer { points in
                 let scale = SIMD4<Double>(repeating: 1 / sd), center = SIMD4<Double>(repeating: mean)
@@ -25,37 +27,42 @@ extension AbilityEstimator {
         }
     }
 
-    private func eap(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ correct: Int,
-                     logPrior prior: UnsafeBufferPointer<SIMD4<Double>>, priorMean: Double, priorSD: Double) -> AbilityEstimate {
+    private func eap(
+        _ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ correct: Int,
+        logPrior prior: UnsafeBufferPointer<SIMD4<Double>>, priorMean: Double, priorSD: Double
+    ) -> AbilityEstimate {
         let v = blocks, n = items.count
         return withUnsafeTemporaryAllocation(of: SIMD4<Double>.self, capacity: v) { acc in
             let a = acc.baseAddress!
             var mean = 0.0, variance = 0.0
             paddedPoints.withUnsafeBufferPointer { points in
-            table.rowStart.withUnsafeBufferPointer { rowStart in
-                withUnsafeTemporaryAllocation(of: Int32.self, capacity: n) { rows in
-                    for k in 0..<n { rows[k] = Int32(truncatingIfNeeded: items[k]) }
-                    UnsafeMutableRawPointer(a).withMemoryRebound(to: Double.self, capacity: 4 * v) { lanes in
-                        UnsafeRawPointer(prior.baseAddress!).withMemoryRebound(to: Double.self, capacity: 4 * v) { prior in
-                            GridPosterior.accumulate(into: lanes, prior: prior, items: rows.baseAddress, responses: responses.baseAddress,
-                                                     count: n, table: table, rowStart: rowStart.baseAddress!, nodes: 4 * v)
+                table.rowStart.withUnsafeBufferPointer { rowStart in
+                    withUnsafeTemporaryAllocation(of: Int32.self, capacity: n) { rows in
+                        for k in 0..<n { rows[k] = Int32(truncatingIfNeeded: items[k]) }
+                        UnsafeMutableRawPointer(a).withMemoryRebound(to: Double.self, capacity: 4 * v) { lanes in
+                            UnsafeRawPointer(prior.baseAddress!).withMemoryRebound(to: Double.self, capacity: 4 * v) { prior in
+                                GridPosterior.accumulate(
+                                    into: lanes, prior: prior, items: rows.baseAddress, responses: responses.baseAddress,
+                                    count: n, table: table, rowStart: rowStart.baseAddress!, nodes: 4 * v)
+                            }
                         }
                     }
+                    var m = a[0]
+                    for i in 1..<v { m = m.replacing(with: a[i], where: a[i] .> m) }
+                    let top = SIMD4<Double>(repeating: m.max())
+                    UnsafeMutableRawPointer(a).withMemoryRebound(to: Double.self, capacity: 4 * v) { lanes in
+                        expShifted(UnsafeMutableBufferPointer(start: lanes, count: 4 * v), by: top[0])
+                    }
+                    (mean, variance) = GridPosterior.moments(weights: a, points: points.baseAddress!, blocks: v)
                 }
-                var m = a[0]
-                for i in 1..<v { m = m.replacing(with: a[i], where: a[i] .> m) }
-                let top = SIMD4<Double>(repeating: m.max())
-                UnsafeMutableRawPointer(a).withMemoryRebound(to: Double.self, capacity: 4 * v) { lanes in
-                    expShifted(UnsafeMutableBufferPointer(start: lanes, count: 4 * v), by: top[0])
-                }
-                (mean, variance) = GridPosterior.moments(weights: a, points: points.baseAddress!, blocks: v)
-            }}
+            }
             let spacing = 2 * options.thetaBound / Double(grid.count - 1)
             if variance < spacing * spacing {
                 return refinedEAP(items, responses, correct, mean: mean, step: spacing, priorMean: priorMean, priorSD: priorSD)
             }
-            return AbilityEstimate(theta: mean, standardError: variance.squareRoot(), method: .eap,
-                                   itemCount: items.count, correctCount: correct, atBound: false)
+            return AbilityEstimate(
+                theta: mean, standardError: variance.squareRoot(), method: .eap,
+                itemCount: items.count, correctCount: correct, atBound: false)
         }
     }
 
@@ -64,8 +71,10 @@ extension AbilityEstimator {
     /// posterior is integrated again on a local grid of 81 nodes, a tenth of the previous spacing apart, around
     /// the mean found so far (clipped to [−B, B]), and again while it is still narrower than that spacing
     /// (at most four times: spacing 0.2 → 0.00002).
-    private func refinedEAP(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ correct: Int,
-                            mean start: Double, step coarse: Double, priorMean: Double, priorSD: Double) -> AbilityEstimate {
+    private func refinedEAP(
+        _ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>, _ correct: Int,
+        mean start: Double, step coarse: Double, priorMean: Double, priorSD: Double
+    ) -> AbilityEstimate {
         let bound = options.thetaBound, half = 40
         var mean = start, variance = 0.0, step = coarse
         for _ in 0..<4 {
@@ -101,7 +110,8 @@ extension AbilityEstimator {
             variance = second / total
             if variance >= step * step { break }
         }
-        return AbilityEstimate(theta: mean, standardError: variance.squareRoot(), method: .eap,
-                               itemCount: items.count, correctCount: correct, atBound: false)
+        return AbilityEstimate(
+            theta: mean, standardError: variance.squareRoot(), method: .eap,
+            itemCount: items.count, correctCount: correct, atBound: false)
     }
 }

@@ -18,18 +18,19 @@ extension AbilityEstimator {
         if !dichotomous {
             (score, info, warm, loglik) = categorySums(theta, items, responses)
         } else {
-        for k in 0..<items.count {
-            let p = parameters[items[k]]
-            // P, Q, P′, P″ and h = P′/(PQ) = a ψ / P (stable for c = 0 and c > 0).
-            let (prob, qrob, dP, d2P, h) = ItemResponseFunction.thetaDerivatives(slope: p.discrimination, logit: p.logit(at: theta),
-                                                                                 guessing: p.guessing)
-            let u = Double(responses[k])
-            // (u − P) P′ / (P Q)
-            score += (u - prob) * h
-            info += dP * h                                        // P′² / (P Q)
-            warm += d2P * h                                       // P′ P″ / (P Q)
-            loglik += responses[k] == 1 ? log(prob) : log(qrob)
-        }
+            for k in 0..<items.count {
+                let p = parameters[items[k]]
+                // P, Q, P′, P″ and h = P′/(PQ) = a ψ / P (stable for c = 0 and c > 0).
+                let (prob, qrob, dP, d2P, h) = ItemResponseFunction.thetaDerivatives(
+                    slope: p.discrimination, logit: p.logit(at: theta),
+                    guessing: p.guessing)
+                let u = Double(responses[k])
+                // (u − P) P′ / (P Q)
+                score += (u - prob) * h
+                info += dP * h // P′² / (P Q)
+                warm += d2P * h // P′ P″ / (P Q)
+                loglik += responses[k] == 1 ? log(prob) : log(qrob)
+            }
         }
         switch options.method {
         case .ml:
@@ -78,8 +79,9 @@ extension AbilityEstimator {
         func result(_ theta: Double, atBound: Bool) -> AbilityEstimate {
             let info = evaluate(theta, items, responses).info
             let se = info > 0 ? 1 / info.squareRoot() : .infinity
-            return AbilityEstimate(theta: theta, standardError: se, method: options.method, itemCount: items.count,
-                                   correctCount: correct, atBound: atBound)
+            return AbilityEstimate(
+                theta: theta, standardError: se, method: options.method, itemCount: items.count,
+                correctCount: correct, atBound: atBound)
         }
         if items.isEmpty {
             return result(options.method == .map ? priorMean : 0, atBound: false)
@@ -92,8 +94,9 @@ extension AbilityEstimator {
             let gHigh = evaluate(bound, items, responses).g, gLow = evaluate(-bound, items, responses).g
             if gHigh >= 0 { return result(bound, atBound: true) }
             if gLow <= 0 { return result(-bound, atBound: true) }
-            return refine(lo: -bound, hi: bound, start: options.method == .map ? min(max(priorMean, -bound), bound) : 0,
-                          items, responses, result)
+            return refine(
+                lo: -bound, hi: bound, start: options.method == .map ? min(max(priorMean, -bound), bound) : 0,
+                items, responses, result)
         }
         // 3PL: a coarse scan finds the bracket of the global maximum.
         let steps = 24
@@ -127,8 +130,10 @@ extension AbilityEstimator {
 
     /// Safeguarded Newton on g within [lo, hi] where g(lo) > 0 > g(hi): a Newton step that leaves the bracket is
     /// replaced by bisection.
-    private func refine(lo: Double, hi: Double, start: Double, _ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
-                        _ result: (Double, Bool) -> AbilityEstimate) -> AbilityEstimate {
+    private func refine(
+        lo: Double, hi: Double, start: Double, _ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
+        _ result: (Double, Bool) -> AbilityEstimate
+    ) -> AbilityEstimate {
         let bound = options.thetaBound
         var lo = lo, hi = hi
         var theta = start

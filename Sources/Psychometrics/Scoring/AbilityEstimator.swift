@@ -79,7 +79,10 @@ public struct AbilityEstimator: Sendable {
         let parameters = items as? [ItemParameters] ?? []
         for (j, p) in parameters.enumerated() {
             guard p.discrimination.isFinite, p.difficulty.isFinite, p.guessing.isFinite, p.guessing >= 0, p.guessing < 1 else {
-                throw PsychometricsError(.invalidParameters, "item \(j + 1) has unusable parameters a = \(p.discrimination.formatted6), b = \(p.difficulty.formatted6), c = \(p.guessing.formatted6)")
+                throw PsychometricsError(
+                    .invalidParameters,
+                    "item \(j + 1) has unusable parameters a = \(p.discrimination.formatted6), b = \(p.difficulty.formatted6), c = \(p.guessing.formatted6)"
+                )
             }
         }
         self.parameters = parameters
@@ -98,7 +101,10 @@ public struct AbilityEstimator: Sendable {
         if !dichotomous {
             for j in items.indices {
                 for k in 0..<items[j].categoryCount where !table.row(item: j, category: k).allSatisfy({ $0.isFinite || $0 == -.infinity }) {
-                    throw PsychometricsError(.invalidParameters, "item \(j + 1) (\(items[j].parameterNames.joined(separator: ", ")) = \(items[j].parameterValues.map(\.formatted6).joined(separator: ", "))) has log probabilities that are not numbers on the grid")
+                    throw PsychometricsError(
+                        .invalidParameters,
+                        "item \(j + 1) (\(items[j].parameterNames.joined(separator: ", ")) = \(items[j].parameterValues.map(\.formatted6).joined(separator: ", "))) has log probabilities that are not numbers on the grid"
+                    )
                 }
             }
         }
@@ -108,8 +114,9 @@ public struct AbilityEstimator: Sendable {
             let v = Array(values) + [Double](repeating: fill, count: 4 * blocks - values.count)
             return (0..<blocks).map { SIMD4(v[4 * $0], v[4 * $0 + 1], v[4 * $0 + 2], v[4 * $0 + 3]) }
         }
-        logPrior = padded(grid.points.map { -0.5 * (($0 - priorMean) / priorSD) * (($0 - priorMean) / priorSD) },
-                          fill: -1e300)
+        logPrior = padded(
+            grid.points.map { -0.5 * (($0 - priorMean) / priorSD) * (($0 - priorMean) / priorSD) },
+            fill: -1e300)
         paddedPoints = padded(grid.points, fill: 0)
     }
 
@@ -133,7 +140,9 @@ public struct AbilityEstimator: Sendable {
                     }
                     let categories = dichotomous ? 2 : self.items[j].categoryCount
                     guard Int(u) < categories else {
-                        problem = PsychometricsError(.invalidResponse, "the response to item index \(j) is \(u); allowed \(categories == 2 ? "0 or 1" : "0…\(categories - 1)")")
+                        problem = PsychometricsError(
+                            .invalidResponse, "the response to item index \(j) is \(u); allowed \(categories == 2 ? "0 or 1" : "0…\(categories - 1)")"
+                        )
                         return nil
                     }
                     idx[k] = j
@@ -150,8 +159,10 @@ public struct AbilityEstimator: Sendable {
     /// Pointer-based entry point for batch scoring (no copies), unchecked: the package's own callers pass validated
     /// positions and responses within each item's categories. `prior`: the session's own prior N(mean, sd²) for EAP
     /// and MAP instead of the estimator's (nil: the estimator's); under EAP it costs no allocation.
-    package func estimate(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
-                          prior: (mean: Double, sd: Double)? = nil) -> AbilityEstimate {
+    package func estimate(
+        _ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
+        prior: (mean: Double, sd: Double)? = nil
+    ) -> AbilityEstimate {
         if let prior, options.method == .map { return withPrior(mean: prior.mean, sd: prior.sd).estimate(items, responses) }
         let eapPrior = options.method == .eap ? prior : nil
         guard !dichotomous else {

@@ -46,7 +46,9 @@ public struct AbilityOptions: Sendable, Hashable, Codable {
         // posterior sits on one node, and its SD (the SE) is 0 — no score could be reported.
         // (Only once the ranges hold: the point count may be anything before that, Int.min included.)
         if problems.isEmpty && method == .eap, case let spacing = 2 * thetaBound / Double(quadraturePoints - 1), spacing > priorSD {
-            problems.append("the θ grid's spacing 2·\(naming.name("theta_bound"))/(\(naming.name("quadrature_points")) − 1) = \(spacing.formatted6) is wider than the \(naming.name("prior_sd", words: "prior SD")) \(priorSD.formatted6), so EAP cannot resolve the prior: narrow the bound or add points")
+            problems.append(
+                "the θ grid's spacing 2·\(naming.name("theta_bound"))/(\(naming.name("quadrature_points")) − 1) = \(spacing.formatted6) is wider than the \(naming.name("prior_sd", words: "prior SD")) \(priorSD.formatted6), so EAP cannot resolve the prior: narrow the bound or add points"
+            )
         }
         if let p = Self.allowedTolerances.problem(tolerance, naming.name("tolerance")) { problems.append(p) }
         return problems

@@ -15,18 +15,22 @@ package enum GridPosterior {
     /// `acc`: `prior` plus the row of each answer in order (the row two answers ahead prefetched). `items` and
     /// `responses` are the answered items and their categories (nil when `count` is 0); `rowStart` is `table.rowStart`'s storage.
     @inline(__always)
-    package static func accumulate(into acc: UnsafeMutablePointer<Double>, prior: UnsafePointer<Double>,
-                                   items: UnsafePointer<Int32>?, responses: UnsafePointer<UInt8>?, count: Int,
-                                   table: LogCategoryTable, rowStart: UnsafePointer<Int32>, nodes: Int? = nil) {
+    package static func accumulate(
+        into acc: UnsafeMutablePointer<Double>, prior: UnsafePointer<Double>,
+        items: UnsafePointer<Int32>?, responses: UnsafePointer<UInt8>?, count: Int,
+        table: LogCategoryTable, rowStart: UnsafePointer<Int32>, nodes: Int? = nil
+    ) {
         iqscore_log_posterior(acc, prior, items, responses, count, rowStart, table.base, nodes ?? table.nodeCount, table.stride)
     }
 
     /// `accumulate` then `normalize`: the normalised posterior of one response pattern in `acc` (`nodeCount`
     /// values), its log-likelihood log Σ_t π_t L(θ_t) and support.
     @inline(__always) @discardableResult
-    package static func posterior(into acc: UnsafeMutablePointer<Double>, prior: UnsafePointer<Double>,
-                                  items: UnsafePointer<Int32>?, responses: UnsafePointer<UInt8>?, count: Int,
-                                  table: LogCategoryTable, rowStart: UnsafePointer<Int32>) -> (logLikelihood: Double, support: Range<Int>) {
+    package static func posterior(
+        into acc: UnsafeMutablePointer<Double>, prior: UnsafePointer<Double>,
+        items: UnsafePointer<Int32>?, responses: UnsafePointer<UInt8>?, count: Int,
+        table: LogCategoryTable, rowStart: UnsafePointer<Int32>
+    ) -> (logLikelihood: Double, support: Range<Int>) {
         accumulate(into: acc, prior: prior, items: items, responses: responses, count: count, table: table, rowStart: rowStart)
         return normalize(acc, table.nodeCount)
     }

@@ -38,8 +38,10 @@ package struct LogCategoryTable: @unchecked Sendable {
     }
 
     /// The builder: `fill(j, θ, out)` writes item j's K_j log probabilities at θ.
-    package init(count: Int, categories: (Int) -> Int, nodes: [Double],
-                 fill: (Int, Double, UnsafeMutableBufferPointer<Double>) -> Void) {
+    package init(
+        count: Int, categories: (Int) -> Int, nodes: [Double],
+        fill: (Int, Double, UnsafeMutableBufferPointer<Double>) -> Void
+    ) {
         var starts = [Int32](repeating: 0, count: count + 1), largest = 2
         for j in 0..<count {
             let k = categories(j)

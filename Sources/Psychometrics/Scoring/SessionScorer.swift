@@ -16,7 +16,9 @@ public struct SessionScore: Sendable, Hashable {
     /// On a battery (`SessionScorer.battery`): the reported domain indexes; empty otherwise.
     public var indexes: [IndexScore] = []
 
-    package init(estimate: AbilityEstimate, score: IQScore, domainAnswered: [Int], domainCorrect: [Int], unscoredCount: Int, indexes: [IndexScore] = []) {
+    package init(
+        estimate: AbilityEstimate, score: IQScore, domainAnswered: [Int], domainCorrect: [Int], unscoredCount: Int, indexes: [IndexScore] = []
+    ) {
         self.estimate = estimate
         self.score = score
         self.domainAnswered = domainAnswered
@@ -80,7 +82,8 @@ public struct SessionScorer: Sendable {
         // Everything that can throw first, then the stored properties.
         // Items in more than two categories (`BankItem.categoryModel`) go through the models; a 0/1 bank keeps the
         // dichotomous path.
-        let estimator = bank.hasCategoryItems
+        let estimator =
+            bank.hasCategoryItems
             ? try AbilityEstimator(items: bank.items.map(\.responseModel), options: ability, latentScale: bank.latentScale)
             : try AbilityEstimator(parameters: bank.items.map(\.parameters), options: ability, latentScale: bank.latentScale)
         let expressed = scale.expressed(on: bank.latentScale)
@@ -132,7 +135,9 @@ public struct SessionScorer: Sendable {
     package func validatedIndices(itemIDs: [String], responses: [Int]) throws(PsychometricsError) -> [Int] {
         try checkCounts(itemIDs: itemIDs, responses: responses)
         var indices = [Int](repeating: 0, count: itemIDs.count)
-        try indices.withUnsafeMutableBufferPointer { (buffer) throws(PsychometricsError) in try validate(itemIDs: itemIDs, responses: responses, into: buffer) }
+        try indices.withUnsafeMutableBufferPointer { (buffer) throws(PsychometricsError) in
+            try validate(itemIDs: itemIDs, responses: responses, into: buffer)
+        }
         return indices
     }
 
@@ -155,13 +160,16 @@ public struct SessionScorer: Sendable {
                 throw PsychometricsError(.unknownItem, "unknown item id \(TextFidelity.quoted(id)) (not in the bank)", position: k)
             }
             guard u >= 0 && u < itemCategories[j] else {
-                throw PsychometricsError(.invalidResponse, "a response to item \(TextFidelity.quoted(id)) must be "
-                                         + (itemCategories[j] == 2 ? "0 or 1" : "one of its categories 0…\(itemCategories[j] - 1)") + "; got \(u)", position: k)
+                throw PsychometricsError(
+                    .invalidResponse,
+                    "a response to item \(TextFidelity.quoted(id)) must be "
+                        + (itemCategories[j] == 2 ? "0 or 1" : "one of its categories 0…\(itemCategories[j] - 1)") + "; got \(u)", position: k)
             }
             let repeated = n > 64 ? !seen.insert(j).inserted : (0..<k).contains { indices[$0] == j }
             guard !repeated else {
                 let first = (0..<k).first { indices[$0] == j }!
-                throw PsychometricsError(.repeatedItem, "item \(TextFidelity.quoted(id)) answered twice (items \(first + 1) and \(k + 1) of the session)", position: k)
+                throw PsychometricsError(
+                    .repeatedItem, "item \(TextFidelity.quoted(id)) answered twice (items \(first + 1) and \(k + 1) of the session)", position: k)
             }
             indices[k] = j
         }
@@ -175,16 +183,19 @@ public struct SessionScorer: Sendable {
         try withUnsafeTemporaryAllocation(of: Int.self, capacity: max(2 * domains.count, 1)) { counts in
             let (estimate, iq, unscored, indexes) = try score(items, responses, domainCounts: counts.baseAddress!)
             let n = domains.count
-            return SessionScore(estimate: estimate, score: iq, domainAnswered: (0..<n).map { counts[2 * $0] },
-                                domainCorrect: (0..<n).map { counts[2 * $0 + 1] }, unscoredCount: unscored, indexes: indexes)
+            return SessionScore(
+                estimate: estimate, score: iq, domainAnswered: (0..<n).map { counts[2 * $0] },
+                domainCorrect: (0..<n).map { counts[2 * $0 + 1] }, unscoredCount: unscored, indexes: indexes)
         }
     }
 
     /// `score` without allocating: per domain d, answered and correct counts go to `domainCounts[2d]` and
     /// `domainCounts[2d + 1]` (room for 2 × `domains.count`). Items the bank does not score are left out of
     /// everything but the returned count.
-    package func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
-               domainCounts: UnsafeMutablePointer<Int>) throws -> (AbilityEstimate, IQScore, unscored: Int, indexes: [IndexScore]) {
+    package func score(
+        _ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
+        domainCounts: UnsafeMutablePointer<Int>
+    ) throws -> (AbilityEstimate, IQScore, unscored: Int, indexes: [IndexScore]) {
         try score(items, responses, domainCounts: domainCounts, report: nil)
     }
 
@@ -195,13 +206,16 @@ public struct SessionScorer: Sendable {
     ///
     /// `prior`: the session's own prior for θ under EAP and MAP (`AbilityEstimator.estimate(_:_:prior:)`; nil: the
     /// estimator's). On a battery it is not used: the factors keep the battery's prior.
-    package func score(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
-                       domainCounts: UnsafeMutablePointer<Int>, report: ((AbilityEstimate) throws -> IQScore)?,
-                       indexReport: ((Int, AbilityEstimate) throws -> IQScore)? = nil,
-                       prior: (mean: Double, sd: Double)? = nil) throws -> (AbilityEstimate, IQScore, unscored: Int, indexes: [IndexScore]) {
+    package func score(
+        _ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
+        domainCounts: UnsafeMutablePointer<Int>, report: ((AbilityEstimate) throws -> IQScore)?,
+        indexReport: ((Int, AbilityEstimate) throws -> IQScore)? = nil,
+        prior: (mean: Double, sd: Double)? = nil
+    ) throws -> (AbilityEstimate, IQScore, unscored: Int, indexes: [IndexScore]) {
         guard items.count > 0 else { throw PsychometricsError(.noResponses, "the session has no responses") }
         guard hasUnscoredItems else {
-            let (estimate, iq, indexes) = try scoreAll(items, responses, domainCounts: domainCounts, report: report, indexReport: indexReport, prior: prior)
+            let (estimate, iq, indexes) = try scoreAll(
+                items, responses, domainCounts: domainCounts, report: report, indexReport: indexReport, prior: prior)
             return (estimate, iq, 0, indexes)
         }
         return try withUnsafeTemporaryAllocation(of: Int.self, capacity: items.count) { kept in
@@ -216,19 +230,22 @@ public struct SessionScorer: Sendable {
                 guard n > 0 else {
                     throw PsychometricsError(.unscorable, "the session answered only items the bank does not score (\(unscored) pretest or retired)")
                 }
-                let (estimate, iq, indexes) = try scoreAll(UnsafeBufferPointer(rebasing: kept[0..<n]), UnsafeBufferPointer(rebasing: keptResponses[0..<n]),
-                                                           domainCounts: domainCounts, report: report, indexReport: indexReport, prior: prior)
+                let (estimate, iq, indexes) = try scoreAll(
+                    UnsafeBufferPointer(rebasing: kept[0..<n]), UnsafeBufferPointer(rebasing: keptResponses[0..<n]),
+                    domainCounts: domainCounts, report: report, indexReport: indexReport, prior: prior)
                 return (estimate, iq, unscored, indexes)
             }
         }
     }
 
     /// θ, IQ and domain counts from items that are all scored.
-    private func scoreAll(_ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
-                          domainCounts: UnsafeMutablePointer<Int>,
-                          report: ((AbilityEstimate) throws -> IQScore)?,
-                          indexReport: ((Int, AbilityEstimate) throws -> IQScore)?,
-                          prior: (mean: Double, sd: Double)?) throws -> (AbilityEstimate, IQScore, [IndexScore]) {
+    private func scoreAll(
+        _ items: UnsafeBufferPointer<Int>, _ responses: UnsafeBufferPointer<UInt8>,
+        domainCounts: UnsafeMutablePointer<Int>,
+        report: ((AbilityEstimate) throws -> IQScore)?,
+        indexReport: ((Int, AbilityEstimate) throws -> IQScore)?,
+        prior: (mean: Double, sd: Double)?
+    ) throws -> (AbilityEstimate, IQScore, [IndexScore]) {
         let estimate: AbilityEstimate, iq: IQScore
         var indexes: [IndexScore] = []
         do {
@@ -237,8 +254,9 @@ public struct SessionScorer: Sendable {
                 let scores = try battery.score(items, responses, method: method, indexScale: indexScale, indexReport: indexReport)
                 var correct = 0
                 for k in 0..<responses.count { correct += Int(responses[k]) }
-                estimate = AbilityEstimate(theta: scores.factors.means[0], standardError: scores.factors.standardErrors[0], method: method,
-                                           itemCount: items.count, correctCount: correct, atBound: false)
+                estimate = AbilityEstimate(
+                    theta: scores.factors.means[0], standardError: scores.factors.standardErrors[0], method: method,
+                    itemCount: items.count, correctCount: correct, atBound: false)
                 indexes = scores.indexes
             } else {
                 estimate = estimator.estimate(items, responses, prior: prior)

@@ -17,8 +17,10 @@ package struct BifactorSimulator: Sendable {
 
     /// Generates `count` sessions, calling `body` for each in order with its factor scores (θ_g first, then the
     /// specific factors) and its answers (item, 0/1) ascending by item (streaming: nothing is kept).
-    package func generate(count: Int, using rng: inout some RandomNumberGenerator,
-                         _ body: (_ scores: [Double], _ responses: [(item: Int, response: UInt8)]) throws -> Void) rethrows {
+    package func generate(
+        count: Int, using rng: inout some RandomNumberGenerator,
+        _ body: (_ scores: [Double], _ responses: [(item: Int, response: UInt8)]) throws -> Void
+    ) rethrows {
         let J = items.count
         var order = Array(0..<J), chosen = [Int](), responses: [(item: Int, response: UInt8)] = []
         for _ in 0..<count {
@@ -72,9 +74,10 @@ package struct BifactorSimulator: Sendable {
         return zip(bank.items, factors).map { entry, factor in
             let p = entry.parameters
             let ratio = factor.map { testlet ? ratios[$0] : 0.3 + 0.6 * RandomVariate.uniform(using: &rng) } ?? 0
-            return BifactorItem(generalSlope: p.discrimination, specificSlope: ratio * p.discrimination, specific: factor,
-                                intercept: -p.discrimination * p.difficulty, guessing: p.guessing, estimatesGuessing: entry.model == .threePL,
-                                testletRatio: testlet && factor != nil ? ratio : nil)
+            return BifactorItem(
+                generalSlope: p.discrimination, specificSlope: ratio * p.discrimination, specific: factor,
+                intercept: -p.discrimination * p.difficulty, guessing: p.guessing, estimatesGuessing: entry.model == .threePL,
+                testletRatio: testlet && factor != nil ? ratio : nil)
         }
     }
 }

@@ -32,8 +32,10 @@ package enum CategoryResponseSimulator {
     /// replacement (missing by design); returns the matrix (item ids `itemIDs`, category counts from the items)
     /// and the θs drawn.
     /// - Precondition: one id per item, 1 ≤ `itemsPerPerson` ≤ items, at least one person, sd > 0.
-    package static func matrix(items: [any ItemResponseModel], itemIDs: [String], persons: Int, itemsPerPerson: Int? = nil,
-                              mean: Double = 0, sd: Double = 1, using rng: inout some RandomNumberGenerator) -> (ResponseMatrix, [Double]) {
+    package static func matrix(
+        items: [any ItemResponseModel], itemIDs: [String], persons: Int, itemsPerPerson: Int? = nil,
+        mean: Double = 0, sd: Double = 1, using rng: inout some RandomNumberGenerator
+    ) -> (ResponseMatrix, [Double]) {
         let J = items.count, n = itemsPerPerson ?? J
         precondition(itemIDs.count == J && n >= 1 && n <= J && persons >= 1 && sd > 0, "one id per item, 1…\(J) items per person, a positive SD")
         var offsets = [0], indices: [Int32] = [], responses: [UInt8] = [], thetas: [Double] = []
@@ -53,7 +55,10 @@ package enum CategoryResponseSimulator {
             }
             offsets.append(indices.count)
         }
-        return (ResponseMatrix(validatedPersonIDs: (1...persons).map(String.init), itemIDs: itemIDs, rowOffsets: offsets,
-                               itemIndices: indices, responses: responses, categoryCounts: items.map(\.categoryCount)), thetas)
+        return (
+            ResponseMatrix(
+                validatedPersonIDs: (1...persons).map(String.init), itemIDs: itemIDs, rowOffsets: offsets,
+                itemIndices: indices, responses: responses, categoryCounts: items.map(\.categoryCount)), thetas
+        )
     }
 }

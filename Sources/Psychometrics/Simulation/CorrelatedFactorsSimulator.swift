@@ -18,9 +18,11 @@ package struct CorrelatedFactorsSimulator: Sendable {
     package init(items: [BifactorItem], factors: [Int], correlations: [Double], itemsPerSession: Int? = nil) throws(PsychometricsError) {
         let k = Int(Double(correlations.count).squareRoot().rounded())
         guard k * k == correlations.count, k >= 1, (0..<k).allSatisfy({ correlations[$0 * k + $0] == 1 }),
-              (0..<k).allSatisfy({ i in (0..<k).allSatisfy { correlations[i * k + $0] == correlations[$0 * k + i] } }),
-              let x = FactorCorrelation(k: k).parameters(of: correlations) else {
-            throw PsychometricsError(.invalidOptions, "the factor correlations must be a symmetric positive-definite K × K matrix with 1 on the diagonal")
+            (0..<k).allSatisfy({ i in (0..<k).allSatisfy { correlations[i * k + $0] == correlations[$0 * k + i] } }),
+            let x = FactorCorrelation(k: k).parameters(of: correlations)
+        else {
+            throw PsychometricsError(
+                .invalidOptions, "the factor correlations must be a symmetric positive-definite K × K matrix with 1 on the diagonal")
         }
         guard items.count == factors.count, factors.allSatisfy({ (0..<k).contains($0) }) else {
             throw PsychometricsError(.invalidOptions, "each item needs a factor below \(k)")
@@ -54,6 +56,10 @@ package struct CorrelatedFactorsSimulator: Sendable {
             offsets.append(cells.count)
             scores.append(theta)
         }
-        return (ResponseMatrix(validatedPersonIDs: (0..<count).map { "s\($0 + 1)" }, itemIDs: itemIDs, rowOffsets: offsets, itemIndices: cells, responses: values), scores)
+        return (
+            ResponseMatrix(
+                validatedPersonIDs: (0..<count).map { "s\($0 + 1)" }, itemIDs: itemIDs, rowOffsets: offsets, itemIndices: cells, responses: values),
+            scores
+        )
     }
 }

@@ -55,15 +55,17 @@ public struct BankSpecification: Sendable, Hashable, Codable {
 
     /// Problems with the specification, naming each setting as `naming` says (`--slope-sd-log`).
     package func validationProblems(naming: SettingNaming = .words) -> [String] {
-        [Self.allowedItemCounts.problem(itemCount, naming.name("items", words: "the number of items")),
-         Self.allowedSlopeMeanLogs.problem(slopeMeanLog, naming.name("slope_mean_log")),
-         Self.allowedSlopeSDLogs.problem(slopeSDLog, naming.name("slope_sd_log")),
-         Self.allowedCommonSlopes.problem(commonSlope, naming.name("common_slope")),
-         Self.allowedDifficultyMeans.problem(difficultyMean, naming.name("difficulty_mean")),
-         Self.allowedDifficultySDs.problem(difficultySD, naming.name("difficulty_sd", words: "difficulty SD")),
-         Self.allowedGuessingShapes.problem(guessingAlpha, naming.name("guessing_alpha")),
-         Self.allowedGuessingShapes.problem(guessingBeta, naming.name("guessing_beta")),
-         categoryModel == nil ? nil : Self.allowedCategoryCounts.problem(categories, naming.name("categories"))].compactMap { $0 }
+        [
+            Self.allowedItemCounts.problem(itemCount, naming.name("items", words: "the number of items")),
+            Self.allowedSlopeMeanLogs.problem(slopeMeanLog, naming.name("slope_mean_log")),
+            Self.allowedSlopeSDLogs.problem(slopeSDLog, naming.name("slope_sd_log")),
+            Self.allowedCommonSlopes.problem(commonSlope, naming.name("common_slope")),
+            Self.allowedDifficultyMeans.problem(difficultyMean, naming.name("difficulty_mean")),
+            Self.allowedDifficultySDs.problem(difficultySD, naming.name("difficulty_sd", words: "difficulty SD")),
+            Self.allowedGuessingShapes.problem(guessingAlpha, naming.name("guessing_alpha")),
+            Self.allowedGuessingShapes.problem(guessingBeta, naming.name("guessing_beta")),
+            categoryModel == nil ? nil : Self.allowedCategoryCounts.problem(categories, naming.name("categories"))
+        ].compactMap { $0 }
     }
 
     /// Item ids `i0001`, `i0002`, … (width grows with the count).
@@ -86,8 +88,9 @@ public struct BankSpecification: Sendable, Hashable, Codable {
         }
         for k in 0..<itemCount {
             if let kind = categoryModel {
-                var item = BankItem(itemID: itemID(k), model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0),
-                                    metadata: domains.isEmpty ? [:] : ["domain": domains[k % domains.count]])
+                var item = BankItem(
+                    itemID: itemID(k), model: .twoPL, parameters: ItemParameters(discrimination: 1, difficulty: 0),
+                    metadata: domains.isEmpty ? [:] : ["domain": domains[k % domains.count]])
                 item.categoryModel = drawCategoryItem(kind, scale: scale, using: &rng)
                 items.append(item)
                 continue
@@ -102,7 +105,9 @@ public struct BankSpecification: Sendable, Hashable, Codable {
             let c = model == .threePL ? RandomVariate.beta(guessingAlpha, guessingBeta, using: &rng) : 0
             var metadata: [String: String] = [:]
             if !domains.isEmpty { metadata["domain"] = domains[k % domains.count] }
-            items.append(BankItem(itemID: itemID(k), model: model, parameters: ItemParameters(discrimination: a, difficulty: b, guessing: c), metadata: metadata))
+            items.append(
+                BankItem(
+                    itemID: itemID(k), model: model, parameters: ItemParameters(discrimination: a, difficulty: b, guessing: c), metadata: metadata))
         }
         return ItemBank(items: items, metadataColumns: domains.isEmpty ? [] : ["domain"])
     }
@@ -168,8 +173,10 @@ public struct ResponseSimulator: Sendable {
 
     /// Problems with a simulation of `sessions` sessions of `itemsPerSession` items (nil: all) from a bank of
     /// `itemCount` items with θ ~ N(thetaMean, thetaSD²) — checked before `init`, which traps on a bad count.
-    package static func validationProblems(itemCount: Int, itemsPerSession: Int?, sessions: Int, thetaMean: Double, thetaSD: Double,
-                                          naming: SettingNaming = .words) -> [String] {
+    package static func validationProblems(
+        itemCount: Int, itemsPerSession: Int?, sessions: Int, thetaMean: Double, thetaSD: Double,
+        naming: SettingNaming = .words
+    ) -> [String] {
         var problems: [String] = []
         if let k = itemsPerSession, let p = (1...max(itemCount, 1)).problem(k, naming.name("items_per_session")) { problems.append(p) }
         if let p = allowedSessionCounts.problem(sessions, naming.name("persons", words: "the number of sessions")) { problems.append(p) }
@@ -230,7 +237,10 @@ public struct ResponseSimulator: Sendable {
         }
         let ids = (1...max(count, 1)).prefix(count).map { "s\($0)" }
         let counts = categoryModels.isEmpty ? nil : categoryModels.map { $0?.categoryCount ?? 2 }
-        return (ResponseMatrix(validatedPersonIDs: ids, itemIDs: itemIDs, rowOffsets: offsets, itemIndices: items, responses: values,
-                               categoryCounts: counts), thetas)
+        return (
+            ResponseMatrix(
+                validatedPersonIDs: ids, itemIDs: itemIDs, rowOffsets: offsets, itemIndices: items, responses: values,
+                categoryCounts: counts), thetas
+        )
     }
 }

@@ -19,13 +19,16 @@ package struct ResponseTimeSimulator: Sendable {
     /// Time intensities of drawn items: β ~ N(`intensityMean`, `intensitySD`²); time discriminations
     /// α = exp(N(log `discriminationMedian`, `discriminationSDLog`²)). The defaults — median item time e^3.4 ≈ 30 s,
     /// α ≈ 1.5 — are those of timed reasoning items (van der Linden 2006 reports α of 1.2–2.5 and β spread ~0.5).
-    package static func drawItems(count: Int, intensityMean: Double = 3.4, intensitySD: Double = 0.5, discriminationMedian: Double = 1.5,
-                                 discriminationSDLog: Double = 0.2, using rng: inout some RandomNumberGenerator) -> [LognormalTimeItem] {
+    package static func drawItems(
+        count: Int, intensityMean: Double = 3.4, intensitySD: Double = 0.5, discriminationMedian: Double = 1.5,
+        discriminationSDLog: Double = 0.2, using rng: inout some RandomNumberGenerator
+    ) -> [LognormalTimeItem] {
         (0..<count).map { _ in
             let beta = RandomVariate.normal(mean: intensityMean, sd: intensitySD, using: &rng)
             let alpha = exp(RandomVariate.normal(mean: log(discriminationMedian), sd: discriminationSDLog, using: &rng))
-            return LognormalTimeItem(checkedTimeIntensity: min(max(beta, LognormalTimeItem.allowedTimeIntensities.lower), LognormalTimeItem.allowedTimeIntensities.upper),
-                                     timeDiscrimination: min(max(alpha, 0.05), 100))
+            return LognormalTimeItem(
+                checkedTimeIntensity: min(max(beta, LognormalTimeItem.allowedTimeIntensities.lower), LognormalTimeItem.allowedTimeIntensities.upper),
+                timeDiscrimination: min(max(alpha, 0.05), 100))
         }
     }
 
@@ -66,8 +69,9 @@ extension ResponseSimulator {
         }
         let ids = (0..<count).map { "s\($0 + 1)" }
         let counts = categoryModels.isEmpty ? nil : categoryModels.map { $0?.categoryCount ?? 2 }
-        let matrix = ResponseMatrix(validatedPersonIDs: ids, itemIDs: itemIDs, rowOffsets: offsets, itemIndices: items, responses: values,
-                                    categoryCounts: counts)
+        let matrix = ResponseMatrix(
+            validatedPersonIDs: ids, itemIDs: itemIDs, rowOffsets: offsets, itemIndices: items, responses: values,
+            categoryCounts: counts)
         return (matrix, ResponseTimes(validatedSeconds: seconds), thetas, speeds)
     }
 }

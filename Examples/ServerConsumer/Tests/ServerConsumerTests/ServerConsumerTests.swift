@@ -37,7 +37,12 @@ struct ServerConsumerTests {
         let concurrent = try await withThrowingTaskGroup(of: (Int, [SessionScore]).self) { group in
             for t in 0..<8 {
                 group.addTask {
-                    (t, try stride(from: t, to: sessions.count, by: 8).map { try scorer.score(itemIDs: sessions[$0].ids, responses: sessions[$0].responses) })
+                    (
+                        t,
+                        try stride(from: t, to: sessions.count, by: 8).map {
+                            try scorer.score(itemIDs: sessions[$0].ids, responses: sessions[$0].responses)
+                        }
+                    )
                 }
             }
             var out = [SessionScore?](repeating: nil, count: sessions.count)
