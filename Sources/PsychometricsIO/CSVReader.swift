@@ -1,8 +1,8 @@
 import Psychometrics
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A streaming RFC 4180 CSV reader over raw bytes.
@@ -41,24 +41,50 @@ package final class CSVReader {
     private let state: UnsafeMutablePointer<State>
     private var scratch: [UInt8] = []
 
-    private var buffer: UnsafeMutablePointer<UInt8> { get { state.pointee.buffer } set { state.pointee.buffer = newValue } }
-    private var capacity: Int { get { state.pointee.capacity } set { state.pointee.capacity = newValue } }
-    private var filled: Int { get { state.pointee.filled } set { state.pointee.filled = newValue } }
-    private var position: Int { get { state.pointee.position } set { state.pointee.position = newValue } }
-    private var atEOF: Bool { get { state.pointee.atEOF } set { state.pointee.atEOF = newValue } }
+    private var buffer: UnsafeMutablePointer<UInt8> {
+        get { state.pointee.buffer }
+        set { state.pointee.buffer = newValue }
+    }
+    private var capacity: Int {
+        get { state.pointee.capacity }
+        set { state.pointee.capacity = newValue }
+    }
+    private var filled: Int {
+        get { state.pointee.filled }
+        set { state.pointee.filled = newValue }
+    }
+    private var position: Int {
+        get { state.pointee.position }
+        set { state.pointee.position = newValue }
+    }
+    private var atEOF: Bool {
+        get { state.pointee.atEOF }
+        set { state.pointee.atEOF = newValue }
+    }
 
     /// 1-based line number on which the next record (after the current one) can start.
-    package private(set) var nextLine: Int { get { state.pointee.nextLine } set { state.pointee.nextLine = newValue } }
+    package private(set) var nextLine: Int {
+        get { state.pointee.nextLine }
+        set { state.pointee.nextLine = newValue }
+    }
     /// 1-based line number on which the current record starts.
-    package private(set) var line: Int { get { state.pointee.line } set { state.pointee.line = newValue } }
+    package private(set) var line: Int {
+        get { state.pointee.line }
+        set { state.pointee.line = newValue }
+    }
     /// Bytes consumed so far (for progress reporting).
-    package private(set) var bytesConsumed: Int { get { state.pointee.bytesConsumed } set { state.pointee.bytesConsumed = newValue } }
+    package private(set) var bytesConsumed: Int {
+        get { state.pointee.bytesConsumed }
+        set { state.pointee.bytesConsumed = newValue }
+    }
     /// Total size of the file in bytes, when known.
     package let fileSize: Int?
 
     /// Opens `path`; messages name `displayName` (default: the path). Fields are separated by `delimiter`.
-    package init(path: String, displayName: String? = nil, chunkSize: Int = 1 << 20, maxRecordBytes: Int = CSVReader.defaultMaxRecordBytes,
-                delimiter: UInt8 = UInt8(ascii: ",")) throws {
+    package init(
+        path: String, displayName: String? = nil, chunkSize: Int = 1 << 20, maxRecordBytes: Int = CSVReader.defaultMaxRecordBytes,
+        delimiter: UInt8 = UInt8(ascii: ",")
+    ) throws {
         self.path = displayName ?? path
         self.maxRecordBytes = max(maxRecordBytes, 64)
         let fd = open(path, O_RDONLY)
@@ -84,10 +110,11 @@ package final class CSVReader {
     }
 
     /// Reads `bytes` already in memory (a bank the server read once to hash it); messages name `name`. The same
-    /// grammar, line numbers and errors as reading the file they came from.
-    package init(bytes: [UInt8], name: String, delimiter: UInt8 = UInt8(ascii: ",")) {
+    /// grammar, line numbers and errors as reading the file they came from, the record limit included: the bytes
+    /// are all buffered, so a record's length is checked as it is scanned rather than by the buffer's growth.
+    package init(bytes: [UInt8], name: String, delimiter: UInt8 = UInt8(ascii: ","), maxRecordBytes: Int = CSVReader.defaultMaxRecordBytes) {
         path = name
-        maxRecordBytes = CSVReader.defaultMaxRecordBytes
+        self.maxRecordBytes = max(maxRecordBytes, 64)
         fd = -1
         fileSize = bytes.count
         let capacity = max(bytes.count, 64)
@@ -182,11 +209,15 @@ package final class CSVReader {
         case .needMore:
             return nil
         case .blank(let next):
+            guard next - position <= maxRecordBytes else { throw recordTooLong(line: nextLine) }
             bytesConsumed += next - position
             position = next
             nextLine += 1
             return .blank
         case .record(let next, let lines):
+            // A file's buffer never holds more than `maxRecordBytes` (`fill` refuses to grow past it); bytes read
+            // from memory are all buffered, so the limit is checked here.
+            guard next - position <= maxRecordBytes else { throw recordTooLong(line: nextLine) }
             bytesConsumed += next - position
             position = next
             line = nextLine
@@ -197,8 +228,10 @@ package final class CSVReader {
 
     /// The error for a record that starts on `line` and runs past `maxRecordBytes`.
     package func recordTooLong(line: Int) -> InputError {
-        InputError(file: path, line: line, message: "a record longer than \(maxRecordBytes) bytes starts here (the limit); "
-                   + "is a line break missing, or a quote left open?")
+        InputError(
+            file: path, line: line,
+            message: "a record longer than \(maxRecordBytes) bytes starts here (the limit); "
+                + "is a line break missing, or a quote left open?")
     }
 
     /// Number of fields in the current record.

@@ -33,7 +33,7 @@ struct CSVSourceTests {
         "item_id,a,b\ni1,1.2\n",
         "item_id,a,b\ni1,1.2,\"-0.5\n",
         "item_id,a,b\ni1,1.2,x\ni1,1,0\n",
-        "",
+        ""
     ]
 
     @Test("0/1 and foreign banks, quoted fields, and broken files", arguments: banks)
@@ -42,9 +42,35 @@ struct CSVSourceTests {
         #expect(file == bytes)
     }
 
+    /// A record longer than the limit is refused from bytes as from the file: the same error at the same line
+    /// (with a 64-byte limit here; 16 MiB by default). A record at the limit reads.
+    @Test("the record limit holds for bytes as for the file", arguments: [63, 64, 65, 200])
+    func recordLimit(length: Int) throws {
+        let long = "i2," + String(repeating: "9", count: length - 4) + "\n"
+        let text = Array(("item_id,a\ni1,1\n" + long + "i3,1\n").utf8)
+        let fixtures = try CSVFixtures()
+        let path = try fixtures.write("long.csv", bytes: text)
+        func rows(_ reader: CSVReader) -> String {
+            var count = 0
+            do {
+                while try reader.nextRow() { count += 1 }
+                return "\(count) rows"
+            } catch { return "\(error)" }
+        }
+        let file = rows(try CSVReader(path: path, maxRecordBytes: 64))
+        let bytes = rows(CSVReader(bytes: text, name: path, maxRecordBytes: 64))
+        #expect(file == bytes)
+        if length <= 64 {
+            #expect(bytes == "4 rows")
+        } else {
+            #expect(bytes.contains("\(path):3") && bytes.contains("a record longer than 64 bytes starts here"))
+        }
+    }
+
     @Test("a bifactor bank and the battery it makes")
     func battery() throws {
-        let text = Array("item_id,a_general,a_x,a_y,d,c,domain\ni1,1.1,0.9,0,0.2,0,x\ni2,0.9,0,0.8,-0.3,0,y\ni3,1.3,0.7,0,0.1,0,x\ni4,1.0,0,0.6,0.4,0,y\n".utf8)
+        let text = Array(
+            "item_id,a_general,a_x,a_y,d,c,domain\ni1,1.1,0.9,0,0.2,0,x\ni2,0.9,0,0.8,-0.3,0,y\ni3,1.3,0.7,0,0.1,0,x\ni4,1.0,0,0.6,0.4,0,y\n".utf8)
         let (file, bytes) = try Self.both(text) { try BifactorBank.load($0, requirePositiveGeneralSlopes: true) }
         #expect(file == bytes)
         if case .error(let message) = file { Issue.record("the bifactor bank did not read: \(message)") }
