@@ -25,8 +25,7 @@ final class BankRowChecker {
     /// Moves to the next row with the header's field count and a new, non-empty item id (recording the rows
     /// skipped); false at the end of the file.
     func nextItem() throws -> Bool {
-        while try reader.nextRow() {
-            guard reader.fieldCount == header.count else { errors.add(reader.fieldCountError(expected: header.count)); continue }
+        while try reader.nextRow(fields: header.count, collecting: &errors) {
             line = reader.line
             id = reader.string(idColumn).trimmingCharacters(in: .whitespaces)
             if id.isEmpty { fail(idColumn, "an empty item id"); continue }

@@ -234,6 +234,17 @@ package final class CSVReader {
                 + "is a line break missing, or a quote left open?")
     }
 
+    /// Advances to the next record with `fields` fields (the header's): a record of another width adds
+    /// `fieldCountError(expected:)` to `errors` and is skipped, so that one reading reports every bad row.
+    /// Returns `false` at end of file.
+    package func nextRow(fields: Int, collecting errors: inout ErrorCollector) throws -> Bool {
+        while try nextRow() {
+            if fieldCount == fields { return true }
+            errors.add(fieldCountError(expected: fields))
+        }
+        return false
+    }
+
     /// Number of fields in the current record.
     package var fieldCount: Int { state.pointee.scanner.fieldCount }
 

@@ -24,11 +24,7 @@ extension DistractorAnalysis {
         }
         var choices: [[String?]] = [], ids: [String] = []
         var errors = ErrorCollector()
-        while try reader.nextRow() {
-            guard reader.fieldCount == header.count else {
-                errors.add(reader.fieldCountError(expected: header.count))
-                continue
-            }
+        while try reader.nextRow(fields: header.count, collecting: &errors) {
             ids.append(hasID ? reader.string(0) : String(choices.count + 1))
             var row: [String?] = []
             for c in (hasID ? 1 : 0)..<header.count {

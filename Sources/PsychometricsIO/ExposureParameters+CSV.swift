@@ -19,12 +19,8 @@ extension ExposureParameters {
         var probabilities = [Double](repeating: 1, count: bank.items.count)
         var seen: [Int: Int] = [:]
         var errors = ErrorCollector()
-        while try reader.nextRow() {
+        while try reader.nextRow(fields: header.count, collecting: &errors) {
             let line = reader.line
-            guard reader.fieldCount == header.count else {
-                errors.add(reader.fieldCountError(expected: header.count))
-                continue
-            }
             let id = reader.string(idColumn).trimmingCharacters(in: .whitespaces)
             guard let j = bank.index(of: id) else {
                 errors.add(InputError(file: path, line: line, column: idColumn + 1, message: "item \(TextFidelity.quoted(id)) is not in the bank"))

@@ -157,12 +157,8 @@ extension ItemBank {
         var errors = ErrorCollector()
         var items: [BankItem] = []
         var firstLine: [String: Int] = [:]
-        while try reader.nextRow() {
+        while try reader.nextRow(fields: header.count, collecting: &errors) {
             let line = reader.line
-            guard reader.fieldCount == header.count else {
-                errors.add(reader.fieldCountError(expected: header.count))
-                continue
-            }
             let id = reader.string(idColumn).trimmingCharacters(in: .whitespaces)
             if id.isEmpty {
                 errors.add(InputError(file: path, line: line, column: idColumn + 1, message: "empty item_id"))

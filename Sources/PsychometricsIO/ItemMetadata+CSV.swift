@@ -16,11 +16,7 @@ extension ItemMetadata {
         }
         var errors = ErrorCollector()
         var values: [String: [String: String]] = [:], firstLine: [String: Int] = [:]
-        while try reader.nextRow() {
-            guard reader.fieldCount == header.count else {
-                errors.add(reader.fieldCountError(expected: header.count))
-                continue
-            }
+        while try reader.nextRow(fields: header.count, collecting: &errors) {
             let id = reader.string(idIndex).trimmingCharacters(in: .whitespaces)
             if let previous = firstLine[id] {
                 errors.add(InputError(file: path, line: reader.line, column: idIndex + 1, message: "item '\(id)' already listed on line \(previous)"))

@@ -212,12 +212,8 @@ extension RakingTargets {
         var firstLine: [String: Int] = [:], seen: [String: Int] = [:], sums: [String: Double] = [:]
         var order: [String] = []
         var errors = ErrorCollector()
-        while try reader.nextRow() {
+        while try reader.nextRow(fields: header.count, collecting: &errors) {
             let line = reader.line
-            guard reader.fieldCount == header.count else {
-                errors.add(reader.fieldCountError(expected: header.count))
-                continue
-            }
             let variable = reader.string(v).trimmingCharacters(in: .whitespaces)
             let category = reader.string(c).trimmingCharacters(in: .whitespaces)
             let text = reader.string(s).trimmingCharacters(in: .whitespaces)

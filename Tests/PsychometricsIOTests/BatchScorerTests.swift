@@ -10,19 +10,9 @@ import TestSupport
 
 /// Batch-scoring fixtures: a six-item bank in three domains and helpers to run `BatchScorer` on files.
 enum BatchFixtures {
-    static let itemIDs = ["q1", "q2", "q3", "q4", "q5", "q6"]
-    static let domains = ["logic", "pattern", "spatial"]
-
-    static let bankCSV = """
-        item_id,model,a,b,c,domain
-        q1,2pl,1.2,-1.0,0,logic
-        q2,2pl,0.8,-0.5,0,logic
-        q3,2pl,1.5,0.0,0,pattern
-        q4,2pl,1.0,0.5,0,pattern
-        q5,3pl,1.3,1.0,0.2,spatial
-        q6,2pl,0.9,1.5,0,spatial
-
-        """
+    static let itemIDs = SixItemBank.itemIDs
+    static let domains = SixItemBank.domains
+    static let bankCSV = SixItemBank.csv
 
     static let scoreColumns = [
         "session_id", "n_items", "n_correct", "theta", "se", "iq", "iq_low", "iq_high",

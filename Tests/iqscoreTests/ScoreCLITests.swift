@@ -101,16 +101,7 @@ struct ScoreCLITests {
     static let rejectHeader = "session_id,file,line,column,reason"
     static let allowed = "1, 0, true, false, t, f, or empty/NA for not administered"
 
-    static let bank = """
-        item_id,model,a,b,c,domain
-        q1,2pl,1.2,-1.0,0,logic
-        q2,2pl,0.8,-0.5,0,logic
-        q3,2pl,1.5,0.0,0,pattern
-        q4,2pl,1.0,0.5,0,pattern
-        q5,3pl,1.3,1.0,0.2,spatial
-        q6,2pl,0.9,1.5,0,spatial
-
-        """
+    static let bank = SixItemBank.csv
 
     static let bankWithoutDomain = "item_id,a,b,c\nq1,1.2,-1.0,0\nq2,0.8,-0.5,0\nq3,1.5,0.0,0\nq4,1.0,0.5,0\nq5,1.3,1.0,0.2\nq6,0.9,1.5,0\n"
 
