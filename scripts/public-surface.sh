@@ -5,9 +5,10 @@
 #   bash scripts/public-surface.sh [--list|--check]
 #     --list: every public symbol, one per line
 #     --check: fails (exit 1) naming each public top-level symbol that its module's DocC catalog does not curate
-#              (``Name`` in Sources/<Module>/<Module>.docc/*.md), each public throwing declaration whose doc
-#              comment has no `- Throws:`, and each public symbol added to or removed from docs/public-api.txt
-#              (the committed list: a change to the public API is made on purpose, by rewriting it with
+#              (a line `- ``Name``` under `## Topics` in Sources/<Module>/<Module>.docc/*.md; a mention in the
+#              prose does not count), each public throwing declaration (extensions of other modules' types
+#              included) whose doc comment has no `- Throws:`, and each public symbol added to or removed from
+#              docs/public-api.txt (the committed list: a change to the public API is made on purpose, by rewriting it with
 #              `bash scripts/public-surface.sh --list > docs/public-api.txt`). CI runs it. It complements
 #              `swift package diagnose-api-breaking-changes`, whose digester does not see a symbol that went from
 #              public to package.
@@ -18,7 +19,7 @@ cd "$(dirname "$0")/.."
 swift package dump-symbol-graph --minimum-access-level public >/dev/null 2>&1 || true   # test modules may fail to load; the libraries' graphs are written first
 dir=$(find .build -type d -path '*symbolgraph' | head -1)
 python3 - "$dir" "${1:-}" <<'PY'
-import collections, glob, json, os, sys
+import collections, glob, json, os, re, sys
 directory, mode = sys.argv[1], sys.argv[2]
 modules = ["Psychometrics", "InputSupport", "Assembly", "Norming", "Fairness", "Integrity", "PsychometricsIO", "IQScoreServer"]
 def lines(module):
@@ -29,10 +30,18 @@ def lines(module):
     return total
 rows = collections.defaultdict(lambda: collections.Counter())
 names = []
+problems = []   # for --check: uncurated public top-level symbols, throwing declarations without `- Throws:`
 for path in sorted(glob.glob(os.path.join(directory, "*.symbols.json"))):
     module = os.path.basename(path).split(".")[0].split("@")[0]
     if module not in modules:
         continue
+    # Extensions of other modules' types (`Module@Other.symbols.json`) are curated under the modules they extend;
+    # their throwing members (the loaders) are checked for `- Throws:` like any other.
+    extending = "@" in os.path.basename(path)
+    # Curated: listed under a page's `## Topics` (a mention in the prose does not count).
+    topics = [text.split("## Topics", 1)[1] for f in glob.glob(os.path.join("Sources", module, module + ".docc", "*.md"))
+              if "## Topics" in (text := open(f, encoding="utf-8").read())]
+    curated = set(re.findall(r"^- ``([A-Za-z_][A-Za-z0-9_]*)``", "".join(topics), re.M))
     for symbol in json.load(open(path))["symbols"]:
         if symbol.get("accessLevel") not in ("public", "open"):
             continue
@@ -42,32 +51,22 @@ for path in sorted(glob.glob(os.path.join(directory, "*.symbols.json"))):
         row["declared" if declared else "synthesized"] += 1
         if len(symbol["pathComponents"]) == 1:
             row["top-level"] += 1
-        names.append(f'{module}\t{".".join(symbol["pathComponents"])}\t{symbol["kind"]["identifier"].removeprefix("swift.")}'
-                     + ("" if declared else "\tsynthesized"))
+        name = ".".join(symbol["pathComponents"])
+        names.append(f'{module}\t{name}\t{symbol["kind"]["identifier"].removeprefix("swift.")}' + ("" if declared else "\tsynthesized"))
+        if not declared:
+            continue
+        where = f'{symbol["location"]["uri"].split("/Sources/")[-1]}:{symbol["location"]["position"]["line"] + 1}'
+        if len(symbol["pathComponents"]) == 1 and name not in curated and not extending:
+            problems.append(f"{where}: {module}.{name} is public but not curated in Sources/{module}/{module}.docc")
+        fragments = symbol.get("declarationFragments", [])
+        throwing = any(f["kind"] == "keyword" and f["spelling"] in ("throws", "rethrows") for f in fragments)
+        doc = "\n".join(line["text"] for line in (symbol.get("docComment") or {}).get("lines", []))
+        if throwing and "- Throws:" not in doc:
+            problems.append(f"{where}: {module}.{name} throws but its doc comment has no '- Throws:'")
 if mode == "--list":
     print("\n".join(sorted(names)))
     sys.exit()
 if mode == "--check":
-    import re
-    problems = []
-    for path in sorted(glob.glob(os.path.join(directory, "*.symbols.json"))):
-        module = os.path.basename(path).split(".")[0].split("@")[0]
-        if module not in modules or "@" in os.path.basename(path):
-            continue   # extensions of other modules' types are curated under the modules they extend
-        catalog = "".join(open(f, encoding="utf-8").read() for f in glob.glob(os.path.join("Sources", module, module + ".docc", "*.md")))
-        curated = set(re.findall(r"``([A-Za-z_][A-Za-z0-9_]*)", catalog))
-        for symbol in json.load(open(path))["symbols"]:
-            if symbol.get("accessLevel") not in ("public", "open") or "location" not in symbol:
-                continue
-            where = f'{symbol["location"]["uri"].split("/Sources/")[-1]}:{symbol["location"]["position"]["line"] + 1}'
-            name = ".".join(symbol["pathComponents"])
-            if len(symbol["pathComponents"]) == 1 and name not in curated:
-                problems.append(f"{where}: {module}.{name} is public but not curated in Sources/{module}/{module}.docc")
-            fragments = symbol.get("declarationFragments", [])
-            throwing = any(f["kind"] == "keyword" and f["spelling"] in ("throws", "rethrows") for f in fragments)
-            doc = "\n".join(line["text"] for line in (symbol.get("docComment") or {}).get("lines", []))
-            if throwing and "- Throws:" not in doc:
-                problems.append(f"{where}: {module}.{name} throws but its doc comment has no '- Throws:'")
     committed = collections.Counter(open("docs/public-api.txt", encoding="utf-8").read().splitlines()) if os.path.exists("docs/public-api.txt") else collections.Counter()
     now = collections.Counter(names)
     problems += [f"public now, not in docs/public-api.txt: {n}" for n in sorted((now - committed).elements())]
@@ -76,11 +75,10 @@ if mode == "--check":
     sys.exit(1 if problems else 0)
 print(f'{"module":<18}{"lines":>8}{"public":>8}{"declared":>10}{"synthesized":>13}{"top-level":>11}')
 total = collections.Counter()
-for module in modules:
-    if True:   # a module with no public symbol (package-only: Fairness) is listed with 0
-        r = rows[module]
-        r["lines"] = lines(module)
-        total.update(r)
-        print(f'{module:<18}{r["lines"]:>8}{r["all"]:>8}{r["declared"]:>10}{r["synthesized"]:>13}{r["top-level"]:>11}')
+for module in modules:   # a module with no public symbol (package-only: Fairness) is listed with 0
+    r = rows[module]
+    r["lines"] = lines(module)
+    total.update(r)
+    print(f'{module:<18}{r["lines"]:>8}{r["all"]:>8}{r["declared"]:>10}{r["synthesized"]:>13}{r["top-level"]:>11}')
 print(f'{"total":<18}{total["lines"]:>8}{total["all"]:>8}{total["declared"]:>10}{total["synthesized"]:>13}{total["top-level"]:>11}')
 PY
