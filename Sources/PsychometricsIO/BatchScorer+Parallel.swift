@@ -6,9 +6,9 @@ import Psychometrics
 // The file is read in parallel rounds of chunks by `ParallelCSVChunks` (shared with `ResponseMatrix.load`):
 // every worker parses its chunk with the same `CSVRecordScanner` as `CSVReader` and scores the sessions that
 // lie wholly inside it. A chunk's first session may continue the previous chunk's last one, and its last may
-// continue into the next chunk: those two are handed back unscored and joined in order on a background thread.
-// Results are therefore byte-identical to the serial path (`readFile`), which stays in use for wide files and
-// for the regrouping pass.
+// continue into the next chunk: those two are handed back unscored and replayed as the serial reader's events, in
+// order, on a background thread (`StreamingSessions.join`). Results are therefore byte-identical to the serial
+// path (`SessionReader.readLongRows`), which stays in use for wide files and for the regrouping pass.
 
 extension BatchScorer {
     /// Column positions of a long file.
@@ -214,7 +214,7 @@ extension BatchScorer {
                 Pending(idStart: idStart, idEnd: idBytes.count, line: curLine, itemStart: curStart, itemEnd: total, error: error, age: curAge))
         }
 
-        /// The error of the open session as a whole (it lies wholly inside the chunk), as `RunState` finds it: the
+        /// The error of the open session as a whole (it lies wholly inside the chunk), as `SessionAssembler` finds it: the
         /// first in line order of its row errors and a differing age (an age comes before the rest of its row),
         /// else no age at all.
         func sessionError() -> RowError? {
@@ -506,105 +506,5 @@ extension BatchScorer {
             }
             chunk.head = head
         }
-    }
-}
-
-extension BatchScorer.RunState {
-    /// Reads the rest of a long file (after its header) in parallel rounds; see the file comment.
-    ///
-    /// Each round's chunks are joined (and their rows written) on a background thread while the next round is
-    /// read and parsed; joins run one at a time, in order, and only they touch this state (the reading loop
-    /// keeps to its locals), so the output is that of joining on the calling thread.
-    mutating func readLongParallel(_ reader: CSVReader, fileIndex: Int, columns: BatchScorer.LongColumns) throws {
-        let chunks = max(1, owner.workers * 2)
-        let labels = BatchScorer.OutputLabels(owner)
-        while chunkStamps.count < chunks { chunkStamps.append(BatchScorer.Stamps(count: owner.scorer.bank.items.count)) }
-        let (owner, stamps, path) = (owner, chunkStamps, reader.path)
-        try withUnsafeMutablePointer(to: &self) { state in
-            try ParallelCSVChunks(workers: owner.workers, chunkBytes: owner.budgetedChunkBytes).read(
-                reader,
-                parse: { range, slot, buf in
-                    owner.parseLongChunk(range, buf, columns: columns, fileIndex: fileIndex, path: path, stamps: stamps[slot], labels: labels)
-                },
-                join: { chunks, bytes in
-                    for chunk in chunks {
-                        state.pointee.report.rowsRead += chunk.rows
-                        state.pointee.report.blankResponses += chunk.blanks
-                        state.pointee.report.droppedTimes += chunk.droppedTimes
-                        if let error = chunk.syntaxError { throw error }
-                        try state.pointee.join(chunk, columns: columns)
-                    }
-                    state.pointee.parallelProgress(bytes)
-                })
-        }
-    }
-
-    /// Progress after `bytes` more bytes of a long file were joined.
-    mutating func parallelProgress(_ bytes: Int) {
-        parallelBytes += bytes
-        guard let progress else { return }
-        let now = Date()
-        guard now.timeIntervalSince(lastProgress) >= 0.25 else { return }
-        lastProgress = now
-        progress(
-            BatchProgress(
-                bytesRead: bytesBefore + parallelBytes, totalBytes: totalBytes, rows: report.rowsRead,
-                sessions: report.sessionsRead + (hasCurrent ? 1 : 0), seconds: now.timeIntervalSince(started)))
-    }
-
-    /// Replays one session run through the serial path's `enter`/`apply` (so joining across chunk borders,
-    /// duplicate detection and regrouping behave exactly as there): responses and the run's first error in line
-    /// order.
-    mutating func replay(_ run: BatchScorer.LongRun, columns: BatchScorer.LongColumns) throws {
-        let itemColumn = columns.item
-        if run.orphan, let error = run.error {
-            try orphan(file: run.file, line: run.line, column: error.column ?? 0, reason: error.reason)
-            return
-        }
-        try run.id.withUnsafeBufferPointer { try enter(session: $0, file: run.file, line: run.line, column: columns.session + 1) }
-        var pending = run.error
-        // The run's first and first different age, applied in line order too (before the rest of their row).
-        var ages: [(age: Double, line: Int)] = []
-        if !run.age.isNaN { ages.append((run.age, run.ageLine)) }
-        if !run.differingAge.isNaN { ages.append((run.differingAge, run.differingLine)) }
-        var nextAge = 0
-        for k in 0...run.items.count {
-            let limit = k < run.items.count ? run.itemLines[k] : Int.max
-            while true {
-                if nextAge < ages.count, ages[nextAge].line <= limit, ages[nextAge].line <= pending?.line ?? Int.max {
-                    applyAge(ages[nextAge].age, file: run.file, line: ages[nextAge].line, column: columns.age + 1)
-                    nextAge += 1
-                } else if let e = pending, e.line < limit {
-                    apply(Self.failure, item: -1, value: 0, file: e.file, line: e.line, column: e.column, reason: e.reason)
-                    pending = nil
-                } else {
-                    break
-                }
-            }
-            if k < run.items.count {
-                apply(
-                    Self.response, item: run.items[k], value: run.responses[k], seconds: run.times.isEmpty ? .nan : run.times[k],
-                    file: run.file, line: run.itemLines[k], column: itemColumn + 1, reason: nil)
-            }
-        }
-    }
-
-    /// Adds one parsed chunk: its head continues or closes the open session; the sessions inside it are already
-    /// scored, so the open session is scored and written first, then theirs; its tail becomes the open session.
-    mutating func join(_ chunk: BatchScorer.LongChunk, columns: BatchScorer.LongColumns) throws {
-        if let head = chunk.head { try replay(head, columns: columns) }
-        if chunk.headOpen || (chunk.inner == 0 && chunk.tail == nil) { return }
-        try closeCurrent()
-        try flush()
-        try drainPending()
-        for h in chunk.hashes where try !seen.insert(h) { throw BatchScorer.Regroup() }
-        try chunk.out.withUnsafeBufferPointer { try scores.write(bytes: $0) }
-        try writeRejects(chunk.rejects)
-        report.sessionsRead += chunk.inner
-        report.sessionsScored += chunk.inner - chunk.rejects.count
-        report.sessionsRejected += chunk.rejects.count
-        report.sessionsNotAdministered += BatchScorer.notAdministeredCount(chunk.rejects)
-        report.addFlags(chunk.flags)
-        if let tail = chunk.tail { try replay(tail, columns: columns) }
     }
 }

@@ -44,6 +44,16 @@ package struct BatchScoringReport: Sendable, Hashable {
     /// Time cells read with a response (0 or more than a day: kept without the time and counted in `droppedTimes`).
     package var droppedTimes = 0
 
+    /// Adds the session counts of `other` (read, scored, rejected, not administered, flags).
+    mutating func addSessions(_ other: BatchScoringReport) {
+        sessionsRead += other.sessionsRead
+        sessionsScored += other.sessionsScored
+        sessionsRejected += other.sessionsRejected
+        sessionsNotAdministered += other.sessionsNotAdministered
+        flagCounts.merge(other.flagCounts, uniquingKeysWith: +)
+        timeFlagCounts.merge(other.timeFlagCounts, uniquingKeysWith: +)
+    }
+
     /// Adds per-slot flag counts (`BatchScorer.flagSlots` order: score flags, then time flags).
     mutating func addFlags(_ counts: [Int]) {
         for (k, flag) in ScoreFlag.allCases.enumerated() where counts[k] > 0 { flagCounts[flag, default: 0] += counts[k] }
@@ -68,14 +78,20 @@ package struct BatchProgress: Sendable {
 /// Scores files of sessions (long or wide CSV, as `ResponseMatrix.load` reads them) into a score file and a
 /// reject file.
 ///
-/// Streaming: while each session's rows are contiguous, sessions are scored as they close. A session whose rows
-/// reappear later is detected (hashes of finished session ids, `SeenSessions`); the run then starts over, reading
-/// the files again and grouping rows by session (`BatchScorer+Regroup.swift`: in memory when the input is small
-/// for the budget, else partitioned by session through spill files and merged back in order), so interleaved
-/// input is scored exactly as contiguous input. Scores come out one row per session in order of first
-/// appearance. Long files are parsed and scored in parallel chunks (`BatchScorer+Parallel.swift`, same output
-/// as one thread); wide files are parsed on one thread and scored in parallel batches. Every session read ends up
-/// in the scores or in the rejects, with file, line, column and reason.
+/// The run is a reader and a consumer. `SessionReader` reads the files row by row into typed events
+/// (`SessionEvent`: a row's session id, its responses, failures and age, with file, line and column); a
+/// `SessionEventSink` groups them into sessions, which the shared `SessionAssembler` scores in parallel batches
+/// and writes in order. Three consumers:
+/// - `StreamingSessions` (the first pass): while each session's rows are contiguous, sessions are scored as they
+///   close; long files are parsed and scored in parallel chunks (`BatchScorer+Parallel.swift`, same output as one
+///   thread). A session whose rows reappear later is detected (hashes of finished session ids, `SeenSessions`);
+///   the run then starts over, reading the files again into
+/// - `GatheredSessions`, which groups the events by session in memory when the input is small for the budget, or
+/// - `PartitionedSessions`, which records them into partition files by session, groups each partition in memory
+///   and merges the outputs back in order;
+/// so interleaved input is scored exactly as contiguous input. Scores come out one row per session in order of
+/// first appearance. Every session read ends up in the scores or in the rejects, with file, line, column and
+/// reason.
 ///
 /// Memory: `maxMemoryBytes` bounds what the run holds beyond a fixed overhead (the bank's tables, thread stacks,
 /// the binary), whatever the input's size or row order: the parallel read buffers take at most an eighth, the
@@ -113,13 +129,10 @@ package final class BatchScorer {
     /// columns, which `run` then requires): θ with the times' collateral information, and `ScoreText.timeColumns`
     /// after the other columns. Every path carries a time with each response, as it carries the response.
     package var timedScorer: TimedSessionScorer? {
-        didSet {
-            timed = timedScorer != nil
-            timedBox = timedScorer.map(TimedScorerBox.init)
-        }
+        didSet { timedBox = timedScorer.map(TimedScorerBox.init) }
     }
-    /// Whether responses carry times (kept beside `timedScorer`: read per response on the serial path).
-    private(set) var timed = false
+    /// Whether responses carry times.
+    var timed: Bool { timedBox != nil }
     /// `timedScorer` behind a reference: each session calls it through the box's `let`, in place (binding the
     /// optional struct itself copied it, one retain and release per array and class it holds, every session).
     private(set) var timedBox: TimedScorerBox?
@@ -213,599 +226,42 @@ package final class BatchScorer {
                     : rejects.isRegularFile ? rejects.path : FileManager.default.temporaryDirectory.appendingPathComponent("iqscore").path)
         let sources = try InputSources(inputs, spillPrefix: prefix)
         // A pipe's spooled copy is removed when `sources` is released, and an optimised build ends a value's
-        // lifetime at its last use (the second pass's `RunState` init), not at the end of the scope: both passes
+        // lifetime at its last use (the second pass's `SessionReader`), not at the end of the scope: both passes
         // read inside its extended lifetime (without it, release builds lost a FIFO's copy before regrouping).
         return try withExtendedLifetime(sources) {
             do {
-                var state = try RunState(
-                    owner: self, sources: sources, scores: scores, rejects: rejects, gather: false, progress: progress, started: started,
-                    spillPrefix: prefix)
-                try state.readAll()
-                guard try state.seen.allDistinct() else { throw Regroup() }
-                var report = state.finish()
-                report.sessionHashRuns = state.seen.runCount
+                var reader = SessionReader(owner: self, sources: sources, progress: progress, started: started)
+                var sink = StreamingSessions(
+                    assembler: try SessionAssembler(owner: self, inputs: sources.names, scores: scores, rejects: rejects),
+                    seen: SeenSessions(limitBytes: maxMemoryBytes / 8, spillPrefix: { prefix }))
+                try reader.readAll(into: &sink)
+                try sink.finish()
+                var report = reader.finish(sessions: sink.assembler.report)
+                report.sessionHashRuns = sink.seen.runCount
                 return report
             } catch is Regroup {
                 try scores.reset()
                 try rejects.reset()
-                var state = try RunState(
-                    owner: self, sources: sources, scores: scores, rejects: rejects, gather: true, progress: progress, started: started,
-                    spillPrefix: prefix)
-                try state.regroup()
-                var report = state.finish()
+                var reader = SessionReader(owner: self, sources: sources, progress: progress, started: started)
+                let assembler = try SessionAssembler(owner: self, inputs: sources.names, scores: scores, rejects: rejects)
+                let partitions = partitionCount(totalBytes: sources.totalBytes ?? 0)
+                let sessions: BatchScoringReport
+                if partitions > 1 {
+                    var sink = try PartitionedSessions(count: partitions, spillPrefix: prefix, assembler: assembler)
+                    try reader.readAll(into: &sink)
+                    try sink.finish()
+                    sessions = sink.assembler.report
+                } else {
+                    var sink = GatheredSessions(assembler: assembler)
+                    try reader.readAll(into: &sink)
+                    try sink.replay()
+                    sessions = sink.assembler.report
+                }
+                var report = reader.finish(sessions: sessions)
                 report.regrouped = true
+                report.regroupPartitions = partitions
                 return report
             }
-        }
-    }
-
-    // MARK: - One pass over the inputs
-
-    struct RunState {
-        let owner: BatchScorer
-        /// Input names (for messages and the rejects' file column) and the paths read (a spooled copy for a pipe).
-        let inputs: [String]
-        let readPaths: [String]
-        let spillPrefix: String
-        let scores: AtomicFileWriter
-        let rejects: AtomicFileWriter
-        let gather: Bool
-        let progress: ((BatchProgress) -> Void)?
-        let started: Date
-        var report = BatchScoringReport()
-        let totalBytes: Int?
-        var bytesBefore = 0
-        var lastProgress = Date()
-
-        // The open session (streaming) or the one being replayed (gather).
-        var currentID: [UInt8] = []
-        var hasCurrent = false
-        var current = OpenSession()
-        var seen: SeenSessions
-        var ordinal = 0
-        /// Per bank item: ordinal of the last session that answered it, and on which line (duplicate detection).
-        let stamps: Stamps
-        /// Per input file: the age column's index in its header (−1: no ages read).
-        var ageColumns: [Int]
-
-        // Gather mode: the sessions (of the input, or of one partition) and their events.
-        var gatherIndex = ByteStringIndex()
-        /// Per id in `gatherIndex`, its session's index in `gatherSessions` (rows without an id have sessions too).
-        var gatherOrdinals: [Int] = []
-        var gatherSessions: [GatherSession] = []
-        var events: [GatherEvent] = []
-        var eventReasons: [Int: String] = [:]
-        /// Gather mode with partitions: the calls being recorded into partition files (phase 1), the session
-        /// ordinals used by earlier partitions, and where the current partition's outputs go (phase 2).
-        var recorder: PartitionRecorder?
-        var ordinalBase = 0
-        var partitionOutput: SpillFile?
-
-        var batch = Batch()
-        /// The parallel path's per-chunk duplicate stamps, reused across rounds, and its bytes joined so far.
-        var chunkStamps: [Stamps] = []
-        var parallelBytes = 0
-
-        init(
-            owner: BatchScorer, sources: InputSources, scores: AtomicFileWriter, rejects: AtomicFileWriter, gather: Bool,
-            progress: ((BatchProgress) -> Void)?, started: Date, spillPrefix: String
-        ) throws {
-            self.owner = owner
-            self.inputs = sources.names
-            self.readPaths = sources.paths
-            self.spillPrefix = spillPrefix
-            seen = SeenSessions(limitBytes: owner.maxMemoryBytes / 8, spillPrefix: { spillPrefix })
-            self.scores = scores
-            self.rejects = rejects
-            self.gather = gather
-            self.progress = progress
-            self.started = started
-            totalBytes = sources.totalBytes
-            stamps = Stamps(count: owner.scorer.bank.items.count)
-            ageColumns = [Int](repeating: -1, count: sources.names.count)
-            report.files = sources.names.count
-            try scores.write(owner.header)
-            try rejects.write(BatchScorer.rejectHeader)
-        }
-
-        struct OpenSession {
-            var id = ""
-            var file = 0
-            var line = 0
-            var error: RowError?
-            var items: [Int] = []
-            var responses: [UInt8] = []
-            /// Per response its seconds (NaN: none), when the run reads times.
-            var times: [Float] = []
-            /// The first non-blank age (NaN: none yet), its input file and line.
-            var age = Double.nan
-            var ageFile = 0
-            var ageLine = 0
-        }
-
-        // Event kinds.
-        static let touch: UInt8 = 0, response: UInt8 = 1, blank: UInt8 = 2, failure: UInt8 = 3
-
-        /// The time cell of a response's row (column `column`): its seconds (NaN: none; a dropped time counted), or
-        /// nil after a bad cell, which is the session's failure on this row.
-        mutating func timeCell(_ cell: ResponseTimeCell, file: Int, line: Int, column: Int, text: () -> String) throws -> Float? {
-            switch cell {
-            case .seconds(let t): return t
-            case .missing: return .nan
-            case .dropped: report.droppedTimes += 1; return .nan
-            case .invalid:
-                try event(
-                    Self.failure, file: file, line: line, column: column,
-                    reason: "\(text()) is not a response time; allowed: \(ResponseTimeCell.allowedDescription)")
-                return nil
-            }
-        }
-
-        mutating func readAll() throws {
-            for (fileIndex, path) in readPaths.enumerated() {
-                let reader = try CSVReader(
-                    path: path, displayName: inputs[fileIndex], maxRecordBytes: owner.budgetedRecordBytes,
-                    delimiter: owner.fileOptions.delimiter)
-                try readFile(reader, fileIndex: fileIndex)
-                bytesBefore += reader.bytesConsumed
-            }
-            report.bytesRead = bytesBefore
-            if !gather {
-                try closeCurrent()
-                try flush()
-                try drainPending()
-            }
-        }
-
-        mutating func readFile(_ reader: CSVReader, fileIndex: Int) throws {
-            let path = reader.path
-            guard try reader.nextRow() else { throw InputError(file: path, message: "the file is empty; expected a header row") }
-            let header = try reader.headerFields()
-            let options = owner.fileOptions
-            let hasLong = header.contains(options.sessionColumn) && header.contains(options.itemColumn)
-            let layout = options.layout ?? (hasLong ? .long : .wide)
-            let table = owner.scorer.itemTable
-            if layout == .long {
-                let (sc, ic, rc, tc) = try options.longColumnsWithTime(in: header, file: path, line: reader.line)
-                let ac = try owner.ageColumnIndex(in: header, file: path, line: reader.line)
-                ageColumns[fileIndex] = ac
-                if !gather && owner.parallelParsing {
-                    try readLongParallel(
-                        reader, fileIndex: fileIndex,
-                        columns: LongColumns(
-                            session: sc, item: ic, response: rc, age: ac, time: tc, headerCount: header.count,
-                            sessionName: options.sessionColumn, responseName: options.responseColumn, timeName: options.timeColumn ?? ""))
-                    return
-                }
-                while try reader.nextRow() {
-                    report.rowsRead += 1
-                    let line = reader.line
-                    if reader.fieldCount <= sc {
-                        try orphan(
-                            file: fileIndex, line: line, column: reader.fieldCount,
-                            reason: "malformed row: expected \(header.count) fields as in the header, found \(reader.fieldCount); no session id")
-                        continue
-                    }
-                    if reader.withField(sc, { $0.trimmingSpaces().isEmpty }) {
-                        try orphan(
-                            file: fileIndex, line: line, column: sc + 1, reason: "empty \(options.sessionColumn): the row belongs to no session")
-                        continue
-                    }
-                    try reader.withField(sc) { try enter(session: $0.trimmingSpaces(), file: fileIndex, line: line, column: sc + 1) }
-                    if reader.fieldCount != header.count {
-                        try event(
-                            Self.failure, file: fileIndex, line: line,
-                            column: min(reader.fieldCount, header.count) + (reader.fieldCount > header.count ? 1 : 0),
-                            reason: "malformed row: expected \(header.count) fields as in the header, found \(reader.fieldCount)")
-                        continue
-                    }
-                    if ac >= 0 { try ageCell(reader.withField(ac) { SessionAge.parse($0) }, file: fileIndex, line: line, column: ac + 1) }
-                    // An item in more than two categories: its category (`CategoryCells`). The item is looked up once
-                    // (`known`: nil until looked up) for both paths.
-                    func lookUp() -> Int? { reader.withField(ic, { table.index(of: $0.trimmingSpaces()) }) }
-                    // The row's time (−1: times are not read); nil after a bad time cell.
-                    func seconds() throws -> Float? {
-                        guard tc >= 0 else { return .nan }
-                        return try timeCell(
-                            reader.withField(tc) { ResponseTimeCell.parse($0) }, file: fileIndex, line: line, column: tc + 1,
-                            text: { "\(options.timeColumn ?? "time") \(reader.withField(tc) { TextFidelity.quoted($0) })" })
-                    }
-                    var known: Int?? = nil
-                    if owner.categoryCells != nil { known = .some(lookUp()) }
-                    if let categories = owner.categoryCells, let j = known ?? nil, categories.isCategoryItem(j) {
-                        let v = reader.withField(rc) { categories.value($0, item: j) }
-                        if v == ResponseCell.missingCategory {
-                            report.blankResponses += 1; try event(Self.blank, file: fileIndex, line: line); continue
-                        }
-                        if v == ResponseCell.invalidCategory {
-                            try event(
-                                Self.failure, file: fileIndex, line: line, column: rc + 1,
-                                reason:
-                                    "\(options.responseColumn) \(reader.withField(rc) { TextFidelity.quoted($0) }) is not a response to item \(TextFidelity.quoted(owner.scorer.bank.items[j].itemID)); allowed: \(categories.allowed(item: j))"
-                            )
-                            continue
-                        }
-                        guard let t = try seconds() else { continue }
-                        try event(Self.response, item: j, value: UInt8(v), seconds: t, file: fileIndex, line: line, column: ic + 1)
-                        maybeProgress(reader)
-                        continue
-                    }
-                    var cell = reader.withField(rc) { ResponseCell.parse($0) }
-                    if let keys = owner.optionKeys, keys.mayBeOption(cell), let j = known ?? lookUp(),
-                        let keyed = reader.withField(rc, { keys.score($0, item: j) })
-                    {
-                        cell = keyed
-                    }
-                    if cell == .missing { report.blankResponses += 1; try event(Self.blank, file: fileIndex, line: line); continue }
-                    if cell == .invalid {
-                        try event(
-                            Self.failure, file: fileIndex, line: line, column: rc + 1,
-                            reason:
-                                "\(options.responseColumn) \(reader.withField(rc) { TextFidelity.quoted($0) }) is not a response; allowed: \(ResponseCell.allowedDescription)"
-                        )
-                        continue
-                    }
-                    guard let j = known ?? lookUp() else {
-                        try event(
-                            Self.failure, file: fileIndex, line: line, column: ic + 1,
-                            reason: "unknown item id \(reader.withField(ic) { TextFidelity.quoted($0.trimmingSpaces()) }) (not in the bank)")
-                        continue
-                    }
-                    guard let t = try seconds() else { continue }
-                    try event(Self.response, item: j, value: cell == .correct ? 1 : 0, seconds: t, file: fileIndex, line: line, column: ic + 1)
-                    maybeProgress(reader)
-                }
-            } else {
-                let first = header.first ?? ""
-                let hasID = ResponseFileOptions.isWideIDColumn(first, sessionColumn: options.sessionColumn)
-                if hasID && first.isEmpty && !report.unnamedIDColumnFiles.contains(path) { report.unnamedIDColumnFiles.append(path) }
-                let ac = try owner.ageColumnIndex(in: header, file: path, line: reader.line)
-                ageColumns[fileIndex] = ac
-                // The columns read as items: not the id, the age or an ignored column.
-                let (itemColumns, timeColumns) = try options.wideColumns(header: header, hasID: hasID, age: ac, file: path, line: reader.line)
-                let columnItem: [Int?] = header.indices.map { table.index(of: header[$0]) }
-                var row = 0
-                let prefix = inputs.count > 1 ? (path as NSString).lastPathComponent + ":" : ""
-                while try reader.nextRow() {
-                    report.rowsRead += 1
-                    row += 1
-                    let line = reader.line
-                    if hasID && (reader.fieldCount == 0 || reader.withField(0, { $0.trimmingSpaces().isEmpty })) {
-                        try orphan(file: fileIndex, line: line, column: 1, reason: "empty \(first): the row belongs to no session")
-                        continue
-                    }
-                    if hasID {
-                        try reader.withField(0) { try enter(session: $0.trimmingSpaces(), file: fileIndex, line: line, column: 1) }
-                    } else {
-                        let id = Array((prefix + String(row)).utf8)
-                        try id.withUnsafeBufferPointer { try enter(session: $0, file: fileIndex, line: line, column: 1) }
-                    }
-                    try event(Self.touch, file: fileIndex, line: line)
-                    if reader.fieldCount != header.count {
-                        try event(
-                            Self.failure, file: fileIndex, line: line, column: min(reader.fieldCount, header.count) + 1,
-                            reason: "malformed row: expected \(header.count) fields as in the header, found \(reader.fieldCount)")
-                        if !gather { try closeCurrent() }
-                        continue
-                    }
-                    if ac >= 0 { try ageCell(reader.withField(ac) { SessionAge.parse($0) }, file: fileIndex, line: line, column: ac + 1) }
-                    for (k, c) in itemColumns.enumerated() {
-                        // The cell's time (NaN: none, or times are not read); nil after a bad time cell.
-                        func seconds() throws -> Float? {
-                            guard !timeColumns.isEmpty, case let tc = timeColumns[k], tc >= 0 else { return .nan }
-                            return try timeCell(
-                                reader.withField(tc) { ResponseTimeCell.parse($0) }, file: fileIndex, line: line, column: tc + 1,
-                                text: { "column \(TextFidelity.quoted(header[tc])): \(reader.withField(tc) { TextFidelity.quoted($0) })" })
-                        }
-                        if let categories = owner.categoryCells, let j = columnItem[c], categories.isCategoryItem(j) {
-                            let v = reader.withField(c) { categories.value($0, item: j) }
-                            if v == ResponseCell.missingCategory { continue }
-                            if v == ResponseCell.invalidCategory {
-                                try event(
-                                    Self.failure, file: fileIndex, line: line, column: c + 1,
-                                    reason:
-                                        "column \(TextFidelity.quoted(header[c])): \(reader.withField(c) { TextFidelity.quoted($0) }) is not a response; allowed: \(categories.allowed(item: j))"
-                                )
-                                continue
-                            }
-                            guard let t = try seconds() else { continue }
-                            try event(Self.response, item: j, value: UInt8(v), seconds: t, file: fileIndex, line: line, column: c + 1)
-                            continue
-                        }
-                        var cell = reader.withField(c) { ResponseCell.parse($0) }
-                        if let keys = owner.optionKeys, keys.mayBeOption(cell), let j = columnItem[c],
-                            let keyed = reader.withField(c, { keys.score($0, item: j) })
-                        {
-                            cell = keyed
-                        }
-                        switch cell {
-                        case .missing: continue
-                        case .invalid:
-                            try event(
-                                Self.failure, file: fileIndex, line: line, column: c + 1,
-                                reason:
-                                    "column \(TextFidelity.quoted(header[c])): \(reader.withField(c) { TextFidelity.quoted($0) }) is not a response; allowed: \(ResponseCell.allowedDescription)"
-                            )
-                        case .correct, .incorrect:
-                            guard let j = columnItem[c] else {
-                                try event(
-                                    Self.failure, file: fileIndex, line: line, column: c + 1,
-                                    reason: "unknown item id \(TextFidelity.quoted(header[c])) (column \(c + 1) is not in the bank)")
-                                continue
-                            }
-                            guard let t = try seconds() else { continue }
-                            try event(Self.response, item: j, value: cell == .correct ? 1 : 0, seconds: t, file: fileIndex, line: line, column: c + 1)
-                        }
-                    }
-                    if !gather { try closeCurrent() }
-                    maybeProgress(reader)
-                }
-            }
-        }
-
-        mutating func maybeProgress(_ reader: CSVReader) {
-            guard let progress, report.rowsRead & 0xFFFF == 0 else { return }
-            let now = Date()
-            guard now.timeIntervalSince(lastProgress) >= 0.25 else { return }
-            lastProgress = now
-            progress(
-                BatchProgress(
-                    bytesRead: bytesBefore + reader.bytesConsumed, totalBytes: totalBytes, rows: report.rowsRead,
-                    sessions: report.sessionsRead + (hasCurrent ? 1 : 0), seconds: now.timeIntervalSince(started)))
-        }
-
-        /// A row that belongs to the session with these id bytes (in column `column`). An id that is not valid
-        /// UTF-8 rejects its session (`TextFidelity`); the rejects file shows it with `\xFF` escapes.
-        mutating func enter(session bytes: UnsafeBufferPointer<UInt8>, file: Int, line: Int, column: Int) throws {
-            if gather {
-                if let recorder { try recorder.enter(bytes, file: file, line: line, column: column); return }
-                let (s, inserted) = gatherIndex.index(of: bytes)
-                if !inserted {
-                    ordinal = gatherOrdinals[s]
-                } else {
-                    ordinal = gatherSessions.count
-                    gatherOrdinals.append(ordinal)
-                    let valid = TextFidelity.validString(bytes)
-                    gatherSessions.append(GatherSession(id: valid ?? TextFidelity.display(bytes), file: file, line: line))
-                    if valid == nil {
-                        try event(Self.failure, file: file, line: line, column: column, reason: TextFidelity.invalidUTF8("session id", bytes))
-                    }
-                }
-                return
-            }
-            if hasCurrent && bytes.count == currentID.count
-                && (bytes.count == 0 || currentID.withUnsafeBufferPointer { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 })
-            {
-                return
-            }
-            try closeCurrent()
-            if try !seen.insert(ByteKeyTable.hash(bytes)) { throw Regroup() }
-            currentID.removeAll(keepingCapacity: true)
-            currentID.append(contentsOf: bytes)
-            ordinal += 1
-            hasCurrent = true
-            if let valid = TextFidelity.validString(bytes) {
-                current = OpenSession(id: valid, file: file, line: line)
-            } else {
-                current = OpenSession(
-                    id: TextFidelity.display(bytes), file: file, line: line,
-                    error: (TextFidelity.invalidUTF8("session id", bytes), file, line, column))
-            }
-        }
-
-        /// A row with no session id at all: rejected on its own.
-        mutating func orphan(file: Int, line: Int, column: Int, reason: String) throws {
-            if !gather { try closeCurrent() }
-            if gather {
-                if let recorder { try recorder.orphan(file: file, line: line, column: column, reason: reason); return }
-                ordinal = gatherSessions.count
-                gatherSessions.append(GatherSession(id: "", file: file, line: line))
-                try event(Self.failure, file: file, line: line, column: column, reason: reason)
-                return
-            }
-            ordinal += 1
-            current = OpenSession(id: "", file: file, line: line, error: (reason, file, line, column))
-            hasCurrent = true
-            currentID = []
-            try closeCurrent()
-        }
-
-        mutating func event(
-            _ kind: UInt8, item: Int = -1, value: UInt8 = 0, seconds: Float = .nan, file: Int, line: Int, column: Int? = nil, reason: String? = nil
-        ) throws {
-            if gather {
-                // Only responses and failures change a session's outcome; once it has a failure, or more
-                // responses than the bank has items (so some item repeats), its first error is fixed and later
-                // events cannot change it: they are not kept, so a session holds at most bank size + 1 events.
-                guard kind == Self.response || kind == Self.failure else { return }
-                if let recorder {
-                    try recorder.event(kind, item: item, value: value, seconds: seconds, file: file, line: line, column: column ?? 0, reason: reason);
-                    return
-                }
-                if gatherSessions[ordinal].settled { return }
-                if kind == Self.failure {
-                    gatherSessions[ordinal].settled = true
-                } else {
-                    gatherSessions[ordinal].responses += 1
-                    if gatherSessions[ordinal].responses > owner.scorer.bank.items.count { gatherSessions[ordinal].settled = true }
-                }
-                if let reason { eventReasons[events.count] = reason }
-                events.append(
-                    GatherEvent(
-                        session: Int32(ordinal), item: Int32(item), value: value, kind: kind, seconds: seconds,
-                        file: Int32(file), column: Int32(column ?? 0), line: line))
-                return
-            }
-            apply(kind, item: item, value: value, seconds: seconds, file: file, line: line, column: column, reason: reason)
-        }
-
-        /// One cell of the age column: a bad one is the session's failure on this row; an age is kept.
-        mutating func ageCell(_ cell: SessionAge.Cell, file: Int, line: Int, column: Int) throws {
-            switch cell {
-            case .blank: return
-            case .invalid(let reason): try event(Self.failure, file: file, line: line, column: column, reason: reason)
-            case .age(let age): try ageEvent(age, file: file, line: line, column: column)
-            }
-        }
-
-        /// A session's age on one row. Gather mode keeps only the session's first age (in `GatherSession`) and turns
-        /// the first different one into a failure event in its place in line order; later ones cannot change the
-        /// outcome and are not kept.
-        mutating func ageEvent(_ age: Double, file: Int, line: Int, column: Int) throws {
-            guard gather else { return applyAge(age, file: file, line: line, column: column) }
-            if let recorder { try recorder.age(age, file: file, line: line, column: column); return }
-            let session = gatherSessions[ordinal]
-            if session.settled || session.age == age { return }
-            if session.age.isNaN {
-                gatherSessions[ordinal].age = age
-                gatherSessions[ordinal].ageFile = Int32(file)
-                gatherSessions[ordinal].ageLine = line
-                return
-            }
-            try event(
-                Self.failure, file: file, line: line, column: column,
-                reason: ageDiffers(
-                    first: session.age, file: Int(session.ageFile), line: session.ageLine,
-                    second: age, secondFile: file, secondLine: line))
-        }
-
-        /// The age on one row of the open session: the first is kept; the first different one is the session's
-        /// error unless it has one.
-        mutating func applyAge(_ age: Double, file: Int, line: Int, column: Int) {
-            if current.age.isNaN {
-                current.age = age
-                current.ageFile = file
-                current.ageLine = line
-            } else if current.age != age && current.error == nil {
-                current.error = (
-                    ageDiffers(first: current.age, file: current.ageFile, line: current.ageLine, second: age, secondFile: file, secondLine: line),
-                    file, line, column
-                )
-            }
-        }
-
-        func ageDiffers(first: Double, file: Int, line: Int, second: Double, secondFile: Int, secondLine: Int) -> String {
-            SessionAge.differs(
-                first: first, firstLine: line, firstFile: file == secondFile ? nil : (inputs[file] as NSString).lastPathComponent,
-                second: second, secondLine: secondLine)
-        }
-
-        mutating func apply(_ kind: UInt8, item: Int, value: UInt8, seconds: Float = .nan, file: Int, line: Int, column: Int?, reason: String?) {
-            switch kind {
-            case Self.response:
-                if stamps.session[item] == ordinal {
-                    if current.error == nil {
-                        let other = stamps.file[item] == file ? "" : " of \((inputs[stamps.file[item]] as NSString).lastPathComponent)"
-                        current.error = (
-                            "item '\(owner.scorer.bank.items[item].itemID)' answered twice in the session (first on line \(stamps.line[item])\(other))",
-                            file, line, column
-                        )
-                    }
-                    return
-                }
-                stamps.session[item] = ordinal
-                stamps.line[item] = line
-                stamps.file[item] = file
-                current.items.append(item)
-                current.responses.append(value)
-                if owner.timed { current.times.append(seconds) }
-            case Self.failure:
-                if current.error == nil { current.error = (reason ?? "invalid row", file, line, column) }
-            default:
-                break
-            }
-        }
-
-        mutating func closeCurrent() throws {
-            guard hasCurrent else { return }
-            hasCurrent = false
-            if owner.ageColumn != nil && current.error == nil && current.age.isNaN {
-                current.error = (SessionAge.missing, current.file, current.line, ageColumns[current.file] + 1)
-            }
-            batch.append(current)
-            report.sessionsRead += 1
-            if batch.count >= owner.batchSize || batch.items.count >= owner.budgetedBatchCells { try flush() }
-        }
-
-        /// Gather mode: replay each session's events in first-appearance order.
-        mutating func replayGathered() throws {
-            let sessions = gatherSessions.count
-            var counts = [Int](repeating: 0, count: sessions + 1)
-            for e in events { counts[Int(e.session) + 1] += 1 }
-            for s in 0..<sessions { counts[s + 1] += counts[s] }
-            var order = [Int](repeating: 0, count: events.count)
-            var next = counts
-            for (k, e) in events.enumerated() { order[next[Int(e.session)]] = k; next[Int(e.session)] += 1 }
-            for s in 0..<sessions {
-                let info = gatherSessions[s]
-                ordinal = ordinalBase + s
-                current = OpenSession(id: info.id, file: info.file, line: info.line)
-                if !info.age.isNaN {
-                    current.age = info.age
-                    current.ageFile = Int(info.ageFile)
-                    current.ageLine = info.ageLine
-                }
-                hasCurrent = true
-                for k in counts[s]..<counts[s + 1] {
-                    let e = events[order[k]]
-                    apply(
-                        e.kind, item: Int(e.item), value: e.value, seconds: e.seconds, file: Int(e.file), line: e.line,
-                        column: e.column == 0 ? nil : Int(e.column),
-                        reason: eventReasons[order[k]])
-                }
-                try closeCurrent()
-            }
-            try flush()
-            try drainPending()
-            ordinalBase += sessions
-        }
-
-        /// Hands the full batch to a background thread (`BackgroundJob`: scoring runs while the next batch is
-        /// parsed); the previous batch's output is written first, so output order is input order.
-        mutating func flush() throws {
-            guard batch.count > 0 else { return }
-            try drainPending()
-            let box = UncheckedSendableBox((owner, batch, PendingBatch(), partitionOutput != nil))
-            let job = BackgroundJob {
-                let (owner, work, slot, keyed) = box.value
-                slot.result = owner.process(work, keyed: keyed)
-            }
-            pending = (job, box.value.2)
-            batch = Batch()
-        }
-
-        var pending: (job: BackgroundJob, slot: PendingBatch)?
-
-        /// Waits for the batch in flight, then writes its scores and rejects.
-        mutating func drainPending() throws {
-            guard let (job, slot) = pending else { return }
-            job.wait()
-            pending = nil
-            guard let result = slot.result else { return }
-            if let partitionOutput {
-                try BatchScorer.writeKeyed(result, rejectLine: { self.rejectLine($0) }, to: partitionOutput)
-            } else {
-                for chunk in result.rows { try chunk.withUnsafeBufferPointer { try scores.write(bytes: $0) } }
-                try writeRejects(result.rejects)
-            }
-            report.sessionsScored += result.scored
-            report.sessionsRejected += result.rejects.count
-            report.sessionsNotAdministered += BatchScorer.notAdministeredCount(result.rejects)
-            report.addFlags(result.flags)
-        }
-
-        func writeRejects(_ list: [RejectRecord]) throws {
-            for reject in list { try rejects.write(rejectLine(reject)) }
-        }
-
-        func rejectLine(_ reject: RejectRecord) -> String {
-            BatchScorer.rejectLine(
-                RejectedSession(sessionID: reject.id, file: inputs[reject.file], line: reject.line, column: reject.column, reason: reject.reason))
-        }
-
-        mutating func finish() -> BatchScoringReport {
-            report.seconds = Date().timeIntervalSince(started)
-            return report
         }
     }
 
@@ -861,7 +317,7 @@ package final class BatchScorer {
         var ages: [Double] = []
         var count: Int { ids.count }
 
-        mutating func append(_ s: RunState.OpenSession) {
+        mutating func append(_ s: SessionAssembler.OpenSession) {
             ids.append(s.id)
             ages.append(s.age)
             files.append(s.file)

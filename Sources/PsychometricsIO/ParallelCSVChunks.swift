@@ -2,7 +2,7 @@ import Foundation
 import Psychometrics
 
 // Parallel reading of a CSV file's records after its header: the machinery that `iqscore score` (long files,
-// `BatchScorer.readLongParallel`) and `ResponseMatrix.load` (`iqscore calibrate`, wide and long files) share.
+// `BatchScorer.StreamingSessions.readLongRows`) and `ResponseMatrix.load` (`iqscore calibrate`, wide and long files) share.
 //
 // The file is read in rounds of `chunkBytes × chunks` bytes (a regular file's round by the workers, each `pread`-ing
 // a slice: `CSVReader.readFilling`). Each round is cut into chunks at line feeds; the
