@@ -86,23 +86,19 @@ extension CalibrateCommand {
         status.clear()
         try bankWriter.write(result.bankCSV(metadata: metadata))
         try OutputSet.commit([("bank", bankWriter, result.items.count)], manifest: manifestWriter) { entries in
-            var summary = BifactorCalibrationSummary(
-                model: model.description, result: result, options: options, report: report, responsesPath: responses, bankPath: out,
-                factorColumn: factorColumn, readSeconds: readSeconds)
-            summary.outputs = entries
-            if result.starts.count > 1 { summary.starts = result.starts }
+            var summary = FitSummary(
+                common: summaryCommon(
+                    model: model.description, fit: result, options: options, report: report, readSeconds: readSeconds, starts: result.starts),
+                fit: BifactorCalibrationSummary(result: result, options: options, factorColumn: factorColumn))
+            summary.common.outputs = entries
+            summary.common.setFixed(bank: fixedBankPath, items: result.items.filter(\.isFixed).map(\.itemID), notInData: result.fixedItemsNotInData)
             if !result.groups.isEmpty {
-                summary.group_column = groupColumn
-                summary.group_files = groupSource?.filesByGroup
-                summary.reference = reference
-                summary.groups = zip(result.groups, result.groupSpecificFactors).map { MultipleGroupSummary.Group($0, specificFactors: $1) }
+                summary.fit.group_column = groupColumn
+                summary.fit.group_files = groupSource?.filesByGroup
+                summary.fit.reference = reference
+                summary.fit.groups = zip(result.groups, result.groupSpecificFactors).map { MultipleGroupSummary.Group($0, specificFactors: $1) }
             }
-            if let fixedBankPath {
-                summary.fixed_bank = fixedBankPath
-                summary.fixed_items = result.items.filter(\.isFixed).map(\.itemID)
-                summary.fixed_items_not_in_data = result.fixedItemsNotInData
-            }
-            return try encodeJSON(summary)
+            return try summary.json()
         }
         var lines = [
             "iqscore calibrate: \(model.description) \(result.model.rawValue.uppercased()) on \(responses) (\(report.layout.rawValue) layout, \(formatCount(report.dataRows)) data rows)"
@@ -150,13 +146,11 @@ extension CalibrateCommand {
                         : "; \(result.fixedItemsNotInData.count) bank item\(result.fixedItemsNotInData.count == 1 ? "" : "s") not in the data (not written)")
             )
         }
-        let state = result.converged ? "converged in \(result.cycles) cycles" : "NOT CONVERGED after \(result.cycles) cycles"
+        let state = result.convergenceText
         lines.append(
             "\(state) (\(result.eSteps) E-steps, \(options.acceleration.rawValue), \(result.quadraturePoints)² nodes per specific factor); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s"
         )
-        lines.append(
-            "log-likelihood \(fixed(result.logLikelihood, 3)), AIC \(fixed(result.aic, 2)), BIC \(fixed(result.bic, 2)) (\(result.parameterCount) parameters)"
-        )
+        lines.append(result.fitLine(logLikelihoodDecimals: 3))
         let reliability = BifactorReliability(items: result.items.map(\.item), structure: result.structure)
         lines.append(
             "reliability (Rodriguez, Reise & Haviland 2016): ω \(fixed(reliability.omega, 3)), ω_H \(fixed(reliability.omegaHierarchical, 3)), ECV \(fixed(reliability.explainedCommonVariance, 3)), H \(fixed(reliability.construct, 3))"
@@ -179,18 +173,9 @@ extension CalibrateCommand {
     }
 }
 
-/// The `--summary-json` document of a bifactor fit.
+/// The bifactor fit's own keys of its `--summary-json` document (`FitSummary`, beside `FitSummaryCommon`'s).
 struct BifactorCalibrationSummary: Encodable {
-    var manifest_version = 1
-    var command = "calibrate"
-    var iqscore_version = iqscoreVersion
-    var outputs: [ManifestEntry] = []
-    /// bifactor or testlet.
-    var model: String
     var item_type: String
-    var responses: String
-    var bank: String
-    var layout: String
     var factor_column: String
     var general_factor: String
     var specific_factors: [String]
@@ -199,35 +184,15 @@ struct BifactorCalibrationSummary: Encodable {
     /// The testlet model's λ per specific factor (a_specific = λ · a_general) and its standard error.
     var testlet_ratios: [String: Double]?
     var testlet_ratio_ses: [String: Double]?
-    var n_persons: Int
     var n_items: Int
     var excluded_items: [String]
     /// Model-based reliability from the standardized loadings (`BifactorReliability`).
     var reliability: ReliabilitySummary
-    var log_likelihood: Double
-    var aic: Double
-    var bic: Double
-    var n_parameters: Int
-    var cycles: Int
-    var e_steps: Int
-    var converged: Bool
-    var tolerance: Double
-    var max_cycles: Int
-    var acceleration: String
     /// Points per dimension; the E-step integrates over quadrature_points² nodes per specific factor.
     var quadrature_points: Int
     var theta_bound: Double
     var standard_errors: String
     var priors: [String: String]
-    var read_seconds: Double
-    var fit_seconds: Double
-    var warnings: [String]
-    /// Every start's run (with --starts).
-    var starts: [StartRecord]?
-    /// Online calibration (`--fixed`): the bank, its items held, and those not in the data.
-    var fixed_bank: String?
-    var fixed_items: [String]?
-    var fixed_items_not_in_data: [String]?
     /// A multiple-group fit (`--group-column`): the column, the reference and every group's general-factor
     /// distribution.
     var group_column: String?
@@ -235,12 +200,7 @@ struct BifactorCalibrationSummary: Encodable {
     var reference: String?
     var groups: [MultipleGroupSummary.Group]?
 
-    init(
-        model: String, result: BifactorCalibrationResult, options: CalibrationOptions, report: ResponseFileReport, responsesPath: String,
-        bankPath: String,
-        factorColumn: String, readSeconds: Double
-    ) {
-        self.model = model
+    init(result: BifactorCalibrationResult, options: CalibrationOptions, factorColumn: String) {
         item_type = result.model.rawValue
         if result.testlet {
             let names = result.structure.specificFactors
@@ -248,9 +208,6 @@ struct BifactorCalibrationSummary: Encodable {
             testlet_ratio_ses = Dictionary(
                 uniqueKeysWithValues: names.indices.compactMap { f in result.testletRatioStandardErrors[f].map { (names[f], $0) } })
         }
-        responses = responsesPath
-        bank = bankPath
-        layout = report.layout.rawValue
         factor_column = factorColumn
         general_factor = result.structure.generalFactor
         specific_factors = result.structure.specificFactors
@@ -262,28 +219,14 @@ struct BifactorCalibrationSummary: Encodable {
         reliability = ReliabilitySummary(
             omega: r.omega, omega_h: r.omegaHierarchical, ecv: r.explainedCommonVariance, h: r.construct,
             domains: r.domains.map { .init(factor: $0.factor, items: $0.items, omega_s: $0.omega, omega_hs: $0.omegaHierarchical, h: $0.construct) })
-        n_persons = result.personCount
         n_items = result.items.count
         excluded_items = result.excludedItems
-        log_likelihood = result.logLikelihood
-        aic = result.aic
-        bic = result.bic
-        n_parameters = result.parameterCount
-        cycles = result.cycles
-        e_steps = result.eSteps
-        converged = result.converged
-        tolerance = options.tolerance
-        max_cycles = options.maxCycles
-        acceleration = options.acceleration.rawValue
         quadrature_points = result.quadraturePoints
         theta_bound = options.thetaBound
         standard_errors = options.standardErrors ? "observed information (Oakes 1999, central differences of the gradient)" : "not computed (--no-se)"
         var p: [String: String] = ["general_slope": options.slopePrior?.description ?? "none"]
         if result.model == .threePL { p["guessing"] = options.guessingPrior?.description ?? "none" }
         priors = p
-        read_seconds = readSeconds
-        fit_seconds = result.elapsedSeconds
-        warnings = result.warnings
     }
 }
 

@@ -189,24 +189,22 @@ extension CalibrateCommand {
         let bank = try ItemBank(calibration: result, metadata: metadata, fixed: fixedBank)
         try bankWriter.write(bank.csv())
         try OutputSet.commit([("bank", bankWriter, bank.items.count)], manifest: manifestWriter) { entries in
-            var summary = CategoryCalibrationSummary(
-                result: result, model: kind, itemModels: perItem, report: report,
-                responsesPath: responses, bankPath: out, readSeconds: readSeconds, options: options)
+            var summary = FitSummary(
+                common: summaryCommon(model: kind.rawValue, fit: result, options: options, report: report, readSeconds: readSeconds),
+                fit: CategoryCalibrationSummary(result: result, itemModels: perItem, report: report, readSeconds: readSeconds, options: options))
             if threePL {
-                summary.priors["guessing"] = calibrator.threePLGuessingPrior.map { "c ~ \($0) on 3pl items" } ?? "none"
-                summary.priors["slope"] =
+                summary.fit.priors["guessing"] = calibrator.threePLGuessingPrior.map { "c ~ \($0) on 3pl items" } ?? "none"
+                summary.fit.priors["slope"] =
                     (options.slopePrior.map { "a ~ \($0) on graded, gpcm and 3pl items" } ?? "none on graded and gpcm items")
                     + (options.slopePrior == nil ? calibrator.threePLSlopePrior.map { "; a ~ \($0) on 3pl items" } ?? "" : "")
             }
-            if let fixedBankPath {
-                summary.fixed_bank = fixedBankPath
-                summary.fixed_items = result.fixedItemIDs
-                summary.fixed_items_not_in_data = result.fixedItemsNotInData
-                summary.latent_mean = result.latentMean
-                summary.latent_mean_se = result.latentMeanStandardError
+            summary.common.setFixed(bank: fixedBankPath, items: result.fixedItemIDs, notInData: result.fixedItemsNotInData)
+            if fixedBankPath != nil {
+                summary.fit.latent_mean = result.latentMean
+                summary.fit.latent_mean_se = result.latentMeanStandardError
             }
-            summary.outputs = entries
-            return try encodeJSON(summary)
+            summary.common.outputs = entries
+            return try summary.json()
         }
         var lines = [
             "iqscore calibrate: \(kind.rawValue) on \(responses) (\(report.layout.rawValue) layout, \(formatCount(report.dataRows)) data rows)"
@@ -215,7 +213,7 @@ extension CalibrateCommand {
         lines.append(
             "data: \(formatCount(result.personCount)) persons × \(result.items.count) items (\(counts.joined(separator: ", "))), \(formatCount(data.cellCount)) responses; categories per item \(Set(bank.items.map(\.categoryCount)).sorted().map(String.init).joined(separator: ", "))"
         )
-        let state = result.converged ? "converged in \(result.cycles) cycles" : "NOT CONVERGED after \(result.cycles) cycles"
+        let state = result.convergenceText
         lines.append(
             "\(state) (\(result.eSteps) E-steps, \(options.acceleration.rawValue)); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s"
         )
@@ -225,9 +223,7 @@ extension CalibrateCommand {
                 "3pl items: c ~ \(calibrator.threePLGuessingPrior.map(String.init(describing:)) ?? "no prior"), a ~ \((options.slopePrior ?? calibrator.threePLSlopePrior).map(String.init(describing:)) ?? "no prior")"
             )
         }
-        lines.append(
-            "log-likelihood \(fixed(result.logLikelihood, 2)), AIC \(fixed(result.aic, 2)), BIC \(fixed(result.bic, 2)) (\(result.parameterCount) parameters)"
-        )
+        lines.append(result.fitLine(logLikelihoodDecimals: 2))
         let rasch: Set<ItemModelKind> = [.partialCredit, .ratingScale]
         if let fixedBankPath {
             let notInData = result.fixedItemsNotInData.count
@@ -252,74 +248,35 @@ extension CalibrateCommand {
     }
 }
 
-/// The `--summary-json` document of a fit of items in more than two categories (the manifest of its run).
+/// The own keys of a fit of items in more than two categories in its `--summary-json` document (`FitSummary`,
+/// beside `FitSummaryCommon`'s; the manifest of its run).
 struct CategoryCalibrationSummary: Encodable {
-    var manifest_version = 1
-    var command = "calibrate"
-    var iqscore_version = iqscoreVersion
-    var outputs: [ManifestEntry] = []
-    var model: String
     /// Items whose model the items file's `model` column set.
     var item_models: [String: String]
-    var responses: String
-    var bank: String
-    var layout: String
-    var n_persons: Int
     var n_items: Int
     var n_responses: Int
     var persons_without_responses: Int
     var excluded_items: [String]
-    var log_likelihood: Double
-    var aic: Double
-    var bic: Double
-    var n_parameters: Int
-    var cycles: Int
-    var acceleration: String
-    var e_steps: Int
-    var converged: Bool
-    var tolerance: Double
-    var max_cycles: Int
     var quadrature_points: Int
     var theta_bound: Double
     var latent_sd: Double
     var latent_sd_se: Double?
     var latent_mean: Double?
     var latent_mean_se: Double?
-    var fixed_bank: String?
-    var fixed_items: [String]?
-    var fixed_items_not_in_data: [String]?
     var standard_errors: String
     /// The prior on the graded and gpcm items' slopes (`--slope-prior`), or "none".
     var priors: [String: String]
-    var warnings: [String]
-    var read_seconds: Double
-    var fit_seconds: Double
     var elapsed_seconds: Double
 
     init(
-        result: PolytomousCalibrationResult, model kind: ItemModelKind, itemModels: [String: ItemModelKind],
-        report: ResponseFileReport, responsesPath: String, bankPath: String, readSeconds: Double, options: CalibrationOptions
+        result: PolytomousCalibrationResult, itemModels: [String: ItemModelKind], report: ResponseFileReport, readSeconds: Double,
+        options: CalibrationOptions
     ) {
-        model = kind.rawValue
         item_models = itemModels.mapValues(\.rawValue)
-        responses = responsesPath
-        bank = bankPath
-        layout = report.layout.rawValue
-        n_persons = result.personCount
         n_items = result.items.count
         n_responses = result.items.reduce(0) { $0 + $1.responses }
         persons_without_responses = report.emptyPersons.count
         excluded_items = result.excludedItems
-        log_likelihood = result.logLikelihood
-        aic = result.aic
-        bic = result.bic
-        n_parameters = result.parameterCount
-        cycles = result.cycles
-        acceleration = options.acceleration.rawValue
-        e_steps = result.eSteps
-        converged = result.converged
-        tolerance = options.tolerance
-        max_cycles = options.maxCycles
         quadrature_points = options.quadraturePoints
         theta_bound = options.thetaBound
         latent_sd = result.latentSD
@@ -330,9 +287,6 @@ struct CategoryCalibrationSummary: Encodable {
             : result.items.contains(where: { $0.standardErrors.contains { $0 != nil } })
                 ? "observed information (Louis 1982), delta method to the IRT form" : "unavailable (see warnings)"
         priors = ["slope": options.slopePrior.map { "a ~ \($0) on graded and gpcm items" } ?? "none"]
-        warnings = result.warnings
-        read_seconds = readSeconds
-        fit_seconds = result.elapsedSeconds
         elapsed_seconds = result.elapsedSeconds + readSeconds
     }
 }

@@ -40,17 +40,13 @@ extension CalibrateCommand {
         status.clear()
         try bankWriter.write(result.bankCSV(metadata: metadata))
         try OutputSet.commit([("bank", bankWriter, result.items.count)], manifest: manifestWriter) { entries in
-            var summary = CorrelatedCalibrationSummary(
-                result: result, options: options, report: report, responsesPath: responses, bankPath: out,
-                factorColumn: factorColumn, readSeconds: readSeconds)
-            summary.outputs = entries
-            if result.starts.count > 1 { summary.starts = result.starts }
-            if let fixedBankPath {
-                summary.fixed_bank = fixedBankPath
-                summary.fixed_items = result.items.filter(\.isFixed).map(\.itemID)
-                summary.fixed_items_not_in_data = result.fixedItemsNotInData
-            }
-            return try encodeJSON(summary)
+            var summary = FitSummary(
+                common: summaryCommon(
+                    model: "correlated", fit: result, options: options, report: report, readSeconds: readSeconds, starts: result.starts),
+                fit: CorrelatedCalibrationSummary(result: result, options: options, factorColumn: factorColumn))
+            summary.common.outputs = entries
+            summary.common.setFixed(bank: fixedBankPath, items: result.items.filter(\.isFixed).map(\.itemID), notInData: result.fixedItemsNotInData)
+            return try summary.json()
         }
         var lines = [
             "iqscore calibrate: correlated factors \(result.model.rawValue.uppercased()) on \(responses) (\(report.layout.rawValue) layout, \(formatCount(report.dataRows)) data rows)"
@@ -69,7 +65,7 @@ extension CalibrateCommand {
                         : "; \(result.fixedItemsNotInData.count) bank item\(result.fixedItemsNotInData.count == 1 ? "" : "s") not in the data (not written)")
             )
         }
-        let state = result.converged ? "converged in \(result.cycles) cycles" : "NOT CONVERGED after \(result.cycles) cycles"
+        let state = result.convergenceText
         let integrationText =
             result.integration == .productGrid
             ? "product grid \(result.quadraturePoints)^\(result.factors.count) = \(formatCount(result.nodes)) nodes"
@@ -77,9 +73,7 @@ extension CalibrateCommand {
         lines.append(
             "\(state) (\(result.eSteps) E-steps, \(options.acceleration.rawValue), \(integrationText)); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s"
         )
-        lines.append(
-            "log-likelihood \(fixed(result.logLikelihood, 3)), AIC \(fixed(result.aic, 2)), BIC \(fixed(result.bic, 2)) (\(result.parameterCount) parameters)"
-        )
+        lines.append(result.fitLine(logLikelihoodDecimals: 3))
         let k = result.factors.count
         lines.append("factor correlations" + (result.correlationStandardErrors == nil ? ":" : " (SE):"))
         for f in 1..<k {
@@ -96,17 +90,10 @@ extension CalibrateCommand {
     }
 }
 
-/// The `--summary-json` document of a correlated-factors fit.
+/// The correlated-factors fit's own keys of its `--summary-json` document (`FitSummary`, beside
+/// `FitSummaryCommon`'s).
 struct CorrelatedCalibrationSummary: Encodable {
-    var manifest_version = 1
-    var command = "calibrate"
-    var iqscore_version = iqscoreVersion
-    var outputs: [ManifestEntry] = []
-    var model = "correlated"
     var item_type: String
-    var responses: String
-    var bank: String
-    var layout: String
     var factor_column: String
     var factors: [String]
     /// Per factor, its items (in the data's order).
@@ -114,19 +101,8 @@ struct CorrelatedCalibrationSummary: Encodable {
     /// The factor correlation matrix, row by row, and its standard errors (absent without them).
     var correlations: [[Double]]
     var correlation_ses: [[Double]]?
-    var n_persons: Int
     var n_items: Int
     var excluded_items: [String]
-    var log_likelihood: Double
-    var aic: Double
-    var bic: Double
-    var n_parameters: Int
-    var cycles: Int
-    var e_steps: Int
-    var converged: Bool
-    var tolerance: Double
-    var max_cycles: Int
-    var acceleration: String
     /// "grid" or "qmc"; the product grid's points per factor and its nodes, or for qmc the fine grid's points per
     /// factor and the Sobol nodes per person.
     var integration: String
@@ -135,44 +111,18 @@ struct CorrelatedCalibrationSummary: Encodable {
     var theta_bound: Double
     var standard_errors: String
     var priors: [String: String]
-    var read_seconds: Double
-    var fit_seconds: Double
-    var warnings: [String]
-    /// Every start's run (with --starts).
-    var starts: [StartRecord]?
-    /// Online calibration (`--fixed`): the bank, its items held, and those not in the data.
-    var fixed_bank: String?
-    var fixed_items: [String]?
-    var fixed_items_not_in_data: [String]?
 
-    init(
-        result: CorrelatedFactorsResult, options: CalibrationOptions, report: ResponseFileReport, responsesPath: String, bankPath: String,
-        factorColumn: String, readSeconds: Double
-    ) {
+    init(result: CorrelatedFactorsResult, options: CalibrationOptions, factorColumn: String) {
         let k = result.factors.count
         item_type = result.model.rawValue
-        responses = responsesPath
-        bank = bankPath
-        layout = report.layout.rawValue
         factor_column = factorColumn
         factors = result.factors
         factor_items = Dictionary(
             uniqueKeysWithValues: result.factors.indices.map { f in (result.factors[f], result.items.filter { $0.factor == f }.map(\.itemID)) })
         correlations = (0..<k).map { f in Array(result.correlations[(f * k)..<((f + 1) * k)]) }
         correlation_ses = result.correlationStandardErrors.map { se in (0..<k).map { f in Array(se[(f * k)..<((f + 1) * k)]) } }
-        n_persons = result.personCount
         n_items = result.items.count
         excluded_items = result.excludedItems
-        log_likelihood = result.logLikelihood
-        aic = result.aic
-        bic = result.bic
-        n_parameters = result.parameterCount
-        cycles = result.cycles
-        e_steps = result.eSteps
-        converged = result.converged
-        tolerance = options.tolerance
-        max_cycles = options.maxCycles
-        acceleration = options.acceleration.rawValue
         integration = result.integration.rawValue
         quadrature_points = result.quadraturePoints
         nodes = result.nodes
@@ -183,9 +133,6 @@ struct CorrelatedCalibrationSummary: Encodable {
         var p: [String: String] = ["slope": options.slopePrior?.description ?? "none"]
         if result.model == .threePL { p["guessing"] = options.guessingPrior?.description ?? "none" }
         priors = p
-        read_seconds = readSeconds
-        fit_seconds = result.elapsedSeconds
-        warnings = result.warnings
     }
 }
 

@@ -91,10 +91,13 @@ extension CalibrateCommand {
         let bank = ItemBank(items: bankItems, metadataColumns: (metadata?.columns ?? []).filter { !ItemBank.coreColumns.contains($0) })
         try bankWriter.write(bank.csv())
         try OutputSet.commit([("bank", bankWriter, bank.items.count)], manifest: manifestWriter) { entries in
-            try encodeJSON(
-                MultipleGroupSummary(
-                    fit, responses: responses, bank: out, groupColumn: groupColumn, groupFiles: groupSource!.filesByGroup,
-                    layout: report.layout.rawValue, readSeconds: readSeconds, outputs: entries))
+            var common = summaryCommon(model: fit.model.rawValue, fit: fit, options: fit.options, report: report, readSeconds: readSeconds)
+            // A multiple-group summary has never had these keys.
+            common.max_cycles = nil
+            common.acceleration = nil
+            common.outputs = entries
+            return try FitSummary(common: common, fit: MultipleGroupSummary(fit, groupColumn: groupColumn, groupFiles: groupSource!.filesByGroup))
+                .json()
         }
         var lines = [
             "iqscore calibrate: multiple-group \(fit.model.rawValue.uppercased()) on \(responses), \(fit.groups.count) groups " + groupsOrigin
@@ -107,27 +110,16 @@ extension CalibrateCommand {
             )
         }
         lines.append(
-            (fit.converged ? "converged in \(fit.cycles) cycles" : "NOT CONVERGED after \(fit.cycles) cycles")
-                + " (\(fit.eSteps) E-steps); read \(fixed(readSeconds, 2)) s, fit \(fixed(fit.elapsedSeconds, 2)) s")
-        lines.append(
-            "log-likelihood \(fixed(fit.logLikelihood, 2)), AIC \(fixed(fit.aic, 2)), BIC \(fixed(fit.bic, 2)) (\(fit.parameterCount) parameters); standard errors: \(fit.standardErrorMethod)"
-        )
+            fit.convergenceText + " (\(fit.eSteps) E-steps); read \(fixed(readSeconds, 2)) s, fit \(fixed(fit.elapsedSeconds, 2)) s")
+        lines.append(fit.fitLine(logLikelihoodDecimals: 2) + "; standard errors: \(fit.standardErrorMethod)")
         lines += summaryTail(warnings: fit.warnings, bankItems: bank.items.count)
         printError(lines.joined(separator: "\n"))
         return fit.converged ? ExitStatus.success : ExitStatus.notConverged
     }
 }
 
-/// The summary JSON of a multiple-group calibration.
+/// The own keys of a multiple-group calibration's summary JSON (`FitSummary`, beside `FitSummaryCommon`'s).
 struct MultipleGroupSummary: Encodable {
-    var manifest_version = 1
-    var command = "calibrate"
-    var iqscore_version = iqscoreVersion
-    var outputs: [ManifestEntry]
-    var model: String
-    var responses: String
-    var bank: String
-    var layout: String
     /// Where the groups came from: a column of `responses`, or one file per group (the reference's is `responses`).
     var group_column: String?
     var group_files: [String: String]?
@@ -137,21 +129,9 @@ struct MultipleGroupSummary: Encodable {
     var excluded_items: [[String: String]]
     var excluded_group_items: [[String: String]]
     var excluded_persons: Int
-    var n_persons: Int
     var n_responses: Int
-    var log_likelihood: Double
-    var aic: Double
-    var bic: Double
-    var n_parameters: Int
-    var cycles: Int
-    var e_steps: Int
-    var converged: Bool
     var last_change: Double
-    var tolerance: Double
     var standard_errors: String
-    var warnings: [String]
-    var read_seconds: Double
-    var fit_seconds: Double
 
     struct Group: Encodable {
         var group: String
@@ -218,17 +198,8 @@ struct MultipleGroupSummary: Encodable {
         var p_value: Double
     }
 
-    init(
-        _ fit: MultipleGroupResult, responses: String, bank: String, groupColumn: String?, groupFiles: [String: String]?, layout: String,
-        readSeconds: Double,
-        outputs: [ManifestEntry]
-    ) {
+    init(_ fit: MultipleGroupResult, groupColumn: String?, groupFiles: [String: String]?) {
         group_files = groupFiles
-        self.outputs = outputs
-        model = fit.model.rawValue
-        self.responses = responses
-        self.bank = bank
-        self.layout = layout
         group_column = groupColumn
         reference = fit.groups[0].group
         groups = fit.groups.map { Group($0) }
@@ -242,20 +213,8 @@ struct MultipleGroupSummary: Encodable {
         excluded_items = fit.excludedItems.map { ["item_id": $0.itemID, "reason": $0.reason] }
         excluded_group_items = fit.excludedGroupItems.map { ["item_id": $0.itemID, "groups": $0.groups.joined(separator: "|"), "reason": $0.reason] }
         excluded_persons = fit.excludedPersons.count
-        n_persons = fit.personCount
         n_responses = fit.cellCount
-        log_likelihood = fit.logLikelihood
-        aic = fit.aic
-        bic = fit.bic
-        n_parameters = fit.parameterCount
-        cycles = fit.cycles
-        e_steps = fit.eSteps
-        converged = fit.converged
         last_change = fit.lastChange
-        tolerance = fit.options.tolerance
         standard_errors = fit.standardErrorMethod
-        warnings = fit.warnings
-        read_seconds = readSeconds
-        fit_seconds = fit.elapsedSeconds
     }
 }

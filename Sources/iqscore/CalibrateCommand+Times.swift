@@ -46,11 +46,11 @@ extension CalibrateCommand {
         let bank = ItemBank(speedAccuracy: result, metadata: metadata)
         try bankWriter.write(bank.csv())
         try OutputSet.commit([("bank", bankWriter, bank.items.count)], manifest: manifestWriter) { entries in
-            var summary = CalibrationSummary(result: result.irt, report: report, responsesPath: responses, bankPath: out, readSeconds: readSeconds)
-            summary.response_times = ResponseTimeSummary(result: result, report: report)
-            summary.response_times?.rapid_guesses_removed = excludeRapidGuesses ? removed : nil
-            summary.elapsed_seconds = result.elapsedSeconds + readSeconds
-            summary.outputs = entries
+            var summary = calibrationSummary(result: result.irt, report: report, readSeconds: readSeconds)
+            summary.fit.response_times = ResponseTimeSummary(result: result, report: report)
+            summary.fit.response_times?.rapid_guesses_removed = excludeRapidGuesses ? removed : nil
+            summary.fit.elapsed_seconds = result.elapsedSeconds + readSeconds
+            summary.common.outputs = entries
             return try summary.json()
         }
         var lines = [humanSummary(result: result.irt, report: report, readSeconds: readSeconds, bankItems: bank.items.count)]

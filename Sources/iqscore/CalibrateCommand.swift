@@ -424,14 +424,10 @@ struct CalibrateCommand: ParsableCommand {
             let bank = ItemBank(calibration: result, metadata: metadata, fixed: fixedBank)
             try bankWriter.write(bank.csv())
             try OutputSet.commit([("bank", bankWriter, bank.items.count)], manifest: manifestWriter) { entries in
-                var summary = CalibrationSummary(result: result, report: report, responsesPath: responses, bankPath: out, readSeconds: readSeconds)
-                if let fixedBankPath {
-                    summary.fixed_bank = fixedBankPath
-                    summary.fixed_items = result.fixedItemIDs
-                    summary.free_items = result.freeItemIDs
-                    summary.fixed_items_not_in_data = result.fixedItemsNotInData
-                }
-                summary.outputs = entries
+                var summary = calibrationSummary(result: result, report: report, readSeconds: readSeconds)
+                summary.common.setFixed(bank: fixedBankPath, items: result.fixedItemIDs, notInData: result.fixedItemsNotInData)
+                if fixedBankPath != nil { summary.fit.free_items = result.freeItemIDs }
+                summary.common.outputs = entries
                 return try summary.json()
             }
             if let metadata {
@@ -511,9 +507,7 @@ struct CalibrateCommand: ParsableCommand {
         lines.append(
             "\(status); read \(fixed(readSeconds, 2)) s, fit \(fixed(result.elapsedSeconds, 2)) s (standard errors \(fixed(result.standardErrorSeconds, 2)) s)"
         )
-        lines.append(
-            "log-likelihood \(fixed(result.logLikelihood, 2)), AIC \(fixed(result.aic, 2)), BIC \(fixed(result.bic, 2)) (\(result.parameterCount) parameters)"
-        )
+        lines.append(result.fitLine(logLikelihoodDecimals: 2))
         var priors: [String] = []
         if let p = result.options.guessingPrior, result.model == .threePL {
             let perItem = result.options.itemGuessingPriors
@@ -561,18 +555,17 @@ struct CalibrateCommand: ParsableCommand {
 extension EStepStrategy: ExpressibleByArgument {}
 extension EMAcceleration: ExpressibleByArgument {}
 
-/// The `--summary-json` document.
+extension CalibrateCommand {
+    /// The `--summary-json` document of a 0/1 fit (also the speed–accuracy fit's, which adds `response_times`).
+    func calibrationSummary(result: CalibrationResult, report: ResponseFileReport, readSeconds: Double) -> FitSummary<CalibrationSummary> {
+        FitSummary(
+            common: summaryCommon(model: result.model.rawValue, fit: result, options: result.options, report: report, readSeconds: readSeconds),
+            fit: CalibrationSummary(result: result, report: report, readSeconds: readSeconds))
+    }
+}
+
+/// The 0/1 fit's own keys of its `--summary-json` document (`FitSummary`, beside `FitSummaryCommon`'s).
 struct CalibrationSummary: Encodable {
-    var manifest_version = 1
-    var command = "calibrate"
-    var iqscore_version = iqscoreVersion
-    /// The outputs of the run (the bank) with rows, bytes and CRC-32: this summary is the run's manifest.
-    var outputs: [ManifestEntry] = []
-    var model: String
-    var responses: String
-    var bank: String
-    var layout: String
-    var n_persons: Int
     var n_items: Int
     var n_responses: Int
     /// Persons left out of the fit: `persons_without_responses + persons_only_excluded_items` (stderr's
@@ -581,21 +574,11 @@ struct CalibrationSummary: Encodable {
     var persons_without_responses: Int
     var persons_only_excluded_items: Int
     var excluded_items: [[String: String]]
-    var log_likelihood: Double
-    var aic: Double
-    var bic: Double
-    var n_parameters: Int
-    var cycles: Int
-    /// EM acceleration (squarem or none); E-steps of the iterations (= cycles without acceleration); SQUAREM's
-    /// extrapolations kept and rejected by its safeguard.
-    var acceleration: String
-    var e_steps: Int
+    /// SQUAREM's extrapolations kept and rejected by its safeguard (the E-steps of the iterations, `e_steps`, are
+    /// the cycles without acceleration).
     var extrapolations: Int
     var rejected_extrapolations: Int
-    var converged: Bool
     var last_change: Double
-    var tolerance: Double
-    var max_cycles: Int
     var quadrature_points: Int
     var theta_bound: Double
     var e_step: String
@@ -603,15 +586,9 @@ struct CalibrationSummary: Encodable {
     var latent_mean_se: Double?
     var latent_sd: Double
     var latent_sd_se: Double?
-    var fixed_bank: String?
-    var fixed_items: [String]?
     var free_items: [String]?
-    var fixed_items_not_in_data: [String]?
     var priors: [String: String]
     var standard_errors: String
-    var warnings: [String]
-    var read_seconds: Double
-    var fit_seconds: Double
     var standard_error_seconds: Double
     /// EM cycle time split: E-step, the E-step's BLAS products (dense data; 0 for the sparse E-step), M-step.
     var e_step_seconds: Double
@@ -622,31 +599,16 @@ struct CalibrationSummary: Encodable {
     /// A joint calibration of responses and times (`--time-column`, `--time-suffix`).
     var response_times: ResponseTimeSummary?
 
-    init(result: CalibrationResult, report: ResponseFileReport, responsesPath: String, bankPath: String, readSeconds: Double) {
-        model = result.model.rawValue
-        responses = responsesPath
-        bank = bankPath
-        layout = report.layout.rawValue
-        n_persons = result.personCount
+    init(result: CalibrationResult, report: ResponseFileReport, readSeconds: Double) {
         n_items = result.items.count
         n_responses = result.cellCount
         persons_without_responses = report.emptyPersons.count
         persons_only_excluded_items = result.excludedPersons.count
         excluded_persons = persons_without_responses + persons_only_excluded_items
         excluded_items = result.excludedItems.map { ["item_id": $0.itemID, "reason": $0.reason] }
-        log_likelihood = result.logLikelihood
-        aic = result.aic
-        bic = result.bic
-        n_parameters = result.parameterCount
-        cycles = result.cycles
-        acceleration = result.options.acceleration.rawValue
-        e_steps = result.eSteps
         extrapolations = result.extrapolations
         rejected_extrapolations = result.rejectedExtrapolations
-        converged = result.converged
         last_change = result.lastChange.isFinite ? result.lastChange : 0
-        tolerance = result.options.tolerance
-        max_cycles = result.options.maxCycles
         quadrature_points = result.options.quadraturePoints
         theta_bound = result.options.thetaBound
         e_step = result.eStep.rawValue
@@ -662,9 +624,6 @@ struct CalibrationSummary: Encodable {
         if result.model.hasItemSlopes { p["slope"] = result.options.slopePrior?.description ?? "none" }
         priors = p
         standard_errors = result.standardErrorMethod
-        warnings = result.warnings
-        read_seconds = readSeconds
-        fit_seconds = result.elapsedSeconds
         standard_error_seconds = result.standardErrorSeconds
         e_step_seconds = result.timing.eStepSeconds
         e_step_blas_seconds = result.timing.blasSeconds
@@ -672,6 +631,4 @@ struct CalibrationSummary: Encodable {
         seconds_per_cycle = result.cycles > 0 ? (result.timing.eStepSeconds + result.timing.mStepSeconds) / Double(result.cycles) : 0
         elapsed_seconds = result.elapsedSeconds + readSeconds
     }
-
-    func json() throws -> String { try encodeJSON(self) }
 }
