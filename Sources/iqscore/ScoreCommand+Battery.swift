@@ -30,6 +30,15 @@ extension IndexReporting: ExpressibleByArgument {
     }
 }
 
+/// `--indexes`, which `score` and `serve` share: the domain indexes a battery bank's scores carry.
+struct IndexSelection: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "On a battery (bifactor or correlated) bank: the domain indexes each score carries — auto (those that add value over the full-scale score by Haberman's criterion), all, none, or a comma list of domains.",
+            valueName: "which"))
+    var indexes: IndexReporting = .addingValue
+}
+
 /// A battery bank (bifactor, testlet or correlated factors) as `score` uses it: the battery, its unidimensional
 /// view and the added value of its indexes.
 struct ScoringBattery {
@@ -64,14 +73,15 @@ extension ScoreCommand {
         if let k = indexFormLength, !(1...items).contains(k) {
             throw ValidationError("--index-form-length must be 1…\(items) (the bank's items), got \(k)")
         }
-        if indexes == .addingValue && indexFormLength == nil && items > Battery.maximumFixedFormItems {
+        if indexSelection.indexes == .addingValue && indexFormLength == nil && items > Battery.maximumFixedFormItems {
             throw ValidationError(
                 "\(bank) has \(items) items, a pool tests are drawn from rather than one form: for --indexes auto give --index-form-length (the items a test draws), or name the indexes (--indexes all or a list)"
             )
         }
         let addedValue = try battery.addedValue(formLength: indexFormLength)
         return ScoringBattery(
-            battery: try battery.reporting(indexes, addedValue: addedValue), bank: file.bank, layout: file.layout, addedValue: addedValue)
+            battery: try battery.reporting(indexSelection.indexes, addedValue: addedValue), bank: file.bank, layout: file.layout,
+            addedValue: addedValue)
     }
 
     /// The summary's lines on a battery: the model, each index's added value and what is reported.
@@ -103,6 +113,7 @@ extension ScoreCommand {
             }
         }
         let names = b.battery.reportedNames
+        let indexes = indexSelection.indexes
         let rule = indexes == .addingValue ? "those that add value" : "as asked"
         lines.append("indexes reported: " + (names.isEmpty ? "none" : names.joined(separator: ", ")) + " — \(rule) (--indexes \(indexes.argument))")
         if !b.indexNorms.isEmpty {

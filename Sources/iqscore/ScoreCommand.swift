@@ -114,11 +114,7 @@ struct ScoreCommand: ParsableCommand {
     @Option(help: "Output format: csv or jsonl.")
     var format: ScoreOutputFormat = .csv
 
-    @Option(
-        help: ArgumentHelp(
-            "On a battery (bifactor or correlated) bank: the domain indexes each score carries — auto (those that add value over the full-scale score by Haberman's criterion), all, none, or a comma list of domains.",
-            valueName: "which"))
-    var indexes: IndexReporting = .addingValue
+    @OptionGroup var indexSelection: IndexSelection
 
     @Option(
         name: .customLong("index-form-length"),
@@ -322,7 +318,7 @@ struct ScoreCommand: ParsableCommand {
                 manifest: manifestWriter
             ) { entries in
                 var manifest = ScoreRunSummary(command: self, report: report, scorer: scorer, norms: reportedNorms, outputs: entries)
-                manifest.battery = battery.map { BatterySummary($0, selection: indexes) }
+                manifest.battery = battery.map { BatterySummary($0, selection: indexSelection.indexes) }
                 return try manifest.json()
             }
             printError(

@@ -95,11 +95,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Default estimator (a request may name another): eap, map, ml or wle.")
     var method: AbilityMethod = .eap
 
-    @Option(
-        help: ArgumentHelp(
-            "On a battery (bifactor or correlated) bank: the domain indexes each score carries — auto (those that add value over the full-scale score by Haberman's criterion), all, none, or a comma list of domains.",
-            valueName: "which"))
-    var indexes: IndexReporting = .addingValue
+    @OptionGroup var indexSelection: IndexSelection
 
     @Option(
         name: .customLong("index-form-length"),
@@ -334,7 +330,7 @@ struct ServeCommand: AsyncParsableCommand {
             lowPrecisionSE: scoring.lowPrecisionSE, minimumItems: scoring.minItems, iqTransformation: iqTransform)
         configuration.naming = .option
         configuration.exposureControl = exposure != "none"
-        configuration.indexes = indexes
+        configuration.indexes = indexSelection.indexes
         configuration.indexFormLength = indexFormLength
         for value in indexNorms {
             let (name, normsPath) = try ScoreCommand.indexNormsArgument(value)
