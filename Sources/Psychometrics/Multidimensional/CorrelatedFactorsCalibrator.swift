@@ -275,11 +275,7 @@ package struct CorrelatedFactorsCalibrator: Sendable {
         var index = 0
         for e in 0..<data.itemCount {
             let item = engine.items[e], m = item.workingParameterCount
-            var se = [Double?](repeating: nil, count: m)
-            if let covariance, !isFixed[e] {
-                for a in 0..<m { se[a] = covariance.entry(index + a, index + a).squareRoot() }
-                if item.estimatesGuessing, let sg = se[m - 1] { se[m - 1] = item.guessing * (1 - item.guessing) * sg }
-            }
+            let se = item.workingStandardErrors(covariance: covariance, offset: index, isFixed: isFixed[e])
             if !isFixed[e] { index += m }
             let n = totals[e][0] + totals[e][1]
             itemsOut[order[e]] = .init(
