@@ -103,17 +103,10 @@ struct ItemModelEngine: EMIterable {
     }
 
     mutating func mStep(_ e: Expectation) {
-        let engine = self, lanes = max(1, min(workers, items.count))
-        var updated = items
-        updated.withUnsafeMutableBufferPointer { buffer in
-            let box = UncheckedSendableBox(buffer.baseAddress!)
-            parallelFor(lanes) { lane in
-                for j in stride(from: lane, to: engine.items.count, by: lanes) where engine.items[j].workingParameters.count > engine.shared[j] {
-                    box.value[j] = engine.maximize(engine.items[j], item: j, counts: e.counts, holding: engine.shared[j])
-                }
-            }
+        let engine = self
+        items = updatedInParallel(items, workers: workers, where: { engine.items[$0].workingParameters.count > engine.shared[$0] }) { j in
+            engine.maximize(engine.items[j], item: j, counts: e.counts, holding: engine.shared[j])
         }
-        items = updated
         if sharedCount > firstEstimatedShared { updateSharedParameters(e) }
         if estimatesLatent, let mass = e.mass, let (mean, sd) = NormalLatentDistribution.moments(mass: mass, nodes: nodes) {
             setLatentDistribution(mean: mean, sd: sd)

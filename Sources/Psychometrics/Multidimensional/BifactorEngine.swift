@@ -112,17 +112,10 @@ struct BifactorEngine: EMIterable {
     /// Every free item moved to the maximum of its Q_j over `counts(j)` (one group's counts, or several groups'
     /// pooled: `BifactorItemFit.maximize(_:pooled:)`), the items dealt to the workers.
     func maximizedItems(counts: @escaping @Sendable (Int) -> [BifactorItemFit.Counts]) -> [BifactorItem] {
-        let engine = self, lanes = max(1, min(workers, items.count))
-        var updated = items
-        updated.withUnsafeMutableBufferPointer { buffer in
-            let box = UncheckedSendableBox(buffer.baseAddress!)
-            parallelFor(lanes) { lane in
-                for j in stride(from: lane, to: engine.items.count, by: lanes) where engine.isFree(j) {
-                    box.value[j] = engine.fit.maximize(engine.items[j], pooled: counts(j))
-                }
-            }
+        let engine = self
+        return updatedInParallel(items, workers: workers, where: { engine.isFree($0) }) { j in
+            engine.fit.maximize(engine.items[j], pooled: counts(j))
         }
-        return updated
     }
 
     /// The factors' values at node n of item group g's counts (grid point z standing for μ + σz on each factor;
@@ -205,12 +198,7 @@ struct BifactorEngine: EMIterable {
     func workingParameters() -> [Double] { freeItems.flatMap { items[$0].workingParameters } + testletFactors.map(testletRatio) }
 
     mutating func setWorkingParameters(_ x: [Double]) {
-        var offset = 0
-        for j in freeItems {
-            let m = items[j].workingParameterCount
-            if let item = fit.bounded(items[j], Array(x[offset..<(offset + m)])) { items[j] = item }
-            offset += m
-        }
+        var offset = items.setWorkingParameters(x, free: freeItems, fit: fit)
         for f in testletFactors {
             if x[offset].isFinite { setTestletRatio(f, min(max(x[offset], -maximumSlope), maximumSlope)) }
             offset += 1
@@ -218,13 +206,10 @@ struct BifactorEngine: EMIterable {
     }
 
     func parameterBlocks() -> [Range<Int>] {
-        var blocks: [Range<Int>] = [], offset = 0
-        for j in freeItems {
-            blocks.append(offset..<(offset + items[j].workingParameterCount))
-            offset += items[j].workingParameterCount
-        }
+        let layout = items.workingParameterBlocks(free: freeItems)
+        var blocks = layout.blocks
         let ratios = testletFactors.count
-        if ratios > 0 { blocks.append(offset..<(offset + ratios)) }
+        if ratios > 0 { blocks.append(layout.end..<(layout.end + ratios)) }
         return blocks
     }
 

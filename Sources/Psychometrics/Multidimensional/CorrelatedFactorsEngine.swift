@@ -175,17 +175,10 @@ struct CorrelatedFactorsEngine: EMIterable, FisherIdentityGradient {
     // MARK: - M-step
 
     mutating func mStep(_ e: Expectation) {
-        let engine = self, lanes = max(1, min(workers, items.count))
-        var updated = items
-        updated.withUnsafeMutableBufferPointer { buffer in
-            let box = UncheckedSendableBox(buffer.baseAddress!)
-            parallelFor(lanes) { lane in
-                for j in stride(from: lane, to: engine.items.count, by: lanes) where engine.isFree(j) {
-                    box.value[j] = engine.fit.maximize(engine.items[j], counts: engine.itemCounts(e, item: j))
-                }
-            }
+        let engine = self
+        items = updatedInParallel(items, workers: workers, where: { engine.isFree($0) }) { j in
+            engine.fit.maximize(engine.items[j], counts: engine.itemCounts(e, item: j))
         }
-        items = updated
         correlation = correlationModel.maximize(from: correlation, persons: Double(data.personCount), secondMoments: e.secondMoments)
     }
 
@@ -202,23 +195,15 @@ struct CorrelatedFactorsEngine: EMIterable, FisherIdentityGradient {
     func workingParameters() -> [Double] { freeItems.flatMap { items[$0].workingParameters } + correlation }
 
     mutating func setWorkingParameters(_ x: [Double]) {
-        var offset = 0
-        for j in freeItems {
-            let m = items[j].workingParameterCount
-            if let item = fit.bounded(items[j], Array(x[offset..<(offset + m)])) { items[j] = item }
-            offset += m
-        }
+        let offset = items.setWorkingParameters(x, free: freeItems, fit: fit)
         let values = Array(x[offset...])
         if values.allSatisfy(\.isFinite) { correlation = values }
     }
 
     func parameterBlocks() -> [Range<Int>] {
-        var blocks: [Range<Int>] = [], offset = 0
-        for j in freeItems {
-            blocks.append(offset..<(offset + items[j].workingParameterCount))
-            offset += items[j].workingParameterCount
-        }
-        if !correlation.isEmpty { blocks.append(offset..<(offset + correlation.count)) }
+        let layout = items.workingParameterBlocks(free: freeItems)
+        var blocks = layout.blocks
+        if !correlation.isEmpty { blocks.append(layout.end..<(layout.end + correlation.count)) }
         return blocks
     }
 
