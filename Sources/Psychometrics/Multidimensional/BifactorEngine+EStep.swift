@@ -191,37 +191,14 @@ extension BifactorEngine {
     func probabilityTables() -> [AlignedRows] {
         (0..<groupCount).map { g in
             guard g > 0 else { return AlignedRows(rows: 0, length: 1) }
-            let n = nodeCount(group: g), range = groupItems[g]
-            let table = AlignedRows(rows: 2 * range.count, length: n)
-            for j in range {
-                let item = items[j], wrong = table.row(2 * (j - range.lowerBound)), right = table.row(2 * (j - range.lowerBound) + 1)
-                for node in 0..<n {
-                    let (tg, ts) = coordinates(node, group: g)
-                    let z = item.logit(general: tg, specific: ts)
-                    let p = item.guessing + (1 - item.guessing) * Logistic.sigmoid(z)
-                    right[node] = p
-                    wrong[node] = (1 - item.guessing) * Logistic.sigmoid(-z)
-                }
+            return itemNodeTable(group: g) { item, z in
+                ((1 - item.guessing) * Logistic.sigmoid(-z), item.guessing + (1 - item.guessing) * Logistic.sigmoid(z))
             }
-            return table
         }
     }
 
     /// Per group, the rows log P(u | nodes) of its items (see `eStep`'s layout).
     func logTables() -> [AlignedRows] {
-        (0..<groupCount).map { g in
-            let n = nodeCount(group: g), range = groupItems[g]
-            let table = AlignedRows(rows: 2 * range.count, length: n)
-            for j in range {
-                let item = items[j], wrong = table.row(2 * (j - range.lowerBound)), right = table.row(2 * (j - range.lowerBound) + 1)
-                for node in 0..<n {
-                    let (tg, ts) = coordinates(node, group: g)
-                    let lp = item.logProbabilities(logit: item.logit(general: tg, specific: ts))
-                    wrong[node] = lp.wrong
-                    right[node] = lp.right
-                }
-            }
-            return table
-        }
+        (0..<groupCount).map { g in itemNodeTable(group: g) { item, z in item.logProbabilities(logit: z) } }
     }
 }
