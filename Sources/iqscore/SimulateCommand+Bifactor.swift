@@ -53,16 +53,10 @@ extension SimulateCommand {
             try writer.commit()
             try thetaWriter?.commit()
             if let bankOut {
-                let metadata = ItemMetadata(
-                    columns: ["domain"],
-                    values: Dictionary(
-                        uniqueKeysWithValues: bank.items.indices.map {
-                            (bank.items[$0].itemID, ["domain": names[$0 % names.count]])
-                        }))
                 try writeAtomically(
                     bifactorBankCSV(
                         items.indices.map { BifactorBankRow(itemID: bank.items[$0].itemID, item: items[$0]) },
-                        structure: structure, metadata: metadata), to: bankOut)
+                        structure: structure, metadata: Self.domainMetadata(bank, domains: names)), to: bankOut)
             }
             printError(
                 "iqscore simulate: \(model.description) \(irtModel.rawValue.uppercased()) bank of \(formatCount(count)) items on a general factor and \(names.count) specific factor\(names.count == 1 ? "" : "s") (\(names.joined(separator: ", "))), \(formatCount(persons)) sessions × \(itemsPerSession ?? count) items (\(layout.rawValue) layout, seed \(seed)) in \(fixed(Date().timeIntervalSince(started), 2)) s"
@@ -70,6 +64,14 @@ extension SimulateCommand {
             printError("wrote \(out)" + (bankOut.map { ", \($0)" } ?? "") + (thetasOut.map { ", \($0)" } ?? ""))
             return ExitStatus.success
         }
+    }
+
+    /// The `domain` column of a drawn multidimensional bank's --bank-out: item j's domain is `domains[j % K]`, the
+    /// domains in turn as its items were assigned to the factors.
+    static func domainMetadata(_ bank: ItemBank, domains: [String]) -> ItemMetadata {
+        ItemMetadata(
+            columns: ["domain"],
+            values: Dictionary(uniqueKeysWithValues: bank.items.indices.map { (bank.items[$0].itemID, ["domain": domains[$0 % domains.count]]) }))
     }
 
     /// `--model correlated`: each item of the drawn bank on its domain's factor (a, d = −a·b, c), the factors
@@ -106,14 +108,9 @@ extension SimulateCommand {
         try writer.commit()
         try thetaWriter?.commit()
         if let bankOut {
-            let metadata = ItemMetadata(
-                columns: ["domain"],
-                values: Dictionary(
-                    uniqueKeysWithValues: bank.items.indices.map {
-                        (bank.items[$0].itemID, ["domain": names[$0 % k]])
-                    }))
             try writeAtomically(
-                CorrelatedFactorsResult.bankCSV(items: items, factors: names, correlations: correlations, metadata: metadata), to: bankOut)
+                CorrelatedFactorsResult.bankCSV(
+                    items: items, factors: names, correlations: correlations, metadata: Self.domainMetadata(bank, domains: names)), to: bankOut)
         }
         printError(
             "iqscore simulate: correlated \(irtModel.rawValue.uppercased()) bank of \(formatCount(count)) items on \(k) factors (\(names.joined(separator: ", ")); every correlation \(rho)), \(formatCount(persons)) sessions × \(itemsPerSession ?? count) items (\(layout.rawValue) layout, seed \(seed)) in \(fixed(Date().timeIntervalSince(started), 2)) s"
