@@ -190,9 +190,6 @@ package enum CATSimulation {
 
         // Exposure over the items the CAT may select (active items).
         let eligible = pool.eligible.reduce(0) { $0 + ($1 ? 1 : 0) }
-        let maxExposure = Double(run.administered.max() ?? 0) / n
-        let meanExposure = Double(run.totalLength) / (n * Double(max(eligible, 1)))
-        let overlap = RecoveryStatistics.overlapRate(administered: run.administered, simulees: options.simulees, meanLength: meanLength)
         var domainMeans: [String: Double] = [:]
         for (d, domain) in pool.bank.domains.enumerated() { domainMeans[domain] = Double(run.domainTotals[d]) / n }
         var lengths: [String: Int] = [:]
@@ -202,12 +199,11 @@ package enum CATSimulation {
             simulees: options.simulees, seed: options.seed, thetaMean: options.thetaMean, thetaSD: options.thetaSD,
             bankItems: pool.itemCount, eligibleItems: eligible, domains: pool.bank.domains,
             meanLength: meanLength, minLength: minLength, maxLength: maxLength, lengthCounts: lengths,
-            rmse: recovery.rmse, bias: recovery.bias, meanSE: recovery.meanSE, correlation: recovery.correlation,
-            shareSEReached: config.seTarget == nil ? nil : recovery.shareSEReached,
-            maxExposure: maxExposure, meanExposure: meanExposure,
-            itemsNeverAdministered: zip(pool.eligible, run.administered).reduce(0) { $0 + ($1.0 && $1.1 == 0 ? 1 : 0) },
+            figures: SimulationFigures(
+                recovery: recovery, seTarget: config.seTarget, administered: run.administered, eligible: pool.eligible,
+                simulees: options.simulees, meanLength: meanLength),
             itemsAboveExposureTarget: config.exposureTarget.map { r in run.administered.reduce(0) { $0 + (Double($1) / n > r ? 1 : 0) } },
-            overlapRate: overlap, contentViolations: violations, stopReasons: reasons, domainMeanItems: domainMeans,
+            contentViolations: violations, stopReasons: reasons, domainMeanItems: domainMeans,
             bins: recovery.binReports(seTarget: config.seTarget), exposureControl: nil, configuration: config,
             elapsedSeconds: elapsed, steps: run.totalLength, threads: max(1, min(options.threads, options.simulees)),
             battery: battery.map { b in
@@ -329,7 +325,7 @@ package enum CATSimulation {
 }
 
 /// The figures of a CAT simulation study (JSON keys in snake_case).
-package struct CATSimulationReport: Sendable, Codable {
+package struct CATSimulationReport: Sendable, Encodable {
     package var simulees: Int
     package var seed: UInt64
     package var thetaMean: Double
@@ -343,20 +339,10 @@ package struct CATSimulationReport: Sendable, Codable {
     package var maxLength: Int
     /// Number of tests per length ("12": 803, …).
     package var lengthCounts: [String: Int]
-    /// √mean (θ̂ − θ)², mean (θ̂ − θ), mean SE(θ̂), Pearson r(θ, θ̂).
-    package var rmse: Double
-    package var bias: Double
-    package var meanSE: Double
-    package var correlation: Double
-    /// Share of tests ending with SE ≤ se_target (null without a target).
-    package var shareSEReached: Double?
-    /// Exposure rate of an item: the share of tests it appears in. Max over items; mean over eligible items.
-    package var maxExposure: Double
-    package var meanExposure: Double
-    package var itemsNeverAdministered: Int
+    /// Recovery (of the final score) and exposure (over the eligible, active items).
+    package var figures: SimulationFigures
+    /// Items whose exposure rate exceeds `exposure_target` (null without one).
     package var itemsAboveExposureTarget: Int?
-    /// Mean share of items two simulees' tests have in common (see `CATSimulation.run`).
-    package var overlapRate: Double
     /// Tests that ended without every domain's `min_per_domain`.
     package var contentViolations: Int
     package var stopReasons: [String: Int]
@@ -368,7 +354,7 @@ package struct CATSimulationReport: Sendable, Codable {
     /// Items administered in all (one step = one record + one selection).
     package var steps: Int
     package var threads: Int
-    /// From a bifactor bank (`CATSimulation.Battery`): `rmse`, `bias`, `meanSE` and `correlation` above are of
+    /// From a bifactor bank (`CATSimulation.Battery`): the recovery `figures` above are of
     /// the full model's EAP of θ_g; these are of the CAT's own estimate on the marginal items.
     package var battery: BatteryRecovery?
 
@@ -440,9 +426,7 @@ package struct CATSimulationReport: Sendable, Codable {
     enum CodingKeys: String, CodingKey {
         case simulees, seed, thetaMean = "theta_mean", thetaSD = "theta_sd", bankItems = "bank_items", eligibleItems = "eligible_items"
         case domains, meanLength = "mean_length", minLength = "min_length", maxLength = "max_length", lengthCounts = "length_counts"
-        case rmse, bias, meanSE = "mean_se", correlation, shareSEReached = "share_se_reached", maxExposure = "max_exposure"
-        case meanExposure = "mean_exposure", itemsNeverAdministered = "items_never_administered"
-        case itemsAboveExposureTarget = "items_above_exposure_target", overlapRate = "overlap_rate"
+        case itemsAboveExposureTarget = "items_above_exposure_target"
         case contentViolations = "content_violations", stopReasons = "stop_reasons", domainMeanItems = "domain_mean_items", bins
         case exposureControl = "exposure_control", configuration, elapsedSeconds = "elapsed_seconds", steps, threads, battery
     }
@@ -460,16 +444,7 @@ package struct CATSimulationReport: Sendable, Codable {
         try c.encode(minLength, forKey: .minLength)
         try c.encode(maxLength, forKey: .maxLength)
         try c.encode(lengthCounts, forKey: .lengthCounts)
-        try c.encode(rmse, forKey: .rmse)
-        try c.encode(bias, forKey: .bias)
-        try c.encode(meanSE, forKey: .meanSE)
-        try c.encode(correlation, forKey: .correlation)
-        try c.encode(shareSEReached, forKey: .shareSEReached)
-        try c.encode(maxExposure, forKey: .maxExposure)
-        try c.encode(meanExposure, forKey: .meanExposure)
-        try c.encode(itemsNeverAdministered, forKey: .itemsNeverAdministered)
         try c.encode(itemsAboveExposureTarget, forKey: .itemsAboveExposureTarget)
-        try c.encode(overlapRate, forKey: .overlapRate)
         try c.encode(contentViolations, forKey: .contentViolations)
         try c.encode(stopReasons, forKey: .stopReasons)
         try c.encode(domainMeanItems, forKey: .domainMeanItems)
@@ -480,6 +455,7 @@ package struct CATSimulationReport: Sendable, Codable {
         try c.encode(steps, forKey: .steps)
         try c.encode(threads, forKey: .threads)
         try c.encodeIfPresent(battery, forKey: .battery)
+        try figures.encode(to: encoder)
     }
 
     /// The report as pretty-printed JSON with sorted keys (stable across runs except `elapsed_seconds`).

@@ -80,15 +80,13 @@ package enum FormSimulation {
         }
         let length = Double(administered.reduce(0, +)) / Double(n)
         let eligible = Set(assembler.blueprint.statuses ?? [.active])
-        let eligibleCount = bank.items.filter { eligible.contains($0.status) }.count
         return FormSimulationReport(
             simulees: n, seed: options.seed,
             mode: options.fixedForms.map { "\($0) parallel forms, assigned in turn" } ?? "a form assembled per simulee",
-            length: assembler.blueprint.length, meanLength: length, rmse: recovery.rmse, bias: recovery.bias, meanSE: recovery.meanSE,
-            correlation: recovery.correlation, shareSEReached: options.seTarget.map { _ in recovery.shareSEReached },
-            maxExposure: Double(administered.max() ?? 0) / Double(n), meanExposure: length / Double(max(eligibleCount, 1)),
-            itemsNeverAdministered: zip(bank.items, administered).filter { eligible.contains($0.0.status) && $0.1 == 0 }.count,
-            overlapRate: RecoveryStatistics.overlapRate(administered: administered, simulees: n, meanLength: length),
+            length: assembler.blueprint.length, meanLength: length,
+            figures: SimulationFigures(
+                recovery: recovery, seTarget: options.seTarget, administered: administered,
+                eligible: bank.items.map { eligible.contains($0.status) }, simulees: n, meanLength: length),
             contentViolations: violations, bins: recovery.binReports(seTarget: options.seTarget), elapsedSeconds: Date().timeIntervalSince(started))
     }
 }
@@ -96,29 +94,33 @@ package enum FormSimulation {
 /// Figures of a fixed-form simulation study (JSON keys in snake_case; the same meanings as the CAT report:
 /// overlap is the mean share of items two simulees' forms have in common, content violations count forms with a
 /// relaxed rule).
-package struct FormSimulationReport: Sendable, Codable {
+package struct FormSimulationReport: Sendable, Encodable {
     package var simulees: Int
     package var seed: UInt64
     package var mode: String
     package var length: Int
     package var meanLength: Double
-    package var rmse: Double
-    package var bias: Double
-    package var meanSE: Double
-    package var correlation: Double
-    package var shareSEReached: Double?
-    package var maxExposure: Double
-    package var meanExposure: Double
-    package var itemsNeverAdministered: Int
-    package var overlapRate: Double
+    /// Recovery and exposure (over the items of the blueprint's statuses, default active).
+    package var figures: SimulationFigures
     package var contentViolations: Int
     package var bins: [CATSimulationReport.Bin]
     package var elapsedSeconds: Double
 
     enum CodingKeys: String, CodingKey {
-        case simulees, seed, mode, length, meanLength = "mean_length", rmse, bias, meanSE = "mean_se", correlation
-        case shareSEReached = "share_se_reached", maxExposure = "max_exposure", meanExposure = "mean_exposure"
-        case itemsNeverAdministered = "items_never_administered", overlapRate = "overlap_rate"
-        case contentViolations = "content_violations", bins, elapsedSeconds = "elapsed_seconds"
+        case simulees, seed, mode, length, meanLength = "mean_length", contentViolations = "content_violations", bins
+        case elapsedSeconds = "elapsed_seconds"
+    }
+
+    package func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(simulees, forKey: .simulees)
+        try c.encode(seed, forKey: .seed)
+        try c.encode(mode, forKey: .mode)
+        try c.encode(length, forKey: .length)
+        try c.encode(meanLength, forKey: .meanLength)
+        try c.encode(contentViolations, forKey: .contentViolations)
+        try c.encode(bins, forKey: .bins)
+        try c.encode(elapsedSeconds, forKey: .elapsedSeconds)
+        try figures.encode(to: encoder)
     }
 }

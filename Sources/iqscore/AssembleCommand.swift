@@ -127,10 +127,10 @@ struct AssembleCommand: ParsableCommand {
                     let report = try FormSimulation.run(assembler: assembler, options: study)
                     try writeAtomically(try encodeJSON(report), to: simulationOut)
                     var line =
-                        "simulation (\(report.mode), \(formatCount(simulate)) simulees): RMSE \(fixed(report.rmse, 3)), bias \(fixed(report.bias, 3)), mean SE \(fixed(report.meanSE, 3))"
-                    if let share = report.shareSEReached { line += ", SE ≤ \(seTarget!.formatted6) for \(fixed(100 * share, 1))%" }
+                        "simulation (\(report.mode), \(formatCount(simulate)) simulees): RMSE \(fixed(report.figures.rmse, 3)), bias \(fixed(report.figures.bias, 3)), mean SE \(fixed(report.figures.meanSE, 3))"
+                    if let share = report.figures.shareSEReached { line += ", SE ≤ \(seTarget!.formatted6) for \(fixed(100 * share, 1))%" }
                     line +=
-                        "; exposure max \(fixed(report.maxExposure, 3)), mean \(fixed(report.meanExposure, 4)); overlap \(fixed(report.overlapRate, 3)); content violations \(report.contentViolations); \(fixed(report.elapsedSeconds, 2)) s"
+                        "; exposure max \(fixed(report.figures.maxExposure, 3)), mean \(fixed(report.figures.meanExposure, 4)); overlap \(fixed(report.figures.overlapRate, 3)); content violations \(report.contentViolations); \(fixed(report.elapsedSeconds, 2)) s"
                     printError(line)
                     printError("wrote \(simulationOut)")
                 }

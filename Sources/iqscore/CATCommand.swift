@@ -221,7 +221,7 @@ struct CATSimulateCommand: ParsableCommand {
         }
         lines.append(
             "length: mean \(fixed(r.meanLength, 2)) (\(r.minLength)–\(r.maxLength))"
-                + (r.shareSEReached.map { "; SE target reached by \(percent($0))" } ?? "") + "; stopped: " + reasons.joined(separator: ", "))
+                + (r.figures.shareSEReached.map { "; SE target reached by \(percent($0))" } ?? "") + "; stopped: " + reasons.joined(separator: ", "))
         if let b = r.battery {
             let target: String
             if b.model == "correlated" {
@@ -236,17 +236,18 @@ struct CATSimulateCommand: ParsableCommand {
                 )
             }
             lines.append(
-                "recovery of \(target), final score: bias \(fixed(r.bias, 3)), RMSE \(fixed(r.rmse, 3)), mean SE \(fixed(r.meanSE, 3)), r(θ, θ̂) \(fixed(r.correlation, 3))"
+                "recovery of \(target), final score: bias \(fixed(r.figures.bias, 3)), RMSE \(fixed(r.figures.rmse, 3)), mean SE \(fixed(r.figures.meanSE, 3)), r(θ, θ̂) \(fixed(r.figures.correlation, 3))"
             )
             lines.append(
                 "recovery of \(target), the CAT's marginal estimate: bias \(fixed(b.marginalBias, 3)), RMSE \(fixed(b.marginalRMSE, 3)), mean SE \(fixed(b.marginalMeanSE, 3)), r(θ, θ̂) \(fixed(b.marginalCorrelation, 3))"
             )
         } else {
             lines.append(
-                "recovery: bias \(fixed(r.bias, 3)), RMSE \(fixed(r.rmse, 3)), mean SE \(fixed(r.meanSE, 3)), r(θ, θ̂) \(fixed(r.correlation, 3))")
+                "recovery: bias \(fixed(r.figures.bias, 3)), RMSE \(fixed(r.figures.rmse, 3)), mean SE \(fixed(r.figures.meanSE, 3)), r(θ, θ̂) \(fixed(r.figures.correlation, 3))"
+            )
         }
         lines.append(
-            "exposure: max \(fixed(r.maxExposure, 3)), mean \(fixed(r.meanExposure, 4)), \(formatCount(r.itemsNeverAdministered)) items never used; overlap rate \(fixed(r.overlapRate, 3)); content violations \(formatCount(r.contentViolations))"
+            "exposure: max \(fixed(r.figures.maxExposure, 3)), mean \(fixed(r.figures.meanExposure, 4)), \(formatCount(r.figures.itemsNeverAdministered)) items never used; overlap rate \(fixed(r.figures.overlapRate, 3)); content violations \(formatCount(r.contentViolations))"
         )
         lines.append("simulated in \(fixed(r.elapsedSeconds, 2)) s (\(formatCount(r.steps)) steps, \(r.threads) thread\(r.threads == 1 ? "" : "s"))")
         return lines

@@ -41,11 +41,13 @@ struct CATSimulationTests {
         let pool = try CATItemPool(bank: bank, configuration: config)
         let report = try CATSimulation.run(pool: pool, exposure: nil, options: CATSimulation.Options(simulees: 400, seed: 5))
         // Expected SE ≈ 1/√(30 · 0.5) ≈ 0.26 for a ≈ 1.4 items near θ.
-        #expect(report.rmse < 0.35, "RMSE \(report.rmse)")
-        #expect(abs(report.bias) < 0.06, "bias \(report.bias)")
-        #expect(report.correlation > 0.93, "r \(report.correlation)")
+        #expect(report.figures.rmse < 0.35, "RMSE \(report.figures.rmse)")
+        #expect(abs(report.figures.bias) < 0.06, "bias \(report.figures.bias)")
+        #expect(report.figures.correlation > 0.93, "r \(report.figures.correlation)")
         #expect(report.meanLength == 30 && report.contentViolations == 0 && report.stopReasons["max_items"] == 400)
-        #expect(report.meanSE.isApproximatelyEqual(to: report.rmse, absoluteTolerance: 0.06), "SE \(report.meanSE) vs RMSE \(report.rmse)")
+        #expect(
+            report.figures.meanSE.isApproximatelyEqual(to: report.figures.rmse, absoluteTolerance: 0.06),
+            "SE \(report.figures.meanSE) vs RMSE \(report.figures.rmse)")
         // The bins partition the simulees.
         #expect(report.bins.reduce(0) { $0 + $1.count } == 400)
     }
@@ -56,11 +58,11 @@ struct CATSimulationTests {
         let config = CATConfiguration(minItems: 6, maxItems: 25, seTarget: 0.35, minPerDomain: .all(1), randomesque: 3, exposureTarget: nil)
         let pool = try CATItemPool(bank: bank, configuration: config)
         let r = try CATSimulation.run(pool: pool, exposure: nil, options: CATSimulation.Options(simulees: 300, seed: 8))
-        #expect(r.shareSEReached! > 0.9)
+        #expect(r.figures.shareSEReached! > 0.9)
         #expect(r.contentViolations == 0)
         #expect(r.minLength >= 6 && r.maxLength <= 25)
         #expect(r.stopReasons.values.reduce(0, +) == 300)
-        #expect(r.meanExposure.isApproximatelyEqual(to: r.meanLength / 300, absoluteTolerance: 1e-12))
+        #expect(r.figures.meanExposure.isApproximatelyEqual(to: r.meanLength / 300, absoluteTolerance: 1e-12))
         #expect(r.domainMeanItems.values.reduce(0, +).isApproximatelyEqual(to: r.meanLength, absoluteTolerance: 1e-9))
     }
 
@@ -73,15 +75,15 @@ struct CATSimulationTests {
         config.exposureMargin = 0.03
         let pool = try CATItemPool(bank: bank, configuration: config)
         let uncontrolled = try CATSimulation.run(pool: pool, exposure: nil, options: CATSimulation.Options(simulees: 500, seed: 2))
-        #expect(uncontrolled.maxExposure == 1) // the first item is the same for everybody
+        #expect(uncontrolled.figures.maxExposure == 1) // the first item is the same for everybody
         let calibration = try SympsonHetter.calibrate(pool: pool, seed: 3)
         #expect(calibration.converged, "rounds: \(calibration.rounds.map(\.maxExposure))")
         #expect(calibration.rounds.last!.maxExposure <= 0.3)
         #expect(calibration.rounds.first!.maxExposure == 1)
         // A fresh study (other simulees) stays at the target up to sampling error (SE ≈ 0.02 at n = 500).
         let controlled = try CATSimulation.run(pool: pool, exposure: calibration, options: CATSimulation.Options(simulees: 500, seed: 4))
-        #expect(controlled.maxExposure <= 0.3 + 0.05, "max exposure \(controlled.maxExposure)")
-        #expect(controlled.overlapRate < uncontrolled.overlapRate)
+        #expect(controlled.figures.maxExposure <= 0.3 + 0.05, "max exposure \(controlled.figures.maxExposure)")
+        #expect(controlled.figures.overlapRate < uncontrolled.figures.overlapRate)
         #expect(controlled.exposureControl?.converged == true)
     }
 
@@ -96,9 +98,9 @@ struct CATSimulationTests {
         let options = CATSimulation.Options(simulees: 250, seed: 10)
         let calibrated = try CATSimulation.run(pool: pool, exposure: calibration, options: options)
         let given = try CATSimulation.run(pool: pool, given: calibration.parameters, options: options)
-        #expect(given.maxExposure == calibrated.maxExposure)
-        #expect(given.rmse == calibrated.rmse)
-        #expect(given.overlapRate == calibrated.overlapRate)
+        #expect(given.figures.maxExposure == calibrated.figures.maxExposure)
+        #expect(given.figures.rmse == calibrated.figures.rmse)
+        #expect(given.figures.overlapRate == calibrated.figures.overlapRate)
         #expect(given.exposureControl?.controlledItems == calibration.parameters.controlledCount)
         #expect(given.exposureControl?.rounds == nil && given.exposureControl?.converged == nil)
         #expect(calibrated.exposureControl?.rounds?.count == calibration.rounds.count)
@@ -141,7 +143,7 @@ struct CATSimulationTests {
         let report = try CATSimulation.run(pool: pool, exposure: nil, options: CATSimulation.Options(simulees: 200, seed: 1))
         let n = 200.0, length = 3.0
         let chen = n * run.administered.reduce(0.0) { $0 + (Double($1) / n) * (Double($1) / n) } / ((n - 1) * length) - 1 / (n - 1)
-        #expect(report.overlapRate.isApproximatelyEqual(to: chen, absoluteTolerance: 1e-12))
+        #expect(report.figures.overlapRate.isApproximatelyEqual(to: chen, absoluteTolerance: 1e-12))
     }
 
     @Test("the report JSON has the issue's keys")

@@ -214,18 +214,18 @@ struct FormSimulationTests {
         options.seTarget = 0.5
         let report = try FormSimulation.run(assembler: assembler, options: options)
         #expect(report.meanLength == 25)
-        #expect(report.rmse < 0.5 && abs(report.bias) < 0.08 && report.correlation > 0.85)
+        #expect(report.figures.rmse < 0.5 && abs(report.figures.bias) < 0.08 && report.figures.correlation > 0.85)
         // 600 random 25-item forms from 600 items: each item is taken with probability ≈ 25/600 ≈ 0.04.
-        #expect(report.maxExposure < 0.1)
-        #expect(report.meanExposure.isApproximatelyEqual(to: 25.0 / 600, relativeTolerance: 1e-9))
-        #expect(report.overlapRate < 0.1)
+        #expect(report.figures.maxExposure < 0.1)
+        #expect(report.figures.meanExposure.isApproximatelyEqual(to: 25.0 / 600, relativeTolerance: 1e-9))
+        #expect(report.figures.overlapRate < 0.1)
         #expect(report.contentViolations == 0)
         options.threads = 1
         let again = try FormSimulation.run(assembler: assembler, options: options)
-        #expect(again.rmse == report.rmse && again.maxExposure == report.maxExposure)
+        #expect(again.figures.rmse == report.figures.rmse && again.figures.maxExposure == report.figures.maxExposure)
         // One fixed form for everybody: every administered item has exposure 1 and overlap is complete.
         options.fixedForms = 1
         let fixed = try FormSimulation.run(assembler: assembler, options: options)
-        #expect(fixed.maxExposure == 1 && fixed.overlapRate.isApproximatelyEqual(to: 1, absoluteTolerance: 1e-12))
+        #expect(fixed.figures.maxExposure == 1 && fixed.figures.overlapRate.isApproximatelyEqual(to: 1, absoluteTolerance: 1e-12))
     }
 }

@@ -45,9 +45,13 @@ struct PolytomousAssemblyTests {
         let binary = try CATSimulation.run(
             pool: CATItemPool(bank: catTestBank(items: 300), configuration: config), exposure: nil,
             options: CATSimulation.Options(simulees: 400, seed: 5))
-        #expect(mixed.rmse < binary.rmse && mixed.meanSE < binary.meanSE, "mixed \(mixed.rmse)/\(mixed.meanSE), 0/1 \(binary.rmse)/\(binary.meanSE)")
-        #expect(mixed.rmse < 0.35 && abs(mixed.bias) < 0.06 && mixed.correlation > 0.93, "\(mixed.rmse) \(mixed.bias) \(mixed.correlation)")
-        #expect(abs(mixed.meanSE - mixed.rmse) < 0.06, "SE \(mixed.meanSE) vs RMSE \(mixed.rmse)")
+        #expect(
+            mixed.figures.rmse < binary.figures.rmse && mixed.figures.meanSE < binary.figures.meanSE,
+            "mixed \(mixed.figures.rmse)/\(mixed.figures.meanSE), 0/1 \(binary.figures.rmse)/\(binary.figures.meanSE)")
+        #expect(
+            mixed.figures.rmse < 0.35 && abs(mixed.figures.bias) < 0.06 && mixed.figures.correlation > 0.93,
+            "\(mixed.figures.rmse) \(mixed.figures.bias) \(mixed.figures.correlation)")
+        #expect(abs(mixed.figures.meanSE - mixed.figures.rmse) < 0.06, "SE \(mixed.figures.meanSE) vs RMSE \(mixed.figures.rmse)")
     }
 
     @Test("a response outside a graded item's categories is refused; its highest category is taken")
