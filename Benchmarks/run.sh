@@ -40,16 +40,9 @@ py=$venv/bin/python
 rows=$out/bench_rows.jsonl; : > "$rows"
 
 want() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
-n1=$((100000 / scale)); n2=$((200000 / scale)); n3=$((1000000 / scale))
-gen() { [ -s "$1" ] || "$bin/iqscore" simulate "${@:2}" --out "$1" 2>/dev/null; }
-want W1 && gen "$out/w1_2pl_$n1.csv" --model 2pl --items 100 --persons "$n1" --no-id --bank-out "$out/w1_2pl_true.csv" --seed 42
-want W1-3PL && gen "$out/w1_3pl_$n1.csv" --model 3pl --items 100 --persons "$n1" --no-id --bank-out "$out/w1_3pl_true.csv" --seed 44
-want W2 && gen "$out/w2_2pl_$n2.csv" --model 2pl --items 1500 --items-per-session 25 --persons "$n2" --layout long \
-    --domains pattern,logic,spatial,math,verbal,memory --bank-out "$out/w2_2pl_true.csv" --seed 43
-want W2-3PL && gen "$out/w2_3pl_$n2.csv" --model 3pl --items 1500 --items-per-session 25 --persons "$n2" --layout long \
-    --domains pattern,logic,spatial,math,verbal,memory --bank-out "$out/w2_3pl_true.csv" --seed 45
-want W3 && gen "$out/w3_$n3.csv" --model 2pl --items 1500 --items-per-session 25 --persons "$n3" --layout long \
-    --domains pattern,logic,spatial,math,verbal,memory --bank-out "$out/w3_bank.csv" --seed 11
+source Benchmarks/workload_data.sh
+workload_sizes "$scale"
+workload_data "$bin/iqscore" "$out"
 
 rss() { awk -F': ' '/Maximum resident set size/ {printf "%d", $2/1024}' "$1"; }
 field() { "$py" -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
